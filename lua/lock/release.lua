@@ -1,0 +1,9 @@
+#!lua
+--- Release the lock, only if the caller still owns it
+-- KEYS[1] lock: the lock
+-- ARGV[1] token string: the owner's token
+-- RETURNS integer: 1 when released, 0 when the lock is not held with this token
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0

@@ -1,0 +1,109 @@
+//! The crate's one error type, and the one place where a script's domain
+//! error codes (`redis.error_reply("CODE detail")`) become typed variants.
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in this crate.
+///
+/// Input is validated before any command is sent: an [`Error::InvalidInput`]
+/// means nothing was written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter failed validation; nothing was sent to the server.
+    #[error("invalid {name}: {reason}")]
+    InvalidInput { name: &'static str, reason: String },
+
+    /// A script refused one of its arguments (code `BADARG`). The Rust API
+    /// validates first, so this is reached by callers that build arguments
+    /// themselves (other languages, `redis-cli`).
+    #[error("script {script} rejected an argument: {detail}")]
+    ScriptArgument {
+        script: &'static str,
+        detail: String,
+    },
+
+    /// The lock is held by another owner (non-blocking acquire).
+    #[error("lock {key} is held by another owner")]
+    LockBusy {
+        key: String,
+        /// The holder's remaining lease, when it has one.
+        retry_after_ms: Option<u64>,
+    },
+
+    /// A blocking acquire did not get the lock before its deadline.
+    #[error("timed out after {waited_ms} ms waiting for lock {key}")]
+    LockTimeout { key: String, waited_ms: u64 },
+
+    /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
+    #[error("server returned sha1 {server} for script {script}, expected {expected}")]
+    ShaMismatch {
+        script: &'static str,
+        expected: &'static str,
+        server: String,
+    },
+
+    /// A script raised a domain error code this crate does not know (a newer
+    /// script on the server, or a code missing from [`Error::from_script`]).
+    #[error("script {script} failed: {code} {detail}")]
+    Script {
+        script: &'static str,
+        code: String,
+        detail: String,
+    },
+
+    /// A pipeline met `NOSCRIPT` in the middle while later calls ran, so the
+    /// rest cannot be re-sent without reordering; the first `ran_in_order`
+    /// calls ran, in order, and no call ran twice.
+    #[error("pipeline interrupted by NOSCRIPT after {ran_in_order} of {total} calls ran in order")]
+    PipelineInterrupted { ran_in_order: usize, total: usize },
+
+    /// The server sent fewer replies than commands.
+    #[error("short reply from server")]
+    ShortReply,
+
+    /// Any other error from the server or the connection.
+    #[error(transparent)]
+    Redis(#[from] redis::RedisError),
+}
+
+impl Error {
+    /// A validation failure of parameter `name`.
+    pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
+        Self::InvalidInput {
+            name,
+            reason: reason.into(),
+        }
+    }
+
+    /// Maps the error of one call of `script`: a domain code the script
+    /// declares becomes its typed variant, anything else stays a redis error.
+    pub(crate) fn from_redis(script: &'static crate::ScriptInfo, err: redis::RedisError) -> Self {
+        match err.code() {
+            Some(code) if script.errors.contains(&code) => {
+                Self::from_script(script.name, code, err.detail().unwrap_or(""))
+            }
+            _ => Self::Redis(err),
+        }
+    }
+
+    /// The one table of domain error codes. Every code a script lists in its
+    /// `-- ERRORS` header line must have an arm here (checked by a test).
+    pub fn from_script(script: &'static str, code: &str, detail: &str) -> Self {
+        let detail = detail.to_string();
+        match code {
+            "BADARG" => Self::ScriptArgument { script, detail },
+            _ => Self::Script {
+                script,
+                code: code.to_string(),
+                detail,
+            },
+        }
+    }
+
+    /// Whether [`Error::from_script`] has a typed arm for `code`.
+    pub fn knows_code(code: &str) -> bool {
+        !matches!(Self::from_script("", code, ""), Self::Script { .. })
+    }
+}

@@ -1,0 +1,77 @@
+//! Key names: validation and hash tags shared by every pattern.
+//!
+//! Lua never builds a key name; the client computes every key and passes it
+//! in `KEYS`. Keys that one script call touches together share a hash tag
+//! (`{...}`), so they live in one Redis Cluster slot.
+
+use crate::error::{Error, Result};
+
+/// Checks a user-supplied name that becomes part of a key: not empty, and no
+/// `{` or `}` (the crate places the hash tag itself).
+pub fn check_name(what: &'static str, name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::invalid(what, "must not be empty"));
+    }
+    if name.contains(['{', '}']) {
+        return Err(Error::invalid(
+            what,
+            format!("{name:?} must not contain '{{' or '}}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// `<prefix>{<name>}`: the key of `name`, tagged so that every key derived
+/// from it lands in the same cluster slot.
+pub fn tagged(prefix: &str, name: &str) -> String {
+    format!("{prefix}{{{name}}}")
+}
+
+/// The Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
+pub fn cluster_slot(key: &[u8]) -> u16 {
+    let tag = match key.iter().position(|&b| b == b'{') {
+        Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
+            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
+            _ => key,
+        },
+        None => key,
+    };
+    let mut crc: u16 = 0;
+    for &b in tag {
+        crc ^= (b as u16) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc % 16384
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_match_the_cluster_spec() {
+        // Values from the Redis Cluster specification and `CLUSTER KEYSLOT`.
+        assert_eq!(cluster_slot(b"123456789"), 0x31C3 % 16384);
+        assert_eq!(cluster_slot(b"foo"), 12182);
+        assert_eq!(
+            cluster_slot(b"{user1000}.following"),
+            cluster_slot(b"user1000")
+        );
+        assert_eq!(cluster_slot(b"foo{}{bar}"), cluster_slot(b"foo{}{bar}"));
+        assert_ne!(cluster_slot(b"foo{}{bar}"), cluster_slot(b"bar"));
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("name", "").is_err());
+        assert!(check_name("name", "a{b").is_err());
+        assert!(check_name("name", "a:b").is_ok());
+        assert_eq!(tagged("lock:", "x"), "lock:{x}");
+    }
+}

@@ -1,0 +1,188 @@
+//! A throwaway `redis-server` on a free loopback port, for the demo, the
+//! tests and the benchmarks.
+//!
+//! It runs with `--save "" --appendonly no` and its log and working directory
+//! in a fresh temporary directory, answers `PING` before [`LocalServer::start`]
+//! returns, and is killed, reaped and cleaned up on drop. When it is dropped
+//! during a panic, the end of its log is printed to stderr.
+
+use std::io::Read as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why a [`LocalServer`] could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(
+        "`{binary}` was not found on PATH: install Redis >= 7.0 (e.g. `apt-get install redis-server`)"
+    )]
+    NotFound { binary: String },
+    #[error("could not start `{binary}`: {source}")]
+    Spawn {
+        binary: String,
+        source: std::io::Error,
+    },
+    #[error("redis-server on port {port} did not answer within {secs} s; its log:\n{log}")]
+    NoAnswer { port: u16, secs: u64, log: String },
+    #[error("i/o error preparing the server directory: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A running throwaway `redis-server`.
+#[derive(Debug)]
+pub struct LocalServer {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+impl LocalServer {
+    /// Starts `redis-server` from PATH (or `$REDIS_SERVER`) with default settings.
+    pub fn start() -> Result<Self, StartError> {
+        Self::start_with(&[])
+    }
+
+    /// Starts one with extra `--name value` arguments, e.g. `["--hash-max-listpack-entries", "128"]`.
+    pub fn start_with(extra: &[&str]) -> Result<Self, StartError> {
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let mut last = None;
+        // A port found free can be taken by another process before the server
+        // binds it; try a few ports before giving up.
+        for _ in 0..5 {
+            match Self::try_start(&binary, extra) {
+                Ok(s) => return Ok(s),
+                Err(StartError::NoAnswer { port, secs, log }) if log.contains("in use") => {
+                    last = Some(StartError::NoAnswer { port, secs, log });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.expect("at least one attempt"))
+    }
+
+    fn try_start(binary: &str, extra: &[&str]) -> Result<Self, StartError> {
+        let port = free_port()?;
+        let dir = std::env::temp_dir().join(format!(
+            "redis-patterns-{}-{}-{}",
+            std::process::id(),
+            port,
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let child = Command::new(binary)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--logfile")
+            .arg(dir.join("redis.log"))
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| {
+                if source.kind() == std::io::ErrorKind::NotFound {
+                    StartError::NotFound {
+                        binary: binary.to_string(),
+                    }
+                } else {
+                    StartError::Spawn {
+                        binary: binary.to_string(),
+                        source,
+                    }
+                }
+            })?;
+        let mut server = LocalServer { child, port, dir };
+        let secs = 10;
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if server.ping() {
+                return Ok(server);
+            }
+            let exited = matches!(server.child.try_wait(), Ok(Some(_)));
+            if exited || Instant::now() > deadline {
+                let mut log = server.log();
+                if let Some(err) = server.child.stderr.as_mut() {
+                    let _ = err.read_to_string(&mut log);
+                }
+                return Err(StartError::NoAnswer { port, secs, log });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn ping(&self) -> bool {
+        let Ok(client) = redis::Client::open(self.url()) else {
+            return false;
+        };
+        let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
+            return false;
+        };
+        redis::cmd("PING").query::<String>(&mut con).is_ok()
+    }
+
+    /// The loopback port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `redis://127.0.0.1:<port>/`
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// A client for this server.
+    pub fn client(&self) -> redis::Client {
+        redis::Client::open(self.url()).expect("a loopback url is valid")
+    }
+
+    /// A new sync connection.
+    pub fn connection(&self) -> redis::Connection {
+        self.client().get_connection().unwrap_or_else(|e| {
+            panic!(
+                "connect to {}: {e}\nserver log:\n{}",
+                self.url(),
+                self.log()
+            )
+        })
+    }
+
+    /// The server's working directory (its log is `redis.log` there).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The whole server log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!(
+                "--- redis-server on port {} (last lines of its log) ---",
+                self.port
+            );
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
