@@ -55,6 +55,7 @@ pub mod codegen;
 pub mod error;
 pub mod keys;
 pub mod lock;
+pub mod manifest;
 pub mod script;
 pub mod scripts;
 pub mod server;

@@ -1,0 +1,153 @@
+//! Shared benchmark harness: timing, medians and a plain-text table.
+//!
+//! Each `benches/<pattern>.rs` is a `harness = false` bench run as
+//! `cargo bench --bench <pattern>`. It starts its own throwaway
+//! `redis-server` ([`redis_patterns::server::LocalServer`]), measures the
+//! pattern and a baseline in the same run, and prints one table whose ratio
+//! column compares the two. Every figure is the median of several rounds,
+//! because machines are shared and noisy.
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use redis_patterns::server::LocalServer;
+
+/// Starts the server for a benchmark, or exits with a clear message.
+pub fn server(extra: &[&str]) -> LocalServer {
+    LocalServer::start_with(extra).unwrap_or_else(|e| {
+        eprintln!("benchmark needs redis-server: {e}");
+        std::process::exit(2)
+    })
+}
+
+/// Rounds per measurement (`BENCH_ROUNDS`, default 5).
+pub fn rounds() -> usize {
+    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
+}
+
+/// Median of the values (NaN for none).
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+}
+
+/// Quantile `q` in [0, 1] of the values (nearest rank).
+pub fn quantile(values: &mut [f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let idx = ((values.len() as f64 - 1.0) * q).round() as usize;
+    values[idx]
+}
+
+/// Runs `f` (which performs `ops` operations) once to warm up, then
+/// `rounds()` times; returns the median rate in operations per second.
+pub fn rate(ops: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut rates: Vec<f64> = (0..rounds())
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            ops as f64 / t.elapsed().as_secs_f64()
+        })
+        .collect();
+    median(&mut rates)
+}
+
+/// Times one closure.
+pub fn time(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+/// A table printed with aligned columns.
+pub struct Table {
+    title: String,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(title: &str, header: &[&str]) -> Self {
+        Self {
+            title: title.to_string(),
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn print(&self) {
+        let cols = self.header.len();
+        let mut width = vec![0; cols];
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in row.iter().enumerate().take(cols) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        println!("\n{}", self.title);
+        let line = |row: &Vec<String>| {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, c)| format!("{c:>w$}", w = width[i]))
+                .collect();
+            println!("| {} |", cells.join(" | "));
+        };
+        line(&self.header);
+        println!("|{}|", width.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("|"));
+        for row in &self.rows {
+            line(row);
+        }
+    }
+}
+
+/// `1234567.8` → `"1234568"`; small values keep some decimals.
+pub fn num(v: f64) -> String {
+    if v.abs() >= 100.0 { format!("{v:.0}") } else if v.abs() >= 1.0 { format!("{v:.2}") } else { format!("{v:.3}") }
+}
+
+/// A ratio as `0.97x`.
+pub fn ratio(a: f64, b: f64) -> String {
+    format!("{:.2}x", a / b)
+}
+
+/// Server-side microseconds per call of `command` (from `INFO commandstats`;
+/// call `reset_stats` before the measured work). Returns (calls, usec).
+pub fn command_stats(con: &mut redis::Connection, command: &str) -> (u64, u64) {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(con).expect("INFO commandstats");
+    let prefix = format!("cmdstat_{}:", command.to_lowercase());
+    for line in info.lines() {
+        if let Some(rest) = line.strip_prefix(&prefix) {
+            let field = |name: &str| {
+                rest.split(',')
+                    .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            return (field("calls"), field("usec"));
+        }
+    }
+    (0, 0)
+}
+
+/// `CONFIG RESETSTAT`
+pub fn reset_stats(con: &mut redis::Connection) {
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).expect("CONFIG RESETSTAT");
+}
+
+/// `used_memory` from `INFO memory`.
+pub fn used_memory(con: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("memory").query(con).expect("INFO memory");
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
+        .expect("used_memory in INFO memory")
+}

@@ -1,0 +1,49 @@
+//! `redis-patterns demo`: runs every pattern once against a server and says
+//! what happened. One file per pattern; each `run` gets a connection and a
+//! key prefix unique to this run, and cleans up after itself.
+
+mod lock;
+
+use redis_patterns::server::LocalServer;
+
+type DemoResult = Result<(), Box<dyn std::error::Error>>;
+
+pub fn run(url: Option<&str>) -> DemoResult {
+    // Keep the throwaway server alive until the demo ends.
+    let local;
+    let url = match url {
+        Some(u) => u.to_string(),
+        None => {
+            local = LocalServer::start()?;
+            println!(
+                "started a throwaway redis-server on 127.0.0.1:{}",
+                local.port()
+            );
+            local.url()
+        }
+    };
+    let client = redis::Client::open(url.as_str())?;
+    let mut con = client.get_connection()?;
+    let version: String = redis::cmd("INFO")
+        .arg("server")
+        .query::<String>(&mut con)?
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:").map(str::to_string))
+        .unwrap_or_default();
+    println!("connected to redis {version} at {url}");
+    let loaded = redis_patterns::load_all(&mut con)?;
+    println!(
+        "loaded {} scripts (SCRIPT LOAD, server SHA1s match the registry)\n",
+        loaded.len()
+    );
+
+    let prefix = format!("demo:{}:", std::process::id());
+    section("lock: owner-token lock with fencing tokens");
+    lock::run(&client, &prefix)?;
+    println!("\ndemo finished");
+    Ok(())
+}
+
+fn section(title: &str) {
+    println!("== {title}");
+}
