@@ -497,14 +497,6 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                 ));
             }
         }
-        for (i, p) in list.iter().enumerate().filter(|(_, p)| !p.variadic) {
-            if !uses.literal.iter().any(|&(n, _)| n == i + 1) {
-                return Err(err(
-                    p.line,
-                    format!("{table}[{}] `{}` is declared but never used", i + 1, p.name),
-                ));
-            }
-        }
         if let (Some(p), None) = (list.last().filter(|p| p.variadic), uses.computed) {
             return Err(err(
                 p.line,
@@ -521,6 +513,14 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                     "{table} is read with a computed index or `#{table}` but the header declares no variadic {table}[n..]"
                 ),
             ));
+        }
+        for (i, p) in list.iter().enumerate().filter(|(_, p)| !p.variadic) {
+            if !uses.literal.iter().any(|&(n, _)| n == i + 1) {
+                return Err(err(
+                    p.line,
+                    format!("{table}[{}] `{}` is declared but never used", i + 1, p.name),
+                ));
+            }
         }
     }
     let used_codes = scan_error_codes(&body);
