@@ -27,6 +27,8 @@ pub enum StartError {
     },
     #[error("redis-server on port {port} did not answer within {secs} s; its log:\n{log}")]
     NoAnswer { port: u16, secs: u64, log: String },
+    #[error("could not form a cluster: {0}")]
+    Cluster(String),
     #[error("i/o error preparing the server directory: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -184,5 +186,89 @@ impl Drop for LocalServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Three throwaway masters joined into a Redis Cluster on loopback (all
+/// 16384 slots covered), stopped on drop.
+#[derive(Debug)]
+pub struct LocalCluster {
+    nodes: Vec<LocalServer>,
+}
+
+impl LocalCluster {
+    /// Starts three cluster-enabled servers and joins them with
+    /// `redis-cli --cluster create` (needs `redis-cli` on PATH or `$REDIS_CLI`).
+    pub fn start() -> Result<Self, StartError> {
+        let mut nodes = Vec::new();
+        for _ in 0..3 {
+            nodes.push(LocalServer::start_with(&[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "5000",
+            ])?);
+        }
+        let cli = std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into());
+        let addrs: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port()))
+            .collect();
+        let out = Command::new(&cli)
+            .args(["--cluster", "create"])
+            .args(&addrs)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => StartError::NotFound {
+                    binary: cli.clone(),
+                },
+                _ => StartError::Spawn {
+                    binary: cli.clone(),
+                    source: e,
+                },
+            })?;
+        if !out.status.success() {
+            return Err(StartError::Cluster(
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            ));
+        }
+        let cluster = LocalCluster { nodes };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !cluster.is_ok() {
+            if Instant::now() > deadline {
+                return Err(StartError::Cluster(
+                    "cluster_state did not become ok within 20 s".into(),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(cluster)
+    }
+
+    fn is_ok(&self) -> bool {
+        self.nodes.iter().all(|n| {
+            let Ok(mut con) = n.client().get_connection() else {
+                return false;
+            };
+            redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query::<String>(&mut con)
+                .is_ok_and(|info| info.contains("cluster_state:ok"))
+        })
+    }
+
+    /// The nodes, each a [`LocalServer`].
+    pub fn nodes(&self) -> &[LocalServer] {
+        &self.nodes
+    }
+
+    /// A cluster client seeded with every node.
+    pub fn client(&self) -> redis::cluster::ClusterClient {
+        redis::cluster::ClusterClient::new(self.nodes.iter().map(|n| n.url()).collect::<Vec<_>>())
+            .expect("loopback urls are valid")
     }
 }

@@ -1,0 +1,577 @@
+//! The script bundle against real servers: SHAs, export, redis-cli,
+//! NOSCRIPT recovery (single calls and pipelines, sync and async), read-only
+//! scripts on a replica, and a real Redis Cluster.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use redis_patterns::manifest::{Manifest, manifest};
+use redis_patterns::scripts::{self, ALL};
+use redis_patterns::{Error, ScriptPipeline, load_all};
+
+fn sha1_of(bytes: &[u8]) -> String {
+    redis::Script::new(std::str::from_utf8(bytes).expect("scripts are UTF-8"))
+        .get_hash()
+        .to_string()
+}
+
+fn lua_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("lua")
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("redis-patterns-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+fn script_flush(con: &mut redis::Connection) {
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query(con)
+        .expect("SCRIPT FLUSH");
+}
+
+fn script_exists(con: &mut redis::Connection, sha: &str) -> bool {
+    let v: Vec<i64> = redis::cmd("SCRIPT")
+        .arg("EXISTS")
+        .arg(sha)
+        .query(con)
+        .expect("SCRIPT EXISTS");
+    v == [1]
+}
+
+#[test]
+fn every_sha_is_the_sha1_of_its_file_and_the_servers() {
+    let server = support::server();
+    let mut con = server.connection();
+    let on_disk = redis_patterns::codegen::list_scripts(&lua_dir()).expect("list lua/");
+    assert_eq!(
+        on_disk.len(),
+        ALL.len(),
+        "every file under lua/ is registered"
+    );
+    for s in ALL {
+        let bytes = std::fs::read(lua_dir().join(s.file)).expect("script file");
+        assert_eq!(
+            s.source().as_bytes(),
+            bytes.as_slice(),
+            "{} embedded byte for byte",
+            s.name
+        );
+        assert_eq!(s.sha1, sha1_of(&bytes), "{}", s.name);
+        let server_sha: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(&bytes)
+            .query(&mut con)
+            .expect("SCRIPT LOAD");
+        assert_eq!(server_sha, s.sha1, "{}", s.name);
+    }
+    script_flush(&mut con);
+    let loaded = load_all(&mut con).expect("load_all");
+    assert_eq!(loaded.len(), ALL.len());
+    for ((name, sha), s) in loaded.iter().zip(ALL) {
+        assert_eq!((*name, *sha), (s.name, s.sha1));
+        assert!(script_exists(&mut con, sha));
+    }
+}
+
+#[test]
+fn every_error_code_maps_to_a_typed_variant() {
+    for s in ALL {
+        for code in s.errors {
+            assert!(
+                Error::knows_code(code),
+                "{}: code {code} has no arm in Error::from_script",
+                s.name
+            );
+        }
+    }
+    // And the mapping is what a caller sees: bypass the Rust validation.
+    let server = support::server();
+    let mut con = server.connection();
+    let err = scripts::lock::acquire("l{x}", "l{x}:fence", "t", 0)
+        .invoke(&mut con)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ScriptArgument {
+                script: "lock.acquire",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("lease_ms must be"), "{err}");
+    assert_eq!(support::dbsize(&mut con), 0);
+}
+
+#[test]
+fn export_writes_identical_scripts_and_a_matching_manifest() {
+    let dir = temp_dir("export");
+    let out = bin().arg("export").arg(&dir).output().expect("run export");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for s in ALL {
+        let exported = std::fs::read(dir.join(s.file)).expect("exported script");
+        assert_eq!(
+            exported,
+            std::fs::read(lua_dir().join(s.file)).expect("source"),
+            "{}",
+            s.file
+        );
+    }
+    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
+    let parsed: Manifest = serde_json::from_str(&text).expect("manifest parses");
+    assert_eq!(parsed, manifest());
+    assert_eq!(parsed.version, env!("CARGO_PKG_VERSION"));
+    // The field names are the contract for other languages.
+    let raw: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let first = &raw["scripts"][0];
+    for field in [
+        "name",
+        "file",
+        "sha1",
+        "keys",
+        "args",
+        "returns",
+        "read_only",
+        "description",
+    ] {
+        assert!(first.get(field).is_some(), "manifest entry lacks {field}");
+    }
+    let acquire = raw["scripts"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|s| s["name"] == "lock.acquire")
+        .expect("lock.acquire");
+    assert_eq!(acquire["file"], "lock/acquire.lua");
+    assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
+    assert_eq!(
+        acquire["args"][1],
+        serde_json::json!({"name": "lease_ms", "type": "integer"})
+    );
+    assert_eq!(acquire["read_only"], false);
+    assert_eq!(
+        acquire["sha1"],
+        sha1_of(&std::fs::read(dir.join("lock/acquire.lua")).expect("file"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn list_needs_no_server_and_names_every_script() {
+    let out = bin()
+        .arg("list")
+        .env("REDIS_URL", "redis://127.0.0.1:1/")
+        .output()
+        .expect("run list");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    for s in ALL {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(s.name))
+            .unwrap_or_else(|| panic!("{} listed", s.name));
+        assert!(line.contains(s.sha1));
+        for k in s.keys {
+            assert!(line.contains(k.name));
+        }
+    }
+}
+
+#[test]
+fn cli_errors_go_to_stderr_with_nonzero_exit() {
+    let out = bin()
+        .args(["load", "--url", "redis://127.0.0.1:1/"])
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run load");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("redis-patterns: "));
+    let out = bin()
+        .arg("load")
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run load");
+    assert!(
+        !out.status.success(),
+        "load without --url or REDIS_URL must fail"
+    );
+}
+
+#[test]
+fn redis_cli_evalsha_runs_the_exported_lock() {
+    let server = support::server();
+    let out = bin()
+        .args(["load", "--url", &server.url()])
+        .output()
+        .expect("run load");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let sha = |name: &str| -> String {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} in load output"))
+            .to_string()
+    };
+    let cli = |args: &[&str]| -> String {
+        let out = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli must be installed (apt-get install redis-tools)");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_string()
+    };
+    let (acquire, release) = (sha("lock.acquire"), sha("lock.release"));
+    assert_eq!(acquire, scripts::LOCK_ACQUIRE.sha1);
+    let key = "redis:lock:{job}";
+    assert_eq!(
+        cli(&[
+            "EVALSHA",
+            &acquire,
+            "2",
+            key,
+            "redis:lock:{job}:fence",
+            "tok-1",
+            "30000"
+        ]),
+        "1"
+    );
+    let busy: i64 = cli(&[
+        "EVALSHA",
+        &acquire,
+        "2",
+        key,
+        "redis:lock:{job}:fence",
+        "tok-2",
+        "30000",
+    ])
+    .parse()
+    .expect("integer");
+    assert!(
+        (-30000..0).contains(&busy),
+        "busy answer is minus the remaining lease: {busy}"
+    );
+    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-2"]), "0");
+    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-1"]), "1");
+    assert_eq!(
+        cli(&[
+            "EVALSHA",
+            &acquire,
+            "2",
+            key,
+            "redis:lock:{job}:fence",
+            "tok-2",
+            "30000"
+        ]),
+        "2"
+    );
+    let err = cli(&[
+        "EVALSHA",
+        &acquire,
+        "2",
+        key,
+        "redis:lock:{job}:fence",
+        "tok-3",
+        "-5",
+    ]);
+    assert!(err.contains("BADARG"), "{err}");
+}
+
+#[test]
+fn a_single_call_survives_script_flush() {
+    let server = support::server();
+    let mut con = server.connection();
+    let call = scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000);
+    assert_eq!(call.invoke(&mut con).expect("first call"), 1);
+    script_flush(&mut con);
+    assert!(!script_exists(&mut con, scripts::LOCK_RELEASE.sha1));
+    assert_eq!(
+        scripts::lock::release("l{a}", "t1")
+            .invoke(&mut con)
+            .expect("after flush"),
+        1
+    );
+    assert!(
+        script_exists(&mut con, scripts::LOCK_RELEASE.sha1),
+        "reloaded by SCRIPT LOAD"
+    );
+    assert_eq!(call.invoke(&mut con).expect("again"), 2);
+}
+
+/// Six acquire/release rounds on one lock, interleaved with `owned` checks:
+/// each reply depends on the calls before it having run once, in order.
+fn ordered_batch(key: &str, fence: &str) -> (ScriptPipeline, Vec<i64>) {
+    let mut pipe = ScriptPipeline::new();
+    let mut expected = Vec::new();
+    for round in 0..6 {
+        let token = format!("tok-{round}");
+        pipe.add(&scripts::lock::acquire(key, fence, &token, 60_000));
+        expected.push(round + 1); // the fencing token counts acquisitions
+        pipe.add(&scripts::lock::release(key, "someone-else"));
+        expected.push(0);
+        pipe.add(&scripts::lock::release(key, &token));
+        expected.push(1);
+    }
+    (pipe, expected)
+}
+
+#[test]
+fn a_pipeline_after_script_flush_runs_every_call_once_in_order() {
+    let server = support::server();
+    let mut con = server.connection();
+    let (pipe, expected) = ordered_batch("l{p}", "l{p}:fence");
+    assert!(pipe.len() >= 10);
+    script_flush(&mut con);
+    let replies: Vec<i64> = pipe.query(&mut con).expect("pipeline after flush");
+    assert_eq!(replies, expected);
+    let fence: i64 = redis::cmd("GET")
+        .arg("l{p}:fence")
+        .query(&mut con)
+        .expect("GET");
+    assert_eq!(fence, 6, "no acquire ran twice");
+    // Once more with everything cached: fencing tokens go on from 7.
+    let again: Vec<i64> = pipe.query(&mut con).expect("cached pipeline");
+    let shifted: Vec<i64> = expected
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if i % 3 == 0 { v + 6 } else { v })
+        .collect();
+    assert_eq!(again, shifted);
+}
+
+#[test]
+fn a_pipeline_that_cannot_keep_order_stops_without_running_anything_twice() {
+    let server = support::server();
+    let mut con = server.connection();
+    script_flush(&mut con);
+    // Only acquire is cached: release answers NOSCRIPT while later acquires run.
+    scripts::LOCK_ACQUIRE.load(&mut con).expect("load acquire");
+    let mut pipe = ScriptPipeline::new();
+    pipe.add(&scripts::lock::acquire("l{q}", "l{q}:fence", "a", 60_000));
+    pipe.add(&scripts::lock::release("l{q}", "a"));
+    pipe.add(&scripts::lock::acquire("l{r}", "l{r}:fence", "b", 60_000));
+    let err = pipe.query::<i64>(&mut con).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::PipelineInterrupted {
+                ran_in_order: 1,
+                total: 3
+            }
+        ),
+        "{err:?}"
+    );
+    let fences: (i64, i64) = redis::pipe()
+        .get("l{q}:fence")
+        .get("l{r}:fence")
+        .query(&mut con)
+        .expect("GET");
+    assert_eq!(fences, (1, 1), "each acquire ran exactly once");
+}
+
+#[test]
+fn domain_errors_stay_in_their_pipeline_slot() {
+    let server = support::server();
+    let mut con = server.connection();
+    let mut pipe = ScriptPipeline::new();
+    pipe.add(&scripts::lock::acquire("l{e}", "l{e}:fence", "a", 1_000));
+    pipe.add(&scripts::lock::acquire("l{f}", "l{f}:fence", "b", 0));
+    pipe.add(&scripts::lock::acquire("l{g}", "l{g}:fence", "c", 1_000));
+    let values = pipe.query_values(&mut con).expect("pipeline");
+    let each: Vec<redis_patterns::Result<i64>> = redis_patterns::script::decode_each(&pipe, values);
+    assert_eq!(each[0].as_ref().ok(), Some(&1));
+    assert!(matches!(each[1], Err(Error::ScriptArgument { .. })));
+    assert_eq!(each[2].as_ref().ok(), Some(&1));
+    assert!(matches!(
+        pipe.query::<i64>(&mut con),
+        Err(Error::ScriptArgument { .. })
+    ));
+}
+
+#[test]
+fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
+    let primary = support::server();
+    let replica = support::server_with(&["--replicaof", "127.0.0.1", &primary.port().to_string()]);
+    let mut p = primary.connection();
+    let mut r = replica.connection();
+    let token = "owner";
+    assert!(
+        scripts::lock::acquire("l{ro}", "l{ro}:fence", token, 60_000)
+            .invoke(&mut p)
+            .expect("acquire")
+            > 0
+    );
+    // Wait for the replica to have the key (replication is asynchronous).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !redis::cmd("EXISTS")
+        .arg("l{ro}")
+        .query::<bool>(&mut r)
+        .expect("EXISTS")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "replica never caught up:\n{}",
+            replica.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let owned = scripts::lock::owned("l{ro}", token);
+    assert!(String::from_utf8_lossy(&owned.cmd().get_packed_command()).contains("EVALSHA_RO"));
+    let left = owned
+        .invoke(&mut r)
+        .expect("EVALSHA_RO on the replica (loads it there first)");
+    assert!(left > 0 && left <= 60_000, "{left}");
+    assert_eq!(
+        scripts::lock::owned("l{ro}", "intruder")
+            .invoke(&mut r)
+            .expect("ro"),
+        0
+    );
+    // A writing script is refused by the replica.
+    let err = scripts::lock::release("l{ro}", token)
+        .invoke(&mut r)
+        .unwrap_err();
+    assert!(
+        err.to_string().to_uppercase().contains("READONLY")
+            || err.to_string().contains("read only"),
+        "{err}"
+    );
+}
+
+#[test]
+fn async_connections_recover_from_script_flush() {
+    let server = support::server();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let client = server.client();
+        let mut mux = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("multiplexed");
+        let mut mgr = client
+            .get_connection_manager()
+            .await
+            .expect("connection manager");
+        let mut sync = server.connection();
+        script_flush(&mut sync);
+        let fence = scripts::lock::acquire("l{m}", "l{m}:fence", "t", 60_000)
+            .invoke_async(&mut mux)
+            .await
+            .expect("mux");
+        assert_eq!(fence, 1);
+        script_flush(&mut sync);
+        let released = scripts::lock::release("l{m}", "t")
+            .invoke_async(&mut mgr)
+            .await
+            .expect("manager");
+        assert_eq!(released, 1);
+        script_flush(&mut sync);
+        let (pipe, expected) = ordered_batch("l{n}", "l{n}:fence");
+        let replies: Vec<i64> = pipe
+            .query_async(&mut mgr)
+            .await
+            .expect("async pipeline after flush");
+        assert_eq!(replies, expected);
+        let loaded = redis_patterns::load_all_async(&mut mux)
+            .await
+            .expect("load_all_async");
+        assert_eq!(loaded.len(), ALL.len());
+    });
+}
+
+#[test]
+fn scripts_run_unchanged_on_a_real_cluster() {
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let client = cluster.client();
+    let mut con = client.get_connection().expect("cluster connection");
+    // Locks whose tags hash to different slots, so calls go to different nodes.
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let slots: std::collections::BTreeSet<u16> = names
+        .iter()
+        .map(|n| redis_patterns::keys::cluster_slot(format!("l{{{n}}}").as_bytes()) / 5462)
+        .collect();
+    assert!(slots.len() >= 2, "test keys must span nodes");
+    for n in names {
+        let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
+        assert_eq!(
+            scripts::lock::acquire(&key, &fence, "t", 60_000)
+                .invoke(&mut con)
+                .expect("acquire on cluster"),
+            1
+        );
+        assert!(
+            scripts::lock::owned(&key, "t")
+                .invoke(&mut con)
+                .expect("owned")
+                > 0
+        );
+    }
+    // SCRIPT FLUSH on every node, then the wrappers reload where needed.
+    for node in cluster.nodes() {
+        script_flush(&mut node.connection());
+    }
+    for n in names {
+        assert_eq!(
+            scripts::lock::release(&format!("l{{{n}}}"), "t")
+                .invoke(&mut con)
+                .expect("release after flush"),
+            1
+        );
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let mut acon = client
+            .get_async_connection()
+            .await
+            .expect("async cluster connection");
+        for node in cluster.nodes() {
+            script_flush(&mut node.connection());
+        }
+        for n in names {
+            let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
+            let v = scripts::lock::acquire(&key, &fence, "u", 60_000)
+                .invoke_async(&mut acon)
+                .await
+                .expect("async acquire");
+            assert_eq!(v, 2);
+        }
+    });
+    let total: i64 = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .sum();
+    assert_eq!(
+        total, 12,
+        "six locks with their fences, spread over the nodes"
+    );
+}
