@@ -510,6 +510,26 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
     let client = cluster.client();
     let mut con = client.get_connection().expect("cluster connection");
+    let mut node = cluster.nodes()[0].connection();
+    for key in [
+        "foo",
+        "{user1000}.following",
+        "foo{}{bar}",
+        "foo{{bar}}zap",
+        "l{a}:fence",
+        "x{}",
+    ] {
+        let slot: u16 = redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut node)
+            .expect("KEYSLOT");
+        assert_eq!(
+            redis_patterns::keys::cluster_slot(key.as_bytes()),
+            slot,
+            "{key}"
+        );
+    }
     // Locks whose tags hash to different slots, so calls go to different nodes.
     let names = ["a", "b", "c", "d", "e", "f"];
     let slots: std::collections::BTreeSet<u16> = names
