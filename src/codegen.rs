@@ -753,9 +753,14 @@ pub fn generate(specs: &[ScriptSpec]) -> String {
                 params.join(", "),
                 s.returns.rust()
             );
+            let fixed = s.keys.iter().filter(|k| !k.variadic).count();
+            let numkeys = match s.keys.iter().find(|k| k.variadic) {
+                Some(k) => format!("{fixed} + {}.len()", k.name),
+                None => fixed.to_string(),
+            };
             let _ = writeln!(
                 out,
-                "        #[allow(unused_mut)]\n        let mut call = ScriptCall::new(&super::{});",
+                "        #[allow(unused_mut)]\n        let mut call = ScriptCall::new(&super::{}, {numkeys});",
                 upper(&s.name)
             );
             for k in &s.keys {

@@ -148,45 +148,69 @@ fn is_noscript(err: &redis::RedisError) -> bool {
     err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
 }
 
-/// One prepared call of a bundled script: its keys and arguments, encoded.
-/// `R` is the Rust type of the reply, fixed by the header's `RETURNS`.
+/// One prepared call of a bundled script: its `EVALSHA` (or `EVALSHA_RO`)
+/// command with keys and arguments already encoded. `R` is the Rust type of
+/// the reply, fixed by the header's `RETURNS`.
 ///
 /// Made by the generated wrappers in [`crate::scripts`]; run it with
 /// [`invoke`](ScriptCall::invoke), [`invoke_async`](ScriptCall::invoke_async)
 /// or add it to a [`ScriptPipeline`].
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ScriptCall<R> {
     script: &'static ScriptInfo,
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
+    cmd: Cmd,
+    numkeys: usize,
     reply: PhantomData<fn() -> R>,
 }
 
+// Not derived: a derive would require `R: Clone`.
+impl<R> Clone for ScriptCall<R> {
+    fn clone(&self) -> Self {
+        Self {
+            script: self.script,
+            cmd: self.cmd.clone(),
+            numkeys: self.numkeys,
+            reply: PhantomData,
+        }
+    }
+}
+
+/// `EVALSHA`/`EVALSHA_RO`, the SHA and the key count come before the keys.
+const HEAD_ARGS: usize = 3;
+
 impl<R: FromRedisValue> ScriptCall<R> {
+    /// Starts the command; the generated wrapper then adds exactly `numkeys`
+    /// keys and the arguments, in header order.
     #[doc(hidden)]
-    pub fn new(script: &'static ScriptInfo) -> Self {
+    pub fn new(script: &'static ScriptInfo, numkeys: usize) -> Self {
+        let mut cmd = redis::cmd(if script.read_only {
+            "EVALSHA_RO"
+        } else {
+            "EVALSHA"
+        });
+        cmd.arg(script.sha1).arg(numkeys);
         Self {
             script,
-            keys: Vec::new(),
-            args: Vec::new(),
+            cmd,
+            numkeys,
             reply: PhantomData,
         }
     }
     #[doc(hidden)]
     pub fn key(&mut self, key: &[u8]) {
-        self.keys.push(key.to_vec());
+        self.cmd.arg(key);
     }
     #[doc(hidden)]
     pub fn arg(&mut self, arg: &[u8]) {
-        self.args.push(arg.to_vec());
+        self.cmd.arg(arg);
     }
     #[doc(hidden)]
     pub fn arg_int(&mut self, arg: i64) {
-        self.args.push(arg.to_string().into_bytes());
+        self.cmd.arg(arg);
     }
     #[doc(hidden)]
     pub fn arg_float(&mut self, arg: f64) {
-        self.args.push(format!("{arg:?}").into_bytes());
+        self.cmd.arg(arg);
     }
 
     /// The script this call runs.
@@ -194,31 +218,29 @@ impl<R: FromRedisValue> ScriptCall<R> {
         self.script
     }
 
+    fn simple_args(&self) -> impl Iterator<Item = &[u8]> {
+        self.cmd.args_iter().filter_map(|a| match a {
+            redis::Arg::Simple(bytes) => Some(bytes),
+            _ => None,
+        })
+    }
+
     /// The keys, in `KEYS` order.
-    pub fn keys(&self) -> &[Vec<u8>] {
-        &self.keys
+    pub fn keys(&self) -> Vec<&[u8]> {
+        self.simple_args()
+            .skip(HEAD_ARGS)
+            .take(self.numkeys)
+            .collect()
     }
 
     /// The arguments, in `ARGV` order, as sent.
-    pub fn args(&self) -> &[Vec<u8>] {
-        &self.args
+    pub fn args(&self) -> Vec<&[u8]> {
+        self.simple_args().skip(HEAD_ARGS + self.numkeys).collect()
     }
 
     /// The `EVALSHA` (or `EVALSHA_RO`) command of this call.
-    pub fn cmd(&self) -> Cmd {
-        let mut cmd = redis::cmd(if self.script.read_only {
-            "EVALSHA_RO"
-        } else {
-            "EVALSHA"
-        });
-        cmd.arg(self.script.sha1).arg(self.keys.len());
-        for k in &self.keys {
-            cmd.arg(k.as_slice());
-        }
-        for a in &self.args {
-            cmd.arg(a.as_slice());
-        }
-        cmd
+    pub fn cmd(&self) -> &Cmd {
+        &self.cmd
     }
 
     fn decode(&self, value: Value) -> Result<R> {
@@ -228,11 +250,10 @@ impl<R: FromRedisValue> ScriptCall<R> {
     /// Runs the call on a sync connection; on `NOSCRIPT` loads the script and
     /// retries once.
     pub fn invoke(&self, con: &mut dyn ConnectionLike) -> Result<R> {
-        let cmd = self.cmd();
-        let value = match cmd.query::<Value>(con) {
+        let value = match self.cmd.query::<Value>(con) {
             Err(e) if is_noscript(&e) => {
                 self.script.load(con)?;
-                cmd.query::<Value>(con)
+                self.cmd.query::<Value>(con)
             }
             other => other,
         };
@@ -245,11 +266,10 @@ impl<R: FromRedisValue> ScriptCall<R> {
         &self,
         con: &mut C,
     ) -> Result<R> {
-        let cmd = self.cmd();
-        let value = match cmd.query_async::<Value>(con).await {
+        let value = match self.cmd.query_async::<Value>(con).await {
             Err(e) if is_noscript(&e) => {
                 self.script.load_async(con).await?;
-                cmd.query_async::<Value>(con).await
+                self.cmd.query_async::<Value>(con).await
             }
             other => other,
         };
@@ -276,15 +296,28 @@ fn decode_reply<R: FromRedisValue>(script: &'static ScriptInfo, value: Value) ->
 /// the tail would reorder calls, so the batch stops with
 /// [`Error::PipelineInterrupted`] naming how many calls ran in order; no call
 /// ever runs twice.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ScriptPipeline {
-    calls: Vec<(&'static ScriptInfo, Cmd)>,
+    /// The calls' commands, sent as they are on the first round trip.
+    pipe: redis::Pipeline,
+    scripts: Vec<&'static ScriptInfo>,
+}
+
+impl Default for ScriptPipeline {
+    fn default() -> Self {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        Self {
+            pipe,
+            scripts: Vec::new(),
+        }
+    }
 }
 
 /// What to do after one round trip of a [`ScriptPipeline`].
 enum Step {
     Done,
-    /// Load these scripts and re-send the calls from this index.
+    /// Load the scripts of the calls from this index and re-send them.
     Resend(usize),
 }
 
@@ -293,35 +326,39 @@ impl ScriptPipeline {
         Self::default()
     }
 
-    /// Adds a call; its reply comes back at this position.
+    /// Adds a copy of a call; its reply comes back at this position.
     pub fn add<R: FromRedisValue>(&mut self, call: &ScriptCall<R>) -> &mut Self {
-        self.calls.push((call.script, call.cmd()));
+        self.push(call.clone())
+    }
+
+    /// Adds a call without copying it; its reply comes back at this position.
+    pub fn push<R: FromRedisValue>(&mut self, call: ScriptCall<R>) -> &mut Self {
+        self.scripts.push(call.script);
+        self.pipe.add_command(call.cmd);
         self
     }
 
     pub fn len(&self) -> usize {
-        self.calls.len()
+        self.scripts.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
+        self.scripts.is_empty()
     }
 
-    /// The pipeline for calls `from..`, with `SCRIPT LOAD`s of their scripts
-    /// first when `load` is set. Returns it with the number of loads.
-    fn build(&self, from: usize, load: bool) -> (redis::Pipeline, Vec<&'static ScriptInfo>) {
+    /// The re-send of calls `from..`: `SCRIPT LOAD`s of their scripts, then
+    /// the calls. Returns it with the scripts loaded.
+    fn resend(&self, from: usize) -> (redis::Pipeline, Vec<&'static ScriptInfo>) {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
         let mut loads: Vec<&'static ScriptInfo> = Vec::new();
-        if load {
-            for (script, _) in &self.calls[from..] {
-                if !loads.iter().any(|s| std::ptr::eq(*s, *script)) {
-                    loads.push(script);
-                    pipe.add_command(script.load_cmd());
-                }
+        for script in &self.scripts[from..] {
+            if !loads.iter().any(|s| std::ptr::eq(*s, *script)) {
+                loads.push(script);
+                pipe.add_command(script.load_cmd());
             }
         }
-        for (_, cmd) in &self.calls[from..] {
+        for cmd in self.pipe.cmd_iter().skip(from) {
             pipe.add_command(cmd.clone());
         }
         (pipe, loads)
@@ -344,7 +381,7 @@ impl ScriptPipeline {
             script.check_loaded(reply)?;
         }
         let replies: Vec<Value> = replies.collect();
-        if replies.len() != self.calls.len() - from {
+        if replies.len() != self.scripts.len() - from {
             return Err(Error::ShortReply);
         }
         let noscript = |v: &Value| matches!(v, Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript));
@@ -359,7 +396,7 @@ impl ScriptPipeline {
             }
             Some(first) => Err(Error::PipelineInterrupted {
                 ran_in_order: from + first,
-                total: self.calls.len(),
+                total: self.scripts.len(),
             }),
         }
     }
@@ -368,18 +405,19 @@ impl ScriptPipeline {
     /// in order (a domain error stays in its slot as `Value::ServerError`;
     /// use [`decode_each`] or [`ScriptPipeline::query`] to type them).
     pub fn query_values(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
-        let mut out = Vec::with_capacity(self.calls.len());
-        let (mut from, mut load) = (0, false);
-        loop {
-            if from == self.calls.len() {
-                return Ok(out);
-            }
-            let (pipe, loads) = self.build(from, load);
-            let replies: Vec<Value> = pipe.query(con)?;
-            match self.settle(from, &loads, replies, &mut out)? {
-                Step::Done => return Ok(out),
-                Step::Resend(at) => (from, load) = (at, true),
-            }
+        let mut out = Vec::with_capacity(self.len());
+        if self.is_empty() {
+            return Ok(out);
+        }
+        let replies: Vec<Value> = self.pipe.query(con)?;
+        let Step::Resend(from) = self.settle(0, &[], replies, &mut out)? else {
+            return Ok(out);
+        };
+        let (pipe, loads) = self.resend(from);
+        let replies: Vec<Value> = pipe.query(con)?;
+        match self.settle(from, &loads, replies, &mut out)? {
+            Step::Done => Ok(out),
+            Step::Resend(_) => unreachable!("settle never asks to re-send a re-send"),
         }
     }
 
@@ -388,18 +426,19 @@ impl ScriptPipeline {
         &self,
         con: &mut C,
     ) -> Result<Vec<Value>> {
-        let mut out = Vec::with_capacity(self.calls.len());
-        let (mut from, mut load) = (0, false);
-        loop {
-            if from == self.calls.len() {
-                return Ok(out);
-            }
-            let (pipe, loads) = self.build(from, load);
-            let replies: Vec<Value> = pipe.query_async(con).await?;
-            match self.settle(from, &loads, replies, &mut out)? {
-                Step::Done => return Ok(out),
-                Step::Resend(at) => (from, load) = (at, true),
-            }
+        let mut out = Vec::with_capacity(self.len());
+        if self.is_empty() {
+            return Ok(out);
+        }
+        let replies: Vec<Value> = self.pipe.query_async(con).await?;
+        let Step::Resend(from) = self.settle(0, &[], replies, &mut out)? else {
+            return Ok(out);
+        };
+        let (pipe, loads) = self.resend(from);
+        let replies: Vec<Value> = pipe.query_async(con).await?;
+        match self.settle(from, &loads, replies, &mut out)? {
+            Step::Done => Ok(out),
+            Step::Resend(_) => unreachable!("settle never asks to re-send a re-send"),
         }
     }
 
@@ -420,10 +459,10 @@ impl ScriptPipeline {
     }
 
     fn decode_all<T: FromRedisValue>(&self, values: Vec<Value>) -> Result<Vec<T>> {
-        self.calls
+        self.scripts
             .iter()
             .zip(values)
-            .map(|((script, _), v)| decode_reply(script, v))
+            .map(|(script, v)| decode_reply(script, v))
             .collect()
     }
 }
@@ -435,9 +474,9 @@ pub fn decode_each<T: FromRedisValue>(
     values: Vec<Value>,
 ) -> Vec<Result<T>> {
     pipeline
-        .calls
+        .scripts
         .iter()
         .zip(values)
-        .map(|((script, _), v)| decode_reply(script, v))
+        .map(|(script, v)| decode_reply(script, v))
         .collect()
 }

@@ -22,7 +22,10 @@ pub fn server(extra: &[&str]) -> LocalServer {
 
 /// Rounds per measurement (`BENCH_ROUNDS`, default 5).
 pub fn rounds() -> usize {
-    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
+    std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
 }
 
 /// Median of the values (NaN for none).
@@ -32,7 +35,11 @@ pub fn median(values: &mut [f64]) -> f64 {
     }
     values.sort_by(|a, b| a.total_cmp(b));
     let n = values.len();
-    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
 }
 
 /// Quantile `q` in [0, 1] of the values (nearest rank).
@@ -57,6 +64,40 @@ pub fn rate(ops: usize, mut f: impl FnMut()) -> f64 {
         })
         .collect();
     median(&mut rates)
+}
+
+/// Measures two workloads of `ops` operations each on the same context (a
+/// connection, say) in interleaved rounds (a b, b a, a b, ...) after one
+/// warm-up of each, so that load from other processes hits both alike.
+/// Returns the median rates (ops/s) of `a` and `b` and the median of the
+/// per-round ratios b / a.
+pub fn paired<C>(
+    ops: usize,
+    ctx: &mut C,
+    mut a: impl FnMut(&mut C),
+    mut b: impl FnMut(&mut C),
+) -> (f64, f64, f64) {
+    a(ctx);
+    b(ctx);
+    let timed = |f: &mut dyn FnMut(&mut C), ctx: &mut C| {
+        let t = Instant::now();
+        f(ctx);
+        ops as f64 / t.elapsed().as_secs_f64()
+    };
+    let (mut ra, mut rb, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds() {
+        let (x, y) = if round % 2 == 0 {
+            let x = timed(&mut a, ctx);
+            (x, timed(&mut b, ctx))
+        } else {
+            let y = timed(&mut b, ctx);
+            (timed(&mut a, ctx), y)
+        };
+        ra.push(x);
+        rb.push(y);
+        ratios.push(y / x);
+    }
+    (median(&mut ra), median(&mut rb), median(&mut ratios))
 }
 
 /// Times one closure.
@@ -104,7 +145,14 @@ impl Table {
             println!("| {} |", cells.join(" | "));
         };
         line(&self.header);
-        println!("|{}|", width.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("|"));
+        println!(
+            "|{}|",
+            width
+                .iter()
+                .map(|w| "-".repeat(w + 2))
+                .collect::<Vec<_>>()
+                .join("|")
+        );
         for row in &self.rows {
             line(row);
         }
@@ -113,7 +161,13 @@ impl Table {
 
 /// `1234567.8` → `"1234568"`; small values keep some decimals.
 pub fn num(v: f64) -> String {
-    if v.abs() >= 100.0 { format!("{v:.0}") } else if v.abs() >= 1.0 { format!("{v:.2}") } else { format!("{v:.3}") }
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 /// A ratio as `0.97x`.
@@ -124,13 +178,21 @@ pub fn ratio(a: f64, b: f64) -> String {
 /// Server-side microseconds per call of `command` (from `INFO commandstats`;
 /// call `reset_stats` before the measured work). Returns (calls, usec).
 pub fn command_stats(con: &mut redis::Connection, command: &str) -> (u64, u64) {
-    let info: String = redis::cmd("INFO").arg("commandstats").query(con).expect("INFO commandstats");
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(con)
+        .expect("INFO commandstats");
     let prefix = format!("cmdstat_{}:", command.to_lowercase());
     for line in info.lines() {
         if let Some(rest) = line.strip_prefix(&prefix) {
             let field = |name: &str| {
                 rest.split(',')
-                    .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse::<u64>().ok())
+                    .find_map(|kv| {
+                        kv.strip_prefix(name)?
+                            .strip_prefix('=')?
+                            .parse::<u64>()
+                            .ok()
+                    })
                     .unwrap_or(0)
             };
             return (field("calls"), field("usec"));
@@ -141,12 +203,18 @@ pub fn command_stats(con: &mut redis::Connection, command: &str) -> (u64, u64) {
 
 /// `CONFIG RESETSTAT`
 pub fn reset_stats(con: &mut redis::Connection) {
-    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).expect("CONFIG RESETSTAT");
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(con)
+        .expect("CONFIG RESETSTAT");
 }
 
 /// `used_memory` from `INFO memory`.
 pub fn used_memory(con: &mut redis::Connection) -> u64 {
-    let info: String = redis::cmd("INFO").arg("memory").query(con).expect("INFO memory");
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(con)
+        .expect("INFO memory");
     info.lines()
         .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
         .expect("used_memory in INFO memory")
