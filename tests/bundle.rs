@@ -595,3 +595,49 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         "six locks with their fences, spread over the nodes"
     );
 }
+
+#[test]
+fn demo_starts_its_own_server_and_runs_every_pattern() {
+    let out = bin()
+        .arg("demo")
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run demo");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "demo failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("started a throwaway redis-server on 127.0.0.1:"));
+    assert!(stdout.contains(&format!("loaded {} scripts", ALL.len())));
+    let mut patterns: Vec<&str> = ALL
+        .iter()
+        .map(|s| s.name.split('.').next().unwrap_or_default())
+        .collect();
+    patterns.dedup();
+    for p in patterns {
+        assert!(
+            stdout.contains(&format!("== {p}")),
+            "demo has no section for pattern {p}:\n{stdout}"
+        );
+    }
+    assert!(stdout.trim_end().ends_with("demo finished"));
+}
+
+#[test]
+fn demo_says_clearly_when_redis_server_is_missing() {
+    let out = bin()
+        .arg("demo")
+        .env_remove("REDIS_URL")
+        .env("REDIS_SERVER", "/nonexistent/redis-server")
+        .output()
+        .expect("run demo");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/nonexistent/redis-server` was not found")
+            && stderr.contains("install Redis"),
+        "{stderr}"
+    );
+}
