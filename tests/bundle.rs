@@ -246,56 +246,27 @@ fn redis_cli_evalsha_runs_the_exported_lock() {
     let (acquire, release) = (sha("lock.acquire"), sha("lock.release"));
     assert_eq!(acquire, scripts::LOCK_ACQUIRE.sha1);
     let key = "redis:lock:{job}";
-    assert_eq!(
+    let acquire_as = |token: &str, lease: &str| {
         cli(&[
             "EVALSHA",
             &acquire,
             "2",
             key,
             "redis:lock:{job}:fence",
-            "tok-1",
-            "30000"
-        ]),
-        "1"
-    );
-    let busy: i64 = cli(&[
-        "EVALSHA",
-        &acquire,
-        "2",
-        key,
-        "redis:lock:{job}:fence",
-        "tok-2",
-        "30000",
-    ])
-    .parse()
-    .expect("integer");
+            token,
+            lease,
+        ])
+    };
+    assert_eq!(acquire_as("tok-1", "30000"), "1");
+    let busy: i64 = acquire_as("tok-2", "30000").parse().expect("integer");
     assert!(
         (-30000..0).contains(&busy),
         "busy answer is minus the remaining lease: {busy}"
     );
     assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-2"]), "0");
     assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-1"]), "1");
-    assert_eq!(
-        cli(&[
-            "EVALSHA",
-            &acquire,
-            "2",
-            key,
-            "redis:lock:{job}:fence",
-            "tok-2",
-            "30000"
-        ]),
-        "2"
-    );
-    let err = cli(&[
-        "EVALSHA",
-        &acquire,
-        "2",
-        key,
-        "redis:lock:{job}:fence",
-        "tok-3",
-        "-5",
-    ]);
+    assert_eq!(acquire_as("tok-2", "30000"), "2");
+    let err = acquire_as("tok-3", "-5");
     assert!(err.contains("BADARG"), "{err}");
 }
 
@@ -463,20 +434,9 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
 #[test]
 fn async_connections_recover_from_script_flush() {
     let server = support::server();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = support::runtime();
     rt.block_on(async {
-        let client = server.client();
-        let mut mux = client
-            .get_multiplexed_async_connection()
-            .await
-            .expect("multiplexed");
-        let mut mgr = client
-            .get_connection_manager()
-            .await
-            .expect("connection manager");
+        let (mut mux, mut mgr) = support::async_connections(&server).await;
         let mut sync = server.connection();
         script_flush(&mut sync);
         let fence = scripts::lock::acquire("l{m}", "l{m}:fence", "t", 60_000)
@@ -564,10 +524,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
             1
         );
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = support::runtime();
     rt.block_on(async {
         let mut acon = client
             .get_async_connection()

@@ -245,17 +245,9 @@ fn the_guard_releases_on_drop_but_never_someone_elses_lock() {
 #[test]
 fn async_twins_behave_like_the_sync_api() {
     let server = support::server();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = support::runtime();
     rt.block_on(async {
-        let client = server.client();
-        let mut mux = client
-            .get_multiplexed_async_connection()
-            .await
-            .expect("multiplexed");
-        let mut mgr = client.get_connection_manager().await.expect("manager");
+        let (mut mux, mut mgr) = support::async_connections(&server).await;
         let lock = Lock::new("async", Duration::from_secs(5)).expect("valid");
         let lease = lock.try_acquire_async(&mut mux).await.expect("free");
         assert!(matches!(

@@ -30,3 +30,31 @@ pub fn all_keys(con: &mut redis::Connection) -> Vec<String> {
 pub fn dbsize(con: &mut redis::Connection) -> i64 {
     redis::cmd("DBSIZE").query(con).expect("DBSIZE")
 }
+
+/// A current-thread tokio runtime for the async tests.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// The two async connection kinds the wrappers must work on: a multiplexed
+/// connection and a `ConnectionManager`.
+pub async fn async_connections(
+    server: &LocalServer,
+) -> (
+    redis::aio::MultiplexedConnection,
+    redis::aio::ConnectionManager,
+) {
+    let client = server.client();
+    let mux = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("multiplexed connection");
+    let mgr = client
+        .get_connection_manager()
+        .await
+        .expect("connection manager");
+    (mux, mgr)
+}
