@@ -46,13 +46,13 @@
 //! and passes the meta key plus the (hash, order) keys of the guessed head and
 //! the slot after it: 5 keys, whatever the ring size. The script reads the
 //! real head from the meta hash; if it is not among the slots passed (another
-//! writer rotated meanwhile, or the cache had no entry), it writes nothing and
-//! answers the real head, and the client sends the call again with that head.
-//! A miss costs one extra round trip of a script that only read one hash;
-//! the write itself is always one atomic script call. After three misses in a
-//! row (only possible when other writers rotate the ring faster than one round
-//! trip, i.e. tiny shards under heavy contention) the client passes the whole
-//! ring once, which cannot miss. The cache is a fixed array of 1,024 entries
+//! writer rotated twice meanwhile, or the cache had no entry), it writes
+//! nothing and answers the real head, and the client sends the call again
+//! from that head with a wider window (4, then 16 slots: other writers may be
+//! rotating right now). A miss costs one extra round trip of a script that
+//! only read one hash; the write itself is always one atomic script call.
+//! After three misses in a row (only seen with tiny shards under heavy
+//! contention) the client passes the whole ring once, which cannot miss. The cache is a fixed array of 1,024 entries
 //! indexed by a hash of the logical key (a collision only costs a miss), shared
 //! by clones of the store. `benches/rolling.rs` measures the result: flat
 //! adds/s from 10 to 1,000 shards.
@@ -85,11 +85,12 @@ pub const MAX_SHARDS: u64 = 65_536;
 /// The longest TTL the scripts accept, in milliseconds.
 pub const MAX_TTL_MS: u64 = 999_999_999_999_999;
 
-/// Calls with a two-slot window before falling back to the whole ring.
-const WINDOW_ATTEMPTS: u32 = 3;
-
-/// Ring slots passed to a normal add: the expected head and the one after it.
-const WINDOW: u32 = 2;
+/// Ring slots passed per attempt, from the guessed head on: first the head
+/// and the slot after it; after a miss (other writers are rotating the ring
+/// right now) a wider window, since the head may move on again before the
+/// retry arrives; then the whole ring, which cannot miss.
+const WINDOWS: [u32; 3] = [2, 4, 16];
+const WINDOW_ATTEMPTS: u32 = WINDOWS.len() as u32;
 
 /// What one [`RollingStore::add`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,10 +341,9 @@ impl RollingStore {
         field: &str,
         json: &[u8],
     ) -> ScriptCall<Vec<i64>> {
-        let (first, count) = if attempt < WINDOW_ATTEMPTS {
-            (guess, WINDOW)
-        } else {
-            (0, self.shards)
+        let (first, count) = match WINDOWS.get(attempt as usize) {
+            Some(&w) if w < self.shards => (guess, w),
+            _ => (0, self.shards),
         };
         scripts::rolling::add(
             &ring.meta,
