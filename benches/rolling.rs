@@ -1,0 +1,382 @@
+//! `cargo bench --bench rolling`: adds/s of the rolling store for 10, 100 and
+//! 1,000 shards (limit / shard_size), against a faithful copy of the seed's
+//! round-trip sequence, in the same run on the same server.
+//!
+//! Three ways to add one record, each on one connection, one add at a time:
+//!
+//! * `script` — [`RollingStore::add`]: one `EVALSHA` with the meta key and two
+//!   ring slots (5 keys) whatever the ring size.
+//! * `whole ring` — the same script called with every ring slot in `KEYS`
+//!   (2 * shards + 1 keys): the design the crate avoids, measured to show why.
+//! * `seed` — the Java seed's sequence: `SMEMBERS` of the routing set, sort
+//!   the shard names on the client, `clearKeys` (`DEL` + `SREM` of the oldest
+//!   shards) when the set has more than limit / shard_size names, `HLEN` of
+//!   the newest shard, then `SADD` (new shard only), `EXPIRE` set, `HSET`,
+//!   `EXPIRE` shard — each its own round trip.
+//!
+//! Every store is first filled to its steady state (ring full, every
+//! shard_size-th add evicts a shard): the script stores by real adds, the
+//! seed's routing set and shards by a pipeline. Rounds interleave the ring
+//! sizes and the three variants so that machine noise hits all alike; each
+//! figure is the median of the rounds.
+//!
+//! Env: `BENCH_ROUNDS` (default 5), `BENCH_SHARD_SIZE` (default 100),
+//! `BENCH_ADDS` (adds per round and variant, default 3000).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use redis::Connection;
+use redis_patterns::rolling::RollingStore;
+use redis_patterns::scripts;
+use serde::Serialize;
+
+use common::{Table, command_stats, median, num, ratio, reset_stats};
+
+#[derive(Serialize)]
+struct Tx<'a> {
+    id: u64,
+    merchant: &'a str,
+    amount_cents: i64,
+    currency: &'a str,
+}
+
+fn tx(id: u64) -> Tx<'static> {
+    Tx {
+        id,
+        merchant: "m-4711",
+        amount_cents: (id as i64 % 97) * 125 + 10,
+        currency: "CNY",
+    }
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+const TTL_SECS: u64 = 3600;
+const EXPIRE_ADD: u64 = 60;
+const SPLIT_KEY_PAD: &str = "MCT";
+
+/// The seed's `add` + `generateSplitKey` (+ its unshown `clearKeys`: delete
+/// the oldest shards and drop them from the routing set), one command per
+/// round trip, as Jedis sends them. The comparator compares the numbers as
+/// `i64` (the seed's `(int)(x - y)` overflow is not reproduced).
+struct Seed {
+    key: String,
+    limit: u64,
+    shard_size: u64,
+}
+
+impl Seed {
+    fn split_key(&self, n: i64) -> String {
+        format!("{SPLIT_KEY_PAD}_{}${n}", self.key)
+    }
+
+    fn number(name: &str) -> i64 {
+        name.split('$').nth(1).and_then(|n| n.parse().ok()).unwrap_or(0)
+    }
+
+    fn generate_split_key(&self, con: &mut Connection) -> (bool, String) {
+        let keys: Vec<String> = redis::cmd("SMEMBERS").arg(&self.key).query(con).unwrap();
+        if keys.is_empty() {
+            return (true, self.split_key(1));
+        }
+        let mut sorted = keys;
+        sorted.sort_by_key(|k| Self::number(k));
+        let max = Self::number(sorted.last().unwrap());
+        let keep = (self.limit / self.shard_size) as usize;
+        if sorted.len() > keep {
+            // clearKeys: the oldest shards beyond the limit.
+            for old in &sorted[..sorted.len() - keep] {
+                let _: () = redis::cmd("DEL").arg(old).query(con).unwrap();
+                let _: () = redis::cmd("SREM")
+                    .arg(&self.key)
+                    .arg(old)
+                    .query(con)
+                    .unwrap();
+            }
+        }
+        let newest = self.split_key(max);
+        let len: u64 = redis::cmd("HLEN").arg(&newest).query(con).unwrap();
+        if len >= self.shard_size {
+            (true, self.split_key(max + 1))
+        } else {
+            (false, newest)
+        }
+    }
+
+    fn add(&self, con: &mut Connection, field: &str, value: &impl Serialize) {
+        let (is_new, split_key) = self.generate_split_key(con);
+        if is_new {
+            let _: () = redis::cmd("SADD")
+                .arg(&self.key)
+                .arg(&split_key)
+                .query(con)
+                .unwrap();
+        }
+        let _: () = redis::cmd("EXPIRE")
+            .arg(&self.key)
+            .arg(TTL_SECS + EXPIRE_ADD)
+            .query(con)
+            .unwrap();
+        let json = serde_json::to_string(value).unwrap();
+        let _: () = redis::cmd("HSET")
+            .arg(&split_key)
+            .arg(field)
+            .arg(json)
+            .query(con)
+            .unwrap();
+        let _: () = redis::cmd("EXPIRE")
+            .arg(&split_key)
+            .arg(TTL_SECS)
+            .query(con)
+            .unwrap();
+    }
+
+    /// The steady state the seed reaches: limit / shard_size full shards.
+    fn prefill(&self, con: &mut Connection, next_id: &mut u64) {
+        let shards = (self.limit / self.shard_size) as i64;
+        for n in 1..=shards {
+            let mut pipe = redis::pipe();
+            let name = self.split_key(n);
+            pipe.cmd("SADD").arg(&self.key).arg(&name).ignore();
+            for _ in 0..self.shard_size {
+                *next_id += 1;
+                pipe.cmd("HSET")
+                    .arg(&name)
+                    .arg(format!("tx{next_id}"))
+                    .arg(serde_json::to_string(&tx(*next_id)).unwrap())
+                    .ignore();
+            }
+            pipe.cmd("EXPIRE").arg(&name).arg(TTL_SECS).ignore();
+            let _: () = pipe.query(con).unwrap();
+        }
+        let _: () = redis::cmd("EXPIRE")
+            .arg(&self.key)
+            .arg(TTL_SECS + EXPIRE_ADD)
+            .query(con)
+            .unwrap();
+    }
+}
+
+/// Server time and calls per add, from `INFO commandstats`.
+fn server_cost(con: &mut Connection, commands: &[&str], adds: u64) -> (f64, f64) {
+    let (mut calls, mut usec) = (0, 0);
+    for c in commands {
+        let (n, u) = command_stats(con, c);
+        calls += n;
+        usec += u;
+    }
+    (usec as f64 / adds as f64, calls as f64 / adds as f64)
+}
+
+struct Case {
+    shards: u64,
+    limit: u64,
+    script_key: String,
+    ring_key: String,
+    seed: Seed,
+    script: Vec<f64>,
+    ring: Vec<f64>,
+    seed_rates: Vec<f64>,
+    script_cost: (f64, f64),
+    ring_cost: (f64, f64),
+    seed_cost: (f64, f64),
+}
+
+fn main() {
+    let server = common::server(&[]);
+    let mut con = server.connection();
+    let shard_size = env("BENCH_SHARD_SIZE", 100);
+    let adds = env("BENCH_ADDS", 3000);
+    let rounds = common::rounds();
+    let mut next_id = 0u64;
+    let store_of = |limit: u64| {
+        RollingStore::new(limit, shard_size, Duration::from_secs(TTL_SECS)).unwrap()
+    };
+
+    println!(
+        "rolling: shard_size {shard_size}, {adds} adds per round and variant, {rounds} rounds (+1 warm-up), redis-server on 127.0.0.1:{}",
+        server.port()
+    );
+    let mut cases: Vec<Case> = [10u64, 100, 1000]
+        .into_iter()
+        .map(|shards| {
+            let limit = shards * shard_size;
+            Case {
+                shards,
+                limit,
+                script_key: format!("script:{shards}"),
+                ring_key: format!("ring:{shards}"),
+                seed: Seed {
+                    key: format!("seed:{{{shards}}}"),
+                    limit,
+                    shard_size,
+                },
+                script: Vec::new(),
+                ring: Vec::new(),
+                seed_rates: Vec::new(),
+                script_cost: (0.0, 0.0),
+                ring_cost: (0.0, 0.0),
+                seed_cost: (0.0, 0.0),
+            }
+        })
+        .collect();
+
+    // Steady state: every ring full (limit + shard_size records), the seed's
+    // set holding limit / shard_size full shards.
+    let t = Instant::now();
+    for case in &cases {
+        let store = store_of(case.limit);
+        for key in [&case.script_key, &case.ring_key] {
+            for _ in 0..store.capacity() {
+                next_id += 1;
+                store
+                    .add(&mut con, key, &format!("tx{next_id}"), &tx(next_id))
+                    .unwrap();
+            }
+            assert_eq!(store.len(&mut con, key).unwrap(), store.capacity());
+        }
+        case.seed.prefill(&mut con, &mut next_id);
+    }
+    println!("prefilled in {:.1} s", t.elapsed().as_secs_f64());
+
+    let measure = |con: &mut Connection, case: &mut Case, variant: usize, next_id: &mut u64| {
+        let store = store_of(case.limit);
+        let shards = store.shards();
+        let meta = store.meta_key(&case.ring_key).unwrap();
+        let hashes = store.shard_keys(&case.ring_key).unwrap();
+        let orders = store.order_keys(&case.ring_key).unwrap();
+        let ring: Vec<String> = hashes
+            .into_iter()
+            .zip(orders)
+            .flat_map(|(h, o)| [h, o])
+            .collect();
+        let index_ttl = store.index_ttl().as_millis() as i64;
+        let ttl = store.ttl().as_millis() as i64;
+        // Prime the head cache of this fresh store (one call, not timed).
+        *next_id += 1;
+        store
+            .add(con, &case.script_key, &format!("tx{next_id}"), &tx(*next_id))
+            .unwrap();
+        let t = Instant::now();
+        for _ in 0..adds {
+            *next_id += 1;
+            let field = format!("tx{next_id}");
+            match variant {
+                0 => {
+                    store
+                        .add(con, &case.script_key, &field, &tx(*next_id))
+                        .unwrap();
+                }
+                1 => {
+                    let json = serde_json::to_vec(&tx(*next_id)).unwrap();
+                    let reply = scripts::rolling::add(
+                        &meta,
+                        &ring,
+                        0,
+                        shards as i64,
+                        shard_size as i64,
+                        &field,
+                        &json,
+                        ttl,
+                        index_ttl,
+                    )
+                    .invoke(con)
+                    .unwrap();
+                    assert_ne!(reply[0], 0);
+                }
+                _ => case.seed.add(con, &field, &tx(*next_id)),
+            }
+        }
+        adds as f64 / t.elapsed().as_secs_f64()
+    };
+
+    for round in 0..=rounds {
+        for case in cases.iter_mut() {
+            for variant in 0..3 {
+                reset_stats(&mut con);
+                let r = measure(&mut con, case, variant, &mut next_id);
+                let cost = match variant {
+                    0 | 1 => server_cost(&mut con, &["evalsha"], adds + 1),
+                    _ => server_cost(
+                        &mut con,
+                        &["smembers", "del", "srem", "hlen", "sadd", "expire", "hset"],
+                        adds,
+                    ),
+                };
+                if round == 0 {
+                    continue; // warm-up
+                }
+                match variant {
+                    0 => (case.script.push(r), case.script_cost = cost),
+                    1 => (case.ring.push(r), case.ring_cost = cost),
+                    _ => (case.seed_rates.push(r), case.seed_cost = cost),
+                };
+            }
+        }
+    }
+
+    let mut table = Table::new(
+        "adds/s, one connection, one add at a time (median of rounds); server µs/add from INFO commandstats (last round)",
+        &[
+            "shards",
+            "limit",
+            "script adds/s",
+            "µs/add srv",
+            "whole ring adds/s",
+            "µs/add srv",
+            "seed adds/s",
+            "µs/add srv",
+            "seed cmds/add",
+            "script/seed",
+            "script/whole ring",
+        ],
+    );
+    let mut summary = Vec::new();
+    for case in cases.iter_mut() {
+        let s = median(&mut case.script);
+        let w = median(&mut case.ring);
+        let d = median(&mut case.seed_rates);
+        summary.push((s, w, d));
+        table.row(vec![
+            case.shards.to_string(),
+            case.limit.to_string(),
+            num(s),
+            format!("{:.1}", case.script_cost.0),
+            num(w),
+            format!("{:.1}", case.ring_cost.0),
+            num(d),
+            format!("{:.1}", case.seed_cost.0),
+            format!("{:.2}", case.seed_cost.1),
+            ratio(s, d),
+            ratio(s, w),
+        ]);
+    }
+    table.print();
+
+    let (first, last) = (summary[0], summary[summary.len() - 1]);
+    let mut flat = Table::new(
+        "rate at 1,000 shards / rate at 10 shards",
+        &["variant", "10 shards", "1,000 shards", "ratio", "within 20 %"],
+    );
+    for (name, a, b) in [
+        ("script", first.0, last.0),
+        ("whole ring", first.1, last.1),
+        ("seed", first.2, last.2),
+    ] {
+        flat.row(vec![
+            name.to_string(),
+            num(a),
+            num(b),
+            ratio(b, a),
+            if (b / a - 1.0).abs() <= 0.2 { "yes" } else { "no" }.to_string(),
+        ]);
+    }
+    flat.print();
+}
