@@ -78,7 +78,10 @@ impl Seed {
     }
 
     fn number(name: &str) -> i64 {
-        name.split('$').nth(1).and_then(|n| n.parse().ok()).unwrap_or(0)
+        name.split('$')
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
     }
 
     fn generate_split_key(&self, con: &mut Connection) -> (bool, String) {
@@ -196,9 +199,8 @@ fn main() {
     let adds = env("BENCH_ADDS", 3000);
     let rounds = common::rounds();
     let mut next_id = 0u64;
-    let store_of = |limit: u64| {
-        RollingStore::new(limit, shard_size, Duration::from_secs(TTL_SECS)).unwrap()
-    };
+    let store_of =
+        |limit: u64| RollingStore::new(limit, shard_size, Duration::from_secs(TTL_SECS)).unwrap();
 
     println!(
         "rolling: shard_size {shard_size}, {adds} adds per round and variant, {rounds} rounds (+1 warm-up), redis-server on 127.0.0.1:{}",
@@ -262,7 +264,12 @@ fn main() {
         // Prime the head cache of this fresh store (one call, not timed).
         *next_id += 1;
         store
-            .add(con, &case.script_key, &format!("tx{next_id}"), &tx(*next_id))
+            .add(
+                con,
+                &case.script_key,
+                &format!("tx{next_id}"),
+                &tx(*next_id),
+            )
             .unwrap();
         let t = Instant::now();
         for _ in 0..adds {
@@ -363,7 +370,13 @@ fn main() {
     let (first, last) = (summary[0], summary[summary.len() - 1]);
     let mut flat = Table::new(
         "rate at 1,000 shards / rate at 10 shards",
-        &["variant", "10 shards", "1,000 shards", "ratio", "within 20 %"],
+        &[
+            "variant",
+            "10 shards",
+            "1,000 shards",
+            "ratio",
+            "within 20 %",
+        ],
     );
     for (name, a, b) in [
         ("script", first.0, last.0),
@@ -375,7 +388,12 @@ fn main() {
             num(a),
             num(b),
             ratio(b, a),
-            if (b / a - 1.0).abs() <= 0.2 { "yes" } else { "no" }.to_string(),
+            if (b / a - 1.0).abs() <= 0.2 {
+                "yes"
+            } else {
+                "no"
+            }
+            .to_string(),
         ]);
     }
     flat.print();

@@ -36,7 +36,6 @@ fn fields<T>(records: &[(String, T)]) -> Vec<&str> {
     records.iter().map(|(f, _)| f.as_str()).collect()
 }
 
-
 fn hget_meta(con: &mut redis::Connection, meta: &str, field: &str) -> Option<i64> {
     redis::cmd("HGET").arg(meta).arg(field).query(con).unwrap()
 }
@@ -482,7 +481,11 @@ fn eight_concurrent_writers_never_overfill_and_evict_the_oldest() {
     let oldest_present = present.iter().map(|f| generation[f]).min().unwrap();
     assert!(newest_evicted < oldest_present);
     for (f, &g) in &generation {
-        assert_eq!(present.contains(f), g > newest_evicted, "{f} generation {g}");
+        assert_eq!(
+            present.contains(f),
+            g > newest_evicted,
+            "{f} generation {g}"
+        );
     }
     // Per writer, by sequence number: what survives is a suffix.
     for w in 0..WRITERS {
