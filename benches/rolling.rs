@@ -20,6 +20,9 @@
 //! sizes and the three variants so that machine noise hits all alike; each
 //! figure is the median of the rounds.
 //!
+//! It also prints the memory per stored record of the script's layout (shard
+//! hash + order list) and the seed's (shard hash + routing set).
+//!
 //! Env: `BENCH_ROUNDS` (default 5), `BENCH_SHARD_SIZE` (default 100),
 //! `BENCH_ADDS` (adds per round and variant, default 3000).
 
@@ -32,7 +35,7 @@ use redis_patterns::rolling::RollingStore;
 use redis_patterns::scripts;
 use serde::Serialize;
 
-use common::{Table, command_stats, median, num, ratio, reset_stats};
+use common::{Table, command_stats, median, num, ratio, reset_stats, used_memory};
 
 #[derive(Serialize)]
 struct Tx<'a> {
@@ -232,10 +235,28 @@ fn main() {
 
     // Steady state: every ring full (limit + shard_size records), the seed's
     // set holding limit / shard_size full shards.
+    // Memory per stored record is measured on the way (used_memory deltas).
     let t = Instant::now();
+    let mut memory = Table::new(
+        "memory per stored record after the prefill (INFO used_memory delta / records)",
+        &[
+            "shards",
+            "script records",
+            "script B/record",
+            "seed records",
+            "seed B/record",
+            "script/seed",
+        ],
+    );
+    // Load the script and warm the connection before measuring memory.
+    let warm = store_of(shard_size);
+    warm.add(&mut con, "warm-up", "tx0", &tx(0)).unwrap();
+    warm.clear(&mut con, "warm-up").unwrap();
     for case in &cases {
         let store = store_of(case.limit);
+        let mut script_bytes = 0.0;
         for key in [&case.script_key, &case.ring_key] {
+            let before = used_memory(&mut con);
             for _ in 0..store.capacity() {
                 next_id += 1;
                 store
@@ -243,8 +264,22 @@ fn main() {
                     .unwrap();
             }
             assert_eq!(store.len(&mut con, key).unwrap(), store.capacity());
+            if key == &case.script_key {
+                script_bytes = (used_memory(&mut con) - before) as f64 / store.capacity() as f64;
+            }
         }
+        let before = used_memory(&mut con);
         case.seed.prefill(&mut con, &mut next_id);
+        let seed_records = case.limit;
+        let seed_bytes = (used_memory(&mut con) - before) as f64 / seed_records as f64;
+        memory.row(vec![
+            case.shards.to_string(),
+            store.capacity().to_string(),
+            num(script_bytes),
+            seed_records.to_string(),
+            num(seed_bytes),
+            ratio(script_bytes, seed_bytes),
+        ]);
     }
     println!("prefilled in {:.1} s", t.elapsed().as_secs_f64());
 
@@ -397,4 +432,5 @@ fn main() {
         ]);
     }
     flat.print();
+    memory.print();
 }

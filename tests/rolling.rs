@@ -607,3 +607,19 @@ fn one_record_shards_under_contention_miss_retry_and_stay_exact() {
         "{misses} head misses over {total} one-record-shard adds, {whole_ring} whole-ring fallbacks"
     );
 }
+
+#[test]
+fn every_rolling_error_code_has_a_typed_variant() {
+    for s in redis_patterns::scripts::ALL
+        .iter()
+        .filter(|s| s.name.starts_with("rolling."))
+    {
+        for code in s.errors {
+            assert!(Error::knows_code(code), "{} raises unmapped {code}", s.name);
+        }
+    }
+    assert!(matches!(
+        Error::from_script("rolling.add", "RINGCONF", "stored shards=3"),
+        Error::RollingLayout { .. }
+    ));
+}
