@@ -16,9 +16,11 @@
 //!
 //! Every store is first filled to its steady state (ring full, every
 //! shard_size-th add evicts a shard): the script stores by real adds, the
-//! seed's routing set and shards by a pipeline. Rounds interleave the ring
-//! sizes and the three variants so that machine noise hits all alike; each
-//! figure is the median of the rounds.
+//! seed's routing set and shards by a pipeline. Within a round, each variant
+//! runs in chunks of 100 adds that cycle through the three ring sizes, so
+//! that load from other processes on a shared machine hits all sizes alike;
+//! each rate is the median of the rounds. Server µs per add come from
+//! `INFO commandstats` over an untimed warm-up round.
 //!
 //! It also prints the memory per stored record of the script's layout (shard
 //! hash + order list) and the seed's (shard hash + routing set).
@@ -283,31 +285,30 @@ fn main() {
     }
     println!("prefilled in {:.1} s", t.elapsed().as_secs_f64());
 
-    let measure = |con: &mut Connection, case: &mut Case, variant: usize, next_id: &mut u64| {
-        let store = store_of(case.limit);
-        let shards = store.shards();
-        let meta = store.meta_key(&case.ring_key).unwrap();
-        let hashes = store.shard_keys(&case.ring_key).unwrap();
-        let orders = store.order_keys(&case.ring_key).unwrap();
-        let ring: Vec<String> = hashes
-            .into_iter()
-            .zip(orders)
-            .flat_map(|(h, o)| [h, o])
-            .collect();
-        let index_ttl = store.index_ttl().as_millis() as i64;
-        let ttl = store.ttl().as_millis() as i64;
-        // Prime the head cache of this fresh store (one call, not timed).
-        *next_id += 1;
-        store
-            .add(
-                con,
-                &case.script_key,
-                &format!("tx{next_id}"),
-                &tx(*next_id),
-            )
-            .unwrap();
+    // Per case: one store (its head cache primed by the first add) and the
+    // whole-ring key list, built once, outside the timed loops.
+    let prepared: Vec<(RollingStore, String, Vec<String>)> = cases
+        .iter()
+        .map(|case| {
+            let store = store_of(case.limit);
+            let meta = store.meta_key(&case.ring_key).unwrap();
+            let ring: Vec<String> = store
+                .shard_keys(&case.ring_key)
+                .unwrap()
+                .into_iter()
+                .zip(store.order_keys(&case.ring_key).unwrap())
+                .flat_map(|(h, o)| [h, o])
+                .collect();
+            (store, meta, ring)
+        })
+        .collect();
+
+    // `n` adds of one variant to one case; returns the time they took.
+    let batch = |con: &mut Connection, c: usize, variant: usize, n: u64, next_id: &mut u64| {
+        let (store, meta, ring) = &prepared[c];
+        let case = &cases[c];
         let t = Instant::now();
-        for _ in 0..adds {
+        for _ in 0..n {
             *next_id += 1;
             let field = format!("tx{next_id}");
             match variant {
@@ -319,15 +320,15 @@ fn main() {
                 1 => {
                     let json = serde_json::to_vec(&tx(*next_id)).unwrap();
                     let reply = scripts::rolling::add(
-                        &meta,
-                        &ring,
+                        meta,
+                        ring,
                         0,
-                        shards as i64,
+                        store.shards() as i64,
                         shard_size as i64,
                         &field,
                         &json,
-                        ttl,
-                        index_ttl,
+                        store.ttl().as_millis() as i64,
+                        store.index_ttl().as_millis() as i64,
                     )
                     .invoke(con)
                     .unwrap();
@@ -336,36 +337,60 @@ fn main() {
                 _ => case.seed.add(con, &field, &tx(*next_id)),
             }
         }
-        adds as f64 / t.elapsed().as_secs_f64()
+        t.elapsed()
     };
 
-    for round in 0..=rounds {
-        for case in cases.iter_mut() {
-            for variant in 0..3 {
-                reset_stats(&mut con);
-                let r = measure(&mut con, case, variant, &mut next_id);
-                let cost = match variant {
-                    0 | 1 => server_cost(&mut con, &["evalsha"], adds + 1),
-                    _ => server_cost(
-                        &mut con,
-                        &["smembers", "del", "srem", "hlen", "sadd", "expire", "hset"],
-                        adds,
-                    ),
-                };
-                if round == 0 {
-                    continue; // warm-up
-                }
-                match variant {
-                    0 => (case.script.push(r), case.script_cost = cost),
-                    1 => (case.ring.push(r), case.ring_cost = cost),
-                    _ => (case.seed_rates.push(r), case.seed_cost = cost),
-                };
-            }
+    // Warm-up round, one case and variant at a time, also measuring the
+    // server's cost per add (INFO commandstats between resets).
+    let mut costs = vec![[(0.0, 0.0); 3]; cases.len()];
+    for (c, cost) in costs.iter_mut().enumerate() {
+        for (variant, cost) in cost.iter_mut().enumerate() {
+            reset_stats(&mut con);
+            batch(&mut con, c, variant, adds, &mut next_id);
+            *cost = match variant {
+                0 | 1 => server_cost(&mut con, &["evalsha"], adds),
+                _ => server_cost(
+                    &mut con,
+                    &["smembers", "del", "srem", "hlen", "sadd", "expire", "hset"],
+                    adds,
+                ),
+            };
         }
     }
 
+    // Timed rounds. Within a round each variant runs in chunks of CHUNK adds
+    // that cycle through the three ring sizes, so that load from other
+    // processes falls on all sizes alike; a size's rate is its adds over the
+    // sum of its chunks' times.
+    const CHUNK: u64 = 100;
+    // rates[variant][case]: one rate per round.
+    let mut rates = vec![vec![Vec::new(); cases.len()]; 3];
+    for _ in 0..rounds {
+        for (variant, rates) in rates.iter_mut().enumerate() {
+            let mut spent = vec![Duration::ZERO; cases.len()];
+            let mut done = 0;
+            while done < adds {
+                let n = CHUNK.min(adds - done);
+                for (c, spent) in spent.iter_mut().enumerate() {
+                    *spent += batch(&mut con, c, variant, n, &mut next_id);
+                }
+                done += n;
+            }
+            for (rates, spent) in rates.iter_mut().zip(spent) {
+                rates.push(adds as f64 / spent.as_secs_f64());
+            }
+        }
+    }
+    for (c, case) in cases.iter_mut().enumerate() {
+        case.script = std::mem::take(&mut rates[0][c]);
+        case.ring = std::mem::take(&mut rates[1][c]);
+        case.seed_rates = std::mem::take(&mut rates[2][c]);
+        (case.script_cost, case.ring_cost, case.seed_cost) =
+            (costs[c][0], costs[c][1], costs[c][2]);
+    }
+
     let mut table = Table::new(
-        "adds/s, one connection, one add at a time (median of rounds); server µs/add from INFO commandstats (last round)",
+        "adds/s, one connection, one add at a time (median of rounds); server µs/add from INFO commandstats (warm-up round)",
         &[
             "shards",
             "limit",
