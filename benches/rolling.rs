@@ -19,14 +19,15 @@
 //! seed's routing set and shards by a pipeline. Within a round, each variant
 //! runs in chunks of 100 adds that cycle through the three ring sizes, so
 //! that load from other processes on a shared machine hits all sizes alike;
-//! each rate is the median of the rounds. Server µs per add come from
+//! each rate is 100 adds over the median time of a chunk (all rounds). Server µs per add come from
 //! `INFO commandstats` over an untimed warm-up round.
 //!
 //! It also prints the memory per stored record of the script's layout (shard
 //! hash + order list) and the seed's (shard hash + routing set).
 //!
 //! Env: `BENCH_ROUNDS` (default 5), `BENCH_SHARD_SIZE` (default 100),
-//! `BENCH_ADDS` (adds per round and variant, default 3000).
+//! `BENCH_ADDS` (adds per round, variant and ring size, rounded up to
+//! chunks of 100; default 3000).
 
 mod common;
 
@@ -189,9 +190,10 @@ struct Case {
     script_key: String,
     ring_key: String,
     seed: Seed,
-    script: Vec<f64>,
-    ring: Vec<f64>,
-    seed_rates: Vec<f64>,
+    /// Times of the timed 100-add chunks, in seconds, per variant.
+    script_chunks: Vec<f64>,
+    ring_chunks: Vec<f64>,
+    seed_chunks: Vec<f64>,
     script_cost: (f64, f64),
     ring_cost: (f64, f64),
     seed_cost: (f64, f64),
@@ -225,9 +227,9 @@ fn main() {
                     limit,
                     shard_size,
                 },
-                script: Vec::new(),
-                ring: Vec::new(),
-                seed_rates: Vec::new(),
+                script_chunks: Vec::new(),
+                ring_chunks: Vec::new(),
+                seed_chunks: Vec::new(),
                 script_cost: (0.0, 0.0),
                 ring_cost: (0.0, 0.0),
                 seed_cost: (0.0, 0.0),
@@ -360,37 +362,34 @@ fn main() {
 
     // Timed rounds. Within a round each variant runs in chunks of CHUNK adds
     // that cycle through the three ring sizes, so that load from other
-    // processes falls on all sizes alike; a size's rate is its adds over the
-    // sum of its chunks' times.
+    // processes falls on all sizes alike. A size's rate is CHUNK over the
+    // median time of its chunks (all rounds), which a chunk descheduled by a
+    // busy machine does not move.
     const CHUNK: u64 = 100;
-    // rates[variant][case]: one rate per round.
-    let mut rates = vec![vec![Vec::new(); cases.len()]; 3];
+    // chunks[variant][case]: the time of every chunk.
+    let mut chunks = vec![vec![Vec::new(); cases.len()]; 3];
     for _ in 0..rounds {
-        for (variant, rates) in rates.iter_mut().enumerate() {
-            let mut spent = vec![Duration::ZERO; cases.len()];
+        for (variant, chunks) in chunks.iter_mut().enumerate() {
             let mut done = 0;
             while done < adds {
-                let n = CHUNK.min(adds - done);
-                for (c, spent) in spent.iter_mut().enumerate() {
-                    *spent += batch(&mut con, c, variant, n, &mut next_id);
+                for (c, chunks) in chunks.iter_mut().enumerate() {
+                    let t = batch(&mut con, c, variant, CHUNK, &mut next_id);
+                    chunks.push(t.as_secs_f64());
                 }
-                done += n;
-            }
-            for (rates, spent) in rates.iter_mut().zip(spent) {
-                rates.push(adds as f64 / spent.as_secs_f64());
+                done += CHUNK;
             }
         }
     }
     for (c, case) in cases.iter_mut().enumerate() {
-        case.script = std::mem::take(&mut rates[0][c]);
-        case.ring = std::mem::take(&mut rates[1][c]);
-        case.seed_rates = std::mem::take(&mut rates[2][c]);
+        case.script_chunks = std::mem::take(&mut chunks[0][c]);
+        case.ring_chunks = std::mem::take(&mut chunks[1][c]);
+        case.seed_chunks = std::mem::take(&mut chunks[2][c]);
         (case.script_cost, case.ring_cost, case.seed_cost) =
             (costs[c][0], costs[c][1], costs[c][2]);
     }
 
     let mut table = Table::new(
-        "adds/s, one connection, one add at a time (median of rounds); server µs/add from INFO commandstats (warm-up round)",
+        "adds/s, one connection, one add at a time (100 / median time of a 100-add chunk); server µs/add from INFO commandstats (warm-up round)",
         &[
             "shards",
             "limit",
@@ -407,9 +406,9 @@ fn main() {
     );
     let mut summary = Vec::new();
     for case in cases.iter_mut() {
-        let s = median(&mut case.script);
-        let w = median(&mut case.ring);
-        let d = median(&mut case.seed_rates);
+        let s = CHUNK as f64 / median(&mut case.script_chunks);
+        let w = CHUNK as f64 / median(&mut case.ring_chunks);
+        let d = CHUNK as f64 / median(&mut case.seed_chunks);
         summary.push((s, w, d));
         table.row(vec![
             case.shards.to_string(),
