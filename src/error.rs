@@ -36,6 +36,24 @@ pub enum Error {
     #[error("timed out after {waited_ms} ms waiting for lock {key}")]
     LockTimeout { key: String, waited_ms: u64 },
 
+    /// A rolling store's index was written with another ring size or shard
+    /// size than this call uses (code `RINGCONF`): every writer of one
+    /// logical key must use the same `limit` and `shard_size`. Nothing was
+    /// written.
+    #[error("script {script} refused a rolling store with another layout: {detail}")]
+    RollingLayout {
+        script: &'static str,
+        detail: String,
+    },
+
+    /// A rolling store record could not be turned into JSON, or a stored
+    /// value could not be read back as the requested type.
+    #[error("record {field:?}: {source}")]
+    RollingValue {
+        field: String,
+        source: serde_json::Error,
+    },
+
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
     ShaMismatch {
@@ -94,6 +112,7 @@ impl Error {
         let detail = detail.to_string();
         match code {
             "BADARG" => Self::ScriptArgument { script, detail },
+            "RINGCONF" => Self::RollingLayout { script, detail },
             _ => Self::Script {
                 script,
                 code: code.to_string(),

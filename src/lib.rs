@@ -1,6 +1,7 @@
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
-//! Each pattern — an owner-token lock, and more to come — is a set of Lua
+//! Each pattern — an owner-token lock, a rolling sharded store of recent
+//! records ([`rolling`]), and more to come — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -56,6 +57,7 @@ pub mod error;
 pub mod keys;
 pub mod lock;
 pub mod manifest;
+pub mod rolling;
 pub mod script;
 pub mod scripts;
 pub mod server;

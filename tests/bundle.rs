@@ -598,3 +598,20 @@ fn demo_says_clearly_when_redis_server_is_missing() {
         "{stderr}"
     );
 }
+
+#[test]
+fn readme_script_table_matches_list() {
+    let out = bin().arg("list").output().expect("run list");
+    let listed = String::from_utf8(out.stdout).expect("utf-8");
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README");
+    let table = readme
+        .split("<!-- scripts-table -->\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n<!-- /scripts-table -->").next())
+        .expect("README has the scripts table markers");
+    assert_eq!(
+        table, listed,
+        "README's script table is stale: paste `cargo run -- list` between the markers"
+    );
+}

@@ -3,6 +3,7 @@
 //! key prefix unique to this run, and cleans up after itself.
 
 mod lock;
+mod rolling;
 
 use redis_patterns::server::LocalServer;
 
@@ -40,6 +41,8 @@ pub fn run(url: Option<&str>) -> DemoResult {
     let prefix = format!("demo:{}:", std::process::id());
     section("lock: owner-token lock with fencing tokens");
     lock::run(&client, &prefix)?;
+    section("rolling: bounded, expiring, sharded store of recent records");
+    rolling::run(&client, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }

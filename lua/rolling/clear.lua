@@ -1,0 +1,19 @@
+#!lua
+--- Delete a rolling sharded store: its index and every shard
+-- KEYS[1] meta: the store's index hash
+-- KEYS[2..] slots: hash and order list of every ring slot (hash, order, hash, order, ...)
+-- RETURNS integer: the number of records (shard fields) deleted
+-- ERRORS RINGCONF
+local shards = (#KEYS - 1) / 2
+local stored = redis.call('HGET', KEYS[1], 'shards')
+if stored and tonumber(stored) ~= shards then
+  return redis.error_reply('RINGCONF stored shards=' .. stored .. ', called with shards=' .. shards)
+end
+local n = 0
+for i = 2, #KEYS, 2 do
+  n = n + redis.call('HLEN', KEYS[i])
+end
+for i = 1, #KEYS, 500 do
+  redis.call('UNLINK', unpack(KEYS, i, math.min(i + 499, #KEYS)))
+end
+return n

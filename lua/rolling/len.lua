@@ -1,0 +1,16 @@
+#!lua flags=no-writes
+--- Count the records a rolling sharded store holds (every shard's fields)
+-- KEYS[1] meta: the store's index hash
+-- KEYS[2..] hashes: the hash of every ring slot, slot 0 first
+-- RETURNS integer: the number of fields in all shards (a field stored in several shards counts each time)
+-- ERRORS RINGCONF
+local shards = #KEYS - 1
+local stored = redis.call('HGET', KEYS[1], 'shards')
+if stored and tonumber(stored) ~= shards then
+  return redis.error_reply('RINGCONF stored shards=' .. stored .. ', called with shards=' .. shards)
+end
+local n = 0
+for i = 2, #KEYS do
+  n = n + redis.call('HLEN', KEYS[i])
+end
+return n

@@ -1,0 +1,56 @@
+#!lua flags=no-writes
+--- Read the newest records of a rolling sharded store, newest first
+-- KEYS[1] meta: the store's index hash
+-- KEYS[2..] slots: hash and order list of every ring slot, slot 0 first (hash, order, hash, order, ...)
+-- ARGV[1] n integer: how many records at most, 0 to 999999999999999
+-- RETURNS bulks: field, value, field, value, ... newest first; a field stored in several shards
+--    appears once, with its newest value
+-- ERRORS BADARG RINGCONF
+if not string.match(ARGV[1], '^%d+$') or #ARGV[1] > 15 then
+  return redis.error_reply('BADARG n must be an integer from 0 to 999999999999999')
+end
+local want = tonumber(ARGV[1])
+local shards = (#KEYS - 1) / 2
+if shards < 2 or shards ~= math.floor(shards) then
+  return redis.error_reply('BADARG pass the meta key and a (hash, order) key pair per ring slot')
+end
+local m = redis.call('HMGET', KEYS[1], 'head', 'shards')
+local out = {}
+if not m[1] or want == 0 then
+  return out
+end
+if tonumber(m[2]) ~= shards then
+  return redis.error_reply('RINGCONF stored shards=' .. tostring(m[2]) .. ', called with shards=' .. shards)
+end
+local head = tonumber(m[1])
+local seen = {}
+local count = 0
+local chunk = 500
+for i = 0, shards - 1 do
+  if count >= want then
+    break
+  end
+  local slot = (head - i) % shards
+  local hash, order = KEYS[2 + 2 * slot], KEYS[3 + 2 * slot]
+  local len = redis.call('LLEN', order)
+  local stop = len - 1
+  while count < want and stop >= 0 do
+    local start = math.max(0, stop - chunk + 1)
+    local fields = redis.call('LRANGE', order, start, stop)
+    local values = redis.call('HMGET', hash, unpack(fields))
+    for j = #fields, 1, -1 do
+      local f = fields[j]
+      if values[j] and not seen[f] then
+        seen[f] = true
+        out[#out + 1] = f
+        out[#out + 1] = values[j]
+        count = count + 1
+        if count >= want then
+          break
+        end
+      end
+    end
+    stop = start - 1
+  end
+end
+return out
