@@ -623,3 +623,46 @@ fn every_rolling_error_code_has_a_typed_variant() {
         Error::RollingLayout { .. }
     ));
 }
+
+#[test]
+fn runs_unchanged_on_a_real_cluster() {
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let store = RollingStore::new(30, 10, Duration::from_secs(60)).expect("valid store");
+    for k in 0..12 {
+        let key = format!("merchant:{k}");
+        for i in 0..45 {
+            store
+                .add(&mut con, &key, &format!("tx{i}"), &i)
+                .expect("add on a cluster");
+        }
+        assert_eq!(
+            store.get::<i64>(&mut con, &key, "tx44").expect("get"),
+            Some(44)
+        );
+        assert_eq!(
+            store.get::<i64>(&mut con, &key, "tx0").expect("get"),
+            None,
+            "evicted"
+        );
+        let recent: Vec<(String, i64)> = store.recent(&mut con, &key, 3).expect("recent");
+        assert_eq!(
+            recent.iter().map(|(_, v)| *v).collect::<Vec<_>>(),
+            [44, 43, 42]
+        );
+    }
+    // The logical keys spread over the nodes; each one's keys stay on one.
+    let per_node: Vec<i64> = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect();
+    assert!(
+        per_node.iter().filter(|&&n| n > 0).count() >= 2,
+        "{per_node:?}"
+    );
+}
