@@ -53,6 +53,7 @@
 #[doc(hidden)]
 pub mod codegen;
 pub mod error;
+pub mod hash;
 pub mod keys;
 pub mod lock;
 pub mod manifest;
