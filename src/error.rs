@@ -36,6 +36,16 @@ pub enum Error {
     #[error("timed out after {waited_ms} ms waiting for lock {key}")]
     LockTimeout { key: String, waited_ms: u64 },
 
+    /// A Bloom filter exists with other parameters than the ones asked for
+    /// (code `BLOOMCONFIG`); nothing was changed.
+    #[error("bloom filter config mismatch: {detail}")]
+    BloomConfigMismatch { detail: String },
+
+    /// A Bloom filter (or one of its blocks) is missing, or a block lost its
+    /// sentinel bit (deleted, evicted, flushed) (code `NOFILTER`).
+    #[error("bloom filter not found: {detail}")]
+    BloomMissing { detail: String },
+
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
     ShaMismatch {
@@ -94,6 +104,8 @@ impl Error {
         let detail = detail.to_string();
         match code {
             "BADARG" => Self::ScriptArgument { script, detail },
+            "BLOOMCONFIG" => Self::BloomConfigMismatch { detail },
+            "NOFILTER" => Self::BloomMissing { detail },
             _ => Self::Script {
                 script,
                 code: code.to_string(),
