@@ -52,6 +52,7 @@
 
 #[doc(hidden)]
 pub mod codegen;
+pub mod bloom;
 pub mod error;
 pub mod hash;
 pub mod keys;
