@@ -259,8 +259,7 @@ fn plan_blocks(m: u64, max_block_bytes: u64) -> Vec<u64> {
         let class = size_class(need_bytes + sds_overhead(need_bytes));
         let fill = payload_of_class(class).clamp(need_bytes, max_block_bytes.max(need_bytes));
         let waste = class - need_bytes - sds_overhead(need_bytes);
-        if need_bytes <= max_block_bytes && (waste <= tolerance || blocks.len() + 1 >= max_blocks)
-        {
+        if need_bytes <= max_block_bytes && (waste <= tolerance || blocks.len() + 1 >= max_blocks) {
             blocks.push(fill.min(max_block_bytes) * 8 - 1);
             return blocks;
         }
@@ -375,13 +374,7 @@ impl Bloom {
         expected_items: u64,
         fp_rate: f64,
     ) -> Result<Self> {
-        Self::create_with(
-            con,
-            name,
-            expected_items,
-            fp_rate,
-            &BloomOptions::default(),
-        )
+        Self::create_with(con, name, expected_items, fp_rate, &BloomOptions::default())
     }
 
     /// [`Bloom::create`] with options. Everything is validated before
@@ -447,9 +440,11 @@ impl Bloom {
             });
         }
         let field = |f: &str| {
-            cfg.get(f).cloned().ok_or_else(|| Error::BloomConfigMismatch {
-                detail: format!("{config_key} has no field {f}"),
-            })
+            cfg.get(f)
+                .cloned()
+                .ok_or_else(|| Error::BloomConfigMismatch {
+                    detail: format!("{config_key} has no field {f}"),
+                })
         };
         let bad = |f: &str, v: &str| Error::BloomConfigMismatch {
             detail: format!("{config_key} field {f} = {v:?} is not understood"),
@@ -626,6 +621,9 @@ impl Bloom {
     ) -> Result<Vec<bool>> {
         let chunks = self.plan(items)?;
         let mut out = vec![false; items.len()];
+        if chunks.is_empty() {
+            return Ok(out);
+        }
         let per_item = match self.engine {
             Engine::Bitfield => self.run_bitfield(con, &chunks, add)?,
             Engine::Script => self.run_script(con, &chunks, add)?,

@@ -50,9 +50,9 @@
 //! # }
 //! ```
 
+pub mod bloom;
 #[doc(hidden)]
 pub mod codegen;
-pub mod bloom;
 pub mod error;
 pub mod hash;
 pub mod keys;
