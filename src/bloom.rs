@@ -9,19 +9,20 @@
 //! `limitMemory` folding). [`SeedBloom`] reads and extends them unchanged, one
 //! script per operation (`bloom.seed_add`, `bloom.seed_exists`).
 //!
-//! **Their false-positive rate, honestly.** With k = 1 the rate is the share of
-//! bits set: after n distinct items in a bitmap of m usable offsets it is
-//! `1 - e^(-n/m)`. With `limitMemory` the offsets fall into ~1.34e9 bits (the
-//! folding maps up to four hashes onto one offset, and the lower range is hit
-//! more often), so 10 million items give about 0.8 %, 100 million about 7 %,
-//! and no setting of the seed gets below that for a given memory — a sized
-//! filter with p = 1 % needs 9.6 bits per item, i.e. 12 MB for 10 million
-//! items instead of 160 MB. JSHash is also a weak hash: short inputs that
-//! differ in their last byte land on neighbouring offsets (`"a"` and `"b"`
-//! even share one under folding). Use seed mode to stay compatible with
-//! existing data; use [`Bloom`] for new data. The seed forbids nothing, but an
-//! empty item is refused here (`JSHash("")` is a constant that every empty
-//! form field would share).
+//! **Their false-positive rate, honestly.** With k = 1 the rate is the share
+//! of bits set. Without `limitMemory` the offsets cover 2^32 bits (a 512 MB
+//! bitmap): about 0.02 % at 1 million distinct items, 0.23 % at 10 million,
+//! 2.3 % at 100 million. With `limitMemory` (the seed's default) the offsets
+//! stay below 2e9 (a 250 MB bitmap), but the folding maps 3, 4 or 5 hash
+//! values onto each offset between ~0.67e9 and 1e9, so that range fills 4-13
+//! times faster: about 0.14 % at 1 million, 1.4 % at 10 million and 12 % at
+//! 100 million (computed for a uniform hash; JSHash is weaker — short inputs
+//! that differ in their last byte land on neighbouring offsets, and `"a"` and
+//! `"b"` even share one under folding). A sized filter with p = 1 % needs 1.2
+//! MB per million items. Use seed mode to stay compatible with existing data;
+//! use [`Bloom`] for new data. The seed forbids nothing, but an empty item is
+//! refused here (`JSHash("")` is a constant that every empty form field would
+//! share).
 //!
 //! # Sized filters ([`Bloom`])
 //!

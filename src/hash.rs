@@ -34,8 +34,9 @@
 /// modulo 2^64. Long inputs hit that on most bytes, so a plain wrapping port
 /// gives different values. The result is `($hash % 0xFFFFFFFF) & 0xFFFFFFFF`,
 /// and with `limit_memory` values above 2e9, 3e9 and 4e9 are divided by 3, 4
-/// and 5 (truncated), so offsets stay below ~1.34e9 bits (160 MB) — at the
-/// price of mapping up to four hashes onto one offset.
+/// and 5 (truncated), so offsets stay below 2e9 bits (a 250 MB bitmap) — at
+/// the price of mapping up to five hash values onto one offset (see
+/// `crate::bloom` for what that does to the false-positive rate).
 ///
 /// ```
 /// use redis_patterns::hash::js_hash;
