@@ -1,6 +1,7 @@
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
-//! Each pattern — an owner-token lock, and more to come — is a set of Lua
+//! Each pattern — an owner-token lock, Bloom filters on plain bitmaps
+//! ([`bloom`], with the seed's PHP `JSHash` in [`hash`]), and more to come — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
