@@ -755,6 +755,7 @@ pub fn generate(specs: &[ScriptSpec]) -> String {
             );
             let fixed = s.keys.iter().filter(|k| !k.variadic).count();
             let numkeys = match s.keys.iter().find(|k| k.variadic) {
+                Some(k) if fixed == 0 => format!("{}.len()", k.name),
                 Some(k) => format!("{fixed} + {}.len()", k.name),
                 None => fixed.to_string(),
             };

@@ -54,6 +54,16 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// A Bloom filter exists with other parameters than the ones asked for
+    /// (code `BLOOMCONFIG`); nothing was changed.
+    #[error("bloom filter config mismatch: {detail}")]
+    BloomConfigMismatch { detail: String },
+
+    /// A Bloom filter (or one of its blocks) is missing, or a block lost its
+    /// sentinel bit (deleted, evicted, flushed) (code `NOFILTER`).
+    #[error("bloom filter not found: {detail}")]
+    BloomMissing { detail: String },
+
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
     ShaMismatch {
@@ -113,6 +123,8 @@ impl Error {
         match code {
             "BADARG" => Self::ScriptArgument { script, detail },
             "RINGCONF" => Self::RollingLayout { script, detail },
+            "BLOOMCONFIG" => Self::BloomConfigMismatch { detail },
+            "NOFILTER" => Self::BloomMissing { detail },
             _ => Self::Script {
                 script,
                 code: code.to_string(),

@@ -1,7 +1,8 @@
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
-//! Each pattern — an owner-token lock, a rolling sharded store of recent
-//! records ([`rolling`]), and more to come — is a set of Lua
+//! Each pattern — an owner-token lock ([`lock`]), a rolling sharded store
+//! of recent records ([`rolling`]), Bloom filters on plain bitmaps
+//! ([`bloom`], with the seed's PHP `JSHash` in [`hash`]), and more — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -51,9 +52,11 @@
 //! # }
 //! ```
 
+pub mod bloom;
 #[doc(hidden)]
 pub mod codegen;
 pub mod error;
+pub mod hash;
 pub mod keys;
 pub mod lock;
 pub mod manifest;

@@ -38,12 +38,50 @@ enum Command {
         #[command(flatten)]
         url: Url,
     },
+    /// Bloom filters on plain bitmaps.
+    Bloom {
+        #[command(subcommand)]
+        command: BloomCommand,
+    },
     /// Run every pattern against a server and print what happened. Without
     /// --url (or REDIS_URL) it starts a throwaway redis-server from PATH.
     Demo {
         /// Redis URL; default: a throwaway local redis-server.
         #[arg(long, env = "REDIS_URL")]
         url: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BloomCommand {
+    /// Add every line of FILE (one item per line) to filter NAME in pipelined
+    /// batches. Prints the last position (line count) done; pass it to
+    /// --start to resume an interrupted load.
+    Load {
+        /// Sized filter name (key `bloom:{NAME}`), or with --seed the bitmap key itself.
+        name: String,
+        /// Input file, one item per line (`\n` or `\r\n`; bytes, not necessarily UTF-8).
+        file: PathBuf,
+        #[command(flatten)]
+        url: Url,
+        /// Skip the first START lines (resume an interrupted load).
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+        /// Items per pipelined batch.
+        #[arg(long, default_value_t = 5000)]
+        batch: usize,
+        /// Create the sized filter for this many items (with --fp-rate) if it does not exist.
+        #[arg(long, requires = "fp_rate")]
+        expected: Option<u64>,
+        /// Target false-positive rate of a filter created with --expected.
+        #[arg(long, requires = "expected")]
+        fp_rate: Option<f64>,
+        /// Seed-compatible mode: NAME is a bitmap written by the PHP seed (JSHash, k = 1).
+        #[arg(long, conflicts_with_all = ["expected", "fp_rate"])]
+        seed: bool,
+        /// Seed mode without the seed's limitMemory folding.
+        #[arg(long, requires = "seed")]
+        no_limit_memory: bool,
     },
 }
 
@@ -55,6 +93,7 @@ fn main() -> ExitCode {
         Command::List => list(),
         Command::Export { dir } => export(&dir),
         Command::Load { url } => load(&url.url),
+        Command::Bloom { command } => bloom(command),
         Command::Demo { url } => demo::run(url.as_deref()),
     };
     match result {
@@ -125,4 +164,82 @@ fn load(url: &str) -> CliResult {
         println!("{name} {sha}");
     }
     Ok(())
+}
+
+fn bloom(command: BloomCommand) -> CliResult {
+    use std::io::{BufRead, IsTerminal, Write};
+
+    use redis_patterns::bloom::{Bloom, LoadProgress, SeedBloom};
+
+    let BloomCommand::Load {
+        name,
+        file,
+        url,
+        start,
+        batch,
+        expected,
+        fp_rate,
+        seed,
+        no_limit_memory,
+    } = command;
+    let mut con = redis::Client::open(url.url.as_str())?.get_connection()?;
+    let reader = std::io::BufReader::new(std::fs::File::open(&file)?);
+    let mut read_error = None;
+    let lines = reader.split(b'\n').map_while(|line| match line {
+        Ok(mut l) => {
+            if l.last() == Some(&b'\r') {
+                l.pop();
+            }
+            Some(l)
+        }
+        Err(e) => {
+            read_error = Some(e);
+            None
+        }
+    });
+    let tty = std::io::stderr().is_terminal();
+    let mut last = LoadProgress {
+        done: start,
+        added: 0,
+    };
+    let progress = |p: LoadProgress| {
+        last = p;
+        if tty {
+            eprint!("\r{} lines done, {} new", p.done, p.added);
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let result = if seed {
+        SeedBloom::new(&name)
+            .map(|s| s.limit_memory(!no_limit_memory))
+            .and_then(|s| s.load(&mut con, lines, batch, start, progress))
+    } else {
+        match (expected, fp_rate) {
+            (Some(n), Some(p)) => Bloom::create(&mut con, &name, n, p),
+            _ => Bloom::open(&mut con, &name),
+        }
+        .and_then(|b| b.load(&mut con, lines, batch, start, progress))
+    };
+    if tty {
+        eprintln!();
+    }
+    match (result, read_error) {
+        (Ok(done), None) => {
+            println!("loaded {} into {name}: {} new", file.display(), done.added);
+            println!("last position done: {}", done.done);
+            Ok(())
+        }
+        (Ok(done), Some(e)) => Err(format!(
+            "reading {} failed after line {}: {e}; resume with --start {}",
+            file.display(),
+            done.done,
+            done.done
+        )
+        .into()),
+        (Err(e), _) => Err(format!(
+            "{e}; last position done: {}; resume with --start {}",
+            last.done, last.done
+        )
+        .into()),
+    }
 }

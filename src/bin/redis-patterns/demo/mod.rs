@@ -2,6 +2,7 @@
 //! what happened. One file per pattern; each `run` gets a connection and a
 //! key prefix unique to this run, and cleans up after itself.
 
+mod bloom;
 mod lock;
 mod rolling;
 
@@ -43,6 +44,8 @@ pub fn run(url: Option<&str>) -> DemoResult {
     lock::run(&client, &prefix)?;
     section("rolling: bounded, expiring, sharded store of recent records");
     rolling::run(&client, &prefix)?;
+    section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");
+    bloom::run(&client, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }

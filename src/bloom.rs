@@ -1,0 +1,1061 @@
+//! Bloom filters on plain Redis bitmaps (`lua/bloom/`), computed client-side
+//! so they run on any Redis, including managed ones that allow no modules.
+//!
+//! # Seed-compatible filters ([`SeedBloom`])
+//!
+//! PHP applications built on the seed keep bitmaps such as `bloom_user_email`
+//! where each item sets ONE bit: `SETBIT key JSHash(item) 1`
+//! ([`crate::hash::js_hash`], bit for bit as PHP 8 computes it, with its
+//! `limitMemory` folding). [`SeedBloom`] reads and extends them unchanged, one
+//! script per operation (`bloom.seed_add`, `bloom.seed_exists`).
+//!
+//! **Their false-positive rate, honestly.** With k = 1 the rate is the share
+//! of bits set. Without `limitMemory` the offsets cover 2^32 bits (a 512 MB
+//! bitmap): about 0.02 % at 1 million distinct items, 0.23 % at 10 million,
+//! 2.3 % at 100 million. With `limitMemory` (the seed's default) the offsets
+//! stay below 2e9 (a 250 MB bitmap), but the folding maps 3, 4 or 5 hash
+//! values onto each offset between ~0.67e9 and 1e9, so that range fills 4-13
+//! times faster: about 0.14 % at 1 million, 1.4 % at 10 million and 12 % at
+//! 100 million (computed for a uniform hash; JSHash is weaker — short inputs
+//! that differ in their last byte land on neighbouring offsets, and `"a"` and
+//! `"b"` even share one under folding). A sized filter with p = 1 % needs 1.2
+//! MB per million items. Use seed mode to stay compatible with existing data;
+//! use [`Bloom`] for new data. The seed forbids nothing, but an empty item is
+//! refused here (`JSHash("")` is a constant that every empty form field would
+//! share).
+//!
+//! # Sized filters ([`Bloom`])
+//!
+//! Created from expected items n and a target false-positive rate p:
+//! `m = ceil(-n ln p / (ln 2)^2)` bits and `k = round(m/n ln 2)` (at least 1)
+//! bit offsets per item by double hashing (`g_i = h1 + i*h2 mod block_bits`,
+//! the exact scheme with its test vectors is in [`crate::hash`]).
+//!
+//! **Keys.** A config hash `<prefix>{<name>}` (fields `m k n p block_bits
+//! scheme version spread`, written once by `bloom.create`) and block bitmaps
+//! `<prefix>{<name>}:<j>` (same hash tag) — or `<prefix>{<name>:<j>}` with
+//! [`BloomOptions::spread_blocks`], so blocks may live in different cluster
+//! slots. Opening a filter with other parameters is
+//! [`Error::BloomConfigMismatch`]; nothing is written.
+//!
+//! **Blocks.** The bits are split into blocks, each item's k bits inside one
+//! block: block j has `block_bits_j` usable bits plus one sentinel bit (the
+//! last bit of its string, always 1). An item goes to the block j with
+//! `S_j <= x < S_(j+1)`, where `x = floor(block_hash * M / 2^32)`, `M` the sum
+//! of all `block_bits` and `S_j` the sum of those before block j — so every
+//! block gets items in proportion to its size. (Exact: 128-bit product, or in
+//! PHP `(($hb >> 16) * M + ((($hb & 0xFFFF) * M) >> 16)) >> 16`.) Blocks
+//! exist for two reasons: a Redis string holds at most 2^32 bits (512 MB), and
+//! Redis' allocator (jemalloc) rounds every allocation up to a size class
+//! spaced 25 % apart, so one 1.2 MB bitmap occupies 1.25 MB (+9 %). The
+//! layout picks block sizes that fill size classes exactly, largest first
+//! (usually 2 or 3 blocks), so the memory Redis reports stays within 1 % of m
+//! bits; the bits that fill the classes are used, never wasted.
+//!
+//! **Engines.** Every operation touches one block per call, and a batch sends
+//! one call per block (chunked) in one pipeline. [`Engine::Bitfield`]
+//! (default) sends `BITFIELD block SET u1 <sentinel> 1 SET u1 o 1 ...` (or
+//! `BITFIELD_RO ... GET u1 ...`) directly: ONE native command, so atomic per
+//! block, and about 0.1 µs of server time per bit. Its first op reads the
+//! sentinel: 0 means the block was missing (deleted, evicted, flushed) and the
+//! call fails with [`Error::BloomMissing`] (an add that re-created the block
+//! clears the sentinel again so the loss stays visible until [`Bloom::clear`]).
+//! [`Engine::Script`] runs `bloom.add` / `bloom.exists` (`EVALSHA` /
+//! `EVALSHA_RO`), which validate every offset server-side and refuse a missing
+//! block before writing anything; for other languages and for callers that
+//! want the server to check. Why not Lua for the hot path: pushing k
+//! arguments per item into Lua, building the BITFIELD argument table and
+//! reading the replies back costs 3-4x the BITFIELD itself (measured in
+//! `benches/bloom.rs`), which alone would miss the target of 10x RedisBloom's
+//! server time per item; a Lua loop with one `SETBIT` per bit is ~45x.
+
+use std::collections::HashMap;
+
+use redis::ConnectionLike;
+
+use crate::error::{Error, Result};
+use crate::hash::{double_hash_offsets, js_hash, sized_hashes};
+use crate::keys;
+use crate::script::{ScriptPipeline, decode_each};
+use crate::scripts;
+
+/// Key prefix of sized filters unless [`BloomOptions::prefix`] says otherwise.
+pub const DEFAULT_PREFIX: &str = "bloom:";
+/// Name of the sized filters' hash scheme, stored in the config.
+pub const SCHEME: &str = "murmur3-dh";
+/// Version of the hash scheme, stored in the config.
+pub const SCHEME_VERSION: i64 = 1;
+/// The largest k the scripts accept (p >= ~1e-19).
+pub const MAX_K: u32 = 64;
+/// A Redis string holds at most 2^32 bits: the largest block in bytes.
+pub const MAX_BLOCK_BYTES: u64 = 1 << 29;
+/// Default bound on a filter's theoretical size m: 2^36 bits (8 GiB).
+pub const DEFAULT_MAX_BITS: u64 = 1 << 36;
+/// Offsets per BITFIELD command / script call (the scripts' limit).
+const CHUNK_OFFSETS: usize = 1998;
+
+/// How sized filters talk to Redis; see the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// One native `BITFIELD`/`BITFIELD_RO` per block and chunk (fastest).
+    #[default]
+    Bitfield,
+    /// `bloom.add` / `bloom.exists` scripts (server-side validation).
+    Script,
+}
+
+/// Options of a sized filter.
+#[derive(Debug, Clone)]
+pub struct BloomOptions {
+    /// Key prefix (default `bloom:`); must not contain `{` or `}`.
+    pub prefix: String,
+    /// Refuse filters whose theoretical m exceeds this many bits.
+    pub max_bits: u64,
+    /// Largest block in bytes (at most 512 MB, a Redis string's limit).
+    pub max_block_bytes: u64,
+    /// Give each block its own hash tag, so blocks may spread over cluster slots.
+    pub spread_blocks: bool,
+    /// How operations reach Redis.
+    pub engine: Engine,
+}
+
+impl Default for BloomOptions {
+    fn default() -> Self {
+        Self {
+            prefix: DEFAULT_PREFIX.to_string(),
+            max_bits: DEFAULT_MAX_BITS,
+            max_block_bytes: MAX_BLOCK_BYTES,
+            spread_blocks: false,
+            engine: Engine::Bitfield,
+        }
+    }
+}
+
+/// The parameters of a sized filter, as stored in its config hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BloomParams {
+    /// Expected items.
+    pub n: u64,
+    /// Target false-positive rate.
+    pub p: f64,
+    /// Theoretical bits, `ceil(-n ln p / (ln 2)^2)`.
+    pub m: u64,
+    /// Bits per item, `round(m/n ln 2)`, at least 1.
+    pub k: u32,
+    /// Usable bits of each block (each block has one more, sentinel, bit).
+    pub block_bits: Vec<u64>,
+}
+
+impl BloomParams {
+    /// m, k and the block layout for n expected items at false-positive rate p.
+    pub fn new(n: u64, p: f64, max_bits: u64, max_block_bytes: u64) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::invalid("expected items", "must be at least 1"));
+        }
+        if !(p > 0.0 && p < 1.0) {
+            return Err(Error::invalid(
+                "false-positive rate",
+                format!("{p} is not strictly between 0 and 1"),
+            ));
+        }
+        if !(64..=MAX_BLOCK_BYTES).contains(&max_block_bytes) {
+            return Err(Error::invalid(
+                "max block bytes",
+                format!("must be from 64 to {MAX_BLOCK_BYTES}"),
+            ));
+        }
+        let ln2 = std::f64::consts::LN_2;
+        let m = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil();
+        if !m.is_finite() || m > max_bits as f64 {
+            return Err(Error::invalid(
+                "filter size",
+                format!("m = {m} bits exceeds the configured bound of {max_bits} bits"),
+            ));
+        }
+        let m = (m as u64).max(1);
+        let k = ((m as f64 / n as f64) * ln2).round().max(1.0);
+        if k > MAX_K as f64 {
+            return Err(Error::invalid(
+                "false-positive rate",
+                format!("{p} needs k = {k} > {MAX_K} hash functions"),
+            ));
+        }
+        Ok(Self {
+            n,
+            p,
+            m,
+            k: k as u32,
+            block_bits: plan_blocks(m, max_block_bytes),
+        })
+    }
+
+    /// Total usable bits (at least m).
+    pub fn total_bits(&self) -> u64 {
+        self.block_bits.iter().sum()
+    }
+
+    fn block_bits_field(&self) -> String {
+        let v: Vec<String> = self.block_bits.iter().map(u64::to_string).collect();
+        v.join(",")
+    }
+
+    fn p_field(&self) -> String {
+        format!("{:?}", self.p)
+    }
+}
+
+/// jemalloc's size class of an allocation of `size` bytes (4 classes per
+/// doubling, 16-byte quantum).
+fn size_class(size: u64) -> u64 {
+    if size <= 8 {
+        return 8;
+    }
+    let lg = 63 - (size - 1).leading_zeros() as u64;
+    let step = 1u64 << lg.saturating_sub(2).max(4);
+    size.div_ceil(step) * step
+}
+
+/// The class just below `class` (0 for none).
+fn class_below(class: u64) -> u64 {
+    if class <= 8 {
+        return 0;
+    }
+    if class <= 16 {
+        return 8;
+    }
+    let lg = 63 - (class - 1).leading_zeros() as u64;
+    class - (1u64 << lg.saturating_sub(2).max(4))
+}
+
+/// Bytes an SDS string of `len` bytes allocates beyond `len` (header + NUL).
+fn sds_overhead(len: u64) -> u64 {
+    1 + match len {
+        0..256 => 3,
+        256..65536 => 5,
+        65536..4294967296 => 9,
+        _ => 17,
+    }
+}
+
+/// The longest string that still fits allocation class `class`.
+fn payload_of_class(class: u64) -> u64 {
+    [3u64, 5, 9, 17]
+        .iter()
+        .map(|h| class.saturating_sub(1 + h))
+        .find(|&p| p + sds_overhead(p) <= class)
+        .unwrap_or(0)
+}
+
+/// Block sizes in usable bits for a filter of at least `m` bits: strings that
+/// fill jemalloc size classes exactly, largest first, until the remainder
+/// rounds up with little waste (see the module docs).
+fn plan_blocks(m: u64, max_block_bytes: u64) -> Vec<u64> {
+    let total_bytes = (m + 1).div_ceil(8);
+    let tolerance = (total_bytes / 100).max(64);
+    let max_blocks = total_bytes.div_ceil(max_block_bytes) as usize + 8;
+    let mut blocks = Vec::new();
+    let mut need = m; // usable bits still to place
+    loop {
+        let need_bytes = (need + 1).div_ceil(8); // + sentinel
+        let class = size_class(need_bytes + sds_overhead(need_bytes));
+        let fill = payload_of_class(class).clamp(need_bytes, max_block_bytes.max(need_bytes));
+        let waste = class - need_bytes - sds_overhead(need_bytes);
+        if need_bytes <= max_block_bytes && (waste <= tolerance || blocks.len() + 1 >= max_blocks) {
+            blocks.push(fill.min(max_block_bytes) * 8 - 1);
+            return blocks;
+        }
+        // The largest class whose string fits in what is still needed.
+        let cap = need_bytes.min(max_block_bytes);
+        let mut c = size_class(cap + sds_overhead(cap));
+        while payload_of_class(c) > cap {
+            c = class_below(c);
+        }
+        let bytes = payload_of_class(c).max(8);
+        blocks.push(bytes * 8 - 1);
+        need = need.saturating_sub(bytes * 8 - 1);
+        if need == 0 {
+            return blocks;
+        }
+    }
+}
+
+fn check_item(item: &[u8]) -> Result<()> {
+    // Items are bytes; the only limit is Redis' own, far above this.
+    if item.len() > 512 * 1024 * 1024 {
+        return Err(Error::invalid("item", "must be at most 512 MB"));
+    }
+    Ok(())
+}
+
+/// A sized Bloom filter: its keys and parameters. Cheap to clone; holds no
+/// connection. Make it with [`Bloom::create`] or [`Bloom::open`].
+#[derive(Debug, Clone)]
+pub struct Bloom {
+    name: String,
+    config_key: String,
+    block_keys: Vec<String>,
+    params: BloomParams,
+    /// Prefix sums of block_bits (starts[j] = bits before block j).
+    starts: Vec<u64>,
+    total: u64,
+    spread: bool,
+    engine: Engine,
+}
+
+/// What [`Bloom::info`] reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BloomInfo {
+    pub name: String,
+    pub config_key: String,
+    pub block_keys: Vec<String>,
+    pub params: BloomParams,
+    /// Bits set per block (sentinel excluded).
+    pub bits_set: Vec<u64>,
+    /// Estimated distinct items added, from the bits set.
+    pub approx_count: u64,
+    /// The false-positive rate at the current fill, `prod fill^k` averaged
+    /// over blocks by size.
+    pub current_fp_rate: f64,
+}
+
+/// Progress of a bulk load: `done` items of the input consumed so far
+/// (counting from position 0, including skipped ones), `added` of the loaded
+/// ones newly added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoadProgress {
+    pub done: u64,
+    pub added: u64,
+}
+
+fn block_key(prefix: &str, name: &str, j: usize, spread: bool) -> String {
+    if spread {
+        keys::tagged(prefix, &format!("{name}:{j}"))
+    } else {
+        format!("{}:{j}", keys::tagged(prefix, name))
+    }
+}
+
+fn check_prefix(prefix: &str) -> Result<()> {
+    if prefix.contains(['{', '}']) {
+        return Err(Error::invalid("prefix", "must not contain '{' or '}'"));
+    }
+    Ok(())
+}
+
+impl Bloom {
+    fn assemble(name: &str, options: &BloomOptions, params: BloomParams) -> Self {
+        let config_key = keys::tagged(&options.prefix, name);
+        let block_keys = (0..params.block_bits.len())
+            .map(|j| block_key(&options.prefix, name, j, options.spread_blocks))
+            .collect();
+        let mut starts = Vec::with_capacity(params.block_bits.len());
+        let mut total = 0;
+        for b in &params.block_bits {
+            starts.push(total);
+            total += b;
+        }
+        Self {
+            name: name.to_string(),
+            config_key,
+            block_keys,
+            params,
+            starts,
+            total,
+            spread: options.spread_blocks,
+            engine: options.engine,
+        }
+    }
+
+    /// Creates the filter `name` for `expected_items` at `fp_rate` with
+    /// default options, or opens it when it exists with exactly these
+    /// parameters ([`Error::BloomConfigMismatch`] otherwise).
+    pub fn create(
+        con: &mut dyn ConnectionLike,
+        name: &str,
+        expected_items: u64,
+        fp_rate: f64,
+    ) -> Result<Self> {
+        Self::create_with(con, name, expected_items, fp_rate, &BloomOptions::default())
+    }
+
+    /// [`Bloom::create`] with options. Everything is validated before
+    /// anything is written; the config hash (and, unless blocks spread over
+    /// slots, every block) is created by one script call.
+    pub fn create_with(
+        con: &mut dyn ConnectionLike,
+        name: &str,
+        expected_items: u64,
+        fp_rate: f64,
+        options: &BloomOptions,
+    ) -> Result<Self> {
+        keys::check_name("filter name", name)?;
+        check_prefix(&options.prefix)?;
+        let params = BloomParams::new(
+            expected_items,
+            fp_rate,
+            options.max_bits,
+            options.max_block_bytes,
+        )?;
+        let bloom = Self::assemble(name, options, params);
+        let same_slot: &[String] = if bloom.spread { &[] } else { &bloom.block_keys };
+        let created = scripts::bloom::create(
+            &bloom.config_key,
+            same_slot,
+            bloom.params.m as i64,
+            bloom.params.k as i64,
+            bloom.params.n as i64,
+            &bloom.params.p_field(),
+            &bloom.params.block_bits_field(),
+            SCHEME,
+            SCHEME_VERSION,
+            bloom.spread as i64,
+        )
+        .invoke(con)?;
+        if bloom.spread {
+            for (key, bits) in bloom.block_keys.iter().zip(&bloom.params.block_bits) {
+                scripts::bloom::init_block(key, *bits as i64, created).invoke(con)?;
+            }
+        }
+        Ok(bloom)
+    }
+
+    /// Opens an existing filter from its config hash (default prefix).
+    pub fn open(con: &mut dyn ConnectionLike, name: &str) -> Result<Self> {
+        Self::open_with(con, name, &BloomOptions::default())
+    }
+
+    /// Opens an existing filter with options (prefix, engine; size options
+    /// are ignored: the stored parameters rule).
+    pub fn open_with(
+        con: &mut dyn ConnectionLike,
+        name: &str,
+        options: &BloomOptions,
+    ) -> Result<Self> {
+        keys::check_name("filter name", name)?;
+        check_prefix(&options.prefix)?;
+        let config_key = keys::tagged(&options.prefix, name);
+        let cfg: HashMap<String, String> = redis::cmd("HGETALL").arg(&config_key).query(con)?;
+        if cfg.is_empty() {
+            return Err(Error::BloomMissing {
+                detail: format!("no config hash {config_key}"),
+            });
+        }
+        let field = |f: &str| {
+            cfg.get(f)
+                .cloned()
+                .ok_or_else(|| Error::BloomConfigMismatch {
+                    detail: format!("{config_key} has no field {f}"),
+                })
+        };
+        let bad = |f: &str, v: &str| Error::BloomConfigMismatch {
+            detail: format!("{config_key} field {f} = {v:?} is not understood"),
+        };
+        let scheme = field("scheme")?;
+        let version = field("version")?;
+        if scheme != SCHEME || version != SCHEME_VERSION.to_string() {
+            return Err(Error::BloomConfigMismatch {
+                detail: format!(
+                    "scheme stored {scheme} v{version} requested {SCHEME} v{SCHEME_VERSION}"
+                ),
+            });
+        }
+        let num = |f: &str| -> Result<u64> {
+            let v = field(f)?;
+            v.parse().map_err(|_| bad(f, &v))
+        };
+        let p_text = field("p")?;
+        let block_text = field("block_bits")?;
+        let block_bits: Vec<u64> = block_text
+            .split(',')
+            .map(|s| s.parse().map_err(|_| bad("block_bits", &block_text)))
+            .collect::<Result<_>>()?;
+        let params = BloomParams {
+            n: num("n")?,
+            p: p_text.parse().map_err(|_| bad("p", &p_text))?,
+            m: num("m")?,
+            k: num("k")? as u32,
+            block_bits,
+        };
+        let spread = field("spread")? == "1";
+        if params.k == 0
+            || params.k > MAX_K
+            || params.block_bits.iter().any(|&b| b < 7 || (b + 1) % 8 != 0)
+        {
+            return Err(bad("k/block_bits", &format!("{} / {block_text}", params.k)));
+        }
+        let options = BloomOptions {
+            spread_blocks: spread,
+            ..options.clone()
+        };
+        let bloom = Self::assemble(name, &options, params);
+        // Check every block is there with its sentinel (one pipeline).
+        let mut pipe = redis::pipe();
+        for (key, bits) in bloom.block_keys.iter().zip(&bloom.params.block_bits) {
+            pipe.cmd("GETBIT").arg(key).arg(*bits);
+        }
+        let sentinels: Vec<i64> = pipe.query(con)?;
+        if let Some(j) = sentinels.iter().position(|&s| s != 1) {
+            return Err(Error::BloomMissing {
+                detail: format!(
+                    "block {} is missing or lost its sentinel bit",
+                    bloom.block_keys[j]
+                ),
+            });
+        }
+        Ok(bloom)
+    }
+
+    /// Uses `engine` for the operations of this handle.
+    pub fn with_engine(mut self, engine: Engine) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn params(&self) -> &BloomParams {
+        &self.params
+    }
+
+    /// The config hash key.
+    pub fn config_key(&self) -> &str {
+        &self.config_key
+    }
+
+    /// The block bitmap keys, in block order.
+    pub fn block_keys(&self) -> &[String] {
+        &self.block_keys
+    }
+
+    /// Every key of the filter (config first).
+    pub fn all_keys(&self) -> Vec<String> {
+        std::iter::once(self.config_key.clone())
+            .chain(self.block_keys.iter().cloned())
+            .collect()
+    }
+
+    /// The block and the k bit offsets (within that block) of an item.
+    pub fn locate(&self, item: &[u8]) -> (usize, Vec<u64>) {
+        let mut offsets = Vec::with_capacity(self.params.k as usize);
+        let block = self.locate_into(item, &mut offsets);
+        (block, offsets)
+    }
+
+    fn locate_into(&self, item: &[u8], out: &mut Vec<u64>) -> usize {
+        let (h1, h2, hb) = sized_hashes(item);
+        let x = ((hb as u128 * self.total as u128) >> 32) as u64;
+        let block = self.starts.partition_point(|&s| s <= x) - 1;
+        double_hash_offsets(h1, h2, self.params.k, self.params.block_bits[block], out);
+        block
+    }
+
+    /// Adds one item; `true` when it was new (some bit was 0), `false` when it
+    /// may have been present.
+    pub fn add(&self, con: &mut dyn ConnectionLike, item: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.multi_add(con, &[item])?[0])
+    }
+
+    /// Whether the item may be present (`false`: certainly absent).
+    pub fn exists(&self, con: &mut dyn ConnectionLike, item: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.multi_exists(con, &[item])?[0])
+    }
+
+    /// Adds items in one round trip (one atomic call per block and chunk of
+    /// 1998 offsets); per item `true` when newly added, `false` when it may
+    /// have been present (also for a repeat earlier in the same batch).
+    pub fn multi_add<T: AsRef<[u8]>>(
+        &self,
+        con: &mut dyn ConnectionLike,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        self.run(con, items, true)
+    }
+
+    /// Checks items in one round trip (read-only: `BITFIELD_RO` or
+    /// `EVALSHA_RO`); per item `true` when it may be present.
+    pub fn multi_exists<T: AsRef<[u8]>>(
+        &self,
+        con: &mut dyn ConnectionLike,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        self.run(con, items, false)
+    }
+
+    /// Groups the items' offsets per block, preserving order within a block,
+    /// and cuts each group into chunks of whole items.
+    fn plan<T: AsRef<[u8]>>(&self, items: &[T]) -> Result<Vec<Chunk>> {
+        let k = self.params.k as usize;
+        let per_chunk = (CHUNK_OFFSETS / k).max(1);
+        let mut groups: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.block_keys.len()];
+        let mut offsets: Vec<u64> = Vec::with_capacity(items.len() * k);
+        for (i, item) in items.iter().enumerate() {
+            check_item(item.as_ref())?;
+            let at = offsets.len();
+            let block = self.locate_into(item.as_ref(), &mut offsets);
+            groups[block].push((i, at));
+        }
+        let mut chunks = Vec::new();
+        for (block, group) in groups.into_iter().enumerate() {
+            for part in group.chunks(per_chunk) {
+                let mut c = Chunk {
+                    block,
+                    items: Vec::with_capacity(part.len()),
+                    offsets: Vec::with_capacity(part.len() * k),
+                };
+                for &(i, at) in part {
+                    c.items.push(i);
+                    c.offsets.extend_from_slice(&offsets[at..at + k]);
+                }
+                chunks.push(c);
+            }
+        }
+        Ok(chunks)
+    }
+
+    fn run<T: AsRef<[u8]>>(
+        &self,
+        con: &mut dyn ConnectionLike,
+        items: &[T],
+        add: bool,
+    ) -> Result<Vec<bool>> {
+        let chunks = self.plan(items)?;
+        let mut out = vec![false; items.len()];
+        if chunks.is_empty() {
+            return Ok(out);
+        }
+        let per_item = match self.engine {
+            Engine::Bitfield => self.run_bitfield(con, &chunks, add)?,
+            Engine::Script => self.run_script(con, &chunks, add)?,
+        };
+        for (chunk, flags) in chunks.iter().zip(per_item) {
+            for (&i, f) in chunk.items.iter().zip(flags) {
+                out[i] = f;
+            }
+        }
+        Ok(out)
+    }
+
+    fn missing(&self, block: usize) -> Error {
+        Error::BloomMissing {
+            detail: format!(
+                "block {} is missing or lost its sentinel bit",
+                self.block_keys[block]
+            ),
+        }
+    }
+
+    fn run_bitfield(
+        &self,
+        con: &mut dyn ConnectionLike,
+        chunks: &[Chunk],
+        add: bool,
+    ) -> Result<Vec<Vec<bool>>> {
+        let k = self.params.k as usize;
+        let mut pipe = redis::pipe();
+        for c in chunks {
+            let sentinel = self.params.block_bits[c.block];
+            let cmd = pipe
+                .cmd(if add { "BITFIELD" } else { "BITFIELD_RO" })
+                .arg(&self.block_keys[c.block]);
+            if add {
+                cmd.arg("SET").arg("u1").arg(sentinel).arg(1);
+                for o in &c.offsets {
+                    cmd.arg("SET").arg("u1").arg(*o).arg(1);
+                }
+            } else {
+                cmd.arg("GET").arg("u1").arg(sentinel);
+                for o in &c.offsets {
+                    cmd.arg("GET").arg("u1").arg(*o);
+                }
+            }
+        }
+        let replies: Vec<Vec<i64>> = pipe.query(con)?;
+        let mut out = Vec::with_capacity(chunks.len());
+        let mut lost = None;
+        for (c, bits) in chunks.iter().zip(replies) {
+            if bits.len() != c.offsets.len() + 1 {
+                return Err(Error::ShortReply);
+            }
+            if bits[0] != 1 {
+                lost.get_or_insert(c.block);
+            }
+            out.push(
+                bits[1..]
+                    .chunks(k)
+                    .map(|item| {
+                        if add {
+                            item.contains(&0)
+                        } else {
+                            !item.contains(&0)
+                        }
+                    })
+                    .collect(),
+            );
+        }
+        if let Some(block) = lost {
+            if add {
+                // The add re-created the block (or wrote into a stranger):
+                // keep it marked lost so later calls fail too.
+                let _: () = redis::cmd("SETBIT")
+                    .arg(&self.block_keys[block])
+                    .arg(self.params.block_bits[block])
+                    .arg(0)
+                    .query(con)?;
+            }
+            return Err(self.missing(block));
+        }
+        Ok(out)
+    }
+
+    fn run_script(
+        &self,
+        con: &mut dyn ConnectionLike,
+        chunks: &[Chunk],
+        add: bool,
+    ) -> Result<Vec<Vec<bool>>> {
+        let mut pipe = ScriptPipeline::new();
+        for c in chunks {
+            let offsets: Vec<i64> = c.offsets.iter().map(|&o| o as i64).collect();
+            let key = &self.block_keys[c.block];
+            let bits = self.params.block_bits[c.block] as i64;
+            let k = self.params.k as i64;
+            if add {
+                pipe.add(&scripts::bloom::add(key, bits, k, &offsets));
+            } else {
+                pipe.add(&scripts::bloom::exists(key, bits, k, &offsets));
+            }
+        }
+        let values = pipe.query_values(con)?;
+        decode_each::<Vec<i64>>(&pipe, values)
+            .into_iter()
+            .map(|r| r.map(|v| v.into_iter().map(|x| x == 1).collect()))
+            .collect()
+    }
+
+    /// Bits set in each block (sentinel excluded), by `BITCOUNT`.
+    pub fn bits_set(&self, con: &mut dyn ConnectionLike) -> Result<Vec<u64>> {
+        let mut pipe = redis::pipe();
+        for (key, bits) in self.block_keys.iter().zip(&self.params.block_bits) {
+            pipe.cmd("BITCOUNT").arg(key);
+            pipe.cmd("GETBIT").arg(key).arg(*bits);
+        }
+        let replies: Vec<u64> = pipe.query(con)?;
+        Ok(replies.chunks(2).map(|r| r[0] - r[1]).collect())
+    }
+
+    /// Estimated number of distinct items added, from the bits set:
+    /// `sum_j -(bits_j / k) ln(1 - set_j / bits_j)` (Swamidass & Baldi).
+    pub fn approx_count(&self, con: &mut dyn ConnectionLike) -> Result<u64> {
+        let set = self.bits_set(con)?;
+        Ok(self.estimate(&set))
+    }
+
+    fn estimate(&self, set: &[u64]) -> u64 {
+        let k = self.params.k as f64;
+        let mut total = 0.0;
+        for (&x, &bits) in set.iter().zip(&self.params.block_bits) {
+            let bits = bits as f64;
+            let x = (x as f64).min(bits - 1.0);
+            total += -(bits / k) * (1.0 - x / bits).ln();
+        }
+        total.round() as u64
+    }
+
+    /// Parameters, keys, bits set, the estimated count and the current
+    /// false-positive rate.
+    pub fn info(&self, con: &mut dyn ConnectionLike) -> Result<BloomInfo> {
+        let bits_set = self.bits_set(con)?;
+        let k = self.params.k as i32;
+        let fp = bits_set
+            .iter()
+            .zip(&self.params.block_bits)
+            .map(|(&x, &b)| (b as f64 / self.total as f64) * (x as f64 / b as f64).powi(k))
+            .sum();
+        Ok(BloomInfo {
+            name: self.name.clone(),
+            config_key: self.config_key.clone(),
+            block_keys: self.block_keys.clone(),
+            params: self.params.clone(),
+            approx_count: self.estimate(&bits_set),
+            bits_set,
+            current_fp_rate: fp,
+        })
+    }
+
+    /// Resets every bit to 0, keeping the config, sizes and TTLs (one script
+    /// call for all blocks, or one per block when blocks spread over slots).
+    /// Also makes a block that lost its sentinel usable again.
+    pub fn clear(&self, con: &mut dyn ConnectionLike) -> Result<()> {
+        let bits: Vec<i64> = self.params.block_bits.iter().map(|&b| b as i64).collect();
+        if self.spread {
+            for (key, b) in self.block_keys.iter().zip(&bits) {
+                scripts::bloom::clear(&[key], &[*b]).invoke(con)?;
+            }
+        } else {
+            scripts::bloom::clear(&self.block_keys, &bits).invoke(con)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the config and every block.
+    pub fn destroy(&self, con: &mut dyn ConnectionLike) -> Result<()> {
+        if self.spread {
+            for key in self.all_keys() {
+                let _: () = redis::cmd("DEL").arg(key).query(con)?;
+            }
+        } else {
+            let _: () = redis::cmd("DEL").arg(self.all_keys()).query(con)?;
+        }
+        Ok(())
+    }
+
+    /// Loads items from any iterator in pipelined batches of `batch` items
+    /// (one [`Bloom::multi_add`] each), skipping the first `start` items —
+    /// pass the `done` of an interrupted load to resume it. `progress` gets
+    /// the position after every batch. Returns the final progress.
+    pub fn load<I, T>(
+        &self,
+        con: &mut dyn ConnectionLike,
+        items: I,
+        batch: usize,
+        start: u64,
+        progress: impl FnMut(LoadProgress),
+    ) -> Result<LoadProgress>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        load_batches(items, batch, start, progress, |chunk| {
+            Ok(self
+                .multi_add(con, chunk)?
+                .into_iter()
+                .filter(|&b| b)
+                .count() as u64)
+        })
+    }
+}
+
+/// The offsets of some items that go to one block in one call.
+#[derive(Debug)]
+struct Chunk {
+    block: usize,
+    /// Positions of the items in the caller's slice.
+    items: Vec<usize>,
+    offsets: Vec<u64>,
+}
+
+fn load_batches<I, T>(
+    items: I,
+    batch: usize,
+    start: u64,
+    mut progress: impl FnMut(LoadProgress),
+    mut send: impl FnMut(&[T]) -> Result<u64>,
+) -> Result<LoadProgress>
+where
+    I: IntoIterator<Item = T>,
+    T: AsRef<[u8]>,
+{
+    if batch == 0 {
+        return Err(Error::invalid("batch size", "must be at least 1"));
+    }
+    let mut state = LoadProgress {
+        done: start,
+        added: 0,
+    };
+    let mut iter = items.into_iter();
+    for _ in 0..start {
+        if iter.next().is_none() {
+            return Ok(state);
+        }
+    }
+    let mut buf: Vec<T> = Vec::with_capacity(batch);
+    loop {
+        buf.clear();
+        buf.extend(iter.by_ref().take(batch));
+        if buf.is_empty() {
+            return Ok(state);
+        }
+        state.added += send(&buf)?;
+        state.done += buf.len() as u64;
+        progress(state);
+    }
+}
+
+/// A seed-compatible filter: one bit per item at `JSHash(item)` in the
+/// bitmap `key` (e.g. `bloom_user_email`), exactly as the seed's PHP reads
+/// and writes it. See the module docs for its false-positive behaviour.
+#[derive(Debug, Clone)]
+pub struct SeedBloom {
+    key: String,
+    limit_memory: bool,
+}
+
+impl SeedBloom {
+    /// The filter in bitmap `key` with the seed's default `limitMemory = true`.
+    pub fn new(key: &str) -> Result<Self> {
+        if key.is_empty() {
+            return Err(Error::invalid("key", "must not be empty"));
+        }
+        Ok(Self {
+            key: key.to_string(),
+            limit_memory: true,
+        })
+    }
+
+    /// Sets `limitMemory` (must match what the PHP side uses).
+    pub fn limit_memory(mut self, limit_memory: bool) -> Self {
+        self.limit_memory = limit_memory;
+        self
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The item's offset, `JSHash(item, limit_memory)`; empty items are
+    /// refused.
+    pub fn offset(&self, item: &[u8]) -> Result<u32> {
+        if item.is_empty() {
+            return Err(Error::invalid("item", "must not be empty in seed mode"));
+        }
+        check_item(item)?;
+        Ok(js_hash(item, self.limit_memory))
+    }
+
+    fn offsets<T: AsRef<[u8]>>(&self, items: &[T]) -> Result<Vec<i64>> {
+        items
+            .iter()
+            .map(|i| self.offset(i.as_ref()).map(i64::from))
+            .collect()
+    }
+
+    /// Adds one item; `true` when its bit was 0.
+    pub fn add(&self, con: &mut dyn ConnectionLike, item: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.multi_add(con, &[item])?[0])
+    }
+
+    /// Whether the item may be present.
+    pub fn exists(&self, con: &mut dyn ConnectionLike, item: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.multi_exists(con, &[item])?[0])
+    }
+
+    /// Adds items with one `bloom.seed_add` call; per item `true` when new.
+    pub fn multi_add<T: AsRef<[u8]>>(
+        &self,
+        con: &mut dyn ConnectionLike,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        let offsets = self.offsets(items)?;
+        if offsets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let reply = scripts::bloom::seed_add(&self.key, &offsets).invoke(con)?;
+        Ok(reply.into_iter().map(|x| x == 1).collect())
+    }
+
+    /// Checks items with one `bloom.seed_exists` call (`EVALSHA_RO`).
+    pub fn multi_exists<T: AsRef<[u8]>>(
+        &self,
+        con: &mut dyn ConnectionLike,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        let offsets = self.offsets(items)?;
+        if offsets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let reply = scripts::bloom::seed_exists(&self.key, &offsets).invoke(con)?;
+        Ok(reply.into_iter().map(|x| x == 1).collect())
+    }
+
+    /// Bulk load like [`Bloom::load`]; every item of a batch is validated
+    /// before the batch is sent.
+    pub fn load<I, T>(
+        &self,
+        con: &mut dyn ConnectionLike,
+        items: I,
+        batch: usize,
+        start: u64,
+        progress: impl FnMut(LoadProgress),
+    ) -> Result<LoadProgress>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        load_batches(items, batch, start, progress, |chunk| {
+            Ok(self
+                .multi_add(con, chunk)?
+                .into_iter()
+                .filter(|&b| b)
+                .count() as u64)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_match_jemalloc() {
+        assert_eq!(size_class(149_777), 163_840);
+        assert_eq!(size_class(1_797_209), 1_835_008);
+        assert_eq!(size_class(1 << 20), 1 << 20);
+        assert_eq!(class_below(1 << 20), 917_504);
+        assert_eq!(class_below(1_310_720), 1 << 20);
+        assert_eq!(size_class(100), 112);
+    }
+
+    #[test]
+    fn params_follow_the_formulas() {
+        let p = BloomParams::new(1_000_000, 0.01, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES).unwrap();
+        assert_eq!(p.m, 9_585_059);
+        assert_eq!(p.k, 7);
+        assert!(p.total_bits() >= p.m);
+        let p = BloomParams::new(1_000_000, 0.001, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES).unwrap();
+        assert_eq!(p.m, 14_377_588);
+        assert_eq!(p.k, 10);
+    }
+
+    #[test]
+    fn layouts_fill_size_classes() {
+        for (n, p) in [
+            (1_000_000u64, 0.01),
+            (1_000_000, 0.001),
+            (100, 0.01),
+            (1, 0.5),
+            (123_456, 0.05),
+            (50_000_000, 0.0001),
+        ] {
+            let params = BloomParams::new(n, p, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES).unwrap();
+            let total = params.total_bits();
+            assert!(total >= params.m);
+            let alloc: u64 = params
+                .block_bits
+                .iter()
+                .map(|b| {
+                    let bytes = (b + 1) / 8;
+                    size_class(bytes + sds_overhead(bytes))
+                })
+                .sum();
+            let ideal = params.m.div_ceil(8);
+            if ideal > 64 * 1024 {
+                assert!(
+                    alloc as f64 <= ideal as f64 * 1.011,
+                    "n {n} p {p}: {alloc} vs {ideal} ({:?})",
+                    params.block_bits
+                );
+            }
+            assert!(params.block_bits.len() <= 9, "{:?}", params.block_bits);
+        }
+    }
+
+    #[test]
+    fn big_filters_split_at_the_block_limit() {
+        let p = BloomParams::new(3_000_000_000, 0.01, 1 << 36, MAX_BLOCK_BYTES).unwrap();
+        assert!(p.block_bits.iter().all(|&b| b < 1 << 32));
+        assert!(p.block_bits.len() >= 4);
+        assert!(p.total_bits() >= p.m);
+    }
+}
