@@ -1,6 +1,7 @@
 //! `redis-patterns`: list, export and load the script bundle, and run the demo.
 
 mod demo;
+mod import;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,6 +39,11 @@ enum Command {
         #[command(flatten)]
         url: Url,
     },
+    /// Bulk-load a file into a pattern's keys, streamed in pipelined batches.
+    Import {
+        #[command(subcommand)]
+        target: ImportTarget,
+    },
     /// Run every pattern against a server and print what happened. Without
     /// --url (or REDIS_URL) it starts a throwaway redis-server from PATH.
     Demo {
@@ -45,6 +51,13 @@ enum Command {
         #[arg(long, env = "REDIS_URL")]
         url: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum ImportTarget {
+    /// Set-if-absent every line of FILE into the sharded hash BASE; prints
+    /// counts of inserted / already present / rejected lines.
+    ShardedHash(import::ShardedHashArgs),
 }
 
 type CliResult = Result<(), Box<dyn std::error::Error>>;
@@ -55,6 +68,9 @@ fn main() -> ExitCode {
         Command::List => list(),
         Command::Export { dir } => export(&dir),
         Command::Load { url } => load(&url.url),
+        Command::Import {
+            target: ImportTarget::ShardedHash(args),
+        } => import::sharded_hash(args),
         Command::Demo { url } => demo::run(url.as_deref()),
     };
     match result {
