@@ -2,6 +2,7 @@
 //! what happened. One file per pattern; each `run` gets a connection and a
 //! key prefix unique to this run, and cleans up after itself.
 
+mod compact;
 mod lock;
 
 use redis_patterns::server::LocalServer;
@@ -40,6 +41,8 @@ pub fn run(url: Option<&str>) -> DemoResult {
     let prefix = format!("demo:{}:", std::process::id());
     section("lock: owner-token lock with fencing tokens");
     lock::run(&client, &prefix)?;
+    section("compact: sharded hashes that stay listpack, packed records");
+    compact::run(&client, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }
