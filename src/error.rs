@@ -54,6 +54,24 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// A field or value is longer than the server's `hash-max-listpack-value`
+    /// and the sharded hash is strict: writing it would convert its shard out
+    /// of listpack. Nothing was sent.
+    #[error("{what} of {len} bytes exceeds hash-max-listpack-value {limit}")]
+    ListpackValueTooLong {
+        what: &'static str,
+        len: usize,
+        limit: usize,
+    },
+
+    /// A strict sharded-hash write would push a shard past
+    /// `hash-max-listpack-entries` (code `FULL`); nothing was written.
+    #[error("script {script}: shard full: {detail}")]
+    ShardFull {
+        script: &'static str,
+        detail: String,
+    },
+
     /// A Bloom filter exists with other parameters than the ones asked for
     /// (code `BLOOMCONFIG`); nothing was changed.
     #[error("bloom filter config mismatch: {detail}")]
@@ -63,6 +81,18 @@ pub enum Error {
     /// sentinel bit (deleted, evicted, flushed) (code `NOFILTER`).
     #[error("bloom filter not found: {detail}")]
     BloomMissing { detail: String },
+
+    /// A packed-record id is above the configured maximum; nothing was sent.
+    #[error("id {id} is above the configured maximum {max}")]
+    IdOutOfRange { id: u64, max: u64 },
+
+    /// An integer field of a packed record would leave its range (code
+    /// `OVERFLOW`); the record was not changed.
+    #[error("script {script}: overflow: {detail}")]
+    Overflow {
+        script: &'static str,
+        detail: String,
+    },
 
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
@@ -125,6 +155,8 @@ impl Error {
             "RINGCONF" => Self::RollingLayout { script, detail },
             "BLOOMCONFIG" => Self::BloomConfigMismatch { detail },
             "NOFILTER" => Self::BloomMissing { detail },
+            "FULL" => Self::ShardFull { script, detail },
+            "OVERFLOW" => Self::Overflow { script, detail },
             _ => Self::Script {
                 script,
                 code: code.to_string(),

@@ -1,8 +1,11 @@
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
-//! Each pattern — an owner-token lock ([`lock`]), a rolling sharded store
-//! of recent records ([`rolling`]), Bloom filters on plain bitmaps
-//! ([`bloom`], with the seed's PHP `JSHash` in [`hash`]), and more — is a set of Lua
+//! Each pattern — an owner-token lock ([`lock`]), sharded hashes that stay
+//! listpack-encoded ([`sharded_hash`], with a shard-count planner and a
+//! streaming bulk import), fixed-width records packed into sharded strings
+//! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
+//! Bloom filters on plain bitmaps ([`bloom`], with the seed's PHP `JSHash` in
+//! [`hash`]) — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -60,10 +63,12 @@ pub mod hash;
 pub mod keys;
 pub mod lock;
 pub mod manifest;
+pub mod packed;
 pub mod rolling;
 pub mod script;
 pub mod scripts;
 pub mod server;
+pub mod sharded_hash;
 
 pub use error::{Error, Result};
 pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all, load_all_async};

@@ -1,6 +1,7 @@
 //! `redis-patterns`: list, export and load the script bundle, and run the demo.
 
 mod demo;
+mod import;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,6 +43,11 @@ enum Command {
     Bloom {
         #[command(subcommand)]
         command: BloomCommand,
+    },
+    /// Bulk-load a file into a pattern's keys, streamed in pipelined batches.
+    Import {
+        #[command(subcommand)]
+        target: ImportTarget,
     },
     /// Run every pattern against a server and print what happened. Without
     /// --url (or REDIS_URL) it starts a throwaway redis-server from PATH.
@@ -85,6 +91,13 @@ enum BloomCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum ImportTarget {
+    /// Set-if-absent every line of FILE into the sharded hash BASE; prints
+    /// counts of inserted / already present / rejected lines.
+    ShardedHash(import::ShardedHashArgs),
+}
+
 type CliResult = Result<(), Box<dyn std::error::Error>>;
 
 fn main() -> ExitCode {
@@ -94,6 +107,9 @@ fn main() -> ExitCode {
         Command::Export { dir } => export(&dir),
         Command::Load { url } => load(&url.url),
         Command::Bloom { command } => bloom(command),
+        Command::Import {
+            target: ImportTarget::ShardedHash(args),
+        } => import::sharded_hash(args),
         Command::Demo { url } => demo::run(url.as_deref()),
     };
     match result {

@@ -3,6 +3,7 @@
 //! key prefix unique to this run, and cleans up after itself.
 
 mod bloom;
+mod compact;
 mod lock;
 mod rolling;
 
@@ -46,6 +47,8 @@ pub fn run(url: Option<&str>) -> DemoResult {
     rolling::run(&client, &prefix)?;
     section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");
     bloom::run(&client, &prefix)?;
+    section("sharded_hash: sharded hashes that stay listpack-encoded");
+    compact::run(&client, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }

@@ -1,0 +1,41 @@
+#!lua
+--- Replace one record only if it still holds the expected bytes (compare-and-set)
+-- KEYS[1] shard: one shard of packed records (a STRING); the only key touched
+-- ARGV[1] reserve integer: grow a shorter shard to this many bytes first (see put); 0 grows as written
+-- ARGV[2] offset integer: byte offset of the record in the shard
+-- ARGV[3] expected bytes: the record the caller expects (bytes past the end of the shard read as 0)
+-- ARGV[4] record bytes: the new record, as wide as expected
+-- RETURNS array: {1, previous record} when replaced, {0, current record} when it held something else
+-- ERRORS BADARG
+local max = 536870912
+if not string.match(ARGV[1], '^%d+$') or #ARGV[1] > 9 or tonumber(ARGV[1]) > max then
+  return redis.error_reply('BADARG reserve must be an integer from 0 to 536870912')
+end
+local width = #ARGV[4]
+if width == 0 or #ARGV[3] ~= width then
+  return redis.error_reply('BADARG expected and record must be non-empty and equally wide')
+end
+if not string.match(ARGV[2], '^%d+$') or #ARGV[2] > 9 or tonumber(ARGV[2]) + width > max then
+  return redis.error_reply('BADARG offset must be an integer with offset + width <= 536870912')
+end
+local offset = tonumber(ARGV[2])
+local cur = redis.call('GETRANGE', KEYS[1], offset, offset + width - 1)
+if #cur < width then
+  cur = cur .. string.rep('\0', width - #cur)
+end
+if cur ~= ARGV[3] then
+  return {0, cur}
+end
+local reserve = tonumber(ARGV[1])
+if reserve > 0 then
+  local len = redis.call('STRLEN', KEYS[1])
+  if len < reserve then
+    local old = ''
+    if len > 0 then
+      old = redis.call('GET', KEYS[1])
+    end
+    redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - len), 'KEEPTTL')
+  end
+end
+redis.call('SETRANGE', KEYS[1], offset, ARGV[4])
+return {1, cur}

@@ -1,0 +1,70 @@
+#!lua
+--- Write field/value pairs into one shard, optionally only absent fields, never past a field limit
+-- KEYS[1] shard: one shard of a sharded hash (a HASH); the only key touched
+-- ARGV[1] only_absent integer: 1 keeps existing fields (HSETNX semantics; of a field repeated in
+--    the call the first pair wins), 0 overwrites (the last pair wins)
+-- ARGV[2] max_entries integer: refuse, writing nothing, when the shard would then hold more fields
+--    than this (its hash-max-listpack-entries); 0 for no limit
+-- ARGV[3..] pairs bytes: field, value, field, value, ...
+-- RETURNS integer: the number of fields that were new to the shard (for only_absent: inserted)
+-- ERRORS BADARG FULL
+local nx = ARGV[1]
+if nx ~= '0' and nx ~= '1' then
+  return redis.error_reply('BADARG only_absent must be 0 or 1')
+end
+if not string.match(ARGV[2], '^%d+$') or #ARGV[2] > 15 then
+  return redis.error_reply('BADARG max_entries must be an integer from 0 to 999999999999999')
+end
+local limit = tonumber(ARGV[2])
+local n = #ARGV - 2
+if n == 0 or n % 2 ~= 0 then
+  return redis.error_reply('BADARG pairs must be a non-empty list of field, value')
+end
+local fields = {}
+for i = 3, #ARGV, 2 do
+  fields[#fields + 1] = ARGV[i]
+end
+-- Which fields exist already: HMGET in chunks (unpack is capped).
+local present = {}
+local chunk = 4000
+for s = 1, #fields, chunk do
+  local e = math.min(s + chunk - 1, #fields)
+  local got = redis.call('HMGET', KEYS[1], unpack(fields, s, e))
+  for j = 1, #got do
+    if got[j] then
+      present[fields[s + j - 1]] = true
+    end
+  end
+end
+local seen = {}
+local new = 0
+local out = {}
+for i = 3, #ARGV, 2 do
+  local f = ARGV[i]
+  if present[f] then
+    if nx == '0' then
+      out[#out + 1] = f
+      out[#out + 1] = ARGV[i + 1]
+    end
+  elseif not seen[f] then
+    seen[f] = true
+    new = new + 1
+    out[#out + 1] = f
+    out[#out + 1] = ARGV[i + 1]
+  elseif nx == '0' then
+    out[#out + 1] = f
+    out[#out + 1] = ARGV[i + 1]
+  end
+end
+if limit > 0 and new > 0 then
+  local len = redis.call('HLEN', KEYS[1])
+  if len + new > limit then
+    return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. len .. ' fields; ' .. new ..
+      ' new ones would exceed ' .. limit)
+  end
+end
+for s = 1, #out, 2 * chunk do
+  local e = math.min(s + 2 * chunk - 1, #out)
+  redis.call('HSET', KEYS[1], unpack(out, s, e))
+end
+return new

@@ -1,0 +1,186 @@
+//! `redis-patterns import sharded-hash BASE FILE`: the seed's pipelined bulk
+//! load (`hsetNx` of every line), streamed with bounded memory.
+
+use std::io::{BufReader, IsTerminal as _, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use redis_patterns::sharded_hash::{
+    DEFAULT_OVERFLOW_TARGET, ImportOptions, ImportReport, LineFormat, ListpackLimits, RejectReason,
+    ShardedHash, plan,
+};
+
+/// Arguments of `import sharded-hash`.
+#[derive(clap::Args)]
+pub struct ShardedHashArgs {
+    /// The logical hash; shards are BASE:<n>.
+    base: String,
+    /// The file: one value per line (field = 0-based line index, as the
+    /// seed), or field<TAB>value lines with --tsv.
+    file: PathBuf,
+    /// Redis URL, e.g. redis://127.0.0.1:6379/
+    #[arg(long, env = "REDIS_URL")]
+    url: String,
+    /// Shard count (must match how the hash is read). Default: planned from
+    /// --expected, or from the file's line count.
+    #[arg(long)]
+    shards: Option<u32>,
+    /// Entries the hash will hold, for the planner (default: lines in FILE).
+    #[arg(long, conflicts_with = "shards")]
+    expected: Option<u64>,
+    /// Lines are field<TAB>value.
+    #[arg(long)]
+    tsv: bool,
+    /// Lines per pipelined batch.
+    #[arg(long, default_value_t = 50_000)]
+    batch: usize,
+    /// The longest accepted line in bytes; longer ones are skipped and counted.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_line: usize,
+    /// Plain HSETNX without listpack limit checks (values over
+    /// hash-max-listpack-value are stored and convert their shard).
+    #[arg(long)]
+    no_strict: bool,
+}
+
+type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+fn open(path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+/// Lines in the file (a final line without a newline counts), streamed.
+fn count_lines(path: &Path) -> Result<u64, String> {
+    let mut file = open(path)?;
+    let mut buf = vec![0u8; 1 << 16];
+    let (mut lines, mut last) = (0u64, b'\n');
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    Ok(lines + u64::from(last != b'\n'))
+}
+
+/// Peak resident set size of this process in KiB (`VmHWM`), on Linux.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn reason(r: &RejectReason) -> String {
+    match r {
+        RejectReason::Blank => "blank line".into(),
+        RejectReason::TooLong(n) => format!("line of {n} bytes is longer than --max-line"),
+        RejectReason::InvalidUtf8 => "not valid UTF-8".into(),
+        RejectReason::NoField => "no field<TAB>value".into(),
+        RejectReason::BadField(e) => e.clone(),
+        RejectReason::ValueTooLong(n) => {
+            format!("{n} bytes exceed hash-max-listpack-value (would convert its shard)")
+        }
+        RejectReason::ShardFull => "shard at hash-max-listpack-entries".into(),
+    }
+}
+
+pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
+    let file = open(&args.file)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut con = redis::Client::open(args.url.as_str())?.get_connection()?;
+    let limits = ListpackLimits::from_server(&mut con)?;
+    let hash = match args.shards {
+        Some(shards) => ShardedHash::new(&args.base, shards)?.with_limits(limits),
+        None => {
+            let expected = match args.expected {
+                Some(n) => n,
+                None => count_lines(&args.file)?,
+            };
+            let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+            eprintln!(
+                "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",
+                p.shards, p.mean_per_shard, limits.entries
+            );
+            ShardedHash::from_plan(&args.base, &p)?
+        }
+    }
+    .strict(!args.no_strict);
+    let options = ImportOptions {
+        format: if args.tsv {
+            LineFormat::Tsv
+        } else {
+            LineFormat::LineNumber
+        },
+        max_line: args.max_line,
+        batch: args.batch,
+        ..ImportOptions::default()
+    };
+    let tty = std::io::stderr().is_terminal();
+    let started = Instant::now();
+    let progress = |r: &ImportReport| {
+        if !tty {
+            return;
+        }
+        let frac = if size > 0 {
+            r.bytes as f64 / size as f64
+        } else {
+            1.0
+        };
+        let filled = (frac * 30.0).round() as usize;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r[{}{}] {:5.1}% {} lines, {} inserted, {} present, {} rejected",
+            "#".repeat(filled.min(30)),
+            "-".repeat(30 - filled.min(30)),
+            frac * 100.0,
+            r.lines,
+            r.inserted,
+            r.present,
+            r.rejected
+        );
+        let _ = err.flush();
+    };
+    let report = hash.import_lines(&mut con, BufReader::new(file), options, progress)?;
+    let secs = started.elapsed().as_secs_f64();
+    if tty {
+        eprintln!();
+    }
+    println!(
+        "imported {} into {}:<0..{}> ({} shards, {})",
+        args.file.display(),
+        hash.base(),
+        hash.shard_count() - 1,
+        hash.shard_count(),
+        if hash.is_strict() {
+            "strict"
+        } else {
+            "not strict"
+        }
+    );
+    println!("lines {}", report.lines);
+    println!("inserted {}", report.inserted);
+    println!("already_present {}", report.present);
+    println!("rejected {}", report.rejected);
+    for r in &report.rejections {
+        println!("  line {}: {}", r.line, reason(&r.reason));
+    }
+    if report.rejected > report.rejections.len() as u64 {
+        println!(
+            "  ... {} more",
+            report.rejected - report.rejections.len() as u64
+        );
+    }
+    println!("seconds {secs:.3}");
+    println!("lines_per_second {:.0}", report.lines as f64 / secs);
+    if let Some(kib) = peak_rss_kib() {
+        println!("peak_rss_kib {kib}");
+    }
+    Ok(())
+}

@@ -1,0 +1,296 @@
+//! Packed fixed-width records against a real redis-server.
+
+mod support;
+
+use redis_patterns::Error;
+use redis_patterns::packed::{ByteArray, Bytes, IntField, Layout, Le, PackedRecords};
+use redis_patterns::scripts;
+
+fn strlen(con: &mut redis::Connection, key: &str) -> u64 {
+    redis::cmd("STRLEN").arg(key).query(con).unwrap()
+}
+
+fn record(id: u64) -> [u8; 5] {
+    let b = (id as u32).to_le_bytes();
+    [b[0], b[1], b[2], b[3], 0xAB]
+}
+
+#[test]
+fn records_round_trip_at_shard_boundaries() {
+    let server = support::server();
+    let mut con = server.connection();
+    let ips = 100;
+    let p = PackedRecords::new("rec", ByteArray::<5>, 10_000)
+        .unwrap()
+        .with_ids_per_shard(ips)
+        .unwrap();
+    let mut ids = vec![0, p.max_id()];
+    for k in 1..=3 {
+        ids.push(k * ips - 1);
+        ids.push(k * ips);
+    }
+    for &id in &ids {
+        p.set(&mut con, id, &record(id)).unwrap();
+    }
+    for &id in &ids {
+        assert_eq!(p.get(&mut con, id).unwrap(), record(id), "id {id}");
+    }
+    // Last record of shard k-1 and first record of shard k.
+    assert_eq!(
+        p.locate(ips - 1).unwrap(),
+        ("rec:0".to_string(), (ips - 1) * 5)
+    );
+    assert_eq!(p.locate(ips).unwrap(), ("rec:1".to_string(), 0));
+    let raw: Vec<u8> = redis::cmd("GETRANGE")
+        .arg("rec:0")
+        .arg((ips - 1) * 5)
+        .arg(ips * 5 - 1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(raw, record(ips - 1));
+    let raw: Vec<u8> = redis::cmd("GETRANGE")
+        .arg("rec:1")
+        .arg(0)
+        .arg(4)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(raw, record(ips));
+    // Dense layout: every touched shard has its full length.
+    for k in 0..=3 {
+        assert_eq!(strlen(&mut con, &format!("rec:{k}")), ips * 5);
+    }
+    // Neighbours of written ids stay zero; never-written ids read as zero.
+    assert_eq!(p.get(&mut con, ips - 2).unwrap(), [0; 5]);
+    assert_eq!(p.get(&mut con, 5_000).unwrap(), [0; 5]);
+    // Batch get in the order asked, across shards.
+    let order = [3 * ips, 0, 2 * ips - 1, 5_000, ips];
+    let got = p.get_many(&mut con, &order).unwrap();
+    let want: Vec<[u8; 5]> = order
+        .iter()
+        .map(|&id| if id == 5_000 { [0; 5] } else { record(id) })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn set_many_writes_one_call_per_shard_and_scan_decodes_whole_shards() {
+    let server = support::server();
+    let mut con = server.connection();
+    let p = PackedRecords::new("lvl", Le::<u16>::new(), 999)
+        .unwrap()
+        .with_ids_per_shard(64)
+        .unwrap();
+    let items: Vec<(u64, u16)> = (0..1000u64).map(|id| (id, (id % 7) as u16 + 1)).collect();
+    p.set_many(&mut con, &items).unwrap();
+    assert_eq!(p.shard_count(), 16);
+    assert_eq!(support::dbsize(&mut con), 16);
+    assert_eq!(p.get(&mut con, 777).unwrap(), (777 % 7) as u16 + 1);
+    let counts = p.count_by(&mut con, |v| (*v != 0).then_some(*v)).unwrap();
+    for level in 1..=7u16 {
+        let want = (0..1000u64)
+            .filter(|id| (id % 7) as u16 + 1 == level)
+            .count() as u64;
+        assert_eq!(counts[&level], want, "level {level}");
+    }
+    let mut seen = 0u64;
+    let mut last = None;
+    p.scan(&mut con, |id, v| {
+        assert_eq!(v, (id % 7) as u16 + 1);
+        assert!(last.is_none_or(|l| l < id));
+        last = Some(id);
+        seen += 1;
+    })
+    .unwrap();
+    // The last shard is reserved whole (64 ids) but ids past max_id are not visited.
+    assert_eq!(seen, 1000);
+}
+
+#[test]
+fn add_is_an_atomic_read_modify_write_of_one_field() {
+    let server = support::server();
+    let mut con = server.connection();
+    let p = PackedRecords::new("cnt", ByteArray::<8>, 1_000).unwrap();
+    let logins = IntField {
+        offset: 2,
+        size: 2,
+        signed: false,
+    };
+    let balance = IntField {
+        offset: 4,
+        size: 4,
+        signed: true,
+    };
+    p.set(&mut con, 7, &[9, 9, 0, 0, 0, 0, 0, 0]).unwrap();
+    assert_eq!(p.add(&mut con, 7, logins, 1).unwrap(), 1);
+    assert_eq!(p.add(&mut con, 7, logins, 65_533).unwrap(), 65_534);
+    assert_eq!(p.add(&mut con, 7, balance, -5).unwrap(), -5);
+    assert_eq!(
+        p.add(&mut con, 7, balance, 2_147_483_647).unwrap(),
+        2_147_483_642
+    );
+    let rec = p.get(&mut con, 7).unwrap();
+    assert_eq!(&rec[..2], &[9, 9]);
+    assert_eq!(u16::from_le_bytes([rec[2], rec[3]]), 65_534);
+    assert_eq!(
+        i32::from_le_bytes([rec[4], rec[5], rec[6], rec[7]]),
+        2_147_483_642
+    );
+    // Overflow: typed error, record unchanged.
+    match p.add(&mut con, 7, logins, 2) {
+        Err(Error::Overflow { detail, .. }) => assert!(detail.contains("65534"), "{detail}"),
+        other => panic!("expected Overflow, got {other:?}"),
+    }
+    assert!(matches!(
+        p.add(&mut con, 7, balance, 6),
+        Err(Error::Overflow { .. })
+    ));
+    assert!(matches!(
+        p.add(&mut con, 8, logins, -1),
+        Err(Error::Overflow { .. })
+    ));
+    assert_eq!(p.get(&mut con, 7).unwrap(), rec);
+    assert_eq!(p.get(&mut con, 8).unwrap(), [0; 8]);
+    // A 6-byte field reaches 2^48 - 1 exactly.
+    let wide = IntField {
+        offset: 0,
+        size: 6,
+        signed: false,
+    };
+    assert_eq!(
+        p.add(&mut con, 9, wide, (1 << 48) - 1).unwrap(),
+        (1 << 48) - 1
+    );
+    assert!(matches!(
+        p.add(&mut con, 9, wide, 1),
+        Err(Error::Overflow { .. })
+    ));
+    // Field outside the record or too wide: refused before sending.
+    assert!(matches!(
+        p.add(
+            &mut con,
+            7,
+            IntField {
+                offset: 6,
+                size: 4,
+                signed: false
+            },
+            1
+        ),
+        Err(Error::InvalidInput { .. })
+    ));
+    assert!(matches!(
+        p.add(
+            &mut con,
+            7,
+            IntField {
+                offset: 0,
+                size: 7,
+                signed: false
+            },
+            1
+        ),
+        Err(Error::InvalidInput { .. })
+    ));
+}
+
+#[test]
+fn compare_and_set_replaces_only_the_expected_record() {
+    let server = support::server();
+    let mut con = server.connection();
+    let p = PackedRecords::new("cas", Le::<u32>::new(), 100).unwrap();
+    assert_eq!(p.compare_and_set(&mut con, 3, &0, &10).unwrap(), Ok(()));
+    assert_eq!(p.compare_and_set(&mut con, 3, &0, &20).unwrap(), Err(10));
+    assert_eq!(p.compare_and_set(&mut con, 3, &10, &20).unwrap(), Ok(()));
+    assert_eq!(p.get(&mut con, 3).unwrap(), 20);
+}
+
+#[test]
+fn sparse_layout_grows_only_as_written() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dense = PackedRecords::new("d", Le::<u32>::new(), 1_000_000).unwrap();
+    let sparse = PackedRecords::new("s", Le::<u32>::new(), 1_000_000)
+        .unwrap()
+        .with_layout(Layout::Sparse);
+    dense.set(&mut con, 1, &5).unwrap();
+    sparse.set(&mut con, 1, &5).unwrap();
+    assert_eq!(strlen(&mut con, "d:0"), dense.shard_bytes());
+    assert_eq!(strlen(&mut con, "s:0"), 8);
+    assert_eq!(sparse.get(&mut con, 1).unwrap(), 5);
+    // The default shard is just under 64 KiB.
+    assert!(dense.shard_bytes() <= 65_530 && dense.shard_bytes() > 65_530 - 4);
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_written() {
+    let server = support::server();
+    let mut con = server.connection();
+    assert!(matches!(
+        PackedRecords::new("", Le::<u8>::new(), 10),
+        Err(Error::InvalidInput { name: "base", .. })
+    ));
+    assert!(matches!(
+        PackedRecords::new("z", Bytes(0), 10),
+        Err(Error::InvalidInput { name: "width", .. })
+    ));
+    assert!(matches!(
+        PackedRecords::new("z", Bytes(4), 10)
+            .unwrap()
+            .with_ids_per_shard(0),
+        Err(Error::InvalidInput { .. })
+    ));
+    assert!(matches!(
+        PackedRecords::new("z", Bytes(4), 10)
+            .unwrap()
+            .with_ids_per_shard(1 << 30),
+        Err(Error::InvalidInput { .. })
+    ));
+    // The huge-offset trap: an id near 2^32 is refused by the configured maximum.
+    let p = PackedRecords::new("users", Bytes(4), 10_000_000).unwrap();
+    match p.set(&mut con, 4_294_967_295, &vec![1, 2, 3, 4]) {
+        Err(Error::IdOutOfRange { id, max }) => assert_eq!((id, max), (4_294_967_295, 10_000_000)),
+        other => panic!("expected IdOutOfRange, got {other:?}"),
+    }
+    assert!(matches!(
+        p.get(&mut con, 10_000_001),
+        Err(Error::IdOutOfRange { .. })
+    ));
+    assert!(matches!(
+        p.get_many(&mut con, &[1, 10_000_001]),
+        Err(Error::IdOutOfRange { .. })
+    ));
+    // One bad item in a batch: nothing of the batch is written.
+    assert!(matches!(
+        p.set_many(&mut con, &[(1, vec![1, 2, 3, 4]), (2, vec![1, 2, 3])]),
+        Err(Error::InvalidInput { name: "record", .. })
+    ));
+    assert!(matches!(
+        p.set_many(
+            &mut con,
+            &[(1, vec![1, 2, 3, 4]), (u64::MAX, vec![1, 2, 3, 4])]
+        ),
+        Err(Error::IdOutOfRange { .. })
+    ));
+    assert!(matches!(
+        p.add(
+            &mut con,
+            99_999_999,
+            IntField {
+                offset: 0,
+                size: 2,
+                signed: false
+            },
+            1
+        ),
+        Err(Error::IdOutOfRange { .. })
+    ));
+    assert_eq!(support::dbsize(&mut con), 0);
+    // The scripts check their arguments too (callers from other languages).
+    let r = scripts::packed::put("raw:0", 0, &["4294967296", "abcd"]).invoke(&mut con);
+    assert!(matches!(r, Err(Error::ScriptArgument { .. })), "{r:?}");
+    let r = scripts::packed::add("raw:0", 0, 0, 7, 0, 1).invoke(&mut con);
+    assert!(matches!(r, Err(Error::ScriptArgument { .. })), "{r:?}");
+    let r = scripts::packed::swap("raw:0", 0, 0, b"ab", b"abc").invoke(&mut con);
+    assert!(matches!(r, Err(Error::ScriptArgument { .. })), "{r:?}");
+    assert_eq!(support::dbsize(&mut con), 0);
+}

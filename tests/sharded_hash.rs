@@ -1,0 +1,548 @@
+//! Sharded hashes against a real redis-server.
+
+mod support;
+
+use std::io::Write as _;
+use std::process::Command;
+
+use redis_patterns::Error;
+use redis_patterns::sharded_hash::{
+    DEFAULT_OVERFLOW_TARGET, ImportOptions, LineFormat, ListpackLimits, RejectReason, ShardedHash,
+    Sharding, plan,
+};
+
+fn encoding(con: &mut redis::Connection, key: &str) -> Option<String> {
+    redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg(key)
+        .query(con)
+        .unwrap()
+}
+
+fn hmget_calls(con: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_hmget:calls="))
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn basic_operations_use_base_colon_shard_keys() {
+    let server = support::server();
+    let mut con = server.connection();
+    let h = ShardedHash::new("users", 8).unwrap();
+    assert!(h.set(&mut con, "alice", "1").unwrap());
+    assert!(!h.set(&mut con, "alice", "2").unwrap());
+    assert_eq!(
+        h.get::<String>(&mut con, "alice").unwrap().as_deref(),
+        Some("2")
+    );
+    assert!(!h.set_if_absent(&mut con, "alice", "3").unwrap());
+    assert!(h.set_if_absent(&mut con, "bob", "b").unwrap());
+    assert_eq!(
+        h.get::<String>(&mut con, "alice").unwrap().as_deref(),
+        Some("2")
+    );
+    assert!(h.exists(&mut con, "bob").unwrap());
+    assert!(!h.exists(&mut con, "carol").unwrap());
+    assert_eq!(h.incr(&mut con, "visits", 5).unwrap(), 5);
+    assert_eq!(h.incr(&mut con, "visits", -2).unwrap(), 3);
+    assert_eq!(h.len(&mut con).unwrap(), 3);
+    assert!(h.delete(&mut con, "bob").unwrap());
+    assert!(!h.delete(&mut con, "bob").unwrap());
+    assert_eq!(h.get::<String>(&mut con, "bob").unwrap(), None);
+    assert_eq!(h.len(&mut con).unwrap(), 2);
+
+    // The seed's shard id: crc32(field) % shards, key base:<id>, no hash tag.
+    let shard = crc32fast::hash(b"alice") % 8;
+    assert_eq!(h.shard_key(b"alice").unwrap(), format!("users:{shard}"));
+    let v: String = redis::cmd("HGET")
+        .arg(format!("users:{shard}"))
+        .arg("alice")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(v, "2");
+    for key in support::all_keys(&mut con) {
+        assert!(key.starts_with("users:") && !key.contains('{'), "{key}");
+    }
+}
+
+#[test]
+fn get_many_keeps_order_reports_missing_and_sends_one_hmget_per_shard() {
+    let server = support::server();
+    let mut con = server.connection();
+    let h = ShardedHash::new("m", 4).unwrap();
+    let pairs: Vec<(String, String)> = (0..40)
+        .map(|i| (format!("f{i}"), format!("v{i}")))
+        .collect();
+    assert_eq!(h.set_many(&mut con, &pairs).unwrap(), 40);
+    let fields = ["f7", "nope", "f0", "f39", "f7", "missing2", "f12"];
+    let before = hmget_calls(&mut con);
+    let got: Vec<Option<String>> = h.get_many(&mut con, &fields).unwrap();
+    let after = hmget_calls(&mut con);
+    let expected: Vec<Option<String>> = fields
+        .iter()
+        .map(|f| f.strip_prefix('f').map(|n| format!("v{n}")))
+        .collect();
+    assert_eq!(got, expected);
+    let shards: std::collections::BTreeSet<u64> = fields
+        .iter()
+        .map(|f| h.shard_of(f.as_bytes()).unwrap())
+        .collect();
+    assert_eq!(after - before, shards.len() as u64);
+    let none: Vec<Option<Vec<u8>>> = h.get_many::<Vec<u8>, &str>(&mut con, &[]).unwrap();
+    assert!(none.is_empty());
+}
+
+/// Fills a planned hash with `n` 11-byte fields and 8-byte values through
+/// plain (non-strict) HSETs, so an overflowing shard would really convert,
+/// then checks the encoding of every shard.
+fn fill_and_check(con: &mut redis::Connection, limits: ListpackLimits, n: u64) {
+    let _: () = redis::cmd("FLUSHALL").query(con).unwrap();
+    let p = plan(n, limits, DEFAULT_OVERFLOW_TARGET).unwrap();
+    assert!(p.overflow_bound <= DEFAULT_OVERFLOW_TARGET);
+    let h = ShardedHash::from_plan(&format!("p{n}"), &p)
+        .unwrap()
+        .strict(false);
+    let mut batch = Vec::with_capacity(100_000);
+    for i in 0..n {
+        batch.push((format!("user:{i:06}"), format!("v{i:07}")));
+        if batch.len() == 100_000 {
+            h.set_many(con, &batch).unwrap();
+            batch.clear();
+        }
+    }
+    h.set_many(con, &batch).unwrap();
+    let health = h.inspect(con, u64::MAX).unwrap();
+    assert_eq!(health.sampled, p.shards as u64);
+    assert_eq!(
+        health.converted, 0,
+        "n={n} limits={limits:?} shards={}: {health:?}",
+        p.shards
+    );
+    assert!(health.max_len <= limits.entries, "{health:?}");
+    assert_eq!(health.sampled_len, n);
+    assert_eq!(h.len(con).unwrap(), n);
+    assert_eq!(health.listpack + health.missing, p.shards as u64);
+    if n >= 100_000 {
+        // Not the mean: the fullest shard is well above it.
+        assert!(
+            health.max_len as f64 > p.mean_per_shard * 1.1,
+            "{health:?} {p:?}"
+        );
+    }
+}
+
+#[test]
+fn planner_never_overflows_at_default_limits() {
+    let server = support::server();
+    let mut con = server.connection();
+    let limits = ListpackLimits::from_server(&mut con).unwrap();
+    assert_eq!(limits, ListpackLimits::DEFAULT);
+    for n in [1_000, 100_000, 1_000_000] {
+        fill_and_check(&mut con, limits, n);
+    }
+}
+
+#[test]
+fn planner_never_overflows_at_a_lowered_entry_limit() {
+    let server = support::server_with(&["--hash-max-listpack-entries", "128"]);
+    let mut con = server.connection();
+    let limits = ListpackLimits::from_server(&mut con).unwrap();
+    assert_eq!(
+        limits,
+        ListpackLimits {
+            entries: 128,
+            value: 64
+        }
+    );
+    let (h, p) = ShardedHash::planned(&mut con, "x", 100_000).unwrap();
+    assert_eq!(h.limits().entries, 128);
+    assert_eq!(h.shard_count(), p.shards as u64);
+    for n in [1_000, 100_000, 1_000_000] {
+        fill_and_check(&mut con, limits, n);
+    }
+}
+
+#[test]
+fn sizing_by_the_mean_overflows_where_the_plan_does_not() {
+    let server = support::server();
+    let mut con = server.connection();
+    let n = 100_000u64;
+    // ~500 per shard on average against the 512 limit (the example).
+    let h = ShardedHash::new("mean", (n / 500) as u32)
+        .unwrap()
+        .strict(false);
+    let batch: Vec<(String, String)> = (0..n)
+        .map(|i| (format!("user:{i:06}"), format!("v{i:07}")))
+        .collect();
+    h.set_many(&mut con, &batch).unwrap();
+    let health = h.inspect(&mut con, u64::MAX).unwrap();
+    assert!(health.converted > 0, "{health:?}");
+    assert!(!health.converted_keys.is_empty());
+    assert_eq!(
+        encoding(&mut con, &health.converted_keys[0]).as_deref(),
+        Some("hashtable")
+    );
+}
+
+#[test]
+fn config_refused_falls_back_to_the_documented_defaults() {
+    let server = support::server_with(&["--rename-command", "CONFIG", ""]);
+    let mut con = server.connection();
+    assert_eq!(ListpackLimits::query(&mut con).unwrap(), None);
+    assert_eq!(
+        ListpackLimits::from_server(&mut con).unwrap(),
+        ListpackLimits {
+            entries: 512,
+            value: 64
+        }
+    );
+    let (h, _) = ShardedHash::planned(&mut con, "d", 1000).unwrap();
+    assert_eq!(h.limits(), ListpackLimits::DEFAULT);
+}
+
+#[test]
+fn strict_writes_never_convert_a_shard() {
+    let server = support::server();
+    let mut con = server.connection();
+    let limits = ListpackLimits {
+        entries: 4,
+        value: 8,
+    };
+    let h = ShardedHash::new("s", 1).unwrap().with_limits(limits);
+    let pairs: Vec<(String, String)> = (0..4).map(|i| (format!("f{i}"), "v".into())).collect();
+    assert_eq!(h.set_many(&mut con, &pairs).unwrap(), 4);
+    // Overwriting existing fields is fine at the limit.
+    assert!(!h.set(&mut con, "f0", "w").unwrap());
+    match h.set(&mut con, "f4", "v") {
+        Err(Error::ShardFull { detail, .. }) => assert!(detail.contains("s:0"), "{detail}"),
+        other => panic!("expected ShardFull, got {other:?}"),
+    }
+    match h.incr(&mut con, "counter", 1) {
+        Err(Error::ShardFull { .. }) => {}
+        other => panic!("expected ShardFull, got {other:?}"),
+    }
+    // A batch that would overflow writes nothing, not even its fitting part.
+    let more = [("f1", "x"), ("new1", "y")];
+    assert!(matches!(
+        h.set_many(&mut con, &more),
+        Err(Error::ShardFull { .. })
+    ));
+    assert_eq!(
+        h.get::<String>(&mut con, "f1").unwrap().as_deref(),
+        Some("v")
+    );
+    assert_eq!(h.len(&mut con).unwrap(), 4);
+    assert_eq!(encoding(&mut con, "s:0").as_deref(), Some("listpack"));
+    // set-if-absent of present fields adds nothing and counts nothing.
+    assert_eq!(
+        h.set_if_absent_many(&mut con, &[("f2", "z"), ("f2", "q")])
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        h.get::<String>(&mut con, "f2").unwrap().as_deref(),
+        Some("v")
+    );
+    let health = h.inspect(&mut con, 10).unwrap();
+    assert_eq!((health.listpack, health.converted), (1, 0));
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_written() {
+    let server = support::server();
+    let mut con = server.connection();
+    assert!(matches!(
+        ShardedHash::new("", 4),
+        Err(Error::InvalidInput { name: "base", .. })
+    ));
+    assert!(matches!(
+        ShardedHash::new("b", 0),
+        Err(Error::InvalidInput { .. })
+    ));
+    assert!(matches!(
+        ShardedHash::by_id("b", 0, 10),
+        Err(Error::InvalidInput { .. })
+    ));
+    let h = ShardedHash::new("b", 4).unwrap();
+    let long = "x".repeat(65);
+    match h.set(&mut con, "f", &long) {
+        Err(Error::ListpackValueTooLong { what, len, limit }) => {
+            assert_eq!((what, len, limit), ("value", 65, 64))
+        }
+        other => panic!("expected ListpackValueTooLong, got {other:?}"),
+    }
+    assert!(matches!(
+        h.set_if_absent(&mut con, &long, "v"),
+        Err(Error::ListpackValueTooLong { what: "field", .. })
+    ));
+    // One bad pair in a batch: nothing of the batch is written.
+    assert!(matches!(
+        h.set_many(&mut con, &[("ok", "v".to_string()), ("bad", long.clone())]),
+        Err(Error::ListpackValueTooLong { .. })
+    ));
+    let ids = ShardedHash::by_id("ids", 100, 999).unwrap();
+    assert!(matches!(
+        ids.set(&mut con, "1000", "v"),
+        Err(Error::IdOutOfRange { id: 1000, max: 999 })
+    ));
+    assert!(matches!(
+        ids.set(&mut con, "12a", "v"),
+        Err(Error::InvalidInput { .. })
+    ));
+    assert!(matches!(
+        ids.set(&mut con, "007", "v"),
+        Err(Error::InvalidInput { .. })
+    ));
+    assert_eq!(support::dbsize(&mut con), 0);
+    assert!(h.inspect(&mut con, 0).is_err());
+    // Not strict: the long value is stored and its shard converts; inspect says so.
+    let loose = h.clone().strict(false);
+    assert!(loose.set(&mut con, "f", &long).unwrap());
+    let health = loose.inspect(&mut con, 4).unwrap();
+    assert_eq!(health.converted, 1);
+    assert_eq!(health.missing, 3);
+}
+
+#[test]
+fn integer_ids_fill_shards_evenly() {
+    let server = support::server();
+    let mut con = server.connection();
+    let h = ShardedHash::by_id("ids", 500, 9_999).unwrap();
+    assert_eq!(h.shard_count(), 20);
+    assert_eq!(
+        h.sharding(),
+        Sharding::ById {
+            fields_per_shard: 500,
+            max_id: 9_999
+        }
+    );
+    let pairs: Vec<(String, String)> = (0..10_000)
+        .map(|i| (i.to_string(), format!("v{i}")))
+        .collect();
+    assert_eq!(h.set_many(&mut con, &pairs).unwrap(), 10_000);
+    assert_eq!(h.shard_key(b"499").unwrap(), "ids:0");
+    assert_eq!(h.shard_key(b"500").unwrap(), "ids:1");
+    let health = h.inspect(&mut con, 100).unwrap();
+    assert_eq!(
+        (health.sampled, health.listpack, health.max_len),
+        (20, 20, 500)
+    );
+    assert_eq!(
+        h.get::<String>(&mut con, "9999").unwrap().as_deref(),
+        Some("v9999")
+    );
+}
+
+fn write_file(dir: &std::path::Path, name: &str, parts: &[&[u8]]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).unwrap();
+    for p in parts {
+        f.write_all(p).unwrap();
+    }
+    path
+}
+
+#[test]
+fn import_counts_blank_huge_and_invalid_lines_and_keeps_stored_values() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("import");
+    std::fs::create_dir_all(&dir).unwrap();
+    let huge = vec![b'x'; 10 << 20];
+    let path = write_file(
+        &dir,
+        "in.txt",
+        &[
+            b"zero\n",
+            b"\n",
+            &huge,
+            b"\n",
+            b"bad \xff\xfe utf8\n",
+            b"four\r\n",
+            b"five",
+        ],
+    );
+    let h = ShardedHash::new("imp", 3).unwrap();
+    // Already stored before the import: must survive.
+    assert!(h.set(&mut con, "4", "kept").unwrap());
+    let mut calls = 0;
+    let report = h
+        .import_lines(
+            &mut con,
+            std::io::BufReader::new(std::fs::File::open(&path).unwrap()),
+            ImportOptions {
+                max_line: 1 << 20,
+                batch: 2,
+                ..ImportOptions::default()
+            },
+            |_| calls += 1,
+        )
+        .unwrap();
+    assert_eq!(report.lines, 6);
+    assert_eq!(
+        (report.inserted, report.present, report.rejected),
+        (2, 1, 3)
+    );
+    let reasons: Vec<(u64, RejectReason)> = report
+        .rejections
+        .iter()
+        .map(|r| (r.line, r.reason.clone()))
+        .collect();
+    assert_eq!(
+        reasons,
+        vec![
+            (2, RejectReason::Blank),
+            (3, RejectReason::TooLong(10 << 20)),
+            (4, RejectReason::InvalidUtf8),
+        ]
+    );
+    assert!(calls >= 2);
+    // Field = 0-based line index, as the seed's explode() key.
+    let got: Vec<Option<String>> = h
+        .get_many(&mut con, &["0", "1", "2", "3", "4", "5"])
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![
+            Some("zero".into()),
+            None,
+            None,
+            None,
+            Some("kept".into()),
+            Some("five".into())
+        ]
+    );
+    assert_eq!(h.len(&mut con).unwrap(), 3);
+    assert_eq!(report.bytes, std::fs::metadata(&path).unwrap().len());
+}
+
+#[test]
+fn import_tsv_and_strict_value_limit() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("import");
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = format!("k\t{}\n", "y".repeat(65));
+    let path = write_file(
+        &dir,
+        "in.tsv",
+        &[
+            b"a\t1\n",
+            b"no tab here\n",
+            b"\tempty field\n",
+            long.as_bytes(),
+            b"b\t2\tx\n",
+            b"a\t9\n",
+        ],
+    );
+    let h = ShardedHash::new("tsv", 2).unwrap();
+    let report = h
+        .import_lines(
+            &mut con,
+            std::io::BufReader::new(std::fs::File::open(&path).unwrap()),
+            ImportOptions {
+                format: LineFormat::Tsv,
+                ..ImportOptions::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    assert_eq!(
+        (report.inserted, report.present, report.rejected),
+        (2, 1, 3)
+    );
+    assert_eq!(report.rejections[2].reason, RejectReason::ValueTooLong(65));
+    assert_eq!(
+        h.get::<String>(&mut con, "a").unwrap().as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        h.get::<String>(&mut con, "b").unwrap().as_deref(),
+        Some("2\tx")
+    );
+    assert_eq!(h.get::<String>(&mut con, "k").unwrap(), None);
+}
+
+#[test]
+fn import_from_any_iterator() {
+    let server = support::server();
+    let mut con = server.connection();
+    let h = ShardedHash::new("it", 16).unwrap().strict(false);
+    h.set(&mut con, "k3", "old").unwrap();
+    let items = (0..1000).map(|i| (format!("k{i}"), format!("v{i}")));
+    let report = h.import(&mut con, items, 128, |_| {}).unwrap();
+    assert_eq!(
+        (
+            report.lines,
+            report.inserted,
+            report.present,
+            report.rejected
+        ),
+        (1000, 999, 1, 0)
+    );
+    assert_eq!(
+        h.get::<String>(&mut con, "k3").unwrap().as_deref(),
+        Some("old")
+    );
+    assert_eq!(h.len(&mut con).unwrap(), 1000);
+    assert!(
+        h.import(&mut con, Vec::<(String, String)>::new(), 0, |_| {})
+            .is_err()
+    );
+}
+
+#[test]
+fn cli_import_reports_counts_and_a_missing_file_clearly() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write_file(&dir, "lines.txt", &[b"a\n\nb\nc\n"]);
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let out = Command::new(bin)
+        .args(["import", "sharded-hash", "cli"])
+        .arg(&path)
+        .env("REDIS_URL", server.url())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("inserted 3\n"), "{stdout}");
+    assert!(stdout.contains("already_present 0\n"), "{stdout}");
+    assert!(stdout.contains("rejected 1\n"), "{stdout}");
+    assert!(stdout.contains("line 2: blank line"), "{stdout}");
+    // Not a terminal: no progress bar on stderr.
+    assert!(!String::from_utf8_lossy(&out.stderr).contains('\r'));
+    let h = ShardedHash::new("cli", 1).unwrap();
+    assert_eq!(
+        h.get::<String>(&mut con, "3").unwrap().as_deref(),
+        Some("c")
+    );
+
+    let before = support::all_keys(&mut con);
+    let out = Command::new(bin)
+        .args(["import", "sharded-hash", "cli"])
+        .arg(dir.join("does-not-exist.txt"))
+        .args(["--url", &server.url()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot open") && stderr.contains("does-not-exist.txt"),
+        "{stderr}"
+    );
+    assert_eq!(support::all_keys(&mut con), before);
+    assert_eq!(
+        h.get::<String>(&mut con, "0").unwrap().as_deref(),
+        Some("a")
+    );
+}
