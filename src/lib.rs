@@ -1,6 +1,7 @@
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
-//! Each pattern — an owner-token lock, and more to come — is a set of Lua
+//! Each pattern — an owner-token lock, exact daily unique visitors in
+//! sharded intsets ([`visits`]), and more to come — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -59,6 +60,7 @@ pub mod manifest;
 pub mod script;
 pub mod scripts;
 pub mod server;
+pub mod visits;
 
 pub use error::{Error, Result};
 pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all, load_all_async};
