@@ -276,7 +276,7 @@ fn scan_error_codes(body: &[(usize, &str)]) -> Vec<(String, usize)> {
             let rest = code[start..].trim_start();
             if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
                 let lit = &rest[1..];
-                let end = lit.find(|c: char| c == q || c == ' ').unwrap_or(lit.len());
+                let end = lit.find([q, ' ']).unwrap_or(lit.len());
                 codes.push((lit[..end].to_string(), lineno));
             }
         }
@@ -356,10 +356,7 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
         let text = text
             .strip_prefix(' ')
             .ok_or_else(|| err(lineno, "header lines start with `-- `".into()))?;
-        let (word, rest) = text.split_at(
-            text.find(|c: char| c == '[' || c == ' ')
-                .unwrap_or(text.len()),
-        );
+        let (word, rest) = text.split_at(text.find(['[', ' ']).unwrap_or(text.len()));
         match word {
             "KEYS" | "ARGV" => {
                 let is_key = word == "KEYS";

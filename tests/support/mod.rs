@@ -15,9 +15,8 @@ pub fn server() -> LocalServer {
 
 /// Starts a fresh server with extra `--name value` arguments.
 pub fn server_with(extra: &[&str]) -> LocalServer {
-    LocalServer::start_with(extra).unwrap_or_else(|e| {
-        panic!("cannot start redis-server for this test: {e}")
-    })
+    LocalServer::start_with(extra)
+        .unwrap_or_else(|e| panic!("cannot start redis-server for this test: {e}"))
 }
 
 /// Every key in the server's database 0, sorted.
