@@ -56,6 +56,7 @@ pub mod codegen;
 pub mod error;
 pub mod keys;
 pub mod lock;
+pub mod login_log;
 pub mod manifest;
 pub mod script;
 pub mod scripts;
