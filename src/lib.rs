@@ -61,6 +61,7 @@ pub mod manifest;
 pub mod script;
 pub mod scripts;
 pub mod server;
+pub mod signin;
 pub mod visits;
 
 pub use error::{Error, Result};
