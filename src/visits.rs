@@ -19,7 +19,7 @@
 //!
 //! # Shards and `intset`
 //!
-//! Members are integers so every shard stays `intset`-encoded (4 bytes per
+//! Members are integers so shards stay `intset`-encoded (4 bytes per
 //! member for values in the `i32` range, 8 for larger `i64`). A member goes to
 //! shard `crc32(decimal string of the member) % shards` — the decimal ASCII
 //! form, as PHP's `crc32($member)` hashes it, not the little-endian bytes. A
@@ -110,9 +110,12 @@ pub fn member_from_string_id(id: &str) -> i64 {
 /// `max_intset_entries` (the server's `set-max-intset-entries`).
 ///
 /// With a uniform shard function a shard's size is about Poisson with mean
-/// `m = expected / shards`; the plan keeps `m + 5·√m <= max_intset_entries`,
-/// so the fullest of thousands of shards stays an intset (for 512: a mean of
-/// about 410 members, 2,440 shards for a million).
+/// `m = expected / shards`; the plan keeps `m + 4·√m <= max_intset_entries`
+/// (for 512: a mean of about 429 members, 2,330 shards for a million). The
+/// fullest of a few thousand shards then usually stays an intset; on an
+/// unlucky day one shard may pass the limit and become a hashtable (~30 KB,
+/// about 0.03 bytes per member at a million), which costs less than the
+/// per-key overhead of the extra shards a wider margin would need.
 pub fn plan_shards(expected_daily_uniques: u64, max_intset_entries: u64) -> Result<u32> {
     if expected_daily_uniques == 0 {
         return Err(Error::invalid(
@@ -127,8 +130,8 @@ pub fn plan_shards(expected_daily_uniques: u64, max_intset_entries: u64) -> Resu
         ));
     }
     let limit = max_intset_entries as f64;
-    // m + 5 sqrt(m) = limit  =>  sqrt(m) = (-5 + sqrt(25 + 4 limit)) / 2
-    let root = (-5.0 + (25.0 + 4.0 * limit).sqrt()) / 2.0;
+    // m + 4 sqrt(m) = limit  =>  sqrt(m) = (-4 + sqrt(16 + 4 limit)) / 2
+    let root = (-4.0 + (16.0 + 4.0 * limit).sqrt()) / 2.0;
     let mean = (root * root).floor().max(1.0);
     let shards = (expected_daily_uniques as f64 / mean).ceil() as u64;
     if shards > MAX_SHARDS as u64 {
@@ -434,11 +437,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
             .collect()
     }
 
-    fn batch_call(
-        &self,
-        day: NaiveDate,
-        members: &[i64],
-    ) -> Result<BatchCall> {
+    fn batch_call(&self, day: NaiveDate, members: &[i64]) -> Result<BatchCall> {
         // Dedupe (first occurrence wins) and group by shard.
         let mut first: HashMap<i64, usize> = HashMap::with_capacity(members.len());
         let mut groups: Vec<(u32, Vec<i64>)> = Vec::new();
