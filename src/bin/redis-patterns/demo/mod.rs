@@ -3,6 +3,9 @@
 //! key prefix unique to this run, and cleans up after itself.
 
 mod lock;
+mod login_log;
+mod signin;
+mod visits;
 
 use redis_patterns::server::LocalServer;
 
@@ -40,6 +43,12 @@ pub fn run(url: Option<&str>) -> DemoResult {
     let prefix = format!("demo:{}:", std::process::id());
     section("lock: owner-token lock with fencing tokens");
     lock::run(&client, &prefix)?;
+    section("visits: exact daily unique visitors in sharded intsets");
+    visits::run(&client, &prefix)?;
+    section("login_log: the seed's monthly login bitmaps and its seven queries");
+    login_log::run(&client, &prefix)?;
+    section("signin: daily sign-in bitmaps, ranges and streaks");
+    signin::run(&client, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }
