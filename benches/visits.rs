@@ -5,7 +5,8 @@
 //! throwaway redis-server, baselines measured in the same run.
 //!
 //! Env: `BENCH_ROUNDS` (default 5), `BENCH_MEMBERS` (default 1,000,000),
-//! `BENCH_OPS` (unpipelined ops per round, default 5,000).
+//! `BENCH_OPS` (unpipelined ops per round, default 5,000), `BENCH_ONLY=memory`
+//! (the memory table only).
 
 mod common;
 
@@ -123,16 +124,37 @@ fn main() {
             load(&mut loader);
         }
         // The server frees a closed client's buffers when it notices the close.
-        let mut after = common::used_memory(con);
-        for _ in 0..50 {
+        let mut alone = false;
+        for _ in 0..250 {
             let clients: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
             if clients.lines().count() == 1 {
-                after = common::used_memory(con);
+                alone = true;
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        after - before
+        if !alone {
+            eprintln!("warning: the loader connection was still open after 5 s; its buffers count");
+        }
+        let info: String = redis::cmd("INFO").arg("memory").query(con).unwrap();
+        let field = |name: &str| -> String {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .unwrap_or("?")
+                .trim()
+                .to_string()
+        };
+        if std::env::var("BENCH_DEBUG").is_ok() {
+            eprintln!(
+                "used_memory {} dataset {} overhead {} scripts {} vm_eval {}",
+                field("used_memory"),
+                field("used_memory_dataset"),
+                field("used_memory_overhead"),
+                field("used_memory_scripts"),
+                field("used_memory_vm_eval")
+            );
+        }
+        common::used_memory(con) - before
     };
     // One plain set of decimal members (the baseline).
     let plain = measure(&mut con, &mut |con| {
@@ -228,6 +250,9 @@ fn main() {
     ]);
     mem.print();
     flush(&mut con);
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("memory") {
+        return;
+    }
 
     // ---- throughput -----------------------------------------------------
     let end = today_end_utc();
