@@ -22,7 +22,10 @@ pub fn server(extra: &[&str]) -> LocalServer {
 
 /// Rounds per measurement (`BENCH_ROUNDS`, default 5).
 pub fn rounds() -> usize {
-    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
+    std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
 }
 
 /// Median of the values (NaN for none).
@@ -32,7 +35,11 @@ pub fn median(values: &mut [f64]) -> f64 {
     }
     values.sort_by(|a, b| a.total_cmp(b));
     let n = values.len();
-    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
 }
 
 /// Quantile `q` in [0, 1] of the values (nearest rank).
@@ -104,7 +111,14 @@ impl Table {
             println!("| {} |", cells.join(" | "));
         };
         line(&self.header);
-        println!("|{}|", width.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("|"));
+        println!(
+            "|{}|",
+            width
+                .iter()
+                .map(|w| "-".repeat(w + 2))
+                .collect::<Vec<_>>()
+                .join("|")
+        );
         for row in &self.rows {
             line(row);
         }
@@ -113,7 +127,13 @@ impl Table {
 
 /// `1234567.8` → `"1234568"`; small values keep some decimals.
 pub fn num(v: f64) -> String {
-    if v.abs() >= 100.0 { format!("{v:.0}") } else if v.abs() >= 1.0 { format!("{v:.2}") } else { format!("{v:.3}") }
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 /// A ratio as `0.97x`.
@@ -124,13 +144,21 @@ pub fn ratio(a: f64, b: f64) -> String {
 /// Server-side microseconds per call of `command` (from `INFO commandstats`;
 /// call `reset_stats` before the measured work). Returns (calls, usec).
 pub fn command_stats(con: &mut redis::Connection, command: &str) -> (u64, u64) {
-    let info: String = redis::cmd("INFO").arg("commandstats").query(con).expect("INFO commandstats");
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(con)
+        .expect("INFO commandstats");
     let prefix = format!("cmdstat_{}:", command.to_lowercase());
     for line in info.lines() {
         if let Some(rest) = line.strip_prefix(&prefix) {
             let field = |name: &str| {
                 rest.split(',')
-                    .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse::<u64>().ok())
+                    .find_map(|kv| {
+                        kv.strip_prefix(name)?
+                            .strip_prefix('=')?
+                            .parse::<u64>()
+                            .ok()
+                    })
                     .unwrap_or(0)
             };
             return (field("calls"), field("usec"));
@@ -141,12 +169,18 @@ pub fn command_stats(con: &mut redis::Connection, command: &str) -> (u64, u64) {
 
 /// `CONFIG RESETSTAT`
 pub fn reset_stats(con: &mut redis::Connection) {
-    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).expect("CONFIG RESETSTAT");
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(con)
+        .expect("CONFIG RESETSTAT");
 }
 
 /// `used_memory` from `INFO memory`.
 pub fn used_memory(con: &mut redis::Connection) -> u64 {
-    let info: String = redis::cmd("INFO").arg("memory").query(con).expect("INFO memory");
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(con)
+        .expect("INFO memory");
     info.lines()
         .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
         .expect("used_memory in INFO memory")
