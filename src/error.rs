@@ -94,6 +94,18 @@ pub enum Error {
         detail: String,
     },
 
+    /// A user id is above the configured maximum bitmap offset (the offset
+    /// trap: `SETBIT key 4000000000 1` makes Redis allocate ~500 MB). Raised
+    /// before anything is written; code `UIDRANGE` from a script.
+    #[error("uid out of range: {detail}")]
+    UidOutOfRange { detail: String },
+
+    /// A visit was added to a day whose keys would already have expired
+    /// (its end of day plus grace is not after the server's clock); nothing
+    /// was written. Code `DAYENDED` from a script.
+    #[error("day already ended: {detail}")]
+    DayEnded { detail: String },
+
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
     ShaMismatch {
@@ -157,6 +169,8 @@ impl Error {
             "NOFILTER" => Self::BloomMissing { detail },
             "FULL" => Self::ShardFull { script, detail },
             "OVERFLOW" => Self::Overflow { script, detail },
+            "UIDRANGE" => Self::UidOutOfRange { detail },
+            "DAYENDED" => Self::DayEnded { detail },
             _ => Self::Script {
                 script,
                 code: code.to_string(),

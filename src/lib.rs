@@ -5,7 +5,8 @@
 //! streaming bulk import), fixed-width records packed into sharded strings
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
 //! Bloom filters on plain bitmaps ([`bloom`], with the seed's PHP `JSHash` in
-//! [`hash`]) — is a set of Lua
+//! [`hash`]), exact daily unique visitors in sharded intsets ([`visits`]),
+//! login logs and sign-in bitmaps ([`login_log`], [`signin`]) — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -62,6 +63,7 @@ pub mod error;
 pub mod hash;
 pub mod keys;
 pub mod lock;
+pub mod login_log;
 pub mod manifest;
 pub mod packed;
 pub mod rolling;
@@ -69,6 +71,8 @@ pub mod script;
 pub mod scripts;
 pub mod server;
 pub mod sharded_hash;
+pub mod signin;
+pub mod visits;
 
 pub use error::{Error, Result};
 pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all, load_all_async};

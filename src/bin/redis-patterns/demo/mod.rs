@@ -5,7 +5,10 @@
 mod bloom;
 mod compact;
 mod lock;
+mod login_log;
 mod rolling;
+mod signin;
+mod visits;
 
 use redis_patterns::server::LocalServer;
 
@@ -49,6 +52,12 @@ pub fn run(url: Option<&str>) -> DemoResult {
     bloom::run(&client, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
     compact::run(&client, &prefix)?;
+    section("visits: exact daily unique visitors in sharded intsets");
+    visits::run(&client, &prefix)?;
+    section("login_log: the seed's monthly login bitmaps and its seven queries");
+    login_log::run(&client, &prefix)?;
+    section("signin: daily sign-in bitmaps, ranges and streaks");
+    signin::run(&client, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }

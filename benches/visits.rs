@@ -1,0 +1,419 @@
+//! `cargo bench --bench visits`: memory per member of the sharded intset vs
+//! one plain set vs HyperLogLog, visits/s of the script (unpipelined,
+//! pipelined, batched) vs the seed's seven-round-trip sequence, and whether
+//! that sequence over-counts under concurrency. Everything against its own
+//! throwaway redis-server, baselines measured in the same run.
+//!
+//! Env: `BENCH_ROUNDS` (default 5), `BENCH_MEMBERS` (default 1,000,000),
+//! `BENCH_OPS` (unpipelined ops per round, default 5,000), `BENCH_ONLY=memory`
+//! (the memory table only).
+
+mod common;
+
+use std::collections::HashSet;
+
+use chrono::{NaiveDate, Utc};
+use common::{Table, num, ratio};
+use redis_patterns::visits::{self, VisitCounter};
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn flush(con: &mut redis::Connection) {
+    let _: () = redis::cmd("FLUSHALL").arg("SYNC").query(con).unwrap();
+}
+
+/// The seed's `ShardSet::count`, faithfully: SISMEMBER, then for a new
+/// member SADD, INCR, TTL, EXPIREAT, TTL, EXPIREAT — separate round trips,
+/// base key `count`, 10 shards (`$total=10`), crc32 of the member string,
+/// expiry at 23:59:59 of the current day (here UTC).
+fn seed_count(con: &mut redis::Connection, member: i64, end_of_day: i64) -> bool {
+    let shard_key = format!(
+        "count_{}",
+        crc32fast::hash(member.to_string().as_bytes()) % 10
+    );
+    let exists: bool = redis::cmd("SISMEMBER")
+        .arg(&shard_key)
+        .arg(member)
+        .query(con)
+        .unwrap();
+    if exists {
+        return false;
+    }
+    let _: i64 = redis::cmd("SADD")
+        .arg(&shard_key)
+        .arg(member)
+        .query(con)
+        .unwrap();
+    let _: i64 = redis::cmd("INCR").arg("count").query(con).unwrap();
+    let ttl1: i64 = redis::cmd("TTL").arg("count").query(con).unwrap();
+    if ttl1 == -1 {
+        let _: i64 = redis::cmd("EXPIREAT")
+            .arg("count")
+            .arg(end_of_day)
+            .query(con)
+            .unwrap();
+    }
+    let ttl2: i64 = redis::cmd("TTL").arg(&shard_key).query(con).unwrap();
+    if ttl2 == -1 {
+        let _: i64 = redis::cmd("EXPIREAT")
+            .arg(&shard_key)
+            .arg(end_of_day)
+            .query(con)
+            .unwrap();
+    }
+    true
+}
+
+fn today_end_utc() -> i64 {
+    let today = Utc::now().date_naive();
+    today.and_hms_opt(23, 59, 59).unwrap().and_utc().timestamp()
+}
+
+/// 8 threads x 10,000 ids, 50 % shared by all threads, shuffled per thread.
+fn overlap_ids(t: i64) -> Vec<i64> {
+    let mut v: Vec<i64> = (0..5_000)
+        .chain((0..5_000).map(|i| 1_000_000 * (t + 1) + i))
+        .collect();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ t as u64;
+    for i in (1..v.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
+fn main() {
+    let server = common::server(&[]);
+    let mut con = server.connection();
+    let members = env("BENCH_MEMBERS", 1_000_000);
+    let ops = env("BENCH_OPS", 5_000);
+    let day = NaiveDate::from_ymd_opt(2099, 1, 1).unwrap();
+    println!(
+        "redis-server on port {}; {} rounds; {members} members for memory; {ops} unpipelined ops per round",
+        server.port(),
+        common::rounds()
+    );
+
+    // ---- memory -------------------------------------------------------
+    let max_entries = visits::max_intset_entries(&mut con).unwrap();
+    let shards = visits::plan_shards(members as u64, max_entries).unwrap();
+    let mut mem = Table::new(
+        &format!(
+            "memory for {members} distinct members (used_memory delta; set-max-intset-entries {max_entries})"
+        ),
+        &["layout", "bytes", "B/member", "vs plain set", "notes"],
+    );
+    // Each layout loads on its own connection, closed before the second
+    // reading, so client buffers are not counted as data.
+    let url = server.url();
+    let measure = |con: &mut redis::Connection, load: &mut dyn FnMut(&mut redis::Connection)| {
+        flush(con);
+        let before = common::used_memory(con);
+        {
+            let mut loader = redis::Client::open(url.as_str())
+                .unwrap()
+                .get_connection()
+                .unwrap();
+            load(&mut loader);
+        }
+        // The server frees a closed client's buffers when it notices the close.
+        let mut alone = false;
+        for _ in 0..250 {
+            let clients: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
+            if clients.lines().count() == 1 {
+                alone = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if !alone {
+            eprintln!("warning: the loader connection was still open after 5 s; its buffers count");
+        }
+        let info: String = redis::cmd("INFO").arg("memory").query(con).unwrap();
+        let field = |name: &str| -> String {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .unwrap_or("?")
+                .trim()
+                .to_string()
+        };
+        if std::env::var("BENCH_DEBUG").is_ok() {
+            eprintln!(
+                "used_memory {} dataset {} overhead {} scripts {} vm_eval {}",
+                field("used_memory"),
+                field("used_memory_dataset"),
+                field("used_memory_overhead"),
+                field("used_memory_scripts"),
+                field("used_memory_vm_eval")
+            );
+        }
+        common::used_memory(con) - before
+    };
+    // One plain set of decimal members (the baseline).
+    let plain = measure(&mut con, &mut |con| {
+        let all: Vec<i64> = (1..=members as i64).collect();
+        for chunk in all.chunks(10_000) {
+            let _: i64 = redis::cmd("SADD")
+                .arg("plain")
+                .arg(chunk)
+                .query(con)
+                .unwrap();
+        }
+    });
+    let enc: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg("plain")
+        .query(&mut con)
+        .unwrap();
+    mem.row(vec![
+        "one plain set".into(),
+        plain.to_string(),
+        num(plain as f64 / members as f64),
+        "1.00x".into(),
+        format!("encoding {enc}"),
+    ]);
+    // The sharded intset: user ids 1..=N, planned shard count, with expiry.
+    let counter = VisitCounter::new("mem", Utc, shards).unwrap();
+    let mut report = String::new();
+    let sharded = measure(&mut con, &mut |con| {
+        let all: Vec<i64> = (1..=members as i64).collect();
+        for chunk in all.chunks(5_000) {
+            counter.add_batch(con, day, chunk).unwrap();
+        }
+        let sizes = counter.shard_sizes(con, day).unwrap();
+        let mut pipe = redis::pipe();
+        for k in counter.shard_keys(day) {
+            pipe.cmd("OBJECT").arg("ENCODING").arg(k);
+        }
+        let encs: Vec<String> = pipe.query(con).unwrap();
+        let intsets = encs.iter().filter(|e| *e == "intset").count();
+        assert_eq!(counter.count(con, day).unwrap(), members as u64);
+        report = format!(
+            "{shards} shards, fullest {}, {intsets}/{shards} intset",
+            sizes.iter().max().unwrap()
+        );
+    });
+    mem.row(vec![
+        "sharded intset (i32 ids)".into(),
+        sharded.to_string(),
+        num(sharded as f64 / members as f64),
+        ratio(sharded as f64, plain as f64),
+        report.clone(),
+    ]);
+    // Seed-style ids: 8 hex digits of a hash (here crc32) as an unsigned
+    // 32-bit value; above i32::MAX they force the 8-byte intset encoding.
+    let seed_style = measure(&mut con, &mut |con| {
+        let all: Vec<i64> = (1..=members as i64)
+            .map(|i| crc32fast::hash(format!("uid-{i}").as_bytes()) as i64)
+            .collect();
+        for chunk in all.chunks(5_000) {
+            counter.add_batch(con, day, chunk).unwrap();
+        }
+        let c = counter.count(con, day).unwrap();
+        report = format!("{c} counted (hash collisions lose {})", members as u64 - c);
+    });
+    mem.row(vec![
+        "sharded intset (u32 hex ids, seed)".into(),
+        seed_style.to_string(),
+        num(seed_style as f64 / members as f64),
+        ratio(seed_style as f64, plain as f64),
+        report.clone(),
+    ]);
+    let hll = measure(&mut con, &mut |con| {
+        let all: Vec<i64> = (1..=members as i64).collect();
+        for chunk in all.chunks(10_000) {
+            let _: i64 = redis::cmd("PFADD")
+                .arg("hll")
+                .arg(chunk)
+                .query(con)
+                .unwrap();
+        }
+        let est: i64 = redis::cmd("PFCOUNT").arg("hll").query(con).unwrap();
+        report = format!(
+            "approximate: PFCOUNT {est} ({:+.2} %)",
+            (est as f64 - members as f64) / members as f64 * 100.0
+        );
+    });
+    mem.row(vec![
+        "HyperLogLog (PFADD)".into(),
+        hll.to_string(),
+        format!("{:.4}", hll as f64 / members as f64),
+        ratio(hll as f64, plain as f64),
+        report.clone(),
+    ]);
+    mem.print();
+    flush(&mut con);
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("memory") {
+        return;
+    }
+
+    // ---- throughput -----------------------------------------------------
+    let end = today_end_utc();
+    let c = VisitCounter::new("tp", Utc, 64).unwrap();
+    let mut next = 0i64;
+    let mut fresh = |n: usize| -> Vec<i64> {
+        let v: Vec<i64> = (next..next + n as i64).collect();
+        next += n as i64;
+        v
+    };
+    // Methods are measured in interleaved rounds (each round runs every
+    // method once), so load from other processes hits them alike; each
+    // figure is the median over rounds, after one warm-up round.
+    let seen: Vec<i64> = (0..ops as i64).collect();
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); 6];
+    for round in 0..=common::rounds() {
+        let mut timed = |slot: usize, n: usize, f: &mut dyn FnMut()| {
+            let t = std::time::Instant::now();
+            f();
+            if round > 0 {
+                samples[slot].push(n as f64 / t.elapsed().as_secs_f64());
+            }
+        };
+        let batch = fresh(ops);
+        timed(0, ops, &mut || {
+            for &m in &batch {
+                seed_count(&mut con, m, end);
+            }
+        });
+        let batch = fresh(ops);
+        timed(1, ops, &mut || {
+            for &m in &batch {
+                c.add(&mut con, day, m).unwrap();
+            }
+        });
+        let batch = fresh(ops * 20);
+        timed(2, ops * 20, &mut || {
+            for chunk in batch.chunks(100) {
+                c.add_pipelined(&mut con, day, chunk).unwrap();
+            }
+        });
+        let batch = fresh(ops * 40);
+        timed(3, ops * 40, &mut || {
+            for chunk in batch.chunks(1_000) {
+                c.add_batch(&mut con, day, chunk).unwrap();
+            }
+        });
+        // Repeat visits (already counted members): the seed stops after SISMEMBER.
+        timed(4, ops, &mut || {
+            for &m in &seen {
+                seed_count(&mut con, m, end);
+            }
+        });
+        timed(5, ops, &mut || {
+            for &m in &seen {
+                c.add(&mut con, day, m).unwrap();
+            }
+        });
+    }
+    let med: Vec<f64> = samples.iter_mut().map(|v| common::median(v)).collect();
+    let (seed_new, script_new, piped, batched, seed_repeat, script_repeat) =
+        (med[0], med[1], med[2], med[3], med[4], med[5]);
+    let mut tp = Table::new(
+        "visits/s (median of rounds; ratio vs the seed's sequence for the same kind of visit)",
+        &["method", "round trips", "visits/s", "vs seed"],
+    );
+    tp.row(vec![
+        "seed sequence, new member".into(),
+        "7 per visit".into(),
+        num(seed_new),
+        "1.00x".into(),
+    ]);
+    tp.row(vec![
+        "visits.add, new member".into(),
+        "1 per visit".into(),
+        num(script_new),
+        ratio(script_new, seed_new),
+    ]);
+    tp.row(vec![
+        "visits.add pipelined x100, new".into(),
+        "1 per 100".into(),
+        num(piped),
+        ratio(piped, seed_new),
+    ]);
+    tp.row(vec![
+        "visits.add_batch x1000, new".into(),
+        "1 per 1000".into(),
+        num(batched),
+        ratio(batched, seed_new),
+    ]);
+    tp.row(vec![
+        "seed sequence, repeat visit".into(),
+        "1 per visit".into(),
+        num(seed_repeat),
+        "1.00x".into(),
+    ]);
+    tp.row(vec![
+        "visits.add, repeat visit".into(),
+        "1 per visit".into(),
+        num(script_repeat),
+        ratio(script_repeat, seed_repeat),
+    ]);
+    tp.print();
+
+    // ---- over-count under concurrency -----------------------------------
+    let exact: usize = (0..8).flat_map(overlap_ids).collect::<HashSet<i64>>().len();
+    let mut oc = Table::new(
+        "8 threads x 10,000 ids, 50 % overlap, one day: counter vs exact distinct",
+        &[
+            "run",
+            "method",
+            "exact",
+            "counter",
+            "sum SCARD",
+            "over-count",
+        ],
+    );
+    for run in 1..=3 {
+        for method in ["seed sequence", "visits.add"] {
+            flush(&mut con);
+            let url = server.url();
+            let c = VisitCounter::new("oc", Utc, 10).unwrap();
+            std::thread::scope(|s| {
+                for t in 0..8 {
+                    let url = url.clone();
+                    let c = c.clone();
+                    s.spawn(move || {
+                        let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+                        for m in overlap_ids(t) {
+                            if method == "seed sequence" {
+                                seed_count(&mut con, m, end);
+                            } else {
+                                c.add(&mut con, day, m).unwrap();
+                            }
+                        }
+                    });
+                }
+            });
+            let (counter, scard): (u64, u64) = if method == "seed sequence" {
+                let n: u64 = redis::cmd("GET").arg("count").query(&mut con).unwrap();
+                let mut pipe = redis::pipe();
+                for i in 0..10 {
+                    pipe.cmd("SCARD").arg(format!("count_{i}"));
+                }
+                let sizes: Vec<u64> = pipe.query(&mut con).unwrap();
+                (n, sizes.iter().sum())
+            } else {
+                (
+                    c.count(&mut con, day).unwrap(),
+                    c.shard_sizes(&mut con, day).unwrap().iter().sum(),
+                )
+            };
+            oc.row(vec![
+                run.to_string(),
+                method.into(),
+                exact.to_string(),
+                counter.to_string(),
+                scard.to_string(),
+                format!("{:+}", counter as i64 - exact as i64),
+            ]);
+        }
+    }
+    oc.print();
+}

@@ -1,0 +1,539 @@
+//! `visits`: exact daily unique visitors against a real redis-server.
+//!
+//! Days whose keys must survive are in 2099 (their end-of-day `EXPIREAT` must
+//! lie after the server's clock); every expiry is checked against instants
+//! computed from explicit dates and zones, never the machine's clock or zone.
+
+mod support;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use chrono::{Datelike, FixedOffset, NaiveDate, TimeZone, Utc, Weekday};
+use redis_patterns::Error;
+use redis_patterns::visits::{self, VisitCounter};
+
+fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).unwrap()
+}
+
+fn expiretime(con: &mut redis::Connection, key: &str) -> i64 {
+    redis::cmd("EXPIRETIME").arg(key).query(con).unwrap()
+}
+
+fn encoding(con: &mut redis::Connection, key: &str) -> String {
+    redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg(key)
+        .query(con)
+        .unwrap()
+}
+
+fn scard_sum<Tz: TimeZone>(con: &mut redis::Connection, c: &VisitCounter<Tz>, d: NaiveDate) -> u64 {
+    c.shard_sizes(con, d).unwrap().iter().sum()
+}
+
+#[test]
+fn add_counts_each_member_once_and_sets_end_of_day_expiry() {
+    let server = support::server();
+    let mut con = server.connection();
+    let c = VisitCounter::new("site", Utc, 8).unwrap();
+    let d = day(2099, 5, 17);
+
+    let first = c.add(&mut con, d, 1001).unwrap();
+    assert!(first.new);
+    assert_eq!(first.count, 1);
+    let again = c.add(&mut con, d, 1001).unwrap();
+    assert!(!again.new);
+    assert_eq!(again.count, 1);
+    let other = c.add(&mut con, d, -7).unwrap();
+    assert!(other.new);
+    assert_eq!(other.count, 2);
+
+    assert_eq!(c.count(&mut con, d).unwrap(), 2);
+    assert!(c.contains(&mut con, d, 1001).unwrap());
+    assert!(!c.contains(&mut con, d, 1002).unwrap());
+    assert!(!c.contains(&mut con, day(2099, 5, 18), 1001).unwrap());
+
+    // The member sits in the shard crc32("1001") % 8, as an intset.
+    let key = c.shard_key(d, crc32fast::hash(b"1001") % 8);
+    assert_eq!(key, c.member_shard_key(d, 1001));
+    let is_member: bool = redis::cmd("SISMEMBER")
+        .arg(&key)
+        .arg(1001)
+        .query(&mut con)
+        .unwrap();
+    assert!(is_member);
+    assert_eq!(encoding(&mut con, &key), "intset");
+    assert_eq!(
+        key,
+        "visits:{site:2099-05-17}:".to_string() + &(crc32fast::hash(b"1001") % 8).to_string()
+    );
+
+    // EXPIREAT: the first second of 2099-05-18 UTC, on the counter and the shard.
+    let end = Utc
+        .with_ymd_and_hms(2099, 5, 18, 0, 0, 0)
+        .unwrap()
+        .timestamp();
+    assert_eq!(expiretime(&mut con, &c.counter_key(d)), end);
+    assert_eq!(expiretime(&mut con, &key), end);
+    assert_eq!(scard_sum(&mut con, &c, d), 2);
+}
+
+#[test]
+fn contains_runs_read_only() {
+    let server = support::server();
+    let mut con = server.connection();
+    let c = VisitCounter::new("ro", Utc, 4).unwrap();
+    let d = day(2099, 1, 2);
+    c.add(&mut con, d, 5).unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut con)
+        .unwrap();
+    assert!(c.contains(&mut con, d, 5).unwrap());
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut con)
+        .unwrap();
+    // EVALSHA_RO only (the first one answers NOSCRIPT, then it is loaded).
+    assert!(
+        info.lines().any(|l| l.starts_with("cmdstat_evalsha_ro:")),
+        "{info}"
+    );
+    assert!(!info.contains("cmdstat_evalsha:"), "{info}");
+}
+
+#[test]
+fn grace_and_fixed_offset_zone() {
+    let server = support::server();
+    let mut con = server.connection();
+    let ist = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+    let c = VisitCounter::new("ist", ist, 4)
+        .unwrap()
+        .grace(Duration::from_secs(3600))
+        .unwrap();
+    // 2099-03-01 20:00 UTC is already 2099-03-02 01:30 in +05:30.
+    let instant = Utc.with_ymd_and_hms(2099, 3, 1, 20, 0, 0).unwrap();
+    assert_eq!(c.day_of(&instant), day(2099, 3, 2));
+    c.add_at(&mut con, &instant, 42).unwrap();
+    let end = ist
+        .with_ymd_and_hms(2099, 3, 3, 0, 0, 0)
+        .unwrap()
+        .timestamp();
+    assert_eq!(
+        end,
+        Utc.with_ymd_and_hms(2099, 3, 2, 18, 30, 0)
+            .unwrap()
+            .timestamp()
+    );
+    assert_eq!(
+        expiretime(&mut con, &c.counter_key(day(2099, 3, 2))),
+        end + 3600
+    );
+    let pexp: i64 = redis::cmd("PEXPIRETIME")
+        .arg(c.member_shard_key(day(2099, 3, 2), 42))
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(pexp, (end + 3600) * 1000);
+}
+
+/// The last `weekday` of a month, from the calendar alone.
+fn last_weekday(y: i32, m: u32, weekday: Weekday) -> NaiveDate {
+    let mut d = day(y, m + 1, 1).pred_opt().unwrap();
+    while d.weekday() != weekday {
+        d = d.pred_opt().unwrap();
+    }
+    d
+}
+
+#[test]
+fn end_of_day_across_dst_changes_pure() {
+    use chrono_tz::{America, Europe};
+    let utc = |y, mo, d, h, mi| Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap();
+    // Berlin 2024: 23-hour day 2024-03-31 ends at 00:00 CEST = 22:00 UTC;
+    // 25-hour day 2024-10-27 ends at 00:00 CET = 23:00 UTC.
+    let berlin = VisitCounter::new("b", Europe::Berlin, 1).unwrap();
+    assert_eq!(
+        berlin.end_of_day(day(2024, 3, 30)).unwrap(),
+        utc(2024, 3, 30, 23, 0)
+    );
+    assert_eq!(
+        berlin.end_of_day(day(2024, 3, 31)).unwrap(),
+        utc(2024, 3, 31, 22, 0)
+    );
+    assert_eq!(
+        berlin.end_of_day(day(2024, 10, 26)).unwrap(),
+        utc(2024, 10, 26, 22, 0)
+    );
+    assert_eq!(
+        berlin.end_of_day(day(2024, 10, 27)).unwrap(),
+        utc(2024, 10, 27, 23, 0)
+    );
+    let len = |d: NaiveDate| {
+        (berlin.end_of_day(d).unwrap() - berlin.end_of_day(d.pred_opt().unwrap()).unwrap())
+            .num_hours()
+    };
+    assert_eq!((len(day(2024, 3, 31)), len(day(2024, 10, 27))), (23, 25));
+    // New York 2024: changes on 03-10 and 11-03 at 02:00 local.
+    let ny = VisitCounter::new("n", America::New_York, 1).unwrap();
+    assert_eq!(
+        ny.end_of_day(day(2024, 3, 10)).unwrap(),
+        utc(2024, 3, 11, 4, 0)
+    );
+    assert_eq!(
+        ny.end_of_day(day(2024, 11, 3)).unwrap(),
+        utc(2024, 11, 4, 5, 0)
+    );
+    // São Paulo 2018-11-04: clocks jumped from 00:00 to 01:00, so local
+    // midnight did not exist; the day before ends at 01:00 -02:00.
+    let sp = VisitCounter::new("s", America::Sao_Paulo, 1).unwrap();
+    assert_eq!(
+        sp.end_of_day(day(2018, 11, 3)).unwrap(),
+        utc(2018, 11, 4, 3, 0)
+    );
+    // Fixed offsets have no DST: every day is 24 h.
+    let fixed = VisitCounter::new("f", FixedOffset::west_opt(3 * 3600).unwrap(), 1).unwrap();
+    assert_eq!(
+        fixed.end_of_day(day(2024, 3, 31)).unwrap(),
+        utc(2024, 4, 1, 3, 0)
+    );
+}
+
+#[test]
+fn expireat_on_the_server_across_dst_changes() {
+    use chrono_tz::Europe;
+    let server = support::server();
+    let mut con = server.connection();
+    let c = VisitCounter::new("dst", Europe::Berlin, 4).unwrap();
+    // EU rule: summer time from the last Sunday of March to the last Sunday
+    // of October, switching at 01:00 UTC. Expected instants come from that
+    // rule, not from the zone database.
+    let spring = last_weekday(2099, 3, Weekday::Sun);
+    let autumn = last_weekday(2099, 10, Weekday::Sun);
+    let at = |d: NaiveDate, h: u32| {
+        Utc.from_utc_datetime(&d.and_hms_opt(h, 0, 0).unwrap())
+            .timestamp()
+    };
+    let cases = [
+        (
+            spring.pred_opt().unwrap(),
+            at(spring.pred_opt().unwrap(), 23),
+        ), // CET day
+        (spring, at(spring, 22)), // 23 h day
+        (
+            autumn.pred_opt().unwrap(),
+            at(autumn.pred_opt().unwrap(), 22),
+        ), // CEST day
+        (autumn, at(autumn, 23)), // 25 h day
+    ];
+    for (d, expected) in cases {
+        let v = c.add(&mut con, d, 7).unwrap();
+        assert!(v.new);
+        assert_eq!(c.expire_at(d).unwrap(), Some(expected), "{d}");
+        assert_eq!(expiretime(&mut con, &c.counter_key(d)), expected, "{d}");
+        assert_eq!(
+            expiretime(&mut con, &c.member_shard_key(d, 7)),
+            expected,
+            "{d}"
+        );
+    }
+}
+
+#[test]
+fn batch_and_pipelined_adds() {
+    let server = support::server();
+    let mut con = server.connection();
+    let c = VisitCounter::new("batch", Utc, 16).unwrap();
+    let d = day(2099, 7, 1);
+    c.add(&mut con, d, 3).unwrap();
+    let members = [1, 2, 3, 2, 4, -5, 1, 0];
+    let b = c.add_batch(&mut con, d, &members).unwrap();
+    // 3 was counted before; repeats within the batch are new at most once.
+    assert_eq!(
+        b.new,
+        vec![true, true, false, false, true, true, false, true]
+    );
+    let distinct: HashSet<i64> = members.iter().copied().chain([3]).collect();
+    assert_eq!(b.count, distinct.len() as u64);
+    assert_eq!(scard_sum(&mut con, &c, d), distinct.len() as u64);
+
+    let p = c.add_pipelined(&mut con, d, &[4, 9, 9, 10]).unwrap();
+    let flags: Vec<bool> = p.iter().map(|v| v.new).collect();
+    assert_eq!(flags, vec![false, true, false, true]);
+    assert_eq!(p.last().unwrap().count, distinct.len() as u64 + 2);
+    assert_eq!(c.count(&mut con, d).unwrap(), distinct.len() as u64 + 2);
+
+    // A batch larger than the script's unpack chunk, in one shard.
+    let one = VisitCounter::new("one", Utc, 1).unwrap();
+    let big: Vec<i64> = (0..9_000).collect();
+    let r = one.add_batch(&mut con, d, &big).unwrap();
+    assert_eq!(r.count, 9_000);
+    assert!(r.new.iter().all(|&n| n));
+    let r = one.add_batch(&mut con, d, &big[8_000..]).unwrap();
+    assert_eq!(r.count, 9_000);
+    assert!(r.new.iter().all(|&n| !n));
+    let empty = one.add_batch(&mut con, d, &[]).unwrap();
+    assert_eq!((empty.count, empty.new.len()), (9_000, 0));
+}
+
+#[test]
+fn concurrent_adds_count_exactly() {
+    let server = support::server();
+    let c = VisitCounter::new("conc", Utc, 16).unwrap();
+    let d = day(2099, 2, 3);
+    const THREADS: i64 = 8;
+    const PER_THREAD: i64 = 10_000;
+    // Each thread: 5,000 ids shared by all threads + 5,000 of its own, in its
+    // own shuffled order; threads use single, pipelined and batched adds.
+    let ids = |t: i64| -> Vec<i64> {
+        let mut v: Vec<i64> = (0..PER_THREAD / 2)
+            .chain((0..PER_THREAD / 2).map(|i| 1_000_000 * (t + 1) + i))
+            .collect();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ t as u64;
+        for i in (1..v.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        v
+    };
+    let expected: HashSet<i64> = (0..THREADS).flat_map(ids).collect();
+    assert_eq!(expected.len(), 45_000);
+    let new_total: u64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let c = c.clone();
+                let url = server.url();
+                let mine = ids(t);
+                s.spawn(move || {
+                    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+                    let mut new = 0u64;
+                    match t % 3 {
+                        0 => {
+                            for &m in &mine {
+                                new += c.add(&mut con, d, m).unwrap().new as u64;
+                            }
+                        }
+                        1 => {
+                            for chunk in mine.chunks(50) {
+                                let r = c.add_pipelined(&mut con, d, chunk).unwrap();
+                                new += r.iter().filter(|v| v.new).count() as u64;
+                            }
+                        }
+                        _ => {
+                            for chunk in mine.chunks(250) {
+                                let r = c.add_batch(&mut con, d, chunk).unwrap();
+                                new += r.new.iter().filter(|&&n| n).count() as u64;
+                            }
+                        }
+                    }
+                    new
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    let mut con = server.connection();
+    let exact = expected.len() as u64;
+    assert_eq!(c.count(&mut con, d).unwrap(), exact);
+    assert_eq!(scard_sum(&mut con, &c, d), exact);
+    assert_eq!(
+        new_total, exact,
+        "each distinct id is reported new exactly once"
+    );
+    // The client-side union agrees (an empty second day forces the union path).
+    assert_eq!(
+        c.distinct_over(&mut con, &[d, day(2099, 2, 4)]).unwrap(),
+        exact
+    );
+}
+
+#[test]
+fn distinct_over_several_days() {
+    let server = support::server();
+    let mut con = server.connection();
+    let c = VisitCounter::new("multi", Utc, 32).unwrap();
+    let days = [day(2099, 12, 31), day(2100, 1, 1), day(2100, 1, 2)];
+    let per_day: Vec<Vec<i64>> = vec![
+        (0..300).collect(),
+        (200..600).collect(),
+        (550..700).chain(0..10).collect(),
+    ];
+    for (d, ms) in days.iter().zip(&per_day) {
+        c.add_batch(&mut con, *d, ms).unwrap();
+    }
+    let all: HashSet<i64> = per_day.iter().flatten().copied().collect();
+    assert_eq!(c.distinct_over(&mut con, &days).unwrap(), all.len() as u64);
+    assert_eq!(
+        c.distinct_between(&mut con, days[0], days[2]).unwrap(),
+        all.len() as u64
+    );
+    let first_two: HashSet<i64> = per_day[..2].iter().flatten().copied().collect();
+    assert_eq!(
+        c.distinct_between(&mut con, days[0], days[1]).unwrap(),
+        first_two.len() as u64
+    );
+    assert_eq!(
+        c.distinct_over(&mut con, &[days[1], days[1]]).unwrap(),
+        per_day[1].len() as u64
+    );
+    assert!(matches!(
+        c.distinct_between(&mut con, days[2], days[0]),
+        Err(Error::InvalidInput { .. })
+    ));
+}
+
+#[test]
+fn planner_keeps_every_shard_an_intset() {
+    let server = support::server_with(&["--set-max-intset-entries", "128"]);
+    let mut con = server.connection();
+    assert_eq!(visits::max_intset_entries(&mut con).unwrap(), 128);
+    let expected = 20_000u64;
+    let c = VisitCounter::planned(&mut con, "plan", Utc, expected).unwrap();
+    let mean = expected as f64 / c.shards() as f64;
+    assert!(mean + 4.0 * mean.sqrt() <= 128.0, "mean {mean}");
+    let d = day(2099, 9, 9);
+    let members: Vec<i64> = (1..=expected as i64).collect();
+    for chunk in members.chunks(2_000) {
+        c.add_batch(&mut con, d, chunk).unwrap();
+    }
+    let sizes = c.shard_sizes(&mut con, d).unwrap();
+    assert_eq!(sizes.iter().sum::<u64>(), expected);
+    assert!(*sizes.iter().max().unwrap() <= 128);
+    for key in c.shard_keys(d) {
+        assert_eq!(encoding(&mut con, &key), "intset", "{key}");
+    }
+    // The plan for a million at the default limit keeps the same margin.
+    let shards = visits::plan_shards(1_000_000, 512).unwrap();
+    let mean = 1e6 / shards as f64;
+    assert!(mean + 4.0 * mean.sqrt() <= 512.0);
+    assert!(mean > 400.0, "not needlessly many shards: {shards}");
+}
+
+#[test]
+fn string_ids_map_to_i32_members() {
+    let server = support::server();
+    let mut con = server.connection();
+    let c = VisitCounter::new("str", Utc, 4).unwrap();
+    let d = day(2099, 4, 4);
+    let ids = ["alice", "bob", "e4d909c290d0fb1ca068ffaddf22cbd0", "alice"];
+    let members: Vec<i64> = ids
+        .iter()
+        .map(|s| visits::member_from_string_id(s))
+        .collect();
+    for m in &members {
+        assert!(i32::try_from(*m).is_ok());
+    }
+    assert_eq!(members[0], crc32fast::hash(b"alice") as i32 as i64);
+    let r = c.add_batch(&mut con, d, &members).unwrap();
+    assert_eq!(r.count, 3);
+    for key in c.shard_keys(d) {
+        let exists: bool = redis::cmd("EXISTS").arg(&key).query(&mut con).unwrap();
+        if exists {
+            assert_eq!(encoding(&mut con, &key), "intset");
+        }
+    }
+}
+
+#[test]
+fn bad_input_writes_nothing() {
+    let server = support::server();
+    let mut con = server.connection();
+    for text in [
+        "12a",
+        "",
+        "007",
+        "-0",
+        "+5",
+        " 5",
+        "9223372036854775808",
+        "1.5",
+    ] {
+        assert!(
+            matches!(visits::parse_member(text), Err(Error::InvalidInput { .. })),
+            "{text:?}"
+        );
+    }
+    assert_eq!(
+        visits::parse_member("-9223372036854775808").unwrap(),
+        i64::MIN
+    );
+    assert_eq!(visits::parse_member("0").unwrap(), 0);
+    assert!(VisitCounter::with_prefix("", "x", Utc, 4).is_err());
+    assert!(VisitCounter::new("", Utc, 4).is_err());
+    assert!(VisitCounter::new("a{b", Utc, 4).is_err());
+    assert!(VisitCounter::new("x", Utc, 0).is_err());
+    assert!(visits::plan_shards(0, 512).is_err());
+    let c = VisitCounter::new("bad", Utc, 4).unwrap();
+    assert!(c.clone().grace(Duration::from_millis(1500)).is_err());
+
+    // A non-integer member sent straight to the script (as another language
+    // would): BADARG, typed, nothing written.
+    let script = redis_patterns::ScriptInfo::by_name("visits.add").unwrap();
+    script.load(&mut con).unwrap();
+    for member in ["abc", "007", "12 ", "99999999999999999999"] {
+        let reply: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA")
+            .arg(script.sha1)
+            .arg(2)
+            .arg(c.counter_key(day(2099, 1, 1)))
+            .arg(c.shard_key(day(2099, 1, 1), 0))
+            .arg(0)
+            .arg(member)
+            .query(&mut con);
+        let err = reply.unwrap_err();
+        assert_eq!(err.code(), Some("BADARG"), "{member:?}");
+    }
+    let batch = redis_patterns::scripts::visits::add_batch(
+        &c.counter_key(day(2099, 1, 1)),
+        &[c.shard_key(day(2099, 1, 1), 0)],
+        0,
+        &[3, 1, 2],
+    );
+    assert!(matches!(
+        batch.invoke(&mut con),
+        Err(Error::ScriptArgument { .. })
+    ));
+    // A day whose end already passed: the script refuses before writing.
+    match c.add(&mut con, day(2020, 1, 1), 1) {
+        Err(Error::DayEnded { .. }) => {}
+        other => panic!("expected DayEnded, got {other:?}"),
+    }
+    assert!(matches!(
+        c.add_batch(&mut con, day(2020, 1, 1), &[1, 2]),
+        Err(Error::DayEnded { .. })
+    ));
+    assert_eq!(support::dbsize(&mut con), 0);
+    // Without expiry, history can be backfilled.
+    let keep = c.clone().no_expiry();
+    assert!(keep.add(&mut con, day(2020, 1, 1), 1).unwrap().new);
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(keep.counter_key(day(2020, 1, 1)))
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(ttl, -1);
+}
+
+#[test]
+fn every_error_code_of_these_patterns_is_typed() {
+    let mine = ["visits.", "login_log.", "signin."];
+    let scripts: Vec<_> = redis_patterns::scripts::ALL
+        .iter()
+        .filter(|s| mine.iter().any(|p| s.name.starts_with(p)))
+        .collect();
+    assert_eq!(scripts.len(), 10);
+    for s in scripts {
+        for code in s.errors {
+            assert!(Error::knows_code(code), "{}: {code}", s.name);
+        }
+    }
+    assert!(matches!(
+        Error::from_script("x", "UIDRANGE", "uid 5 is above 4"),
+        Error::UidOutOfRange { .. }
+    ));
+    assert!(matches!(
+        Error::from_script("x", "DAYENDED", "late"),
+        Error::DayEnded { .. }
+    ));
+}
