@@ -60,6 +60,7 @@ pub mod bloom;
 #[doc(hidden)]
 pub mod codegen;
 pub mod error;
+pub mod fanout;
 pub mod hash;
 pub mod keys;
 pub mod lock;

@@ -64,28 +64,10 @@ pub const MAX_OFFSET: u64 = u32::MAX as u64;
 /// The longest day range a query accepts.
 pub const MAX_RANGE_DAYS: i64 = 3660;
 
-/// Where the scripts run, which decides how a login is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Topology {
-    /// One server (or a replica set): a login is one atomic script.
-    #[default]
-    Standalone,
-    /// Redis Cluster: a login is one script when its keys share a slot, else
-    /// two idempotent single-slot scripts in one pipeline.
-    Cluster,
-}
-
-impl Topology {
-    /// `Cluster` when `INFO cluster` says `cluster_enabled:1`.
-    pub fn detect(con: &mut dyn ConnectionLike) -> Result<Self> {
-        let info: String = redis::cmd("INFO").arg("cluster").query(con)?;
-        Ok(if info.lines().any(|l| l.trim() == "cluster_enabled:1") {
-            Self::Cluster
-        } else {
-            Self::Standalone
-        })
-    }
-}
+/// Where the scripts run, which decides how a login is written: on one
+/// server a login is one atomic script; on Redis Cluster it is one script
+/// when its keys share a slot, else two idempotent single-slot scripts.
+pub use crate::fanout::Topology;
 
 /// How long the log and index keys live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

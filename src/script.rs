@@ -17,6 +17,8 @@ use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
 pub use crate::codegen::ArgType;
 use crate::error::{Error, Result};
+use crate::fanout::{Topology, slot_groups};
+use crate::keys::cluster_slot;
 
 /// One `KEYS` entry of a script header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,11 +298,18 @@ fn decode_reply<R: FromRedisValue>(script: &'static ScriptInfo, value: Value) ->
 /// the tail would reorder calls, so the batch stops with
 /// [`Error::PipelineInterrupted`] naming how many calls ran in order; no call
 /// ever runs twice.
+///
+/// **On Redis Cluster** ([`ScriptPipeline::topology`]) the calls are sent as
+/// one such batch per hash slot (of each call's first key), each with the
+/// same `NOSCRIPT` handling; replies still come back in the order added.
 #[derive(Debug, Clone)]
 pub struct ScriptPipeline {
     /// The calls' commands, sent as they are on the first round trip.
     pipe: redis::Pipeline,
     scripts: Vec<&'static ScriptInfo>,
+    /// Hash slot of each call's first key (0 for a call without keys).
+    slots: Vec<u16>,
+    topology: Topology,
 }
 
 impl Default for ScriptPipeline {
@@ -310,6 +319,8 @@ impl Default for ScriptPipeline {
         Self {
             pipe,
             scripts: Vec::new(),
+            slots: Vec::new(),
+            topology: Topology::Standalone,
         }
     }
 }
@@ -333,9 +344,46 @@ impl ScriptPipeline {
 
     /// Adds a call without copying it; its reply comes back at this position.
     pub fn push<R: FromRedisValue>(&mut self, call: ScriptCall<R>) -> &mut Self {
+        let slot = call.keys().first().map_or(0, |k| cluster_slot(k));
+        self.slots.push(slot);
         self.scripts.push(call.script);
         self.pipe.add_command(call.cmd);
         self
+    }
+
+    /// Sets how the batch is sent: [`Topology::Cluster`] splits it into one
+    /// batch per hash slot (the default, [`Topology::Standalone`], sends one).
+    pub fn topology(&mut self, topology: Topology) -> &mut Self {
+        self.topology = topology;
+        self
+    }
+
+    /// The calls at `positions`, as a single-slot pipeline of their own.
+    fn subset(&self, positions: &[usize]) -> Self {
+        let mut sub = Self::default();
+        let cmds: Vec<&Cmd> = self.pipe.cmd_iter().collect();
+        for &i in positions {
+            sub.scripts.push(self.scripts[i]);
+            sub.slots.push(self.slots[i]);
+            sub.pipe.add_command(cmds[i].clone());
+        }
+        sub
+    }
+
+    /// The single-slot batches to send: the whole pipeline on one server.
+    fn parts(&self) -> Option<Vec<(Vec<usize>, Self)>> {
+        match self.topology {
+            Topology::Standalone => None,
+            Topology::Cluster => Some(
+                slot_groups(self.slots.iter().copied())
+                    .into_iter()
+                    .map(|g| {
+                        let sub = self.subset(&g);
+                        (g, sub)
+                    })
+                    .collect(),
+            ),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -405,6 +453,21 @@ impl ScriptPipeline {
     /// in order (a domain error stays in its slot as `Value::ServerError`;
     /// use [`decode_each`] or [`ScriptPipeline::query`] to type them).
     pub fn query_values(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
+        let Some(parts) = self.parts() else {
+            return self.query_values_one(con);
+        };
+        let mut out: Vec<Option<Value>> = vec![None; self.len()];
+        for (positions, part) in parts {
+            for (i, v) in positions.into_iter().zip(part.query_values_one(con)?) {
+                out[i] = Some(v);
+            }
+        }
+        out.into_iter()
+            .map(|v| v.ok_or(Error::ShortReply))
+            .collect()
+    }
+
+    fn query_values_one(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(self.len());
         if self.is_empty() {
             return Ok(out);
@@ -423,6 +486,27 @@ impl ScriptPipeline {
 
     /// Async twin of [`ScriptPipeline::query_values`].
     pub async fn query_values_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+    ) -> Result<Vec<Value>> {
+        let Some(parts) = self.parts() else {
+            return self.query_values_one_async(con).await;
+        };
+        let mut out: Vec<Option<Value>> = vec![None; self.len()];
+        for (positions, part) in parts {
+            for (i, v) in positions
+                .into_iter()
+                .zip(part.query_values_one_async(con).await?)
+            {
+                out[i] = Some(v);
+            }
+        }
+        out.into_iter()
+            .map(|v| v.ok_or(Error::ShortReply))
+            .collect()
+    }
+
+    async fn query_values_one_async<C: redis::aio::ConnectionLike + Send>(
         &self,
         con: &mut C,
     ) -> Result<Vec<Value>> {

@@ -7,6 +7,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use redis_patterns::fanout::{Batch, Topology};
 use redis_patterns::manifest::{Manifest, manifest};
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns::{Error, ScriptPipeline, load_all};
