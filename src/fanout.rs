@@ -9,6 +9,10 @@
 //! hash slot, and the replies are put back in the order the commands were
 //! added. Each pattern that fans out over several keys takes a [`Topology`]
 //! (default [`Topology::Standalone`]; [`Topology::detect`] asks the server).
+//!
+//! A connection that cannot pipeline at all (redis-rs's sync
+//! `ClusterConnection`) gets the commands one at a time, in order; there the
+//! first error reply ends the batch.
 
 use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
@@ -74,12 +78,20 @@ impl Batch {
         let groups = self.groups(topology);
         let mut out: Vec<Option<Value>> = vec![None; self.cmds.len()];
         for group in groups {
-            let mut pipe = redis::pipe();
-            pipe.ignore_errors();
-            for &i in &group {
-                pipe.add_command(self.cmds[i].1.clone());
-            }
-            let replies: Vec<Value> = pipe.query(con)?;
+            let replies: Vec<Value> = if con.supports_pipelining() {
+                let mut pipe = redis::pipe();
+                pipe.ignore_errors();
+                for &i in &group {
+                    pipe.add_command(self.cmds[i].1.clone());
+                }
+                pipe.query(con)?
+            } else {
+                let mut replies = Vec::with_capacity(group.len());
+                for &i in &group {
+                    replies.push(self.cmds[i].1.query::<Value>(con)?);
+                }
+                replies
+            };
             if replies.len() != group.len() {
                 return Err(Error::ShortReply);
             }

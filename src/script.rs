@@ -468,6 +468,9 @@ impl ScriptPipeline {
     }
 
     fn query_values_one(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
+        if !con.supports_pipelining() {
+            return self.query_values_each(con);
+        }
         let mut out = Vec::with_capacity(self.len());
         if self.is_empty() {
             return Ok(out);
@@ -482,6 +485,25 @@ impl ScriptPipeline {
             Step::Done => Ok(out),
             Step::Resend(_) => unreachable!("settle never asks to re-send a re-send"),
         }
+    }
+
+    /// One call at a time, for connections that cannot pipeline (redis-rs's
+    /// sync `ClusterConnection`): each call reloads its script on `NOSCRIPT`
+    /// and is retried once, like [`ScriptCall::invoke`]. The first error
+    /// reply (typed as usual) ends the batch; the calls before it ran.
+    fn query_values_each(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
+        let mut out = Vec::with_capacity(self.len());
+        for (script, cmd) in self.scripts.iter().zip(self.pipe.cmd_iter()) {
+            let reply = match cmd.query::<Value>(con) {
+                Err(e) if is_noscript(&e) => {
+                    script.load(con)?;
+                    cmd.query::<Value>(con)
+                }
+                other => other,
+            };
+            out.push(reply.map_err(|e| Error::from_redis(script, e))?);
+        }
+        Ok(out)
     }
 
     /// Async twin of [`ScriptPipeline::query_values`].

@@ -552,6 +552,69 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         total, 12,
         "six locks with their fences, spread over the nodes"
     );
+
+    // Batches that span slots: one pipeline per slot with Topology::Cluster.
+    for node in cluster.nodes() {
+        script_flush(&mut node.connection());
+    }
+    let mut pipe = ScriptPipeline::new();
+    pipe.topology(Topology::Cluster);
+    for n in names {
+        pipe.add(&scripts::lock::release(&format!("l{{{n}}}"), "u"));
+        pipe.add(&scripts::lock::acquire(
+            &format!("l{{{n}}}"),
+            &format!("l{{{n}}}:fence"),
+            "w",
+            60_000,
+        ));
+    }
+    let replies: Vec<i64> = pipe
+        .query(&mut con)
+        .expect("cross-slot script pipeline on a cluster");
+    assert_eq!(
+        replies,
+        names.iter().flat_map(|_| [1, 3]).collect::<Vec<i64>>()
+    );
+    let mut batch = Batch::new();
+    for n in names {
+        let key = format!("l{{{n}}}:fence");
+        batch.add(&key, redis::cmd("GET").arg(&key).clone());
+    }
+    let fences: Vec<i64> = batch
+        .query(&mut con, Topology::Cluster)
+        .expect("cross-slot batch");
+    assert_eq!(fences, vec![3; names.len()]);
+    // redis-rs's sync cluster connection cannot pipeline: a Batch goes one
+    // command at a time there, whatever the topology.
+    let one_by_one: Vec<i64> = batch
+        .query(&mut con, Topology::Standalone)
+        .expect("one at a time");
+    assert_eq!(one_by_one, fences);
+    let rt = support::runtime();
+    rt.block_on(async {
+        let mut acon = client
+            .get_async_connection()
+            .await
+            .expect("async cluster connection");
+        let mut pipe = ScriptPipeline::new();
+        pipe.topology(Topology::Cluster);
+        for n in names {
+            pipe.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w"));
+        }
+        let left: Vec<i64> = pipe
+            .query_async(&mut acon)
+            .await
+            .expect("async cross-slot pipeline");
+        assert!(left.iter().all(|&ms| ms > 0), "{left:?}");
+        let mut flat = ScriptPipeline::new();
+        for n in names {
+            flat.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w"));
+        }
+        assert!(
+            flat.query_async::<i64, _>(&mut acon).await.is_err(),
+            "one cross-slot pipeline is refused"
+        );
+    });
 }
 
 #[test]
