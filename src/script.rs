@@ -116,12 +116,22 @@ impl ScriptInfo {
 
 /// Loads every script of the bundle in one pipeline and checks each SHA the
 /// server reports against the registry. Returns `(name, sha1)` pairs.
+/// On Redis Cluster (`SCRIPT LOAD` is sent to every primary), and on
+/// connections that cannot pipeline, the scripts are loaded one by one.
 pub fn load_all(con: &mut dyn ConnectionLike) -> Result<Vec<(&'static str, &'static str)>> {
-    let mut pipe = redis::pipe();
-    for s in crate::scripts::ALL {
-        pipe.add_command(s.load_cmd());
-    }
-    let replies: Vec<Value> = pipe.query(con)?;
+    let replies: Vec<Value> = if con.supports_pipelining() {
+        let mut pipe = redis::pipe();
+        for s in crate::scripts::ALL {
+            pipe.add_command(s.load_cmd());
+        }
+        pipe.query(con)?
+    } else {
+        let mut replies = Vec::with_capacity(crate::scripts::ALL.len());
+        for s in crate::scripts::ALL {
+            replies.push(s.load_cmd().query(con)?);
+        }
+        replies
+    };
     check_all_loaded(replies)
 }
 

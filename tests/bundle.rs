@@ -513,6 +513,14 @@ fn scripts_run_unchanged_on_a_real_cluster() {
                 > 0
         );
     }
+    let loaded = load_all(&mut con).expect("load_all on a cluster connection");
+    assert_eq!(loaded.len(), ALL.len());
+    for node in cluster.nodes() {
+        assert!(
+            script_exists(&mut node.connection(), scripts::LOCK_ACQUIRE.sha1),
+            "loaded on every node"
+        );
+    }
     // SCRIPT FLUSH on every node, then the wrappers reload where needed.
     for node in cluster.nodes() {
         script_flush(&mut node.connection());
