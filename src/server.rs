@@ -202,9 +202,14 @@ impl LocalCluster {
     pub fn start() -> Result<Self, StartError> {
         let mut nodes = Vec::new();
         for _ in 0..3 {
+            // The bus port defaults to port + 10000, which is above 65535
+            // for much of the ephemeral range: give it a free port of its own.
+            let bus = free_port()?.to_string();
             nodes.push(LocalServer::start_with(&[
                 "--cluster-enabled",
                 "yes",
+                "--cluster-port",
+                &bus,
                 "--cluster-config-file",
                 "nodes.conf",
                 "--cluster-node-timeout",
