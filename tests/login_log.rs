@@ -422,6 +422,21 @@ fn every_operation_runs_on_a_real_cluster() {
         })
         .count();
     assert!(split > 0, "some logins write two slots");
+    // Refusals are typed on a cluster too, and write nothing.
+    assert!(matches!(
+        log.clone()
+            .max_uid(1_000)
+            .unwrap()
+            .record(&mut con, "client", 1_001, day(2024, 2, 29)),
+        Err(Error::UidOutOfRange { .. })
+    ));
+    assert!(matches!(
+        log.active_users(&mut con, "client", day(2024, 3, 1), day(2024, 2, 1)),
+        Err(Error::InvalidInput { .. })
+    ));
+    for node in cluster.nodes() {
+        assert_eq!(support::dbsize(&mut node.connection()), 0);
+    }
     // (1) record and (2)-(7) on the cluster give the model's answers.
     assert_eq!(record_all(&mut con, &log), model);
     check_all_queries(&mut con, &log, &model);

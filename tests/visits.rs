@@ -679,6 +679,22 @@ fn every_operation_runs_on_a_real_cluster() {
     let c = VisitCounter::new("site", Utc, 16)
         .unwrap()
         .topology(Topology::Cluster);
+    // Refusals are typed on a cluster too, and write nothing.
+    assert!(matches!(
+        c.add(&mut con, day(2020, 1, 1), 1),
+        Err(Error::DayEnded { .. })
+    ));
+    assert!(matches!(
+        c.add_pipelined(&mut con, day(2020, 1, 1), &[1, 2]),
+        Err(Error::DayEnded { .. })
+    ));
+    assert!(matches!(
+        c.distinct_between(&mut con, day(2099, 1, 2), day(2099, 1, 1)),
+        Err(Error::InvalidInput { .. })
+    ));
+    for node in cluster.nodes() {
+        assert_eq!(support::dbsize(&mut node.connection()), 0);
+    }
     assert_eq!(exercise(&mut con, &c), reference);
     let on_cluster_async = rt.block_on(async {
         let mut acon = client
