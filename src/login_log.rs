@@ -419,7 +419,7 @@ impl LoginLog {
     }
 
     /// (4) Whether the user logged in on any day from `from` to `to`
-    /// inclusive (`BITCOUNT ... BIT` per month, one pipeline).
+    /// inclusive (`BITCOUNT ... BIT` per month, one pipeline; one per slot on a cluster).
     pub fn logged_in_between(
         &self,
         con: &mut dyn ConnectionLike,
@@ -443,7 +443,7 @@ impl LoginLog {
 
     /// (5) The days from `from` to `to` inclusive on which the user logged
     /// in, ascending; never a day outside the range (`login_log.days`, one
-    /// read-only call per month, one pipeline).
+    /// read-only call per month, one pipeline; one per slot on a cluster).
     pub fn login_days(
         &self,
         con: &mut dyn ConnectionLike,
@@ -479,7 +479,7 @@ impl LoginLog {
     }
 
     /// The OR of the day indexes of `user_type` from `from` to `to`, one
-    /// `login_log.union` call per month in one pipeline.
+    /// `login_log.union` call per month in one pipeline (one per slot on a cluster).
     fn union_of(
         &self,
         con: &mut dyn ConnectionLike,
