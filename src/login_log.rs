@@ -20,17 +20,21 @@
 //! the day's index are in different slots. With [`Topology::Standalone`] (the
 //! default; a single server, where slots do not matter) a login is one atomic
 //! script (`login_log.record`) that writes the log, the index and the types
-//! set. With [`Topology::Cluster`] it is the same script when the keys happen
-//! to share a slot, and otherwise two single-slot scripts sent in one
-//! pipeline: `login_log.mark` (the log) then `login_log.index` (index and
-//! types, which share the month's tag). Both are idempotent: if the second
-//! one is lost, recording the login again repairs the index.
+//! set. With [`Topology::Cluster`] (pass it, or [`Topology::detect`], to
+//! [`LoginLog::topology`]) it is the same script when the keys happen to share
+//! a slot, and otherwise two single-slot scripts, each sent to its own slot:
+//! `login_log.mark` (the log) then `login_log.index` (index and types, which
+//! share the month's tag). Both are idempotent: if the second one is lost,
+//! recording the login again repairs the index.
 //!
-//! Reads touch one key per command (queries 2–5, one month per call) or the
-//! keys of one month's tag (queries 6–7: `login_log.union` ORs a month's day
+//! Reads touch one key per command (queries 2–5) or the keys of one month's
+//! tag per script call (queries 6–7: `login_log.union` ORs a month's day
 //! indexes into a temporary key of that tag, returns it and deletes it; the
-//! client ORs the months and decodes the set bits), so they run on a cluster
-//! unchanged.
+//! client ORs the months and decodes the set bits). A query over several
+//! months sends its commands together: one pipeline on one server, one
+//! pipeline per hash slot with [`Topology::Cluster`] (via [`Batch`] and
+//! [`ScriptPipeline::topology`]; one command at a time on redis-rs's sync
+//! `ClusterConnection`, which cannot pipeline).
 //!
 //! # The offset trap and expiry
 //!
@@ -49,6 +53,7 @@ use chrono::{Datelike, NaiveDate};
 use redis::ConnectionLike;
 
 use crate::error::{Error, Result};
+use crate::fanout::Batch;
 use crate::script::ScriptPipeline;
 use crate::scripts;
 
@@ -64,9 +69,10 @@ pub const MAX_OFFSET: u64 = u32::MAX as u64;
 /// The longest day range a query accepts.
 pub const MAX_RANGE_DAYS: i64 = 3660;
 
-/// Where the scripts run, which decides how a login is written: on one
+/// Where the scripts run, which decides how a login is written (on one
 /// server a login is one atomic script; on Redis Cluster it is one script
-/// when its keys share a slot, else two idempotent single-slot scripts.
+/// when its keys share a slot, else two idempotent single-slot scripts) and
+/// how multi-month queries are batched (one pipeline per slot on a cluster).
 pub use crate::fanout::Topology;
 
 /// How long the log and index keys live.
@@ -350,6 +356,7 @@ impl LoginLog {
             return Ok(first == 1);
         }
         let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
         pipe.add(&scripts::login_log::mark(&log, day.day() as i64, log_exp));
         pipe.add(&scripts::login_log::index(
             &index,
@@ -412,7 +419,7 @@ impl LoginLog {
     }
 
     /// (4) Whether the user logged in on any day from `from` to `to`
-    /// inclusive (`BITCOUNT ... BIT` per month, one pipeline).
+    /// inclusive (`BITCOUNT ... BIT` per month, one pipeline; one per slot on a cluster).
     pub fn logged_in_between(
         &self,
         con: &mut dyn ConnectionLike,
@@ -423,21 +430,20 @@ impl LoginLog {
     ) -> Result<bool> {
         self.check_type(user_type)?;
         check_range(from, to)?;
-        let mut pipe = redis::pipe();
+        let mut batch = Batch::new();
         for (a, b) in months(from, to) {
-            pipe.cmd("BITCOUNT")
-                .arg(self.log_key(user_type, uid, a))
-                .arg(a.day())
-                .arg(b.day())
-                .arg("BIT");
+            let key = self.log_key(user_type, uid, a);
+            let mut cmd = redis::cmd("BITCOUNT");
+            cmd.arg(&key).arg(a.day()).arg(b.day()).arg("BIT");
+            batch.add(key, cmd);
         }
-        let counts: Vec<i64> = pipe.query(con)?;
+        let counts: Vec<i64> = batch.query(con, self.topology)?;
         Ok(counts.iter().any(|&n| n > 0))
     }
 
     /// (5) The days from `from` to `to` inclusive on which the user logged
     /// in, ascending; never a day outside the range (`login_log.days`, one
-    /// read-only call per month, one pipeline).
+    /// read-only call per month, one pipeline; one per slot on a cluster).
     pub fn login_days(
         &self,
         con: &mut dyn ConnectionLike,
@@ -450,6 +456,7 @@ impl LoginLog {
         check_range(from, to)?;
         let spans = months(from, to);
         let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
         for (a, b) in &spans {
             pipe.add(&scripts::login_log::days(
                 &self.log_key(user_type, uid, *a),
@@ -472,7 +479,7 @@ impl LoginLog {
     }
 
     /// The OR of the day indexes of `user_type` from `from` to `to`, one
-    /// `login_log.union` call per month in one pipeline.
+    /// `login_log.union` call per month in one pipeline (one per slot on a cluster).
     fn union_of(
         &self,
         con: &mut dyn ConnectionLike,
@@ -482,6 +489,7 @@ impl LoginLog {
     ) -> Result<Vec<Vec<u8>>> {
         let spans = months(from, to);
         let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
         for t in user_types {
             for (a, b) in &spans {
                 let keys: Vec<String> = a
@@ -528,11 +536,14 @@ impl LoginLog {
         to: NaiveDate,
     ) -> Result<Vec<String>> {
         check_range(from, to)?;
-        let mut pipe = redis::pipe();
+        let mut batch = Batch::new();
         for (a, _) in months(from, to) {
-            pipe.cmd("SMEMBERS").arg(self.types_key(a));
+            let key = self.types_key(a);
+            let mut cmd = redis::cmd("SMEMBERS");
+            cmd.arg(&key);
+            batch.add(key, cmd);
         }
-        let sets: Vec<Vec<String>> = pipe.query(con)?;
+        let sets: Vec<Vec<String>> = batch.query(con, self.topology)?;
         let all: BTreeSet<String> = sets.into_iter().flatten().collect();
         Ok(all.into_iter().collect())
     }

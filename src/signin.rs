@@ -10,9 +10,13 @@
 //! day shares one cluster slot and range unions/intersections run in one
 //! script (`signin.combine`: `BITOP` into a temporary key that the script
 //! deletes). Without a tag, days are spread over the cluster; with
-//! [`Topology::Cluster`] the range operations then fetch the day bitmaps with
-//! pipelined `GET`s and combine them client-side. With
+//! [`Topology::Cluster`] (pass it, or [`Topology::detect`], to
+//! [`SignIn::topology`]) the range operations then fetch the day bitmaps with
+//! `GET`s, one pipeline per hash slot, and combine them client-side. With
 //! [`Topology::Standalone`] (the default) they always run in the script.
+//! [`SignIn::days_signed_in`] and [`SignIn::streak`] send one `GETBIT` per
+//! day the same way (one pipeline on one server). On redis-rs's sync
+//! `ClusterConnection`, which cannot pipeline, the commands go one at a time.
 //!
 //! # The offset trap and expiry
 //!
@@ -26,6 +30,7 @@ use chrono::NaiveDate;
 use redis::ConnectionLike;
 
 use crate::error::{Error, Result};
+use crate::fanout::Batch;
 pub use crate::login_log::Topology;
 use crate::login_log::{check_max_uid, check_range, decode_bits, or_into, uid_error};
 use crate::scripts;
@@ -213,11 +218,13 @@ impl SignIn {
             return Ok(reply.unwrap_or_default());
         }
         // Cluster without a shared tag: combine client-side.
-        let mut pipe = redis::pipe();
+        let mut batch = Batch::new();
         for k in &days {
-            pipe.cmd("GET").arg(k);
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(k);
+            batch.add(k, cmd);
         }
-        let bitmaps: Vec<Option<Vec<u8>>> = pipe.query(con)?;
+        let bitmaps: Vec<Option<Vec<u8>>> = batch.query(con, self.topology)?;
         let mut acc: Vec<u8> = Vec::new();
         match op {
             Op::Or => {
@@ -284,7 +291,8 @@ impl SignIn {
         Ok(b.iter().map(|x| x.count_ones() as u64).sum())
     }
 
-    /// The days of the range on which `uid` signed in (pipelined `GETBIT`s).
+    /// The days of the range on which `uid` signed in (pipelined `GETBIT`s,
+    /// one pipeline per slot with [`Topology::Cluster`]).
     pub fn days_signed_in(
         &self,
         con: &mut dyn ConnectionLike,
@@ -297,11 +305,14 @@ impl SignIn {
             return Err(uid_error(uid, self.max_uid));
         }
         let days: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
-        let mut pipe = redis::pipe();
+        let mut batch = Batch::new();
         for d in &days {
-            pipe.cmd("GETBIT").arg(self.key(*d)).arg(uid);
+            let key = self.key(*d);
+            let mut cmd = redis::cmd("GETBIT");
+            cmd.arg(&key).arg(uid);
+            batch.add(key, cmd);
         }
-        let bits: Vec<i64> = pipe.query(con)?;
+        let bits: Vec<i64> = batch.query(con, self.topology)?;
         Ok(days
             .into_iter()
             .zip(bits)

@@ -41,11 +41,22 @@
 //! shard index by shard index: the shard function does not depend on the
 //! day, so member `m` is in shard `i` on every day and the union's size is
 //! the sum over `i` of the size of the union of shard `i` across the days. It
-//! fetches shard sets with pipelined `SMEMBERS` (single-key commands, routed
-//! per slot on a cluster) a few shard indices at a time, so client memory is
-//! bounded by one chunk. This requires the same shard count on every day of
-//! the range (a counter keeps its shard count; changing it starts a new
-//! layout).
+//! fetches shard sets with pipelined `SMEMBERS` (single-key commands sent as a
+//! [`Batch`]) a few shard indices at a time, so client memory is bounded by
+//! one chunk. This requires the same shard count on every day of the range (a
+//! counter keeps its shard count; changing it starts a new layout).
+//!
+//! # Redis Cluster
+//!
+//! Every script call touches the keys of one day, so it runs on a cluster
+//! unchanged. Operations that send several commands together
+//! ([`VisitCounter::add_pipelined`], [`VisitCounter::shard_sizes`],
+//! [`VisitCounter::distinct_over`]) go through [`Batch`] /
+//! [`ScriptPipeline::topology`]: give the counter [`Topology::Cluster`] (or
+//! [`Topology::detect`]) with [`VisitCounter::topology`] and they are sent as
+//! one pipeline per hash slot (one command at a time on redis-rs's sync
+//! `ClusterConnection`, which cannot pipeline). The default,
+//! [`Topology::Standalone`], sends one pipeline.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -54,6 +65,8 @@ use chrono::{DateTime, LocalResult, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use redis::ConnectionLike;
 
 use crate::error::{Error, Result};
+use crate::fanout::Batch;
+pub use crate::fanout::Topology;
 use crate::keys;
 use crate::script::ScriptPipeline;
 use crate::scripts;
@@ -202,6 +215,7 @@ pub struct VisitCounter<Tz: TimeZone> {
     shards: u32,
     tz: Tz,
     expiry: Expiry,
+    topology: Topology,
 }
 
 fn check_prefix(prefix: &str) -> Result<()> {
@@ -243,6 +257,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
             expiry: Expiry::EndOfDay {
                 grace: Duration::ZERO,
             },
+            topology: Topology::Standalone,
         })
     }
 
@@ -273,6 +288,13 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     /// Keys never expire.
     pub fn no_expiry(mut self) -> Self {
         self.expiry = Expiry::Never;
+        self
+    }
+
+    /// How multi-command operations are sent (see the module docs); the
+    /// default is [`Topology::Standalone`].
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.topology = topology;
         self
     }
 
@@ -412,26 +434,49 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         Self::visit(call.invoke_async(con).await?)
     }
 
-    /// Counts each member with its own script call, all sent in one pipeline
-    /// (one round trip; each call atomic on its own).
-    pub fn add_pipelined(
-        &self,
-        con: &mut dyn ConnectionLike,
-        day: NaiveDate,
-        members: &[i64],
-    ) -> Result<Vec<Visit>> {
+    fn pipelined_calls(&self, day: NaiveDate, members: &[i64]) -> Result<ScriptPipeline> {
         let expire = self.expire_arg(day)?;
         let counter = self.counter_key(day);
         let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
         for &m in members {
-            pipe.add(&scripts::visits::add(
+            pipe.push(scripts::visits::add(
                 &counter,
                 &self.member_shard_key(day, m),
                 expire,
                 m,
             ));
         }
-        pipe.query::<Vec<i64>>(con)?
+        Ok(pipe)
+    }
+
+    /// Counts each member with its own script call, all sent in one pipeline
+    /// (one round trip; each call atomic on its own). The keys of one day
+    /// share a slot, so on a cluster it is one pipeline too, except on
+    /// redis-rs's sync `ClusterConnection`, which gets one call at a time.
+    pub fn add_pipelined(
+        &self,
+        con: &mut dyn ConnectionLike,
+        day: NaiveDate,
+        members: &[i64],
+    ) -> Result<Vec<Visit>> {
+        self.pipelined_calls(day, members)?
+            .query::<Vec<i64>>(con)?
+            .into_iter()
+            .map(Self::visit)
+            .collect()
+    }
+
+    /// Async twin of [`VisitCounter::add_pipelined`].
+    pub async fn add_pipelined_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        day: NaiveDate,
+        members: &[i64],
+    ) -> Result<Vec<Visit>> {
+        let pipe = self.pipelined_calls(day, members)?;
+        pipe.query_async::<Vec<i64>, C>(con)
+            .await?
             .into_iter()
             .map(Self::visit)
             .collect()
@@ -564,13 +609,16 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         Ok(reply.first() == Some(&1))
     }
 
-    /// `SCARD` of every shard of `day`, by index (one pipeline).
+    /// `SCARD` of every shard of `day`, by index (one pipeline; one command
+    /// at a time on the sync `ClusterConnection`).
     pub fn shard_sizes(&self, con: &mut dyn ConnectionLike, day: NaiveDate) -> Result<Vec<u64>> {
-        let mut pipe = redis::pipe();
+        let mut batch = Batch::new();
         for key in self.shard_keys(day) {
-            pipe.cmd("SCARD").arg(key);
+            let mut cmd = redis::cmd("SCARD");
+            cmd.arg(&key);
+            batch.add(key, cmd);
         }
-        Ok(pipe.query(con)?)
+        batch.query(con, self.topology)
     }
 
     /// The exact number of distinct members over `days` (duplicates ignored),
@@ -589,13 +637,16 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         let mut from = 0;
         while from < self.shards {
             let to = (from + UNION_CHUNK).min(self.shards);
-            let mut pipe = redis::pipe();
+            let mut batch = Batch::new();
             for i in from..to {
                 for &day in &days {
-                    pipe.cmd("SMEMBERS").arg(self.shard_key(day, i));
+                    let key = self.shard_key(day, i);
+                    let mut cmd = redis::cmd("SMEMBERS");
+                    cmd.arg(&key);
+                    batch.add(key, cmd);
                 }
             }
-            let sets: Vec<Vec<i64>> = pipe.query(con)?;
+            let sets: Vec<Vec<i64>> = batch.query(con, self.topology)?;
             for per_index in sets.chunks(days.len()) {
                 let union: HashSet<i64> = per_index.iter().flatten().copied().collect();
                 total += union.len() as u64;

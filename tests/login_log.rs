@@ -55,7 +55,7 @@ fn ranges() -> Vec<(NaiveDate, NaiveDate)> {
     ]
 }
 
-fn record_all(con: &mut redis::Connection, log: &LoginLog) -> Model {
+fn record_all<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog) -> Model {
     let mut model = Model::new();
     for (t, uid, d) in fixture() {
         let first = log.record(con, t, uid, d).unwrap();
@@ -65,7 +65,7 @@ fn record_all(con: &mut redis::Connection, log: &LoginLog) -> Model {
     model
 }
 
-fn check_all_queries(con: &mut redis::Connection, log: &LoginLog, model: &Model) {
+fn check_all_queries<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog, model: &Model) {
     let users: BTreeSet<(String, u64)> = model.iter().map(|(t, u, _)| (t.clone(), *u)).collect();
     let in_range = |t: &str, u: u64, a: NaiveDate, b: NaiveDate| -> Vec<NaiveDate> {
         model
@@ -153,7 +153,28 @@ fn check_all_queries(con: &mut redis::Connection, log: &LoginLog, model: &Model)
             "(7) {a}..{b}"
         );
     }
-    // The temporary union keys are gone.
+    // The types of the months of each range.
+    for (a, b) in ranges() {
+        let expected: Vec<String> = model
+            .iter()
+            .filter(|(_, _, d)| {
+                (d.year(), d.month()) >= (a.year(), a.month())
+                    && (d.year(), d.month()) <= (b.year(), b.month())
+            })
+            .map(|(t, _, _)| t.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(
+            log.types_between(con, a, b).unwrap(),
+            expected,
+            "types {a}..{b}"
+        );
+    }
+}
+
+/// The temporary union keys are gone.
+fn no_tmp_keys(con: &mut redis::Connection) {
     let tmp: Vec<String> = redis::cmd("KEYS").arg("*tmp*").query(con).unwrap();
     assert!(tmp.is_empty(), "{tmp:?}");
 }
@@ -165,6 +186,7 @@ fn seven_queries_single_server() {
     let log = LoginLog::new();
     let model = record_all(&mut con, &log);
     check_all_queries(&mut con, &log, &model);
+    no_tmp_keys(&mut con);
 
     // The seed's exact key layout and bit numbering.
     let bit: i64 = redis::cmd("GETBIT")
@@ -196,6 +218,7 @@ fn seven_queries_cluster_topology() {
         .topology(Topology::Cluster);
     let model = record_all(&mut con, &log);
     check_all_queries(&mut con, &log, &model);
+    no_tmp_keys(&mut con);
     let d = day(2024, 2, 29);
     assert_eq!(
         redis_patterns::keys::cluster_slot(log.index_key("client", d).as_bytes()),
@@ -367,4 +390,89 @@ fn bad_input_writes_nothing() {
             .unwrap()
     };
     assert!(used < 100 << 20, "no large bitmap was allocated: {used}");
+}
+
+#[test]
+fn every_operation_runs_on_a_real_cluster() {
+    // One server with the default topology is the reference.
+    let server = support::server();
+    let mut single = server.connection();
+    let reference = LoginLog::new().retention(Retention::Days(40_000));
+    let model = record_all(&mut single, &reference);
+    check_all_queries(&mut single, &reference, &model);
+
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let topology = Topology::detect(&mut con).unwrap();
+    assert_eq!(topology, Topology::Cluster);
+    let log = LoginLog::new()
+        .retention(Retention::Days(40_000))
+        .topology(topology);
+    // Logs, day indexes and types sets of several months: several slots.
+    let logins = fixture();
+    let split = logins
+        .iter()
+        .filter(|(t, u, d)| {
+            redis_patterns::keys::cluster_slot(log.log_key(t, *u, *d).as_bytes())
+                != redis_patterns::keys::cluster_slot(log.index_key(t, *d).as_bytes())
+        })
+        .count();
+    assert!(split > 0, "some logins write two slots");
+    // Refusals are typed on a cluster too, and write nothing.
+    assert!(matches!(
+        log.clone()
+            .max_uid(1_000)
+            .unwrap()
+            .record(&mut con, "client", 1_001, day(2024, 2, 29)),
+        Err(Error::UidOutOfRange { .. })
+    ));
+    assert!(matches!(
+        log.active_users(&mut con, "client", day(2024, 3, 1), day(2024, 2, 1)),
+        Err(Error::InvalidInput { .. })
+    ));
+    for node in cluster.nodes() {
+        assert_eq!(support::dbsize(&mut node.connection()), 0);
+    }
+    // (1) record and (2)-(7) on the cluster give the model's answers.
+    assert_eq!(record_all(&mut con, &log), model);
+    check_all_queries(&mut con, &log, &model);
+    // The same keys, values and expiry times as on one server, spread over
+    // the nodes; no temporary key left anywhere.
+    let mut on_nodes: Vec<String> = Vec::new();
+    let mut used_nodes = 0;
+    for node in cluster.nodes() {
+        let mut n = node.connection();
+        let keys = support::all_keys(&mut n);
+        used_nodes += usize::from(!keys.is_empty());
+        on_nodes.extend(keys);
+        no_tmp_keys(&mut n);
+    }
+    on_nodes.sort();
+    assert!(used_nodes >= 2, "keys on {used_nodes} node(s)");
+    assert_eq!(on_nodes, support::all_keys(&mut single));
+    for key in &on_nodes {
+        let dump = |c: &mut dyn redis::ConnectionLike| -> (redis::Value, i64) {
+            let ty: String = redis::cmd("TYPE").arg(key).query(c).unwrap();
+            let value = if ty == "set" {
+                redis::cmd("SMEMBERS").arg(key).query(c).unwrap()
+            } else {
+                redis::cmd("GET").arg(key).query(c).unwrap()
+            };
+            let at: i64 = redis::cmd("EXPIRETIME").arg(key).query(c).unwrap();
+            (value, at)
+        };
+        let (mut v1, at1) = dump(&mut single);
+        let (mut v2, at2) = dump(&mut con);
+        for v in [&mut v1, &mut v2] {
+            if let redis::Value::Set(items) | redis::Value::Array(items) = v {
+                items.sort_by_key(|x| format!("{x:?}"));
+            }
+        }
+        assert_eq!((v1, at1), (v2, at2), "{key}");
+        assert!(at2 > 0, "{key} has its retention");
+    }
 }

@@ -57,7 +57,7 @@ fn the_seeds_example() {
     assert!(tmp.is_empty());
 }
 
-fn model_check(con: &mut redis::Connection, s: &SignIn) {
+fn model_check<C: redis::ConnectionLike>(con: &mut C, s: &SignIn) {
     // Sign-ins over a year boundary and Feb 29.
     let mut model: BTreeMap<NaiveDate, BTreeSet<u64>> = BTreeMap::new();
     let days: Vec<NaiveDate> = day(2023, 12, 28)
@@ -110,6 +110,13 @@ fn model_check(con: &mut redis::Connection, s: &SignIn) {
     }
     for d in &days {
         assert_eq!(s.count(con, *d).unwrap(), model[d].len() as u64);
+        for uid in [1u64, 3, 50, 9_000_000, 9_000_001] {
+            assert_eq!(
+                s.signed_in(con, uid, *d).unwrap(),
+                model[d].contains(&uid),
+                "{uid} {d}"
+            );
+        }
     }
     // uid 1 signed in every day: one streak over the whole span.
     let st = s.streak(con, 1, days[0], *days.last().unwrap()).unwrap();
@@ -235,4 +242,74 @@ fn bad_input_writes_nothing() {
         "{reply:?}"
     );
     assert_eq!(support::dbsize(&mut con), 0);
+}
+
+#[test]
+fn every_operation_runs_on_a_real_cluster() {
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let topology = Topology::detect(&mut con).unwrap();
+    assert_eq!(topology, Topology::Cluster);
+    // Days spread over the slots (ranges combined client-side), days sharing
+    // one tag (ranges in one script), and with retention.
+    let spread = SignIn::new("signin")
+        .unwrap()
+        .retention_days(40_000)
+        .topology(topology);
+    let tagged = SignIn::new("signin:{app}").unwrap().topology(topology);
+    let slots: BTreeSet<u16> = day(2024, 1, 1)
+        .iter_days()
+        .take(10)
+        .map(|d| redis_patterns::keys::cluster_slot(spread.key(d).as_bytes()))
+        .collect();
+    assert!(slots.len() > 1, "the days of a range span slots");
+    // Refusals are typed on a cluster too, and write nothing.
+    assert!(matches!(
+        spread.sign_in(&mut con, 10_000_001, day(2024, 1, 1)),
+        Err(Error::UidOutOfRange { .. })
+    ));
+    assert!(matches!(
+        spread.days_signed_in(&mut con, 1, day(2024, 1, 2), day(2024, 1, 1)),
+        Err(Error::InvalidInput { .. })
+    ));
+    for node in cluster.nodes() {
+        assert_eq!(support::dbsize(&mut node.connection()), 0);
+    }
+    model_check(&mut con, &spread);
+    model_check(&mut con, &tagged);
+
+    // The same keys, bitmaps and expiry times as on one server.
+    let server = support::server();
+    let mut single = server.connection();
+    model_check(
+        &mut single,
+        &SignIn::new("signin").unwrap().retention_days(40_000),
+    );
+    model_check(&mut single, &SignIn::new("signin:{app}").unwrap());
+    let mut on_nodes: Vec<String> = Vec::new();
+    let mut used_nodes = 0;
+    for node in cluster.nodes() {
+        let keys = support::all_keys(&mut node.connection());
+        used_nodes += usize::from(!keys.is_empty());
+        on_nodes.extend(keys);
+    }
+    on_nodes.sort();
+    assert!(used_nodes >= 2, "keys on {used_nodes} node(s)");
+    assert_eq!(
+        on_nodes,
+        support::all_keys(&mut single),
+        "no temporary key left"
+    );
+    for key in &on_nodes {
+        let dump = |c: &mut dyn redis::ConnectionLike| -> (Vec<u8>, i64) {
+            let v: Vec<u8> = redis::cmd("GET").arg(key).query(c).unwrap();
+            let at: i64 = redis::cmd("EXPIRETIME").arg(key).query(c).unwrap();
+            (v, at)
+        };
+        assert_eq!(dump(&mut single), dump(&mut con), "{key}");
+    }
 }

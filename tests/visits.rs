@@ -537,3 +537,186 @@ fn every_error_code_of_these_patterns_is_typed() {
         Error::DayEnded { .. }
     ));
 }
+
+/// Every public operation of a counter, on `con`, with the answers checked
+/// against a model and returned so two topologies can be compared. The days
+/// have different hash tags, so on a cluster they land on different nodes.
+fn exercise(con: &mut dyn redis::ConnectionLike, c: &VisitCounter<Utc>) -> Vec<String> {
+    let days = [day(2099, 12, 30), day(2099, 12, 31), day(2100, 1, 1)];
+    let mut out = Vec::new();
+    let mut model: Vec<HashSet<i64>> = vec![HashSet::new(); days.len()];
+    // add / add_at
+    let v = c.add(con, days[0], 1001).unwrap();
+    assert_eq!((v.new, v.count), (true, 1));
+    model[0].insert(1001);
+    let at = Utc.with_ymd_and_hms(2099, 12, 31, 23, 59, 59).unwrap();
+    let v = c.add_at(con, &at, 1001).unwrap();
+    assert_eq!((v.new, v.count), (true, 1));
+    model[1].insert(1001);
+    out.push(format!("{v:?}"));
+    // add_pipelined: repeats within the call are new once.
+    let p = c.add_pipelined(con, days[0], &[1001, 7, 7, -3, 0]).unwrap();
+    let flags: Vec<bool> = p.iter().map(|v| v.new).collect();
+    assert_eq!(flags, [false, true, false, true, true]);
+    model[0].extend([7, -3, 0]);
+    assert_eq!(p.last().unwrap().count, model[0].len() as u64);
+    out.push(format!("{p:?}"));
+    // add_batch (and an empty batch, which only reads the count)
+    for (i, d) in days.iter().enumerate() {
+        let members: Vec<i64> = (i as i64 * 100..i as i64 * 100 + 250).collect();
+        let b = c.add_batch(con, *d, &members).unwrap();
+        let new_expected: Vec<bool> = members.iter().map(|m| !model[i].contains(m)).collect();
+        model[i].extend(&members);
+        assert_eq!(b.new, new_expected);
+        assert_eq!(b.count, model[i].len() as u64);
+        out.push(format!("{b:?}"));
+    }
+    let empty = c.add_batch(con, days[2], &[]).unwrap();
+    assert_eq!((empty.count, empty.new.len()), (model[2].len() as u64, 0));
+    // count, contains, shard_sizes
+    for (i, d) in days.iter().enumerate() {
+        assert_eq!(c.count(con, *d).unwrap(), model[i].len() as u64);
+        let sizes = c.shard_sizes(con, *d).unwrap();
+        assert_eq!(sizes.len(), c.shards() as usize);
+        assert_eq!(sizes.iter().sum::<u64>(), model[i].len() as u64);
+        out.push(format!("{sizes:?}"));
+    }
+    assert!(c.contains(con, days[0], -3).unwrap());
+    assert!(!c.contains(con, days[1], -3).unwrap());
+    assert!(c.contains(con, days[2], 349).unwrap());
+    // distinct_over / distinct_between: the union over days on several nodes.
+    let union = |ix: &[usize]| -> u64 {
+        ix.iter()
+            .flat_map(|&i| model[i].iter().copied())
+            .collect::<HashSet<i64>>()
+            .len() as u64
+    };
+    assert_eq!(c.distinct_over(con, &days).unwrap(), union(&[0, 1, 2]));
+    assert_eq!(
+        c.distinct_over(con, &[days[2], days[0]]).unwrap(),
+        union(&[0, 2])
+    );
+    assert_eq!(
+        c.distinct_between(con, days[0], days[2]).unwrap(),
+        union(&[0, 1, 2])
+    );
+    assert_eq!(
+        c.distinct_between(con, days[1], days[2]).unwrap(),
+        union(&[1, 2])
+    );
+    out.push(format!("{}", union(&[0, 1, 2])));
+    // Expiry at the end of each day, on the counter and every shard in use.
+    for d in days {
+        let end = c.end_of_day(d).unwrap().timestamp();
+        let sizes = c.shard_sizes(con, d).unwrap();
+        let used = (0..c.shards()).filter(|&i| sizes[i as usize] > 0);
+        let keys: Vec<String> = std::iter::once(c.counter_key(d))
+            .chain(used.map(|i| c.shard_key(d, i)))
+            .collect();
+        assert!(keys.len() > 1);
+        for key in keys {
+            let at: i64 = redis::cmd("EXPIRETIME").arg(&key).query(con).unwrap();
+            assert_eq!(at, end, "{key}");
+        }
+    }
+    // planned reads set-max-intset-entries from a node.
+    let planned = VisitCounter::planned(con, "plan", Utc, 10_000).unwrap();
+    assert_eq!(planned.shards(), visits::plan_shards(10_000, 512).unwrap());
+    out
+}
+
+/// The async operations (`add_async`, `add_pipelined_async`,
+/// `add_batch_async`) on an async connection, checked with the sync reads.
+async fn exercise_async<C: redis::aio::ConnectionLike + Send>(
+    con: &mut C,
+    c: &VisitCounter<Utc>,
+) -> Vec<String> {
+    let days = [day(2099, 3, 1), day(2099, 3, 2)];
+    let mut out = Vec::new();
+    let v = c.add_async(con, days[0], 5).await.unwrap();
+    assert_eq!((v.new, v.count), (true, 1));
+    let v = c.add_async(con, days[1], 5).await.unwrap();
+    assert_eq!((v.new, v.count), (true, 1));
+    let p = c
+        .add_pipelined_async(con, days[0], &[5, 6, 6, 7])
+        .await
+        .unwrap();
+    let flags: Vec<bool> = p.iter().map(|v| v.new).collect();
+    assert_eq!(flags, [false, true, false, true]);
+    assert_eq!(p.last().unwrap().count, 3);
+    out.push(format!("{p:?}"));
+    let b = c
+        .add_batch_async(con, days[1], &[1, 2, 5, 2, 3])
+        .await
+        .unwrap();
+    assert_eq!(b.new, [true, true, false, false, true]);
+    assert_eq!(b.count, 4);
+    out.push(format!("{b:?}"));
+    let empty = c.add_batch_async(con, days[0], &[]).await.unwrap();
+    assert_eq!((empty.count, empty.new.len()), (3, 0));
+    out
+}
+
+#[test]
+fn every_operation_runs_on_a_real_cluster() {
+    use redis_patterns::visits::Topology;
+    // The same operations on one server, as the reference.
+    let server = support::server();
+    let mut single = server.connection();
+    let c = VisitCounter::new("site", Utc, 16).unwrap();
+    let reference = exercise(&mut single, &c);
+    let rt = support::runtime();
+    let reference_async = rt.block_on(async {
+        let (mut mux, _) = support::async_connections(&server).await;
+        exercise_async(&mut mux, &c).await
+    });
+
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let client = cluster.client();
+    let mut con = client.get_connection().expect("cluster connection");
+    assert_eq!(Topology::detect(&mut con).unwrap(), Topology::Cluster);
+    let c = VisitCounter::new("site", Utc, 16)
+        .unwrap()
+        .topology(Topology::Cluster);
+    // Refusals are typed on a cluster too, and write nothing.
+    assert!(matches!(
+        c.add(&mut con, day(2020, 1, 1), 1),
+        Err(Error::DayEnded { .. })
+    ));
+    assert!(matches!(
+        c.add_pipelined(&mut con, day(2020, 1, 1), &[1, 2]),
+        Err(Error::DayEnded { .. })
+    ));
+    assert!(matches!(
+        c.distinct_between(&mut con, day(2099, 1, 2), day(2099, 1, 1)),
+        Err(Error::InvalidInput { .. })
+    ));
+    for node in cluster.nodes() {
+        assert_eq!(support::dbsize(&mut node.connection()), 0);
+    }
+    assert_eq!(exercise(&mut con, &c), reference);
+    let on_cluster_async = rt.block_on(async {
+        let mut acon = client
+            .get_async_connection()
+            .await
+            .expect("async cluster connection");
+        exercise_async(&mut acon, &c).await
+    });
+    assert_eq!(on_cluster_async, reference_async);
+    // The days really are spread over the nodes.
+    let per_node: Vec<i64> = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect();
+    assert!(
+        per_node.iter().filter(|&&n| n > 0).count() >= 2,
+        "{per_node:?}"
+    );
+    assert_eq!(
+        per_node.iter().sum::<i64>(),
+        support::dbsize(&mut single),
+        "the same keys as on one server"
+    );
+}
