@@ -30,10 +30,21 @@ pub enum Topology {
 }
 
 impl Topology {
-    /// `Cluster` when `INFO cluster` says `cluster_enabled:1`.
+    /// `Cluster` when `INFO cluster` says `cluster_enabled:1`. On redis-rs's
+    /// cluster connection `INFO` goes to every primary and comes back as a
+    /// map of node to text; any node saying so counts.
     pub fn detect(con: &mut dyn ConnectionLike) -> Result<Self> {
-        let info: String = redis::cmd("INFO").arg("cluster").query(con)?;
-        Ok(if info.lines().any(|l| l.trim() == "cluster_enabled:1") {
+        let reply: Value = redis::cmd("INFO").arg("cluster").query(con)?;
+        let texts: Vec<String> = match reply {
+            Value::Map(nodes) => nodes
+                .into_iter()
+                .map(|(_, info)| String::from_redis_value(info))
+                .collect::<std::result::Result<_, _>>(),
+            info => String::from_redis_value(info).map(|s| vec![s]),
+        }
+        .map_err(redis::RedisError::from)?;
+        let enabled = |info: &String| info.lines().any(|l| l.trim() == "cluster_enabled:1");
+        Ok(if texts.iter().any(enabled) {
             Self::Cluster
         } else {
             Self::Standalone
