@@ -760,3 +760,99 @@ fn every_operation_runs_on_a_real_cluster() {
     assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
     assert_eq!(per_node.iter().sum::<i64>(), support::dbsize(&mut one));
 }
+
+#[test]
+fn cli_import_finds_a_cluster_by_itself_or_by_flag() {
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let dir = cluster.nodes()[0].dir().join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text: String = (0..300).map(|i| format!("line{i}\n")).collect();
+    let path = write_file(&dir, "lines.txt", &[text.as_bytes(), b"\n"]);
+    let tsv = write_file(&dir, "pairs.tsv", &[b"a\t1\nb\t2\nc\t3\n"]);
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let url = cluster.nodes()[1].url();
+    let run = |args: &[&str], file: &std::path::Path| {
+        let out = Command::new(bin)
+            .args(["import", "sharded-hash"])
+            .args(args)
+            .arg(file)
+            .args(["--url", &url])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    // Auto-detected.
+    let (ok, stdout, stderr) = run(&["auto", "--shards", "16"], &path);
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("topology cluster\n"), "{stdout}");
+    assert!(stdout.contains("inserted 300\n"), "{stdout}");
+    assert!(stdout.contains("rejected 1\n"), "{stdout}");
+    let h = ShardedHash::new("auto", 16)
+        .unwrap()
+        .topology(Topology::Cluster);
+    assert_eq!(h.len(&mut con).unwrap(), 300);
+    assert_eq!(
+        h.get_many::<String, _>(&mut con, &["0", "299", "300"])
+            .unwrap(),
+        [Some("line0".to_string()), Some("line299".to_string()), None]
+    );
+    // Run again: everything is already present.
+    let (ok, stdout, _) = run(&["auto", "--shards", "16"], &path);
+    assert!(ok && stdout.contains("already_present 300\n"), "{stdout}");
+
+    // Said explicitly, not strict, TSV.
+    let (ok, stdout, stderr) = run(
+        &[
+            "pairs",
+            "--cluster",
+            "--tsv",
+            "--shards",
+            "8",
+            "--no-strict",
+        ],
+        &tsv,
+    );
+    assert!(ok, "{stdout} {stderr}");
+    assert!(
+        stdout.contains("topology cluster\n") && stdout.contains("inserted 3\n"),
+        "{stdout}"
+    );
+    let pairs = ShardedHash::new("pairs", 8).unwrap();
+    assert_eq!(
+        pairs
+            .get_many::<String, _>(&mut con, &["a", "b", "c"])
+            .unwrap(),
+        [
+            Some("1".to_string()),
+            Some("2".to_string()),
+            Some("3".to_string())
+        ]
+    );
+
+    // The shards spread over every node.
+    let per_node: Vec<i64> = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect();
+    assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
+
+    // Forced standalone on a cluster node: the other nodes' slots answer
+    // MOVED and the import fails loudly instead of reporting success.
+    let (ok, stdout, stderr) = run(
+        &["forced", "--topology", "standalone", "--shards", "16"],
+        &path,
+    );
+    assert!(!ok, "{stdout}");
+    assert!(stderr.to_lowercase().contains("moved"), "{stderr}");
+}
