@@ -436,9 +436,10 @@ impl<C: Codec> PackedRecords<C> {
     }
 
     /// Reads every shard of ids `0..=max_id` whole (`GET`, pipelined 16 at a
-    /// time on one server; per slot on a cluster) and calls `f(id, record)` for every record stored: ids beyond a
-    /// shard's length and missing shards are skipped; stored but never
-    /// written records decode from zero bytes.
+    /// time on one server; per slot on a cluster) and calls `f(id, record)`
+    /// for every record stored: ids beyond a shard's length and missing
+    /// shards are skipped; stored but never written records decode from zero
+    /// bytes.
     pub fn scan(
         &self,
         con: &mut dyn ConnectionLike,

@@ -46,8 +46,8 @@ use std::io::BufRead;
 use redis::{ConnectionLike, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
-pub use crate::fanout::Topology;
 use crate::fanout::Batch;
+pub use crate::fanout::Topology;
 use crate::script::{ScriptCall, ScriptPipeline, decode_each};
 use crate::scripts;
 
@@ -662,9 +662,10 @@ impl ShardedHash {
         self.write_one(con, field.as_ref(), value.as_ref(), true)
     }
 
-    /// Sets many fields: one write per shard touched, all in one round trip;
-    /// each shard's part is atomic. Returns how many fields were new. Every
-    /// pair is validated before anything is sent.
+    /// Sets many fields: one write per shard touched, all in one round trip
+    /// on one server (per slot on a cluster); each shard's part is atomic.
+    /// Returns how many fields were new. Every pair is validated before
+    /// anything is sent.
     pub fn set_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         con: &mut dyn ConnectionLike,
