@@ -21,6 +21,16 @@
 //! means). [`PackedRecords::scan`] reads whole shards and decodes them
 //! client-side, e.g. to count records per field value
 //! ([`PackedRecords::count_by`]).
+//!
+//! Shard keys carry no common hash tag, so on Redis Cluster they spread over
+//! the nodes; every script touches one shard key. Calls that touch several
+//! shards ([`PackedRecords::get_many`], [`PackedRecords::set_many`],
+//! [`PackedRecords::scan`]) are one pipeline on one server
+//! ([`Topology::Standalone`], the default); on a cluster pass
+//! [`Topology::Cluster`] ([`PackedRecords::topology`], or
+//! [`Topology::detect`]) and they go as one pipeline per hash slot (about one
+//! round trip per shard touched), or one command at a time on redis-rs's
+//! sync `ClusterConnection`, which cannot pipeline.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
@@ -29,6 +39,8 @@ use std::marker::PhantomData;
 use redis::{ConnectionLike, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
+use crate::fanout::Batch;
+pub use crate::fanout::Topology;
 use crate::script::ScriptPipeline;
 use crate::scripts;
 
@@ -154,6 +166,7 @@ pub struct PackedRecords<C> {
     ids_per_shard: u64,
     max_id: u64,
     layout: Layout,
+    topology: Topology,
 }
 
 /// An integer field inside a record, for [`PackedRecords::add`].
@@ -191,6 +204,7 @@ impl<C: Codec> PackedRecords<C> {
             ids_per_shard: (DEFAULT_SHARD_BYTES / width).max(1),
             max_id,
             layout: Layout::Dense,
+            topology: Topology::Standalone,
         })
     }
 
@@ -215,6 +229,15 @@ impl<C: Codec> PackedRecords<C> {
     /// Sets how shards grow.
     pub fn with_layout(mut self, layout: Layout) -> Self {
         self.layout = layout;
+        self
+    }
+
+    /// Sets how calls that touch several shards are sent: on Redis Cluster
+    /// pass [`Topology::Cluster`] (or [`Topology::detect`]'s answer) so they
+    /// go as one pipeline per hash slot. Default [`Topology::Standalone`]:
+    /// one pipeline.
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.topology = topology;
         self
     }
 
@@ -292,20 +315,20 @@ impl<C: Codec> PackedRecords<C> {
     }
 
     /// The records of many ids, in the order asked: one `GETRANGE` each, all
-    /// in one round trip.
+    /// in one round trip on one server (per slot on a cluster, see
+    /// [`PackedRecords::topology`]).
     pub fn get_many(&self, con: &mut dyn ConnectionLike, ids: &[u64]) -> Result<Vec<C::Value>> {
-        let mut pipe = redis::pipe();
+        let mut batch = Batch::new();
         for &id in ids {
             let (key, off) = self.locate(id)?;
-            pipe.cmd("GETRANGE")
-                .arg(key)
-                .arg(off)
-                .arg(off + self.width - 1);
+            let mut cmd = redis::cmd("GETRANGE");
+            cmd.arg(&key).arg(off).arg(off + self.width - 1);
+            batch.add(&key, cmd);
         }
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let replies: Vec<Vec<u8>> = pipe.query(con)?;
+        let replies: Vec<Vec<u8>> = batch.query(con, self.topology)?;
         if replies.len() != ids.len() {
             return Err(Error::ShortReply);
         }
@@ -322,8 +345,8 @@ impl<C: Codec> PackedRecords<C> {
     }
 
     /// Writes many records: one script call per shard touched (atomic per
-    /// shard), all in one round trip. Everything is validated and encoded
-    /// before anything is sent.
+    /// shard), all in one round trip on one server (per slot on a cluster).
+    /// Everything is validated and encoded before anything is sent.
     pub fn set_many(&self, con: &mut dyn ConnectionLike, items: &[(u64, C::Value)]) -> Result<()> {
         let mut by_shard: BTreeMap<u64, Vec<Vec<u8>>> = BTreeMap::new();
         for (id, value) in items {
@@ -337,6 +360,7 @@ impl<C: Codec> PackedRecords<C> {
             return Ok(());
         }
         let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
         for (shard, list) in &by_shard {
             pipe.add(&scripts::packed::put(
                 &self.key_of_shard(*shard),
@@ -412,9 +436,10 @@ impl<C: Codec> PackedRecords<C> {
     }
 
     /// Reads every shard of ids `0..=max_id` whole (`GET`, pipelined 16 at a
-    /// time) and calls `f(id, record)` for every record stored: ids beyond a
-    /// shard's length and missing shards are skipped; stored but never
-    /// written records decode from zero bytes.
+    /// time on one server; per slot on a cluster) and calls `f(id, record)`
+    /// for every record stored: ids beyond a shard's length and missing
+    /// shards are skipped; stored but never written records decode from zero
+    /// bytes.
     pub fn scan(
         &self,
         con: &mut dyn ConnectionLike,
@@ -425,11 +450,14 @@ impl<C: Codec> PackedRecords<C> {
         let mut start = 0;
         while start < shards {
             let end = (start + 16).min(shards);
-            let mut pipe = redis::pipe();
+            let mut batch = Batch::new();
             for s in start..end {
-                pipe.cmd("GET").arg(self.key_of_shard(s));
+                let key = self.key_of_shard(s);
+                let mut cmd = redis::cmd("GET");
+                cmd.arg(&key);
+                batch.add(&key, cmd);
             }
-            let replies: Vec<Value> = pipe.query(con)?;
+            let replies: Vec<Value> = batch.query(con, self.topology)?;
             if replies.len() as u64 != end - start {
                 return Err(Error::ShortReply);
             }

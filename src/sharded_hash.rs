@@ -27,8 +27,13 @@
 //! which fills shards evenly and exactly). Shard keys carry **no** common
 //! hash tag, so on Redis Cluster they spread over the nodes; every script
 //! touches exactly one shard key, hence one slot. Calls that touch several
-//! shards (multi-get, length, multi-set, import) pipeline one command per
-//! shard in a single round trip.
+//! shards (multi-get, length, multi-set, inspect, import) send one command
+//! per shard: on one server ([`Topology::Standalone`], the default) all in a
+//! single pipelined round trip; on Redis Cluster
+//! ([`ShardedHash::topology`]`(`[`Topology::Cluster`]`)`, or
+//! [`Topology::detect`]) as one pipeline per hash slot, i.e. about one round
+//! trip per shard touched (shards rarely share a slot), and one command at a
+//! time on redis-rs's sync `ClusterConnection`, which cannot pipeline.
 //!
 //! [`ShardedHash::import_lines`] is the seed's pipelined bulk load
 //! (`hsetNx` of every line of a file) done as a stream: bounded line length,
@@ -41,7 +46,9 @@ use std::io::BufRead;
 use redis::{ConnectionLike, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
-use crate::script::{ScriptPipeline, decode_each};
+use crate::fanout::Batch;
+pub use crate::fanout::Topology;
+use crate::script::{ScriptCall, ScriptPipeline, decode_each};
 use crate::scripts;
 
 /// The listpack limits of hashes on a server.
@@ -241,6 +248,7 @@ pub struct ShardedHash {
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
+    topology: Topology,
 }
 
 /// What [`ShardedHash::inspect`] found.
@@ -438,6 +446,7 @@ impl ShardedHash {
             sharding,
             limits: ListpackLimits::DEFAULT,
             strict: true,
+            topology: Topology::Standalone,
         })
     }
 
@@ -499,6 +508,15 @@ impl ShardedHash {
     /// and such writes convert their shard (see [`ShardedHash::inspect`]).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// Sets how calls that touch several shards are sent: on Redis Cluster
+    /// pass [`Topology::Cluster`] (or [`Topology::detect`]'s answer) so they
+    /// go as one pipeline per hash slot. Default [`Topology::Standalone`]:
+    /// one pipeline.
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.topology = topology;
         self
     }
 
@@ -644,9 +662,10 @@ impl ShardedHash {
         self.write_one(con, field.as_ref(), value.as_ref(), true)
     }
 
-    /// Sets many fields: one write per shard touched, all in one round trip;
-    /// each shard's part is atomic. Returns how many fields were new. Every
-    /// pair is validated before anything is sent.
+    /// Sets many fields: one write per shard touched, all in one round trip
+    /// on one server (per slot on a cluster); each shard's part is atomic.
+    /// Returns how many fields were new. Every pair is validated before
+    /// anything is sent.
     pub fn set_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         con: &mut dyn ConnectionLike,
@@ -684,35 +703,70 @@ impl ShardedHash {
             return Ok(0);
         }
         if self.strict {
-            let mut pipe = ScriptPipeline::new();
-            for (shard, items) in &by_shard {
-                pipe.add(&scripts::sharded_hash::put(
-                    &self.key_of_shard(*shard),
-                    only_absent as i64,
-                    self.max_entries(),
-                    items,
-                ));
+            let calls = by_shard
+                .iter()
+                .map(|(shard, items)| {
+                    scripts::sharded_hash::put(
+                        &self.key_of_shard(*shard),
+                        only_absent as i64,
+                        self.max_entries(),
+                        items,
+                    )
+                })
+                .collect();
+            let mut total = 0u64;
+            for count in self.run_puts(con, calls)? {
+                total += count? as u64;
             }
-            let counts: Vec<i64> = pipe.query(con)?;
-            Ok(counts.iter().sum::<i64>() as u64)
-        } else if only_absent {
-            let mut pipe = redis::pipe();
+            Ok(total)
+        } else {
+            let mut batch = Batch::new();
             for (shard, items) in &by_shard {
                 let key = self.key_of_shard(*shard);
-                for fv in items.chunks(2) {
-                    pipe.cmd("HSETNX").arg(&key).arg(fv[0]).arg(fv[1]);
+                if only_absent {
+                    for fv in items.chunks(2) {
+                        let mut cmd = redis::cmd("HSETNX");
+                        cmd.arg(&key).arg(fv[0]).arg(fv[1]);
+                        batch.add(&key, cmd);
+                    }
+                } else {
+                    let mut cmd = redis::cmd("HSET");
+                    cmd.arg(&key).arg(items);
+                    batch.add(&key, cmd);
                 }
             }
-            let replies: Vec<i64> = pipe.query(con)?;
-            Ok(replies.iter().sum::<i64>() as u64)
-        } else {
-            let mut pipe = redis::pipe();
-            for (shard, items) in &by_shard {
-                pipe.cmd("HSET").arg(self.key_of_shard(*shard)).arg(items);
-            }
-            let replies: Vec<i64> = pipe.query(con)?;
+            let replies: Vec<i64> = batch.query(con, self.topology)?;
             Ok(replies.iter().sum::<i64>() as u64)
         }
+    }
+
+    /// Runs `put` calls (one per shard) and returns each one's own result in
+    /// order, so a shard refused as full never stops the others: pipelined
+    /// per [`ShardedHash::topology`] where the connection can pipeline, else
+    /// one call at a time. A connection error ends the whole run.
+    fn run_puts(
+        &self,
+        con: &mut dyn ConnectionLike,
+        calls: Vec<ScriptCall<i64>>,
+    ) -> Result<Vec<Result<i64>>> {
+        if con.supports_pipelining() {
+            let mut pipe = ScriptPipeline::new();
+            pipe.topology(self.topology);
+            for call in calls {
+                pipe.push(call);
+            }
+            let values = pipe.query_values(con)?;
+            return Ok(decode_each(&pipe, values));
+        }
+        let mut out = Vec::with_capacity(calls.len());
+        for call in &calls {
+            match call.invoke(con) {
+                // Not an error reply of this call: nothing later can succeed.
+                Err(Error::Redis(e)) if e.code().is_none() => return Err(Error::Redis(e)),
+                other => out.push(other),
+            }
+        }
+        Ok(out)
     }
 
     /// The value of a field, `None` when absent.
@@ -729,7 +783,8 @@ impl ShardedHash {
     }
 
     /// The values of many fields, in the order asked (`None` for absent
-    /// ones): one `HMGET` per shard touched, all in one round trip.
+    /// ones): one `HMGET` per shard touched, all in one round trip on one
+    /// server (per slot on a cluster, see [`ShardedHash::topology`]).
     pub fn get_many<V: FromRedisValue, F: AsRef<[u8]>>(
         &self,
         con: &mut dyn ConnectionLike,
@@ -746,14 +801,17 @@ impl ShardedHash {
         if by_shard.is_empty() {
             return Ok(out);
         }
-        let mut pipe = redis::pipe();
+        let mut batch = Batch::new();
         for (shard, idx) in &by_shard {
-            let cmd = pipe.cmd("HMGET").arg(self.key_of_shard(*shard));
+            let key = self.key_of_shard(*shard);
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(&key);
             for &i in idx {
                 cmd.arg(fields[i].as_ref());
             }
+            batch.add(&key, cmd);
         }
-        let replies: Vec<Vec<Value>> = pipe.query(con)?;
+        let replies: Vec<Vec<Value>> = batch.query(con, self.topology)?;
         if replies.len() != by_shard.len() {
             return Err(Error::ShortReply);
         }
@@ -813,18 +871,21 @@ impl ShardedHash {
     }
 
     /// The total number of fields: `HLEN` of every shard, pipelined (one
-    /// round trip per 10,000 shards).
+    /// round trip per 10,000 shards on one server; on a cluster one per slot).
     pub fn len(&self, con: &mut dyn ConnectionLike) -> Result<u64> {
         let mut total = 0u64;
         let shards = self.shard_count();
         let mut start = 0;
         while start < shards {
             let end = (start + 10_000).min(shards);
-            let mut pipe = redis::pipe();
+            let mut batch = Batch::new();
             for s in start..end {
-                pipe.cmd("HLEN").arg(self.key_of_shard(s));
+                let key = self.key_of_shard(s);
+                let mut cmd = redis::cmd("HLEN");
+                cmd.arg(&key);
+                batch.add(&key, cmd);
             }
-            let lens: Vec<u64> = pipe.query(con)?;
+            let lens: Vec<u64> = batch.query(con, self.topology)?;
             total += lens.iter().sum::<u64>();
             start = end;
         }
@@ -851,13 +912,16 @@ impl ShardedHash {
         };
         let mut health = Health::default();
         for chunk in picks.chunks(5_000) {
-            let mut pipe = redis::pipe();
+            let mut batch = Batch::new();
             for &s in chunk {
                 let key = self.key_of_shard(s);
-                pipe.cmd("OBJECT").arg("ENCODING").arg(&key);
-                pipe.cmd("HLEN").arg(&key);
+                let mut enc = redis::cmd("OBJECT");
+                enc.arg("ENCODING").arg(&key);
+                let mut len = redis::cmd("HLEN");
+                len.arg(&key);
+                batch.add(&key, enc).add(&key, len);
             }
-            let replies: Vec<Value> = pipe.query(con)?;
+            let replies: Vec<Value> = batch.query(con, self.topology)?;
             if replies.len() != chunk.len() * 2 {
                 return Err(Error::ShortReply);
             }
@@ -1028,7 +1092,8 @@ impl ShardedHash {
     }
 
     /// Sends one batch: strict, one `put` script per shard touched; otherwise
-    /// one `HSETNX` per item; all pipelined in one round trip.
+    /// one `HSETNX` per item; all pipelined in one round trip on one server
+    /// (per slot on a cluster).
     fn flush(
         &self,
         con: &mut dyn ConnectionLike,
@@ -1043,22 +1108,25 @@ impl ShardedHash {
             for (i, p) in pending.iter().enumerate() {
                 by_shard.entry(p.shard).or_default().push(i);
             }
-            let mut pipe = ScriptPipeline::new();
+            let mut calls = Vec::with_capacity(by_shard.len());
             for (shard, idx) in &by_shard {
                 let mut items: Vec<&[u8]> = Vec::with_capacity(idx.len() * 2);
                 for &i in idx {
                     items.push(&pending[i].field);
                     items.push(&pending[i].value);
                 }
-                pipe.add(&scripts::sharded_hash::put(
+                calls.push(scripts::sharded_hash::put(
                     &self.key_of_shard(*shard),
                     1,
                     self.max_entries(),
                     &items,
                 ));
             }
-            let values = pipe.query_values(con)?;
-            for ((_, idx), result) in by_shard.iter().zip(decode_each::<i64>(&pipe, values)) {
+            let results = self.run_puts(con, calls)?;
+            if results.len() != by_shard.len() {
+                return Err(Error::ShortReply);
+            }
+            for ((_, idx), result) in by_shard.iter().zip(results) {
                 match result {
                     Ok(inserted) => {
                         report.inserted += inserted as u64;
@@ -1073,14 +1141,14 @@ impl ShardedHash {
                 }
             }
         } else {
-            let mut pipe = redis::pipe();
+            let mut batch = Batch::new();
             for p in pending.iter() {
-                pipe.cmd("HSETNX")
-                    .arg(self.key_of_shard(p.shard))
-                    .arg(&p.field)
-                    .arg(&p.value);
+                let key = self.key_of_shard(p.shard);
+                let mut cmd = redis::cmd("HSETNX");
+                cmd.arg(&key).arg(&p.field).arg(&p.value);
+                batch.add(&key, cmd);
             }
-            let replies: Vec<i64> = pipe.query(con)?;
+            let replies: Vec<i64> = batch.query(con, self.topology)?;
             let inserted = replies.iter().filter(|&&r| r == 1).count() as u64;
             report.inserted += inserted;
             report.present += pending.len() as u64 - inserted;

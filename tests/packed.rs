@@ -3,7 +3,7 @@
 mod support;
 
 use redis_patterns::Error;
-use redis_patterns::packed::{ByteArray, Bytes, IntField, Layout, Le, PackedRecords};
+use redis_patterns::packed::{ByteArray, Bytes, IntField, Layout, Le, PackedRecords, Topology};
 use redis_patterns::scripts;
 
 fn strlen(con: &mut redis::Connection, key: &str) -> u64 {
@@ -293,4 +293,144 @@ fn bad_input_is_refused_before_anything_is_written() {
     let r = scripts::packed::swap("raw:0", 0, 0, b"ab", b"abc").invoke(&mut con);
     assert!(matches!(r, Err(Error::ScriptArgument { .. })), "{r:?}");
     assert_eq!(support::dbsize(&mut con), 0);
+}
+
+/// Every public operation of packed records, on any connection; returns what
+/// each one answered (as text) so two topologies can be compared.
+fn every_operation(con: &mut dyn redis::ConnectionLike, topology: Topology) -> Vec<String> {
+    let mut log = Vec::new();
+    let mut note = |what: &str, v: &dyn std::fmt::Debug| log.push(format!("{what}: {v:?}"));
+    // 10 ids per shard: ids 0..=199 use shards rec:0 .. rec:19.
+    let p = PackedRecords::new("rec", ByteArray::<5>, 199)
+        .unwrap()
+        .with_ids_per_shard(10)
+        .unwrap()
+        .topology(topology);
+    p.set(con, 0, &record(0)).unwrap();
+    p.set(con, 199, &record(199)).unwrap();
+    note("get", &p.get(con, 199).unwrap());
+    note("get never written", &p.get(con, 5).unwrap());
+    note("get shard never written", &p.get(con, 55).unwrap());
+    let items: Vec<(u64, [u8; 5])> = (0..200).step_by(3).map(|id| (id, record(id))).collect();
+    p.set_many(con, &items).unwrap();
+    let ids: Vec<u64> = (0..200).rev().step_by(4).collect();
+    let got = p.get_many(con, &ids).unwrap();
+    for (id, rec) in ids.iter().zip(&got) {
+        let want = if id % 3 == 0 || *id == 199 {
+            record(*id)
+        } else {
+            [0; 5]
+        };
+        assert_eq!(rec, &want, "id {id}");
+    }
+    note("get_many", &got);
+    let mut scanned = Vec::new();
+    p.scan(con, |id, rec| scanned.push((id, rec))).unwrap();
+    assert_eq!(scanned.len(), 200);
+    note("scan", &scanned);
+    note("count_by", &{
+        let mut c: Vec<_> = p
+            .count_by(con, |r| (r[4] == 0xAB).then_some(r[0] % 4))
+            .unwrap()
+            .into_iter()
+            .collect();
+        c.sort();
+        c
+    });
+    let field = IntField {
+        offset: 0,
+        size: 2,
+        signed: false,
+    };
+    note("add", &p.add(con, 42, field, 7).unwrap());
+    note("add again", &p.add(con, 42, field, 65_000).unwrap());
+    match p.add(con, 42, field, 1_000) {
+        Err(Error::Overflow { .. }) => {}
+        other => panic!("expected Overflow, got {other:?}"),
+    }
+    note("after overflow", &p.get(con, 42).unwrap());
+    note(
+        "cas hit",
+        &p.compare_and_set(con, 3, &record(3), &[1, 2, 3, 4, 5])
+            .unwrap(),
+    );
+    note(
+        "cas miss",
+        &p.compare_and_set(con, 3, &record(3), &[9; 5]).unwrap(),
+    );
+    note(
+        "cas unwritten",
+        &p.compare_and_set(con, 101, &[0; 5], &[7; 5]).unwrap(),
+    );
+
+    // Sparse shards and a run-time width.
+    let sparse = PackedRecords::new("sp", Bytes(3), 9_999)
+        .unwrap()
+        .with_ids_per_shard(100)
+        .unwrap()
+        .with_layout(Layout::Sparse)
+        .topology(topology);
+    let items: Vec<(u64, Vec<u8>)> = (0..10_000)
+        .step_by(997)
+        .map(|id| (id, vec![id as u8, 1, 2]))
+        .collect();
+    sparse.set_many(con, &items).unwrap();
+    note(
+        "sparse get_many",
+        &sparse.get_many(con, &[0, 997, 9_970, 9_999]).unwrap(),
+    );
+    let mut n = 0;
+    sparse.scan(con, |_, _| n += 1).unwrap();
+    note("sparse scanned", &n);
+    let ints = PackedRecords::new("le", Le::<i32>::new(), 99)
+        .unwrap()
+        .with_ids_per_shard(7)
+        .unwrap()
+        .topology(topology);
+    let items: Vec<(u64, i32)> = (0..100).map(|id| (id, -(id as i32))).collect();
+    ints.set_many(con, &items).unwrap();
+    note("le get_many", &ints.get_many(con, &[0, 50, 99]).unwrap());
+    log
+}
+
+/// Every shard string `every_operation` writes, with its length.
+fn dump(con: &mut dyn redis::ConnectionLike) -> Vec<(String, Option<Vec<u8>>)> {
+    let keys = (0..20)
+        .map(|s| format!("rec:{s}"))
+        .chain((0..100).map(|s| format!("sp:{s}")))
+        .chain((0..15).map(|s| format!("le:{s}")));
+    keys.map(|k| {
+        let v: Option<Vec<u8>> = redis::cmd("GET").arg(&k).query(con).unwrap();
+        (k, v)
+    })
+    .collect()
+}
+
+#[test]
+fn every_operation_runs_on_a_real_cluster() {
+    let server = support::server();
+    let mut one = server.connection();
+    let expected = every_operation(&mut one, Topology::Standalone);
+    let expected_data = dump(&mut one);
+    assert!(expected_data.iter().filter(|(_, v)| v.is_some()).count() > 20);
+
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let got = every_operation(&mut con, Topology::Cluster);
+    for (e, g) in expected.iter().zip(&got) {
+        assert_eq!(e, g);
+    }
+    assert_eq!(expected.len(), got.len());
+    assert_eq!(dump(&mut con), expected_data);
+    let per_node: Vec<i64> = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect();
+    assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
+    assert_eq!(per_node.iter().sum::<i64>(), support::dbsize(&mut one));
 }

@@ -8,7 +8,7 @@ use std::process::Command;
 use redis_patterns::Error;
 use redis_patterns::sharded_hash::{
     DEFAULT_OVERFLOW_TARGET, ImportOptions, LineFormat, ListpackLimits, RejectReason, ShardedHash,
-    Sharding, plan,
+    Sharding, Topology, plan,
 };
 
 fn encoding(con: &mut redis::Connection, key: &str) -> Option<String> {
@@ -545,4 +545,314 @@ fn cli_import_reports_counts_and_a_missing_file_clearly() {
         h.get::<String>(&mut con, "0").unwrap().as_deref(),
         Some("a")
     );
+}
+
+/// Every public operation of a sharded hash, on any connection; returns what
+/// each one answered (as text) so two topologies can be compared.
+fn every_operation(con: &mut dyn redis::ConnectionLike, topology: Topology) -> Vec<String> {
+    let mut log = Vec::new();
+    let mut note = |what: &str, v: &dyn std::fmt::Debug| log.push(format!("{what}: {v:?}"));
+    let limits = ListpackLimits::from_server(con).unwrap();
+    note("limits", &limits);
+    let (planned, p) = ShardedHash::planned(con, "planned", 5_000).unwrap();
+    let planned = planned.topology(topology);
+    note("plan", &p.shards);
+    let h = ShardedHash::new("users", 16).unwrap().topology(topology);
+    note("set new", &h.set(con, "alice", "1").unwrap());
+    note("set again", &h.set(con, "alice", "2").unwrap());
+    note(
+        "set_if_absent",
+        &h.set_if_absent(con, "alice", "3").unwrap(),
+    );
+    note(
+        "set_if_absent new",
+        &h.set_if_absent(con, "bob", "b").unwrap(),
+    );
+    note("get", &h.get::<String>(con, "alice").unwrap());
+    note("get missing", &h.get::<String>(con, "nobody").unwrap());
+    let pairs: Vec<(String, String)> = (0..200)
+        .map(|i| (format!("u{i}"), format!("v{i}")))
+        .collect();
+    note("set_many", &h.set_many(con, &pairs).unwrap());
+    let again: Vec<(String, String)> = (150..260)
+        .map(|i| (format!("u{i}"), format!("w{i}")))
+        .collect();
+    note(
+        "set_if_absent_many",
+        &h.set_if_absent_many(con, &again).unwrap(),
+    );
+    let fields: Vec<String> = (0..270).step_by(7).map(|i| format!("u{i}")).collect();
+    let got = h.get_many::<String, _>(con, &fields).unwrap();
+    assert_eq!(got[0].as_deref(), Some("v0"));
+    assert_eq!(got.last().unwrap(), &None, "u266 was never written");
+    note("get_many", &got);
+    note("exists", &h.exists(con, "u3").unwrap());
+    note("delete", &h.delete(con, "u3").unwrap());
+    note("delete again", &h.delete(con, "u3").unwrap());
+    note("exists after delete", &h.exists(con, "u3").unwrap());
+    note("incr", &h.incr(con, "count", 5).unwrap());
+    note("incr again", &h.incr(con, "count", -7).unwrap());
+    note("len", &h.len(con).unwrap());
+    note("is_empty", &h.is_empty(con).unwrap());
+    note("inspect all", &h.inspect(con, 100).unwrap());
+    note("inspect some", &h.inspect(con, 5).unwrap());
+    note("planned empty", &planned.is_empty(con).unwrap());
+
+    // Not strict: plain HSET / HSETNX batches.
+    let loose = ShardedHash::new("loose", 12)
+        .unwrap()
+        .strict(false)
+        .topology(topology);
+    note("loose set_many", &loose.set_many(con, &pairs).unwrap());
+    note(
+        "loose set_if_absent_many",
+        &loose.set_if_absent_many(con, &again).unwrap(),
+    );
+    let long = "x".repeat(100);
+    note("loose long", &loose.set(con, "long", &long).unwrap());
+    note("loose incr", &loose.incr(con, "n", 3).unwrap());
+    note("loose len", &loose.len(con).unwrap());
+    let health = loose.inspect(con, 100).unwrap();
+    assert_eq!(health.converted, 1);
+    note("loose inspect", &health);
+
+    // Strict shards of at most 4 fields: a full shard refuses its part of a
+    // batch (typed) while the other shards' parts are written.
+    let tiny = ListpackLimits {
+        entries: 4,
+        value: 64,
+    };
+    // 8 ids per shard, at most 4 fields: shards 0 (ids 0-7) and 1 (8-15) are
+    // filled to the limit first.
+    let small = ShardedHash::by_id("small", 8, 99)
+        .unwrap()
+        .with_limits(tiny)
+        .topology(topology);
+    let first: Vec<(String, String)> = (0..4)
+        .chain(8..12)
+        .map(|i| (i.to_string(), "a".into()))
+        .collect();
+    note("small set_many", &small.set_many(con, &first).unwrap());
+    match small.set_many(con, &[("3", "x"), ("4", "x"), ("16", "x")]) {
+        Err(Error::ShardFull { .. }) => {}
+        other => panic!("expected ShardFull, got {other:?}"),
+    }
+    // Shard 0's part was refused whole; shard 2's part was written.
+    let after = small.get_many::<String, _>(con, &["3", "4", "16"]).unwrap();
+    assert_eq!(after, [Some("a".to_string()), None, Some("x".to_string())]);
+    note("small incr existing", &small.incr(con, "0", 1));
+    match small.incr(con, "5", 1) {
+        Err(Error::ShardFull { .. }) => {}
+        other => panic!("expected ShardFull, got {other:?}"),
+    }
+    // Batches of 6: 0-5 (shard 0 full: 6 rejected), 6-11 (2 rejected, 4
+    // present), 12-17 (4 rejected; 16 present, 17 inserted), 18-19 (inserted).
+    let imported = small
+        .import(
+            con,
+            (0..20).map(|i| (i.to_string(), format!("i{i}"))),
+            6,
+            |_| {},
+        )
+        .unwrap();
+    assert_eq!(
+        (imported.inserted, imported.present, imported.rejected),
+        (3, 5, 12)
+    );
+    note("small import", &imported);
+    let extra = small
+        .import(con, [("3", "z"), ("13", "z"), ("77", "z")], 10, |_| {})
+        .unwrap();
+    assert_eq!((extra.inserted, extra.present, extra.rejected), (1, 1, 1));
+    note("small import full shard", &extra);
+
+    // Streaming import of lines, strict and not.
+    let text = "alpha\n\nbeta\ngamma\n".repeat(40);
+    let lines = ShardedHash::new("lines", 8).unwrap().topology(topology);
+    let report = lines
+        .import_lines(
+            con,
+            text.as_bytes(),
+            ImportOptions {
+                batch: 17,
+                ..ImportOptions::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    assert_eq!(report.inserted, 120);
+    assert_eq!(report.rejected, 40);
+    note("import_lines", &report);
+    let tsv = "a\t1\nb\t2\nno tab\nc\t3\n";
+    let loose_lines = ShardedHash::new("tsv", 8)
+        .unwrap()
+        .strict(false)
+        .topology(topology);
+    let report = loose_lines
+        .import_lines(
+            con,
+            tsv.as_bytes(),
+            ImportOptions {
+                format: LineFormat::Tsv,
+                batch: 2,
+                ..ImportOptions::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    note("import_lines tsv", &report);
+    note(
+        "tsv get",
+        &loose_lines
+            .get_many::<String, _>(con, &["a", "b", "c"])
+            .unwrap(),
+    );
+    log
+}
+
+/// Every field of every shard of the hashes `every_operation` writes.
+fn dump(con: &mut dyn redis::ConnectionLike) -> Vec<(String, Vec<(String, String)>)> {
+    let hashes = [
+        ShardedHash::new("users", 16).unwrap(),
+        ShardedHash::new("loose", 12).unwrap(),
+        ShardedHash::by_id("small", 8, 99).unwrap(),
+        ShardedHash::new("lines", 8).unwrap(),
+        ShardedHash::new("tsv", 8).unwrap(),
+    ];
+    let mut out = Vec::new();
+    for h in &hashes {
+        for key in h.shard_keys() {
+            let mut all: Vec<(String, String)> =
+                redis::cmd("HGETALL").arg(&key).query(con).unwrap();
+            all.sort();
+            out.push((key, all));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_operation_runs_on_a_real_cluster() {
+    let server = support::server();
+    let mut one = server.connection();
+    let expected = every_operation(&mut one, Topology::Standalone);
+    let expected_data = dump(&mut one);
+
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    assert_eq!(Topology::detect(&mut con).unwrap(), Topology::Cluster);
+    let got = every_operation(&mut con, Topology::Cluster);
+    for (e, g) in expected.iter().zip(&got) {
+        assert_eq!(e, g);
+    }
+    assert_eq!(expected.len(), got.len());
+    assert_eq!(dump(&mut con), expected_data);
+    // The shards really live on different nodes.
+    let per_node: Vec<i64> = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect();
+    assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
+    assert_eq!(per_node.iter().sum::<i64>(), support::dbsize(&mut one));
+}
+
+#[test]
+fn cli_import_finds_a_cluster_by_itself_or_by_flag() {
+    let cluster = redis_patterns::server::LocalCluster::start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let dir = cluster.nodes()[0].dir().join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text: String = (0..300).map(|i| format!("line{i}\n")).collect();
+    let path = write_file(&dir, "lines.txt", &[text.as_bytes(), b"\n"]);
+    let tsv = write_file(&dir, "pairs.tsv", &[b"a\t1\nb\t2\nc\t3\n"]);
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let url = cluster.nodes()[1].url();
+    let run = |args: &[&str], file: &std::path::Path| {
+        let out = Command::new(bin)
+            .args(["import", "sharded-hash"])
+            .args(args)
+            .arg(file)
+            .args(["--url", &url])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    // Auto-detected.
+    let (ok, stdout, stderr) = run(&["auto", "--shards", "16"], &path);
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("topology cluster\n"), "{stdout}");
+    assert!(stdout.contains("inserted 300\n"), "{stdout}");
+    assert!(stdout.contains("rejected 1\n"), "{stdout}");
+    let h = ShardedHash::new("auto", 16)
+        .unwrap()
+        .topology(Topology::Cluster);
+    assert_eq!(h.len(&mut con).unwrap(), 300);
+    assert_eq!(
+        h.get_many::<String, _>(&mut con, &["0", "299", "300"])
+            .unwrap(),
+        [Some("line0".to_string()), Some("line299".to_string()), None]
+    );
+    // Run again: everything is already present.
+    let (ok, stdout, _) = run(&["auto", "--shards", "16"], &path);
+    assert!(ok && stdout.contains("already_present 300\n"), "{stdout}");
+
+    // Said explicitly, not strict, TSV.
+    let (ok, stdout, stderr) = run(
+        &[
+            "pairs",
+            "--cluster",
+            "--tsv",
+            "--shards",
+            "8",
+            "--no-strict",
+        ],
+        &tsv,
+    );
+    assert!(ok, "{stdout} {stderr}");
+    assert!(
+        stdout.contains("topology cluster\n") && stdout.contains("inserted 3\n"),
+        "{stdout}"
+    );
+    let pairs = ShardedHash::new("pairs", 8).unwrap();
+    assert_eq!(
+        pairs
+            .get_many::<String, _>(&mut con, &["a", "b", "c"])
+            .unwrap(),
+        [
+            Some("1".to_string()),
+            Some("2".to_string()),
+            Some("3".to_string())
+        ]
+    );
+
+    // The shards spread over every node.
+    let per_node: Vec<i64> = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect();
+    assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
+
+    // Forced standalone on a cluster node: the other nodes' slots answer
+    // MOVED and the import fails loudly instead of reporting success.
+    let (ok, stdout, stderr) = run(
+        &["forced", "--topology", "standalone", "--shards", "16"],
+        &path,
+    );
+    assert!(!ok, "{stdout}");
+    assert!(stderr.to_lowercase().contains("moved"), "{stderr}");
 }

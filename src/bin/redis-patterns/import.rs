@@ -1,14 +1,31 @@
 //! `redis-patterns import sharded-hash BASE FILE`: the seed's pipelined bulk
 //! load (`hsetNx` of every line), streamed with bounded memory.
+//!
+//! Works on one server and on Redis Cluster: by default (`--topology auto`)
+//! it asks the server (`INFO cluster`) and, on a cluster node, reconnects
+//! through a cluster client seeded with `--url`; `--cluster` (or
+//! `--topology cluster` / `standalone`) skips the question.
 
 use std::io::{BufReader, IsTerminal as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use redis::ConnectionLike;
 use redis_patterns::sharded_hash::{
     DEFAULT_OVERFLOW_TARGET, ImportOptions, ImportReport, LineFormat, ListpackLimits, RejectReason,
-    ShardedHash, plan,
+    ShardedHash, Topology, plan,
 };
+
+/// Whether the target is one server or a cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TopologyArg {
+    /// Ask the server (`INFO cluster`).
+    Auto,
+    /// One server: every batch is one pipeline.
+    Standalone,
+    /// Redis Cluster: connect with a cluster client seeded with --url.
+    Cluster,
+}
 
 /// Arguments of `import sharded-hash`.
 #[derive(clap::Args)]
@@ -18,9 +35,15 @@ pub struct ShardedHashArgs {
     /// The file: one value per line (field = 0-based line index, as the
     /// seed), or field<TAB>value lines with --tsv.
     file: PathBuf,
-    /// Redis URL, e.g. redis://127.0.0.1:6379/
+    /// Redis URL, e.g. redis://127.0.0.1:6379/ (on a cluster: any node).
     #[arg(long, env = "REDIS_URL")]
     url: String,
+    /// One server or a cluster; `auto` asks the server.
+    #[arg(long, value_enum, default_value_t = TopologyArg::Auto)]
+    topology: TopologyArg,
+    /// The target is a Redis Cluster (same as --topology cluster).
+    #[arg(long, conflicts_with = "topology")]
+    cluster: bool,
     /// Shard count (must match how the hash is read). Default: planned from
     /// --expected, or from the file's line count.
     #[arg(long)]
@@ -90,11 +113,48 @@ fn reason(r: &RejectReason) -> String {
     }
 }
 
+/// Connects to `url` as the topology says (asking the server for `auto`).
+fn connect(url: &str, wanted: TopologyArg) -> Result<(Box<dyn ConnectionLike>, Topology), String> {
+    let cluster = || -> Result<(Box<dyn ConnectionLike>, Topology), String> {
+        let con = redis::cluster::ClusterClient::new(vec![url])
+            .and_then(|c| c.get_connection())
+            .map_err(|e| format!("cannot connect to the cluster at {url}: {e}"))?;
+        Ok((Box::new(con), Topology::Cluster))
+    };
+    if wanted == TopologyArg::Cluster {
+        return cluster();
+    }
+    let mut con = redis::Client::open(url)
+        .and_then(|c| c.get_connection())
+        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    if wanted == TopologyArg::Standalone {
+        return Ok((Box::new(con), Topology::Standalone));
+    }
+    match Topology::detect(&mut con).map_err(|e| {
+        format!(
+            "cannot tell whether {url} is a cluster node (INFO cluster: {e}); \
+             pass --topology standalone or --cluster"
+        )
+    })? {
+        Topology::Cluster => {
+            drop(con);
+            cluster()
+        }
+        Topology::Standalone => Ok((Box::new(con), Topology::Standalone)),
+    }
+}
+
 pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
     let file = open(&args.file)?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut con = redis::Client::open(args.url.as_str())?.get_connection()?;
-    let limits = ListpackLimits::from_server(&mut con)?;
+    let wanted = if args.cluster {
+        TopologyArg::Cluster
+    } else {
+        args.topology
+    };
+    let (mut con, topology) = connect(&args.url, wanted)?;
+    let con = con.as_mut();
+    let limits = ListpackLimits::from_server(con)?;
     let hash = match args.shards {
         Some(shards) => ShardedHash::new(&args.base, shards)?.with_limits(limits),
         None => {
@@ -110,7 +170,8 @@ pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
             ShardedHash::from_plan(&args.base, &p)?
         }
     }
-    .strict(!args.no_strict);
+    .strict(!args.no_strict)
+    .topology(topology);
     let options = ImportOptions {
         format: if args.tsv {
             LineFormat::Tsv
@@ -147,7 +208,7 @@ pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
         );
         let _ = err.flush();
     };
-    let report = hash.import_lines(&mut con, BufReader::new(file), options, progress)?;
+    let report = hash.import_lines(con, BufReader::new(file), options, progress)?;
     let secs = started.elapsed().as_secs_f64();
     if tty {
         eprintln!();
@@ -162,6 +223,13 @@ pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
             "strict"
         } else {
             "not strict"
+        }
+    );
+    println!(
+        "topology {}",
+        match topology {
+            Topology::Standalone => "standalone",
+            Topology::Cluster => "cluster",
         }
     );
     println!("lines {}", report.lines);
