@@ -603,6 +603,19 @@ fn rust_str(s: &str) -> String {
     format!("{s:?}")
 }
 
+/// Header text as rustdoc Markdown: `[`, `]`, `<`, `>` and `\\` are
+/// escaped so that `KEYS[2]` or `SETBIT <day>` stay text, not links or HTML.
+fn doc_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '[' | ']' | '<' | '>' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn upper(name: &str) -> String {
     name.replace('.', "_").to_uppercase()
 }
@@ -676,7 +689,7 @@ pub fn generate(specs: &[ScriptSpec]) -> String {
         out.push_str("    #[allow(unused_imports)]\n    use super::ScriptCall;\n");
         for s in specs.iter().filter(|s| s.pattern == pattern) {
             out.push('\n');
-            let _ = writeln!(out, "    /// {}", s.summary);
+            let _ = writeln!(out, "    /// {}", doc_text(&s.summary));
             out.push_str("    ///\n");
             for (i, k) in s.keys.iter().enumerate() {
                 let idx = if k.variadic {
@@ -684,7 +697,12 @@ pub fn generate(specs: &[ScriptSpec]) -> String {
                 } else {
                     (i + 1).to_string()
                 };
-                let _ = writeln!(out, "    /// * `KEYS[{idx}]` `{}`: {}", k.name, k.doc);
+                let _ = writeln!(
+                    out,
+                    "    /// * `KEYS[{idx}]` `{}`: {}",
+                    k.name,
+                    doc_text(&k.doc)
+                );
             }
             for (i, a) in s.args.iter().enumerate() {
                 let idx = if a.variadic {
@@ -697,7 +715,7 @@ pub fn generate(specs: &[ScriptSpec]) -> String {
                     "    /// * `ARGV[{idx}]` `{}` ({}): {}",
                     a.name,
                     a.ty.expect("args have types").name(),
-                    a.doc
+                    doc_text(&a.doc)
                 );
             }
             out.push_str("    ///\n");
@@ -705,7 +723,7 @@ pub fn generate(specs: &[ScriptSpec]) -> String {
                 out,
                 "    /// Returns ({}): {}",
                 s.returns.name(),
-                s.returns_doc
+                doc_text(&s.returns_doc)
             );
             if !s.errors.is_empty() {
                 out.push_str("    ///\n");
