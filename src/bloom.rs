@@ -53,7 +53,11 @@
 //! bits; the bits that fill the classes are used, never wasted.
 //!
 //! **Engines.** Every operation touches one block per call, and a batch sends
-//! one call per block (chunked) in one pipeline. [`Engine::Bitfield`]
+//! one call per block (chunked) in one pipeline — on Redis Cluster with
+//! spread blocks, one pipeline per slot: pass [`Topology::Cluster`] in
+//! [`BloomOptions::topology`] (or [`Bloom::with_topology`];
+//! [`Topology::detect`] asks the server). Without spread blocks all keys share
+//! one slot and either topology works. [`Engine::Bitfield`]
 //! (default) sends `BITFIELD block SET u1 <sentinel> 1 SET u1 o 1 ...` (or
 //! `BITFIELD_RO ... GET u1 ...`) directly: ONE native command, so atomic per
 //! block, and about 0.1 µs of server time per bit. Its first op reads the
@@ -68,6 +72,13 @@
 //! reading the replies back costs 3-4x the BITFIELD itself (measured in
 //! `benches/bloom.rs`), which alone would miss the target of 10x RedisBloom's
 //! server time per item; a Lua loop with one `SETBIT` per bit is ~45x.
+//!
+//! **Sync and async.** Every operation builds its request (commands or script
+//! calls) and decodes its replies with the same private functions; the sync
+//! methods (`&mut dyn ConnectionLike`: `redis::Connection`, the sync
+//! `ClusterConnection`) and their `_async` twins (`MultiplexedConnection`,
+//! `ConnectionManager`, the async cluster connection) differ only in how they
+//! send. `load` is sync only.
 
 use std::collections::HashMap;
 
@@ -1193,7 +1204,7 @@ fn seed_flags(reply: Vec<i64>) -> Vec<bool> {
 
 /// `BITCOUNT`/`GETBIT` pairs to bits set per block, sentinel excluded.
 fn bits_set_reply(replies: Vec<u64>) -> Result<Vec<u64>> {
-    if replies.len() % 2 != 0 {
+    if !replies.len().is_multiple_of(2) {
         return Err(Error::ShortReply);
     }
     Ok(replies
@@ -1327,7 +1338,10 @@ impl SeedBloom {
         }
     }
 
-    /// Async twin of [`SeedBloom::multi_add`].
+    /// Async twin of [`SeedBloom::multi_add`]. The first write at a high
+    /// offset makes Redis allocate the bitmap up to that offset (up to 250 MB
+    /// with `limitMemory`), which can outlast an async connection's response
+    /// timeout; give such connections a longer one for the first loads.
     pub async fn multi_add_async<T: AsRef<[u8]>, C: redis::aio::ConnectionLike + Send>(
         &self,
         con: &mut C,
