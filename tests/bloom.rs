@@ -454,7 +454,12 @@ fn seed_filters_read_and_extend_php_bitmaps() {
     // More items than one BITFIELD of the scripts takes (they split them).
     let many = items("1390000", 0..3000);
     assert_eq!(tel.multi_add(&mut con, &many).unwrap().len(), 3000);
-    assert!(tel.multi_exists(&mut con, &many).unwrap().iter().all(|&b| b));
+    assert!(
+        tel.multi_exists(&mut con, &many)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
     // The script checks offsets itself too.
     assert!(matches!(
         scripts::bloom::seed_add("bloom_raw", &[4294967296]).invoke(&mut con),
@@ -637,7 +642,10 @@ async fn exercise_async<C: redis::aio::ConnectionLike + Send>(
     ];
     let mut probe = items("x", 0..4000);
     probe.extend(items("y", 0..4000));
-    let found = bf.multi_exists_async(con, &probe).await.expect("multi_exists");
+    let found = bf
+        .multi_exists_async(con, &probe)
+        .await
+        .expect("multi_exists");
     let info = bf.info_async(con).await.expect("info");
     let approx = bf.approx_count_async(con).await.expect("approx_count");
     let again = Bloom::open_with_async(con, name, o).await.expect("open");
@@ -648,7 +656,13 @@ async fn exercise_async<C: redis::aio::ConnectionLike + Send>(
     );
     let mut blocks = Vec::new();
     for k in bf.block_keys() {
-        blocks.push(redis::cmd("GET").arg(k).query_async(con).await.expect("GET"));
+        blocks.push(
+            redis::cmd("GET")
+                .arg(k)
+                .query_async(con)
+                .await
+                .expect("GET"),
+        );
     }
     bf.clear_async(con).await.expect("clear");
     let after_clear = (
@@ -755,14 +769,24 @@ async fn seed_exercise_async<C: redis::aio::ConnectionLike + Send>(
     seed: &SeedBloom,
 ) -> SeedTrace {
     let xs = seed_items();
-    let adds = seed.multi_add_async(con, &xs[..200]).await.expect("multi_add");
+    let adds = seed
+        .multi_add_async(con, &xs[..200])
+        .await
+        .expect("multi_add");
     let single = vec![
         seed.add_async(con, "new@example.com").await.expect("add"),
         seed.add_async(con, "new@example.com").await.expect("add"),
-        seed.exists_async(con, "new@example.com").await.expect("exists"),
-        seed.exists_async(con, "other@example.com").await.expect("exists"),
+        seed.exists_async(con, "new@example.com")
+            .await
+            .expect("exists"),
+        seed.exists_async(con, "other@example.com")
+            .await
+            .expect("exists"),
     ];
-    let found = seed.multi_exists_async(con, &xs).await.expect("multi_exists");
+    let found = seed
+        .multi_exists_async(con, &xs)
+        .await
+        .expect("multi_exists");
     let bits = redis::cmd("BITCOUNT")
         .arg(seed.key())
         .query_async(con)
@@ -821,7 +845,10 @@ fn flush_scripts(cluster: &LocalCluster) {
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
     let cluster = cluster();
-    let mut cc = cluster.client().get_connection().expect("cluster connection");
+    let mut cc = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
     let server = support::server();
     let mut sa = server.connection();
     for (name, engine, spread) in SCENARIOS {
@@ -933,7 +960,12 @@ fn every_operation_runs_on_a_real_cluster() {
         .map(|k| owner(&cluster, k))
         .collect();
     assert!(owners.len() >= 2, "{:?}", cli.block_keys());
-    assert!(cli.multi_exists(&mut cc, &lines).unwrap().iter().all(|&b| b));
+    assert!(
+        cli.multi_exists(&mut cc, &lines)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
     assert!((2900..=3100).contains(&cli.approx_count(&mut cc).unwrap()));
     let seeded = SeedBloom::new("bloom_cli").unwrap();
     assert!(
@@ -956,8 +988,16 @@ fn async_twins_match_sync_on_one_server() {
         let sync = exercise(&mut con, name, &o);
         check_trace(&sync);
         assert_eq!(support::dbsize(&mut con), 0);
-        assert_eq!(rt.block_on(exercise_async(&mut mux, name, &o)), sync, "{name}");
-        assert_eq!(rt.block_on(exercise_async(&mut mgr, name, &o)), sync, "{name}");
+        assert_eq!(
+            rt.block_on(exercise_async(&mut mux, name, &o)),
+            sync,
+            "{name}"
+        );
+        assert_eq!(
+            rt.block_on(exercise_async(&mut mgr, name, &o)),
+            sync,
+            "{name}"
+        );
         assert_eq!(support::dbsize(&mut con), 0);
     }
     let sync = seed_exercise(&mut con, &SeedBloom::new("seed-sync").unwrap());
@@ -1015,7 +1055,10 @@ fn async_twins_run_on_a_real_cluster() {
         assert_eq!(on_cluster, on_one, "{name}");
     }
     let seed = SeedBloom::new("bloom_user_email").unwrap();
-    let mut cc = cluster.client().get_connection().expect("cluster connection");
+    let mut cc = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
     pregrow(&mut cc, seed.key());
     let on_cluster = rt.block_on(seed_exercise_async(&mut ac, &seed));
     check_seed_trace(&on_cluster);

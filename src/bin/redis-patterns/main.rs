@@ -210,9 +210,9 @@ fn bloom(command: BloomCommand) -> CliResult {
     let topology = Topology::detect(&mut direct)?;
     let mut con: Box<dyn redis::ConnectionLike> = match topology {
         Topology::Standalone => Box::new(direct),
-        Topology::Cluster => Box::new(
-            redis::cluster::ClusterClient::new(vec![url.url.as_str()])?.get_connection()?,
-        ),
+        Topology::Cluster => {
+            Box::new(redis::cluster::ClusterClient::new(vec![url.url.as_str()])?.get_connection()?)
+        }
     };
     let con = &mut *con;
     let options = BloomOptions {
