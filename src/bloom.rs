@@ -53,7 +53,11 @@
 //! bits; the bits that fill the classes are used, never wasted.
 //!
 //! **Engines.** Every operation touches one block per call, and a batch sends
-//! one call per block (chunked) in one pipeline. [`Engine::Bitfield`]
+//! one call per block (chunked) in one pipeline — on Redis Cluster with
+//! spread blocks, one pipeline per slot: pass [`Topology::Cluster`] in
+//! [`BloomOptions::topology`] (or [`Bloom::with_topology`];
+//! [`Topology::detect`] asks the server). Without spread blocks all keys share
+//! one slot and either topology works. [`Engine::Bitfield`]
 //! (default) sends `BITFIELD block SET u1 <sentinel> 1 SET u1 o 1 ...` (or
 //! `BITFIELD_RO ... GET u1 ...`) directly: ONE native command, so atomic per
 //! block, and about 0.1 µs of server time per bit. Its first op reads the
@@ -68,15 +72,23 @@
 //! reading the replies back costs 3-4x the BITFIELD itself (measured in
 //! `benches/bloom.rs`), which alone would miss the target of 10x RedisBloom's
 //! server time per item; a Lua loop with one `SETBIT` per bit is ~45x.
+//!
+//! **Sync and async.** Every operation builds its request (commands or script
+//! calls) and decodes its replies with the same private functions; the sync
+//! methods (`&mut dyn ConnectionLike`: `redis::Connection`, the sync
+//! `ClusterConnection`) and their `_async` twins (`MultiplexedConnection`,
+//! `ConnectionManager`, the async cluster connection) differ only in how they
+//! send. `load` is sync only.
 
 use std::collections::HashMap;
 
-use redis::ConnectionLike;
+use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
+use crate::fanout::{Batch, Topology, decode_all};
 use crate::hash::{double_hash_offsets, js_hash, sized_hashes};
 use crate::keys;
-use crate::script::{ScriptPipeline, decode_each};
+use crate::script::{ScriptCall, ScriptPipeline, decode_each};
 use crate::scripts;
 
 /// Key prefix of sized filters unless [`BloomOptions::prefix`] says otherwise.
@@ -117,6 +129,10 @@ pub struct BloomOptions {
     pub spread_blocks: bool,
     /// How operations reach Redis.
     pub engine: Engine,
+    /// Where the keys live: [`Topology::Cluster`] sends the per-block calls
+    /// of one operation as one pipeline per hash slot (needed with
+    /// `spread_blocks` on Redis Cluster); see [`crate::fanout`].
+    pub topology: Topology,
 }
 
 impl Default for BloomOptions {
@@ -127,6 +143,7 @@ impl Default for BloomOptions {
             max_block_bytes: MAX_BLOCK_BYTES,
             spread_blocks: false,
             engine: Engine::Bitfield,
+            topology: Topology::Standalone,
         }
     }
 }
@@ -300,6 +317,7 @@ pub struct Bloom {
     total: u64,
     spread: bool,
     engine: Engine,
+    topology: Topology,
 }
 
 /// What [`Bloom::info`] reports.
@@ -363,6 +381,7 @@ impl Bloom {
             total,
             spread: options.spread_blocks,
             engine: options.engine,
+            topology: options.topology,
         }
     }
 
@@ -378,9 +397,21 @@ impl Bloom {
         Self::create_with(con, name, expected_items, fp_rate, &BloomOptions::default())
     }
 
+    /// Async twin of [`Bloom::create`].
+    pub async fn create_async<C: redis::aio::ConnectionLike + Send>(
+        con: &mut C,
+        name: &str,
+        expected_items: u64,
+        fp_rate: f64,
+    ) -> Result<Self> {
+        Self::create_with_async(con, name, expected_items, fp_rate, &BloomOptions::default()).await
+    }
+
     /// [`Bloom::create`] with options. Everything is validated before
     /// anything is written; the config hash (and, unless blocks spread over
-    /// slots, every block) is created by one script call.
+    /// slots, every block) is created by one script call. Spread blocks are
+    /// then created (or checked) by one `bloom.init_block` call each, sent
+    /// together (one pipeline per slot with [`Topology::Cluster`]).
     pub fn create_with(
         con: &mut dyn ConnectionLike,
         name: &str,
@@ -388,6 +419,39 @@ impl Bloom {
         fp_rate: f64,
         options: &BloomOptions,
     ) -> Result<Self> {
+        let (bloom, call) = Self::create_request(name, expected_items, fp_rate, options)?;
+        let created = call.invoke(con)?;
+        if let Some(wire) = bloom.init_request(created) {
+            let values = wire.send(con, bloom.topology)?;
+            wire.decode::<i64>(values)?;
+        }
+        Ok(bloom)
+    }
+
+    /// Async twin of [`Bloom::create_with`].
+    pub async fn create_with_async<C: redis::aio::ConnectionLike + Send>(
+        con: &mut C,
+        name: &str,
+        expected_items: u64,
+        fp_rate: f64,
+        options: &BloomOptions,
+    ) -> Result<Self> {
+        let (bloom, call) = Self::create_request(name, expected_items, fp_rate, options)?;
+        let created = call.invoke_async(con).await?;
+        if let Some(wire) = bloom.init_request(created) {
+            let values = wire.send_async(con, bloom.topology).await?;
+            wire.decode::<i64>(values)?;
+        }
+        Ok(bloom)
+    }
+
+    /// Validates everything and prepares the `bloom.create` call.
+    fn create_request(
+        name: &str,
+        expected_items: u64,
+        fp_rate: f64,
+        options: &BloomOptions,
+    ) -> Result<(Self, ScriptCall<i64>)> {
         keys::check_name("filter name", name)?;
         check_prefix(&options.prefix)?;
         let params = BloomParams::new(
@@ -398,7 +462,7 @@ impl Bloom {
         )?;
         let bloom = Self::assemble(name, options, params);
         let same_slot: &[String] = if bloom.spread { &[] } else { &bloom.block_keys };
-        let created = scripts::bloom::create(
+        let call = scripts::bloom::create(
             &bloom.config_key,
             same_slot,
             bloom.params.m as i64,
@@ -409,14 +473,22 @@ impl Bloom {
             SCHEME,
             SCHEME_VERSION,
             bloom.spread as i64,
-        )
-        .invoke(con)?;
-        if bloom.spread {
-            for (key, bits) in bloom.block_keys.iter().zip(&bloom.params.block_bits) {
-                scripts::bloom::init_block(key, *bits as i64, created).invoke(con)?;
-            }
+        );
+        Ok((bloom, call))
+    }
+
+    /// The `bloom.init_block` calls of spread blocks (`created`: what
+    /// `bloom.create` answered); `None` when the blocks share the config's slot.
+    fn init_request(&self, created: i64) -> Option<Wire> {
+        if !self.spread {
+            return None;
         }
-        Ok(bloom)
+        let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
+        for (key, bits) in self.block_keys.iter().zip(&self.params.block_bits) {
+            pipe.push(scripts::bloom::init_block(key, *bits as i64, created));
+        }
+        Some(Wire::Scripts(pipe))
     }
 
     /// Opens an existing filter from its config hash (default prefix).
@@ -424,17 +496,62 @@ impl Bloom {
         Self::open_with(con, name, &BloomOptions::default())
     }
 
-    /// Opens an existing filter with options (prefix, engine; size options
-    /// are ignored: the stored parameters rule).
+    /// Async twin of [`Bloom::open`].
+    pub async fn open_async<C: redis::aio::ConnectionLike + Send>(
+        con: &mut C,
+        name: &str,
+    ) -> Result<Self> {
+        Self::open_with_async(con, name, &BloomOptions::default()).await
+    }
+
+    /// Opens an existing filter with options (prefix, engine, topology; size
+    /// options are ignored: the stored parameters rule). Reads the config,
+    /// then checks every block's sentinel bit in one batch.
     pub fn open_with(
         con: &mut dyn ConnectionLike,
         name: &str,
         options: &BloomOptions,
     ) -> Result<Self> {
+        let cmd = Self::config_request(name, options)?;
+        let cfg: HashMap<String, String> = cmd.query(con)?;
+        let bloom = Self::from_config(name, options, cfg)?;
+        let wire = bloom.sentinels_request();
+        let values = wire.send(con, bloom.topology)?;
+        bloom.sentinels_reply(wire.decode(values)?)?;
+        Ok(bloom)
+    }
+
+    /// Async twin of [`Bloom::open_with`].
+    pub async fn open_with_async<C: redis::aio::ConnectionLike + Send>(
+        con: &mut C,
+        name: &str,
+        options: &BloomOptions,
+    ) -> Result<Self> {
+        let cmd = Self::config_request(name, options)?;
+        let cfg: HashMap<String, String> = cmd.query_async(con).await?;
+        let bloom = Self::from_config(name, options, cfg)?;
+        let wire = bloom.sentinels_request();
+        let values = wire.send_async(con, bloom.topology).await?;
+        bloom.sentinels_reply(wire.decode(values)?)?;
+        Ok(bloom)
+    }
+
+    /// Validates the name and options; the `HGETALL` of the config hash.
+    fn config_request(name: &str, options: &BloomOptions) -> Result<Cmd> {
         keys::check_name("filter name", name)?;
         check_prefix(&options.prefix)?;
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(keys::tagged(&options.prefix, name));
+        Ok(cmd)
+    }
+
+    /// The filter its stored config describes.
+    fn from_config(
+        name: &str,
+        options: &BloomOptions,
+        cfg: HashMap<String, String>,
+    ) -> Result<Self> {
         let config_key = keys::tagged(&options.prefix, name);
-        let cfg: HashMap<String, String> = redis::cmd("HGETALL").arg(&config_key).query(con)?;
         if cfg.is_empty() {
             return Err(Error::BloomMissing {
                 detail: format!("no config hash {config_key}"),
@@ -487,28 +604,42 @@ impl Bloom {
             spread_blocks: spread,
             ..options.clone()
         };
-        let bloom = Self::assemble(name, &options, params);
-        // Check every block is there with its sentinel (one pipeline).
-        let mut pipe = redis::pipe();
-        for (key, bits) in bloom.block_keys.iter().zip(&bloom.params.block_bits) {
-            pipe.cmd("GETBIT").arg(key).arg(*bits);
+        Ok(Self::assemble(name, &options, params))
+    }
+
+    /// `GETBIT` of every block's sentinel.
+    fn sentinels_request(&self) -> Wire {
+        let mut batch = Batch::new();
+        for (key, bits) in self.block_keys.iter().zip(&self.params.block_bits) {
+            let mut cmd = redis::cmd("GETBIT");
+            cmd.arg(key).arg(*bits);
+            batch.add(key, cmd);
         }
-        let sentinels: Vec<i64> = pipe.query(con)?;
-        if let Some(j) = sentinels.iter().position(|&s| s != 1) {
-            return Err(Error::BloomMissing {
-                detail: format!(
-                    "block {} is missing or lost its sentinel bit",
-                    bloom.block_keys[j]
-                ),
-            });
+        Wire::Cmds(batch)
+    }
+
+    fn sentinels_reply(&self, sentinels: Vec<i64>) -> Result<()> {
+        match sentinels.iter().position(|&s| s != 1) {
+            Some(j) => Err(self.missing(j)),
+            None => Ok(()),
         }
-        Ok(bloom)
     }
 
     /// Uses `engine` for the operations of this handle.
     pub fn with_engine(mut self, engine: Engine) -> Self {
         self.engine = engine;
         self
+    }
+
+    /// Sends this handle's multi-block batches for `topology` (see
+    /// [`BloomOptions::topology`]).
+    pub fn with_topology(mut self, topology: Topology) -> Self {
+        self.topology = topology;
+        self
+    }
+
+    pub fn topology(&self) -> Topology {
+        self.topology
     }
 
     pub fn name(&self) -> &str {
@@ -557,20 +688,48 @@ impl Bloom {
         Ok(self.multi_add(con, &[item])?[0])
     }
 
+    /// Async twin of [`Bloom::add`].
+    pub async fn add_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        item: impl AsRef<[u8]>,
+    ) -> Result<bool> {
+        Ok(self.multi_add_async(con, &[item]).await?[0])
+    }
+
     /// Whether the item may be present (`false`: certainly absent).
     pub fn exists(&self, con: &mut dyn ConnectionLike, item: impl AsRef<[u8]>) -> Result<bool> {
         Ok(self.multi_exists(con, &[item])?[0])
     }
 
+    /// Async twin of [`Bloom::exists`].
+    pub async fn exists_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        item: impl AsRef<[u8]>,
+    ) -> Result<bool> {
+        Ok(self.multi_exists_async(con, &[item]).await?[0])
+    }
+
     /// Adds items in one round trip (one atomic call per block and chunk of
-    /// 1998 offsets); per item `true` when newly added, `false` when it may
-    /// have been present (also for a repeat earlier in the same batch).
+    /// 1998 offsets; on Redis Cluster with spread blocks, one round trip per
+    /// slot); per item `true` when newly added, `false` when it may have been
+    /// present (also for a repeat earlier in the same batch).
     pub fn multi_add<T: AsRef<[u8]>>(
         &self,
         con: &mut dyn ConnectionLike,
         items: &[T],
     ) -> Result<Vec<bool>> {
         self.run(con, items, true)
+    }
+
+    /// Async twin of [`Bloom::multi_add`].
+    pub async fn multi_add_async<T: AsRef<[u8]>, C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        self.run_async(con, items, true).await
     }
 
     /// Checks items in one round trip (read-only: `BITFIELD_RO` or
@@ -581,6 +740,15 @@ impl Bloom {
         items: &[T],
     ) -> Result<Vec<bool>> {
         self.run(con, items, false)
+    }
+
+    /// Async twin of [`Bloom::multi_exists`].
+    pub async fn multi_exists_async<T: AsRef<[u8]>, C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        self.run_async(con, items, false).await
     }
 
     /// Groups the items' offsets per block, preserving order within a block,
@@ -620,21 +788,149 @@ impl Bloom {
         items: &[T],
         add: bool,
     ) -> Result<Vec<bool>> {
-        let chunks = self.plan(items)?;
-        let mut out = vec![false; items.len()];
-        if chunks.is_empty() {
-            return Ok(out);
-        }
-        let per_item = match self.engine {
-            Engine::Bitfield => self.run_bitfield(con, &chunks, add)?,
-            Engine::Script => self.run_script(con, &chunks, add)?,
-        };
-        for (chunk, flags) in chunks.iter().zip(per_item) {
-            for (&i, f) in chunk.items.iter().zip(flags) {
-                out[i] = f;
+        let request = self.items_request(items, add)?;
+        let values = request.wire.send(con, self.topology)?;
+        match self.items_reply(&request, values)? {
+            Settled::Flags(flags) => Ok(flags),
+            Settled::Lost { block, mark } => {
+                if let Some(cmd) = mark {
+                    cmd.query::<()>(con)?;
+                }
+                Err(self.missing(block))
             }
         }
-        Ok(out)
+    }
+
+    async fn run_async<T: AsRef<[u8]>, C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        items: &[T],
+        add: bool,
+    ) -> Result<Vec<bool>> {
+        let request = self.items_request(items, add)?;
+        let values = request.wire.send_async(con, self.topology).await?;
+        match self.items_reply(&request, values)? {
+            Settled::Flags(flags) => Ok(flags),
+            Settled::Lost { block, mark } => {
+                if let Some(cmd) = mark {
+                    cmd.query_async::<()>(con).await?;
+                }
+                Err(self.missing(block))
+            }
+        }
+    }
+
+    /// Validates the items and builds what a multi-add (or multi-exists)
+    /// sends: one `BITFIELD` (`BITFIELD_RO`) or one `bloom.add`
+    /// (`bloom.exists`) call per block and chunk.
+    fn items_request<T: AsRef<[u8]>>(&self, items: &[T], add: bool) -> Result<ItemsRequest> {
+        let chunks = self.plan(items)?;
+        let wire = match self.engine {
+            Engine::Bitfield => {
+                let mut batch = Batch::new();
+                for c in &chunks {
+                    let key = &self.block_keys[c.block];
+                    let sentinel = self.params.block_bits[c.block];
+                    let mut cmd = redis::cmd(if add { "BITFIELD" } else { "BITFIELD_RO" });
+                    cmd.arg(key);
+                    if add {
+                        cmd.arg("SET").arg("u1").arg(sentinel).arg(1);
+                        for o in &c.offsets {
+                            cmd.arg("SET").arg("u1").arg(*o).arg(1);
+                        }
+                    } else {
+                        cmd.arg("GET").arg("u1").arg(sentinel);
+                        for o in &c.offsets {
+                            cmd.arg("GET").arg("u1").arg(*o);
+                        }
+                    }
+                    batch.add(key, cmd);
+                }
+                Wire::Cmds(batch)
+            }
+            Engine::Script => {
+                let mut pipe = ScriptPipeline::new();
+                pipe.topology(self.topology);
+                let k = self.params.k as i64;
+                for c in &chunks {
+                    let offsets: Vec<i64> = c.offsets.iter().map(|&o| o as i64).collect();
+                    let key = &self.block_keys[c.block];
+                    let bits = self.params.block_bits[c.block] as i64;
+                    pipe.push(if add {
+                        scripts::bloom::add(key, bits, k, &offsets)
+                    } else {
+                        scripts::bloom::exists(key, bits, k, &offsets)
+                    });
+                }
+                Wire::Scripts(pipe)
+            }
+        };
+        Ok(ItemsRequest {
+            chunks,
+            wire,
+            len: items.len(),
+            add,
+        })
+    }
+
+    /// Decodes the replies of an [`ItemsRequest`] into per-item flags, in
+    /// the caller's order.
+    fn items_reply(&self, request: &ItemsRequest, values: Vec<Value>) -> Result<Settled> {
+        let k = self.params.k as usize;
+        let add = request.add;
+        let per_chunk: Vec<Vec<bool>> = match &request.wire {
+            Wire::Scripts(_) => request
+                .wire
+                .decode::<Vec<i64>>(values)?
+                .into_iter()
+                .map(|v| v.into_iter().map(|x| x == 1).collect())
+                .collect(),
+            Wire::Cmds(_) => {
+                let replies = request.wire.decode::<Vec<i64>>(values)?;
+                let mut out = Vec::with_capacity(replies.len());
+                let mut lost = None;
+                for (c, bits) in request.chunks.iter().zip(replies) {
+                    if bits.len() != c.offsets.len() + 1 {
+                        return Err(Error::ShortReply);
+                    }
+                    if bits[0] != 1 {
+                        lost.get_or_insert(c.block);
+                    }
+                    out.push(
+                        bits[1..]
+                            .chunks(k)
+                            .map(|item| item.contains(&0) == add)
+                            .collect(),
+                    );
+                }
+                if let Some(block) = lost {
+                    // An add re-created the block (or wrote into a stranger):
+                    // keep it marked lost so later calls fail too.
+                    let mark = add.then(|| {
+                        let mut cmd = redis::cmd("SETBIT");
+                        cmd.arg(&self.block_keys[block])
+                            .arg(self.params.block_bits[block])
+                            .arg(0);
+                        cmd
+                    });
+                    return Ok(Settled::Lost { block, mark });
+                }
+                out
+            }
+        };
+        if per_chunk.len() != request.chunks.len() {
+            return Err(Error::ShortReply);
+        }
+        let mut flags = vec![false; request.len];
+        for (chunk, chunk_flags) in request.chunks.iter().zip(per_chunk) {
+            if chunk_flags.len() != chunk.items.len() {
+                return Err(Error::ShortReply);
+            }
+            for (&i, f) in chunk.items.iter().zip(chunk_flags) {
+                flags[i] = f;
+            }
+        }
+        Ok(Settled::Flags(flags))
     }
 
     fn missing(&self, block: usize) -> Error {
@@ -646,109 +942,49 @@ impl Bloom {
         }
     }
 
-    fn run_bitfield(
-        &self,
-        con: &mut dyn ConnectionLike,
-        chunks: &[Chunk],
-        add: bool,
-    ) -> Result<Vec<Vec<bool>>> {
-        let k = self.params.k as usize;
-        let mut pipe = redis::pipe();
-        for c in chunks {
-            let sentinel = self.params.block_bits[c.block];
-            let cmd = pipe
-                .cmd(if add { "BITFIELD" } else { "BITFIELD_RO" })
-                .arg(&self.block_keys[c.block]);
-            if add {
-                cmd.arg("SET").arg("u1").arg(sentinel).arg(1);
-                for o in &c.offsets {
-                    cmd.arg("SET").arg("u1").arg(*o).arg(1);
-                }
-            } else {
-                cmd.arg("GET").arg("u1").arg(sentinel);
-                for o in &c.offsets {
-                    cmd.arg("GET").arg("u1").arg(*o);
-                }
-            }
-        }
-        let replies: Vec<Vec<i64>> = pipe.query(con)?;
-        let mut out = Vec::with_capacity(chunks.len());
-        let mut lost = None;
-        for (c, bits) in chunks.iter().zip(replies) {
-            if bits.len() != c.offsets.len() + 1 {
-                return Err(Error::ShortReply);
-            }
-            if bits[0] != 1 {
-                lost.get_or_insert(c.block);
-            }
-            out.push(
-                bits[1..]
-                    .chunks(k)
-                    .map(|item| {
-                        if add {
-                            item.contains(&0)
-                        } else {
-                            !item.contains(&0)
-                        }
-                    })
-                    .collect(),
-            );
-        }
-        if let Some(block) = lost {
-            if add {
-                // The add re-created the block (or wrote into a stranger):
-                // keep it marked lost so later calls fail too.
-                let _: () = redis::cmd("SETBIT")
-                    .arg(&self.block_keys[block])
-                    .arg(self.params.block_bits[block])
-                    .arg(0)
-                    .query(con)?;
-            }
-            return Err(self.missing(block));
-        }
-        Ok(out)
-    }
-
-    fn run_script(
-        &self,
-        con: &mut dyn ConnectionLike,
-        chunks: &[Chunk],
-        add: bool,
-    ) -> Result<Vec<Vec<bool>>> {
-        let mut pipe = ScriptPipeline::new();
-        for c in chunks {
-            let offsets: Vec<i64> = c.offsets.iter().map(|&o| o as i64).collect();
-            let key = &self.block_keys[c.block];
-            let bits = self.params.block_bits[c.block] as i64;
-            let k = self.params.k as i64;
-            if add {
-                pipe.add(&scripts::bloom::add(key, bits, k, &offsets));
-            } else {
-                pipe.add(&scripts::bloom::exists(key, bits, k, &offsets));
-            }
-        }
-        let values = pipe.query_values(con)?;
-        decode_each::<Vec<i64>>(&pipe, values)
-            .into_iter()
-            .map(|r| r.map(|v| v.into_iter().map(|x| x == 1).collect()))
-            .collect()
-    }
-
     /// Bits set in each block (sentinel excluded), by `BITCOUNT`.
     pub fn bits_set(&self, con: &mut dyn ConnectionLike) -> Result<Vec<u64>> {
-        let mut pipe = redis::pipe();
+        let wire = self.bits_set_request();
+        let values = wire.send(con, self.topology)?;
+        bits_set_reply(wire.decode(values)?)
+    }
+
+    /// Async twin of [`Bloom::bits_set`].
+    pub async fn bits_set_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+    ) -> Result<Vec<u64>> {
+        let wire = self.bits_set_request();
+        let values = wire.send_async(con, self.topology).await?;
+        bits_set_reply(wire.decode(values)?)
+    }
+
+    /// `BITCOUNT` and sentinel `GETBIT` of every block.
+    fn bits_set_request(&self) -> Wire {
+        let mut batch = Batch::new();
         for (key, bits) in self.block_keys.iter().zip(&self.params.block_bits) {
-            pipe.cmd("BITCOUNT").arg(key);
-            pipe.cmd("GETBIT").arg(key).arg(*bits);
+            let mut count = redis::cmd("BITCOUNT");
+            count.arg(key);
+            let mut sentinel = redis::cmd("GETBIT");
+            sentinel.arg(key).arg(*bits);
+            batch.add(key, count).add(key, sentinel);
         }
-        let replies: Vec<u64> = pipe.query(con)?;
-        Ok(replies.chunks(2).map(|r| r[0] - r[1]).collect())
+        Wire::Cmds(batch)
     }
 
     /// Estimated number of distinct items added, from the bits set:
     /// `sum_j -(bits_j / k) ln(1 - set_j / bits_j)` (Swamidass & Baldi).
     pub fn approx_count(&self, con: &mut dyn ConnectionLike) -> Result<u64> {
         let set = self.bits_set(con)?;
+        Ok(self.estimate(&set))
+    }
+
+    /// Async twin of [`Bloom::approx_count`].
+    pub async fn approx_count_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+    ) -> Result<u64> {
+        let set = self.bits_set_async(con).await?;
         Ok(self.estimate(&set))
     }
 
@@ -767,13 +1003,26 @@ impl Bloom {
     /// false-positive rate.
     pub fn info(&self, con: &mut dyn ConnectionLike) -> Result<BloomInfo> {
         let bits_set = self.bits_set(con)?;
+        Ok(self.info_from(bits_set))
+    }
+
+    /// Async twin of [`Bloom::info`].
+    pub async fn info_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+    ) -> Result<BloomInfo> {
+        let bits_set = self.bits_set_async(con).await?;
+        Ok(self.info_from(bits_set))
+    }
+
+    fn info_from(&self, bits_set: Vec<u64>) -> BloomInfo {
         let k = self.params.k as i32;
         let fp = bits_set
             .iter()
             .zip(&self.params.block_bits)
             .map(|(&x, &b)| (b as f64 / self.total as f64) * (x as f64 / b as f64).powi(k))
             .sum();
-        Ok(BloomInfo {
+        BloomInfo {
             name: self.name.clone(),
             config_key: self.config_key.clone(),
             block_keys: self.block_keys.clone(),
@@ -781,34 +1030,78 @@ impl Bloom {
             approx_count: self.estimate(&bits_set),
             bits_set,
             current_fp_rate: fp,
-        })
+        }
     }
 
     /// Resets every bit to 0, keeping the config, sizes and TTLs (one script
-    /// call for all blocks, or one per block when blocks spread over slots).
-    /// Also makes a block that lost its sentinel usable again.
+    /// call for all blocks, or one per block when blocks spread over slots,
+    /// sent together). Also makes a block that lost its sentinel usable again.
     pub fn clear(&self, con: &mut dyn ConnectionLike) -> Result<()> {
+        let wire = self.clear_request();
+        let values = wire.send(con, self.topology)?;
+        wire.decode::<i64>(values)?;
+        Ok(())
+    }
+
+    /// Async twin of [`Bloom::clear`].
+    pub async fn clear_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+    ) -> Result<()> {
+        let wire = self.clear_request();
+        let values = wire.send_async(con, self.topology).await?;
+        wire.decode::<i64>(values)?;
+        Ok(())
+    }
+
+    fn clear_request(&self) -> Wire {
         let bits: Vec<i64> = self.params.block_bits.iter().map(|&b| b as i64).collect();
+        let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
         if self.spread {
             for (key, b) in self.block_keys.iter().zip(&bits) {
-                scripts::bloom::clear(&[key], &[*b]).invoke(con)?;
+                pipe.push(scripts::bloom::clear(&[key], &[*b]));
             }
         } else {
-            scripts::bloom::clear(&self.block_keys, &bits).invoke(con)?;
+            pipe.push(scripts::bloom::clear(&self.block_keys, &bits));
         }
-        Ok(())
+        Wire::Scripts(pipe)
     }
 
     /// Deletes the config and every block.
     pub fn destroy(&self, con: &mut dyn ConnectionLike) -> Result<()> {
+        let wire = self.destroy_request();
+        let values = wire.send(con, self.topology)?;
+        wire.decode::<i64>(values)?;
+        Ok(())
+    }
+
+    /// Async twin of [`Bloom::destroy`].
+    pub async fn destroy_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+    ) -> Result<()> {
+        let wire = self.destroy_request();
+        let values = wire.send_async(con, self.topology).await?;
+        wire.decode::<i64>(values)?;
+        Ok(())
+    }
+
+    /// One `DEL` of every key, or one per key when blocks spread over slots.
+    fn destroy_request(&self) -> Wire {
+        let mut batch = Batch::new();
         if self.spread {
             for key in self.all_keys() {
-                let _: () = redis::cmd("DEL").arg(key).query(con)?;
+                let mut cmd = redis::cmd("DEL");
+                cmd.arg(&key);
+                batch.add(&key, cmd);
             }
         } else {
-            let _: () = redis::cmd("DEL").arg(self.all_keys()).query(con)?;
+            let mut cmd = redis::cmd("DEL");
+            cmd.arg(self.all_keys());
+            batch.add(&self.config_key, cmd);
         }
-        Ok(())
+        Wire::Cmds(batch)
     }
 
     /// Loads items from any iterator in pipelined batches of `batch` items
@@ -844,6 +1137,80 @@ struct Chunk {
     /// Positions of the items in the caller's slice.
     items: Vec<usize>,
     offsets: Vec<u64>,
+}
+
+/// What one operation sends. Requests are built and replies decoded by pure
+/// functions; the sync and async methods differ only in how they send.
+#[derive(Debug)]
+enum Wire {
+    /// Plain commands (BITFIELD, GETBIT, ...), see [`Batch`].
+    Cmds(Batch),
+    /// Script calls; the pipeline carries its topology.
+    Scripts(ScriptPipeline),
+}
+
+impl Wire {
+    fn send(&self, con: &mut dyn ConnectionLike, topology: Topology) -> Result<Vec<Value>> {
+        match self {
+            Wire::Cmds(batch) => batch.query_values(con, topology),
+            Wire::Scripts(pipe) => pipe.query_values(con),
+        }
+    }
+
+    async fn send_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        topology: Topology,
+    ) -> Result<Vec<Value>> {
+        match self {
+            Wire::Cmds(batch) => batch.query_values_async(con, topology).await,
+            Wire::Scripts(pipe) => pipe.query_values_async(con).await,
+        }
+    }
+
+    /// Types every reply; the first error reply (a script's typed) wins.
+    fn decode<T: FromRedisValue>(&self, values: Vec<Value>) -> Result<Vec<T>> {
+        match self {
+            Wire::Cmds(_) => decode_all(values),
+            Wire::Scripts(pipe) => decode_each(pipe, values).into_iter().collect(),
+        }
+    }
+}
+
+/// A prepared multi-add or multi-exists.
+#[derive(Debug)]
+struct ItemsRequest {
+    chunks: Vec<Chunk>,
+    wire: Wire,
+    /// Items in the caller's slice.
+    len: usize,
+    add: bool,
+}
+
+/// A decoded multi-add or multi-exists.
+enum Settled {
+    Flags(Vec<bool>),
+    /// A block lost its sentinel; `mark` (after an add) clears the sentinel
+    /// of the block the add re-created, before [`Error::BloomMissing`].
+    Lost {
+        block: usize,
+        mark: Option<Cmd>,
+    },
+}
+
+fn seed_flags(reply: Vec<i64>) -> Vec<bool> {
+    reply.into_iter().map(|x| x == 1).collect()
+}
+
+/// `BITCOUNT`/`GETBIT` pairs to bits set per block, sentinel excluded.
+fn bits_set_reply(replies: Vec<u64>) -> Result<Vec<u64>> {
+    if !replies.len().is_multiple_of(2) {
+        return Err(Error::ShortReply);
+    }
+    Ok(replies
+        .chunks(2)
+        .map(|r| r[0].saturating_sub(r[1]))
+        .collect())
 }
 
 fn load_batches<I, T>(
@@ -936,9 +1303,27 @@ impl SeedBloom {
         Ok(self.multi_add(con, &[item])?[0])
     }
 
+    /// Async twin of [`SeedBloom::add`].
+    pub async fn add_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        item: impl AsRef<[u8]>,
+    ) -> Result<bool> {
+        Ok(self.multi_add_async(con, &[item]).await?[0])
+    }
+
     /// Whether the item may be present.
     pub fn exists(&self, con: &mut dyn ConnectionLike, item: impl AsRef<[u8]>) -> Result<bool> {
         Ok(self.multi_exists(con, &[item])?[0])
+    }
+
+    /// Async twin of [`SeedBloom::exists`].
+    pub async fn exists_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        item: impl AsRef<[u8]>,
+    ) -> Result<bool> {
+        Ok(self.multi_exists_async(con, &[item]).await?[0])
     }
 
     /// Adds items with one `bloom.seed_add` call; per item `true` when new.
@@ -947,12 +1332,25 @@ impl SeedBloom {
         con: &mut dyn ConnectionLike,
         items: &[T],
     ) -> Result<Vec<bool>> {
-        let offsets = self.offsets(items)?;
-        if offsets.is_empty() {
-            return Ok(Vec::new());
+        match self.call(items, true)? {
+            Some(call) => Ok(seed_flags(call.invoke(con)?)),
+            None => Ok(Vec::new()),
         }
-        let reply = scripts::bloom::seed_add(&self.key, &offsets).invoke(con)?;
-        Ok(reply.into_iter().map(|x| x == 1).collect())
+    }
+
+    /// Async twin of [`SeedBloom::multi_add`]. The first write at a high
+    /// offset makes Redis allocate the bitmap up to that offset (up to 250 MB
+    /// with `limitMemory`), which can outlast an async connection's response
+    /// timeout; give such connections a longer one for the first loads.
+    pub async fn multi_add_async<T: AsRef<[u8]>, C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        match self.call(items, true)? {
+            Some(call) => Ok(seed_flags(call.invoke_async(con).await?)),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// Checks items with one `bloom.seed_exists` call (`EVALSHA_RO`).
@@ -961,12 +1359,36 @@ impl SeedBloom {
         con: &mut dyn ConnectionLike,
         items: &[T],
     ) -> Result<Vec<bool>> {
+        match self.call(items, false)? {
+            Some(call) => Ok(seed_flags(call.invoke(con)?)),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Async twin of [`SeedBloom::multi_exists`].
+    pub async fn multi_exists_async<T: AsRef<[u8]>, C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        items: &[T],
+    ) -> Result<Vec<bool>> {
+        match self.call(items, false)? {
+            Some(call) => Ok(seed_flags(call.invoke_async(con).await?)),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Validates the items; the `bloom.seed_add` (`bloom.seed_exists`) call,
+    /// or `None` for no items.
+    fn call<T: AsRef<[u8]>>(&self, items: &[T], add: bool) -> Result<Option<ScriptCall<Vec<i64>>>> {
         let offsets = self.offsets(items)?;
         if offsets.is_empty() {
-            return Ok(Vec::new());
+            return Ok(None);
         }
-        let reply = scripts::bloom::seed_exists(&self.key, &offsets).invoke(con)?;
-        Ok(reply.into_iter().map(|x| x == 1).collect())
+        Ok(Some(if add {
+            scripts::bloom::seed_add(&self.key, &offsets)
+        } else {
+            scripts::bloom::seed_exists(&self.key, &offsets)
+        }))
     }
 
     /// Bulk load like [`Bloom::load`]; every item of a batch is validated

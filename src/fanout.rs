@@ -88,16 +88,10 @@ impl Batch {
         con: &mut dyn ConnectionLike,
         topology: Topology,
     ) -> Result<Vec<Value>> {
-        let groups = self.groups(topology);
         let mut out: Vec<Option<Value>> = vec![None; self.cmds.len()];
-        for group in groups {
+        for group in self.groups(topology) {
             let replies: Vec<Value> = if con.supports_pipelining() {
-                let mut pipe = redis::pipe();
-                pipe.ignore_errors();
-                for &i in &group {
-                    pipe.add_command(self.cmds[i].1.clone());
-                }
-                pipe.query(con)?
+                self.pipe_of(&group).query(con)?
             } else {
                 let mut replies = Vec::with_capacity(group.len());
                 for &i in &group {
@@ -105,16 +99,24 @@ impl Batch {
                 }
                 replies
             };
-            if replies.len() != group.len() {
-                return Err(Error::ShortReply);
-            }
-            for (i, v) in group.into_iter().zip(replies) {
-                out[i] = Some(v);
-            }
+            place(&mut out, group, replies)?;
         }
-        out.into_iter()
-            .map(|v| v.ok_or(Error::ShortReply))
-            .collect()
+        collect(out)
+    }
+
+    /// Async twin of [`Batch::query_values`] (`MultiplexedConnection`,
+    /// `ConnectionManager`, the async cluster connection: all pipeline).
+    pub async fn query_values_async<C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        topology: Topology,
+    ) -> Result<Vec<Value>> {
+        let mut out: Vec<Option<Value>> = vec![None; self.cmds.len()];
+        for group in self.groups(topology) {
+            let replies: Vec<Value> = self.pipe_of(&group).query_async(con).await?;
+            place(&mut out, group, replies)?;
+        }
+        collect(out)
     }
 
     /// Sends the batch and decodes every reply as `T`; the first error reply
@@ -124,13 +126,26 @@ impl Batch {
         con: &mut dyn ConnectionLike,
         topology: Topology,
     ) -> Result<Vec<T>> {
-        self.query_values(con, topology)?
-            .into_iter()
-            .map(|v| match v {
-                Value::ServerError(e) => Err(Error::Redis(e.into())),
-                v => Ok(T::from_redis_value(v).map_err(redis::RedisError::from)?),
-            })
-            .collect()
+        decode_all(self.query_values(con, topology)?)
+    }
+
+    /// Async twin of [`Batch::query`].
+    pub async fn query_async<T: FromRedisValue, C: redis::aio::ConnectionLike + Send>(
+        &self,
+        con: &mut C,
+        topology: Topology,
+    ) -> Result<Vec<T>> {
+        decode_all(self.query_values_async(con, topology).await?)
+    }
+
+    /// The commands at `group` as one pipeline (error replies kept in place).
+    fn pipe_of(&self, group: &[usize]) -> redis::Pipeline {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        for &i in group {
+            pipe.add_command(self.cmds[i].1.clone());
+        }
+        pipe
     }
 
     /// Indices of the commands sent together: all of them on one server, one
@@ -144,6 +159,34 @@ impl Batch {
             Topology::Cluster => slot_groups(self.cmds.iter().map(|(slot, _)| *slot)),
         }
     }
+}
+
+/// Files the replies of one group at their positions.
+fn place(out: &mut [Option<Value>], group: Vec<usize>, replies: Vec<Value>) -> Result<()> {
+    if replies.len() != group.len() {
+        return Err(Error::ShortReply);
+    }
+    for (i, v) in group.into_iter().zip(replies) {
+        out[i] = Some(v);
+    }
+    Ok(())
+}
+
+fn collect(out: Vec<Option<Value>>) -> Result<Vec<Value>> {
+    out.into_iter()
+        .map(|v| v.ok_or(Error::ShortReply))
+        .collect()
+}
+
+/// Decodes every reply as `T`; the first error reply becomes the error.
+pub fn decode_all<T: FromRedisValue>(values: Vec<Value>) -> Result<Vec<T>> {
+    values
+        .into_iter()
+        .map(|v| match v {
+            Value::ServerError(e) => Err(Error::Redis(e.into())),
+            v => Ok(T::from_redis_value(v).map_err(redis::RedisError::from)?),
+        })
+        .collect()
 }
 
 /// Groups positions by slot, keeping the order of first appearance and the

@@ -451,6 +451,15 @@ fn seed_filters_read_and_extend_php_bitmaps() {
         .unwrap();
     assert_eq!(done, LoadProgress { done: 2, added: 2 });
     assert!(tel.exists(&mut con, "13800138000").unwrap());
+    // More items than one BITFIELD of the scripts takes (they split them).
+    let many = items("1390000", 0..3000);
+    assert_eq!(tel.multi_add(&mut con, &many).unwrap().len(), 3000);
+    assert!(
+        tel.multi_exists(&mut con, &many)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
     // The script checks offsets itself too.
     assert!(matches!(
         scripts::bloom::seed_add("bloom_raw", &[4294967296]).invoke(&mut con),
@@ -477,4 +486,603 @@ fn memory_stays_within_the_size_classes() {
         total as f64 <= ideal * 1.02,
         "MEMORY USAGE {total} vs m/8 = {ideal}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Redis Cluster and the async twins. Each scenario runs the same sequence of
+// every public operation on two connections and compares what they saw.
+
+use redis::ConnectionLike;
+use redis_patterns::bloom::{BloomInfo, BloomParams};
+use redis_patterns::fanout::Topology;
+use redis_patterns::server::LocalCluster;
+
+/// Everything one run of [`exercise`] observed.
+#[derive(Debug, PartialEq)]
+struct Trace {
+    block_keys: Vec<String>,
+    mismatch: String,
+    first_adds: Vec<bool>,
+    single: Vec<bool>,
+    found: Vec<bool>,
+    info: BloomInfo,
+    approx: u64,
+    opened: (BloomParams, Vec<String>, bool),
+    blocks: Vec<Vec<u8>>,
+    after_clear: (Vec<u64>, bool, bool),
+    lost: Vec<String>,
+    repaired: bool,
+    left_after_destroy: i64,
+}
+
+fn cluster() -> LocalCluster {
+    LocalCluster::start().unwrap_or_else(|e| panic!("cannot start a cluster: {e}"))
+}
+
+fn scenario_opts(engine: Engine, spread: bool, topology: Topology) -> BloomOptions {
+    BloomOptions {
+        engine,
+        spread_blocks: spread,
+        topology,
+        ..BloomOptions::default()
+    }
+}
+
+/// The filter names of the scenarios; their spread block keys land on
+/// different nodes of a three-node cluster (checked in the cluster tests).
+const SCENARIOS: [(&str, Engine, bool); 4] = [
+    ("bf-spread", Engine::Bitfield, true),
+    ("sc-spread", Engine::Script, true),
+    ("bf-tagged", Engine::Bitfield, false),
+    ("sc-tagged", Engine::Script, false),
+];
+
+fn err_text<T: std::fmt::Debug>(r: redis_patterns::Result<T>) -> String {
+    match r {
+        Err(e @ (Error::BloomMissing { .. } | Error::BloomConfigMismatch { .. })) => e.to_string(),
+        other => panic!("expected a bloom error, got {other:?}"),
+    }
+}
+
+/// Every public operation of a sized filter, on a sync connection.
+fn exercise(con: &mut dyn ConnectionLike, name: &str, o: &BloomOptions) -> Trace {
+    let bf = Bloom::create_with(con, name, 1_000_000, 0.01, o).expect("create");
+    assert!(bf.block_keys().len() >= 2, "{:?}", bf.block_keys());
+    Bloom::create_with(con, name, 1_000_000, 0.01, o).expect("create again opens");
+    let mismatch = err_text(Bloom::create_with(con, name, 2_000_000, 0.01, o));
+    let mut xs = items("x", 0..4000);
+    xs.extend(items("x", 0..50));
+    let first_adds = bf.multi_add(con, &xs).expect("multi_add");
+    let single = vec![
+        bf.add(con, "alice").expect("add"),
+        bf.add(con, "alice").expect("add"),
+        bf.exists(con, "alice").expect("exists"),
+        bf.exists(con, "bob").expect("exists"),
+    ];
+    let mut probe = items("x", 0..4000);
+    probe.extend(items("y", 0..4000));
+    let found = bf.multi_exists(con, &probe).expect("multi_exists");
+    let info = bf.info(con).expect("info");
+    let approx = bf.approx_count(con).expect("approx_count");
+    let again = Bloom::open_with(con, name, o).expect("open");
+    let opened = (
+        again.params().clone(),
+        again.block_keys().to_vec(),
+        again.exists(con, "x1").expect("exists"),
+    );
+    let blocks = bf
+        .block_keys()
+        .iter()
+        .map(|k| redis::cmd("GET").arg(k).query(con).expect("GET"))
+        .collect();
+    bf.clear(con).expect("clear");
+    let after_clear = (
+        bf.bits_set(con).expect("bits_set"),
+        bf.exists(con, "x1").expect("exists"),
+        bf.add(con, "x1").expect("add"),
+    );
+    let _: i64 = redis::cmd("DEL")
+        .arg(&bf.block_keys()[1])
+        .query(con)
+        .expect("DEL");
+    let lost = vec![
+        err_text(bf.multi_exists(con, &probe)),
+        err_text(bf.multi_add(con, &probe)),
+        err_text(bf.multi_exists(con, &probe)),
+        err_text(Bloom::open_with(con, name, o)),
+    ];
+    bf.clear(con).expect("clear repairs");
+    let repaired = bf.add(con, "x2").expect("add after repair");
+    bf.destroy(con).expect("destroy");
+    let mut left_after_destroy = 0;
+    for k in bf.all_keys() {
+        left_after_destroy += redis::cmd("EXISTS")
+            .arg(&k)
+            .query::<i64>(con)
+            .expect("EXISTS");
+    }
+    Trace {
+        block_keys: bf.block_keys().to_vec(),
+        mismatch,
+        first_adds,
+        single,
+        found,
+        info,
+        approx,
+        opened,
+        blocks,
+        after_clear,
+        lost,
+        repaired,
+        left_after_destroy,
+    }
+}
+
+/// [`exercise`] through the async twins.
+async fn exercise_async<C: redis::aio::ConnectionLike + Send>(
+    con: &mut C,
+    name: &str,
+    o: &BloomOptions,
+) -> Trace {
+    let bf = Bloom::create_with_async(con, name, 1_000_000, 0.01, o)
+        .await
+        .expect("create");
+    Bloom::create_with_async(con, name, 1_000_000, 0.01, o)
+        .await
+        .expect("create again opens");
+    let mismatch = err_text(Bloom::create_with_async(con, name, 2_000_000, 0.01, o).await);
+    let mut xs = items("x", 0..4000);
+    xs.extend(items("x", 0..50));
+    let first_adds = bf.multi_add_async(con, &xs).await.expect("multi_add");
+    let single = vec![
+        bf.add_async(con, "alice").await.expect("add"),
+        bf.add_async(con, "alice").await.expect("add"),
+        bf.exists_async(con, "alice").await.expect("exists"),
+        bf.exists_async(con, "bob").await.expect("exists"),
+    ];
+    let mut probe = items("x", 0..4000);
+    probe.extend(items("y", 0..4000));
+    let found = bf
+        .multi_exists_async(con, &probe)
+        .await
+        .expect("multi_exists");
+    let info = bf.info_async(con).await.expect("info");
+    let approx = bf.approx_count_async(con).await.expect("approx_count");
+    let again = Bloom::open_with_async(con, name, o).await.expect("open");
+    let opened = (
+        again.params().clone(),
+        again.block_keys().to_vec(),
+        again.exists_async(con, "x1").await.expect("exists"),
+    );
+    let mut blocks = Vec::new();
+    for k in bf.block_keys() {
+        blocks.push(
+            redis::cmd("GET")
+                .arg(k)
+                .query_async(con)
+                .await
+                .expect("GET"),
+        );
+    }
+    bf.clear_async(con).await.expect("clear");
+    let after_clear = (
+        bf.bits_set_async(con).await.expect("bits_set"),
+        bf.exists_async(con, "x1").await.expect("exists"),
+        bf.add_async(con, "x1").await.expect("add"),
+    );
+    let _: i64 = redis::cmd("DEL")
+        .arg(&bf.block_keys()[1])
+        .query_async(con)
+        .await
+        .expect("DEL");
+    let lost = vec![
+        err_text(bf.multi_exists_async(con, &probe).await),
+        err_text(bf.multi_add_async(con, &probe).await),
+        err_text(bf.multi_exists_async(con, &probe).await),
+        err_text(Bloom::open_with_async(con, name, o).await),
+    ];
+    bf.clear_async(con).await.expect("clear repairs");
+    let repaired = bf.add_async(con, "x2").await.expect("add after repair");
+    bf.destroy_async(con).await.expect("destroy");
+    let mut left_after_destroy = 0;
+    for k in bf.all_keys() {
+        left_after_destroy += redis::cmd("EXISTS")
+            .arg(&k)
+            .query_async::<i64>(con)
+            .await
+            .expect("EXISTS");
+    }
+    Trace {
+        block_keys: bf.block_keys().to_vec(),
+        mismatch,
+        first_adds,
+        single,
+        found,
+        info,
+        approx,
+        opened,
+        blocks,
+        after_clear,
+        lost,
+        repaired,
+        left_after_destroy,
+    }
+}
+
+/// Sanity of a trace on its own (the comparisons check the rest).
+fn check_trace(t: &Trace) {
+    assert!(t.mismatch.contains("stored"), "{}", t.mismatch);
+    assert!(t.first_adds[..4000].iter().all(|&b| b));
+    assert!(t.first_adds[4000..].iter().all(|&b| !b), "repeats");
+    assert_eq!(t.single, vec![true, false, true, false]);
+    assert!(t.found[..4000].iter().all(|&b| b), "no false negatives");
+    assert!(t.found[4000..].iter().filter(|&&b| b).count() < 40);
+    assert!((3900..=4100).contains(&t.approx), "{}", t.approx);
+    assert_eq!(t.info.approx_count, t.approx);
+    assert_eq!(t.opened.1, t.block_keys);
+    assert!(t.opened.2);
+    assert!(t.after_clear.0.iter().all(|&b| b == 0));
+    assert!(!t.after_clear.1);
+    assert!(t.after_clear.2);
+    assert!(t.lost.iter().all(|e| e.contains("missing")), "{:?}", t.lost);
+    assert!(t.repaired);
+    assert_eq!(t.left_after_destroy, 0);
+}
+
+/// What a seed-compatible filter saw.
+#[derive(Debug, PartialEq)]
+struct SeedTrace {
+    adds: Vec<bool>,
+    single: Vec<bool>,
+    found: Vec<bool>,
+    bits: i64,
+}
+
+fn seed_items() -> Vec<String> {
+    (0..300).map(|i| format!("user{i}@example.com")).collect()
+}
+
+fn seed_exercise(con: &mut dyn ConnectionLike, seed: &SeedBloom) -> SeedTrace {
+    let xs = seed_items();
+    let adds = seed.multi_add(con, &xs[..200]).expect("multi_add");
+    let single = vec![
+        seed.add(con, "new@example.com").expect("add"),
+        seed.add(con, "new@example.com").expect("add"),
+        seed.exists(con, "new@example.com").expect("exists"),
+        seed.exists(con, "other@example.com").expect("exists"),
+    ];
+    let found = seed.multi_exists(con, &xs).expect("multi_exists");
+    let bits = redis::cmd("BITCOUNT")
+        .arg(seed.key())
+        .query(con)
+        .expect("BITCOUNT");
+    SeedTrace {
+        adds,
+        single,
+        found,
+        bits,
+    }
+}
+
+async fn seed_exercise_async<C: redis::aio::ConnectionLike + Send>(
+    con: &mut C,
+    seed: &SeedBloom,
+) -> SeedTrace {
+    let xs = seed_items();
+    let adds = seed
+        .multi_add_async(con, &xs[..200])
+        .await
+        .expect("multi_add");
+    let single = vec![
+        seed.add_async(con, "new@example.com").await.expect("add"),
+        seed.add_async(con, "new@example.com").await.expect("add"),
+        seed.exists_async(con, "new@example.com")
+            .await
+            .expect("exists"),
+        seed.exists_async(con, "other@example.com")
+            .await
+            .expect("exists"),
+    ];
+    let found = seed
+        .multi_exists_async(con, &xs)
+        .await
+        .expect("multi_exists");
+    let bits = redis::cmd("BITCOUNT")
+        .arg(seed.key())
+        .query_async(con)
+        .await
+        .expect("BITCOUNT");
+    SeedTrace {
+        adds,
+        single,
+        found,
+        bits,
+    }
+}
+
+/// Grows a seed bitmap to its full size (offsets with `limitMemory` stay
+/// below 2e9) on a sync connection: allocating ~250 MB can outlast the async
+/// connections' default response timeout on a busy machine.
+fn pregrow(con: &mut dyn ConnectionLike, key: &str) {
+    let _: i64 = redis::cmd("SETBIT")
+        .arg(key)
+        .arg(1_999_999_999u64)
+        .arg(0)
+        .query(con)
+        .expect("SETBIT");
+}
+
+fn check_seed_trace(t: &SeedTrace) {
+    assert!(t.adds.iter().filter(|&&b| b).count() >= 190, "{:?}", t.adds);
+    assert_eq!(&t.single[..3], &[true, false, true]);
+    assert!(t.found[..200].iter().all(|&b| b));
+    assert!(t.bits >= 190);
+}
+
+/// The node that owns `key` (only it answers without MOVED).
+fn owner(cluster: &LocalCluster, key: &str) -> usize {
+    cluster
+        .nodes()
+        .iter()
+        .position(|n| {
+            redis::cmd("EXISTS")
+                .arg(key)
+                .query::<i64>(&mut n.connection())
+                .is_ok()
+        })
+        .expect("some node owns every slot")
+}
+
+fn flush_scripts(cluster: &LocalCluster) {
+    for n in cluster.nodes() {
+        let _: () = redis::cmd("SCRIPT")
+            .arg("FLUSH")
+            .query(&mut n.connection())
+            .expect("SCRIPT FLUSH");
+    }
+}
+
+#[test]
+fn every_operation_runs_on_a_real_cluster() {
+    let cluster = cluster();
+    let mut cc = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let server = support::server();
+    let mut sa = server.connection();
+    for (name, engine, spread) in SCENARIOS {
+        let on_cluster = exercise(
+            &mut cc,
+            name,
+            &scenario_opts(engine, spread, Topology::Cluster),
+        );
+        check_trace(&on_cluster);
+        let on_one = exercise(
+            &mut sa,
+            name,
+            &scenario_opts(engine, spread, Topology::Standalone),
+        );
+        assert_eq!(on_cluster, on_one, "{name}");
+        let owners: std::collections::BTreeSet<usize> = on_cluster
+            .block_keys
+            .iter()
+            .map(|k| owner(&cluster, k))
+            .collect();
+        if spread {
+            assert!(owners.len() >= 2, "{name}: {:?}", on_cluster.block_keys);
+        } else {
+            assert_eq!(owners.len(), 1, "{name}");
+        }
+    }
+
+    // Seed-compatible filters: one key, one script call per operation.
+    let seed = SeedBloom::new("bloom_user_email").unwrap();
+    let on_cluster = seed_exercise(&mut cc, &seed);
+    check_seed_trace(&on_cluster);
+    assert_eq!(on_cluster, seed_exercise(&mut sa, &seed));
+
+    // Bulk loads, resumed, give the same progress as on one server.
+    let xs = items("l", 0..2_345);
+    let mut progress = Vec::new();
+    for (con, topology) in [
+        (&mut cc as &mut dyn ConnectionLike, Topology::Cluster),
+        (&mut sa, Topology::Standalone),
+    ] {
+        let o = scenario_opts(Engine::Bitfield, true, topology);
+        let bf = Bloom::create_with(con, "loaded", 1_000_000, 0.01, &o).unwrap();
+        let first = bf.load(con, xs.iter().take(1000), 300, 0, |_| {}).unwrap();
+        let rest = bf.load(con, xs.iter(), 300, first.done, |_| {}).unwrap();
+        assert!(bf.multi_exists(con, &xs).unwrap().iter().all(|&b| b));
+        let seeded = seed.load(con, xs.iter(), 1000, 0, |_| {}).unwrap();
+        progress.push((first, rest, seeded, bf.bits_set(con).unwrap()));
+    }
+    assert_eq!(progress[0], progress[1]);
+    assert_eq!(
+        progress[0].1,
+        LoadProgress {
+            done: 2_345,
+            added: 1_345
+        }
+    );
+
+    // After SCRIPT FLUSH on every node the script engine reloads per node.
+    flush_scripts(&cluster);
+    let o = scenario_opts(Engine::Script, true, Topology::Cluster);
+    let bf = Bloom::create_with(&mut cc, "after-flush", 1_000_000, 0.01, &o).unwrap();
+    flush_scripts(&cluster);
+    assert!(bf.multi_add(&mut cc, &xs).unwrap().iter().all(|&b| b));
+    flush_scripts(&cluster);
+    assert!(bf.multi_exists(&mut cc, &xs).unwrap().iter().all(|&b| b));
+
+    // The CLI finds out it talks to a cluster node and follows the keys.
+    let dir = server.dir().join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lines.txt");
+    let lines = items("line", 0..3000);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    for args in [
+        &[
+            "cli-wide",
+            "--expected",
+            "1000000",
+            "--fp-rate",
+            "0.01",
+            "--spread-blocks",
+        ][..],
+        &["bloom_cli", "--seed"][..],
+    ] {
+        let out = std::process::Command::new(bin)
+            .args(["bloom", "load", args[0]])
+            .arg(&path)
+            .args(&args[1..])
+            .args(["--batch", "500", "--url", &cluster.nodes()[0].url()])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("last position done: 3000"), "{stdout}");
+    }
+    let cli = Bloom::open_with(
+        &mut cc,
+        "cli-wide",
+        &scenario_opts(Engine::Bitfield, false, Topology::Cluster),
+    )
+    .unwrap();
+    let owners: std::collections::BTreeSet<usize> = cli
+        .block_keys()
+        .iter()
+        .map(|k| owner(&cluster, k))
+        .collect();
+    assert!(owners.len() >= 2, "{:?}", cli.block_keys());
+    assert!(
+        cli.multi_exists(&mut cc, &lines)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    assert!((2900..=3100).contains(&cli.approx_count(&mut cc).unwrap()));
+    let seeded = SeedBloom::new("bloom_cli").unwrap();
+    assert!(
+        seeded
+            .multi_exists(&mut cc, &lines)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+}
+
+#[test]
+fn async_twins_match_sync_on_one_server() {
+    let server = support::server();
+    let mut con = server.connection();
+    let rt = support::runtime();
+    let (mut mux, mut mgr) = rt.block_on(support::async_connections(&server));
+    for (name, engine, spread) in SCENARIOS {
+        let o = scenario_opts(engine, spread, Topology::Standalone);
+        let sync = exercise(&mut con, name, &o);
+        check_trace(&sync);
+        assert_eq!(support::dbsize(&mut con), 0);
+        assert_eq!(
+            rt.block_on(exercise_async(&mut mux, name, &o)),
+            sync,
+            "{name}"
+        );
+        assert_eq!(
+            rt.block_on(exercise_async(&mut mgr, name, &o)),
+            sync,
+            "{name}"
+        );
+        assert_eq!(support::dbsize(&mut con), 0);
+    }
+    let sync = seed_exercise(&mut con, &SeedBloom::new("seed-sync").unwrap());
+    check_seed_trace(&sync);
+    let seed = SeedBloom::new("seed-mux").unwrap();
+    pregrow(&mut con, seed.key());
+    assert_eq!(rt.block_on(seed_exercise_async(&mut mux, &seed)), sync);
+    let seed = SeedBloom::new("seed-mgr").unwrap();
+    pregrow(&mut con, seed.key());
+    assert_eq!(rt.block_on(seed_exercise_async(&mut mgr, &seed)), sync);
+    // Bad input is refused before anything is written, async too.
+    let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+    rt.block_on(async {
+        assert!(matches!(
+            Bloom::create_async(&mut mux, "f", 1000, 1.5).await,
+            Err(Error::InvalidInput { .. })
+        ));
+        assert!(matches!(
+            Bloom::open_async(&mut mux, "a{b}").await,
+            Err(Error::InvalidInput { .. })
+        ));
+        assert!(matches!(
+            Bloom::open_async(&mut mgr, "nope").await,
+            Err(Error::BloomMissing { .. })
+        ));
+        assert!(matches!(
+            SeedBloom::new("s").unwrap().add_async(&mut mux, "").await,
+            Err(Error::InvalidInput { .. })
+        ));
+    });
+    assert_eq!(support::dbsize(&mut con), 0);
+}
+
+#[test]
+fn async_twins_run_on_a_real_cluster() {
+    let cluster = cluster();
+    let server = support::server();
+    let mut sa = server.connection();
+    let rt = support::runtime();
+    let mut ac = rt
+        .block_on(cluster.client().get_async_connection())
+        .expect("async cluster connection");
+    for (name, engine, spread) in SCENARIOS {
+        let on_cluster = rt.block_on(exercise_async(
+            &mut ac,
+            name,
+            &scenario_opts(engine, spread, Topology::Cluster),
+        ));
+        check_trace(&on_cluster);
+        let on_one = exercise(
+            &mut sa,
+            name,
+            &scenario_opts(engine, spread, Topology::Standalone),
+        );
+        assert_eq!(on_cluster, on_one, "{name}");
+    }
+    let seed = SeedBloom::new("bloom_user_email").unwrap();
+    let mut cc = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    pregrow(&mut cc, seed.key());
+    let on_cluster = rt.block_on(seed_exercise_async(&mut ac, &seed));
+    check_seed_trace(&on_cluster);
+    assert_eq!(on_cluster, seed_exercise(&mut sa, &seed));
+
+    rt.block_on(async {
+        let xs = items("w", 0..3000);
+        for engine in [Engine::Bitfield, Engine::Script] {
+            let o = scenario_opts(engine, true, Topology::Cluster);
+            let name = format!("wide-{engine:?}");
+            let bf = Bloom::create_with_async(&mut ac, &name, 1_000_000, 0.01, &o)
+                .await
+                .unwrap();
+            // Without Topology::Cluster the blocks' calls form one
+            // cross-slot pipeline, which the async cluster connection refuses.
+            let plain = bf.clone().with_topology(Topology::Standalone);
+            assert!(plain.multi_exists_async(&mut ac, &xs).await.is_err());
+            // After SCRIPT FLUSH on every node each slot's batch reloads.
+            flush_scripts(&cluster);
+            let added = bf.multi_add_async(&mut ac, &xs).await.unwrap();
+            assert!(added.iter().all(|&b| b));
+            flush_scripts(&cluster);
+            let found = bf.multi_exists_async(&mut ac, &xs).await.unwrap();
+            assert!(found.iter().all(|&b| b));
+        }
+    });
 }

@@ -19,7 +19,7 @@ end
 local out = {}
 local from = 1
 while from <= a do
-  local to = math.min(from + 7997, a)
+  local to = math.min(from + 7994, a)
   local got = redis.call('BITFIELD_RO', KEYS[1], unpack(args, from, to))
   for j = 1, #got do
     out[#out + 1] = got[j]

@@ -82,6 +82,10 @@ enum BloomCommand {
         /// Target false-positive rate of a filter created with --expected.
         #[arg(long, requires = "expected")]
         fp_rate: Option<f64>,
+        /// Give each block of a filter created with --expected its own hash
+        /// tag, so its blocks spread over the nodes of a Redis Cluster.
+        #[arg(long, requires = "expected")]
+        spread_blocks: bool,
         /// Seed-compatible mode: NAME is a bitmap written by the PHP seed (JSHash, k = 1).
         #[arg(long, conflicts_with_all = ["expected", "fp_rate"])]
         seed: bool,
@@ -185,7 +189,8 @@ fn load(url: &str) -> CliResult {
 fn bloom(command: BloomCommand) -> CliResult {
     use std::io::{BufRead, IsTerminal, Write};
 
-    use redis_patterns::bloom::{Bloom, LoadProgress, SeedBloom};
+    use redis_patterns::bloom::{Bloom, BloomOptions, LoadProgress, SeedBloom};
+    use redis_patterns::fanout::Topology;
 
     let BloomCommand::Load {
         name,
@@ -195,10 +200,26 @@ fn bloom(command: BloomCommand) -> CliResult {
         batch,
         expected,
         fp_rate,
+        spread_blocks,
         seed,
         no_limit_memory,
     } = command;
-    let mut con = redis::Client::open(url.url.as_str())?.get_connection()?;
+    // A Redis Cluster node (INFO cluster: cluster_enabled:1) is used as the
+    // seed of a cluster connection, which follows every key to its node.
+    let mut direct = redis::Client::open(url.url.as_str())?.get_connection()?;
+    let topology = Topology::detect(&mut direct)?;
+    let mut con: Box<dyn redis::ConnectionLike> = match topology {
+        Topology::Standalone => Box::new(direct),
+        Topology::Cluster => {
+            Box::new(redis::cluster::ClusterClient::new(vec![url.url.as_str()])?.get_connection()?)
+        }
+    };
+    let con = &mut *con;
+    let options = BloomOptions {
+        spread_blocks,
+        topology,
+        ..BloomOptions::default()
+    };
     let reader = std::io::BufReader::new(std::fs::File::open(&file)?);
     let mut read_error = None;
     let lines = reader.split(b'\n').map_while(|line| match line {
@@ -228,13 +249,13 @@ fn bloom(command: BloomCommand) -> CliResult {
     let result = if seed {
         SeedBloom::new(&name)
             .map(|s| s.limit_memory(!no_limit_memory))
-            .and_then(|s| s.load(&mut con, lines, batch, start, progress))
+            .and_then(|s| s.load(con, lines, batch, start, progress))
     } else {
         match (expected, fp_rate) {
-            (Some(n), Some(p)) => Bloom::create(&mut con, &name, n, p),
-            _ => Bloom::open(&mut con, &name),
+            (Some(n), Some(p)) => Bloom::create_with(con, &name, n, p, &options),
+            _ => Bloom::open_with(con, &name, &options),
         }
-        .and_then(|b| b.load(&mut con, lines, batch, start, progress))
+        .and_then(|b| b.load(con, lines, batch, start, progress))
     };
     if tty {
         eprintln!();
