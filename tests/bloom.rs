@@ -515,10 +515,6 @@ struct Trace {
     left_after_destroy: i64,
 }
 
-fn cluster() -> LocalCluster {
-    LocalCluster::start().unwrap_or_else(|e| panic!("cannot start a cluster: {e}"))
-}
-
 fn scenario_opts(engine: Engine, spread: bool, topology: Topology) -> BloomOptions {
     BloomOptions {
         engine,
@@ -844,7 +840,7 @@ fn flush_scripts(cluster: &LocalCluster) {
 
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
-    let cluster = cluster();
+    let cluster = support::cluster();
     let mut cc = cluster
         .client()
         .get_connection()
@@ -1033,7 +1029,7 @@ fn async_twins_match_sync_on_one_server() {
 
 #[test]
 fn async_twins_run_on_a_real_cluster() {
-    let cluster = cluster();
+    let cluster = support::cluster();
     let server = support::server();
     let mut sa = server.connection();
     let rt = support::runtime();

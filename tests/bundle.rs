@@ -467,8 +467,7 @@ fn async_connections_recover_from_script_flush() {
 
 #[test]
 fn scripts_run_unchanged_on_a_real_cluster() {
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let client = cluster.client();
     let mut con = client.get_connection().expect("cluster connection");
     let mut node = cluster.nodes()[0].connection();

@@ -401,8 +401,7 @@ fn every_operation_runs_on_a_real_cluster() {
     let model = record_all(&mut single, &reference);
     check_all_queries(&mut single, &reference, &model);
 
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let mut con = cluster
         .client()
         .get_connection()

@@ -414,8 +414,7 @@ fn every_operation_runs_on_a_real_cluster() {
     let expected_data = dump(&mut one);
     assert!(expected_data.iter().filter(|(_, v)| v.is_some()).count() > 20);
 
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let mut con = cluster
         .client()
         .get_connection()

@@ -626,8 +626,7 @@ fn every_rolling_error_code_has_a_typed_variant() {
 
 #[test]
 fn runs_unchanged_on_a_real_cluster() {
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let mut con = cluster
         .client()
         .get_connection()

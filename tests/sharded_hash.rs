@@ -738,8 +738,7 @@ fn every_operation_runs_on_a_real_cluster() {
     let expected = every_operation(&mut one, Topology::Standalone);
     let expected_data = dump(&mut one);
 
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let mut con = cluster
         .client()
         .get_connection()
@@ -763,8 +762,7 @@ fn every_operation_runs_on_a_real_cluster() {
 
 #[test]
 fn cli_import_finds_a_cluster_by_itself_or_by_flag() {
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let mut con = cluster
         .client()
         .get_connection()

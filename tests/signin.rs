@@ -246,8 +246,7 @@ fn bad_input_writes_nothing() {
 
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let mut con = cluster
         .client()
         .get_connection()

@@ -671,8 +671,7 @@ fn every_operation_runs_on_a_real_cluster() {
         exercise_async(&mut mux, &c).await
     });
 
-    let cluster = redis_patterns::server::LocalCluster::start()
-        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let cluster = support::cluster();
     let client = cluster.client();
     let mut con = client.get_connection().expect("cluster connection");
     assert_eq!(Topology::detect(&mut con).unwrap(), Topology::Cluster);

@@ -6,7 +6,7 @@
 //! test panicked).
 #![allow(dead_code)]
 
-use redis_patterns::server::LocalServer;
+use redis_patterns::server::{LocalCluster, LocalServer};
 
 /// Starts a fresh server with default settings.
 pub fn server() -> LocalServer {
@@ -57,4 +57,9 @@ pub async fn async_connections(
         .await
         .expect("connection manager");
     (mux, mgr)
+}
+
+/// Forms a fresh three-node Redis Cluster on loopback.
+pub fn cluster() -> LocalCluster {
+    LocalCluster::start().unwrap_or_else(|e| panic!("cannot start a cluster for this test: {e}"))
 }
