@@ -55,12 +55,21 @@ impl LocalServer {
 
     /// Starts one with extra `--name value` arguments, e.g. `["--hash-max-listpack-entries", "128"]`.
     pub fn start_with(extra: &[&str]) -> Result<Self, StartError> {
+        Self::start_retrying(|| Ok(extra.iter().map(|a| a.to_string()).collect()))
+    }
+
+    /// Starts one with the arguments `extra()` gives for each attempt. A port
+    /// found free can be taken by another process before the server binds
+    /// it, so a few attempts are made, each with fresh ports.
+    fn start_retrying(
+        extra: impl Fn() -> std::io::Result<Vec<String>>,
+    ) -> Result<Self, StartError> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         let mut last = None;
-        // A port found free can be taken by another process before the server
-        // binds it; try a few ports before giving up.
         for _ in 0..5 {
-            match Self::try_start(&binary, extra) {
+            let args = extra()?;
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            match Self::try_start(&binary, &args) {
                 Ok(s) => return Ok(s),
                 Err(StartError::NoAnswer { port, secs, log }) if log.contains("in use") => {
                     last = Some(StartError::NoAnswer { port, secs, log });
@@ -203,18 +212,23 @@ impl LocalCluster {
         let mut nodes = Vec::new();
         for _ in 0..3 {
             // The bus port defaults to port + 10000, which is above 65535
-            // for much of the ephemeral range: give it a free port of its own.
-            let bus = free_port()?.to_string();
-            nodes.push(LocalServer::start_with(&[
-                "--cluster-enabled",
-                "yes",
-                "--cluster-port",
-                &bus,
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-node-timeout",
-                "5000",
-            ])?);
+            // for much of the ephemeral range: give it a free port of its own
+            // (a fresh one on every attempt).
+            nodes.push(LocalServer::start_retrying(|| {
+                let bus = free_port()?.to_string();
+                Ok([
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-port",
+                    &bus,
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000",
+                ]
+                .map(String::from)
+                .to_vec())
+            })?);
         }
         let cli = std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into());
         let addrs: Vec<String> = nodes
