@@ -422,6 +422,13 @@ impl ScriptPipeline {
         (pipe, loads)
     }
 
+    fn interrupted(&self, ran_in_order: usize) -> Error {
+        Error::PipelineInterrupted {
+            ran_in_order,
+            total: self.scripts.len(),
+        }
+    }
+
     /// Files the replies of calls `from..` into `out` and decides what next.
     fn settle(
         &self,
@@ -448,14 +455,11 @@ impl ScriptPipeline {
                 out.extend(replies);
                 Ok(Step::Done)
             }
-            Some(first) if replies[first..].iter().all(noscript) && loads.is_empty() => {
+            Some(first) if replies[first..].iter().all(noscript) => {
                 out.extend(replies.into_iter().take(first));
                 Ok(Step::Resend(from + first))
             }
-            Some(first) => Err(Error::PipelineInterrupted {
-                ran_in_order: from + first,
-                total: self.scripts.len(),
-            }),
+            Some(first) => Err(self.interrupted(from + first)),
         }
     }
 
@@ -493,7 +497,8 @@ impl ScriptPipeline {
         let replies: Vec<Value> = pipe.query(con)?;
         match self.settle(from, &loads, replies, &mut out)? {
             Step::Done => Ok(out),
-            Step::Resend(_) => unreachable!("settle never asks to re-send a re-send"),
+            // Flushed again between our SCRIPT LOAD and the calls: no third try.
+            Step::Resend(at) => Err(self.interrupted(at)),
         }
     }
 
@@ -554,7 +559,8 @@ impl ScriptPipeline {
         let replies: Vec<Value> = pipe.query_async(con).await?;
         match self.settle(from, &loads, replies, &mut out)? {
             Step::Done => Ok(out),
-            Step::Resend(_) => unreachable!("settle never asks to re-send a re-send"),
+            // Flushed again between our SCRIPT LOAD and the calls: no third try.
+            Step::Resend(at) => Err(self.interrupted(at)),
         }
     }
 
