@@ -11,8 +11,9 @@
 //! (default [`Topology::Standalone`]; [`Topology::detect`] asks the server).
 //!
 //! A connection that cannot pipeline at all (redis-rs's sync
-//! `ClusterConnection`) gets the commands one at a time, in order; there the
-//! first error reply ends the batch.
+//! `ClusterConnection`) gets the commands one at a time, in order; as in a
+//! pipeline, an error reply stays in its command's slot and only a connection
+//! error ends the batch.
 
 use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
@@ -95,7 +96,7 @@ impl Batch {
             } else {
                 let mut replies = Vec::with_capacity(group.len());
                 for &i in &group {
-                    replies.push(self.cmds[i].1.query::<Value>(con)?);
+                    replies.push(reply_in_slot(self.cmds[i].1.query::<Value>(con))?);
                 }
                 replies
             };
@@ -162,6 +163,19 @@ impl Batch {
 }
 
 /// Files the replies of one group at their positions.
+/// The reply of one command sent on its own, as a pipeline would file it: an
+/// error reply from the server becomes `Value::ServerError` in its slot; any
+/// other error (the connection, a protocol problem) is returned.
+pub(crate) fn reply_in_slot(reply: redis::RedisResult<Value>) -> Result<Value> {
+    match reply {
+        Ok(v) => Ok(v),
+        Err(e) => match redis::ServerError::try_from(e) {
+            Ok(server) => Ok(Value::ServerError(server)),
+            Err(e) => Err(Error::Redis(e)),
+        },
+    }
+}
+
 fn place(out: &mut [Option<Value>], group: Vec<usize>, replies: Vec<Value>) -> Result<()> {
     if replies.len() != group.len() {
         return Err(Error::ShortReply);

@@ -504,8 +504,9 @@ impl ScriptPipeline {
 
     /// One call at a time, for connections that cannot pipeline (redis-rs's
     /// sync `ClusterConnection`): each call reloads its script on `NOSCRIPT`
-    /// and is retried once, like [`ScriptCall::invoke`]. The first error
-    /// reply (typed as usual) ends the batch; the calls before it ran.
+    /// and is retried once, like [`ScriptCall::invoke`]. As in a pipeline, an
+    /// error reply stays in its call's slot and the later calls still run;
+    /// only a connection error ends the batch.
     fn query_values_each(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(self.len());
         for (script, cmd) in self.scripts.iter().zip(self.pipe.cmd_iter()) {
@@ -516,7 +517,7 @@ impl ScriptPipeline {
                 }
                 other => other,
             };
-            out.push(reply.map_err(|e| Error::from_redis(script, e))?);
+            out.push(crate::fanout::reply_in_slot(reply)?);
         }
         Ok(out)
     }

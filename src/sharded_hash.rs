@@ -741,32 +741,21 @@ impl ShardedHash {
     }
 
     /// Runs `put` calls (one per shard) and returns each one's own result in
-    /// order, so a shard refused as full never stops the others: pipelined
-    /// per [`ShardedHash::topology`] where the connection can pipeline, else
-    /// one call at a time. A connection error ends the whole run.
+    /// order, so a shard refused as full never stops the others (pipelined per
+    /// [`ShardedHash::topology`]; one at a time where the connection cannot
+    /// pipeline). A connection error ends the whole run.
     fn run_puts(
         &self,
         con: &mut dyn ConnectionLike,
         calls: Vec<ScriptCall<i64>>,
     ) -> Result<Vec<Result<i64>>> {
-        if con.supports_pipelining() {
-            let mut pipe = ScriptPipeline::new();
-            pipe.topology(self.topology);
-            for call in calls {
-                pipe.push(call);
-            }
-            let values = pipe.query_values(con)?;
-            return Ok(decode_each(&pipe, values));
+        let mut pipe = ScriptPipeline::new();
+        pipe.topology(self.topology);
+        for call in calls {
+            pipe.push(call);
         }
-        let mut out = Vec::with_capacity(calls.len());
-        for call in &calls {
-            match call.invoke(con) {
-                // Not an error reply of this call: nothing later can succeed.
-                Err(Error::Redis(e)) if e.code().is_none() => return Err(Error::Redis(e)),
-                other => out.push(other),
-            }
-        }
-        Ok(out)
+        let values = pipe.query_values(con)?;
+        Ok(decode_each(&pipe, values))
     }
 
     /// The value of a field, `None` when absent.

@@ -597,6 +597,40 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         .query(&mut con, Topology::Standalone)
         .expect("one at a time");
     assert_eq!(one_by_one, fences);
+    // There, as in a pipeline, an error reply stays in its slot and the later
+    // commands still run.
+    let mut mixed = ScriptPipeline::new();
+    mixed.add(&scripts::lock::acquire("l{m1}", "l{m1}:fence", "x", 60_000));
+    mixed.add(&scripts::lock::acquire("l{m2}", "l{m2}:fence", "x", 0));
+    mixed.add(&scripts::lock::acquire("l{m3}", "l{m3}:fence", "x", 60_000));
+    let values = mixed.query_values(&mut con).expect("one call at a time");
+    let each: Vec<redis_patterns::Result<i64>> =
+        redis_patterns::script::decode_each(&mixed, values);
+    assert_eq!(each[0].as_ref().ok(), Some(&1));
+    assert!(
+        matches!(each[1], Err(Error::ScriptArgument { .. })),
+        "{:?}",
+        each[1]
+    );
+    assert_eq!(
+        each[2].as_ref().ok(),
+        Some(&1),
+        "the call after the error ran"
+    );
+    let mut wrong = Batch::new();
+    wrong.add("l{a}", redis::cmd("HGET").arg("l{a}").arg("f").clone());
+    wrong.add("l{b}:fence", redis::cmd("GET").arg("l{b}:fence").clone());
+    let values = wrong
+        .query_values(&mut con, Topology::Cluster)
+        .expect("batch");
+    assert!(
+        matches!(&values[0], redis::Value::ServerError(e) if e.code() == "WRONGTYPE"),
+        "{values:?}"
+    );
+    assert_eq!(
+        redis::from_redis_value::<i64>(values[1].clone()).expect("int"),
+        3
+    );
     let rt = support::runtime();
     rt.block_on(async {
         let mut acon = client
