@@ -56,10 +56,23 @@ impl Topology {
 }
 
 /// Single-key commands to send together; see the module docs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Batch {
-    /// Each command with the hash slot of the key it touches.
-    cmds: Vec<(u16, Cmd)>,
+    /// The commands, sent as they are when the batch goes in one pipeline.
+    pipe: redis::Pipeline,
+    /// The hash slot of each command's key.
+    slots: Vec<u16>,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        Self {
+            pipe,
+            slots: Vec::new(),
+        }
+    }
 }
 
 impl Batch {
@@ -70,16 +83,17 @@ impl Batch {
     /// Adds a command that touches `key` (and only keys of its slot); its
     /// reply comes back at this position.
     pub fn add(&mut self, key: impl AsRef<[u8]>, cmd: Cmd) -> &mut Self {
-        self.cmds.push((cluster_slot(key.as_ref()), cmd));
+        self.slots.push(cluster_slot(key.as_ref()));
+        self.pipe.add_command(cmd);
         self
     }
 
     pub fn len(&self) -> usize {
-        self.cmds.len()
+        self.slots.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.cmds.is_empty()
+        self.slots.is_empty()
     }
 
     /// Sends the batch and returns every reply in order. A command's error
@@ -89,17 +103,23 @@ impl Batch {
         con: &mut dyn ConnectionLike,
         topology: Topology,
     ) -> Result<Vec<Value>> {
-        let mut out: Vec<Option<Value>> = vec![None; self.cmds.len()];
-        for group in self.groups(topology) {
-            let replies: Vec<Value> = if con.supports_pipelining() {
-                self.pipe_of(&group).query(con)?
-            } else {
-                let mut replies = Vec::with_capacity(group.len());
-                for &i in &group {
-                    replies.push(reply_in_slot(self.cmds[i].1.query::<Value>(con))?);
-                }
-                replies
-            };
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
+        if !con.supports_pipelining() {
+            return self
+                .pipe
+                .cmd_iter()
+                .map(|cmd| reply_in_slot(cmd.query::<Value>(con)))
+                .collect();
+        }
+        let Some(groups) = self.groups(topology) else {
+            return self.one_pipeline(self.pipe.query(con)?);
+        };
+        let cmds: Vec<&Cmd> = self.pipe.cmd_iter().collect();
+        let mut out: Vec<Option<Value>> = vec![None; self.len()];
+        for group in groups {
+            let replies: Vec<Value> = pipe_of(&cmds, &group).query(con)?;
             place(&mut out, group, replies)?;
         }
         collect(out)
@@ -112,9 +132,16 @@ impl Batch {
         con: &mut C,
         topology: Topology,
     ) -> Result<Vec<Value>> {
-        let mut out: Vec<Option<Value>> = vec![None; self.cmds.len()];
-        for group in self.groups(topology) {
-            let replies: Vec<Value> = self.pipe_of(&group).query_async(con).await?;
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(groups) = self.groups(topology) else {
+            return self.one_pipeline(self.pipe.query_async(con).await?);
+        };
+        let cmds: Vec<&Cmd> = self.pipe.cmd_iter().collect();
+        let mut out: Vec<Option<Value>> = vec![None; self.len()];
+        for group in groups {
+            let replies: Vec<Value> = pipe_of(&cmds, &group).query_async(con).await?;
             place(&mut out, group, replies)?;
         }
         collect(out)
@@ -140,29 +167,35 @@ impl Batch {
     }
 
     /// The commands at `group` as one pipeline (error replies kept in place).
-    fn pipe_of(&self, group: &[usize]) -> redis::Pipeline {
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        for &i in group {
-            pipe.add_command(self.cmds[i].1.clone());
+    /// The replies of the whole batch sent as one pipeline.
+    fn one_pipeline(&self, replies: Vec<Value>) -> Result<Vec<Value>> {
+        if replies.len() == self.len() {
+            Ok(replies)
+        } else {
+            Err(Error::ShortReply)
         }
-        pipe
     }
 
-    /// Indices of the commands sent together: all of them on one server, one
-    /// group per slot (in order of first appearance) on a cluster.
-    fn groups(&self, topology: Topology) -> Vec<Vec<usize>> {
-        if self.cmds.is_empty() {
-            return Vec::new();
-        }
+    /// The per-slot groups on a cluster; `None` when the whole batch goes as
+    /// one pipeline (one server, or nothing to send).
+    fn groups(&self, topology: Topology) -> Option<Vec<Vec<usize>>> {
         match topology {
-            Topology::Standalone => vec![(0..self.cmds.len()).collect()],
-            Topology::Cluster => slot_groups(self.cmds.iter().map(|(slot, _)| *slot)),
+            Topology::Cluster if !self.is_empty() => Some(slot_groups(self.slots.iter().copied())),
+            _ => None,
         }
     }
 }
 
-/// Files the replies of one group at their positions.
+/// The commands at `group` as a pipeline of their own.
+fn pipe_of(cmds: &[&Cmd], group: &[usize]) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.ignore_errors();
+    for &i in group {
+        pipe.add_command(cmds[i].clone());
+    }
+    pipe
+}
+
 /// The reply of one command sent on its own, as a pipeline would file it: an
 /// error reply from the server becomes `Value::ServerError` in its slot; any
 /// other error (the connection, a protocol problem) is returned.
@@ -229,10 +262,10 @@ mod tests {
     }
 
     #[test]
-    fn standalone_sends_one_group() {
+    fn standalone_sends_one_pipeline() {
         let mut b = Batch::new();
         b.add("a", redis::cmd("GET")).add("b", redis::cmd("GET"));
-        assert_eq!(b.groups(Topology::Standalone), vec![vec![0, 1]]);
-        assert_eq!(b.groups(Topology::Cluster).len(), 2);
+        assert_eq!(b.groups(Topology::Standalone), None);
+        assert_eq!(b.groups(Topology::Cluster), Some(vec![vec![0], vec![1]]));
     }
 }

@@ -368,32 +368,26 @@ impl ScriptPipeline {
         self
     }
 
-    /// The calls at `positions`, as a single-slot pipeline of their own.
-    fn subset(&self, positions: &[usize]) -> Self {
-        let mut sub = Self::default();
-        let cmds: Vec<&Cmd> = self.pipe.cmd_iter().collect();
-        for &i in positions {
-            sub.scripts.push(self.scripts[i]);
-            sub.slots.push(self.slots[i]);
-            sub.pipe.add_command(cmds[i].clone());
-        }
-        sub
-    }
-
-    /// The single-slot batches to send: the whole pipeline on one server.
+    /// The single-slot batches to send, each with the positions of its calls;
+    /// `None` on one server, where the whole pipeline goes as it is.
     fn parts(&self) -> Option<Vec<(Vec<usize>, Self)>> {
-        match self.topology {
-            Topology::Standalone => None,
-            Topology::Cluster => Some(
-                slot_groups(self.slots.iter().copied())
-                    .into_iter()
-                    .map(|g| {
-                        let sub = self.subset(&g);
-                        (g, sub)
-                    })
-                    .collect(),
-            ),
+        if self.topology == Topology::Standalone {
+            return None;
         }
+        let cmds: Vec<&Cmd> = self.pipe.cmd_iter().collect();
+        let parts = slot_groups(self.slots.iter().copied())
+            .into_iter()
+            .map(|positions| {
+                let mut sub = Self::default();
+                for &i in &positions {
+                    sub.scripts.push(self.scripts[i]);
+                    sub.slots.push(self.slots[i]);
+                    sub.pipe.add_command(cmds[i].clone());
+                }
+                (positions, sub)
+            })
+            .collect();
+        Some(parts)
     }
 
     pub fn len(&self) -> usize {
