@@ -22,13 +22,6 @@ use common::{Table, num, rate, ratio, reset_stats};
 use redis_patterns::bloom::{Bloom, Engine};
 use redis_patterns::server::LocalServer;
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
-
 fn items(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()
 }
@@ -320,8 +313,8 @@ fn server_cpu(con: &mut redis::Connection, n: usize, per_round: usize) {
 }
 
 fn main() {
-    let n = env_usize("BLOOM_N", 1_000_000);
-    let per_round = env_usize("BLOOM_THROUGHPUT_ITEMS", 50_000);
+    let n = common::env_or("BLOOM_N", 1_000_000);
+    let per_round = common::env_or("BLOOM_THROUGHPUT_ITEMS", 50_000);
     let server = common::server(&[]);
     let mut con = server.connection();
     redis_patterns::load_all(&mut con).expect("SCRIPT LOAD");

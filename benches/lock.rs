@@ -14,18 +14,11 @@ use common::{Table, num, paired, quantile, rate};
 use redis_patterns::lock::Lock;
 use redis_patterns::{ScriptPipeline, scripts};
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
     redis_patterns::load_all(&mut con).expect("load scripts");
-    let calls = env("BENCH_CALLS", 20_000);
+    let calls = common::env_or("BENCH_CALLS", 20_000);
     println!(
         "redis-server on 127.0.0.1:{}; median of {} rounds (BENCH_ROUNDS); {calls} calls a round",
         server.port(),
@@ -160,7 +153,7 @@ fn main() {
     t.print();
 
     // --- Wait latency: release -> waiter holds the lock ------------------------
-    let samples = env("BENCH_WAITS", 100);
+    let samples = common::env_or("BENCH_WAITS", 100);
     let lock = Lock::new("bench-wait", Duration::from_secs(10)).expect("valid lock");
     let mut waits = Vec::with_capacity(samples);
     let mut holder = server.connection();

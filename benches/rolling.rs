@@ -57,13 +57,6 @@ fn tx(id: u64) -> Tx<'static> {
     }
 }
 
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 const TTL_SECS: u64 = 3600;
 const EXPIRE_ADD: u64 = 60;
 const SPLIT_KEY_PAD: &str = "MCT";
@@ -202,8 +195,8 @@ struct Case {
 fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
-    let shard_size = env("BENCH_SHARD_SIZE", 100);
-    let adds = env("BENCH_ADDS", 3000);
+    let shard_size = common::env_or("BENCH_SHARD_SIZE", 100);
+    let adds = common::env_or("BENCH_ADDS", 3000);
     let rounds = common::rounds();
     let mut next_id = 0u64;
     let store_of =

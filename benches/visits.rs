@@ -16,13 +16,6 @@ use chrono::{NaiveDate, Utc};
 use common::{Table, num, ratio};
 use redis_patterns::visits::{self, VisitCounter};
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn flush(con: &mut redis::Connection) {
     let _: () = redis::cmd("FLUSHALL").arg("SYNC").query(con).unwrap();
 }
@@ -92,8 +85,8 @@ fn overlap_ids(t: i64) -> Vec<i64> {
 fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
-    let members = env("BENCH_MEMBERS", 1_000_000);
-    let ops = env("BENCH_OPS", 5_000);
+    let members = common::env_or("BENCH_MEMBERS", 1_000_000);
+    let ops = common::env_or("BENCH_OPS", 5_000);
     let day = NaiveDate::from_ymd_opt(2099, 1, 1).unwrap();
     println!(
         "redis-server on port {}; {} rounds; {members} members for memory; {ops} unpipelined ops per round",

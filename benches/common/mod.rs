@@ -20,12 +20,18 @@ pub fn server(extra: &[&str]) -> LocalServer {
     })
 }
 
+/// A number from the environment variable `name` (underscores allowed, as
+/// in `1_000_000`), or `default` when it is unset or not a number.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
 /// Rounds per measurement (`BENCH_ROUNDS`, default 5).
 pub fn rounds() -> usize {
-    std::env::var("BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5)
+    env_or("BENCH_ROUNDS", 5)
 }
 
 /// Median of the values (NaN for none).
