@@ -184,3 +184,39 @@ impl Error {
         !matches!(Self::from_script("", code, ""), Self::Script { .. })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each code lands on its own variant, with the detail kept. (That every
+    /// code a script declares is in this table is checked in tests/bundle.rs.)
+    type IsVariant = fn(&Error) -> bool;
+
+    #[test]
+    fn every_code_maps_to_its_variant() {
+        let cases: [(&str, IsVariant); 8] = [
+            ("BADARG", |e| matches!(e, Error::ScriptArgument { .. })),
+            ("RINGCONF", |e| matches!(e, Error::RollingLayout { .. })),
+            ("BLOOMCONFIG", |e| {
+                matches!(e, Error::BloomConfigMismatch { .. })
+            }),
+            ("NOFILTER", |e| matches!(e, Error::BloomMissing { .. })),
+            ("FULL", |e| matches!(e, Error::ShardFull { .. })),
+            ("OVERFLOW", |e| matches!(e, Error::Overflow { .. })),
+            ("UIDRANGE", |e| matches!(e, Error::UidOutOfRange { .. })),
+            ("DAYENDED", |e| matches!(e, Error::DayEnded { .. })),
+        ];
+        for (code, is_variant) in cases {
+            let e = Error::from_script("p.op", code, "the detail");
+            assert!(is_variant(&e), "{code} -> {e:?}");
+            assert!(e.to_string().contains("the detail"), "{code}: {e}");
+            assert!(Error::knows_code(code));
+        }
+        assert!(!Error::knows_code("NOSUCHCODE"));
+        assert!(matches!(
+            Error::from_script("p.op", "NOSUCHCODE", "x"),
+            Error::Script { .. }
+        ));
+    }
+}

@@ -609,22 +609,6 @@ fn one_record_shards_under_contention_miss_retry_and_stay_exact() {
 }
 
 #[test]
-fn every_rolling_error_code_has_a_typed_variant() {
-    for s in redis_patterns::scripts::ALL
-        .iter()
-        .filter(|s| s.name.starts_with("rolling."))
-    {
-        for code in s.errors {
-            assert!(Error::knows_code(code), "{} raises unmapped {code}", s.name);
-        }
-    }
-    assert!(matches!(
-        Error::from_script("rolling.add", "RINGCONF", "stored shards=3"),
-        Error::RollingLayout { .. }
-    ));
-}
-
-#[test]
 fn runs_unchanged_on_a_real_cluster() {
     let cluster = support::cluster();
     let mut con = cluster

@@ -515,29 +515,6 @@ fn bad_input_writes_nothing() {
     assert_eq!(ttl, -1);
 }
 
-#[test]
-fn every_error_code_of_these_patterns_is_typed() {
-    let mine = ["visits.", "login_log.", "signin."];
-    let scripts: Vec<_> = redis_patterns::scripts::ALL
-        .iter()
-        .filter(|s| mine.iter().any(|p| s.name.starts_with(p)))
-        .collect();
-    assert_eq!(scripts.len(), 10);
-    for s in scripts {
-        for code in s.errors {
-            assert!(Error::knows_code(code), "{}: {code}", s.name);
-        }
-    }
-    assert!(matches!(
-        Error::from_script("x", "UIDRANGE", "uid 5 is above 4"),
-        Error::UidOutOfRange { .. }
-    ));
-    assert!(matches!(
-        Error::from_script("x", "DAYENDED", "late"),
-        Error::DayEnded { .. }
-    ));
-}
-
 /// Every public operation of a counter, on `con`, with the answers checked
 /// against a model and returned so two topologies can be compared. The days
 /// have different hash tags, so on a cluster they land on different nodes.
