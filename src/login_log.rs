@@ -357,8 +357,8 @@ impl LoginLog {
         }
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
-        pipe.add(&scripts::login_log::mark(&log, day.day() as i64, log_exp));
-        pipe.add(&scripts::login_log::index(
+        pipe.push(scripts::login_log::mark(&log, day.day() as i64, log_exp));
+        pipe.push(scripts::login_log::index(
             &index,
             &types,
             uid as i64,
@@ -458,7 +458,7 @@ impl LoginLog {
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         for (a, b) in &spans {
-            pipe.add(&scripts::login_log::days(
+            pipe.push(scripts::login_log::days(
                 &self.log_key(user_type, uid, *a),
                 a.day() as i64,
                 b.day() as i64,
@@ -497,7 +497,7 @@ impl LoginLog {
                     .take_while(|d| d <= b)
                     .map(|d| self.index_key(t, d))
                     .collect();
-                pipe.add(&scripts::login_log::union(&self.tmp_key(*a), &keys));
+                pipe.push(scripts::login_log::union(&self.tmp_key(*a), &keys));
             }
         }
         let replies: Vec<Option<Vec<u8>>> = pipe.query(con)?;

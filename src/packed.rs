@@ -362,7 +362,7 @@ impl<C: Codec> PackedRecords<C> {
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         for (shard, list) in &by_shard {
-            pipe.add(&scripts::packed::put(
+            pipe.push(scripts::packed::put(
                 &self.key_of_shard(*shard),
                 self.reserve(),
                 list,
