@@ -237,6 +237,12 @@ impl<R: FromRedisValue> ScriptCall<R> {
         })
     }
 
+    fn first_key(&self) -> Option<&[u8]> {
+        (self.numkeys > 0)
+            .then(|| self.simple_args().nth(HEAD_ARGS))
+            .flatten()
+    }
+
     /// The keys, in `KEYS` order.
     pub fn keys(&self) -> Vec<&[u8]> {
         self.simple_args()
@@ -354,7 +360,7 @@ impl ScriptPipeline {
 
     /// Adds a call without copying it; its reply comes back at this position.
     pub fn push<R: FromRedisValue>(&mut self, call: ScriptCall<R>) -> &mut Self {
-        let slot = call.keys().first().map_or(0, |k| cluster_slot(k));
+        let slot = call.first_key().map_or(0, cluster_slot);
         self.slots.push(slot);
         self.scripts.push(call.script);
         self.pipe.add_command(call.cmd);
