@@ -135,15 +135,17 @@ pub fn load_all(con: &mut dyn ConnectionLike) -> Result<Vec<(&'static str, &'sta
     check_all_loaded(replies)
 }
 
-/// Async twin of [`load_all`].
+/// Async twin of [`load_all`]; it sends one `SCRIPT LOAD` per round trip, so
+/// that on the async cluster connection each goes to every primary.
 pub async fn load_all_async<C: redis::aio::ConnectionLike + Send>(
     con: &mut C,
 ) -> Result<Vec<(&'static str, &'static str)>> {
-    let mut pipe = redis::pipe();
+    // One command at a time: the async cluster connection sends a pipeline
+    // to one node, but a lone `SCRIPT LOAD` to every primary.
+    let mut replies = Vec::with_capacity(crate::scripts::ALL.len());
     for s in crate::scripts::ALL {
-        pipe.add_command(s.load_cmd());
+        replies.push(s.load_cmd().query_async(con).await?);
     }
-    let replies: Vec<Value> = pipe.query_async(con).await?;
     check_all_loaded(replies)
 }
 

@@ -637,6 +637,20 @@ fn scripts_run_unchanged_on_a_real_cluster() {
             .get_async_connection()
             .await
             .expect("async cluster connection");
+        for node in cluster.nodes() {
+            script_flush(&mut node.connection());
+        }
+        let loaded = redis_patterns::load_all_async(&mut acon)
+            .await
+            .expect("load_all_async on a cluster");
+        assert_eq!(loaded.len(), ALL.len());
+        for node in cluster.nodes() {
+            let mut n = node.connection();
+            assert!(
+                ALL.iter().all(|s| script_exists(&mut n, s.sha1)),
+                "every script on every node"
+            );
+        }
         let mut pipe = ScriptPipeline::new();
         pipe.topology(Topology::Cluster);
         for n in names {
