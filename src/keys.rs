@@ -21,6 +21,15 @@ pub fn check_name(what: &'static str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks a key prefix that goes in front of a hash tag the crate places:
+/// it may be empty, but must not contain `{` or `}`.
+pub fn check_prefix(prefix: &str) -> Result<()> {
+    if prefix.contains(['{', '}']) {
+        return Err(Error::invalid("prefix", "must not contain '{' or '}'"));
+    }
+    Ok(())
+}
+
 /// `<prefix>{<name>}`: the key of `name`, tagged so that every key derived
 /// from it lands in the same cluster slot.
 pub fn tagged(prefix: &str, name: &str) -> String {

@@ -89,9 +89,7 @@ impl Lock {
     /// Like [`Lock::new`] with another key prefix.
     pub fn with_prefix(prefix: &str, name: &str, lease: Duration) -> Result<Self> {
         keys::check_name("lock name", name)?;
-        if prefix.contains(['{', '}']) {
-            return Err(Error::invalid("prefix", "must not contain '{' or '}'"));
-        }
+        keys::check_prefix(prefix)?;
         let key = keys::tagged(prefix, name);
         Ok(Self {
             fence_key: format!("{key}:fence"),

@@ -214,9 +214,7 @@ impl RollingStore {
 
     /// Like [`RollingStore::new`] with another key prefix.
     pub fn with_prefix(prefix: &str, limit: u64, shard_size: u64, ttl: Duration) -> Result<Self> {
-        if prefix.contains(['{', '}']) {
-            return Err(Error::invalid("prefix", "must not contain '{' or '}'"));
-        }
+        crate::keys::check_prefix(prefix)?;
         if shard_size < 1 {
             return Err(Error::invalid("shard_size", "must be at least 1"));
         }

@@ -218,16 +218,6 @@ pub struct VisitCounter<Tz: TimeZone> {
     topology: Topology,
 }
 
-fn check_prefix(prefix: &str) -> Result<()> {
-    if prefix.is_empty() {
-        return Err(Error::invalid("prefix", "must not be empty"));
-    }
-    if prefix.contains(['{', '}']) {
-        return Err(Error::invalid("prefix", "must not contain '{' or '}'"));
-    }
-    Ok(())
-}
-
 fn count_of(v: i64) -> u64 {
     v.max(0) as u64
 }
@@ -241,7 +231,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
 
     /// Like [`VisitCounter::new`] with another key prefix.
     pub fn with_prefix(prefix: &str, name: &str, tz: Tz, shards: u32) -> Result<Self> {
-        check_prefix(prefix)?;
+        crate::keys::check_name("prefix", prefix)?;
         keys::check_name("counter name", name)?;
         if shards == 0 || shards > MAX_SHARDS {
             return Err(Error::invalid(
