@@ -209,7 +209,11 @@ pub(crate) fn reply_in_slot(reply: redis::RedisResult<Value>) -> Result<Value> {
     }
 }
 
-fn place(out: &mut [Option<Value>], group: Vec<usize>, replies: Vec<Value>) -> Result<()> {
+pub(crate) fn place(
+    out: &mut [Option<Value>],
+    group: Vec<usize>,
+    replies: Vec<Value>,
+) -> Result<()> {
     if replies.len() != group.len() {
         return Err(Error::ShortReply);
     }
@@ -219,7 +223,8 @@ fn place(out: &mut [Option<Value>], group: Vec<usize>, replies: Vec<Value>) -> R
     Ok(())
 }
 
-fn collect(out: Vec<Option<Value>>) -> Result<Vec<Value>> {
+/// The filed replies in order; a hole means the server sent too few.
+pub(crate) fn collect(out: Vec<Option<Value>>) -> Result<Vec<Value>> {
     out.into_iter()
         .map(|v| v.ok_or(Error::ShortReply))
         .collect()

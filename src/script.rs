@@ -17,7 +17,7 @@ use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
 pub use crate::codegen::ArgType;
 use crate::error::{Error, Result};
-use crate::fanout::{Topology, slot_groups};
+use crate::fanout::{Topology, collect, place, slot_groups};
 use crate::keys::cluster_slot;
 
 /// One `KEYS` entry of a script header.
@@ -474,13 +474,9 @@ impl ScriptPipeline {
         };
         let mut out: Vec<Option<Value>> = vec![None; self.len()];
         for (positions, part) in parts {
-            for (i, v) in positions.into_iter().zip(part.query_values_one(con)?) {
-                out[i] = Some(v);
-            }
+            place(&mut out, positions, part.query_values_one(con)?)?;
         }
-        out.into_iter()
-            .map(|v| v.ok_or(Error::ShortReply))
-            .collect()
+        collect(out)
     }
 
     fn query_values_one(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
@@ -534,16 +530,9 @@ impl ScriptPipeline {
         };
         let mut out: Vec<Option<Value>> = vec![None; self.len()];
         for (positions, part) in parts {
-            for (i, v) in positions
-                .into_iter()
-                .zip(part.query_values_one_async(con).await?)
-            {
-                out[i] = Some(v);
-            }
+            place(&mut out, positions, part.query_values_one_async(con).await?)?;
         }
-        out.into_iter()
-            .map(|v| v.ok_or(Error::ShortReply))
-            .collect()
+        collect(out)
     }
 
     async fn query_values_one_async<C: redis::aio::ConnectionLike + Send>(
@@ -584,11 +573,7 @@ impl ScriptPipeline {
     }
 
     fn decode_all<T: FromRedisValue>(&self, values: Vec<Value>) -> Result<Vec<T>> {
-        self.scripts
-            .iter()
-            .zip(values)
-            .map(|(script, v)| decode_reply(script, v))
-            .collect()
+        decode_each(self, values).into_iter().collect()
     }
 }
 
