@@ -209,6 +209,7 @@ pub(crate) fn reply_in_slot(reply: redis::RedisResult<Value>) -> Result<Value> {
     }
 }
 
+/// Files the replies of one group at the group's positions.
 pub(crate) fn place(
     out: &mut [Option<Value>],
     group: Vec<usize>,
