@@ -359,6 +359,20 @@ impl Default for ImportOptions {
     }
 }
 
+impl ImportOptions {
+    /// Checks the options as [`ShardedHash::import_lines`] does before it
+    /// reads or sends anything.
+    pub fn validate(&self) -> Result<()> {
+        if self.batch == 0 || self.batch_bytes == 0 {
+            return Err(Error::invalid("batch", "must be at least 1"));
+        }
+        if self.max_line == 0 {
+            return Err(Error::invalid("max line", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
 /// One line read by [`read_bounded_line`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum BoundedLine {
@@ -987,12 +1001,7 @@ impl ShardedHash {
         options: ImportOptions,
         mut progress: impl FnMut(&ImportReport),
     ) -> Result<ImportReport> {
-        if options.batch == 0 || options.batch_bytes == 0 {
-            return Err(Error::invalid("batch", "must be at least 1"));
-        }
-        if options.max_line == 0 {
-            return Err(Error::invalid("max line", "must be at least 1"));
-        }
+        options.validate()?;
         let mut report = ImportReport::default();
         let mut pending: Vec<Pending> = Vec::with_capacity(options.batch.min(100_000));
         let mut pending_bytes = 0usize;

@@ -854,3 +854,55 @@ fn cli_import_finds_a_cluster_by_itself_or_by_flag() {
     assert!(!ok, "{stdout}");
     assert!(stderr.to_lowercase().contains("moved"), "{stderr}");
 }
+
+/// The commands the server ran since the last `CONFIG RESETSTAT`, from
+/// `INFO commandstats` (e.g. `config|resetstat`).
+fn commands_run(con: &mut redis::Connection) -> Vec<String> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
+    info.lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+#[test]
+fn cli_import_refuses_bad_arguments_before_touching_the_server() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("cli-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write_file(&dir, "lines.txt", &[b"a\nb\n"]);
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["cli", "--shards", "0"],
+            "invalid shard count: must be at least 1",
+        ),
+        (&[""], "invalid base: must not be empty"),
+        (&["", "--shards", "4"], "invalid base: must not be empty"),
+        (
+            &["cli", "--batch", "0"],
+            "invalid batch: must be at least 1",
+        ),
+    ];
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut con)
+        .unwrap();
+    for (args, message) in cases {
+        let out = Command::new(bin)
+            .args(["import", "sharded-hash", args[0]])
+            .arg(&path)
+            .args(&args[1..])
+            .args(["--url", &server.url()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // No command but the test's own reached the server, and nothing was written.
+    assert_eq!(commands_run(&mut con), ["config|resetstat"]);
+    assert_eq!(support::dbsize(&mut con), 0);
+}

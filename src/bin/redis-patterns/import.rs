@@ -12,8 +12,7 @@ use std::time::Instant;
 
 use redis::ConnectionLike;
 use redis_patterns::sharded_hash::{
-    DEFAULT_OVERFLOW_TARGET, ImportOptions, ImportReport, LineFormat, ListpackLimits, RejectReason,
-    ShardedHash, Topology, plan,
+    ImportOptions, ImportReport, LineFormat, ListpackLimits, RejectReason, ShardedHash, Topology,
 };
 
 /// Whether the target is one server or a cluster.
@@ -145,33 +144,8 @@ fn connect(url: &str, wanted: TopologyArg) -> Result<(Box<dyn ConnectionLike>, T
 }
 
 pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
-    let file = open(&args.file)?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let wanted = if args.cluster {
-        TopologyArg::Cluster
-    } else {
-        args.topology
-    };
-    let (mut con, topology) = connect(&args.url, wanted)?;
-    let con = con.as_mut();
-    let limits = ListpackLimits::from_server(con)?;
-    let hash = match args.shards {
-        Some(shards) => ShardedHash::new(&args.base, shards)?.with_limits(limits),
-        None => {
-            let expected = match args.expected {
-                Some(n) => n,
-                None => count_lines(&args.file)?,
-            };
-            let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
-            eprintln!(
-                "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",
-                p.shards, p.mean_per_shard, limits.entries
-            );
-            ShardedHash::from_plan(&args.base, &p)?
-        }
-    }
-    .strict(!args.no_strict)
-    .topology(topology);
+    // Everything the arguments alone can tell is checked before connecting,
+    // so bad input fails without a single command reaching the server.
     let options = ImportOptions {
         format: if args.tsv {
             LineFormat::Tsv
@@ -182,6 +156,36 @@ pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
         batch: args.batch,
         ..ImportOptions::default()
     };
+    options.validate()?;
+    // Checks the base and --shards; replaced by the planned hash without --shards.
+    let fixed = ShardedHash::new(&args.base, args.shards.unwrap_or(1))?;
+    let file = open(&args.file)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let expected = match (args.shards, args.expected) {
+        (Some(_), _) => None,
+        (None, Some(n)) => Some(n),
+        (None, None) => Some(count_lines(&args.file)?),
+    };
+    let wanted = if args.cluster {
+        TopologyArg::Cluster
+    } else {
+        args.topology
+    };
+    let (mut con, topology) = connect(&args.url, wanted)?;
+    let con = con.as_mut();
+    let hash = match expected {
+        None => fixed.with_limits(ListpackLimits::from_server(con)?),
+        Some(expected) => {
+            let (hash, p) = ShardedHash::planned(con, &args.base, expected)?;
+            eprintln!(
+                "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",
+                p.shards, p.mean_per_shard, p.limits.entries
+            );
+            hash
+        }
+    }
+    .strict(!args.no_strict)
+    .topology(topology);
     let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
     let progress = |r: &ImportReport| {
