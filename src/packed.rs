@@ -325,13 +325,7 @@ impl<C: Codec> PackedRecords<C> {
             cmd.arg(&key).arg(off).arg(off + self.width - 1);
             batch.add(&key, cmd);
         }
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
         let replies: Vec<Vec<u8>> = batch.query(con, self.topology)?;
-        if replies.len() != ids.len() {
-            return Err(Error::ShortReply);
-        }
         Ok(replies.into_iter().map(|b| self.decode_padded(b)).collect())
     }
 
@@ -458,9 +452,6 @@ impl<C: Codec> PackedRecords<C> {
                 batch.add(&key, cmd);
             }
             let replies: Vec<Value> = batch.query(con, self.topology)?;
-            if replies.len() as u64 != end - start {
-                return Err(Error::ShortReply);
-            }
             for (s, reply) in (start..end).zip(replies) {
                 let Some(bytes) =
                     Option::<Vec<u8>>::from_redis_value(reply).map_err(redis::RedisError::from)?

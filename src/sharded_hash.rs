@@ -815,9 +815,6 @@ impl ShardedHash {
             batch.add(&key, cmd);
         }
         let replies: Vec<Vec<Value>> = batch.query(con, self.topology)?;
-        if replies.len() != by_shard.len() {
-            return Err(Error::ShortReply);
-        }
         for ((_, idx), values) in by_shard.iter().zip(replies) {
             if values.len() != idx.len() {
                 return Err(Error::ShortReply);
@@ -924,16 +921,14 @@ impl ShardedHash {
                 len.arg(&key);
                 batch.add(&key, enc).add(&key, len);
             }
-            let replies: Vec<Value> = batch.query(con, self.topology)?;
-            if replies.len() != chunk.len() * 2 {
-                return Err(Error::ShortReply);
-            }
-            for (&s, pair) in chunk.iter().zip(replies.chunks(2)) {
+            // Batch::query answers every command: two replies per shard.
+            let mut replies = batch.query::<Value>(con, self.topology)?.into_iter();
+            let pairs = std::iter::from_fn(|| Some((replies.next()?, replies.next()?)));
+            for (&s, (enc, len)) in chunk.iter().zip(pairs) {
                 health.sampled += 1;
                 let enc: Option<String> =
-                    Option::from_redis_value(pair[0].clone()).map_err(redis::RedisError::from)?;
-                let len =
-                    u64::from_redis_value(pair[1].clone()).map_err(redis::RedisError::from)?;
+                    Option::from_redis_value(enc).map_err(redis::RedisError::from)?;
+                let len = u64::from_redis_value(len).map_err(redis::RedisError::from)?;
                 health.max_len = health.max_len.max(len);
                 health.sampled_len += len;
                 match enc.as_deref() {
@@ -1121,9 +1116,6 @@ impl ShardedHash {
                 ));
             }
             let results = self.run_puts(con, calls)?;
-            if results.len() != by_shard.len() {
-                return Err(Error::ShortReply);
-            }
             for ((_, idx), result) in by_shard.iter().zip(results) {
                 match result {
                     Ok(inserted) => {

@@ -70,6 +70,17 @@ fn records_round_trip_at_shard_boundaries() {
         .map(|&id| if id == 5_000 { [0; 5] } else { record(id) })
         .collect();
     assert_eq!(got, want);
+    // No ids: nothing asked, nothing sent.
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut con)
+        .unwrap();
+    assert!(p.get_many(&mut con, &[]).unwrap().is_empty());
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut con)
+        .unwrap();
+    assert!(!stats.contains("cmdstat_getrange"), "{stats}");
 }
 
 #[test]
