@@ -442,6 +442,16 @@ pub fn read_bounded_line<R: BufRead + ?Sized>(
     Ok(BoundedLine::Line)
 }
 
+/// Positions `0..` grouped by the shard at each one, shards in order and
+/// positions in order within a shard.
+fn group_by_shard(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<usize>> {
+    let mut by_shard: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for (i, shard) in shards.into_iter().enumerate() {
+        by_shard.entry(shard).or_default().push(i);
+    }
+    by_shard
+}
+
 /// A field/value pair of an import batch with its input position.
 struct Pending {
     line: u64,
@@ -702,30 +712,19 @@ impl ShardedHash {
         pairs: &[(F, V)],
         only_absent: bool,
     ) -> Result<u64> {
-        let mut by_shard: BTreeMap<u64, Vec<&[u8]>> = BTreeMap::new();
+        let mut shards = Vec::with_capacity(pairs.len());
         for (f, v) in pairs {
             let (f, v) = (f.as_ref(), v.as_ref());
-            let shard = self.shard_of(f)?;
+            shards.push(self.shard_of(f)?);
             self.check_pair(f, v)?;
-            let items = by_shard.entry(shard).or_default();
-            items.push(f);
-            items.push(v);
         }
+        let by_shard = group_by_shard(shards);
         if by_shard.is_empty() {
             return Ok(0);
         }
+        let pair = |i: usize| (pairs[i].0.as_ref(), pairs[i].1.as_ref());
         if self.strict {
-            let calls = by_shard
-                .iter()
-                .map(|(shard, items)| {
-                    scripts::sharded_hash::put(
-                        &self.key_of_shard(*shard),
-                        only_absent as i64,
-                        self.max_entries(),
-                        items,
-                    )
-                })
-                .collect();
+            let calls = self.put_calls(&by_shard, only_absent, pair);
             let mut total = 0u64;
             for count in self.run_puts(con, calls)? {
                 total += count? as u64;
@@ -733,23 +732,57 @@ impl ShardedHash {
             Ok(total)
         } else {
             let mut batch = Batch::new();
-            for (shard, items) in &by_shard {
+            for (shard, idx) in &by_shard {
                 let key = self.key_of_shard(*shard);
                 if only_absent {
-                    for fv in items.chunks(2) {
+                    for &i in idx {
+                        let (f, v) = pair(i);
                         let mut cmd = redis::cmd("HSETNX");
-                        cmd.arg(&key).arg(fv[0]).arg(fv[1]);
+                        cmd.arg(&key).arg(f).arg(v);
                         batch.add(&key, cmd);
                     }
                 } else {
                     let mut cmd = redis::cmd("HSET");
-                    cmd.arg(&key).arg(items);
+                    cmd.arg(&key);
+                    for &i in idx {
+                        let (f, v) = pair(i);
+                        cmd.arg(f).arg(v);
+                    }
                     batch.add(&key, cmd);
                 }
             }
             let replies: Vec<i64> = batch.query(con, self.topology)?;
             Ok(replies.iter().sum::<i64>() as u64)
         }
+    }
+
+    /// Strict multi-write: one `put` per shard of `by_shard` (shard ->
+    /// positions, see [`group_by_shard`]), in shard order, each carrying the
+    /// field/value pairs `pair(position)` of its positions in order.
+    fn put_calls<'a>(
+        &self,
+        by_shard: &BTreeMap<u64, Vec<usize>>,
+        only_absent: bool,
+        pair: impl Fn(usize) -> (&'a [u8], &'a [u8]),
+    ) -> Vec<ScriptCall<i64>> {
+        by_shard
+            .iter()
+            .map(|(shard, idx)| {
+                let items: Vec<&[u8]> = idx
+                    .iter()
+                    .flat_map(|&i| {
+                        let (f, v) = pair(i);
+                        [f, v]
+                    })
+                    .collect();
+                scripts::sharded_hash::put(
+                    &self.key_of_shard(*shard),
+                    only_absent as i64,
+                    self.max_entries(),
+                    &items,
+                )
+            })
+            .collect()
     }
 
     /// Runs `put` calls (one per shard) and returns each one's own result in
@@ -1095,24 +1128,10 @@ impl ShardedHash {
             return Ok(());
         }
         if self.strict {
-            let mut by_shard: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-            for (i, p) in pending.iter().enumerate() {
-                by_shard.entry(p.shard).or_default().push(i);
-            }
-            let mut calls = Vec::with_capacity(by_shard.len());
-            for (shard, idx) in &by_shard {
-                let mut items: Vec<&[u8]> = Vec::with_capacity(idx.len() * 2);
-                for &i in idx {
-                    items.push(&pending[i].field);
-                    items.push(&pending[i].value);
-                }
-                calls.push(scripts::sharded_hash::put(
-                    &self.key_of_shard(*shard),
-                    1,
-                    self.max_entries(),
-                    &items,
-                ));
-            }
+            let by_shard = group_by_shard(pending.iter().map(|p| p.shard));
+            let calls = self.put_calls(&by_shard, true, |i| {
+                (pending[i].field.as_slice(), pending[i].value.as_slice())
+            });
             let results = self.run_puts(con, calls)?;
             for ((_, idx), result) in by_shard.iter().zip(results) {
                 match result {
