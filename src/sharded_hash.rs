@@ -452,6 +452,70 @@ fn group_by_shard(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<us
     by_shard
 }
 
+/// The batching of an import: stages items into the pending batch and sends
+/// it when it holds `batch` items or `batch_bytes` bytes of fields and values,
+/// calling `progress` after every batch sent.
+struct Loader<'h, 'c, P> {
+    hash: &'h ShardedHash,
+    con: &'c mut dyn ConnectionLike,
+    report: ImportReport,
+    pending: Vec<Pending>,
+    pending_bytes: usize,
+    batch: usize,
+    batch_bytes: usize,
+    progress: P,
+}
+
+impl<'h, 'c, P: FnMut(&ImportReport)> Loader<'h, 'c, P> {
+    fn new(
+        hash: &'h ShardedHash,
+        con: &'c mut dyn ConnectionLike,
+        batch: usize,
+        batch_bytes: usize,
+        progress: P,
+    ) -> Self {
+        Self {
+            hash,
+            con,
+            report: ImportReport::default(),
+            pending: Vec::with_capacity(batch.min(100_000)),
+            pending_bytes: 0,
+            batch,
+            batch_bytes,
+            progress,
+        }
+    }
+
+    /// Validates and queues one item (or counts its rejection); sends the
+    /// batch when it is full.
+    fn push(&mut self, line: u64, field: &[u8], value: &[u8]) -> Result<()> {
+        let before = self.pending.len();
+        self.hash
+            .stage(&mut self.report, &mut self.pending, line, field, value);
+        if self.pending.len() > before {
+            self.pending_bytes += field.len() + value.len();
+        }
+        if self.pending.len() >= self.batch || self.pending_bytes >= self.batch_bytes {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> Result<()> {
+        self.hash
+            .flush(self.con, &mut self.pending, &mut self.report)?;
+        self.pending_bytes = 0;
+        (self.progress)(&self.report);
+        Ok(())
+    }
+
+    /// Sends what is left and returns the counts.
+    fn finish(mut self) -> Result<ImportReport> {
+        self.send()?;
+        Ok(self.report)
+    }
+}
+
 /// A field/value pair of an import batch with its input position.
 struct Pending {
     line: u64,
@@ -987,7 +1051,7 @@ impl ShardedHash {
         con: &mut dyn ConnectionLike,
         items: I,
         batch: usize,
-        mut progress: impl FnMut(&ImportReport),
+        progress: impl FnMut(&ImportReport),
     ) -> Result<ImportReport>
     where
         I: IntoIterator<Item = (F, V)>,
@@ -997,22 +1061,15 @@ impl ShardedHash {
         if batch == 0 {
             return Err(Error::invalid("batch", "must be at least 1"));
         }
-        let mut report = ImportReport::default();
-        let mut pending = Vec::with_capacity(batch.min(100_000));
+        let mut load = Loader::new(self, con, batch, usize::MAX, progress);
         for (f, v) in items {
-            report.lines += 1;
+            load.report.lines += 1;
             let (f, v) = (f.as_ref(), v.as_ref());
-            report.bytes += (f.len() + v.len()) as u64;
-            let line = report.lines;
-            self.stage(&mut report, &mut pending, line, f, v);
-            if pending.len() >= batch {
-                self.flush(con, &mut pending, &mut report)?;
-                progress(&report);
-            }
+            load.report.bytes += (f.len() + v.len()) as u64;
+            let line = load.report.lines;
+            load.push(line, f, v)?;
         }
-        self.flush(con, &mut pending, &mut report)?;
-        progress(&report);
-        Ok(report)
+        load.finish()
     }
 
     /// Streams lines from `reader` into the hash with set-if-absent (the
@@ -1025,36 +1082,35 @@ impl ShardedHash {
         con: &mut dyn ConnectionLike,
         mut reader: R,
         options: ImportOptions,
-        mut progress: impl FnMut(&ImportReport),
+        progress: impl FnMut(&ImportReport),
     ) -> Result<ImportReport> {
         options.validate()?;
-        let mut report = ImportReport::default();
-        let mut pending: Vec<Pending> = Vec::with_capacity(options.batch.min(100_000));
-        let mut pending_bytes = 0usize;
+        let mut load = Loader::new(self, con, options.batch, options.batch_bytes, progress);
         let mut buf = Vec::new();
         let mut bytes = 0u64;
         loop {
             let outcome = read_bounded_line(&mut reader, options.max_line, &mut buf, &mut bytes)
                 .map_err(|e| Error::invalid("input", format!("read failed: {e}")))?;
-            report.bytes = bytes;
+            load.report.bytes = bytes;
             let line = match outcome {
                 BoundedLine::Eof => break,
                 BoundedLine::TooLong(len) => {
-                    report.lines += 1;
-                    report.reject(report.lines, RejectReason::TooLong(len));
+                    load.report.lines += 1;
+                    load.report
+                        .reject(load.report.lines, RejectReason::TooLong(len));
                     continue;
                 }
                 BoundedLine::Line => {
-                    report.lines += 1;
-                    report.lines
+                    load.report.lines += 1;
+                    load.report.lines
                 }
             };
             if buf.is_empty() {
-                report.reject(line, RejectReason::Blank);
+                load.report.reject(line, RejectReason::Blank);
                 continue;
             }
             let Ok(text) = std::str::from_utf8(&buf) else {
-                report.reject(line, RejectReason::InvalidUtf8);
+                load.report.reject(line, RejectReason::InvalidUtf8);
                 continue;
             };
             let index;
@@ -1066,25 +1122,14 @@ impl ShardedHash {
                 LineFormat::Tsv => match text.split_once('\t') {
                     Some((f, v)) if !f.is_empty() => (f.as_bytes(), v.as_bytes()),
                     _ => {
-                        report.reject(line, RejectReason::NoField);
+                        load.report.reject(line, RejectReason::NoField);
                         continue;
                     }
                 },
             };
-            let before = pending.len();
-            self.stage(&mut report, &mut pending, line, field, value);
-            if pending.len() > before {
-                pending_bytes += field.len() + value.len();
-            }
-            if pending.len() >= options.batch || pending_bytes >= options.batch_bytes {
-                self.flush(con, &mut pending, &mut report)?;
-                pending_bytes = 0;
-                progress(&report);
-            }
+            load.push(line, field, value)?;
         }
-        self.flush(con, &mut pending, &mut report)?;
-        progress(&report);
-        Ok(report)
+        load.finish()
     }
 
     /// Validates one item and queues it, or counts its rejection.
