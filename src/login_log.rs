@@ -123,6 +123,29 @@ pub(crate) fn uid_error(uid: u64, max: u64) -> Error {
     }
 }
 
+/// Refuses a uid above `max` (before anything is written).
+pub(crate) fn check_uid(uid: u64, max: u64) -> Result<()> {
+    if uid > max {
+        return Err(uid_error(uid, max));
+    }
+    Ok(())
+}
+
+/// The `EXPIREAT` (unix seconds) of a key kept `days` days after its period
+/// ends at 00:00 UTC of `period_end`. Refuses an instant at or before the
+/// epoch: the scripts read 0 as "no TTL" and Redis deletes a key whose
+/// `EXPIREAT` is negative.
+pub(crate) fn expire_at(period_end: NaiveDate, days: u32) -> Result<i64> {
+    let at = unix_midnight(period_end) + days as i64 * 86_400;
+    if at <= 0 {
+        return Err(Error::invalid(
+            "day",
+            format!("a period ending {period_end} kept {days} days expires before 1970"),
+        ));
+    }
+    Ok(at)
+}
+
 /// Checks a configured maximum uid.
 pub(crate) fn check_max_uid(max: u64) -> Result<()> {
     if max > MAX_OFFSET {
@@ -263,13 +286,6 @@ impl LoginLog {
         Ok(())
     }
 
-    fn check_uid(&self, uid: u64) -> Result<()> {
-        if uid > self.max_uid {
-            return Err(uid_error(uid, self.max_uid));
-        }
-        Ok(())
-    }
-
     /// The seed's key of a user's log for the month of `day`:
     /// `<prefix>_<YYYY-MM>_<type>_<uid>`.
     pub fn log_key(&self, user_type: &str, uid: u64, day: NaiveDate) -> String {
@@ -307,16 +323,14 @@ impl LoginLog {
         format!("{}:tmp:{:016x}", self.month_tag(day), u64::from_le_bytes(r))
     }
 
-    fn expiries(&self, day: NaiveDate) -> (i64, i64) {
+    /// The `EXPIREAT`s of the log and the index of `day` (0: no TTL).
+    fn expiries(&self, day: NaiveDate) -> Result<(i64, i64)> {
         match self.retention {
-            Retention::Keep => (0, 0),
-            Retention::Days(n) => {
-                let extra = n as i64 * 86_400;
-                (
-                    unix_midnight(first_of_next_month(day)) + extra,
-                    unix_midnight(day.succ_opt().unwrap_or(day)) + extra,
-                )
-            }
+            Retention::Keep => Ok((0, 0)),
+            Retention::Days(n) => Ok((
+                expire_at(first_of_next_month(day), n)?,
+                expire_at(day.succ_opt().unwrap_or(day), n)?,
+            )),
         }
     }
 
@@ -330,11 +344,8 @@ impl LoginLog {
         day: NaiveDate,
     ) -> Result<bool> {
         self.check_type(user_type)?;
-        self.check_uid(uid)?;
-        let (log_exp, index_exp) = self.expiries(day);
-        if log_exp < 0 || index_exp < 0 {
-            return Err(Error::invalid("day", format!("{day} is before 1970")));
-        }
+        check_uid(uid, self.max_uid)?;
+        let (log_exp, index_exp) = self.expiries(day)?;
         let log = self.log_key(user_type, uid, day);
         let index = self.index_key(user_type, day);
         let types = self.types_key(day);

@@ -31,12 +31,11 @@ use redis::ConnectionLike;
 
 use crate::error::{Error, Result};
 use crate::fanout::Batch;
-pub use crate::login_log::Topology;
-use crate::login_log::{check_max_uid, check_range, decode_bits, or_into, uid_error};
-use crate::scripts;
-
 /// The default maximum user id (a day bitmap is at most 1.25 MB).
-pub const DEFAULT_MAX_UID: u64 = 10_000_000;
+pub use crate::login_log::DEFAULT_MAX_UID;
+pub use crate::login_log::Topology;
+use crate::login_log::{check_max_uid, check_range, check_uid, decode_bits, expire_at, or_into};
+use crate::scripts;
 
 /// A user's consecutive-day sign-in runs within a range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -146,23 +145,14 @@ impl SignIn {
         };
         let end = day
             .succ_opt()
-            .ok_or_else(|| Error::invalid("day", format!("{day} has no next day")))?
-            .and_time(chrono::NaiveTime::MIN)
-            .and_utc()
-            .timestamp();
-        let at = end + days as i64 * 86_400;
-        if at <= 0 {
-            return Err(Error::invalid("day", format!("{day} is before 1970")));
-        }
-        Ok(at)
+            .ok_or_else(|| Error::invalid("day", format!("{day} has no next day")))?;
+        expire_at(end, days)
     }
 
     /// Marks `uid` signed in on `day`; true when it is the first sign-in of
     /// that user that day.
     pub fn sign_in(&self, con: &mut dyn ConnectionLike, uid: u64, day: NaiveDate) -> Result<bool> {
-        if uid > self.max_uid {
-            return Err(uid_error(uid, self.max_uid));
-        }
+        check_uid(uid, self.max_uid)?;
         let expire = self.expire_at(day)?;
         let first = scripts::signin::mark(&self.key(day), uid as i64, self.max_uid as i64, expire)
             .invoke(con)?;
@@ -301,9 +291,7 @@ impl SignIn {
         to: NaiveDate,
     ) -> Result<Vec<NaiveDate>> {
         check_range(from, to)?;
-        if uid > self.max_uid {
-            return Err(uid_error(uid, self.max_uid));
-        }
+        check_uid(uid, self.max_uid)?;
         let days: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
         let mut batch = Batch::new();
         for d in &days {

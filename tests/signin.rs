@@ -197,6 +197,20 @@ fn retention_is_optional() {
 }
 
 #[test]
+fn retention_refuses_an_expiry_at_the_epoch() {
+    // retention 0 on 1969-12-31: the day ends at 1970-01-01 00:00 UTC, an
+    // EXPIREAT of 0, which the script reads as "no TTL".
+    let server = support::server();
+    let mut con = server.connection();
+    let s = SignIn::new("e").unwrap().retention_days(0);
+    assert!(matches!(
+        s.sign_in(&mut con, 5, day(1969, 12, 31)),
+        Err(Error::InvalidInput { .. })
+    ));
+    assert_eq!(support::dbsize(&mut con), 0);
+}
+
+#[test]
 fn bad_input_writes_nothing() {
     let server = support::server();
     let mut con = server.connection();
