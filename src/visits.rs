@@ -157,19 +157,17 @@ pub fn plan_shards(expected_daily_uniques: u64, max_intset_entries: u64) -> Resu
 }
 
 /// The server's `set-max-intset-entries` (`CONFIG GET`), or the default 512
-/// when `CONFIG` is not allowed (e.g. renamed away on managed servers).
+/// when the server refuses `CONFIG` (e.g. renamed away on managed servers)
+/// or does not report the parameter. Connection errors are returned.
 pub fn max_intset_entries(con: &mut dyn ConnectionLike) -> Result<u64> {
-    let reply: redis::RedisResult<Vec<String>> = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg("set-max-intset-entries")
-        .query(con);
-    Ok(match reply {
-        Ok(pair) => pair
-            .get(1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_MAX_INTSET_ENTRIES),
-        Err(_) => DEFAULT_MAX_INTSET_ENTRIES,
-    })
+    const NAME: &str = "set-max-intset-entries";
+    let Some(config) = crate::config::config_get(con, &[NAME])? else {
+        return Ok(DEFAULT_MAX_INTSET_ENTRIES);
+    };
+    Ok(config
+        .get(NAME)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_MAX_INTSET_ENTRIES))
 }
 
 /// When a day's keys expire.
