@@ -424,13 +424,14 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
 
     fn pipelined_calls(&self, day: NaiveDate, members: &[i64]) -> Result<ScriptPipeline> {
         let expire = self.expire_arg(day)?;
-        let counter = self.counter_key(day);
+        let tag = self.day_tag(day);
+        let counter = format!("{tag}:count");
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         for &m in members {
             pipe.push(scripts::visits::add(
                 &counter,
-                &self.member_shard_key(day, m),
+                &format!("{tag}:{}", shard_of(m, self.shards)),
                 expire,
                 m,
             ));
@@ -472,16 +473,15 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
 
     fn batch_call(&self, day: NaiveDate, members: &[i64]) -> Result<BatchCall> {
         // Dedupe (first occurrence wins) and group by shard.
-        let mut first: HashMap<i64, usize> = HashMap::with_capacity(members.len());
+        let mut seen: HashSet<i64> = HashSet::with_capacity(members.len());
         let mut groups: Vec<(u32, Vec<i64>)> = Vec::new();
         let mut group_of: HashMap<u32, usize> = HashMap::new();
         let mut slot_of_member: Vec<Option<(usize, usize)>> = Vec::with_capacity(members.len());
         for &m in members {
-            if first.contains_key(&m) {
+            if !seen.insert(m) {
                 slot_of_member.push(None);
                 continue;
             }
-            first.insert(m, slot_of_member.len());
             let shard = shard_of(m, self.shards);
             let g = *group_of.entry(shard).or_insert_with(|| {
                 groups.push((shard, Vec::new()));
@@ -501,17 +501,15 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
             .into_iter()
             .map(|s| s.map(|(g, i)| offset[g] + i))
             .collect();
-        let shard_keys: Vec<String> = groups
-            .iter()
-            .map(|(s, _)| self.shard_key(day, *s))
-            .collect();
+        let tag = self.day_tag(day);
+        let shard_keys: Vec<String> = groups.iter().map(|(s, _)| format!("{tag}:{s}")).collect();
         let mut args = Vec::with_capacity(members.len() + groups.len());
         for (_, ms) in &groups {
             args.push(ms.len() as i64);
             args.extend_from_slice(ms);
         }
         let call = scripts::visits::add_batch(
-            &self.counter_key(day),
+            &format!("{tag}:count"),
             &shard_keys,
             self.expire_arg(day)?,
             &args,
@@ -621,14 +619,15 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         if days.len() == 1 {
             return self.count(con, days[0]);
         }
+        let tags: Vec<String> = days.iter().map(|&d| self.day_tag(d)).collect();
         let mut total = 0u64;
         let mut from = 0;
         while from < self.shards {
             let to = (from + UNION_CHUNK).min(self.shards);
             let mut batch = Batch::new();
             for i in from..to {
-                for &day in &days {
-                    let key = self.shard_key(day, i);
+                for tag in &tags {
+                    let key = format!("{tag}:{i}");
                     let mut cmd = redis::cmd("SMEMBERS");
                     cmd.arg(&key);
                     batch.add(key, cmd);
