@@ -28,8 +28,8 @@
 //! recording the login again repairs the index.
 //!
 //! Reads touch one key per command (queries 2–5) or the keys of one month's
-//! tag per script call (queries 6–7: `login_log.union` ORs a month's day
-//! indexes into a temporary key of that tag, returns it and deletes it; the
+//! tag per script call (queries 6–7: `signin.combine` with `OR` ORs a month's
+//! day indexes into a temporary key of that tag, returns it and deletes it; the
 //! client ORs the months and decodes the set bits). A query over several
 //! months sends its commands together: one pipeline on one server, one
 //! pipeline per hash slot with [`Topology::Cluster`] (via [`Batch`] and
@@ -299,7 +299,7 @@ impl LoginLog {
     }
 
     fn month_tag(&self, day: NaiveDate) -> String {
-        format!("{{{}:{}}}", self.prefix, day.format("%Y-%m"))
+        crate::keys::tagged("", &format!("{}:{}", self.prefix, day.format("%Y-%m")))
     }
 
     /// The day's index of users of `user_type`.
@@ -315,12 +315,6 @@ impl LoginLog {
     /// The set of user types seen in the month of `day`.
     pub fn types_key(&self, day: NaiveDate) -> String {
         format!("{}:types", self.month_tag(day))
-    }
-
-    fn tmp_key(&self, day: NaiveDate) -> String {
-        let mut r = [0u8; 8];
-        getrandom::fill(&mut r).expect("the operating system's random source is unavailable");
-        format!("{}:tmp:{:016x}", self.month_tag(day), u64::from_le_bytes(r))
     }
 
     /// The `EXPIREAT`s of the log and the index of `day` (0: no TTL).
@@ -490,7 +484,8 @@ impl LoginLog {
     }
 
     /// The OR of the day indexes of `user_type` from `from` to `to`, one
-    /// `login_log.union` call per month in one pipeline (one per slot on a cluster).
+    /// `signin.combine` (`OR`) call per month in one pipeline (one per slot on
+    /// a cluster).
     fn union_of(
         &self,
         con: &mut dyn ConnectionLike,
@@ -508,7 +503,8 @@ impl LoginLog {
                     .take_while(|d| d <= b)
                     .map(|d| self.index_key(t, d))
                     .collect();
-                pipe.push(scripts::login_log::union(&self.tmp_key(*a), &keys));
+                let tmp = crate::keys::tmp_key(&self.month_tag(*a));
+                pipe.push(scripts::signin::combine(&tmp, &keys, "OR"));
             }
         }
         let replies: Vec<Option<Vec<u8>>> = pipe.query(con)?;

@@ -133,12 +133,6 @@ impl SignIn {
         format!("{}:{}", self.prefix, day.format("%Y%m%d"))
     }
 
-    fn tmp_key(&self) -> String {
-        let mut r = [0u8; 8];
-        getrandom::fill(&mut r).expect("the operating system's random source is unavailable");
-        format!("{}:tmp:{:016x}", self.prefix, u64::from_le_bytes(r))
-    }
-
     fn expire_at(&self, day: NaiveDate) -> Result<i64> {
         let Some(days) = self.retention_days else {
             return Ok(0);
@@ -198,12 +192,15 @@ impl SignIn {
     ) -> Result<Vec<u8>> {
         check_range(from, to)?;
         let days = self.day_keys(from, to);
-        let tmp = self.tmp_key();
-        let slot = crate::keys::cluster_slot(tmp.as_bytes());
-        let one_slot = days
-            .iter()
-            .all(|k| crate::keys::cluster_slot(k.as_bytes()) == slot);
-        if self.topology == Topology::Standalone || one_slot {
+        let tmp = crate::keys::tmp_key(&self.prefix);
+        // Slots matter only on a cluster: there the script runs when every
+        // day shares the temporary key's slot (a tagged prefix).
+        let one_slot = || {
+            let slot = crate::keys::cluster_slot(tmp.as_bytes());
+            days.iter()
+                .all(|k| crate::keys::cluster_slot(k.as_bytes()) == slot)
+        };
+        if self.topology == Topology::Standalone || one_slot() {
             let reply = scripts::signin::combine(&tmp, &days, op.name()).invoke(con)?;
             return Ok(reply.unwrap_or_default());
         }
