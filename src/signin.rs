@@ -9,7 +9,8 @@
 //! other data). The prefix may carry a hash tag (`signin:{app}`): then every
 //! day shares one cluster slot and range unions/intersections run in one
 //! script (`signin.combine`: `BITOP` into a temporary key that the script
-//! deletes). Without a tag, days are spread over the cluster; with
+//! deletes; `signin.count` does the same and returns only its `BITCOUNT`, so
+//! the counts do not download the bitmap). Without a tag, days are spread over the cluster; with
 //! [`Topology::Cluster`] (pass it, or [`Topology::detect`], to
 //! [`SignIn::topology`]) the range operations then fetch the day bitmaps with
 //! `GET`s, one pipeline per hash slot, and combine them client-side. With
@@ -183,6 +184,21 @@ impl SignIn {
             .collect()
     }
 
+    /// The temporary key for the range script, `None` when the range must
+    /// be combined client-side (a cluster and days in several slots).
+    fn script_tmp(&self, days: &[String]) -> Option<String> {
+        let tmp = crate::keys::tmp_key(&self.prefix);
+        // Slots matter only on a cluster: there the script runs when every
+        // day shares the temporary key's slot (a tagged prefix).
+        if self.topology == Topology::Standalone {
+            return Some(tmp);
+        }
+        let slot = crate::keys::cluster_slot(tmp.as_bytes());
+        days.iter()
+            .all(|k| crate::keys::cluster_slot(k.as_bytes()) == slot)
+            .then_some(tmp)
+    }
+
     fn combine(
         &self,
         con: &mut dyn ConnectionLike,
@@ -192,21 +208,43 @@ impl SignIn {
     ) -> Result<Vec<u8>> {
         check_range(from, to)?;
         let days = self.day_keys(from, to);
-        let tmp = crate::keys::tmp_key(&self.prefix);
-        // Slots matter only on a cluster: there the script runs when every
-        // day shares the temporary key's slot (a tagged prefix).
-        let one_slot = || {
-            let slot = crate::keys::cluster_slot(tmp.as_bytes());
-            days.iter()
-                .all(|k| crate::keys::cluster_slot(k.as_bytes()) == slot)
-        };
-        if self.topology == Topology::Standalone || one_slot() {
+        if let Some(tmp) = self.script_tmp(&days) {
             let reply = scripts::signin::combine(&tmp, &days, op.name()).invoke(con)?;
             return Ok(reply.unwrap_or_default());
         }
-        // Cluster without a shared tag: combine client-side.
+        self.combine_client_side(con, op, &days)
+    }
+
+    /// The number of users in the combined range: `BITCOUNT` inside the
+    /// script (only the count crosses the network), or counted client-side
+    /// when the range is combined client-side.
+    fn count_range(
+        &self,
+        con: &mut dyn ConnectionLike,
+        op: Op,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<u64> {
+        check_range(from, to)?;
+        let days = self.day_keys(from, to);
+        if let Some(tmp) = self.script_tmp(&days) {
+            let n = scripts::signin::count(&tmp, &days, op.name()).invoke(con)?;
+            return Ok(n.max(0) as u64);
+        }
+        let b = self.combine_client_side(con, op, &days)?;
+        Ok(b.iter().map(|x| x.count_ones() as u64).sum())
+    }
+
+    /// Cluster without a shared tag: fetch the day bitmaps (one pipeline per
+    /// slot) and combine them client-side.
+    fn combine_client_side(
+        &self,
+        con: &mut dyn ConnectionLike,
+        op: Op,
+        days: &[String],
+    ) -> Result<Vec<u8>> {
         let mut batch = Batch::new();
-        for k in &days {
+        for k in days {
             let mut cmd = redis::cmd("GET");
             cmd.arg(k);
             batch.add(k, cmd);
@@ -263,8 +301,7 @@ impl SignIn {
         from: NaiveDate,
         to: NaiveDate,
     ) -> Result<u64> {
-        let b = self.combine(con, Op::Or, from, to)?;
-        Ok(b.iter().map(|x| x.count_ones() as u64).sum())
+        self.count_range(con, Op::Or, from, to)
     }
 
     /// How many users signed in on every day of the range.
@@ -274,8 +311,7 @@ impl SignIn {
         from: NaiveDate,
         to: NaiveDate,
     ) -> Result<u64> {
-        let b = self.combine(con, Op::And, from, to)?;
-        Ok(b.iter().map(|x| x.count_ones() as u64).sum())
+        self.count_range(con, Op::And, from, to)
     }
 
     /// The days of the range on which `uid` signed in (pipelined `GETBIT`s,
