@@ -560,10 +560,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     ) -> Result<BatchVisits> {
         if members.is_empty() {
             self.expire_arg(day)?;
-            let n: Option<i64> = redis::cmd("GET")
-                .arg(self.counter_key(day))
-                .query_async(con)
-                .await?;
+            let n: Option<i64> = self.count_cmd(day).query_async(con).await?;
             return Ok(BatchVisits {
                 count: count_of(n.unwrap_or(0)),
                 new: Vec::new(),
@@ -573,9 +570,17 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         Self::batch_result(call.invoke_async(con).await?, positions)
     }
 
+    /// The command that reads the day's counter (`GET`; nil for a day
+    /// without visits), shared by the sync and async reads.
+    fn count_cmd(&self, day: NaiveDate) -> redis::Cmd {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.counter_key(day));
+        cmd
+    }
+
     /// The day's distinct count (0 for a day without visits).
     pub fn count(&self, con: &mut dyn ConnectionLike, day: NaiveDate) -> Result<u64> {
-        let n: Option<i64> = redis::cmd("GET").arg(self.counter_key(day)).query(con)?;
+        let n: Option<i64> = self.count_cmd(day).query(con)?;
         Ok(count_of(n.unwrap_or(0)))
     }
 
