@@ -36,6 +36,15 @@ pub fn tagged(prefix: &str, name: &str) -> String {
     format!("{prefix}{{{name}}}")
 }
 
+/// `<base>:tmp:<16 random hex digits>`: a fresh temporary key in `base`'s
+/// hash tag (or slot), for a script that writes it and deletes it before it
+/// returns.
+pub(crate) fn tmp_key(base: &str) -> String {
+    let mut r = [0u8; 8];
+    getrandom::fill(&mut r).expect("the operating system's random source is unavailable");
+    format!("{base}:tmp:{:016x}", u64::from_le_bytes(r))
+}
+
 /// The Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
 pub fn cluster_slot(key: &[u8]) -> u16 {
     let tag = match key.iter().position(|&b| b == b'{') {

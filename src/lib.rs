@@ -59,6 +59,7 @@
 pub mod bloom;
 #[doc(hidden)]
 pub mod codegen;
+pub(crate) mod config;
 pub mod error;
 pub mod fanout;
 pub mod hash;

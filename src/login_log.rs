@@ -28,8 +28,8 @@
 //! recording the login again repairs the index.
 //!
 //! Reads touch one key per command (queries 2–5) or the keys of one month's
-//! tag per script call (queries 6–7: `login_log.union` ORs a month's day
-//! indexes into a temporary key of that tag, returns it and deletes it; the
+//! tag per script call (queries 6–7: `signin.combine` with `OR` ORs a month's
+//! day indexes into a temporary key of that tag, returns it and deletes it; the
 //! client ORs the months and decodes the set bits). A query over several
 //! months sends its commands together: one pipeline on one server, one
 //! pipeline per hash slot with [`Topology::Cluster`] (via [`Batch`] and
@@ -121,6 +121,29 @@ pub(crate) fn uid_error(uid: u64, max: u64) -> Error {
     Error::UidOutOfRange {
         detail: format!("uid {uid} is above the configured maximum {max}"),
     }
+}
+
+/// Refuses a uid above `max` (before anything is written).
+pub(crate) fn check_uid(uid: u64, max: u64) -> Result<()> {
+    if uid > max {
+        return Err(uid_error(uid, max));
+    }
+    Ok(())
+}
+
+/// The `EXPIREAT` (unix seconds) of a key kept `days` days after its period
+/// ends at 00:00 UTC of `period_end`. Refuses an instant at or before the
+/// epoch: the scripts read 0 as "no TTL" and Redis deletes a key whose
+/// `EXPIREAT` is negative.
+pub(crate) fn expire_at(period_end: NaiveDate, days: u32) -> Result<i64> {
+    let at = unix_midnight(period_end) + days as i64 * 86_400;
+    if at <= 0 {
+        return Err(Error::invalid(
+            "day",
+            format!("a period ending {period_end} kept {days} days expires before 1970"),
+        ));
+    }
+    Ok(at)
 }
 
 /// Checks a configured maximum uid.
@@ -263,13 +286,6 @@ impl LoginLog {
         Ok(())
     }
 
-    fn check_uid(&self, uid: u64) -> Result<()> {
-        if uid > self.max_uid {
-            return Err(uid_error(uid, self.max_uid));
-        }
-        Ok(())
-    }
-
     /// The seed's key of a user's log for the month of `day`:
     /// `<prefix>_<YYYY-MM>_<type>_<uid>`.
     pub fn log_key(&self, user_type: &str, uid: u64, day: NaiveDate) -> String {
@@ -283,7 +299,7 @@ impl LoginLog {
     }
 
     fn month_tag(&self, day: NaiveDate) -> String {
-        format!("{{{}:{}}}", self.prefix, day.format("%Y-%m"))
+        crate::keys::tagged("", &format!("{}:{}", self.prefix, day.format("%Y-%m")))
     }
 
     /// The day's index of users of `user_type`.
@@ -301,22 +317,14 @@ impl LoginLog {
         format!("{}:types", self.month_tag(day))
     }
 
-    fn tmp_key(&self, day: NaiveDate) -> String {
-        let mut r = [0u8; 8];
-        getrandom::fill(&mut r).expect("the operating system's random source is unavailable");
-        format!("{}:tmp:{:016x}", self.month_tag(day), u64::from_le_bytes(r))
-    }
-
-    fn expiries(&self, day: NaiveDate) -> (i64, i64) {
+    /// The `EXPIREAT`s of the log and the index of `day` (0: no TTL).
+    fn expiries(&self, day: NaiveDate) -> Result<(i64, i64)> {
         match self.retention {
-            Retention::Keep => (0, 0),
-            Retention::Days(n) => {
-                let extra = n as i64 * 86_400;
-                (
-                    unix_midnight(first_of_next_month(day)) + extra,
-                    unix_midnight(day.succ_opt().unwrap_or(day)) + extra,
-                )
-            }
+            Retention::Keep => Ok((0, 0)),
+            Retention::Days(n) => Ok((
+                expire_at(first_of_next_month(day), n)?,
+                expire_at(day.succ_opt().unwrap_or(day), n)?,
+            )),
         }
     }
 
@@ -330,11 +338,8 @@ impl LoginLog {
         day: NaiveDate,
     ) -> Result<bool> {
         self.check_type(user_type)?;
-        self.check_uid(uid)?;
-        let (log_exp, index_exp) = self.expiries(day);
-        if log_exp < 0 || index_exp < 0 {
-            return Err(Error::invalid("day", format!("{day} is before 1970")));
-        }
+        check_uid(uid, self.max_uid)?;
+        let (log_exp, index_exp) = self.expiries(day)?;
         let log = self.log_key(user_type, uid, day);
         let index = self.index_key(user_type, day);
         let types = self.types_key(day);
@@ -479,7 +484,8 @@ impl LoginLog {
     }
 
     /// The OR of the day indexes of `user_type` from `from` to `to`, one
-    /// `login_log.union` call per month in one pipeline (one per slot on a cluster).
+    /// `signin.combine` (`OR`) call per month in one pipeline (one per slot on
+    /// a cluster).
     fn union_of(
         &self,
         con: &mut dyn ConnectionLike,
@@ -497,7 +503,8 @@ impl LoginLog {
                     .take_while(|d| d <= b)
                     .map(|d| self.index_key(t, d))
                     .collect();
-                pipe.push(scripts::login_log::union(&self.tmp_key(*a), &keys));
+                let tmp = crate::keys::tmp_key(&self.month_tag(*a));
+                pipe.push(scripts::signin::combine(&tmp, &keys, "OR"));
             }
         }
         let replies: Vec<Option<Vec<u8>>> = pipe.query(con)?;

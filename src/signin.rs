@@ -9,7 +9,8 @@
 //! other data). The prefix may carry a hash tag (`signin:{app}`): then every
 //! day shares one cluster slot and range unions/intersections run in one
 //! script (`signin.combine`: `BITOP` into a temporary key that the script
-//! deletes). Without a tag, days are spread over the cluster; with
+//! deletes; `signin.count` does the same and returns only its `BITCOUNT`, so
+//! the counts do not download the bitmap). Without a tag, days are spread over the cluster; with
 //! [`Topology::Cluster`] (pass it, or [`Topology::detect`], to
 //! [`SignIn::topology`]) the range operations then fetch the day bitmaps with
 //! `GET`s, one pipeline per hash slot, and combine them client-side. With
@@ -31,12 +32,11 @@ use redis::ConnectionLike;
 
 use crate::error::{Error, Result};
 use crate::fanout::Batch;
-pub use crate::login_log::Topology;
-use crate::login_log::{check_max_uid, check_range, decode_bits, or_into, uid_error};
-use crate::scripts;
-
 /// The default maximum user id (a day bitmap is at most 1.25 MB).
-pub const DEFAULT_MAX_UID: u64 = 10_000_000;
+pub use crate::login_log::DEFAULT_MAX_UID;
+pub use crate::login_log::Topology;
+use crate::login_log::{check_max_uid, check_range, check_uid, decode_bits, expire_at, or_into};
+use crate::scripts;
 
 /// A user's consecutive-day sign-in runs within a range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -134,35 +134,20 @@ impl SignIn {
         format!("{}:{}", self.prefix, day.format("%Y%m%d"))
     }
 
-    fn tmp_key(&self) -> String {
-        let mut r = [0u8; 8];
-        getrandom::fill(&mut r).expect("the operating system's random source is unavailable");
-        format!("{}:tmp:{:016x}", self.prefix, u64::from_le_bytes(r))
-    }
-
     fn expire_at(&self, day: NaiveDate) -> Result<i64> {
         let Some(days) = self.retention_days else {
             return Ok(0);
         };
         let end = day
             .succ_opt()
-            .ok_or_else(|| Error::invalid("day", format!("{day} has no next day")))?
-            .and_time(chrono::NaiveTime::MIN)
-            .and_utc()
-            .timestamp();
-        let at = end + days as i64 * 86_400;
-        if at <= 0 {
-            return Err(Error::invalid("day", format!("{day} is before 1970")));
-        }
-        Ok(at)
+            .ok_or_else(|| Error::invalid("day", format!("{day} has no next day")))?;
+        expire_at(end, days)
     }
 
     /// Marks `uid` signed in on `day`; true when it is the first sign-in of
     /// that user that day.
     pub fn sign_in(&self, con: &mut dyn ConnectionLike, uid: u64, day: NaiveDate) -> Result<bool> {
-        if uid > self.max_uid {
-            return Err(uid_error(uid, self.max_uid));
-        }
+        check_uid(uid, self.max_uid)?;
         let expire = self.expire_at(day)?;
         let first = scripts::signin::mark(&self.key(day), uid as i64, self.max_uid as i64, expire)
             .invoke(con)?;
@@ -199,6 +184,21 @@ impl SignIn {
             .collect()
     }
 
+    /// The temporary key for the range script, `None` when the range must
+    /// be combined client-side (a cluster and days in several slots).
+    fn script_tmp(&self, days: &[String]) -> Option<String> {
+        let tmp = crate::keys::tmp_key(&self.prefix);
+        // Slots matter only on a cluster: there the script runs when every
+        // day shares the temporary key's slot (a tagged prefix).
+        if self.topology == Topology::Standalone {
+            return Some(tmp);
+        }
+        let slot = crate::keys::cluster_slot(tmp.as_bytes());
+        days.iter()
+            .all(|k| crate::keys::cluster_slot(k.as_bytes()) == slot)
+            .then_some(tmp)
+    }
+
     fn combine(
         &self,
         con: &mut dyn ConnectionLike,
@@ -208,18 +208,43 @@ impl SignIn {
     ) -> Result<Vec<u8>> {
         check_range(from, to)?;
         let days = self.day_keys(from, to);
-        let tmp = self.tmp_key();
-        let slot = crate::keys::cluster_slot(tmp.as_bytes());
-        let one_slot = days
-            .iter()
-            .all(|k| crate::keys::cluster_slot(k.as_bytes()) == slot);
-        if self.topology == Topology::Standalone || one_slot {
+        if let Some(tmp) = self.script_tmp(&days) {
             let reply = scripts::signin::combine(&tmp, &days, op.name()).invoke(con)?;
             return Ok(reply.unwrap_or_default());
         }
-        // Cluster without a shared tag: combine client-side.
+        self.combine_client_side(con, op, &days)
+    }
+
+    /// The number of users in the combined range: `BITCOUNT` inside the
+    /// script (only the count crosses the network), or counted client-side
+    /// when the range is combined client-side.
+    fn count_range(
+        &self,
+        con: &mut dyn ConnectionLike,
+        op: Op,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<u64> {
+        check_range(from, to)?;
+        let days = self.day_keys(from, to);
+        if let Some(tmp) = self.script_tmp(&days) {
+            let n = scripts::signin::count(&tmp, &days, op.name()).invoke(con)?;
+            return Ok(n.max(0) as u64);
+        }
+        let b = self.combine_client_side(con, op, &days)?;
+        Ok(b.iter().map(|x| x.count_ones() as u64).sum())
+    }
+
+    /// Cluster without a shared tag: fetch the day bitmaps (one pipeline per
+    /// slot) and combine them client-side.
+    fn combine_client_side(
+        &self,
+        con: &mut dyn ConnectionLike,
+        op: Op,
+        days: &[String],
+    ) -> Result<Vec<u8>> {
         let mut batch = Batch::new();
-        for k in &days {
+        for k in days {
             let mut cmd = redis::cmd("GET");
             cmd.arg(k);
             batch.add(k, cmd);
@@ -276,8 +301,7 @@ impl SignIn {
         from: NaiveDate,
         to: NaiveDate,
     ) -> Result<u64> {
-        let b = self.combine(con, Op::Or, from, to)?;
-        Ok(b.iter().map(|x| x.count_ones() as u64).sum())
+        self.count_range(con, Op::Or, from, to)
     }
 
     /// How many users signed in on every day of the range.
@@ -287,8 +311,7 @@ impl SignIn {
         from: NaiveDate,
         to: NaiveDate,
     ) -> Result<u64> {
-        let b = self.combine(con, Op::And, from, to)?;
-        Ok(b.iter().map(|x| x.count_ones() as u64).sum())
+        self.count_range(con, Op::And, from, to)
     }
 
     /// The days of the range on which `uid` signed in (pipelined `GETBIT`s,
@@ -301,9 +324,7 @@ impl SignIn {
         to: NaiveDate,
     ) -> Result<Vec<NaiveDate>> {
         check_range(from, to)?;
-        if uid > self.max_uid {
-            return Err(uid_error(uid, self.max_uid));
-        }
+        check_uid(uid, self.max_uid)?;
         let days: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
         let mut batch = Batch::new();
         for d in &days {

@@ -157,19 +157,17 @@ pub fn plan_shards(expected_daily_uniques: u64, max_intset_entries: u64) -> Resu
 }
 
 /// The server's `set-max-intset-entries` (`CONFIG GET`), or the default 512
-/// when `CONFIG` is not allowed (e.g. renamed away on managed servers).
+/// when the server refuses `CONFIG` (e.g. renamed away on managed servers)
+/// or does not report the parameter. Connection errors are returned.
 pub fn max_intset_entries(con: &mut dyn ConnectionLike) -> Result<u64> {
-    let reply: redis::RedisResult<Vec<String>> = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg("set-max-intset-entries")
-        .query(con);
-    Ok(match reply {
-        Ok(pair) => pair
-            .get(1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_MAX_INTSET_ENTRIES),
-        Err(_) => DEFAULT_MAX_INTSET_ENTRIES,
-    })
+    const NAME: &str = "set-max-intset-entries";
+    let Some(config) = crate::config::config_get(con, &[NAME])? else {
+        return Ok(DEFAULT_MAX_INTSET_ENTRIES);
+    };
+    Ok(config
+        .get(NAME)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_MAX_INTSET_ENTRIES))
 }
 
 /// When a day's keys expire.
@@ -426,13 +424,14 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
 
     fn pipelined_calls(&self, day: NaiveDate, members: &[i64]) -> Result<ScriptPipeline> {
         let expire = self.expire_arg(day)?;
-        let counter = self.counter_key(day);
+        let tag = self.day_tag(day);
+        let counter = format!("{tag}:count");
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         for &m in members {
             pipe.push(scripts::visits::add(
                 &counter,
-                &self.member_shard_key(day, m),
+                &format!("{tag}:{}", shard_of(m, self.shards)),
                 expire,
                 m,
             ));
@@ -474,16 +473,15 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
 
     fn batch_call(&self, day: NaiveDate, members: &[i64]) -> Result<BatchCall> {
         // Dedupe (first occurrence wins) and group by shard.
-        let mut first: HashMap<i64, usize> = HashMap::with_capacity(members.len());
+        let mut seen: HashSet<i64> = HashSet::with_capacity(members.len());
         let mut groups: Vec<(u32, Vec<i64>)> = Vec::new();
         let mut group_of: HashMap<u32, usize> = HashMap::new();
         let mut slot_of_member: Vec<Option<(usize, usize)>> = Vec::with_capacity(members.len());
         for &m in members {
-            if first.contains_key(&m) {
+            if !seen.insert(m) {
                 slot_of_member.push(None);
                 continue;
             }
-            first.insert(m, slot_of_member.len());
             let shard = shard_of(m, self.shards);
             let g = *group_of.entry(shard).or_insert_with(|| {
                 groups.push((shard, Vec::new()));
@@ -503,17 +501,15 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
             .into_iter()
             .map(|s| s.map(|(g, i)| offset[g] + i))
             .collect();
-        let shard_keys: Vec<String> = groups
-            .iter()
-            .map(|(s, _)| self.shard_key(day, *s))
-            .collect();
+        let tag = self.day_tag(day);
+        let shard_keys: Vec<String> = groups.iter().map(|(s, _)| format!("{tag}:{s}")).collect();
         let mut args = Vec::with_capacity(members.len() + groups.len());
         for (_, ms) in &groups {
             args.push(ms.len() as i64);
             args.extend_from_slice(ms);
         }
         let call = scripts::visits::add_batch(
-            &self.counter_key(day),
+            &format!("{tag}:count"),
             &shard_keys,
             self.expire_arg(day)?,
             &args,
@@ -564,10 +560,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     ) -> Result<BatchVisits> {
         if members.is_empty() {
             self.expire_arg(day)?;
-            let n: Option<i64> = redis::cmd("GET")
-                .arg(self.counter_key(day))
-                .query_async(con)
-                .await?;
+            let n: Option<i64> = self.count_cmd(day).query_async(con).await?;
             return Ok(BatchVisits {
                 count: count_of(n.unwrap_or(0)),
                 new: Vec::new(),
@@ -577,9 +570,17 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         Self::batch_result(call.invoke_async(con).await?, positions)
     }
 
+    /// The command that reads the day's counter (`GET`; nil for a day
+    /// without visits), shared by the sync and async reads.
+    fn count_cmd(&self, day: NaiveDate) -> redis::Cmd {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.counter_key(day));
+        cmd
+    }
+
     /// The day's distinct count (0 for a day without visits).
     pub fn count(&self, con: &mut dyn ConnectionLike, day: NaiveDate) -> Result<u64> {
-        let n: Option<i64> = redis::cmd("GET").arg(self.counter_key(day)).query(con)?;
+        let n: Option<i64> = self.count_cmd(day).query(con)?;
         Ok(count_of(n.unwrap_or(0)))
     }
 
@@ -623,14 +624,15 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         if days.len() == 1 {
             return self.count(con, days[0]);
         }
+        let tags: Vec<String> = days.iter().map(|&d| self.day_tag(d)).collect();
         let mut total = 0u64;
         let mut from = 0;
         while from < self.shards {
             let to = (from + UNION_CHUNK).min(self.shards);
             let mut batch = Batch::new();
             for i in from..to {
-                for &day in &days {
-                    let key = self.shard_key(day, i);
+                for tag in &tags {
+                    let key = format!("{tag}:{i}");
                     let mut cmd = redis::cmd("SMEMBERS");
                     cmd.arg(&key);
                     batch.add(key, cmd);

@@ -302,6 +302,31 @@ fn retention_sets_expireat_from_the_period_end() {
 }
 
 #[test]
+fn retention_refuses_an_expiry_at_the_epoch() {
+    // Days(0) on 1969-12-31: both periods end at 1970-01-01 00:00 UTC, an
+    // EXPIREAT of 0, which the scripts read as "no TTL".
+    let server = support::server();
+    let mut con = server.connection();
+    let log = LoginLog::new().retention(Retention::Days(0));
+    for topology in [Topology::Standalone, Topology::Cluster] {
+        let log = log.clone().topology(topology);
+        assert!(
+            matches!(
+                log.record(&mut con, "client", 5, day(1969, 12, 31)),
+                Err(Error::InvalidInput { .. })
+            ),
+            "{topology:?}"
+        );
+    }
+    assert_eq!(support::dbsize(&mut con), 0);
+    // One day more and the expiry is 1970-01-02 00:00 UTC.
+    let log = LoginLog::new().retention(Retention::Days(1));
+    log.record(&mut con, "client", 5, day(1969, 12, 31))
+        .unwrap();
+    assert_eq!(support::dbsize(&mut con), 0, "expired at once, in the past");
+}
+
+#[test]
 fn bad_input_writes_nothing() {
     let server = support::server();
     let mut con = server.connection();

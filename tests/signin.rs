@@ -133,6 +133,9 @@ fn ranges_in_one_script_with_a_tagged_prefix() {
         .unwrap()
         .topology(Topology::Cluster);
     model_check(&mut con, &s);
+    // The range scripts (signin.combine, signin.count) leave no temporary key.
+    let tmp: Vec<String> = redis::cmd("KEYS").arg("*:tmp:*").query(&mut con).unwrap();
+    assert_eq!(tmp, Vec::<String>::new());
 }
 
 #[test]
@@ -147,6 +150,17 @@ fn ranges_client_side_on_a_cluster_without_tag() {
         standalone.active_every(&mut con, a, b).unwrap(),
         s.active_every(&mut con, a, b).unwrap()
     );
+    // The count in the script (standalone) agrees with the client-side count.
+    for (a, b) in [(a, b), (day(2023, 12, 28), day(2024, 3, 2))] {
+        assert_eq!(
+            standalone.count_any(&mut con, a, b).unwrap(),
+            s.count_any(&mut con, a, b).unwrap()
+        );
+        assert_eq!(
+            standalone.count_every(&mut con, a, b).unwrap(),
+            s.count_every(&mut con, a, b).unwrap()
+        );
+    }
 }
 
 #[test]
@@ -197,6 +211,20 @@ fn retention_is_optional() {
 }
 
 #[test]
+fn retention_refuses_an_expiry_at_the_epoch() {
+    // retention 0 on 1969-12-31: the day ends at 1970-01-01 00:00 UTC, an
+    // EXPIREAT of 0, which the script reads as "no TTL".
+    let server = support::server();
+    let mut con = server.connection();
+    let s = SignIn::new("e").unwrap().retention_days(0);
+    assert!(matches!(
+        s.sign_in(&mut con, 5, day(1969, 12, 31)),
+        Err(Error::InvalidInput { .. })
+    ));
+    assert_eq!(support::dbsize(&mut con), 0);
+}
+
+#[test]
 fn bad_input_writes_nothing() {
     let server = support::server();
     let mut con = server.connection();
@@ -237,6 +265,12 @@ fn bad_input_writes_nothing() {
     );
     let reply =
         redis_patterns::scripts::signin::combine("b:tmp", &["b:20240101"], "XOR").invoke(&mut con);
+    assert!(
+        matches!(reply, Err(Error::ScriptArgument { .. })),
+        "{reply:?}"
+    );
+    let reply =
+        redis_patterns::scripts::signin::count("b:tmp", &["b:20240101"], "XOR").invoke(&mut con);
     assert!(
         matches!(reply, Err(Error::ScriptArgument { .. })),
         "{reply:?}"

@@ -386,6 +386,37 @@ fn distinct_over_several_days() {
 }
 
 #[test]
+fn max_intset_entries_falls_back_only_when_config_is_refused() {
+    let server = support::server_with(&["--rename-command", "CONFIG", ""]);
+    let mut con = server.connection();
+    assert_eq!(
+        visits::max_intset_entries(&mut con).unwrap(),
+        visits::DEFAULT_MAX_INTSET_ENTRIES
+    );
+    let c = VisitCounter::planned(&mut con, "p", Utc, 20_000).unwrap();
+    assert_eq!(
+        c.shards(),
+        visits::plan_shards(20_000, visits::DEFAULT_MAX_INTSET_ENTRIES).unwrap()
+    );
+
+    // A dropped connection is an error, not a silent default.
+    let server = support::server_with(&["--set-max-intset-entries", "128"]);
+    let mut con = server.connection();
+    let id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut con).unwrap();
+    let _: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .arg("SKIPME")
+        .arg("no")
+        .query(&mut con)
+        .unwrap();
+    let r = visits::max_intset_entries(&mut con);
+    assert!(matches!(r, Err(Error::Redis(_))), "{r:?}");
+    assert!(VisitCounter::planned(&mut con, "p", Utc, 20_000).is_err());
+}
+
+#[test]
 fn planner_keeps_every_shard_an_intset() {
     let server = support::server_with(&["--set-max-intset-entries", "128"]);
     let mut con = server.connection();

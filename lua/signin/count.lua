@@ -1,0 +1,23 @@
+#!lua
+--- Count the users in the OR (signed in on any day) or AND (on every day) of day bitmaps, without returning the bitmap
+-- KEYS[1] tmp: a temporary key (same hash tag as the day bitmaps), deleted before the script returns
+-- KEYS[2..] days: the day bitmaps of the range (a missing day is an empty bitmap)
+-- ARGV[1] op string: OR or AND
+-- RETURNS integer: the number of bits set in the combined bitmap (BITCOUNT)
+-- ERRORS BADARG
+if ARGV[1] ~= 'OR' and ARGV[1] ~= 'AND' then
+  return redis.error_reply('BADARG op must be OR or AND')
+end
+if #KEYS < 2 then
+  return redis.error_reply('BADARG at least one day bitmap is needed')
+end
+local days = {}
+for i = 2, #KEYS do
+  days[#days + 1] = KEYS[i]
+end
+if redis.call('BITOP', ARGV[1], KEYS[1], unpack(days)) == 0 then
+  return 0
+end
+local n = redis.call('BITCOUNT', KEYS[1])
+redis.call('DEL', KEYS[1])
+return n
