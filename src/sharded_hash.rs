@@ -77,25 +77,17 @@ impl ListpackLimits {
     /// refuses `CONFIG` (renamed, ACL, managed service). Connection errors
     /// are returned as errors.
     pub fn query(con: &mut dyn ConnectionLike) -> Result<Option<Self>> {
-        let reply: redis::RedisResult<std::collections::HashMap<String, String>> =
-            redis::cmd("CONFIG")
-                .arg("GET")
-                .arg("hash-max-listpack-entries")
-                .arg("hash-max-listpack-value")
-                .arg("hash-max-ziplist-entries")
-                .arg("hash-max-ziplist-value")
-                .query(con);
-        let map = match reply {
-            Ok(map) => map,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
-                ) =>
-            {
-                return Ok(None);
-            }
-            Err(e) => return Err(e.into()),
+        let Some(map) = crate::config::config_get(
+            con,
+            &[
+                "hash-max-listpack-entries",
+                "hash-max-listpack-value",
+                "hash-max-ziplist-entries",
+                "hash-max-ziplist-value",
+            ],
+        )?
+        else {
+            return Ok(None);
         };
         let get = |a: &str, b: &str| {
             map.get(a)
