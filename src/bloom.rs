@@ -44,7 +44,8 @@
 //! `S_j <= x < S_(j+1)`, where `x = floor(block_hash * M / 2^32)`, `M` the sum
 //! of all `block_bits` and `S_j` the sum of those before block j — so every
 //! block gets items in proportion to its size. (Exact: 128-bit product, or in
-//! PHP `(($hb >> 16) * M + ((($hb & 0xFFFF) * M) >> 16)) >> 16`.) Blocks
+//! PHP `(($hb >> 16) * M + ((($hb & 0xFFFF) * M) >> 16)) >> 16`; it is
+//! [`crate::hash::select_block`], never `block_hash mod blocks`.) Blocks
 //! exist for two reasons: a Redis string holds at most 2^32 bits (512 MB), and
 //! Redis' allocator (jemalloc) rounds every allocation up to a size class
 //! spaced 25 % apart, so one 1.2 MB bitmap occupies 1.25 MB (+9 %). The
@@ -86,7 +87,7 @@ use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
 use crate::fanout::{Batch, Topology, decode_all};
-use crate::hash::{double_hash_offsets, js_hash, sized_hashes};
+use crate::hash::{double_hash_offsets, js_hash, select_block, sized_hashes};
 use crate::keys;
 use crate::script::{ScriptCall, ScriptPipeline, decode_each};
 use crate::scripts;
@@ -676,8 +677,7 @@ impl Bloom {
 
     fn locate_into(&self, item: &[u8], out: &mut Vec<u64>) -> usize {
         let (h1, h2, hb) = sized_hashes(item);
-        let x = ((hb as u128 * self.total as u128) >> 32) as u64;
-        let block = self.starts.partition_point(|&s| s <= x) - 1;
+        let block = select_block(hb, &self.starts, self.total);
         double_hash_offsets(h1, h2, self.params.k, self.params.block_bits[block], out);
         block
     }
