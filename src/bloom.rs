@@ -793,8 +793,8 @@ impl Bloom {
         match self.items_reply(&request, values)? {
             Settled::Flags(flags) => Ok(flags),
             Settled::Lost { block, mark } => {
-                if let Some(cmd) = mark {
-                    cmd.query::<()>(con)?;
+                if let Some(batch) = mark {
+                    decode_all::<i64>(batch.query_values(con, self.topology)?)?;
                 }
                 Err(self.missing(block))
             }
@@ -812,8 +812,8 @@ impl Bloom {
         match self.items_reply(&request, values)? {
             Settled::Flags(flags) => Ok(flags),
             Settled::Lost { block, mark } => {
-                if let Some(cmd) = mark {
-                    cmd.query_async::<()>(con).await?;
+                if let Some(batch) = mark {
+                    decode_all::<i64>(batch.query_values_async(con, self.topology).await?)?;
                 }
                 Err(self.missing(block))
             }
@@ -888,13 +888,13 @@ impl Bloom {
             Wire::Cmds(_) => {
                 let replies = request.wire.decode::<Vec<i64>>(values)?;
                 let mut out = Vec::with_capacity(replies.len());
-                let mut lost = None;
+                let mut lost: Vec<usize> = Vec::new();
                 for (c, bits) in request.chunks.iter().zip(replies) {
                     if bits.len() != c.offsets.len() + 1 {
                         return Err(Error::ShortReply);
                     }
-                    if bits[0] != 1 {
-                        lost.get_or_insert(c.block);
+                    if bits[0] != 1 && !lost.contains(&c.block) {
+                        lost.push(c.block);
                     }
                     out.push(
                         bits[1..]
@@ -903,15 +903,19 @@ impl Bloom {
                             .collect(),
                     );
                 }
-                if let Some(block) = lost {
-                    // An add re-created the block (or wrote into a stranger):
-                    // keep it marked lost so later calls fail too.
+                if let Some(&block) = lost.first() {
+                    // An add re-created these blocks (or wrote into
+                    // strangers): keep every one marked lost so later calls
+                    // fail too.
                     let mark = add.then(|| {
-                        let mut cmd = redis::cmd("SETBIT");
-                        cmd.arg(&self.block_keys[block])
-                            .arg(self.params.block_bits[block])
-                            .arg(0);
-                        cmd
+                        let mut batch = Batch::new();
+                        for &j in &lost {
+                            let key = &self.block_keys[j];
+                            let mut cmd = redis::cmd("SETBIT");
+                            cmd.arg(key).arg(self.params.block_bits[j]).arg(0);
+                            batch.add(key, cmd);
+                        }
+                        batch
                     });
                     return Ok(Settled::Lost { block, mark });
                 }
@@ -1190,11 +1194,12 @@ struct ItemsRequest {
 /// A decoded multi-add or multi-exists.
 enum Settled {
     Flags(Vec<bool>),
-    /// A block lost its sentinel; `mark` (after an add) clears the sentinel
-    /// of the block the add re-created, before [`Error::BloomMissing`].
+    /// Blocks lost their sentinel (`block`: the first); `mark` (after an
+    /// add) clears the sentinel of EVERY block the add re-created, before
+    /// [`Error::BloomMissing`].
     Lost {
         block: usize,
-        mark: Option<Cmd>,
+        mark: Option<Batch>,
     },
 }
 

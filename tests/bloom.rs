@@ -273,6 +273,52 @@ fn a_lost_block_is_an_error_with_both_engines() {
 }
 
 #[test]
+fn every_block_an_add_re_created_stays_lost() {
+    let server = support::server();
+    let mut con = server.connection();
+    for spread in [false, true] {
+        let o = BloomOptions {
+            spread_blocks: spread,
+            ..opts(Engine::Bitfield)
+        };
+        let bf = Bloom::create_with(&mut con, "f", 1_000_000, 0.01, &o).unwrap();
+        assert!(bf.block_keys().len() >= 2, "{:?}", bf.params().block_bits);
+        // One item in each of the first two blocks.
+        let pick = |block: usize| {
+            (0..10_000)
+                .map(|i| format!("it{i}"))
+                .find(|x| bf.locate(x.as_bytes()).0 == block)
+                .unwrap()
+        };
+        let (a, b) = (pick(0), pick(1));
+        bf.multi_add(&mut con, &[&a, &b]).unwrap();
+        let _: () = redis::cmd("DEL")
+            .arg(&bf.block_keys()[0])
+            .arg(&bf.block_keys()[1])
+            .query(&mut con)
+            .unwrap();
+        // One add touches both lost blocks (and re-creates both).
+        assert!(matches!(
+            bf.multi_add(&mut con, &[&a, &b]),
+            Err(Error::BloomMissing { .. })
+        ));
+        // Both stay lost: neither answers "absent" or "present".
+        for item in [&a, &b] {
+            match bf.exists(&mut con, item) {
+                Err(Error::BloomMissing { .. }) => {}
+                other => {
+                    panic!("spread {spread} item {item}: expected BloomMissing, got {other:?}")
+                }
+            }
+        }
+        bf.clear(&mut con).unwrap();
+        assert!(!bf.exists(&mut con, &a).unwrap());
+        assert!(!bf.exists(&mut con, &b).unwrap());
+        let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+    }
+}
+
+#[test]
 fn clear_resets_bits_and_keeps_the_config() {
     let server = support::server();
     let mut con = server.connection();
