@@ -243,6 +243,71 @@ fn scripts_refuse_bad_offsets_and_write_nothing() {
 }
 
 #[test]
+fn create_script_refuses_bad_arguments_before_writing() {
+    let server = support::server();
+    let mut con = server.connection();
+    let cfg = "bloom:{raw}";
+    let b0 = "bloom:{raw}:0";
+    let b1 = "bloom:{raw}:1";
+    let two: &[&str] = &[b0, b1];
+    let one: &[&str] = &[b0];
+    let none: &[&str] = &[];
+    // (blocks, m, k, n, p, block_bits, scheme, version, spread)
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&[&str], i64, i64, i64, &str, &str, &str, i64, i64)> = vec![
+        (two, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0), // 2 keys, 1 size
+        (one, 100, 7, 10, "0.01", "1023,1023", "murmur3-dh", 1, 0), // 1 key, 2 sizes
+        (one, 100, 7, 10, "0.01", "1024", "murmur3-dh", 1, 0), // not 8x-1
+        (one, 100, 7, 10, "0.01", "x", "murmur3-dh", 1, 0),
+        (two, 100, 7, 10, "0.01", "1023,,1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 10, "0.01", "", "murmur3-dh", 1, 0),
+        (one, 100, 0, 10, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 65, 10, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 0, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 0, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 10, "1.5", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 10, "nope", "1023", "murmur3-dh", 1, 0),
+        (one, 5000, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0), // blocks < m
+        (one, 100, 7, 10, "0.01", "1023", "", 1, 0),
+        (one, 100, 7, 10, "0.01", "1023", "murmur3-dh", 0, 0),
+        (one, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 2),
+        (one, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 1), // spread takes no blocks
+        (none, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0), // no spread needs them
+    ];
+    for (blocks, m, k, n, p, bits, scheme, version, spread) in cases {
+        let call = scripts::bloom::create(cfg, blocks, m, k, n, p, bits, scheme, version, spread);
+        match call.invoke(&mut con) {
+            Err(Error::ScriptArgument { detail, .. }) => assert!(!detail.is_empty()),
+            other => panic!(
+                "{blocks:?} {m} {k} {n} {p} {bits:?} {scheme:?} {version} {spread}: expected ScriptArgument, got {other:?}"
+            ),
+        }
+        assert_eq!(
+            support::dbsize(&mut con),
+            0,
+            "{blocks:?} {bits:?}: nothing written"
+        );
+    }
+    // The same call with good arguments creates config and blocks.
+    let created = scripts::bloom::create(
+        cfg,
+        two,
+        100,
+        7,
+        10,
+        "0.01",
+        "1023,1023",
+        "murmur3-dh",
+        1,
+        0,
+    )
+    .invoke(&mut con)
+    .unwrap();
+    assert_eq!(created, 1);
+    assert_eq!(support::dbsize(&mut con), 3);
+}
+
+#[test]
 fn a_lost_block_is_an_error_with_both_engines() {
     let server = support::server();
     let mut con = server.connection();
