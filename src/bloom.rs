@@ -946,11 +946,13 @@ impl Bloom {
         }
     }
 
-    /// Bits set in each block (sentinel excluded), by `BITCOUNT`.
+    /// Bits set in each block (sentinel excluded), by `BITCOUNT`;
+    /// [`Error::BloomMissing`] when a block is missing or lost its sentinel
+    /// (so are [`Bloom::approx_count`] and [`Bloom::info`]).
     pub fn bits_set(&self, con: &mut dyn ConnectionLike) -> Result<Vec<u64>> {
         let wire = self.bits_set_request();
         let values = wire.send(con, self.topology)?;
-        bits_set_reply(wire.decode(values)?)
+        self.bits_set_reply(wire.decode(values)?)
     }
 
     /// Async twin of [`Bloom::bits_set`].
@@ -960,7 +962,20 @@ impl Bloom {
     ) -> Result<Vec<u64>> {
         let wire = self.bits_set_request();
         let values = wire.send_async(con, self.topology).await?;
-        bits_set_reply(wire.decode(values)?)
+        self.bits_set_reply(wire.decode(values)?)
+    }
+
+    /// `BITCOUNT`/`GETBIT` pairs to bits set per block, sentinel excluded.
+    /// A block whose sentinel is 0 (missing, or lost and re-created) is
+    /// [`Error::BloomMissing`], as in every other operation, never "empty".
+    fn bits_set_reply(&self, replies: Vec<u64>) -> Result<Vec<u64>> {
+        if replies.len() != 2 * self.block_keys.len() {
+            return Err(Error::ShortReply);
+        }
+        if let Some(j) = replies.chunks(2).position(|r| r[1] != 1) {
+            return Err(self.missing(j));
+        }
+        Ok(replies.chunks(2).map(|r| r[0] - 1).collect())
     }
 
     /// `BITCOUNT` and sentinel `GETBIT` of every block.
@@ -1205,17 +1220,6 @@ enum Settled {
 
 fn seed_flags(reply: Vec<i64>) -> Vec<bool> {
     reply.into_iter().map(|x| x == 1).collect()
-}
-
-/// `BITCOUNT`/`GETBIT` pairs to bits set per block, sentinel excluded.
-fn bits_set_reply(replies: Vec<u64>) -> Result<Vec<u64>> {
-    if !replies.len().is_multiple_of(2) {
-        return Err(Error::ShortReply);
-    }
-    Ok(replies
-        .chunks(2)
-        .map(|r| r[0].saturating_sub(r[1]))
-        .collect())
 }
 
 fn load_batches<I, T>(

@@ -384,6 +384,48 @@ fn every_block_an_add_re_created_stays_lost() {
 }
 
 #[test]
+fn counts_of_a_lost_block_are_an_error_not_empty() {
+    let server = support::server();
+    let mut con = server.connection();
+    let bf = Bloom::create(&mut con, "f", 1_000_000, 0.01).unwrap();
+    assert!(bf.block_keys().len() >= 2);
+    bf.multi_add(&mut con, &items("c", 0..2000)).unwrap();
+    assert!(bf.bits_set(&mut con).unwrap().iter().all(|&b| b > 0));
+    let last = bf.block_keys().len() - 1;
+    for lose in ["DEL", "SENTINEL"] {
+        if lose == "DEL" {
+            let _: () = redis::cmd("DEL")
+                .arg(&bf.block_keys()[last])
+                .query(&mut con)
+                .unwrap();
+        } else {
+            // A block re-created by a stray write: length right, sentinel 0.
+            let _: () = redis::cmd("SETBIT")
+                .arg(&bf.block_keys()[last])
+                .arg(bf.params().block_bits[last])
+                .arg(0)
+                .query(&mut con)
+                .unwrap();
+        }
+        match bf.bits_set(&mut con) {
+            Err(Error::BloomMissing { detail }) => {
+                assert!(detail.contains(&bf.block_keys()[last]), "{detail}")
+            }
+            other => panic!("{lose}: expected BloomMissing, got {other:?}"),
+        }
+        assert!(matches!(
+            bf.approx_count(&mut con),
+            Err(Error::BloomMissing { .. })
+        ));
+        assert!(matches!(bf.info(&mut con), Err(Error::BloomMissing { .. })));
+    }
+    // clear makes it usable again, and counts work.
+    bf.clear(&mut con).unwrap();
+    assert_eq!(bf.bits_set(&mut con).unwrap().iter().sum::<u64>(), 0);
+    assert_eq!(bf.approx_count(&mut con).unwrap(), 0);
+}
+
+#[test]
 fn clear_resets_bits_and_keeps_the_config() {
     let server = support::server();
     let mut con = server.connection();
