@@ -438,9 +438,26 @@ fn clear_resets_bits_and_keeps_the_config() {
         .iter()
         .map(|k| redis::cmd("STRLEN").arg(k).query(&mut con).unwrap())
         .collect();
+    // An expiry on the first block survives clear, to the millisecond; the
+    // other blocks stay without one.
+    let at: i64 = 4_102_444_800_123; // 2100-01-01, an explicit instant
+    let _: () = redis::cmd("PEXPIREAT")
+        .arg(&bf.block_keys()[0])
+        .arg(at)
+        .query(&mut con)
+        .unwrap();
     bf.clear(&mut con).unwrap();
     assert_eq!(bf.bits_set(&mut con).unwrap().iter().sum::<u64>(), 0);
     assert!(bf.multi_exists(&mut con, &xs).unwrap().iter().all(|&b| !b));
+    for (j, key) in bf.block_keys().iter().enumerate() {
+        let expiry: i64 = redis::cmd("PEXPIRETIME").arg(key).query(&mut con).unwrap();
+        assert_eq!(expiry, if j == 0 { at } else { -1 }, "{key}");
+        // Zeros, then the sentinel: the last bit of the last byte.
+        let bytes: Vec<u8> = redis::cmd("GET").arg(key).query(&mut con).unwrap();
+        let (last, zeros) = bytes.split_last().unwrap();
+        assert_eq!(*last, 1, "{key}");
+        assert!(zeros.iter().all(|&b| b == 0), "{key}");
+    }
     let sizes_after: Vec<i64> = bf
         .block_keys()
         .iter()
