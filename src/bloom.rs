@@ -410,9 +410,16 @@ impl Bloom {
 
     /// [`Bloom::create`] with options. Everything is validated before
     /// anything is written; the config hash (and, unless blocks spread over
-    /// slots, every block) is created by one script call. Spread blocks are
-    /// then created (or checked) by one `bloom.init_block` call each, sent
-    /// together (one pipeline per slot with [`Topology::Cluster`]).
+    /// slots, every block) is created by one script call.
+    ///
+    /// Spread blocks live in other slots, so they cannot be created in the
+    /// same call: when the config does not exist yet, every block is created
+    /// first (one `bloom.init_block` call each, sent together; one pipeline
+    /// per slot with [`Topology::Cluster`]) and the config LAST, so a crash
+    /// in between leaves only blocks, which the retry adopts when they are
+    /// pristine (a block holding data is refused with
+    /// [`Error::BloomConfigMismatch`]). When the config exists it is checked,
+    /// then every block is required.
     pub fn create_with(
         con: &mut dyn ConnectionLike,
         name: &str,
@@ -421,8 +428,28 @@ impl Bloom {
         options: &BloomOptions,
     ) -> Result<Self> {
         let (bloom, call) = Self::create_request(name, expected_items, fp_rate, options)?;
-        let created = call.invoke(con)?;
-        if let Some(wire) = bloom.init_request(created) {
+        if !bloom.spread {
+            call.invoke(con)?;
+            return Ok(bloom);
+        }
+        let mut exists: bool = bloom.config_exists().query(con)?;
+        if !exists {
+            let wire = bloom.init_request(true);
+            let values = wire.send(con, bloom.topology)?;
+            match wire.decode::<i64>(values) {
+                Ok(_) => {}
+                // Another creator finished first and items went in: open it.
+                Err(Error::BloomConfigMismatch { .. })
+                    if bloom.config_exists().query::<bool>(con)? =>
+                {
+                    exists = true
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        call.invoke(con)?;
+        if exists {
+            let wire = bloom.init_request(false);
             let values = wire.send(con, bloom.topology)?;
             wire.decode::<i64>(values)?;
         }
@@ -438,12 +465,38 @@ impl Bloom {
         options: &BloomOptions,
     ) -> Result<Self> {
         let (bloom, call) = Self::create_request(name, expected_items, fp_rate, options)?;
-        let created = call.invoke_async(con).await?;
-        if let Some(wire) = bloom.init_request(created) {
+        if !bloom.spread {
+            call.invoke_async(con).await?;
+            return Ok(bloom);
+        }
+        let mut exists: bool = bloom.config_exists().query_async(con).await?;
+        if !exists {
+            let wire = bloom.init_request(true);
+            let values = wire.send_async(con, bloom.topology).await?;
+            match wire.decode::<i64>(values) {
+                Ok(_) => {}
+                Err(Error::BloomConfigMismatch { .. })
+                    if bloom.config_exists().query_async::<bool>(con).await? =>
+                {
+                    exists = true
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        call.invoke_async(con).await?;
+        if exists {
+            let wire = bloom.init_request(false);
             let values = wire.send_async(con, bloom.topology).await?;
             wire.decode::<i64>(values)?;
         }
         Ok(bloom)
+    }
+
+    /// `EXISTS` of the config hash.
+    fn config_exists(&self) -> Cmd {
+        let mut cmd = redis::cmd("EXISTS");
+        cmd.arg(&self.config_key);
+        cmd
     }
 
     /// Validates everything and prepares the `bloom.create` call.
@@ -478,18 +531,15 @@ impl Bloom {
         Ok((bloom, call))
     }
 
-    /// The `bloom.init_block` calls of spread blocks (`created`: what
-    /// `bloom.create` answered); `None` when the blocks share the config's slot.
-    fn init_request(&self, created: i64) -> Option<Wire> {
-        if !self.spread {
-            return None;
-        }
+    /// The `bloom.init_block` calls of spread blocks: `create` them (before
+    /// the config is written) or require them (the config exists).
+    fn init_request(&self, create: bool) -> Wire {
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         for (key, bits) in self.block_keys.iter().zip(&self.params.block_bits) {
-            pipe.push(scripts::bloom::init_block(key, *bits as i64, created));
+            pipe.push(scripts::bloom::init_block(key, *bits as i64, create as i64));
         }
-        Some(Wire::Scripts(pipe))
+        Wire::Scripts(pipe)
     }
 
     /// Opens an existing filter from its config hash (default prefix).

@@ -496,6 +496,96 @@ fn blocks_can_spread_over_slots() {
 }
 
 #[test]
+fn spread_create_writes_the_config_last_and_refuses_leftovers() {
+    let server = support::server();
+    let mut con = server.connection();
+    let o = BloomOptions {
+        spread_blocks: true,
+        ..BloomOptions::default()
+    };
+    // What a create that crashed between blocks and config leaves: the
+    // first block, pristine, and no config. The retry adopts it.
+    let probe = Bloom::create_with(&mut con, "probe", 1_000_000, 0.01, &o).unwrap();
+    let (keys, bits) = (
+        probe.block_keys().to_vec(),
+        probe.params().block_bits.clone(),
+    );
+    assert!(keys.len() >= 2);
+    probe.destroy(&mut con).unwrap();
+    let re_keys =
+        |name: &str| -> Vec<String> { keys.iter().map(|k| k.replace("probe", name)).collect() };
+    let crashed = re_keys("crashed");
+    let made: i64 = scripts::bloom::init_block(&crashed[0], bits[0] as i64, 1)
+        .invoke(&mut con)
+        .unwrap();
+    assert_eq!(made, 1);
+    let bf = Bloom::create_with(&mut con, "crashed", 1_000_000, 0.01, &o).unwrap();
+    assert_eq!(bf.block_keys(), &crashed[..]);
+    assert!(bf.add(&mut con, "x").unwrap());
+    assert!(bf.exists(&mut con, "x").unwrap());
+    assert_eq!(
+        Bloom::open(&mut con, "crashed").unwrap().params(),
+        bf.params()
+    );
+
+    // A leftover block that holds data is refused, and no config is written
+    // (so nothing claims the leftover's bits); the leftover is untouched.
+    let stale = re_keys("stale");
+    let _: () = redis::cmd("SETBIT")
+        .arg(&stale[1])
+        .arg(bits[1])
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SETBIT")
+        .arg(&stale[1])
+        .arg(5)
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let before: Vec<u8> = redis::cmd("GET").arg(&stale[1]).query(&mut con).unwrap();
+    match Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o) {
+        Err(Error::BloomConfigMismatch { detail }) => {
+            assert!(detail.contains(&stale[1]), "{detail}")
+        }
+        other => panic!("expected BloomConfigMismatch, got {other:?}"),
+    }
+    let config: i64 = redis::cmd("EXISTS")
+        .arg("bloom:{stale}")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(config, 0, "no config next to a refused leftover");
+    let after: Vec<u8> = redis::cmd("GET").arg(&stale[1]).query(&mut con).unwrap();
+    assert_eq!(before, after);
+    assert!(matches!(
+        Bloom::open(&mut con, "stale"),
+        Err(Error::BloomMissing { .. })
+    ));
+    // Once the leftover is gone the retry succeeds (adopting the pristine
+    // blocks the refused attempt created).
+    let _: () = redis::cmd("DEL").arg(&stale[1]).query(&mut con).unwrap();
+    let bf = Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o).unwrap();
+    assert_eq!(bf.bits_set(&mut con).unwrap().iter().sum::<u64>(), 0);
+
+    // Creating an existing filter again opens it (its blocks hold data now).
+    bf.multi_add(&mut con, &items("s", 0..500)).unwrap();
+    let again = Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o).unwrap();
+    assert!(
+        again
+            .multi_exists(&mut con, &items("s", 0..500))
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    // And a spread filter whose config exists but a block is gone is refused.
+    let _: () = redis::cmd("DEL").arg(&stale[0]).query(&mut con).unwrap();
+    assert!(matches!(
+        Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o),
+        Err(Error::BloomMissing { .. })
+    ));
+}
+
+#[test]
 fn four_writers_with_overlapping_items() {
     let server = support::server();
     let mut con = server.connection();

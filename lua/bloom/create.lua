@@ -1,7 +1,7 @@
 #!lua
 --- Create a sized filter's config hash (and its blocks in the same slot) once, or check an existing one matches
 -- KEYS[1] config: the filter's config hash
--- KEYS[2..] blocks: the block bitmaps to create with the config (all of them unless blocks spread over slots)
+-- KEYS[2..] blocks: the block bitmaps to create with the config (all of them; none when blocks spread over slots, see bloom.init_block)
 -- ARGV[1] m integer: theoretical bits, ceil(-n ln p / (ln 2)^2)
 -- ARGV[2] k integer: bits per item
 -- ARGV[3] n integer: expected items
@@ -17,7 +17,10 @@
 -- asking for other ones gets BLOOMCONFIG (`<field> stored <x> requested <y>`)
 -- instead of silently setting bits at offsets computed for another size.
 -- Every argument is checked (BADARG) before anything is read or written, so
--- a bad call leaves no half-created filter.
+-- a bad call leaves no half-created filter. With spread = 1 the blocks live
+-- in other slots: the client creates them first (bloom.init_block with
+-- create = 1) and calls this last, so the config only exists once every
+-- block does.
 local function int(v, lo, hi)
   local x = tonumber(v)
   if not x or x % 1 ~= 0 or x < lo or x > hi or not string.match(v, '^%d+$') then
