@@ -87,7 +87,7 @@ use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
 use crate::fanout::{Batch, Topology, decode_all};
-use crate::hash::{double_hash_offsets, js_hash, select_block, sized_hashes};
+use crate::hash::{double_hash, double_hash_offsets, js_hash, select_block, sized_hashes};
 use crate::keys;
 use crate::script::{ScriptCall, ScriptPipeline, decode_each};
 use crate::scripts;
@@ -801,30 +801,33 @@ impl Bloom {
         self.run_async(con, items, false).await
     }
 
-    /// Groups the items' offsets per block, preserving order within a block,
-    /// and cuts each group into chunks of whole items.
+    /// Groups the items per block, preserving order within a block, and
+    /// cuts each group into chunks of whole items. Only the two hashes of an
+    /// item are kept until its chunk is known; its k offsets are then
+    /// generated straight into the chunk (no intermediate copy per bit).
     fn plan<T: AsRef<[u8]>>(&self, items: &[T]) -> Result<Vec<Chunk>> {
         let k = self.params.k as usize;
         let per_chunk = (CHUNK_OFFSETS / k).max(1);
-        let mut groups: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.block_keys.len()];
-        let mut offsets: Vec<u64> = Vec::with_capacity(items.len() * k);
+        let mut groups: Vec<Vec<(usize, u32, u32)>> = vec![Vec::new(); self.block_keys.len()];
         for (i, item) in items.iter().enumerate() {
             check_item(item.as_ref())?;
-            let at = offsets.len();
-            let block = self.locate_into(item.as_ref(), &mut offsets);
-            groups[block].push((i, at));
+            let (h1, h2, hb) = sized_hashes(item.as_ref());
+            groups[select_block(hb, &self.starts, self.total)].push((i, h1, h2));
         }
         let mut chunks = Vec::new();
         for (block, group) in groups.into_iter().enumerate() {
+            let bits = self.params.block_bits[block];
             for part in group.chunks(per_chunk) {
                 let mut c = Chunk {
                     block,
                     items: Vec::with_capacity(part.len()),
                     offsets: Vec::with_capacity(part.len() * k),
                 };
-                for &(i, at) in part {
+                for &(i, h1, h2) in part {
                     c.items.push(i);
-                    c.offsets.extend_from_slice(&offsets[at..at + k]);
+                    // Offsets are below 2^32: exact as i64.
+                    c.offsets
+                        .extend(double_hash(h1, h2, self.params.k, bits).map(|o| o as i64));
                 }
                 chunks.push(c);
             }
@@ -903,13 +906,12 @@ impl Bloom {
                 pipe.topology(self.topology);
                 let k = self.params.k as i64;
                 for c in &chunks {
-                    let offsets: Vec<i64> = c.offsets.iter().map(|&o| o as i64).collect();
                     let key = &self.block_keys[c.block];
                     let bits = self.params.block_bits[c.block] as i64;
                     pipe.push(if add {
-                        scripts::bloom::add(key, bits, k, &offsets)
+                        scripts::bloom::add(key, bits, k, &c.offsets)
                     } else {
-                        scripts::bloom::exists(key, bits, k, &offsets)
+                        scripts::bloom::exists(key, bits, k, &c.offsets)
                     });
                 }
                 Wire::Scripts(pipe)
@@ -1205,7 +1207,8 @@ struct Chunk {
     block: usize,
     /// Positions of the items in the caller's slice.
     items: Vec<usize>,
-    offsets: Vec<u64>,
+    /// k offsets per item, as the wire and the scripts take them.
+    offsets: Vec<i64>,
 }
 
 /// What one operation sends. Requests are built and replies decoded by pure

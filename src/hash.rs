@@ -205,10 +205,14 @@ pub fn select_block(hb: u32, starts: &[u64], total: u64) -> usize {
 /// The `k` bit offsets `g_i = (h1 + i*h2) mod block_bits` (exact integer
 /// arithmetic) of an item with hashes `h1`, `h2`, written into `out`.
 pub fn double_hash_offsets(h1: u32, h2: u32, k: u32, block_bits: u64, out: &mut Vec<u64>) {
+    out.extend(double_hash(h1, h2, k, block_bits));
+}
+
+/// The same `k` offsets as [`double_hash_offsets`], as an iterator (so a
+/// caller can write them straight into its own buffer, in any integer type).
+pub fn double_hash(h1: u32, h2: u32, k: u32, block_bits: u64) -> impl Iterator<Item = u64> {
     let (h1, h2) = (h1 as u64, h2 as u64);
-    for i in 0..k as u64 {
-        out.push((h1 + i * h2) % block_bits);
-    }
+    (0..k as u64).map(move |i| (h1 + i * h2) % block_bits)
 }
 
 #[cfg(test)]

@@ -77,6 +77,40 @@ fn engines_write_identical_bits() {
 }
 
 #[test]
+fn batched_adds_set_exactly_the_bits_locate_names_in_every_block() {
+    let server = support::server();
+    let mut con = server.connection();
+    for engine in [Engine::Bitfield, Engine::Script] {
+        let a = Bloom::create_with(&mut con, "a", 1_000_000, 0.01, &opts(engine)).unwrap();
+        let b = Bloom::create_with(&mut con, "b", 1_000_000, 0.01, &opts(engine)).unwrap();
+        assert!(a.block_keys().len() >= 2);
+        let xs = items("bit:", 0..3000);
+        a.multi_add(&mut con, &xs).unwrap();
+        // The same items, one SETBIT per bit from `locate`.
+        let mut pipe = redis::pipe();
+        for x in &xs {
+            let (block, offsets) = b.locate(x.as_bytes());
+            for o in offsets {
+                pipe.cmd("SETBIT")
+                    .arg(&b.block_keys()[block])
+                    .arg(o)
+                    .arg(1)
+                    .ignore();
+            }
+        }
+        let _: () = pipe.query(&mut con).unwrap();
+        let set = a.bits_set(&mut con).unwrap();
+        assert!(set.iter().all(|&n| n > 0), "every block got items: {set:?}");
+        for (ka, kb) in a.block_keys().iter().zip(b.block_keys()) {
+            let va: Vec<u8> = redis::cmd("GET").arg(ka).query(&mut con).unwrap();
+            let vb: Vec<u8> = redis::cmd("GET").arg(kb).query(&mut con).unwrap();
+            assert!(va == vb, "{engine:?}: {ka} differs from {kb}");
+        }
+        let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+    }
+}
+
+#[test]
 fn no_false_negatives_and_a_plausible_false_positive_rate() {
     let server = support::server();
     let mut con = server.connection();
