@@ -44,7 +44,8 @@
 //! `S_j <= x < S_(j+1)`, where `x = floor(block_hash * M / 2^32)`, `M` the sum
 //! of all `block_bits` and `S_j` the sum of those before block j — so every
 //! block gets items in proportion to its size. (Exact: 128-bit product, or in
-//! PHP `(($hb >> 16) * M + ((($hb & 0xFFFF) * M) >> 16)) >> 16`.) Blocks
+//! PHP `(($hb >> 16) * M + ((($hb & 0xFFFF) * M) >> 16)) >> 16`; it is
+//! [`crate::hash::select_block`], never `block_hash mod blocks`.) Blocks
 //! exist for two reasons: a Redis string holds at most 2^32 bits (512 MB), and
 //! Redis' allocator (jemalloc) rounds every allocation up to a size class
 //! spaced 25 % apart, so one 1.2 MB bitmap occupies 1.25 MB (+9 %). The
@@ -86,7 +87,7 @@ use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
 use crate::fanout::{Batch, Topology, decode_all};
-use crate::hash::{double_hash_offsets, js_hash, sized_hashes};
+use crate::hash::{double_hash, double_hash_offsets, js_hash, select_block, sized_hashes};
 use crate::keys;
 use crate::script::{ScriptCall, ScriptPipeline, decode_each};
 use crate::scripts;
@@ -409,9 +410,16 @@ impl Bloom {
 
     /// [`Bloom::create`] with options. Everything is validated before
     /// anything is written; the config hash (and, unless blocks spread over
-    /// slots, every block) is created by one script call. Spread blocks are
-    /// then created (or checked) by one `bloom.init_block` call each, sent
-    /// together (one pipeline per slot with [`Topology::Cluster`]).
+    /// slots, every block) is created by one script call.
+    ///
+    /// Spread blocks live in other slots, so they cannot be created in the
+    /// same call: when the config does not exist yet, every block is created
+    /// first (one `bloom.init_block` call each, sent together; one pipeline
+    /// per slot with [`Topology::Cluster`]) and the config LAST, so a crash
+    /// in between leaves only blocks, which the retry adopts when they are
+    /// pristine (a block holding data is refused with
+    /// [`Error::BloomConfigMismatch`]). When the config exists it is checked,
+    /// then every block is required.
     pub fn create_with(
         con: &mut dyn ConnectionLike,
         name: &str,
@@ -420,8 +428,28 @@ impl Bloom {
         options: &BloomOptions,
     ) -> Result<Self> {
         let (bloom, call) = Self::create_request(name, expected_items, fp_rate, options)?;
-        let created = call.invoke(con)?;
-        if let Some(wire) = bloom.init_request(created) {
+        if !bloom.spread {
+            call.invoke(con)?;
+            return Ok(bloom);
+        }
+        let mut exists: bool = bloom.config_exists().query(con)?;
+        if !exists {
+            let wire = bloom.init_request(true);
+            let values = wire.send(con, bloom.topology)?;
+            match wire.decode::<i64>(values) {
+                Ok(_) => {}
+                // Another creator finished first and items went in: open it.
+                Err(Error::BloomConfigMismatch { .. })
+                    if bloom.config_exists().query::<bool>(con)? =>
+                {
+                    exists = true
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        call.invoke(con)?;
+        if exists {
+            let wire = bloom.init_request(false);
             let values = wire.send(con, bloom.topology)?;
             wire.decode::<i64>(values)?;
         }
@@ -437,12 +465,38 @@ impl Bloom {
         options: &BloomOptions,
     ) -> Result<Self> {
         let (bloom, call) = Self::create_request(name, expected_items, fp_rate, options)?;
-        let created = call.invoke_async(con).await?;
-        if let Some(wire) = bloom.init_request(created) {
+        if !bloom.spread {
+            call.invoke_async(con).await?;
+            return Ok(bloom);
+        }
+        let mut exists: bool = bloom.config_exists().query_async(con).await?;
+        if !exists {
+            let wire = bloom.init_request(true);
+            let values = wire.send_async(con, bloom.topology).await?;
+            match wire.decode::<i64>(values) {
+                Ok(_) => {}
+                Err(Error::BloomConfigMismatch { .. })
+                    if bloom.config_exists().query_async::<bool>(con).await? =>
+                {
+                    exists = true
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        call.invoke_async(con).await?;
+        if exists {
+            let wire = bloom.init_request(false);
             let values = wire.send_async(con, bloom.topology).await?;
             wire.decode::<i64>(values)?;
         }
         Ok(bloom)
+    }
+
+    /// `EXISTS` of the config hash.
+    fn config_exists(&self) -> Cmd {
+        let mut cmd = redis::cmd("EXISTS");
+        cmd.arg(&self.config_key);
+        cmd
     }
 
     /// Validates everything and prepares the `bloom.create` call.
@@ -477,18 +531,15 @@ impl Bloom {
         Ok((bloom, call))
     }
 
-    /// The `bloom.init_block` calls of spread blocks (`created`: what
-    /// `bloom.create` answered); `None` when the blocks share the config's slot.
-    fn init_request(&self, created: i64) -> Option<Wire> {
-        if !self.spread {
-            return None;
-        }
+    /// The `bloom.init_block` calls of spread blocks: `create` them (before
+    /// the config is written) or require them (the config exists).
+    fn init_request(&self, create: bool) -> Wire {
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         for (key, bits) in self.block_keys.iter().zip(&self.params.block_bits) {
-            pipe.push(scripts::bloom::init_block(key, *bits as i64, created));
+            pipe.push(scripts::bloom::init_block(key, *bits as i64, create as i64));
         }
-        Some(Wire::Scripts(pipe))
+        Wire::Scripts(pipe)
     }
 
     /// Opens an existing filter from its config hash (default prefix).
@@ -676,8 +727,7 @@ impl Bloom {
 
     fn locate_into(&self, item: &[u8], out: &mut Vec<u64>) -> usize {
         let (h1, h2, hb) = sized_hashes(item);
-        let x = ((hb as u128 * self.total as u128) >> 32) as u64;
-        let block = self.starts.partition_point(|&s| s <= x) - 1;
+        let block = select_block(hb, &self.starts, self.total);
         double_hash_offsets(h1, h2, self.params.k, self.params.block_bits[block], out);
         block
     }
@@ -751,30 +801,33 @@ impl Bloom {
         self.run_async(con, items, false).await
     }
 
-    /// Groups the items' offsets per block, preserving order within a block,
-    /// and cuts each group into chunks of whole items.
+    /// Groups the items per block, preserving order within a block, and
+    /// cuts each group into chunks of whole items. Only the two hashes of an
+    /// item are kept until its chunk is known; its k offsets are then
+    /// generated straight into the chunk (no intermediate copy per bit).
     fn plan<T: AsRef<[u8]>>(&self, items: &[T]) -> Result<Vec<Chunk>> {
         let k = self.params.k as usize;
         let per_chunk = (CHUNK_OFFSETS / k).max(1);
-        let mut groups: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.block_keys.len()];
-        let mut offsets: Vec<u64> = Vec::with_capacity(items.len() * k);
+        let mut groups: Vec<Vec<(usize, u32, u32)>> = vec![Vec::new(); self.block_keys.len()];
         for (i, item) in items.iter().enumerate() {
             check_item(item.as_ref())?;
-            let at = offsets.len();
-            let block = self.locate_into(item.as_ref(), &mut offsets);
-            groups[block].push((i, at));
+            let (h1, h2, hb) = sized_hashes(item.as_ref());
+            groups[select_block(hb, &self.starts, self.total)].push((i, h1, h2));
         }
         let mut chunks = Vec::new();
         for (block, group) in groups.into_iter().enumerate() {
+            let bits = self.params.block_bits[block];
             for part in group.chunks(per_chunk) {
                 let mut c = Chunk {
                     block,
                     items: Vec::with_capacity(part.len()),
                     offsets: Vec::with_capacity(part.len() * k),
                 };
-                for &(i, at) in part {
+                for &(i, h1, h2) in part {
                     c.items.push(i);
-                    c.offsets.extend_from_slice(&offsets[at..at + k]);
+                    // Offsets are below 2^32: exact as i64.
+                    c.offsets
+                        .extend(double_hash(h1, h2, self.params.k, bits).map(|o| o as i64));
                 }
                 chunks.push(c);
             }
@@ -793,8 +846,8 @@ impl Bloom {
         match self.items_reply(&request, values)? {
             Settled::Flags(flags) => Ok(flags),
             Settled::Lost { block, mark } => {
-                if let Some(cmd) = mark {
-                    cmd.query::<()>(con)?;
+                if let Some(batch) = mark {
+                    decode_all::<i64>(batch.query_values(con, self.topology)?)?;
                 }
                 Err(self.missing(block))
             }
@@ -812,8 +865,8 @@ impl Bloom {
         match self.items_reply(&request, values)? {
             Settled::Flags(flags) => Ok(flags),
             Settled::Lost { block, mark } => {
-                if let Some(cmd) = mark {
-                    cmd.query_async::<()>(con).await?;
+                if let Some(batch) = mark {
+                    decode_all::<i64>(batch.query_values_async(con, self.topology).await?)?;
                 }
                 Err(self.missing(block))
             }
@@ -853,13 +906,12 @@ impl Bloom {
                 pipe.topology(self.topology);
                 let k = self.params.k as i64;
                 for c in &chunks {
-                    let offsets: Vec<i64> = c.offsets.iter().map(|&o| o as i64).collect();
                     let key = &self.block_keys[c.block];
                     let bits = self.params.block_bits[c.block] as i64;
                     pipe.push(if add {
-                        scripts::bloom::add(key, bits, k, &offsets)
+                        scripts::bloom::add(key, bits, k, &c.offsets)
                     } else {
-                        scripts::bloom::exists(key, bits, k, &offsets)
+                        scripts::bloom::exists(key, bits, k, &c.offsets)
                     });
                 }
                 Wire::Scripts(pipe)
@@ -888,13 +940,13 @@ impl Bloom {
             Wire::Cmds(_) => {
                 let replies = request.wire.decode::<Vec<i64>>(values)?;
                 let mut out = Vec::with_capacity(replies.len());
-                let mut lost = None;
+                let mut lost: Vec<usize> = Vec::new();
                 for (c, bits) in request.chunks.iter().zip(replies) {
                     if bits.len() != c.offsets.len() + 1 {
                         return Err(Error::ShortReply);
                     }
-                    if bits[0] != 1 {
-                        lost.get_or_insert(c.block);
+                    if bits[0] != 1 && !lost.contains(&c.block) {
+                        lost.push(c.block);
                     }
                     out.push(
                         bits[1..]
@@ -903,15 +955,19 @@ impl Bloom {
                             .collect(),
                     );
                 }
-                if let Some(block) = lost {
-                    // An add re-created the block (or wrote into a stranger):
-                    // keep it marked lost so later calls fail too.
+                if let Some(&block) = lost.first() {
+                    // An add re-created these blocks (or wrote into
+                    // strangers): keep every one marked lost so later calls
+                    // fail too.
                     let mark = add.then(|| {
-                        let mut cmd = redis::cmd("SETBIT");
-                        cmd.arg(&self.block_keys[block])
-                            .arg(self.params.block_bits[block])
-                            .arg(0);
-                        cmd
+                        let mut batch = Batch::new();
+                        for &j in &lost {
+                            let key = &self.block_keys[j];
+                            let mut cmd = redis::cmd("SETBIT");
+                            cmd.arg(key).arg(self.params.block_bits[j]).arg(0);
+                            batch.add(key, cmd);
+                        }
+                        batch
                     });
                     return Ok(Settled::Lost { block, mark });
                 }
@@ -942,11 +998,13 @@ impl Bloom {
         }
     }
 
-    /// Bits set in each block (sentinel excluded), by `BITCOUNT`.
+    /// Bits set in each block (sentinel excluded), by `BITCOUNT`;
+    /// [`Error::BloomMissing`] when a block is missing or lost its sentinel
+    /// (so are [`Bloom::approx_count`] and [`Bloom::info`]).
     pub fn bits_set(&self, con: &mut dyn ConnectionLike) -> Result<Vec<u64>> {
         let wire = self.bits_set_request();
         let values = wire.send(con, self.topology)?;
-        bits_set_reply(wire.decode(values)?)
+        self.bits_set_reply(wire.decode(values)?)
     }
 
     /// Async twin of [`Bloom::bits_set`].
@@ -956,7 +1014,20 @@ impl Bloom {
     ) -> Result<Vec<u64>> {
         let wire = self.bits_set_request();
         let values = wire.send_async(con, self.topology).await?;
-        bits_set_reply(wire.decode(values)?)
+        self.bits_set_reply(wire.decode(values)?)
+    }
+
+    /// `BITCOUNT`/`GETBIT` pairs to bits set per block, sentinel excluded.
+    /// A block whose sentinel is 0 (missing, or lost and re-created) is
+    /// [`Error::BloomMissing`], as in every other operation, never "empty".
+    fn bits_set_reply(&self, replies: Vec<u64>) -> Result<Vec<u64>> {
+        if replies.len() != 2 * self.block_keys.len() {
+            return Err(Error::ShortReply);
+        }
+        if let Some(j) = replies.chunks(2).position(|r| r[1] != 1) {
+            return Err(self.missing(j));
+        }
+        Ok(replies.chunks(2).map(|r| r[0] - 1).collect())
     }
 
     /// `BITCOUNT` and sentinel `GETBIT` of every block.
@@ -1136,7 +1207,8 @@ struct Chunk {
     block: usize,
     /// Positions of the items in the caller's slice.
     items: Vec<usize>,
-    offsets: Vec<u64>,
+    /// k offsets per item, as the wire and the scripts take them.
+    offsets: Vec<i64>,
 }
 
 /// What one operation sends. Requests are built and replies decoded by pure
@@ -1190,27 +1262,17 @@ struct ItemsRequest {
 /// A decoded multi-add or multi-exists.
 enum Settled {
     Flags(Vec<bool>),
-    /// A block lost its sentinel; `mark` (after an add) clears the sentinel
-    /// of the block the add re-created, before [`Error::BloomMissing`].
+    /// Blocks lost their sentinel (`block`: the first); `mark` (after an
+    /// add) clears the sentinel of EVERY block the add re-created, before
+    /// [`Error::BloomMissing`].
     Lost {
         block: usize,
-        mark: Option<Cmd>,
+        mark: Option<Batch>,
     },
 }
 
 fn seed_flags(reply: Vec<i64>) -> Vec<bool> {
     reply.into_iter().map(|x| x == 1).collect()
-}
-
-/// `BITCOUNT`/`GETBIT` pairs to bits set per block, sentinel excluded.
-fn bits_set_reply(replies: Vec<u64>) -> Result<Vec<u64>> {
-    if !replies.len().is_multiple_of(2) {
-        return Err(Error::ShortReply);
-    }
-    Ok(replies
-        .chunks(2)
-        .map(|r| r[0].saturating_sub(r[1]))
-        .collect())
 }
 
 fn load_batches<I, T>(

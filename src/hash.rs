@@ -3,27 +3,38 @@
 //! * [`js_hash`]: the seed's PHP `BloomFilter::JSHash`, bit for bit as PHP 8
 //!   on a 64-bit machine computes it, so Rust can read and extend bitmaps that
 //!   PHP applications wrote (`bloom_user_email`, …).
-//! * [`murmur3_32`] and [`sized_hashes`]: the two independent 32-bit hashes
-//!   (and the block selector) of the sized filters, chosen so that any client
-//!   can reproduce them: Python `mmh3.hash(item, seed, signed=False)`, PHP 8.1+
+//! * [`murmur3_32`], [`sized_hashes`] and [`select_block`]: the two
+//!   independent 32-bit hashes and the block selector of the sized filters,
+//!   chosen so that any client can reproduce them: Python
+//!   `mmh3.hash(item, seed, signed=False)`, PHP 8.1+
 //!   `hexdec(hash('murmur3a', $item, false, ['seed' => $seed]))`.
 //!
 //! # The sized filters' offsets (hash scheme `murmur3-dh`, version 1)
 //!
-//! For an item (its raw bytes; UTF-8 for text) in a filter of `blocks` blocks
-//! of `block_bits` bits with `k` hash functions:
+//! For an item (its raw bytes; UTF-8 for text) in a filter whose blocks have
+//! `B_0, B_1, .., B_(n-1)` usable bits (the config's `block_bits` field, in
+//! order; blocks may differ in size) with `k` hash functions:
 //!
 //! ```text
 //! h1    = murmur3_x86_32(item, seed = 0)
 //! h2    = murmur3_x86_32(item, seed = 0x9e3779b9)
-//! block = murmur3_x86_32(item, seed = 0x85ebca6b) mod blocks      (0 when blocks = 1)
-//! g_i   = (h1 + i * h2) mod block_bits     for i = 0 .. k-1
+//! hb    = murmur3_x86_32(item, seed = 0x85ebca6b)
+//! M     = B_0 + B_1 + .. + B_(n-1)                 (total usable bits)
+//! S_j   = B_0 + .. + B_(j-1)                       (S_0 = 0: bits before block j)
+//! x     = floor(hb * M / 2^32)                     (exact: 0 <= x < M)
+//! block = the j with S_j <= x < S_(j+1)            (0 when n = 1)
+//! g_i   = (h1 + i * h2) mod B_block    for i = 0 .. k-1
 //! ```
 //!
+//! So every block gets items in proportion to its size. It is NOT
+//! `hb mod n`. `hb * M` needs more than 64 bits for large filters: use a
+//! 128-bit product, or (PHP's 63-bit integers, M < 2^47)
+//! `x = ((hb >> 16) * M + (((hb & 0xFFFF) * M) >> 16)) >> 16`, which is exact.
 //! `h1 + i * h2` is computed exactly (it is below 2^39 for k < 128), not
 //! modulo 2^32. The item's bits are `g_0 .. g_(k-1)` of block `block`
 //! (`SETBIT`/`GETBIT` offsets in that block's string). `tests/hash.rs` holds
-//! vectors for all of this.
+//! vectors for all of this, generated independently by
+//! `tests/data/sized_vectors.php`.
 
 /// The seed's PHP `JSHash($string, $limitMemory)`, bit for bit as PHP 8
 /// (64-bit) returns it.
@@ -158,7 +169,8 @@ pub const SEED_H2: u32 = 0x9e37_79b9;
 pub const SEED_BLOCK: u32 = 0x85eb_ca6b;
 
 /// The hashes of one item under the sized filters' scheme (see the module
-/// docs): `(h1, h2, block_hash)`; the block is `block_hash % blocks`.
+/// docs): `(h1, h2, block_hash)`; the block is
+/// [`select_block`]`(block_hash, ..)`, not `block_hash % blocks`.
 pub fn sized_hashes(item: &[u8]) -> (u32, u32, u32) {
     (
         murmur3_32(item, SEED_H1),
@@ -167,13 +179,40 @@ pub fn sized_hashes(item: &[u8]) -> (u32, u32, u32) {
     )
 }
 
+/// The block of an item whose block hash is `hb` (see the module docs):
+/// the `j` with `starts[j] <= floor(hb * total / 2^32) < starts[j + 1]`,
+/// where `starts[j]` is the number of usable bits before block `j`
+/// (`starts[0] = 0`, ascending) and `total` the sum of all blocks' bits.
+///
+/// ```
+/// use redis_patterns::hash::select_block;
+/// // Blocks of 100 and 300 bits: x = floor(hb * 400 / 2^32).
+/// assert_eq!(select_block(0, &[0, 100], 400), 0);
+/// assert_eq!(select_block(1 << 30, &[0, 100], 400), 1); // x = 100
+/// assert_eq!(select_block((1 << 30) - 1, &[0, 100], 400), 0); // x = 99
+/// assert_eq!(select_block(u32::MAX, &[0, 100], 400), 1);
+/// ```
+///
+/// # Panics
+///
+/// When `starts` is empty or does not begin with 0.
+pub fn select_block(hb: u32, starts: &[u64], total: u64) -> usize {
+    assert_eq!(starts.first(), Some(&0), "block starts must begin with 0");
+    let x = ((hb as u128 * total as u128) >> 32) as u64;
+    starts.partition_point(|&s| s <= x) - 1
+}
+
 /// The `k` bit offsets `g_i = (h1 + i*h2) mod block_bits` (exact integer
 /// arithmetic) of an item with hashes `h1`, `h2`, written into `out`.
 pub fn double_hash_offsets(h1: u32, h2: u32, k: u32, block_bits: u64, out: &mut Vec<u64>) {
+    out.extend(double_hash(h1, h2, k, block_bits));
+}
+
+/// The same `k` offsets as [`double_hash_offsets`], as an iterator (so a
+/// caller can write them straight into its own buffer, in any integer type).
+pub fn double_hash(h1: u32, h2: u32, k: u32, block_bits: u64) -> impl Iterator<Item = u64> {
     let (h1, h2) = (h1 as u64, h2 as u64);
-    for i in 0..k as u64 {
-        out.push((h1 + i * h2) % block_bits);
-    }
+    (0..k as u64).map(move |i| (h1 + i * h2) % block_bits)
 }
 
 #[cfg(test)]

@@ -77,6 +77,40 @@ fn engines_write_identical_bits() {
 }
 
 #[test]
+fn batched_adds_set_exactly_the_bits_locate_names_in_every_block() {
+    let server = support::server();
+    let mut con = server.connection();
+    for engine in [Engine::Bitfield, Engine::Script] {
+        let a = Bloom::create_with(&mut con, "a", 1_000_000, 0.01, &opts(engine)).unwrap();
+        let b = Bloom::create_with(&mut con, "b", 1_000_000, 0.01, &opts(engine)).unwrap();
+        assert!(a.block_keys().len() >= 2);
+        let xs = items("bit:", 0..3000);
+        a.multi_add(&mut con, &xs).unwrap();
+        // The same items, one SETBIT per bit from `locate`.
+        let mut pipe = redis::pipe();
+        for x in &xs {
+            let (block, offsets) = b.locate(x.as_bytes());
+            for o in offsets {
+                pipe.cmd("SETBIT")
+                    .arg(&b.block_keys()[block])
+                    .arg(o)
+                    .arg(1)
+                    .ignore();
+            }
+        }
+        let _: () = pipe.query(&mut con).unwrap();
+        let set = a.bits_set(&mut con).unwrap();
+        assert!(set.iter().all(|&n| n > 0), "every block got items: {set:?}");
+        for (ka, kb) in a.block_keys().iter().zip(b.block_keys()) {
+            let va: Vec<u8> = redis::cmd("GET").arg(ka).query(&mut con).unwrap();
+            let vb: Vec<u8> = redis::cmd("GET").arg(kb).query(&mut con).unwrap();
+            assert!(va == vb, "{engine:?}: {ka} differs from {kb}");
+        }
+        let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+    }
+}
+
+#[test]
 fn no_false_negatives_and_a_plausible_false_positive_rate() {
     let server = support::server();
     let mut con = server.connection();
@@ -243,6 +277,71 @@ fn scripts_refuse_bad_offsets_and_write_nothing() {
 }
 
 #[test]
+fn create_script_refuses_bad_arguments_before_writing() {
+    let server = support::server();
+    let mut con = server.connection();
+    let cfg = "bloom:{raw}";
+    let b0 = "bloom:{raw}:0";
+    let b1 = "bloom:{raw}:1";
+    let two: &[&str] = &[b0, b1];
+    let one: &[&str] = &[b0];
+    let none: &[&str] = &[];
+    // (blocks, m, k, n, p, block_bits, scheme, version, spread)
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&[&str], i64, i64, i64, &str, &str, &str, i64, i64)> = vec![
+        (two, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0), // 2 keys, 1 size
+        (one, 100, 7, 10, "0.01", "1023,1023", "murmur3-dh", 1, 0), // 1 key, 2 sizes
+        (one, 100, 7, 10, "0.01", "1024", "murmur3-dh", 1, 0), // not 8x-1
+        (one, 100, 7, 10, "0.01", "x", "murmur3-dh", 1, 0),
+        (two, 100, 7, 10, "0.01", "1023,,1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 10, "0.01", "", "murmur3-dh", 1, 0),
+        (one, 100, 0, 10, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 65, 10, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 0, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 0, "0.01", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 10, "1.5", "1023", "murmur3-dh", 1, 0),
+        (one, 100, 7, 10, "nope", "1023", "murmur3-dh", 1, 0),
+        (one, 5000, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0), // blocks < m
+        (one, 100, 7, 10, "0.01", "1023", "", 1, 0),
+        (one, 100, 7, 10, "0.01", "1023", "murmur3-dh", 0, 0),
+        (one, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 2),
+        (one, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 1), // spread takes no blocks
+        (none, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0), // no spread needs them
+    ];
+    for (blocks, m, k, n, p, bits, scheme, version, spread) in cases {
+        let call = scripts::bloom::create(cfg, blocks, m, k, n, p, bits, scheme, version, spread);
+        match call.invoke(&mut con) {
+            Err(Error::ScriptArgument { detail, .. }) => assert!(!detail.is_empty()),
+            other => panic!(
+                "{blocks:?} {m} {k} {n} {p} {bits:?} {scheme:?} {version} {spread}: expected ScriptArgument, got {other:?}"
+            ),
+        }
+        assert_eq!(
+            support::dbsize(&mut con),
+            0,
+            "{blocks:?} {bits:?}: nothing written"
+        );
+    }
+    // The same call with good arguments creates config and blocks.
+    let created = scripts::bloom::create(
+        cfg,
+        two,
+        100,
+        7,
+        10,
+        "0.01",
+        "1023,1023",
+        "murmur3-dh",
+        1,
+        0,
+    )
+    .invoke(&mut con)
+    .unwrap();
+    assert_eq!(created, 1);
+    assert_eq!(support::dbsize(&mut con), 3);
+}
+
+#[test]
 fn a_lost_block_is_an_error_with_both_engines() {
     let server = support::server();
     let mut con = server.connection();
@@ -273,6 +372,94 @@ fn a_lost_block_is_an_error_with_both_engines() {
 }
 
 #[test]
+fn every_block_an_add_re_created_stays_lost() {
+    let server = support::server();
+    let mut con = server.connection();
+    for spread in [false, true] {
+        let o = BloomOptions {
+            spread_blocks: spread,
+            ..opts(Engine::Bitfield)
+        };
+        let bf = Bloom::create_with(&mut con, "f", 1_000_000, 0.01, &o).unwrap();
+        assert!(bf.block_keys().len() >= 2, "{:?}", bf.params().block_bits);
+        // One item in each of the first two blocks.
+        let pick = |block: usize| {
+            (0..10_000)
+                .map(|i| format!("it{i}"))
+                .find(|x| bf.locate(x.as_bytes()).0 == block)
+                .unwrap()
+        };
+        let (a, b) = (pick(0), pick(1));
+        bf.multi_add(&mut con, &[&a, &b]).unwrap();
+        let _: () = redis::cmd("DEL")
+            .arg(&bf.block_keys()[0])
+            .arg(&bf.block_keys()[1])
+            .query(&mut con)
+            .unwrap();
+        // One add touches both lost blocks (and re-creates both).
+        assert!(matches!(
+            bf.multi_add(&mut con, &[&a, &b]),
+            Err(Error::BloomMissing { .. })
+        ));
+        // Both stay lost: neither answers "absent" or "present".
+        for item in [&a, &b] {
+            match bf.exists(&mut con, item) {
+                Err(Error::BloomMissing { .. }) => {}
+                other => {
+                    panic!("spread {spread} item {item}: expected BloomMissing, got {other:?}")
+                }
+            }
+        }
+        bf.clear(&mut con).unwrap();
+        assert!(!bf.exists(&mut con, &a).unwrap());
+        assert!(!bf.exists(&mut con, &b).unwrap());
+        let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+    }
+}
+
+#[test]
+fn counts_of_a_lost_block_are_an_error_not_empty() {
+    let server = support::server();
+    let mut con = server.connection();
+    let bf = Bloom::create(&mut con, "f", 1_000_000, 0.01).unwrap();
+    assert!(bf.block_keys().len() >= 2);
+    bf.multi_add(&mut con, &items("c", 0..2000)).unwrap();
+    assert!(bf.bits_set(&mut con).unwrap().iter().all(|&b| b > 0));
+    let last = bf.block_keys().len() - 1;
+    for lose in ["DEL", "SENTINEL"] {
+        if lose == "DEL" {
+            let _: () = redis::cmd("DEL")
+                .arg(&bf.block_keys()[last])
+                .query(&mut con)
+                .unwrap();
+        } else {
+            // A block re-created by a stray write: length right, sentinel 0.
+            let _: () = redis::cmd("SETBIT")
+                .arg(&bf.block_keys()[last])
+                .arg(bf.params().block_bits[last])
+                .arg(0)
+                .query(&mut con)
+                .unwrap();
+        }
+        match bf.bits_set(&mut con) {
+            Err(Error::BloomMissing { detail }) => {
+                assert!(detail.contains(&bf.block_keys()[last]), "{detail}")
+            }
+            other => panic!("{lose}: expected BloomMissing, got {other:?}"),
+        }
+        assert!(matches!(
+            bf.approx_count(&mut con),
+            Err(Error::BloomMissing { .. })
+        ));
+        assert!(matches!(bf.info(&mut con), Err(Error::BloomMissing { .. })));
+    }
+    // clear makes it usable again, and counts work.
+    bf.clear(&mut con).unwrap();
+    assert_eq!(bf.bits_set(&mut con).unwrap().iter().sum::<u64>(), 0);
+    assert_eq!(bf.approx_count(&mut con).unwrap(), 0);
+}
+
+#[test]
 fn clear_resets_bits_and_keeps_the_config() {
     let server = support::server();
     let mut con = server.connection();
@@ -285,9 +472,26 @@ fn clear_resets_bits_and_keeps_the_config() {
         .iter()
         .map(|k| redis::cmd("STRLEN").arg(k).query(&mut con).unwrap())
         .collect();
+    // An expiry on the first block survives clear, to the millisecond; the
+    // other blocks stay without one.
+    let at: i64 = 4_102_444_800_123; // 2100-01-01, an explicit instant
+    let _: () = redis::cmd("PEXPIREAT")
+        .arg(&bf.block_keys()[0])
+        .arg(at)
+        .query(&mut con)
+        .unwrap();
     bf.clear(&mut con).unwrap();
     assert_eq!(bf.bits_set(&mut con).unwrap().iter().sum::<u64>(), 0);
     assert!(bf.multi_exists(&mut con, &xs).unwrap().iter().all(|&b| !b));
+    for (j, key) in bf.block_keys().iter().enumerate() {
+        let expiry: i64 = redis::cmd("PEXPIRETIME").arg(key).query(&mut con).unwrap();
+        assert_eq!(expiry, if j == 0 { at } else { -1 }, "{key}");
+        // Zeros, then the sentinel: the last bit of the last byte.
+        let bytes: Vec<u8> = redis::cmd("GET").arg(key).query(&mut con).unwrap();
+        let (last, zeros) = bytes.split_last().unwrap();
+        assert_eq!(*last, 1, "{key}");
+        assert!(zeros.iter().all(|&b| b == 0), "{key}");
+    }
     let sizes_after: Vec<i64> = bf
         .block_keys()
         .iter()
@@ -323,6 +527,96 @@ fn blocks_can_spread_over_slots() {
     assert_eq!(opened.block_keys(), bf.block_keys());
     bf.clear(&mut con).unwrap();
     assert!(!bf.exists(&mut con, "s1").unwrap());
+}
+
+#[test]
+fn spread_create_writes_the_config_last_and_refuses_leftovers() {
+    let server = support::server();
+    let mut con = server.connection();
+    let o = BloomOptions {
+        spread_blocks: true,
+        ..BloomOptions::default()
+    };
+    // What a create that crashed between blocks and config leaves: the
+    // first block, pristine, and no config. The retry adopts it.
+    let probe = Bloom::create_with(&mut con, "probe", 1_000_000, 0.01, &o).unwrap();
+    let (keys, bits) = (
+        probe.block_keys().to_vec(),
+        probe.params().block_bits.clone(),
+    );
+    assert!(keys.len() >= 2);
+    probe.destroy(&mut con).unwrap();
+    let re_keys =
+        |name: &str| -> Vec<String> { keys.iter().map(|k| k.replace("probe", name)).collect() };
+    let crashed = re_keys("crashed");
+    let made: i64 = scripts::bloom::init_block(&crashed[0], bits[0] as i64, 1)
+        .invoke(&mut con)
+        .unwrap();
+    assert_eq!(made, 1);
+    let bf = Bloom::create_with(&mut con, "crashed", 1_000_000, 0.01, &o).unwrap();
+    assert_eq!(bf.block_keys(), &crashed[..]);
+    assert!(bf.add(&mut con, "x").unwrap());
+    assert!(bf.exists(&mut con, "x").unwrap());
+    assert_eq!(
+        Bloom::open(&mut con, "crashed").unwrap().params(),
+        bf.params()
+    );
+
+    // A leftover block that holds data is refused, and no config is written
+    // (so nothing claims the leftover's bits); the leftover is untouched.
+    let stale = re_keys("stale");
+    let _: () = redis::cmd("SETBIT")
+        .arg(&stale[1])
+        .arg(bits[1])
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SETBIT")
+        .arg(&stale[1])
+        .arg(5)
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let before: Vec<u8> = redis::cmd("GET").arg(&stale[1]).query(&mut con).unwrap();
+    match Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o) {
+        Err(Error::BloomConfigMismatch { detail }) => {
+            assert!(detail.contains(&stale[1]), "{detail}")
+        }
+        other => panic!("expected BloomConfigMismatch, got {other:?}"),
+    }
+    let config: i64 = redis::cmd("EXISTS")
+        .arg("bloom:{stale}")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(config, 0, "no config next to a refused leftover");
+    let after: Vec<u8> = redis::cmd("GET").arg(&stale[1]).query(&mut con).unwrap();
+    assert_eq!(before, after);
+    assert!(matches!(
+        Bloom::open(&mut con, "stale"),
+        Err(Error::BloomMissing { .. })
+    ));
+    // Once the leftover is gone the retry succeeds (adopting the pristine
+    // blocks the refused attempt created).
+    let _: () = redis::cmd("DEL").arg(&stale[1]).query(&mut con).unwrap();
+    let bf = Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o).unwrap();
+    assert_eq!(bf.bits_set(&mut con).unwrap().iter().sum::<u64>(), 0);
+
+    // Creating an existing filter again opens it (its blocks hold data now).
+    bf.multi_add(&mut con, &items("s", 0..500)).unwrap();
+    let again = Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o).unwrap();
+    assert!(
+        again
+            .multi_exists(&mut con, &items("s", 0..500))
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    // And a spread filter whose config exists but a block is gone is refused.
+    let _: () = redis::cmd("DEL").arg(&stale[0]).query(&mut con).unwrap();
+    assert!(matches!(
+        Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o),
+        Err(Error::BloomMissing { .. })
+    ));
 }
 
 #[test]
@@ -1081,4 +1375,90 @@ fn async_twins_run_on_a_real_cluster() {
             assert!(found.iter().all(|&b| b));
         }
     });
+}
+
+/// Runs `redis-patterns bloom load NAME FILE ARGS.. --url URL`; (success, stdout, stderr).
+fn cli_load(
+    url: &str,
+    name: &str,
+    file: &std::path::Path,
+    args: &[&str],
+) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
+        .args(["bloom", "load", name])
+        .arg(file)
+        .args(args)
+        .args(["--url", url])
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_seed_load_skips_empty_lines_and_counts_them_in_the_position() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("cli-empty");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lines.txt");
+    // 12 lines: empty ones inside batches, at a batch start, CRLF ones, and a
+    // trailing empty line; plus one line longer than --max-line.
+    let text = "a@x\n\nb@x\r\n\r\nc@x\nd@x\n\ne@x\n";
+    let long = "z".repeat(100);
+    std::fs::write(&path, format!("{text}{long}\nf@x\ng@x\n\n")).unwrap();
+    let url = server.url();
+    let (ok, stdout, stderr) = cli_load(
+        &url,
+        "bloom_cli",
+        &path,
+        &["--seed", "--batch", "2", "--max-line", "64"],
+    );
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
+    assert!(stdout.contains("skipped 4 empty lines"), "{stdout}");
+    assert!(
+        stdout.contains("skipped 1 lines longer than --max-line 64 bytes (first: line 9)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(": 7 new"), "{stdout}");
+    let seed = SeedBloom::new("bloom_cli").unwrap();
+    let present = ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x", "g@x"];
+    assert!(
+        seed.multi_exists(&mut con, &present)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    assert!(!seed.exists(&mut con, &long).unwrap());
+    // Resuming at a line position skips exactly those lines: after line 10
+    // only g@x (already there) and the trailing empty line remain.
+    let (ok, stdout, stderr) = cli_load(&url, "bloom_cli", &path, &["--seed", "--start", "10"]);
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains(": 0 new"), "{stdout}");
+    assert!(stdout.contains("skipped 1 empty lines"), "{stdout}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
+
+    // Sized filters keep empty lines as items (only seed mode refuses them),
+    // and a fresh sized load from a resume point adds only the rest.
+    let (ok, stdout, stderr) = cli_load(
+        &url,
+        "sized",
+        &path,
+        &["--expected", "1000", "--fp-rate", "0.01", "--start", "5"],
+    );
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
+    let bf = Bloom::open(&mut con, "sized").unwrap();
+    assert!(
+        bf.multi_exists(&mut con, &["d@x", "e@x", "f@x", "g@x", ""])
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    assert!(!bf.exists(&mut con, "c@x").unwrap());
+    assert!(!bf.exists(&mut con, "a@x").unwrap());
 }

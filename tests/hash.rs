@@ -4,7 +4,8 @@
 //! sized filters' scheme computed with PHP's built-in `murmur3a`).
 
 use redis_patterns::hash::{
-    SEED_BLOCK, SEED_H1, SEED_H2, double_hash_offsets, js_hash, murmur3_32, sized_hashes,
+    SEED_BLOCK, SEED_H1, SEED_H2, double_hash_offsets, js_hash, murmur3_32, select_block,
+    sized_hashes,
 };
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -84,6 +85,8 @@ fn sized_scheme_equals_php_vectors() {
     let text = include_str!("data/sized_vectors.tsv");
     let rows = rows(text);
     assert!(rows.len() >= 60);
+    let mut not_modulo = 0;
+    let mut multi_block = 0;
     for row in rows {
         let input = unhex(row[0]);
         let n = |i: usize| row[i].parse::<u64>().expect("number");
@@ -96,11 +99,51 @@ fn sized_scheme_equals_php_vectors() {
         assert_eq!(murmur3_32(&input, SEED_H1), h1);
         assert_eq!(murmur3_32(&input, SEED_H2), h2);
         assert_eq!(murmur3_32(&input, SEED_BLOCK), hb);
-        let (blocks, bits, k) = (n(4), n(5), n(6));
-        assert_eq!(hb as u64 % blocks, n(7));
+        let block_bits: Vec<u64> = row[4].split(',').map(|s| s.parse().unwrap()).collect();
+        let k = n(5);
+        let mut starts = Vec::new();
+        let mut total = 0;
+        for b in &block_bits {
+            starts.push(total);
+            total += b;
+        }
+        let block = select_block(hb, &starts, total);
+        assert_eq!(block as u64, n(6), "block of {input:?} in {block_bits:?}");
+        if block_bits.len() > 1 {
+            multi_block += 1;
+            if hb as u64 % block_bits.len() as u64 != n(6) {
+                not_modulo += 1;
+            }
+        }
         let mut offsets = Vec::new();
-        double_hash_offsets(h1, h2, k as u32, bits, &mut offsets);
-        let want: Vec<u64> = row[8].split(',').map(|s| s.parse().unwrap()).collect();
+        double_hash_offsets(h1, h2, k as u32, block_bits[block], &mut offsets);
+        let want: Vec<u64> = row[7].split(',').map(|s| s.parse().unwrap()).collect();
         assert_eq!(offsets, want, "{input:?}");
     }
+    // The vectors tell the real selector from `block_hash mod blocks`.
+    assert!(
+        multi_block >= 40 && not_modulo >= 20,
+        "{multi_block} {not_modulo}"
+    );
+}
+
+#[test]
+fn select_block_splits_in_proportion_to_block_sizes() {
+    // Blocks of 1, 2 and 1 quarters of 2^32 bits: hb maps to itself.
+    let q = 1u64 << 30;
+    let starts = [0, q, 3 * q];
+    let total = 4 * q;
+    assert_eq!(select_block(0, &starts, total), 0);
+    assert_eq!(select_block((q - 1) as u32, &starts, total), 0);
+    assert_eq!(select_block(q as u32, &starts, total), 1);
+    assert_eq!(select_block((3 * q - 1) as u32, &starts, total), 1);
+    assert_eq!(select_block((3 * q) as u32, &starts, total), 2);
+    assert_eq!(select_block(u32::MAX, &starts, total), 2);
+    // One block: always 0, even beyond 2^32 bits.
+    assert_eq!(select_block(u32::MAX, &[0], 1 << 40), 0);
+    // Totals above 2^32 need the wide product: hb * total overflows u64.
+    let big = [0u64, 4_294_967_295, 8_589_934_590];
+    let total = 8_589_934_590 + 2_147_483_647;
+    assert_eq!(select_block(u32::MAX, &big, total), 2);
+    assert_eq!(select_block(1 << 31, &big, total), 1);
 }

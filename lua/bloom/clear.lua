@@ -5,9 +5,11 @@
 -- RETURNS integer: the number of blocks cleared
 -- ERRORS BADARG
 
--- Each block is replaced by a string of zeros of its exact size whose last
--- bit (the sentinel) is 1, so a block that had lost its sentinel is usable
--- again afterwards.
+-- Each block is deleted and re-created by `SETBIT block block_bits 1`: Redis
+-- allocates the string zero-filled at its exact size with the sentinel (last
+-- bit) set, so a block that had lost its sentinel is usable again, and no
+-- block-sized string is ever built in Lua. Its expiry (absolute, from
+-- PEXPIRETIME) is put back; a block without one stays without.
 if #KEYS ~= #ARGV then
   return redis.error_reply('BADARG one block_bits per block')
 end
@@ -18,7 +20,11 @@ for i = 1, #KEYS do
   end
 end
 for i = 1, #KEYS do
-  local bytes = (tonumber(ARGV[i]) + 1) / 8
-  redis.call('SET', KEYS[i], string.rep('\0', bytes - 1) .. '\1', 'KEEPTTL')
+  local at = redis.call('PEXPIRETIME', KEYS[i])
+  redis.call('DEL', KEYS[i])
+  redis.call('SETBIT', KEYS[i], ARGV[i], 1)
+  if at > 0 then
+    redis.call('PEXPIREAT', KEYS[i], at)
+  end
 end
 return #KEYS

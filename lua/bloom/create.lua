@@ -1,7 +1,7 @@
 #!lua
 --- Create a sized filter's config hash (and its blocks in the same slot) once, or check an existing one matches
 -- KEYS[1] config: the filter's config hash
--- KEYS[2..] blocks: the block bitmaps to create with the config (all of them unless blocks spread over slots)
+-- KEYS[2..] blocks: the block bitmaps to create with the config (all of them; none when blocks spread over slots, see bloom.init_block)
 -- ARGV[1] m integer: theoretical bits, ceil(-n ln p / (ln 2)^2)
 -- ARGV[2] k integer: bits per item
 -- ARGV[3] n integer: expected items
@@ -11,17 +11,72 @@
 -- ARGV[7] version integer: hash scheme version
 -- ARGV[8] spread integer: 1 when block keys carry their own hash tag, 0 when they share the config's
 -- RETURNS integer: 1 when created now, 0 when it existed with exactly these parameters
--- ERRORS BLOOMCONFIG NOFILTER
+-- ERRORS BADARG BLOOMCONFIG NOFILTER
 
 -- Written once: the parameters never change after creation, and a caller
 -- asking for other ones gets BLOOMCONFIG (`<field> stored <x> requested <y>`)
 -- instead of silently setting bits at offsets computed for another size.
+-- Every argument is checked (BADARG) before anything is read or written, so
+-- a bad call leaves no half-created filter. With spread = 1 the blocks live
+-- in other slots: the client creates them first (bloom.init_block with
+-- create = 1) and calls this last, so the config only exists once every
+-- block does.
+local function int(v, lo, hi)
+  local x = tonumber(v)
+  if not x or x % 1 ~= 0 or x < lo or x > hi or not string.match(v, '^%d+$') then
+    return nil
+  end
+  return x
+end
+local m = int(ARGV[1], 1, 2 ^ 53)
+if not m then
+  return redis.error_reply('BADARG m must be a positive integer')
+end
+if not int(ARGV[2], 1, 64) then
+  return redis.error_reply('BADARG k must be an integer from 1 to 64')
+end
+if not int(ARGV[3], 1, 2 ^ 53) then
+  return redis.error_reply('BADARG n must be a positive integer')
+end
+local p = tonumber(ARGV[4])
+if not p or not (p > 0 and p < 1) then
+  return redis.error_reply('BADARG p must be a number strictly between 0 and 1')
+end
+if not string.match(ARGV[5], '^%d[%d,]*$') or string.match(ARGV[5], ',$') or string.find(ARGV[5], ',,', 1, true) then
+  return redis.error_reply('BADARG block_bits must be comma-separated integers')
+end
+local sizes = {}
+local total = 0
+for s in string.gmatch(ARGV[5], '[^,]+') do
+  local bits = int(s, 7, 4294967295)
+  if not bits or (bits + 1) % 8 ~= 0 then
+    return redis.error_reply('BADARG block_bits ' .. s .. ' is not an integer from 7 to 2^32-1, one less than a multiple of 8')
+  end
+  sizes[#sizes + 1] = bits
+  total = total + bits
+end
+if total < m then
+  return redis.error_reply('BADARG the blocks hold ' .. total .. ' bits, fewer than m')
+end
+if ARGV[6] == '' then
+  return redis.error_reply('BADARG scheme must not be empty')
+end
+if not int(ARGV[7], 1, 2 ^ 31) then
+  return redis.error_reply('BADARG version must be a positive integer')
+end
+if ARGV[8] == '0' then
+  if #KEYS - 1 ~= #sizes then
+    return redis.error_reply('BADARG one block key per block_bits entry without spread')
+  end
+elseif ARGV[8] == '1' then
+  if #KEYS ~= 1 then
+    return redis.error_reply('BADARG spread blocks are created by bloom.init_block, not passed here')
+  end
+else
+  return redis.error_reply('BADARG spread must be 0 or 1')
+end
 local fields = {'m', 'k', 'n', 'p', 'block_bits', 'scheme', 'version', 'spread'}
 local want = {ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]}
-local sizes = {}
-for s in string.gmatch(ARGV[5], '[^,]+') do
-  sizes[#sizes + 1] = tonumber(s)
-end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local have = redis.call('HMGET', KEYS[1], unpack(fields))
   for i = 1, #fields do

@@ -113,7 +113,10 @@ fn reason(r: &RejectReason) -> String {
 }
 
 /// Connects to `url` as the topology says (asking the server for `auto`).
-fn connect(url: &str, wanted: TopologyArg) -> Result<(Box<dyn ConnectionLike>, Topology), String> {
+pub(crate) fn connect(
+    url: &str,
+    wanted: TopologyArg,
+) -> Result<(Box<dyn ConnectionLike>, Topology), String> {
     let cluster = || -> Result<(Box<dyn ConnectionLike>, Topology), String> {
         let con = redis::cluster::ClusterClient::new(vec![url])
             .and_then(|c| c.get_connection())

@@ -76,6 +76,9 @@ enum BloomCommand {
         /// Items per pipelined batch.
         #[arg(long, default_value_t = 5000)]
         batch: usize,
+        /// The longest item in bytes; longer lines are skipped and counted.
+        #[arg(long, default_value_t = 1 << 20)]
+        max_line: usize,
         /// Create the sized filter for this many items (with --fp-rate) if it does not exist.
         #[arg(long, requires = "fp_rate")]
         expected: Option<u64>,
@@ -87,6 +90,8 @@ enum BloomCommand {
         #[arg(long, requires = "expected")]
         spread_blocks: bool,
         /// Seed-compatible mode: NAME is a bitmap written by the PHP seed (JSHash, k = 1).
+        /// Empty lines are skipped (the seed refuses empty items), counted in
+        /// the position and reported.
         #[arg(long, conflicts_with_all = ["expected", "fp_rate"])]
         seed: bool,
         /// Seed mode without the seed's limitMemory folding.
@@ -187,10 +192,10 @@ fn load(url: &str) -> CliResult {
 }
 
 fn bloom(command: BloomCommand) -> CliResult {
-    use std::io::{BufRead, IsTerminal, Write};
+    use std::io::{IsTerminal, Write};
 
-    use redis_patterns::bloom::{Bloom, BloomOptions, LoadProgress, SeedBloom};
-    use redis_patterns::fanout::Topology;
+    use redis_patterns::bloom::{Bloom, BloomOptions, SeedBloom};
+    use redis_patterns::sharded_hash::{BoundedLine, read_bounded_line};
 
     let BloomCommand::Load {
         name,
@@ -198,85 +203,114 @@ fn bloom(command: BloomCommand) -> CliResult {
         url,
         start,
         batch,
+        max_line,
         expected,
         fp_rate,
         spread_blocks,
         seed,
         no_limit_memory,
     } = command;
+    if batch == 0 {
+        return Err("--batch must be at least 1".into());
+    }
+    let mut reader = std::io::BufReader::new(
+        std::fs::File::open(&file).map_err(|e| format!("cannot open {}: {e}", file.display()))?,
+    );
     // A Redis Cluster node (INFO cluster: cluster_enabled:1) is used as the
     // seed of a cluster connection, which follows every key to its node.
-    let mut direct = redis::Client::open(url.url.as_str())?.get_connection()?;
-    let topology = Topology::detect(&mut direct)?;
-    let mut con: Box<dyn redis::ConnectionLike> = match topology {
-        Topology::Standalone => Box::new(direct),
-        Topology::Cluster => {
-            Box::new(redis::cluster::ClusterClient::new(vec![url.url.as_str()])?.get_connection()?)
-        }
-    };
-    let con = &mut *con;
+    let (mut con, topology) = import::connect(&url.url, import::TopologyArg::Auto)?;
+    let con = con.as_mut();
     let options = BloomOptions {
         spread_blocks,
         topology,
         ..BloomOptions::default()
     };
-    let reader = std::io::BufReader::new(std::fs::File::open(&file)?);
-    let mut read_error = None;
-    let lines = reader.split(b'\n').map_while(|line| match line {
-        Ok(mut l) => {
-            if l.last() == Some(&b'\r') {
-                l.pop();
-            }
-            Some(l)
-        }
-        Err(e) => {
-            read_error = Some(e);
-            None
-        }
-    });
-    let tty = std::io::stderr().is_terminal();
-    let mut last = LoadProgress {
-        done: start,
-        added: 0,
-    };
-    let progress = |p: LoadProgress| {
-        last = p;
-        if tty {
-            eprint!("\r{} lines done, {} new", p.done, p.added);
-            let _ = std::io::stderr().flush();
-        }
-    };
-    let result = if seed {
-        SeedBloom::new(&name)
-            .map(|s| s.limit_memory(!no_limit_memory))
-            .and_then(|s| s.load(con, lines, batch, start, progress))
+    enum Target {
+        Seed(SeedBloom),
+        Sized(Bloom),
+    }
+    let target = if seed {
+        Target::Seed(SeedBloom::new(&name)?.limit_memory(!no_limit_memory))
     } else {
-        match (expected, fp_rate) {
-            (Some(n), Some(p)) => Bloom::create_with(con, &name, n, p, &options),
-            _ => Bloom::open_with(con, &name, &options),
-        }
-        .and_then(|b| b.load(con, lines, batch, start, progress))
+        Target::Sized(match (expected, fp_rate) {
+            (Some(n), Some(p)) => Bloom::create_with(con, &name, n, p, &options)?,
+            _ => Bloom::open_with(con, &name, &options)?,
+        })
     };
+    let tty = std::io::stderr().is_terminal();
+    // Positions count input lines, skipped ones included, so --start resumes
+    // at the right line. `done`: every line before it is settled (loaded or
+    // skipped); `read`: lines read so far.
+    let (mut done, mut read, mut added) = (0u64, 0u64, 0u64);
+    let (mut empty, mut long, mut first_long) = (0u64, 0u64, None);
+    let mut buf = Vec::new();
+    let mut consumed = 0u64;
+    let mut items: Vec<Vec<u8>> = Vec::with_capacity(batch);
+    let failed = |e: &dyn std::fmt::Display, done: u64| -> Box<dyn std::error::Error> {
+        format!("{e}; last position done: {done}; resume with --start {done}").into()
+    };
+    while read < start {
+        match read_bounded_line(&mut reader, max_line, &mut buf, &mut consumed) {
+            Ok(BoundedLine::Eof) => break,
+            Ok(_) => read += 1,
+            Err(e) => return Err(failed(&format!("reading {}: {e}", file.display()), done)),
+        }
+        done = read;
+    }
+    loop {
+        let line = read_bounded_line(&mut reader, max_line, &mut buf, &mut consumed)
+            .map_err(|e| failed(&format!("reading {}: {e}", file.display()), done))?;
+        let eof = line == BoundedLine::Eof;
+        match line {
+            BoundedLine::Eof => {}
+            BoundedLine::TooLong(_) => {
+                read += 1;
+                long += 1;
+                first_long.get_or_insert(read);
+            }
+            // The seed refuses empty items (JSHash("") is one constant
+            // offset): skip them, counted, instead of failing the batch.
+            BoundedLine::Line if seed && buf.is_empty() => {
+                read += 1;
+                empty += 1;
+            }
+            BoundedLine::Line => {
+                read += 1;
+                items.push(std::mem::take(&mut buf));
+            }
+        }
+        if items.len() == batch || (eof && !items.is_empty()) {
+            let flags = match &target {
+                Target::Seed(s) => s.multi_add(con, &items),
+                Target::Sized(b) => b.multi_add(con, &items),
+            }
+            .map_err(|e| failed(&e, done))?;
+            added += flags.into_iter().filter(|&b| b).count() as u64;
+            items.clear();
+        }
+        if items.is_empty() {
+            done = read;
+            if tty {
+                eprint!("\r{done} lines done, {added} new");
+                let _ = std::io::stderr().flush();
+            }
+        }
+        if eof {
+            break;
+        }
+    }
     if tty {
         eprintln!();
     }
-    match (result, read_error) {
-        (Ok(done), None) => {
-            println!("loaded {} into {name}: {} new", file.display(), done.added);
-            println!("last position done: {}", done.done);
-            Ok(())
-        }
-        (Ok(done), Some(e)) => Err(format!(
-            "reading {} failed after line {}: {e}; resume with --start {}",
-            file.display(),
-            done.done,
-            done.done
-        )
-        .into()),
-        (Err(e), _) => Err(format!(
-            "{e}; last position done: {}; resume with --start {}",
-            last.done, last.done
-        )
-        .into()),
+    println!("loaded {} into {name}: {added} new", file.display());
+    if empty > 0 {
+        println!("skipped {empty} empty lines (the seed refuses empty items)");
     }
+    if let Some(first) = first_long {
+        println!(
+            "skipped {long} lines longer than --max-line {max_line} bytes (first: line {first})"
+        );
+    }
+    println!("last position done: {done}");
+    Ok(())
 }
