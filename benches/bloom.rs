@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use common::{Table, num, rate, ratio, reset_stats};
 use redis_patterns::bloom::{Bloom, Engine};
-use redis_patterns::server::LocalServer;
+use redis_patterns_test_support::LocalServer;
 
 fn items(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()

@@ -88,8 +88,7 @@ fn run_import(
     shards: u32,
     strict: bool,
 ) -> ImportRun {
-    let bin = env!("CARGO_BIN_EXE_redis-patterns");
-    let mut cmd = Command::new(bin);
+    let mut cmd = Command::new(common::cli_binary());
     cmd.args(["import", "sharded-hash", base]).arg(file).args([
         "--tsv",
         "--url",

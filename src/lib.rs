@@ -57,8 +57,6 @@
 //! ```
 
 pub mod bloom;
-#[doc(hidden)]
-pub mod codegen;
 pub(crate) mod config;
 pub mod error;
 pub mod fanout;
@@ -71,7 +69,6 @@ pub mod packed;
 pub mod rolling;
 pub mod script;
 pub mod scripts;
-pub mod server;
 pub mod sharded_hash;
 pub mod signin;
 pub mod visits;

@@ -15,10 +15,30 @@ use std::marker::PhantomData;
 
 use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
-pub use crate::codegen::ArgType;
 use crate::error::{Error, Result};
 use crate::fanout::{Topology, collect, place, slot_groups};
 use crate::keys::cluster_slot;
+
+/// The Lua-side type of one `ARGV` entry, as its header declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgType {
+    Integer,
+    Float,
+    String,
+    Bytes,
+}
+
+impl ArgType {
+    /// The name used in headers and in the manifest.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Integer => "integer",
+            Self::Float => "float",
+            Self::String => "string",
+            Self::Bytes => "bytes",
+        }
+    }
+}
 
 /// One `KEYS` entry of a script header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,10 +5,8 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use redis_patterns::fanout::{Batch, Topology};
-use redis_patterns::manifest::{Manifest, manifest};
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns::{Error, ScriptPipeline, load_all};
 
@@ -20,17 +18,6 @@ fn sha1_of(bytes: &[u8]) -> String {
 
 fn lua_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("lua")
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("redis-patterns-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
 }
 
 fn script_flush(con: &mut redis::Connection) {
@@ -53,7 +40,12 @@ fn script_exists(con: &mut redis::Connection, sha: &str) -> bool {
 fn every_sha_is_the_sha1_of_its_file_and_the_servers() {
     let server = support::server();
     let mut con = server.connection();
-    let on_disk = redis_patterns::codegen::list_scripts(&lua_dir()).expect("list lua/");
+    let on_disk: Vec<PathBuf> = std::fs::read_dir(lua_dir())
+        .expect("list lua/")
+        .flat_map(|d| std::fs::read_dir(d.expect("entry").path()).expect("pattern dir"))
+        .map(|f| f.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "lua"))
+        .collect();
     assert_eq!(
         on_disk.len(),
         ALL.len(),
@@ -113,162 +105,6 @@ fn every_error_code_maps_to_a_typed_variant() {
     );
     assert!(err.to_string().contains("lease_ms must be"), "{err}");
     assert_eq!(support::dbsize(&mut con), 0);
-}
-
-#[test]
-fn export_writes_identical_scripts_and_a_matching_manifest() {
-    let dir = temp_dir("export");
-    let out = bin().arg("export").arg(&dir).output().expect("run export");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for s in ALL {
-        let exported = std::fs::read(dir.join(s.file)).expect("exported script");
-        assert_eq!(
-            exported,
-            std::fs::read(lua_dir().join(s.file)).expect("source"),
-            "{}",
-            s.file
-        );
-    }
-    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
-    let parsed: Manifest = serde_json::from_str(&text).expect("manifest parses");
-    assert_eq!(parsed, manifest());
-    assert_eq!(parsed.version, env!("CARGO_PKG_VERSION"));
-    // The field names are the contract for other languages.
-    let raw: serde_json::Value = serde_json::from_str(&text).expect("json");
-    let first = &raw["scripts"][0];
-    for field in [
-        "name",
-        "file",
-        "sha1",
-        "keys",
-        "args",
-        "returns",
-        "read_only",
-        "description",
-    ] {
-        assert!(first.get(field).is_some(), "manifest entry lacks {field}");
-    }
-    let acquire = raw["scripts"]
-        .as_array()
-        .expect("array")
-        .iter()
-        .find(|s| s["name"] == "lock.acquire")
-        .expect("lock.acquire");
-    assert_eq!(acquire["file"], "lock/acquire.lua");
-    assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
-    assert_eq!(
-        acquire["args"][1],
-        serde_json::json!({"name": "lease_ms", "type": "integer"})
-    );
-    assert_eq!(acquire["read_only"], false);
-    assert_eq!(
-        acquire["sha1"],
-        sha1_of(&std::fs::read(dir.join("lock/acquire.lua")).expect("file"))
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn list_needs_no_server_and_names_every_script() {
-    let out = bin()
-        .arg("list")
-        .env("REDIS_URL", "redis://127.0.0.1:1/")
-        .output()
-        .expect("run list");
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).expect("utf-8");
-    for s in ALL {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(s.name))
-            .unwrap_or_else(|| panic!("{} listed", s.name));
-        assert!(line.contains(s.sha1));
-        for k in s.keys {
-            assert!(line.contains(k.name));
-        }
-    }
-}
-
-#[test]
-fn cli_errors_go_to_stderr_with_nonzero_exit() {
-    let out = bin()
-        .args(["load", "--url", "redis://127.0.0.1:1/"])
-        .env_remove("REDIS_URL")
-        .output()
-        .expect("run load");
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("redis-patterns: "));
-    let out = bin()
-        .arg("load")
-        .env_remove("REDIS_URL")
-        .output()
-        .expect("run load");
-    assert!(
-        !out.status.success(),
-        "load without --url or REDIS_URL must fail"
-    );
-}
-
-#[test]
-fn redis_cli_evalsha_runs_the_exported_lock() {
-    let server = support::server();
-    let out = bin()
-        .args(["load", "--url", &server.url()])
-        .output()
-        .expect("run load");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).expect("utf-8");
-    let sha = |name: &str| -> String {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name} ")))
-            .unwrap_or_else(|| panic!("{name} in load output"))
-            .to_string()
-    };
-    let cli = |args: &[&str]| -> String {
-        let out = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
-            .args(args)
-            .output()
-            .expect("redis-cli must be installed (apt-get install redis-tools)");
-        assert!(out.status.success());
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .trim()
-            .to_string()
-    };
-    let (acquire, release) = (sha("lock.acquire"), sha("lock.release"));
-    assert_eq!(acquire, scripts::LOCK_ACQUIRE.sha1);
-    let key = "redis:lock:{job}";
-    let acquire_as = |token: &str, lease: &str| {
-        cli(&[
-            "EVALSHA",
-            &acquire,
-            "2",
-            key,
-            "redis:lock:{job}:fence",
-            token,
-            lease,
-        ])
-    };
-    assert_eq!(acquire_as("tok-1", "30000"), "1");
-    let busy: i64 = acquire_as("tok-2", "30000").parse().expect("integer");
-    assert!(
-        (-30000..0).contains(&busy),
-        "busy answer is minus the remaining lease: {busy}"
-    );
-    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-2"]), "0");
-    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-1"]), "1");
-    assert_eq!(acquire_as("tok-2", "30000"), "2");
-    let err = acquire_as("tok-3", "-5");
-    assert!(err.contains("BADARG"), "{err}");
 }
 
 #[test]
@@ -670,67 +506,4 @@ fn scripts_run_unchanged_on_a_real_cluster() {
             "one cross-slot pipeline is refused"
         );
     });
-}
-
-#[test]
-fn demo_starts_its_own_server_and_runs_every_pattern() {
-    let out = bin()
-        .arg("demo")
-        .env_remove("REDIS_URL")
-        .output()
-        .expect("run demo");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "demo failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("started a throwaway redis-server on 127.0.0.1:"));
-    assert!(stdout.contains(&format!("loaded {} scripts", ALL.len())));
-    let mut patterns: Vec<&str> = ALL
-        .iter()
-        .map(|s| s.name.split('.').next().unwrap_or_default())
-        .collect();
-    patterns.dedup();
-    for p in patterns {
-        assert!(
-            stdout.contains(&format!("== {p}")),
-            "demo has no section for pattern {p}:\n{stdout}"
-        );
-    }
-    assert!(stdout.trim_end().ends_with("demo finished"));
-}
-
-#[test]
-fn demo_says_clearly_when_redis_server_is_missing() {
-    let out = bin()
-        .arg("demo")
-        .env_remove("REDIS_URL")
-        .env("REDIS_SERVER", "/nonexistent/redis-server")
-        .output()
-        .expect("run demo");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("/nonexistent/redis-server` was not found")
-            && stderr.contains("install Redis"),
-        "{stderr}"
-    );
-}
-
-#[test]
-fn readme_script_table_matches_list() {
-    let out = bin().arg("list").output().expect("run list");
-    let listed = String::from_utf8(out.stdout).expect("utf-8");
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README");
-    let table = readme
-        .split("<!-- scripts-table -->\n```text\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```\n<!-- /scripts-table -->").next())
-        .expect("README has the scripts table markers");
-    assert_eq!(
-        table, listed,
-        "README's script table is stale: paste `cargo run -- list` between the markers"
-    );
 }

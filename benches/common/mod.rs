@@ -2,7 +2,7 @@
 //!
 //! Each `benches/<pattern>.rs` is a `harness = false` bench run as
 //! `cargo bench --bench <pattern>`. It starts its own throwaway
-//! `redis-server` ([`redis_patterns::server::LocalServer`]), measures the
+//! `redis-server` ([`redis_patterns_test_support::LocalServer`]), measures the
 //! pattern and a baseline in the same run, and prints one table whose ratio
 //! column compares the two. Every figure is the median of several rounds,
 //! because machines are shared and noisy.
@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use redis_patterns::server::LocalServer;
+use redis_patterns_test_support::LocalServer;
 
 /// Starts the server for a benchmark, or exits with a clear message.
 pub fn server(extra: &[&str]) -> LocalServer {
@@ -224,4 +224,22 @@ pub fn used_memory(con: &mut redis::Connection) -> u64 {
     info.lines()
         .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
         .expect("used_memory in INFO memory")
+}
+
+/// The `redis-patterns` binary (crate `redis-patterns-cli`), built in
+/// release mode next to this benchmark's own executable.
+pub fn cli_binary() -> std::path::PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(["build", "--release", "--quiet", "-p", "redis-patterns-cli"])
+        .status()
+        .expect("run cargo build for the CLI");
+    assert!(status.success(), "cargo build -p redis-patterns-cli failed");
+    // target/release/deps/<bench> -> target/release/redis-patterns
+    let exe = std::env::current_exe().expect("benchmark executable path");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("benchmarks run from target/<profile>/deps");
+    dir.join("redis-patterns")
 }

@@ -1,12 +1,12 @@
 //! Test support: a fresh `redis-server` per test, on a free loopback port.
 //!
-//! [`server`] wraps [`redis_patterns::server::LocalServer`]: it panics with a
+//! [`server`] wraps [`redis_patterns_test_support::LocalServer`]: it panics with a
 //! clear message naming the binary when `redis-server` is missing, and the
 //! server is killed and reaped on drop (printing the end of its log when the
 //! test panicked).
 #![allow(dead_code)]
 
-use redis_patterns::server::{LocalCluster, LocalServer};
+use redis_patterns_test_support::{LocalCluster, LocalServer};
 
 /// Starts a fresh server with default settings.
 pub fn server() -> LocalServer {

@@ -1,9 +1,9 @@
 //! The script header grammar and the code generator behind `build.rs`.
 //!
-//! This file is compiled twice: by `build.rs` (through `#[path]`), which turns
-//! every `lua/<pattern>/<op>.lua` into a registry entry and a typed wrapper,
-//! and by the library as the hidden module `codegen`, so the golden-file test
-//! (`tests/codegen.rs`) can run the generator on fixtures. It uses only `std`.
+//! A build-dependency of `redis-patterns`: its `build.rs` turns every
+//! `lua/<pattern>/<op>.lua` into a registry entry and a typed wrapper with
+//! [`parse_dir`] and [`generate`]. The golden-file tests in `tests/` run the
+//! generator on fixtures. Nothing here ships in the library.
 //!
 //! # Header grammar
 //!
@@ -824,11 +824,13 @@ pub fn generate(specs: &[ScriptSpec]) -> String {
     out
 }
 
-/// Parses every script under `root` and fills in its SHA1 with `sha1_hex`.
-pub fn parse_dir(
-    root: &Path,
-    sha1_hex: impl Fn(&[u8]) -> String,
-) -> Result<Vec<ScriptSpec>, HeaderError> {
+/// Lowercase hex SHA1 of `bytes`: the `EVALSHA` handle of a script.
+pub fn sha1_hex(bytes: &[u8]) -> String {
+    sha1_smol::Sha1::from(bytes).digest().to_string()
+}
+
+/// Parses every script under `root` and fills in its SHA1.
+pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
     let mut specs = Vec::new();
     for (rel, path) in list_scripts(root)? {
         let source = std::fs::read_to_string(&path).map_err(|e| HeaderError {

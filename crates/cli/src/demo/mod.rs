@@ -10,7 +10,7 @@ mod rolling;
 mod signin;
 mod visits;
 
-use redis_patterns::server::LocalServer;
+use redis_patterns_test_support::LocalServer;
 
 type DemoResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -1,0 +1,186 @@
+//! `redis-patterns bloom load` driven as a binary.
+
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use redis_patterns::bloom::{Bloom, SeedBloom};
+
+/// Runs `redis-patterns bloom load NAME FILE ARGS.. --url URL`; (success, stdout, stderr).
+fn cli_load(
+    url: &str,
+    name: &str,
+    file: &std::path::Path,
+    args: &[&str],
+) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
+        .args(["bloom", "load", name])
+        .arg(file)
+        .args(args)
+        .args(["--url", url])
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_seed_load_skips_empty_lines_and_counts_them_in_the_position() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("cli-empty");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lines.txt");
+    // 12 lines: empty ones inside batches, at a batch start, CRLF ones, and a
+    // trailing empty line; plus one line longer than --max-line.
+    let text = "a@x\n\nb@x\r\n\r\nc@x\nd@x\n\ne@x\n";
+    let long = "z".repeat(100);
+    std::fs::write(&path, format!("{text}{long}\nf@x\ng@x\n\n")).unwrap();
+    let url = server.url();
+    let (ok, stdout, stderr) = cli_load(
+        &url,
+        "bloom_cli",
+        &path,
+        &["--seed", "--batch", "2", "--max-line", "64"],
+    );
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
+    assert!(stdout.contains("skipped 4 empty lines"), "{stdout}");
+    assert!(
+        stdout.contains("skipped 1 lines longer than --max-line 64 bytes (first: line 9)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(": 7 new"), "{stdout}");
+    let seed = SeedBloom::new("bloom_cli").unwrap();
+    let present = ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x", "g@x"];
+    assert!(
+        seed.multi_exists(&mut con, &present)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    assert!(!seed.exists(&mut con, &long).unwrap());
+    // Resuming at a line position skips exactly those lines: after line 10
+    // only g@x (already there) and the trailing empty line remain.
+    let (ok, stdout, stderr) = cli_load(&url, "bloom_cli", &path, &["--seed", "--start", "10"]);
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains(": 0 new"), "{stdout}");
+    assert!(stdout.contains("skipped 1 empty lines"), "{stdout}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
+
+    // Sized filters keep empty lines as items (only seed mode refuses them),
+    // and a fresh sized load from a resume point adds only the rest.
+    let (ok, stdout, stderr) = cli_load(
+        &url,
+        "sized",
+        &path,
+        &["--expected", "1000", "--fp-rate", "0.01", "--start", "5"],
+    );
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
+    let bf = Bloom::open(&mut con, "sized").unwrap();
+    assert!(
+        bf.multi_exists(&mut con, &["d@x", "e@x", "f@x", "g@x", ""])
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    assert!(!bf.exists(&mut con, "c@x").unwrap());
+    assert!(!bf.exists(&mut con, "a@x").unwrap());
+}
+
+fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
+    range.map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// The cluster node that owns `key`'s slot (index into `cluster.nodes()`):
+/// the one that answers a command on it instead of redirecting.
+fn owner(cluster: &redis_patterns_test_support::LocalCluster, key: &str) -> usize {
+    cluster
+        .nodes()
+        .iter()
+        .position(|n| {
+            redis::cmd("EXISTS")
+                .arg(key)
+                .query::<i64>(&mut n.connection())
+                .is_ok()
+        })
+        .expect("some node owns every slot")
+}
+
+#[test]
+fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
+    use redis_patterns::bloom::{BloomOptions, Engine};
+    use redis_patterns::fanout::Topology;
+    let cluster = support::cluster();
+    let server = &cluster.nodes()[0];
+    let mut cc = cluster.client().get_connection().unwrap();
+    let scenario_opts = |engine: Engine, spread: bool, topology: Topology| BloomOptions {
+        engine,
+        spread_blocks: spread,
+        topology,
+        ..BloomOptions::default()
+    };
+    // The CLI finds out it talks to a cluster node and follows the keys.
+    let dir = server.dir().join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lines.txt");
+    let lines = items("line", 0..3000);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    for args in [
+        &[
+            "cli-wide",
+            "--expected",
+            "1000000",
+            "--fp-rate",
+            "0.01",
+            "--spread-blocks",
+        ][..],
+        &["bloom_cli", "--seed"][..],
+    ] {
+        let out = std::process::Command::new(bin)
+            .args(["bloom", "load", args[0]])
+            .arg(&path)
+            .args(&args[1..])
+            .args(["--batch", "500", "--url", &cluster.nodes()[0].url()])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("last position done: 3000"), "{stdout}");
+    }
+    let cli = Bloom::open_with(
+        &mut cc,
+        "cli-wide",
+        &scenario_opts(Engine::Bitfield, false, Topology::Cluster),
+    )
+    .unwrap();
+    let owners: std::collections::BTreeSet<usize> = cli
+        .block_keys()
+        .iter()
+        .map(|k| owner(&cluster, k))
+        .collect();
+    assert!(owners.len() >= 2, "{:?}", cli.block_keys());
+    assert!(
+        cli.multi_exists(&mut cc, &lines)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+    assert!((2900..=3100).contains(&cli.approx_count(&mut cc).unwrap()));
+    let seeded = SeedBloom::new("bloom_cli").unwrap();
+    assert!(
+        seeded
+            .multi_exists(&mut cc, &lines)
+            .unwrap()
+            .iter()
+            .all(|&b| b)
+    );
+}

@@ -1,0 +1,217 @@
+//! `redis-patterns import sharded-hash` driven as a binary, on one server and
+//! on a real cluster.
+
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use std::process::Command;
+
+use redis_patterns::sharded_hash::{ShardedHash, Topology};
+
+fn write_file(dir: &std::path::Path, name: &str, parts: &[&[u8]]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).expect("create file");
+    for p in parts {
+        std::io::Write::write_all(&mut f, p).expect("write file");
+    }
+    path
+}
+
+#[test]
+fn cli_import_reports_counts_and_a_missing_file_clearly() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write_file(&dir, "lines.txt", &[b"a\n\nb\nc\n"]);
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let out = Command::new(bin)
+        .args(["import", "sharded-hash", "cli"])
+        .arg(&path)
+        .env("REDIS_URL", server.url())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("inserted 3\n"), "{stdout}");
+    assert!(stdout.contains("already_present 0\n"), "{stdout}");
+    assert!(stdout.contains("rejected 1\n"), "{stdout}");
+    assert!(stdout.contains("line 2: blank line"), "{stdout}");
+    // Not a terminal: no progress bar on stderr.
+    assert!(!String::from_utf8_lossy(&out.stderr).contains('\r'));
+    let h = ShardedHash::new("cli", 1).unwrap();
+    assert_eq!(
+        h.get::<String>(&mut con, "3").unwrap().as_deref(),
+        Some("c")
+    );
+
+    let before = support::all_keys(&mut con);
+    let out = Command::new(bin)
+        .args(["import", "sharded-hash", "cli"])
+        .arg(dir.join("does-not-exist.txt"))
+        .args(["--url", &server.url()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot open") && stderr.contains("does-not-exist.txt"),
+        "{stderr}"
+    );
+    assert_eq!(support::all_keys(&mut con), before);
+    assert_eq!(
+        h.get::<String>(&mut con, "0").unwrap().as_deref(),
+        Some("a")
+    );
+}
+
+#[test]
+fn cli_import_finds_a_cluster_by_itself_or_by_flag() {
+    let cluster = support::cluster();
+    let mut con = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
+    let dir = cluster.nodes()[0].dir().join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text: String = (0..300).map(|i| format!("line{i}\n")).collect();
+    let path = write_file(&dir, "lines.txt", &[text.as_bytes(), b"\n"]);
+    let tsv = write_file(&dir, "pairs.tsv", &[b"a\t1\nb\t2\nc\t3\n"]);
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let url = cluster.nodes()[1].url();
+    let run = |args: &[&str], file: &std::path::Path| {
+        let out = Command::new(bin)
+            .args(["import", "sharded-hash"])
+            .args(args)
+            .arg(file)
+            .args(["--url", &url])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    // Auto-detected.
+    let (ok, stdout, stderr) = run(&["auto", "--shards", "16"], &path);
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("topology cluster\n"), "{stdout}");
+    assert!(stdout.contains("inserted 300\n"), "{stdout}");
+    assert!(stdout.contains("rejected 1\n"), "{stdout}");
+    let h = ShardedHash::new("auto", 16)
+        .unwrap()
+        .topology(Topology::Cluster);
+    assert_eq!(h.len(&mut con).unwrap(), 300);
+    assert_eq!(
+        h.get_many::<String, _>(&mut con, &["0", "299", "300"])
+            .unwrap(),
+        [Some("line0".to_string()), Some("line299".to_string()), None]
+    );
+    // Run again: everything is already present.
+    let (ok, stdout, _) = run(&["auto", "--shards", "16"], &path);
+    assert!(ok && stdout.contains("already_present 300\n"), "{stdout}");
+
+    // Said explicitly, not strict, TSV.
+    let (ok, stdout, stderr) = run(
+        &[
+            "pairs",
+            "--cluster",
+            "--tsv",
+            "--shards",
+            "8",
+            "--no-strict",
+        ],
+        &tsv,
+    );
+    assert!(ok, "{stdout} {stderr}");
+    assert!(
+        stdout.contains("topology cluster\n") && stdout.contains("inserted 3\n"),
+        "{stdout}"
+    );
+    let pairs = ShardedHash::new("pairs", 8).unwrap();
+    assert_eq!(
+        pairs
+            .get_many::<String, _>(&mut con, &["a", "b", "c"])
+            .unwrap(),
+        [
+            Some("1".to_string()),
+            Some("2".to_string()),
+            Some("3".to_string())
+        ]
+    );
+
+    // The shards spread over every node.
+    let per_node: Vec<i64> = cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect();
+    assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
+
+    // Forced standalone on a cluster node: the other nodes' slots answer
+    // MOVED and the import fails loudly instead of reporting success.
+    let (ok, stdout, stderr) = run(
+        &["forced", "--topology", "standalone", "--shards", "16"],
+        &path,
+    );
+    assert!(!ok, "{stdout}");
+    assert!(stderr.to_lowercase().contains("moved"), "{stderr}");
+}
+
+/// The commands the server ran since the last `CONFIG RESETSTAT`, from
+/// `INFO commandstats` (e.g. `config|resetstat`).
+fn commands_run(con: &mut redis::Connection) -> Vec<String> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
+    info.lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+#[test]
+fn cli_import_refuses_bad_arguments_before_touching_the_server() {
+    let server = support::server();
+    let mut con = server.connection();
+    let dir = server.dir().join("cli-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write_file(&dir, "lines.txt", &[b"a\nb\n"]);
+    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["cli", "--shards", "0"],
+            "invalid shard count: must be at least 1",
+        ),
+        (&[""], "invalid base: must not be empty"),
+        (&["", "--shards", "4"], "invalid base: must not be empty"),
+        (
+            &["cli", "--batch", "0"],
+            "invalid batch: must be at least 1",
+        ),
+    ];
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut con)
+        .unwrap();
+    for (args, message) in cases {
+        let out = Command::new(bin)
+            .args(["import", "sharded-hash", args[0]])
+            .arg(&path)
+            .args(&args[1..])
+            .args(["--url", &server.url()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // No command but the test's own reached the server, and nothing was written.
+    assert_eq!(commands_run(&mut con), ["config|resetstat"]);
+    assert_eq!(support::dbsize(&mut con), 0);
+}
