@@ -36,7 +36,7 @@
 //! `<prefix>{<name>}:<j>` (same hash tag) — or `<prefix>{<name>:<j>}` with
 //! [`BloomOptions::spread_blocks`], so blocks may live in different cluster
 //! slots. Opening a filter with other parameters is
-//! [`Error::BloomConfigMismatch`]; nothing is written.
+//! [`ErrorKind::BloomConfigMismatch`]; nothing is written.
 //!
 //! **Blocks.** The bits are split into blocks, each item's k bits inside one
 //! block: block j has `block_bits_j` usable bits plus one sentinel bit (the
@@ -63,7 +63,7 @@
 //! `BITFIELD_RO ... GET u1 ...`) directly: ONE native command, so atomic per
 //! block, and about 0.1 µs of server time per bit. Its first op reads the
 //! sentinel: 0 means the block was missing (deleted, evicted, flushed) and the
-//! call fails with [`Error::BloomMissing`] (an add that re-created the block
+//! call fails with [`ErrorKind::BloomMissing`] (an add that re-created the block
 //! clears the sentinel again so the loss stays visible until [`Bloom::clear`]).
 //! [`Engine::Script`] runs `bloom.add` / `bloom.exists` (`EVALSHA` /
 //! `EVALSHA_RO`), which validate every offset server-side and refuse a missing
@@ -85,7 +85,7 @@ use std::collections::HashMap;
 
 use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fanout::{Batch, Topology, decode_all};
 use crate::hash::{double_hash, double_hash_offsets, js_hash, select_block, sized_hashes};
 use crate::keys;
@@ -388,7 +388,7 @@ impl Bloom {
 
     /// Creates the filter `name` for `expected_items` at `fp_rate` with
     /// default options, or opens it when it exists with exactly these
-    /// parameters ([`Error::BloomConfigMismatch`] otherwise).
+    /// parameters ([`ErrorKind::BloomConfigMismatch`] otherwise).
     pub fn create(
         con: &mut dyn ConnectionLike,
         name: &str,
@@ -418,7 +418,7 @@ impl Bloom {
     /// per slot with [`Topology::Cluster`]) and the config LAST, so a crash
     /// in between leaves only blocks, which the retry adopts when they are
     /// pristine (a block holding data is refused with
-    /// [`Error::BloomConfigMismatch`]). When the config exists it is checked,
+    /// [`ErrorKind::BloomConfigMismatch`]). When the config exists it is checked,
     /// then every block is required.
     pub fn create_with(
         con: &mut dyn ConnectionLike,
@@ -439,8 +439,9 @@ impl Bloom {
             match wire.decode::<i64>(values) {
                 Ok(_) => {}
                 // Another creator finished first and items went in: open it.
-                Err(Error::BloomConfigMismatch { .. })
-                    if bloom.config_exists().query::<bool>(con)? =>
+                Err(e)
+                    if matches!(e.kind(), ErrorKind::BloomConfigMismatch { .. })
+                        && bloom.config_exists().query::<bool>(con)? =>
                 {
                     exists = true
                 }
@@ -475,8 +476,9 @@ impl Bloom {
             let values = wire.send_async(con, bloom.topology).await?;
             match wire.decode::<i64>(values) {
                 Ok(_) => {}
-                Err(Error::BloomConfigMismatch { .. })
-                    if bloom.config_exists().query_async::<bool>(con).await? =>
+                Err(e)
+                    if matches!(e.kind(), ErrorKind::BloomConfigMismatch { .. })
+                        && bloom.config_exists().query_async::<bool>(con).await? =>
                 {
                     exists = true
                 }
@@ -604,28 +606,30 @@ impl Bloom {
     ) -> Result<Self> {
         let config_key = keys::tagged(&options.prefix, name);
         if cfg.is_empty() {
-            return Err(Error::BloomMissing {
+            return Err(Error::from(ErrorKind::BloomMissing {
                 detail: format!("no config hash {config_key}"),
-            });
+            }));
         }
         let field = |f: &str| {
-            cfg.get(f)
-                .cloned()
-                .ok_or_else(|| Error::BloomConfigMismatch {
+            cfg.get(f).cloned().ok_or_else(|| {
+                Error::from(ErrorKind::BloomConfigMismatch {
                     detail: format!("{config_key} has no field {f}"),
                 })
+            })
         };
-        let bad = |f: &str, v: &str| Error::BloomConfigMismatch {
-            detail: format!("{config_key} field {f} = {v:?} is not understood"),
+        let bad = |f: &str, v: &str| {
+            Error::from(ErrorKind::BloomConfigMismatch {
+                detail: format!("{config_key} field {f} = {v:?} is not understood"),
+            })
         };
         let scheme = field("scheme")?;
         let version = field("version")?;
         if scheme != SCHEME || version != SCHEME_VERSION.to_string() {
-            return Err(Error::BloomConfigMismatch {
+            return Err(Error::from(ErrorKind::BloomConfigMismatch {
                 detail: format!(
                     "scheme stored {scheme} v{version} requested {SCHEME} v{SCHEME_VERSION}"
                 ),
-            });
+            }));
         }
         let num = |f: &str| -> Result<u64> {
             let v = field(f)?;
@@ -943,7 +947,7 @@ impl Bloom {
                 let mut lost: Vec<usize> = Vec::new();
                 for (c, bits) in request.chunks.iter().zip(replies) {
                     if bits.len() != c.offsets.len() + 1 {
-                        return Err(Error::ShortReply);
+                        return Err(Error::short_reply());
                     }
                     if bits[0] != 1 && !lost.contains(&c.block) {
                         lost.push(c.block);
@@ -975,12 +979,12 @@ impl Bloom {
             }
         };
         if per_chunk.len() != request.chunks.len() {
-            return Err(Error::ShortReply);
+            return Err(Error::short_reply());
         }
         let mut flags = vec![false; request.len];
         for (chunk, chunk_flags) in request.chunks.iter().zip(per_chunk) {
             if chunk_flags.len() != chunk.items.len() {
-                return Err(Error::ShortReply);
+                return Err(Error::short_reply());
             }
             for (&i, f) in chunk.items.iter().zip(chunk_flags) {
                 flags[i] = f;
@@ -990,16 +994,16 @@ impl Bloom {
     }
 
     fn missing(&self, block: usize) -> Error {
-        Error::BloomMissing {
+        Error::from(ErrorKind::BloomMissing {
             detail: format!(
                 "block {} is missing or lost its sentinel bit",
                 self.block_keys[block]
             ),
-        }
+        })
     }
 
     /// Bits set in each block (sentinel excluded), by `BITCOUNT`;
-    /// [`Error::BloomMissing`] when a block is missing or lost its sentinel
+    /// [`ErrorKind::BloomMissing`] when a block is missing or lost its sentinel
     /// (so are [`Bloom::approx_count`] and [`Bloom::info`]).
     pub fn bits_set(&self, con: &mut dyn ConnectionLike) -> Result<Vec<u64>> {
         let wire = self.bits_set_request();
@@ -1019,10 +1023,10 @@ impl Bloom {
 
     /// `BITCOUNT`/`GETBIT` pairs to bits set per block, sentinel excluded.
     /// A block whose sentinel is 0 (missing, or lost and re-created) is
-    /// [`Error::BloomMissing`], as in every other operation, never "empty".
+    /// [`ErrorKind::BloomMissing`], as in every other operation, never "empty".
     fn bits_set_reply(&self, replies: Vec<u64>) -> Result<Vec<u64>> {
         if replies.len() != 2 * self.block_keys.len() {
-            return Err(Error::ShortReply);
+            return Err(Error::short_reply());
         }
         if let Some(j) = replies.chunks(2).position(|r| r[1] != 1) {
             return Err(self.missing(j));
@@ -1264,7 +1268,7 @@ enum Settled {
     Flags(Vec<bool>),
     /// Blocks lost their sentinel (`block`: the first); `mark` (after an
     /// add) clears the sentinel of EVERY block the add re-created, before
-    /// [`Error::BloomMissing`].
+    /// [`ErrorKind::BloomMissing`].
     Lost {
         block: usize,
         mark: Option<Batch>,

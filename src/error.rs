@@ -1,27 +1,37 @@
 //! The crate's one error type, and the one place where a script's domain
-//! error codes (`redis.error_reply("CODE detail")`) become typed variants.
+//! error codes (`redis.error_reply("CODE detail")`) and the server's own
+//! error codes (`OOM`, `WRONGTYPE`, `NOPERM` …) become typed kinds.
+//!
+//! [`Error`] is small (one pointer); what went wrong is its [`ErrorKind`]
+//! ([`Error::kind`]), and the questions a caller usually asks have
+//! predicates: [`Error::is_invalid_input`] (nothing was sent),
+//! [`Error::is_retryable`] (the same call may succeed later),
+//! [`Error::is_busy`] (someone else holds the lock).
+
+use std::fmt;
 
 /// Result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Everything that can go wrong in this crate.
+/// Everything that can go wrong in this crate; see [`ErrorKind`].
+pub struct Error(Box<ErrorKind>);
+
+/// What went wrong.
 ///
-/// Input is validated before any command is sent: an [`Error::InvalidInput`]
-/// means nothing was written.
+/// Input is validated before any command is sent: an
+/// [`ErrorKind::InvalidArgument`] without a script means nothing was sent;
+/// with a script, the script refused it before its first write.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
-    /// A parameter failed validation; nothing was sent to the server.
-    #[error("invalid {name}: {reason}")]
-    InvalidInput { name: &'static str, reason: String },
-
-    /// A script refused one of its arguments (code `BADARG`). The Rust API
-    /// validates first, so this is reached by callers that build arguments
-    /// themselves (other languages, `redis-cli`).
-    #[error("script {script} rejected an argument: {detail}")]
-    ScriptArgument {
-        script: &'static str,
-        detail: String,
+pub enum ErrorKind {
+    /// An argument failed validation. `script` is `None` when the Rust API
+    /// refused it before anything was sent, or the script that refused it
+    /// (code `BADARG`) before its first write.
+    #[error("{}invalid {name}: {reason}", script_prefix(*.script))]
+    InvalidArgument {
+        script: Option<&'static str>,
+        name: String,
+        reason: String,
     },
 
     /// The lock is held by another owner (non-blocking acquire).
@@ -115,12 +125,25 @@ pub enum Error {
     },
 
     /// A script raised a domain error code this crate does not know (a newer
-    /// script on the server, or a code missing from [`Error::from_script`]).
+    /// script on the server, or a code missing from the table in this module).
     #[error("script {script} failed: {code} {detail}")]
     Script {
         script: &'static str,
         code: String,
         detail: String,
+    },
+
+    /// The server refused a command with one of its own error codes
+    /// (`OOM`, `WRONGTYPE`, `NOPERM`, `READONLY`, `BUSY`, `LOADING`,
+    /// `MASTERDOWN` …). `script` names the script whose call failed, when
+    /// one did.
+    #[error("{}{code} {message}", script_prefix(*.script))]
+    Server {
+        kind: ServerErrorKind,
+        /// The error code as the server sent it (`OOM`, `WRONGTYPE` …).
+        code: String,
+        message: String,
+        script: Option<&'static str>,
     },
 
     /// A pipeline met `NOSCRIPT` in the middle while later calls ran, so the
@@ -129,59 +152,290 @@ pub enum Error {
     #[error("pipeline interrupted by NOSCRIPT after {ran_in_order} of {total} calls ran in order")]
     PipelineInterrupted { ran_in_order: usize, total: usize },
 
-    /// The server sent fewer replies than commands.
-    #[error("short reply from server")]
-    ShortReply,
+    /// The server sent fewer replies than commands, or a reply of another
+    /// shape than the operation expects.
+    #[error("unexpected reply from server: {detail}")]
+    UnexpectedReply { detail: String },
 
-    /// Any other error from the server or the connection.
+    /// Any other error from the connection or the client library (I/O,
+    /// protocol, authentication, configuration).
     #[error(transparent)]
     Redis(#[from] redis::RedisError),
 }
 
+fn script_prefix(script: Option<&'static str>) -> String {
+    script.map(|s| format!("script {s}: ")).unwrap_or_default()
+}
+
+/// The server's own error codes this crate tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServerErrorKind {
+    /// `OOM`: `maxmemory` reached and nothing can be evicted.
+    OutOfMemory,
+    /// `WRONGTYPE`: a key holds another type than the command needs.
+    WrongType,
+    /// `NOPERM`: the user's ACL denies the command or the key.
+    NoPermission,
+    /// `READONLY`: a write reached a replica (e.g. during a failover).
+    ReadOnly,
+    /// `BUSY`: another script is running past `busy-reply-threshold`.
+    Busy,
+    /// `LOADING`: the server is loading its dataset.
+    Loading,
+    /// `MASTERDOWN`: a replica lost its primary.
+    MasterDown,
+    /// `TRYAGAIN`: a cluster slot is being migrated.
+    TryAgain,
+    /// `CLUSTERDOWN`: the cluster cannot serve the slot.
+    ClusterDown,
+    /// `CROSSSLOT`: the keys of one command live in different slots.
+    CrossSlot,
+    /// `MOVED` / `ASK`: the slot lives on another node.
+    Redirect,
+    /// `NOSCRIPT`: the script is not in the server's cache.
+    NoScript,
+    /// `ERR` and any other code.
+    Other,
+}
+
+impl ServerErrorKind {
+    /// The kind of a server error code (`OOM`, `WRONGTYPE` …).
+    pub fn of_code(code: &str) -> Self {
+        match code {
+            "OOM" => Self::OutOfMemory,
+            "WRONGTYPE" => Self::WrongType,
+            "NOPERM" => Self::NoPermission,
+            "READONLY" => Self::ReadOnly,
+            "BUSY" => Self::Busy,
+            "LOADING" => Self::Loading,
+            "MASTERDOWN" => Self::MasterDown,
+            "TRYAGAIN" => Self::TryAgain,
+            "CLUSTERDOWN" => Self::ClusterDown,
+            "CROSSSLOT" => Self::CrossSlot,
+            "MOVED" | "ASK" => Self::Redirect,
+            "NOSCRIPT" => Self::NoScript,
+            _ => Self::Other,
+        }
+    }
+
+    /// Whether the same command may succeed when sent again later, without
+    /// anything changing on the caller's side.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            Self::Busy
+                | Self::Loading
+                | Self::MasterDown
+                | Self::TryAgain
+                | Self::ClusterDown
+                | Self::ReadOnly
+                | Self::Redirect
+        )
+    }
+}
+
 impl Error {
-    /// A validation failure of parameter `name`.
-    pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
-        Self::InvalidInput {
-            name,
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0
+    }
+
+    /// The kind, by value.
+    pub fn into_kind(self) -> ErrorKind {
+        *self.0
+    }
+
+    /// A validation failure of argument `name`, found before anything was
+    /// sent.
+    pub fn invalid(name: impl Into<String>, reason: impl Into<String>) -> Self {
+        ErrorKind::InvalidArgument {
+            script: None,
+            name: name.into(),
             reason: reason.into(),
         }
+        .into()
     }
 
-    /// Maps the error of one call of `script`: a domain code the script
-    /// declares becomes its typed variant, anything else stays a redis error.
-    pub(crate) fn from_redis(script: &'static crate::ScriptInfo, err: redis::RedisError) -> Self {
-        match err.code() {
-            Some(code) if script.errors.contains(&code) => {
-                Self::from_script(script.name, code, err.detail().unwrap_or(""))
+    /// A reply of another shape than expected.
+    pub(crate) fn unexpected(detail: impl Into<String>) -> Self {
+        ErrorKind::UnexpectedReply {
+            detail: detail.into(),
+        }
+        .into()
+    }
+
+    /// The server sent fewer replies than commands.
+    pub(crate) fn short_reply() -> Self {
+        Self::unexpected("fewer replies than commands")
+    }
+
+    /// Whether an argument was refused (by the Rust API before anything was
+    /// sent, or by a script before its first write).
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(
+            self.kind(),
+            ErrorKind::InvalidArgument { .. }
+                | ErrorKind::ListpackValueTooLong { .. }
+                | ErrorKind::IdOutOfRange { .. }
+                | ErrorKind::UidOutOfRange { .. }
+        )
+    }
+
+    /// Whether the lock (or another resource) is held by someone else.
+    pub fn is_busy(&self) -> bool {
+        matches!(self.kind(), ErrorKind::LockBusy { .. })
+    }
+
+    /// Whether the same call may succeed when made again later: a
+    /// connection that dropped or timed out, or a server that is loading,
+    /// busy, failing over or migrating a slot. (Whether it is *safe* to make
+    /// again after a dropped connection depends on the operation.)
+    pub fn is_retryable(&self) -> bool {
+        match self.kind() {
+            ErrorKind::Server { kind, .. } => kind.is_retryable(),
+            ErrorKind::PipelineInterrupted { .. } => true,
+            ErrorKind::Redis(e) => {
+                e.is_io_error()
+                    || e.is_connection_dropped()
+                    || e.is_connection_refusal()
+                    || e.is_timeout()
             }
-            _ => Self::Redis(err),
+            _ => false,
         }
     }
 
-    /// The one table of domain error codes. Every code a script lists in its
-    /// `-- ERRORS` header line must have an arm here (checked by a test).
-    pub fn from_script(script: &'static str, code: &str, detail: &str) -> Self {
-        let detail = detail.to_string();
-        match code {
-            "BADARG" => Self::ScriptArgument { script, detail },
-            "RINGCONF" => Self::RollingLayout { script, detail },
-            "BLOOMCONFIG" => Self::BloomConfigMismatch { detail },
-            "NOFILTER" => Self::BloomMissing { detail },
-            "FULL" => Self::ShardFull { script, detail },
-            "OVERFLOW" => Self::Overflow { script, detail },
-            "UIDRANGE" => Self::UidOutOfRange { detail },
-            "DAYENDED" => Self::DayEnded { detail },
-            _ => Self::Script {
-                script,
-                code: code.to_string(),
-                detail,
-            },
+    /// The server's error kind, when the server refused a command.
+    pub fn server_kind(&self) -> Option<ServerErrorKind> {
+        match self.kind() {
+            ErrorKind::Server { kind, .. } => Some(*kind),
+            _ => None,
         }
     }
 
-    /// Whether [`Error::from_script`] has a typed arm for `code`.
-    pub fn knows_code(code: &str) -> bool {
-        !matches!(Self::from_script("", code, ""), Self::Script { .. })
+    /// The script whose call failed, when the error came from one.
+    pub fn script(&self) -> Option<&'static str> {
+        match self.kind() {
+            ErrorKind::InvalidArgument { script, .. } | ErrorKind::Server { script, .. } => *script,
+            ErrorKind::RollingLayout { script, .. }
+            | ErrorKind::ShardFull { script, .. }
+            | ErrorKind::Overflow { script, .. }
+            | ErrorKind::ShaMismatch { script, .. }
+            | ErrorKind::Script { script, .. } => Some(script),
+            _ => None,
+        }
+    }
+
+    /// Maps an error of one call of `script` (or of a plain command when
+    /// `None`): a domain code the script declares becomes its typed kind, a
+    /// server error code its [`ServerErrorKind`], anything else stays a
+    /// client library error.
+    pub(crate) fn from_redis(
+        script: Option<&'static crate::ScriptInfo>,
+        err: redis::RedisError,
+    ) -> Self {
+        match err.code() {
+            Some(code) => Self::from_code(script, code, err.detail().unwrap_or("")),
+            None => ErrorKind::Redis(err).into(),
+        }
+    }
+
+    /// The error for a reply `-<code> <detail>` to a call of `script`.
+    fn from_code(script: Option<&'static crate::ScriptInfo>, code: &str, detail: &str) -> Self {
+        if let Some(s) = script.filter(|s| s.errors.contains(&code)) {
+            return from_script(s.name, code, detail).into();
+        }
+        ErrorKind::Server {
+            kind: ServerErrorKind::of_code(code),
+            code: code.to_string(),
+            message: strip_script_location(detail).to_string(),
+            script: script.map(|s| s.name),
+        }
+        .into()
+    }
+}
+
+/// Redis appends `script: <sha>, on @user_script:<line>.` to errors raised
+/// inside a script; the error names the script instead.
+fn strip_script_location(detail: &str) -> &str {
+    match detail.find(" script: ") {
+        Some(at) => detail[..at].trim_end(),
+        None => detail,
+    }
+}
+
+/// The one table of domain error codes. Every code a script lists in its
+/// `-- ERRORS` header line must have an arm here (checked by a test).
+fn from_script(script: &'static str, code: &str, detail: &str) -> ErrorKind {
+    let text = detail.to_string();
+    match code {
+        "BADARG" => {
+            // `BADARG <arg name> <reason>`
+            let (name, reason) = detail.split_once(' ').unwrap_or((detail, ""));
+            ErrorKind::InvalidArgument {
+                script: Some(script),
+                name: name.to_string(),
+                reason: reason.to_string(),
+            }
+        }
+        "RINGCONF" => ErrorKind::RollingLayout {
+            script,
+            detail: text,
+        },
+        "BLOOMCONFIG" => ErrorKind::BloomConfigMismatch { detail: text },
+        "NOFILTER" => ErrorKind::BloomMissing { detail: text },
+        "FULL" => ErrorKind::ShardFull {
+            script,
+            detail: text,
+        },
+        "OVERFLOW" => ErrorKind::Overflow {
+            script,
+            detail: text,
+        },
+        "UIDRANGE" => ErrorKind::UidOutOfRange { detail: text },
+        "DAYENDED" => ErrorKind::DayEnded { detail: text },
+        _ => ErrorKind::Script {
+            script,
+            code: code.to_string(),
+            detail: text,
+        },
+    }
+}
+
+/// Whether the table above has a typed arm for `code` (used by the tests
+/// that check every script's declared codes).
+#[cfg(test)]
+fn knows_code(code: &str) -> bool {
+    !matches!(from_script("", code, ""), ErrorKind::Script { .. })
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Self(Box::new(kind))
+    }
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(err: redis::RedisError) -> Self {
+        Self::from_redis(None, err)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&*self.0)
     }
 }
 
@@ -189,34 +443,79 @@ impl Error {
 mod tests {
     use super::*;
 
-    /// Each code lands on its own variant, with the detail kept. (That every
-    /// code a script declares is in this table is checked in tests/bundle.rs.)
-    type IsVariant = fn(&Error) -> bool;
+    /// Each code lands on its own kind, with the detail kept. (That every
+    /// code a script declares is in this table is checked by
+    /// `every_declared_code_has_a_typed_kind` below.)
+    type IsKind = fn(&ErrorKind) -> bool;
 
     #[test]
-    fn every_code_maps_to_its_variant() {
-        let cases: [(&str, IsVariant); 8] = [
-            ("BADARG", |e| matches!(e, Error::ScriptArgument { .. })),
-            ("RINGCONF", |e| matches!(e, Error::RollingLayout { .. })),
+    fn every_code_maps_to_its_kind() {
+        let cases: [(&str, IsKind); 8] = [
+            (
+                "BADARG",
+                |e| matches!(e, ErrorKind::InvalidArgument { script: Some("p.op"), name, .. } if name == "the"),
+            ),
+            ("RINGCONF", |e| matches!(e, ErrorKind::RollingLayout { .. })),
             ("BLOOMCONFIG", |e| {
-                matches!(e, Error::BloomConfigMismatch { .. })
+                matches!(e, ErrorKind::BloomConfigMismatch { .. })
             }),
-            ("NOFILTER", |e| matches!(e, Error::BloomMissing { .. })),
-            ("FULL", |e| matches!(e, Error::ShardFull { .. })),
-            ("OVERFLOW", |e| matches!(e, Error::Overflow { .. })),
-            ("UIDRANGE", |e| matches!(e, Error::UidOutOfRange { .. })),
-            ("DAYENDED", |e| matches!(e, Error::DayEnded { .. })),
+            ("NOFILTER", |e| matches!(e, ErrorKind::BloomMissing { .. })),
+            ("FULL", |e| matches!(e, ErrorKind::ShardFull { .. })),
+            ("OVERFLOW", |e| matches!(e, ErrorKind::Overflow { .. })),
+            ("UIDRANGE", |e| matches!(e, ErrorKind::UidOutOfRange { .. })),
+            ("DAYENDED", |e| matches!(e, ErrorKind::DayEnded { .. })),
         ];
-        for (code, is_variant) in cases {
-            let e = Error::from_script("p.op", code, "the detail");
-            assert!(is_variant(&e), "{code} -> {e:?}");
-            assert!(e.to_string().contains("the detail"), "{code}: {e}");
-            assert!(Error::knows_code(code));
+        for (code, is_kind) in cases {
+            let e = Error::from(from_script("p.op", code, "the detail"));
+            assert!(is_kind(e.kind()), "{code} -> {e:?}");
+            assert!(e.to_string().contains("detail"), "{code}: {e}");
+            assert!(knows_code(code));
         }
-        assert!(!Error::knows_code("NOSUCHCODE"));
+        assert!(!knows_code("NOSUCHCODE"));
         assert!(matches!(
-            Error::from_script("p.op", "NOSUCHCODE", "x"),
-            Error::Script { .. }
+            from_script("p.op", "NOSUCHCODE", "x"),
+            ErrorKind::Script { .. }
         ));
+    }
+
+    #[test]
+    fn every_declared_code_has_a_typed_kind() {
+        for s in crate::scripts::ALL {
+            for code in s.errors {
+                assert!(
+                    knows_code(code),
+                    "{}: code {code} has no typed kind",
+                    s.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn server_codes_are_typed_and_name_the_script() {
+        let e = Error::from_code(
+            Some(&crate::scripts::LOCK_ACQUIRE),
+            "WRONGTYPE",
+            "Operation against a key holding the wrong kind of value script: d196c63d, on @user_script:16.",
+        );
+        assert_eq!(e.server_kind(), Some(ServerErrorKind::WrongType));
+        assert_eq!(e.script(), Some("lock.acquire"));
+        assert_eq!(
+            e.to_string(),
+            "script lock.acquire: WRONGTYPE Operation against a key holding the wrong kind of value"
+        );
+        assert!(!e.is_retryable());
+        for (code, kind, retry) in [
+            ("OOM", ServerErrorKind::OutOfMemory, false),
+            ("NOPERM", ServerErrorKind::NoPermission, false),
+            ("READONLY", ServerErrorKind::ReadOnly, true),
+            ("BUSY", ServerErrorKind::Busy, true),
+            ("LOADING", ServerErrorKind::Loading, true),
+            ("MASTERDOWN", ServerErrorKind::MasterDown, true),
+        ] {
+            assert_eq!(ServerErrorKind::of_code(code), kind);
+            assert_eq!(kind.is_retryable(), retry, "{code}");
+        }
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
     }
 }

@@ -172,7 +172,7 @@ impl Batch {
         if replies.len() == self.len() {
             Ok(replies)
         } else {
-            Err(Error::ShortReply)
+            Err(Error::short_reply())
         }
     }
 
@@ -204,7 +204,7 @@ pub(crate) fn reply_in_slot(reply: redis::RedisResult<Value>) -> Result<Value> {
         Ok(v) => Ok(v),
         Err(e) => match redis::ServerError::try_from(e) {
             Ok(server) => Ok(Value::ServerError(server)),
-            Err(e) => Err(Error::Redis(e)),
+            Err(e) => Err(Error::from(e)),
         },
     }
 }
@@ -216,7 +216,7 @@ pub(crate) fn place(
     replies: Vec<Value>,
 ) -> Result<()> {
     if replies.len() != group.len() {
-        return Err(Error::ShortReply);
+        return Err(Error::short_reply());
     }
     for (i, v) in group.into_iter().zip(replies) {
         out[i] = Some(v);
@@ -227,7 +227,7 @@ pub(crate) fn place(
 /// The filed replies in order; a hole means the server sent too few.
 pub(crate) fn collect(out: Vec<Option<Value>>) -> Result<Vec<Value>> {
     out.into_iter()
-        .map(|v| v.ok_or(Error::ShortReply))
+        .map(|v| v.ok_or_else(Error::short_reply))
         .collect()
 }
 
@@ -236,7 +236,7 @@ pub fn decode_all<T: FromRedisValue>(values: Vec<Value>) -> Result<Vec<T>> {
     values
         .into_iter()
         .map(|v| match v {
-            Value::ServerError(e) => Err(Error::Redis(e.into())),
+            Value::ServerError(e) => Err(Error::from(redis::RedisError::from(e))),
             v => Ok(T::from_redis_value(v).map_err(redis::RedisError::from)?),
         })
         .collect()

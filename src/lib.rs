@@ -73,5 +73,5 @@ pub mod sharded_hash;
 pub mod signin;
 pub mod visits;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result, ServerErrorKind};
 pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all, load_all_async};

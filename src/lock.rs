@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use redis::ConnectionLike;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::keys;
 use crate::scripts;
 
@@ -138,14 +138,14 @@ impl Lock {
                 fence: reply as u64,
             })
         } else {
-            Err(Error::LockBusy {
+            Err(Error::from(ErrorKind::LockBusy {
                 key: self.key.clone(),
                 retry_after_ms: (reply < 0).then_some(reply.unsigned_abs()),
-            })
+            }))
         }
     }
 
-    /// One attempt: the lease, or [`Error::LockBusy`] when someone holds it.
+    /// One attempt: the lease, or [`ErrorKind::LockBusy`] when someone holds it.
     pub fn try_acquire(&self, con: &mut dyn ConnectionLike) -> Result<Lease> {
         let token = new_token();
         let reply = self.acquire_call(&token).invoke(con)?;
@@ -167,10 +167,10 @@ impl Lock {
     fn next_wait(&self, started: Instant, timeout: Duration) -> Result<Duration> {
         let waited = started.elapsed();
         if waited >= timeout {
-            return Err(Error::LockTimeout {
+            return Err(Error::from(ErrorKind::LockTimeout {
                 key: self.key.clone(),
                 waited_ms: waited.as_millis() as u64,
-            });
+            }));
         }
         let r = u32::from_le_bytes(random_bytes::<4>());
         let jittered = self.retry.mul_f64(0.5 + r as f64 / (u32::MAX as f64 + 1.0));
@@ -178,14 +178,12 @@ impl Lock {
     }
 
     /// Tries until it gets the lock or `timeout` has passed
-    /// ([`Error::LockTimeout`]). A zero timeout makes exactly one attempt.
+    /// ([`ErrorKind::LockTimeout`]). A zero timeout makes exactly one attempt.
     pub fn acquire(&self, con: &mut dyn ConnectionLike, timeout: Duration) -> Result<Lease> {
         let started = Instant::now();
         loop {
             match self.try_acquire(con) {
-                Err(Error::LockBusy { .. }) => {
-                    std::thread::sleep(self.next_wait(started, timeout)?)
-                }
+                Err(e) if e.is_busy() => std::thread::sleep(self.next_wait(started, timeout)?),
                 other => return other,
             }
         }
@@ -200,7 +198,7 @@ impl Lock {
         let started = Instant::now();
         loop {
             match self.try_acquire_async(con).await {
-                Err(Error::LockBusy { .. }) => {
+                Err(e) if e.is_busy() => {
                     tokio::time::sleep(self.next_wait(started, timeout)?).await
                 }
                 other => return other,

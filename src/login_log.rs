@@ -41,7 +41,7 @@
 //! A uid is a bit offset in the day index: `SETBIT key 4000000000 1` makes
 //! Redis allocate ~500 MB. Uids above the configured maximum (default
 //! 10,000,000: at most 1.25 MB per day index) are refused with
-//! [`Error::UidOutOfRange`] before anything is written; the scripts check it
+//! [`ErrorKind::UidOutOfRange`] before anything is written; the scripts check it
 //! again for callers in other languages. Nothing expires by default: the seed
 //! explains that a TTL shorter than the sync interval loses data.
 //! [`Retention::Days`] sets `EXPIREAT` to the end of the key's period (month
@@ -52,7 +52,7 @@ use std::collections::BTreeSet;
 use chrono::{Datelike, NaiveDate};
 use redis::ConnectionLike;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fanout::Batch;
 use crate::script::ScriptPipeline;
 use crate::scripts;
@@ -118,9 +118,9 @@ pub(crate) fn check_range(from: NaiveDate, to: NaiveDate) -> Result<()> {
 
 /// The refusal of a uid above `max`.
 pub(crate) fn uid_error(uid: u64, max: u64) -> Error {
-    Error::UidOutOfRange {
+    Error::from(ErrorKind::UidOutOfRange {
         detail: format!("uid {uid} is above the configured maximum {max}"),
-    }
+    })
 }
 
 /// Refuses a uid above `max` (before anything is written).
@@ -473,9 +473,9 @@ impl LoginLog {
         let mut out = Vec::new();
         for ((a, b), days) in spans.iter().zip(replies) {
             for d in days {
-                let date = a.with_day(d as u32).ok_or(Error::ShortReply)?;
+                let date = a.with_day(d as u32).ok_or_else(Error::short_reply)?;
                 if date < *a || date > *b {
-                    return Err(Error::ShortReply);
+                    return Err(Error::short_reply());
                 }
                 out.push(date);
             }

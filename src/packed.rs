@@ -7,7 +7,7 @@
 //! is accepted); so records are sharded over keys `base:<shard>` with
 //! `shard = id / ids_per_shard`, `offset = (id % ids_per_shard) × W`, and a
 //! configured maximum id is enforced before anything is sent
-//! ([`Error::IdOutOfRange`]).
+//! ([`ErrorKind::IdOutOfRange`]).
 //!
 //! Memory: Redis grows a string that `SETRANGE` extends greedily (doubling
 //! below 1 MB), which would waste up to half the memory. With
@@ -38,7 +38,7 @@ use std::marker::PhantomData;
 
 use redis::{ConnectionLike, FromRedisValue, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fanout::Batch;
 pub use crate::fanout::Topology;
 use crate::script::ScriptPipeline;
@@ -271,13 +271,13 @@ impl<C: Codec> PackedRecords<C> {
         format!("{}:{shard}", self.base)
     }
 
-    /// `(shard key, byte offset)` of an id, or [`Error::IdOutOfRange`].
+    /// `(shard key, byte offset)` of an id, or [`ErrorKind::IdOutOfRange`].
     pub fn locate(&self, id: u64) -> Result<(String, u64)> {
         if id > self.max_id {
-            return Err(Error::IdOutOfRange {
+            return Err(Error::from(ErrorKind::IdOutOfRange {
                 id,
                 max: self.max_id,
-            });
+            }));
         }
         Ok((
             self.key_of_shard(id / self.ids_per_shard),
@@ -368,7 +368,7 @@ impl<C: Codec> PackedRecords<C> {
 
     /// Read-modify-write of one record in one script: adds `delta` to an
     /// integer field inside the record of `id` and returns the new value;
-    /// [`Error::Overflow`] (record unchanged) when it would leave the field's
+    /// [`ErrorKind::Overflow`] (record unchanged) when it would leave the field's
     /// range.
     pub fn add(
         &self,

@@ -67,7 +67,7 @@ use redis::ConnectionLike;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::keys;
 use crate::script::ScriptCall;
 use crate::scripts;
@@ -358,7 +358,7 @@ impl RollingStore {
 
     fn settle(&self, key: &str, reply: &[i64], misses: u32) -> Result<AddReply> {
         let &[status, head, generation, evicted] = reply else {
-            return Err(Error::ShortReply);
+            return Err(Error::short_reply());
         };
         let head = head as u32;
         self.heads.store(key, head);
@@ -375,25 +375,29 @@ impl RollingStore {
     }
 
     fn encode<T: Serialize + ?Sized>(field: &str, value: &T) -> Result<Vec<u8>> {
-        serde_json::to_vec(value).map_err(|source| Error::RollingValue {
-            field: field.to_string(),
-            source,
+        serde_json::to_vec(value).map_err(|source| {
+            Error::from(ErrorKind::RollingValue {
+                field: field.to_string(),
+                source,
+            })
         })
     }
 
     fn decode<T: DeserializeOwned>(field: &str, bytes: &[u8]) -> Result<T> {
-        serde_json::from_slice(bytes).map_err(|source| Error::RollingValue {
-            field: field.to_string(),
-            source,
+        serde_json::from_slice(bytes).map_err(|source| {
+            Error::from(ErrorKind::RollingValue {
+                field: field.to_string(),
+                source,
+            })
         })
     }
 
     fn unreachable_miss() -> Error {
-        Error::Script {
+        Error::from(ErrorKind::Script {
             script: "rolling.add",
             code: "MISS".into(),
             detail: "the head was not found even with the whole ring passed".into(),
-        }
+        })
     }
 
     /// Adds (or replaces) record `field` of logical key `key`, stored as the
@@ -492,7 +496,7 @@ impl RollingStore {
         let mut it = reply.into_iter();
         while let (Some(f), Some(v)) = (it.next(), it.next()) {
             let (Some(f), Some(v)) = (f, v) else {
-                return Err(Error::ShortReply);
+                return Err(Error::short_reply());
             };
             let field = String::from_utf8_lossy(&f).into_owned();
             let value = Self::decode(&field, &v)?;

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 
 use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fanout::{Topology, collect, place, slot_groups};
 use crate::keys::cluster_slot;
 
@@ -110,11 +110,11 @@ impl ScriptInfo {
         if sha.eq_ignore_ascii_case(self.sha1) {
             Ok(())
         } else {
-            Err(Error::ShaMismatch {
+            Err(Error::from(ErrorKind::ShaMismatch {
                 script: self.name,
                 expected: self.sha1,
                 server: sha,
-            })
+            }))
         }
     }
 
@@ -297,7 +297,7 @@ impl<R: FromRedisValue> ScriptCall<R> {
             }
             other => other,
         };
-        self.decode(value.map_err(|e| Error::from_redis(self.script, e))?)
+        self.decode(value.map_err(|e| Error::from_redis(Some(self.script), e))?)
     }
 
     /// Runs the call on an async connection; on `NOSCRIPT` loads the script and
@@ -313,13 +313,13 @@ impl<R: FromRedisValue> ScriptCall<R> {
             }
             other => other,
         };
-        self.decode(value.map_err(|e| Error::from_redis(self.script, e))?)
+        self.decode(value.map_err(|e| Error::from_redis(Some(self.script), e))?)
     }
 }
 
 fn decode_reply<R: FromRedisValue>(script: &'static ScriptInfo, value: Value) -> Result<R> {
     if let Value::ServerError(e) = value {
-        return Err(Error::from_redis(script, e.into()));
+        return Err(Error::from_redis(Some(script), e.into()));
     }
     Ok(R::from_redis_value(value).map_err(redis::RedisError::from)?)
 }
@@ -334,7 +334,7 @@ fn decode_reply<R: FromRedisValue>(script: &'static ScriptInfo, value: Value) ->
 /// so every call runs exactly once and in order. If a call after the first
 /// `NOSCRIPT` did run (the cache held some scripts but not others), re-sending
 /// the tail would reorder calls, so the batch stops with
-/// [`Error::PipelineInterrupted`] naming how many calls ran in order; no call
+/// [`ErrorKind::PipelineInterrupted`] naming how many calls ran in order; no call
 /// ever runs twice.
 ///
 /// **On Redis Cluster** ([`ScriptPipeline::topology`]) the calls are sent as
@@ -445,10 +445,10 @@ impl ScriptPipeline {
     }
 
     fn interrupted(&self, ran_in_order: usize) -> Error {
-        Error::PipelineInterrupted {
+        Error::from(ErrorKind::PipelineInterrupted {
             ran_in_order,
             total: self.scripts.len(),
-        }
+        })
     }
 
     /// Files the replies of calls `from..` into `out` and decides what next.
@@ -461,15 +461,15 @@ impl ScriptPipeline {
     ) -> Result<Step> {
         let mut replies = replies.into_iter();
         for script in loads {
-            let reply = replies.next().ok_or(Error::ShortReply)?;
+            let reply = replies.next().ok_or_else(Error::short_reply)?;
             if let Value::ServerError(e) = reply {
-                return Err(Error::from_redis(script, e.into()));
+                return Err(Error::from_redis(Some(script), e.into()));
             }
             script.check_loaded(reply)?;
         }
         let replies: Vec<Value> = replies.collect();
         if replies.len() != self.scripts.len() - from {
-            return Err(Error::ShortReply);
+            return Err(Error::short_reply());
         }
         let noscript = |v: &Value| matches!(v, Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript));
         match replies.iter().position(noscript) {

@@ -15,9 +15,9 @@
 //!   default target 1e-9), not just the average one.
 //! - a strict [`ShardedHash`] (the default) refuses fields and values longer
 //!   than the value limit before sending anything
-//!   ([`Error::ListpackValueTooLong`]), and its writes run as one script per
+//!   ([`ErrorKind::ListpackValueTooLong`]), and its writes run as one script per
 //!   shard that refuses to grow a shard past the entry limit
-//!   ([`Error::ShardFull`]), so no write ever converts a shard.
+//!   ([`ErrorKind::ShardFull`]), so no write ever converts a shard.
 //! - [`ShardedHash::inspect`] samples shards' `OBJECT ENCODING` and reports
 //!   how many have converted anyway (written by other clients, limits lowered).
 //!
@@ -45,7 +45,7 @@ use std::io::BufRead;
 
 use redis::{ConnectionLike, FromRedisValue, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fanout::Batch;
 pub use crate::fanout::Topology;
 use crate::script::{ScriptCall, ScriptPipeline, decode_each};
@@ -660,7 +660,7 @@ impl ShardedHash {
                         )
                     })?;
                 if id > max_id {
-                    return Err(Error::IdOutOfRange { id, max: max_id });
+                    return Err(Error::from(ErrorKind::IdOutOfRange { id, max: max_id }));
                 }
                 Ok(id / fields_per_shard)
             }
@@ -679,11 +679,11 @@ impl ShardedHash {
         }
         for (what, len) in [("field", field.len()), ("value", value.len())] {
             if len as u64 > self.limits.value {
-                return Err(Error::ListpackValueTooLong {
+                return Err(Error::from(ErrorKind::ListpackValueTooLong {
                     what,
                     len,
                     limit: self.limits.value as usize,
-                });
+                }));
             }
         }
         Ok(())
@@ -904,7 +904,7 @@ impl ShardedHash {
         let replies: Vec<Vec<Value>> = batch.query(con, self.topology)?;
         for ((_, idx), values) in by_shard.iter().zip(replies) {
             if values.len() != idx.len() {
-                return Err(Error::ShortReply);
+                return Err(Error::short_reply());
             }
             for (&i, v) in idx.iter().zip(values) {
                 out[i] = Option::<V>::from_redis_value(v).map_err(redis::RedisError::from)?;
@@ -934,7 +934,7 @@ impl ShardedHash {
     }
 
     /// Adds `delta` to an integer field (missing counts as 0) and returns the
-    /// new value. Strict: a new field is refused ([`Error::ShardFull`]) when
+    /// new value. Strict: a new field is refused ([`ErrorKind::ShardFull`]) when
     /// its shard is already at the entry limit.
     pub fn incr(
         &self,
@@ -1140,7 +1140,9 @@ impl ShardedHash {
                 return;
             }
         };
-        if let Err(Error::ListpackValueTooLong { len, .. }) = self.check_pair(field, value) {
+        if let Err(ErrorKind::ListpackValueTooLong { len, .. }) =
+            self.check_pair(field, value).map_err(Error::into_kind)
+        {
             report.reject(line, RejectReason::ValueTooLong(len));
             return;
         }
@@ -1176,7 +1178,7 @@ impl ShardedHash {
                         report.inserted += inserted as u64;
                         report.present += idx.len() as u64 - inserted as u64;
                     }
-                    Err(Error::ShardFull { .. }) => {
+                    Err(e) if matches!(e.kind(), ErrorKind::ShardFull { .. }) => {
                         for &i in idx {
                             report.reject(pending[i].line, RejectReason::ShardFull);
                         }

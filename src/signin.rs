@@ -22,7 +22,7 @@
 //! # The offset trap and expiry
 //!
 //! `SETBIT key 4000000000 1` allocates ~500 MB: uids above the configured
-//! maximum (default 10,000,000) are refused with [`Error::UidOutOfRange`]
+//! maximum (default 10,000,000) are refused with [`ErrorKind::UidOutOfRange`](crate::ErrorKind::UidOutOfRange)
 //! before anything is written (and again inside `signin.mark`). No TTL by
 //! default; [`SignIn::retention_days`] expires a day's bitmap that many days
 //! after its end (00:00 UTC).

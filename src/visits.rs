@@ -392,7 +392,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
                 new: *new == 1,
                 count: count_of(*count),
             }),
-            _ => Err(Error::ShortReply),
+            _ => Err(Error::short_reply()),
         }
     }
 
@@ -518,11 +518,11 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     }
 
     fn batch_result(reply: Vec<i64>, positions: Vec<Option<usize>>) -> Result<BatchVisits> {
-        let count = *reply.first().ok_or(Error::ShortReply)?;
+        let count = *reply.first().ok_or_else(Error::short_reply)?;
         let new = positions
             .into_iter()
             .map(|p| match p {
-                Some(i) => reply.get(i).map(|&f| f == 1).ok_or(Error::ShortReply),
+                Some(i) => reply.get(i).map(|&f| f == 1).ok_or_else(Error::short_reply),
                 None => Ok(false),
             })
             .collect::<Result<Vec<bool>>>()?;

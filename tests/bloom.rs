@@ -2,10 +2,10 @@
 
 mod support;
 
-use redis_patterns::Error;
 use redis_patterns::bloom::{Bloom, BloomOptions, Engine, LoadProgress, SeedBloom};
 use redis_patterns::hash::js_hash;
 use redis_patterns::scripts;
+use redis_patterns::{Error, ErrorKind};
 
 fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("{prefix}{i}")).collect()
@@ -167,8 +167,8 @@ fn config_is_written_once_and_checked() {
     let again = Bloom::create(&mut con, "emails", 1000, 0.01).unwrap();
     assert!(again.exists(&mut con, "x").unwrap());
     // Other parameters: typed error, nothing changed.
-    match Bloom::create(&mut con, "emails", 2000, 0.01) {
-        Err(Error::BloomConfigMismatch { detail }) => {
+    match Bloom::create(&mut con, "emails", 2000, 0.01).map_err(Error::into_kind) {
+        Err(ErrorKind::BloomConfigMismatch { detail }) => {
             assert!(detail.contains("stored"), "{detail}")
         }
         other => panic!("expected BloomConfigMismatch, got {other:?}"),
@@ -183,8 +183,8 @@ fn config_is_written_once_and_checked() {
     assert_eq!(opened.params(), bf.params());
     assert!(opened.exists(&mut con, "x").unwrap());
     assert!(matches!(
-        Bloom::open(&mut con, "nope"),
-        Err(Error::BloomMissing { .. })
+        Bloom::open(&mut con, "nope").map_err(Error::into_kind),
+        Err(ErrorKind::BloomMissing { .. })
     ));
 }
 
@@ -195,48 +195,51 @@ fn bad_input_is_refused_before_anything_is_written() {
     for p in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
         assert!(
             matches!(
-                Bloom::create(&mut con, "f", 1000, p),
-                Err(Error::InvalidInput { .. })
+                Bloom::create(&mut con, "f", 1000, p).map_err(Error::into_kind),
+                Err(ErrorKind::InvalidArgument { .. })
             ),
             "p = {p}"
         );
     }
     assert!(matches!(
-        Bloom::create(&mut con, "f", 0, 0.01),
-        Err(Error::InvalidInput { .. })
+        Bloom::create(&mut con, "f", 0, 0.01).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     let small = BloomOptions {
         max_bits: 1_000_000,
         ..BloomOptions::default()
     };
-    match Bloom::create_with(&mut con, "f", 1_000_000, 0.01, &small) {
-        Err(Error::InvalidInput { reason, .. }) => assert!(reason.contains("bound"), "{reason}"),
+    match Bloom::create_with(&mut con, "f", 1_000_000, 0.01, &small).map_err(Error::into_kind) {
+        Err(ErrorKind::InvalidArgument { reason, .. }) => {
+            assert!(reason.contains("bound"), "{reason}")
+        }
         other => panic!("expected InvalidInput, got {other:?}"),
     }
     assert!(matches!(
-        Bloom::create(&mut con, "", 1000, 0.01),
-        Err(Error::InvalidInput { .. })
+        Bloom::create(&mut con, "", 1000, 0.01).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        Bloom::create(&mut con, "a{b}", 1000, 0.01),
-        Err(Error::InvalidInput { .. })
+        Bloom::create(&mut con, "a{b}", 1000, 0.01).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        Bloom::create(&mut con, "f", 1000, 1e-30),
-        Err(Error::InvalidInput { .. })
+        Bloom::create(&mut con, "f", 1000, 1e-30).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     let seed = SeedBloom::new("bloom_user_email").unwrap();
     assert!(matches!(
-        seed.add(&mut con, ""),
-        Err(Error::InvalidInput { .. })
+        seed.add(&mut con, "").map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        seed.multi_add(&mut con, &["ok@example.com", ""]),
-        Err(Error::InvalidInput { .. })
+        seed.multi_add(&mut con, &["ok@example.com", ""])
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        seed.exists(&mut con, ""),
-        Err(Error::InvalidInput { .. })
+        seed.exists(&mut con, "").map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(SeedBloom::new("").is_err());
     assert_eq!(support::dbsize(&mut con), 0);
@@ -255,8 +258,16 @@ fn scripts_refuse_bad_offsets_and_write_nothing() {
         vec![1, 2, 3],
         vec![-1, 1, 2, 3, 4, 5, 6],
     ] {
-        match scripts::bloom::add(key, bits, 7, &offsets).invoke(&mut con) {
-            Err(Error::ScriptArgument { detail, .. }) => {
+        match scripts::bloom::add(key, bits, 7, &offsets)
+            .invoke(&mut con)
+            .map_err(Error::into_kind)
+        {
+            Err(
+                e @ ErrorKind::InvalidArgument {
+                    script: Some(_), ..
+                },
+            ) => {
+                let detail = e.to_string();
                 assert!(detail.contains("offset") || detail.contains("multiple"))
             }
             other => panic!("expected ScriptArgument, got {other:?}"),
@@ -265,8 +276,11 @@ fn scripts_refuse_bad_offsets_and_write_nothing() {
     let after: Vec<u8> = redis::cmd("GET").arg(key).query(&mut con).unwrap();
     assert_eq!(before, after);
     // A block that does not exist is refused, not created.
-    match scripts::bloom::add("bloom:{ghost}:0", bits, 7, &[1, 2, 3, 4, 5, 6, 7]).invoke(&mut con) {
-        Err(Error::BloomMissing { .. }) => {}
+    match scripts::bloom::add("bloom:{ghost}:0", bits, 7, &[1, 2, 3, 4, 5, 6, 7])
+        .invoke(&mut con)
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::BloomMissing { .. }) => {}
         other => panic!("expected BloomMissing, got {other:?}"),
     }
     let ghost: i64 = redis::cmd("EXISTS")
@@ -310,8 +324,12 @@ fn create_script_refuses_bad_arguments_before_writing() {
     ];
     for (blocks, m, k, n, p, bits, scheme, version, spread) in cases {
         let call = scripts::bloom::create(cfg, blocks, m, k, n, p, bits, scheme, version, spread);
-        match call.invoke(&mut con) {
-            Err(Error::ScriptArgument { detail, .. }) => assert!(!detail.is_empty()),
+        match call.invoke(&mut con).map_err(Error::into_kind) {
+            Err(ErrorKind::InvalidArgument {
+                script: Some(_),
+                name,
+                ..
+            }) => assert!(!name.is_empty()),
             other => panic!(
                 "{blocks:?} {m} {k} {n} {p} {bits:?} {scheme:?} {version} {spread}: expected ScriptArgument, got {other:?}"
             ),
@@ -351,18 +369,18 @@ fn a_lost_block_is_an_error_with_both_engines() {
         bf.destroy(&mut con).unwrap();
         assert_eq!(support::dbsize(&mut con), 0);
         assert!(matches!(
-            bf.exists(&mut con, "x"),
-            Err(Error::BloomMissing { .. })
+            bf.exists(&mut con, "x").map_err(Error::into_kind),
+            Err(ErrorKind::BloomMissing { .. })
         ));
         assert!(matches!(
-            bf.add(&mut con, "x"),
-            Err(Error::BloomMissing { .. })
+            bf.add(&mut con, "x").map_err(Error::into_kind),
+            Err(ErrorKind::BloomMissing { .. })
         ));
         // It stays an error; the script engine wrote nothing, the BITFIELD
         // engine's re-created block keeps its sentinel cleared.
         assert!(matches!(
-            bf.add(&mut con, "x"),
-            Err(Error::BloomMissing { .. })
+            bf.add(&mut con, "x").map_err(Error::into_kind),
+            Err(ErrorKind::BloomMissing { .. })
         ));
         if engine == Engine::Script {
             assert_eq!(support::dbsize(&mut con), 0);
@@ -398,13 +416,13 @@ fn every_block_an_add_re_created_stays_lost() {
             .unwrap();
         // One add touches both lost blocks (and re-creates both).
         assert!(matches!(
-            bf.multi_add(&mut con, &[&a, &b]),
-            Err(Error::BloomMissing { .. })
+            bf.multi_add(&mut con, &[&a, &b]).map_err(Error::into_kind),
+            Err(ErrorKind::BloomMissing { .. })
         ));
         // Both stay lost: neither answers "absent" or "present".
         for item in [&a, &b] {
-            match bf.exists(&mut con, item) {
-                Err(Error::BloomMissing { .. }) => {}
+            match bf.exists(&mut con, item).map_err(Error::into_kind) {
+                Err(ErrorKind::BloomMissing { .. }) => {}
                 other => {
                     panic!("spread {spread} item {item}: expected BloomMissing, got {other:?}")
                 }
@@ -441,17 +459,20 @@ fn counts_of_a_lost_block_are_an_error_not_empty() {
                 .query(&mut con)
                 .unwrap();
         }
-        match bf.bits_set(&mut con) {
-            Err(Error::BloomMissing { detail }) => {
+        match bf.bits_set(&mut con).map_err(Error::into_kind) {
+            Err(ErrorKind::BloomMissing { detail }) => {
                 assert!(detail.contains(&bf.block_keys()[last]), "{detail}")
             }
             other => panic!("{lose}: expected BloomMissing, got {other:?}"),
         }
         assert!(matches!(
-            bf.approx_count(&mut con),
-            Err(Error::BloomMissing { .. })
+            bf.approx_count(&mut con).map_err(Error::into_kind),
+            Err(ErrorKind::BloomMissing { .. })
         ));
-        assert!(matches!(bf.info(&mut con), Err(Error::BloomMissing { .. })));
+        assert!(matches!(
+            bf.info(&mut con).map_err(Error::into_kind),
+            Err(ErrorKind::BloomMissing { .. })
+        ));
     }
     // clear makes it usable again, and counts work.
     bf.clear(&mut con).unwrap();
@@ -578,8 +599,8 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
         .query(&mut con)
         .unwrap();
     let before: Vec<u8> = redis::cmd("GET").arg(&stale[1]).query(&mut con).unwrap();
-    match Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o) {
-        Err(Error::BloomConfigMismatch { detail }) => {
+    match Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o).map_err(Error::into_kind) {
+        Err(ErrorKind::BloomConfigMismatch { detail }) => {
             assert!(detail.contains(&stale[1]), "{detail}")
         }
         other => panic!("expected BloomConfigMismatch, got {other:?}"),
@@ -592,8 +613,8 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
     let after: Vec<u8> = redis::cmd("GET").arg(&stale[1]).query(&mut con).unwrap();
     assert_eq!(before, after);
     assert!(matches!(
-        Bloom::open(&mut con, "stale"),
-        Err(Error::BloomMissing { .. })
+        Bloom::open(&mut con, "stale").map_err(Error::into_kind),
+        Err(ErrorKind::BloomMissing { .. })
     ));
     // Once the leftover is gone the retry succeeds (adopting the pristine
     // blocks the refused attempt created).
@@ -614,8 +635,8 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
     // And a spread filter whose config exists but a block is gone is refused.
     let _: () = redis::cmd("DEL").arg(&stale[0]).query(&mut con).unwrap();
     assert!(matches!(
-        Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o),
-        Err(Error::BloomMissing { .. })
+        Bloom::create_with(&mut con, "stale", 1_000_000, 0.01, &o).map_err(Error::into_kind),
+        Err(ErrorKind::BloomMissing { .. })
     ));
 }
 
@@ -689,8 +710,9 @@ fn bulk_load_is_resumable() {
     assert_eq!(rest.added, 1_345);
     assert!(bf.multi_exists(&mut con, &xs).unwrap().iter().all(|&b| b));
     assert!(matches!(
-        bf.load(&mut con, xs.iter(), 0, 0, |_| {}),
-        Err(Error::InvalidInput { .. })
+        bf.load(&mut con, xs.iter(), 0, 0, |_| {})
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
 }
 
@@ -756,8 +778,13 @@ fn seed_filters_read_and_extend_php_bitmaps() {
     );
     // The script checks offsets itself too.
     assert!(matches!(
-        scripts::bloom::seed_add("bloom_raw", &[4294967296]).invoke(&mut con),
-        Err(Error::ScriptArgument { .. })
+        scripts::bloom::seed_add("bloom_raw", &[4294967296])
+            .invoke(&mut con)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument {
+            script: Some(_),
+            ..
+        })
     ));
 }
 
@@ -829,7 +856,14 @@ const SCENARIOS: [(&str, Engine, bool); 4] = [
 
 fn err_text<T: std::fmt::Debug>(r: redis_patterns::Result<T>) -> String {
     match r {
-        Err(e @ (Error::BloomMissing { .. } | Error::BloomConfigMismatch { .. })) => e.to_string(),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::BloomMissing { .. } | ErrorKind::BloomConfigMismatch { .. }
+            ) =>
+        {
+            e.to_string()
+        }
         other => panic!("expected a bloom error, got {other:?}"),
     }
 }
@@ -1241,20 +1275,30 @@ fn async_twins_match_sync_on_one_server() {
     let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
     rt.block_on(async {
         assert!(matches!(
-            Bloom::create_async(&mut mux, "f", 1000, 1.5).await,
-            Err(Error::InvalidInput { .. })
+            Bloom::create_async(&mut mux, "f", 1000, 1.5)
+                .await
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
         ));
         assert!(matches!(
-            Bloom::open_async(&mut mux, "a{b}").await,
-            Err(Error::InvalidInput { .. })
+            Bloom::open_async(&mut mux, "a{b}")
+                .await
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
         ));
         assert!(matches!(
-            Bloom::open_async(&mut mgr, "nope").await,
-            Err(Error::BloomMissing { .. })
+            Bloom::open_async(&mut mgr, "nope")
+                .await
+                .map_err(Error::into_kind),
+            Err(ErrorKind::BloomMissing { .. })
         ));
         assert!(matches!(
-            SeedBloom::new("s").unwrap().add_async(&mut mux, "").await,
-            Err(Error::InvalidInput { .. })
+            SeedBloom::new("s")
+                .unwrap()
+                .add_async(&mut mux, "")
+                .await
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
         ));
     });
     assert_eq!(support::dbsize(&mut con), 0);

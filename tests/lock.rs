@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::Error;
 use redis_patterns::lock::{Lock, MAX_LEASE_MS};
+use redis_patterns::{Error, ErrorKind};
 
 fn get(con: &mut redis::Connection, key: &str) -> Option<String> {
     redis::cmd("GET").arg(key).query(con).expect("GET")
@@ -123,8 +123,8 @@ fn try_acquire_on_a_held_lock_is_busy_with_the_remaining_lease() {
     let (mut a, mut b) = (server.connection(), server.connection());
     let lock = Lock::new("busy", Duration::from_secs(20)).expect("valid");
     let _held = lock.try_acquire(&mut a).expect("free");
-    match lock.try_acquire(&mut b) {
-        Err(Error::LockBusy {
+    match lock.try_acquire(&mut b).map_err(Error::into_kind) {
+        Err(ErrorKind::LockBusy {
             key,
             retry_after_ms: Some(ms),
         }) => {
@@ -190,8 +190,11 @@ fn blocking_acquire_waits_for_a_release_and_times_out_with_a_typed_error() {
     let lock = Lock::new("wait", Duration::from_secs(30)).expect("valid");
     let held = lock.try_acquire(&mut a).expect("free");
     let started = std::time::Instant::now();
-    match lock.acquire(&mut b, Duration::from_millis(200)) {
-        Err(Error::LockTimeout { key, waited_ms }) => {
+    match lock
+        .acquire(&mut b, Duration::from_millis(200))
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::LockTimeout { key, waited_ms }) => {
             assert_eq!(key, lock.key());
             assert!(waited_ms >= 200, "{waited_ms}");
         }
@@ -200,8 +203,9 @@ fn blocking_acquire_waits_for_a_release_and_times_out_with_a_typed_error() {
     assert!(started.elapsed() >= Duration::from_millis(200));
     // Zero timeout: exactly one attempt.
     assert!(matches!(
-        lock.acquire(&mut b, Duration::ZERO),
-        Err(Error::LockTimeout { .. })
+        lock.acquire(&mut b, Duration::ZERO)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::LockTimeout { .. })
     ));
 
     let releaser = {
@@ -237,8 +241,8 @@ fn the_guard_releases_on_drop_but_never_someone_elses_lock() {
     drop(guard); // must not delete `other`'s lock
     assert_eq!(get(&mut b, lock.key()), Some(other.token.clone()));
     assert!(matches!(
-        lock.lock(&mut a, Duration::ZERO),
-        Err(Error::LockTimeout { .. })
+        lock.lock(&mut a, Duration::ZERO).map_err(Error::into_kind),
+        Err(ErrorKind::LockTimeout { .. })
     ));
 }
 
@@ -251,13 +255,16 @@ fn async_twins_behave_like_the_sync_api() {
         let lock = Lock::new("async", Duration::from_secs(5)).expect("valid");
         let lease = lock.try_acquire_async(&mut mux).await.expect("free");
         assert!(matches!(
-            lock.try_acquire_async(&mut mgr).await,
-            Err(Error::LockBusy { .. })
+            lock.try_acquire_async(&mut mgr)
+                .await
+                .map_err(Error::into_kind),
+            Err(ErrorKind::LockBusy { .. })
         ));
         assert!(matches!(
             lock.acquire_async(&mut mgr, Duration::from_millis(120))
-                .await,
-            Err(Error::LockTimeout { .. })
+                .await
+                .map_err(Error::into_kind),
+            Err(ErrorKind::LockTimeout { .. })
         ));
         assert!(
             !lock
@@ -291,13 +298,18 @@ fn bad_input_is_refused_before_anything_is_sent() {
         .arg("RESETSTAT")
         .query(&mut con)
         .expect("RESETSTAT");
-    let invalid = |r: redis_patterns::Result<Lock>, name: &str| match r {
-        Err(Error::InvalidInput { name: n, reason }) => {
-            assert_eq!(n, name);
-            assert!(!reason.is_empty() && !reason.ends_with('.'));
-        }
-        other => panic!("expected InvalidInput({name}), got {other:?}"),
-    };
+    let invalid =
+        |r: redis_patterns::Result<Lock>, name: &str| match r.as_ref().map_err(Error::kind) {
+            Err(ErrorKind::InvalidArgument {
+                name: n,
+                reason,
+                script: None,
+            }) => {
+                assert_eq!(n, name);
+                assert!(!reason.is_empty() && !reason.ends_with('.'));
+            }
+            other => panic!("expected InvalidInput({name}), got {other:?}"),
+        };
     invalid(Lock::new("", Duration::from_secs(1)), "lock name");
     invalid(Lock::new("a{b}", Duration::from_secs(1)), "lock name");
     invalid(
@@ -316,20 +328,20 @@ fn bad_input_is_refused_before_anything_is_sent() {
     );
     let lock = Lock::new("a", Duration::from_secs(1)).expect("valid");
     assert!(matches!(
-        lock.release(&mut con, ""),
-        Err(Error::InvalidInput { name: "token", .. })
+        lock.release(&mut con, "").map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
     ));
     assert!(matches!(
-        lock.extend(&mut con, "t", Duration::ZERO),
-        Err(Error::InvalidInput { name: "lease", .. })
+        lock.extend(&mut con, "t", Duration::ZERO).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "lease"
     ));
     assert!(matches!(
-        lock.extend(&mut con, "", Duration::from_secs(1)),
-        Err(Error::InvalidInput { name: "token", .. })
+        lock.extend(&mut con, "", Duration::from_secs(1)).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
     ));
     assert!(matches!(
-        lock.owned(&mut con, ""),
-        Err(Error::InvalidInput { name: "token", .. })
+        lock.owned(&mut con, "").map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
     ));
     assert_eq!(support::dbsize(&mut con), 0, "nothing written");
     let stats: String = redis::cmd("INFO")

@@ -7,8 +7,8 @@ mod support;
 use std::collections::BTreeSet;
 
 use chrono::{Datelike, NaiveDate};
-use redis_patterns::Error;
 use redis_patterns::login_log::{LoginLog, Retention, Topology};
+use redis_patterns::{Error, ErrorKind};
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).unwrap()
@@ -312,8 +312,9 @@ fn retention_refuses_an_expiry_at_the_epoch() {
         let log = log.clone().topology(topology);
         assert!(
             matches!(
-                log.record(&mut con, "client", 5, day(1969, 12, 31)),
-                Err(Error::InvalidInput { .. })
+                log.record(&mut con, "client", 5, day(1969, 12, 31))
+                    .map_err(Error::into_kind),
+                Err(ErrorKind::InvalidArgument { .. })
             ),
             "{topology:?}"
         );
@@ -332,20 +333,25 @@ fn bad_input_writes_nothing() {
     let mut con = server.connection();
     let log = LoginLog::new().max_uid(1_000).unwrap();
     let d = day(2024, 2, 29);
-    match log.record(&mut con, "client", 1_001, d) {
-        Err(Error::UidOutOfRange { detail }) => assert!(detail.contains("1001"), "{detail}"),
+    match log
+        .record(&mut con, "client", 1_001, d)
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::UidOutOfRange { detail }) => assert!(detail.contains("1001"), "{detail}"),
         other => panic!("expected UidOutOfRange, got {other:?}"),
     }
     let cluster = log.clone().topology(Topology::Cluster);
     assert!(matches!(
-        cluster.record(&mut con, "client", 4_000_000_000, d),
-        Err(Error::UidOutOfRange { .. })
+        cluster
+            .record(&mut con, "client", 4_000_000_000, d)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::UidOutOfRange { .. })
     ));
     for t in ["", "a_b", "a b", "{x}"] {
         assert!(
             matches!(
-                log.record(&mut con, t, 1, d),
-                Err(Error::InvalidInput { .. })
+                log.record(&mut con, t, 1, d).map_err(Error::into_kind),
+                Err(ErrorKind::InvalidArgument { .. })
             ),
             "{t:?}"
         );
@@ -354,20 +360,24 @@ fn bad_input_writes_nothing() {
     assert!(LoginLog::new().max_uid(1 << 32).is_err());
     let (a, b) = (day(2024, 3, 1), day(2024, 2, 28));
     assert!(matches!(
-        log.logged_in_between(&mut con, "client", 1, a, b),
-        Err(Error::InvalidInput { .. })
+        log.logged_in_between(&mut con, "client", 1, a, b)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        log.login_days(&mut con, "client", 1, a, b),
-        Err(Error::InvalidInput { .. })
+        log.login_days(&mut con, "client", 1, a, b)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        log.active_users(&mut con, "client", a, b),
-        Err(Error::InvalidInput { .. })
+        log.active_users(&mut con, "client", a, b)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        log.all_active_users(&mut con, a, b),
-        Err(Error::InvalidInput { .. })
+        log.all_active_users(&mut con, a, b)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(log.days_in_month(&mut con, "client", 1, 2024, 13).is_err());
 
@@ -385,7 +395,10 @@ fn bad_input_writes_nothing() {
     )
     .invoke(&mut con);
     assert!(
-        matches!(reply, Err(Error::UidOutOfRange { .. })),
+        matches!(
+            reply.as_ref().map_err(Error::kind),
+            Err(ErrorKind::UidOutOfRange { .. })
+        ),
         "{reply:?}"
     );
     let reply = redis_patterns::scripts::login_log::index(
@@ -398,13 +411,22 @@ fn bad_input_writes_nothing() {
     )
     .invoke(&mut con);
     assert!(
-        matches!(reply, Err(Error::UidOutOfRange { .. })),
+        matches!(
+            reply.as_ref().map_err(Error::kind),
+            Err(ErrorKind::UidOutOfRange { .. })
+        ),
         "{reply:?}"
     );
     let reply = redis_patterns::scripts::login_log::mark(&log.log_key("client", 1, d), 32, 0)
         .invoke(&mut con);
     assert!(
-        matches!(reply, Err(Error::ScriptArgument { .. })),
+        matches!(
+            reply.as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidArgument {
+                script: Some(_),
+                ..
+            })
+        ),
         "{reply:?}"
     );
     assert_eq!(support::dbsize(&mut con), 0);
@@ -451,12 +473,14 @@ fn every_operation_runs_on_a_real_cluster() {
         log.clone()
             .max_uid(1_000)
             .unwrap()
-            .record(&mut con, "client", 1_001, day(2024, 2, 29)),
-        Err(Error::UidOutOfRange { .. })
+            .record(&mut con, "client", 1_001, day(2024, 2, 29))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::UidOutOfRange { .. })
     ));
     assert!(matches!(
-        log.active_users(&mut con, "client", day(2024, 3, 1), day(2024, 2, 1)),
-        Err(Error::InvalidInput { .. })
+        log.active_users(&mut con, "client", day(2024, 3, 1), day(2024, 2, 1))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     for node in cluster.nodes() {
         assert_eq!(support::dbsize(&mut node.connection()), 0);

@@ -2,9 +2,9 @@
 
 mod support;
 
-use redis_patterns::Error;
 use redis_patterns::packed::{ByteArray, Bytes, IntField, Layout, Le, PackedRecords, Topology};
 use redis_patterns::scripts;
+use redis_patterns::{Error, ErrorKind};
 
 fn strlen(con: &mut redis::Connection, key: &str) -> u64 {
     redis::cmd("STRLEN").arg(key).query(con).unwrap()
@@ -147,17 +147,17 @@ fn add_is_an_atomic_read_modify_write_of_one_field() {
         2_147_483_642
     );
     // Overflow: typed error, record unchanged.
-    match p.add(&mut con, 7, logins, 2) {
-        Err(Error::Overflow { detail, .. }) => assert!(detail.contains("65534"), "{detail}"),
+    match p.add(&mut con, 7, logins, 2).map_err(Error::into_kind) {
+        Err(ErrorKind::Overflow { detail, .. }) => assert!(detail.contains("65534"), "{detail}"),
         other => panic!("expected Overflow, got {other:?}"),
     }
     assert!(matches!(
-        p.add(&mut con, 7, balance, 6),
-        Err(Error::Overflow { .. })
+        p.add(&mut con, 7, balance, 6).map_err(Error::into_kind),
+        Err(ErrorKind::Overflow { .. })
     ));
     assert!(matches!(
-        p.add(&mut con, 8, logins, -1),
-        Err(Error::Overflow { .. })
+        p.add(&mut con, 8, logins, -1).map_err(Error::into_kind),
+        Err(ErrorKind::Overflow { .. })
     ));
     assert_eq!(p.get(&mut con, 7).unwrap(), rec);
     assert_eq!(p.get(&mut con, 8).unwrap(), [0; 8]);
@@ -172,8 +172,8 @@ fn add_is_an_atomic_read_modify_write_of_one_field() {
         (1 << 48) - 1
     );
     assert!(matches!(
-        p.add(&mut con, 9, wide, 1),
-        Err(Error::Overflow { .. })
+        p.add(&mut con, 9, wide, 1).map_err(Error::into_kind),
+        Err(ErrorKind::Overflow { .. })
     ));
     // Field outside the record or too wide: refused before sending.
     assert!(matches!(
@@ -186,8 +186,9 @@ fn add_is_an_atomic_read_modify_write_of_one_field() {
                 signed: false
             },
             1
-        ),
-        Err(Error::InvalidInput { .. })
+        )
+        .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
         p.add(
@@ -199,8 +200,9 @@ fn add_is_an_atomic_read_modify_write_of_one_field() {
                 signed: false
             },
             1
-        ),
-        Err(Error::InvalidInput { .. })
+        )
+        .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
 }
 
@@ -237,50 +239,59 @@ fn bad_input_is_refused_before_anything_is_written() {
     let server = support::server();
     let mut con = server.connection();
     assert!(matches!(
-        PackedRecords::new("", Le::<u8>::new(), 10),
-        Err(Error::InvalidInput { name: "base", .. })
+        PackedRecords::new("", Le::<u8>::new(), 10).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "base"
     ));
     assert!(matches!(
-        PackedRecords::new("z", Bytes(0), 10),
-        Err(Error::InvalidInput { name: "width", .. })
-    ));
-    assert!(matches!(
-        PackedRecords::new("z", Bytes(4), 10)
-            .unwrap()
-            .with_ids_per_shard(0),
-        Err(Error::InvalidInput { .. })
+        PackedRecords::new("z", Bytes(0), 10).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "width"
     ));
     assert!(matches!(
         PackedRecords::new("z", Bytes(4), 10)
             .unwrap()
-            .with_ids_per_shard(1 << 30),
-        Err(Error::InvalidInput { .. })
+            .with_ids_per_shard(0)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        PackedRecords::new("z", Bytes(4), 10)
+            .unwrap()
+            .with_ids_per_shard(1 << 30)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     // The huge-offset trap: an id near 2^32 is refused by the configured maximum.
     let p = PackedRecords::new("users", Bytes(4), 10_000_000).unwrap();
-    match p.set(&mut con, 4_294_967_295, &vec![1, 2, 3, 4]) {
-        Err(Error::IdOutOfRange { id, max }) => assert_eq!((id, max), (4_294_967_295, 10_000_000)),
+    match p
+        .set(&mut con, 4_294_967_295, &vec![1, 2, 3, 4])
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::IdOutOfRange { id, max }) => {
+            assert_eq!((id, max), (4_294_967_295, 10_000_000))
+        }
         other => panic!("expected IdOutOfRange, got {other:?}"),
     }
     assert!(matches!(
-        p.get(&mut con, 10_000_001),
-        Err(Error::IdOutOfRange { .. })
+        p.get(&mut con, 10_000_001).map_err(Error::into_kind),
+        Err(ErrorKind::IdOutOfRange { .. })
     ));
     assert!(matches!(
-        p.get_many(&mut con, &[1, 10_000_001]),
-        Err(Error::IdOutOfRange { .. })
+        p.get_many(&mut con, &[1, 10_000_001])
+            .map_err(Error::into_kind),
+        Err(ErrorKind::IdOutOfRange { .. })
     ));
     // One bad item in a batch: nothing of the batch is written.
     assert!(matches!(
-        p.set_many(&mut con, &[(1, vec![1, 2, 3, 4]), (2, vec![1, 2, 3])]),
-        Err(Error::InvalidInput { name: "record", .. })
+        p.set_many(&mut con, &[(1, vec![1, 2, 3, 4]), (2, vec![1, 2, 3])]).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "record"
     ));
     assert!(matches!(
         p.set_many(
             &mut con,
             &[(1, vec![1, 2, 3, 4]), (u64::MAX, vec![1, 2, 3, 4])]
-        ),
-        Err(Error::IdOutOfRange { .. })
+        )
+        .map_err(Error::into_kind),
+        Err(ErrorKind::IdOutOfRange { .. })
     ));
     assert!(matches!(
         p.add(
@@ -292,17 +303,45 @@ fn bad_input_is_refused_before_anything_is_written() {
                 signed: false
             },
             1
-        ),
-        Err(Error::IdOutOfRange { .. })
+        )
+        .map_err(Error::into_kind),
+        Err(ErrorKind::IdOutOfRange { .. })
     ));
     assert_eq!(support::dbsize(&mut con), 0);
     // The scripts check their arguments too (callers from other languages).
     let r = scripts::packed::put("raw:0", 0, &["4294967296", "abcd"]).invoke(&mut con);
-    assert!(matches!(r, Err(Error::ScriptArgument { .. })), "{r:?}");
+    assert!(
+        matches!(
+            r.as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidArgument {
+                script: Some(_),
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     let r = scripts::packed::add("raw:0", 0, 0, 7, 0, 1).invoke(&mut con);
-    assert!(matches!(r, Err(Error::ScriptArgument { .. })), "{r:?}");
+    assert!(
+        matches!(
+            r.as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidArgument {
+                script: Some(_),
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     let r = scripts::packed::swap("raw:0", 0, 0, b"ab", b"abc").invoke(&mut con);
-    assert!(matches!(r, Err(Error::ScriptArgument { .. })), "{r:?}");
+    assert!(
+        matches!(
+            r.as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidArgument {
+                script: Some(_),
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     assert_eq!(support::dbsize(&mut con), 0);
 }
 
@@ -355,8 +394,8 @@ fn every_operation(con: &mut dyn redis::ConnectionLike, topology: Topology) -> V
     };
     note("add", &p.add(con, 42, field, 7).unwrap());
     note("add again", &p.add(con, 42, field, 65_000).unwrap());
-    match p.add(con, 42, field, 1_000) {
-        Err(Error::Overflow { .. }) => {}
+    match p.add(con, 42, field, 1_000).map_err(Error::into_kind) {
+        Err(ErrorKind::Overflow { .. }) => {}
         other => panic!("expected Overflow, got {other:?}"),
     }
     note("after overflow", &p.get(con, 42).unwrap());

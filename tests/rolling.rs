@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use redis_patterns::Error;
 use redis_patterns::keys::cluster_slot;
 use redis_patterns::rolling::RollingStore;
 use redis_patterns::scripts;
+use redis_patterns::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,15 +51,15 @@ fn pexpiretime(con: &mut redis::Connection, key: &str) -> i64 {
 }
 
 fn is_invalid<T: std::fmt::Debug>(r: Result<T, Error>, name: &str) {
-    match r {
-        Err(Error::InvalidInput { name: n, .. }) => assert_eq!(n, name),
+    match r.as_ref().map_err(Error::kind) {
+        Err(ErrorKind::InvalidArgument { name: n, .. }) => assert_eq!(n, name),
         other => panic!("expected invalid {name}, got {other:?}"),
     }
 }
 
 fn layout<T: std::fmt::Debug>(r: Result<T, Error>) {
-    match r {
-        Err(Error::RollingLayout { .. }) => {}
+    match r.as_ref().map_err(Error::kind) {
+        Err(ErrorKind::RollingLayout { .. }) => {}
         other => panic!("expected RollingLayout, got {other:?}"),
     }
 }
@@ -247,8 +247,11 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
     // A value JSON cannot represent (a map with non-string keys).
     let mut bad = HashMap::new();
     bad.insert((1, 2), 3);
-    match store.add(&mut con, "k", "f", &bad) {
-        Err(Error::RollingValue { field, .. }) => assert_eq!(field, "f"),
+    match store
+        .add(&mut con, "k", "f", &bad)
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::RollingValue { field, .. }) => assert_eq!(field, "f"),
         other => panic!("expected RollingValue, got {other:?}"),
     }
     assert_eq!(support::dbsize(&mut con), 0);
@@ -268,13 +271,20 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
         scripts::rolling::add(&meta, &pair[..3], 0, 3, 5, "f", b"1", 1000, 2000), // odd keys
     ];
     for call in &bad_calls {
-        match call.invoke(&mut con) {
-            Err(Error::ScriptArgument { script, .. }) => assert_eq!(script, "rolling.add"),
+        match call.invoke(&mut con).map_err(Error::into_kind) {
+            Err(ErrorKind::InvalidArgument { script, .. }) => {
+                assert_eq!(script, Some("rolling.add"))
+            }
             other => panic!("expected ScriptArgument, got {other:?}"),
         }
     }
-    match scripts::rolling::recent(&meta, &pair, -1).invoke(&mut con) {
-        Err(Error::ScriptArgument { .. }) => {}
+    match scripts::rolling::recent(&meta, &pair, -1)
+        .invoke(&mut con)
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::InvalidArgument {
+            script: Some(_), ..
+        }) => {}
         other => panic!("expected ScriptArgument, got {other:?}"),
     }
     assert_eq!(support::dbsize(&mut con), 0);

@@ -4,11 +4,11 @@ mod support;
 
 use std::io::Write as _;
 
-use redis_patterns::Error;
 use redis_patterns::sharded_hash::{
     DEFAULT_OVERFLOW_TARGET, ImportOptions, LineFormat, ListpackLimits, RejectReason, ShardedHash,
     Sharding, Topology, plan,
 };
+use redis_patterns::{Error, ErrorKind};
 
 fn encoding(con: &mut redis::Connection, key: &str) -> Option<String> {
     redis::cmd("OBJECT")
@@ -216,19 +216,19 @@ fn strict_writes_never_convert_a_shard() {
     assert_eq!(h.set_many(&mut con, &pairs).unwrap(), 4);
     // Overwriting existing fields is fine at the limit.
     assert!(!h.set(&mut con, "f0", "w").unwrap());
-    match h.set(&mut con, "f4", "v") {
-        Err(Error::ShardFull { detail, .. }) => assert!(detail.contains("s:0"), "{detail}"),
+    match h.set(&mut con, "f4", "v").map_err(Error::into_kind) {
+        Err(ErrorKind::ShardFull { detail, .. }) => assert!(detail.contains("s:0"), "{detail}"),
         other => panic!("expected ShardFull, got {other:?}"),
     }
-    match h.incr(&mut con, "counter", 1) {
-        Err(Error::ShardFull { .. }) => {}
+    match h.incr(&mut con, "counter", 1).map_err(Error::into_kind) {
+        Err(ErrorKind::ShardFull { .. }) => {}
         other => panic!("expected ShardFull, got {other:?}"),
     }
     // A batch that would overflow writes nothing, not even its fitting part.
     let more = [("f1", "x"), ("new1", "y")];
     assert!(matches!(
-        h.set_many(&mut con, &more),
-        Err(Error::ShardFull { .. })
+        h.set_many(&mut con, &more).map_err(Error::into_kind),
+        Err(ErrorKind::ShardFull { .. })
     ));
     assert_eq!(
         h.get::<String>(&mut con, "f1").unwrap().as_deref(),
@@ -255,46 +255,48 @@ fn bad_input_is_refused_before_anything_is_written() {
     let server = support::server();
     let mut con = server.connection();
     assert!(matches!(
-        ShardedHash::new("", 4),
-        Err(Error::InvalidInput { name: "base", .. })
+        ShardedHash::new("", 4).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { name, .. }) if name == "base"
     ));
     assert!(matches!(
-        ShardedHash::new("b", 0),
-        Err(Error::InvalidInput { .. })
+        ShardedHash::new("b", 0).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        ShardedHash::by_id("b", 0, 10),
-        Err(Error::InvalidInput { .. })
+        ShardedHash::by_id("b", 0, 10).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     let h = ShardedHash::new("b", 4).unwrap();
     let long = "x".repeat(65);
-    match h.set(&mut con, "f", &long) {
-        Err(Error::ListpackValueTooLong { what, len, limit }) => {
+    match h.set(&mut con, "f", &long).map_err(Error::into_kind) {
+        Err(ErrorKind::ListpackValueTooLong { what, len, limit }) => {
             assert_eq!((what, len, limit), ("value", 65, 64))
         }
         other => panic!("expected ListpackValueTooLong, got {other:?}"),
     }
     assert!(matches!(
-        h.set_if_absent(&mut con, &long, "v"),
-        Err(Error::ListpackValueTooLong { what: "field", .. })
+        h.set_if_absent(&mut con, &long, "v")
+            .map_err(Error::into_kind),
+        Err(ErrorKind::ListpackValueTooLong { what: "field", .. })
     ));
     // One bad pair in a batch: nothing of the batch is written.
     assert!(matches!(
-        h.set_many(&mut con, &[("ok", "v".to_string()), ("bad", long.clone())]),
-        Err(Error::ListpackValueTooLong { .. })
+        h.set_many(&mut con, &[("ok", "v".to_string()), ("bad", long.clone())])
+            .map_err(Error::into_kind),
+        Err(ErrorKind::ListpackValueTooLong { .. })
     ));
     let ids = ShardedHash::by_id("ids", 100, 999).unwrap();
     assert!(matches!(
-        ids.set(&mut con, "1000", "v"),
-        Err(Error::IdOutOfRange { id: 1000, max: 999 })
+        ids.set(&mut con, "1000", "v").map_err(Error::into_kind),
+        Err(ErrorKind::IdOutOfRange { id: 1000, max: 999 })
     ));
     assert!(matches!(
-        ids.set(&mut con, "12a", "v"),
-        Err(Error::InvalidInput { .. })
+        ids.set(&mut con, "12a", "v").map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        ids.set(&mut con, "007", "v"),
-        Err(Error::InvalidInput { .. })
+        ids.set(&mut con, "007", "v").map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert_eq!(support::dbsize(&mut con), 0);
     assert!(h.inspect(&mut con, 0).is_err());
@@ -580,16 +582,19 @@ fn every_operation(con: &mut dyn redis::ConnectionLike, topology: Topology) -> V
         .map(|i| (i.to_string(), "a".into()))
         .collect();
     note("small set_many", &small.set_many(con, &first).unwrap());
-    match small.set_many(con, &[("3", "x"), ("4", "x"), ("16", "x")]) {
-        Err(Error::ShardFull { .. }) => {}
+    match small
+        .set_many(con, &[("3", "x"), ("4", "x"), ("16", "x")])
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::ShardFull { .. }) => {}
         other => panic!("expected ShardFull, got {other:?}"),
     }
     // Shard 0's part was refused whole; shard 2's part was written.
     let after = small.get_many::<String, _>(con, &["3", "4", "16"]).unwrap();
     assert_eq!(after, [Some("a".to_string()), None, Some("x".to_string())]);
     note("small incr existing", &small.incr(con, "0", 1));
-    match small.incr(con, "5", 1) {
-        Err(Error::ShardFull { .. }) => {}
+    match small.incr(con, "5", 1).map_err(Error::into_kind) {
+        Err(ErrorKind::ShardFull { .. }) => {}
         other => panic!("expected ShardFull, got {other:?}"),
     }
     // Batches of 6: 0-5 (shard 0 full: 6 rejected), 6-11 (2 rejected, 4

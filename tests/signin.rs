@@ -5,8 +5,8 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::NaiveDate;
-use redis_patterns::Error;
 use redis_patterns::signin::{SignIn, Topology};
+use redis_patterns::{Error, ErrorKind};
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).unwrap()
@@ -218,8 +218,9 @@ fn retention_refuses_an_expiry_at_the_epoch() {
     let mut con = server.connection();
     let s = SignIn::new("e").unwrap().retention_days(0);
     assert!(matches!(
-        s.sign_in(&mut con, 5, day(1969, 12, 31)),
-        Err(Error::InvalidInput { .. })
+        s.sign_in(&mut con, 5, day(1969, 12, 31))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert_eq!(support::dbsize(&mut con), 0);
 }
@@ -229,13 +230,17 @@ fn bad_input_writes_nothing() {
     let server = support::server();
     let mut con = server.connection();
     let s = SignIn::new("b").unwrap().max_uid(1_000_000).unwrap();
-    match s.sign_in(&mut con, 4_000_000_000, day(2024, 1, 1)) {
-        Err(Error::UidOutOfRange { detail }) => assert!(detail.contains("4000000000")),
+    match s
+        .sign_in(&mut con, 4_000_000_000, day(2024, 1, 1))
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::UidOutOfRange { detail }) => assert!(detail.contains("4000000000")),
         other => panic!("expected UidOutOfRange, got {other:?}"),
     }
     assert!(matches!(
-        s.sign_in(&mut con, 1_000_001, day(2024, 1, 1)),
-        Err(Error::UidOutOfRange { .. })
+        s.sign_in(&mut con, 1_000_001, day(2024, 1, 1))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::UidOutOfRange { .. })
     ));
     assert!(s.sign_in(&mut con, 1_000_000, day(2024, 1, 1)).is_ok());
     let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
@@ -245,34 +250,49 @@ fn bad_input_writes_nothing() {
     assert!(SignIn::new("x").unwrap().max_uid(1 << 32).is_err());
     let (a, b) = (day(2024, 1, 2), day(2024, 1, 1));
     assert!(matches!(
-        s.active_any(&mut con, a, b),
-        Err(Error::InvalidInput { .. })
+        s.active_any(&mut con, a, b).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        s.active_every(&mut con, a, b),
-        Err(Error::InvalidInput { .. })
+        s.active_every(&mut con, a, b).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     assert!(matches!(
-        s.streak(&mut con, 1, a, b),
-        Err(Error::InvalidInput { .. })
+        s.streak(&mut con, 1, a, b).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     // Straight to the script (another language): the offset trap holds.
     let reply = redis_patterns::scripts::signin::mark("b:20240101", 4_000_000_000, 10_000_000, 0)
         .invoke(&mut con);
     assert!(
-        matches!(reply, Err(Error::UidOutOfRange { .. })),
+        matches!(
+            reply.as_ref().map_err(Error::kind),
+            Err(ErrorKind::UidOutOfRange { .. })
+        ),
         "{reply:?}"
     );
     let reply =
         redis_patterns::scripts::signin::combine("b:tmp", &["b:20240101"], "XOR").invoke(&mut con);
     assert!(
-        matches!(reply, Err(Error::ScriptArgument { .. })),
+        matches!(
+            reply.as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidArgument {
+                script: Some(_),
+                ..
+            })
+        ),
         "{reply:?}"
     );
     let reply =
         redis_patterns::scripts::signin::count("b:tmp", &["b:20240101"], "XOR").invoke(&mut con);
     assert!(
-        matches!(reply, Err(Error::ScriptArgument { .. })),
+        matches!(
+            reply.as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidArgument {
+                script: Some(_),
+                ..
+            })
+        ),
         "{reply:?}"
     );
     assert_eq!(support::dbsize(&mut con), 0);
@@ -302,12 +322,16 @@ fn every_operation_runs_on_a_real_cluster() {
     assert!(slots.len() > 1, "the days of a range span slots");
     // Refusals are typed on a cluster too, and write nothing.
     assert!(matches!(
-        spread.sign_in(&mut con, 10_000_001, day(2024, 1, 1)),
-        Err(Error::UidOutOfRange { .. })
+        spread
+            .sign_in(&mut con, 10_000_001, day(2024, 1, 1))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::UidOutOfRange { .. })
     ));
     assert!(matches!(
-        spread.days_signed_in(&mut con, 1, day(2024, 1, 2), day(2024, 1, 1)),
-        Err(Error::InvalidInput { .. })
+        spread
+            .days_signed_in(&mut con, 1, day(2024, 1, 2), day(2024, 1, 1))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     for node in cluster.nodes() {
         assert_eq!(support::dbsize(&mut node.connection()), 0);

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, NaiveDate, TimeZone, Utc, Weekday};
-use redis_patterns::Error;
 use redis_patterns::visits::{self, VisitCounter};
+use redis_patterns::{Error, ErrorKind};
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).unwrap()
@@ -380,8 +380,9 @@ fn distinct_over_several_days() {
         per_day[1].len() as u64
     );
     assert!(matches!(
-        c.distinct_between(&mut con, days[2], days[0]),
-        Err(Error::InvalidInput { .. })
+        c.distinct_between(&mut con, days[2], days[0])
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
 }
 
@@ -412,7 +413,10 @@ fn max_intset_entries_falls_back_only_when_config_is_refused() {
         .query(&mut con)
         .unwrap();
     let r = visits::max_intset_entries(&mut con);
-    assert!(matches!(r, Err(Error::Redis(_))), "{r:?}");
+    assert!(
+        matches!(r.as_ref().map_err(Error::kind), Err(ErrorKind::Redis(_))),
+        "{r:?}"
+    );
     assert!(VisitCounter::planned(&mut con, "p", Utc, 20_000).is_err());
 }
 
@@ -483,7 +487,10 @@ fn bad_input_writes_nothing() {
         "1.5",
     ] {
         assert!(
-            matches!(visits::parse_member(text), Err(Error::InvalidInput { .. })),
+            matches!(
+                visits::parse_member(text).map_err(Error::into_kind),
+                Err(ErrorKind::InvalidArgument { .. })
+            ),
             "{text:?}"
         );
     }
@@ -523,17 +530,24 @@ fn bad_input_writes_nothing() {
         &[3, 1, 2],
     );
     assert!(matches!(
-        batch.invoke(&mut con),
-        Err(Error::ScriptArgument { .. })
+        batch.invoke(&mut con).map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument {
+            script: Some(_),
+            ..
+        })
     ));
     // A day whose end already passed: the script refuses before writing.
-    match c.add(&mut con, day(2020, 1, 1), 1) {
-        Err(Error::DayEnded { .. }) => {}
+    match c
+        .add(&mut con, day(2020, 1, 1), 1)
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::DayEnded { .. }) => {}
         other => panic!("expected DayEnded, got {other:?}"),
     }
     assert!(matches!(
-        c.add_batch(&mut con, day(2020, 1, 1), &[1, 2]),
-        Err(Error::DayEnded { .. })
+        c.add_batch(&mut con, day(2020, 1, 1), &[1, 2])
+            .map_err(Error::into_kind),
+        Err(ErrorKind::DayEnded { .. })
     ));
     assert_eq!(support::dbsize(&mut con), 0);
     // Without expiry, history can be backfilled.
@@ -688,16 +702,19 @@ fn every_operation_runs_on_a_real_cluster() {
         .topology(Topology::Cluster);
     // Refusals are typed on a cluster too, and write nothing.
     assert!(matches!(
-        c.add(&mut con, day(2020, 1, 1), 1),
-        Err(Error::DayEnded { .. })
+        c.add(&mut con, day(2020, 1, 1), 1)
+            .map_err(Error::into_kind),
+        Err(ErrorKind::DayEnded { .. })
     ));
     assert!(matches!(
-        c.add_pipelined(&mut con, day(2020, 1, 1), &[1, 2]),
-        Err(Error::DayEnded { .. })
+        c.add_pipelined(&mut con, day(2020, 1, 1), &[1, 2])
+            .map_err(Error::into_kind),
+        Err(ErrorKind::DayEnded { .. })
     ));
     assert!(matches!(
-        c.distinct_between(&mut con, day(2099, 1, 2), day(2099, 1, 1)),
-        Err(Error::InvalidInput { .. })
+        c.distinct_between(&mut con, day(2099, 1, 2), day(2099, 1, 1))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::InvalidArgument { .. })
     ));
     for node in cluster.nodes() {
         assert_eq!(support::dbsize(&mut node.connection()), 0);

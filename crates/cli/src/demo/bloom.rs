@@ -1,5 +1,5 @@
-use redis_patterns::Error;
 use redis_patterns::bloom::{Bloom, BloomOptions, SeedBloom};
+use redis_patterns::{Error, ErrorKind};
 
 pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
     let mut con = client.get_connection()?;
@@ -47,8 +47,9 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         "multi-exists [alice, carol, user7@example.com] -> {:?}",
         bf.multi_exists(&mut con, &["alice", "carol", "user7@example.com"])?
     );
-    match Bloom::create_with(&mut con, "emails", 200_000, 0.01, &options) {
-        Err(Error::BloomConfigMismatch { detail }) => {
+    match Bloom::create_with(&mut con, "emails", 200_000, 0.01, &options).map_err(Error::into_kind)
+    {
+        Err(ErrorKind::BloomConfigMismatch { detail }) => {
             println!("re-creating it with n = 200,000 is refused: {detail}")
         }
         other => return Err(format!("expected a config mismatch, got {other:?}").into()),

@@ -1,4 +1,4 @@
-use redis_patterns::Error;
+use redis_patterns::ErrorKind;
 use redis_patterns::packed::{IntField, Le, PackedRecords};
 use redis_patterns::sharded_hash::{ListpackLimits, ShardedHash, plan};
 
@@ -48,7 +48,7 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         h.get_many(&mut con, &["user:000042", "user:999999", "user:000007"])?;
     println!("multi-get user:000042, user:999999, user:000007 (one round trip): {got:?}");
     match h.set(&mut con, "user:000001", "x".repeat(100)) {
-        Err(e @ Error::ListpackValueTooLong { .. }) => {
+        Err(e) if matches!(e.kind(), ErrorKind::ListpackValueTooLong { .. }) => {
             println!("a 100-byte value is refused up front: {e}")
         }
         other => return Err(format!("expected ListpackValueTooLong, got {other:?}").into()),
@@ -72,7 +72,9 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         logins.shard_bytes()
     );
     match logins.get(&mut con, 4_294_967_295) {
-        Err(e @ Error::IdOutOfRange { .. }) => println!("the huge-offset trap is refused: {e}"),
+        Err(e) if matches!(e.kind(), ErrorKind::IdOutOfRange { .. }) => {
+            println!("the huge-offset trap is refused: {e}")
+        }
         other => return Err(format!("expected IdOutOfRange, got {other:?}").into()),
     }
     let mut pipe = redis::pipe();

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
-use redis_patterns::Error;
 use redis_patterns::lock::Lock;
+use redis_patterns::{Error, ErrorKind};
 
 pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
     let mut a = client.get_connection()?;
@@ -14,8 +14,8 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         lock.key(),
         first.fence
     );
-    match lock.try_acquire(&mut b) {
-        Err(Error::LockBusy { retry_after_ms, .. }) => {
+    match lock.try_acquire(&mut b).map_err(Error::into_kind) {
+        Err(ErrorKind::LockBusy { retry_after_ms, .. }) => {
             println!("client B is refused while A holds it (lease left: {retry_after_ms:?} ms)")
         }
         other => return Err(format!("expected LockBusy, got {other:?}").into()),

@@ -1,6 +1,6 @@
 use chrono::NaiveDate;
 
-use redis_patterns::Error;
+use redis_patterns::ErrorKind;
 use redis_patterns::login_log::LoginLog;
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
@@ -58,7 +58,7 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         log.all_active_users(&mut con, day(2024, 2, 29), day(2024, 2, 29))?
     );
     match log.record(&mut con, "client", 4_000_000_000, day(2024, 3, 1)) {
-        Err(e @ Error::UidOutOfRange { .. }) => {
+        Err(e) if matches!(e.kind(), ErrorKind::UidOutOfRange { .. }) => {
             println!("offset trap refused before any write: {e}")
         }
         other => return Err(format!("expected UidOutOfRange, got {other:?}").into()),

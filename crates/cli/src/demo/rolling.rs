@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use redis_patterns::Error;
+use redis_patterns::ErrorKind;
 use redis_patterns::rolling::RollingStore;
 use serde::{Deserialize, Serialize};
 
@@ -57,7 +57,9 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         .collect();
     println!("recent 3 = [{}]", recent.join(", "));
     match store.add(&mut con, "merchant:7", "", &0) {
-        Err(e @ Error::InvalidInput { .. }) => println!("empty field refused: {e}"),
+        Err(e) if matches!(e.kind(), ErrorKind::InvalidArgument { .. }) => {
+            println!("empty field refused: {e}")
+        }
         other => return Err(format!("expected InvalidInput, got {other:?}").into()),
     }
     println!(

@@ -1,6 +1,6 @@
 use chrono::NaiveDate;
 
-use redis_patterns::Error;
+use redis_patterns::ErrorKind;
 use redis_patterns::signin::SignIn;
 
 pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
@@ -30,7 +30,7 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         st.longest, st.longest_ends, st.current
     );
     match s.sign_in(&mut con, 4_000_000_000, day(22)) {
-        Err(e @ Error::UidOutOfRange { .. }) => {
+        Err(e) if matches!(e.kind(), ErrorKind::UidOutOfRange { .. }) => {
             println!("setbit at offset 4,000,000,000 (~500 MB) refused before any write: {e}")
         }
         other => return Err(format!("expected UidOutOfRange, got {other:?}").into()),
