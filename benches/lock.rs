@@ -12,12 +12,16 @@ use std::time::{Duration, Instant};
 
 use common::{Table, num, paired, quantile, rate};
 use redis_patterns::lock::Lock;
-use redis_patterns::{ScriptPipeline, scripts};
+use redis_patterns::{Batch, Connection, Request, scripts};
 
 fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
     redis_patterns::load_all(&mut con).expect("load scripts");
+    let mut ours = (
+        server.connection(),
+        Connection::open(server.url()).expect("connect"),
+    );
     let calls = common::env_or("BENCH_CALLS", 20_000);
     println!(
         "redis-server on 127.0.0.1:{}; median of {} rounds (BENCH_ROUNDS); {calls} calls a round",
@@ -32,8 +36,8 @@ fn main() {
     let sha = scripts::LOCK_RELEASE.sha1;
     let (raw, wrapped, unpiped) = paired(
         calls,
-        &mut con,
-        |con| {
+        &mut ours,
+        |(con, _)| {
             for _ in 0..calls {
                 let v: i64 = redis::cmd("EVALSHA")
                     .arg(sha)
@@ -45,10 +49,10 @@ fn main() {
                 assert_eq!(v, 0);
             }
         },
-        |con| {
+        |(_, con)| {
             for _ in 0..calls {
                 let v = scripts::lock::release(key, token)
-                    .invoke(con)
+                    .run(con)
                     .expect("wrapper");
                 assert_eq!(v, 0);
             }
@@ -58,8 +62,8 @@ fn main() {
     let batches = calls / depth;
     let (raw_pipe, wrapped_pipe, piped) = paired(
         batches * depth,
-        &mut con,
-        |con| {
+        &mut ours,
+        |(con, _)| {
             for _ in 0..batches {
                 let mut pipe = redis::pipe();
                 for _ in 0..depth {
@@ -69,13 +73,13 @@ fn main() {
                 assert_eq!(v.len(), depth);
             }
         },
-        |con| {
+        |(_, con)| {
             for _ in 0..batches {
-                let mut pipe = ScriptPipeline::new();
+                let mut batch = Batch::new();
                 for _ in 0..depth {
-                    pipe.push(scripts::lock::release(key, token));
+                    batch.script(scripts::lock::release(key, token));
                 }
-                let v: Vec<i64> = pipe.query(con).expect("wrapper pipeline");
+                let v: Vec<i64> = batch.run(con).expect("wrapper batch").all().expect("replies");
                 assert_eq!(v.len(), depth);
             }
         },
@@ -109,10 +113,10 @@ fn main() {
     let pairs = calls / 2;
     let lock = Lock::new("bench-pairs", Duration::from_secs(10)).expect("valid lock");
     let floor_key = "bench:{floor}";
-    let (floor, ours, lock_ratio) = paired(
+    let (floor, ours_rate, lock_ratio) = paired(
         pairs,
-        &mut con,
-        |con| {
+        &mut ours,
+        |(con, _)| {
             for i in 0..pairs {
                 let token = format!("{i:032x}");
                 let ok: Option<String> = redis::cmd("SET")
@@ -134,10 +138,10 @@ fn main() {
                 assert_eq!(v, 1);
             }
         },
-        |con| {
+        |(_, con)| {
             for _ in 0..pairs {
-                let lease = lock.try_acquire(con).expect("free lock");
-                assert!(lock.release(con, &lease.token).expect("release"));
+                let lease = lock.try_acquire().run(con).expect("free lock");
+                assert!(lock.release(&lease.token).run(con).expect("release"));
             }
         },
     );
@@ -149,27 +153,28 @@ fn main() {
             "ours / floor (median of rounds)",
         ],
     );
-    t.row(vec![num(floor), num(ours), format!("{lock_ratio:.3}x")]);
+    t.row(vec![num(floor), num(ours_rate), format!("{lock_ratio:.3}x")]);
     t.print();
 
     // --- Wait latency: release -> waiter holds the lock ------------------------
     let samples = common::env_or("BENCH_WAITS", 100);
     let lock = Lock::new("bench-wait", Duration::from_secs(10)).expect("valid lock");
     let mut waits = Vec::with_capacity(samples);
-    let mut holder = server.connection();
+    let mut holder = Connection::open(server.url()).expect("connect");
     for i in 0..samples {
-        let held = lock.try_acquire(&mut holder).expect("free lock");
+        let held = lock.try_acquire().run(&mut holder).expect("free lock");
         let (tx, rx) = mpsc::channel::<()>();
         let waiter = {
             let lock = lock.clone();
-            let mut con = server.connection();
+            let mut con = Connection::open(server.url()).expect("connect");
             thread::spawn(move || {
                 tx.send(()).expect("signal start");
                 let lease = lock
-                    .acquire(&mut con, Duration::from_secs(10))
+                    .acquire(Duration::from_secs(10))
+                    .run(&mut con)
                     .expect("acquire");
                 let got = Instant::now();
-                assert!(lock.release(&mut con, &lease.token).expect("release"));
+                assert!(lock.release(&lease.token).run(&mut con).expect("release"));
                 got
             })
         };
@@ -178,7 +183,7 @@ fn main() {
         // waiter's retry cycle.
         thread::sleep(Duration::from_millis(20 + (i as u64 * 37) % 60));
         let released = Instant::now();
-        assert!(lock.release(&mut holder, &held.token).expect("release"));
+        assert!(lock.release(&held.token).run(&mut holder).expect("release"));
         let got = waiter.join().expect("waiter");
         waits.push(got.duration_since(released).as_secs_f64() * 1000.0);
     }

@@ -30,6 +30,55 @@ pub fn check_prefix(prefix: &str) -> Result<()> {
     Ok(())
 }
 
+/// A validated key prefix: what every key of a pattern object starts with.
+///
+/// [`Prefix::new`] refuses an empty prefix and one containing `{` or `}`
+/// (the crate places hash tags itself); [`Prefix::none`] says explicitly
+/// that keys are the bare names (e.g. sign-in bitmaps keyed by the bare date,
+/// as existing PHP code writes them).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Prefix(String);
+
+impl Prefix {
+    /// A prefix such as `"visits:"`.
+    pub fn new(prefix: &str) -> Result<Self> {
+        if prefix.is_empty() {
+            return Err(Error::invalid(
+                "prefix",
+                "must not be empty (use Prefix::none() for bare keys)",
+            ));
+        }
+        check_prefix(prefix)?;
+        Ok(Self(prefix.to_string()))
+    }
+
+    /// No prefix: keys are the bare names.
+    pub fn none() -> Self {
+        Self(String::new())
+    }
+
+    /// The prefix text (empty for [`Prefix::none`]).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `<prefix><rest>`
+    pub fn key(&self, rest: &str) -> String {
+        format!("{}{rest}", self.0)
+    }
+
+    /// `<prefix>{<name>}`: see [`tagged`].
+    pub fn tagged(&self, name: &str) -> String {
+        tagged(&self.0, name)
+    }
+}
+
+impl std::fmt::Display for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// `<prefix>{<name>}`: the key of `name`, tagged so that every key derived
 /// from it lands in the same cluster slot.
 pub fn tagged(prefix: &str, name: &str) -> String {

@@ -99,13 +99,13 @@ impl ScriptInfo {
         crate::scripts::ALL.iter().copied().find(|s| s.name == name)
     }
 
-    fn load_cmd(&self) -> Cmd {
+    pub(crate) fn load_cmd(&self) -> Cmd {
         let mut cmd = redis::cmd("SCRIPT");
         cmd.arg("LOAD").arg(self.source());
         cmd
     }
 
-    fn check_loaded(&self, reply: Value) -> Result<()> {
+    pub(crate) fn check_loaded(&self, reply: Value) -> Result<()> {
         let sha = String::from_redis_value(reply).map_err(redis::RedisError::from)?;
         if sha.eq_ignore_ascii_case(self.sha1) {
             Ok(())
@@ -259,7 +259,7 @@ impl<R: FromRedisValue> ScriptCall<R> {
         })
     }
 
-    fn first_key(&self) -> Option<&[u8]> {
+    pub(crate) fn first_key(&self) -> Option<&[u8]> {
         (self.numkeys > 0)
             .then(|| self.simple_args().nth(HEAD_ARGS))
             .flatten()
@@ -281,6 +281,11 @@ impl<R: FromRedisValue> ScriptCall<R> {
     /// The `EVALSHA` (or `EVALSHA_RO`) command of this call.
     pub fn cmd(&self) -> &Cmd {
         &self.cmd
+    }
+
+    /// The command, by value.
+    pub(crate) fn into_cmd(self) -> Cmd {
+        self.cmd
     }
 
     fn decode(&self, value: Value) -> Result<R> {

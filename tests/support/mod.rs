@@ -63,3 +63,102 @@ pub async fn async_connections(
 pub fn cluster() -> LocalCluster {
     LocalCluster::start().unwrap_or_else(|e| panic!("cannot start a cluster for this test: {e}"))
 }
+
+/// One of the crate's two drivers, so that one test body runs on both.
+pub enum Driver {
+    Sync(redis_patterns::Connection),
+    Async(
+        redis_patterns::AsyncConnection,
+        tokio::runtime::Runtime,
+    ),
+}
+
+impl Driver {
+    /// `"sync"` or `"async"`, for messages and key names.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Driver::Sync(_) => "sync",
+            Driver::Async(..) => "async",
+        }
+    }
+
+    /// Runs a request: `run` on the sync connection, `run_async` (blocked
+    /// on) on the async one.
+    pub fn run<R: redis_patterns::Request>(&mut self, req: R) -> redis_patterns::Result<R::Output> {
+        match self {
+            Driver::Sync(con) => req.run(con),
+            Driver::Async(con, rt) => rt.block_on(req.run_async(con)),
+        }
+    }
+
+    /// Whether the connection talks to a cluster.
+    pub fn is_cluster(&self) -> bool {
+        match self {
+            Driver::Sync(con) => con.is_cluster(),
+            Driver::Async(con, _) => con.is_cluster(),
+        }
+    }
+}
+
+/// Both drivers, connected to `url` (a server, or any node of a cluster).
+pub fn drivers(url: &str) -> Vec<Driver> {
+    let sync = redis_patterns::Connection::open(url).expect("sync connection");
+    let rt = runtime();
+    let asy = rt
+        .block_on(redis_patterns::AsyncConnection::open(url))
+        .expect("async connection");
+    vec![Driver::Sync(sync), Driver::Async(asy, rt)]
+}
+
+/// Runs `body` once with each driver against `server`, flushing the
+/// server's data (not its script cache) before each run.
+pub fn each_driver(server: &LocalServer, body: impl Fn(&mut Driver)) {
+    for mut d in drivers(&server.url()) {
+        let _: () = redis::cmd("FLUSHALL")
+            .query(&mut server.connection())
+            .expect("FLUSHALL");
+        body(&mut d);
+    }
+}
+
+/// Runs `body` once with each driver against `cluster`, flushing every
+/// node's data before each run.
+pub fn each_cluster_driver(cluster: &LocalCluster, body: impl Fn(&mut Driver)) {
+    for mut d in drivers(&cluster.nodes()[0].url()) {
+        for node in cluster.nodes() {
+            let _: () = redis::cmd("FLUSHALL")
+                .query(&mut node.connection())
+                .expect("FLUSHALL");
+        }
+        body(&mut d);
+    }
+}
+
+impl Driver {
+    /// A new driver of the same kind (sync or async, with its own runtime),
+    /// connected to `url`: for tests that need several clients at once.
+    pub fn another(&self, url: &str) -> Driver {
+        match self {
+            Driver::Sync(_) => {
+                Driver::Sync(redis_patterns::Connection::open(url).expect("sync connection"))
+            }
+            Driver::Async(..) => {
+                let rt = runtime();
+                let con = rt
+                    .block_on(redis_patterns::AsyncConnection::open(url))
+                    .expect("async connection");
+                Driver::Async(con, rt)
+            }
+        }
+    }
+
+    /// A plain command, for test setup and checks.
+    pub fn cmd<T: redis::FromRedisValue + Send + 'static>(
+        &mut self,
+        key: &str,
+        cmd: &mut redis::Cmd,
+    ) -> T {
+        self.run(redis_patterns::Op::<T>::cmd(key, cmd.clone()))
+            .unwrap_or_else(|e| panic!("{} on {key}: {e}", self.name()))
+    }
+}

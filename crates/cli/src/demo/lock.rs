@@ -1,57 +1,60 @@
 use std::time::Duration;
 
+use redis_patterns::keys::Prefix;
 use redis_patterns::lock::Lock;
-use redis_patterns::{Error, ErrorKind};
+use redis_patterns::{Connection, ErrorKind, Request};
 
-pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
-    let mut a = client.get_connection()?;
-    let mut b = client.get_connection()?;
-    let lock = Lock::with_prefix(prefix, "withdraw:42", Duration::from_millis(300))?;
+pub fn run(url: &str, prefix: &str) -> super::DemoResult {
+    let mut a = Connection::open(url)?;
+    let mut b = Connection::open(url)?;
+    let lock = Lock::builder("withdraw:42")
+        .prefix(Prefix::new(prefix)?)
+        .lease(Duration::from_millis(300))
+        .build()?;
 
-    let first = lock.try_acquire(&mut a)?;
+    let first = lock.try_acquire().run(&mut a)?;
     println!(
         "client A acquired {} (fencing token {})",
         lock.key(),
         first.fence
     );
-    match lock.try_acquire(&mut b).map_err(Error::into_kind) {
-        Err(ErrorKind::LockBusy { retry_after_ms, .. }) => {
-            println!("client B is refused while A holds it (lease left: {retry_after_ms:?} ms)")
-        }
-        other => return Err(format!("expected LockBusy, got {other:?}").into()),
+    match lock.try_acquire().run(&mut b).map_err(|e| e.into_kind()) {
+        Err(ErrorKind::LockBusy { retry_after_ms, .. }) => match retry_after_ms {
+            Some(ms) => println!("client B is refused while A holds it ({ms} ms of lease left)"),
+            None => println!("client B is refused while A holds it (the lock has no lease)"),
+        },
+        Ok(_) => return Err("client B got a lock that client A holds".into()),
+        Err(e) => return Err(e.into()),
     }
     println!(
         "client B tries to release with a wrong token: released = {}",
-        lock.release(&mut b, "not-the-owner")?
+        lock.release("not-the-owner").run(&mut b)?
     );
     std::thread::sleep(Duration::from_millis(350));
-    let second = lock.acquire(&mut b, Duration::from_secs(1))?;
+    let second = lock.acquire(Duration::from_secs(1)).run(&mut b)?;
     println!(
         "A's lease ran out; B acquired with fencing token {} (> {})",
         second.fence, first.fence
     );
     println!(
-        "A's late release (the seed's bug would delete B's lock): released = {}",
-        lock.release(&mut a, &first.token)?
+        "A's late release (an unconditional EXPIRE would delete B's lock): released = {}",
+        lock.release(&first.token).run(&mut a)?
     );
-    println!(
-        "B still owns it: {:?} left",
-        lock.owned(&mut b, &second.token)?
-    );
+    match lock.owned(&second.token).run(&mut b)? {
+        Some(left) => println!("B still owns it: {} ms left", left.as_millis()),
+        None => return Err("B lost a lock it should still hold".into()),
+    }
     println!(
         "B releases: released = {}",
-        lock.release(&mut b, &second.token)?
+        lock.release(&second.token).run(&mut b)?
     );
     {
-        let guard = lock.lock(&mut a, Duration::from_secs(1))?;
+        let guard = lock.guard(&mut a, Duration::from_secs(1))?;
         println!(
             "a guard took it with fencing token {}; dropping the guard releases it",
             guard.fence()
         );
     }
-    let _: () = redis::cmd("DEL")
-        .arg(lock.key())
-        .arg(lock.fence_key())
-        .query(&mut a)?;
+    let _: () = a.query(redis::cmd("DEL").arg(lock.key()).arg(lock.fence_key()))?;
     Ok(())
 }

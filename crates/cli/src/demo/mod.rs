@@ -45,7 +45,7 @@ pub fn run(url: Option<&str>) -> DemoResult {
 
     let prefix = format!("demo:{}:", std::process::id());
     section("lock: owner-token lock with fencing tokens");
-    lock::run(&client, &prefix)?;
+    lock::run(&url, &prefix)?;
     section("rolling: bounded, expiring, sharded store of recent records");
     rolling::run(&client, &prefix)?;
     section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");

@@ -1,0 +1,17 @@
+//! The call core every pattern is built on: operations ([`Op`]) written
+//! once and run by one sync driver ([`Connection`]) and one async driver
+//! ([`AsyncConnection`]); batches of commands ([`Batch`]) sent one pipeline
+//! per node, with `NOSCRIPT` reloads and redirects handled underneath.
+
+pub(crate) mod batch;
+pub(crate) mod conn;
+#[cfg(feature = "tokio")]
+pub(crate) mod conn_async;
+pub(crate) mod op;
+pub(crate) mod slots;
+
+pub use batch::{Batch, MAX_ROUNDS};
+pub use conn::Connection;
+#[cfg(feature = "tokio")]
+pub use conn_async::AsyncConnection;
+pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};

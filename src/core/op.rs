@@ -1,0 +1,596 @@
+//! Operations written once: a request (commands to send and a pure decoder,
+//! or a small step machine for operations of several steps) that the one
+//! sync driver ([`Connection`]) and the one async driver
+//! ([`AsyncConnection`]) both run.
+//!
+//! Every pattern method returns an [`Op`]; nothing in a pattern touches a
+//! connection. [`Request::run`] and [`Request::run_async`] hand the op to a
+//! driver, which sends each [`Batch`] the op asks for (one pipeline on one
+//! server, one pipeline per node of a cluster, `NOSCRIPT` and redirects
+//! handled underneath), sleeps when it asks to, and feeds the replies back
+//! until the op is done. Ops combine: [`Op::map`], [`Op::and_then`],
+//! [`Op::or_else`], [`Op::repeat`], and [`Op::join`], which runs several ops
+//! side by side so that their commands share round trips.
+
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use redis::{FromRedisValue, Value};
+
+use super::batch::Batch;
+use super::conn::Connection;
+#[cfg(feature = "tokio")]
+use super::conn_async::AsyncConnection;
+use crate::error::{Error, Result};
+use crate::script::{ScriptCall, ScriptInfo};
+
+/// What the driver tells an operation about the server it runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Env {
+    pub(crate) cluster: bool,
+}
+
+impl Env {
+    /// Whether the connection talks to a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.cluster
+    }
+}
+
+/// The replies to one [`Step::Send`], in the order the batch was built.
+///
+/// A command's error reply stays in its place; decoding it gives the
+/// command's typed [`Error`] (a script's domain code becomes its kind).
+#[derive(Debug, Default)]
+pub struct Replies {
+    values: std::vec::IntoIter<Value>,
+    scripts: std::vec::IntoIter<Option<&'static ScriptInfo>>,
+}
+
+impl Replies {
+    pub(crate) fn new(values: Vec<Value>, scripts: Vec<Option<&'static ScriptInfo>>) -> Self {
+        debug_assert_eq!(values.len(), scripts.len());
+        Self {
+            values: values.into_iter(),
+            scripts: scripts.into_iter(),
+        }
+    }
+
+    /// Replies not taken yet.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.len() == 0
+    }
+
+    /// The next reply, raw: an error reply is `Ok(Value::ServerError)`.
+    pub fn next_value(&mut self) -> Result<Value> {
+        self.scripts.next();
+        self.values.next().ok_or_else(Error::short_reply)
+    }
+
+    /// The next reply decoded as `T`; an error reply becomes its [`Error`].
+    pub fn next<T: FromRedisValue>(&mut self) -> Result<T> {
+        let script = self.scripts.next().flatten();
+        let value = self.values.next().ok_or_else(Error::short_reply)?;
+        decode(script, value)
+    }
+
+    /// Every remaining reply decoded as `T`, each with its own error.
+    pub fn each<T: FromRedisValue>(self) -> Vec<Result<T>> {
+        self.values
+            .zip(self.scripts)
+            .map(|(v, s)| decode(s, v))
+            .collect()
+    }
+
+    /// Every remaining reply decoded as `T`; the first error reply (in
+    /// order) becomes the error.
+    pub fn all<T: FromRedisValue>(self) -> Result<Vec<T>> {
+        self.values
+            .zip(self.scripts)
+            .map(|(v, s)| decode(s, v))
+            .collect()
+    }
+
+    /// Every remaining reply, raw (error replies as `Value::ServerError`).
+    pub fn into_values(self) -> Vec<Value> {
+        self.values.collect()
+    }
+
+    /// Splits off the first `n` replies.
+    pub(crate) fn split_first(&mut self, n: usize) -> Replies {
+        let values: Vec<Value> = self.values.by_ref().take(n).collect();
+        let scripts: Vec<_> = self.scripts.by_ref().take(n).collect();
+        Replies::new(values, scripts)
+    }
+}
+
+/// Decodes one reply of a call of `script` (or of a plain command).
+pub(crate) fn decode<T: FromRedisValue>(
+    script: Option<&'static ScriptInfo>,
+    value: Value,
+) -> Result<T> {
+    if let Value::ServerError(e) = value {
+        return Err(Error::from_redis(script, e.into()));
+    }
+    T::from_redis_value(value).map_err(|e| Error::from(redis::RedisError::from(e)))
+}
+
+/// What an operation asks its driver for next.
+#[derive(Debug)]
+pub enum Step<T> {
+    /// Send these commands; their [`Replies`] come back to the next step.
+    Send(Batch),
+    /// Wait this long, then continue (with no replies).
+    Sleep(Duration),
+    /// Finished with this value.
+    Done(T),
+}
+
+/// A step machine: the general form of an operation. Most operations are
+/// built with [`Op`]'s constructors and combinators instead.
+pub trait Machine: Send + 'static {
+    type Output: Send + 'static;
+
+    /// The first call gets `None`; each later call gets the replies to the
+    /// batch the previous step asked to send (empty after a sleep).
+    fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<Self::Output>>;
+}
+
+/// One operation of a pattern, ready to run on any connection of the crate:
+/// [`run`](Request::run) (sync) or [`run_async`](Request::run_async).
+///
+/// Building an op sends nothing; an op whose input was refused carries the
+/// error and returns it from `run` before anything is sent.
+#[must_use = "an Op does nothing until it is run"]
+pub struct Op<T> {
+    machine: Box<dyn Machine<Output = T>>,
+}
+
+impl<T> std::fmt::Debug for Op<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Op")
+    }
+}
+
+/// Anything a driver can run: an [`Op`], a [`ScriptCall`], a
+/// [`ScriptPipeline`](crate::ScriptPipeline) or a [`Batch`].
+pub trait Request: Sized + Send + 'static {
+    type Output: Send + 'static;
+
+    /// The operation this request stands for.
+    fn into_op(self) -> Op<Self::Output>;
+
+    /// Runs it on a sync connection.
+    fn run(self, con: &mut Connection) -> Result<Self::Output> {
+        con.execute(self.into_op())
+    }
+
+    /// Runs it on an async connection.
+    #[cfg(feature = "tokio")]
+    fn run_async(
+        self,
+        con: &mut AsyncConnection,
+    ) -> impl std::future::Future<Output = Result<Self::Output>> + Send {
+        con.execute(self.into_op())
+    }
+}
+
+impl<T: Send + 'static> Request for Op<T> {
+    type Output = T;
+    fn into_op(self) -> Op<T> {
+        self
+    }
+}
+
+impl<R: FromRedisValue + Send + 'static> Request for ScriptCall<R> {
+    type Output = R;
+    fn into_op(self) -> Op<R> {
+        Op::call(self)
+    }
+}
+
+impl Request for Batch {
+    type Output = Replies;
+    fn into_op(self) -> Op<Replies> {
+        Op::send(self, Ok)
+    }
+}
+
+impl<T: Send + 'static> Op<T> {
+    /// An op of any [`Machine`].
+    pub fn from_machine(machine: impl Machine<Output = T>) -> Self {
+        Self {
+            machine: Box::new(machine),
+        }
+    }
+
+    /// Advances the op by one step: what drivers and combinators (and a
+    /// [`Machine`] that runs ops inside it) call.
+    pub fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
+        self.machine.step(env, replies)
+    }
+
+    /// An op that sends nothing and returns `value`.
+    pub fn ready(value: T) -> Self {
+        Self::from_result(Ok(value))
+    }
+
+    /// An op that sends nothing and fails with `error` (refused input).
+    pub fn fail(error: Error) -> Self {
+        Self::from_result(Err(error))
+    }
+
+    /// An op that sends nothing and returns `result`.
+    pub fn from_result(result: Result<T>) -> Self {
+        Self::from_machine(Once(Some(result)))
+    }
+
+    /// Sends `batch` (one round trip per node) and decodes its replies.
+    pub fn send(
+        batch: Batch,
+        decode: impl FnOnce(Replies) -> Result<T> + Send + 'static,
+    ) -> Self {
+        Self::from_machine(SendThen {
+            batch: Some(batch),
+            decode: Some(decode),
+        })
+    }
+
+    /// An op built when it starts, from what the driver knows of the server
+    /// (e.g. a different plan on a cluster).
+    pub fn with_env(build: impl FnOnce(&Env) -> Op<T> + Send + 'static) -> Self {
+        Self::from_machine(WithEnv::Build(Some(Box::new(build))))
+    }
+
+    /// Transforms the result.
+    pub fn map<U: Send + 'static>(self, f: impl FnOnce(T) -> U + Send + 'static) -> Op<U> {
+        self.try_map(move |v| Ok(f(v)))
+    }
+
+    /// Transforms the result with a step that may fail.
+    pub fn try_map<U: Send + 'static>(
+        self,
+        f: impl FnOnce(T) -> Result<U> + Send + 'static,
+    ) -> Op<U> {
+        self.and_then(move |v| Op::from_result(f(v)))
+    }
+
+    /// Runs `next`'s op after this one.
+    pub fn and_then<U: Send + 'static>(
+        self,
+        next: impl FnOnce(T) -> Op<U> + Send + 'static,
+    ) -> Op<U> {
+        Op::from_machine(AndThen::First(self, Some(Box::new(next))))
+    }
+
+    /// On error, runs `recover`'s op instead.
+    pub fn or_else(self, recover: impl FnOnce(Error) -> Op<T> + Send + 'static) -> Op<T> {
+        Op::from_machine(OrElse::First(self, Some(Box::new(recover))))
+    }
+
+    /// Repeats: `body` builds one round's op from the state; the loop ends
+    /// when a round breaks with a value. (A loop, not recursion: memory does
+    /// not grow with the number of rounds.)
+    pub fn repeat<S: Send + 'static>(
+        state: S,
+        body: impl FnMut(&mut S) -> Op<ControlFlow<T>> + Send + 'static,
+    ) -> Self {
+        Self::from_machine(Repeat {
+            state,
+            body,
+            current: None,
+        })
+    }
+
+    /// Runs the ops side by side: in each round the commands of every op that
+    /// is waiting to send go out together, so `n` ops of one step cost one
+    /// round trip (per node). Results in order; the first error (in order)
+    /// fails the whole op after every op has finished.
+    pub fn join(ops: Vec<Op<T>>) -> Op<Vec<T>> {
+        Op::from_machine(Join {
+            ops: ops
+                .into_iter()
+                .map(|op| Slot {
+                    op: Some(op),
+                    want: None,
+                    result: None,
+                })
+                .collect(),
+        })
+    }
+}
+
+impl Op<()> {
+    /// Waits `d` (a blocking sleep on the sync driver, a timer on the async
+    /// one).
+    pub fn sleep(d: Duration) -> Self {
+        Self::from_machine(SleepOnce(Some(d)))
+    }
+}
+
+impl<R: FromRedisValue + Send + 'static> Op<R> {
+    /// One script call, decoded as its header's reply type.
+    pub fn call(call: ScriptCall<R>) -> Self {
+        let mut batch = Batch::new();
+        batch.script(call);
+        Self::send(batch, |mut r| r.next())
+    }
+
+    /// One script call from a generated wrapper (whose argument check may
+    /// have failed).
+    pub fn script(call: impl IntoCall<R>) -> Self {
+        match call.into_call() {
+            Ok(call) => Self::call(call),
+            Err(e) => Self::fail(e),
+        }
+    }
+
+    /// One plain command on `key`'s slot.
+    pub fn cmd(key: impl AsRef<[u8]>, cmd: redis::Cmd) -> Self {
+        let mut batch = Batch::new();
+        batch.add(key, cmd);
+        Self::send(batch, |mut r| r.next())
+    }
+}
+
+/// A script call, or the refusal of its arguments.
+pub trait IntoCall<R> {
+    fn into_call(self) -> Result<ScriptCall<R>>;
+}
+
+impl<R> IntoCall<R> for ScriptCall<R> {
+    fn into_call(self) -> Result<ScriptCall<R>> {
+        Ok(self)
+    }
+}
+
+impl<R> IntoCall<R> for Result<ScriptCall<R>> {
+    fn into_call(self) -> Result<ScriptCall<R>> {
+        self
+    }
+}
+
+struct Once<T>(Option<Result<T>>);
+
+impl<T: Send + 'static> Machine for Once<T> {
+    type Output = T;
+    fn step(&mut self, _: &Env, _: Option<Replies>) -> Result<Step<T>> {
+        self.0
+            .take()
+            .expect("an op is not stepped after it finished")
+            .map(Step::Done)
+    }
+}
+
+struct SleepOnce(Option<Duration>);
+
+impl Machine for SleepOnce {
+    type Output = ();
+    fn step(&mut self, _: &Env, _: Option<Replies>) -> Result<Step<()>> {
+        Ok(match self.0.take() {
+            Some(d) => Step::Sleep(d),
+            None => Step::Done(()),
+        })
+    }
+}
+
+struct SendThen<F> {
+    batch: Option<Batch>,
+    decode: Option<F>,
+}
+
+impl<T, F> Machine for SendThen<F>
+where
+    T: Send + 'static,
+    F: FnOnce(Replies) -> Result<T> + Send + 'static,
+{
+    type Output = T;
+    fn step(&mut self, _: &Env, replies: Option<Replies>) -> Result<Step<T>> {
+        match (self.batch.take(), replies) {
+            // Nothing to send: decode an empty reply set right away.
+            (Some(batch), None) if batch.is_empty() => {
+                let decode = self.decode.take().expect("decoded once");
+                decode(Replies::default()).map(Step::Done)
+            }
+            (Some(batch), None) => Ok(Step::Send(batch)),
+            (None, Some(replies)) => {
+                let decode = self.decode.take().expect("decoded once");
+                decode(replies).map(Step::Done)
+            }
+            _ => unreachable!("a send op gets replies exactly once"),
+        }
+    }
+}
+
+type BuildFn<T> = Box<dyn FnOnce(&Env) -> Op<T> + Send>;
+
+enum WithEnv<T> {
+    Build(Option<BuildFn<T>>),
+    Run(Op<T>),
+}
+
+impl<T: Send + 'static> Machine for WithEnv<T> {
+    type Output = T;
+    fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
+        if let WithEnv::Build(build) = self {
+            let build = build.take().expect("built once");
+            *self = WithEnv::Run(build(env));
+        }
+        match self {
+            WithEnv::Run(op) => op.step(env, replies),
+            WithEnv::Build(_) => unreachable!(),
+        }
+    }
+}
+
+type NextFn<T, U> = Box<dyn FnOnce(T) -> Op<U> + Send>;
+
+enum AndThen<T, U> {
+    First(Op<T>, Option<NextFn<T, U>>),
+    Second(Op<U>),
+}
+
+impl<T: Send + 'static, U: Send + 'static> Machine for AndThen<T, U> {
+    type Output = U;
+    fn step(&mut self, env: &Env, mut replies: Option<Replies>) -> Result<Step<U>> {
+        loop {
+            match self {
+                AndThen::First(op, next) => match op.step(env, replies.take())? {
+                    Step::Done(v) => {
+                        let next = next.take().expect("chained once");
+                        *self = AndThen::Second(next(v));
+                    }
+                    Step::Send(b) => return Ok(Step::Send(b)),
+                    Step::Sleep(d) => return Ok(Step::Sleep(d)),
+                },
+                AndThen::Second(op) => return op.step(env, replies.take()),
+            }
+        }
+    }
+}
+
+type RecoverFn<T> = Box<dyn FnOnce(Error) -> Op<T> + Send>;
+
+enum OrElse<T> {
+    First(Op<T>, Option<RecoverFn<T>>),
+    Second(Op<T>),
+}
+
+impl<T: Send + 'static> Machine for OrElse<T> {
+    type Output = T;
+    fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
+        match self {
+            OrElse::First(op, recover) => match op.step(env, replies) {
+                Err(e) => {
+                    let recover = recover.take().expect("recovered once");
+                    *self = OrElse::Second(recover(e));
+                    self.step(env, None)
+                }
+                other => other,
+            },
+            OrElse::Second(op) => op.step(env, replies),
+        }
+    }
+}
+
+struct Repeat<S, F, T> {
+    state: S,
+    body: F,
+    current: Option<Op<ControlFlow<T>>>,
+}
+
+impl<S, F, T> Machine for Repeat<S, F, T>
+where
+    S: Send + 'static,
+    T: Send + 'static,
+    F: FnMut(&mut S) -> Op<ControlFlow<T>> + Send + 'static,
+{
+    type Output = T;
+    fn step(&mut self, env: &Env, mut replies: Option<Replies>) -> Result<Step<T>> {
+        loop {
+            let op = self
+                .current
+                .get_or_insert_with(|| (self.body)(&mut self.state));
+            match op.step(env, replies.take())? {
+                Step::Done(ControlFlow::Break(v)) => return Ok(Step::Done(v)),
+                Step::Done(ControlFlow::Continue(())) => self.current = None,
+                Step::Send(b) => return Ok(Step::Send(b)),
+                Step::Sleep(d) => return Ok(Step::Sleep(d)),
+            }
+        }
+    }
+}
+
+/// What one op of a [`Join`] waits for.
+enum Want {
+    Replies(usize),
+    Sleep(Duration),
+}
+
+struct Slot<T> {
+    op: Option<Op<T>>,
+    want: Option<Want>,
+    result: Option<Result<T>>,
+}
+
+struct Join<T> {
+    ops: Vec<Slot<T>>,
+}
+
+impl<T: Send + 'static> Machine for Join<T> {
+    type Output = Vec<T>;
+    fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<Vec<T>>> {
+        let mut replies = replies;
+        let slept = replies.as_ref().is_some_and(|r| r.is_empty())
+            && self
+                .ops
+                .iter()
+                .all(|s| !matches!(s.want, Some(Want::Replies(n)) if n > 0));
+        // Hand each waiting op its share of the replies (or its sleep).
+        let mut inputs: Vec<Option<Replies>> = Vec::with_capacity(self.ops.len());
+        for slot in &mut self.ops {
+            inputs.push(match (&slot.want, replies.as_mut()) {
+                (None, _) if slot.op.is_some() => None,
+                (Some(Want::Replies(n)), Some(r)) => {
+                    let n = *n;
+                    slot.want = None;
+                    Some(r.split_first(n))
+                }
+                (Some(Want::Sleep(_)), Some(_)) if slept => {
+                    slot.want = None;
+                    Some(Replies::default())
+                }
+                _ => None,
+            });
+        }
+        let mut batch = Batch::new();
+        let mut sleep: Option<Duration> = None;
+        for (slot, input) in self.ops.iter_mut().zip(inputs) {
+            let Some(op) = slot.op.as_mut() else { continue };
+            if slot.want.is_some() {
+                if let Some(Want::Sleep(d)) = slot.want {
+                    sleep = Some(sleep.map_or(d, |s| s.max(d)));
+                }
+                continue;
+            }
+            match op.step(env, input) {
+                Ok(Step::Done(v)) => {
+                    slot.result = Some(Ok(v));
+                    slot.op = None;
+                }
+                Err(e) => {
+                    slot.result = Some(Err(e));
+                    slot.op = None;
+                }
+                Ok(Step::Send(b)) => {
+                    slot.want = Some(Want::Replies(b.len()));
+                    batch.append(b);
+                }
+                Ok(Step::Sleep(d)) => {
+                    slot.want = Some(Want::Sleep(d));
+                    sleep = Some(sleep.map_or(d, |s| s.max(d)));
+                }
+            }
+        }
+        if !batch.is_empty() {
+            return Ok(Step::Send(batch));
+        }
+        if let Some(d) = sleep {
+            return Ok(Step::Sleep(d));
+        }
+        if self.ops.iter().any(|s| s.op.is_some()) {
+            // Ops that asked to send an empty batch: give them their (empty)
+            // replies in the next round.
+            return Ok(Step::Send(Batch::new()));
+        }
+        let mut out = Vec::with_capacity(self.ops.len());
+        for slot in &mut self.ops {
+            out.push(slot.result.take().expect("every op finished")?);
+        }
+        Ok(Step::Done(out))
+    }
+}

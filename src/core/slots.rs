@@ -1,0 +1,146 @@
+//! A cluster's slot map (`CLUSTER SLOTS`): which primary serves each hash
+//! slot, so that a batch can be split into one pipeline per node.
+
+use redis::Value;
+
+use super::batch::Target;
+use crate::error::{Error, Result};
+
+/// Slot ranges and the primaries that serve them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SlotMap {
+    /// `(first slot, last slot, node index)`, sorted by first slot.
+    ranges: Vec<(u16, u16, usize)>,
+    /// `(host, port)` of each primary.
+    nodes: Vec<(String, u16)>,
+}
+
+impl SlotMap {
+    /// The `CLUSTER SLOTS` command.
+    pub(crate) fn cmd() -> redis::Cmd {
+        let mut cmd = redis::cmd("CLUSTER");
+        cmd.arg("SLOTS");
+        cmd
+    }
+
+    /// Parses a `CLUSTER SLOTS` reply.
+    pub(crate) fn parse(reply: Value) -> Result<Self> {
+        let bad = || Error::unexpected("CLUSTER SLOTS reply of an unknown shape");
+        let Value::Array(rows) = reply else {
+            return Err(bad());
+        };
+        let mut map = SlotMap::default();
+        for row in rows {
+            let Value::Array(row) = row else {
+                return Err(bad());
+            };
+            let (Some(Value::Int(first)), Some(Value::Int(last)), Some(Value::Array(primary))) =
+                (row.first(), row.get(1), row.get(2))
+            else {
+                return Err(bad());
+            };
+            let host = match primary.first() {
+                Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+                Some(Value::SimpleString(s)) => s.clone(),
+                _ => return Err(bad()),
+            };
+            let Some(Value::Int(port)) = primary.get(1) else {
+                return Err(bad());
+            };
+            let addr = (host, *port as u16);
+            let node = match map.nodes.iter().position(|n| *n == addr) {
+                Some(i) => i,
+                None => {
+                    map.nodes.push(addr);
+                    map.nodes.len() - 1
+                }
+            };
+            map.ranges.push((*first as u16, *last as u16, node));
+        }
+        map.ranges.sort_unstable();
+        Ok(map)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// The node serving `slot`, if the map covers it.
+    pub(crate) fn node_of(&self, slot: u16) -> Option<usize> {
+        let i = self.ranges.partition_point(|r| r.0 <= slot);
+        let (first, last, node) = *self.ranges.get(i.checked_sub(1)?)?;
+        (first..=last).contains(&slot).then_some(node)
+    }
+
+    /// `(host, port)` of node `i`.
+    pub(crate) fn addr(&self, node: usize) -> &(String, u16) {
+        &self.nodes[node]
+    }
+
+    /// Splits positions by node; commands without a slot, or in a slot the
+    /// map does not cover, are returned apart (to go through the router).
+    pub(crate) fn partition(
+        &self,
+        slots: &[Option<u16>],
+    ) -> (Vec<(Target, Vec<usize>)>, Vec<usize>) {
+        let mut routed = Vec::new();
+        let mut by_node: Vec<Option<(u16, Vec<usize>)>> = vec![None; self.nodes.len()];
+        let mut order: Vec<usize> = Vec::new();
+        for (i, slot) in slots.iter().enumerate() {
+            let Some((slot, node)) = slot.and_then(|s| Some((s, self.node_of(s)?))) else {
+                routed.push(i);
+                continue;
+            };
+            let entry = by_node[node].get_or_insert_with(|| {
+                order.push(node);
+                (slot, Vec::new())
+            });
+            entry.1.push(i);
+        }
+        let groups = order
+            .into_iter()
+            .map(|node| {
+                let (slot, positions) = by_node[node].take().expect("filled above");
+                (Target::Node { node, slot }, positions)
+            })
+            .collect();
+        (groups, routed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(host: &str, port: i64) -> Value {
+        Value::Array(vec![
+            Value::BulkString(host.as_bytes().to_vec()),
+            Value::Int(port),
+            Value::BulkString(b"id".to_vec()),
+        ])
+    }
+
+    #[test]
+    fn parses_and_partitions() {
+        let reply = Value::Array(vec![
+            Value::Array(vec![Value::Int(5461), Value::Int(10922), node("127.0.0.1", 7001)]),
+            Value::Array(vec![Value::Int(0), Value::Int(5460), node("127.0.0.1", 7000)]),
+            Value::Array(vec![Value::Int(10923), Value::Int(16383), node("127.0.0.1", 7002)]),
+        ]);
+        let map = SlotMap::parse(reply).unwrap();
+        assert_eq!(map.node_of(0), Some(1));
+        assert_eq!(map.node_of(5460), Some(1));
+        assert_eq!(map.node_of(5461), Some(0));
+        assert_eq!(map.node_of(16383), Some(2));
+        assert_eq!(map.addr(1), &("127.0.0.1".to_string(), 7000));
+        let (groups, routed) = map.partition(&[Some(6000), Some(1), None, Some(7000), Some(2)]);
+        assert_eq!(
+            groups,
+            vec![
+                (Target::Node { node: 0, slot: 6000 }, vec![0, 3]),
+                (Target::Node { node: 1, slot: 1 }, vec![1, 4]),
+            ]
+        );
+        assert_eq!(routed, vec![2]);
+    }
+}

@@ -1,0 +1,214 @@
+//! The call core against real servers: batches in order with errors in
+//! place, `NOSCRIPT` recovery, one pipeline per node on a cluster, and the op
+//! combinators — each through both drivers.
+
+mod support;
+
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use redis::Value;
+use redis_patterns::core::{Env, Machine, Step};
+use redis_patterns::{Batch, ErrorKind, Op, Replies, ServerErrorKind, scripts};
+use support::Driver;
+
+fn cmd(name: &str, args: &[&str]) -> redis::Cmd {
+    let mut c = redis::cmd(name);
+    for a in args {
+        c.arg(*a);
+    }
+    c
+}
+
+/// Sets, reads and fails in one batch: replies in order, the failing
+/// command's typed error in its place, the others unaffected.
+fn batch_in_order(d: &mut Driver) {
+    let mut b = Batch::new();
+    b.add("k{1}", cmd("SET", &["k{1}", "a"]))
+        .add("k{2}", cmd("RPUSH", &["k{2}", "x"]))
+        .add("k{2}", cmd("INCR", &["k{2}"]))
+        .add("k{1}", cmd("GET", &["k{1}"]));
+    let replies = d.run(b).unwrap();
+    assert_eq!(replies.len(), 4);
+    let each = replies.each::<Value>();
+    assert!(matches!(each[0], Ok(Value::Okay)), "{:?}", each[0]);
+    assert!(matches!(each[1], Ok(Value::Int(1))));
+    let err = each[2].as_ref().unwrap_err();
+    assert_eq!(err.server_kind(), Some(ServerErrorKind::WrongType), "{err}");
+    assert!(matches!(&each[3], Ok(Value::BulkString(v)) if v == b"a"));
+}
+
+#[test]
+fn batches_keep_order_and_errors_in_place_on_one_server_and_a_cluster() {
+    let server = support::server();
+    support::each_driver(&server, batch_in_order);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, batch_in_order);
+}
+
+/// 600 keys over every slot range: each command lands on its node and the
+/// replies come back in order.
+fn fan_out(d: &mut Driver) {
+    let keys: Vec<String> = (0..600).map(|i| format!("fan:{i}")).collect();
+    let mut set = Batch::new();
+    for (i, k) in keys.iter().enumerate() {
+        set.add(k, cmd("SET", &[k, &i.to_string()]));
+    }
+    d.run(set).unwrap().all::<()>().unwrap();
+    let mut get = Batch::new();
+    for k in &keys {
+        get.add(k, cmd("GET", &[k]));
+    }
+    let values: Vec<String> = d.run(get).unwrap().all().unwrap();
+    let expected: Vec<String> = (0..600).map(|i| i.to_string()).collect();
+    assert_eq!(values, expected, "{}", d.name());
+}
+
+#[test]
+fn a_cluster_fan_out_lands_every_command_on_its_node_in_order() {
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, |d| {
+        assert!(d.is_cluster());
+        fan_out(d);
+        let per_node: Vec<i64> = cluster
+            .nodes()
+            .iter()
+            .map(|n| support::dbsize(&mut n.connection()))
+            .collect();
+        assert_eq!(per_node.iter().sum::<i64>(), 600);
+        assert!(per_node.iter().all(|&n| n > 100), "{per_node:?}");
+    });
+    let server = support::server();
+    support::each_driver(&server, fan_out);
+}
+
+fn flush_scripts(con: &mut redis::Connection) {
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query(con)
+        .expect("SCRIPT FLUSH");
+}
+
+/// After `SCRIPT FLUSH` a single call and a batch of calls reload and run
+/// every call exactly once, in order: fencing tokens 1, 2, 3 … with no gap.
+fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
+    flush();
+    let fence = d
+        .run(scripts::lock::acquire("l{a}", "l{a}:fence", "t", 10_000))
+        .unwrap();
+    assert_eq!(fence, 1, "{}", d.name());
+    flush();
+    let mut b = Batch::new();
+    for i in 0..5 {
+        b.script(scripts::lock::acquire(
+            &format!("l{{a}}:{i}"),
+            "l{a}:fence",
+            "t",
+            10_000,
+        ));
+    }
+    let fences: Vec<i64> = d.run(b).unwrap().all().unwrap();
+    assert_eq!(fences, [2, 3, 4, 5, 6], "{}", d.name());
+}
+
+#[test]
+fn calls_and_batches_reload_after_script_flush() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        survive_flush(d, &|| flush_scripts(&mut server.connection()))
+    });
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, |d| {
+        survive_flush(d, &|| {
+            for n in cluster.nodes() {
+                flush_scripts(&mut n.connection());
+            }
+        })
+    });
+}
+
+/// Forwards to an inner op and counts the round trips it asks for.
+struct Counting<T> {
+    inner: Op<T>,
+    sends: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<T: Send + 'static> Machine for Counting<T> {
+    type Output = T;
+    fn step(&mut self, env: &Env, replies: Option<Replies>) -> redis_patterns::Result<Step<T>> {
+        let step = self.inner.step(env, replies)?;
+        if matches!(step, Step::Send(_)) {
+            self.sends
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(step)
+    }
+}
+
+fn get(key: &str) -> Op<Option<String>> {
+    Op::cmd(key, cmd("GET", &[key]))
+}
+
+#[test]
+fn joined_ops_share_round_trips_and_loops_do_not_nest() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        d.run(Op::<()>::cmd("a", cmd("SET", &["a", "1"]))).unwrap();
+        d.run(Op::<()>::cmd("b", cmd("SET", &["b", "2"]))).unwrap();
+        let sends = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let joined = Op::join(vec![get("a"), get("b"), get("c")]);
+        let counted = Op::from_machine(Counting {
+            inner: joined,
+            sends: sends.clone(),
+        });
+        let values = d.run(counted).unwrap();
+        assert_eq!(values, [Some("1".into()), Some("2".into()), None]);
+        assert_eq!(sends.load(std::sync::atomic::Ordering::Relaxed), 1);
+
+        // and_then: the second op sees the first one's result.
+        let chained = get("a").and_then(|a| {
+            let v = a.unwrap_or_default() + "0";
+            Op::<()>::cmd("a", cmd("SET", &["a", &v]))
+        });
+        d.run(chained).unwrap();
+        assert_eq!(d.run(get("a")).unwrap().as_deref(), Some("10"));
+
+        // repeat: 20 rounds of INCR with a short sleep between, no nesting.
+        let started = Instant::now();
+        let looped = Op::repeat(0u32, |n| {
+            *n += 1;
+            let done = *n == 20;
+            Op::<i64>::cmd("n", cmd("INCR", &["n"])).and_then(move |_| {
+                if done {
+                    Op::ready(ControlFlow::Break(()))
+                } else {
+                    Op::sleep(Duration::from_millis(1)).map(|_| ControlFlow::Continue(()))
+                }
+            })
+        });
+        d.run(looped).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(19));
+        assert_eq!(d.run(get("n")).unwrap().as_deref(), Some("20"));
+
+        // or_else sees the typed error; a failed op sends nothing.
+        let recovered = Op::<i64>::cmd("a", cmd("LPOP", &["a"]))
+            .map(|_| "popped".to_string())
+            .or_else(|e| Op::ready(format!("{:?}", e.server_kind())));
+        assert_eq!(d.run(recovered).unwrap(), "Some(WrongType)");
+        let refused: Op<i64> = Op::fail(redis_patterns::Error::invalid("x", "must be y"));
+        let e = d.run(refused).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidArgument { script: None, .. }));
+        assert_eq!(e.to_string(), "invalid x: must be y");
+    });
+}
+
+#[test]
+fn a_plain_connection_to_a_cluster_node_is_refused_with_a_clear_message() {
+    let cluster = support::cluster();
+    let con = cluster.nodes()[0].connection();
+    let e = redis_patterns::Connection::from_redis(con).unwrap_err();
+    assert!(e.to_string().contains("Connection::open"), "{e}");
+    let server = support::server();
+    let c = redis_patterns::Connection::from_redis(server.connection()).unwrap();
+    assert!(!c.is_cluster());
+}
