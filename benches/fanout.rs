@@ -109,7 +109,9 @@ fn main() {
     assert!(many.is_cluster());
     fill(&mut one);
     fill(&mut many);
-    let mut aone = rt.block_on(AsyncConnection::open(server.url())).expect("connect");
+    let mut aone = rt
+        .block_on(AsyncConnection::open(server.url()))
+        .expect("connect");
     let mut amany = rt
         .block_on(AsyncConnection::open(cluster.nodes()[0].url()))
         .expect("connect cluster");
@@ -120,7 +122,13 @@ fn main() {
     );
     let mut t = Table::new(
         "Fan-out: ms per call, 3-node cluster vs one server (same data, same run)",
-        &["workload", "driver", "one server ms", "cluster ms", "cluster / one server"],
+        &[
+            "workload",
+            "driver",
+            "one server ms",
+            "cluster ms",
+            "cluster / one server",
+        ],
     );
     let workloads: [(&str, &dyn Fn() -> Batch); 2] = [
         ("HLEN of 2,700 shards (len)", &hlen_batch),

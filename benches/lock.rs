@@ -79,7 +79,11 @@ fn main() {
                 for _ in 0..depth {
                     batch.script(scripts::lock::release(key, token));
                 }
-                let v: Vec<i64> = batch.run(con).expect("wrapper batch").all().expect("replies");
+                let v: Vec<i64> = batch
+                    .run(con)
+                    .expect("wrapper batch")
+                    .all()
+                    .expect("replies");
                 assert_eq!(v.len(), depth);
             }
         },
@@ -153,7 +157,11 @@ fn main() {
             "ours / floor (median of rounds)",
         ],
     );
-    t.row(vec![num(floor), num(ours_rate), format!("{lock_ratio:.3}x")]);
+    t.row(vec![
+        num(floor),
+        num(ours_rate),
+        format!("{lock_ratio:.3}x"),
+    ]);
     t.print();
 
     // --- Wait latency: release -> waiter holds the lock ------------------------

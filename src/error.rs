@@ -257,6 +257,23 @@ impl Error {
         .into()
     }
 
+    /// A copy of an argument refusal (other kinds keep their message only).
+    pub(crate) fn duplicate(&self) -> Self {
+        match self.kind() {
+            ErrorKind::InvalidArgument {
+                script,
+                name,
+                reason,
+            } => ErrorKind::InvalidArgument {
+                script: *script,
+                name: name.clone(),
+                reason: reason.clone(),
+            }
+            .into(),
+            other => Self::unexpected(other.to_string()),
+        }
+    }
+
     /// A reply of another shape than expected.
     pub(crate) fn unexpected(detail: impl Into<String>) -> Self {
         ErrorKind::UnexpectedReply {

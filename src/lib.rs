@@ -57,8 +57,8 @@
 //! ```
 
 pub mod bloom;
-pub mod core;
 pub(crate) mod config;
+pub mod core;
 pub mod error;
 pub mod fanout;
 pub mod hash;
@@ -74,15 +74,15 @@ pub mod sharded_hash;
 pub mod signin;
 pub mod visits;
 
-pub use crate::core::{Batch, Connection, Op, Replies, Request};
 #[cfg(feature = "tokio")]
 pub use crate::core::AsyncConnection;
+pub use crate::core::{Batch, Connection, Op, Replies, Request, Retention};
+/// The date and time library of the patterns' APIs, re-exported.
+pub use chrono;
 pub use error::{Error, ErrorKind, Result, ServerErrorKind};
 /// The client library this crate is built on, re-exported so that users
 /// need not match its version.
 pub use redis;
-/// The date and time library of the patterns' APIs, re-exported.
-pub use chrono;
 
 /// `use redis_patterns::prelude::*;` brings [`Request`] (for `.run` and
 /// `.run_async`) and the connection types into scope.

@@ -232,9 +232,7 @@ impl Lock {
             .into());
         }
         let r = u32::from_le_bytes(random_bytes::<4>());
-        let jittered = self
-            .retry
-            .mul_f64(0.5 + r as f64 / (u32::MAX as f64 + 1.0));
+        let jittered = self.retry.mul_f64(0.5 + r as f64 / (u32::MAX as f64 + 1.0));
         Ok(jittered.min(timeout - waited))
     }
 

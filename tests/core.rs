@@ -197,7 +197,10 @@ fn joined_ops_share_round_trips_and_loops_do_not_nest() {
         assert_eq!(d.run(recovered).unwrap(), "Some(WrongType)");
         let refused: Op<i64> = Op::fail(redis_patterns::Error::invalid("x", "must be y"));
         let e = d.run(refused).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::InvalidArgument { script: None, .. }));
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::InvalidArgument { script: None, .. }
+        ));
         assert_eq!(e.to_string(), "invalid x: must be y");
     });
 }

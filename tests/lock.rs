@@ -35,7 +35,9 @@ fn mutual_exclusion_keeps_a_racy_counter_exact() {
                 thread::spawn(move || {
                     let mut fences = Vec::with_capacity(500);
                     for _ in 0..500 {
-                        let lease = d.run(lock.acquire(Duration::from_secs(60))).expect("acquire");
+                        let lease = d
+                            .run(lock.acquire(Duration::from_secs(60)))
+                            .expect("acquire");
                         fences.push(lease.fence);
                         // A deliberately non-atomic read-modify-write.
                         let v: Option<i64> = d.cmd("counter", redis::cmd("GET").arg("counter"));
@@ -43,7 +45,10 @@ fn mutual_exclusion_keeps_a_racy_counter_exact() {
                             "counter",
                             redis::cmd("SET").arg("counter").arg(v.unwrap_or(0) + 1),
                         );
-                        assert!(d.run(lock.release(&lease.token)).expect("release"), "still the owner");
+                        assert!(
+                            d.run(lock.release(&lease.token)).expect("release"),
+                            "still the owner"
+                        );
                     }
                     fences
                 })
@@ -56,7 +61,11 @@ fn mutual_exclusion_keeps_a_racy_counter_exact() {
         assert_eq!(get(d, "counter").as_deref(), Some("4000"), "{}", d.name());
         fences.sort_unstable();
         fences.dedup();
-        assert_eq!(fences.len(), 4000, "every acquire got its own fencing token");
+        assert_eq!(
+            fences.len(),
+            4000,
+            "every acquire got its own fencing token"
+        );
         assert_eq!((fences[0], fences[3999]), (1, 4000));
         assert_eq!(get(d, lock.key()), None, "released at the end");
     });
@@ -71,16 +80,28 @@ fn only_the_owner_can_release_or_extend() {
         assert_eq!(lease.token.len(), 32);
         assert!(lease.token.chars().all(|c| c.is_ascii_hexdigit()));
         assert!(!d.run(lock.release("intruder")).expect("release"));
-        assert!(!d.run(lock.extend("intruder", Duration::from_secs(300))).expect("extend"));
+        assert!(
+            !d.run(lock.extend("intruder", Duration::from_secs(300)))
+                .expect("extend")
+        );
         assert_eq!(get(d, lock.key()), Some(lease.token.clone()), "lock intact");
         let ttl = pttl(d, lock.key());
-        assert!(ttl <= 30_000 && ttl > 0, "lease not extended by the intruder: {ttl}");
+        assert!(
+            ttl <= 30_000 && ttl > 0,
+            "lease not extended by the intruder: {ttl}"
+        );
         assert!(d.run(lock.owned("intruder")).expect("owned").is_none());
 
-        assert!(d.run(lock.extend(&lease.token, Duration::from_secs(300))).expect("extend"));
+        assert!(
+            d.run(lock.extend(&lease.token, Duration::from_secs(300)))
+                .expect("extend")
+        );
         let ttl = pttl(d, lock.key());
         assert!(ttl > 30_000, "owner extended the lease: {ttl}");
-        let left = d.run(lock.owned(&lease.token)).expect("owned").expect("owner");
+        let left = d
+            .run(lock.owned(&lease.token))
+            .expect("owned")
+            .expect("owner");
         assert!(left > Duration::from_secs(30));
         assert!(d.run(lock.release(&lease.token)).expect("release"));
         assert!(
@@ -121,8 +142,15 @@ fn an_expired_lease_goes_to_the_next_owner_and_the_old_one_cannot_touch_it() {
         let second = d.run(lock.try_acquire()).expect("expired lease is free");
         assert!(second.fence > first.fence);
         assert!(!d.run(lock.release(&first.token)).expect("late release"));
-        assert!(!d.run(lock.extend(&first.token, Duration::from_secs(5))).expect("late extend"));
-        assert_eq!(get(d, lock.key()), Some(second.token.clone()), "the new owner keeps it");
+        assert!(
+            !d.run(lock.extend(&first.token, Duration::from_secs(5)))
+                .expect("late extend")
+        );
+        assert_eq!(
+            get(d, lock.key()),
+            Some(second.token.clone()),
+            "the new owner keeps it"
+        );
     });
 }
 
@@ -135,7 +163,11 @@ fn fencing_tokens_strictly_increase_across_owners_and_lock_objects() {
             // A fresh Lock value each time: the counter is server-side.
             let lock = Lock::new("fenced", Duration::from_secs(5)).expect("valid");
             let lease = d.run(lock.try_acquire()).expect("free");
-            assert!(lease.fence > last, "round {i}: {} after {last}", lease.fence);
+            assert!(
+                lease.fence > last,
+                "round {i}: {} after {last}",
+                lease.fence
+            );
             last = lease.fence;
             if i % 2 == 0 {
                 assert!(d.run(lock.release(&lease.token)).expect("release"));
@@ -154,7 +186,10 @@ fn blocking_acquire_waits_for_a_release_and_times_out_with_a_typed_error() {
         let lock = Lock::new("wait", Duration::from_secs(30)).expect("valid");
         let held = d.run(lock.try_acquire()).expect("free");
         let started = Instant::now();
-        match d.run(lock.acquire(Duration::from_millis(200))).map_err(|e| e.into_kind()) {
+        match d
+            .run(lock.acquire(Duration::from_millis(200)))
+            .map_err(|e| e.into_kind())
+        {
             Err(ErrorKind::LockTimeout { key, waited_ms }) => {
                 assert_eq!(key, lock.key());
                 assert!(waited_ms >= 200, "{waited_ms}");
@@ -164,7 +199,8 @@ fn blocking_acquire_waits_for_a_release_and_times_out_with_a_typed_error() {
         assert!(started.elapsed() >= Duration::from_millis(200));
         // Zero timeout: exactly one attempt.
         assert!(matches!(
-            d.run(lock.acquire(Duration::ZERO)).map_err(|e| e.into_kind()),
+            d.run(lock.acquire(Duration::ZERO))
+                .map_err(|e| e.into_kind()),
             Err(ErrorKind::LockTimeout { .. })
         ));
 
@@ -177,7 +213,9 @@ fn blocking_acquire_waits_for_a_release_and_times_out_with_a_typed_error() {
                 other.run(lock.release(&token)).expect("release")
             })
         };
-        let next = d.run(lock.acquire(Duration::from_secs(10))).expect("acquired after release");
+        let next = d
+            .run(lock.acquire(Duration::from_secs(10)))
+            .expect("acquired after release");
         assert!(releaser.join().expect("thread"));
         assert!(next.fence > held.fence);
     });
@@ -200,13 +238,16 @@ fn the_guard_releases_on_drop_but_never_someone_elses_lock() {
     assert_eq!(read(&mut b), None, "dropped guard released");
 
     let short = Lock::new("guard", Duration::from_millis(40)).expect("valid");
-    let guard = short.guard(&mut a, Duration::from_secs(1)).expect("acquire");
+    let guard = short
+        .guard(&mut a, Duration::from_secs(1))
+        .expect("acquire");
     thread::sleep(Duration::from_millis(70));
     let other = redis_patterns::Request::run(lock.try_acquire(), &mut b).expect("expired, free");
     drop(guard); // must not delete `other`'s lock
     assert_eq!(read(&mut b), Some(other.token.clone()));
     assert!(matches!(
-        lock.guard(&mut a, Duration::ZERO).map_err(|e| e.into_kind()),
+        lock.guard(&mut a, Duration::ZERO)
+            .map_err(|e| e.into_kind()),
         Err(ErrorKind::LockTimeout { .. })
     ));
 }
@@ -217,9 +258,14 @@ fn every_operation_runs_on_a_real_cluster() {
     support::each_cluster_driver(&cluster, |d| {
         for name in ["a", "b", "c", "d", "e", "f"] {
             let lock = Lock::new(name, Duration::from_secs(5)).expect("valid");
-            let lease = d.run(lock.acquire(Duration::from_secs(1))).expect("acquire");
+            let lease = d
+                .run(lock.acquire(Duration::from_secs(1)))
+                .expect("acquire");
             assert!(d.run(lock.try_acquire()).unwrap_err().is_busy());
-            assert!(d.run(lock.extend(&lease.token, Duration::from_secs(9))).unwrap());
+            assert!(
+                d.run(lock.extend(&lease.token, Duration::from_secs(9)))
+                    .unwrap()
+            );
             assert!(d.run(lock.owned(&lease.token)).unwrap().unwrap() > Duration::from_secs(5));
             assert!(d.run(lock.release(&lease.token)).unwrap());
             assert_eq!(d.run(lock.try_acquire()).unwrap().fence, 2);
@@ -231,14 +277,22 @@ fn every_operation_runs_on_a_real_cluster() {
 fn bad_input_is_refused_before_anything_is_sent() {
     let server = support::server();
     let mut con = server.connection();
-    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut con).expect("RESETSTAT");
-    let invalid = |r: redis_patterns::Result<Lock>, name: &str| match r.as_ref().map_err(|e| e.kind()) {
-        Err(ErrorKind::InvalidArgument { name: n, reason, script: None }) => {
-            assert_eq!(n, name);
-            assert!(!reason.is_empty() && !reason.ends_with('.'));
-        }
-        other => panic!("expected InvalidArgument({name}), got {other:?}"),
-    };
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut con)
+        .expect("RESETSTAT");
+    let invalid =
+        |r: redis_patterns::Result<Lock>, name: &str| match r.as_ref().map_err(|e| e.kind()) {
+            Err(ErrorKind::InvalidArgument {
+                name: n,
+                reason,
+                script: None,
+            }) => {
+                assert_eq!(n, name);
+                assert!(!reason.is_empty() && !reason.ends_with('.'));
+            }
+            other => panic!("expected InvalidArgument({name}), got {other:?}"),
+        };
     invalid(Lock::new("", Duration::from_secs(1)), "lock name");
     invalid(Lock::new("a{b}", Duration::from_secs(1)), "lock name");
     assert!(Prefix::new("p{").is_err());
@@ -246,7 +300,10 @@ fn bad_input_is_refused_before_anything_is_sent() {
     assert_eq!(Prefix::new(DEFAULT_PREFIX).unwrap().as_str(), "redis:lock:");
     invalid(Lock::new("a", Duration::ZERO), "lease");
     invalid(Lock::new("a", Duration::from_micros(999)), "lease");
-    invalid(Lock::new("a", Duration::from_millis(MAX_LEASE_MS + 1)), "lease");
+    invalid(
+        Lock::new("a", Duration::from_millis(MAX_LEASE_MS + 1)),
+        "lease",
+    );
     invalid(
         Lock::builder("a").retry_interval(Duration::ZERO).build(),
         "retry interval",
@@ -254,17 +311,28 @@ fn bad_input_is_refused_before_anything_is_sent() {
     let lock = Lock::new("a", Duration::from_secs(1)).expect("valid");
     support::each_driver(&server, |d| {
         let name_of = |r: redis_patterns::Result<bool>| match r.map_err(|e| e.into_kind()) {
-            Err(ErrorKind::InvalidArgument { name, script: None, .. }) => name,
+            Err(ErrorKind::InvalidArgument {
+                name, script: None, ..
+            }) => name,
             other => panic!("expected InvalidArgument, got {other:?}"),
         };
         assert_eq!(name_of(d.run(lock.release(""))), "token");
         assert_eq!(name_of(d.run(lock.extend("t", Duration::ZERO))), "lease");
-        assert_eq!(name_of(d.run(lock.extend("", Duration::from_secs(1)))), "token");
+        assert_eq!(
+            name_of(d.run(lock.extend("", Duration::from_secs(1)))),
+            "token"
+        );
         assert!(matches!(
             d.run(lock.owned("")).map_err(|e| e.into_kind()),
             Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
         ));
     });
-    let stats: String = redis::cmd("INFO").arg("commandstats").query(&mut con).expect("INFO");
-    assert!(!stats.contains("cmdstat_evalsha"), "nothing was sent: {stats}");
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut con)
+        .expect("INFO");
+    assert!(
+        !stats.contains("cmdstat_evalsha"),
+        "nothing was sent: {stats}"
+    );
 }

@@ -23,10 +23,10 @@
 
 use redis::{Cmd, Value};
 
-use super::op::Replies;
+use super::op::{IntoCall, Replies};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
-use crate::script::{ScriptCall, ScriptInfo};
+use crate::script::ScriptInfo;
 
 /// The most rounds one exchange makes before giving up on a server whose
 /// script cache keeps being flushed.
@@ -45,9 +45,20 @@ pub(crate) struct Entry {
 /// Commands to send together; each reply comes back at its command's
 /// position. Built by the patterns; run as part of an [`Op`](super::Op) or on
 /// its own with [`Request::run`](super::Request::run).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Batch {
     pub(crate) entries: Vec<Entry>,
+    /// The first refused script call: returned before anything is sent.
+    pub(crate) refused: Option<Error>,
+}
+
+impl Clone for Batch {
+    fn clone(&self) -> Self {
+        Self {
+            entries: self.entries.clone(),
+            refused: self.refused.as_ref().map(Error::duplicate),
+        }
+    }
 }
 
 impl Batch {
@@ -58,6 +69,7 @@ impl Batch {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             entries: Vec::with_capacity(n),
+            refused: None,
         }
     }
 
@@ -81,8 +93,17 @@ impl Batch {
         self
     }
 
-    /// Adds a script call.
-    pub fn script<R: redis::FromRedisValue>(&mut self, call: ScriptCall<R>) -> &mut Self {
+    /// Adds a script call. A call whose arguments a generated wrapper
+    /// refused makes the whole batch fail with that error before anything
+    /// is sent.
+    pub fn script<R: redis::FromRedisValue>(&mut self, call: impl IntoCall<R>) -> &mut Self {
+        let call = match call.into_call() {
+            Ok(call) => call,
+            Err(e) => {
+                self.refused.get_or_insert(e);
+                return self;
+            }
+        };
         let slot = call.first_key().map(cluster_slot);
         let script = call.script();
         self.entries.push(Entry {
@@ -96,7 +117,15 @@ impl Batch {
     /// Moves every command of `other` to the end of this batch.
     pub fn append(&mut self, mut other: Batch) -> &mut Self {
         self.entries.append(&mut other.entries);
+        if let Some(e) = other.refused {
+            self.refused.get_or_insert(e);
+        }
         self
+    }
+
+    /// The refusal recorded by [`Batch::script`], if any.
+    pub(crate) fn take_refused(&mut self) -> Option<Error> {
+        self.refused.take()
     }
 
     pub fn len(&self) -> usize {
@@ -142,6 +171,10 @@ pub(crate) enum Target {
     Node { node: usize, slot: u16 },
 }
 
+/// A batch split by target: each target with the positions of its
+/// commands, in order.
+pub(crate) type Groups = Vec<(Target, Vec<usize>)>;
+
 /// The state of one group.
 #[derive(Debug)]
 struct Group {
@@ -182,7 +215,7 @@ impl Part {
 impl Exchange {
     /// Starts the exchange of `batch` split into `groups` (each a target and
     /// the positions of its commands, in order).
-    pub(crate) fn new(batch: Batch, groups: Vec<(Target, Vec<usize>)>, cluster: bool) -> Self {
+    pub(crate) fn new(batch: Batch, groups: Groups, cluster: bool) -> Self {
         let n = batch.entries.len();
         Self {
             entries: batch.entries,

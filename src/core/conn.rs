@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value};
 
-use super::batch::{Batch, Exchange, Part, Target, reply_in_place};
+use super::batch::{Batch, Exchange, Groups, Part, Target, reply_in_place};
 use super::op::{Env, Op, Replies, Step};
 use super::slots::SlotMap;
 use crate::error::{Error, Result};
@@ -41,8 +41,8 @@ impl std::fmt::Debug for Connection {
 enum Link {
     Single {
         /// Reconnects with it after the connection broke (when known).
-        client: Option<redis::Client>,
-        con: Option<redis::Connection>,
+        client: Option<Box<redis::Client>>,
+        con: Option<Box<redis::Connection>>,
     },
     #[cfg(feature = "cluster")]
     Cluster(Box<ClusterLink>),
@@ -65,9 +65,7 @@ pub(crate) fn cluster_enabled(reply: &Value) -> bool {
         Value::BulkString(b) => String::from_utf8_lossy(b)
             .lines()
             .any(|l| l.trim() == "cluster_enabled:1"),
-        Value::VerbatimString { text, .. } => {
-            text.lines().any(|l| l.trim() == "cluster_enabled:1")
-        }
+        Value::VerbatimString { text, .. } => text.lines().any(|l| l.trim() == "cluster_enabled:1"),
         Value::SimpleString(s) => s.lines().any(|l| l.trim() == "cluster_enabled:1"),
         _ => false,
     };
@@ -120,8 +118,8 @@ impl Connection {
         }
         Ok(Self {
             link: Link::Single {
-                client: Some(client),
-                con: Some(con),
+                client: Some(Box::new(client)),
+                con: Some(Box::new(con)),
             },
             env: Env { cluster: false },
         })
@@ -172,7 +170,7 @@ impl Connection {
         Ok(Self {
             link: Link::Single {
                 client: None,
-                con: Some(con),
+                con: Some(Box::new(con)),
             },
             env: Env { cluster: false },
         })
@@ -214,7 +212,10 @@ impl Connection {
         }
     }
 
-    fn exchange(&mut self, batch: Batch) -> Result<Replies> {
+    fn exchange(&mut self, mut batch: Batch) -> Result<Replies> {
+        if let Some(e) = batch.take_refused() {
+            return Err(e);
+        }
         if batch.is_empty() {
             return Ok(Replies::default());
         }
@@ -245,7 +246,7 @@ impl Connection {
 
     /// Splits a batch into groups by target, and the commands to route one
     /// by one.
-    fn partition(&mut self, batch: &Batch) -> Result<(Vec<(Target, Vec<usize>)>, Vec<usize>)> {
+    fn partition(&mut self, batch: &Batch) -> Result<(Groups, Vec<usize>)> {
         match &mut self.link {
             Link::Single { .. } => Ok((vec![(Target::Server, (0..batch.len()).collect())], vec![])),
             #[cfg(feature = "cluster")]
@@ -323,24 +324,27 @@ impl Connection {
 
 /// The single-server connection, reconnecting first when it broke earlier.
 fn single<'a>(
-    client: &Option<redis::Client>,
-    con: &'a mut Option<redis::Connection>,
+    client: &Option<Box<redis::Client>>,
+    con: &'a mut Option<Box<redis::Connection>>,
 ) -> Result<&'a mut redis::Connection> {
     if con.is_none() {
         let Some(client) = client else {
             return Err(Error::from(redis::RedisError::from((
                 redis::ErrorKind::Io,
                 "connection lost",
-                "it was handed to redis-patterns without its client, so it cannot reconnect".to_string(),
+                "it was handed to redis-patterns without its client, so it cannot reconnect"
+                    .to_string(),
             ))));
         };
-        *con = Some(client.get_connection_with_timeout(Duration::from_secs(5))?);
+        *con = Some(Box::new(
+            client.get_connection_with_timeout(Duration::from_secs(5))?,
+        ));
     }
     Ok(con.as_mut().expect("set above"))
 }
 
 /// Drops a connection that an I/O error broke, so the next call reconnects.
-fn broken(con: &mut Option<redis::Connection>, e: redis::RedisError) -> redis::RedisError {
+fn broken(con: &mut Option<Box<redis::Connection>>, e: redis::RedisError) -> redis::RedisError {
     if e.is_io_error() || e.is_connection_dropped() || e.is_unrecoverable_error() {
         *con = None;
     }
@@ -352,9 +356,13 @@ impl ClusterLink {
     fn node(&mut self, node: usize) -> Result<&mut redis::Connection> {
         let addr = self.slots.addr(node).clone();
         if !self.nodes.contains_key(&addr) {
-            let base = self.base.as_ref().expect("batches are split only with a base");
+            let base = self
+                .base
+                .as_ref()
+                .expect("batches are split only with a base");
             let info = node_info(base, &addr.0, addr.1);
-            let con = redis::Client::open(info)?.get_connection_with_timeout(Duration::from_secs(5))?;
+            let con =
+                redis::Client::open(info)?.get_connection_with_timeout(Duration::from_secs(5))?;
             self.nodes.insert(addr.clone(), con);
         }
         Ok(self.nodes.get_mut(&addr).expect("inserted above"))

@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use redis::aio::ConnectionLike as _;
 use redis::{Cmd, IntoConnectionInfo, Value};
 
-use super::batch::{Batch, Exchange, Part, Target, reply_in_place};
+use super::batch::{Batch, Exchange, Groups, Part, Target, reply_in_place};
 use super::conn::{cluster_enabled, info_cluster};
 use super::op::{Env, Op, Replies, Step};
 use super::slots::SlotMap;
@@ -143,7 +143,10 @@ impl AsyncConnection {
         }
     }
 
-    async fn exchange(&mut self, batch: Batch) -> Result<Replies> {
+    async fn exchange(&mut self, mut batch: Batch) -> Result<Replies> {
+        if let Some(e) = batch.take_refused() {
+            return Err(e);
+        }
         if batch.is_empty() {
             return Ok(Replies::default());
         }
@@ -173,10 +176,7 @@ impl AsyncConnection {
         ex.finish()
     }
 
-    async fn partition(
-        &mut self,
-        batch: &Batch,
-    ) -> Result<(Vec<(Target, Vec<usize>)>, Vec<usize>)> {
+    async fn partition(&mut self, batch: &Batch) -> Result<(Groups, Vec<usize>)> {
         match &mut self.link {
             Link::Manager(_) | Link::Multiplexed(_) => {
                 Ok((vec![(Target::Server, (0..batch.len()).collect())], vec![]))
@@ -254,7 +254,11 @@ impl AsyncConnection {
 
     /// One command on its own (routed on a cluster), reloading its script
     /// once on `NOSCRIPT`; error replies come back as `Value::ServerError`.
-    async fn send_routed(&mut self, cmd: &Cmd, script: Option<&'static ScriptInfo>) -> Result<Value> {
+    async fn send_routed(
+        &mut self,
+        cmd: &Cmd,
+        script: Option<&'static ScriptInfo>,
+    ) -> Result<Value> {
         let reply = self.send_one(cmd).await?;
         match (&reply, script) {
             (Value::ServerError(e), Some(s)) if e.code() == "NOSCRIPT" => {

@@ -8,6 +8,7 @@ pub(crate) mod conn;
 #[cfg(feature = "tokio")]
 pub(crate) mod conn_async;
 pub(crate) mod op;
+pub(crate) mod retention;
 pub(crate) mod slots;
 
 pub use batch::{Batch, MAX_ROUNDS};
@@ -15,3 +16,4 @@ pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
+pub use retention::Retention;

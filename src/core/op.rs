@@ -66,13 +66,13 @@ impl Replies {
     }
 
     /// The next reply, raw: an error reply is `Ok(Value::ServerError)`.
-    pub fn next_value(&mut self) -> Result<Value> {
+    pub fn take_value(&mut self) -> Result<Value> {
         self.scripts.next();
         self.values.next().ok_or_else(Error::short_reply)
     }
 
     /// The next reply decoded as `T`; an error reply becomes its [`Error`].
-    pub fn next<T: FromRedisValue>(&mut self) -> Result<T> {
+    pub fn take<T: FromRedisValue>(&mut self) -> Result<T> {
         let script = self.scripts.next().flatten();
         let value = self.values.next().ok_or_else(Error::short_reply)?;
         decode(script, value)
@@ -193,6 +193,13 @@ impl<R: FromRedisValue + Send + 'static> Request for ScriptCall<R> {
     }
 }
 
+impl<R: FromRedisValue + Send + 'static> Request for Result<ScriptCall<R>> {
+    type Output = R;
+    fn into_op(self) -> Op<R> {
+        Op::script(self)
+    }
+}
+
 impl Request for Batch {
     type Output = Replies;
     fn into_op(self) -> Op<Replies> {
@@ -230,10 +237,7 @@ impl<T: Send + 'static> Op<T> {
     }
 
     /// Sends `batch` (one round trip per node) and decodes its replies.
-    pub fn send(
-        batch: Batch,
-        decode: impl FnOnce(Replies) -> Result<T> + Send + 'static,
-    ) -> Self {
+    pub fn send(batch: Batch, decode: impl FnOnce(Replies) -> Result<T> + Send + 'static) -> Self {
         Self::from_machine(SendThen {
             batch: Some(batch),
             decode: Some(decode),
@@ -317,7 +321,7 @@ impl<R: FromRedisValue + Send + 'static> Op<R> {
     pub fn call(call: ScriptCall<R>) -> Self {
         let mut batch = Batch::new();
         batch.script(call);
-        Self::send(batch, |mut r| r.next())
+        Self::send(batch, |mut r| r.take())
     }
 
     /// One script call from a generated wrapper (whose argument check may
@@ -333,7 +337,7 @@ impl<R: FromRedisValue + Send + 'static> Op<R> {
     pub fn cmd(key: impl AsRef<[u8]>, cmd: redis::Cmd) -> Self {
         let mut batch = Batch::new();
         batch.add(key, cmd);
-        Self::send(batch, |mut r| r.next())
+        Self::send(batch, |mut r| r.take())
     }
 }
 
@@ -392,7 +396,10 @@ where
     fn step(&mut self, _: &Env, replies: Option<Replies>) -> Result<Step<T>> {
         match (self.batch.take(), replies) {
             // Nothing to send: decode an empty reply set right away.
-            (Some(batch), None) if batch.is_empty() => {
+            (Some(mut batch), None) if batch.is_empty() => {
+                if let Some(e) = batch.take_refused() {
+                    return Err(e);
+                }
                 let decode = self.decode.take().expect("decoded once");
                 decode(Replies::default()).map(Step::Done)
             }
@@ -566,7 +573,13 @@ impl<T: Send + 'static> Machine for Join<T> {
                     slot.result = Some(Err(e));
                     slot.op = None;
                 }
-                Ok(Step::Send(b)) => {
+                Ok(Step::Send(mut b)) => {
+                    if let Some(e) = b.take_refused() {
+                        // Refused input fails this op alone, before sending.
+                        slot.result = Some(Err(e));
+                        slot.op = None;
+                        continue;
+                    }
                     slot.want = Some(Want::Replies(b.len()));
                     batch.append(b);
                 }

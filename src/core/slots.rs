@@ -3,7 +3,7 @@
 
 use redis::Value;
 
-use super::batch::Target;
+use super::batch::{Groups, Target};
 use crate::error::{Error, Result};
 
 /// Slot ranges and the primaries that serve them.
@@ -79,10 +79,7 @@ impl SlotMap {
 
     /// Splits positions by node; commands without a slot, or in a slot the
     /// map does not cover, are returned apart (to go through the router).
-    pub(crate) fn partition(
-        &self,
-        slots: &[Option<u16>],
-    ) -> (Vec<(Target, Vec<usize>)>, Vec<usize>) {
+    pub(crate) fn partition(&self, slots: &[Option<u16>]) -> (Groups, Vec<usize>) {
         let mut routed = Vec::new();
         let mut by_node: Vec<Option<(u16, Vec<usize>)>> = vec![None; self.nodes.len()];
         let mut order: Vec<usize> = Vec::new();
@@ -123,9 +120,21 @@ mod tests {
     #[test]
     fn parses_and_partitions() {
         let reply = Value::Array(vec![
-            Value::Array(vec![Value::Int(5461), Value::Int(10922), node("127.0.0.1", 7001)]),
-            Value::Array(vec![Value::Int(0), Value::Int(5460), node("127.0.0.1", 7000)]),
-            Value::Array(vec![Value::Int(10923), Value::Int(16383), node("127.0.0.1", 7002)]),
+            Value::Array(vec![
+                Value::Int(5461),
+                Value::Int(10922),
+                node("127.0.0.1", 7001),
+            ]),
+            Value::Array(vec![
+                Value::Int(0),
+                Value::Int(5460),
+                node("127.0.0.1", 7000),
+            ]),
+            Value::Array(vec![
+                Value::Int(10923),
+                Value::Int(16383),
+                node("127.0.0.1", 7002),
+            ]),
         ]);
         let map = SlotMap::parse(reply).unwrap();
         assert_eq!(map.node_of(0), Some(1));
@@ -137,7 +146,13 @@ mod tests {
         assert_eq!(
             groups,
             vec![
-                (Target::Node { node: 0, slot: 6000 }, vec![0, 3]),
+                (
+                    Target::Node {
+                        node: 0,
+                        slot: 6000
+                    },
+                    vec![0, 3]
+                ),
                 (Target::Node { node: 1, slot: 1 }, vec![1, 4]),
             ]
         );

@@ -67,10 +67,7 @@ pub fn cluster() -> LocalCluster {
 /// One of the crate's two drivers, so that one test body runs on both.
 pub enum Driver {
     Sync(redis_patterns::Connection),
-    Async(
-        redis_patterns::AsyncConnection,
-        tokio::runtime::Runtime,
-    ),
+    Async(redis_patterns::AsyncConnection, tokio::runtime::Runtime),
 }
 
 impl Driver {
