@@ -215,3 +215,34 @@ fn a_plain_connection_to_a_cluster_node_is_refused_with_a_clear_message() {
     let c = redis_patterns::Connection::from_redis(server.connection()).unwrap();
     assert!(!c.is_cluster());
 }
+
+#[test]
+fn config_get_answers_on_a_server_and_a_cluster_and_none_when_denied() {
+    let server = support::server_with(&["--set-max-intset-entries", "300"]);
+    let cluster = support::cluster();
+    for url in [server.url(), cluster.nodes()[1].url()] {
+        for mut d in support::drivers(&url) {
+            let op = redis_patterns::core::config_get(&["set-max-intset-entries"]);
+            let map = d.run(op).unwrap().expect("CONFIG allowed");
+            let want = if url == server.url() { "300" } else { "512" };
+            assert_eq!(map["set-max-intset-entries"], want, "{} {url}", d.name());
+        }
+    }
+    let mut con = server.connection();
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("noconfig")
+        .arg("on")
+        .arg(">pw")
+        .arg("~*")
+        .arg("&*")
+        .arg("+@all")
+        .arg("-config")
+        .query(&mut con)
+        .unwrap();
+    let url = format!("redis://noconfig:pw@127.0.0.1:{}/", server.port());
+    for mut d in support::drivers(&url) {
+        let op = redis_patterns::core::config_get(&["set-max-intset-entries"]);
+        assert_eq!(d.run(op).unwrap(), None, "{}", d.name());
+    }
+}

@@ -17,3 +17,6 @@ pub use conn::Connection;
 pub use conn_async::AsyncConnection;
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use retention::Retention;
+
+/// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).
+pub use crate::config::get as config_get;

@@ -2,6 +2,7 @@
 
 mod demo;
 mod import;
+mod lines;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -194,8 +195,8 @@ fn load(url: &str) -> CliResult {
 fn bloom(command: BloomCommand) -> CliResult {
     use std::io::{IsTerminal, Write};
 
+    use crate::lines::{BoundedLine, read_bounded_line};
     use redis_patterns::bloom::{Bloom, BloomOptions, SeedBloom};
-    use redis_patterns::sharded_hash::{BoundedLine, read_bounded_line};
 
     let BloomCommand::Load {
         name,
