@@ -56,6 +56,7 @@
 //! # }
 //! ```
 
+pub mod bitmap;
 pub mod bloom;
 pub(crate) mod config;
 pub mod core;
