@@ -2,15 +2,15 @@
 //! and [`signin`](crate::signin) are built on: bit `uid` of a day's bitmap is
 //! set when that user was active that day.
 //!
-//! * [Offsets](offsets): a uid is a bit offset, and `SETBIT key 4000000000 1`
+//! * Offsets: a uid is a bit offset, and `SETBIT key 4000000000 1`
 //!   makes Redis allocate ~500 MB (the offset trap). Uids above a configured
 //!   maximum (default [`DEFAULT_MAX_UID`]: at most 1.25 MB per bitmap) are
 //!   refused before anything is sent; [`decode_bits`] turns a bitmap back
 //!   into uids.
-//! * [Day ranges](days): `from..=to`, at most [`MAX_RANGE_DAYS`] days, split
+//! * Day ranges: `from..=to`, at most [`MAX_RANGE_DAYS`] days, split
 //!   into calendar months where keys are monthly; a period's keys expire by
 //!   [`Retention`](crate::Retention) after the period ends (00:00 UTC).
-//! * [Combining](combine) the days of a range (OR: active on any day, AND: on
+//! * Combining the days of a range (OR: active on any day, AND: on
 //!   every day): `BITOP` inside one script (`signin.combine`, or
 //!   `signin.count` for the count alone) when the day keys share a slot or
 //!   the connection is one server, else every day fetched in one batch and

@@ -2,7 +2,7 @@
 //! `SETBIT <date> <uid> 1`, `GETBIT`, `BITCOUNT`, with the offset-trap guard,
 //! unions and intersections over day ranges, and per-user streaks.
 //!
-//! Every operation is an [`Op`](crate::Op): run it with `.run(&mut con)` on
+//! Every operation is an [`Op`]: run it with `.run(&mut con)` on
 //! a [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
@@ -47,7 +47,7 @@
 //! do not download the bitmap). On one server they always run in the
 //! script. Untagged days on a cluster are spread over the slots: the range
 //! operations then fetch every day's bitmap in one batch and combine them
-//! client-side (see [`bitmap`](crate::bitmap)).
+//! client-side (see [`bitmap`]).
 //! [`SignIn::days_signed_in`] and [`SignIn::streak`] send one `GETBIT` per
 //! day, in one batch.
 //!
