@@ -30,17 +30,39 @@ pub(crate) mod offsets;
 pub use days::MAX_RANGE_DAYS;
 pub use offsets::{DEFAULT_MAX_UID, MAX_OFFSET, decode_bits};
 
-use crate::core::Op;
+use crate::core::{Op, Retention};
 use crate::error::{Error, Result};
 use crate::keys::Prefix;
 
-/// Refuses a key prefix with whitespace: the keys of both bitmap patterns
-/// are typed at `redis-cli` and written by other languages.
-pub(crate) fn check_prefix(prefix: &Prefix) -> Result<()> {
-    if prefix.as_str().chars().any(char::is_whitespace) {
-        return Err(Error::invalid("prefix", "must not contain whitespace"));
+/// What both bitmap patterns are configured with: the key prefix, the
+/// largest uid (bit offset) accepted, and how long a period's keys live.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) prefix: Prefix,
+    pub(crate) max_uid: u64,
+    pub(crate) retention: Retention,
+}
+
+impl Settings {
+    /// `default_prefix`, [`DEFAULT_MAX_UID`], kept forever.
+    pub(crate) fn new(default_prefix: &str) -> Self {
+        Self {
+            prefix: Prefix::new(default_prefix).expect("the default prefix is valid"),
+            max_uid: DEFAULT_MAX_UID,
+            retention: Retention::Forever,
+        }
     }
-    Ok(())
+
+    /// What a builder's `build` checks: a prefix without whitespace (the
+    /// keys are typed at `redis-cli` and written by other languages) and a
+    /// maximum uid Redis can address.
+    pub(crate) fn check(self) -> Result<Self> {
+        if self.prefix.as_str().chars().any(char::is_whitespace) {
+            return Err(Error::invalid("prefix", "must not contain whitespace"));
+        }
+        offsets::check_max_uid(self.max_uid)?;
+        Ok(self)
+    }
 }
 
 /// The op that `build` returns, or the op that fails with its refusal

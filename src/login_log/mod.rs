@@ -88,7 +88,7 @@ mod user;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use crate::bitmap::{self, offsets};
+use crate::bitmap::Settings;
 pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
 use crate::core::Retention;
 use crate::error::{Error, Result};
@@ -108,49 +108,41 @@ pub struct ActiveUser {
 /// holds no connection.
 #[derive(Debug, Clone)]
 pub struct LoginLog {
-    prefix: Prefix,
-    max_uid: u64,
-    retention: Retention,
+    settings: Settings,
 }
 
 /// Builds a [`LoginLog`]: setters never fail, [`LoginLogBuilder::build`]
 /// checks.
 #[derive(Debug, Clone)]
 pub struct LoginLogBuilder {
-    prefix: Prefix,
-    max_uid: u64,
-    retention: Retention,
+    settings: Settings,
 }
 
 impl LoginLogBuilder {
     /// The key prefix (default [`DEFAULT_PREFIX`]); no whitespace.
     pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
+        self.settings.prefix = prefix;
         self
     }
 
     /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
     /// [`MAX_OFFSET`]).
     pub fn max_uid(mut self, max_uid: u64) -> Self {
-        self.max_uid = max_uid;
+        self.settings.max_uid = max_uid;
         self
     }
 
     /// How long logs and indexes live after their period (default
     /// [`Retention::Forever`]).
     pub fn retention(mut self, retention: Retention) -> Self {
-        self.retention = retention;
+        self.settings.retention = retention;
         self
     }
 
     /// Checks the settings.
     pub fn build(self) -> Result<LoginLog> {
-        bitmap::check_prefix(&self.prefix)?;
-        offsets::check_max_uid(self.max_uid)?;
         Ok(LoginLog {
-            prefix: self.prefix,
-            max_uid: self.max_uid,
-            retention: self.retention,
+            settings: self.settings.check()?,
         })
     }
 }
@@ -168,9 +160,7 @@ impl LoginLog {
     /// and no expiry.
     pub fn builder() -> LoginLogBuilder {
         LoginLogBuilder {
-            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
-            max_uid: DEFAULT_MAX_UID,
-            retention: Retention::Forever,
+            settings: Settings::new(DEFAULT_PREFIX),
         }
     }
 
@@ -182,29 +172,32 @@ impl LoginLog {
 
     /// The key prefix.
     pub fn prefix(&self) -> &Prefix {
-        &self.prefix
+        &self.settings.prefix
     }
 
     /// The largest uid accepted.
     pub fn max_uid(&self) -> u64 {
-        self.max_uid
+        self.settings.max_uid
     }
 
     /// How long logs and indexes live after their period.
     pub fn retention(&self) -> Retention {
-        self.retention
+        self.settings.retention
     }
 
     /// The key of a user's log for the month of `day`:
     /// `<prefix><YYYY-MM>_<type>_<uid>`.
     pub fn log_key(&self, user_type: &str, uid: u64, day: NaiveDate) -> String {
-        self.prefix
+        self.settings
+            .prefix
             .key(&format!("{}_{user_type}_{uid}", day.format("%Y-%m")))
     }
 
     /// `<prefix>{<YYYY-MM>}`: the tag of a month's indexes and types set.
     fn month_tag(&self, day: NaiveDate) -> String {
-        self.prefix.tagged(&day.format("%Y-%m").to_string())
+        self.settings
+            .prefix
+            .tagged(&day.format("%Y-%m").to_string())
     }
 
     /// The day's index of users of `user_type`:

@@ -16,14 +16,18 @@ impl LoginLog {
     pub fn record(&self, user_type: &str, uid: u64, day: NaiveDate) -> Op<bool> {
         checked(|| {
             check_type(user_type)?;
-            offsets::check_uid(uid, self.max_uid)?;
-            let log_exp = days::expire_at(self.retention, days::end_of_month(day)?)?;
-            let index_exp = days::expire_at(self.retention, days::end_of_day(day)?)?;
+            offsets::check_uid(uid, self.settings.max_uid)?;
+            let log_exp = days::expire_at(self.settings.retention, days::end_of_month(day)?)?;
+            let index_exp = days::expire_at(self.settings.retention, days::end_of_day(day)?)?;
             let log = self.log_key(user_type, uid, day);
             let index = self.index_key(user_type, day);
             let types = self.types_key(day);
             let user_type = user_type.to_string();
-            let (day, uid, max_uid) = (i64::from(day.day()), uid as i64, self.max_uid as i64);
+            let (day, uid, max_uid) = (
+                i64::from(day.day()),
+                uid as i64,
+                self.settings.max_uid as i64,
+            );
             Ok(Op::with_env(move |env| {
                 if !env.is_cluster()
                     || cluster_slot(log.as_bytes()) == cluster_slot(index.as_bytes())

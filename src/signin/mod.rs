@@ -65,8 +65,8 @@ mod streak;
 
 use chrono::NaiveDate;
 
-use crate::bitmap::{self, checked, days, offsets};
 pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
+use crate::bitmap::{Settings, checked, days, offsets};
 use crate::core::{Op, Retention};
 use crate::error::Result;
 use crate::keys::{self, Prefix};
@@ -79,26 +79,22 @@ pub const DEFAULT_PREFIX: &str = "signin:";
 /// Daily sign-in bitmaps. Cheap to clone; holds no connection.
 #[derive(Debug, Clone)]
 pub struct SignIn {
-    prefix: Prefix,
+    settings: Settings,
     tag: Option<String>,
-    max_uid: u64,
-    retention: Retention,
 }
 
 /// Builds a [`SignIn`]: setters never fail, [`SignInBuilder::build`] checks.
 #[derive(Debug, Clone)]
 pub struct SignInBuilder {
-    prefix: Prefix,
+    settings: Settings,
     tag: Option<String>,
-    max_uid: u64,
-    retention: Retention,
 }
 
 impl SignInBuilder {
     /// The key prefix (default [`DEFAULT_PREFIX`]; [`Prefix::none`] for the
     /// recipe's bare dates); no whitespace.
     pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
+        self.settings.prefix = prefix;
         self
     }
 
@@ -112,29 +108,25 @@ impl SignInBuilder {
     /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
     /// [`MAX_OFFSET`]).
     pub fn max_uid(mut self, max_uid: u64) -> Self {
-        self.max_uid = max_uid;
+        self.settings.max_uid = max_uid;
         self
     }
 
     /// How long a day's bitmap lives after the day (default
     /// [`Retention::Forever`]).
     pub fn retention(mut self, retention: Retention) -> Self {
-        self.retention = retention;
+        self.settings.retention = retention;
         self
     }
 
     /// Checks the settings.
     pub fn build(self) -> Result<SignIn> {
-        bitmap::check_prefix(&self.prefix)?;
         if let Some(tag) = &self.tag {
             keys::check_name("tag", tag)?;
         }
-        offsets::check_max_uid(self.max_uid)?;
         Ok(SignIn {
-            prefix: self.prefix,
+            settings: self.settings.check()?,
             tag: self.tag,
-            max_uid: self.max_uid,
-            retention: self.retention,
         })
     }
 }
@@ -151,10 +143,8 @@ impl SignIn {
     /// [`DEFAULT_MAX_UID`] and no expiry.
     pub fn builder() -> SignInBuilder {
         SignInBuilder {
-            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
+            settings: Settings::new(DEFAULT_PREFIX),
             tag: None,
-            max_uid: DEFAULT_MAX_UID,
-            retention: Retention::Forever,
         }
     }
 
@@ -165,7 +155,7 @@ impl SignIn {
 
     /// The key prefix.
     pub fn prefix(&self) -> &Prefix {
-        &self.prefix
+        &self.settings.prefix
     }
 
     /// The hash tag after the prefix, if any.
@@ -175,12 +165,12 @@ impl SignIn {
 
     /// The largest uid accepted.
     pub fn max_uid(&self) -> u64 {
-        self.max_uid
+        self.settings.max_uid
     }
 
     /// How long a day's bitmap lives after the day.
     pub fn retention(&self) -> Retention {
-        self.retention
+        self.settings.retention
     }
 
     /// The day's bitmap key: `<prefix><YYYYMMDD>`, or
@@ -188,8 +178,8 @@ impl SignIn {
     pub fn key(&self, day: NaiveDate) -> String {
         let date = day.format("%Y%m%d");
         match &self.tag {
-            None => self.prefix.key(&date.to_string()),
-            Some(tag) => format!("{}:{date}", self.prefix.tagged(tag)),
+            None => self.settings.prefix.key(&date.to_string()),
+            Some(tag) => format!("{}:{date}", self.settings.prefix.tagged(tag)),
         }
     }
 
@@ -197,8 +187,8 @@ impl SignIn {
     /// (the days' slot), else the prefix without its trailing `:`.
     fn tmp_base(&self) -> String {
         match &self.tag {
-            Some(tag) => self.prefix.tagged(tag),
-            None => match self.prefix.as_str().trim_end_matches(':') {
+            Some(tag) => self.settings.prefix.tagged(tag),
+            None => match self.settings.prefix.as_str().trim_end_matches(':') {
                 "" => "signin".to_string(),
                 p => p.to_string(),
             },
@@ -209,12 +199,12 @@ impl SignIn {
     /// that user that day.
     pub fn sign_in(&self, uid: u64, day: NaiveDate) -> Op<bool> {
         checked(|| {
-            offsets::check_uid(uid, self.max_uid)?;
-            let expire = days::expire_at(self.retention, days::end_of_day(day)?)?;
+            offsets::check_uid(uid, self.settings.max_uid)?;
+            let expire = days::expire_at(self.settings.retention, days::end_of_day(day)?)?;
             Ok(Op::script(scripts::signin::mark(
                 &self.key(day),
                 uid as i64,
-                self.max_uid as i64,
+                self.settings.max_uid as i64,
                 expire,
             ))
             .map(|first| first == 1))
@@ -224,7 +214,7 @@ impl SignIn {
     /// Whether `uid` signed in on `day` (`GETBIT`; `false` without asking
     /// for a uid above the maximum).
     pub fn signed_in(&self, uid: u64, day: NaiveDate) -> Op<bool> {
-        if uid > self.max_uid {
+        if uid > self.settings.max_uid {
             return Op::ready(false);
         }
         let key = self.key(day);

@@ -60,7 +60,7 @@ impl SignIn {
     pub fn days_signed_in(&self, uid: u64, from: NaiveDate, to: NaiveDate) -> Op<Vec<NaiveDate>> {
         checked(|| {
             let range = DayRange::new(from, to)?;
-            offsets::check_uid(uid, self.max_uid)?;
+            offsets::check_uid(uid, self.settings.max_uid)?;
             let days: Vec<NaiveDate> = range.days().collect();
             let mut batch = Batch::with_capacity(days.len());
             for d in &days {
