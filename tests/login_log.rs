@@ -8,7 +8,7 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use bitmap::{day, kind_of, script_refused};
+use bitmap::{day, first_batch_len, kind_of, script_refused};
 use chrono::{Datelike, NaiveDate};
 use redis_patterns::keys::{Prefix, cluster_slot};
 use redis_patterns::login_log::{ActiveUser, LoginLog};
@@ -261,6 +261,25 @@ fn seven_queries_cluster_topology() {
         assert!(d.is_cluster());
         seven_queries_with_prefix(d, &nodes);
     });
+}
+
+#[test]
+fn a_query_over_six_months_is_one_batch() {
+    let log = LoginLog::default();
+    let (a, b) = (day(2023, 11, 1), day(2024, 4, 30));
+    // One command per month, all in the first (and only) batch.
+    assert_eq!(
+        first_batch_len(log.logged_in_between("client", 1, a, b)),
+        Some(6)
+    );
+    assert_eq!(first_batch_len(log.login_days("client", 1, a, b)), Some(6));
+    assert_eq!(first_batch_len(log.active_users("client", a, b)), Some(6));
+    assert_eq!(first_batch_len(log.types_between(a, b)), Some(6));
+    assert_eq!(first_batch_len(log.all_active_users(a, b)), Some(6));
+    // One server: a login is one script.
+    assert_eq!(first_batch_len(log.record("client", 1, a)), Some(1));
+    // A refusal sends nothing.
+    assert_eq!(first_batch_len(log.login_days("client", 1, b, a)), None);
 }
 
 #[test]

@@ -6,11 +6,11 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bitmap::{day, kind_of, script_refused};
+use bitmap::{day, first_batch_len, kind_of, script_refused};
 use chrono::NaiveDate;
 use redis_patterns::keys::{Prefix, cluster_slot};
 use redis_patterns::signin::SignIn;
-use redis_patterns::{Error, ErrorKind, Retention, scripts};
+use redis_patterns::{Error, ErrorKind, Op, Retention, scripts};
 use redis_patterns_test_support::LocalServer;
 use support::Driver;
 
@@ -93,13 +93,20 @@ fn model_check(d: &mut Driver, s: &SignIn) {
         .take_while(|d| *d <= day(2024, 3, 2))
         .collect();
     for (i, at) in days.iter().enumerate() {
+        // A day's sign-ins joined: one round trip.
+        let mut sign_ins = Vec::new();
         for uid in [1u64, 2, 3, 50, 4_095, 9_000_000] {
             // uid 1 every day; others on a pattern
             if uid == 1 || (i as u64 + uid).is_multiple_of(uid % 5 + 2) {
-                d.run(s.sign_in(uid, *at)).unwrap();
+                sign_ins.push(s.sign_in(uid, *at));
                 model.entry(*at).or_default().insert(uid);
             }
         }
+        let first = d.run(Op::join(sign_ins)).unwrap();
+        assert!(
+            first.iter().all(|f| *f),
+            "{at}: every sign-in is the day's first"
+        );
     }
     let ranges = [
         (day(2023, 12, 30), day(2024, 1, 2)),
@@ -208,6 +215,19 @@ fn ranges_client_side_on_a_cluster_without_tag() {
             );
         }
     });
+}
+
+#[test]
+fn a_range_is_one_batch() {
+    let s = SignIn::default();
+    let (a, b) = (day(2024, 2, 20), day(2024, 3, 1));
+    // One server: the range in one script call; a user's days in one batch
+    // of GETBITs.
+    assert_eq!(first_batch_len(s.active_every(a, b)), Some(1));
+    assert_eq!(first_batch_len(s.count_any(a, b)), Some(1));
+    assert_eq!(first_batch_len(s.days_signed_in(7, a, b)), Some(11));
+    assert_eq!(first_batch_len(s.streak(7, a, b)), Some(11));
+    assert_eq!(first_batch_len(s.streak(7, b, a)), None);
 }
 
 #[test]
