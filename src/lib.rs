@@ -28,16 +28,16 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::lock::Lock;
+//! use redis_patterns::prelude::*;
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
-//! let client = redis::Client::open("redis://127.0.0.1/")?;
-//! let mut con = client.get_connection()?;
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
 //! let lock = Lock::new("orders:42", Duration::from_secs(5))?;
 //! {
 //!     // Waits (50 ms retries with jitter) for at most one second.
-//!     let mut guard = lock.lock(&mut con, Duration::from_secs(1))?;
+//!     let mut guard = lock.guard(&mut con, Duration::from_secs(1))?;
 //!     let fence = guard.fence(); // pass this to the resource you protect
-//!     let _: () = redis::cmd("SET").arg("orders:42:state").arg(fence).query(guard.conn())?;
+//!     let _: () = guard.conn().query(redis::cmd("SET").arg("orders:42:state").arg(fence))?;
 //! } // released here, only if we still own it
 //! # Ok(())
 //! # }
