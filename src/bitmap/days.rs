@@ -71,7 +71,7 @@ impl DayRange {
 }
 
 /// The first day of the month after `day`'s (`None` past the calendar).
-pub(crate) fn first_of_next_month(day: NaiveDate) -> Option<NaiveDate> {
+fn first_of_next_month(day: NaiveDate) -> Option<NaiveDate> {
     let (y, m) = if day.month() == 12 {
         (day.year() + 1, 1)
     } else {
