@@ -9,7 +9,7 @@
 //!   into uids.
 //! * Day ranges: `from..=to`, at most [`MAX_RANGE_DAYS`] days, split
 //!   into calendar months where keys are monthly; a period's keys expire by
-//!   [`Retention`](crate::Retention) after the period ends (00:00 UTC).
+//!   [`Retention`] after the period ends (00:00 UTC).
 //! * Combining the days of a range (OR: active on any day, AND: on
 //!   every day): `BITOP` inside one script (`signin.combine`, or
 //!   `signin.count` for the count alone) when the day keys share a slot or

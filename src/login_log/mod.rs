@@ -68,7 +68,7 @@
 //! `login_log.days` call) per month for queries (4) and (5); for (6) and (7)
 //! one `signin.combine` (`OR`) call per month, which ORs the month's day
 //! indexes into a temporary key of the month's tag, returns it and deletes
-//! it (see [`bitmap`]); the months are ORed client-side.
+//! it (see [`bitmap`](crate::bitmap)); the months are ORed client-side.
 //!
 //! # The offset trap and expiry
 //!

@@ -47,7 +47,7 @@
 //! do not download the bitmap). On one server they always run in the
 //! script. Untagged days on a cluster are spread over the slots: the range
 //! operations then fetch every day's bitmap in one batch and combine them
-//! client-side (see [`bitmap`]).
+//! client-side (see [`bitmap`](crate::bitmap)).
 //! [`SignIn::days_signed_in`] and [`SignIn::streak`] send one `GETBIT` per
 //! day, in one batch.
 //!
