@@ -53,7 +53,7 @@ pub fn run(url: Option<&str>) -> DemoResult {
     section("sharded_hash: sharded hashes that stay listpack-encoded");
     compact::run(&client, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");
-    visits::run(&client, &prefix)?;
+    visits::run(&url, &prefix)?;
     section("login_log: the seed's monthly login bitmaps and its seven queries");
     login_log::run(&client, &prefix)?;
     section("signin: daily sign-in bitmaps, ranges and streaks");
