@@ -91,4 +91,4 @@ pub mod prelude {
     pub use crate::AsyncConnection;
     pub use crate::{Connection, Op, Request};
 }
-pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all, load_all_async};
+pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all};
