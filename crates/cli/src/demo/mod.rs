@@ -49,7 +49,7 @@ pub fn run(url: Option<&str>) -> DemoResult {
     section("lock: owner-token lock with fencing tokens");
     lock::run(&url, &prefix)?;
     section("rolling: bounded, expiring, sharded store of recent records");
-    rolling::run(&client, &prefix)?;
+    rolling::run(&url, &prefix)?;
     section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");
     bloom::run(&client, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
