@@ -1,18 +1,20 @@
 //! The rolling sharded store against a real `redis-server`, every test body
 //! through both drivers (sync `Connection`, async `AsyncConnection`).
 
+#[path = "support/counting.rs"]
+mod counting;
 mod support;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use redis_patterns::core::{Env, Machine, Step};
+use counting::counted;
 use redis_patterns::keys::{Prefix, cluster_slot};
 use redis_patterns::rolling::RollingStore;
 use redis_patterns::scripts;
-use redis_patterns::{Error, ErrorKind, Replies};
+use redis_patterns::{Error, ErrorKind};
 use redis_patterns_test_support::LocalServer;
 use serde::{Deserialize, Serialize};
 use support::Driver;
@@ -691,35 +693,6 @@ fn runs_unchanged_on_a_real_cluster() {
             "{per_node:?}"
         );
     });
-}
-
-/// Forwards to an inner op and counts the batches it sends.
-struct Counting<T> {
-    inner: redis_patterns::Op<T>,
-    sends: Arc<AtomicUsize>,
-}
-
-impl<T: Send + 'static> Machine for Counting<T> {
-    type Output = T;
-    fn step(&mut self, env: &Env, replies: Option<Replies>) -> redis_patterns::Result<Step<T>> {
-        let step = self.inner.step(env, replies)?;
-        if matches!(step, Step::Send(_)) {
-            self.sends.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(step)
-    }
-}
-
-/// Runs `op` and returns its value with the number of batches it sent.
-fn counted<T: Send + 'static>(d: &mut Driver, op: redis_patterns::Op<T>) -> (T, usize) {
-    let sends = Arc::new(AtomicUsize::new(0));
-    let value = d
-        .run(redis_patterns::Op::from_machine(Counting {
-            inner: op,
-            sends: sends.clone(),
-        }))
-        .unwrap();
-    (value, sends.load(Ordering::Relaxed))
 }
 
 #[test]

@@ -6,17 +6,18 @@
 //! lie after the server's clock); every expiry is checked against instants
 //! computed from explicit dates and zones, never the machine's clock or zone.
 
+#[path = "support/counting.rs"]
+mod counting;
 mod support;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, NaiveDate, TimeZone, Utc, Weekday};
-use redis_patterns::core::{Env, Machine, Step};
+use counting::counted;
 use redis_patterns::visits::{self, VisitCounter};
-use redis_patterns::{Batch, Error, ErrorKind, Replies, Retention};
+use redis_patterns::{Batch, Error, ErrorKind, Retention};
 use support::Driver;
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
@@ -778,35 +779,6 @@ fn every_operation_runs_on_a_real_cluster() {
         single_keys,
         "the same keys as on one server"
     );
-}
-
-/// Forwards to an inner op and counts the batches it sends.
-struct Counting<T> {
-    inner: redis_patterns::Op<T>,
-    sends: Arc<AtomicUsize>,
-}
-
-impl<T: Send + 'static> Machine for Counting<T> {
-    type Output = T;
-    fn step(&mut self, env: &Env, replies: Option<Replies>) -> redis_patterns::Result<Step<T>> {
-        let step = self.inner.step(env, replies)?;
-        if matches!(step, Step::Send(_)) {
-            self.sends.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(step)
-    }
-}
-
-/// Runs `op` and returns its value with the number of batches it sent.
-fn counted<T: Send + 'static>(d: &mut Driver, op: redis_patterns::Op<T>) -> (T, usize) {
-    let sends = Arc::new(AtomicUsize::new(0));
-    let value = d
-        .run(redis_patterns::Op::from_machine(Counting {
-            inner: op,
-            sends: sends.clone(),
-        }))
-        .unwrap();
-    (value, sends.load(Ordering::Relaxed))
 }
 
 /// A week of 47 shards (329 shard sets) is one batch — one pipeline per node
