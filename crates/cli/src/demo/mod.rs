@@ -49,13 +49,13 @@ pub fn run(url: Option<&str>) -> DemoResult {
     section("lock: owner-token lock with fencing tokens");
     lock::run(&url, &prefix)?;
     section("rolling: bounded, expiring, sharded store of recent records");
-    rolling::run(&client, &prefix)?;
+    rolling::run(&url, &prefix)?;
     section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");
     bloom::run(&client, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
     compact::run(&client, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");
-    visits::run(&client, &prefix)?;
+    visits::run(&url, &prefix)?;
     section("login_log: the seed's monthly login bitmaps and its seven queries");
     login_log::run(&client, &prefix)?;
     section("signin: daily sign-in bitmaps, ranges and streaks");
