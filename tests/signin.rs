@@ -2,12 +2,15 @@
 //! cluster, every test body through both drivers.
 
 mod bitmap;
+#[path = "support/counting.rs"]
+mod counting;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bitmap::{day, first_batch_len, kind_of, script_refused};
+use bitmap::{day, kind_of, script_refused};
 use chrono::NaiveDate;
+use counting::counted;
 use redis_patterns::keys::{Prefix, cluster_slot};
 use redis_patterns::signin::SignIn;
 use redis_patterns::{Error, ErrorKind, Op, Retention, scripts};
@@ -217,17 +220,34 @@ fn ranges_client_side_on_a_cluster_without_tag() {
     });
 }
 
+/// A range is one batch: one script call (a tag, or one server), or every
+/// day's GET (untagged days on a cluster); a user's days one batch of GETBITs.
+fn a_range_in_one_batch(d: &mut Driver) {
+    let (a, b) = (day(2024, 2, 20), day(2024, 3, 1));
+    for s in [
+        SignIn::default(),
+        SignIn::builder().tag("app").build().unwrap(),
+    ] {
+        d.run(s.sign_in(7, a)).unwrap();
+        assert_eq!(
+            counted(d, s.active_every(a, b)),
+            (vec![], 1),
+            "{}",
+            d.name()
+        );
+        assert_eq!(counted(d, s.active_any(a, b)), (vec![7], 1));
+        assert_eq!(counted(d, s.count_any(a, b)), (1, 1));
+        assert_eq!(counted(d, s.days_signed_in(7, a, b)), (vec![a], 1));
+        assert_eq!(counted(d, s.streak(7, a, b)).1, 1);
+    }
+}
+
 #[test]
 fn a_range_is_one_batch() {
-    let s = SignIn::default();
-    let (a, b) = (day(2024, 2, 20), day(2024, 3, 1));
-    // One server: the range in one script call; a user's days in one batch
-    // of GETBITs.
-    assert_eq!(first_batch_len(s.active_every(a, b)), Some(1));
-    assert_eq!(first_batch_len(s.count_any(a, b)), Some(1));
-    assert_eq!(first_batch_len(s.days_signed_in(7, a, b)), Some(11));
-    assert_eq!(first_batch_len(s.streak(7, a, b)), Some(11));
-    assert_eq!(first_batch_len(s.streak(7, b, a)), None);
+    let server = support::server();
+    support::each_driver(&server, a_range_in_one_batch);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, a_range_in_one_batch);
 }
 
 #[test]

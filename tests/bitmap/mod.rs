@@ -23,13 +23,3 @@ pub fn script_refused<T>(reply: &redis_patterns::Result<T>) -> bool {
         })
     )
 }
-
-/// The number of commands in the first batch `op` sends on one server
-/// (`None` when it sends nothing first).
-pub fn first_batch_len<T: Send + 'static>(mut op: redis_patterns::Op<T>) -> Option<usize> {
-    use redis_patterns::core::{Env, Step};
-    match op.step(&Env::default(), None) {
-        Ok(Step::Send(batch)) => Some(batch.len()),
-        _ => None,
-    }
-}
