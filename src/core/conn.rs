@@ -99,6 +99,17 @@ pub(crate) fn node_info(base: &ConnectionInfo, host: &str, port: u16) -> Connect
     base.clone().set_addr(addr)
 }
 
+/// A cluster client with the crate's timeouts (connect 5 s, reply 30 s).
+#[cfg(feature = "cluster")]
+pub(crate) fn cluster_client<T: IntoConnectionInfo>(
+    nodes: impl IntoIterator<Item = T>,
+) -> Result<redis::cluster::ClusterClient> {
+    Ok(redis::cluster::ClusterClient::builder(nodes)
+        .connection_timeout(Duration::from_secs(5))
+        .response_timeout(Duration::from_secs(30))
+        .build()?)
+}
+
 impl Connection {
     /// Connects to `url` (e.g. `redis://127.0.0.1:6379/`). When the server
     /// is a Redis Cluster node, connects to the cluster it belongs to.
@@ -136,7 +147,7 @@ impl Connection {
             .first()
             .cloned()
             .ok_or_else(|| Error::invalid("nodes", "must name at least one node"))?;
-        let router = redis::cluster::ClusterClient::new(infos)?.get_connection()?;
+        let router = cluster_client(infos)?.get_connection()?;
         Ok(Self::from_cluster_parts(router, Some(base)))
     }
 

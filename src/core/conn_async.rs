@@ -23,6 +23,12 @@ use super::slots::SlotMap;
 use crate::error::{Error, Result};
 use crate::script::ScriptInfo;
 
+/// How long connecting may take.
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long one reply may take (redis-rs's async default is 500 ms, which a
+/// large batch or a busy machine exceeds).
+pub(crate) const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// An async connection to one server or to a Redis Cluster; runs every
 /// operation of the crate (`op.run_async(&mut con).await`). Clones share the
 /// underlying connection (commands of concurrent tasks are multiplexed).
@@ -56,7 +62,10 @@ impl AsyncConnection {
     pub async fn open(url: impl IntoConnectionInfo) -> Result<Self> {
         let info = url.into_connection_info()?;
         let client = redis::Client::open(info.clone())?;
-        let mut manager = client.get_connection_manager().await?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT));
+        let mut manager = client.get_connection_manager_with_config(config).await?;
         let reply: Value = info_cluster().query_async(&mut manager).await?;
         if cluster_enabled(&reply) {
             #[cfg(feature = "cluster")]
@@ -75,7 +84,7 @@ impl AsyncConnection {
     pub async fn cluster<T: IntoConnectionInfo>(
         nodes: impl IntoIterator<Item = T>,
     ) -> Result<Self> {
-        let router = redis::cluster::ClusterClient::new(nodes)?
+        let router = super::conn::cluster_client(nodes)?
             .get_async_connection()
             .await?;
         Ok(Self::from_cluster(router))
