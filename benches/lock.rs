@@ -48,6 +48,7 @@ fn main() {
         |con| {
             for _ in 0..calls {
                 let v = scripts::lock::release(key, token)
+                    .unwrap()
                     .invoke(con)
                     .expect("wrapper");
                 assert_eq!(v, 0);
@@ -73,7 +74,7 @@ fn main() {
             for _ in 0..batches {
                 let mut pipe = ScriptPipeline::new();
                 for _ in 0..depth {
-                    pipe.push(scripts::lock::release(key, token));
+                    pipe.push(scripts::lock::release(key, token).unwrap());
                 }
                 let v: Vec<i64> = pipe.query(con).expect("wrapper pipeline");
                 assert_eq!(v.len(), depth);

@@ -325,6 +325,7 @@ fn main() {
                         store.ttl().as_millis() as i64,
                         store.index_ttl().as_millis() as i64,
                     )
+                    .unwrap()
                     .invoke(con)
                     .unwrap();
                     assert_ne!(reply[0], 0);

@@ -50,7 +50,7 @@
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "my-token", 5_000).invoke(&mut con)?;
+//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "my-token", 5_000)?.invoke(&mut con)?;
 //! assert!(fence > 0);
 //! # Ok(())
 //! # }

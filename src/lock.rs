@@ -20,8 +20,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keys;
 use crate::scripts;
 
-/// The longest lease the scripts accept (15 decimal digits of milliseconds).
-pub const MAX_LEASE_MS: u64 = 999_999_999_999_999;
+/// The longest lease the scripts accept (15 decimal digits of milliseconds;
+/// the `lease_ms` range of `lua/lock/acquire.lua`'s header).
+pub const MAX_LEASE_MS: u64 = scripts::lock::ACQUIRE_LEASE_MS_MAX as u64;
 
 /// A named lock: its keys, lease and retry policy. Cheap to clone; holds no
 /// connection.
@@ -127,7 +128,7 @@ impl Lock {
         Duration::from_millis(self.lease_ms as u64)
     }
 
-    fn acquire_call(&self, token: &str) -> crate::ScriptCall<i64> {
+    fn acquire_call(&self, token: &str) -> Result<crate::ScriptCall<i64>> {
         scripts::lock::acquire(&self.key, &self.fence_key, token, self.lease_ms)
     }
 
@@ -148,7 +149,7 @@ impl Lock {
     /// One attempt: the lease, or [`ErrorKind::LockBusy`] when someone holds it.
     pub fn try_acquire(&self, con: &mut dyn ConnectionLike) -> Result<Lease> {
         let token = new_token();
-        let reply = self.acquire_call(&token).invoke(con)?;
+        let reply = self.acquire_call(&token)?.invoke(con)?;
         self.outcome(token, reply)
     }
 
@@ -158,7 +159,7 @@ impl Lock {
         con: &mut C,
     ) -> Result<Lease> {
         let token = new_token();
-        let reply = self.acquire_call(&token).invoke_async(con).await?;
+        let reply = self.acquire_call(&token)?.invoke_async(con).await?;
         self.outcome(token, reply)
     }
 
@@ -210,7 +211,7 @@ impl Lock {
     /// (the lease ran out, perhaps someone else holds it now — left intact).
     pub fn release(&self, con: &mut dyn ConnectionLike, token: &str) -> Result<bool> {
         check_token(token)?;
-        Ok(scripts::lock::release(&self.key, token).invoke(con)? == 1)
+        Ok(scripts::lock::release(&self.key, token)?.invoke(con)? == 1)
     }
 
     /// Async twin of [`Lock::release`].
@@ -220,7 +221,7 @@ impl Lock {
         token: &str,
     ) -> Result<bool> {
         check_token(token)?;
-        Ok(scripts::lock::release(&self.key, token)
+        Ok(scripts::lock::release(&self.key, token)?
             .invoke_async(con)
             .await?
             == 1)
@@ -236,7 +237,7 @@ impl Lock {
     ) -> Result<bool> {
         check_token(token)?;
         let ms = lease_ms("lease", lease)?;
-        Ok(scripts::lock::extend(&self.key, token, ms).invoke(con)? == 1)
+        Ok(scripts::lock::extend(&self.key, token, ms)?.invoke(con)? == 1)
     }
 
     /// Async twin of [`Lock::extend`].
@@ -248,7 +249,7 @@ impl Lock {
     ) -> Result<bool> {
         check_token(token)?;
         let ms = lease_ms("lease", lease)?;
-        Ok(scripts::lock::extend(&self.key, token, ms)
+        Ok(scripts::lock::extend(&self.key, token, ms)?
             .invoke_async(con)
             .await?
             == 1)
@@ -258,7 +259,7 @@ impl Lock {
     /// (read-only: `EVALSHA_RO`, so it also runs on replicas).
     pub fn owned(&self, con: &mut dyn ConnectionLike, token: &str) -> Result<Option<Duration>> {
         check_token(token)?;
-        let reply = scripts::lock::owned(&self.key, token).invoke(con)?;
+        let reply = scripts::lock::owned(&self.key, token)?.invoke(con)?;
         Ok(match reply {
             0 => None,
             ms if ms > 0 => Some(Duration::from_millis(ms as u64)),

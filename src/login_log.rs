@@ -63,8 +63,9 @@ pub const DEFAULT_PREFIX: &str = "loginLog";
 /// The default maximum user id (a day index is at most 1.25 MB).
 pub const DEFAULT_MAX_UID: u64 = 10_000_000;
 
-/// The largest bit offset Redis accepts (2^32 - 1).
-pub const MAX_OFFSET: u64 = u32::MAX as u64;
+/// The largest bit offset Redis accepts (2^32 - 1; the `max_uid` range of
+/// `lua/login_log/record.lua`'s header).
+pub const MAX_OFFSET: u64 = scripts::login_log::RECORD_MAX_UID_MAX as u64;
 
 /// The longest day range a query accepts.
 pub const MAX_RANGE_DAYS: i64 = 3660;
@@ -356,13 +357,13 @@ impl LoginLog {
                 user_type,
                 log_exp,
                 index_exp,
-            )
+            )?
             .invoke(con)?;
             return Ok(first == 1);
         }
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
-        pipe.push(scripts::login_log::mark(&log, day.day() as i64, log_exp));
+        pipe.push(scripts::login_log::mark(&log, day.day() as i64, log_exp)?);
         pipe.push(scripts::login_log::index(
             &index,
             &types,
@@ -370,7 +371,7 @@ impl LoginLog {
             self.max_uid as i64,
             user_type,
             index_exp,
-        ));
+        )?);
         let replies: Vec<i64> = pipe.query(con)?;
         Ok(replies.first() == Some(&1))
     }
@@ -467,7 +468,7 @@ impl LoginLog {
                 &self.log_key(user_type, uid, *a),
                 a.day() as i64,
                 b.day() as i64,
-            ));
+            )?);
         }
         let replies: Vec<Vec<i64>> = pipe.query(con)?;
         let mut out = Vec::new();
@@ -504,7 +505,7 @@ impl LoginLog {
                     .map(|d| self.index_key(t, d))
                     .collect();
                 let tmp = crate::keys::tmp_key(&self.month_tag(*a));
-                pipe.push(scripts::signin::combine(&tmp, &keys, "OR"));
+                pipe.push(scripts::signin::combine(&tmp, &keys, "OR")?);
             }
         }
         let replies: Vec<Option<Vec<u8>>> = pipe.query(con)?;

@@ -82,8 +82,9 @@ pub const DEFAULT_INDEX_MARGIN: Duration = Duration::from_secs(60);
 /// sensible number of keys.
 pub const MAX_SHARDS: u64 = 65_536;
 
-/// The longest TTL the scripts accept, in milliseconds.
-pub const MAX_TTL_MS: u64 = 999_999_999_999_999;
+/// The longest TTL the scripts accept, in milliseconds (the `ttl_ms` range
+/// of `lua/rolling/add.lua`'s header).
+pub const MAX_TTL_MS: u64 = scripts::rolling::ADD_TTL_MS_MAX as u64;
 
 /// Ring slots passed per attempt, from the guessed head on: first the head
 /// and the slot after it; after a miss (other writers are rotating the ring
@@ -338,7 +339,7 @@ impl RollingStore {
         guess: u32,
         field: &str,
         json: &[u8],
-    ) -> ScriptCall<Vec<i64>> {
+    ) -> Result<ScriptCall<Vec<i64>>> {
         let (first, count) = match WINDOWS.get(attempt as usize) {
             Some(&w) if w < self.shards => (guess, w),
             _ => (0, self.shards),
@@ -416,7 +417,7 @@ impl RollingStore {
         let mut guess = self.heads.guess(key);
         for attempt in 0..=WINDOW_ATTEMPTS {
             let reply = self
-                .add_call(&ring, attempt, guess, field, &json)
+                .add_call(&ring, attempt, guess, field, &json)?
                 .invoke(con)?;
             match self.settle(key, &reply, attempt)? {
                 AddReply::Written(added) => return Ok(added),
@@ -440,7 +441,7 @@ impl RollingStore {
         let mut guess = self.heads.guess(key);
         for attempt in 0..=WINDOW_ATTEMPTS {
             let reply = self
-                .add_call(&ring, attempt, guess, field, &json)
+                .add_call(&ring, attempt, guess, field, &json)?
                 .invoke_async(con)
                 .await?;
             match self.settle(key, &reply, attempt)? {
@@ -455,7 +456,7 @@ impl RollingStore {
         let ring = self.ring(key)?;
         check_field(field)?;
         let hashes: Vec<String> = (0..self.shards).map(|s| ring.hash(s)).collect();
-        Ok(scripts::rolling::get(&ring.meta, &hashes, field))
+        scripts::rolling::get(&ring.meta, &hashes, field)
     }
 
     /// The newest value of record `field` (newest shard first), or `None`.
@@ -484,11 +485,7 @@ impl RollingStore {
     fn recent_call(&self, key: &str, n: usize) -> Result<ScriptCall<Vec<Option<Vec<u8>>>>> {
         let ring = self.ring(key)?;
         let n = (n as u64).min(self.capacity());
-        Ok(scripts::rolling::recent(
-            &ring.meta,
-            &self.slot_keys(&ring, 0, self.shards),
-            n as i64,
-        ))
+        scripts::rolling::recent(&ring.meta, &self.slot_keys(&ring, 0, self.shards), n as i64)
     }
 
     fn decode_pairs<T: DeserializeOwned>(reply: Vec<Option<Vec<u8>>>) -> Result<Vec<(String, T)>> {
@@ -530,7 +527,7 @@ impl RollingStore {
     fn len_call(&self, key: &str) -> Result<ScriptCall<i64>> {
         let ring = self.ring(key)?;
         let hashes: Vec<String> = (0..self.shards).map(|s| ring.hash(s)).collect();
-        Ok(scripts::rolling::len(&ring.meta, &hashes))
+        scripts::rolling::len(&ring.meta, &hashes)
     }
 
     /// The number of fields stored for `key` across all shards (a field
@@ -551,10 +548,7 @@ impl RollingStore {
 
     fn clear_call(&self, key: &str) -> Result<ScriptCall<i64>> {
         let ring = self.ring(key)?;
-        Ok(scripts::rolling::clear(
-            &ring.meta,
-            &self.slot_keys(&ring, 0, self.shards),
-        ))
+        scripts::rolling::clear(&ring.meta, &self.slot_keys(&ring, 0, self.shards))
     }
 
     /// Deletes the index and every shard of `key` in one script call; returns

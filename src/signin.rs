@@ -149,7 +149,7 @@ impl SignIn {
     pub fn sign_in(&self, con: &mut dyn ConnectionLike, uid: u64, day: NaiveDate) -> Result<bool> {
         check_uid(uid, self.max_uid)?;
         let expire = self.expire_at(day)?;
-        let first = scripts::signin::mark(&self.key(day), uid as i64, self.max_uid as i64, expire)
+        let first = scripts::signin::mark(&self.key(day), uid as i64, self.max_uid as i64, expire)?
             .invoke(con)?;
         Ok(first == 1)
     }
@@ -209,7 +209,7 @@ impl SignIn {
         check_range(from, to)?;
         let days = self.day_keys(from, to);
         if let Some(tmp) = self.script_tmp(&days) {
-            let reply = scripts::signin::combine(&tmp, &days, op.name()).invoke(con)?;
+            let reply = scripts::signin::combine(&tmp, &days, op.name())?.invoke(con)?;
             return Ok(reply.unwrap_or_default());
         }
         self.combine_client_side(con, op, &days)
@@ -228,7 +228,7 @@ impl SignIn {
         check_range(from, to)?;
         let days = self.day_keys(from, to);
         if let Some(tmp) = self.script_tmp(&days) {
-            let n = scripts::signin::count(&tmp, &days, op.name()).invoke(con)?;
+            let n = scripts::signin::count(&tmp, &days, op.name())?.invoke(con)?;
             return Ok(n.max(0) as u64);
         }
         let b = self.combine_client_side(con, op, &days)?;

@@ -378,12 +378,12 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     }
 
     fn add_call(&self, day: NaiveDate, member: i64) -> Result<crate::ScriptCall<Vec<i64>>> {
-        Ok(scripts::visits::add(
+        scripts::visits::add(
             &self.counter_key(day),
             &self.member_shard_key(day, member),
             self.expire_arg(day)?,
             member,
-        ))
+        )
     }
 
     fn visit(reply: Vec<i64>) -> Result<Visit> {
@@ -434,7 +434,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
                 &format!("{tag}:{}", shard_of(m, self.shards)),
                 expire,
                 m,
-            ));
+            )?);
         }
         Ok(pipe)
     }
@@ -513,7 +513,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
             &shard_keys,
             self.expire_arg(day)?,
             &args,
-        );
+        )?;
         Ok((call, positions))
     }
 
@@ -595,7 +595,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
             &self.counter_key(day),
             &self.member_shard_key(day, member),
             member,
-        )
+        )?
         .invoke(con)?;
         Ok(reply.first() == Some(&1))
     }

@@ -393,6 +393,7 @@ fn bad_input_writes_nothing() {
         0,
         0,
     )
+    .unwrap()
     .invoke(&mut con);
     assert!(
         matches!(
@@ -409,6 +410,7 @@ fn bad_input_writes_nothing() {
         "client",
         0,
     )
+    .unwrap()
     .invoke(&mut con);
     assert!(
         matches!(
@@ -417,8 +419,14 @@ fn bad_input_writes_nothing() {
         ),
         "{reply:?}"
     );
-    let reply = redis_patterns::scripts::login_log::mark(&log.log_key("client", 1, d), 32, 0)
-        .invoke(&mut con);
+    let key = log.log_key("client", 1, d);
+    assert!(redis_patterns::scripts::login_log::mark(&key, 32, 0).is_err());
+    let reply = support::raw_call::<i64>(
+        &redis_patterns::scripts::LOGIN_LOG_MARK,
+        &[&key],
+        &["32", "0"],
+    )
+    .invoke(&mut con);
     assert!(
         matches!(
             reply.as_ref().map_err(Error::kind),

@@ -204,11 +204,13 @@ fn the_script_writes_nothing_when_the_head_is_not_among_the_slots_passed() {
     // Head is slot 2 and full; slots 3 and 4 passed: miss.
     let window: Vec<String> = [pair(3), pair(4)].concat();
     let reply = scripts::rolling::add(&meta, &window, 3, 5, 1, "x", b"1", 60_000, 120_000)
+        .unwrap()
         .invoke(&mut con)
         .unwrap();
     assert_eq!(reply, [0, 2, 2, 0]);
     // Head slot passed but not the next one, and the head is full: miss too.
     let reply = scripts::rolling::add(&meta, &pair(2), 2, 5, 1, "x", b"1", 60_000, 120_000)
+        .unwrap()
         .invoke(&mut con)
         .unwrap();
     assert_eq!(reply, [0, 2, 2, 0]);
@@ -217,6 +219,7 @@ fn the_script_writes_nothing_when_the_head_is_not_among_the_slots_passed() {
     // The whole ring from slot 0 always works (the client's fallback).
     let ring: Vec<String> = (0..5).flat_map(pair).collect();
     let reply = scripts::rolling::add(&meta, &ring, 0, 5, 1, "x", b"1", 60_000, 120_000)
+        .unwrap()
         .invoke(&mut con)
         .unwrap();
     assert_eq!(reply, [1, 3, 3, 0]);
@@ -261,16 +264,25 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
     let h = store.shard_keys("k").unwrap();
     let o = store.order_keys("k").unwrap();
     let pair = [h[0].clone(), o[0].clone(), h[1].clone(), o[1].clone()];
-    let bad_calls = [
-        scripts::rolling::add(&meta, &pair, 0, 3, 0, "f", b"1", 1000, 2000), // shard_size 0
-        scripts::rolling::add(&meta, &pair, 0, 1, 5, "f", b"1", 1000, 2000), // 1 shard
-        scripts::rolling::add(&meta, &pair, 3, 3, 5, "f", b"1", 1000, 2000), // slot out of ring
-        scripts::rolling::add(&meta, &pair, 0, 3, 5, "", b"1", 1000, 2000),  // empty field
-        scripts::rolling::add(&meta, &pair, 0, 3, 5, "f", b"1", 0, 2000),    // ttl 0
-        scripts::rolling::add(&meta, &pair, 0, 3, 5, "f", b"1", 1000, 999),  // index < ttl
-        scripts::rolling::add(&meta, &pair[..3], 0, 3, 5, "f", b"1", 1000, 2000), // odd keys
+    // Sent raw: the typed wrapper refuses all but the odd key count (the
+    // script's own check) before sending.
+    let keys: Vec<&str> = std::iter::once(meta.as_str())
+        .chain(pair.iter().map(String::as_str))
+        .collect();
+    let bad_calls: [(&[&str], [&str; 7], bool); 7] = [
+        (&keys, ["0", "3", "0", "f", "1", "1000", "2000"], true), // shard_size 0
+        (&keys, ["0", "1", "5", "f", "1", "1000", "2000"], true), // 1 shard
+        (&keys, ["3", "3", "5", "f", "1", "1000", "2000"], true), // slot out of ring
+        (&keys, ["0", "3", "5", "", "1", "1000", "2000"], true),  // empty field
+        (&keys, ["0", "3", "5", "f", "1", "0", "2000"], true),    // ttl 0
+        (&keys, ["0", "3", "5", "f", "1", "1000", "999"], true),  // index < ttl
+        (&keys[..4], ["0", "3", "5", "f", "1", "1000", "2000"], false), // odd keys
     ];
-    for call in &bad_calls {
+    for (keys, args, typed) in &bad_calls {
+        let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let wrapper = scripts::typed_call("rolling.add", keys, &bytes).expect("fits the types");
+        assert_eq!(wrapper.is_err(), *typed, "{args:?}");
+        let call = support::raw_call::<Vec<i64>>(&scripts::ROLLING_ADD, keys, args);
         match call.invoke(&mut con).map_err(Error::into_kind) {
             Err(ErrorKind::InvalidArgument { script, .. }) => {
                 assert_eq!(script, Some("rolling.add"))
@@ -278,7 +290,8 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
             other => panic!("expected ScriptArgument, got {other:?}"),
         }
     }
-    match scripts::rolling::recent(&meta, &pair, -1)
+    assert!(scripts::rolling::recent(&meta, &pair, -1).is_err());
+    match support::raw_call::<Vec<Option<Vec<u8>>>>(&scripts::ROLLING_RECENT, &keys, &["-1"])
         .invoke(&mut con)
         .map_err(Error::into_kind)
     {

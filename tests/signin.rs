@@ -263,6 +263,7 @@ fn bad_input_writes_nothing() {
     ));
     // Straight to the script (another language): the offset trap holds.
     let reply = redis_patterns::scripts::signin::mark("b:20240101", 4_000_000_000, 10_000_000, 0)
+        .unwrap()
         .invoke(&mut con);
     assert!(
         matches!(
@@ -271,8 +272,13 @@ fn bad_input_writes_nothing() {
         ),
         "{reply:?}"
     );
-    let reply =
-        redis_patterns::scripts::signin::combine("b:tmp", &["b:20240101"], "XOR").invoke(&mut con);
+    assert!(redis_patterns::scripts::signin::combine("b:tmp", &["b:20240101"], "XOR").is_err());
+    let reply = support::raw_call::<redis::Value>(
+        &redis_patterns::scripts::SIGNIN_COMBINE,
+        &["b:tmp", "b:20240101"],
+        &["XOR"],
+    )
+    .invoke(&mut con);
     assert!(
         matches!(
             reply.as_ref().map_err(Error::kind),
@@ -283,8 +289,13 @@ fn bad_input_writes_nothing() {
         ),
         "{reply:?}"
     );
-    let reply =
-        redis_patterns::scripts::signin::count("b:tmp", &["b:20240101"], "XOR").invoke(&mut con);
+    assert!(redis_patterns::scripts::signin::count("b:tmp", &["b:20240101"], "XOR").is_err());
+    let reply = support::raw_call::<redis::Value>(
+        &redis_patterns::scripts::SIGNIN_COUNT,
+        &["b:tmp", "b:20240101"],
+        &["XOR"],
+    )
+    .invoke(&mut con);
     assert!(
         matches!(
             reply.as_ref().map_err(Error::kind),
