@@ -68,10 +68,14 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
         "file",
         "sha1",
         "keys",
+        "key_specs",
         "args",
         "returns",
         "read_only",
         "description",
+        "errors",
+        "writes",
+        "reads",
     ] {
         assert!(first.get(field).is_some(), "manifest entry lacks {field}");
     }
@@ -84,8 +88,34 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     assert_eq!(acquire["file"], "lock/acquire.lua");
     assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
     assert_eq!(
+        acquire["key_specs"][1],
+        serde_json::json!({"name": "fence", "types": ["string"], "written": true})
+    );
+    assert_eq!(
         acquire["args"][1],
-        serde_json::json!({"name": "lease_ms", "type": "integer"})
+        serde_json::json!({"name": "lease_ms", "type": "integer", "min": 1,
+            "max": 999_999_999_999_999_i64, "non_empty": false,
+            "reason": "must be an integer from 1 to 999999999999999"})
+    );
+    assert_eq!(
+        acquire["args"][0],
+        serde_json::json!({"name": "token", "type": "string", "non_empty": true,
+            "reason": "must not be empty"})
+    );
+    assert_eq!(acquire["writes"], serde_json::json!(["INCR", "SET"]));
+    let add = raw["scripts"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|s| s["name"] == "rolling.add")
+        .expect("rolling.add");
+    assert_eq!(
+        add["args"][0]["max"],
+        serde_json::json!({"arg": "shards", "offset": -1})
+    );
+    assert_eq!(
+        add["key_specs"][1],
+        serde_json::json!({"name": "slots..", "types": ["hash", "list"], "written": true})
     );
     assert_eq!(acquire["read_only"], false);
     assert_eq!(
