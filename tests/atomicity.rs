@@ -212,6 +212,18 @@ fn refused(
     None
 }
 
+/// `key` as an ACL key pattern matching only itself.
+fn glob_escape(key: &str) -> String {
+    let mut out = String::new();
+    for c in key.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn connect_as(server: &redis_patterns_test_support::LocalServer, user: &str) -> redis::Connection {
     let url = format!("redis://{user}:pw@127.0.0.1:{}/", server.port());
     redis::Client::open(url)
@@ -337,6 +349,29 @@ fn every_script_applies_completely_or_not_at_all() {
             );
             cases += 1;
         }
+
+        // ACL: a user allowed every command but only the call's own keys
+        // succeeds (the checks probe permissions with those keys only).
+        let mut setuser = redis::cmd("ACL");
+        setuser
+            .arg("SETUSER")
+            .arg("keyed")
+            .arg("reset")
+            .arg("on")
+            .arg(">pw")
+            .arg("&*")
+            .arg("+@all");
+        for k in keys {
+            setuser.arg(format!("~{}", glob_escape(k)));
+        }
+        let _: () = setuser.query(&mut con).expect("ACL SETUSER");
+        reset(&mut con, e);
+        let ok = raw(&mut connect_as(&server, "keyed"), s, keys, args);
+        assert!(
+            ok.is_ok(),
+            "{}: a user allowed exactly its keys: {ok:?}",
+            s.name
+        );
 
         // ACL: a user denied one command. A denied write is refused with
         // NOPERM before anything is written; a denied read either is not

@@ -44,13 +44,13 @@ fn badarg(name: &str, reason: &str) -> String {
 fn const_range(v: &str, lo: i64, hi: i64) -> String {
     if lo < 0 {
         return format!(
-            "(string.find({v}, '^%-?[1-9]%d*$') or {v} == '0') and tonumber({v}) >= {lo} and tonumber({v}) <= {hi}"
+            "(find({v}, '^%-?[1-9]%d*$') or {v} == '0') and tonumber({v}) >= {lo} and tonumber({v}) <= {hi}"
         );
     }
     if hi == 0 {
         return format!("{v} == '0'");
     }
-    let mut parts = vec![format!("string.find({v}, '^[1-9]%d*$')")];
+    let mut parts = vec![format!("find({v}, '^[1-9]%d*$')")];
     if lo > 1 {
         let l = lo.to_string();
         parts.push(format!(
@@ -60,7 +60,9 @@ fn const_range(v: &str, lo: i64, hi: i64) -> String {
         ));
     }
     let h = hi.to_string();
-    if h.bytes().all(|b| b == b'9') {
+    if h.len() == 1 {
+        parts.push(format!("#{v} == 1 and {v} <= '{h}'"));
+    } else if h.bytes().all(|b| b == b'9') {
         parts.push(format!("#{v} <= {}", h.len()));
     } else {
         parts.push(format!(
@@ -74,6 +76,36 @@ fn const_range(v: &str, lo: i64, hi: i64) -> String {
         format!("({v} == '0' or {positive})")
     } else {
         positive
+    }
+}
+
+/// `#v >= L` and `v >= L` for canonical non-negative decimals: the Lua
+/// condition that `v` is at least the decimal string in `l` (a literal in
+/// quotes, or a local holding a string).
+fn at_least(v: &str, l: &str, len: &str) -> String {
+    format!("(#{v} > {len} or #{v} == {len} and {v} >= {l})")
+}
+
+fn at_most(v: &str, h: &str, len: &str) -> String {
+    format!("(#{v} < {len} or #{v} == {len} and {v} <= {h})")
+}
+
+/// The smallest value a bound can take (a referenced argument at its own
+/// minimum).
+fn bound_min(spec: &ScriptSpec, b: &Bound) -> i64 {
+    match b {
+        Bound::Value(v) => *v,
+        Bound::Arg { name, offset } => {
+            let target = spec
+                .args
+                .iter()
+                .find(|a| &a.name == name)
+                .expect("resolved");
+            match target.min {
+                Some(Bound::Value(v)) => v + offset,
+                _ => i64::MIN / 2,
+            }
+        }
     }
 }
 
@@ -110,8 +142,8 @@ fn arg_check(out: &mut String, arg: &Arg, indent: &str) {
                 _ => {
                     // A range naming another argument: compare numbers.
                     let canon = match lo {
-                        Bound::Value(l) if *l >= 0 => "(v == '0' or string.find(v, '^[1-9]%d*$'))",
-                        _ => "(v == '0' or string.find(v, '^%-?[1-9]%d*$'))",
+                        Bound::Value(l) if *l >= 0 => "(v == '0' or find(v, '^[1-9]%d*$'))",
+                        _ => "(v == '0' or find(v, '^%-?[1-9]%d*$'))",
                     };
                     let _ = writeln!(out, "{indent}x = {canon} and tonumber(v)");
                     let _ = writeln!(
@@ -249,9 +281,75 @@ pub fn lua_checks(spec: &ScriptSpec) -> String {
     if !checked.is_empty() {
         out.push_str("  local v, x\n");
     }
+    if checked
+        .iter()
+        .any(|&i| matches!(spec.args[i].ty, ArgType::Integer))
+    {
+        out.push_str("  local find = string.find\n");
+    }
     for i in checked {
         let a = &spec.args[i];
-        if a.variadic {
+        let refs = a.ty == ArgType::Integer && a.refs().next().is_some();
+        let (lo, hi) = (a.min.as_ref(), a.max.as_ref());
+        if a.variadic && refs && bound_min(spec, lo.expect("range")) >= 0 {
+            // A tail whose range names another argument: the bounds as
+            // decimal strings once, then per element a pattern and string
+            // comparisons (no number conversion).
+            let lo = lo.expect("range");
+            let hi = hi.expect("range");
+            let mut conds = Vec::new();
+            let positive = bound_min(spec, lo) >= 1;
+            conds.push(if positive {
+                "find(v, '^[1-9]%d*$')".to_string()
+            } else {
+                "(v == '0' or find(v, '^[1-9]%d*$'))".to_string()
+            });
+            for (which, b) in [("lo", lo), ("hi", hi)] {
+                let (s, len) = match b {
+                    Bound::Value(v) => {
+                        let text = v.to_string();
+                        (format!("'{text}'"), text.len().to_string())
+                    }
+                    _ => {
+                        let _ = writeln!(
+                            out,
+                            "  local {which} = string.format('%d', {})",
+                            bound_expr(b)
+                        );
+                        (which.to_string(), format!("#{which}"))
+                    }
+                };
+                if which == "lo" {
+                    if !(matches!(b, Bound::Value(v) if *v <= 1) && positive
+                        || matches!(b, Bound::Value(0)))
+                    {
+                        conds.push(at_least("v", &s, &len));
+                    }
+                } else {
+                    conds.push(at_most("v", &s, &len));
+                }
+            }
+            let never_empty = matches!(lo, Bound::Value(l) if bound_min(spec, hi) >= *l);
+            if matches!(hi, Bound::Arg { .. }) && !never_empty {
+                // An empty range (the bound below the other) takes nothing.
+                let _ = writeln!(
+                    out,
+                    "  local empty = {} > {}",
+                    bound_expr(lo),
+                    bound_expr(hi)
+                );
+                conds.insert(0, "not empty".to_string());
+            }
+            let _ = writeln!(out, "  for i = {}, n do", i + 1);
+            out.push_str("    v = ARGV[i]\n");
+            let _ = writeln!(
+                out,
+                "    if not ({}) then {} end",
+                conds.join(" and "),
+                badarg(&a.name, &a.reason().expect("integers have a reason"))
+            );
+            out.push_str("  end\n");
+        } else if a.variadic {
             let _ = writeln!(out, "  for i = {}, n do", i + 1);
             out.push_str("    v = ARGV[i]\n");
             arg_check(&mut out, a, "    ");
