@@ -1,16 +1,28 @@
 //! Reads every `lua/<pattern>/<op>.lua`, checks its header (grammar in the
-//! `redis-patterns-codegen` crate, `crates/codegen`) and writes the script
-//! registry and the typed wrappers to `$OUT_DIR/scripts.rs`, which
-//! `src/scripts.rs` includes. A malformed header fails the build with
-//! `lua/<file>:<line>: <message>`.
+//! `redis-patterns-codegen` crate, `crates/codegen`), writes the shipped
+//! scripts ("generated checks + the file's body") to `$OUT_DIR/lua/`, which
+//! `src/scripts.rs` embeds, and the script registry and the typed wrappers
+//! to `$OUT_DIR/scripts.rs`, which it includes. A malformed header fails
+//! the build with `lua/<file>:<line>: <message>`.
 
 use std::path::Path;
+
+/// Writes `text` to `path` only when it differs, so that dependants do not
+/// rebuild needlessly.
+fn write_if_changed(path: &Path, text: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("create a directory in OUT_DIR");
+        }
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    }
+}
 
 fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let root = Path::new(&manifest).join("lua");
     // A directory path makes cargo rerun when any file below it is added,
-    // removed or changed (include_dir alone does not notice added files).
+    // removed or changed.
     println!("cargo:rerun-if-changed=lua");
     let specs = match redis_patterns_codegen::parse_dir(&root) {
         Ok(specs) => specs,
@@ -20,10 +32,35 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("scripts.rs");
-    let code = redis_patterns_codegen::generate(&specs);
-    // Write only on change so dependants do not rebuild needlessly.
-    if std::fs::read_to_string(&out).ok().as_deref() != Some(code.as_str()) {
-        std::fs::write(&out, code).expect("write generated scripts.rs");
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let shipped = out.join("lua");
+    // Only the current scripts: a script removed from lua/ must not stay embedded.
+    if shipped.exists() {
+        for dir in std::fs::read_dir(&shipped)
+            .expect("read OUT_DIR/lua")
+            .flatten()
+        {
+            for file in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let rel = format!(
+                    "{}/{}",
+                    dir.file_name().to_string_lossy(),
+                    file.file_name().to_string_lossy()
+                );
+                if !specs.iter().any(|s| s.file == rel) {
+                    std::fs::remove_file(file.path()).expect("remove a stale shipped script");
+                }
+            }
+        }
     }
+    for s in &specs {
+        write_if_changed(&shipped.join(&s.file), &s.shipped());
+    }
+    write_if_changed(
+        &out.join("scripts.rs"),
+        &redis_patterns_codegen::generate(&specs),
+    );
 }

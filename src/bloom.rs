@@ -98,8 +98,9 @@ pub const DEFAULT_PREFIX: &str = "bloom:";
 pub const SCHEME: &str = "murmur3-dh";
 /// Version of the hash scheme, stored in the config.
 pub const SCHEME_VERSION: i64 = 1;
-/// The largest k the scripts accept (p >= ~1e-19).
-pub const MAX_K: u32 = 64;
+/// The largest k the scripts accept (p >= ~1e-19; the `k` range of
+/// `lua/bloom/create.lua`'s header).
+pub const MAX_K: u32 = scripts::bloom::CREATE_K_MAX as u32;
 /// A Redis string holds at most 2^32 bits: the largest block in bytes.
 pub const MAX_BLOCK_BYTES: u64 = 1 << 29;
 /// Default bound on a filter's theoretical size m: 2^36 bits (8 GiB).
@@ -434,7 +435,7 @@ impl Bloom {
         }
         let mut exists: bool = bloom.config_exists().query(con)?;
         if !exists {
-            let wire = bloom.init_request(true);
+            let wire = bloom.init_request(true)?;
             let values = wire.send(con, bloom.topology)?;
             match wire.decode::<i64>(values) {
                 Ok(_) => {}
@@ -450,7 +451,7 @@ impl Bloom {
         }
         call.invoke(con)?;
         if exists {
-            let wire = bloom.init_request(false);
+            let wire = bloom.init_request(false)?;
             let values = wire.send(con, bloom.topology)?;
             wire.decode::<i64>(values)?;
         }
@@ -472,7 +473,7 @@ impl Bloom {
         }
         let mut exists: bool = bloom.config_exists().query_async(con).await?;
         if !exists {
-            let wire = bloom.init_request(true);
+            let wire = bloom.init_request(true)?;
             let values = wire.send_async(con, bloom.topology).await?;
             match wire.decode::<i64>(values) {
                 Ok(_) => {}
@@ -487,7 +488,7 @@ impl Bloom {
         }
         call.invoke_async(con).await?;
         if exists {
-            let wire = bloom.init_request(false);
+            let wire = bloom.init_request(false)?;
             let values = wire.send_async(con, bloom.topology).await?;
             wire.decode::<i64>(values)?;
         }
@@ -528,20 +529,20 @@ impl Bloom {
             &bloom.params.block_bits_field(),
             SCHEME,
             SCHEME_VERSION,
-            bloom.spread as i64,
-        );
+            bloom.spread,
+        )?;
         Ok((bloom, call))
     }
 
     /// The `bloom.init_block` calls of spread blocks: `create` them (before
     /// the config is written) or require them (the config exists).
-    fn init_request(&self, create: bool) -> Wire {
+    fn init_request(&self, create: bool) -> Result<Wire> {
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         for (key, bits) in self.block_keys.iter().zip(&self.params.block_bits) {
-            pipe.push(scripts::bloom::init_block(key, *bits as i64, create as i64));
+            pipe.push(scripts::bloom::init_block(key, *bits as i64, create)?);
         }
-        Wire::Scripts(pipe)
+        Ok(Wire::Scripts(pipe))
     }
 
     /// Opens an existing filter from its config hash (default prefix).
@@ -913,9 +914,9 @@ impl Bloom {
                     let key = &self.block_keys[c.block];
                     let bits = self.params.block_bits[c.block] as i64;
                     pipe.push(if add {
-                        scripts::bloom::add(key, bits, k, &c.offsets)
+                        scripts::bloom::add(key, bits, k, &c.offsets)?
                     } else {
-                        scripts::bloom::exists(key, bits, k, &c.offsets)
+                        scripts::bloom::exists(key, bits, k, &c.offsets)?
                     });
                 }
                 Wire::Scripts(pipe)
@@ -1112,7 +1113,7 @@ impl Bloom {
     /// call for all blocks, or one per block when blocks spread over slots,
     /// sent together). Also makes a block that lost its sentinel usable again.
     pub fn clear(&self, con: &mut dyn ConnectionLike) -> Result<()> {
-        let wire = self.clear_request();
+        let wire = self.clear_request()?;
         let values = wire.send(con, self.topology)?;
         wire.decode::<i64>(values)?;
         Ok(())
@@ -1123,24 +1124,24 @@ impl Bloom {
         &self,
         con: &mut C,
     ) -> Result<()> {
-        let wire = self.clear_request();
+        let wire = self.clear_request()?;
         let values = wire.send_async(con, self.topology).await?;
         wire.decode::<i64>(values)?;
         Ok(())
     }
 
-    fn clear_request(&self) -> Wire {
+    fn clear_request(&self) -> Result<Wire> {
         let bits: Vec<i64> = self.params.block_bits.iter().map(|&b| b as i64).collect();
         let mut pipe = ScriptPipeline::new();
         pipe.topology(self.topology);
         if self.spread {
             for (key, b) in self.block_keys.iter().zip(&bits) {
-                pipe.push(scripts::bloom::clear(&[key], &[*b]));
+                pipe.push(scripts::bloom::clear(&[key], &[*b])?);
             }
         } else {
-            pipe.push(scripts::bloom::clear(&self.block_keys, &bits));
+            pipe.push(scripts::bloom::clear(&self.block_keys, &bits)?);
         }
-        Wire::Scripts(pipe)
+        Ok(Wire::Scripts(pipe))
     }
 
     /// Deletes the config and every block.
@@ -1451,9 +1452,9 @@ impl SeedBloom {
             return Ok(None);
         }
         Ok(Some(if add {
-            scripts::bloom::seed_add(&self.key, &offsets)
+            scripts::bloom::seed_add(&self.key, &offsets)?
         } else {
-            scripts::bloom::seed_exists(&self.key, &offsets)
+            scripts::bloom::seed_exists(&self.key, &offsets)?
         }))
     }
 

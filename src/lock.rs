@@ -52,8 +52,9 @@ use crate::scripts;
 /// The default key prefix (the PHP recipe's `redis:lock:`).
 pub const DEFAULT_PREFIX: &str = "redis:lock:";
 
-/// The longest lease the scripts accept (15 decimal digits of milliseconds).
-pub const MAX_LEASE_MS: u64 = 999_999_999_999_999;
+/// The longest lease the scripts accept (15 decimal digits of milliseconds;
+/// the `lease_ms` range of `lua/lock/acquire.lua`'s header).
+pub const MAX_LEASE_MS: u64 = scripts::lock::ACQUIRE_LEASE_MS_MAX as u64;
 
 /// A named lock: its keys, lease and retry policy. Cheap to clone; holds no
 /// connection.

@@ -1,7 +1,15 @@
 //! The JSON manifest that `redis-patterns export` writes beside the scripts:
 //! the contract for Python, Node, PHP and Java clients. Field names are fixed.
+//!
+//! Besides naming keys and arguments it carries what the scripts check
+//! (from the same headers): each argument's type, range and constraints,
+//! each key's Redis type and whether the script writes it, and the commands
+//! a script calls, so that another language can validate a call the same way
+//! before sending it, and set up ACL users.
 
 use serde::{Deserialize, Serialize};
+
+use crate::script::Bound;
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,28 +26,74 @@ pub struct ScriptEntry {
     pub name: String,
     /// Path relative to the manifest, `<pattern>/<op>.lua`.
     pub file: String,
-    /// SHA1 of the file: the `EVALSHA` handle.
+    /// SHA1 of the file (the shipped script): the `EVALSHA` handle.
     pub sha1: String,
     /// Key names in `KEYS` order; a trailing `..` marks a variadic tail.
     pub keys: Vec<String>,
+    /// The keys in `KEYS` order, with their types.
+    pub key_specs: Vec<KeyEntry>,
     pub args: Vec<ArgEntry>,
     /// Reply type and meaning, e.g. `integer: 1 when released, 0 ...`.
     pub returns: String,
     /// Call with `EVALSHA_RO` (and allowed on replicas).
     pub read_only: bool,
     pub description: String,
-    /// Domain error codes (`-CODE detail` replies) the script may raise.
+    /// Domain error codes (`-CODE detail` replies) the script may raise;
+    /// `BADARG <arg name> <reason>` for an argument outside its declaration.
     pub errors: Vec<String>,
+    /// The write commands the script calls.
+    pub writes: Vec<String>,
+    /// The other commands its body calls (its checks may also call `TYPE`).
+    pub reads: Vec<String>,
+}
+
+/// One `KEYS` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyEntry {
+    /// Name; a trailing `..` marks a variadic tail.
+    pub name: String,
+    /// The Redis type the key must hold (or be missing): string | hash |
+    /// set | zset | list | stream | any. A variadic tail's keys cycle
+    /// through the list (`["hash", "list"]`: hash, list, hash, ...).
+    pub types: Vec<String>,
+    /// Whether the script may write the key.
+    pub written: bool,
+}
+
+/// One end of an integer range: a number, or another argument's value plus
+/// an offset (`{"arg": "shards", "offset": -1}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BoundEntry {
+    Value(i64),
+    Arg { arg: String, offset: i64 },
 }
 
 /// One `ARGV` entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArgEntry {
-    /// Name; a trailing `..` marks a variadic tail.
+    /// Name; a trailing `..` marks a variadic tail (each element is checked).
     pub name: String,
-    /// integer | float | string | bytes
+    /// integer | int64 | float | bool | enum | string | bytes. Integers are
+    /// canonical decimal (no `+`, leading zeros, spaces or exponent).
     #[serde(rename = "type")]
     pub ty: String,
+    /// Smallest value of an integer (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<BoundEntry>,
+    /// Largest value of an integer (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<BoundEntry>,
+    /// A string or bytes argument that must not be empty.
+    #[serde(default)]
+    pub non_empty: bool,
+    /// The words an enum accepts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    /// The reason of a refusal, as in `BADARG <name> <reason>`; empty when
+    /// every value is accepted.
+    #[serde(default)]
+    pub reason: String,
 }
 
 fn tail(name: &str, variadic: bool) -> String {
@@ -48,6 +102,20 @@ fn tail(name: &str, variadic: bool) -> String {
     } else {
         name.to_string()
     }
+}
+
+fn bound(b: Option<Bound>) -> Option<BoundEntry> {
+    b.map(|b| match b {
+        Bound::Value(v) => BoundEntry::Value(v),
+        Bound::Arg { name, offset } => BoundEntry::Arg {
+            arg: name.to_string(),
+            offset,
+        },
+    })
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
 }
 
 /// The manifest of the embedded bundle.
@@ -61,18 +129,34 @@ pub fn manifest() -> Manifest {
                 file: s.file.into(),
                 sha1: s.sha1.into(),
                 keys: s.keys.iter().map(|k| tail(k.name, k.variadic)).collect(),
+                key_specs: s
+                    .keys
+                    .iter()
+                    .map(|k| KeyEntry {
+                        name: tail(k.name, k.variadic),
+                        types: k.types.iter().map(|t| t.name().to_string()).collect(),
+                        written: k.written,
+                    })
+                    .collect(),
                 args: s
                     .args
                     .iter()
                     .map(|a| ArgEntry {
                         name: tail(a.name, a.variadic),
                         ty: a.ty.name().into(),
+                        min: bound(a.min),
+                        max: bound(a.max),
+                        non_empty: a.non_empty,
+                        values: strings(a.values),
+                        reason: a.reason.into(),
                     })
                     .collect(),
                 returns: format!("{}: {}", s.returns, s.returns_doc),
                 read_only: s.read_only,
                 description: s.summary.into(),
-                errors: s.errors.iter().map(|e| e.to_string()).collect(),
+                errors: strings(s.errors),
+                writes: strings(s.writes),
+                reads: strings(s.reads),
             })
             .collect(),
     }

@@ -44,8 +44,9 @@ pub use crate::fanout::Topology;
 use crate::script::ScriptPipeline;
 use crate::scripts;
 
-/// The longest string Redis accepts (512 MiB).
-pub const MAX_SHARD_BYTES: u64 = 512 << 20;
+/// The longest string Redis accepts (512 MiB; the `reserve` range of
+/// `lua/packed/put.lua`'s header).
+pub const MAX_SHARD_BYTES: u64 = scripts::packed::PUT_RESERVE_MAX as u64;
 
 /// The default shard length target: 65,530 bytes, so that the shard's
 /// allocation (5-byte header + NUL) is exactly one 64 KiB jemalloc class.
@@ -334,7 +335,7 @@ impl<C: Codec> PackedRecords<C> {
         let (key, off) = self.locate(id)?;
         let bytes = self.encode(value)?;
         let off = off.to_string();
-        scripts::packed::put(&key, self.reserve(), &[off.as_bytes(), &bytes]).invoke(con)?;
+        scripts::packed::put(&key, self.reserve(), &[off.as_bytes(), &bytes])?.invoke(con)?;
         Ok(())
     }
 
@@ -360,7 +361,7 @@ impl<C: Codec> PackedRecords<C> {
                 &self.key_of_shard(*shard),
                 self.reserve(),
                 list,
-            ));
+            )?);
         }
         let _: Vec<i64> = pipe.query(con)?;
         Ok(())
@@ -400,9 +401,9 @@ impl<C: Codec> PackedRecords<C> {
             self.reserve(),
             (off + field.offset as u64) as i64,
             field.size as i64,
-            field.signed as i64,
+            field.signed,
             delta,
-        )
+        )?
         .invoke(con)
     }
 
@@ -419,7 +420,7 @@ impl<C: Codec> PackedRecords<C> {
         let (key, off) = self.locate(id)?;
         let (exp, new) = (self.encode(expected)?, self.encode(new)?);
         let reply =
-            scripts::packed::swap(&key, self.reserve(), off as i64, &exp, &new).invoke(con)?;
+            scripts::packed::swap(&key, self.reserve(), off as i64, &exp, &new)?.invoke(con)?;
         let (done, current): (i64, Vec<u8>) =
             FromRedisValue::from_redis_value(reply).map_err(redis::RedisError::from)?;
         if done == 1 {

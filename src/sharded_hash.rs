@@ -705,13 +705,9 @@ impl ShardedHash {
         let key = self.shard_key(field)?;
         self.check_pair(field, value)?;
         if self.strict {
-            let n = scripts::sharded_hash::put(
-                &key,
-                only_absent as i64,
-                self.max_entries(),
-                &[field, value],
-            )
-            .invoke(con)?;
+            let n =
+                scripts::sharded_hash::put(&key, only_absent, self.max_entries(), &[field, value])?
+                    .invoke(con)?;
             Ok(n == 1)
         } else {
             let cmd = if only_absent { "HSETNX" } else { "HSET" };
@@ -780,7 +776,7 @@ impl ShardedHash {
         }
         let pair = |i: usize| (pairs[i].0.as_ref(), pairs[i].1.as_ref());
         if self.strict {
-            let calls = self.put_calls(&by_shard, only_absent, pair);
+            let calls = self.put_calls(&by_shard, only_absent, pair)?;
             let mut total = 0u64;
             for count in self.run_puts(con, calls)? {
                 total += count? as u64;
@@ -820,7 +816,7 @@ impl ShardedHash {
         by_shard: &BTreeMap<u64, Vec<usize>>,
         only_absent: bool,
         pair: impl Fn(usize) -> (&'a [u8], &'a [u8]),
-    ) -> Vec<ScriptCall<i64>> {
+    ) -> Result<Vec<ScriptCall<i64>>> {
         by_shard
             .iter()
             .map(|(shard, idx)| {
@@ -833,7 +829,7 @@ impl ShardedHash {
                     .collect();
                 scripts::sharded_hash::put(
                     &self.key_of_shard(*shard),
-                    only_absent as i64,
+                    only_absent,
                     self.max_entries(),
                     &items,
                 )
@@ -947,7 +943,7 @@ impl ShardedHash {
         // The value is at most 20 characters ("-9223372036854775808").
         self.check_pair(field, b"")?;
         if self.strict {
-            scripts::sharded_hash::incr(&key, field, delta, self.max_entries()).invoke(con)
+            scripts::sharded_hash::incr(&key, field, delta, self.max_entries())?.invoke(con)
         } else {
             Ok(redis::cmd("HINCRBY")
                 .arg(&key)
@@ -1170,7 +1166,7 @@ impl ShardedHash {
             let by_shard = group_by_shard(pending.iter().map(|p| p.shard));
             let calls = self.put_calls(&by_shard, true, |i| {
                 (pending[i].field.as_slice(), pending[i].value.as_slice())
-            });
+            })?;
             let results = self.run_puts(con, calls)?;
             for ((_, idx), result) in by_shard.iter().zip(results) {
                 match result {

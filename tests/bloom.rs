@@ -258,7 +258,17 @@ fn scripts_refuse_bad_offsets_and_write_nothing() {
         vec![1, 2, 3],
         vec![-1, 1, 2, 3, 4, 5, 6],
     ] {
-        match scripts::bloom::add(key, bits, 7, &offsets)
+        // Sent raw (the typed wrapper refuses an offset outside the block
+        // before sending; the count is the script's own check).
+        let wrapper = scripts::bloom::add(key, bits, 7, &offsets);
+        assert_eq!(wrapper.is_err(), offsets.len() == 7, "{offsets:?}");
+        let args: Vec<String> = [bits, 7]
+            .iter()
+            .chain(&offsets)
+            .map(|v| v.to_string())
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        match support::raw_call::<Vec<i64>>(&scripts::BLOOM_ADD, &[key], &args)
             .invoke(&mut con)
             .map_err(Error::into_kind)
         {
@@ -277,6 +287,7 @@ fn scripts_refuse_bad_offsets_and_write_nothing() {
     assert_eq!(before, after);
     // A block that does not exist is refused, not created.
     match scripts::bloom::add("bloom:{ghost}:0", bits, 7, &[1, 2, 3, 4, 5, 6, 7])
+        .unwrap()
         .invoke(&mut con)
         .map_err(Error::into_kind)
     {
@@ -323,13 +334,32 @@ fn create_script_refuses_bad_arguments_before_writing() {
         (none, 100, 7, 10, "0.01", "1023", "murmur3-dh", 1, 0), // no spread needs them
     ];
     for (blocks, m, k, n, p, bits, scheme, version, spread) in cases {
-        let call = scripts::bloom::create(cfg, blocks, m, k, n, p, bits, scheme, version, spread);
+        // Sent raw, as another language may send it; the typed wrapper
+        // refuses what its types can express before sending (same name).
+        let mut keys = vec![cfg];
+        keys.extend_from_slice(blocks);
+        let nums = [m, k, n, version, spread].map(|v| v.to_string());
+        let args = [
+            &nums[0], &nums[1], &nums[2], p, bits, scheme, &nums[3], &nums[4],
+        ];
+        let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
+        let call = support::raw_call::<i64>(&scripts::BLOOM_CREATE, &keys, &args);
+        let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let wrapper = scripts::typed_call("bloom.create", &keys, &bytes);
         match call.invoke(&mut con).map_err(Error::into_kind) {
             Err(ErrorKind::InvalidArgument {
                 script: Some(_),
                 name,
                 ..
-            }) => assert!(!name.is_empty()),
+            }) => {
+                assert!(!name.is_empty());
+                if let Some(Err(e)) = wrapper {
+                    assert!(
+                        matches!(e.kind(), ErrorKind::InvalidArgument { script: None, name: n, .. } if *n == name),
+                        "{e:?} vs {name}"
+                    );
+                }
+            }
             other => panic!(
                 "{blocks:?} {m} {k} {n} {p} {bits:?} {scheme:?} {version} {spread}: expected ScriptArgument, got {other:?}"
             ),
@@ -351,8 +381,9 @@ fn create_script_refuses_bad_arguments_before_writing() {
         "1023,1023",
         "murmur3-dh",
         1,
-        0,
+        false,
     )
+    .unwrap()
     .invoke(&mut con)
     .unwrap();
     assert_eq!(created, 1);
@@ -570,7 +601,8 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
     let re_keys =
         |name: &str| -> Vec<String> { keys.iter().map(|k| k.replace("probe", name)).collect() };
     let crashed = re_keys("crashed");
-    let made: i64 = scripts::bloom::init_block(&crashed[0], bits[0] as i64, 1)
+    let made: i64 = scripts::bloom::init_block(&crashed[0], bits[0] as i64, true)
+        .unwrap()
         .invoke(&mut con)
         .unwrap();
     assert_eq!(made, 1);
@@ -776,9 +808,10 @@ fn seed_filters_read_and_extend_php_bitmaps() {
             .iter()
             .all(|&b| b)
     );
-    // The script checks offsets itself too.
+    // The script checks offsets itself too (the typed wrapper first).
+    assert!(scripts::bloom::seed_add("bloom_raw", &[4294967296]).is_err());
     assert!(matches!(
-        scripts::bloom::seed_add("bloom_raw", &[4294967296])
+        support::raw_call::<Vec<i64>>(&scripts::BLOOM_SEED_ADD, &["bloom_raw"], &["4294967296"])
             .invoke(&mut con)
             .map_err(Error::into_kind),
         Err(ErrorKind::InvalidArgument {

@@ -52,17 +52,25 @@ fn every_sha_is_the_sha1_of_its_file_and_the_servers() {
         "every file under lua/ is registered"
     );
     for s in ALL {
-        let bytes = std::fs::read(lua_dir().join(s.file)).expect("script file");
+        let file = std::fs::read_to_string(lua_dir().join(s.file)).expect("script file");
+        // Shipped: the file with the generated checks between header and body.
+        let shipped = s.source();
         assert_eq!(
-            s.source().as_bytes(),
-            bytes.as_slice(),
-            "{} embedded byte for byte",
+            support::without_generated_checks(shipped).as_deref(),
+            Some(file.as_str()),
+            "{} is its file plus the generated checks",
             s.name
         );
-        assert_eq!(s.sha1, sha1_of(&bytes), "{}", s.name);
+        assert!(
+            shipped.starts_with("#!lua"),
+            "{}: the shebang stays first",
+            s.name
+        );
+        assert_eq!(s.sha1, sha1_of(shipped.as_bytes()), "{}", s.name);
+        assert_ne!(s.sha1, sha1_of(file.as_bytes()), "{}", s.name);
         let server_sha: String = redis::cmd("SCRIPT")
             .arg("LOAD")
-            .arg(&bytes)
+            .arg(shipped)
             .query(&mut con)
             .expect("SCRIPT LOAD");
         assert_eq!(server_sha, s.sha1, "{}", s.name);
@@ -82,12 +90,26 @@ fn every_sha_is_the_sha1_of_its_file_and_the_servers() {
 fn every_error_code_maps_to_a_typed_variant() {
     // (That every declared code has a typed kind is a unit test in
     // src/error.rs.) The mapping is what a caller sees: bypass the Rust
-    // validation.
+    // validation (the typed wrapper refuses the same call before sending).
     let server = support::server();
     let mut con = server.connection();
-    let err = scripts::lock::acquire("l{x}", "l{x}:fence", "t", 0)
-        .invoke(&mut con)
-        .unwrap_err();
+    let refused = scripts::lock::acquire("l{x}", "l{x}:fence", "t", 0).unwrap_err();
+    assert!(
+        matches!(
+            refused.kind(),
+            ErrorKind::InvalidArgument { script: None, name, .. } if name == "lease_ms"
+        ),
+        "{refused:?}"
+    );
+    let err =
+        support::raw_call::<i64>(&scripts::LOCK_ACQUIRE, &["l{x}", "l{x}:fence"], &["t", "0"])
+            .invoke(&mut con)
+            .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("script lock.acquire: {refused}"),
+        "the script gives the wrapper's reason"
+    );
     assert!(
         matches!(
             err.kind(),
@@ -110,12 +132,13 @@ fn every_error_code_maps_to_a_typed_variant() {
 fn a_single_call_survives_script_flush() {
     let server = support::server();
     let mut con = server.connection();
-    let call = scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000);
+    let call = scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000).unwrap();
     assert_eq!(call.invoke(&mut con).expect("first call"), 1);
     script_flush(&mut con);
     assert!(!script_exists(&mut con, scripts::LOCK_RELEASE.sha1));
     assert_eq!(
         scripts::lock::release("l{a}", "t1")
+            .unwrap()
             .invoke(&mut con)
             .expect("after flush"),
         1
@@ -134,11 +157,11 @@ fn ordered_batch(key: &str, fence: &str) -> (ScriptPipeline, Vec<i64>) {
     let mut expected = Vec::new();
     for round in 0..6 {
         let token = format!("tok-{round}");
-        pipe.add(&scripts::lock::acquire(key, fence, &token, 60_000));
+        pipe.add(&scripts::lock::acquire(key, fence, &token, 60_000).unwrap());
         expected.push(round + 1); // the fencing token counts acquisitions
-        pipe.add(&scripts::lock::release(key, "someone-else"));
+        pipe.add(&scripts::lock::release(key, "someone-else").unwrap());
         expected.push(0);
-        pipe.add(&scripts::lock::release(key, &token));
+        pipe.add(&scripts::lock::release(key, &token).unwrap());
         expected.push(1);
     }
     (pipe, expected)
@@ -176,9 +199,9 @@ fn a_pipeline_that_cannot_keep_order_stops_without_running_anything_twice() {
     // Only acquire is cached: release answers NOSCRIPT while later acquires run.
     scripts::LOCK_ACQUIRE.load(&mut con).expect("load acquire");
     let mut pipe = ScriptPipeline::new();
-    pipe.add(&scripts::lock::acquire("l{q}", "l{q}:fence", "a", 60_000));
-    pipe.add(&scripts::lock::release("l{q}", "a"));
-    pipe.add(&scripts::lock::acquire("l{r}", "l{r}:fence", "b", 60_000));
+    pipe.add(&scripts::lock::acquire("l{q}", "l{q}:fence", "a", 60_000).unwrap());
+    pipe.add(&scripts::lock::release("l{q}", "a").unwrap());
+    pipe.add(&scripts::lock::acquire("l{r}", "l{r}:fence", "b", 60_000).unwrap());
     let err = pipe.query::<i64>(&mut con).unwrap_err();
     assert!(
         matches!(
@@ -203,9 +226,13 @@ fn domain_errors_stay_in_their_pipeline_slot() {
     let server = support::server();
     let mut con = server.connection();
     let mut pipe = ScriptPipeline::new();
-    pipe.add(&scripts::lock::acquire("l{e}", "l{e}:fence", "a", 1_000));
-    pipe.add(&scripts::lock::acquire("l{f}", "l{f}:fence", "b", 0));
-    pipe.add(&scripts::lock::acquire("l{g}", "l{g}:fence", "c", 1_000));
+    pipe.add(&scripts::lock::acquire("l{e}", "l{e}:fence", "a", 1_000).unwrap());
+    pipe.add(&support::raw_call::<i64>(
+        &scripts::LOCK_ACQUIRE,
+        &["l{f}", "l{f}:fence"],
+        &["b", "0"],
+    ));
+    pipe.add(&scripts::lock::acquire("l{g}", "l{g}:fence", "c", 1_000).unwrap());
     let values = pipe.query_values(&mut con).expect("pipeline");
     let each: Vec<redis_patterns::Result<i64>> = redis_patterns::script::decode_each(&pipe, values);
     assert_eq!(each[0].as_ref().ok(), Some(&1));
@@ -235,6 +262,7 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
     let token = "owner";
     assert!(
         scripts::lock::acquire("l{ro}", "l{ro}:fence", token, 60_000)
+            .unwrap()
             .invoke(&mut p)
             .expect("acquire")
             > 0
@@ -253,7 +281,7 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let owned = scripts::lock::owned("l{ro}", token);
+    let owned = scripts::lock::owned("l{ro}", token).unwrap();
     assert!(String::from_utf8_lossy(&owned.cmd().get_packed_command()).contains("EVALSHA_RO"));
     let left = owned
         .invoke(&mut r)
@@ -261,12 +289,14 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
     assert!(left > 0 && left <= 60_000, "{left}");
     assert_eq!(
         scripts::lock::owned("l{ro}", "intruder")
+            .unwrap()
             .invoke(&mut r)
             .expect("ro"),
         0
     );
     // A writing script is refused by the replica.
     let err = scripts::lock::release("l{ro}", token)
+        .unwrap()
         .invoke(&mut r)
         .unwrap_err();
     assert!(
@@ -285,12 +315,14 @@ fn async_connections_recover_from_script_flush() {
         let mut sync = server.connection();
         script_flush(&mut sync);
         let fence = scripts::lock::acquire("l{m}", "l{m}:fence", "t", 60_000)
+            .unwrap()
             .invoke_async(&mut mux)
             .await
             .expect("mux");
         assert_eq!(fence, 1);
         script_flush(&mut sync);
         let released = scripts::lock::release("l{m}", "t")
+            .unwrap()
             .invoke_async(&mut mgr)
             .await
             .expect("manager");
@@ -346,12 +378,14 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
         assert_eq!(
             scripts::lock::acquire(&key, &fence, "t", 60_000)
+                .unwrap()
                 .invoke(&mut con)
                 .expect("acquire on cluster"),
             1
         );
         assert!(
             scripts::lock::owned(&key, "t")
+                .unwrap()
                 .invoke(&mut con)
                 .expect("owned")
                 > 0
@@ -376,6 +410,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
     for n in names {
         assert_eq!(
             scripts::lock::release(&format!("l{{{n}}}"), "t")
+                .unwrap()
                 .invoke(&mut con)
                 .expect("release after flush"),
             1
@@ -393,6 +428,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         for n in names {
             let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
             let v = scripts::lock::acquire(&key, &fence, "u", 60_000)
+                .unwrap()
                 .invoke_async(&mut acon)
                 .await
                 .expect("async acquire");
@@ -416,13 +452,16 @@ fn scripts_run_unchanged_on_a_real_cluster() {
     let mut pipe = ScriptPipeline::new();
     pipe.topology(Topology::Cluster);
     for n in names {
-        pipe.add(&scripts::lock::release(&format!("l{{{n}}}"), "u"));
-        pipe.add(&scripts::lock::acquire(
-            &format!("l{{{n}}}"),
-            &format!("l{{{n}}}:fence"),
-            "w",
-            60_000,
-        ));
+        pipe.add(&scripts::lock::release(&format!("l{{{n}}}"), "u").unwrap());
+        pipe.add(
+            &scripts::lock::acquire(
+                &format!("l{{{n}}}"),
+                &format!("l{{{n}}}:fence"),
+                "w",
+                60_000,
+            )
+            .unwrap(),
+        );
     }
     let replies: Vec<i64> = pipe
         .query(&mut con)
@@ -449,9 +488,13 @@ fn scripts_run_unchanged_on_a_real_cluster() {
     // There, as in a pipeline, an error reply stays in its slot and the later
     // commands still run.
     let mut mixed = ScriptPipeline::new();
-    mixed.add(&scripts::lock::acquire("l{m1}", "l{m1}:fence", "x", 60_000));
-    mixed.add(&scripts::lock::acquire("l{m2}", "l{m2}:fence", "x", 0));
-    mixed.add(&scripts::lock::acquire("l{m3}", "l{m3}:fence", "x", 60_000));
+    mixed.add(&scripts::lock::acquire("l{m1}", "l{m1}:fence", "x", 60_000).unwrap());
+    mixed.add(&support::raw_call::<i64>(
+        &scripts::LOCK_ACQUIRE,
+        &["l{m2}", "l{m2}:fence"],
+        &["x", "0"],
+    ));
+    mixed.add(&scripts::lock::acquire("l{m3}", "l{m3}:fence", "x", 60_000).unwrap());
     let values = mixed.query_values(&mut con).expect("one call at a time");
     let each: Vec<redis_patterns::Result<i64>> =
         redis_patterns::script::decode_each(&mixed, values);
@@ -512,7 +555,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         let mut pipe = ScriptPipeline::new();
         pipe.topology(Topology::Cluster);
         for n in names {
-            pipe.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w"));
+            pipe.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w").unwrap());
         }
         let left: Vec<i64> = pipe
             .query_async(&mut acon)
@@ -521,7 +564,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         assert!(left.iter().all(|&ms| ms > 0), "{left:?}");
         let mut flat = ScriptPipeline::new();
         for n in names {
-            flat.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w"));
+            flat.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w").unwrap());
         }
         assert!(
             flat.query_async::<i64, _>(&mut acon).await.is_err(),

@@ -309,7 +309,9 @@ fn bad_input_is_refused_before_anything_is_written() {
     ));
     assert_eq!(support::dbsize(&mut con), 0);
     // The scripts check their arguments too (callers from other languages).
-    let r = scripts::packed::put("raw:0", 0, &["4294967296", "abcd"]).invoke(&mut con);
+    let r = scripts::packed::put("raw:0", 0, &["4294967296", "abcd"])
+        .unwrap()
+        .invoke(&mut con);
     assert!(
         matches!(
             r.as_ref().map_err(Error::kind),
@@ -320,7 +322,9 @@ fn bad_input_is_refused_before_anything_is_written() {
         ),
         "{r:?}"
     );
-    let r = scripts::packed::add("raw:0", 0, 0, 7, 0, 1).invoke(&mut con);
+    assert!(scripts::packed::add("raw:0", 0, 0, 7, false, 1).is_err());
+    let r = support::raw_call::<i64>(&scripts::PACKED_ADD, &["raw:0"], &["0", "0", "7", "0", "1"])
+        .invoke(&mut con);
     assert!(
         matches!(
             r.as_ref().map_err(Error::kind),
@@ -331,7 +335,9 @@ fn bad_input_is_refused_before_anything_is_written() {
         ),
         "{r:?}"
     );
-    let r = scripts::packed::swap("raw:0", 0, 0, b"ab", b"abc").invoke(&mut con);
+    let r = scripts::packed::swap("raw:0", 0, 0, b"ab", b"abc")
+        .unwrap()
+        .invoke(&mut con);
     assert!(
         matches!(
             r.as_ref().map_err(Error::kind),

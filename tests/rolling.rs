@@ -281,21 +281,29 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
         assert_eq!(dbsize(&server), 0);
 
         // Callers that build the arguments themselves meet the script's
-        // checks.
+        // checks. Sent raw: the typed wrapper refuses all but the odd key
+        // count (the script's own check) before sending.
         let meta = store.meta_key("k").unwrap();
         let h = store.shard_keys("k").unwrap();
         let o = store.order_keys("k").unwrap();
         let pair = [h[0].clone(), o[0].clone(), h[1].clone(), o[1].clone()];
-        let bad_calls = [
-            scripts::rolling::add(&meta, &pair, 0, 3, 0, "f", b"1", 1000, 2000), // shard_size 0
-            scripts::rolling::add(&meta, &pair, 0, 1, 5, "f", b"1", 1000, 2000), // 1 shard
-            scripts::rolling::add(&meta, &pair, 3, 3, 5, "f", b"1", 1000, 2000), // slot out of ring
-            scripts::rolling::add(&meta, &pair, 0, 3, 5, "", b"1", 1000, 2000),  // empty field
-            scripts::rolling::add(&meta, &pair, 0, 3, 5, "f", b"1", 0, 2000),    // ttl 0
-            scripts::rolling::add(&meta, &pair, 0, 3, 5, "f", b"1", 1000, 999),  // index < ttl
-            scripts::rolling::add(&meta, &pair[..3], 0, 3, 5, "f", b"1", 1000, 2000), // odd keys
+        let keys: Vec<&str> = std::iter::once(meta.as_str())
+            .chain(pair.iter().map(String::as_str))
+            .collect();
+        let bad_calls: [(&[&str], [&str; 7], bool); 7] = [
+            (&keys, ["0", "3", "0", "f", "1", "1000", "2000"], true), // shard_size 0
+            (&keys, ["0", "1", "5", "f", "1", "1000", "2000"], true), // 1 shard
+            (&keys, ["3", "3", "5", "f", "1", "1000", "2000"], true), // slot out of ring
+            (&keys, ["0", "3", "5", "", "1", "1000", "2000"], true),  // empty field
+            (&keys, ["0", "3", "5", "f", "1", "0", "2000"], true),    // ttl 0
+            (&keys, ["0", "3", "5", "f", "1", "1000", "999"], true),  // index < ttl
+            (&keys[..4], ["0", "3", "5", "f", "1", "1000", "2000"], false), // odd keys
         ];
-        for call in bad_calls {
+        for (keys, args, typed) in &bad_calls {
+            let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+            let wrapper = scripts::typed_call("rolling.add", keys, &bytes).expect("fits the types");
+            assert_eq!(wrapper.is_err(), *typed, "{args:?}");
+            let call = support::raw_call::<Vec<i64>>(&scripts::ROLLING_ADD, keys, args);
             match d.run(call).map_err(Error::into_kind) {
                 Err(ErrorKind::InvalidArgument { script, .. }) => {
                     assert_eq!(script, Some("rolling.add"))
@@ -303,8 +311,13 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
                 other => panic!("expected ScriptArgument, got {other:?}"),
             }
         }
+        assert!(scripts::rolling::recent(&meta, &pair, -1).is_err());
         match d
-            .run(scripts::rolling::recent(&meta, &pair, -1))
+            .run(support::raw_call::<Vec<Option<Vec<u8>>>>(
+                &scripts::ROLLING_RECENT,
+                &keys,
+                &["-1"],
+            ))
             .map_err(Error::into_kind)
         {
             Err(ErrorKind::InvalidArgument {

@@ -376,9 +376,21 @@ fn bad_input_writes_nothing() {
             matches!(kind_of(&reply), Some(ErrorKind::UidOutOfRange { .. })),
             "{reply:?}"
         );
-        let reply = d.run(scripts::signin::combine("b:tmp", &["b:20240101"], "XOR"));
+        // An unknown operator: the typed wrappers refuse it before sending,
+        // and the scripts themselves (sent raw) refuse it before writing.
+        assert!(scripts::signin::combine("b:tmp", &["b:20240101"], "XOR").is_err());
+        let reply = d.run(support::raw_call::<redis::Value>(
+            &scripts::SIGNIN_COMBINE,
+            &["b:tmp", "b:20240101"],
+            &["XOR"],
+        ));
         assert!(script_refused(&reply), "{reply:?}");
-        let reply = d.run(scripts::signin::count("b:tmp", &["b:20240101"], "XOR"));
+        assert!(scripts::signin::count("b:tmp", &["b:20240101"], "XOR").is_err());
+        let reply = d.run(support::raw_call::<redis::Value>(
+            &scripts::SIGNIN_COUNT,
+            &["b:tmp", "b:20240101"],
+            &["XOR"],
+        ));
         assert!(script_refused(&reply), "{reply:?}");
         assert_eq!(support::dbsize(&mut server.connection()), 0);
     });

@@ -587,6 +587,46 @@ fn bad_input_writes_nothing() {
             let err = reply.unwrap_err();
             assert_eq!(err.code(), Some("BADARG"), "{member:?}");
         }
+        // visits.contains refuses exactly what visits.add refuses (one header
+        // type, one generated check), e.g. a member beyond int64.
+        let contains = redis_patterns::ScriptInfo::by_name("visits.contains").unwrap();
+        contains.load(&mut con).unwrap();
+        for member in [
+            "abc",
+            "007",
+            "12 ",
+            "99999999999999999999",
+            "18446744073709551617",
+            "9223372036854775808",
+            "-0",
+            "",
+        ] {
+            let reply: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA_RO")
+                .arg(contains.sha1)
+                .arg(2)
+                .arg(c.counter_key(day(2099, 1, 1)))
+                .arg(c.shard_key(day(2099, 1, 1), 0))
+                .arg(member)
+                .query(&mut con);
+            let err = reply.unwrap_err();
+            assert_eq!(err.code(), Some("BADARG"), "{member:?}");
+            assert_eq!(
+                err.detail(),
+                Some("member must be a canonical decimal int64"),
+                "{member:?}"
+            );
+        }
+        for member in ["9223372036854775807", "-9223372036854775808", "0", "-1"] {
+            let reply: Vec<i64> = redis::cmd("EVALSHA_RO")
+                .arg(contains.sha1)
+                .arg(2)
+                .arg(c.counter_key(day(2099, 1, 1)))
+                .arg(c.shard_key(day(2099, 1, 1), 0))
+                .arg(member)
+                .query(&mut con)
+                .unwrap();
+            assert_eq!(reply, [0, 0], "{member:?}");
+        }
         let batch = redis_patterns::scripts::visits::add_batch(
             &c.counter_key(day(2099, 1, 1)),
             &[c.shard_key(day(2099, 1, 1), 0)],

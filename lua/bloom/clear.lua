@@ -1,30 +1,36 @@
 #!lua
 --- Reset every bit of the given blocks of a sized filter to 0 (keeping their size, sentinel and TTL)
--- KEYS[1..] blocks: block bitmaps that share a slot
--- ARGV[1..] block_bits integer: the usable bits of each block, in KEYS order
+-- KEYS[1..] blocks string rw: block bitmaps that share a slot
+-- ARGV[1..] block_bits integer 7..4294967295: the usable bits of each block, in KEYS order
+--    (one less than a multiple of 8)
 -- RETURNS integer: the number of blocks cleared
+-- WRITES DEL PEXPIREAT SETBIT
+-- READS PEXPIRETIME
 -- ERRORS BADARG
 
 -- Each block is deleted and re-created by `SETBIT block block_bits 1`: Redis
 -- allocates the string zero-filled at its exact size with the sentinel (last
 -- bit) set, so a block that had lost its sentinel is usable again, and no
 -- block-sized string is ever built in Lua. Its expiry (absolute, from
--- PEXPIRETIME) is put back; a block without one stays without.
+-- PEXPIRETIME, read for every block before the first write) is put back; a
+-- block without one stays without.
 if #KEYS ~= #ARGV then
-  return redis.error_reply('BADARG one block_bits per block')
+  return redis.error_reply('BADARG block_bits one per block')
 end
-for i = 1, #KEYS do
-  local bits = tonumber(ARGV[i])
-  if not bits or bits < 7 or bits % 1 ~= 0 or bits >= 4294967296 or (bits + 1) % 8 ~= 0 then
-    return redis.error_reply('BADARG block_bits must be an integer from 7 to 2^32-1, one less than a multiple of 8')
+for i = 1, #ARGV do
+  if (tonumber(ARGV[i]) + 1) % 8 ~= 0 then
+    return redis.error_reply('BADARG block_bits must be one less than a multiple of 8')
   end
 end
+local at = {}
 for i = 1, #KEYS do
-  local at = redis.call('PEXPIRETIME', KEYS[i])
+  at[i] = redis.call('PEXPIRETIME', KEYS[i])
+end
+for i = 1, #KEYS do
   redis.call('DEL', KEYS[i])
   redis.call('SETBIT', KEYS[i], ARGV[i], 1)
-  if at > 0 then
-    redis.call('PEXPIREAT', KEYS[i], at)
+  if at[i] > 0 then
+    redis.call('PEXPIREAT', KEYS[i], at[i])
   end
 end
 return #KEYS

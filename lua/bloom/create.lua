@@ -1,43 +1,28 @@
 #!lua
 --- Create a sized filter's config hash (and its blocks in the same slot) once, or check an existing one matches
--- KEYS[1] config: the filter's config hash
--- KEYS[2..] blocks: the block bitmaps to create with the config (all of them; none when blocks spread over slots, see bloom.init_block)
--- ARGV[1] m integer: theoretical bits, ceil(-n ln p / (ln 2)^2)
--- ARGV[2] k integer: bits per item
--- ARGV[3] n integer: expected items
--- ARGV[4] p string: target false-positive rate, as the creator formatted it
--- ARGV[5] block_bits string: usable bits of each block, comma-separated (each block has one more, sentinel, bit)
--- ARGV[6] scheme string: hash scheme name
--- ARGV[7] version integer: hash scheme version
--- ARGV[8] spread integer: 1 when block keys carry their own hash tag, 0 when they share the config's
+-- KEYS[1] config hash rw: the filter's config hash
+-- KEYS[2..] blocks string rw: the block bitmaps to create with the config (all of them; none when blocks spread over slots, see bloom.init_block)
+-- ARGV[1] m integer 1..9007199254740991: theoretical bits, ceil(-n ln p / (ln 2)^2)
+-- ARGV[2] k integer 1..64: bits per item
+-- ARGV[3] n integer 1..9007199254740991: expected items
+-- ARGV[4] p string nonempty: target false-positive rate, strictly between 0 and 1, as the creator formatted it
+-- ARGV[5] block_bits string nonempty: usable bits of each block, comma-separated (each block has one more, sentinel, bit)
+-- ARGV[6] scheme string nonempty: hash scheme name
+-- ARGV[7] version integer 1..2147483648: hash scheme version
+-- ARGV[8] spread bool: 1 when block keys carry their own hash tag, 0 when they share the config's
 -- RETURNS integer: 1 when created now, 0 when it existed with exactly these parameters
+-- WRITES HSET SETBIT
+-- READS EXISTS GETBIT HMGET
 -- ERRORS BADARG BLOOMCONFIG NOFILTER
 
 -- Written once: the parameters never change after creation, and a caller
 -- asking for other ones gets BLOOMCONFIG (`<field> stored <x> requested <y>`)
 -- instead of silently setting bits at offsets computed for another size.
--- Every argument is checked (BADARG) before anything is read or written, so
--- a bad call leaves no half-created filter. With spread = 1 the blocks live
--- in other slots: the client creates them first (bloom.init_block with
--- create = 1) and calls this last, so the config only exists once every
--- block does.
-local function int(v, lo, hi)
-  local x = tonumber(v)
-  if not x or x % 1 ~= 0 or x < lo or x > hi or not string.match(v, '^%d+$') then
-    return nil
-  end
-  return x
-end
-local m = int(ARGV[1], 1, 2 ^ 53)
-if not m then
-  return redis.error_reply('BADARG m must be a positive integer')
-end
-if not int(ARGV[2], 1, 64) then
-  return redis.error_reply('BADARG k must be an integer from 1 to 64')
-end
-if not int(ARGV[3], 1, 2 ^ 53) then
-  return redis.error_reply('BADARG n must be a positive integer')
-end
+-- Every argument is checked before anything is read or written (the
+-- generated checks, then the ones below), so a bad call leaves no
+-- half-created filter. With spread = 1 the blocks live in other slots: the
+-- client creates them first (bloom.init_block with create = 1) and calls
+-- this last, so the config only exists once every block does.
 local p = tonumber(ARGV[4])
 if not p or not (p > 0 and p < 1) then
   return redis.error_reply('BADARG p must be a number strictly between 0 and 1')
@@ -48,37 +33,27 @@ end
 local sizes = {}
 local total = 0
 for s in string.gmatch(ARGV[5], '[^,]+') do
-  local bits = int(s, 7, 4294967295)
-  if not bits or (bits + 1) % 8 ~= 0 then
+  local bits = tonumber(s)
+  if not string.match(s, '^[1-9]%d*$') or #s > 10 or bits < 7 or bits > 4294967295 or (bits + 1) % 8 ~= 0 then
     return redis.error_reply('BADARG block_bits ' .. s .. ' is not an integer from 7 to 2^32-1, one less than a multiple of 8')
   end
   sizes[#sizes + 1] = bits
   total = total + bits
 end
-if total < m then
-  return redis.error_reply('BADARG the blocks hold ' .. total .. ' bits, fewer than m')
-end
-if ARGV[6] == '' then
-  return redis.error_reply('BADARG scheme must not be empty')
-end
-if not int(ARGV[7], 1, 2 ^ 31) then
-  return redis.error_reply('BADARG version must be a positive integer')
+if total < tonumber(ARGV[1]) then
+  return redis.error_reply('BADARG block_bits the blocks hold ' .. total .. ' bits, fewer than m')
 end
 if ARGV[8] == '0' then
   if #KEYS - 1 ~= #sizes then
-    return redis.error_reply('BADARG one block key per block_bits entry without spread')
+    return redis.error_reply('BADARG blocks one block key per block_bits entry without spread')
   end
-elseif ARGV[8] == '1' then
-  if #KEYS ~= 1 then
-    return redis.error_reply('BADARG spread blocks are created by bloom.init_block, not passed here')
-  end
-else
-  return redis.error_reply('BADARG spread must be 0 or 1')
+elseif #KEYS ~= 1 then
+  return redis.error_reply('BADARG blocks spread blocks are created by bloom.init_block, not passed here')
 end
 local fields = {'m', 'k', 'n', 'p', 'block_bits', 'scheme', 'version', 'spread'}
 local want = {ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]}
+local have = redis.call('HMGET', KEYS[1], unpack(fields))
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  local have = redis.call('HMGET', KEYS[1], unpack(fields))
   for i = 1, #fields do
     if have[i] ~= want[i] then
       return redis.error_reply('BLOOMCONFIG ' .. fields[i] .. ' stored ' .. tostring(have[i]) .. ' requested ' .. want[i])

@@ -1,23 +1,20 @@
 #!lua
 --- Add items to a seed-compatible filter: set one bit per item (the seed's JSHash offset)
--- KEYS[1] bitmap: the filter's bitmap, e.g. bloom_user_email as the seed's PHP wrote it
--- ARGV[1..] offsets integer: one offset per item, JSHash(item) computed by the client, 0 to 4294967295
+-- KEYS[1] bitmap string rw: the filter's bitmap, e.g. bloom_user_email as the seed's PHP wrote it
+-- ARGV[1..] offsets integer 0..4294967295: one offset per item, JSHash(item) computed by the client
 -- RETURNS integers: one per item, in order: 1 when its bit was 0 (newly added), 0 when it was set already
--- ERRORS BADARG
+-- WRITES BITFIELD
 
 -- k = 1: the seed's SETBIT per item, batched into one BITFIELD per 1999
--- offsets (Lua's unpack cap). All offsets are checked before the first write.
--- The bitmap grows with the largest offset (up to 512 MB), as in the seed.
+-- offsets (Lua's unpack cap). The generated checks refuse a bad offset
+-- before the first write. The bitmap grows with the largest offset (up to
+-- 512 MB), as in the seed.
 local args = {}
 local a = 0
 for i = 1, #ARGV do
-  local o = tonumber(ARGV[i])
-  if not o or o < 0 or o > 4294967295 or o % 1 ~= 0 then
-    return redis.error_reply('BADARG offset ' .. ARGV[i] .. ' is not an integer from 0 to 4294967295')
-  end
   args[a + 1] = 'SET'
   args[a + 2] = 'u1'
-  args[a + 3] = o
+  args[a + 3] = ARGV[i]
   args[a + 4] = 1
   a = a + 4
 end

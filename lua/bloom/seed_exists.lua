@@ -1,19 +1,15 @@
 #!lua flags=no-writes
 --- Check items in a seed-compatible filter: one bit per item (the seed's JSHash offset)
--- KEYS[1] bitmap: the filter's bitmap, e.g. bloom_user_email
--- ARGV[1..] offsets integer: one offset per item, JSHash(item) computed by the client, 0 to 4294967295
+-- KEYS[1] bitmap string ro: the filter's bitmap, e.g. bloom_user_email
+-- ARGV[1..] offsets integer 0..4294967295: one offset per item, JSHash(item) computed by the client
 -- RETURNS integers: one per item, in order: 1 when its bit is set (maybe present), 0 when not (absent)
--- ERRORS BADARG
+-- READS BITFIELD_RO
 local args = {}
 local a = 0
 for i = 1, #ARGV do
-  local o = tonumber(ARGV[i])
-  if not o or o < 0 or o > 4294967295 or o % 1 ~= 0 then
-    return redis.error_reply('BADARG offset ' .. ARGV[i] .. ' is not an integer from 0 to 4294967295')
-  end
   args[a + 1] = 'GET'
   args[a + 2] = 'u1'
-  args[a + 3] = o
+  args[a + 3] = ARGV[i]
   a = a + 3
 end
 local out = {}

@@ -1,14 +1,11 @@
 #!lua flags=no-writes
 --- List the days of one month, within a day range, on which a user logged in
--- KEYS[1] log: the user's monthly log, the seed's `<prefix>_<YYYY-MM>_<type>_<uid>` (bit n = day n of the month)
--- ARGV[1] first_day integer: the first day of the month in the range, 1 to 31
--- ARGV[2] last_day integer: the last day of the month in the range, first_day to 31
+-- KEYS[1] log string ro: the user's monthly log, the seed's `<prefix>_<YYYY-MM>_<type>_<uid>` (bit n = day n of the month)
+-- ARGV[1] first_day integer 1..31: the first day of the month in the range
+-- ARGV[2] last_day integer first_day..31: the last day of the month in the range
 -- RETURNS integers: the days from first_day to last_day whose bit is set, ascending (never a day outside)
--- ERRORS BADARG
-local first, last = tonumber(string.match(ARGV[1], '^%d%d?$')), tonumber(string.match(ARGV[2], '^%d%d?$'))
-if not first or not last or first < 1 or last > 31 or first > last then
-  return redis.error_reply('BADARG days must satisfy 1 <= first_day <= last_day <= 31')
-end
+-- READS BITCOUNT BITFIELD_RO
+local first, last = tonumber(ARGV[1]), tonumber(ARGV[2])
 -- BITCOUNT with a BIT range (Redis >= 7) counts only the days inside the range.
 if redis.call('BITCOUNT', KEYS[1], first, last, 'BIT') == 0 then
   return {}

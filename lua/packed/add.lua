@@ -1,42 +1,19 @@
 #!lua
 --- Add to a little-endian integer field inside one record and return the field's new value
--- KEYS[1] shard: one shard of packed records (a STRING); the only key touched
--- ARGV[1] reserve integer: grow a shorter shard to this many bytes first (see put); 0 grows as written
--- ARGV[2] offset integer: byte offset of the field in the shard
--- ARGV[3] size integer: the field's width in bytes, 1 to 6
--- ARGV[4] signed integer: 1 for two's complement, 0 for unsigned
--- ARGV[5] delta integer: added to the field; bytes past the end of the shard read as 0
+-- KEYS[1] shard string rw: one shard of packed records (a STRING); the only key touched
+-- ARGV[1] reserve integer 0..536870912: grow a shorter shard to this many bytes first (see put); 0 grows as written
+-- ARGV[2] offset integer 0..536870912: byte offset of the field in the shard
+-- ARGV[3] size integer 1..6: the field's width in bytes
+-- ARGV[4] signed bool: 1 for two's complement, 0 for unsigned
+-- ARGV[5] delta integer -9007199254740991..9007199254740991: added to the field; bytes past the end of the shard read as 0
 -- RETURNS integer: the field's new value
+-- WRITES SET SETRANGE
+-- READS GET GETRANGE STRLEN
 -- ERRORS BADARG OVERFLOW
 local max = 536870912
-if not string.match(ARGV[1], '^%d+$') or #ARGV[1] > 9 or tonumber(ARGV[1]) > max then
-  return redis.error_reply('BADARG reserve must be an integer from 0 to 536870912')
-end
-if not string.match(ARGV[3], '^[1-6]$') then
-  return redis.error_reply('BADARG size must be an integer from 1 to 6')
-end
-local size = tonumber(ARGV[3])
-if not string.match(ARGV[2], '^%d+$') or #ARGV[2] > 9 or tonumber(ARGV[2]) + size > max then
+local offset, size = tonumber(ARGV[2]), tonumber(ARGV[3])
+if offset + size > max then
   return redis.error_reply('BADARG offset must be an integer with offset + size <= 536870912')
-end
-local offset = tonumber(ARGV[2])
-if ARGV[4] ~= '0' and ARGV[4] ~= '1' then
-  return redis.error_reply('BADARG signed must be 0 or 1')
-end
-if not string.match(ARGV[5], '^-?%d+$') or #ARGV[5] > 17 then
-  return redis.error_reply('BADARG delta must be an integer of at most 16 digits')
-end
-local delta = tonumber(ARGV[5])
-local reserve = tonumber(ARGV[1])
-if reserve > 0 then
-  local cur = redis.call('STRLEN', KEYS[1])
-  if cur < reserve then
-    local old = ''
-    if cur > 0 then
-      old = redis.call('GET', KEYS[1])
-    end
-    redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - cur), 'KEEPTTL')
-  end
 end
 local raw = redis.call('GETRANGE', KEYS[1], offset, offset + size - 1)
 local span = 2 ^ (8 * size)
@@ -51,10 +28,22 @@ if ARGV[4] == '1' then
     value = value - span
   end
 end
-local new = value + delta
+local new = value + tonumber(ARGV[5])
 if new < lo or new > hi then
   return redis.error_reply('OVERFLOW ' .. string.format('%.0f + %s leaves the %d-byte field range %.0f..%.0f',
     value, ARGV[5], size, lo, hi))
+end
+-- Only now, with nothing left that can fail, grow the shard and write.
+local reserve = tonumber(ARGV[1])
+if reserve > 0 then
+  local cur = redis.call('STRLEN', KEYS[1])
+  if cur < reserve then
+    local old = ''
+    if cur > 0 then
+      old = redis.call('GET', KEYS[1])
+    end
+    redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - cur), 'KEEPTTL')
+  end
 end
 local u = new
 if u < 0 then

@@ -1,24 +1,23 @@
 #!lua
 --- Replace one record only if it still holds the expected bytes (compare-and-set)
--- KEYS[1] shard: one shard of packed records (a STRING); the only key touched
--- ARGV[1] reserve integer: grow a shorter shard to this many bytes first (see put); 0 grows as written
--- ARGV[2] offset integer: byte offset of the record in the shard
--- ARGV[3] expected bytes: the record the caller expects (bytes past the end of the shard read as 0)
--- ARGV[4] record bytes: the new record, as wide as expected
+-- KEYS[1] shard string rw: one shard of packed records (a STRING); the only key touched
+-- ARGV[1] reserve integer 0..536870912: grow a shorter shard to this many bytes first (see put); 0 grows as written
+-- ARGV[2] offset integer 0..536870912: byte offset of the record in the shard
+-- ARGV[3] expected bytes nonempty: the record the caller expects (bytes past the end of the shard read as 0)
+-- ARGV[4] record bytes nonempty: the new record, as wide as expected
 -- RETURNS array: {1, previous record} when replaced, {0, current record} when it held something else
+-- WRITES SET SETRANGE
+-- READS GET GETRANGE STRLEN
 -- ERRORS BADARG
 local max = 536870912
-if not string.match(ARGV[1], '^%d+$') or #ARGV[1] > 9 or tonumber(ARGV[1]) > max then
-  return redis.error_reply('BADARG reserve must be an integer from 0 to 536870912')
-end
 local width = #ARGV[4]
-if width == 0 or #ARGV[3] ~= width then
-  return redis.error_reply('BADARG expected and record must be non-empty and equally wide')
-end
-if not string.match(ARGV[2], '^%d+$') or #ARGV[2] > 9 or tonumber(ARGV[2]) + width > max then
-  return redis.error_reply('BADARG offset must be an integer with offset + width <= 536870912')
+if #ARGV[3] ~= width then
+  return redis.error_reply('BADARG record must be as wide as expected')
 end
 local offset = tonumber(ARGV[2])
+if offset + width > max then
+  return redis.error_reply('BADARG offset must be an integer with offset + width <= 536870912')
+end
 local cur = redis.call('GETRANGE', KEYS[1], offset, offset + width - 1)
 if #cur < width then
   cur = cur .. string.rep('\0', width - #cur)

@@ -1,11 +1,13 @@
 #!lua
 --- Delete a rolling sharded store: its index and every shard
--- KEYS[1] meta: the store's index hash
--- KEYS[2..] slots: hash and order list of every ring slot (hash, order, hash, order, ...)
+-- KEYS[1] meta hash rw: the store's index hash
+-- KEYS[2..] slots hash,list rw: hash and order list of every ring slot (hash, order, hash, order, ...)
 -- RETURNS integer: the number of records (shard fields) deleted
+-- WRITES UNLINK
+-- READS HGET HLEN
 -- ERRORS RINGCONF
-local shards = (#KEYS - 1) / 2
 local stored = redis.call('HGET', KEYS[1], 'shards')
+local shards = (#KEYS - 1) / 2
 if stored and tonumber(stored) ~= shards then
   return redis.error_reply('RINGCONF stored shards=' .. stored .. ', called with shards=' .. shards)
 end

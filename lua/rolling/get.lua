@@ -1,12 +1,13 @@
 #!lua flags=no-writes
 --- Read one record of a rolling sharded store, looking in the newest shard first
--- KEYS[1] meta: the store's index hash
--- KEYS[2..] hashes: the hash of every ring slot, slot 0 first (shards = #KEYS - 1)
+-- KEYS[1] meta hash ro: the store's index hash
+-- KEYS[2..] hashes hash ro: the hash of every ring slot, slot 0 first (shards = #KEYS - 1)
 -- ARGV[1] field string: the record's field
 -- RETURNS bulk: the newest stored value of the field, or nil
+-- READS HGET HMGET
 -- ERRORS RINGCONF
-local shards = #KEYS - 1
 local m = redis.call('HMGET', KEYS[1], 'head', 'shards')
+local shards = #KEYS - 1
 if not m[1] then
   return false
 end

@@ -1,20 +1,18 @@
 #!lua flags=no-writes
 --- Read the newest records of a rolling sharded store, newest first
--- KEYS[1] meta: the store's index hash
--- KEYS[2..] slots: hash and order list of every ring slot, slot 0 first (hash, order, hash, order, ...)
--- ARGV[1] n integer: how many records at most, 0 to 999999999999999
+-- KEYS[1] meta hash ro: the store's index hash
+-- KEYS[2..] slots hash,list ro: hash and order list of every ring slot, slot 0 first (hash, order, hash, order, ...)
+-- ARGV[1] n integer 0..999999999999999: how many records at most
 -- RETURNS bulks: field, value, field, value, ... newest first; a field stored in several shards
 --    appears once, with its newest value
+-- READS HMGET LLEN LRANGE
 -- ERRORS BADARG RINGCONF
-if not string.match(ARGV[1], '^%d+$') or #ARGV[1] > 15 then
-  return redis.error_reply('BADARG n must be an integer from 0 to 999999999999999')
-end
+local m = redis.call('HMGET', KEYS[1], 'head', 'shards')
 local want = tonumber(ARGV[1])
 local shards = (#KEYS - 1) / 2
 if shards < 2 or shards ~= math.floor(shards) then
-  return redis.error_reply('BADARG pass the meta key and a (hash, order) key pair per ring slot')
+  return redis.error_reply('BADARG slots pass the meta key and a (hash, order) key pair per ring slot')
 end
-local m = redis.call('HMGET', KEYS[1], 'head', 'shards')
 local out = {}
 if not m[1] or want == 0 then
   return out

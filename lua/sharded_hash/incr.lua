@@ -1,15 +1,14 @@
 #!lua
 --- Add to an integer field of one shard, never adding a field to a full shard
--- KEYS[1] shard: one shard of a sharded hash (a HASH); the only key touched
+-- KEYS[1] shard hash rw: one shard of a sharded hash (a HASH); the only key touched
 -- ARGV[1] field bytes: the field
--- ARGV[2] delta integer: added with HINCRBY semantics (a missing field counts as 0)
--- ARGV[3] max_entries integer: refuse, writing nothing, when the field is new and the shard
+-- ARGV[2] delta int64: added with HINCRBY semantics (a missing field counts as 0)
+-- ARGV[3] max_entries integer 0..999999999999999: refuse, writing nothing, when the field is new and the shard
 --    already holds this many fields; 0 for no limit
 -- RETURNS integer: the field's new value
--- ERRORS BADARG FULL
-if not string.match(ARGV[3], '^%d+$') or #ARGV[3] > 15 then
-  return redis.error_reply('BADARG max_entries must be an integer from 0 to 999999999999999')
-end
+-- WRITES HINCRBY
+-- READS HEXISTS HLEN
+-- ERRORS FULL
 local limit = tonumber(ARGV[3])
 if limit > 0 and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   local len = redis.call('HLEN', KEYS[1])

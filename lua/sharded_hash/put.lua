@@ -1,20 +1,16 @@
 #!lua
 --- Write field/value pairs into one shard, optionally only absent fields, never past a field limit
--- KEYS[1] shard: one shard of a sharded hash (a HASH); the only key touched
--- ARGV[1] only_absent integer: 1 keeps existing fields (HSETNX semantics; of a field repeated in
+-- KEYS[1] shard hash rw: one shard of a sharded hash (a HASH); the only key touched
+-- ARGV[1] only_absent bool: 1 keeps existing fields (HSETNX semantics; of a field repeated in
 --    the call the first pair wins), 0 overwrites (the last pair wins)
--- ARGV[2] max_entries integer: refuse, writing nothing, when the shard would then hold more fields
+-- ARGV[2] max_entries integer 0..999999999999999: refuse, writing nothing, when the shard would then hold more fields
 --    than this (its hash-max-listpack-entries); 0 for no limit
 -- ARGV[3..] pairs bytes: field, value, field, value, ...
 -- RETURNS integer: the number of fields that were new to the shard (for only_absent: inserted)
+-- WRITES HSET
+-- READS HLEN HMGET
 -- ERRORS BADARG FULL
 local nx = ARGV[1]
-if nx ~= '0' and nx ~= '1' then
-  return redis.error_reply('BADARG only_absent must be 0 or 1')
-end
-if not string.match(ARGV[2], '^%d+$') or #ARGV[2] > 15 then
-  return redis.error_reply('BADARG max_entries must be an integer from 0 to 999999999999999')
-end
 local limit = tonumber(ARGV[2])
 local n = #ARGV - 2
 if n == 0 or n % 2 ~= 0 then

@@ -1,15 +1,14 @@
 #!lua
 --- Count the users in the OR (signed in on any day) or AND (on every day) of day bitmaps, without returning the bitmap
--- KEYS[1] tmp: a temporary key (same hash tag as the day bitmaps), deleted before the script returns
--- KEYS[2..] days: the day bitmaps of the range (a missing day is an empty bitmap)
--- ARGV[1] op string: OR or AND
+-- KEYS[1] tmp string rw: a temporary key (same hash tag as the day bitmaps), deleted before the script returns
+-- KEYS[2..] days string ro: the day bitmaps of the range (a missing day is an empty bitmap)
+-- ARGV[1] op enum OR|AND: how to combine them
 -- RETURNS integer: the number of bits set in the combined bitmap (BITCOUNT)
+-- WRITES BITOP DEL
+-- READS BITCOUNT
 -- ERRORS BADARG
-if ARGV[1] ~= 'OR' and ARGV[1] ~= 'AND' then
-  return redis.error_reply('BADARG op must be OR or AND')
-end
 if #KEYS < 2 then
-  return redis.error_reply('BADARG at least one day bitmap is needed')
+  return redis.error_reply('BADARG days at least one day bitmap is needed')
 end
 local days = {}
 for i = 2, #KEYS do

@@ -109,5 +109,6 @@ pub const DEFAULT_INDEX_MARGIN: Duration = Duration::from_secs(60);
 /// sensible number of keys.
 pub const MAX_SHARDS: u64 = 65_536;
 
-/// The longest TTL the scripts accept, in milliseconds.
-pub const MAX_TTL_MS: u64 = 999_999_999_999_999;
+/// The longest TTL the scripts accept, in milliseconds (the `ttl_ms` range
+/// of `lua/rolling/add.lua`'s header).
+pub const MAX_TTL_MS: u64 = crate::scripts::rolling::ADD_TTL_MS_MAX as u64;

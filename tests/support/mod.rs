@@ -6,6 +6,7 @@
 //! test panicked).
 #![allow(dead_code)]
 
+use redis_patterns::{ScriptCall, ScriptInfo};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
 
 /// Starts a fresh server with default settings.
@@ -158,4 +159,32 @@ impl Driver {
         self.run(redis_patterns::Op::<T>::cmd(key, cmd.clone()))
             .unwrap_or_else(|e| panic!("{} on {key}: {e}", self.name()))
     }
+}
+
+/// A call of `script` with exactly these keys and arguments, bypassing its
+/// typed wrapper's checks (as another language may send it): for tests of
+/// the scripts' own checks. Run it like any [`ScriptCall`].
+pub fn raw_call<R: redis::FromRedisValue>(
+    script: &'static ScriptInfo,
+    keys: &[&str],
+    args: &[&str],
+) -> ScriptCall<R> {
+    let mut call = ScriptCall::new(script, keys.len());
+    for k in keys {
+        call.key(k.as_bytes());
+    }
+    for a in args {
+        call.arg(a.as_bytes());
+    }
+    call
+}
+
+/// A shipped script without the block of generated checks (from its
+/// `-- generated checks` line to its `-- end of generated checks` line):
+/// the file under `lua/`, byte for byte. `None` when it has no such block.
+pub fn without_generated_checks(shipped: &str) -> Option<String> {
+    let begin = shipped.find("\n-- generated checks (crates/codegen")? + 1;
+    let end_marker = "\n-- end of generated checks\n";
+    let end = shipped[begin..].find(end_marker)? + begin + end_marker.len();
+    Some(format!("{}{}", &shipped[..begin], &shipped[end..]))
 }

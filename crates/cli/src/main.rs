@@ -134,21 +134,32 @@ fn main() -> ExitCode {
 fn list() -> CliResult {
     let width = ALL.iter().map(|s| s.name.len()).max().unwrap_or(0);
     for s in ALL {
+        let tail = |variadic: bool| if variadic { ".." } else { "" };
         let keys: Vec<String> = s
             .keys
             .iter()
-            .map(|k| format!("{}{}", k.name, if k.variadic { ".." } else { "" }))
+            .map(|k| {
+                let types: Vec<&str> = k.types.iter().map(|t| t.name()).collect();
+                format!(
+                    "{}{}:{}:{}",
+                    k.name,
+                    tail(k.variadic),
+                    types.join(","),
+                    if k.written { "rw" } else { "ro" }
+                )
+            })
             .collect();
         let args: Vec<String> = s
             .args
             .iter()
             .map(|a| {
-                format!(
-                    "{}:{}{}",
-                    a.name,
-                    a.ty.name(),
-                    if a.variadic { ".." } else { "" }
-                )
+                let constraint = match (a.min, a.max) {
+                    (Some(lo), Some(hi)) => format!(":{lo}..{hi}"),
+                    _ if !a.values.is_empty() => format!(":{}", a.values.join("|")),
+                    _ if a.non_empty => ":nonempty".to_string(),
+                    _ => String::new(),
+                };
+                format!("{}{}:{}{constraint}", a.name, tail(a.variadic), a.ty.name())
             })
             .collect();
         println!(

@@ -45,10 +45,13 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
         String::from_utf8_lossy(&out.stderr)
     );
     for s in ALL {
-        let exported = std::fs::read(dir.join(s.file)).expect("exported script");
+        // The shipped bytes: the file with the generated checks inserted.
+        let exported = std::fs::read_to_string(dir.join(s.file)).expect("exported script");
+        assert_eq!(exported, s.source(), "{}", s.file);
+        assert_eq!(sha1_of(exported.as_bytes()), s.sha1, "{}", s.file);
         assert_eq!(
-            exported,
-            std::fs::read(lua_dir().join(s.file)).expect("source"),
+            support::without_generated_checks(&exported),
+            Some(std::fs::read_to_string(lua_dir().join(s.file)).expect("source")),
             "{}",
             s.file
         );
@@ -65,10 +68,14 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
         "file",
         "sha1",
         "keys",
+        "key_specs",
         "args",
         "returns",
         "read_only",
         "description",
+        "errors",
+        "writes",
+        "reads",
     ] {
         assert!(first.get(field).is_some(), "manifest entry lacks {field}");
     }
@@ -81,8 +88,34 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     assert_eq!(acquire["file"], "lock/acquire.lua");
     assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
     assert_eq!(
+        acquire["key_specs"][1],
+        serde_json::json!({"name": "fence", "types": ["string"], "written": true})
+    );
+    assert_eq!(
         acquire["args"][1],
-        serde_json::json!({"name": "lease_ms", "type": "integer"})
+        serde_json::json!({"name": "lease_ms", "type": "integer", "min": 1,
+            "max": 999_999_999_999_999_i64, "non_empty": false,
+            "reason": "must be an integer from 1 to 999999999999999"})
+    );
+    assert_eq!(
+        acquire["args"][0],
+        serde_json::json!({"name": "token", "type": "string", "non_empty": true,
+            "reason": "must not be empty"})
+    );
+    assert_eq!(acquire["writes"], serde_json::json!(["INCR", "SET"]));
+    let add = raw["scripts"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|s| s["name"] == "rolling.add")
+        .expect("rolling.add");
+    assert_eq!(
+        add["args"][0]["max"],
+        serde_json::json!({"arg": "shards", "offset": -1})
+    );
+    assert_eq!(
+        add["key_specs"][1],
+        serde_json::json!({"name": "slots..", "types": ["hash", "list"], "written": true})
     );
     assert_eq!(acquire["read_only"], false);
     assert_eq!(
@@ -131,6 +164,58 @@ fn cli_errors_go_to_stderr_with_nonzero_exit() {
         !out.status.success(),
         "load without --url or REDIS_URL must fail"
     );
+}
+
+#[test]
+fn redis_cli_eval_runs_an_exported_file() {
+    let server = support::server();
+    let dir = temp_dir("eval");
+    let out = bin().arg("export").arg(&dir).output().expect("run export");
+    assert!(out.status.success());
+    let file = dir.join("lock/acquire.lua");
+    let eval = |args: &[&str]| -> String {
+        let out = Command::new("redis-cli")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &server.port().to_string(),
+                "--eval",
+            ])
+            .arg(&file)
+            .args(args)
+            .output()
+            .expect("redis-cli must be installed (apt-get install redis-tools)");
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_string()
+    };
+    let keys = ["redis:lock:{job}", "redis:lock:{job}:fence", ","];
+    let with = |args: &[&'static str]| -> Vec<&str> { keys.iter().chain(args).copied().collect() };
+    assert_eq!(eval(&with(&["tok-1", "30000"])), "1");
+    // EVAL cached exactly the shipped bytes: their SHA1 is the registry's.
+    let mut con = server.connection();
+    let cached: Vec<i64> = redis::cmd("SCRIPT")
+        .arg("EXISTS")
+        .arg(scripts::LOCK_ACQUIRE.sha1)
+        .query(&mut con)
+        .expect("SCRIPT EXISTS");
+    assert_eq!(cached, [1]);
+    // The generated checks run from the file too, before anything is written.
+    let err = eval(&with(&["tok-2", "-5"]));
+    assert!(
+        err.contains("BADARG lease_ms must be an integer from 1 to 999999999999999"),
+        "{err}"
+    );
+    let err = eval(&with(&["tok-2"]));
+    assert!(err.contains("BADARG lease_ms missing"), "{err}");
+    let fence: i64 = redis::cmd("GET")
+        .arg("redis:lock:{job}:fence")
+        .query(&mut con)
+        .expect("GET");
+    assert_eq!(fence, 1, "the refused calls wrote nothing");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! The script header grammar and the code generator behind `build.rs`.
 //!
 //! A build-dependency of `redis-patterns`: its `build.rs` turns every
-//! `lua/<pattern>/<op>.lua` into a registry entry and a typed wrapper with
-//! [`parse_dir`] and [`generate`]. The golden-file tests in `tests/` run the
-//! generator on fixtures. Nothing here ships in the library.
+//! `lua/<pattern>/<op>.lua` into a registry entry, a typed wrapper and the
+//! shipped script ("generated checks + the file's body") with
+//! [`parse_dir`], [`generate`] and [`ScriptSpec::shipped`]. The golden-file
+//! tests in `tests/` run the generator on fixtures. Nothing here ships in
+//! the library.
 //!
 //! # Header grammar
 //!
@@ -14,29 +16,143 @@
 //! #!lua                                   first line: a script that may write (EVALSHA)
 //! #!lua flags=no-writes                   first line: a read-only script (EVALSHA_RO)
 //! --- <summary>                           one line, required, right after the shebang
-//! -- KEYS[1] <name>: <meaning>            one per key, numbered from 1 without gaps
-//! -- KEYS[3..] <name>: <meaning>          a variadic tail of keys (last KEYS line)
-//! -- ARGV[1] <name> <type>: <meaning>     type: integer | float | string | bytes
-//! -- ARGV[2..] <name> <type>: <meaning>   a variadic tail of arguments (last ARGV line)
+//! -- KEYS[1] <name> <type> <access>: <meaning>
+//! -- KEYS[3..] <name> <type>[,<type>...] <access>: <meaning>   a variadic tail (last KEYS line)
+//! -- ARGV[1] <name> <arg type>: <meaning>
+//! -- ARGV[2..] <name> <arg type>: <meaning>                    a variadic tail (last ARGV line)
 //! -- RETURNS <type>: <meaning>            integer | integers | bulk | bulks | status | array
-//! -- ERRORS <CODE> [<CODE> ...]           domain error codes raised with redis.error_reply
+//! -- WRITES <CMD> [<CMD> ...]             the write commands the body calls
+//! -- READS <CMD> [<CMD> ...]              the other commands the body calls
+//! -- ERRORS <CODE> [<CODE> ...]           domain error codes the body raises with redis.error_reply
 //! --    <more text>                       (three or more spaces) continues the line above
 //! ```
 //!
-//! Names are `snake_case` and unique within a script. The checker also reads the
-//! body: every literal `KEYS[n]` / `ARGV[n]` must be declared and every declared
-//! one used; a variadic tail must be read with a computed index (`KEYS[i]`) or
-//! `#KEYS`; every `error_reply("CODE ...")` code must be listed in `ERRORS` and
-//! every listed code must appear in the body.
+//! * Key `<type>`: `string` (bitmaps are strings) | `hash` | `set` | `zset`
+//!   | `list` | `stream` | `any`; a variadic tail may list several, which
+//!   its keys cycle through (`hash,list`: hash, list, hash, list, ...).
+//!   `<access>`: `ro` (only read) or `rw` (written).
+//! * `<arg type>`:
+//!   * `integer <lo>..<hi>`: a canonical decimal integer (no sign on zero,
+//!     no leading zeros, no `+`, spaces, exponent or hex) from `lo` to `hi`
+//!     inclusive; a bound is a literal of magnitude below 2^53, or another
+//!     (fixed, constant-bounded) integer argument, optionally `+`/`-` a
+//!     literal: `first_slot integer 0..shards-1`;
+//!   * `int64`: a canonical decimal integer of the full int64 range (kept
+//!     as a string: Lua numbers are doubles);
+//!   * `float`: a finite number;
+//!   * `bool`: `0` or `1`;
+//!   * `enum <A>|<B>|...`: one of the listed words;
+//!   * `string [nonempty]` | `bytes [nonempty]`: anything (not empty with
+//!     `nonempty`); a Rust `&str` or `&[u8]`.
+//!
+//! Names are `snake_case` and unique within a script. The checker also reads
+//! the body:
+//!
+//! * every literal `KEYS[n]` / `ARGV[n]` must be declared and every declared
+//!   one used; a variadic tail must be read with a computed index
+//!   (`KEYS[i]`) or `#KEYS`;
+//! * every `error_reply("CODE ...")` code must be listed in `ERRORS` and
+//!   every listed code must appear in the body; a body's `BADARG` detail
+//!   starts with a declared name (or `keys` / `argv`);
+//! * every `redis.call('CMD', ...)` must name its command literally, the
+//!   command must be known (`commands.rs`), and `WRITES` / `READS` must
+//!   list exactly the commands the body calls; a `no-writes` script has
+//!   neither writes nor `rw` keys, any other script has both;
+//! * a command whose first argument is a declared key must work on the
+//!   key's declared type (`GET` on a `hash` key is refused);
+//! * a write that can fail on the stored value (`INCR` on a string that is
+//!   no integer, an overflow) must be one that no other write can precede.
+//!
+//! # Generated checks
+//!
+//! The shipped script is the file with generated checks inserted between
+//! the header and the body ([`ScriptSpec::shipped`]); its SHA1 is the
+//! `EVALSHA` handle. Before the body runs they refuse, writing nothing:
+//!
+//! * a wrong number of keys or arguments (`BADARG keys ...`, `BADARG
+//!   <name> missing`, `BADARG argv ...`);
+//! * every argument outside its declared type and range, variadic tails
+//!   element by element (`BADARG <name> <reason>`, the reason the typed Rust
+//!   wrapper gives too);
+//! * in a writing script, a user whose ACL denies a write command, or a
+//!   command that may run after a write (`NOPERM`, via
+//!   `redis.acl_check_cmd`);
+//! * a key that holds another type than declared (`WRONGTYPE`, via
+//!   `TYPE`) — unless the body's own first command on that key, which runs
+//!   before any write, already checks its type (proved from the body's
+//!   structure: see [`ScriptSpec::type_checked`]).
 
-use std::fmt::Write as _;
+mod checks;
+mod commands;
+mod lua;
+mod rust;
+
 use std::path::{Path, PathBuf};
 
-/// The Lua-side type of one `ARGV` entry.
+pub use commands::{COMMANDS, Command};
+pub use rust::generate;
+
+use lua::{Structure, Tok, Token};
+
+/// The Redis type a key holds, as a header declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyType {
+    String,
+    Hash,
+    Set,
+    Zset,
+    List,
+    Stream,
+    /// Any type (no check).
+    Any,
+}
+
+impl KeyType {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "string" => Self::String,
+            "hash" => Self::Hash,
+            "set" => Self::Set,
+            "zset" => Self::Zset,
+            "list" => Self::List,
+            "stream" => Self::Stream,
+            "any" => Self::Any,
+            _ => return None,
+        })
+    }
+    /// The name used in headers, in the manifest and by `TYPE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Hash => "hash",
+            Self::Set => "set",
+            Self::Zset => "zset",
+            Self::List => "list",
+            Self::Stream => "stream",
+            Self::Any => "any",
+        }
+    }
+    fn variant(self) -> &'static str {
+        match self {
+            Self::String => "String",
+            Self::Hash => "Hash",
+            Self::Set => "Set",
+            Self::Zset => "Zset",
+            Self::List => "List",
+            Self::Stream => "Stream",
+            Self::Any => "Any",
+        }
+    }
+}
+
+/// The type of one `ARGV` entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgType {
     Integer,
+    Int64,
     Float,
+    Bool,
+    Enum,
     String,
     Bytes,
 }
@@ -45,7 +161,10 @@ impl ArgType {
     fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "integer" => Self::Integer,
+            "int64" => Self::Int64,
             "float" => Self::Float,
+            "bool" => Self::Bool,
+            "enum" => Self::Enum,
             "string" => Self::String,
             "bytes" => Self::Bytes,
             _ => return None,
@@ -55,34 +174,152 @@ impl ArgType {
     pub fn name(self) -> &'static str {
         match self {
             Self::Integer => "integer",
+            Self::Int64 => "int64",
             Self::Float => "float",
+            Self::Bool => "bool",
+            Self::Enum => "enum",
             Self::String => "string",
             Self::Bytes => "bytes",
-        }
-    }
-    fn rust_one(self) -> &'static str {
-        match self {
-            Self::Integer => "i64",
-            Self::Float => "f64",
-            Self::String => "&str",
-            Self::Bytes => "&[u8]",
-        }
-    }
-    fn rust_many(self) -> &'static str {
-        match self {
-            Self::Integer => "&[i64]",
-            Self::Float => "&[f64]",
-            Self::String => "&[impl AsRef<str>]",
-            Self::Bytes => "&[impl AsRef<[u8]>]",
         }
     }
     fn variant(self) -> &'static str {
         match self {
             Self::Integer => "Integer",
+            Self::Int64 => "Int64",
             Self::Float => "Float",
+            Self::Bool => "Bool",
+            Self::Enum => "Enum",
             Self::String => "String",
             Self::Bytes => "Bytes",
         }
+    }
+}
+
+const TYPES_HELP: &str =
+    "integer <lo>..<hi> | int64 | float | bool | enum <a>|<b> | string | bytes";
+
+/// The largest magnitude of an integer bound: every integer up to it is
+/// exact in a Lua number (a double).
+pub const MAX_BOUND: i64 = (1 << 53) - 1;
+
+/// One end of an integer range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bound {
+    Value(i64),
+    /// Another argument's value plus `offset`.
+    Arg {
+        name: String,
+        offset: i64,
+    },
+}
+
+impl Bound {
+    fn parse(s: &str) -> Option<Self> {
+        if let Ok(v) = s.parse::<i64>() {
+            // Canonical literals only: `007` or `+5` would read ambiguously.
+            return (v.to_string() == s).then_some(Self::Value(v));
+        }
+        let split = s.find(['+', '-']).unwrap_or(s.len());
+        let (name, rest) = s.split_at(split);
+        if !is_ident(name) {
+            return None;
+        }
+        let offset = match rest {
+            "" => 0,
+            _ => {
+                let k: i64 = rest[1..].parse().ok()?;
+                if k.to_string() != rest[1..] || k == 0 {
+                    return None;
+                }
+                if rest.starts_with('-') { -k } else { k }
+            }
+        };
+        Some(Self::Arg {
+            name: name.to_string(),
+            offset,
+        })
+    }
+    /// As written in the header (`5`, `shards-1`).
+    pub fn text(&self) -> String {
+        match self {
+            Self::Value(v) => v.to_string(),
+            Self::Arg { name, offset: 0 } => name.clone(),
+            Self::Arg { name, offset } if *offset > 0 => format!("{name}+{offset}"),
+            Self::Arg { name, offset } => format!("{name}{offset}"),
+        }
+    }
+    fn value(&self) -> Option<i64> {
+        match self {
+            Self::Value(v) => Some(*v),
+            Self::Arg { .. } => None,
+        }
+    }
+    fn arg(&self) -> Option<&str> {
+        match self {
+            Self::Arg { name, .. } => Some(name),
+            Self::Value(_) => None,
+        }
+    }
+}
+
+/// One `KEYS` entry of a header.
+#[derive(Debug, Clone)]
+pub struct Key {
+    pub name: String,
+    pub doc: String,
+    pub variadic: bool,
+    /// The declared type; a variadic tail cycles through several.
+    pub types: Vec<KeyType>,
+    /// Declared `rw`.
+    pub written: bool,
+    /// Line of the declaration in the script.
+    pub line: usize,
+}
+
+/// One `ARGV` entry of a header.
+#[derive(Debug, Clone)]
+pub struct Arg {
+    pub name: String,
+    pub ty: ArgType,
+    pub doc: String,
+    pub variadic: bool,
+    /// Inclusive range of an `integer`.
+    pub min: Option<Bound>,
+    pub max: Option<Bound>,
+    /// `string nonempty` / `bytes nonempty`.
+    pub non_empty: bool,
+    /// The words of an `enum`.
+    pub values: Vec<String>,
+    /// Line of the declaration in the script.
+    pub line: usize,
+}
+
+impl Arg {
+    /// The `BADARG <name> <reason>` reason of a value outside the
+    /// declaration, shared by the Lua and the Rust checks; `None` when every
+    /// value is accepted.
+    pub fn reason(&self) -> Option<String> {
+        Some(match self.ty {
+            ArgType::Integer => format!(
+                "must be an integer from {} to {}",
+                self.min.as_ref().expect("integers have ranges").text(),
+                self.max.as_ref().expect("integers have ranges").text()
+            ),
+            ArgType::Int64 => "must be a canonical decimal int64".into(),
+            ArgType::Float => "must be a finite number".into(),
+            ArgType::Bool => "must be 0 or 1".into(),
+            ArgType::Enum => match self.values.as_slice() {
+                [a, b] => format!("must be {a} or {b}"),
+                values => format!("must be one of {}", values.join(", ")),
+            },
+            ArgType::String | ArgType::Bytes if self.non_empty => "must not be empty".into(),
+            ArgType::String | ArgType::Bytes => return None,
+        })
+    }
+
+    /// The names of the arguments this one's range refers to.
+    fn refs(&self) -> impl Iterator<Item = &str> {
+        self.min.iter().chain(&self.max).filter_map(Bound::arg)
     }
 }
 
@@ -131,19 +368,16 @@ impl ReturnType {
     }
 }
 
-/// One `KEYS` or `ARGV` entry of a header.
+/// A command the generated checks test with `redis.acl_check_cmd`.
 #[derive(Debug, Clone)]
-pub struct Param {
-    pub name: String,
-    /// `None` for keys.
-    pub ty: Option<ArgType>,
-    pub doc: String,
-    pub variadic: bool,
-    /// Line of the declaration in the script.
-    pub line: usize,
+pub struct AclCheck {
+    pub command: &'static Command,
+    /// The key the probe names (a Lua expression, `KEYS[2]`).
+    pub key: String,
 }
 
-/// A parsed script: its place in the bundle and its header.
+/// A parsed script: its place in the bundle, its header and what the
+/// generated checks test.
 #[derive(Debug, Clone)]
 pub struct ScriptSpec {
     /// `<pattern>.<op>`
@@ -153,13 +387,77 @@ pub struct ScriptSpec {
     /// Path relative to `lua/`, with `/` separators.
     pub file: String,
     pub summary: String,
-    pub keys: Vec<Param>,
-    pub args: Vec<Param>,
+    pub keys: Vec<Key>,
+    pub args: Vec<Arg>,
     pub returns: ReturnType,
     pub returns_doc: String,
+    /// The error codes a call may answer with as domain errors: `BADARG`
+    /// (the generated checks), then the header's `ERRORS`.
     pub errors: Vec<String>,
+    /// The header's `WRITES`, sorted.
+    pub writes: Vec<String>,
+    /// The header's `READS`, sorted.
+    pub reads: Vec<String>,
     pub read_only: bool,
+    /// For each key, whether the generated checks call `TYPE` on it (for a
+    /// variadic tail: on every key of it). `false` for an `any` key and for
+    /// a key whose type the body's own first command on it checks before
+    /// any write can run.
+    pub type_checked: Vec<bool>,
+    /// The commands the generated checks test with `redis.acl_check_cmd`:
+    /// in a writing script every write command, and every other command
+    /// that may run after a write.
+    pub acl_checks: Vec<AclCheck>,
+    /// The file's text.
+    pub source: String,
+    /// Byte offset of the body (the first line after the header) in `source`.
+    pub body_offset: usize,
+    /// Lowercase hex SHA1 of [`ScriptSpec::shipped`]: the `EVALSHA` handle.
     pub sha1_hex: String,
+}
+
+impl ScriptSpec {
+    /// The script as shipped: the file's header, the generated checks, then
+    /// the file's body (so line 1 stays the shebang).
+    pub fn shipped(&self) -> String {
+        let (head, body) = self.source.split_at(self.body_offset);
+        let mut out = String::with_capacity(self.source.len() + 2048);
+        out.push_str(head);
+        if !head.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&checks::lua_checks(self));
+        out.push_str(body);
+        out
+    }
+
+    /// The generated checks alone (what [`ScriptSpec::shipped`] inserts).
+    pub fn checks(&self) -> String {
+        checks::lua_checks(self)
+    }
+
+    fn fixed_keys(&self) -> usize {
+        self.keys.iter().filter(|k| !k.variadic).count()
+    }
+
+    fn fixed_args(&self) -> usize {
+        self.args.iter().filter(|a| !a.variadic).count()
+    }
+
+    /// The argument checks in the order both sides run them: arguments
+    /// whose range names no other argument first, in header order, then the
+    /// others (which refer to arguments checked already).
+    pub fn check_order(&self) -> Vec<usize> {
+        let (plain, refs): (Vec<usize>, Vec<usize>) =
+            (0..self.args.len()).partition(|&i| self.args[i].refs().next().is_none());
+        plain.into_iter().chain(refs).collect()
+    }
+
+    /// Whether some other argument's range refers to argument `i`.
+    fn is_referenced(&self, i: usize) -> bool {
+        let name = &self.args[i].name;
+        self.args.iter().any(|a| a.refs().any(|r| r == name))
+    }
 }
 
 /// A header or layout problem, reported as `file:line: message`.
@@ -190,6 +488,9 @@ const RUST_KEYWORDS: &[&str] = &[
     "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
 ];
 
+/// Names the generated checks use for arity problems (not argument names).
+const ARITY_NAMES: &[&str] = &["keys", "argv"];
+
 /// Parses `[n]` or `[n..]` right after `KEYS`/`ARGV`; returns (n, variadic, rest).
 fn parse_index(s: &str) -> Option<(usize, bool, &str)> {
     let s = s.strip_prefix('[')?;
@@ -203,85 +504,127 @@ fn parse_index(s: &str) -> Option<(usize, bool, &str)> {
     Some((n, variadic, rest))
 }
 
-/// Strips a trailing Lua `--` comment that is not inside a string literal.
-fn strip_comment(line: &str) -> &str {
-    let bytes = line.as_bytes();
-    let mut quote: Option<u8> = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match quote {
-            Some(_) if b == b'\\' => i += 1,
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None if b == b'"' || b == b'\'' => quote = Some(b),
-            None if b == b'-' && bytes.get(i + 1) == Some(&b'-') => return &line[..i],
-            None => {}
+/// A header line's list of upper-case words (`ERRORS`, `WRITES`, `READS`).
+fn upper_words<'a>(rest: &'a str, what: &str) -> Result<Vec<&'a str>, String> {
+    let mut out = Vec::new();
+    for word in rest.split_whitespace() {
+        let word = word.trim_end_matches(',');
+        if word.is_empty()
+            || !word
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        {
+            return Err(format!("{what} `{word}` must be UPPER_CASE"));
         }
-        i += 1;
+        if out.contains(&word) {
+            return Err(format!("{what} `{word}` is listed twice"));
+        }
+        out.push(word);
     }
-    line
+    if out.is_empty() {
+        return Err(format!("lists no {what}"));
+    }
+    Ok(out)
 }
 
-/// How the body refers to `KEYS` or `ARGV`.
-#[derive(Default)]
-struct Uses {
-    literal: Vec<(usize, usize)>, // (index, line)
-    computed: Option<usize>,      // first line
+/// What an `ARGV` line declares after the name.
+struct ArgDecl {
+    ty: ArgType,
+    min: Option<Bound>,
+    max: Option<Bound>,
+    non_empty: bool,
+    values: Vec<String>,
 }
 
-fn scan_uses(body: &[(usize, &str)], table: &str) -> Uses {
-    let mut uses = Uses::default();
-    for &(lineno, line) in body {
-        let code = strip_comment(line);
-        let mut from = 0;
-        while let Some(pos) = code[from..].find(table) {
-            let at = from + pos;
-            from = at + table.len();
-            let before = code[..at].chars().next_back();
-            let after = code[from..].chars().next();
-            if matches!(before, Some(c) if c.is_ascii_alphanumeric() || c == '_')
-                || matches!(after, Some(c) if c.is_ascii_alphanumeric() || c == '_')
-            {
-                continue;
-            }
-            let rest = &code[from..];
-            if let Some(inner) = rest.strip_prefix('[') {
-                // `KEYS[1]` and `#KEYS[1]` (the length of one entry)
-                let close = inner.find(']').unwrap_or(inner.len());
-                match inner[..close].trim().parse::<usize>() {
-                    Ok(n) => uses.literal.push((n, lineno)),
-                    Err(_) => {
-                        uses.computed.get_or_insert(lineno);
-                    }
+/// Parses the declaration of an argument after its name.
+fn parse_arg_decl(decl: &[&str]) -> Result<ArgDecl, String> {
+    let t = decl
+        .first()
+        .ok_or_else(|| format!("missing type ({TYPES_HELP})"))?;
+    let ty = ArgType::parse(t).ok_or_else(|| format!("unknown type `{t}` ({TYPES_HELP})"))?;
+    let rest = &decl[1..];
+    let (mut min, mut max, mut non_empty, mut values) = (None, None, false, Vec::new());
+    match ty {
+        ArgType::Integer => {
+            let range = rest
+                .first()
+                .ok_or("an integer needs a range `<lo>..<hi>` (e.g. `0..999999999999999`)")?;
+            let (lo, hi) = range
+                .split_once("..")
+                .ok_or_else(|| format!("expected a range `<lo>..<hi>`, found `{range}`"))?;
+            let parse = |s: &str| {
+                Bound::parse(s).ok_or_else(|| {
+                    format!(
+                        "bound `{s}` is neither an integer nor `<arg>`, `<arg>-<n>`, `<arg>+<n>`"
+                    )
+                })
+            };
+            let (lo, hi) = (parse(lo)?, parse(hi)?);
+            for b in [&lo, &hi] {
+                let magnitude = match b {
+                    Bound::Value(v) => *v,
+                    Bound::Arg { offset, .. } => *offset,
+                };
+                if magnitude.unsigned_abs() > MAX_BOUND as u64 {
+                    return Err(format!(
+                        "bound `{}` is beyond 2^53-1, where Lua numbers stop being exact",
+                        b.text()
+                    ));
                 }
-            } else {
-                // `#KEYS`, `unpack(KEYS)`, `ipairs(ARGV)`: the whole table.
-                uses.computed.get_or_insert(lineno);
+            }
+            if let (Some(a), Some(b)) = (lo.value(), hi.value())
+                && a > b
+            {
+                return Err(format!("empty range {a}..{b}"));
+            }
+            min = Some(lo);
+            max = Some(hi);
+            if let Some(extra) = rest.get(1) {
+                return Err(format!("unexpected `{extra}` after the range"));
+            }
+        }
+        ArgType::Enum => {
+            let list = rest
+                .first()
+                .ok_or("an enum lists its words: `enum <a>|<b>`")?;
+            for v in list.split('|') {
+                if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(format!("enum word `{v}` must be letters, digits or `_`"));
+                }
+                if values.iter().any(|x| x == v) {
+                    return Err(format!("enum word `{v}` is listed twice"));
+                }
+                values.push(v.to_string());
+            }
+            if values.len() < 2 {
+                return Err("an enum lists at least two words".into());
+            }
+            if let Some(extra) = rest.get(1) {
+                return Err(format!("unexpected `{extra}` after the enum words"));
+            }
+        }
+        ArgType::String | ArgType::Bytes => match rest {
+            [] => {}
+            ["nonempty"] => non_empty = true,
+            [other, ..] => {
+                return Err(format!(
+                    "unexpected `{other}` (only `nonempty` may follow `{t}`)"
+                ));
+            }
+        },
+        ArgType::Int64 | ArgType::Float | ArgType::Bool => {
+            if let Some(extra) = rest.first() {
+                return Err(format!("unexpected `{extra}` after `{t}`"));
             }
         }
     }
-    uses
-}
-
-/// Finds the codes of `error_reply("CODE ...")` calls, with their lines.
-fn scan_error_codes(body: &[(usize, &str)]) -> Vec<(String, usize)> {
-    let mut codes = Vec::new();
-    for &(lineno, line) in body {
-        let code = strip_comment(line);
-        let mut from = 0;
-        while let Some(pos) = code[from..].find("error_reply(") {
-            let start = from + pos + "error_reply(".len();
-            from = start;
-            let rest = code[start..].trim_start();
-            if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-                let lit = &rest[1..];
-                let end = lit.find([q, ' ']).unwrap_or(lit.len());
-                codes.push((lit[..end].to_string(), lineno));
-            }
-        }
-    }
-    codes
+    Ok(ArgDecl {
+        ty,
+        min,
+        max,
+        non_empty,
+        values,
+    })
 }
 
 /// Parses one script file. `file` is its path relative to `lua/`.
@@ -315,11 +658,13 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
         _ => return Err(err(2, "second line must be `--- <summary>`".into())),
     };
 
-    let mut keys: Vec<Param> = Vec::new();
-    let mut args: Vec<Param> = Vec::new();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut args: Vec<Arg> = Vec::new();
     let mut returns: Option<(ReturnType, String)> = None;
     let mut errors: Vec<String> = Vec::new();
     let mut errors_line = 0;
+    let mut writes: Option<(Vec<String>, usize)> = None;
+    let mut reads: Option<(Vec<String>, usize)> = None;
     // Which doc string a continuation line extends.
     #[derive(Clone, Copy)]
     enum Last {
@@ -369,60 +714,106 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                 if doc.is_empty() {
                     return Err(err(lineno, "the meaning must not be empty".into()));
                 }
-                let mut decl = decl.split_whitespace();
-                let name = decl
-                    .next()
+                let decl: Vec<&str> = decl.split_whitespace().collect();
+                let name = *decl
+                    .first()
                     .ok_or_else(|| err(lineno, "missing name".into()))?;
-                if !is_ident(name) || RUST_KEYWORDS.contains(&name) {
+                if !is_ident(name) || RUST_KEYWORDS.contains(&name) || ARITY_NAMES.contains(&name) {
                     return Err(err(
                         lineno,
-                        format!("`{name}` is not a snake_case name (or is a Rust keyword)"),
+                        format!(
+                            "`{name}` is not a snake_case name (or is a Rust keyword, `keys` or `argv`)"
+                        ),
                     ));
                 }
-                let ty = if is_key {
-                    None
+                let count = if is_key { keys.len() } else { args.len() };
+                let tail_open = if is_key {
+                    keys.last().is_some_and(|k| k.variadic)
                 } else {
-                    let t = decl.next().ok_or_else(|| {
-                        err(
-                            lineno,
-                            "missing type (integer | float | string | bytes)".into(),
-                        )
-                    })?;
-                    Some(ArgType::parse(t).ok_or_else(|| {
-                        err(
-                            lineno,
-                            format!("unknown type `{t}` (integer | float | string | bytes)"),
-                        )
-                    })?)
+                    args.last().is_some_and(|a| a.variadic)
                 };
-                if let Some(extra) = decl.next() {
-                    return Err(err(lineno, format!("unexpected `{extra}` before `:`")));
-                }
-                let list = if is_key { &mut keys } else { &mut args };
-                if list.last().is_some_and(|p| p.variadic) {
+                if tail_open {
                     return Err(err(
                         lineno,
                         format!("nothing may follow the variadic {word} entry"),
                     ));
                 }
-                if n != list.len() + 1 {
+                if n != count + 1 {
                     return Err(err(
                         lineno,
-                        format!("expected {word}[{}], found {word}[{n}]", list.len() + 1),
+                        format!("expected {word}[{}], found {word}[{n}]", count + 1),
                     ));
                 }
-                if keys.iter().chain(args.iter()).any(|p| p.name == name) {
+                if keys.iter().any(|k| k.name == name) || args.iter().any(|a| a.name == name) {
                     return Err(err(lineno, format!("duplicate name `{name}`")));
                 }
-                let list = if is_key { &mut keys } else { &mut args };
-                list.push(Param {
-                    name: name.to_string(),
-                    ty,
-                    doc: doc.to_string(),
-                    variadic,
-                    line: lineno,
-                });
-                last = if is_key { Last::Key } else { Last::Arg };
+                if is_key {
+                    let (types, access) = match decl[1..] {
+                        [types, access] => (types, access),
+                        [] | [_] => {
+                            return Err(err(
+                                lineno,
+                                "expected `KEYS[n] <name> <type> <ro|rw>: <meaning>` (type: string | hash | set | zset | list | stream | any)".into(),
+                            ));
+                        }
+                        [_, _, extra, ..] => {
+                            return Err(err(lineno, format!("unexpected `{extra}` before `:`")));
+                        }
+                    };
+                    let types: Vec<KeyType> = types
+                        .split(',')
+                        .map(|t| {
+                            KeyType::parse(t).ok_or_else(|| {
+                                err(lineno, format!("unknown key type `{t}` (string | hash | set | zset | list | stream | any)"))
+                            })
+                        })
+                        .collect::<Result<_, _>>()?;
+                    if types.len() > 1 && !variadic {
+                        return Err(err(
+                            lineno,
+                            "only a variadic tail may cycle through several types".into(),
+                        ));
+                    }
+                    let written = match access {
+                        "rw" => true,
+                        "ro" => false,
+                        other => {
+                            return Err(err(
+                                lineno,
+                                format!("access must be `ro` or `rw`, found `{other}`"),
+                            ));
+                        }
+                    };
+                    if written && read_only {
+                        return Err(err(
+                            lineno,
+                            format!("key `{name}` is `rw` in a `no-writes` script"),
+                        ));
+                    }
+                    keys.push(Key {
+                        name: name.to_string(),
+                        doc: doc.to_string(),
+                        variadic,
+                        types,
+                        written,
+                        line: lineno,
+                    });
+                    last = Last::Key;
+                } else {
+                    let d = parse_arg_decl(&decl[1..]).map_err(|m| err(lineno, m))?;
+                    args.push(Arg {
+                        name: name.to_string(),
+                        ty: d.ty,
+                        doc: doc.to_string(),
+                        variadic,
+                        min: d.min,
+                        max: d.max,
+                        non_empty: d.non_empty,
+                        values: d.values,
+                        line: lineno,
+                    });
+                    last = Last::Arg;
+                }
             }
             "RETURNS" => {
                 if returns.is_some() {
@@ -441,30 +832,57 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                 last = Last::Returns;
             }
             "ERRORS" => {
+                if errors_line != 0 {
+                    return Err(err(lineno, "ERRORS given twice".into()));
+                }
                 errors_line = lineno;
-                for code in rest.split_whitespace() {
-                    let code = code.trim_end_matches(',');
-                    if code.is_empty()
-                        || !code
-                            .chars()
-                            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
-                    {
+                errors = upper_words(rest, "error code")
+                    .map_err(|m| err(lineno, format!("ERRORS {m}")))?
+                    .into_iter()
+                    .map(String::from)
+                    .collect();
+                last = Last::None;
+            }
+            "WRITES" | "READS" => {
+                let write = word == "WRITES";
+                let slot = if write { &mut writes } else { &mut reads };
+                if slot.is_some() {
+                    return Err(err(lineno, format!("{word} given twice")));
+                }
+                let mut list = Vec::new();
+                for cmd in
+                    upper_words(rest, "command").map_err(|m| err(lineno, format!("{word} {m}")))?
+                {
+                    let c = commands::lookup(cmd).ok_or_else(|| {
+                        err(
+                            lineno,
+                            format!(
+                                "unknown command `{cmd}` (add it to crates/codegen/src/commands.rs)"
+                            ),
+                        )
+                    })?;
+                    if c.write != write {
                         return Err(err(
                             lineno,
-                            format!("error code `{code}` must be UPPER_CASE"),
+                            format!(
+                                "`{cmd}` is {} command: list it in {}",
+                                if c.write { "a write" } else { "no write" },
+                                if c.write { "WRITES" } else { "READS" }
+                            ),
                         ));
                     }
-                    errors.push(code.to_string());
+                    list.push(cmd.to_string());
                 }
-                if errors.is_empty() {
-                    return Err(err(lineno, "ERRORS lists no code".into()));
-                }
+                list.sort();
+                *slot = Some((list, lineno));
                 last = Last::None;
             }
             other => {
                 return Err(err(
                     lineno,
-                    format!("unknown header line `{other}` (KEYS | ARGV | RETURNS | ERRORS)"),
+                    format!(
+                        "unknown header line `{other}` (KEYS | ARGV | RETURNS | WRITES | READS | ERRORS)"
+                    ),
                 ));
             }
         }
@@ -475,70 +893,40 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
             "header has no `-- RETURNS <type>: <meaning>` line".into(),
         )
     })?;
+    // Ranges that name another argument: a fixed integer with constant bounds.
+    for a in &args {
+        for r in a.refs() {
+            let target = args.iter().find(|b| b.name == r).ok_or_else(|| {
+                err(
+                    a.line,
+                    format!("range of `{}` names `{r}`, which is no argument", a.name),
+                )
+            })?;
+            if target.ty != ArgType::Integer
+                || target.variadic
+                || target.refs().next().is_some()
+                || target.name == a.name
+            {
+                return Err(err(
+                    a.line,
+                    format!(
+                        "range of `{}` may only name a fixed integer argument with a constant range, not `{r}`",
+                        a.name
+                    ),
+                ));
+            }
+        }
+    }
 
-    let body: Vec<(usize, &str)> = lines
+    let body_offset = lines[..header_end]
         .iter()
-        .enumerate()
-        .skip(header_end)
-        .map(|(i, l)| (i + 1, *l))
-        .collect();
-    for (table, list) in [("KEYS", &keys), ("ARGV", &args)] {
-        let uses = scan_uses(&body, table);
-        let fixed = list.iter().filter(|p| !p.variadic).count();
-        let variadic = list.last().is_some_and(|p| p.variadic);
-        for &(n, lineno) in &uses.literal {
-            if n == 0 || (n > fixed && !variadic) {
-                return Err(err(
-                    lineno,
-                    format!("{table}[{n}] is used but not declared in the header"),
-                ));
-            }
-        }
-        if let (Some(p), None) = (list.last().filter(|p| p.variadic), uses.computed) {
-            return Err(err(
-                p.line,
-                format!(
-                    "variadic {table}[{}..] is declared but never read with a computed index or `#{table}`",
-                    fixed + 1
-                ),
-            ));
-        }
-        if let (false, Some(line)) = (variadic, uses.computed) {
-            return Err(err(
-                line,
-                format!(
-                    "{table} is read with a computed index or `#{table}` but the header declares no variadic {table}[n..]"
-                ),
-            ));
-        }
-        for (i, p) in list.iter().enumerate().filter(|(_, p)| !p.variadic) {
-            if !uses.literal.iter().any(|&(n, _)| n == i + 1) {
-                return Err(err(
-                    p.line,
-                    format!("{table}[{}] `{}` is declared but never used", i + 1, p.name),
-                ));
-            }
-        }
-    }
-    let used_codes = scan_error_codes(&body);
-    for (code, lineno) in &used_codes {
-        if !errors.contains(code) {
-            return Err(err(
-                *lineno,
-                format!("error code `{code}` is raised but not listed in `-- ERRORS`"),
-            ));
-        }
-    }
-    for code in &errors {
-        if !used_codes.iter().any(|(c, _)| c == code) {
-            return Err(err(
-                errors_line,
-                format!("error code `{code}` is listed in `-- ERRORS` but never raised"),
-            ));
-        }
-    }
-
-    Ok(ScriptSpec {
+        .map(|l| l.len() + 1)
+        .sum::<usize>();
+    let body_offset = body_offset.min(source.len());
+    let body_src = &source[body_offset..];
+    let toks = lua::tokenize(body_src, header_end + 1).map_err(|(l, m)| err(l, m))?;
+    let structure = Structure::of(&toks).map_err(|(l, m)| err(l, m))?;
+    let mut spec = ScriptSpec {
         name: format!("{pattern}.{op}"),
         pattern,
         op,
@@ -548,10 +936,533 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
         args,
         returns,
         returns_doc,
-        errors,
+        errors: Vec::new(),
+        writes: Vec::new(),
+        reads: Vec::new(),
         read_only,
+        type_checked: Vec::new(),
+        acl_checks: Vec::new(),
+        source: source.to_string(),
+        body_offset,
         sha1_hex: String::new(),
-    })
+    };
+    let body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
+    check_uses(&spec, &body).map_err(|(l, m)| err(l, m))?;
+    check_errors(&spec, &body, &errors, errors_line).map_err(|(l, m)| err(l, m))?;
+    let (writes, writes_line) = writes.unwrap_or((Vec::new(), 0));
+    let (reads, reads_line) = reads.unwrap_or((Vec::new(), 0));
+    check_commands(&spec, &body, &writes, writes_line, &reads, reads_line)
+        .map_err(|(l, m)| err(l, m))?;
+    spec.writes = writes;
+    spec.reads = reads;
+    spec.errors = std::iter::once("BADARG".to_string())
+        .chain(errors.into_iter().filter(|c| c != "BADARG"))
+        .collect();
+    analyse(&mut spec, &body, &toks, &structure).map_err(|(l, m)| err(l, m))?;
+    spec.sha1_hex = sha1_hex(spec.shipped().as_bytes());
+    Ok(spec)
+}
+
+/// What the first argument of a `redis.call` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FirstArg {
+    /// A literal `KEYS[n]` (1-based).
+    Key(usize),
+    Other,
+}
+
+/// One `redis.call('CMD', ...)` or `redis.pcall` of the body.
+#[derive(Debug, Clone)]
+struct CallSite {
+    /// Token index of `redis`.
+    at: usize,
+    line: usize,
+    command: &'static Command,
+    first: FirstArg,
+}
+
+/// A use of `KEYS` or `ARGV` in the body.
+#[derive(Debug, Clone, Copy)]
+struct Use {
+    at: usize,
+    line: usize,
+    /// `Some(n)` for a literal index, `None` for a computed one or the
+    /// whole table.
+    index: Option<usize>,
+    /// `#KEYS`: the table's length, not an entry.
+    length: bool,
+    /// Inside the arguments of `redis.error_reply(...)`.
+    in_error_reply: bool,
+}
+
+/// What the checker reads from a body.
+#[derive(Debug, Default)]
+struct Body {
+    keys: Vec<Use>,
+    argv: Vec<Use>,
+    calls: Vec<CallSite>,
+    /// (code, detail's first word, line) of every `error_reply('CODE ...')`.
+    error_codes: Vec<(String, Option<String>, usize)>,
+}
+
+impl Body {
+    fn scan(toks: &[Token]) -> Result<Self, (usize, String)> {
+        let mut body = Body::default();
+        // Tokens inside `error_reply( ... )`.
+        let mut in_reply = vec![false; toks.len()];
+        let mut i = 0;
+        while i < toks.len() {
+            if toks[i].is_name("error_reply") && toks.get(i + 1).is_some_and(|t| t.is_sym("(")) {
+                let mut depth = 0;
+                let mut j = i + 1;
+                while j < toks.len() {
+                    if toks[j].is_sym("(") {
+                        depth += 1;
+                    } else if toks[j].is_sym(")") {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    in_reply[j] = true;
+                    j += 1;
+                }
+                if let Some(Tok::Str(s)) = toks.get(i + 2).map(|t| &t.tok) {
+                    let mut words = s.split(' ');
+                    let code = words.next().unwrap_or("").to_string();
+                    body.error_codes
+                        .push((code, words.next().map(String::from), toks[i].line));
+                }
+            }
+            i += 1;
+        }
+        for (i, t) in toks.iter().enumerate() {
+            let field = i > 0 && (toks[i - 1].is_sym(".") || toks[i - 1].is_sym(":"));
+            for (table, list) in [("KEYS", &mut body.keys), ("ARGV", &mut body.argv)] {
+                if !t.is_name(table) || field {
+                    continue;
+                }
+                let length = i > 0 && toks[i - 1].is_sym("#");
+                let index = match (toks.get(i + 1), toks.get(i + 2), toks.get(i + 3)) {
+                    (
+                        Some(open),
+                        Some(Token {
+                            tok: Tok::Num(n), ..
+                        }),
+                        Some(close),
+                    ) if open.is_sym("[") && close.is_sym("]") => n.parse::<usize>().ok(),
+                    _ => None,
+                };
+                // `#KEYS[1]` is the length of one entry.
+                let length = length && index.is_none();
+                list.push(Use {
+                    at: i,
+                    line: t.line,
+                    index,
+                    length,
+                    in_error_reply: in_reply[i],
+                });
+            }
+            if t.is_name("redis")
+                && toks.get(i + 1).is_some_and(|t| t.is_sym("."))
+                && toks
+                    .get(i + 2)
+                    .is_some_and(|t| t.is_name("call") || t.is_name("pcall"))
+                && toks.get(i + 3).is_some_and(|t| t.is_sym("("))
+            {
+                let Some(Tok::Str(cmd)) = toks.get(i + 4).map(|t| &t.tok) else {
+                    return Err((
+                        t.line,
+                        "`redis.call` must name its command as a string literal (the header lists the commands a script calls)".into(),
+                    ));
+                };
+                let upper = cmd.to_ascii_uppercase();
+                let command = commands::lookup(&upper).ok_or_else(|| {
+                    (
+                        t.line,
+                        format!(
+                            "unknown command `{upper}` (add it to crates/codegen/src/commands.rs)"
+                        ),
+                    )
+                })?;
+                let first = match &toks[(i + 5).min(toks.len())..] {
+                    [
+                        comma,
+                        k,
+                        open,
+                        Token {
+                            tok: Tok::Num(n), ..
+                        },
+                        close,
+                        after,
+                        ..,
+                    ] if comma.is_sym(",")
+                        && k.is_name("KEYS")
+                        && open.is_sym("[")
+                        && close.is_sym("]")
+                        && (after.is_sym(",") || after.is_sym(")")) =>
+                    {
+                        n.parse().map_or(FirstArg::Other, FirstArg::Key)
+                    }
+                    _ => FirstArg::Other,
+                };
+                body.calls.push(CallSite {
+                    at: i,
+                    line: t.line,
+                    command,
+                    first,
+                });
+            }
+        }
+        Ok(body)
+    }
+}
+
+/// Declared ↔ used for `KEYS` and `ARGV`.
+fn check_uses(spec: &ScriptSpec, body: &Body) -> Result<(), (usize, String)> {
+    for (table, uses, names) in [
+        (
+            "KEYS",
+            &body.keys,
+            spec.keys
+                .iter()
+                .map(|k| (k.name.as_str(), k.variadic, k.line))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "ARGV",
+            &body.argv,
+            spec.args
+                .iter()
+                .map(|a| (a.name.as_str(), a.variadic, a.line))
+                .collect(),
+        ),
+    ] {
+        let fixed = names.iter().filter(|p| !p.1).count();
+        let variadic = names.last().filter(|p| p.1);
+        for u in uses {
+            if let Some(n) = u.index
+                && (n == 0 || (n > fixed && variadic.is_none()))
+            {
+                return Err((
+                    u.line,
+                    format!("{table}[{n}] is used but not declared in the header"),
+                ));
+            }
+        }
+        let computed = uses.iter().find(|u| u.index.is_none());
+        if let (Some(p), None) = (variadic, computed) {
+            return Err((
+                p.2,
+                format!(
+                    "variadic {table}[{}..] is declared but never read with a computed index or `#{table}`",
+                    fixed + 1
+                ),
+            ));
+        }
+        if let (None, Some(u)) = (variadic, computed) {
+            return Err((
+                u.line,
+                format!(
+                    "{table} is read with a computed index or `#{table}` but the header declares no variadic {table}[n..]"
+                ),
+            ));
+        }
+        for (i, p) in names.iter().enumerate().filter(|(_, p)| !p.1) {
+            if !uses.iter().any(|u| u.index == Some(i + 1)) {
+                return Err((
+                    p.2,
+                    format!("{table}[{}] `{}` is declared but never used", i + 1, p.0),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Declared ↔ raised for error codes; a body's `BADARG` names an argument.
+fn check_errors(
+    spec: &ScriptSpec,
+    body: &Body,
+    errors: &[String],
+    errors_line: usize,
+) -> Result<(), (usize, String)> {
+    for (code, detail, line) in &body.error_codes {
+        if !errors.contains(code) {
+            return Err((
+                *line,
+                format!("error code `{code}` is raised but not listed in `-- ERRORS`"),
+            ));
+        }
+        if code == "BADARG" {
+            let name = detail.as_deref().unwrap_or("");
+            let known = ARITY_NAMES.contains(&name)
+                || spec.keys.iter().any(|k| k.name == name)
+                || spec.args.iter().any(|a| a.name == name);
+            if !known {
+                return Err((
+                    *line,
+                    format!(
+                        "a BADARG detail starts with the name of a key or argument (or `keys` / `argv`), not `{name}`"
+                    ),
+                ));
+            }
+        }
+    }
+    for code in errors {
+        if !body.error_codes.iter().any(|(c, _, _)| c == code) {
+            return Err((
+                errors_line,
+                format!("error code `{code}` is listed in `-- ERRORS` but never raised"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Declared ↔ called for commands, and the script's writing flag.
+fn check_commands(
+    spec: &ScriptSpec,
+    body: &Body,
+    writes: &[String],
+    writes_line: usize,
+    reads: &[String],
+    reads_line: usize,
+) -> Result<(), (usize, String)> {
+    for c in &body.calls {
+        let (list, line) = if c.command.write {
+            ("WRITES", writes)
+        } else {
+            ("READS", reads)
+        };
+        if !line.iter().any(|x| x == c.command.name) {
+            if c.command.write && spec.read_only {
+                return Err((
+                    c.line,
+                    format!("`{}` writes, but the script is `no-writes`", c.command.name),
+                ));
+            }
+            return Err((
+                c.line,
+                format!(
+                    "`{}` is called but not listed in `-- {list}`",
+                    c.command.name
+                ),
+            ));
+        }
+    }
+    for (list, names, line) in [
+        ("WRITES", writes, writes_line),
+        ("READS", reads, reads_line),
+    ] {
+        for name in names {
+            if !body.calls.iter().any(|c| c.command.name == name) {
+                return Err((
+                    line,
+                    format!("`{name}` is listed in `-- {list}` but never called"),
+                ));
+            }
+        }
+    }
+    if !spec.read_only && writes.is_empty() {
+        return Err((
+            1,
+            "a script that calls no write command is `#!lua flags=no-writes`".into(),
+        ));
+    }
+    if !spec.read_only && !spec.keys.iter().any(|k| k.written) {
+        return Err((
+            writes_line,
+            "a writing script declares at least one `rw` key".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the call at token `at` is the first thing its statement
+/// evaluates, in a statement that runs whenever the body gets that far.
+fn unconditional(toks: &[Token], structure: &Structure, at: usize) -> bool {
+    if !structure.at_top(at) {
+        return false;
+    }
+    let prev = |k: usize| at.checked_sub(k).map(|i| &toks[i]);
+    match prev(1) {
+        None => true,
+        // `if redis.call(...)`, `if not redis.call(...)`, `return redis.call(...)`
+        Some(t) if t.is_name("if") || t.is_name("return") => true,
+        Some(t) if t.is_name("not") => prev(2).is_some_and(|t| t.is_name("if")),
+        // `local a, b = redis.call(...)`
+        Some(t) if t.is_sym("=") => {
+            let mut k = 2;
+            loop {
+                match prev(k) {
+                    Some(t) if t.is_name("local") => return true,
+                    Some(Token {
+                        tok: Tok::Name(n), ..
+                    }) if !is_keyword(n) => k += 1,
+                    Some(t) if t.is_sym(",") => k += 1,
+                    _ => return false,
+                }
+            }
+        }
+        // A bare call after a complete statement.
+        Some(t) => match &t.tok {
+            Tok::Name(n) => n == "end" || !is_keyword(n),
+            Tok::Str(_) | Tok::Num(_) => true,
+            Tok::Sym(s) => matches!(*s, ")" | "]" | "}" | ";"),
+        },
+    }
+}
+
+fn is_keyword(n: &str) -> bool {
+    matches!(
+        n,
+        "and"
+            | "break"
+            | "do"
+            | "else"
+            | "elseif"
+            | "end"
+            | "false"
+            | "for"
+            | "function"
+            | "if"
+            | "in"
+            | "local"
+            | "nil"
+            | "not"
+            | "or"
+            | "repeat"
+            | "return"
+            | "then"
+            | "true"
+            | "until"
+            | "while"
+    )
+}
+
+/// Which keys need a generated `TYPE` call and which commands an ACL check,
+/// from the body's structure; refuses writes that can fail on the stored
+/// value after another write, and commands on keys of another type.
+fn analyse(
+    spec: &mut ScriptSpec,
+    body: &Body,
+    toks: &[Token],
+    structure: &Structure,
+) -> Result<(), (usize, String)> {
+    let writes: Vec<&CallSite> = body.calls.iter().filter(|c| c.command.write).collect();
+    let after_write = |at: usize| writes.iter().any(|w| structure.may_follow(w.at, at));
+
+    for c in &body.calls {
+        if let FirstArg::Key(n) = c.first
+            && let Some(key) = spec.keys.get(n - 1).filter(|k| !k.variadic)
+            && let (Some(want), [declared]) = (c.command.checks, key.types.as_slice())
+            && *declared != KeyType::Any
+            && *declared != want
+        {
+            return Err((
+                c.line,
+                format!(
+                    "KEYS[{n}] `{}` is declared {} but `{}` works on a {}",
+                    key.name,
+                    declared.name(),
+                    c.command.name,
+                    want.name()
+                ),
+            ));
+        }
+        if c.command.value_can_fail && after_write(c.at) {
+            return Err((
+                c.line,
+                format!(
+                    "`{}` can fail on the stored value (not an integer, an overflow) after an earlier write: make it a write no other write can precede",
+                    c.command.name
+                ),
+            ));
+        }
+    }
+
+    // ACL checks: in a writing script every write command, and every other
+    // command that may run after a write.
+    let mut acl: Vec<AclCheck> = Vec::new();
+    if !spec.read_only {
+        for c in &body.calls {
+            if (c.command.write || after_write(c.at))
+                && !acl.iter().any(|a| a.command.name == c.command.name)
+            {
+                let first_site = body.calls.iter().find(|x| {
+                    x.command.name == c.command.name && matches!(x.first, FirstArg::Key(_))
+                });
+                let key = match first_site.map(|x| x.first) {
+                    Some(FirstArg::Key(n)) => format!("KEYS[{n}]"),
+                    _ => "KEYS[1]".to_string(),
+                };
+                acl.push(AclCheck {
+                    command: c.command,
+                    key,
+                });
+            }
+        }
+        acl.sort_by_key(|a| a.command.name);
+    }
+    spec.acl_checks = acl;
+
+    // TYPE checks. A fixed key needs none when every access of it (other
+    // than reads that accept any type) either is safe — a command that
+    // checks the declared type, which no write can precede but writes that
+    // are such commands on the same key (a loop of them) — or comes after a
+    // safe access that runs unconditionally.
+    let computed: Vec<usize> = body
+        .keys
+        .iter()
+        .filter(|u| u.index.is_none() && !u.length && !u.in_error_reply)
+        .map(|u| u.at)
+        .collect();
+    let mut type_checked = Vec::with_capacity(spec.keys.len());
+    for (ki, key) in spec.keys.iter().enumerate() {
+        if key.types.iter().all(|t| *t == KeyType::Any) {
+            type_checked.push(false);
+            continue;
+        }
+        if key.variadic {
+            type_checked.push(true);
+            continue;
+        }
+        let n = ki + 1;
+        let declared = key.types[0];
+        let checks_key =
+            |c: &CallSite| c.first == FirstArg::Key(n) && c.command.checks == Some(declared);
+        // (token, safe, safe and unconditional)
+        let mut accesses: Vec<(usize, bool, bool)> = Vec::new();
+        for u in body
+            .keys
+            .iter()
+            .filter(|u| u.index == Some(n) && !u.in_error_reply)
+        {
+            let call = body
+                .calls
+                .iter()
+                .find(|c| c.first == FirstArg::Key(n) && c.at + 6 == u.at);
+            match call {
+                Some(c) if checks_key(c) => {
+                    let safe = writes
+                        .iter()
+                        .all(|w| checks_key(w) || !structure.may_follow(w.at, c.at));
+                    accesses.push((u.at, safe, safe && unconditional(toks, structure, c.at)));
+                }
+                // A read that accepts any type can neither fail nor write.
+                Some(c) if !c.command.write && c.command.checks.is_none() => {}
+                _ => accesses.push((u.at, false, false)),
+            }
+        }
+        accesses.extend(computed.iter().map(|&at| (at, false, false)));
+        let verified = accesses.iter().all(|&(at, safe, _)| {
+            safe || accesses.iter().any(|&(first, _, top)| top && first < at)
+        });
+        type_checked.push(!verified);
+    }
+    spec.type_checked = type_checked;
+    Ok(())
 }
 
 /// Lists `<pattern>/<op>.lua` files under `root`, sorted, as relative paths.
@@ -599,237 +1510,12 @@ pub fn list_scripts(root: &Path) -> Result<Vec<(String, PathBuf)>, HeaderError> 
     Ok(out)
 }
 
-fn rust_str(s: &str) -> String {
-    format!("{s:?}")
-}
-
-/// Header text as rustdoc Markdown: `[`, `]`, `<`, `>` and `\\` are
-/// escaped so that `KEYS[2]` or `SETBIT <day>` stay text, not links or HTML.
-fn doc_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '[' | ']' | '<' | '>' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn upper(name: &str) -> String {
-    name.replace('.', "_").to_uppercase()
-}
-
-/// Generates the registry and the wrappers for `specs` (sorted by name).
-pub fn generate(specs: &[ScriptSpec]) -> String {
-    let mut out = String::new();
-    out.push_str("// @generated by build.rs from the headers in lua/ — do not edit.\n");
-    out.push_str(
-        "// Regenerated on every build; the golden test in tests/codegen.rs guards its shape.\n\n",
-    );
-    for s in specs {
-        let _ = writeln!(
-            out,
-            "/// Registry entry of `{}` (`lua/{}`).",
-            s.name, s.file
-        );
-        let _ = writeln!(
-            out,
-            "pub static {}: ScriptInfo = ScriptInfo {{",
-            upper(&s.name)
-        );
-        let _ = writeln!(out, "    name: {},", rust_str(&s.name));
-        let _ = writeln!(out, "    file: {},", rust_str(&s.file));
-        let _ = writeln!(out, "    sha1: {},", rust_str(&s.sha1_hex));
-        let _ = writeln!(out, "    summary: {},", rust_str(&s.summary));
-        out.push_str("    keys: &[\n");
-        for k in &s.keys {
-            let _ = writeln!(
-                out,
-                "        KeySpec {{ name: {}, doc: {}, variadic: {} }},",
-                rust_str(&k.name),
-                rust_str(&k.doc),
-                k.variadic
-            );
-        }
-        out.push_str("    ],\n    args: &[\n");
-        for a in &s.args {
-            let _ = writeln!(
-                out,
-                "        ArgSpec {{ name: {}, ty: ArgType::{}, doc: {}, variadic: {} }},",
-                rust_str(&a.name),
-                a.ty.expect("args have types").variant(),
-                rust_str(&a.doc),
-                a.variadic
-            );
-        }
-        out.push_str("    ],\n");
-        let _ = writeln!(out, "    returns: {},", rust_str(s.returns.name()));
-        let _ = writeln!(out, "    returns_doc: {},", rust_str(&s.returns_doc));
-        let _ = writeln!(out, "    errors: &{:?},", s.errors);
-        let _ = writeln!(out, "    read_only: {},", s.read_only);
-        out.push_str("};\n\n");
-    }
-    out.push_str(
-        "/// Every script of the bundle, sorted by name.\npub static ALL: &[&ScriptInfo] = &[\n",
-    );
-    for s in specs {
-        let _ = writeln!(out, "    &{},", upper(&s.name));
-    }
-    out.push_str("];\n");
-
-    let mut patterns: Vec<&str> = specs.iter().map(|s| s.pattern.as_str()).collect();
-    patterns.dedup();
-    for pattern in patterns {
-        let _ = writeln!(
-            out,
-            "\n/// Typed wrappers of the `{pattern}` scripts (`lua/{pattern}/`)."
-        );
-        let _ = writeln!(out, "pub mod {pattern} {{");
-        out.push_str("    #[allow(unused_imports)]\n    use super::ScriptCall;\n");
-        for s in specs.iter().filter(|s| s.pattern == pattern) {
-            out.push('\n');
-            let _ = writeln!(out, "    /// {}", doc_text(&s.summary));
-            out.push_str("    ///\n");
-            for (i, k) in s.keys.iter().enumerate() {
-                let idx = if k.variadic {
-                    format!("{}..", i + 1)
-                } else {
-                    (i + 1).to_string()
-                };
-                let _ = writeln!(
-                    out,
-                    "    /// * `KEYS[{idx}]` `{}`: {}",
-                    k.name,
-                    doc_text(&k.doc)
-                );
-            }
-            for (i, a) in s.args.iter().enumerate() {
-                let idx = if a.variadic {
-                    format!("{}..", i + 1)
-                } else {
-                    (i + 1).to_string()
-                };
-                let _ = writeln!(
-                    out,
-                    "    /// * `ARGV[{idx}]` `{}` ({}): {}",
-                    a.name,
-                    a.ty.expect("args have types").name(),
-                    doc_text(&a.doc)
-                );
-            }
-            out.push_str("    ///\n");
-            let _ = writeln!(
-                out,
-                "    /// Returns ({}): {}",
-                s.returns.name(),
-                doc_text(&s.returns_doc)
-            );
-            if !s.errors.is_empty() {
-                out.push_str("    ///\n");
-                let codes: Vec<String> = s.errors.iter().map(|c| format!("`{c}`")).collect();
-                let _ = writeln!(out, "    /// Domain errors: {}.", codes.join(", "));
-            }
-            out.push_str("    ///\n");
-            let _ = writeln!(
-                out,
-                "    /// Runs with `{}`; source `lua/{}`.",
-                if s.read_only { "EVALSHA_RO" } else { "EVALSHA" },
-                s.file
-            );
-            let mut params = Vec::new();
-            for k in &s.keys {
-                params.push(format!(
-                    "{}: {}",
-                    k.name,
-                    if k.variadic {
-                        "&[impl AsRef<str>]"
-                    } else {
-                        "&str"
-                    }
-                ));
-            }
-            for a in &s.args {
-                let ty = a.ty.expect("args have types");
-                params.push(format!(
-                    "{}: {}",
-                    a.name,
-                    if a.variadic {
-                        ty.rust_many()
-                    } else {
-                        ty.rust_one()
-                    }
-                ));
-            }
-            if params.len() > 7 {
-                out.push_str("    #[allow(clippy::too_many_arguments)]\n");
-            }
-            let _ = writeln!(
-                out,
-                "    pub fn {}({}) -> ScriptCall<{}> {{",
-                s.op,
-                params.join(", "),
-                s.returns.rust()
-            );
-            let fixed = s.keys.iter().filter(|k| !k.variadic).count();
-            let numkeys = match s.keys.iter().find(|k| k.variadic) {
-                Some(k) if fixed == 0 => format!("{}.len()", k.name),
-                Some(k) => format!("{fixed} + {}.len()", k.name),
-                None => fixed.to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "        #[allow(unused_mut)]\n        let mut call = ScriptCall::new(&super::{}, {numkeys});",
-                upper(&s.name)
-            );
-            for k in &s.keys {
-                if k.variadic {
-                    let _ = writeln!(
-                        out,
-                        "        for key in {} {{\n            call.key(key.as_ref().as_bytes());\n        }}",
-                        k.name
-                    );
-                } else {
-                    let _ = writeln!(out, "        call.key({}.as_bytes());", k.name);
-                }
-            }
-            for a in &s.args {
-                let ty = a.ty.expect("args have types");
-                let one = |v: &str| match ty {
-                    ArgType::Integer => format!("call.arg_int({v})"),
-                    ArgType::Float => format!("call.arg_float({v})"),
-                    ArgType::String => format!("call.arg({v}.as_bytes())"),
-                    ArgType::Bytes => format!("call.arg({v})"),
-                };
-                if a.variadic {
-                    let item = match ty {
-                        ArgType::Integer | ArgType::Float => "*item",
-                        ArgType::String => "item.as_ref()",
-                        ArgType::Bytes => "item.as_ref()",
-                    };
-                    let _ = writeln!(
-                        out,
-                        "        for item in {} {{\n            {};\n        }}",
-                        a.name,
-                        one(item)
-                    );
-                } else {
-                    let _ = writeln!(out, "        {};", one(&a.name));
-                }
-            }
-            out.push_str("        call\n    }\n");
-        }
-        out.push_str("}\n");
-    }
-    out
-}
-
 /// Lowercase hex SHA1 of `bytes`: the `EVALSHA` handle of a script.
 pub fn sha1_hex(bytes: &[u8]) -> String {
     sha1_smol::Sha1::from(bytes).digest().to_string()
 }
 
-/// Parses every script under `root` and fills in its SHA1.
+/// Parses every script under `root`, sorted by name.
 pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
     let mut specs = Vec::new();
     for (rel, path) in list_scripts(root)? {
@@ -838,9 +1524,7 @@ pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
             line: 0,
             message: format!("not readable as UTF-8 text: {e}"),
         })?;
-        let mut spec = parse_script(&rel, &source)?;
-        spec.sha1_hex = sha1_hex(source.as_bytes());
-        specs.push(spec);
+        specs.push(parse_script(&rel, &source)?);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(specs)

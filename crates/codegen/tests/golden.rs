@@ -1,51 +1,115 @@
-//! Guards the generator behind `build.rs`: a golden file for its output on
-//! fixture scripts, and one malformed header per rule of the grammar.
+//! Guards the generator behind `build.rs`: golden files for its output on
+//! fixture scripts (the Rust registry and wrappers, and each shipped
+//! script), and one malformed header per rule of the grammar.
 
 use std::path::Path;
 
-use redis_patterns_codegen::{generate, parse_dir, parse_script};
+use redis_patterns_codegen::{ArgType, Bound, KeyType, generate, parse_dir, parse_script};
 
 use redis_patterns_codegen::sha1_hex as sha1;
 
-/// `UPDATE_GOLDEN=1 cargo test -p redis-patterns-codegen --test golden` rewrites the golden file after
+fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Compares `text` with the golden file `name` under `tests/fixtures`;
+/// `UPDATE_GOLDEN=1` rewrites it instead.
+fn golden(name: &str, text: &str) {
+    let path = fixtures().join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("golden dir");
+        std::fs::write(&path, text).expect("write golden file");
+    }
+    let expected = std::fs::read_to_string(&path).expect("golden file exists");
+    assert_eq!(
+        text, expected,
+        "generator output for {name} changed; see UPDATE_GOLDEN in crates/codegen/tests/golden.rs"
+    );
+}
+
+/// `UPDATE_GOLDEN=1 cargo test -p redis-patterns-codegen --test golden` rewrites the golden files after
 /// an intended change of the generator; review the diff before committing.
 #[test]
 fn generated_code_matches_golden_file() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let specs = parse_dir(&root.join("lua")).expect("fixture headers are valid");
-    let code = generate(&specs);
-    let golden = root.join("generated.rs.golden");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&golden, &code).expect("write golden file");
+    let specs = parse_dir(&fixtures().join("lua")).expect("fixture headers are valid");
+    golden("generated.rs.golden", &generate(&specs));
+}
+
+#[test]
+fn shipped_scripts_match_golden_files() {
+    let specs = parse_dir(&fixtures().join("lua")).expect("fixture headers are valid");
+    for s in &specs {
+        golden(&format!("shipped/{}.golden", s.file), &s.shipped());
     }
-    let expected = std::fs::read_to_string(&golden).expect("golden file exists");
-    assert_eq!(
-        code, expected,
-        "generator output changed; see UPDATE_GOLDEN in crates/codegen/tests/golden.rs"
-    );
 }
 
 #[test]
 fn fixture_specs_are_parsed_as_declared() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lua");
+    let root = fixtures().join("lua");
     let specs = parse_dir(&root).expect("fixture headers are valid");
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["demo.peek", "demo.put"]);
+    assert_eq!(names, ["demo.peek", "demo.put", "demo.rotate"]);
     let put = &specs[1];
     assert!(!put.read_only);
     assert!(put.keys[1].variadic && !put.keys[0].variadic);
-    assert_eq!(put.args.len(), 3);
+    assert_eq!(put.keys[0].types, [KeyType::String]);
+    assert!(put.keys[0].written);
+    assert_eq!(put.args.len(), 5);
+    assert_eq!(put.args[0].ty, ArgType::Integer);
+    assert_eq!(put.args[0].min, Some(Bound::Value(1)));
+    assert_eq!(put.args[0].max, Some(Bound::Value(86_400_000)));
+    assert_eq!(
+        put.args[1].max,
+        Some(Bound::Arg {
+            name: "ttl_ms".into(),
+            offset: 0
+        })
+    );
+    assert_eq!(put.args[3].values, ["NX", "XX", "ANY"]);
+    assert!(put.args[4].non_empty && put.args[4].variadic);
+    assert_eq!(
+        put.args[1].reason().as_deref(),
+        Some("must be an integer from 0 to ttl_ms")
+    );
     assert_eq!(
         put.returns_doc,
         "{new keys, counter} counter after the increment"
     );
     assert_eq!(put.errors, ["BADARG"]);
-    let source = std::fs::read(root.join("demo/put.lua")).expect("fixture");
-    assert_eq!(put.sha1_hex, sha1(&source));
+    assert_eq!(put.writes, ["INCRBYFLOAT", "PEXPIRE", "SET"]);
+    assert!(put.reads.is_empty());
+    // The counter's first command (INCRBYFLOAT, the first write) checks its
+    // type; the targets are a variadic tail: TYPE for each.
+    assert_eq!(put.type_checked, [false, true]);
+    // Ranges that name another argument are checked after it.
+    assert_eq!(put.check_order(), [0, 2, 3, 4, 1]);
+    let source = std::fs::read_to_string(root.join("demo/put.lua")).expect("fixture");
+    assert_eq!(put.sha1_hex, sha1(put.shipped().as_bytes()));
+    assert_ne!(put.sha1_hex, sha1(source.as_bytes()));
+    // The shipped script is the file with the checks between header and body.
+    let shipped = put.shipped();
+    assert!(shipped.starts_with(&source[..put.body_offset]));
+    assert!(shipped.ends_with(&source[put.body_offset..]));
+    assert_eq!(shipped.len(), source.len() + put.checks().len());
     assert!(specs[0].read_only);
+    assert!(
+        specs[0].acl_checks.is_empty(),
+        "a read-only script checks no ACL"
+    );
+    let rotate = &specs[2];
+    assert_eq!(rotate.keys[1].types, [KeyType::Hash, KeyType::List]);
+    assert!(!rotate.keys[0].written);
+    assert_eq!(rotate.args[0].ty, ArgType::Int64);
+    assert_eq!(rotate.args[1].ty, ArgType::Bool);
+    // HGET inside `tonumber(...)` is no unconditional first access: TYPE.
+    assert_eq!(rotate.type_checked, [true, true]);
+    // HEXISTS runs after writes (the loop): checked like the writes.
+    let acl: Vec<&str> = rotate.acl_checks.iter().map(|a| a.command.name).collect();
+    assert_eq!(acl, ["DEL", "HEXISTS", "RPUSH"]);
 }
 
 const GOOD_HEAD: &str = "#!lua\n--- Summary\n";
+const RO_HEAD: &str = "#!lua flags=no-writes\n--- Summary\n";
 
 /// Parses `body` as `lua/p/op.lua` and returns the error's (line, message).
 fn error_of(source: &str) -> (usize, String) {
@@ -70,29 +134,36 @@ fn assert_rejected(source: &str, line: usize, needle: &str) {
 #[test]
 fn malformed_headers_fail_with_file_and_line() {
     let ok = format!(
-        "{GOOD_HEAD}-- KEYS[1] k: a key\n-- RETURNS integer: one\nreturn redis.call('DEL', KEYS[1])\n"
+        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: one\n-- WRITES DEL\nreturn redis.call('DEL', KEYS[1])\n"
     );
     assert!(parse_script("p/op.lua", &ok).is_ok());
 
     assert_rejected("--- no shebang\n", 1, "first line");
     assert_rejected("#!lua\n-- KEYS[1] k: x\n", 2, "--- <summary>");
     assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[2] k: a key\n-- RETURNS integer: x\nreturn KEYS[2]\n"),
+        &format!(
+            "{GOOD_HEAD}-- KEYS[2] k string ro: a key\n-- RETURNS integer: x\nreturn KEYS[2]\n"
+        ),
         3,
         "expected KEYS[1]",
     );
     assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] K: a key\n"),
+        &format!("{GOOD_HEAD}-- KEYS[1] K string ro: a key\n"),
         3,
         "snake_case",
     );
     assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] type: a key\n"),
+        &format!("{GOOD_HEAD}-- KEYS[1] type string ro: a key\n"),
         3,
         "keyword",
     );
     assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] k a key\n"),
+        &format!("{GOOD_HEAD}-- ARGV[1] argv string: a name the checks use\n"),
+        3,
+        "`argv`",
+    );
+    assert_rejected(
+        &format!("{GOOD_HEAD}-- KEYS[1] k string ro a key\n"),
         3,
         "`: <meaning>`",
     );
@@ -107,17 +178,17 @@ fn malformed_headers_fail_with_file_and_line() {
         "unknown type",
     );
     assert_rejected(
-        &format!("{GOOD_HEAD}-- ARGV[1] n integer:\n"),
+        &format!("{GOOD_HEAD}-- ARGV[1] n integer 0..9:\n"),
         3,
         "must not be empty",
     );
     assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] k: a\n-- ARGV[1] k integer: b\n"),
+        &format!("{GOOD_HEAD}-- KEYS[1] k string ro: a\n-- ARGV[1] k integer 0..9: b\n"),
         4,
         "duplicate name",
     );
     assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1..] k: a\n-- KEYS[2] j: b\n"),
+        &format!("{GOOD_HEAD}-- KEYS[1..] k string ro: a\n-- KEYS[2] j string ro: b\n"),
         4,
         "nothing may follow",
     );
@@ -138,16 +209,238 @@ fn malformed_headers_fail_with_file_and_line() {
     );
     assert_rejected(&format!("{GOOD_HEAD}-- ERRORS bad_code\n"), 3, "UPPER_CASE");
     assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] k: a\nreturn KEYS[1]\n"),
+        &format!("{GOOD_HEAD}-- KEYS[1] k string ro: a\nreturn KEYS[1]\n"),
         4,
         "no `-- RETURNS",
     );
 }
 
 #[test]
+fn key_declarations_name_a_type_and_an_access() {
+    assert_rejected(&format!("{GOOD_HEAD}-- KEYS[1] k: a key\n"), 3, "<ro|rw>");
+    assert_rejected(
+        &format!("{GOOD_HEAD}-- KEYS[1] k bitmap rw: a key\n"),
+        3,
+        "unknown key type `bitmap`",
+    );
+    assert_rejected(
+        &format!("{GOOD_HEAD}-- KEYS[1] k string w: a key\n"),
+        3,
+        "`ro` or `rw`",
+    );
+    assert_rejected(
+        &format!("{GOOD_HEAD}-- KEYS[1] k hash,list rw: a key\n"),
+        3,
+        "only a variadic tail may cycle",
+    );
+    assert_rejected(
+        &format!("{RO_HEAD}-- KEYS[1] k string rw: a key\n"),
+        3,
+        "`rw` in a `no-writes` script",
+    );
+}
+
+#[test]
+fn argument_declarations_are_strict() {
+    let arg = |decl: &str| format!("{GOOD_HEAD}-- ARGV[1] {decl}: x\n");
+    assert_rejected(&arg("n integer"), 3, "an integer needs a range");
+    assert_rejected(&arg("n integer 5"), 3, "expected a range");
+    assert_rejected(&arg("n integer 9..1"), 3, "empty range");
+    assert_rejected(&arg("n integer 007..9"), 3, "bound `007`");
+    assert_rejected(&arg("n integer 0..9007199254740992"), 3, "beyond 2^53-1");
+    assert_rejected(&arg("n integer 0..9 extra"), 3, "unexpected `extra`");
+    assert_rejected(&arg("n enum OR"), 3, "at least two words");
+    assert_rejected(&arg("n enum OR|OR"), 3, "listed twice");
+    assert_rejected(&arg("n enum A|b-c"), 3, "letters, digits");
+    assert_rejected(&arg("n string short"), 3, "only `nonempty`");
+    assert_rejected(&arg("n bool 0..1"), 3, "unexpected `0..1`");
+    // A range may name a fixed, constant-bounded integer argument only.
+    let two = |a: &str, b: &str| {
+        format!("{GOOD_HEAD}-- ARGV[1] {a}: x\n-- ARGV[2] {b}: y\n-- RETURNS integer: z\n")
+    };
+    assert_rejected(
+        &two("a integer 0..c", "b integer 0..9"),
+        3,
+        "names `c`, which is no argument",
+    );
+    assert_rejected(
+        &two("a string", "b integer 0..a"),
+        4,
+        "only name a fixed integer",
+    );
+    assert_rejected(
+        &two("a integer 0..9", "b integer 0..b"),
+        4,
+        "only name a fixed integer",
+    );
+}
+
+#[test]
+fn commands_are_declared_both_ways() {
+    let head = format!("{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: x\n");
+    // Called but not declared; declared but never called.
+    assert_rejected(
+        &format!(
+            "{head}-- WRITES SET\nredis.call('SET', KEYS[1], 'v')\nreturn redis.call('DEL', KEYS[1])\n"
+        ),
+        7,
+        "`DEL` is called but not listed in `-- WRITES`",
+    );
+    assert_rejected(
+        &format!("{head}-- WRITES SET DEL\n-- READS GET\nreturn redis.call('DEL', KEYS[1])\n"),
+        5,
+        "`SET` is listed in `-- WRITES` but never called",
+    );
+    assert_rejected(
+        &format!("{head}-- WRITES DEL\n-- READS GET\nreturn redis.call('DEL', KEYS[1])\n"),
+        6,
+        "`GET` is listed in `-- READS`",
+    );
+    // Each list holds its own kind, known commands only, written literally.
+    assert_rejected(&format!("{head}-- READS SET\n"), 5, "list it in WRITES");
+    assert_rejected(&format!("{head}-- WRITES GET\n"), 5, "list it in READS");
+    assert_rejected(
+        &format!("{head}-- WRITES FLUSHALL\n"),
+        5,
+        "unknown command `FLUSHALL`",
+    );
+    assert_rejected(
+        &format!("{head}-- WRITES DEL\nlocal c = 'DEL'\nreturn redis.call(c, KEYS[1])\n"),
+        7,
+        "string literal",
+    );
+    assert_rejected(
+        &format!(
+            "{head}-- WRITES DEL\nredis.call('DEL', KEYS[1])\nreturn redis.call('NOPE', KEYS[1])\n"
+        ),
+        7,
+        "unknown command `NOPE`",
+    );
+    // A writing script writes; a read-only one does not.
+    assert_rejected(
+        &format!("{head}-- READS GET\nreturn redis.call('GET', KEYS[1])\n"),
+        1,
+        "flags=no-writes",
+    );
+    assert_rejected(
+        &format!(
+            "{RO_HEAD}-- KEYS[1] k string ro: a key\n-- RETURNS integer: x\nreturn redis.call('DEL', KEYS[1])\n"
+        ),
+        5,
+        "the script is `no-writes`",
+    );
+    assert_rejected(
+        &format!(
+            "{GOOD_HEAD}-- KEYS[1] k string ro: a key\n-- RETURNS integer: x\n-- WRITES DEL\nreturn redis.call('DEL', KEYS[1])\n"
+        ),
+        5,
+        "at least one `rw` key",
+    );
+}
+
+#[test]
+fn the_body_must_respect_types_and_write_order() {
+    let head = format!(
+        "{GOOD_HEAD}-- KEYS[1] k hash rw: a key\n-- KEYS[2] n string rw: a counter\n-- RETURNS integer: x\n"
+    );
+    // GET works on strings; k is a hash.
+    assert_rejected(
+        &format!(
+            "{head}-- WRITES DEL\n-- READS GET\nlocal v = redis.call('GET', KEYS[1])\nreturn redis.call('DEL', KEYS[2])\n"
+        ),
+        8,
+        "declared hash but `GET` works on a string",
+    );
+    // INCR can fail on what its key holds: not after another write.
+    assert_rejected(
+        &format!(
+            "{head}-- WRITES DEL INCR\nredis.call('DEL', KEYS[1])\nreturn redis.call('INCR', KEYS[2])\n"
+        ),
+        8,
+        "`INCR` can fail on the stored value",
+    );
+    // ... nor in a loop after itself.
+    let tail = format!(
+        "{GOOD_HEAD}-- KEYS[1..] ks string rw: counters\n-- RETURNS integer: x\n-- WRITES INCR\n"
+    );
+    assert_rejected(
+        &format!("{tail}for i = 1, #KEYS do\n  redis.call('INCR', KEYS[i])\nend\nreturn 1\n"),
+        7,
+        "`INCR` can fail",
+    );
+    // First, it is fine; a write in an arm that returns does not reach on.
+    assert!(
+        parse_script(
+            "p/op.lua",
+            &format!("{head}-- WRITES DEL INCR\nlocal c = redis.call('INCR', KEYS[2])\nredis.call('DEL', KEYS[1])\nreturn c\n")
+        )
+        .is_ok()
+    );
+    assert!(
+        parse_script(
+            "p/op.lua",
+            &format!("{head}-- WRITES DEL INCR\nif KEYS[2] == 'x' then\n  redis.call('DEL', KEYS[1])\n  return 0\nend\nreturn redis.call('INCR', KEYS[2])\n")
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn type_checks_are_left_out_only_where_the_body_checks_first() {
+    let spec = |body: &str| {
+        let src = format!(
+            "{GOOD_HEAD}-- KEYS[1] a set rw: a set\n-- KEYS[2] b string rw: a string\n-- RETURNS integer: x\n-- WRITES DEL SADD SET\n-- READS EXISTS GET SISMEMBER\n{body}"
+        );
+        parse_script("p/op.lua", &src).expect("valid").type_checked
+    };
+    let uses = "redis.call('DEL', KEYS[2])\nredis.call('SET', KEYS[2], 'x')\nredis.call('EXISTS', KEYS[1])\nredis.call('GET', KEYS[2])\n";
+    // SISMEMBER first checks a; SADD after another write would not.
+    assert_eq!(
+        spec(&format!(
+            "local m = redis.call('SISMEMBER', KEYS[1], 'x')\n{uses}redis.call('SADD', KEYS[1], 'x')\nreturn m\n"
+        )),
+        [false, true]
+    );
+    assert_eq!(
+        spec(&format!(
+            "{uses}redis.call('SISMEMBER', KEYS[1], 'x')\nreturn redis.call('SADD', KEYS[1], 'x')\n"
+        )),
+        [true, true]
+    );
+    // A check inside a condition does not cover what follows the `if`.
+    assert_eq!(
+        spec(&format!(
+            "if KEYS[2] ~= '' then\n  redis.call('SISMEMBER', KEYS[1], 'x')\nend\n{uses}redis.call('SADD', KEYS[1], 'x')\nreturn 1\n"
+        )),
+        [true, true]
+    );
+    // Nor one behind `and`.
+    assert_eq!(
+        spec(&format!(
+            "local m = KEYS[2] ~= '' and redis.call('SISMEMBER', KEYS[1], 'x')\n{uses}redis.call('SADD', KEYS[1], 'x')\nreturn 1\n"
+        )),
+        [true, true]
+    );
+    // `if redis.call(...)` at the top level does.
+    assert_eq!(
+        spec(&format!(
+            "if redis.call('SISMEMBER', KEYS[1], 'x') == 1 then\n  return 0\nend\n{uses}redis.call('SADD', KEYS[1], 'x')\nreturn 1\n"
+        )),
+        [false, true]
+    );
+    // b's first command is GET (a string check) before any write: checked.
+    assert_eq!(
+        spec(
+            "local v = redis.call('GET', KEYS[2])\nredis.call('SET', KEYS[2], 'x')\nredis.call('SISMEMBER', KEYS[1], 'x')\nreturn redis.call('SADD', KEYS[1], 'x') + redis.call('DEL', KEYS[1]) + redis.call('EXISTS', KEYS[1])\n"
+        ),
+        [true, false]
+    );
+}
+
+#[test]
 fn header_and_body_must_agree() {
     let head = format!(
-        "{GOOD_HEAD}-- KEYS[1] k: a key\n-- ARGV[1] n integer: a number\n-- RETURNS integer: x\n"
+        "{RO_HEAD}-- KEYS[1] k string ro: a key\n-- ARGV[1] n integer 0..9: a number\n-- RETURNS integer: x\n"
     );
     // ARGV[2] used but not declared: reported at the line that uses it.
     assert_rejected(
@@ -161,9 +454,19 @@ fn header_and_body_must_agree() {
         4,
         "ARGV[1] `n` is declared but never used",
     );
-    // A use inside a comment does not count.
+    // A use inside a comment (or a string) does not count.
     assert_rejected(
         &format!("{head}return KEYS[1] -- ARGV[1]\n"),
+        4,
+        "never used",
+    );
+    assert_rejected(
+        &format!("{head}return KEYS[1] .. 'ARGV[1]'\n"),
+        4,
+        "never used",
+    );
+    assert_rejected(
+        &format!("{head}return KEYS[1] --[[ ARGV[1]\n ARGV[1] ]]\n"),
         4,
         "never used",
     );
@@ -176,7 +479,7 @@ fn header_and_body_must_agree() {
     // `#ARGV[1]` is the length of one entry, not the table: accepted.
     assert!(parse_script("p/op.lua", &format!("{head}return #ARGV[1] + #KEYS[1]\n")).is_ok());
     // A variadic tail must be read as a table.
-    let var = format!("{GOOD_HEAD}-- KEYS[1..] ks: keys\n-- RETURNS integer: x\n");
+    let var = format!("{RO_HEAD}-- KEYS[1..] ks string ro: keys\n-- RETURNS integer: x\n");
     assert_rejected(
         &format!("{var}return KEYS[1]\n"),
         3,
@@ -184,16 +487,37 @@ fn header_and_body_must_agree() {
     );
     assert!(parse_script("p/op.lua", &format!("{var}return #KEYS\n")).is_ok());
     // Error codes: raised but undeclared, declared but never raised.
-    let err = format!("{GOOD_HEAD}-- RETURNS integer: x\n");
+    let err = format!("{RO_HEAD}-- RETURNS integer: x\n");
     assert_rejected(
         &format!("{err}return redis.error_reply('NOPE detail')\n"),
         4,
         "`NOPE` is raised but not listed",
     );
     assert_rejected(
-        &format!("{GOOD_HEAD}-- RETURNS integer: x\n-- ERRORS GONE\nreturn 1\n"),
+        &format!("{RO_HEAD}-- RETURNS integer: x\n-- ERRORS GONE\nreturn 1\n"),
         4,
         "`GONE` is listed",
+    );
+    // A body's BADARG names what it refuses.
+    assert_rejected(
+        &format!(
+            "{head}-- ERRORS BADARG\nif ARGV[1] then return redis.error_reply('BADARG the number is odd') end\nreturn KEYS[1]\n"
+        ),
+        7,
+        "not `the`",
+    );
+    assert!(
+        parse_script(
+            "p/op.lua",
+            &format!("{head}-- ERRORS BADARG\nif ARGV[1] then return redis.error_reply('BADARG n is odd') end\nreturn KEYS[1]\n")
+        )
+        .is_ok()
+    );
+    // Blocks must balance.
+    assert_rejected(
+        &format!("{head}if ARGV[1] then\nreturn KEYS[1]\n"),
+        6,
+        "never closed",
     );
 }
 

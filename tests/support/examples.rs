@@ -1,0 +1,312 @@
+//! One valid example call per bundled script, with the data it needs, for
+//! the generic tests over the registry (`tests/atomicity.rs`) and the
+//! checks benchmark (`benches/checks.rs`). A script without an example here
+//! fails those tests: add one when you add a script.
+#![allow(dead_code)]
+
+/// Unix seconds far ahead (2100-01-01): expiries the scripts accept.
+pub const LATER: &str = "4102444800";
+
+/// A valid call of one script and the data it needs.
+pub struct Example {
+    /// `<pattern>.<op>`
+    pub script: &'static str,
+    /// Plain commands that prepare the data the call works on.
+    pub setup: Vec<redis::Cmd>,
+    pub keys: Vec<String>,
+    pub args: Vec<String>,
+}
+
+fn cmd(args: &[&str]) -> redis::Cmd {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn ex(script: &'static str, setup: &[&[&str]], keys: &[&str], args: &[&str]) -> Example {
+    Example {
+        script,
+        setup: setup.iter().map(|c| cmd(c)).collect(),
+        keys: strings(keys),
+        args: strings(args),
+    }
+}
+
+/// Unrelated data every example runs next to.
+pub fn seed() -> Vec<redis::Cmd> {
+    vec![
+        cmd(&["SET", "other:string", "x"]),
+        cmd(&["HSET", "other:hash", "f", "v"]),
+        cmd(&["SADD", "other:set", "1", "2"]),
+        cmd(&["RPUSH", "other:list", "a", "b"]),
+        cmd(&["ZADD", "other:zset", "1", "m"]),
+        cmd(&["SET", "other:ttl", "y", "PX", "600000"]),
+    ]
+}
+
+/// Rolling store `rl:{t}`: 3 slots of 2 records, head 0 holding f0.
+fn rolling_setup() -> Vec<&'static [&'static str]> {
+    vec![
+        &[
+            "HSET",
+            "rl:{t}",
+            "head",
+            "0",
+            "gen",
+            "0",
+            "shards",
+            "3",
+            "shard_size",
+            "2",
+        ],
+        &["HSET", "rl:{t}:0", "f0", "v0"],
+        &["RPUSH", "rl:{t}:0:order", "f0"],
+    ]
+}
+
+const SLOTS: [&str; 6] = [
+    "rl:{t}:0",
+    "rl:{t}:0:order",
+    "rl:{t}:1",
+    "rl:{t}:1:order",
+    "rl:{t}:2",
+    "rl:{t}:2:order",
+];
+
+/// Every example. With `big`, the scripts that take many keys or arguments
+/// get batch-sized calls (for the benchmark); otherwise small ones.
+pub fn examples(big: bool) -> Vec<Example> {
+    let n = |small: usize, large: usize| if big { large } else { small };
+    let mut out = Vec::new();
+
+    // bloom: blocks of 1023 usable bits plus the sentinel (bit 1023).
+    let block: &[&str] = &["SETBIT", "bf:{t}:0", "1023", "1"];
+    let offsets: Vec<String> = (0..n(4, 1998))
+        .map(|i| ((i * 37) % 1023).to_string())
+        .collect();
+    let with_offsets = |head: &[&str]| -> Vec<String> {
+        strings(head)
+            .into_iter()
+            .chain(offsets.iter().cloned())
+            .collect()
+    };
+    let mut add = ex("bloom.add", &[block], &["bf:{t}:0"], &[]);
+    add.args = with_offsets(&["1023", "2"]);
+    out.push(add);
+    let blocks: Vec<String> = (0..n(2, 8)).map(|i| format!("bf:{{t}}:{i}")).collect();
+    let mut clear = ex("bloom.clear", &[], &[], &[]);
+    for b in &blocks {
+        clear.setup.push(cmd(&["SETBIT", b, "1023", "1"]));
+        clear.setup.push(cmd(&["SETBIT", b, "5", "1"]));
+    }
+    clear.setup.push(cmd(&["PEXPIRE", &blocks[0], "600000"]));
+    clear.keys = blocks.clone();
+    clear.args = vec!["1023".to_string(); blocks.len()];
+    out.push(clear);
+    out.push(ex(
+        "bloom.create",
+        &[],
+        &["bf:{t}", "bf:{t}:0"],
+        &["1000", "7", "100", "0.01", "1023", "murmur3-dh", "1", "0"],
+    ));
+    let mut exists = ex(
+        "bloom.exists",
+        &[block, &["SETBIT", "bf:{t}:0", "37", "1"]],
+        &["bf:{t}:0"],
+        &[],
+    );
+    exists.args = with_offsets(&["1023", "2"]);
+    out.push(exists);
+    out.push(ex("bloom.init_block", &[], &["bf:{t}:9"], &["1023", "1"]));
+    let seed_offsets: Vec<String> = (0..n(3, 1000))
+        .map(|i| (i * 101 % 100_000).to_string())
+        .collect();
+    let mut seed_add = ex(
+        "bloom.seed_add",
+        &[&["SETBIT", "bloom_email{t}", "77", "1"]],
+        &["bloom_email{t}"],
+        &[],
+    );
+    seed_add.args = seed_offsets.clone();
+    out.push(seed_add);
+    let mut seed_exists = ex(
+        "bloom.seed_exists",
+        &[&["SETBIT", "bloom_email{t}", "77", "1"]],
+        &["bloom_email{t}"],
+        &[],
+    );
+    seed_exists.args = seed_offsets;
+    out.push(seed_exists);
+
+    // lock
+    let held: &[&str] = &["SET", "lock{t}", "tok", "PX", "600000"];
+    out.push(ex(
+        "lock.acquire",
+        &[&["SET", "lock{t}:fence", "5"]],
+        &["lock{t}", "lock{t}:fence"],
+        &["tok", "30000"],
+    ));
+    out.push(ex("lock.extend", &[held], &["lock{t}"], &["tok", "30000"]));
+    out.push(ex("lock.owned", &[held], &["lock{t}"], &["tok"]));
+    out.push(ex("lock.release", &[held], &["lock{t}"], &["tok"]));
+
+    // login_log
+    let log = "loginLog_2024-05_client_7{t}";
+    let index = "{loginLog:2024-05}:20240503:client";
+    let types = "{loginLog:2024-05}:types";
+    out.push(ex(
+        "login_log.days",
+        &[&["SETBIT", log, "3", "1"]],
+        &[log],
+        &["1", "31"],
+    ));
+    out.push(ex(
+        "login_log.index",
+        &[&["SETBIT", index, "2", "1"], &["SADD", types, "admin"]],
+        &[index, types],
+        &["7", "1000", "client", LATER],
+    ));
+    out.push(ex(
+        "login_log.mark",
+        &[&["SETBIT", log, "1", "1"]],
+        &[log],
+        &["3", LATER],
+    ));
+    out.push(ex(
+        "login_log.record",
+        &[&["SETBIT", log, "1", "1"], &["SADD", types, "admin"]],
+        &[log, index, types],
+        &["3", "7", "1000", "client", LATER, LATER],
+    ));
+
+    // packed: 8-byte records in shard pk:{t}:0, reserved to 64 bytes.
+    out.push(ex(
+        "packed.add",
+        &[&["SET", "pk:{t}:0", "\x01\x00\x00\x00"]],
+        &["pk:{t}:0"],
+        &["64", "2", "2", "0", "5"],
+    ));
+    let mut put = ex(
+        "packed.put",
+        &[&["SET", "pk:{t}:0", "abcd"]],
+        &["pk:{t}:0"],
+        &["4096"],
+    );
+    for i in 0..n(2, 100) {
+        put.args.push((i * 8).to_string());
+        put.args.push(format!("rec{i:05}"));
+    }
+    out.push(put);
+    out.push(ex(
+        "packed.swap",
+        &[&["SET", "pk:{t}:0", "abcd"]],
+        &["pk:{t}:0"],
+        &["64", "0", "abcd", "wxyz"],
+    ));
+
+    // rolling
+    let setup = rolling_setup();
+    let meta_and = |keys: &[&str]| -> Vec<String> {
+        std::iter::once("rl:{t}")
+            .chain(keys.iter().copied())
+            .map(String::from)
+            .collect()
+    };
+    let mut add = ex(
+        "rolling.add",
+        &setup,
+        &[],
+        &["0", "3", "2", "f1", "{\"v\":1}", "60000", "120000"],
+    );
+    add.keys = meta_and(&SLOTS[..4]);
+    out.push(add);
+    let mut clear = ex("rolling.clear", &setup, &[], &[]);
+    clear.keys = meta_and(&SLOTS);
+    out.push(clear);
+    let hashes = [SLOTS[0], SLOTS[2], SLOTS[4]];
+    let mut get = ex("rolling.get", &setup, &[], &["f0"]);
+    get.keys = meta_and(&hashes);
+    out.push(get);
+    let mut len = ex("rolling.len", &setup, &[], &[]);
+    len.keys = meta_and(&hashes);
+    out.push(len);
+    let mut recent = ex("rolling.recent", &setup, &[], &["5"]);
+    recent.keys = meta_and(&SLOTS);
+    out.push(recent);
+
+    // sharded_hash
+    out.push(ex(
+        "sharded_hash.incr",
+        &[&["HSET", "sh:{t}:0", "a", "1"]],
+        &["sh:{t}:0"],
+        &["a", "5", "512"],
+    ));
+    let mut put = ex(
+        "sharded_hash.put",
+        &[&["HSET", "sh:{t}:0", "a", "1"]],
+        &["sh:{t}:0"],
+        &["0", "512"],
+    );
+    for i in 0..n(2, 200) {
+        put.args.push(format!("field{i}"));
+        put.args.push(format!("value{i}"));
+    }
+    out.push(put);
+
+    // signin
+    let days: Vec<String> = (1..=n(2, 31))
+        .map(|d| format!("si:{{t}}:202401{d:02}"))
+        .collect();
+    for script in ["signin.combine", "signin.count"] {
+        let mut e = ex(script, &[], &["si:{t}:tmp"], &["OR"]);
+        for (i, d) in days.iter().enumerate() {
+            e.setup.push(cmd(&["SETBIT", d, &(i * 3).to_string(), "1"]));
+            e.keys.push(d.clone());
+        }
+        out.push(e);
+    }
+    out.push(ex(
+        "signin.mark",
+        &[&["SETBIT", "si:{t}:20240101", "3", "1"]],
+        &["si:{t}:20240101"],
+        &["7", "1000", LATER],
+    ));
+
+    // visits
+    let counter = "vi:{t}:count";
+    out.push(ex(
+        "visits.add",
+        &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
+        &[counter, "vi:{t}:0"],
+        &[LATER, "42"],
+    ));
+    let shards = n(2, 4);
+    let per = n(2, 250);
+    let mut batch = ex(
+        "visits.add_batch",
+        &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
+        &[counter],
+        &[LATER],
+    );
+    for s in 0..shards {
+        batch.keys.push(format!("vi:{{t}}:{s}"));
+        batch.args.push(per.to_string());
+        for m in 0..per {
+            batch.args.push((s * 100_000 + m).to_string());
+        }
+    }
+    out.push(batch);
+    out.push(ex(
+        "visits.contains",
+        &[&["SADD", "vi:{t}:0", "42"], &["SET", counter, "1"]],
+        &[counter, "vi:{t}:0"],
+        &["42"],
+    ));
+    out
+}
