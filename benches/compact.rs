@@ -161,7 +161,8 @@ fn main() {
     let mean = per_entry(&mut con, n, |con| fill_sharded(con, &by_mean, n));
     let mean_health = by_mean.inspect(&mut con, u64::MAX).unwrap();
     let packed_records = PackedRecords::new("pk", ByteArray::<PAYLOAD>, n - 1).unwrap();
-    let packed = per_entry(&mut con, n, |con| {
+    let mut records_con = redis_patterns::Connection::open(url.as_str()).unwrap();
+    let packed = per_entry(&mut con, n, |_| {
         let mut start = 0;
         while start < n {
             let end = (start + BATCH as u64).min(n);
@@ -173,7 +174,7 @@ fn main() {
                     (i, rec)
                 })
                 .collect();
-            packed_records.set_many(con, &items).unwrap();
+            redis_patterns::Request::run(packed_records.set_many(&items), &mut records_con).unwrap();
             start = end;
         }
     });
@@ -225,7 +226,7 @@ fn main() {
     );
     row(
         &format!("packed records, W={PAYLOAD} (bytes/id)"),
-        packed_records.shard_count().to_string(),
+        packed_records.shards().to_string(),
         "-".into(),
         packed,
     );

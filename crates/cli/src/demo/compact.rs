@@ -1,4 +1,4 @@
-use redis_patterns::ErrorKind;
+use redis_patterns::{ErrorKind, Request};
 use redis_patterns::packed::{IntField, Le, PackedRecords};
 use redis_patterns::sharded_hash::{ListpackLimits, ShardedHash, plan};
 
@@ -55,14 +55,15 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
     }
 
     super::section("packed: fixed-width records packed into sharded strings");
+    let mut records_con = redis_patterns::Connection::open(client.get_connection_info().clone())?;
     let logins = PackedRecords::new(&format!("{prefix}logins"), Le::<u32>::new(), 999_999)?;
     let field = IntField {
         offset: 0,
         size: 4,
         signed: false,
     };
-    logins.add(&mut con, 123_456, field, 1)?;
-    let count = logins.add(&mut con, 123_456, field, 1)?;
+    logins.add(123_456, field, 1).run(&mut records_con)?;
+    let count = logins.add(123_456, field, 1).run(&mut records_con)?;
     println!(
         "packed records: user 123456's login counter is {count} (4 bytes at offset {} of {}); \
          {} ids per {}-byte shard",
@@ -71,7 +72,7 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         logins.ids_per_shard(),
         logins.shard_bytes()
     );
-    match logins.get(&mut con, 4_294_967_295) {
+    match logins.get(4_294_967_295).run(&mut records_con) {
         Err(e) if matches!(e.kind(), ErrorKind::IdOutOfRange { .. }) => {
             println!("the huge-offset trap is refused: {e}")
         }
