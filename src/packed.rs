@@ -476,25 +476,30 @@ impl<C: Codec> PackedRecords<C> {
         expected: &C::Value,
         new: &C::Value,
     ) -> Op<std::result::Result<(), C::Value>> {
-        let prepared = self.locate(id).and_then(|(key, off)| {
-            Ok((key, off, self.encode(expected)?, self.encode(new)?))
-        });
+        let prepared = self
+            .locate(id)
+            .and_then(|(key, off)| Ok((key, off, self.encode(expected)?, self.encode(new)?)));
         let (key, off, exp, new) = match prepared {
             Ok(p) => p,
             Err(e) => return Op::fail(e),
         };
         let this = self.clone();
-        Op::script(scripts::packed::swap(&key, self.reserve(), off as i64, &exp, &new)).try_map(
-            move |reply: Value| {
-                let (done, current): (i64, Vec<u8>) = FromRedisValue::from_redis_value(reply)
-                    .map_err(|e| Error::from(redis::RedisError::from(e)))?;
-                Ok(if done == 1 {
-                    Ok(())
-                } else {
-                    Err(this.decode_padded(current))
-                })
-            },
-        )
+        Op::script(scripts::packed::swap(
+            &key,
+            self.reserve(),
+            off as i64,
+            &exp,
+            &new,
+        ))
+        .try_map(move |reply: Value| {
+            let (done, current): (i64, Vec<u8>) = FromRedisValue::from_redis_value(reply)
+                .map_err(|e| Error::from(redis::RedisError::from(e)))?;
+            Ok(if done == 1 {
+                Ok(())
+            } else {
+                Err(this.decode_padded(current))
+            })
+        })
     }
 
     /// Reads every shard of ids `0..=max_id` whole (`GET`; one batch per

@@ -139,7 +139,10 @@ fn scan_spans_several_batches_in_id_order() {
             .iter()
             .flat_map(|s| (0..3).map(move |i| s * ips + i))
             .collect();
-        let items: Vec<(u64, Vec<u8>)> = ids.iter().map(|&id| (id, vec![1 + (id / ips) as u8])).collect();
+        let items: Vec<(u64, Vec<u8>)> = ids
+            .iter()
+            .map(|&id| (id, vec![1 + (id / ips) as u8]))
+            .collect();
         d.run(p.set_many(&items)).unwrap();
         let seen = d
             .run(p.scan(Vec::new(), |all, id, rec| all.push((id, rec[0]))))
@@ -311,7 +314,8 @@ fn bad_input_is_refused_before_anything_is_written() {
             Err(ErrorKind::IdOutOfRange { .. })
         ));
         assert!(matches!(
-            d.run(p.get_many(&[1, 10_000_001])).map_err(Error::into_kind),
+            d.run(p.get_many(&[1, 10_000_001]))
+                .map_err(Error::into_kind),
             Err(ErrorKind::IdOutOfRange { .. })
         ));
         // One bad item in a batch: nothing of the batch is written.
