@@ -1,9 +1,9 @@
 //! Packed fixed-width records against a real redis-server, every test body
 //! through both drivers (sync `Connection`, async `AsyncConnection`).
 
+#[path = "support/everywhere.rs"]
+mod everywhere;
 mod support;
-
-use std::cell::RefCell;
 
 use redis_patterns::packed::{ByteArray, Bytes, IntField, Layout, Le, PackedRecords};
 use redis_patterns::scripts;
@@ -211,32 +211,17 @@ fn add_is_an_atomic_read_modify_write_of_one_field() {
             Err(ErrorKind::Overflow { .. })
         ));
         // Field outside the record or too wide: refused before sending.
-        assert!(matches!(
-            d.run(p.add(
-                7,
-                IntField {
-                    offset: 6,
-                    size: 4,
-                    signed: false
-                },
-                1
-            ))
-            .map_err(Error::into_kind),
-            Err(ErrorKind::InvalidArgument { .. })
-        ));
-        assert!(matches!(
-            d.run(p.add(
-                7,
-                IntField {
-                    offset: 0,
-                    size: 7,
-                    signed: false
-                },
-                1
-            ))
-            .map_err(Error::into_kind),
-            Err(ErrorKind::InvalidArgument { .. })
-        ));
+        for (offset, size) in [(6, 4), (0, 7)] {
+            let bad = IntField {
+                offset,
+                size,
+                signed: false,
+            };
+            assert!(matches!(
+                d.run(p.add(7, bad, 1)).map_err(Error::into_kind),
+                Err(ErrorKind::InvalidArgument { .. })
+            ));
+        }
     });
 }
 
@@ -344,39 +329,24 @@ fn bad_input_is_refused_before_anything_is_written() {
         let mut con = server.connection();
         assert_eq!(support::dbsize(&mut con), 0);
         // The scripts check their arguments too (callers from other languages).
-        let r = d.run(scripts::packed::put("raw:0", 0, &["4294967296", "abcd"]));
-        assert!(
-            matches!(
-                r.as_ref().map_err(Error::kind),
-                Err(ErrorKind::InvalidArgument {
-                    script: Some(_),
-                    ..
-                })
-            ),
-            "{r:?}"
-        );
-        let r = d.run(scripts::packed::add("raw:0", 0, 0, 7, 0, 1));
-        assert!(
-            matches!(
-                r.as_ref().map_err(Error::kind),
-                Err(ErrorKind::InvalidArgument {
-                    script: Some(_),
-                    ..
-                })
-            ),
-            "{r:?}"
-        );
-        let r = d.run(scripts::packed::swap("raw:0", 0, 0, b"ab", b"abc"));
-        assert!(
-            matches!(
-                r.as_ref().map_err(Error::kind),
-                Err(ErrorKind::InvalidArgument {
-                    script: Some(_),
-                    ..
-                })
-            ),
-            "{r:?}"
-        );
+        let refused = [
+            d.run(scripts::packed::put("raw:0", 0, &["4294967296", "abcd"])),
+            d.run(scripts::packed::add("raw:0", 0, 0, 7, 0, 1)),
+            d.run(scripts::packed::swap("raw:0", 0, 0, b"ab", b"abc"))
+                .map(|_| 0),
+        ];
+        for r in refused {
+            assert!(
+                matches!(
+                    r.as_ref().map_err(Error::kind),
+                    Err(ErrorKind::InvalidArgument {
+                        script: Some(_),
+                        ..
+                    })
+                ),
+                "{r:?}"
+            );
+        }
         assert_eq!(support::dbsize(&mut con), 0);
     });
 }
@@ -493,36 +463,11 @@ fn dump(d: &mut Driver) -> Vec<(String, Option<Vec<u8>>)> {
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
     let server = support::server();
-    // What one server answers (the same through both drivers).
-    let expected = RefCell::new(None);
-    support::each_driver(&server, |d| {
+    let cluster = support::cluster();
+    everywhere::same_everywhere(&server, &cluster, |d| {
         let log = every_operation(d);
         let data = dump(d);
         assert!(data.iter().filter(|(_, v)| v.is_some()).count() > 20);
-        let keys = support::dbsize(&mut server.connection());
-        let mut expected = expected.borrow_mut();
-        match expected.as_ref() {
-            None => *expected = Some((log, data, keys)),
-            Some(e) => assert_eq!(e, &(log, data, keys), "{}", d.name()),
-        }
-    });
-    let (expected, expected_data, expected_keys) = expected.into_inner().unwrap();
-
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, |d| {
-        assert!(d.is_cluster());
-        let got = every_operation(d);
-        for (e, g) in expected.iter().zip(&got) {
-            assert_eq!(e, g, "{}", d.name());
-        }
-        assert_eq!(expected.len(), got.len());
-        assert_eq!(dump(d), expected_data);
-        let per_node: Vec<i64> = cluster
-            .nodes()
-            .iter()
-            .map(|n| support::dbsize(&mut n.connection()))
-            .collect();
-        assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
-        assert_eq!(per_node.iter().sum::<i64>(), expected_keys);
+        (log, data)
     });
 }
