@@ -317,7 +317,7 @@ fn main() {
     let per_round = common::env_or("BLOOM_THROUGHPUT_ITEMS", 50_000);
     let server = common::server(&[]);
     let mut con = server.connection();
-    redis_patterns::load_all(&mut con).expect("SCRIPT LOAD");
+    common::load_scripts(&server);
     accuracy(&mut con, n);
     throughput(&mut con, n, per_round);
     server_cpu(&mut con, n, per_round);

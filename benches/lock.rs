@@ -17,7 +17,7 @@ use redis_patterns::{Batch, Connection, Request, scripts};
 fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
-    redis_patterns::load_all(&mut con).expect("load scripts");
+    common::load_scripts(&server);
     let mut ours = (
         server.connection(),
         Connection::open(server.url()).expect("connect"),

@@ -1,6 +1,7 @@
 //! `cargo bench --bench rolling`: adds/s of the rolling store for 10, 100 and
-//! 1,000 shards (limit / shard_size), against a faithful copy of the seed's
-//! round-trip sequence, in the same run on the same server.
+//! 1,000 shards (limit / shard_size), against a faithful copy of the Java
+//! rolling-store recipe's round-trip sequence, in the same run on the same
+//! server.
 //!
 //! Three ways to add one record, each on one connection, one add at a time:
 //!
@@ -8,7 +9,7 @@
 //!   ring slots (5 keys) whatever the ring size.
 //! * `whole ring` — the same script called with every ring slot in `KEYS`
 //!   (2 * shards + 1 keys): the design the crate avoids, measured to show why.
-//! * `seed` — the Java seed's sequence: `SMEMBERS` of the routing set, sort
+//! * `Java recipe` — the Java rolling-store recipe's sequence: `SMEMBERS` of the routing set, sort
 //!   the shard names on the client, `clearKeys` (`DEL` + `SREM` of the oldest
 //!   shards) when the set has more than limit / shard_size names, `HLEN` of
 //!   the newest shard, then `SADD` (new shard only), `EXPIRE` set, `HSET`,
@@ -16,14 +17,14 @@
 //!
 //! Every store is first filled to its steady state (ring full, every
 //! shard_size-th add evicts a shard): the script stores by real adds, the
-//! seed's routing set and shards by a pipeline. Within a round, each variant
+//! Java recipe's routing set and shards by a pipeline. Within a round, each variant
 //! runs in chunks of 100 adds that cycle through the three ring sizes, so
 //! that load from other processes on a shared machine hits all sizes alike;
 //! each rate is 100 adds over the median time of a chunk (all rounds). Server µs per add come from
 //! `INFO commandstats` over an untimed warm-up round.
 //!
 //! It also prints the memory per stored record of the script's layout (shard
-//! hash + order list) and the seed's (shard hash + routing set).
+//! hash + order list) and the Java recipe's (shard hash + routing set).
 //!
 //! Env: `BENCH_ROUNDS` (default 5), `BENCH_SHARD_SIZE` (default 100),
 //! `BENCH_ADDS` (adds per round, variant and ring size, rounded up to
@@ -35,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use redis::Connection;
 use redis_patterns::rolling::RollingStore;
-use redis_patterns::scripts;
+use redis_patterns::{Request, scripts};
 use serde::Serialize;
 
 use common::{Table, command_stats, median, num, ratio, reset_stats, used_memory};
@@ -61,17 +62,17 @@ const TTL_SECS: u64 = 3600;
 const EXPIRE_ADD: u64 = 60;
 const SPLIT_KEY_PAD: &str = "MCT";
 
-/// The seed's `add` + `generateSplitKey` (+ its unshown `clearKeys`: delete
+/// The Java recipe's `add` + `generateSplitKey` (+ its unshown `clearKeys`: delete
 /// the oldest shards and drop them from the routing set), one command per
 /// round trip, as Jedis sends them. The comparator compares the numbers as
-/// `i64` (the seed's `(int)(x - y)` overflow is not reproduced).
-struct Seed {
+/// `i64` (the recipe's `(int)(x - y)` overflow is not reproduced).
+struct JavaRecipe {
     key: String,
     limit: u64,
     shard_size: u64,
 }
 
-impl Seed {
+impl JavaRecipe {
     fn split_key(&self, n: i64) -> String {
         format!("{SPLIT_KEY_PAD}_{}${n}", self.key)
     }
@@ -140,7 +141,7 @@ impl Seed {
             .unwrap();
     }
 
-    /// The steady state the seed reaches: limit / shard_size full shards.
+    /// The steady state the Java recipe reaches: limit / shard_size full shards.
     fn prefill(&self, con: &mut Connection, next_id: &mut u64) {
         let shards = (self.limit / self.shard_size) as i64;
         for n in 1..=shards {
@@ -182,19 +183,20 @@ struct Case {
     limit: u64,
     script_key: String,
     ring_key: String,
-    seed: Seed,
+    java: JavaRecipe,
     /// Times of the timed 100-add chunks, in seconds, per variant.
     script_chunks: Vec<f64>,
     ring_chunks: Vec<f64>,
-    seed_chunks: Vec<f64>,
+    java_chunks: Vec<f64>,
     script_cost: (f64, f64),
     ring_cost: (f64, f64),
-    seed_cost: (f64, f64),
+    java_cost: (f64, f64),
 }
 
 fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
+    let mut pc = redis_patterns::Connection::open(server.url()).unwrap();
     let shard_size = common::env_or("BENCH_SHARD_SIZE", 100);
     let adds = common::env_or("BENCH_ADDS", 3000);
     let rounds = common::rounds();
@@ -215,22 +217,22 @@ fn main() {
                 limit,
                 script_key: format!("script:{shards}"),
                 ring_key: format!("ring:{shards}"),
-                seed: Seed {
-                    key: format!("seed:{{{shards}}}"),
+                java: JavaRecipe {
+                    key: format!("java:{{{shards}}}"),
                     limit,
                     shard_size,
                 },
                 script_chunks: Vec::new(),
                 ring_chunks: Vec::new(),
-                seed_chunks: Vec::new(),
+                java_chunks: Vec::new(),
                 script_cost: (0.0, 0.0),
                 ring_cost: (0.0, 0.0),
-                seed_cost: (0.0, 0.0),
+                java_cost: (0.0, 0.0),
             }
         })
         .collect();
 
-    // Steady state: every ring full (limit + shard_size records), the seed's
+    // Steady state: every ring full (limit + shard_size records), the Java recipe's
     // set holding limit / shard_size full shards.
     // Memory per stored record is measured on the way (used_memory deltas).
     let t = Instant::now();
@@ -240,15 +242,15 @@ fn main() {
             "shards",
             "script records",
             "script B/record",
-            "seed records",
-            "seed B/record",
-            "script/seed",
+            "Java records",
+            "Java B/record",
+            "script/Java",
         ],
     );
     // Load the script and warm the connection before measuring memory.
     let warm = store_of(shard_size);
-    warm.add(&mut con, "warm-up", "tx0", &tx(0)).unwrap();
-    warm.clear(&mut con, "warm-up").unwrap();
+    warm.add("warm-up", "tx0", &tx(0)).run(&mut pc).unwrap();
+    warm.clear("warm-up").run(&mut pc).unwrap();
     for case in &cases {
         let store = store_of(case.limit);
         let mut script_bytes = 0.0;
@@ -257,25 +259,26 @@ fn main() {
             for _ in 0..store.capacity() {
                 next_id += 1;
                 store
-                    .add(&mut con, key, &format!("tx{next_id}"), &tx(next_id))
+                    .add(key, &format!("tx{next_id}"), &tx(next_id))
+                    .run(&mut pc)
                     .unwrap();
             }
-            assert_eq!(store.len(&mut con, key).unwrap(), store.capacity());
+            assert_eq!(store.len(key).run(&mut pc).unwrap(), store.capacity());
             if key == &case.script_key {
                 script_bytes = (used_memory(&mut con) - before) as f64 / store.capacity() as f64;
             }
         }
         let before = used_memory(&mut con);
-        case.seed.prefill(&mut con, &mut next_id);
-        let seed_records = case.limit;
-        let seed_bytes = (used_memory(&mut con) - before) as f64 / seed_records as f64;
+        case.java.prefill(&mut con, &mut next_id);
+        let java_records = case.limit;
+        let java_bytes = (used_memory(&mut con) - before) as f64 / java_records as f64;
         memory.row(vec![
             case.shards.to_string(),
             store.capacity().to_string(),
             num(script_bytes),
-            seed_records.to_string(),
-            num(seed_bytes),
-            ratio(script_bytes, seed_bytes),
+            java_records.to_string(),
+            num(java_bytes),
+            ratio(script_bytes, java_bytes),
         ]);
     }
     println!("prefilled in {:.1} s", t.elapsed().as_secs_f64());
@@ -299,7 +302,10 @@ fn main() {
         .collect();
 
     // `n` adds of one variant to one case; returns the time they took.
-    let batch = |con: &mut Connection, c: usize, variant: usize, n: u64, next_id: &mut u64| {
+    // The script variants run on the crate's connection, the Java recipe on
+    // a plain one.
+    type Cons<'a> = (&'a mut Connection, &'a mut redis_patterns::Connection);
+    let batch = |(con, pc): Cons, c: usize, variant: usize, n: u64, next_id: &mut u64| {
         let (store, meta, ring) = &prepared[c];
         let case = &cases[c];
         let t = Instant::now();
@@ -309,7 +315,8 @@ fn main() {
             match variant {
                 0 => {
                     store
-                        .add(con, &case.script_key, &field, &tx(*next_id))
+                        .add(&case.script_key, &field, &tx(*next_id))
+                        .run(pc)
                         .unwrap();
                 }
                 1 => {
@@ -325,11 +332,11 @@ fn main() {
                         store.ttl().as_millis() as i64,
                         store.index_ttl().as_millis() as i64,
                     )
-                    .invoke(con)
+                    .run(pc)
                     .unwrap();
                     assert_ne!(reply[0], 0);
                 }
-                _ => case.seed.add(con, &field, &tx(*next_id)),
+                _ => case.java.add(con, &field, &tx(*next_id)),
             }
         }
         t.elapsed()
@@ -341,7 +348,7 @@ fn main() {
     for (c, cost) in costs.iter_mut().enumerate() {
         for (variant, cost) in cost.iter_mut().enumerate() {
             reset_stats(&mut con);
-            batch(&mut con, c, variant, adds, &mut next_id);
+            batch((&mut con, &mut pc), c, variant, adds, &mut next_id);
             *cost = match variant {
                 0 | 1 => server_cost(&mut con, &["evalsha"], adds),
                 _ => server_cost(
@@ -366,7 +373,7 @@ fn main() {
             let mut done = 0;
             while done < adds {
                 for (c, chunks) in chunks.iter_mut().enumerate() {
-                    let t = batch(&mut con, c, variant, CHUNK, &mut next_id);
+                    let t = batch((&mut con, &mut pc), c, variant, CHUNK, &mut next_id);
                     chunks.push(t.as_secs_f64());
                 }
                 done += CHUNK;
@@ -376,8 +383,8 @@ fn main() {
     for (c, case) in cases.iter_mut().enumerate() {
         case.script_chunks = std::mem::take(&mut chunks[0][c]);
         case.ring_chunks = std::mem::take(&mut chunks[1][c]);
-        case.seed_chunks = std::mem::take(&mut chunks[2][c]);
-        (case.script_cost, case.ring_cost, case.seed_cost) =
+        case.java_chunks = std::mem::take(&mut chunks[2][c]);
+        (case.script_cost, case.ring_cost, case.java_cost) =
             (costs[c][0], costs[c][1], costs[c][2]);
     }
 
@@ -390,10 +397,10 @@ fn main() {
             "µs/add srv",
             "whole ring adds/s",
             "µs/add srv",
-            "seed adds/s",
+            "Java adds/s",
             "µs/add srv",
-            "seed cmds/add",
-            "script/seed",
+            "Java cmds/add",
+            "script/Java",
             "script/whole ring",
         ],
     );
@@ -401,7 +408,7 @@ fn main() {
     for case in cases.iter_mut() {
         let s = CHUNK as f64 / median(&mut case.script_chunks);
         let w = CHUNK as f64 / median(&mut case.ring_chunks);
-        let d = CHUNK as f64 / median(&mut case.seed_chunks);
+        let d = CHUNK as f64 / median(&mut case.java_chunks);
         summary.push((s, w, d));
         table.row(vec![
             case.shards.to_string(),
@@ -411,8 +418,8 @@ fn main() {
             num(w),
             format!("{:.1}", case.ring_cost.0),
             num(d),
-            format!("{:.1}", case.seed_cost.0),
-            format!("{:.2}", case.seed_cost.1),
+            format!("{:.1}", case.java_cost.0),
+            format!("{:.2}", case.java_cost.1),
             ratio(s, d),
             ratio(s, w),
         ]);
@@ -433,7 +440,7 @@ fn main() {
     for (name, a, b) in [
         ("script", first.0, last.0),
         ("whole ring", first.1, last.1),
-        ("seed", first.2, last.2),
+        ("Java recipe", first.2, last.2),
     ] {
         flat.row(vec![
             name.to_string(),

@@ -1,7 +1,7 @@
 //! `cargo bench --bench visits`: memory per member of the sharded intset vs
 //! one plain set vs HyperLogLog, visits/s of the script (unpipelined,
-//! pipelined, batched) vs the seed's seven-round-trip sequence, and whether
-//! that sequence over-counts under concurrency. Everything against its own
+//! pipelined, batched) vs the PHP unique-visitor recipe's seven-round-trip
+//! sequence, and whether that sequence over-counts under concurrency. Everything against its own
 //! throwaway redis-server, baselines measured in the same run.
 //!
 //! Env: `BENCH_ROUNDS` (default 5), `BENCH_MEMBERS` (default 1,000,000),
@@ -15,16 +15,17 @@ use std::collections::HashSet;
 use chrono::{NaiveDate, Utc};
 use common::{Table, num, ratio};
 use redis_patterns::visits::{self, VisitCounter};
+use redis_patterns::{Batch, Connection, Request};
 
 fn flush(con: &mut redis::Connection) {
     let _: () = redis::cmd("FLUSHALL").arg("SYNC").query(con).unwrap();
 }
 
-/// The seed's `ShardSet::count`, faithfully: SISMEMBER, then for a new
+/// The PHP recipe's `ShardSet::count`, faithfully: SISMEMBER, then for a new
 /// member SADD, INCR, TTL, EXPIREAT, TTL, EXPIREAT — separate round trips,
 /// base key `count`, 10 shards (`$total=10`), crc32 of the member string,
 /// expiry at 23:59:59 of the current day (here UTC).
-fn seed_count(con: &mut redis::Connection, member: i64, end_of_day: i64) -> bool {
+fn php_count(con: &mut redis::Connection, member: i64, end_of_day: i64) -> bool {
     let shard_key = format!(
         "count_{}",
         crc32fast::hash(member.to_string().as_bytes()) % 10
@@ -95,7 +96,10 @@ fn main() {
     );
 
     // ---- memory -------------------------------------------------------
-    let max_entries = visits::max_intset_entries(&mut con).unwrap();
+    // A connection of its own, closed before memory is measured.
+    let max_entries = visits::max_intset_entries()
+        .run(&mut Connection::open(server.url()).unwrap())
+        .unwrap();
     let shards = visits::plan_shards(members as u64, max_entries).unwrap();
     let mut mem = Table::new(
         &format!(
@@ -106,14 +110,11 @@ fn main() {
     // Each layout loads on its own connection, closed before the second
     // reading, so client buffers are not counted as data.
     let url = server.url();
-    let measure = |con: &mut redis::Connection, load: &mut dyn FnMut(&mut redis::Connection)| {
+    let measure = |con: &mut redis::Connection, load: &mut dyn FnMut(&mut Connection)| {
         flush(con);
         let before = common::used_memory(con);
         {
-            let mut loader = redis::Client::open(url.as_str())
-                .unwrap()
-                .get_connection()
-                .unwrap();
+            let mut loader = Connection::open(url.as_str()).unwrap();
             load(&mut loader);
         }
         // The server frees a closed client's buffers when it notices the close.
@@ -153,10 +154,8 @@ fn main() {
     let plain = measure(&mut con, &mut |con| {
         let all: Vec<i64> = (1..=members as i64).collect();
         for chunk in all.chunks(10_000) {
-            let _: i64 = redis::cmd("SADD")
-                .arg("plain")
-                .arg(chunk)
-                .query(con)
+            let _: i64 = con
+                .query(redis::cmd("SADD").arg("plain").arg(chunk))
                 .unwrap();
         }
     });
@@ -178,16 +177,18 @@ fn main() {
     let sharded = measure(&mut con, &mut |con| {
         let all: Vec<i64> = (1..=members as i64).collect();
         for chunk in all.chunks(5_000) {
-            counter.add_batch(con, day, chunk).unwrap();
+            counter.add_batch(day, chunk).run(con).unwrap();
         }
-        let sizes = counter.shard_sizes(con, day).unwrap();
-        let mut pipe = redis::pipe();
+        let sizes = counter.shard_sizes(day).run(con).unwrap();
+        let mut batch = Batch::new();
         for k in counter.shard_keys(day) {
-            pipe.cmd("OBJECT").arg("ENCODING").arg(k);
+            let mut cmd = redis::cmd("OBJECT");
+            cmd.arg("ENCODING").arg(&k);
+            batch.add(k, cmd);
         }
-        let encs: Vec<String> = pipe.query(con).unwrap();
+        let encs: Vec<String> = batch.run(con).unwrap().all().unwrap();
         let intsets = encs.iter().filter(|e| *e == "intset").count();
-        assert_eq!(counter.count(con, day).unwrap(), members as u64);
+        assert_eq!(counter.count(day).run(con).unwrap(), members as u64);
         report = format!(
             "{shards} shards, fullest {}, {intsets}/{shards} intset",
             sizes.iter().max().unwrap()
@@ -200,35 +201,34 @@ fn main() {
         ratio(sharded as f64, plain as f64),
         report.clone(),
     ]);
-    // Seed-style ids: 8 hex digits of a hash (here crc32) as an unsigned
-    // 32-bit value; above i32::MAX they force the 8-byte intset encoding.
-    let seed_style = measure(&mut con, &mut |con| {
+    // The PHP recipe's ids: 8 hex digits of a hash (here crc32) as an
+    // unsigned 32-bit value; above i32::MAX they force the 8-byte intset
+    // encoding.
+    let hex_ids = measure(&mut con, &mut |con| {
         let all: Vec<i64> = (1..=members as i64)
             .map(|i| crc32fast::hash(format!("uid-{i}").as_bytes()) as i64)
             .collect();
         for chunk in all.chunks(5_000) {
-            counter.add_batch(con, day, chunk).unwrap();
+            counter.add_batch(day, chunk).run(con).unwrap();
         }
-        let c = counter.count(con, day).unwrap();
+        let c = counter.count(day).run(con).unwrap();
         report = format!("{c} counted (hash collisions lose {})", members as u64 - c);
     });
     mem.row(vec![
-        "sharded intset (u32 hex ids, seed)".into(),
-        seed_style.to_string(),
-        num(seed_style as f64 / members as f64),
-        ratio(seed_style as f64, plain as f64),
+        "sharded intset (u32 hex ids, PHP recipe)".into(),
+        hex_ids.to_string(),
+        num(hex_ids as f64 / members as f64),
+        ratio(hex_ids as f64, plain as f64),
         report.clone(),
     ]);
     let hll = measure(&mut con, &mut |con| {
         let all: Vec<i64> = (1..=members as i64).collect();
         for chunk in all.chunks(10_000) {
-            let _: i64 = redis::cmd("PFADD")
-                .arg("hll")
-                .arg(chunk)
-                .query(con)
+            let _: i64 = con
+                .query(redis::cmd("PFADD").arg("hll").arg(chunk))
                 .unwrap();
         }
-        let est: i64 = redis::cmd("PFCOUNT").arg("hll").query(con).unwrap();
+        let est: i64 = con.query(redis::cmd("PFCOUNT").arg("hll")).unwrap();
         report = format!(
             "approximate: PFCOUNT {est} ({:+.2} %)",
             (est as f64 - members as f64) / members as f64 * 100.0
@@ -248,6 +248,7 @@ fn main() {
     }
 
     // ---- throughput -----------------------------------------------------
+    let mut pc = Connection::open(server.url()).unwrap();
     let end = today_end_utc();
     let c = VisitCounter::new("tp", Utc, 64).unwrap();
     let mut next = 0i64;
@@ -272,81 +273,81 @@ fn main() {
         let batch = fresh(ops);
         timed(0, ops, &mut || {
             for &m in &batch {
-                seed_count(&mut con, m, end);
+                php_count(&mut con, m, end);
             }
         });
         let batch = fresh(ops);
         timed(1, ops, &mut || {
             for &m in &batch {
-                c.add(&mut con, day, m).unwrap();
+                c.add(day, m).run(&mut pc).unwrap();
             }
         });
         let batch = fresh(ops * 20);
         timed(2, ops * 20, &mut || {
             for chunk in batch.chunks(100) {
-                c.add_pipelined(&mut con, day, chunk).unwrap();
+                c.add_pipelined(day, chunk).run(&mut pc).unwrap();
             }
         });
         let batch = fresh(ops * 40);
         timed(3, ops * 40, &mut || {
             for chunk in batch.chunks(1_000) {
-                c.add_batch(&mut con, day, chunk).unwrap();
+                c.add_batch(day, chunk).run(&mut pc).unwrap();
             }
         });
-        // Repeat visits (already counted members): the seed stops after SISMEMBER.
+        // Repeat visits (already counted members): the PHP recipe stops after SISMEMBER.
         timed(4, ops, &mut || {
             for &m in &seen {
-                seed_count(&mut con, m, end);
+                php_count(&mut con, m, end);
             }
         });
         timed(5, ops, &mut || {
             for &m in &seen {
-                c.add(&mut con, day, m).unwrap();
+                c.add(day, m).run(&mut pc).unwrap();
             }
         });
     }
     let med: Vec<f64> = samples.iter_mut().map(|v| common::median(v)).collect();
-    let (seed_new, script_new, piped, batched, seed_repeat, script_repeat) =
+    let (php_new, script_new, piped, batched, php_repeat, script_repeat) =
         (med[0], med[1], med[2], med[3], med[4], med[5]);
     let mut tp = Table::new(
-        "visits/s (median of rounds; ratio vs the seed's sequence for the same kind of visit)",
-        &["method", "round trips", "visits/s", "vs seed"],
+        "visits/s (median of rounds; ratio vs the PHP recipe's sequence for the same kind of visit)",
+        &["method", "round trips", "visits/s", "vs PHP recipe"],
     );
     tp.row(vec![
-        "seed sequence, new member".into(),
+        "PHP recipe, new member".into(),
         "7 per visit".into(),
-        num(seed_new),
+        num(php_new),
         "1.00x".into(),
     ]);
     tp.row(vec![
         "visits.add, new member".into(),
         "1 per visit".into(),
         num(script_new),
-        ratio(script_new, seed_new),
+        ratio(script_new, php_new),
     ]);
     tp.row(vec![
         "visits.add pipelined x100, new".into(),
         "1 per 100".into(),
         num(piped),
-        ratio(piped, seed_new),
+        ratio(piped, php_new),
     ]);
     tp.row(vec![
         "visits.add_batch x1000, new".into(),
         "1 per 1000".into(),
         num(batched),
-        ratio(batched, seed_new),
+        ratio(batched, php_new),
     ]);
     tp.row(vec![
-        "seed sequence, repeat visit".into(),
+        "PHP recipe, repeat visit".into(),
         "1 per visit".into(),
-        num(seed_repeat),
+        num(php_repeat),
         "1.00x".into(),
     ]);
     tp.row(vec![
         "visits.add, repeat visit".into(),
         "1 per visit".into(),
         num(script_repeat),
-        ratio(script_repeat, seed_repeat),
+        ratio(script_repeat, php_repeat),
     ]);
     tp.print();
 
@@ -364,7 +365,7 @@ fn main() {
         ],
     );
     for run in 1..=3 {
-        for method in ["seed sequence", "visits.add"] {
+        for method in ["PHP recipe", "visits.add"] {
             flush(&mut con);
             let url = server.url();
             let c = VisitCounter::new("oc", Utc, 10).unwrap();
@@ -373,18 +374,22 @@ fn main() {
                     let url = url.clone();
                     let c = c.clone();
                     s.spawn(move || {
-                        let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
-                        for m in overlap_ids(t) {
-                            if method == "seed sequence" {
-                                seed_count(&mut con, m, end);
-                            } else {
-                                c.add(&mut con, day, m).unwrap();
+                        if method == "PHP recipe" {
+                            let mut con =
+                                redis::Client::open(url).unwrap().get_connection().unwrap();
+                            for m in overlap_ids(t) {
+                                php_count(&mut con, m, end);
+                            }
+                        } else {
+                            let mut con = Connection::open(url).unwrap();
+                            for m in overlap_ids(t) {
+                                c.add(day, m).run(&mut con).unwrap();
                             }
                         }
                     });
                 }
             });
-            let (counter, scard): (u64, u64) = if method == "seed sequence" {
+            let (counter, scard): (u64, u64) = if method == "PHP recipe" {
                 let n: u64 = redis::cmd("GET").arg("count").query(&mut con).unwrap();
                 let mut pipe = redis::pipe();
                 for i in 0..10 {
@@ -394,8 +399,8 @@ fn main() {
                 (n, sizes.iter().sum())
             } else {
                 (
-                    c.count(&mut con, day).unwrap(),
-                    c.shard_sizes(&mut con, day).unwrap().iter().sum(),
+                    c.count(day).run(&mut pc).unwrap(),
+                    c.shard_sizes(day).run(&mut pc).unwrap().iter().sum(),
                 )
             };
             oc.row(vec![

@@ -17,28 +17,44 @@
 //! writes the scripts and a `manifest.json`, and `redis-patterns load`
 //! prints the SHA1s for `redis-cli EVALSHA`.
 //!
-//! # Setup
+//! # Running an operation
+//!
+//! Every pattern method builds an [`Op`] and sends nothing; a driver runs
+//! it. The same op runs on the sync [`Connection`] (`.run(&mut con)`) and on
+//! the async [`AsyncConnection`] (`.run_async(&mut con).await`), on one
+//! server or on a Redis Cluster: the connection finds out which (`INFO
+//! cluster`, once) and sends a fan-out as one pipeline per node.
 //!
 //! Redis >= 7.0. Every key a script touches is passed in `KEYS`, and the keys
 //! of one call share a hash tag, so every script runs unchanged on Redis
-//! Cluster.
+//! Cluster. The crate re-exports [`redis`] and [`chrono`], so a service
+//! needs only `redis-patterns` in its `Cargo.toml`.
 //!
-//! # Example: an owner-token lock
+//! # Example: an owner-token lock, sync and async
 //!
 //! ```no_run
 //! use std::time::Duration;
+//! use redis_patterns::prelude::*;
 //! use redis_patterns::lock::Lock;
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
-//! let client = redis::Client::open("redis://127.0.0.1/")?;
-//! let mut con = client.get_connection()?;
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
 //! let lock = Lock::new("orders:42", Duration::from_secs(5))?;
 //! {
 //!     // Waits (50 ms retries with jitter) for at most one second.
-//!     let mut guard = lock.lock(&mut con, Duration::from_secs(1))?;
+//!     let mut guard = lock.guard(&mut con, Duration::from_secs(1))?;
 //!     let fence = guard.fence(); // pass this to the resource you protect
-//!     let _: () = redis::cmd("SET").arg("orders:42:state").arg(fence).query(guard.conn())?;
+//!     let _: () = guard
+//!         .conn()
+//!         .query(redis::cmd("SET").arg("orders:42:state").arg(fence))?;
 //! } // released here, only if we still own it
+//! # Ok(())
+//! # }
+//! # async fn run() -> Result<(), redis_patterns::Error> {
+//! # let lock = Lock::new("orders:42", Duration::from_secs(5))?;
+//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let lease = lock.acquire(Duration::from_secs(1)).run_async(&mut con).await?;
+//! lock.release(&lease.token).run_async(&mut con).await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -46,11 +62,12 @@
 //! # Example: calling a generated wrapper directly
 //!
 //! ```no_run
+//! use redis_patterns::prelude::*;
 //! use redis_patterns::scripts;
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "my-token", 5_000).invoke(&mut con)?;
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
+//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "my-token", 5_000).run(&mut con)?;
 //! assert!(fence > 0);
 //! # Ok(())
 //! # }
@@ -91,4 +108,4 @@ pub mod prelude {
     pub use crate::AsyncConnection;
     pub use crate::{Connection, Op, Request};
 }
-pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all, load_all_async};
+pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all};

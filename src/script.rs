@@ -134,44 +134,23 @@ impl ScriptInfo {
     }
 }
 
-/// Loads every script of the bundle in one pipeline and checks each SHA the
-/// server reports against the registry. Returns `(name, sha1)` pairs.
-/// On Redis Cluster (`SCRIPT LOAD` is sent to every primary), and on
-/// connections that cannot pipeline, the scripts are loaded one by one.
-pub fn load_all(con: &mut dyn ConnectionLike) -> Result<Vec<(&'static str, &'static str)>> {
-    let replies: Vec<Value> = if con.supports_pipelining() {
-        let mut pipe = redis::pipe();
-        for s in crate::scripts::ALL {
-            pipe.add_command(s.load_cmd());
-        }
-        pipe.query(con)?
-    } else {
-        let mut replies = Vec::with_capacity(crate::scripts::ALL.len());
-        for s in crate::scripts::ALL {
-            replies.push(s.load_cmd().query(con)?);
-        }
-        replies
-    };
-    check_all_loaded(replies)
-}
-
-/// Async twin of [`load_all`]; it sends one `SCRIPT LOAD` per round trip, so
-/// that on the async cluster connection each goes to every primary.
-pub async fn load_all_async<C: redis::aio::ConnectionLike + Send>(
-    con: &mut C,
-) -> Result<Vec<(&'static str, &'static str)>> {
-    // One command at a time: the async cluster connection sends a pipeline
-    // to one node, but a lone `SCRIPT LOAD` to every primary.
-    let mut replies = Vec::with_capacity(crate::scripts::ALL.len());
+/// Loads every script of the bundle (`SCRIPT LOAD`, on every primary of a
+/// cluster) and checks each SHA the server reports against the registry.
+/// Returns `(name, sha1)` pairs.
+pub fn load_all() -> crate::Op<Vec<(&'static str, &'static str)>> {
+    let mut batch = crate::Batch::new();
     for s in crate::scripts::ALL {
-        replies.push(s.load_cmd().query_async(con).await?);
+        batch.add_keyless(s.load_cmd());
     }
-    check_all_loaded(replies)
+    crate::Op::send(batch, |replies| check_all_loaded(replies.into_values()))
 }
 
 fn check_all_loaded(replies: Vec<Value>) -> Result<Vec<(&'static str, &'static str)>> {
     let mut out = Vec::with_capacity(replies.len());
     for (s, reply) in crate::scripts::ALL.iter().zip(replies) {
+        if let Value::ServerError(e) = reply {
+            return Err(Error::from_redis(Some(s), e.into()));
+        }
         s.check_loaded(reply)?;
         out.push((s.name, s.sha1));
     }

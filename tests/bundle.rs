@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use redis_patterns::fanout::{Batch, Topology};
 use redis_patterns::scripts::{self, ALL};
-use redis_patterns::{Error, ErrorKind, ScriptPipeline, load_all};
+use redis_patterns::{Error, ErrorKind, Request, ScriptPipeline, load_all};
 
 fn sha1_of(bytes: &[u8]) -> String {
     redis::Script::new(std::str::from_utf8(bytes).expect("scripts are UTF-8"))
@@ -68,7 +68,9 @@ fn every_sha_is_the_sha1_of_its_file_and_the_servers() {
         assert_eq!(server_sha, s.sha1, "{}", s.name);
     }
     script_flush(&mut con);
-    let loaded = load_all(&mut con).expect("load_all");
+    let loaded = load_all()
+        .run(&mut redis_patterns::Connection::open(server.url()).expect("connect"))
+        .expect("load_all");
     assert_eq!(loaded.len(), ALL.len());
     for ((name, sha), s) in loaded.iter().zip(ALL) {
         assert_eq!((*name, *sha), (s.name, s.sha1));
@@ -300,9 +302,10 @@ fn async_connections_recover_from_script_flush() {
             .await
             .expect("async pipeline after flush");
         assert_eq!(replies, expected);
-        let loaded = redis_patterns::load_all_async(&mut mux)
+        let mut acon = redis_patterns::AsyncConnection::from_multiplexed(mux.clone())
             .await
-            .expect("load_all_async");
+            .expect("wrap");
+        let loaded = load_all().run_async(&mut acon).await.expect("load_all");
         assert_eq!(loaded.len(), ALL.len());
     });
 }
@@ -354,7 +357,11 @@ fn scripts_run_unchanged_on_a_real_cluster() {
                 > 0
         );
     }
-    let loaded = load_all(&mut con).expect("load_all on a cluster connection");
+    let loaded = load_all()
+        .run(&mut redis_patterns::Connection::from_cluster(
+            client.get_connection().expect("cluster connection"),
+        ))
+        .expect("load_all on a cluster connection");
     assert_eq!(loaded.len(), ALL.len());
     for node in cluster.nodes() {
         assert!(
@@ -488,9 +495,12 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         for node in cluster.nodes() {
             script_flush(&mut node.connection());
         }
-        let loaded = redis_patterns::load_all_async(&mut acon)
+        let loaded = load_all()
+            .run_async(&mut redis_patterns::AsyncConnection::from_cluster(
+                acon.clone(),
+            ))
             .await
-            .expect("load_all_async on a cluster");
+            .expect("load_all on an async cluster connection");
         assert_eq!(loaded.len(), ALL.len());
         for node in cluster.nodes() {
             let mut n = node.connection();

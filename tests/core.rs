@@ -246,3 +246,18 @@ fn config_get_answers_on_a_server_and_a_cluster_and_none_when_denied() {
         assert_eq!(d.run(op).unwrap(), None, "{}", d.name());
     }
 }
+
+#[test]
+fn a_cluster_with_replicas_forms_and_serves_from_its_primaries() {
+    let cluster = redis_patterns_test_support::LocalCluster::builder()
+        .replicas(1)
+        .node_timeout(Duration::from_millis(2000))
+        .start()
+        .expect("cluster with replicas");
+    assert_eq!(cluster.nodes().len(), 6);
+    assert_eq!(cluster.primaries().len(), 3);
+    assert_eq!(cluster.replicas().len(), 3);
+    for mut d in support::drivers(&cluster.nodes()[0].url()) {
+        fan_out(&mut d);
+    }
+}

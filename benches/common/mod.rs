@@ -243,3 +243,12 @@ pub fn cli_binary() -> std::path::PathBuf {
         .expect("benchmarks run from target/<profile>/deps");
     dir.join("redis-patterns")
 }
+
+/// Loads the script bundle on `server` (so timings never include a load).
+pub fn load_scripts(server: &LocalServer) {
+    use redis_patterns::Request as _;
+    let mut con = redis_patterns::Connection::open(server.url()).expect("connect");
+    redis_patterns::load_all()
+        .run(&mut con)
+        .expect("SCRIPT LOAD of the bundle");
+}

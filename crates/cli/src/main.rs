@@ -186,8 +186,9 @@ fn export(dir: &Path) -> CliResult {
 }
 
 fn load(url: &str) -> CliResult {
-    let mut con = redis::Client::open(url)?.get_connection()?;
-    for (name, sha) in redis_patterns::load_all(&mut con)? {
+    use redis_patterns::Request as _;
+    let mut con = redis_patterns::Connection::open(url)?;
+    for (name, sha) in redis_patterns::load_all().run(&mut con)? {
         println!("{name} {sha}");
     }
     Ok(())

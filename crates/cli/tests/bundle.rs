@@ -153,7 +153,7 @@ fn redis_cli_evalsha_runs_the_exported_lock() {
             .to_string()
     };
     let cli = |args: &[&str]| -> String {
-        let out = Command::new("redis-cli")
+        let out = Command::new(redis_patterns_test_support::cli_binary())
             .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
             .args(args)
             .output()

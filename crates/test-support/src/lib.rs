@@ -1,10 +1,21 @@
-//! A throwaway `redis-server` on a free loopback port, for the demo, the
-//! tests and the benchmarks.
+//! Throwaway `redis-server` processes and Redis Clusters on loopback, for
+//! the tests, the benchmarks and the demo of `redis-patterns` (in the style
+//! of redis-rs's `redis-test`; nothing here ships in the library).
 //!
-//! It runs with `--save "" --appendonly no` and its log and working directory
-//! in a fresh temporary directory, answers `PING` before [`LocalServer::start`]
-//! returns, and is killed, reaped and cleaned up on drop. When it is dropped
-//! during a panic, the end of its log is printed to stderr.
+//! A [`LocalServer`] runs with `--save "" --appendonly no` (unless the
+//! extra arguments say otherwise) and its log and working directory in a
+//! fresh temporary directory, answers `PING` before `start` returns, and is
+//! killed, reaped and cleaned up on drop. When it is dropped during a
+//! panic, the end of its log is printed to stderr. It can be stopped and
+//! started again on the same port and directory ([`LocalServer::restart`]),
+//! e.g. to test recovery with AOF on.
+//!
+//! A [`LocalCluster`] joins several of them into a Redis Cluster with
+//! `redis-cli --cluster create` (optionally with replicas), for cluster and
+//! failover tests.
+//!
+//! The binaries come from `PATH`, or from `$REDIS_SERVER` and `$REDIS_CLI`
+//! (e.g. `valkey-server` and `valkey-cli`). Only 127.0.0.1 is ever used.
 
 use std::io::Read as _;
 use std::net::TcpListener;
@@ -13,11 +24,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Why a [`LocalServer`] could not be started.
+/// Why a [`LocalServer`] or [`LocalCluster`] could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(
-        "`{binary}` was not found on PATH: install Redis >= 7.0 (e.g. `apt-get install redis-server`)"
+        "`{binary}` was not found on PATH: install Redis >= 7.0 (e.g. `apt-get install redis-server redis-tools`) or point REDIS_SERVER / REDIS_CLI at the binaries"
     )]
     NotFound { binary: String },
     #[error("could not start `{binary}`: {source}")]
@@ -25,20 +36,44 @@ pub enum StartError {
         binary: String,
         source: std::io::Error,
     },
-    #[error("redis-server on port {port} did not answer within {secs} s; its log:\n{log}")]
-    NoAnswer { port: u16, secs: u64, log: String },
+    #[error("{binary} on port {port} did not answer within {secs} s; its log:\n{log}")]
+    NoAnswer {
+        binary: String,
+        port: u16,
+        secs: u64,
+        log: String,
+    },
+    #[error("{binary} exited ({status}) before answering on port {port}; its output:\n{log}")]
+    Exited {
+        binary: String,
+        port: u16,
+        status: String,
+        log: String,
+    },
     #[error("could not form a cluster: {0}")]
     Cluster(String),
     #[error("i/o error preparing the server directory: {0}")]
     Io(#[from] std::io::Error),
 }
 
+/// The server binary: `$REDIS_SERVER` or `redis-server`.
+pub fn server_binary() -> String {
+    std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+/// The cli binary: `$REDIS_CLI` or `redis-cli`.
+pub fn cli_binary() -> String {
+    std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into())
+}
+
 /// A running throwaway `redis-server`.
 #[derive(Debug)]
 pub struct LocalServer {
-    child: Child,
+    child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    binary: String,
+    args: Vec<String>,
 }
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -47,13 +82,28 @@ fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+fn spawn_error(binary: &str, source: std::io::Error) -> StartError {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        StartError::NotFound {
+            binary: binary.to_string(),
+        }
+    } else {
+        StartError::Spawn {
+            binary: binary.to_string(),
+            source,
+        }
+    }
+}
+
 impl LocalServer {
     /// Starts `redis-server` from PATH (or `$REDIS_SERVER`) with default settings.
     pub fn start() -> Result<Self, StartError> {
         Self::start_with(&[])
     }
 
-    /// Starts one with extra `--name value` arguments, e.g. `["--hash-max-listpack-entries", "128"]`.
+    /// Starts one with extra `--name value` arguments, e.g.
+    /// `["--hash-max-listpack-entries", "128"]` (later arguments win, so
+    /// `["--appendonly", "yes"]` turns AOF on).
     pub fn start_with(extra: &[&str]) -> Result<Self, StartError> {
         Self::start_retrying(|| Ok(extra.iter().map(|a| a.to_string()).collect()))
     }
@@ -64,15 +114,30 @@ impl LocalServer {
     fn start_retrying(
         extra: impl Fn() -> std::io::Result<Vec<String>>,
     ) -> Result<Self, StartError> {
-        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let binary = server_binary();
         let mut last = None;
         for _ in 0..5 {
-            let args = extra()?;
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            match Self::try_start(&binary, &args) {
-                Ok(s) => return Ok(s),
-                Err(StartError::NoAnswer { port, secs, log }) if log.contains("in use") => {
-                    last = Some(StartError::NoAnswer { port, secs, log });
+            let port = free_port()?;
+            let dir = std::env::temp_dir().join(format!(
+                "redis-patterns-{}-{}-{}",
+                std::process::id(),
+                port,
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&dir)?;
+            let mut server = LocalServer {
+                child: None,
+                port,
+                dir,
+                binary: binary.clone(),
+                args: extra()?,
+            };
+            match server.spawn() {
+                Ok(()) => return Ok(server),
+                Err(e @ (StartError::NoAnswer { .. } | StartError::Exited { .. }))
+                    if e.to_string().contains("in use") =>
+                {
+                    last = Some(e);
                 }
                 Err(e) => return Err(e),
             }
@@ -80,53 +145,58 @@ impl LocalServer {
         Err(last.expect("at least one attempt"))
     }
 
-    fn try_start(binary: &str, extra: &[&str]) -> Result<Self, StartError> {
-        let port = free_port()?;
-        let dir = std::env::temp_dir().join(format!(
-            "redis-patterns-{}-{}-{}",
-            std::process::id(),
-            port,
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)?;
-        let child = Command::new(binary)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+    /// Spawns the process on this server's port and directory and waits for
+    /// `PING`.
+    fn spawn(&mut self) -> Result<(), StartError> {
+        let child = Command::new(&self.binary)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
-            .arg(&dir)
+            .arg(&self.dir)
             .arg("--logfile")
-            .arg(dir.join("redis.log"))
-            .args(extra)
+            .arg(self.dir.join("redis.log"))
+            .args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|source| {
-                if source.kind() == std::io::ErrorKind::NotFound {
-                    StartError::NotFound {
-                        binary: binary.to_string(),
-                    }
-                } else {
-                    StartError::Spawn {
-                        binary: binary.to_string(),
-                        source,
-                    }
-                }
-            })?;
-        let mut server = LocalServer { child, port, dir };
+            .map_err(|e| spawn_error(&self.binary, e))?;
+        self.child = Some(child);
         let secs = 10;
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
-            if server.ping() {
-                return Ok(server);
+            if self.ping() {
+                return Ok(());
             }
-            let exited = matches!(server.child.try_wait(), Ok(Some(_)));
-            if exited || Instant::now() > deadline {
-                let mut log = server.log();
-                if let Some(err) = server.child.stderr.as_mut() {
+            let exited = self
+                .child
+                .as_mut()
+                .expect("spawned above")
+                .try_wait()
+                .ok()
+                .flatten();
+            if exited.is_some() || Instant::now() > deadline {
+                let mut log = self.log();
+                if let Some(err) = self.child.as_mut().and_then(|c| c.stderr.as_mut()) {
                     let _ = err.read_to_string(&mut log);
                 }
-                return Err(StartError::NoAnswer { port, secs, log });
+                let binary = self.binary.clone();
+                let port = self.port;
+                self.kill();
+                return Err(match exited {
+                    Some(status) => StartError::Exited {
+                        binary,
+                        port,
+                        status: status.to_string(),
+                        log,
+                    },
+                    None => StartError::NoAnswer {
+                        binary,
+                        port,
+                        secs,
+                        log,
+                    },
+                });
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -139,7 +209,37 @@ impl LocalServer {
         let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
             return false;
         };
+        // LOADING (restart with AOF) is not an answer yet.
         redis::cmd("PING").query::<String>(&mut con).is_ok()
+    }
+
+    /// Kills the process (as a crash would: no save, no goodbye) and reaps
+    /// it. The directory stays, so [`LocalServer::resume`] starts it again.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the process again on the same port, directory and arguments
+    /// after [`LocalServer::kill`] (with AOF on, the data comes back).
+    pub fn resume(&mut self) -> Result<(), StartError> {
+        self.kill();
+        self.spawn()
+    }
+
+    /// Kills and starts it again: [`LocalServer::kill`] then
+    /// [`LocalServer::resume`].
+    pub fn restart(&mut self) -> Result<(), StartError> {
+        self.resume()
+    }
+
+    /// Whether the process is running.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 
     /// The loopback port the server listens on.
@@ -177,6 +277,14 @@ impl LocalServer {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
     }
+
+    /// `INFO <section>` as text.
+    pub fn info(&self, section: &str) -> String {
+        redis::cmd("INFO")
+            .arg(section)
+            .query(&mut self.connection())
+            .unwrap_or_default()
+    }
 }
 
 impl Drop for LocalServer {
@@ -185,38 +293,65 @@ impl Drop for LocalServer {
             let log = self.log();
             let tail: Vec<&str> = log.lines().rev().take(40).collect();
             eprintln!(
-                "--- redis-server on port {} (last lines of its log) ---",
-                self.port
+                "--- {} on port {} (last lines of its log) ---",
+                self.binary, self.port
             );
             for line in tail.iter().rev() {
                 eprintln!("{line}");
             }
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
-/// Three throwaway masters joined into a Redis Cluster on loopback (all
-/// 16384 slots covered), stopped on drop.
+/// Throwaway servers joined into a Redis Cluster on loopback (all 16384
+/// slots covered), stopped on drop.
 #[derive(Debug)]
 pub struct LocalCluster {
     nodes: Vec<LocalServer>,
 }
 
-impl LocalCluster {
-    /// Starts three cluster-enabled servers and joins them with
-    /// `redis-cli --cluster create` (needs `redis-cli` on PATH or `$REDIS_CLI`).
-    pub fn start() -> Result<Self, StartError> {
+/// How to start a [`LocalCluster`].
+#[derive(Debug, Clone)]
+pub struct ClusterBuilder {
+    primaries: usize,
+    replicas: usize,
+    args: Vec<String>,
+    node_timeout_ms: u64,
+}
+
+impl ClusterBuilder {
+    /// Replicas per primary (default 0).
+    pub fn replicas(mut self, n: usize) -> Self {
+        self.replicas = n;
+        self
+    }
+
+    /// Extra arguments for every node (e.g. `["--appendonly", "yes"]`).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args = args.iter().map(|a| a.to_string()).collect();
+        self
+    }
+
+    /// `cluster-node-timeout` (default 5000 ms; a failover suite wants it
+    /// shorter so that replicas take over quickly).
+    pub fn node_timeout(mut self, timeout: Duration) -> Self {
+        self.node_timeout_ms = timeout.as_millis() as u64;
+        self
+    }
+
+    /// Starts the nodes and joins them with `redis-cli --cluster create`
+    /// (needs `redis-cli` on PATH or `$REDIS_CLI`).
+    pub fn start(self) -> Result<LocalCluster, StartError> {
         let mut nodes = Vec::new();
-        for _ in 0..3 {
+        for _ in 0..self.primaries * (1 + self.replicas) {
             // The bus port defaults to port + 10000, which is above 65535
             // for much of the ephemeral range: give it a free port of its own
             // (a fresh one on every attempt).
             nodes.push(LocalServer::start_retrying(|| {
                 let bus = free_port()?.to_string();
-                Ok([
+                let mut args: Vec<String> = [
                     "--cluster-enabled",
                     "yes",
                     "--cluster-port",
@@ -224,13 +359,15 @@ impl LocalCluster {
                     "--cluster-config-file",
                     "nodes.conf",
                     "--cluster-node-timeout",
-                    "5000",
+                    &self.node_timeout_ms.to_string(),
                 ]
                 .map(String::from)
-                .to_vec())
+                .to_vec();
+                args.extend(self.args.iter().cloned());
+                Ok(args)
             })?);
         }
-        let cli = std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into());
+        let cli = cli_binary();
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port()))
@@ -238,56 +375,126 @@ impl LocalCluster {
         let out = Command::new(&cli)
             .args(["--cluster", "create"])
             .args(&addrs)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args([
+                "--cluster-replicas",
+                &self.replicas.to_string(),
+                "--cluster-yes",
+            ])
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => StartError::NotFound {
-                    binary: cli.clone(),
-                },
-                _ => StartError::Spawn {
-                    binary: cli.clone(),
-                    source: e,
-                },
-            })?;
+            .map_err(|e| spawn_error(&cli, e))?;
         if !out.status.success() {
-            return Err(StartError::Cluster(
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-            ));
+            return Err(StartError::Cluster(format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )));
         }
         let cluster = LocalCluster { nodes };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !cluster.is_ok() {
+        cluster.wait_ready(Duration::from_secs(30))?;
+        Ok(cluster)
+    }
+}
+
+impl LocalCluster {
+    /// Three primaries, no replicas.
+    pub fn start() -> Result<Self, StartError> {
+        Self::builder().start()
+    }
+
+    /// A builder: three primaries by default.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder {
+            primaries: 3,
+            replicas: 0,
+            args: Vec::new(),
+            node_timeout_ms: 5000,
+        }
+    }
+
+    /// Waits until every running node says `cluster_state:ok` and every
+    /// replica's link to its primary is up.
+    pub fn wait_ready(&self, timeout: Duration) -> Result<(), StartError> {
+        let deadline = Instant::now() + timeout;
+        while !self.is_ready() {
             if Instant::now() > deadline {
-                return Err(StartError::Cluster(
-                    "cluster_state did not become ok within 20 s".into(),
-                ));
+                return Err(StartError::Cluster(format!(
+                    "cluster_state did not become ok within {} s",
+                    timeout.as_secs()
+                )));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        Ok(cluster)
+        Ok(())
     }
 
-    fn is_ok(&self) -> bool {
+    fn is_ready(&self) -> bool {
         self.nodes.iter().all(|n| {
-            let Ok(mut con) = n.client().get_connection() else {
+            let Ok(mut con) = n
+                .client()
+                .get_connection_with_timeout(Duration::from_secs(1))
+            else {
                 return false;
             };
-            redis::cmd("CLUSTER")
+            let ok = redis::cmd("CLUSTER")
                 .arg("INFO")
                 .query::<String>(&mut con)
-                .is_ok_and(|info| info.contains("cluster_state:ok"))
+                .is_ok_and(|info| info.contains("cluster_state:ok"));
+            let replication: String = redis::cmd("INFO")
+                .arg("replication")
+                .query(&mut con)
+                .unwrap_or_default();
+            let replica_up = !replication.contains("role:slave")
+                || replication.contains("master_link_status:up");
+            ok && replica_up
         })
     }
 
-    /// The nodes, each a [`LocalServer`].
+    /// The nodes, each a [`LocalServer`] (primaries and replicas).
     pub fn nodes(&self) -> &[LocalServer] {
         &self.nodes
     }
 
+    /// The nodes, mutably (to kill or restart one).
+    pub fn nodes_mut(&mut self) -> &mut [LocalServer] {
+        &mut self.nodes
+    }
+
+    /// Indices of the nodes that are primaries now (asked of each running
+    /// node).
+    pub fn primaries(&self) -> Vec<usize> {
+        self.with_role("role:master")
+    }
+
+    /// Indices of the nodes that are replicas now.
+    pub fn replicas(&self) -> Vec<usize> {
+        self.with_role("role:slave")
+    }
+
+    fn with_role(&self, role: &str) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&i| {
+                let Ok(mut con) = self.nodes[i]
+                    .client()
+                    .get_connection_with_timeout(Duration::from_millis(500))
+                else {
+                    return false;
+                };
+                redis::cmd("INFO")
+                    .arg("replication")
+                    .query::<String>(&mut con)
+                    .is_ok_and(|info| info.contains(role))
+            })
+            .collect()
+    }
+
+    /// URLs of every node, for a cluster client.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.url()).collect()
+    }
+
     /// A cluster client seeded with every node.
     pub fn client(&self) -> redis::cluster::ClusterClient {
-        redis::cluster::ClusterClient::new(self.nodes.iter().map(|n| n.url()).collect::<Vec<_>>())
-            .expect("loopback urls are valid")
+        redis::cluster::ClusterClient::new(self.urls()).expect("loopback urls are valid")
     }
 }

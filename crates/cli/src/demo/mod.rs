@@ -10,6 +10,7 @@ mod rolling;
 mod signin;
 mod visits;
 
+use redis_patterns::{Connection, Request};
 use redis_patterns_test_support::LocalServer;
 
 type DemoResult = Result<(), Box<dyn std::error::Error>>;
@@ -29,15 +30,16 @@ pub fn run(url: Option<&str>) -> DemoResult {
         }
     };
     let client = redis::Client::open(url.as_str())?;
-    let mut con = client.get_connection()?;
-    let version: String = redis::cmd("INFO")
-        .arg("server")
-        .query::<String>(&mut con)?
-        .lines()
-        .find_map(|l| l.strip_prefix("redis_version:").map(str::to_string))
-        .unwrap_or_default();
-    println!("connected to redis {version} at {url}");
-    let loaded = redis_patterns::load_all(&mut con)?;
+    let mut con = Connection::open(url.as_str())?;
+    let info: redis::Value = con.query(redis::cmd("INFO").arg("server"))?;
+    let version = server_version(&info).unwrap_or_else(|| "(version not reported)".into());
+    let topology = if con.is_cluster() {
+        "a Redis Cluster"
+    } else {
+        "one server"
+    };
+    println!("connected to {topology} at {url}: redis {version}");
+    let loaded = redis_patterns::load_all().run(&mut con)?;
     println!(
         "loaded {} scripts (SCRIPT LOAD, server SHA1s match the registry)\n",
         loaded.len()
@@ -47,19 +49,30 @@ pub fn run(url: Option<&str>) -> DemoResult {
     section("lock: owner-token lock with fencing tokens");
     lock::run(&url, &prefix)?;
     section("rolling: bounded, expiring, sharded store of recent records");
-    rolling::run(&client, &prefix)?;
+    rolling::run(&url, &prefix)?;
     section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");
     bloom::run(&client, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
     compact::run(&url, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");
-    visits::run(&client, &prefix)?;
+    visits::run(&url, &prefix)?;
     section("login_log: the seed's monthly login bitmaps and its seven queries");
     login_log::run(&client, &prefix)?;
     section("signin: daily sign-in bitmaps, ranges and streaks");
     signin::run(&client, &prefix)?;
     println!("\ndemo finished");
     Ok(())
+}
+
+/// `redis_version` from `INFO server` (on a cluster: the first node's).
+fn server_version(info: &redis::Value) -> Option<String> {
+    let text = match info {
+        redis::Value::Map(nodes) => nodes.first().map(|(_, v)| v.clone())?,
+        v => v.clone(),
+    };
+    let text: String = redis::FromRedisValue::from_redis_value(text).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("redis_version:").map(str::to_string))
 }
 
 fn section(title: &str) {

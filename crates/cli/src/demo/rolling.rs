@@ -1,38 +1,51 @@
 use std::time::Duration;
 
-use redis_patterns::ErrorKind;
+use redis_patterns::keys::Prefix;
 use redis_patterns::rolling::RollingStore;
+use redis_patterns::{Connection, ErrorKind, Request};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct Tx {
     id: u32,
     amount_cents: i64,
 }
 
-pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
-    let mut con = client.get_connection()?;
+/// `tx<id> = <amount> cents`, or that it is gone.
+fn describe(field: &str, tx: Option<Tx>) -> String {
+    match tx {
+        Some(tx) => format!("{field} = {} cents (id {})", tx.amount_cents, tx.id),
+        None => format!("{field} is gone"),
+    }
+}
+
+pub fn run(url: &str, prefix: &str) -> super::DemoResult {
+    let mut con = Connection::open(url)?;
     // Keep the newest 6 transactions per merchant in shards of 2 (ring of 4),
     // shards expiring 10 minutes after their last write, the index 60 s later.
-    let store =
-        RollingStore::with_prefix(&format!("{prefix}rolling:"), 6, 2, Duration::from_secs(600))?;
+    let store = RollingStore::builder(6, 2, Duration::from_secs(600))
+        .prefix(Prefix::new(&format!("{prefix}rolling:"))?)
+        .build()?;
     println!(
-        "store: limit {}, shard size {}, ring of {} shards, at most {} records per merchant",
+        "store: limit {} (the newest {} records of a merchant are always kept), shard size {}, \
+         ring of {} shards, so at most {} records are held (the capacity)",
+        store.limit(),
         store.limit(),
         store.shard_size(),
         store.shards(),
         store.capacity()
     );
     for id in 1..=9u32 {
-        let added = store.add(
-            &mut con,
-            "merchant:7",
-            &format!("tx{id}"),
-            &Tx {
-                id,
-                amount_cents: id as i64 * 250,
-            },
-        )?;
+        let added = store
+            .add(
+                "merchant:7",
+                &format!("tx{id}"),
+                &Tx {
+                    id,
+                    amount_cents: id as i64 * 250,
+                },
+            )
+            .run(&mut con)?;
         println!(
             "add tx{id}: shard slot {} (generation {}){}",
             added.slot,
@@ -44,27 +57,35 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
             }
         );
     }
-    println!("len = {}", store.len(&mut con, "merchant:7")?);
+    let len = store.len("merchant:7").run(&mut con)?;
     println!(
-        "get tx1 = {:?} (evicted), get tx9 = {:?}",
-        store.get::<Tx>(&mut con, "merchant:7", "tx1")?,
-        store.get::<Tx>(&mut con, "merchant:7", "tx9")?
+        "len = {len}: at least the limit ({}, the newest records) and at most the capacity ({}); \
+         records are evicted a whole shard at a time, so an older one stays until its shard goes",
+        store.limit(),
+        store.capacity()
+    );
+    println!(
+        "get: {} (evicted with its shard), {}",
+        describe("tx1", store.get("merchant:7", "tx1").run(&mut con)?),
+        describe("tx9", store.get("merchant:7", "tx9").run(&mut con)?)
     );
     let recent: Vec<String> = store
-        .recent::<Tx>(&mut con, "merchant:7", 3)?
+        .recent::<Tx>("merchant:7", 3)
+        .run(&mut con)?
         .into_iter()
         .map(|(f, tx)| format!("{f}={}", tx.amount_cents))
         .collect();
     println!("recent 3 = [{}]", recent.join(", "));
-    match store.add(&mut con, "merchant:7", "", &0) {
+    match store.add("merchant:7", "", &0).run(&mut con) {
         Err(e) if matches!(e.kind(), ErrorKind::InvalidArgument { .. }) => {
             println!("empty field refused: {e}")
         }
-        other => return Err(format!("expected InvalidInput, got {other:?}").into()),
+        Err(e) => return Err(e.into()),
+        Ok(_) => return Err("an empty field was accepted".into()),
     }
     println!(
         "clear removed {} records",
-        store.clear(&mut con, "merchant:7")?
+        store.clear("merchant:7").run(&mut con)?
     );
     Ok(())
 }

@@ -1,59 +1,72 @@
 use chrono::{Days, Utc};
 
+use redis_patterns::keys::Prefix;
 use redis_patterns::visits::{self, VisitCounter};
+use redis_patterns::{Connection, Op, Request};
 
-pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
-    let mut con = client.get_connection()?;
-    let max_entries = visits::max_intset_entries(&mut con)?;
+pub fn run(url: &str, prefix: &str) -> super::DemoResult {
+    let mut con = Connection::open(url)?;
+    let max_entries = visits::max_intset_entries().run(&mut con)?;
     println!(
         "planner: set-max-intset-entries {max_entries}; 1,000,000 expected daily uniques -> {} shards",
         visits::plan_shards(1_000_000, max_entries)?
     );
-    let counter = VisitCounter::with_prefix(&format!("{prefix}visits:"), "site", Utc, 8)?;
+    let counter = VisitCounter::builder("site", Utc, 8)
+        .prefix(Prefix::new(&format!("{prefix}visits:"))?)
+        .build()?;
     let today = counter.day_of(&Utc::now());
     let tomorrow = today + Days::new(1);
     for member in [1001, 1002, 1001] {
-        let v = counter.add(&mut con, today, member)?;
+        let v = counter.add(today, member).run(&mut con)?;
         println!(
             "visit of {member} on {today}: new = {}, distinct count = {}",
             v.new, v.count
         );
     }
     let batch: Vec<i64> = (1000..2000).collect();
-    let b = counter.add_batch(&mut con, today, &batch)?;
+    let b = counter.add_batch(today, &batch).run(&mut con)?;
     println!(
         "batch of {} members (2 already counted) in one script call: {} new, count {}",
         batch.len(),
         b.new.iter().filter(|&&n| n).count(),
         b.count
     );
-    let p = counter.add_pipelined(&mut con, tomorrow, &[1500, 5000, 5001])?;
+    let p = counter
+        .add_pipelined(tomorrow, &[1500, 5000, 5001])
+        .run(&mut con)?;
     println!(
         "pipelined on {tomorrow}: count {}",
         p.last().map_or(0, |v| v.count)
     );
     println!(
         "contains(today, 1999) = {}, contains(today, 4242) = {}",
-        counter.contains(&mut con, today, 1999)?,
-        counter.contains(&mut con, today, 4242)?
+        counter.contains(today, 1999).run(&mut con)?,
+        counter.contains(today, 4242).run(&mut con)?
     );
     println!(
         "exact distinct over {today}..{tomorrow}: {} (shard-wise union)",
-        counter.distinct_between(&mut con, today, tomorrow)?
+        counter.distinct_between(today, tomorrow).run(&mut con)?
     );
-    let expire: i64 = redis::cmd("EXPIRETIME")
-        .arg(counter.counter_key(today))
-        .query(&mut con)?;
+    let expire: i64 = con.query(redis::cmd("EXPIRETIME").arg(counter.counter_key(today)))?;
     println!(
         "the day's keys expire at {} (end of {today} in UTC)",
         chrono::DateTime::from_timestamp(expire, 0).unwrap_or_default()
     );
-    let sizes = counter.shard_sizes(&mut con, today)?;
-    let enc: String = redis::cmd("OBJECT")
-        .arg("ENCODING")
-        .arg(counter.shard_key(today, 0))
-        .query(&mut con)?;
-    println!("shard sizes {sizes:?} (shard 0 encoding: {enc})");
+    let sizes: Vec<String> = counter
+        .shard_sizes(today)
+        .run(&mut con)?
+        .iter()
+        .map(u64::to_string)
+        .collect();
+    let enc: String = con.query(
+        redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg(counter.shard_key(today, 0)),
+    )?;
+    println!(
+        "shard sizes [{}] (shard 0 encoding: {enc})",
+        sizes.join(", ")
+    );
     println!(
         "string id \"alice\" -> member {} (crc32 as i32; may collide)",
         visits::member_from_string_id("alice")
@@ -62,10 +75,16 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         Err(e) => println!("parse_member(\"12a\") is refused: {e}"),
         Ok(m) => return Err(format!("expected an error, got {m}").into()),
     }
-    let mut del = redis::cmd("DEL");
-    for d in [today, tomorrow] {
-        del.arg(counter.counter_key(d)).arg(counter.shard_keys(d));
-    }
-    let _: i64 = del.query(&mut con)?;
+    // Each day's keys share a hash tag: one DEL per day.
+    let deletes = [today, tomorrow]
+        .into_iter()
+        .map(|d| {
+            let counter_key = counter.counter_key(d);
+            let mut del = redis::cmd("DEL");
+            del.arg(&counter_key).arg(counter.shard_keys(d));
+            Op::<i64>::cmd(counter_key, del)
+        })
+        .collect();
+    Op::join(deletes).run(&mut con)?;
     Ok(())
 }

@@ -1,0 +1,343 @@
+//! The counter API: [`VisitCounter`] (built with [`VisitCounterBuilder`])
+//! and its operations on one day — add a visit (one, pipelined, or a batch
+//! in one script call), the day's count, membership, shard sizes.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDate, TimeZone};
+use serde::Serialize;
+
+use super::shards::{planned_shards, shard_of};
+use super::{DEFAULT_PREFIX, MAX_SHARDS};
+use crate::core::{Batch, Op, Replies, Retention};
+use crate::error::{Error, Result};
+use crate::keys::{self, Prefix};
+use crate::scripts;
+
+/// The longest grace after the end of a day.
+const MAX_GRACE: Duration = Duration::from_secs(366 * 86_400);
+
+/// The outcome of one visit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Visit {
+    /// The member had not been counted that day.
+    pub new: bool,
+    /// The day's distinct count after this visit.
+    pub count: u64,
+}
+
+/// The outcome of a batch of visits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BatchVisits {
+    /// The day's distinct count after the batch.
+    pub count: u64,
+    /// Per member, in the order given: counted for the first time by this
+    /// batch (a member repeated within the batch is new at most once).
+    pub new: Vec<bool>,
+}
+
+/// A daily unique-visitor counter in the zone `Tz` (`chrono::Utc`,
+/// `chrono::FixedOffset`, a `chrono_tz::Tz`...). Cheap to clone; holds no
+/// connection.
+#[derive(Debug, Clone)]
+pub struct VisitCounter<Tz: TimeZone> {
+    pub(super) prefix: Prefix,
+    pub(super) name: String,
+    pub(super) shards: u32,
+    pub(super) tz: Tz,
+    pub(super) retention: Retention,
+}
+
+/// Builds a [`VisitCounter`]: setters never fail,
+/// [`VisitCounterBuilder::build`] checks.
+#[derive(Debug, Clone)]
+pub struct VisitCounterBuilder<Tz: TimeZone> {
+    name: String,
+    tz: Tz,
+    shards: u32,
+    prefix: Prefix,
+    retention: Retention,
+}
+
+impl<Tz: TimeZone> VisitCounterBuilder<Tz> {
+    /// The key prefix (default [`DEFAULT_PREFIX`]).
+    pub fn prefix(mut self, prefix: Prefix) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// How long a day's keys live after the day ends: `After(grace)` (whole
+    /// seconds, at most 366 days) or `Forever`. The default expires them at
+    /// the end of the day (zero grace).
+    pub fn retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Checks the settings.
+    pub fn build(self) -> Result<VisitCounter<Tz>> {
+        keys::check_name("counter name", &self.name)?;
+        if self.shards == 0 || self.shards > MAX_SHARDS {
+            return Err(Error::invalid(
+                "shards",
+                format!("must be from 1 to {MAX_SHARDS}, got {}", self.shards),
+            ));
+        }
+        if let Retention::After(grace) = self.retention
+            && (grace.subsec_nanos() != 0 || grace > MAX_GRACE)
+        {
+            return Err(Error::invalid(
+                "retention",
+                "must be whole seconds, at most 366 days",
+            ));
+        }
+        Ok(VisitCounter {
+            prefix: self.prefix,
+            name: self.name,
+            shards: self.shards,
+            tz: self.tz,
+            retention: self.retention,
+        })
+    }
+}
+
+fn count_of(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+/// A `visits.add` reply: `{new, count}`.
+fn visit(reply: Vec<i64>) -> Result<Visit> {
+    match reply.as_slice() {
+        [new, count] => Ok(Visit {
+            new: *new == 1,
+            count: count_of(*count),
+        }),
+        _ => Err(Error::short_reply()),
+    }
+}
+
+/// The arguments of one `visits.add_batch` call: the distinct members grouped
+/// by shard, and where each given member's flag is in the reply.
+struct BatchPlan {
+    /// The shard index of each group, in order.
+    shards: Vec<u32>,
+    /// Per group: its size, then its members.
+    groups: Vec<i64>,
+    /// Per member given: the position of its flag in the reply (after the
+    /// count), or `None` for a repeat within the batch.
+    positions: Vec<Option<usize>>,
+}
+
+impl BatchPlan {
+    fn new(members: &[i64], shards: u32) -> Self {
+        // Dedupe (first occurrence wins) and group by shard.
+        let mut seen: HashSet<i64> = HashSet::with_capacity(members.len());
+        let mut groups: Vec<(u32, Vec<i64>)> = Vec::new();
+        let mut group_of: HashMap<u32, usize> = HashMap::new();
+        let mut place: Vec<Option<(usize, usize)>> = Vec::with_capacity(members.len());
+        for &m in members {
+            if !seen.insert(m) {
+                place.push(None);
+                continue;
+            }
+            let shard = shard_of(m, shards);
+            let g = *group_of.entry(shard).or_insert_with(|| {
+                groups.push((shard, Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].1.push(m);
+            place.push(Some((g, groups[g].1.len() - 1)));
+        }
+        let mut offset = Vec::with_capacity(groups.len());
+        let mut at = 1;
+        for (_, ms) in &groups {
+            offset.push(at);
+            at += ms.len();
+        }
+        let mut args = Vec::with_capacity(members.len() + groups.len());
+        for (_, ms) in &groups {
+            args.push(ms.len() as i64);
+            args.extend_from_slice(ms);
+        }
+        Self {
+            shards: groups.iter().map(|(s, _)| *s).collect(),
+            groups: args,
+            positions: place
+                .into_iter()
+                .map(|p| p.map(|(g, i)| offset[g] + i))
+                .collect(),
+        }
+    }
+
+    /// Decodes the reply `{count, new_1, ..., new_m}`.
+    fn result(positions: Vec<Option<usize>>, reply: Vec<i64>) -> Result<BatchVisits> {
+        let count = *reply.first().ok_or_else(Error::short_reply)?;
+        let new = positions
+            .into_iter()
+            .map(|p| match p {
+                Some(i) => reply.get(i).map(|&f| f == 1).ok_or_else(Error::short_reply),
+                None => Ok(false),
+            })
+            .collect::<Result<Vec<bool>>>()?;
+        Ok(BatchVisits {
+            count: count_of(count),
+            new,
+        })
+    }
+}
+
+impl<Tz: TimeZone> VisitCounter<Tz> {
+    /// A builder for the counter named `name` with `shards` shard sets per
+    /// day, whose days are calendar days in `tz`.
+    pub fn builder(name: &str, tz: Tz, shards: u32) -> VisitCounterBuilder<Tz> {
+        VisitCounterBuilder {
+            name: name.to_string(),
+            tz,
+            shards,
+            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
+            retention: Retention::After(Duration::ZERO),
+        }
+    }
+
+    /// A counter named `name` with `shards` shard sets per day, whose days
+    /// are calendar days in `tz`, with the default prefix; keys expire at the
+    /// end of their day.
+    pub fn new(name: &str, tz: Tz, shards: u32) -> Result<Self> {
+        Self::builder(name, tz, shards).build()
+    }
+
+    /// [`VisitCounter::new`] with the shard count planned
+    /// ([`planned_shards`](super::planned_shards)) from the expected daily
+    /// uniques and the server's `set-max-intset-entries`.
+    pub fn planned(name: &str, tz: Tz, expected_daily_uniques: u64) -> Op<Self>
+    where
+        Tz: Send + 'static,
+    {
+        let name = name.to_string();
+        planned_shards(expected_daily_uniques).try_map(move |shards| Self::new(&name, tz, shards))
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &Prefix {
+        &self.prefix
+    }
+
+    /// The counter's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Shard sets per day.
+    pub fn shards(&self) -> u32 {
+        self.shards
+    }
+
+    /// How long a day's keys live after the day ends.
+    pub fn retention(&self) -> Retention {
+        self.retention
+    }
+
+    /// The zone whose calendar days the counter counts.
+    pub fn time_zone(&self) -> &Tz {
+        &self.tz
+    }
+
+    /// Counts one visit of `member` on `day` (one script call).
+    pub fn add(&self, day: NaiveDate, member: i64) -> Op<Visit> {
+        self.expire_arg(day).map_or_else(Op::fail, |expire| {
+            Op::script(scripts::visits::add(
+                &self.counter_key(day),
+                &self.member_shard_key(day, member),
+                expire,
+                member,
+            ))
+            .try_map(visit)
+        })
+    }
+
+    /// Counts a visit at `instant` (on its day in the counter's zone).
+    pub fn add_at<Z: TimeZone>(&self, instant: &DateTime<Z>, member: i64) -> Op<Visit> {
+        self.add(self.day_of(instant), member)
+    }
+
+    /// Counts each member with its own script call, all in one batch (one
+    /// round trip: the keys of one day share a slot; each call atomic on its
+    /// own). The first refusal (e.g. the day ended) is the error.
+    pub fn add_pipelined(&self, day: NaiveDate, members: &[i64]) -> Op<Vec<Visit>> {
+        let expire = match self.expire_arg(day) {
+            Ok(at) => at,
+            Err(e) => return Op::fail(e),
+        };
+        let tag = self.day_tag(day);
+        let counter = format!("{tag}:count");
+        let mut batch = Batch::with_capacity(members.len());
+        for &m in members {
+            batch.script(scripts::visits::add(
+                &counter,
+                &format!("{tag}:{}", shard_of(m, self.shards)),
+                expire,
+                m,
+            ));
+        }
+        Op::send(batch, |replies| {
+            replies.all::<Vec<i64>>()?.into_iter().map(visit).collect()
+        })
+    }
+
+    /// Counts many visits of one day in one script call. Keep batches to a
+    /// few thousand members: the server runs nothing else meanwhile. An empty
+    /// batch only reads the count.
+    pub fn add_batch(&self, day: NaiveDate, members: &[i64]) -> Op<BatchVisits> {
+        let expire = match self.expire_arg(day) {
+            Ok(at) => at,
+            Err(e) => return Op::fail(e),
+        };
+        if members.is_empty() {
+            return self.count(day).map(|count| BatchVisits {
+                count,
+                new: Vec::new(),
+            });
+        }
+        let plan = BatchPlan::new(members, self.shards);
+        let tag = self.day_tag(day);
+        let shard_keys: Vec<String> = plan.shards.iter().map(|s| format!("{tag}:{s}")).collect();
+        let positions = plan.positions;
+        Op::script(scripts::visits::add_batch(
+            &format!("{tag}:count"),
+            &shard_keys,
+            expire,
+            &plan.groups,
+        ))
+        .try_map(move |reply| BatchPlan::result(positions, reply))
+    }
+
+    /// The day's distinct count (0 for a day without visits).
+    pub fn count(&self, day: NaiveDate) -> Op<u64> {
+        let key = self.counter_key(day);
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(&key);
+        Op::<Option<i64>>::cmd(key, cmd).map(|n| count_of(n.unwrap_or(0)))
+    }
+
+    /// Whether `member` was counted on `day` (read-only script, `EVALSHA_RO`).
+    pub fn contains(&self, day: NaiveDate, member: i64) -> Op<bool> {
+        Op::script(scripts::visits::contains(
+            &self.counter_key(day),
+            &self.member_shard_key(day, member),
+            member,
+        ))
+        .map(|reply| reply.first() == Some(&1))
+    }
+
+    /// `SCARD` of every shard of `day`, by index (one batch).
+    pub fn shard_sizes(&self, day: NaiveDate) -> Op<Vec<u64>> {
+        let mut batch = Batch::with_capacity(self.shards as usize);
+        for key in self.shard_keys(day) {
+            let mut cmd = redis::cmd("SCARD");
+            cmd.arg(&key);
+            batch.add(key, cmd);
+        }
+        Op::send(batch, Replies::all)
+    }
+}

@@ -1,0 +1,117 @@
+//! Exact daily unique visitors in sharded integer sets (`lua/visits/`).
+//!
+//! The PHP unique-visitor recipe (`ShardSet::count`) checks `SISMEMBER`,
+//! then sends `SADD`, `INCR`, `TTL`, `EXPIREAT`, `TTL`, `EXPIREAT` in seven
+//! round trips: two concurrent first visits of one member are both counted,
+//! a crash between `SADD` and `INCR` loses one, and its `shardKey` divides by
+//! an undefined variable. Here one script adds the member to its shard set,
+//! increments the day's counter only when the member is new and sets
+//! `EXPIREAT` from the end of that day in a configurable time zone and the
+//! counter's [`Retention`](crate::Retention), so the counter always equals the number of
+//! distinct members.
+//!
+//! Every operation is an [`Op`](crate::Op): run it with `.run(&mut con)` on
+//! a [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`AsyncConnection`](crate::AsyncConnection). The connection knows whether
+//! it talks to a Redis Cluster; the counter does not need to.
+//!
+//! ```no_run
+//! use redis_patterns::chrono::{Days, Utc};
+//! use redis_patterns::prelude::*;
+//! use redis_patterns::visits::VisitCounter;
+//!
+//! # fn main() -> redis_patterns::Result<()> {
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
+//! let visits = VisitCounter::new("site", Utc, 64)?;
+//! let today = visits.day_of(&Utc::now());
+//! let v = visits.add(today, 1001).run(&mut con)?;
+//! println!("new visitor: {}, distinct today: {}", v.new, v.count);
+//! let week = visits
+//!     .distinct_between(today - Days::new(6), today)
+//!     .run(&mut con)?;
+//! println!("distinct over the last 7 days: {week}");
+//! # Ok(())
+//! # }
+//! # async fn run() -> redis_patterns::Result<()> {
+//! # let visits = VisitCounter::new("site", Utc, 64)?;
+//! # let today = visits.day_of(&Utc::now());
+//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let batch = visits.add_batch(today, &[1, 2, 3]).run_async(&mut con).await?;
+//! let seen = visits.contains(today, 2).run_async(&mut con).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Keys
+//!
+//! For counter `name` and day `YYYY-MM-DD` (the day in the counter's zone):
+//! `<prefix>{<name>:<YYYY-MM-DD>}:<i>` for shard `i` in `0..shards`, and
+//! `<prefix>{<name>:<YYYY-MM-DD>}:count` for the counter. Every key of one day
+//! shares the hash tag `{<name>:<YYYY-MM-DD>}`, so each script call touches
+//! one cluster slot. The default prefix is [`DEFAULT_PREFIX`].
+//!
+//! # Retention
+//!
+//! A day's keys expire at the first instant of the next day in the counter's
+//! zone (correct on 23- and 25-hour days) plus the grace of
+//! [`Retention::After`](crate::Retention::After) (zero by default), or never
+//! with [`Retention::Forever`](crate::Retention::Forever). A visit to a day whose keys would already have
+//! expired is refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded)).
+//!
+//! # Shards and `intset`
+//!
+//! Members are integers so shards stay `intset`-encoded (4 bytes per
+//! member for values in the `i32` range, 8 for larger `i64`). A member goes to
+//! shard `crc32(decimal string of the member) % shards` — the decimal ASCII
+//! form, as PHP's `crc32($member)` hashes it, not the little-endian bytes. A
+//! shard converts to a hashtable (about 15 times larger) once it holds more
+//! than `set-max-intset-entries` (default 512) members, so
+//! [`plan_shards`] picks the shard count from the expected daily uniques such
+//! that the fullest shard stays below that limit with a wide margin
+//! ([`planned_shards`] reads the limit from the server).
+//!
+//! String ids: [`member_from_string_id`] maps them to `i32` values with CRC32
+//! (the PHP recipe takes 8 hex digits of an md5 instead; note that those
+//! values go up to 2^32-1 and so force the 8-byte `int64` intset encoding).
+//! Any such mapping may collide: two ids with one value count once.
+//!
+//! # Several days
+//!
+//! Each day has its own hash tag, so on a cluster the days of a range live in
+//! different slots and no single script (and no `SUNIONSTORE`) can see them
+//! together. [`VisitCounter::distinct_over`] therefore unions client-side,
+//! shard index by shard index: the shard function does not depend on the
+//! day, so member `m` is in shard `i` on every day and the union's size is
+//! the sum over `i` of the size of the union of shard `i` across the days. It
+//! fetches the shard sets in chunks: one batch of `SMEMBERS` per chunk (of
+//! every day's shards of a few shard indices, about 512 sets), which the
+//! connection sends as one pipeline per node; client memory is bounded by
+//! one chunk. This requires the same shard count on every day of the range
+//! (a counter keeps its shard count; changing it starts a new layout).
+//!
+//! # Redis Cluster
+//!
+//! Every script call touches the keys of one day, so it runs on a cluster
+//! unchanged, and operations that send many commands
+//! ([`VisitCounter::add_pipelined`], [`VisitCounter::shard_sizes`],
+//! [`VisitCounter::distinct_over`]) send one batch, which the connection
+//! splits into one pipeline per node.
+
+mod counter;
+mod day;
+mod shards;
+mod union;
+
+pub use counter::{BatchVisits, Visit, VisitCounter, VisitCounterBuilder};
+pub use shards::{
+    max_intset_entries, member_from_string_id, parse_member, plan_shards, planned_shards, shard_of,
+};
+
+/// The default key prefix.
+pub const DEFAULT_PREFIX: &str = "visits:";
+
+/// Redis's default `set-max-intset-entries`.
+pub const DEFAULT_MAX_INTSET_ENTRIES: u64 = 512;
+
+/// The most shards a counter may have.
+pub const MAX_SHARDS: u32 = 1 << 20;

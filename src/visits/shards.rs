@@ -1,0 +1,108 @@
+//! Members and shards: which shard a member goes to, which members are
+//! accepted, and how many shards keep every shard an `intset`.
+
+use crate::core::{Op, config_get};
+use crate::error::{Error, Result};
+
+use super::{DEFAULT_MAX_INTSET_ENTRIES, MAX_SHARDS};
+
+/// The shard of `member` among `shards`: `crc32(decimal string) % shards`.
+pub fn shard_of(member: i64, shards: u32) -> u32 {
+    crc32fast::hash(member.to_string().as_bytes()) % shards.max(1)
+}
+
+/// Parses a member given as text. Only a canonical decimal `i64` is accepted
+/// (no sign on zero, no leading zeros, no spaces): anything else would make
+/// Redis store the shard as a hashtable instead of an intset.
+pub fn parse_member(text: &str) -> Result<i64> {
+    let canonical = match text.strip_prefix('-') {
+        Some(rest) => !rest.is_empty() && !rest.starts_with('0'),
+        None => text == "0" || !text.starts_with('0'),
+    } && text
+        .trim_start_matches('-')
+        .bytes()
+        .all(|b| b.is_ascii_digit());
+    let value = text.parse::<i64>().ok().filter(|_| canonical);
+    value.ok_or_else(|| {
+        Error::invalid(
+            "member",
+            format!("{text:?} is not a canonical decimal integer (i64)"),
+        )
+    })
+}
+
+/// Maps a string id to an integer member: `crc32(id)` reinterpreted as `i32`,
+/// so shards keep the 4-byte intset encoding.
+///
+/// **It may collide**: distinct ids with one value count once. With `n`
+/// distinct ids a day about `n² / 2³³` pairs collide (about 116 for one
+/// million ids, an undercount of about 0.01 %). Use real integer ids when the
+/// count must be exact.
+pub fn member_from_string_id(id: &str) -> i64 {
+    crc32fast::hash(id.as_bytes()) as i32 as i64
+}
+
+/// The shard count for `expected_daily_uniques` members with
+/// `max_intset_entries` (the server's `set-max-intset-entries`; see
+/// [`planned_shards`] to read it from the server).
+///
+/// With a uniform shard function a shard's size is about Poisson with mean
+/// `m = expected / shards`; the plan keeps `m + 4·√m <= max_intset_entries`
+/// (for 512: a mean of about 429 members, 2,330 shards for a million). The
+/// fullest of a few thousand shards then usually stays an intset; on an
+/// unlucky day one shard may pass the limit and become a hashtable (~30 KB,
+/// about 0.03 bytes per member at a million), which costs less than the
+/// per-key overhead of the extra shards a wider margin would need.
+pub fn plan_shards(expected_daily_uniques: u64, max_intset_entries: u64) -> Result<u32> {
+    check_expected(expected_daily_uniques)?;
+    if max_intset_entries < 64 {
+        return Err(Error::invalid(
+            "max intset entries",
+            format!("{max_intset_entries} is too small to plan shards (at least 64)"),
+        ));
+    }
+    let limit = max_intset_entries as f64;
+    // m + 4 sqrt(m) = limit  =>  sqrt(m) = (-4 + sqrt(16 + 4 limit)) / 2
+    let root = (-4.0 + (16.0 + 4.0 * limit).sqrt()) / 2.0;
+    let mean = (root * root).floor().max(1.0);
+    let shards = (expected_daily_uniques as f64 / mean).ceil() as u64;
+    if shards > MAX_SHARDS as u64 {
+        return Err(Error::invalid(
+            "expected daily uniques",
+            format!("{expected_daily_uniques} needs more than {MAX_SHARDS} shards"),
+        ));
+    }
+    Ok(shards.max(1) as u32)
+}
+
+/// The server's `set-max-intset-entries` (`CONFIG GET`; one node of a
+/// cluster), or the default 512 when the server refuses `CONFIG` (e.g.
+/// renamed away on managed servers) or does not report the parameter.
+/// Connection errors are returned.
+pub fn max_intset_entries() -> Op<u64> {
+    const NAME: &str = "set-max-intset-entries";
+    config_get(&[NAME]).map(|config| {
+        config
+            .and_then(|c| c.get(NAME).and_then(|v| v.parse().ok()))
+            .unwrap_or(DEFAULT_MAX_INTSET_ENTRIES)
+    })
+}
+
+fn check_expected(expected_daily_uniques: u64) -> Result<()> {
+    if expected_daily_uniques == 0 {
+        return Err(Error::invalid(
+            "expected daily uniques",
+            "must be at least 1",
+        ));
+    }
+    Ok(())
+}
+
+/// [`plan_shards`] with the server's [`max_intset_entries`]. Zero expected
+/// uniques is refused before anything is sent.
+pub fn planned_shards(expected_daily_uniques: u64) -> Op<u32> {
+    if let Err(e) = check_expected(expected_daily_uniques) {
+        return Op::fail(e);
+    }
+    max_intset_entries().try_map(move |max| plan_shards(expected_daily_uniques, max))
+}
