@@ -1,6 +1,8 @@
 //! Packed fixed-width records against a real redis-server, every test body
 //! through both drivers (sync `Connection`, async `AsyncConnection`).
 
+#[path = "support/counting.rs"]
+mod counting;
 #[path = "support/everywhere.rs"]
 mod everywhere;
 mod support;
@@ -144,11 +146,12 @@ fn scan_spans_several_batches_in_id_order() {
             .map(|&id| (id, vec![1 + (id / ips) as u8]))
             .collect();
         d.run(p.set_many(&items)).unwrap();
-        let seen = d
-            .run(p.scan(Vec::new(), |all, id, rec| all.push((id, rec[0]))))
-            .unwrap();
+        let scan = p.scan(Vec::new(), |all, id, rec| all.push((id, rec[0])));
+        let (seen, sends) = counting::counted(d, scan);
         let want: Vec<(u64, u8)> = items.iter().map(|(id, v)| (*id, v[0])).collect();
         assert_eq!(seen, want, "{}", d.name());
+        // Five shards, two per batch.
+        assert_eq!(sends, 3);
     });
 }
 
@@ -349,6 +352,35 @@ fn bad_input_is_refused_before_anything_is_written() {
         }
         assert_eq!(support::dbsize(&mut con), 0);
     });
+}
+
+/// Multi-id calls send one batch each (one pipeline per node), and a scan
+/// of default shards one per 256 shards: 20 shards on a cluster are not 20
+/// round trips.
+fn one_batch_per_call(d: &mut Driver) {
+    let p = PackedRecords::builder("one", Le::<u32>::new(), 1_999)
+        .ids_per_shard(100)
+        .build()
+        .unwrap();
+    let items: Vec<(u64, u32)> = (0..2_000).map(|id| (id, id as u32 + 1)).collect();
+    assert_eq!(counting::counted(d, p.set_many(&items)), ((), 1));
+    let ids: Vec<u64> = (0..2_000).step_by(7).collect();
+    let (got, sends) = counting::counted(d, p.get_many(&ids));
+    assert_eq!(got, ids.iter().map(|&id| id as u32 + 1).collect::<Vec<_>>());
+    assert_eq!(sends, 1);
+    assert_eq!(
+        counting::counted(d, p.scan(0, |n, _, _| *n += 1)),
+        (2_000, 1)
+    );
+    assert_eq!(counting::counted(d, p.get_many(&[])), (vec![], 0));
+}
+
+#[test]
+fn multi_id_calls_send_one_batch_on_one_server_and_a_cluster() {
+    let server = support::server();
+    support::each_driver(&server, one_batch_per_call);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, one_batch_per_call);
 }
 
 /// Every public operation of packed records, through one driver; returns

@@ -2,6 +2,8 @@
 //! drivers (sync `Connection`, async `AsyncConnection`). The line-oriented
 //! import of files is the CLI's (`crates/cli/tests/import_lines.rs`).
 
+#[path = "support/counting.rs"]
+mod counting;
 #[path = "support/everywhere.rs"]
 mod everywhere;
 mod support;
@@ -450,6 +452,41 @@ fn import_batches_by_bytes_and_keeps_the_callers_positions() {
         );
         assert_eq!((report.items, report.inserted), (2, 1));
     });
+}
+
+/// Multi-shard calls send one batch each (one pipeline per node), and an
+/// import one per batch of items: 64 shards on a cluster are not 64 round
+/// trips.
+fn one_batch_per_call(d: &mut Driver) {
+    let h = ShardedHash::new("one", 64).unwrap();
+    let pairs: Vec<(String, String)> = (0..500)
+        .map(|i| (format!("f{i}"), format!("v{i}")))
+        .collect();
+    let fields: Vec<&str> = pairs.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(counting::counted(d, h.set_many(&pairs)), (500, 1));
+    assert_eq!(counting::counted(d, h.set_if_absent_many(&pairs)), (0, 1));
+    let (got, sends) = counting::counted(d, h.get_many::<String, _>(&fields));
+    assert_eq!((got.iter().flatten().count(), sends), (500, 1));
+    assert_eq!(counting::counted(d, h.len()), (500, 1));
+    let (health, sends) = counting::counted(d, h.inspect(u64::MAX));
+    assert_eq!((health.sampled, health.sampled_len, sends), (64, 500, 1));
+    let items = (0..1000).map(|i| (format!("g{i}"), "v"));
+    let options = ImportOptions {
+        batch: 300,
+        ..ImportOptions::default()
+    };
+    let (report, sends) = counting::counted(d, h.import(items, options));
+    assert_eq!((report.inserted, sends), (1000, 4), "{}", d.name());
+    let (none, sends) = counting::counted(d, h.get_many::<String, &str>(&[]));
+    assert_eq!((none.len(), sends), (0, 0));
+}
+
+#[test]
+fn multi_shard_calls_send_one_batch_on_one_server_and_a_cluster() {
+    let server = support::server();
+    support::each_driver(&server, one_batch_per_call);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, one_batch_per_call);
 }
 
 /// Every public operation of a sharded hash, through one driver; returns
