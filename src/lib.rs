@@ -73,6 +73,7 @@
 //! # }
 //! ```
 
+pub mod bitmap;
 pub mod bloom;
 pub(crate) mod config;
 pub mod core;

@@ -1,18 +1,22 @@
-//! `login_log`: the seed's monthly login bitmaps and its seven queries,
-//! against a real redis-server, across a month boundary, a year boundary and
-//! Feb 29. Expected answers come from a plain in-memory model of the logins.
+//! `login_log`: the PHP login-log recipe's monthly bitmaps and its seven
+//! queries, against a real redis-server and a real cluster, across a month
+//! boundary, a year boundary and Feb 29, every test body through both
+//! drivers. Expected answers come from a plain in-memory model of the logins.
 
+mod bitmap;
+#[path = "support/counting.rs"]
+mod counting;
 mod support;
 
 use std::collections::BTreeSet;
 
+use bitmap::{day, kind_of, script_refused};
 use chrono::{Datelike, NaiveDate};
-use redis_patterns::login_log::{LoginLog, Retention, Topology};
-use redis_patterns::{Error, ErrorKind};
-
-fn day(y: i32, m: u32, d: u32) -> NaiveDate {
-    NaiveDate::from_ymd_opt(y, m, d).unwrap()
-}
+use counting::counted;
+use redis_patterns::keys::{Prefix, cluster_slot};
+use redis_patterns::login_log::{ActiveUser, LoginLog};
+use redis_patterns::{Error, ErrorKind, Retention, scripts};
+use support::Driver;
 
 /// (type, uid, day) of every recorded login.
 type Model = BTreeSet<(String, u64, NaiveDate)>;
@@ -55,17 +59,22 @@ fn ranges() -> Vec<(NaiveDate, NaiveDate)> {
     ]
 }
 
-fn record_all<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog) -> Model {
+fn record_all(dr: &mut Driver, log: &LoginLog) -> Model {
     let mut model = Model::new();
     for (t, uid, d) in fixture() {
-        let first = log.record(con, t, uid, d).unwrap();
+        let first = dr.run(log.record(t, uid, d)).unwrap();
         let new = model.insert((t.to_string(), uid, d));
-        assert_eq!(first, new, "record({t}, {uid}, {d}) first-of-day flag");
+        assert_eq!(
+            first,
+            new,
+            "{} record({t}, {uid}, {d}) first-of-day flag",
+            dr.name()
+        );
     }
     model
 }
 
-fn check_all_queries<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog, model: &Model) {
+fn check_all_queries(dr: &mut Driver, log: &LoginLog, model: &Model) {
     let users: BTreeSet<(String, u64)> = model.iter().map(|(t, u, _)| (t.clone(), *u)).collect();
     let in_range = |t: &str, u: u64, a: NaiveDate, b: NaiveDate| -> Vec<NaiveDate> {
         model
@@ -80,7 +89,7 @@ fn check_all_queries<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog, mode
         while d <= day(2024, 3, 20) {
             let expected = model.contains(&(t.clone(), *u, d));
             assert_eq!(
-                log.logged_in_on(con, t, *u, d).unwrap(),
+                dr.run(log.logged_in_on(t, *u, d)).unwrap(),
                 expected,
                 "(2) {t} {u} {d}"
             );
@@ -100,22 +109,25 @@ fn check_all_queries<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog, mode
                 .filter(|(mt, mu, d)| mt == t && mu == u && d.year() == y && d.month() == m)
                 .count();
             assert_eq!(
-                log.logged_in_in_month(con, t, *u, y, m).unwrap(),
+                dr.run(log.logged_in_in_month(t, *u, y, m)).unwrap(),
                 days > 0,
                 "(3) {t} {u} {y}-{m}"
             );
-            assert_eq!(log.days_in_month(con, t, *u, y, m).unwrap() as usize, days);
+            assert_eq!(
+                dr.run(log.days_in_month(t, *u, y, m)).unwrap() as usize,
+                days
+            );
         }
         for (a, b) in ranges() {
             let expected = in_range(t, *u, a, b);
             // (4)
             assert_eq!(
-                log.logged_in_between(con, t, *u, a, b).unwrap(),
+                dr.run(log.logged_in_between(t, *u, a, b)).unwrap(),
                 !expected.is_empty(),
                 "(4) {t} {u} {a}..{b}"
             );
             // (5) exactly the days in the range, none outside
-            let days = log.login_days(con, t, *u, a, b).unwrap();
+            let days = dr.run(log.login_days(t, *u, a, b)).unwrap();
             assert!(
                 days.iter().all(|d| *d >= a && *d <= b),
                 "(5) {days:?} outside {a}..{b}"
@@ -134,21 +146,24 @@ fn check_all_queries<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog, mode
                 .into_iter()
                 .collect();
             assert_eq!(
-                log.active_users(con, t, a, b).unwrap(),
+                dr.run(log.active_users(t, a, b)).unwrap(),
                 expected,
                 "(6) {t} {a}..{b}"
             );
         }
         // (7)
-        let expected: Vec<(String, u64)> = model
+        let expected: Vec<ActiveUser> = model
             .iter()
             .filter(|(_, _, d)| *d >= a && *d <= b)
-            .map(|(t, u, _)| (t.clone(), *u))
+            .map(|(t, u, _)| ActiveUser {
+                user_type: t.clone(),
+                uid: *u,
+            })
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
         assert_eq!(
-            log.all_active_users(con, a, b).unwrap(),
+            dr.run(log.all_active_users(a, b)).unwrap(),
             expected,
             "(7) {a}..{b}"
         );
@@ -166,7 +181,7 @@ fn check_all_queries<C: redis::ConnectionLike>(con: &mut C, log: &LoginLog, mode
             .into_iter()
             .collect();
         assert_eq!(
-            log.types_between(con, a, b).unwrap(),
+            dr.run(log.types_between(a, b)).unwrap(),
             expected,
             "types {a}..{b}"
         );
@@ -179,348 +194,405 @@ fn no_tmp_keys(con: &mut redis::Connection) {
     assert!(tmp.is_empty(), "{tmp:?}");
 }
 
+fn dbsize_of(cluster: &redis_patterns_test_support::LocalCluster) -> Vec<i64> {
+    cluster
+        .nodes()
+        .iter()
+        .map(|n| support::dbsize(&mut n.connection()))
+        .collect()
+}
+
 #[test]
 fn seven_queries_single_server() {
     let server = support::server();
-    let mut con = server.connection();
-    let log = LoginLog::new();
-    let model = record_all(&mut con, &log);
-    check_all_queries(&mut con, &log, &model);
-    no_tmp_keys(&mut con);
+    support::each_driver(&server, |d| {
+        let log = LoginLog::default();
+        let model = record_all(d, &log);
+        check_all_queries(d, &log, &model);
+        no_tmp_keys(&mut server.connection());
 
-    // The seed's exact key layout and bit numbering.
-    let bit: i64 = redis::cmd("GETBIT")
-        .arg("loginLog_2024-02_client_1001")
-        .arg(29)
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(bit, 1);
+        // The PHP recipe's exact key layout and bit numbering.
+        let bit: i64 = d.cmd(
+            "loginLog_2024-02_client_1001",
+            redis::cmd("GETBIT")
+                .arg("loginLog_2024-02_client_1001")
+                .arg(29),
+        );
+        assert_eq!(bit, 1);
+        assert_eq!(
+            log.log_key("client", 1001, day(2017, 10, 25)),
+            "loginLog_2017-10_client_1001"
+        );
+        // No TTL by default.
+        let ttl: i64 = d.cmd(
+            "loginLog_2024-02_client_1001",
+            redis::cmd("TTL").arg("loginLog_2024-02_client_1001"),
+        );
+        assert_eq!(ttl, -1);
+    });
+}
+
+/// Another prefix, on one server and on a cluster (where logins whose log
+/// and index are in different slots are written by two single-slot
+/// scripts): the same answers, and the index and types of a month share a
+/// slot.
+fn seven_queries_with_prefix(d: &mut Driver, nodes: &[&redis_patterns_test_support::LocalServer]) {
+    let log = LoginLog::new("ll_").unwrap();
+    let model = record_all(d, &log);
+    check_all_queries(d, &log, &model);
+    for node in nodes {
+        no_tmp_keys(&mut node.connection());
+    }
+    let day = day(2024, 2, 29);
     assert_eq!(
-        log.log_key("client", 1001, day(2017, 10, 25)),
-        "loginLog_2017-10_client_1001"
+        cluster_slot(log.index_key("client", day).as_bytes()),
+        cluster_slot(log.types_key(day).as_bytes())
     );
-    // No TTL by default.
-    let ttl: i64 = redis::cmd("TTL")
-        .arg("loginLog_2024-02_client_1001")
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(ttl, -1);
+    assert_eq!(log.log_key("client", 7, day), "ll_2024-02_client_7");
 }
 
 #[test]
 fn seven_queries_cluster_topology() {
-    // The cluster path (log and index written by two single-slot scripts)
-    // gives the same answers; keys are checked to be single-slot per call.
     let server = support::server();
-    let mut con = server.connection();
-    let log = LoginLog::with_prefix("ll")
-        .unwrap()
-        .topology(Topology::Cluster);
-    let model = record_all(&mut con, &log);
-    check_all_queries(&mut con, &log, &model);
-    no_tmp_keys(&mut con);
-    let d = day(2024, 2, 29);
+    support::each_driver(&server, |d| {
+        assert!(!d.is_cluster());
+        seven_queries_with_prefix(d, &[&server]);
+    });
+    let cluster = support::cluster();
+    let nodes: Vec<_> = cluster.nodes().iter().collect();
+    support::each_cluster_driver(&cluster, |d| {
+        assert!(d.is_cluster());
+        seven_queries_with_prefix(d, &nodes);
+    });
+}
+
+/// A query over six months sends one batch (all active users: two, the
+/// types then every type's months); a login is one batch on a cluster too.
+fn six_months_in_one_batch(d: &mut Driver) {
+    let log = LoginLog::default();
+    let (a, b) = (day(2023, 11, 1), day(2024, 4, 30));
+    for (t, uid, at) in [("client", 1, a), ("office", 2, b)] {
+        assert_eq!(
+            counted(d, log.record(t, uid, at)),
+            (true, 1),
+            "{}",
+            d.name()
+        );
+    }
     assert_eq!(
-        redis_patterns::keys::cluster_slot(log.index_key("client", d).as_bytes()),
-        redis_patterns::keys::cluster_slot(log.types_key(d).as_bytes())
+        counted(d, log.logged_in_between("client", 1, a, b)),
+        (true, 1)
     );
-    assert_eq!(Topology::detect(&mut con).unwrap(), Topology::Standalone);
+    assert_eq!(counted(d, log.login_days("client", 1, a, b)), (vec![a], 1));
+    assert_eq!(counted(d, log.active_users("office", a, b)), (vec![2], 1));
+    assert_eq!(counted(d, log.types_between(a, b)).1, 1);
+    let (all, sends) = counted(d, log.all_active_users(a, b));
+    assert_eq!((all.len(), sends), (2, 2), "{}", d.name());
 }
 
 #[test]
-fn reads_data_written_by_the_seed() {
+fn a_query_over_six_months_is_one_batch() {
     let server = support::server();
-    let mut con = server.connection();
-    // The seed's own commands: SETBIT loginLog_2017-10_client_1001 25 1
-    let _: i64 = redis::cmd("SETBIT")
-        .arg("loginLog_2017-10_client_1001")
-        .arg(25)
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
-    let log = LoginLog::new();
-    assert!(
-        log.logged_in_on(&mut con, "client", 1001, day(2017, 10, 25))
-            .unwrap()
-    );
-    assert!(
-        !log.logged_in_on(&mut con, "client", 1001, day(2017, 10, 24))
-            .unwrap()
-    );
-    assert!(
-        log.logged_in_in_month(&mut con, "client", 1001, 2017, 10)
-            .unwrap()
-    );
-    assert_eq!(
-        log.login_days(&mut con, "client", 1001, day(2017, 9, 1), day(2017, 11, 30))
-            .unwrap(),
-        vec![day(2017, 10, 25)]
-    );
-    assert!(
-        log.login_days(
-            &mut con,
-            "client",
-            1001,
-            day(2017, 10, 26),
-            day(2017, 10, 31)
-        )
-        .unwrap()
-        .is_empty()
-    );
+    support::each_driver(&server, six_months_in_one_batch);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, six_months_in_one_batch);
+}
+
+#[test]
+fn reads_data_written_by_the_php_recipe() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        // The recipe's own command: SETBIT loginLog_2017-10_client_1001 25 1
+        let _: i64 = d.cmd(
+            "loginLog_2017-10_client_1001",
+            redis::cmd("SETBIT")
+                .arg("loginLog_2017-10_client_1001")
+                .arg(25)
+                .arg(1),
+        );
+        let log = LoginLog::default();
+        assert!(
+            d.run(log.logged_in_on("client", 1001, day(2017, 10, 25)))
+                .unwrap()
+        );
+        assert!(
+            !d.run(log.logged_in_on("client", 1001, day(2017, 10, 24)))
+                .unwrap()
+        );
+        assert!(
+            d.run(log.logged_in_in_month("client", 1001, 2017, 10))
+                .unwrap()
+        );
+        assert_eq!(
+            d.run(log.login_days("client", 1001, day(2017, 9, 1), day(2017, 11, 30)))
+                .unwrap(),
+            vec![day(2017, 10, 25)]
+        );
+        assert!(
+            d.run(log.login_days("client", 1001, day(2017, 10, 26), day(2017, 10, 31)))
+                .unwrap()
+                .is_empty()
+        );
+    });
 }
 
 #[test]
 fn retention_sets_expireat_from_the_period_end() {
     let server = support::server();
-    let mut con = server.connection();
-    let log = LoginLog::new().retention(Retention::Days(40));
-    let d = day(2099, 12, 31);
-    log.record(&mut con, "client", 5, d).unwrap();
-    let et = |con: &mut redis::Connection, key: String| -> i64 {
-        redis::cmd("EXPIRETIME").arg(key).query(con).unwrap()
-    };
-    let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
-    let plus = 40 * 86_400;
-    assert_eq!(
-        et(&mut con, log.log_key("client", 5, d)),
-        midnight(day(2100, 1, 1)) + plus
-    );
-    assert_eq!(
-        et(&mut con, log.index_key("client", d)),
-        midnight(day(2100, 1, 1)) + plus
-    );
-    // An earlier day of the month does not shorten the types set's life.
-    log.record(&mut con, "client", 5, day(2099, 12, 1)).unwrap();
-    assert_eq!(
-        et(&mut con, log.types_key(d)),
-        midnight(day(2100, 1, 1)) + plus
-    );
-    assert_eq!(
-        et(&mut con, log.index_key("client", day(2099, 12, 1))),
-        midnight(day(2099, 12, 2)) + plus
+    support::each_driver(&server, |d| {
+        let log = LoginLog::builder()
+            .retention(Retention::days(40))
+            .build()
+            .unwrap();
+        let at = day(2099, 12, 31);
+        d.run(log.record("client", 5, at)).unwrap();
+        let et = |d: &mut Driver, key: String| -> i64 {
+            d.cmd(&key, redis::cmd("EXPIRETIME").arg(&key))
+        };
+        let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
+        let plus = 40 * 86_400;
+        assert_eq!(
+            et(d, log.log_key("client", 5, at)),
+            midnight(day(2100, 1, 1)) + plus
+        );
+        assert_eq!(
+            et(d, log.index_key("client", at)),
+            midnight(day(2100, 1, 1)) + plus
+        );
+        // An earlier day of the month does not shorten the types set's life.
+        d.run(log.record("client", 5, day(2099, 12, 1))).unwrap();
+        assert_eq!(et(d, log.types_key(at)), midnight(day(2100, 1, 1)) + plus);
+        assert_eq!(
+            et(d, log.index_key("client", day(2099, 12, 1))),
+            midnight(day(2099, 12, 2)) + plus
+        );
+    });
+}
+
+/// Retention 0 on 1969-12-31: both periods end at 1970-01-01 00:00 UTC, an
+/// EXPIREAT of 0, which the scripts read as "no TTL": refused.
+fn refuses_an_expiry_at_the_epoch(d: &mut Driver) {
+    let log = LoginLog::builder()
+        .retention(Retention::days(0))
+        .build()
+        .unwrap();
+    assert!(
+        matches!(
+            d.run(log.record("client", 5, day(1969, 12, 31)))
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
+        ),
+        "{}",
+        d.name()
     );
 }
 
 #[test]
 fn retention_refuses_an_expiry_at_the_epoch() {
-    // Days(0) on 1969-12-31: both periods end at 1970-01-01 00:00 UTC, an
-    // EXPIREAT of 0, which the scripts read as "no TTL".
     let server = support::server();
-    let mut con = server.connection();
-    let log = LoginLog::new().retention(Retention::Days(0));
-    for topology in [Topology::Standalone, Topology::Cluster] {
-        let log = log.clone().topology(topology);
-        assert!(
-            matches!(
-                log.record(&mut con, "client", 5, day(1969, 12, 31))
-                    .map_err(Error::into_kind),
-                Err(ErrorKind::InvalidArgument { .. })
-            ),
-            "{topology:?}"
+    support::each_driver(&server, |d| {
+        refuses_an_expiry_at_the_epoch(d);
+        assert_eq!(support::dbsize(&mut server.connection()), 0);
+        // One day more and the expiry is 1970-01-02 00:00 UTC.
+        let log = LoginLog::builder()
+            .retention(Retention::days(1))
+            .build()
+            .unwrap();
+        d.run(log.record("client", 5, day(1969, 12, 31))).unwrap();
+        assert_eq!(
+            support::dbsize(&mut server.connection()),
+            0,
+            "expired at once, in the past"
         );
-    }
-    assert_eq!(support::dbsize(&mut con), 0);
-    // One day more and the expiry is 1970-01-02 00:00 UTC.
-    let log = LoginLog::new().retention(Retention::Days(1));
-    log.record(&mut con, "client", 5, day(1969, 12, 31))
-        .unwrap();
-    assert_eq!(support::dbsize(&mut con), 0, "expired at once, in the past");
+    });
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, |d| {
+        refuses_an_expiry_at_the_epoch(d);
+        assert_eq!(dbsize_of(&cluster), [0, 0, 0]);
+    });
 }
 
 #[test]
 fn bad_input_writes_nothing() {
     let server = support::server();
-    let mut con = server.connection();
-    let log = LoginLog::new().max_uid(1_000).unwrap();
-    let d = day(2024, 2, 29);
-    match log
-        .record(&mut con, "client", 1_001, d)
-        .map_err(Error::into_kind)
-    {
-        Err(ErrorKind::UidOutOfRange { detail }) => assert!(detail.contains("1001"), "{detail}"),
-        other => panic!("expected UidOutOfRange, got {other:?}"),
-    }
-    let cluster = log.clone().topology(Topology::Cluster);
-    assert!(matches!(
-        cluster
-            .record(&mut con, "client", 4_000_000_000, d)
-            .map_err(Error::into_kind),
-        Err(ErrorKind::UidOutOfRange { .. })
-    ));
-    for t in ["", "a_b", "a b", "{x}"] {
-        assert!(
-            matches!(
-                log.record(&mut con, t, 1, d).map_err(Error::into_kind),
-                Err(ErrorKind::InvalidArgument { .. })
-            ),
-            "{t:?}"
-        );
-    }
-    assert!(LoginLog::with_prefix("").is_err());
-    assert!(LoginLog::new().max_uid(1 << 32).is_err());
-    let (a, b) = (day(2024, 3, 1), day(2024, 2, 28));
-    assert!(matches!(
-        log.logged_in_between(&mut con, "client", 1, a, b)
-            .map_err(Error::into_kind),
-        Err(ErrorKind::InvalidArgument { .. })
-    ));
-    assert!(matches!(
-        log.login_days(&mut con, "client", 1, a, b)
-            .map_err(Error::into_kind),
-        Err(ErrorKind::InvalidArgument { .. })
-    ));
-    assert!(matches!(
-        log.active_users(&mut con, "client", a, b)
-            .map_err(Error::into_kind),
-        Err(ErrorKind::InvalidArgument { .. })
-    ));
-    assert!(matches!(
-        log.all_active_users(&mut con, a, b)
-            .map_err(Error::into_kind),
-        Err(ErrorKind::InvalidArgument { .. })
-    ));
-    assert!(log.days_in_month(&mut con, "client", 1, 2024, 13).is_err());
+    support::each_driver(&server, |d| {
+        let log = LoginLog::builder().max_uid(1_000).build().unwrap();
+        let at = day(2024, 2, 29);
+        match d
+            .run(log.record("client", 1_001, at))
+            .map_err(Error::into_kind)
+        {
+            Err(ErrorKind::UidOutOfRange { detail }) => {
+                assert!(detail.contains("1001"), "{detail}")
+            }
+            other => panic!("expected UidOutOfRange, got {other:?}"),
+        }
+        assert!(matches!(
+            d.run(log.record("client", 4_000_000_000, at))
+                .map_err(Error::into_kind),
+            Err(ErrorKind::UidOutOfRange { .. })
+        ));
+        for t in ["", "a_b", "a b", "{x}"] {
+            assert!(
+                matches!(
+                    d.run(log.record(t, 1, at)).map_err(Error::into_kind),
+                    Err(ErrorKind::InvalidArgument { .. })
+                ),
+                "{t:?}"
+            );
+        }
+        assert!(LoginLog::new("").is_err());
+        assert!(Prefix::new("").is_err());
+        assert!(LoginLog::new("a b").is_err());
+        assert!(LoginLog::builder().max_uid(1 << 32).build().is_err());
+        let (a, b) = (day(2024, 3, 1), day(2024, 2, 28));
+        assert!(matches!(
+            d.run(log.logged_in_between("client", 1, a, b))
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            d.run(log.login_days("client", 1, a, b))
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            d.run(log.active_users("client", a, b))
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            d.run(log.all_active_users(a, b)).map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
+        ));
+        assert!(d.run(log.days_in_month("client", 1, 2024, 13)).is_err());
 
-    // Straight to the script (another language): the offset trap holds.
-    let reply = redis_patterns::scripts::login_log::record(
-        &log.log_key("client", 4_000_000_000, d),
-        &log.index_key("client", d),
-        &log.types_key(d),
-        29,
-        4_000_000_000,
-        10_000_000,
-        "client",
-        0,
-        0,
-    )
-    .invoke(&mut con);
-    assert!(
-        matches!(
-            reply.as_ref().map_err(Error::kind),
-            Err(ErrorKind::UidOutOfRange { .. })
-        ),
-        "{reply:?}"
-    );
-    let reply = redis_patterns::scripts::login_log::index(
-        &log.index_key("client", d),
-        &log.types_key(d),
-        4_000_000_000,
-        10_000_000,
-        "client",
-        0,
-    )
-    .invoke(&mut con);
-    assert!(
-        matches!(
-            reply.as_ref().map_err(Error::kind),
-            Err(ErrorKind::UidOutOfRange { .. })
-        ),
-        "{reply:?}"
-    );
-    let reply = redis_patterns::scripts::login_log::mark(&log.log_key("client", 1, d), 32, 0)
-        .invoke(&mut con);
-    assert!(
-        matches!(
-            reply.as_ref().map_err(Error::kind),
-            Err(ErrorKind::InvalidArgument {
-                script: Some(_),
-                ..
-            })
-        ),
-        "{reply:?}"
-    );
-    assert_eq!(support::dbsize(&mut con), 0);
-    let used: u64 = {
-        let info: String = redis::cmd("INFO").arg("memory").query(&mut con).unwrap();
-        info.lines()
-            .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
-            .unwrap()
+        // Straight to the script (another language): the offset trap holds.
+        let reply = d.run(scripts::login_log::record(
+            &log.log_key("client", 4_000_000_000, at),
+            &log.index_key("client", at),
+            &log.types_key(at),
+            29,
+            4_000_000_000,
+            10_000_000,
+            "client",
+            0,
+            0,
+        ));
+        assert!(
+            matches!(kind_of(&reply), Some(ErrorKind::UidOutOfRange { .. })),
+            "{reply:?}"
+        );
+        let reply = d.run(scripts::login_log::index(
+            &log.index_key("client", at),
+            &log.types_key(at),
+            4_000_000_000,
+            10_000_000,
+            "client",
+            0,
+        ));
+        assert!(
+            matches!(kind_of(&reply), Some(ErrorKind::UidOutOfRange { .. })),
+            "{reply:?}"
+        );
+        let reply = d.run(scripts::login_log::mark(
+            &log.log_key("client", 1, at),
+            32,
+            0,
+        ));
+        assert!(script_refused(&reply), "{reply:?}");
+        let mut con = server.connection();
+        assert_eq!(support::dbsize(&mut con), 0);
+        let used: u64 = {
+            let info: String = redis::cmd("INFO").arg("memory").query(&mut con).unwrap();
+            info.lines()
+                .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
+                .unwrap()
+        };
+        assert!(used < 100 << 20, "no large bitmap was allocated: {used}");
+    });
+}
+
+/// A key's value (members sorted, for a set) and `EXPIRETIME`.
+fn dump(d: &mut Driver, key: &str) -> (redis::Value, i64) {
+    let ty: String = d.cmd(key, redis::cmd("TYPE").arg(key));
+    let mut value: redis::Value = if ty == "set" {
+        d.cmd(key, redis::cmd("SMEMBERS").arg(key))
+    } else {
+        d.cmd(key, redis::cmd("GET").arg(key))
     };
-    assert!(used < 100 << 20, "no large bitmap was allocated: {used}");
+    if let redis::Value::Set(items) | redis::Value::Array(items) = &mut value {
+        items.sort_by_key(|x| format!("{x:?}"));
+    }
+    let at: i64 = d.cmd(key, redis::cmd("EXPIRETIME").arg(key));
+    (value, at)
 }
 
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
-    // One server with the default topology is the reference.
+    // One server is the reference.
     let server = support::server();
-    let mut single = server.connection();
-    let reference = LoginLog::new().retention(Retention::Days(40_000));
-    let model = record_all(&mut single, &reference);
-    check_all_queries(&mut single, &reference, &model);
+    let log = LoginLog::builder()
+        .retention(Retention::days(40_000))
+        .build()
+        .unwrap();
+    let mut reference_driver = support::drivers(&server.url()).remove(0);
+    let model = record_all(&mut reference_driver, &log);
+    check_all_queries(&mut reference_driver, &log, &model);
+    let reference = support::all_keys(&mut server.connection());
 
     let cluster = support::cluster();
-    let mut con = cluster
-        .client()
-        .get_connection()
-        .expect("cluster connection");
-    let topology = Topology::detect(&mut con).unwrap();
-    assert_eq!(topology, Topology::Cluster);
-    let log = LoginLog::new()
-        .retention(Retention::Days(40_000))
-        .topology(topology);
-    // Logs, day indexes and types sets of several months: several slots.
-    let logins = fixture();
-    let split = logins
-        .iter()
-        .filter(|(t, u, d)| {
-            redis_patterns::keys::cluster_slot(log.log_key(t, *u, *d).as_bytes())
-                != redis_patterns::keys::cluster_slot(log.index_key(t, *d).as_bytes())
-        })
-        .count();
-    assert!(split > 0, "some logins write two slots");
-    // Refusals are typed on a cluster too, and write nothing.
-    assert!(matches!(
-        log.clone()
+    support::each_cluster_driver(&cluster, |d| {
+        assert!(d.is_cluster(), "{}", d.name());
+        // Logs, day indexes and types sets of several months: several slots.
+        let logins = fixture();
+        let split = logins
+            .iter()
+            .filter(|(t, u, at)| {
+                cluster_slot(log.log_key(t, *u, *at).as_bytes())
+                    != cluster_slot(log.index_key(t, *at).as_bytes())
+            })
+            .count();
+        assert!(split > 0, "some logins write two slots");
+        // Refusals are typed on a cluster too, and write nothing.
+        let small = LoginLog::builder()
+            .retention(Retention::days(40_000))
             .max_uid(1_000)
-            .unwrap()
-            .record(&mut con, "client", 1_001, day(2024, 2, 29))
-            .map_err(Error::into_kind),
-        Err(ErrorKind::UidOutOfRange { .. })
-    ));
-    assert!(matches!(
-        log.active_users(&mut con, "client", day(2024, 3, 1), day(2024, 2, 1))
-            .map_err(Error::into_kind),
-        Err(ErrorKind::InvalidArgument { .. })
-    ));
-    for node in cluster.nodes() {
-        assert_eq!(support::dbsize(&mut node.connection()), 0);
-    }
-    // (1) record and (2)-(7) on the cluster give the model's answers.
-    assert_eq!(record_all(&mut con, &log), model);
-    check_all_queries(&mut con, &log, &model);
-    // The same keys, values and expiry times as on one server, spread over
-    // the nodes; no temporary key left anywhere.
-    let mut on_nodes: Vec<String> = Vec::new();
-    let mut used_nodes = 0;
-    for node in cluster.nodes() {
-        let mut n = node.connection();
-        let keys = support::all_keys(&mut n);
-        used_nodes += usize::from(!keys.is_empty());
-        on_nodes.extend(keys);
-        no_tmp_keys(&mut n);
-    }
-    on_nodes.sort();
-    assert!(used_nodes >= 2, "keys on {used_nodes} node(s)");
-    assert_eq!(on_nodes, support::all_keys(&mut single));
-    for key in &on_nodes {
-        let dump = |c: &mut dyn redis::ConnectionLike| -> (redis::Value, i64) {
-            let ty: String = redis::cmd("TYPE").arg(key).query(c).unwrap();
-            let value = if ty == "set" {
-                redis::cmd("SMEMBERS").arg(key).query(c).unwrap()
-            } else {
-                redis::cmd("GET").arg(key).query(c).unwrap()
-            };
-            let at: i64 = redis::cmd("EXPIRETIME").arg(key).query(c).unwrap();
-            (value, at)
-        };
-        let (mut v1, at1) = dump(&mut single);
-        let (mut v2, at2) = dump(&mut con);
-        for v in [&mut v1, &mut v2] {
-            if let redis::Value::Set(items) | redis::Value::Array(items) = v {
-                items.sort_by_key(|x| format!("{x:?}"));
-            }
+            .build()
+            .unwrap();
+        assert!(matches!(
+            d.run(small.record("client", 1_001, day(2024, 2, 29)))
+                .map_err(Error::into_kind),
+            Err(ErrorKind::UidOutOfRange { .. })
+        ));
+        assert!(matches!(
+            d.run(log.active_users("client", day(2024, 3, 1), day(2024, 2, 1)))
+                .map_err(Error::into_kind),
+            Err(ErrorKind::InvalidArgument { .. })
+        ));
+        assert_eq!(dbsize_of(&cluster), [0, 0, 0]);
+        // (1) record and (2)-(7) on the cluster give the model's answers.
+        assert_eq!(record_all(d, &log), model);
+        check_all_queries(d, &log, &model);
+        // The same keys, values and expiry times as on one server, spread
+        // over the nodes; no temporary key left anywhere.
+        let mut on_nodes: Vec<String> = Vec::new();
+        let mut used_nodes = 0;
+        for node in cluster.nodes() {
+            let mut n = node.connection();
+            let keys = support::all_keys(&mut n);
+            used_nodes += usize::from(!keys.is_empty());
+            on_nodes.extend(keys);
+            no_tmp_keys(&mut n);
         }
-        assert_eq!((v1, at1), (v2, at2), "{key}");
-        assert!(at2 > 0, "{key} has its retention");
-    }
+        on_nodes.sort();
+        assert!(used_nodes >= 2, "keys on {used_nodes} node(s)");
+        assert_eq!(on_nodes, reference);
+        let mut single = d.another(&server.url());
+        for key in &on_nodes {
+            let (on_cluster, at) = dump(d, key);
+            assert_eq!((on_cluster, at), dump(&mut single, key), "{key}");
+            assert!(at > 0, "{key} has its retention");
+        }
+    });
 }

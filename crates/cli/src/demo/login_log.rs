@@ -1,15 +1,22 @@
+use std::collections::BTreeSet;
+
 use chrono::NaiveDate;
 
-use redis_patterns::ErrorKind;
 use redis_patterns::login_log::LoginLog;
+use redis_patterns::{Batch, Connection, ErrorKind, Request};
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).expect("valid date")
 }
 
-pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
-    let mut con = client.get_connection()?;
-    let log = LoginLog::with_prefix(&format!("{prefix}loginLog"))?;
+fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    let items: Vec<String> = items.into_iter().map(|i| i.to_string()).collect();
+    format!("[{}]", items.join(", "))
+}
+
+pub fn run(url: &str, prefix: &str) -> super::DemoResult {
+    let mut con = Connection::open(url)?;
+    let log = LoginLog::new(&format!("{prefix}loginLog_"))?;
     let logins = [
         ("client", 1001, day(2023, 12, 31)),
         ("client", 1001, day(2024, 1, 1)),
@@ -19,7 +26,7 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         ("office", 1001, day(2024, 2, 29)),
     ];
     for (t, uid, d) in logins {
-        log.record(&mut con, t, uid, d)?;
+        log.record(t, uid, d).run(&mut con)?;
     }
     println!(
         "(1) recorded {} logins, e.g. key {}",
@@ -28,47 +35,69 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
     );
     println!(
         "(2) client 1001 on 2024-02-29: {}, on 2024-02-28: {}",
-        log.logged_in_on(&mut con, "client", 1001, day(2024, 2, 29))?,
-        log.logged_in_on(&mut con, "client", 1001, day(2024, 2, 28))?
+        log.logged_in_on("client", 1001, day(2024, 2, 29))
+            .run(&mut con)?,
+        log.logged_in_on("client", 1001, day(2024, 2, 28))
+            .run(&mut con)?
     );
     println!(
         "(3) client 1001 in 2024-02: {} ({} day(s)); in 2024-04: {}",
-        log.logged_in_in_month(&mut con, "client", 1001, 2024, 2)?,
-        log.days_in_month(&mut con, "client", 1001, 2024, 2)?,
-        log.logged_in_in_month(&mut con, "client", 1001, 2024, 4)?
+        log.logged_in_in_month("client", 1001, 2024, 2)
+            .run(&mut con)?,
+        log.days_in_month("client", 1001, 2024, 2).run(&mut con)?,
+        log.logged_in_in_month("client", 1001, 2024, 4)
+            .run(&mut con)?
     );
     println!(
         "(4) client 1001 between 2024-01-02 and 2024-02-28: {}",
-        log.logged_in_between(&mut con, "client", 1001, day(2024, 1, 2), day(2024, 2, 28))?
+        log.logged_in_between("client", 1001, day(2024, 1, 2), day(2024, 2, 28))
+            .run(&mut con)?
     );
-    let days = log.login_days(
-        &mut con,
-        "client",
-        1001,
-        day(2023, 12, 31),
-        day(2024, 2, 29),
-    )?;
-    println!("(5) client 1001 login days 2023-12-31..2024-02-29 (2024-03-01 is outside): {days:?}");
+    let days = log
+        .login_days("client", 1001, day(2023, 12, 31), day(2024, 2, 29))
+        .run(&mut con)?;
     println!(
-        "(6) client users active 2024-02-28..2024-03-01: {:?}",
-        log.active_users(&mut con, "client", day(2024, 2, 28), day(2024, 3, 1))?
+        "(5) client 1001 login days 2023-12-31..2024-02-29 (2024-03-01 is outside): {}",
+        list(days)
     );
     println!(
-        "(7) all users active 2024-02-29..2024-02-29: {:?}",
-        log.all_active_users(&mut con, day(2024, 2, 29), day(2024, 2, 29))?
+        "(6) client users active 2024-02-28..2024-03-01: {}",
+        list(
+            log.active_users("client", day(2024, 2, 28), day(2024, 3, 1))
+                .run(&mut con)?
+        )
     );
-    match log.record(&mut con, "client", 4_000_000_000, day(2024, 3, 1)) {
+    let all = log
+        .all_active_users(day(2024, 2, 29), day(2024, 2, 29))
+        .run(&mut con)?;
+    println!(
+        "(7) all users active 2024-02-29..2024-02-29: {}",
+        list(all.iter().map(|u| format!("{} {}", u.user_type, u.uid)))
+    );
+    match log
+        .record("client", 4_000_000_000, day(2024, 3, 1))
+        .run(&mut con)
+    {
         Err(e) if matches!(e.kind(), ErrorKind::UidOutOfRange { .. }) => {
             println!("offset trap refused before any write: {e}")
         }
-        other => return Err(format!("expected UidOutOfRange, got {other:?}").into()),
+        Err(e) => return Err(e.into()),
+        Ok(_) => return Err("uid 4,000,000,000 was recorded despite the offset trap".into()),
     }
-    let mut del = redis::cmd("DEL");
-    for (t, uid, d) in logins {
-        del.arg(log.log_key(t, uid, d))
-            .arg(log.index_key(t, d))
-            .arg(log.types_key(d));
+    let keys: BTreeSet<String> = logins
+        .iter()
+        .flat_map(|(t, uid, d)| {
+            [
+                log.log_key(t, *uid, *d),
+                log.index_key(t, *d),
+                log.types_key(*d),
+            ]
+        })
+        .collect();
+    let mut del = Batch::new();
+    for key in &keys {
+        del.add(key, redis::cmd("DEL").arg(key).clone());
     }
-    let _: i64 = del.query(&mut con)?;
+    del.run(&mut con)?.all::<i64>()?;
     Ok(())
 }

@@ -56,10 +56,12 @@ pub fn run(url: Option<&str>) -> DemoResult {
     compact::run(&url, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");
     visits::run(&url, &prefix)?;
-    section("login_log: the seed's monthly login bitmaps and its seven queries");
-    login_log::run(&client, &prefix)?;
+    section(
+        "login_log: the PHP login-log recipe (loginLog_<YYYY-MM>_<type>_<uid>) and its seven queries",
+    );
+    login_log::run(&url, &prefix)?;
     section("signin: daily sign-in bitmaps, ranges and streaks");
-    signin::run(&client, &prefix)?;
+    signin::run(&url, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }
