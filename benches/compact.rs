@@ -14,7 +14,10 @@ use std::time::Instant;
 
 use common::{Table, median, num, ratio, rounds, used_memory};
 use redis_patterns::packed::{ByteArray, PackedRecords};
-use redis_patterns::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, ShardedHash, plan};
+use redis_patterns::sharded_hash::{
+    DEFAULT_OVERFLOW_TARGET, ListpackLimits, ShardedHash, Sharding, plan,
+};
+use redis_patterns::{Connection, Request};
 
 const PAYLOAD: usize = 19;
 const BATCH: usize = 50_000;
@@ -57,12 +60,12 @@ fn pipelined(con: &mut redis::Connection, n: u64, mut add: impl FnMut(&mut redis
     }
 }
 
-fn fill_sharded(con: &mut redis::Connection, h: &ShardedHash, n: u64) {
+fn fill_sharded(con: &mut Connection, h: &ShardedHash, n: u64) {
     let mut start = 0;
     while start < n {
         let end = (start + BATCH as u64).min(n);
         let pairs: Vec<(String, String)> = (start..end).map(|i| (field(i), value(i))).collect();
-        h.set_many(con, &pairs).unwrap();
+        h.set_many(&pairs).run(con).unwrap();
         start = end;
     }
 }
@@ -129,6 +132,8 @@ fn main() {
     let server = common::server(&[]);
     let url = server.url();
     let mut con = server.connection();
+    // The patterns' connection; `con` sends the baselines' raw pipelines.
+    let mut pcon = Connection::open(url.as_str()).unwrap();
     let raw = PAYLOAD as f64;
     println!(
         "compact: {n} entries of a {PAYLOAD}-byte payload (field user:NNNNNN, value vNNNNNNN), redis-server on port {}",
@@ -150,18 +155,26 @@ fn main() {
                 .ignore();
         })
     });
-    let limits = ListpackLimits::from_server(&mut con).unwrap();
+    let limits = ListpackLimits::from_server().run(&mut pcon).unwrap();
     let the_plan = plan(n, limits, DEFAULT_OVERFLOW_TARGET).unwrap();
     let planned = ShardedHash::from_plan("sh", &the_plan).unwrap();
-    let sharded = per_entry(&mut con, n, |con| fill_sharded(con, &planned, n));
-    let health = planned.inspect(&mut con, u64::MAX).unwrap();
+    let sharded = per_entry(&mut con, n, |_| fill_sharded(&mut pcon, &planned, n));
+    let health = planned.inspect(u64::MAX).run(&mut pcon).unwrap();
     // The mistake the planner avoids: shards sized by the mean (~500 per shard).
     let mean_shards = (n / 500).max(1) as u32;
-    let by_mean = ShardedHash::new("mean", mean_shards).unwrap().strict(false);
-    let mean = per_entry(&mut con, n, |con| fill_sharded(con, &by_mean, n));
-    let mean_health = by_mean.inspect(&mut con, u64::MAX).unwrap();
+    let by_mean = ShardedHash::builder(
+        "mean",
+        Sharding::Crc32 {
+            shards: mean_shards,
+        },
+    )
+    .strict(false)
+    .build()
+    .unwrap();
+    let mean = per_entry(&mut con, n, |_| fill_sharded(&mut pcon, &by_mean, n));
+    let mean_health = by_mean.inspect(u64::MAX).run(&mut pcon).unwrap();
     let packed_records = PackedRecords::new("pk", ByteArray::<PAYLOAD>, n - 1).unwrap();
-    let packed = per_entry(&mut con, n, |con| {
+    let packed = per_entry(&mut con, n, |_| {
         let mut start = 0;
         while start < n {
             let end = (start + BATCH as u64).min(n);
@@ -173,7 +186,7 @@ fn main() {
                     (i, rec)
                 })
                 .collect();
-            packed_records.set_many(con, &items).unwrap();
+            packed_records.set_many(&items).run(&mut pcon).unwrap();
             start = end;
         }
     });
@@ -225,7 +238,7 @@ fn main() {
     );
     row(
         &format!("packed records, W={PAYLOAD} (bytes/id)"),
-        packed_records.shard_count().to_string(),
+        packed_records.shards().to_string(),
         "-".into(),
         packed,
     );

@@ -1,6 +1,6 @@
 //! Fixed-width records packed into sharded strings (`lua/packed/`).
 //!
-//! The seed's §4 idea: for dense integer ids (user ids), store a W-byte record
+//! For dense integer ids (user ids), the PHP recipe stores a W-byte record
 //! per id at byte offset `id × W` of a STRING, with `SETRANGE`/`GETRANGE` —
 //! W bytes per id and no per-entry overhead at all. Done naively on one key,
 //! an id near 2^32 makes Redis allocate a multi-GB string (and up to 512 MB
@@ -24,24 +24,49 @@
 //!
 //! Shard keys carry no common hash tag, so on Redis Cluster they spread over
 //! the nodes; every script touches one shard key. Calls that touch several
-//! shards ([`PackedRecords::get_many`], [`PackedRecords::set_many`],
-//! [`PackedRecords::scan`]) are one pipeline on one server
-//! ([`Topology::Standalone`], the default); on a cluster pass
-//! [`Topology::Cluster`] ([`PackedRecords::topology`], or
-//! [`Topology::detect`]) and they go as one pipeline per hash slot (about one
-//! round trip per shard touched), or one command at a time on redis-rs's
-//! sync `ClusterConnection`, which cannot pipeline.
+//! shards ([`PackedRecords::get_many`], [`PackedRecords::set_many`]) are one
+//! [`Batch`]: one pipeline on one server, one pipeline per node on a cluster
+//! (one round trip either way, not one per shard). [`PackedRecords::scan`]
+//! sends one such batch per [`SCAN_BATCH_BYTES`] of shards, so that it never
+//! holds more than that of the data at once.
+//!
+//! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
+//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`AsyncConnection`](crate::AsyncConnection).
+//!
+//! ```no_run
+//! use redis_patterns::prelude::*;
+//! use redis_patterns::packed::{IntField, Le, PackedRecords};
+//!
+//! # fn main() -> redis_patterns::Result<()> {
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
+//! // A 4-byte login counter per user id up to 10 million.
+//! let logins = PackedRecords::new("logins", Le::<u32>::new(), 10_000_000)?;
+//! let counter = IntField { offset: 0, size: 4, signed: false };
+//! let n = logins.add(123_456, counter, 1).run(&mut con)?;
+//! assert_eq!(logins.get(123_456).run(&mut con)?, n as u32);
+//! logins.set_many(&[(1, 7), (2, 9)]).run(&mut con)?;
+//! # Ok(())
+//! # }
+//! # async fn run() -> redis_patterns::Result<()> {
+//! # let logins = PackedRecords::new("logins", Le::<u32>::new(), 10_000_000)?;
+//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let some: Vec<u32> = logins.get_many(&[1, 2, 123_456]).run_async(&mut con).await?;
+//! // Users per login count, reading whole shards.
+//! let per_count = logins.count_by(|n| (*n != 0).then_some(*n)).run_async(&mut con).await?;
+//! # Ok(())
+//! # }
+//! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::marker::PhantomData;
+use std::ops::Range;
 
-use redis::{ConnectionLike, FromRedisValue, Value};
+use redis::{FromRedisValue, Value};
 
+use crate::core::{Batch, Env, Machine, Op, Replies, Step};
 use crate::error::{Error, ErrorKind, Result};
-use crate::fanout::Batch;
-pub use crate::fanout::Topology;
-use crate::script::ScriptPipeline;
 use crate::scripts;
 
 /// The longest string Redis accepts (512 MiB; the `reserve` range of
@@ -52,10 +77,15 @@ pub const MAX_SHARD_BYTES: u64 = scripts::packed::PUT_RESERVE_MAX as u64;
 /// allocation (5-byte header + NUL) is exactly one 64 KiB jemalloc class.
 pub const DEFAULT_SHARD_BYTES: u64 = 65_530;
 
-/// Encodes and decodes one fixed-width record.
-pub trait Codec {
+/// The most shard bytes one batch of [`PackedRecords::scan`] reads (16 MiB:
+/// 256 default shards); a shard longer than this is read alone.
+pub const SCAN_BATCH_BYTES: u64 = 16 << 20;
+
+/// Encodes and decodes one fixed-width record. Codecs are cheap to clone:
+/// operations carry one to decode their replies.
+pub trait Codec: Clone + Send + 'static {
     /// The Rust type of one record.
-    type Value;
+    type Value: Send + 'static;
     /// The record width W in bytes (must be at least 1).
     fn width(&self) -> usize;
     /// Writes `value` into `out` (exactly `width()` bytes).
@@ -167,7 +197,17 @@ pub struct PackedRecords<C> {
     ids_per_shard: u64,
     max_id: u64,
     layout: Layout,
-    topology: Topology,
+}
+
+/// Builds [`PackedRecords`]: setters never fail, [`build`](Self::build)
+/// checks.
+#[derive(Debug, Clone)]
+pub struct PackedRecordsBuilder<C> {
+    base: String,
+    codec: C,
+    max_id: u64,
+    ids_per_shard: Option<u64>,
+    layout: Layout,
 }
 
 /// An integer field inside a record, for [`PackedRecords::add`].
@@ -181,14 +221,27 @@ pub struct IntField {
     pub signed: bool,
 }
 
-impl<C: Codec> PackedRecords<C> {
-    /// Records of `codec` for ids `0..=max_id` under `base`, with the
-    /// default shard length (just under 64 KiB) and [`Layout::Dense`].
-    pub fn new(base: &str, codec: C, max_id: u64) -> Result<Self> {
-        if base.is_empty() {
+impl<C: Codec> PackedRecordsBuilder<C> {
+    /// The number of ids per shard (shard length = ids × W, at most
+    /// 512 MiB). Default: as many as fit in [`DEFAULT_SHARD_BYTES`] (at
+    /// least one).
+    pub fn ids_per_shard(mut self, ids_per_shard: u64) -> Self {
+        self.ids_per_shard = Some(ids_per_shard);
+        self
+    }
+
+    /// How shards grow (default [`Layout::Dense`]).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Checks the settings.
+    pub fn build(self) -> Result<PackedRecords<C>> {
+        if self.base.is_empty() {
             return Err(Error::invalid("base", "must not be empty"));
         }
-        let width = codec.width() as u64;
+        let width = self.codec.width() as u64;
         if width == 0 {
             return Err(Error::invalid("width", "must be at least 1 byte"));
         }
@@ -198,50 +251,50 @@ impl<C: Codec> PackedRecords<C> {
                 format!("must be at most {MAX_SHARD_BYTES} bytes"),
             ));
         }
-        Ok(Self {
-            base: base.to_string(),
-            codec,
-            width,
-            ids_per_shard: (DEFAULT_SHARD_BYTES / width).max(1),
-            max_id,
-            layout: Layout::Dense,
-            topology: Topology::Standalone,
-        })
-    }
-
-    /// Sets the number of ids per shard (shard length = ids × W, at most 512 MiB).
-    pub fn with_ids_per_shard(mut self, ids_per_shard: u64) -> Result<Self> {
+        let ids_per_shard = self
+            .ids_per_shard
+            .unwrap_or((DEFAULT_SHARD_BYTES / width).max(1));
         if ids_per_shard == 0 {
             return Err(Error::invalid("ids per shard", "must be at least 1"));
         }
-        if ids_per_shard.saturating_mul(self.width) > MAX_SHARD_BYTES {
+        if ids_per_shard.saturating_mul(width) > MAX_SHARD_BYTES {
             return Err(Error::invalid(
                 "ids per shard",
                 format!(
-                    "{ids_per_shard} records of {} bytes exceed the {MAX_SHARD_BYTES}-byte string limit",
-                    self.width
+                    "{ids_per_shard} records of {width} bytes exceed the {MAX_SHARD_BYTES}-byte string limit"
                 ),
             ));
         }
-        self.ids_per_shard = ids_per_shard;
-        Ok(self)
+        Ok(PackedRecords {
+            base: self.base,
+            codec: self.codec,
+            width,
+            ids_per_shard,
+            max_id: self.max_id,
+            layout: self.layout,
+        })
+    }
+}
+
+impl<C: Codec> PackedRecords<C> {
+    /// A builder for records of `codec` for ids `0..=max_id` under `base`.
+    pub fn builder(base: &str, codec: C, max_id: u64) -> PackedRecordsBuilder<C> {
+        PackedRecordsBuilder {
+            base: base.to_string(),
+            codec,
+            max_id,
+            ids_per_shard: None,
+            layout: Layout::Dense,
+        }
     }
 
-    /// Sets how shards grow.
-    pub fn with_layout(mut self, layout: Layout) -> Self {
-        self.layout = layout;
-        self
+    /// Records of `codec` for ids `0..=max_id` under `base`, with the
+    /// default shard length (just under 64 KiB) and [`Layout::Dense`].
+    pub fn new(base: &str, codec: C, max_id: u64) -> Result<Self> {
+        Self::builder(base, codec, max_id).build()
     }
 
-    /// Sets how calls that touch several shards are sent: on Redis Cluster
-    /// pass [`Topology::Cluster`] (or [`Topology::detect`]'s answer) so they
-    /// go as one pipeline per hash slot. Default [`Topology::Standalone`]:
-    /// one pipeline.
-    pub fn topology(mut self, topology: Topology) -> Self {
-        self.topology = topology;
-        self
-    }
-
+    /// The records' name: shard keys are `<base>:<shard>`.
     pub fn base(&self) -> &str {
         &self.base
     }
@@ -258,8 +311,11 @@ impl<C: Codec> PackedRecords<C> {
     pub fn max_id(&self) -> u64 {
         self.max_id
     }
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
     /// The number of shard keys ids `0..=max_id` use.
-    pub fn shard_count(&self) -> u64 {
+    pub fn shards(&self) -> u64 {
         self.max_id / self.ids_per_shard + 1
     }
     /// The full length of one shard in bytes.
@@ -275,10 +331,11 @@ impl<C: Codec> PackedRecords<C> {
     /// `(shard key, byte offset)` of an id, or [`ErrorKind::IdOutOfRange`].
     pub fn locate(&self, id: u64) -> Result<(String, u64)> {
         if id > self.max_id {
-            return Err(Error::from(ErrorKind::IdOutOfRange {
+            return Err(ErrorKind::IdOutOfRange {
                 id,
                 max: self.max_id,
-            }));
+            }
+            .into());
         }
         Ok((
             self.key_of_shard(id / self.ids_per_shard),
@@ -304,85 +361,87 @@ impl<C: Codec> PackedRecords<C> {
         self.codec.decode(&bytes)
     }
 
-    /// The record of `id` (all-zero bytes decoded when never written).
-    pub fn get(&self, con: &mut dyn ConnectionLike, id: u64) -> Result<C::Value> {
+    /// `GETRANGE` of the record of `id`, and its key.
+    fn get_cmd(&self, id: u64) -> Result<(String, redis::Cmd)> {
         let (key, off) = self.locate(id)?;
-        let bytes: Vec<u8> = redis::cmd("GETRANGE")
-            .arg(&key)
-            .arg(off)
-            .arg(off + self.width - 1)
-            .query(con)?;
-        Ok(self.decode_padded(bytes))
+        let mut cmd = redis::cmd("GETRANGE");
+        cmd.arg(&key).arg(off).arg(off + self.width - 1);
+        Ok((key, cmd))
+    }
+
+    /// The record of `id` (all-zero bytes decoded when never written).
+    pub fn get(&self, id: u64) -> Op<C::Value> {
+        let (key, cmd) = match self.get_cmd(id) {
+            Ok(c) => c,
+            Err(e) => return Op::fail(e),
+        };
+        let this = self.clone();
+        Op::<Vec<u8>>::cmd(key, cmd).map(move |bytes| this.decode_padded(bytes))
     }
 
     /// The records of many ids, in the order asked: one `GETRANGE` each, all
-    /// in one round trip on one server (per slot on a cluster, see
-    /// [`PackedRecords::topology`]).
-    pub fn get_many(&self, con: &mut dyn ConnectionLike, ids: &[u64]) -> Result<Vec<C::Value>> {
-        let mut batch = Batch::new();
+    /// in one batch.
+    pub fn get_many(&self, ids: &[u64]) -> Op<Vec<C::Value>> {
+        let mut batch = Batch::with_capacity(ids.len());
         for &id in ids {
-            let (key, off) = self.locate(id)?;
-            let mut cmd = redis::cmd("GETRANGE");
-            cmd.arg(&key).arg(off).arg(off + self.width - 1);
-            batch.add(&key, cmd);
+            match self.get_cmd(id) {
+                Ok((key, cmd)) => batch.add(key, cmd),
+                Err(e) => return Op::fail(e),
+            };
         }
-        let replies: Vec<Vec<u8>> = batch.query(con, self.topology)?;
-        Ok(replies.into_iter().map(|b| self.decode_padded(b)).collect())
+        let this = self.clone();
+        Op::send(batch, move |replies| {
+            Ok(replies
+                .all::<Vec<u8>>()?
+                .into_iter()
+                .map(|b| this.decode_padded(b))
+                .collect())
+        })
     }
 
     /// Writes the record of `id` (one script call: reserve, `SETRANGE`).
-    pub fn set(&self, con: &mut dyn ConnectionLike, id: u64, value: &C::Value) -> Result<()> {
-        let (key, off) = self.locate(id)?;
-        let bytes = self.encode(value)?;
-        let off = off.to_string();
-        scripts::packed::put(&key, self.reserve(), &[off.as_bytes(), &bytes])?.invoke(con)?;
-        Ok(())
+    pub fn set(&self, id: u64, value: &C::Value) -> Op<()> {
+        self.set_many(std::slice::from_ref(&(id, value)))
     }
 
     /// Writes many records: one script call per shard touched (atomic per
-    /// shard), all in one round trip on one server (per slot on a cluster).
-    /// Everything is validated and encoded before anything is sent.
-    pub fn set_many(&self, con: &mut dyn ConnectionLike, items: &[(u64, C::Value)]) -> Result<()> {
+    /// shard), all in one batch. Everything is validated and encoded before
+    /// anything is sent.
+    pub fn set_many<V: std::borrow::Borrow<C::Value>>(&self, items: &[(u64, V)]) -> Op<()> {
         let mut by_shard: BTreeMap<u64, Vec<Vec<u8>>> = BTreeMap::new();
         for (id, value) in items {
-            let (_, off) = self.locate(*id)?;
-            let bytes = self.encode(value)?;
+            let encoded = self
+                .locate(*id)
+                .and_then(|(_, off)| Ok((off, self.encode(value.borrow())?)));
+            let (off, bytes) = match encoded {
+                Ok(e) => e,
+                Err(e) => return Op::fail(e),
+            };
             let list = by_shard.entry(id / self.ids_per_shard).or_default();
             list.push(off.to_string().into_bytes());
             list.push(bytes);
         }
-        if by_shard.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = ScriptPipeline::new();
-        pipe.topology(self.topology);
+        let mut batch = Batch::with_capacity(by_shard.len());
         for (shard, list) in &by_shard {
-            pipe.push(scripts::packed::put(
+            batch.script(scripts::packed::put(
                 &self.key_of_shard(*shard),
                 self.reserve(),
                 list,
-            )?);
+            ));
         }
-        let _: Vec<i64> = pipe.query(con)?;
-        Ok(())
+        Op::send(batch, |replies| replies.all::<i64>().map(|_| ()))
     }
 
     /// Read-modify-write of one record in one script: adds `delta` to an
     /// integer field inside the record of `id` and returns the new value;
-    /// [`ErrorKind::Overflow`] (record unchanged) when it would leave the field's
-    /// range.
-    pub fn add(
-        &self,
-        con: &mut dyn ConnectionLike,
-        id: u64,
-        field: IntField,
-        delta: i64,
-    ) -> Result<i64> {
+    /// [`ErrorKind::Overflow`] (record unchanged) when it would leave the
+    /// field's range.
+    pub fn add(&self, id: u64, field: IntField, delta: i64) -> Op<i64> {
         if !(1..=6).contains(&field.size) {
-            return Err(Error::invalid("field size", "must be 1 to 6 bytes"));
+            return Op::fail(Error::invalid("field size", "must be 1 to 6 bytes"));
         }
         if field.offset as u64 + field.size as u64 > self.width {
-            return Err(Error::invalid(
+            return Op::fail(Error::invalid(
                 "field",
                 format!(
                     "bytes {}..{} lie outside the {}-byte record",
@@ -393,99 +452,156 @@ impl<C: Codec> PackedRecords<C> {
             ));
         }
         if delta.unsigned_abs() > 1 << 53 {
-            return Err(Error::invalid("delta", "must be within +-2^53"));
+            return Op::fail(Error::invalid("delta", "must be within +-2^53"));
         }
-        let (key, off) = self.locate(id)?;
-        scripts::packed::add(
+        let (key, off) = match self.locate(id) {
+            Ok(l) => l,
+            Err(e) => return Op::fail(e),
+        };
+        Op::script(scripts::packed::add(
             &key,
             self.reserve(),
             (off + field.offset as u64) as i64,
             field.size as i64,
             field.signed,
             delta,
-        )?
-        .invoke(con)
+        ))
     }
 
     /// Compare-and-set of one record in one script: writes `new` only if the
-    /// record still equals `expected`. `Ok(Ok(()))` when written,
-    /// `Ok(Err(current))` when it held something else.
+    /// record still equals `expected`. `Ok(())` when written, `Err(current)`
+    /// when it held something else.
     pub fn compare_and_set(
         &self,
-        con: &mut dyn ConnectionLike,
         id: u64,
         expected: &C::Value,
         new: &C::Value,
-    ) -> Result<std::result::Result<(), C::Value>> {
-        let (key, off) = self.locate(id)?;
-        let (exp, new) = (self.encode(expected)?, self.encode(new)?);
-        let reply =
-            scripts::packed::swap(&key, self.reserve(), off as i64, &exp, &new)?.invoke(con)?;
-        let (done, current): (i64, Vec<u8>) =
-            FromRedisValue::from_redis_value(reply).map_err(redis::RedisError::from)?;
-        if done == 1 {
-            Ok(Ok(()))
-        } else {
-            Ok(Err(self.decode_padded(current)))
-        }
+    ) -> Op<std::result::Result<(), C::Value>> {
+        let prepared = self
+            .locate(id)
+            .and_then(|(key, off)| Ok((key, off, self.encode(expected)?, self.encode(new)?)));
+        let (key, off, exp, new) = match prepared {
+            Ok(p) => p,
+            Err(e) => return Op::fail(e),
+        };
+        let this = self.clone();
+        Op::script(scripts::packed::swap(
+            &key,
+            self.reserve(),
+            off as i64,
+            &exp,
+            &new,
+        ))
+        .try_map(move |reply: Value| {
+            let (done, current): (i64, Vec<u8>) = FromRedisValue::from_redis_value(reply)
+                .map_err(|e| Error::from(redis::RedisError::from(e)))?;
+            Ok(if done == 1 {
+                Ok(())
+            } else {
+                Err(this.decode_padded(current))
+            })
+        })
     }
 
-    /// Reads every shard of ids `0..=max_id` whole (`GET`, pipelined 16 at a
-    /// time on one server; per slot on a cluster) and calls `f(id, record)`
-    /// for every record stored: ids beyond a shard's length and missing
-    /// shards are skipped; stored but never written records decode from zero
-    /// bytes.
-    pub fn scan(
-        &self,
-        con: &mut dyn ConnectionLike,
-        mut f: impl FnMut(u64, C::Value),
-    ) -> Result<()> {
-        let shards = self.shard_count();
-        let w = self.width as usize;
-        let mut start = 0;
-        while start < shards {
-            let end = (start + 16).min(shards);
-            let mut batch = Batch::new();
-            for s in start..end {
-                let key = self.key_of_shard(s);
-                let mut cmd = redis::cmd("GET");
-                cmd.arg(&key);
-                batch.add(&key, cmd);
-            }
-            let replies: Vec<Value> = batch.query(con, self.topology)?;
-            for (s, reply) in (start..end).zip(replies) {
-                let Some(bytes) =
-                    Option::<Vec<u8>>::from_redis_value(reply).map_err(redis::RedisError::from)?
-                else {
-                    continue;
-                };
-                let first = s * self.ids_per_shard;
-                for (i, rec) in bytes.chunks_exact(w).enumerate() {
-                    let id = first + i as u64;
-                    if id > self.max_id {
-                        break;
-                    }
-                    f(id, self.codec.decode(rec));
-                }
-            }
-            start = end;
-        }
-        Ok(())
+    /// Reads every shard of ids `0..=max_id` whole (`GET`; one batch per
+    /// [`SCAN_BATCH_BYTES`] of shards) and folds every stored record into
+    /// `state` with `f(&mut state, id, record)`, in id order: ids beyond a
+    /// shard's length and missing shards are skipped; stored but never
+    /// written records decode from zero bytes. Returns the final state.
+    pub fn scan<S, F>(&self, state: S, f: F) -> Op<S>
+    where
+        S: Send + 'static,
+        F: FnMut(&mut S, u64, C::Value) + Send + 'static,
+    {
+        Op::from_machine(Scan {
+            per_batch: (SCAN_BATCH_BYTES / self.shard_bytes()).max(1),
+            records: self.clone(),
+            next: 0,
+            in_flight: 0..0,
+            state: Some(state),
+            f,
+        })
     }
 
     /// Counts stored records per `key(record)`, skipping records for which
     /// it returns `None` (e.g. all-zero, never written ones).
-    pub fn count_by<K: Hash + Eq>(
-        &self,
-        con: &mut dyn ConnectionLike,
-        mut key: impl FnMut(&C::Value) -> Option<K>,
-    ) -> Result<HashMap<K, u64>> {
-        let mut counts = HashMap::new();
-        self.scan(con, |_, v| {
+    pub fn count_by<K, F>(&self, mut key: F) -> Op<HashMap<K, u64>>
+    where
+        K: Hash + Eq + Send + 'static,
+        F: FnMut(&C::Value) -> Option<K> + Send + 'static,
+    {
+        self.scan(HashMap::new(), move |counts, _, v| {
             if let Some(k) = key(&v) {
                 *counts.entry(k).or_insert(0) += 1;
             }
-        })?;
-        Ok(counts)
+        })
+    }
+}
+
+/// The scan's step machine: one batch of `GET`s per `per_batch` shards,
+/// each folded into the state when its replies come back.
+struct Scan<C, S, F> {
+    records: PackedRecords<C>,
+    per_batch: u64,
+    /// The first shard not asked for yet.
+    next: u64,
+    /// The shards of the batch in flight.
+    in_flight: Range<u64>,
+    state: Option<S>,
+    f: F,
+}
+
+impl<C, S, F> Scan<C, S, F>
+where
+    C: Codec,
+    F: FnMut(&mut S, u64, C::Value),
+{
+    fn fold(&mut self, replies: Replies) -> Result<()> {
+        let shards = std::mem::replace(&mut self.in_flight, 0..0);
+        let state = self.state.as_mut().expect("folded before the end");
+        let records = &self.records;
+        let w = records.width as usize;
+        for (s, bytes) in shards.zip(replies.all::<Option<Vec<u8>>>()?) {
+            let Some(bytes) = bytes else { continue };
+            let first = s * records.ids_per_shard;
+            for (i, rec) in bytes.chunks_exact(w).enumerate() {
+                let id = first + i as u64;
+                if id > records.max_id {
+                    break;
+                }
+                (self.f)(state, id, records.codec.decode(rec));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<C, S, F> Machine for Scan<C, S, F>
+where
+    C: Codec,
+    S: Send + 'static,
+    F: FnMut(&mut S, u64, C::Value) + Send + 'static,
+{
+    type Output = S;
+
+    fn step(&mut self, _: &Env, replies: Option<Replies>) -> Result<Step<S>> {
+        if let Some(replies) = replies {
+            self.fold(replies)?;
+        }
+        let shards = self.records.shards();
+        if self.next >= shards {
+            return Ok(Step::Done(self.state.take().expect("done once")));
+        }
+        let end = self.next.saturating_add(self.per_batch).min(shards);
+        let mut batch = Batch::with_capacity((end - self.next) as usize);
+        for s in self.next..end {
+            let key = self.records.key_of_shard(s);
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(&key);
+            batch.add(key, cmd);
+        }
+        self.in_flight = self.next..end;
+        self.next = end;
+        Ok(Step::Send(batch))
     }
 }

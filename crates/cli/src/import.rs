@@ -1,28 +1,32 @@
-//! `redis-patterns import sharded-hash BASE FILE`: the seed's pipelined bulk
-//! load (`hsetNx` of every line), streamed with bounded memory.
+//! `redis-patterns import sharded-hash BASE FILE`: the PHP bulk-load recipe
+//! (pipelined `hsetNx` of every line of a file), streamed with bounded
+//! memory through [`import_lines`](crate::import_lines::import_lines).
 //!
-//! Works on one server and on Redis Cluster: by default (`--topology auto`)
-//! it asks the server (`INFO cluster`) and, on a cluster node, reconnects
-//! through a cluster client seeded with `--url`; `--cluster` (or
-//! `--topology cluster` / `standalone`) skips the question.
+//! Works on one server and on Redis Cluster: the connection asks the server
+//! (`INFO cluster`) and, on a cluster node, connects to its cluster.
 
-use std::io::{BufReader, IsTerminal as _, Read as _, Write as _};
+use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use redis::ConnectionLike;
+use redis_patterns::fanout::Topology;
 use redis_patterns::sharded_hash::{
-    ImportOptions, ImportReport, LineFormat, ListpackLimits, RejectReason, ShardedHash, Topology,
+    DEFAULT_OVERFLOW_TARGET, ImportOptions, ListpackLimits, RejectReason, ShardedHash, Sharding,
+    plan,
 };
+use redis_patterns::{Connection, Request};
 
-/// Whether the target is one server or a cluster.
+use crate::import_lines::{LineFormat, LineOptions, LineRejection, import_lines};
+
+/// Whether the target is one server or a cluster, for [`connect`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TopologyArg {
     /// Ask the server (`INFO cluster`).
     Auto,
     /// One server: every batch is one pipeline.
     Standalone,
-    /// Redis Cluster: connect with a cluster client seeded with --url.
+    /// Redis Cluster: connect with a cluster client that starts from --url.
     Cluster,
 }
 
@@ -31,18 +35,13 @@ pub enum TopologyArg {
 pub struct ShardedHashArgs {
     /// The logical hash; shards are BASE:<n>.
     base: String,
-    /// The file: one value per line (field = 0-based line index, as the
-    /// seed), or field<TAB>value lines with --tsv.
+    /// The file: one value per line (field = 0-based line index, as the PHP
+    /// bulk-load recipe keys them), or field<TAB>value lines with --tsv.
     file: PathBuf,
-    /// Redis URL, e.g. redis://127.0.0.1:6379/ (on a cluster: any node).
+    /// Redis URL, e.g. redis://127.0.0.1:6379/ (on a Redis Cluster: any
+    /// node; the cluster is detected).
     #[arg(long, env = "REDIS_URL")]
     url: String,
-    /// One server or a cluster; `auto` asks the server.
-    #[arg(long, value_enum, default_value_t = TopologyArg::Auto)]
-    topology: TopologyArg,
-    /// The target is a Redis Cluster (same as --topology cluster).
-    #[arg(long, conflicts_with = "topology")]
-    cluster: bool,
     /// Shard count (must match how the hash is read). Default: planned from
     /// --expected, or from the file's line count.
     #[arg(long)]
@@ -98,21 +97,23 @@ fn peak_rss_kib() -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
-fn reason(r: &RejectReason) -> String {
+fn reason(r: &LineRejection) -> String {
     match r {
-        RejectReason::Blank => "blank line".into(),
-        RejectReason::TooLong(n) => format!("line of {n} bytes is longer than --max-line"),
-        RejectReason::InvalidUtf8 => "not valid UTF-8".into(),
-        RejectReason::NoField => "no field<TAB>value".into(),
-        RejectReason::BadField(e) => e.clone(),
-        RejectReason::ValueTooLong(n) => {
+        LineRejection::Blank => "blank line".into(),
+        LineRejection::TooLong(n) => format!("line of {n} bytes is longer than --max-line"),
+        LineRejection::InvalidUtf8 => "not valid UTF-8".into(),
+        LineRejection::NoField => "no field<TAB>value".into(),
+        LineRejection::Item(RejectReason::BadField(e)) => e.clone(),
+        LineRejection::Item(RejectReason::ValueTooLong(n)) => {
             format!("{n} bytes exceed hash-max-listpack-value (would convert its shard)")
         }
-        RejectReason::ShardFull => "shard at hash-max-listpack-entries".into(),
+        LineRejection::Item(RejectReason::ShardFull) => "shard at hash-max-listpack-entries".into(),
     }
 }
 
-/// Connects to `url` as the topology says (asking the server for `auto`).
+/// Connects to `url` as the topology says (asking the server for `auto`),
+/// for `bloom load`, which still runs on redis-rs connections; `import
+/// sharded-hash` runs on a [`Connection`], which finds a cluster itself.
 pub(crate) fn connect(
     url: &str,
     wanted: TopologyArg,
@@ -132,12 +133,9 @@ pub(crate) fn connect(
     if wanted == TopologyArg::Standalone {
         return Ok((Box::new(con), Topology::Standalone));
     }
-    match Topology::detect(&mut con).map_err(|e| {
-        format!(
-            "cannot tell whether {url} is a cluster node (INFO cluster: {e}); \
-             pass --topology standalone or --cluster"
-        )
-    })? {
+    match Topology::detect(&mut con)
+        .map_err(|e| format!("cannot tell whether {url} is a cluster node (INFO cluster: {e})"))?
+    {
         Topology::Cluster => {
             drop(con);
             cluster()
@@ -149,83 +147,57 @@ pub(crate) fn connect(
 pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
     // Everything the arguments alone can tell is checked before connecting,
     // so bad input fails without a single command reaching the server.
-    let options = ImportOptions {
+    let options = LineOptions {
         format: if args.tsv {
             LineFormat::Tsv
         } else {
             LineFormat::LineNumber
         },
         max_line: args.max_line,
-        batch: args.batch,
-        ..ImportOptions::default()
+        import: ImportOptions {
+            batch: args.batch,
+            ..ImportOptions::default()
+        },
     };
     options.validate()?;
-    // Checks the base and --shards; replaced by the planned hash without --shards.
-    let fixed = ShardedHash::new(&args.base, args.shards.unwrap_or(1))?;
+    // Checks the base and --shards; the shard count is planned without --shards.
+    let fixed = Sharding::Crc32 {
+        shards: args.shards.unwrap_or(1),
+    };
+    ShardedHash::builder(&args.base, fixed).build()?;
     let file = open(&args.file)?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let expected = match (args.shards, args.expected) {
         (Some(_), _) => None,
         (None, Some(n)) => Some(n),
         (None, None) => Some(count_lines(&args.file)?),
     };
-    let wanted = if args.cluster {
-        TopologyArg::Cluster
-    } else {
-        args.topology
-    };
-    let (mut con, topology) = connect(&args.url, wanted)?;
-    let con = con.as_mut();
-    let hash = match expected {
-        None => fixed.with_limits(ListpackLimits::from_server(con)?),
+    let mut con = Connection::open(args.url.as_str())
+        .map_err(|e| format!("cannot connect to {}: {e}", args.url))?;
+    let limits = ListpackLimits::from_server().run(&mut con)?;
+    let sharding = match expected {
+        None => fixed,
         Some(expected) => {
-            let (hash, p) = ShardedHash::planned(con, &args.base, expected)?;
+            let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
             eprintln!(
                 "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",
                 p.shards, p.mean_per_shard, p.limits.entries
             );
-            hash
+            p.sharding()
         }
-    }
-    .strict(!args.no_strict)
-    .topology(topology);
-    let tty = std::io::stderr().is_terminal();
-    let started = Instant::now();
-    let progress = |r: &ImportReport| {
-        if !tty {
-            return;
-        }
-        let frac = if size > 0 {
-            r.bytes as f64 / size as f64
-        } else {
-            1.0
-        };
-        let filled = (frac * 30.0).round() as usize;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r[{}{}] {:5.1}% {} lines, {} inserted, {} present, {} rejected",
-            "#".repeat(filled.min(30)),
-            "-".repeat(30 - filled.min(30)),
-            frac * 100.0,
-            r.lines,
-            r.inserted,
-            r.present,
-            r.rejected
-        );
-        let _ = err.flush();
     };
-    let report = hash.import_lines(con, BufReader::new(file), options, progress)?;
+    let hash = ShardedHash::builder(&args.base, sharding)
+        .limits(limits)
+        .strict(!args.no_strict)
+        .build()?;
+    let started = Instant::now();
+    let report = import_lines(&hash, BufReader::new(file), options).run(&mut con)?;
     let secs = started.elapsed().as_secs_f64();
-    if tty {
-        eprintln!();
-    }
     println!(
         "imported {} into {}:<0..{}> ({} shards, {})",
         args.file.display(),
         hash.base(),
-        hash.shard_count() - 1,
-        hash.shard_count(),
+        hash.shards() - 1,
+        hash.shards(),
         if hash.is_strict() {
             "strict"
         } else {
@@ -234,9 +206,10 @@ pub fn sharded_hash(args: ShardedHashArgs) -> CliResult {
     );
     println!(
         "topology {}",
-        match topology {
-            Topology::Standalone => "standalone",
-            Topology::Cluster => "cluster",
+        if con.is_cluster() {
+            "cluster"
+        } else {
+            "standalone"
         }
     );
     println!("lines {}", report.lines);

@@ -2,6 +2,7 @@
 
 mod demo;
 mod import;
+mod import_lines;
 mod lines;
 
 use std::path::{Path, PathBuf};

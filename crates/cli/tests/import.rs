@@ -1,12 +1,14 @@
 //! `redis-patterns import sharded-hash` driven as a binary, on one server and
 //! on a real cluster.
 
+#[path = "../../../tests/support/everywhere.rs"]
+mod everywhere;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
 use std::process::Command;
 
-use redis_patterns::sharded_hash::{ShardedHash, Topology};
+use redis_patterns::sharded_hash::ShardedHash;
 
 fn write_file(dir: &std::path::Path, name: &str, parts: &[&[u8]]) -> std::path::PathBuf {
     let path = dir.join(name);
@@ -44,10 +46,9 @@ fn cli_import_reports_counts_and_a_missing_file_clearly() {
     // Not a terminal: no progress bar on stderr.
     assert!(!String::from_utf8_lossy(&out.stderr).contains('\r'));
     let h = ShardedHash::new("cli", 1).unwrap();
-    assert_eq!(
-        h.get::<String>(&mut con, "3").unwrap().as_deref(),
-        Some("c")
-    );
+    for mut d in support::drivers(&server.url()) {
+        assert_eq!(d.run(h.get::<String>("3")).unwrap().as_deref(), Some("c"));
+    }
 
     let before = support::all_keys(&mut con);
     let out = Command::new(bin)
@@ -63,19 +64,14 @@ fn cli_import_reports_counts_and_a_missing_file_clearly() {
         "{stderr}"
     );
     assert_eq!(support::all_keys(&mut con), before);
-    assert_eq!(
-        h.get::<String>(&mut con, "0").unwrap().as_deref(),
-        Some("a")
-    );
+    for mut d in support::drivers(&server.url()) {
+        assert_eq!(d.run(h.get::<String>("0")).unwrap().as_deref(), Some("a"));
+    }
 }
 
 #[test]
-fn cli_import_finds_a_cluster_by_itself_or_by_flag() {
+fn cli_import_finds_a_cluster_by_itself() {
     let cluster = support::cluster();
-    let mut con = cluster
-        .client()
-        .get_connection()
-        .expect("cluster connection");
     let dir = cluster.nodes()[0].dir().join("cli");
     std::fs::create_dir_all(&dir).unwrap();
     let text: String = (0..300).map(|i| format!("line{i}\n")).collect();
@@ -98,70 +94,70 @@ fn cli_import_finds_a_cluster_by_itself_or_by_flag() {
         )
     };
 
-    // Auto-detected.
+    // Detected from the node's INFO cluster.
     let (ok, stdout, stderr) = run(&["auto", "--shards", "16"], &path);
     assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains("topology cluster\n"), "{stdout}");
     assert!(stdout.contains("inserted 300\n"), "{stdout}");
     assert!(stdout.contains("rejected 1\n"), "{stdout}");
-    let h = ShardedHash::new("auto", 16)
-        .unwrap()
-        .topology(Topology::Cluster);
-    assert_eq!(h.len(&mut con).unwrap(), 300);
-    assert_eq!(
-        h.get_many::<String, _>(&mut con, &["0", "299", "300"])
-            .unwrap(),
-        [Some("line0".to_string()), Some("line299".to_string()), None]
-    );
+    let h = ShardedHash::new("auto", 16).unwrap();
+    for mut d in support::drivers(&url) {
+        assert!(d.is_cluster());
+        assert_eq!(d.run(h.len()).unwrap(), 300);
+        assert_eq!(
+            d.run(h.get_many::<String, _>(&["0", "299", "300"]))
+                .unwrap(),
+            [Some("line0".to_string()), Some("line299".to_string()), None]
+        );
+    }
     // Run again: everything is already present.
     let (ok, stdout, _) = run(&["auto", "--shards", "16"], &path);
     assert!(ok && stdout.contains("already_present 300\n"), "{stdout}");
 
-    // Said explicitly, not strict, TSV.
-    let (ok, stdout, stderr) = run(
-        &[
-            "pairs",
-            "--cluster",
-            "--tsv",
-            "--shards",
-            "8",
-            "--no-strict",
-        ],
-        &tsv,
-    );
+    // Not strict, TSV.
+    let (ok, stdout, stderr) = run(&["pairs", "--tsv", "--shards", "8", "--no-strict"], &tsv);
     assert!(ok, "{stdout} {stderr}");
     assert!(
         stdout.contains("topology cluster\n") && stdout.contains("inserted 3\n"),
         "{stdout}"
     );
     let pairs = ShardedHash::new("pairs", 8).unwrap();
-    assert_eq!(
-        pairs
-            .get_many::<String, _>(&mut con, &["a", "b", "c"])
-            .unwrap(),
-        [
-            Some("1".to_string()),
-            Some("2".to_string()),
-            Some("3".to_string())
-        ]
-    );
+    for mut d in support::drivers(&url) {
+        assert_eq!(
+            d.run(pairs.get_many::<String, _>(&["a", "b", "c"]))
+                .unwrap(),
+            [
+                Some("1".to_string()),
+                Some("2".to_string()),
+                Some("3".to_string())
+            ]
+        );
+    }
 
     // The shards spread over every node.
-    let per_node: Vec<i64> = cluster
-        .nodes()
-        .iter()
-        .map(|n| support::dbsize(&mut n.connection()))
-        .collect();
+    let per_node = everywhere::keys_per_node(&cluster);
     assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
 
-    // Forced standalone on a cluster node: the other nodes' slots answer
-    // MOVED and the import fails loudly instead of reporting success.
-    let (ok, stdout, stderr) = run(
-        &["forced", "--topology", "standalone", "--shards", "16"],
-        &path,
+    // No flag forces a topology any more (forcing one server onto a
+    // cluster node only made the other nodes' slots fail with MOVED): the
+    // old flags are refused before anything is sent.
+    for flag in [&["--topology", "standalone"][..], &["--cluster"][..]] {
+        let args: Vec<&str> = ["forced", "--shards", "16"]
+            .iter()
+            .chain(flag)
+            .copied()
+            .collect();
+        let (ok, stdout, stderr) = run(&args, &path);
+        assert!(!ok, "{stdout}");
+        assert!(stderr.contains(flag[0]), "{stderr}");
+    }
+    assert_eq!(
+        support::drivers(&url)
+            .remove(0)
+            .run(ShardedHash::new("forced", 16).unwrap().len())
+            .unwrap(),
+        0
     );
-    assert!(!ok, "{stdout}");
-    assert!(stderr.to_lowercase().contains("moved"), "{stderr}");
 }
 
 /// The commands the server ran since the last `CONFIG RESETSTAT`, from

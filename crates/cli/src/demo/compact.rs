@@ -1,19 +1,19 @@
-use redis_patterns::ErrorKind;
 use redis_patterns::packed::{IntField, Le, PackedRecords};
-use redis_patterns::sharded_hash::{ListpackLimits, ShardedHash, plan};
+use redis_patterns::sharded_hash::{ImportOptions, ListpackLimits, ShardedHash, plan};
+use redis_patterns::{Batch, Connection, ErrorKind, Request};
 
-fn used_memory(con: &mut redis::Connection) -> Result<i64, redis::RedisError> {
-    let info: String = redis::cmd("INFO").arg("memory").query(con)?;
+fn used_memory(con: &mut Connection) -> redis_patterns::Result<i64> {
+    let info: String = con.query(redis::cmd("INFO").arg("memory"))?;
     Ok(info
         .lines()
         .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
         .unwrap_or(0))
 }
 
-pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
-    let mut con = client.get_connection()?;
+pub fn run(url: &str, prefix: &str) -> super::DemoResult {
+    let mut con = Connection::open(url)?;
     let n = 20_000u64;
-    let limits = ListpackLimits::from_server(&mut con)?;
+    let limits = ListpackLimits::from_server().run(&mut con)?;
     let p = plan(n, limits, 1e-9)?;
     println!(
         "server limits: {} entries / {} bytes per listpack hash; for {n} entries the planner picks {} shards \
@@ -29,29 +29,43 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
     let h = ShardedHash::from_plan(&base, &p)?;
     let before = used_memory(&mut con)?;
     let items = (0..n).map(|i| (format!("user:{i:06}"), format!("v{i:07}")));
-    let report = h.import(&mut con, items, 5_000, |_| {})?;
+    let options = ImportOptions {
+        batch: 5_000,
+        ..ImportOptions::default()
+    };
+    let report = h.import(items, options).run(&mut con)?;
     let after = used_memory(&mut con)?;
     println!(
         "imported {} fields into {base}:0..{} (set-if-absent): {} inserted, {} already present; {:.1} bytes/entry for a 19-byte payload",
-        report.lines,
+        report.items,
         p.shards - 1,
         report.inserted,
         report.present,
         (after - before) as f64 / n as f64
     );
-    let health = h.inspect(&mut con, u64::MAX)?;
+    let health = h.inspect(u64::MAX).run(&mut con)?;
     println!(
         "inspect: {} shards, {} listpack, {} converted, fullest shard {} fields",
         health.sampled, health.listpack, health.converted, health.max_len
     );
-    let got: Vec<Option<String>> =
-        h.get_many(&mut con, &["user:000042", "user:999999", "user:000007"])?;
-    println!("multi-get user:000042, user:999999, user:000007 (one round trip): {got:?}");
-    match h.set(&mut con, "user:000001", "x".repeat(100)) {
-        Err(e) if matches!(e.kind(), ErrorKind::ListpackValueTooLong { .. }) => {
+    let fields = ["user:000042", "user:999999", "user:000007"];
+    let got: Vec<Option<String>> = h.get_many(&fields).run(&mut con)?;
+    let shown: Vec<String> = fields
+        .iter()
+        .zip(&got)
+        .map(|(f, v)| format!("{f} = {}", v.as_deref().unwrap_or("(absent)")))
+        .collect();
+    println!("multi-get (one batch): {}", shown.join(", "));
+    match h
+        .set("user:000001", "x".repeat(100))
+        .run(&mut con)
+        .map_err(|e| e.into_kind())
+    {
+        Err(e @ ErrorKind::ListpackValueTooLong { .. }) => {
             println!("a 100-byte value is refused up front: {e}")
         }
-        other => return Err(format!("expected ListpackValueTooLong, got {other:?}").into()),
+        Ok(_) => return Err("a 100-byte value was written into a strict hash".into()),
+        Err(e) => return Err(redis_patterns::Error::from(e).into()),
     }
 
     super::section("packed: fixed-width records packed into sharded strings");
@@ -61,27 +75,32 @@ pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
         size: 4,
         signed: false,
     };
-    logins.add(&mut con, 123_456, field, 1)?;
-    let count = logins.add(&mut con, 123_456, field, 1)?;
+    logins.add(123_456, field, 1).run(&mut con)?;
+    let count = logins.add(123_456, field, 1).run(&mut con)?;
+    let (key, offset) = logins.locate(123_456)?;
     println!(
-        "packed records: user 123456's login counter is {count} (4 bytes at offset {} of {}); \
+        "packed records: user 123456's login counter is {count} (4 bytes at offset {offset} of {key}); \
          {} ids per {}-byte shard",
-        logins.locate(123_456)?.1,
-        logins.locate(123_456)?.0,
         logins.ids_per_shard(),
         logins.shard_bytes()
     );
-    match logins.get(&mut con, 4_294_967_295) {
-        Err(e) if matches!(e.kind(), ErrorKind::IdOutOfRange { .. }) => {
+    match logins
+        .get(4_294_967_295)
+        .run(&mut con)
+        .map_err(|e| e.into_kind())
+    {
+        Err(e @ ErrorKind::IdOutOfRange { .. }) => {
             println!("the huge-offset trap is refused: {e}")
         }
-        other => return Err(format!("expected IdOutOfRange, got {other:?}").into()),
+        Ok(_) => return Err("an id above the maximum was read".into()),
+        Err(e) => return Err(redis_patterns::Error::from(e).into()),
     }
-    let mut pipe = redis::pipe();
-    for key in h.shard_keys() {
-        pipe.cmd("DEL").arg(key).ignore();
+    let mut cleanup = Batch::new();
+    for key in h.shard_keys().chain([key]) {
+        let mut del = redis::cmd("DEL");
+        del.arg(&key);
+        cleanup.add(&key, del);
     }
-    pipe.cmd("DEL").arg(logins.locate(123_456)?.0).ignore();
-    pipe.query::<()>(&mut con)?;
+    cleanup.run(&mut con)?.all::<i64>()?;
     Ok(())
 }

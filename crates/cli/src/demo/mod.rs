@@ -53,7 +53,7 @@ pub fn run(url: Option<&str>) -> DemoResult {
     section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");
     bloom::run(&client, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
-    compact::run(&client, &prefix)?;
+    compact::run(&url, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");
     visits::run(&url, &prefix)?;
     section(
