@@ -12,7 +12,7 @@ use redis_patterns::bloom::hash::js_hash;
 use redis_patterns::bloom::{
     Bloom, BloomBuilder, BloomInfo, BloomParams, Engine, JsHashBloom, LoadProgress,
 };
-use redis_patterns::{Batch, Error, ErrorKind, scripts};
+use redis_patterns::{Batch, Error, ErrorKind, Op, scripts};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
 use support::Driver;
 
@@ -41,6 +41,26 @@ fn flushall(server: &LocalServer) {
 
 fn dbsize(server: &LocalServer) -> i64 {
     support::dbsize(&mut server.connection())
+}
+
+/// Items per op where a test checks many: an op of 8,000 items (56,000
+/// bits) can take longer than the async connection's 500 ms response timeout
+/// in a debug build on a busy two-core machine. Every batch is still one op
+/// over several blocks, chunks and nodes.
+const CHECK_BATCH: usize = 2000;
+
+/// `op` over `items` in ops of [`CHECK_BATCH`] items, the flags in order;
+/// the first error ends it.
+fn in_batches(
+    d: &mut Driver,
+    items: &[String],
+    op: impl Fn(&[String]) -> Op<Vec<bool>>,
+) -> redis_patterns::Result<Vec<bool>> {
+    let mut flags = Vec::with_capacity(items.len());
+    for chunk in items.chunks(CHECK_BATCH) {
+        flags.extend(d.run(op(chunk))?);
+    }
+    Ok(flags)
 }
 
 #[test]
@@ -577,8 +597,13 @@ fn blocks_can_spread_over_slots() {
             .collect();
         assert_eq!(slots.len(), bf.block_keys().len(), "{:?}", bf.block_keys());
         let xs = items("s", 0..5000);
-        d.run(bf.multi_add(&xs)).unwrap();
-        assert!(d.run(bf.multi_exists(&xs)).unwrap().iter().all(|&b| b));
+        in_batches(d, &xs, |c| bf.multi_add(c)).unwrap();
+        assert!(
+            in_batches(d, &xs, |c| bf.multi_exists(c))
+                .unwrap()
+                .iter()
+                .all(|&b| b)
+        );
         // Every block got items.
         assert!(d.run(bf.bits_set()).unwrap().iter().all(|&b| b > 0));
         let opened = d.run(Bloom::open("wide")).unwrap();
@@ -700,13 +725,7 @@ fn four_writers_with_overlapping_items() {
             .collect();
         let new: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
         let all = items("u", 0..25_000);
-        // In batches of 5,000: one batch of all 25,000 items (250,000 bits in
-        // one pipeline) can outlast the async connection's 500 ms response
-        // timeout in a debug build on a busy machine.
-        let mut found = Vec::new();
-        for chunk in all.chunks(5000) {
-            found.extend(d.run(bf.multi_exists(chunk)).unwrap());
-        }
+        let found = in_batches(d, &all, |c| bf.multi_exists(c)).unwrap();
         assert_eq!(found.len(), all.len());
         assert!(found.iter().all(|&b| b), "every added item is found");
         // Each distinct item is reported new at most once across writers.
@@ -961,7 +980,7 @@ fn exercise(d: &mut Driver, name: &str, engine: Engine, spread: bool) -> Trace {
     );
     let mut xs = items("x", 0..4000);
     xs.extend(items("x", 0..50));
-    let first_adds = d.run(bf.multi_add(&xs)).expect("multi_add");
+    let first_adds = in_batches(d, &xs, |c| bf.multi_add(c)).expect("multi_add");
     let single = vec![
         d.run(bf.add("alice")).expect("add"),
         d.run(bf.add("alice")).expect("add"),
@@ -970,7 +989,7 @@ fn exercise(d: &mut Driver, name: &str, engine: Engine, spread: bool) -> Trace {
     ];
     let mut probe = items("x", 0..4000);
     probe.extend(items("y", 0..4000));
-    let found = d.run(bf.multi_exists(&probe)).expect("multi_exists");
+    let found = in_batches(d, &probe, |c| bf.multi_exists(c)).expect("multi_exists");
     let info = d.run(bf.info()).expect("info");
     let approx = d.run(bf.approx_count()).expect("approx_count");
     let again = d
@@ -991,9 +1010,9 @@ fn exercise(d: &mut Driver, name: &str, engine: Engine, spread: bool) -> Trace {
     let lost_key = &bf.block_keys()[1];
     let _: i64 = d.cmd(lost_key, redis::cmd("DEL").arg(lost_key));
     let lost = vec![
-        err_text(d.run(bf.multi_exists(&probe))),
-        err_text(d.run(bf.multi_add(&probe))),
-        err_text(d.run(bf.multi_exists(&probe))),
+        err_text(in_batches(d, &probe, |c| bf.multi_exists(c))),
+        err_text(in_batches(d, &probe, |c| bf.multi_add(c))),
+        err_text(in_batches(d, &probe, |c| bf.multi_exists(c))),
         err_text(d.run(Bloom::builder(name).engine(engine).open())),
     ];
     d.run(bf.clear()).expect("clear repairs");
