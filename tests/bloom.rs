@@ -2,12 +2,15 @@
 //! through both drivers (sync `Connection`, async `AsyncConnection`); the
 //! cluster scenarios on a real three-node cluster.
 
+#[path = "support/counting.rs"]
+mod counting;
 mod support;
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
+use counting::counted;
 use redis_patterns::bloom::hash::js_hash;
 use redis_patterns::bloom::{
     Bloom, BloomBuilder, BloomInfo, BloomParams, Engine, JsHashBloom, LoadProgress,
@@ -1311,4 +1314,52 @@ fn both_drivers_reload_scripts_per_node_on_a_real_cluster() {
             assert!(found.iter().all(|&b| b));
         }
     });
+}
+
+/// Each operation's batches, counted (each batch is one pipeline per node).
+fn batches_of_every_operation(d: &mut Driver, engine: Engine) {
+    let name = format!("counted-{engine:?}");
+    let (bf, n) = counted(d, scenario(&name, engine, true).create());
+    assert_eq!(n, 3, "spread create: EXISTS, the blocks, the config");
+    let owners = bf.block_keys().len();
+    assert!(owners >= 2);
+    let xs = items("n", 0..1500);
+    assert_eq!(counted(d, bf.multi_add(&xs)).1, 1, "multi_add");
+    assert_eq!(counted(d, bf.multi_exists(&xs)).1, 1, "multi_exists");
+    assert_eq!(counted(d, bf.add("one")).1, 1, "add");
+    assert_eq!(counted(d, bf.bits_set()).1, 1, "bits_set");
+    assert_eq!(counted(d, bf.approx_count()).1, 1, "approx_count");
+    assert_eq!(counted(d, bf.info()).1, 1, "info");
+    let (_, n) = counted(d, Bloom::builder(&name).engine(engine).open());
+    assert_eq!(n, 2, "open: the config, then every sentinel");
+    assert_eq!(counted(d, bf.clear()).1, 1, "clear");
+    let (p, n) = counted(d, bf.load(xs.clone()).batch(500).into_op(|_| {}));
+    assert_eq!((p.done, n), (1500, 3), "load: one batch per 500 items");
+    assert_eq!(counted(d, bf.destroy()).1, 1, "destroy");
+    let tagged = d
+        .run(scenario(&format!("{name}-tagged"), engine, false).create())
+        .unwrap();
+    assert_eq!(counted(d, tagged.multi_add(&xs)).1, 1);
+    let php = JsHashBloom::new(&format!("{name}-php")).unwrap();
+    // (Read-only: a first write would allocate up to 250 MB.)
+    assert_eq!(
+        counted(d, php.multi_exists(&xs)).1,
+        1,
+        "JSHash multi_exists"
+    );
+    assert_eq!(
+        counted(d, php.multi_exists::<&str>(&[])).1,
+        0,
+        "nothing to send"
+    );
+}
+
+#[test]
+fn every_multi_block_operation_is_one_batch() {
+    let server = support::server();
+    let cluster = support::cluster();
+    for engine in [Engine::Bitfield, Engine::Script] {
+        support::each_driver(&server, |d| batches_of_every_operation(d, engine));
+        support::each_cluster_driver(&cluster, |d| batches_of_every_operation(d, engine));
+    }
 }
