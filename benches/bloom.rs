@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use common::{Table, num, rate, ratio, reset_stats};
 use redis_patterns::bloom::{Bloom, Engine};
+use redis_patterns::{Connection, Request};
 use redis_patterns_test_support::LocalServer;
 
 fn items(prefix: &str, n: usize) -> Vec<String> {
@@ -59,7 +60,7 @@ fn find_redisbloom() -> Option<PathBuf> {
     so.exists().then_some(so)
 }
 
-fn accuracy(con: &mut redis::Connection, n: usize) {
+fn accuracy(con: &mut redis::Connection, ours: &mut Connection, n: usize) {
     let members = items("member:", n);
     let others = items("other:", n);
     let mut t = Table::new(
@@ -79,20 +80,24 @@ fn accuracy(con: &mut redis::Connection, n: usize) {
     );
     for p in [0.01, 0.001] {
         let name = format!("acc-{p}");
-        let bf = Bloom::create(con, &name, n as u64, p).expect("create");
-        bf.load(con, members.iter(), 1000, 0, |_| {}).expect("load");
+        let bf = Bloom::create(&name, n as u64, p).run(ours).expect("create");
+        for op in bf.load(members.iter()).batch(1000) {
+            op.run(ours).expect("load");
+        }
         let mem = memory_usage(con, &bf.all_keys());
         let mut fneg = 0;
         let mut fpos = 0;
         for (m, o) in members.chunks(1000).zip(others.chunks(1000)) {
             fneg += bf
-                .multi_exists(con, m)
+                .multi_exists(m)
+                .run(ours)
                 .unwrap()
                 .iter()
                 .filter(|&&b| !b)
                 .count();
             fpos += bf
-                .multi_exists(con, o)
+                .multi_exists(o)
+                .run(ours)
                 .unwrap()
                 .iter()
                 .filter(|&&b| b)
@@ -112,13 +117,13 @@ fn accuracy(con: &mut redis::Connection, n: usize) {
             format!("{:.3}", fp / p),
             fneg.to_string(),
         ]);
-        bf.destroy(con).unwrap();
+        bf.destroy().run(ours).unwrap();
     }
     t.print();
     println!("target: memory ratio <= 1.02, FP / p within [0.8, 1.25], no false negatives");
 }
 
-fn throughput(con: &mut redis::Connection, n: usize, per_round: usize) {
+fn throughput(con: &mut redis::Connection, ours: &mut Connection, n: usize, per_round: usize) {
     let xs = items("t:", per_round);
     let mut t = Table::new(
         &format!(
@@ -127,7 +132,7 @@ fn throughput(con: &mut redis::Connection, n: usize, per_round: usize) {
         &["op", "batch", "engine", "items/s", "raw items/s", "ratio"],
     );
     for batch in [100usize, 1000] {
-        let bf = Bloom::create(con, "tp", n as u64, 0.01).unwrap();
+        let bf = Bloom::create("tp", n as u64, 0.01).run(ours).unwrap();
         // Raw ceiling: the very same bits, one SETBIT/GETBIT per bit, one
         // pipeline per batch.
         let located: Vec<(usize, Vec<u64>)> = xs.iter().map(|x| bf.locate(x.as_bytes())).collect();
@@ -153,12 +158,12 @@ fn throughput(con: &mut redis::Connection, n: usize, per_round: usize) {
             let h = bf.clone().with_engine(engine);
             let add = rate(per_round, || {
                 for part in xs.chunks(batch) {
-                    h.multi_add(con, part).unwrap();
+                    h.multi_add(part).run(ours).unwrap();
                 }
             });
             let exists = rate(per_round, || {
                 for part in xs.chunks(batch) {
-                    h.multi_exists(con, part).unwrap();
+                    h.multi_exists(part).run(ours).unwrap();
                 }
             });
             let e = format!("{engine:?}");
@@ -179,25 +184,21 @@ fn throughput(con: &mut redis::Connection, n: usize, per_round: usize) {
                 ratio(exists, raw_get),
             ]);
         }
-        bf.destroy(con).unwrap();
+        bf.destroy().run(ours).unwrap();
     }
     t.print();
 }
 
-/// Server µs per item of `command` while `f` processes `items` items.
-fn server_us(
-    con: &mut redis::Connection,
-    command: &str,
-    items: usize,
-    f: impl FnOnce(&mut redis::Connection),
-) -> f64 {
-    reset_stats(con);
-    f(con);
-    let (_, usec) = common::command_stats(con, command);
+/// Server µs per item of `command` (read on `stats`, a connection to the
+/// same server) while `f` processes `items` items.
+fn server_us(stats: &mut redis::Connection, command: &str, items: usize, f: impl FnOnce()) -> f64 {
+    reset_stats(stats);
+    f();
+    let (_, usec) = common::command_stats(stats, command);
     usec as f64 / items as f64
 }
 
-fn server_cpu(con: &mut redis::Connection, n: usize, per_round: usize) {
+fn server_cpu(con: &mut redis::Connection, ours: &mut Connection, n: usize, per_round: usize) {
     let xs = items("cpu:", per_round);
     let rb = find_redisbloom();
     let rb_server = rb.as_ref().and_then(|so| {
@@ -228,43 +229,47 @@ fn server_cpu(con: &mut redis::Connection, n: usize, per_round: usize) {
         let mut rb_add = f64::NAN;
         let mut rb_exists = f64::NAN;
         if let Some(s) = &rb_server {
-            let mut rc = s.connection();
+            let (mut rc, mut rs) = (s.connection(), s.connection());
             let _: () = redis::cmd("BF.RESERVE")
                 .arg("rb")
                 .arg(0.01)
                 .arg(n)
                 .query(&mut rc)
                 .unwrap();
-            rb_add = server_us(&mut rc, "bf.madd", per_round, |c| {
+            rb_add = server_us(&mut rs, "bf.madd", per_round, || {
                 for part in xs.chunks(batch) {
-                    let _: Vec<i64> = redis::cmd("BF.MADD").arg("rb").arg(part).query(c).unwrap();
+                    let _: Vec<i64> = redis::cmd("BF.MADD")
+                        .arg("rb")
+                        .arg(part)
+                        .query(&mut rc)
+                        .unwrap();
                 }
             });
-            rb_exists = server_us(&mut rc, "bf.mexists", per_round, |c| {
+            rb_exists = server_us(&mut rs, "bf.mexists", per_round, || {
                 for part in xs.chunks(batch) {
                     let _: Vec<i64> = redis::cmd("BF.MEXISTS")
                         .arg("rb")
                         .arg(part)
-                        .query(c)
+                        .query(&mut rc)
                         .unwrap();
                 }
             });
             let _: () = redis::cmd("DEL").arg("rb").query(&mut rc).unwrap();
         }
-        let bf = Bloom::create(con, "cpu", n as u64, 0.01).unwrap();
+        let bf = Bloom::create("cpu", n as u64, 0.01).run(ours).unwrap();
         for (engine, add_cmd, ex_cmd) in [
             (Engine::Bitfield, "bitfield", "bitfield_ro"),
             (Engine::Script, "evalsha", "evalsha_ro"),
         ] {
             let h = bf.clone().with_engine(engine);
-            let add = server_us(con, add_cmd, per_round, |c| {
+            let add = server_us(con, add_cmd, per_round, || {
                 for part in xs.chunks(batch) {
-                    h.multi_add(c, part).unwrap();
+                    h.multi_add(part).run(ours).unwrap();
                 }
             });
-            let exists = server_us(con, ex_cmd, per_round, |c| {
+            let exists = server_us(con, ex_cmd, per_round, || {
                 for part in xs.chunks(batch) {
-                    h.multi_exists(c, part).unwrap();
+                    h.multi_exists(part).run(ours).unwrap();
                 }
             });
             let show = |v: f64| {
@@ -300,7 +305,7 @@ fn server_cpu(con: &mut redis::Connection, n: usize, per_round: usize) {
                 r(exists, rb_exists),
             ]);
         }
-        bf.destroy(con).unwrap();
+        bf.destroy().run(ours).unwrap();
     }
     t.print();
     match &rb {
@@ -318,7 +323,8 @@ fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
     common::load_scripts(&server);
-    accuracy(&mut con, n);
-    throughput(&mut con, n, per_round);
-    server_cpu(&mut con, n, per_round);
+    let mut ours = Connection::open(server.url()).expect("connect");
+    accuracy(&mut con, &mut ours, n);
+    throughput(&mut con, &mut ours, n, per_round);
+    server_cpu(&mut con, &mut ours, n, per_round);
 }

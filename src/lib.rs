@@ -4,8 +4,8 @@
 //! listpack-encoded ([`sharded_hash`], with a shard-count planner and a
 //! streaming bulk import), fixed-width records packed into sharded strings
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
-//! Bloom filters on plain bitmaps ([`bloom`], with the seed's PHP `JSHash` in
-//! [`hash`]), exact daily unique visitors in sharded intsets ([`visits`]),
+//! Bloom filters on plain bitmaps ([`bloom`], with PHP's `JSHash` in
+//! [`bloom::hash`]), exact daily unique visitors in sharded intsets ([`visits`]),
 //! login logs and sign-in bitmaps ([`login_log`], [`signin`]) — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
@@ -79,7 +79,6 @@ pub(crate) mod config;
 pub mod core;
 pub mod error;
 pub mod fanout;
-pub mod hash;
 pub mod keys;
 pub mod lock;
 pub mod login_log;

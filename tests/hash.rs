@@ -3,7 +3,7 @@
 //! `tests/data/jshash_vectors.php`) and `tests/data/sized_vectors.tsv` (the
 //! sized filters' scheme computed with PHP's built-in `murmur3a`).
 
-use redis_patterns::hash::{
+use redis_patterns::bloom::hash::{
     SEED_BLOCK, SEED_H1, SEED_H2, double_hash_offsets, js_hash, murmur3_32, select_block,
     sized_hashes,
 };

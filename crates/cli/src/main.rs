@@ -66,7 +66,7 @@ enum BloomCommand {
     /// batches. Prints the last position (line count) done; pass it to
     /// --start to resume an interrupted load.
     Load {
-        /// Sized filter name (key `bloom:{NAME}`), or with --seed the bitmap key itself.
+        /// Sized filter name (key `bloom:{NAME}`), or with --jshash the bitmap key itself.
         name: String,
         /// Input file, one item per line (`\n` or `\r\n`; bytes, not necessarily UTF-8).
         file: PathBuf,
@@ -91,13 +91,13 @@ enum BloomCommand {
         /// tag, so its blocks spread over the nodes of a Redis Cluster.
         #[arg(long, requires = "expected")]
         spread_blocks: bool,
-        /// Seed-compatible mode: NAME is a bitmap written by the PHP seed (JSHash, k = 1).
-        /// Empty lines are skipped (the seed refuses empty items), counted in
-        /// the position and reported.
+        /// PHP-compatible mode: NAME is a bitmap of the PHP BloomFilter::JSHash
+        /// recipe (one JSHash bit per item). Empty lines are skipped (JSHash
+        /// filters refuse empty items), counted in the position and reported.
         #[arg(long, conflicts_with_all = ["expected", "fp_rate"])]
-        seed: bool,
-        /// Seed mode without the seed's limitMemory folding.
-        #[arg(long, requires = "seed")]
+        jshash: bool,
+        /// JSHash mode without PHP's limitMemory folding.
+        #[arg(long, requires = "jshash")]
         no_limit_memory: bool,
     },
 }
@@ -205,11 +205,77 @@ fn load(url: &str) -> CliResult {
     Ok(())
 }
 
+/// What `bloom load` counts of the lines it skips.
+#[derive(Default)]
+struct LineStats {
+    empty: u64,
+    long: u64,
+    first_long: Option<u64>,
+    /// A read error ends the input; it is reported after the load.
+    error: Option<std::io::Error>,
+}
+
+/// The lines of `bloom load`'s input as load positions: a line's bytes, or
+/// `None` for a line that is skipped (too long; empty in JSHash mode).
+/// Lines before `start` are only counted.
+struct InputLines<R> {
+    reader: R,
+    max_line: usize,
+    start: u64,
+    jshash: bool,
+    read: u64,
+    consumed: u64,
+    stats: std::rc::Rc<std::cell::RefCell<LineStats>>,
+}
+
+impl<R: std::io::BufRead> Iterator for InputLines<R> {
+    type Item = Option<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Option<Vec<u8>>> {
+        use crate::lines::{BoundedLine, read_bounded_line};
+        let mut buf = Vec::new();
+        let line = match read_bounded_line(
+            &mut self.reader,
+            self.max_line,
+            &mut buf,
+            &mut self.consumed,
+        ) {
+            Ok(line) => line,
+            Err(e) => {
+                self.stats.borrow_mut().error = Some(e);
+                return None;
+            }
+        };
+        if line == BoundedLine::Eof {
+            return None;
+        }
+        self.read += 1;
+        if self.read <= self.start {
+            return Some(None);
+        }
+        let mut stats = self.stats.borrow_mut();
+        match line {
+            BoundedLine::TooLong(_) => {
+                stats.long += 1;
+                stats.first_long.get_or_insert(self.read);
+                Some(None)
+            }
+            // JSHash filters refuse empty items (JSHash("") is one constant
+            // offset): skip them, counted, instead of failing the batch.
+            BoundedLine::Line if self.jshash && buf.is_empty() => {
+                stats.empty += 1;
+                Some(None)
+            }
+            _ => Some(Some(buf)),
+        }
+    }
+}
+
 fn bloom(command: BloomCommand) -> CliResult {
     use std::io::{IsTerminal, Write};
 
-    use crate::lines::{BoundedLine, read_bounded_line};
-    use redis_patterns::bloom::{Bloom, BloomOptions, SeedBloom};
+    use redis_patterns::bloom::{Bloom, JsHashBloom};
+    use redis_patterns::{Connection, Request};
 
     let BloomCommand::Load {
         name,
@@ -221,110 +287,88 @@ fn bloom(command: BloomCommand) -> CliResult {
         expected,
         fp_rate,
         spread_blocks,
-        seed,
+        jshash,
         no_limit_memory,
     } = command;
     if batch == 0 {
         return Err("--batch must be at least 1".into());
     }
-    let mut reader = std::io::BufReader::new(
+    let reader = std::io::BufReader::new(
         std::fs::File::open(&file).map_err(|e| format!("cannot open {}: {e}", file.display()))?,
     );
-    // A Redis Cluster node (INFO cluster: cluster_enabled:1) is used as the
-    // seed of a cluster connection, which follows every key to its node.
-    let (mut con, topology) = import::connect(&url.url, import::TopologyArg::Auto)?;
-    let con = con.as_mut();
-    let options = BloomOptions {
-        spread_blocks,
-        topology,
-        ..BloomOptions::default()
+    // On a Redis Cluster node (INFO cluster: cluster_enabled:1) the
+    // connection connects to its cluster and follows every key to its node.
+    let mut con = Connection::open(url.url.as_str())?;
+    let stats = std::rc::Rc::new(std::cell::RefCell::new(LineStats::default()));
+    let lines = InputLines {
+        reader,
+        max_line,
+        start,
+        jshash,
+        read: 0,
+        consumed: 0,
+        stats: std::rc::Rc::clone(&stats),
     };
-    enum Target {
-        Seed(SeedBloom),
-        Sized(Bloom),
-    }
-    let target = if seed {
-        Target::Seed(SeedBloom::new(&name)?.limit_memory(!no_limit_memory))
+    let load = if jshash {
+        JsHashBloom::builder(&name)
+            .limit_memory(!no_limit_memory)
+            .build()?
+            .load(lines)
     } else {
-        Target::Sized(match (expected, fp_rate) {
-            (Some(n), Some(p)) => Bloom::create_with(con, &name, n, p, &options)?,
-            _ => Bloom::open_with(con, &name, &options)?,
-        })
+        let filter = match (expected, fp_rate) {
+            (Some(n), Some(p)) => Bloom::builder(&name)
+                .expected(n)
+                .fp_rate(p)
+                .spread_blocks(spread_blocks)
+                .create(),
+            _ => Bloom::open(&name),
+        };
+        filter.run(&mut con)?.load(lines)
     };
-    let tty = std::io::stderr().is_terminal();
     // Positions count input lines, skipped ones included, so --start resumes
-    // at the right line. `done`: every line before it is settled (loaded or
-    // skipped); `read`: lines read so far.
-    let (mut done, mut read, mut added) = (0u64, 0u64, 0u64);
-    let (mut empty, mut long, mut first_long) = (0u64, 0u64, None);
-    let mut buf = Vec::new();
-    let mut consumed = 0u64;
-    let mut items: Vec<Vec<u8>> = Vec::with_capacity(batch);
+    // at the right line.
+    let mut load = load.batch(batch).start(start);
+    let tty = std::io::stderr().is_terminal();
     let failed = |e: &dyn std::fmt::Display, done: u64| -> Box<dyn std::error::Error> {
         format!("{e}; last position done: {done}; resume with --start {done}").into()
     };
-    while read < start {
-        match read_bounded_line(&mut reader, max_line, &mut buf, &mut consumed) {
-            Ok(BoundedLine::Eof) => break,
-            Ok(_) => read += 1,
-            Err(e) => return Err(failed(&format!("reading {}: {e}", file.display()), done)),
-        }
-        done = read;
-    }
-    loop {
-        let line = read_bounded_line(&mut reader, max_line, &mut buf, &mut consumed)
-            .map_err(|e| failed(&format!("reading {}: {e}", file.display()), done))?;
-        let eof = line == BoundedLine::Eof;
-        match line {
-            BoundedLine::Eof => {}
-            BoundedLine::TooLong(_) => {
-                read += 1;
-                long += 1;
-                first_long.get_or_insert(read);
-            }
-            // The seed refuses empty items (JSHash("") is one constant
-            // offset): skip them, counted, instead of failing the batch.
-            BoundedLine::Line if seed && buf.is_empty() => {
-                read += 1;
-                empty += 1;
-            }
-            BoundedLine::Line => {
-                read += 1;
-                items.push(std::mem::take(&mut buf));
-            }
-        }
-        if items.len() == batch || (eof && !items.is_empty()) {
-            let flags = match &target {
-                Target::Seed(s) => s.multi_add(con, &items),
-                Target::Sized(b) => b.multi_add(con, &items),
-            }
-            .map_err(|e| failed(&e, done))?;
-            added += flags.into_iter().filter(|&b| b).count() as u64;
-            items.clear();
-        }
-        if items.is_empty() {
-            done = read;
-            if tty {
-                eprint!("\r{done} lines done, {added} new");
-                let _ = std::io::stderr().flush();
-            }
-        }
-        if eof {
-            break;
+    while let Some(op) = load.next() {
+        let p = op
+            .run(&mut con)
+            .map_err(|e| failed(&e, load.progress().done))?;
+        if tty {
+            eprint!("\r{} lines done, {} new", p.done, p.added);
+            let _ = std::io::stderr().flush();
         }
     }
     if tty {
         eprintln!();
     }
-    println!("loaded {} into {name}: {added} new", file.display());
-    if empty > 0 {
-        println!("skipped {empty} empty lines (the seed refuses empty items)");
+    let progress = load.progress();
+    let stats = stats.borrow();
+    if let Some(e) = &stats.error {
+        return Err(failed(
+            &format!("reading {}: {e}", file.display()),
+            progress.done,
+        ));
     }
-    if let Some(first) = first_long {
+    println!(
+        "loaded {} into {name}: {} new",
+        file.display(),
+        progress.added
+    );
+    if stats.empty > 0 {
         println!(
-            "skipped {long} lines longer than --max-line {max_line} bytes (first: line {first})"
+            "skipped {} empty lines (JSHash filters refuse empty items)",
+            stats.empty
         );
     }
-    println!("last position done: {done}");
+    if let Some(first) = stats.first_long {
+        println!(
+            "skipped {} lines longer than --max-line {max_line} bytes (first: line {first})",
+            stats.long
+        );
+    }
+    println!("last position done: {}", progress.done);
     Ok(())
 }

@@ -3,7 +3,8 @@
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
-use redis_patterns::bloom::{Bloom, SeedBloom};
+use redis_patterns::bloom::{Bloom, JsHashBloom};
+use support::Driver;
 
 /// Runs `redis-patterns bloom load NAME FILE ARGS.. --url URL`; (success, stdout, stderr).
 fn cli_load(
@@ -27,9 +28,8 @@ fn cli_load(
 }
 
 #[test]
-fn cli_seed_load_skips_empty_lines_and_counts_them_in_the_position() {
+fn cli_jshash_load_skips_empty_lines_and_counts_them_in_the_position() {
     let server = support::server();
-    let mut con = server.connection();
     let dir = server.dir().join("cli-empty");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("lines.txt");
@@ -43,7 +43,7 @@ fn cli_seed_load_skips_empty_lines_and_counts_them_in_the_position() {
         &url,
         "bloom_cli",
         &path,
-        &["--seed", "--batch", "2", "--max-line", "64"],
+        &["--jshash", "--batch", "2", "--max-line", "64"],
     );
     assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains("last position done: 12"), "{stdout}");
@@ -53,24 +53,26 @@ fn cli_seed_load_skips_empty_lines_and_counts_them_in_the_position() {
         "{stdout}"
     );
     assert!(stdout.contains(": 7 new"), "{stdout}");
-    let seed = SeedBloom::new("bloom_cli").unwrap();
+    let php = JsHashBloom::new("bloom_cli").unwrap();
     let present = ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x", "g@x"];
-    assert!(
-        seed.multi_exists(&mut con, &present)
-            .unwrap()
-            .iter()
-            .all(|&b| b)
-    );
-    assert!(!seed.exists(&mut con, &long).unwrap());
+    for mut d in support::drivers(&url) {
+        assert!(
+            d.run(php.multi_exists(&present))
+                .unwrap()
+                .iter()
+                .all(|&b| b)
+        );
+        assert!(!d.run(php.exists(&long)).unwrap());
+    }
     // Resuming at a line position skips exactly those lines: after line 10
     // only g@x (already there) and the trailing empty line remain.
-    let (ok, stdout, stderr) = cli_load(&url, "bloom_cli", &path, &["--seed", "--start", "10"]);
+    let (ok, stdout, stderr) = cli_load(&url, "bloom_cli", &path, &["--jshash", "--start", "10"]);
     assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains(": 0 new"), "{stdout}");
     assert!(stdout.contains("skipped 1 empty lines"), "{stdout}");
     assert!(stdout.contains("last position done: 12"), "{stdout}");
 
-    // Sized filters keep empty lines as items (only seed mode refuses them),
+    // Sized filters keep empty lines as items (only JSHash mode refuses them),
     // and a fresh sized load from a resume point adds only the rest.
     let (ok, stdout, stderr) = cli_load(
         &url,
@@ -80,15 +82,21 @@ fn cli_seed_load_skips_empty_lines_and_counts_them_in_the_position() {
     );
     assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains("last position done: 12"), "{stdout}");
-    let bf = Bloom::open(&mut con, "sized").unwrap();
-    assert!(
-        bf.multi_exists(&mut con, &["d@x", "e@x", "f@x", "g@x", ""])
-            .unwrap()
-            .iter()
-            .all(|&b| b)
-    );
-    assert!(!bf.exists(&mut con, "c@x").unwrap());
-    assert!(!bf.exists(&mut con, "a@x").unwrap());
+    for mut d in support::drivers(&url) {
+        let bf = d.run(Bloom::open("sized")).unwrap();
+        assert!(
+            d.run(bf.multi_exists(&["d@x", "e@x", "f@x", "g@x", ""]))
+                .unwrap()
+                .iter()
+                .all(|&b| b)
+        );
+        assert!(!d.run(bf.exists("c@x")).unwrap());
+        assert!(!d.run(bf.exists("a@x")).unwrap());
+    }
+    // A start beyond the end of the input settles only the lines there are.
+    let (ok, stdout, stderr) = cli_load(&url, "bloom_cli", &path, &["--jshash", "--start", "99"]);
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
 }
 
 fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
@@ -112,17 +120,8 @@ fn owner(cluster: &redis_patterns_test_support::LocalCluster, key: &str) -> usiz
 
 #[test]
 fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
-    use redis_patterns::bloom::{BloomOptions, Engine};
-    use redis_patterns::fanout::Topology;
     let cluster = support::cluster();
     let server = &cluster.nodes()[0];
-    let mut cc = cluster.client().get_connection().unwrap();
-    let scenario_opts = |engine: Engine, spread: bool, topology: Topology| BloomOptions {
-        engine,
-        spread_blocks: spread,
-        topology,
-        ..BloomOptions::default()
-    };
     // The CLI finds out it talks to a cluster node and follows the keys.
     let dir = server.dir().join("cli");
     std::fs::create_dir_all(&dir).unwrap();
@@ -139,7 +138,7 @@ fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
             "0.01",
             "--spread-blocks",
         ][..],
-        &["bloom_cli", "--seed"][..],
+        &["bloom_cli", "--jshash"][..],
     ] {
         let out = std::process::Command::new(bin)
             .args(["bloom", "load", args[0]])
@@ -156,29 +155,27 @@ fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
         );
         assert!(stdout.contains("last position done: 3000"), "{stdout}");
     }
-    let cli = Bloom::open_with(
-        &mut cc,
-        "cli-wide",
-        &scenario_opts(Engine::Bitfield, false, Topology::Cluster),
-    )
-    .unwrap();
-    let owners: std::collections::BTreeSet<usize> = cli
-        .block_keys()
-        .iter()
-        .map(|k| owner(&cluster, k))
-        .collect();
+    let url = cluster.nodes()[0].url();
+    for mut d in support::drivers(&url) {
+        assert!(d.is_cluster());
+        check_cluster_load(&mut d, &cluster, &lines);
+    }
+}
+
+fn check_cluster_load(
+    d: &mut Driver,
+    cluster: &redis_patterns_test_support::LocalCluster,
+    lines: &[String],
+) {
+    let cli = d.run(Bloom::open("cli-wide")).unwrap();
+    let owners: std::collections::BTreeSet<usize> =
+        cli.block_keys().iter().map(|k| owner(cluster, k)).collect();
     assert!(owners.len() >= 2, "{:?}", cli.block_keys());
+    assert!(d.run(cli.multi_exists(lines)).unwrap().iter().all(|&b| b));
+    assert!((2900..=3100).contains(&d.run(cli.approx_count()).unwrap()));
+    let loaded = JsHashBloom::new("bloom_cli").unwrap();
     assert!(
-        cli.multi_exists(&mut cc, &lines)
-            .unwrap()
-            .iter()
-            .all(|&b| b)
-    );
-    assert!((2900..=3100).contains(&cli.approx_count(&mut cc).unwrap()));
-    let seeded = SeedBloom::new("bloom_cli").unwrap();
-    assert!(
-        seeded
-            .multi_exists(&mut cc, &lines)
+        d.run(loaded.multi_exists(lines))
             .unwrap()
             .iter()
             .all(|&b| b)

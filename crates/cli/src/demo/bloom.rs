@@ -1,60 +1,83 @@
-use redis_patterns::bloom::{Bloom, BloomOptions, SeedBloom};
-use redis_patterns::{Error, ErrorKind};
+use redis_patterns::bloom::{Bloom, JsHashBloom};
+use redis_patterns::keys::Prefix;
+use redis_patterns::{Connection, ErrorKind, Request};
 
-pub fn run(client: &redis::Client, prefix: &str) -> super::DemoResult {
-    let mut con = client.get_connection()?;
+/// `[a, b, c]` of displayable values.
+fn list<T: std::fmt::Display>(values: &[T]) -> String {
+    let parts: Vec<String> = values.iter().map(T::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
 
-    // Seed-compatible: the PHP seed's bitmap, one JSHash bit per item.
-    let seed = SeedBloom::new(&format!("{prefix}bloom_user_email"))?;
+pub fn run(url: &str, prefix: &str) -> super::DemoResult {
+    let mut con = Connection::open(url)?;
+
+    // PHP-compatible: the bitmap of the PHP BloomFilter::JSHash recipe, one
+    // JSHash bit per item.
+    let php = JsHashBloom::builder("bloom_user_email")
+        .prefix(Prefix::new(prefix)?)
+        .build()?;
     println!(
-        "seed mode: JSHash(\"hello@example.com\") = {} (same offset the PHP seed uses)",
-        seed.offset(b"hello@example.com")?
+        "JSHash filter: JSHash(\"hello@example.com\") = {} (the offset the PHP recipe uses)",
+        php.offset(b"hello@example.com")?
     );
-    seed.multi_add(&mut con, &["hello@example.com", "a@example.com"])?;
+    php.multi_add(&["hello@example.com", "a@example.com"])
+        .run(&mut con)?;
     println!(
-        "seed mode: exists(hello@example.com) = {}, exists(nobody@example.com) = {}",
-        seed.exists(&mut con, "hello@example.com")?,
-        seed.exists(&mut con, "nobody@example.com")?
+        "JSHash filter: exists(hello@example.com) = {}, exists(nobody@example.com) = {}",
+        php.exists("hello@example.com").run(&mut con)?,
+        php.exists("nobody@example.com").run(&mut con)?
     );
 
     // Sized: n = 100,000 at p = 1 %.
-    let options = BloomOptions {
-        prefix: format!("{prefix}bloom:"),
-        ..BloomOptions::default()
+    let sized = |n: u64| -> redis_patterns::Result<_> {
+        Ok(Bloom::builder("emails")
+            .prefix(Prefix::new(&format!("{prefix}bloom:"))?)
+            .expected(n)
+            .fp_rate(0.01))
     };
-    let bf = Bloom::create_with(&mut con, "emails", 100_000, 0.01, &options)?;
+    let bf = sized(100_000)?.create().run(&mut con)?;
     let p = bf.params();
     println!(
-        "sized filter {}: m = {} bits, k = {}, blocks of {:?} usable bits",
-        bf.config_key(),
+        "sized filter {}: m = {} bits, k = {}, blocks of {} usable bits",
+        bf.key(),
         p.m,
         p.k,
-        p.block_bits
+        list(&p.block_bits)
     );
-    let flags = bf.multi_add(&mut con, &["alice", "bob", "alice"])?;
-    println!("multi-add [alice, bob, alice] -> newly added {flags:?}");
+    let flags = bf.multi_add(&["alice", "bob", "alice"]).run(&mut con)?;
+    println!(
+        "multi-add [alice, bob, alice] -> newly added {}",
+        list(&flags)
+    );
     let items: Vec<String> = (0..20_000)
         .map(|i| format!("user{i}@example.com"))
         .collect();
-    let done = bf.load(&mut con, items.iter(), 5_000, 0, |_| {})?;
+    let done = bf.load(items).batch(5_000).into_op(|_| {}).run(&mut con)?;
     println!(
         "bulk-loaded {} items ({} new); approx count now {}",
         done.done,
         done.added,
-        bf.approx_count(&mut con)?
+        bf.approx_count().run(&mut con)?
     );
     println!(
-        "multi-exists [alice, carol, user7@example.com] -> {:?}",
-        bf.multi_exists(&mut con, &["alice", "carol", "user7@example.com"])?
+        "multi-exists [alice, carol, user7@example.com] -> {}",
+        list(
+            &bf.multi_exists(&["alice", "carol", "user7@example.com"])
+                .run(&mut con)?
+        )
     );
-    match Bloom::create_with(&mut con, "emails", 200_000, 0.01, &options).map_err(Error::into_kind)
+    match sized(200_000)?
+        .create()
+        .run(&mut con)
+        .map_err(|e| e.into_kind())
     {
         Err(ErrorKind::BloomConfigMismatch { detail }) => {
             println!("re-creating it with n = 200,000 is refused: {detail}")
         }
-        other => return Err(format!("expected a config mismatch, got {other:?}").into()),
+        Ok(_) => return Err("re-creating it with other parameters was not refused".into()),
+        Err(e) => return Err(redis_patterns::Error::from(e).into()),
     }
-    bf.destroy(&mut con)?;
-    let _: () = redis::cmd("DEL").arg(seed.key()).query(&mut con)?;
+    bf.destroy().run(&mut con)?;
+    let _: i64 = con.query(redis::cmd("DEL").arg(php.key()))?;
     Ok(())
 }

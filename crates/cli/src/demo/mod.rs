@@ -50,8 +50,8 @@ pub fn run(url: Option<&str>) -> DemoResult {
     lock::run(&url, &prefix)?;
     section("rolling: bounded, expiring, sharded store of recent records");
     rolling::run(&url, &prefix)?;
-    section("bloom: Bloom filters on plain bitmaps (seed JSHash and sized)");
-    bloom::run(&client, &prefix)?;
+    section("bloom: Bloom filters on plain bitmaps (PHP JSHash bitmaps and sized filters)");
+    bloom::run(&url, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
     compact::run(&url, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");

@@ -1,6 +1,7 @@
-//! The hash functions behind the Bloom filters (`crate::bloom`).
+//! The hash functions behind the Bloom filters (`crate::bloom`): PHP's
+//! `JSHash`, MurmurHash3, double hashing and the block selector.
 //!
-//! * [`js_hash`]: the seed's PHP `BloomFilter::JSHash`, bit for bit as PHP 8
+//! * [`js_hash`]: the PHP recipe's `BloomFilter::JSHash`, bit for bit as PHP 8
 //!   on a 64-bit machine computes it, so Rust can read and extend bitmaps that
 //!   PHP applications wrote (`bloom_user_email`, …).
 //! * [`murmur3_32`], [`sized_hashes`] and [`select_block`]: the two
@@ -36,7 +37,7 @@
 //! vectors for all of this, generated independently by
 //! `tests/data/sized_vectors.php`.
 
-/// The seed's PHP `JSHash($string, $limitMemory)`, bit for bit as PHP 8
+/// The PHP recipe's `BloomFilter::JSHash($string, $limitMemory)`, bit for bit as PHP 8
 /// (64-bit) returns it.
 ///
 /// PHP runs `$hash ^= (($hash << 5) + ord($c) + ($hash >> 2))` on its 64-bit
@@ -50,7 +51,7 @@
 /// `crate::bloom` for what that does to the false-positive rate).
 ///
 /// ```
-/// use redis_patterns::hash::js_hash;
+/// use redis_patterns::bloom::hash::js_hash;
 /// assert_eq!(js_hash(b"hello@example.com", true), 701432834);
 /// assert_eq!(js_hash(b"", true), 1315423911);
 /// ```
@@ -128,7 +129,7 @@ impl PhpNum {
 /// with `seed`.
 ///
 /// ```
-/// use redis_patterns::hash::murmur3_32;
+/// use redis_patterns::bloom::hash::murmur3_32;
 /// assert_eq!(murmur3_32(b"", 0), 0);
 /// assert_eq!(murmur3_32(b"hello", 0), 0x248bfa47);
 /// ```
@@ -185,7 +186,7 @@ pub fn sized_hashes(item: &[u8]) -> (u32, u32, u32) {
 /// (`starts[0] = 0`, ascending) and `total` the sum of all blocks' bits.
 ///
 /// ```
-/// use redis_patterns::hash::select_block;
+/// use redis_patterns::bloom::hash::select_block;
 /// // Blocks of 100 and 300 bits: x = floor(hb * 400 / 2^32).
 /// assert_eq!(select_block(0, &[0, 100], 400), 0);
 /// assert_eq!(select_block(1 << 30, &[0, 100], 400), 1); // x = 100
