@@ -78,7 +78,6 @@ pub mod bloom;
 pub(crate) mod config;
 pub mod core;
 pub mod error;
-pub mod fanout;
 pub mod keys;
 pub mod lock;
 pub mod login_log;
@@ -108,4 +107,4 @@ pub mod prelude {
     pub use crate::AsyncConnection;
     pub use crate::{Connection, Op, Request};
 }
-pub use script::{ScriptCall, ScriptInfo, ScriptPipeline, load_all};
+pub use script::{ScriptCall, ScriptInfo, load_all};

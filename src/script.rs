@@ -1,23 +1,18 @@
-//! Calling the bundled scripts: registry entries, one prepared call, pipelines.
+//! The script registry (what each script's header declares) and one
+//! prepared script call.
 //!
 //! Every call goes out as `EVALSHA` (read-only scripts as `EVALSHA_RO`). When
 //! the server answers `NOSCRIPT` (after `SCRIPT FLUSH`, a restart or a
-//! failover), the script is loaded with `SCRIPT LOAD`, the SHA the server
-//! reports is checked against ours, and the call is sent once more. There is no
-//! `EVAL` fallback: scripts loaded by `EVAL` may be evicted by newer servers.
-//!
-//! The same [`ScriptCall`] runs on sync connections ([`ScriptCall::invoke`]:
-//! `redis::Connection`, `redis::cluster::ClusterConnection`) and async ones
-//! ([`ScriptCall::invoke_async`]: `MultiplexedConnection`, `ConnectionManager`,
-//! `cluster_async::ClusterConnection`), so each generated wrapper exists once.
+//! failover), the driver loads the script with `SCRIPT LOAD`, checks the SHA
+//! the server reports against ours, and sends the call once more (see
+//! [`Batch`](crate::Batch)). There is no `EVAL` fallback: scripts loaded by
+//! `EVAL` may be evicted by newer servers.
 
 use std::marker::PhantomData;
 
-use redis::{Cmd, ConnectionLike, FromRedisValue, Value};
+use redis::{Cmd, FromRedisValue, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fanout::{Topology, collect, place, slot_groups};
-use crate::keys::cluster_slot;
 
 /// The type of one `ARGV` entry, as its header declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,21 +209,6 @@ impl ScriptInfo {
             }))
         }
     }
-
-    /// `SCRIPT LOAD`s this script and checks the server's SHA equals ours.
-    pub fn load(&self, con: &mut dyn ConnectionLike) -> Result<()> {
-        let reply = self.load_cmd().query::<Value>(con)?;
-        self.check_loaded(reply)
-    }
-
-    /// Async twin of [`ScriptInfo::load`].
-    pub async fn load_async<C: redis::aio::ConnectionLike + Send>(
-        &self,
-        con: &mut C,
-    ) -> Result<()> {
-        let reply = self.load_cmd().query_async::<Value>(con).await?;
-        self.check_loaded(reply)
-    }
 }
 
 /// Loads every script of the bundle (`SCRIPT LOAD`, on every primary of a
@@ -254,17 +234,15 @@ fn check_all_loaded(replies: Vec<Value>) -> Result<Vec<(&'static str, &'static s
     Ok(out)
 }
 
-fn is_noscript(err: &redis::RedisError) -> bool {
-    err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
-}
-
 /// One prepared call of a bundled script: its `EVALSHA` (or `EVALSHA_RO`)
 /// command with keys and arguments already encoded. `R` is the Rust type of
 /// the reply, fixed by the header's `RETURNS`.
 ///
-/// Made by the generated wrappers in [`crate::scripts`]; run it with
-/// [`invoke`](ScriptCall::invoke), [`invoke_async`](ScriptCall::invoke_async)
-/// or add it to a [`ScriptPipeline`].
+/// Made by the generated wrappers in [`crate::scripts`] (which check every
+/// argument against the script's header first) or by [`ScriptCall::raw`].
+/// Run it with [`Request::run`](crate::Request::run) /
+/// [`Request::run_async`](crate::Request::run_async), or add it to a
+/// [`Batch`](crate::Batch).
 #[derive(Debug)]
 pub struct ScriptCall<R> {
     script: &'static ScriptInfo,
@@ -289,10 +267,28 @@ impl<R> Clone for ScriptCall<R> {
 const HEAD_ARGS: usize = 3;
 
 impl<R: FromRedisValue> ScriptCall<R> {
+    /// A call of `script` with exactly these keys and arguments, unchecked:
+    /// as another language, or `redis-cli`, may send it. The script's own
+    /// generated checks still refuse what its header does not allow (as
+    /// [`ErrorKind::InvalidArgument`] with the script's name).
+    pub fn raw(
+        script: &'static ScriptInfo,
+        keys: &[impl AsRef<[u8]>],
+        args: &[impl AsRef<[u8]>],
+    ) -> Self {
+        let mut call = Self::new(script, keys.len());
+        for k in keys {
+            call.key(k.as_ref());
+        }
+        for a in args {
+            call.arg(a.as_ref());
+        }
+        call
+    }
+
     /// Starts the command; the generated wrapper then adds exactly `numkeys`
     /// keys and the arguments, in header order.
-    #[doc(hidden)]
-    pub fn new(script: &'static ScriptInfo, numkeys: usize) -> Self {
+    pub(crate) fn new(script: &'static ScriptInfo, numkeys: usize) -> Self {
         let mut cmd = redis::cmd(if script.read_only {
             "EVALSHA_RO"
         } else {
@@ -306,20 +302,17 @@ impl<R: FromRedisValue> ScriptCall<R> {
             reply: PhantomData,
         }
     }
-    #[doc(hidden)]
-    pub fn key(&mut self, key: &[u8]) {
+    pub(crate) fn key(&mut self, key: &[u8]) {
         self.cmd.arg(key);
     }
-    #[doc(hidden)]
-    pub fn arg(&mut self, arg: &[u8]) {
+    pub(crate) fn arg(&mut self, arg: &[u8]) {
         self.cmd.arg(arg);
     }
-    #[doc(hidden)]
-    pub fn arg_int(&mut self, arg: i64) {
+    pub(crate) fn arg_int(&mut self, arg: i64) {
         self.cmd.arg(arg);
     }
-    #[doc(hidden)]
-    pub fn arg_float(&mut self, arg: f64) {
+    #[allow(dead_code)] // for wrappers of `float` arguments (no bundled script has one today)
+    pub(crate) fn arg_float(&mut self, arg: f64) {
         self.cmd.arg(arg);
     }
 
@@ -363,331 +356,4 @@ impl<R: FromRedisValue> ScriptCall<R> {
     pub(crate) fn into_cmd(self) -> Cmd {
         self.cmd
     }
-
-    fn decode(&self, value: Value) -> Result<R> {
-        decode_reply(self.script, value)
-    }
-
-    /// Runs the call on a sync connection; on `NOSCRIPT` loads the script and
-    /// retries once.
-    pub fn invoke(&self, con: &mut dyn ConnectionLike) -> Result<R> {
-        let value = match self.cmd.query::<Value>(con) {
-            Err(e) if is_noscript(&e) => {
-                self.script.load(con)?;
-                self.cmd.query::<Value>(con)
-            }
-            other => other,
-        };
-        self.decode(value.map_err(|e| Error::from_redis(Some(self.script), e))?)
-    }
-
-    /// Runs the call on an async connection; on `NOSCRIPT` loads the script and
-    /// retries once.
-    pub async fn invoke_async<C: redis::aio::ConnectionLike + Send>(
-        &self,
-        con: &mut C,
-    ) -> Result<R> {
-        let value = match self.cmd.query_async::<Value>(con).await {
-            Err(e) if is_noscript(&e) => {
-                self.script.load_async(con).await?;
-                self.cmd.query_async::<Value>(con).await
-            }
-            other => other,
-        };
-        self.decode(value.map_err(|e| Error::from_redis(Some(self.script), e))?)
-    }
-}
-
-fn decode_reply<R: FromRedisValue>(script: &'static ScriptInfo, value: Value) -> Result<R> {
-    if let Value::ServerError(e) = value {
-        return Err(Error::from_redis(Some(script), e.into()));
-    }
-    Ok(R::from_redis_value(value).map_err(redis::RedisError::from)?)
-}
-
-/// A batch of script calls sent in one round trip, executed in order.
-///
-/// **After `SCRIPT FLUSH`.** The batch goes out optimistically as plain
-/// `EVALSHA`s. A call answered `NOSCRIPT` did not run. When every call from the
-/// first `NOSCRIPT` on was answered `NOSCRIPT` (the case after a flush or a
-/// restart: nothing is cached), the missing scripts are loaded and exactly that
-/// tail is sent again, prefixed by its `SCRIPT LOAD`s, in one more round trip —
-/// so every call runs exactly once and in order. If a call after the first
-/// `NOSCRIPT` did run (the cache held some scripts but not others), re-sending
-/// the tail would reorder calls, so the batch stops with
-/// [`ErrorKind::PipelineInterrupted`] naming how many calls ran in order; no call
-/// ever runs twice.
-///
-/// **On Redis Cluster** ([`ScriptPipeline::topology`]) the calls are sent as
-/// one such batch per hash slot (of each call's first key), each with the
-/// same `NOSCRIPT` handling; replies still come back in the order added.
-#[derive(Debug, Clone)]
-pub struct ScriptPipeline {
-    /// The calls' commands, sent as they are on the first round trip.
-    pipe: redis::Pipeline,
-    scripts: Vec<&'static ScriptInfo>,
-    /// Hash slot of each call's first key (0 for a call without keys).
-    slots: Vec<u16>,
-    topology: Topology,
-}
-
-impl Default for ScriptPipeline {
-    fn default() -> Self {
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        Self {
-            pipe,
-            scripts: Vec::new(),
-            slots: Vec::new(),
-            topology: Topology::Standalone,
-        }
-    }
-}
-
-/// What to do after one round trip of a [`ScriptPipeline`].
-enum Step {
-    Done,
-    /// Load the scripts of the calls from this index and re-send them.
-    Resend(usize),
-}
-
-impl ScriptPipeline {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds a copy of a call; its reply comes back at this position.
-    pub fn add<R: FromRedisValue>(&mut self, call: &ScriptCall<R>) -> &mut Self {
-        self.push(call.clone())
-    }
-
-    /// Adds a call without copying it; its reply comes back at this position.
-    pub fn push<R: FromRedisValue>(&mut self, call: ScriptCall<R>) -> &mut Self {
-        let slot = call.first_key().map_or(0, cluster_slot);
-        self.slots.push(slot);
-        self.scripts.push(call.script);
-        self.pipe.add_command(call.cmd);
-        self
-    }
-
-    /// Sets how the batch is sent: [`Topology::Cluster`] splits it into one
-    /// batch per hash slot (the default, [`Topology::Standalone`], sends one).
-    pub fn topology(&mut self, topology: Topology) -> &mut Self {
-        self.topology = topology;
-        self
-    }
-
-    /// The single-slot batches to send, each with the positions of its calls;
-    /// `None` on one server, where the whole pipeline goes as it is.
-    fn parts(&self) -> Option<Vec<(Vec<usize>, Self)>> {
-        if self.topology == Topology::Standalone {
-            return None;
-        }
-        let cmds: Vec<&Cmd> = self.pipe.cmd_iter().collect();
-        let parts = slot_groups(self.slots.iter().copied())
-            .into_iter()
-            .map(|positions| {
-                let mut sub = Self::default();
-                for &i in &positions {
-                    sub.scripts.push(self.scripts[i]);
-                    sub.slots.push(self.slots[i]);
-                    sub.pipe.add_command(cmds[i].clone());
-                }
-                (positions, sub)
-            })
-            .collect();
-        Some(parts)
-    }
-
-    pub fn len(&self) -> usize {
-        self.scripts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.scripts.is_empty()
-    }
-
-    /// The re-send of calls `from..`: `SCRIPT LOAD`s of their scripts, then
-    /// the calls. Returns it with the scripts loaded.
-    fn resend(&self, from: usize) -> (redis::Pipeline, Vec<&'static ScriptInfo>) {
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        let mut loads: Vec<&'static ScriptInfo> = Vec::new();
-        for script in &self.scripts[from..] {
-            if !loads.iter().any(|s| std::ptr::eq(*s, *script)) {
-                loads.push(script);
-                pipe.add_command(script.load_cmd());
-            }
-        }
-        for cmd in self.pipe.cmd_iter().skip(from) {
-            pipe.add_command(cmd.clone());
-        }
-        (pipe, loads)
-    }
-
-    fn interrupted(&self, ran_in_order: usize) -> Error {
-        Error::from(ErrorKind::PipelineInterrupted {
-            ran_in_order,
-            total: self.scripts.len(),
-        })
-    }
-
-    /// Files the replies of calls `from..` into `out` and decides what next.
-    fn settle(
-        &self,
-        from: usize,
-        loads: &[&'static ScriptInfo],
-        replies: Vec<Value>,
-        out: &mut Vec<Value>,
-    ) -> Result<Step> {
-        let mut replies = replies.into_iter();
-        for script in loads {
-            let reply = replies.next().ok_or_else(Error::short_reply)?;
-            if let Value::ServerError(e) = reply {
-                return Err(Error::from_redis(Some(script), e.into()));
-            }
-            script.check_loaded(reply)?;
-        }
-        let replies: Vec<Value> = replies.collect();
-        if replies.len() != self.scripts.len() - from {
-            return Err(Error::short_reply());
-        }
-        let noscript = |v: &Value| matches!(v, Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript));
-        match replies.iter().position(noscript) {
-            None => {
-                out.extend(replies);
-                Ok(Step::Done)
-            }
-            Some(first) if replies[first..].iter().all(noscript) => {
-                out.extend(replies.into_iter().take(first));
-                Ok(Step::Resend(from + first))
-            }
-            Some(first) => Err(self.interrupted(from + first)),
-        }
-    }
-
-    /// Sends the batch on a sync connection and returns each call's raw reply
-    /// in order (a domain error stays in its slot as `Value::ServerError`;
-    /// use [`decode_each`] or [`ScriptPipeline::query`] to type them).
-    pub fn query_values(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
-        let Some(parts) = self.parts() else {
-            return self.query_values_one(con);
-        };
-        let mut out: Vec<Option<Value>> = vec![None; self.len()];
-        for (positions, part) in parts {
-            place(&mut out, positions, part.query_values_one(con)?)?;
-        }
-        collect(out)
-    }
-
-    fn query_values_one(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
-        if !con.supports_pipelining() {
-            return self.query_values_each(con);
-        }
-        let mut out = Vec::with_capacity(self.len());
-        if self.is_empty() {
-            return Ok(out);
-        }
-        let replies: Vec<Value> = self.pipe.query(con)?;
-        let Step::Resend(from) = self.settle(0, &[], replies, &mut out)? else {
-            return Ok(out);
-        };
-        let (pipe, loads) = self.resend(from);
-        let replies: Vec<Value> = pipe.query(con)?;
-        match self.settle(from, &loads, replies, &mut out)? {
-            Step::Done => Ok(out),
-            // Flushed again between our SCRIPT LOAD and the calls: no third try.
-            Step::Resend(at) => Err(self.interrupted(at)),
-        }
-    }
-
-    /// One call at a time, for connections that cannot pipeline (redis-rs's
-    /// sync `ClusterConnection`): each call reloads its script on `NOSCRIPT`
-    /// and is retried once, like [`ScriptCall::invoke`]. As in a pipeline, an
-    /// error reply stays in its call's slot and the later calls still run;
-    /// only a connection error ends the batch.
-    fn query_values_each(&self, con: &mut dyn ConnectionLike) -> Result<Vec<Value>> {
-        let mut out = Vec::with_capacity(self.len());
-        for (script, cmd) in self.scripts.iter().zip(self.pipe.cmd_iter()) {
-            let reply = match cmd.query::<Value>(con) {
-                Err(e) if is_noscript(&e) => {
-                    script.load(con)?;
-                    cmd.query::<Value>(con)
-                }
-                other => other,
-            };
-            out.push(crate::fanout::reply_in_slot(reply)?);
-        }
-        Ok(out)
-    }
-
-    /// Async twin of [`ScriptPipeline::query_values`].
-    pub async fn query_values_async<C: redis::aio::ConnectionLike + Send>(
-        &self,
-        con: &mut C,
-    ) -> Result<Vec<Value>> {
-        let Some(parts) = self.parts() else {
-            return self.query_values_one_async(con).await;
-        };
-        let mut out: Vec<Option<Value>> = vec![None; self.len()];
-        for (positions, part) in parts {
-            place(&mut out, positions, part.query_values_one_async(con).await?)?;
-        }
-        collect(out)
-    }
-
-    async fn query_values_one_async<C: redis::aio::ConnectionLike + Send>(
-        &self,
-        con: &mut C,
-    ) -> Result<Vec<Value>> {
-        let mut out = Vec::with_capacity(self.len());
-        if self.is_empty() {
-            return Ok(out);
-        }
-        let replies: Vec<Value> = self.pipe.query_async(con).await?;
-        let Step::Resend(from) = self.settle(0, &[], replies, &mut out)? else {
-            return Ok(out);
-        };
-        let (pipe, loads) = self.resend(from);
-        let replies: Vec<Value> = pipe.query_async(con).await?;
-        match self.settle(from, &loads, replies, &mut out)? {
-            Step::Done => Ok(out),
-            // Flushed again between our SCRIPT LOAD and the calls: no third try.
-            Step::Resend(at) => Err(self.interrupted(at)),
-        }
-    }
-
-    /// Sends the batch and decodes every reply as `T`; the first domain error
-    /// (after the whole batch ran) is returned as its typed [`Error`].
-    pub fn query<T: FromRedisValue>(&self, con: &mut dyn ConnectionLike) -> Result<Vec<T>> {
-        let values = self.query_values(con)?;
-        self.decode_all(values)
-    }
-
-    /// Async twin of [`ScriptPipeline::query`].
-    pub async fn query_async<T: FromRedisValue, C: redis::aio::ConnectionLike + Send>(
-        &self,
-        con: &mut C,
-    ) -> Result<Vec<T>> {
-        let values = self.query_values_async(con).await?;
-        self.decode_all(values)
-    }
-
-    fn decode_all<T: FromRedisValue>(&self, values: Vec<Value>) -> Result<Vec<T>> {
-        decode_each(self, values).into_iter().collect()
-    }
-}
-
-/// Decodes the raw replies of [`ScriptPipeline::query_values`] one by one,
-/// keeping each call's own error.
-pub fn decode_each<T: FromRedisValue>(
-    pipeline: &ScriptPipeline,
-    values: Vec<Value>,
-) -> Vec<Result<T>> {
-    pipeline
-        .scripts
-        .iter()
-        .zip(values)
-        .map(|(script, v)| decode_reply(script, v))
-        .collect()
 }

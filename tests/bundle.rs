@@ -1,14 +1,14 @@
-//! The script bundle against real servers: SHAs, export, redis-cli,
-//! NOSCRIPT recovery (single calls and pipelines, sync and async), read-only
+//! The script bundle against real servers: SHAs, error mapping, NOSCRIPT
+//! recovery (single calls and batches, through both drivers), read-only
 //! scripts on a replica, and a real Redis Cluster.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 
-use redis_patterns::fanout::{Batch, Topology};
 use redis_patterns::scripts::{self, ALL};
-use redis_patterns::{Error, ErrorKind, Request, ScriptPipeline, load_all};
+use redis_patterns::{Batch, Error, ErrorKind, Request, load_all};
+use support::Driver;
 
 fn sha1_of(bytes: &[u8]) -> String {
     redis::Script::new(std::str::from_utf8(bytes).expect("scripts are UTF-8"))
@@ -103,7 +103,7 @@ fn every_error_code_maps_to_a_typed_variant() {
     );
     let err =
         support::raw_call::<i64>(&scripts::LOCK_ACQUIRE, &["l{x}", "l{x}:fence"], &["t", "0"])
-            .invoke(&mut con)
+            .run(&mut redis_patterns::Connection::open(server.url()).expect("connect"))
             .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -128,142 +128,209 @@ fn every_error_code_maps_to_a_typed_variant() {
     assert_eq!(support::dbsize(&mut con), 0);
 }
 
+/// `SCRIPT LOAD` of one script, raw.
+fn script_load(con: &mut redis::Connection, s: &redis_patterns::ScriptInfo) {
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(s.source())
+        .query(con)
+        .expect("SCRIPT LOAD");
+    assert_eq!(sha, s.sha1);
+}
+
 #[test]
 fn a_single_call_survives_script_flush() {
     let server = support::server();
-    let mut con = server.connection();
-    let call = scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000).unwrap();
-    assert_eq!(call.invoke(&mut con).expect("first call"), 1);
-    script_flush(&mut con);
-    assert!(!script_exists(&mut con, scripts::LOCK_RELEASE.sha1));
-    assert_eq!(
-        scripts::lock::release("l{a}", "t1")
-            .unwrap()
-            .invoke(&mut con)
-            .expect("after flush"),
-        1
-    );
-    assert!(
-        script_exists(&mut con, scripts::LOCK_RELEASE.sha1),
-        "reloaded by SCRIPT LOAD"
-    );
-    assert_eq!(call.invoke(&mut con).expect("again"), 2);
+    support::each_driver(&server, |d| {
+        let mut con = server.connection();
+        script_flush(&mut con);
+        let call = || scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000);
+        assert_eq!(d.run(call()).expect("first call"), 1, "{}", d.name());
+        script_flush(&mut con);
+        assert!(!script_exists(&mut con, scripts::LOCK_RELEASE.sha1));
+        assert_eq!(
+            d.run(scripts::lock::release("l{a}", "t1"))
+                .expect("after flush"),
+            1
+        );
+        assert!(
+            script_exists(&mut con, scripts::LOCK_RELEASE.sha1),
+            "reloaded by SCRIPT LOAD"
+        );
+        assert_eq!(d.run(call()).expect("again"), 2);
+    });
 }
 
-/// Six acquire/release rounds on one lock, interleaved with `owned` checks:
-/// each reply depends on the calls before it having run once, in order.
-fn ordered_batch(key: &str, fence: &str) -> (ScriptPipeline, Vec<i64>) {
-    let mut pipe = ScriptPipeline::new();
+/// Six acquire/release rounds on one lock, interleaved with releases by a
+/// stranger: each reply depends on the calls before it having run once, in
+/// order.
+fn ordered_batch(key: &str, fence: &str) -> (Batch, Vec<i64>) {
+    let mut batch = Batch::new();
     let mut expected = Vec::new();
     for round in 0..6 {
         let token = format!("tok-{round}");
-        pipe.add(&scripts::lock::acquire(key, fence, &token, 60_000).unwrap());
+        batch.script(scripts::lock::acquire(key, fence, &token, 60_000));
         expected.push(round + 1); // the fencing token counts acquisitions
-        pipe.add(&scripts::lock::release(key, "someone-else").unwrap());
+        batch.script(scripts::lock::release(key, "someone-else"));
         expected.push(0);
-        pipe.add(&scripts::lock::release(key, &token).unwrap());
+        batch.script(scripts::lock::release(key, &token));
         expected.push(1);
     }
-    (pipe, expected)
+    (batch, expected)
 }
 
 #[test]
-fn a_pipeline_after_script_flush_runs_every_call_once_in_order() {
+fn a_batch_after_script_flush_runs_every_call_once_in_order() {
     let server = support::server();
-    let mut con = server.connection();
-    let (pipe, expected) = ordered_batch("l{p}", "l{p}:fence");
-    assert!(pipe.len() >= 10);
-    script_flush(&mut con);
-    let replies: Vec<i64> = pipe.query(&mut con).expect("pipeline after flush");
-    assert_eq!(replies, expected);
-    let fence: i64 = redis::cmd("GET")
-        .arg("l{p}:fence")
-        .query(&mut con)
-        .expect("GET");
-    assert_eq!(fence, 6, "no acquire ran twice");
-    // Once more with everything cached: fencing tokens go on from 7.
-    let again: Vec<i64> = pipe.query(&mut con).expect("cached pipeline");
-    let shifted: Vec<i64> = expected
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| if i % 3 == 0 { v + 6 } else { v })
-        .collect();
-    assert_eq!(again, shifted);
+    support::each_driver(&server, |d| {
+        let mut con = server.connection();
+        let (batch, expected) = ordered_batch("l{p}", "l{p}:fence");
+        assert!(batch.len() >= 10);
+        script_flush(&mut con);
+        let replies: Vec<i64> = d
+            .run(batch.clone())
+            .expect("batch after flush")
+            .all()
+            .expect("replies");
+        assert_eq!(replies, expected, "{}", d.name());
+        let fence: i64 = redis::cmd("GET")
+            .arg("l{p}:fence")
+            .query(&mut con)
+            .expect("GET");
+        assert_eq!(fence, 6, "no acquire ran twice");
+        // Once more with everything cached: fencing tokens go on from 7.
+        let again: Vec<i64> = d.run(batch).expect("cached").all().expect("replies");
+        let shifted: Vec<i64> = expected
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if i % 3 == 0 { v + 6 } else { v })
+            .collect();
+        assert_eq!(again, shifted);
+    });
 }
 
 #[test]
-fn a_pipeline_that_cannot_keep_order_stops_without_running_anything_twice() {
+fn a_batch_that_cannot_keep_order_stops_without_running_anything_twice() {
     let server = support::server();
-    let mut con = server.connection();
-    script_flush(&mut con);
-    // Only acquire is cached: release answers NOSCRIPT while later acquires run.
-    scripts::LOCK_ACQUIRE.load(&mut con).expect("load acquire");
-    let mut pipe = ScriptPipeline::new();
-    pipe.add(&scripts::lock::acquire("l{q}", "l{q}:fence", "a", 60_000).unwrap());
-    pipe.add(&scripts::lock::release("l{q}", "a").unwrap());
-    pipe.add(&scripts::lock::acquire("l{r}", "l{r}:fence", "b", 60_000).unwrap());
-    let err = pipe.query::<i64>(&mut con).unwrap_err();
-    assert!(
-        matches!(
-            err.kind(),
-            ErrorKind::PipelineInterrupted {
-                ran_in_order: 1,
-                total: 3
-            }
-        ),
-        "{err:?}"
+    support::each_driver(&server, |d| {
+        let mut con = server.connection();
+        script_flush(&mut con);
+        // Only acquire is cached: release answers NOSCRIPT while later
+        // acquires run.
+        script_load(&mut con, &scripts::LOCK_ACQUIRE);
+        let mut batch = Batch::new();
+        batch.script(scripts::lock::acquire("l{q}", "l{q}:fence", "a", 60_000));
+        batch.script(scripts::lock::release("l{q}", "a"));
+        batch.script(scripts::lock::acquire("l{r}", "l{r}:fence", "b", 60_000));
+        let err = d.run(batch).unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                ErrorKind::PipelineInterrupted {
+                    ran_in_order: 1,
+                    total: 3
+                }
+            ),
+            "{err:?}"
+        );
+        let fences: (i64, i64) = redis::pipe()
+            .get("l{q}:fence")
+            .get("l{r}:fence")
+            .query(&mut con)
+            .expect("GET");
+        assert_eq!(fences, (1, 1), "each acquire ran exactly once");
+    });
+}
+
+/// Three acquires, the middle one refused by the script (raw, bypassing the
+/// wrapper): each reply keeps its own result.
+fn mixed_batch(tag: &str) -> Batch {
+    let mut batch = Batch::new();
+    let (a, b, c) = (
+        format!("l{{{tag}1}}"),
+        format!("l{{{tag}2}}"),
+        format!("l{{{tag}3}}"),
     );
-    let fences: (i64, i64) = redis::pipe()
-        .get("l{q}:fence")
-        .get("l{r}:fence")
-        .query(&mut con)
-        .expect("GET");
-    assert_eq!(fences, (1, 1), "each acquire ran exactly once");
-}
-
-#[test]
-fn domain_errors_stay_in_their_pipeline_slot() {
-    let server = support::server();
-    let mut con = server.connection();
-    let mut pipe = ScriptPipeline::new();
-    pipe.add(&scripts::lock::acquire("l{e}", "l{e}:fence", "a", 1_000).unwrap());
-    pipe.add(&support::raw_call::<i64>(
+    batch.script(scripts::lock::acquire(
+        &a,
+        &format!("{a}:fence"),
+        "a",
+        1_000,
+    ));
+    batch.script(support::raw_call::<i64>(
         &scripts::LOCK_ACQUIRE,
-        &["l{f}", "l{f}:fence"],
+        &[&b, &format!("{b}:fence")],
         &["b", "0"],
     ));
-    pipe.add(&scripts::lock::acquire("l{g}", "l{g}:fence", "c", 1_000).unwrap());
-    let values = pipe.query_values(&mut con).expect("pipeline");
-    let each: Vec<redis_patterns::Result<i64>> = redis_patterns::script::decode_each(&pipe, values);
-    assert_eq!(each[0].as_ref().ok(), Some(&1));
+    batch.script(scripts::lock::acquire(
+        &c,
+        &format!("{c}:fence"),
+        "c",
+        1_000,
+    ));
+    batch
+}
+
+fn errors_stay_in_place(d: &mut Driver, tag: &str) {
+    let each = d.run(mixed_batch(tag)).expect("batch").each::<i64>();
+    assert_eq!(each[0].as_ref().ok(), Some(&1), "{}", d.name());
+    assert!(
+        matches!(
+            each[1].as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidArgument {
+                script: Some("lock.acquire"),
+                ..
+            })
+        ),
+        "{:?}",
+        each[1]
+    );
+    assert_eq!(
+        each[2].as_ref().ok(),
+        Some(&1),
+        "the call after the error ran"
+    );
+    // Decoding them all gives the first error.
+    let all = d
+        .run(mixed_batch(&format!("{tag}x")))
+        .expect("batch")
+        .all::<i64>();
     assert!(matches!(
-        each[1].as_ref().map_err(Error::kind),
+        all.map_err(Error::into_kind),
         Err(ErrorKind::InvalidArgument {
             script: Some(_),
             ..
         })
     ));
-    assert_eq!(each[2].as_ref().ok(), Some(&1));
-    assert!(matches!(
-        pipe.query::<i64>(&mut con).map_err(Error::into_kind),
-        Err(ErrorKind::InvalidArgument {
-            script: Some(_),
-            ..
-        })
-    ));
+    // A refused typed call fails the whole batch before anything is sent.
+    let mut refused = Batch::new();
+    refused.script(scripts::lock::acquire("l{z}", "l{z}:fence", "a", 1_000));
+    refused.script(scripts::lock::acquire("l{z}", "l{z}:fence", "", 1_000));
+    let e = d.run(refused).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::InvalidArgument { script: None, name, .. } if name == "token"),
+        "{e:?}"
+    );
+    let exists: i64 = d.cmd("l{z}", redis::cmd("EXISTS").arg("l{z}"));
+    assert_eq!(exists, 0, "nothing of a refused batch was sent");
+}
+
+#[test]
+fn domain_errors_stay_in_their_batch_slot() {
+    let server = support::server();
+    support::each_driver(&server, |d| errors_stay_in_place(d, "e"));
 }
 
 #[test]
 fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
     let primary = support::server();
     let replica = support::server_with(&["--replicaof", "127.0.0.1", &primary.port().to_string()]);
-    let mut p = primary.connection();
     let mut r = replica.connection();
     let token = "owner";
+    let mut p = redis_patterns::Connection::open(primary.url()).expect("primary");
     assert!(
         scripts::lock::acquire("l{ro}", "l{ro}:fence", token, 60_000)
-            .unwrap()
-            .invoke(&mut p)
+            .run(&mut p)
             .expect("acquire")
             > 0
     );
@@ -281,72 +348,88 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let owned = scripts::lock::owned("l{ro}", token).unwrap();
+    let owned = scripts::lock::owned("l{ro}", token).expect("valid");
     assert!(String::from_utf8_lossy(&owned.cmd().get_packed_command()).contains("EVALSHA_RO"));
-    let left = owned
-        .invoke(&mut r)
-        .expect("EVALSHA_RO on the replica (loads it there first)");
-    assert!(left > 0 && left <= 60_000, "{left}");
-    assert_eq!(
-        scripts::lock::owned("l{ro}", "intruder")
-            .unwrap()
-            .invoke(&mut r)
-            .expect("ro"),
-        0
-    );
-    // A writing script is refused by the replica.
-    let err = scripts::lock::release("l{ro}", token)
-        .unwrap()
-        .invoke(&mut r)
-        .unwrap_err();
-    assert!(
-        err.to_string().to_uppercase().contains("READONLY")
-            || err.to_string().contains("read only"),
-        "{err}"
-    );
+    for mut d in support::drivers(&replica.url()) {
+        script_flush(&mut r);
+        let left = d
+            .run(scripts::lock::owned("l{ro}", token))
+            .expect("EVALSHA_RO on the replica (loads it there first)");
+        assert!(left > 0 && left <= 60_000, "{left}");
+        assert_eq!(
+            d.run(scripts::lock::owned("l{ro}", "intruder"))
+                .expect("ro"),
+            0
+        );
+        // A writing script is refused by the replica, typed.
+        let err = d.run(scripts::lock::release("l{ro}", token)).unwrap_err();
+        assert_eq!(
+            err.server_kind(),
+            Some(redis_patterns::ServerErrorKind::ReadOnly),
+            "{err}"
+        );
+        assert_eq!(err.script(), Some("lock.release"));
+        assert!(
+            err.is_retryable(),
+            "a write that reached a replica may succeed after a failover"
+        );
+    }
 }
 
 #[test]
-fn async_connections_recover_from_script_flush() {
+fn wrapped_connections_recover_from_script_flush() {
     let server = support::server();
     let rt = support::runtime();
     rt.block_on(async {
-        let (mut mux, mut mgr) = support::async_connections(&server).await;
+        let (mux, mgr) = support::async_connections(&server).await;
         let mut sync = server.connection();
-        script_flush(&mut sync);
-        let fence = scripts::lock::acquire("l{m}", "l{m}:fence", "t", 60_000)
-            .unwrap()
-            .invoke_async(&mut mux)
-            .await
-            .expect("mux");
-        assert_eq!(fence, 1);
-        script_flush(&mut sync);
-        let released = scripts::lock::release("l{m}", "t")
-            .unwrap()
-            .invoke_async(&mut mgr)
-            .await
-            .expect("manager");
-        assert_eq!(released, 1);
-        script_flush(&mut sync);
-        let (pipe, expected) = ordered_batch("l{n}", "l{n}:fence");
-        let replies: Vec<i64> = pipe
-            .query_async(&mut mgr)
-            .await
-            .expect("async pipeline after flush");
-        assert_eq!(replies, expected);
-        let mut acon = redis_patterns::AsyncConnection::from_multiplexed(mux.clone())
-            .await
-            .expect("wrap");
-        let loaded = load_all().run_async(&mut acon).await.expect("load_all");
-        assert_eq!(loaded.len(), ALL.len());
+        let mut cons = [
+            redis_patterns::AsyncConnection::from_multiplexed(mux)
+                .await
+                .expect("wrap multiplexed"),
+            redis_patterns::AsyncConnection::from_manager(mgr)
+                .await
+                .expect("wrap manager"),
+        ];
+        for (i, con) in cons.iter_mut().enumerate() {
+            let (key, fence) = (format!("l{{m{i}}}"), format!("l{{m{i}}}:fence"));
+            script_flush(&mut sync);
+            let fence = scripts::lock::acquire(&key, &fence, "t", 60_000)
+                .run_async(con)
+                .await
+                .expect("acquire");
+            assert_eq!(fence, 1);
+            script_flush(&mut sync);
+            let released = scripts::lock::release(&key, "t")
+                .run_async(con)
+                .await
+                .expect("release");
+            assert_eq!(released, 1);
+            script_flush(&mut sync);
+            let (batch, expected) =
+                ordered_batch(&format!("l{{n{i}}}"), &format!("l{{n{i}}}:fence"));
+            let replies: Vec<i64> = batch
+                .run_async(con)
+                .await
+                .expect("batch after flush")
+                .all()
+                .expect("replies");
+            assert_eq!(replies, expected);
+            let loaded = load_all().run_async(con).await.expect("load_all");
+            assert_eq!(loaded.len(), ALL.len());
+        }
     });
+    // A plain sync connection, wrapped, too.
+    let mut con = redis_patterns::Connection::from_redis(server.connection()).expect("wrap");
+    script_flush(&mut server.connection());
+    let (batch, expected) = ordered_batch("l{w}", "l{w}:fence");
+    let replies: Vec<i64> = batch.run(&mut con).expect("batch").all().expect("replies");
+    assert_eq!(replies, expected);
 }
 
 #[test]
 fn scripts_run_unchanged_on_a_real_cluster() {
     let cluster = support::cluster();
-    let client = cluster.client();
-    let mut con = client.get_connection().expect("cluster connection");
     let mut node = cluster.nodes()[0].connection();
     for key in [
         "foo",
@@ -374,176 +457,25 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         .map(|n| redis_patterns::keys::cluster_slot(format!("l{{{n}}}").as_bytes()) / 5462)
         .collect();
     assert!(slots.len() >= 2, "test keys must span nodes");
-    for n in names {
-        let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
-        assert_eq!(
-            scripts::lock::acquire(&key, &fence, "t", 60_000)
-                .unwrap()
-                .invoke(&mut con)
-                .expect("acquire on cluster"),
-            1
-        );
-        assert!(
-            scripts::lock::owned(&key, "t")
-                .unwrap()
-                .invoke(&mut con)
-                .expect("owned")
-                > 0
-        );
-    }
-    let loaded = load_all()
-        .run(&mut redis_patterns::Connection::from_cluster(
-            client.get_connection().expect("cluster connection"),
-        ))
-        .expect("load_all on a cluster connection");
-    assert_eq!(loaded.len(), ALL.len());
-    for node in cluster.nodes() {
-        assert!(
-            script_exists(&mut node.connection(), scripts::LOCK_ACQUIRE.sha1),
-            "loaded on every node"
-        );
-    }
-    // SCRIPT FLUSH on every node, then the wrappers reload where needed.
-    for node in cluster.nodes() {
-        script_flush(&mut node.connection());
-    }
-    for n in names {
-        assert_eq!(
-            scripts::lock::release(&format!("l{{{n}}}"), "t")
-                .unwrap()
-                .invoke(&mut con)
-                .expect("release after flush"),
-            1
-        );
-    }
-    let rt = support::runtime();
-    rt.block_on(async {
-        let mut acon = client
-            .get_async_connection()
-            .await
-            .expect("async cluster connection");
-        for node in cluster.nodes() {
-            script_flush(&mut node.connection());
+    let flush_all = || {
+        for n in cluster.nodes() {
+            script_flush(&mut n.connection());
         }
+    };
+    support::each_cluster_driver(&cluster, |d| {
+        flush_all();
         for n in names {
             let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
-            let v = scripts::lock::acquire(&key, &fence, "u", 60_000)
-                .unwrap()
-                .invoke_async(&mut acon)
-                .await
-                .expect("async acquire");
-            assert_eq!(v, 2);
+            assert_eq!(
+                d.run(scripts::lock::acquire(&key, &fence, "t", 60_000))
+                    .expect("acquire on cluster"),
+                1,
+                "{}",
+                d.name()
+            );
+            assert!(d.run(scripts::lock::owned(&key, "t")).expect("owned") > 0);
         }
-    });
-    let total: i64 = cluster
-        .nodes()
-        .iter()
-        .map(|n| support::dbsize(&mut n.connection()))
-        .sum();
-    assert_eq!(
-        total, 12,
-        "six locks with their fences, spread over the nodes"
-    );
-
-    // Batches that span slots: one pipeline per slot with Topology::Cluster.
-    for node in cluster.nodes() {
-        script_flush(&mut node.connection());
-    }
-    let mut pipe = ScriptPipeline::new();
-    pipe.topology(Topology::Cluster);
-    for n in names {
-        pipe.add(&scripts::lock::release(&format!("l{{{n}}}"), "u").unwrap());
-        pipe.add(
-            &scripts::lock::acquire(
-                &format!("l{{{n}}}"),
-                &format!("l{{{n}}}:fence"),
-                "w",
-                60_000,
-            )
-            .unwrap(),
-        );
-    }
-    let replies: Vec<i64> = pipe
-        .query(&mut con)
-        .expect("cross-slot script pipeline on a cluster");
-    assert_eq!(
-        replies,
-        names.iter().flat_map(|_| [1, 3]).collect::<Vec<i64>>()
-    );
-    let mut batch = Batch::new();
-    for n in names {
-        let key = format!("l{{{n}}}:fence");
-        batch.add(&key, redis::cmd("GET").arg(&key).clone());
-    }
-    let fences: Vec<i64> = batch
-        .query(&mut con, Topology::Cluster)
-        .expect("cross-slot batch");
-    assert_eq!(fences, vec![3; names.len()]);
-    // redis-rs's sync cluster connection cannot pipeline: a Batch goes one
-    // command at a time there, whatever the topology.
-    let one_by_one: Vec<i64> = batch
-        .query(&mut con, Topology::Standalone)
-        .expect("one at a time");
-    assert_eq!(one_by_one, fences);
-    // There, as in a pipeline, an error reply stays in its slot and the later
-    // commands still run.
-    let mut mixed = ScriptPipeline::new();
-    mixed.add(&scripts::lock::acquire("l{m1}", "l{m1}:fence", "x", 60_000).unwrap());
-    mixed.add(&support::raw_call::<i64>(
-        &scripts::LOCK_ACQUIRE,
-        &["l{m2}", "l{m2}:fence"],
-        &["x", "0"],
-    ));
-    mixed.add(&scripts::lock::acquire("l{m3}", "l{m3}:fence", "x", 60_000).unwrap());
-    let values = mixed.query_values(&mut con).expect("one call at a time");
-    let each: Vec<redis_patterns::Result<i64>> =
-        redis_patterns::script::decode_each(&mixed, values);
-    assert_eq!(each[0].as_ref().ok(), Some(&1));
-    assert!(
-        matches!(
-            each[1].as_ref().map_err(Error::kind),
-            Err(ErrorKind::InvalidArgument {
-                script: Some(_),
-                ..
-            })
-        ),
-        "{:?}",
-        each[1]
-    );
-    assert_eq!(
-        each[2].as_ref().ok(),
-        Some(&1),
-        "the call after the error ran"
-    );
-    let mut wrong = Batch::new();
-    wrong.add("l{a}", redis::cmd("HGET").arg("l{a}").arg("f").clone());
-    wrong.add("l{b}:fence", redis::cmd("GET").arg("l{b}:fence").clone());
-    let values = wrong
-        .query_values(&mut con, Topology::Cluster)
-        .expect("batch");
-    assert!(
-        matches!(&values[0], redis::Value::ServerError(e) if e.code() == "WRONGTYPE"),
-        "{values:?}"
-    );
-    assert_eq!(
-        redis::from_redis_value::<i64>(values[1].clone()).expect("int"),
-        3
-    );
-    let rt = support::runtime();
-    rt.block_on(async {
-        let mut acon = client
-            .get_async_connection()
-            .await
-            .expect("async cluster connection");
-        for node in cluster.nodes() {
-            script_flush(&mut node.connection());
-        }
-        let loaded = load_all()
-            .run_async(&mut redis_patterns::AsyncConnection::from_cluster(
-                acon.clone(),
-            ))
-            .await
-            .expect("load_all on an async cluster connection");
+        let loaded = d.run(load_all()).expect("load_all on a cluster");
         assert_eq!(loaded.len(), ALL.len());
         for node in cluster.nodes() {
             let mut n = node.connection();
@@ -552,23 +484,104 @@ fn scripts_run_unchanged_on_a_real_cluster() {
                 "every script on every node"
             );
         }
-        let mut pipe = ScriptPipeline::new();
-        pipe.topology(Topology::Cluster);
+        // SCRIPT FLUSH on every node, then the calls reload where needed.
+        flush_all();
         for n in names {
-            pipe.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w").unwrap());
+            assert_eq!(
+                d.run(scripts::lock::release(&format!("l{{{n}}}"), "t"))
+                    .expect("release after flush"),
+                1
+            );
         }
-        let left: Vec<i64> = pipe
-            .query_async(&mut acon)
-            .await
-            .expect("async cross-slot pipeline");
-        assert!(left.iter().all(|&ms| ms > 0), "{left:?}");
-        let mut flat = ScriptPipeline::new();
+        let total: i64 = cluster
+            .nodes()
+            .iter()
+            .map(|n| support::dbsize(&mut n.connection()))
+            .sum();
+        assert_eq!(
+            total, 6,
+            "six fences spread over the nodes (locks released)"
+        );
+
+        // A batch that spans slots and nodes, after a flush: one pipeline per
+        // node, replies in order, every call once.
+        flush_all();
+        let mut batch = Batch::new();
         for n in names {
-            flat.add(&scripts::lock::owned(&format!("l{{{n}}}"), "w").unwrap());
+            batch.script(scripts::lock::acquire(
+                &format!("l{{{n}}}"),
+                &format!("l{{{n}}}:fence"),
+                "w",
+                60_000,
+            ));
+            batch.script(scripts::lock::release(&format!("l{{{n}}}"), "w"));
         }
+        let replies: Vec<i64> = d.run(batch).expect("cross-node batch").all().unwrap();
+        assert_eq!(
+            replies,
+            names.iter().flat_map(|_| [2, 1]).collect::<Vec<i64>>()
+        );
+        let mut fences = Batch::new();
+        for n in names {
+            let key = format!("l{{{n}}}:fence");
+            fences.add(&key, redis::cmd("GET").arg(&key).clone());
+        }
+        let values: Vec<i64> = d.run(fences).expect("cross-slot reads").all().unwrap();
+        assert_eq!(values, vec![2; names.len()]);
+        // An error reply stays in its slot and the later commands still run.
+        errors_stay_in_place(d, "m");
+        let mut wrong = Batch::new();
+        wrong.add(
+            "l{a}:fence",
+            redis::cmd("HGET").arg("l{a}:fence").arg("f").clone(),
+        );
+        wrong.add("l{b}:fence", redis::cmd("GET").arg("l{b}:fence").clone());
+        let values = d.run(wrong).expect("batch").into_values();
         assert!(
-            flat.query_async::<i64, _>(&mut acon).await.is_err(),
-            "one cross-slot pipeline is refused"
+            matches!(&values[0], redis::Value::ServerError(e) if e.code() == "WRONGTYPE"),
+            "{values:?}"
+        );
+        assert_eq!(
+            redis::from_redis_value::<i64>(values[1].clone()).expect("int"),
+            2
         );
     });
+    // redis-rs's own async cluster connection refuses a cross-slot pipeline;
+    // the driver splits the same batch by node.
+    let client = cluster.client();
+    let rt = support::runtime();
+    rt.block_on(async {
+        let mut raw = client
+            .get_async_connection()
+            .await
+            .expect("async cluster connection");
+        let mut pipe = redis::pipe();
+        for n in names {
+            pipe.get(format!("l{{{n}}}:fence"));
+        }
+        let refused: redis::RedisResult<Vec<Option<i64>>> = pipe.query_async(&mut raw).await;
+        assert!(refused.is_err(), "one cross-slot pipeline is refused");
+        let mut con = redis_patterns::AsyncConnection::from_cluster(raw);
+        let mut batch = Batch::new();
+        for n in names {
+            let key = format!("l{{{n}}}:fence");
+            batch.add(&key, redis::cmd("GET").arg(&key).clone());
+        }
+        let values: Vec<Option<i64>> = batch.run_async(&mut con).await.unwrap().all().unwrap();
+        assert_eq!(values.len(), names.len());
+    });
+    // A wrapped sync ClusterConnection (no node URLs) sends command by
+    // command, with the same results.
+    let mut con = redis_patterns::Connection::from_cluster(client.get_connection().unwrap());
+    errors_stay_in_place(
+        &mut Driver::Sync(redis_patterns::Connection::open(cluster.nodes()[1].url()).unwrap()),
+        "n",
+    );
+    let (batch, _) = ordered_batch("l{k}", "l{k}:fence");
+    let replies: Vec<i64> = batch
+        .run(&mut con)
+        .expect("command by command")
+        .all()
+        .unwrap();
+    assert_eq!(replies.len(), 18);
 }

@@ -574,7 +574,11 @@ fn bad_input_writes_nothing() {
         // A non-integer member sent straight to the script (as another
         // language would): BADARG, typed, nothing written.
         let script = redis_patterns::ScriptInfo::by_name("visits.add").unwrap();
-        script.load(&mut con).unwrap();
+        let _: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(script.source())
+            .query(&mut con)
+            .unwrap();
         for member in ["abc", "007", "12 ", "99999999999999999999"] {
             let reply: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA")
                 .arg(script.sha1)
@@ -590,7 +594,11 @@ fn bad_input_writes_nothing() {
         // visits.contains refuses exactly what visits.add refuses (one header
         // type, one generated check), e.g. a member beyond int64.
         let contains = redis_patterns::ScriptInfo::by_name("visits.contains").unwrap();
-        contains.load(&mut con).unwrap();
+        let _: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(contains.source())
+            .query(&mut con)
+            .unwrap();
         for member in [
             "abc",
             "007",

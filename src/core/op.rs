@@ -156,8 +156,8 @@ impl<T> std::fmt::Debug for Op<T> {
     }
 }
 
-/// Anything a driver can run: an [`Op`], a [`ScriptCall`], a
-/// [`ScriptPipeline`](crate::ScriptPipeline) or a [`Batch`].
+/// Anything a driver can run: an [`Op`], a [`ScriptCall`] (or a generated
+/// wrapper's `Result<ScriptCall>`) or a [`Batch`].
 pub trait Request: Sized + Send + 'static {
     type Output: Send + 'static;
 

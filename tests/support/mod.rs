@@ -169,14 +169,7 @@ pub fn raw_call<R: redis::FromRedisValue>(
     keys: &[&str],
     args: &[&str],
 ) -> ScriptCall<R> {
-    let mut call = ScriptCall::new(script, keys.len());
-    for k in keys {
-        call.key(k.as_bytes());
-    }
-    for a in args {
-        call.arg(a.as_bytes());
-    }
-    call
+    ScriptCall::raw(script, keys, args)
 }
 
 /// A shipped script without the block of generated checks (from its

@@ -9,8 +9,6 @@ use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use redis::ConnectionLike;
-use redis_patterns::fanout::Topology;
 use redis_patterns::sharded_hash::{
     DEFAULT_OVERFLOW_TARGET, ImportOptions, ListpackLimits, RejectReason, ShardedHash, Sharding,
     plan,
@@ -18,17 +16,6 @@ use redis_patterns::sharded_hash::{
 use redis_patterns::{Connection, Request};
 
 use crate::import_lines::{LineFormat, LineOptions, LineRejection, import_lines};
-
-/// Whether the target is one server or a cluster, for [`connect`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TopologyArg {
-    /// Ask the server (`INFO cluster`).
-    Auto,
-    /// One server: every batch is one pipeline.
-    Standalone,
-    /// Redis Cluster: connect with a cluster client that starts from --url.
-    Cluster,
-}
 
 /// Arguments of `import sharded-hash`.
 #[derive(clap::Args)]
@@ -108,39 +95,6 @@ fn reason(r: &LineRejection) -> String {
             format!("{n} bytes exceed hash-max-listpack-value (would convert its shard)")
         }
         LineRejection::Item(RejectReason::ShardFull) => "shard at hash-max-listpack-entries".into(),
-    }
-}
-
-/// Connects to `url` as the topology says (asking the server for `auto`),
-/// for `bloom load`, which still runs on redis-rs connections; `import
-/// sharded-hash` runs on a [`Connection`], which finds a cluster itself.
-pub(crate) fn connect(
-    url: &str,
-    wanted: TopologyArg,
-) -> Result<(Box<dyn ConnectionLike>, Topology), String> {
-    let cluster = || -> Result<(Box<dyn ConnectionLike>, Topology), String> {
-        let con = redis::cluster::ClusterClient::new(vec![url])
-            .and_then(|c| c.get_connection())
-            .map_err(|e| format!("cannot connect to the cluster at {url}: {e}"))?;
-        Ok((Box::new(con), Topology::Cluster))
-    };
-    if wanted == TopologyArg::Cluster {
-        return cluster();
-    }
-    let mut con = redis::Client::open(url)
-        .and_then(|c| c.get_connection())
-        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-    if wanted == TopologyArg::Standalone {
-        return Ok((Box::new(con), Topology::Standalone));
-    }
-    match Topology::detect(&mut con)
-        .map_err(|e| format!("cannot tell whether {url} is a cluster node (INFO cluster: {e})"))?
-    {
-        Topology::Cluster => {
-            drop(con);
-            cluster()
-        }
-        Topology::Standalone => Ok((Box::new(con), Topology::Standalone)),
     }
 }
 

@@ -401,8 +401,8 @@ fn dispatcher(out: &mut String, specs: &[ScriptSpec]) {
 /// another number of keys or arguments, an integer or bool argument that is
 /// not in canonical decimal form, a string that is not UTF-8. Otherwise the
 /// wrapper's answer: its refusal, or the `EVALSHA` command it would send.
-/// For generic tests over [`ALL`].
-#[doc(hidden)]
+/// For generic callers over [`ALL`] (tools that take a script name and its
+/// arguments as text, and the tests).
 pub fn typed_call(name: &str, keys: &[&str], args: &[&[u8]]) -> Option<Result<redis::Cmd>> {
     #[allow(dead_code)]
     fn int(b: &[u8]) -> Option<i64> {

@@ -29,7 +29,6 @@ pub fn run(url: Option<&str>) -> DemoResult {
             local.url()
         }
     };
-    let client = redis::Client::open(url.as_str())?;
     let mut con = Connection::open(url.as_str())?;
     let info: redis::Value = con.query(redis::cmd("INFO").arg("server"))?;
     let version = server_version(&info).unwrap_or_else(|| "(version not reported)".into());
