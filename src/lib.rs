@@ -75,16 +75,13 @@
 
 pub mod bitmap;
 pub mod bloom;
-pub(crate) mod config;
 pub mod core;
-pub mod error;
-pub mod keys;
+pub use crate::core::{error, keys, script};
 pub mod lock;
 pub mod login_log;
 pub mod manifest;
 pub mod packed;
 pub mod rolling;
-pub mod script;
 pub mod scripts;
 pub mod sharded_hash;
 pub mod signin;

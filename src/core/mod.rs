@@ -2,13 +2,24 @@
 //! once and run by one sync driver ([`Connection`]) and one async driver
 //! ([`AsyncConnection`]); batches of commands ([`Batch`]) sent one pipeline
 //! per node, with `NOSCRIPT` reloads and redirects handled underneath.
+//!
+//! One file per concept: `op` (the op and its combinators), `batch` (a
+//! batch and the exchange protocol), `conn` / `conn_async` (the two
+//! drivers), `slots` (a cluster's slot map), `script` (the script registry
+//! and one prepared call), `error` (the error type), `keys` (key names and
+//! hash tags), `config` (`CONFIG GET`), `retention` (how long time-bucketed
+//! keys live).
 
 pub(crate) mod batch;
+pub(crate) mod config;
 pub(crate) mod conn;
 #[cfg(feature = "tokio")]
 pub(crate) mod conn_async;
+pub mod error;
+pub mod keys;
 pub(crate) mod op;
 pub(crate) mod retention;
+pub mod script;
 pub(crate) mod slots;
 
 pub use batch::{Batch, MAX_ROUNDS};
@@ -19,4 +30,4 @@ pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use retention::Retention;
 
 /// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).
-pub use crate::config::get as config_get;
+pub use config::get as config_get;
