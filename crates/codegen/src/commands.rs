@@ -28,8 +28,12 @@ pub struct Command {
     /// right type (`INCR` on a string that is no integer, an overflow):
     /// such a write must be the script's first.
     pub value_can_fail: bool,
+    /// Its first argument is a (shard) channel, not a key: the ACL probe's
+    /// `$K` is the call's own first argument (`ARGV[n]`), so the check asks
+    /// about the channel the body publishes to.
+    pub channel: bool,
     /// Arguments for `redis.acl_check_cmd` after the command name; `$K`
-    /// stands for a key of the script. `acl_check_cmd` extracts the
+    /// stands for a key of the script (the channel, for a channel command). `acl_check_cmd` extracts the
     /// command's keys from them, so they reach the command's last key
     /// position (fewer arguments than a key position can crash the server
     /// on a fixed-arity command) and no further: each argument costs.
@@ -42,6 +46,7 @@ const fn w(name: &'static str, checks: Option<KeyType>, probe: &'static [&'stati
         write: true,
         checks,
         value_can_fail: false,
+        channel: false,
         probe,
     }
 }
@@ -52,6 +57,19 @@ const fn r(name: &'static str, checks: Option<KeyType>, probe: &'static [&'stati
         write: false,
         checks,
         value_can_fail: false,
+        channel: false,
+        probe,
+    }
+}
+
+/// A command on a shard channel (no write flag: `SPUBLISH`).
+const fn c(name: &'static str, probe: &'static [&'static str]) -> Command {
+    Command {
+        name,
+        write: false,
+        checks: None,
+        value_can_fail: false,
+        channel: true,
         probe,
     }
 }
@@ -67,6 +85,7 @@ const fn wv(
         write: true,
         checks,
         value_can_fail: true,
+        channel: false,
         probe,
     }
 }
@@ -140,6 +159,7 @@ pub const COMMANDS: &[Command] = &[
     r("SMEMBERS", SE, &["$K"]),
     r("SMISMEMBER", SE, &["$K"]),
     w("SPOP", SE, &["$K"]),
+    c("SPUBLISH", &["$K"]),
     w("SREM", SE, &["$K"]),
     r("STRLEN", S, &["$K"]),
     r("TIME", None, &[]),

@@ -968,6 +968,8 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
 enum FirstArg {
     /// A literal `KEYS[n]` (1-based).
     Key(usize),
+    /// A literal `ARGV[n]` (1-based): a channel command's channel.
+    Arg(usize),
     Other,
 }
 
@@ -1097,12 +1099,17 @@ impl Body {
                         after,
                         ..,
                     ] if comma.is_sym(",")
-                        && k.is_name("KEYS")
+                        && (k.is_name("KEYS") || k.is_name("ARGV") && command.channel)
                         && open.is_sym("[")
                         && close.is_sym("]")
                         && (after.is_sym(",") || after.is_sym(")")) =>
                     {
-                        n.parse().map_or(FirstArg::Other, FirstArg::Key)
+                        let at = if k.is_name("KEYS") {
+                            FirstArg::Key
+                        } else {
+                            FirstArg::Arg
+                        };
+                        n.parse().map_or(FirstArg::Other, at)
                     }
                     _ => FirstArg::Other,
                 };
@@ -1391,10 +1398,21 @@ fn analyse(
                 && !acl.iter().any(|a| a.command.name == c.command.name)
             {
                 let first_site = body.calls.iter().find(|x| {
-                    x.command.name == c.command.name && matches!(x.first, FirstArg::Key(_))
+                    x.command.name == c.command.name
+                        && matches!(x.first, FirstArg::Key(_) | FirstArg::Arg(_))
                 });
                 let key = match first_site.map(|x| x.first) {
                     Some(FirstArg::Key(n)) => format!("KEYS[{n}]"),
+                    Some(FirstArg::Arg(n)) => format!("ARGV[{n}]"),
+                    _ if c.command.channel => {
+                        return Err((
+                            c.line,
+                            format!(
+                                "`{}` publishes to a channel: pass it as a literal `ARGV[n]`, so that the ACL check names it",
+                                c.command.name
+                            ),
+                        ));
+                    }
                     _ => "KEYS[1]".to_string(),
                 };
                 acl.push(AclCheck {

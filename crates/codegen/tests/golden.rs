@@ -528,3 +528,32 @@ fn scripts_live_at_pattern_slash_op() {
     let e = parse_script("Lock/Acquire.lua", "#!lua\n").expect_err("must be rejected");
     assert!(e.message.contains("snake_case"));
 }
+
+#[test]
+fn a_channel_command_is_probed_with_its_own_channel() {
+    let head = format!(
+        "{GOOD_HEAD}-- KEYS[1] lock string rw: the lock\n-- ARGV[1] token string nonempty: the owner\n-- ARGV[2] channel string nonempty: where the release is announced\n-- RETURNS integer: x\n-- WRITES DEL\n-- READS GET SPUBLISH\n"
+    );
+    let body = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  redis.call('DEL', KEYS[1])\n  redis.call('SPUBLISH', ARGV[2], 'released')\n  return 1\nend\nreturn 0\n";
+    let spec = parse_script("p/op.lua", &format!("{head}{body}")).expect("valid");
+    // SPUBLISH runs after a write: its ACL check asks about the channel the
+    // body publishes to (ARGV[2]), not about a key.
+    let acl: Vec<(&str, &str)> = spec
+        .acl_checks
+        .iter()
+        .map(|a| (a.command.name, a.key.as_str()))
+        .collect();
+    assert_eq!(acl, [("DEL", "KEYS[1]"), ("SPUBLISH", "ARGV[2]")]);
+    assert!(
+        spec.shipped()
+            .contains("redis.acl_check_cmd('SPUBLISH', ARGV[2])")
+    );
+    // A computed channel cannot be probed: refused.
+    assert_rejected(
+        &format!(
+            "{head}if redis.call('GET', KEYS[1]) == ARGV[1] then\n  redis.call('DEL', KEYS[1])\n  redis.call('SPUBLISH', KEYS[1] .. ARGV[2], 'released')\n  return 1\nend\nreturn 0\n"
+        ),
+        11,
+        "pass it as a literal `ARGV[n]`",
+    );
+}
