@@ -14,7 +14,9 @@
 //!   `SCRIPT LOAD`s — so each command runs once and in order. If a later
 //!   command of the same domain did run, re-sending would reorder them, and
 //!   the batch stops with [`ErrorKind::PipelineInterrupted`]; nothing runs
-//!   twice. Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose
+//!   twice — except a command added as repeatable (`WAIT`, which only
+//!   waits for the writes before it to reach replicas), which is sent
+//!   again after the commands it follows. Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose
 //!   cache is flushed again and again).
 //! * A command answered `MOVED`/`ASK`/`TRYAGAIN`/`CLUSTERDOWN` did not run
 //!   either: it is sent again on its own through the cluster router, which
@@ -40,6 +42,9 @@ pub(crate) struct Entry {
     pub(crate) slot: Option<u16>,
     /// The script it calls, when it is a script call.
     pub(crate) script: Option<&'static ScriptInfo>,
+    /// Running it again changes nothing (`WAIT`): it is re-sent after a
+    /// re-sent command before it instead of stopping the batch.
+    pub(crate) repeatable: bool,
 }
 
 /// Commands to send together; each reply comes back at its command's
@@ -79,7 +84,19 @@ impl Batch {
             cmd,
             slot: Some(cluster_slot(key.as_ref())),
             script: None,
+            repeatable: false,
         });
+        self
+    }
+
+    /// Adds a command on `key`'s slot that changes nothing when it runs
+    /// again, such as `WAIT` after a write: when a script call before it
+    /// must be re-sent (`NOSCRIPT`), it is re-sent after it.
+    pub(crate) fn add_repeatable(&mut self, key: impl AsRef<[u8]>, cmd: Cmd) -> &mut Self {
+        self.add(key, cmd);
+        if let Some(e) = self.entries.last_mut() {
+            e.repeatable = true;
+        }
         self
     }
 
@@ -89,6 +106,7 @@ impl Batch {
             cmd,
             slot: None,
             script: None,
+            repeatable: false,
         });
         self
     }
@@ -110,6 +128,7 @@ impl Batch {
             cmd: call.into_cmd(),
             slot,
             script: Some(script),
+            repeatable: false,
         });
         self
     }
@@ -300,14 +319,17 @@ impl Exchange {
         let replies: Vec<Value> = replies.collect();
         let kinds: Vec<Option<NotRun>> = replies.iter().map(not_run).collect();
         // A NOSCRIPT command may be re-sent only if no later command of its
-        // domain ran.
+        // domain ran (a repeatable one is re-sent after it).
         for (k, kind) in kinds.iter().enumerate() {
             if *kind != Some(NotRun::NoScript) {
                 continue;
             }
             let domain = self.domain(pending[k]);
-            let later_ran = (k + 1..pending.len())
-                .any(|j| kinds[j].is_none() && self.domain(pending[j]) == domain);
+            let later_ran = (k + 1..pending.len()).any(|j| {
+                kinds[j].is_none()
+                    && self.domain(pending[j]) == domain
+                    && !self.entries[pending[j]].repeatable
+            });
             if later_ran {
                 let ran = self.out.iter().take_while(|v| v.is_some()).count();
                 return Err(ErrorKind::PipelineInterrupted {
@@ -317,9 +339,21 @@ impl Exchange {
                 .into());
             }
         }
+        // Repeatable commands that ran after a command to re-send go again.
+        let again: Vec<bool> = (0..pending.len())
+            .map(|j| {
+                kinds[j].is_none()
+                    && self.entries[pending[j]].repeatable
+                    && (0..j).any(|k| {
+                        kinds[k] == Some(NotRun::NoScript)
+                            && self.domain(pending[k]) == self.domain(pending[j])
+                    })
+            })
+            .collect();
         let g = &mut self.groups[group];
-        for ((i, reply), kind) in pending.into_iter().zip(replies).zip(kinds) {
+        for (((i, reply), kind), again) in pending.into_iter().zip(replies).zip(kinds).zip(again) {
             match kind {
+                None if again => g.pending.push(i),
                 None => self.out[i] = Some(reply),
                 Some(NotRun::NoScript) => {
                     let script = self.entries[i]
@@ -344,9 +378,10 @@ impl Exchange {
         routed
     }
 
-    /// Command `i` and the script it calls.
-    pub(crate) fn entry(&self, i: usize) -> (&Cmd, Option<&'static ScriptInfo>) {
-        (&self.entries[i].cmd, self.entries[i].script)
+    /// Command `i`, the script it calls and its slot.
+    pub(crate) fn entry(&self, i: usize) -> (&Cmd, Option<&'static ScriptInfo>, Option<u16>) {
+        let e = &self.entries[i];
+        (&e.cmd, e.script, e.slot)
     }
 
     /// Files the reply of a command sent on its own.

@@ -11,6 +11,10 @@
 //! connection keeps its own connection per primary for that, and uses the
 //! `ClusterConnection` (which follows redirects and reconnects) for single
 //! commands and for anything redirected.
+//!
+//! A [`Step::Wait`] subscribes (`SSUBSCRIBE`) on a subscription connection
+//! of its own to the node that serves the channel's slot (see
+//! [`subscriber`](super::subscriber)).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -18,9 +22,11 @@ use std::time::Duration;
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value};
 
 use super::batch::{Batch, Exchange, Groups, Part, Target, reply_in_place};
-use super::op::{Env, Op, Replies, Step};
+use super::op::{Env, Op, Replies, Step, wait_replies};
 use super::slots::SlotMap;
+use super::subscriber::Subscriber;
 use crate::error::{Error, Result};
+use crate::keys::cluster_slot;
 use crate::script::ScriptInfo;
 
 /// A sync connection to one server or to a Redis Cluster; runs every
@@ -28,6 +34,8 @@ use crate::script::ScriptInfo;
 pub struct Connection {
     link: Link,
     env: Env,
+    /// The subscription connections of [`Step::Wait`].
+    subscriber: Subscriber,
 }
 
 impl std::fmt::Debug for Connection {
@@ -133,6 +141,7 @@ impl Connection {
                 con: Some(Box::new(con)),
             },
             env: Env { cluster: false },
+            subscriber: Subscriber::default(),
         })
     }
 
@@ -164,6 +173,7 @@ impl Connection {
                 slots: SlotMap::default(),
             })),
             env: Env { cluster: true },
+            subscriber: Subscriber::default(),
         }
     }
 
@@ -184,6 +194,7 @@ impl Connection {
                 con: Some(Box::new(con)),
             },
             env: Env { cluster: false },
+            subscriber: Subscriber::default(),
         })
     }
 
@@ -200,15 +211,58 @@ impl Connection {
         self.env.cluster
     }
 
+    /// Opens another connection to the same server or cluster, with the
+    /// same settings: for a thread of its own (a lock guard's renewal
+    /// thread uses one). Refused for a connection wrapped with
+    /// [`Connection::from_redis`] or [`Connection::from_cluster`], which
+    /// cannot open connections.
+    pub fn try_clone(&self) -> Result<Connection> {
+        let refused = || {
+            Error::invalid(
+                "connection",
+                "was wrapped without its client and cannot open another: open it with Connection::open",
+            )
+        };
+        match &self.link {
+            Link::Single {
+                client: Some(client),
+                ..
+            } => {
+                let con = client.get_connection_with_timeout(Duration::from_secs(5))?;
+                Ok(Self {
+                    link: Link::Single {
+                        client: Some(client.clone()),
+                        con: Some(Box::new(con)),
+                    },
+                    env: self.env,
+                    subscriber: Subscriber::default(),
+                })
+            }
+            Link::Single { client: None, .. } => Err(refused()),
+            #[cfg(feature = "cluster")]
+            Link::Cluster(c) => match &c.base {
+                Some(base) => Self::cluster([base.clone()]),
+                None => Err(refused()),
+            },
+        }
+    }
+
     /// Runs one plain command (routed by its key on a cluster) — for what
     /// the patterns do not cover. Error replies are returned as errors.
     pub fn query<T: redis::FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
-        let reply = self.send_routed(cmd, None)?;
+        let reply = self.send_routed(cmd, None, None)?;
         super::op::decode(None, reply)
     }
 
-    /// The sync driver: runs `op` to completion.
-    pub(crate) fn execute<T: Send + 'static>(&mut self, mut op: Op<T>) -> Result<T> {
+    /// The sync driver: runs `op` to completion; then drops the
+    /// subscriptions its waits made.
+    pub(crate) fn execute<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
+        let result = self.drive(op);
+        self.subscriber.finish();
+        result
+    }
+
+    fn drive<T: Send + 'static>(&mut self, mut op: Op<T>) -> Result<T> {
         let env = self.env;
         let mut replies = None;
         loop {
@@ -218,7 +272,47 @@ impl Connection {
                     std::thread::sleep(d);
                     replies = Some(Replies::default());
                 }
+                Step::Wait { channel, timeout } => {
+                    replies = Some(wait_replies(self.wait(&channel, timeout)));
+                }
                 Step::Send(batch) => replies = Some(self.exchange(batch)?),
+            }
+        }
+    }
+
+    /// One [`Step::Wait`]: on the subscription connection to the node that
+    /// serves the channel's slot; a plain sleep when the connection cannot
+    /// open one (wrapped without its client).
+    fn wait(&mut self, channel: &[u8], timeout: Duration) -> bool {
+        let Some((node, info)) = self.wait_target(cluster_slot(channel)) else {
+            std::thread::sleep(timeout);
+            return false;
+        };
+        let mut stale = false;
+        let woken = self
+            .subscriber
+            .wait(node, &info, channel, timeout, &mut || stale = true);
+        if stale {
+            self.forget_slots();
+        }
+        woken
+    }
+
+    /// The node that serves `slot` and how to connect to it.
+    fn wait_target(&mut self, slot: u16) -> Option<((String, u16), ConnectionInfo)> {
+        match &mut self.link {
+            Link::Single { client, .. } => {
+                let info = client.as_ref()?.get_connection_info().clone();
+                Some((node_key(&info), info))
+            }
+            #[cfg(feature = "cluster")]
+            Link::Cluster(c) => {
+                c.base.as_ref()?;
+                c.read_slots().ok()?;
+                let node = c.slots.node_of(slot)?;
+                let (host, port) = c.slots.addr(node).clone();
+                let info = node_info(c.base.as_ref()?, &host, port);
+                Some(((host, port), info))
             }
         }
     }
@@ -248,8 +342,8 @@ impl Connection {
             self.forget_slots();
         }
         for i in routed {
-            let (cmd, script) = ex.entry(i);
-            let reply = self.send_routed(&cmd.clone(), script)?;
+            let (cmd, script, slot) = ex.entry(i);
+            let reply = self.send_routed(&cmd.clone(), script, slot)?;
             ex.file(i, reply);
         }
         ex.finish()
@@ -265,15 +359,7 @@ impl Connection {
                 if batch.len() == 1 || c.base.is_none() {
                     return Ok((Vec::new(), (0..batch.len()).collect()));
                 }
-                if c.slots.is_empty() {
-                    let reply = c.router.route_command(
-                        &SlotMap::cmd(),
-                        redis::cluster_routing::RoutingInfo::SingleNode(
-                            redis::cluster_routing::SingleNodeRoutingInfo::Random,
-                        ),
-                    )?;
-                    c.slots = SlotMap::parse(reply)?;
-                }
+                c.read_slots()?;
                 Ok(c.slots.partition(&batch.slots()))
             }
         }
@@ -303,34 +389,65 @@ impl Connection {
     }
 
     /// Sends one command on its own (routed, following redirects, on a
-    /// cluster); a script missing from the cache is loaded and the call sent
-    /// once more. Error replies come back as `Value::ServerError`.
-    fn send_routed(&mut self, cmd: &Cmd, script: Option<&'static ScriptInfo>) -> Result<Value> {
-        let reply = self.send_one(cmd)?;
+    /// cluster: to the node of `slot` when given, so that a keyless command
+    /// added with a key's slot, such as `WAIT`, goes there); a script
+    /// missing from the cache is loaded and the call sent once more. Error
+    /// replies come back as `Value::ServerError`.
+    fn send_routed(
+        &mut self,
+        cmd: &Cmd,
+        script: Option<&'static ScriptInfo>,
+        slot: Option<u16>,
+    ) -> Result<Value> {
+        let reply = self.send_one(cmd, slot)?;
         match (&reply, script) {
             (Value::ServerError(e), Some(s)) if e.code() == "NOSCRIPT" => {
-                let loaded = self.send_one(&s.load_cmd())?;
+                let loaded = self.send_one(&s.load_cmd(), slot)?;
                 if let Value::ServerError(e) = loaded {
                     return Err(Error::from_redis(Some(s), e.into()));
                 }
                 s.check_loaded(loaded)?;
-                self.send_one(cmd)
+                self.send_one(cmd, slot)
             }
             _ => Ok(reply),
         }
     }
 
-    fn send_one(&mut self, cmd: &Cmd) -> Result<Value> {
+    fn send_one(&mut self, cmd: &Cmd, slot: Option<u16>) -> Result<Value> {
         match &mut self.link {
             Link::Single { client, con } => {
+                let _ = slot;
                 let c = single(client, con)?;
                 let reply = c.req_command(cmd);
                 reply_in_place(reply.map_err(|e| broken(con, e)))
             }
             #[cfg(feature = "cluster")]
-            Link::Cluster(c) => reply_in_place(c.router.req_command(cmd)),
+            Link::Cluster(c) => reply_in_place(match slot {
+                Some(slot) => c.router.route_command(cmd, slot_route(slot)),
+                None => c.router.req_command(cmd),
+            }),
         }
     }
+}
+
+/// The node key of a single server (its address; a Unix socket's path).
+pub(crate) fn node_key(info: &ConnectionInfo) -> (String, u16) {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+            (host.clone(), *port)
+        }
+        other => (other.to_string(), 0),
+    }
+}
+
+/// The routing of a command to the primary that serves `slot`.
+#[cfg(feature = "cluster")]
+pub(crate) fn slot_route(slot: u16) -> redis::cluster_routing::RoutingInfo {
+    use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
+        slot,
+        SlotAddr::Master,
+    )))
 }
 
 /// The single-server connection, reconnecting first when it broke earlier.
@@ -364,6 +481,20 @@ fn broken(con: &mut Option<Box<redis::Connection>>, e: redis::RedisError) -> red
 
 #[cfg(feature = "cluster")]
 impl ClusterLink {
+    /// Reads the slot map unless it is known.
+    fn read_slots(&mut self) -> Result<()> {
+        if self.slots.is_empty() {
+            let reply = self.router.route_command(
+                &SlotMap::cmd(),
+                redis::cluster_routing::RoutingInfo::SingleNode(
+                    redis::cluster_routing::SingleNodeRoutingInfo::Random,
+                ),
+            )?;
+            self.slots = SlotMap::parse(reply)?;
+        }
+        Ok(())
+    }
+
     fn node(&mut self, node: usize) -> Result<&mut redis::Connection> {
         let addr = self.slots.addr(node).clone();
         if !self.nodes.contains_key(&addr) {

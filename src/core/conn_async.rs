@@ -7,20 +7,26 @@
 //! cluster a batch goes out as one pipeline per node, all sent at once (one
 //! round trip for the whole batch), routed by redis-rs to the node that
 //! serves the group's slots.
+//!
+//! A [`Step::Wait`] registers with a hub of subscription connections shared
+//! by the connection's clones (see [`subscriber_async`](super::subscriber_async)).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use redis::aio::ConnectionLike as _;
-use redis::{Cmd, IntoConnectionInfo, Value};
+use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
 use super::batch::{Batch, Exchange, Groups, Part, Target, reply_in_place};
 use super::conn::{cluster_enabled, info_cluster};
-use super::op::{Env, Op, Replies, Step};
+use super::op::{Env, Op, Replies, Step, wait_replies};
 use super::slots::SlotMap;
+use super::subscriber_async::{Hub, Waits};
 use crate::error::{Error, Result};
+use crate::keys::cluster_slot;
 use crate::script::ScriptInfo;
 
 /// How long connecting may take.
@@ -36,6 +42,12 @@ pub(crate) const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::fr
 pub struct AsyncConnection {
     link: Link,
     env: Env,
+    /// How to reach the server (or, with another address, each cluster
+    /// node), for the subscriptions of [`Step::Wait`]; `None` for a wrapped
+    /// connection, whose waits only sleep.
+    info: Option<Arc<ConnectionInfo>>,
+    /// The subscription connections, shared by the clones.
+    hub: Arc<Hub>,
 }
 
 impl std::fmt::Debug for AsyncConnection {
@@ -76,7 +88,9 @@ impl AsyncConnection {
                 "names a Redis Cluster node: enable the crate's `cluster` feature",
             ));
         }
-        Ok(Self::single(Link::Manager(manager)))
+        let mut con = Self::single(Link::Manager(manager));
+        con.info = Some(Arc::new(info));
+        Ok(con)
     }
 
     /// Connects to the Redis Cluster these nodes (any of them) belong to.
@@ -84,10 +98,17 @@ impl AsyncConnection {
     pub async fn cluster<T: IntoConnectionInfo>(
         nodes: impl IntoIterator<Item = T>,
     ) -> Result<Self> {
-        let router = super::conn::cluster_client(nodes)?
+        let infos = nodes
+            .into_iter()
+            .map(|n| n.into_connection_info())
+            .collect::<redis::RedisResult<Vec<_>>>()?;
+        let base = infos.first().cloned();
+        let router = super::conn::cluster_client(infos)?
             .get_async_connection()
             .await?;
-        Ok(Self::from_cluster(router))
+        let mut con = Self::from_cluster(router);
+        con.info = base.map(Arc::new);
+        Ok(con)
     }
 
     /// Wraps a `ConnectionManager` of one server (refused for a cluster node).
@@ -113,6 +134,8 @@ impl AsyncConnection {
                 slots: Arc::new(Mutex::new(SlotMap::default())),
             },
             env: Env { cluster: true },
+            info: None,
+            hub: Arc::default(),
         }
     }
 
@@ -120,6 +143,8 @@ impl AsyncConnection {
         Self {
             link,
             env: Env { cluster: false },
+            info: None,
+            hub: Arc::default(),
         }
     }
 
@@ -131,14 +156,16 @@ impl AsyncConnection {
     /// Runs one plain command (routed by its key on a cluster) — for what
     /// the patterns do not cover. Error replies are returned as errors.
     pub async fn query<T: redis::FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
-        let reply = self.send_routed(cmd, None).await?;
+        let reply = self.send_routed(cmd, None, None).await?;
         super::op::decode(None, reply)
     }
 
-    /// The async driver: runs `op` to completion.
+    /// The async driver: runs `op` to completion. The subscriptions its
+    /// waits made are dropped with `waits` when it returns.
     pub(crate) async fn execute<T: Send + 'static>(&mut self, mut op: Op<T>) -> Result<T> {
         let env = self.env;
         let mut replies = None;
+        let mut waits = Waits::default();
         loop {
             let step = op.step(&env, replies.take())?;
             match step {
@@ -147,7 +174,44 @@ impl AsyncConnection {
                     tokio::time::sleep(d).await;
                     replies = Some(Replies::default());
                 }
+                Step::Wait { channel, timeout } => {
+                    let woken = self.wait(&channel, timeout, &mut waits).await;
+                    replies = Some(wait_replies(woken));
+                }
                 Step::Send(batch) => replies = Some(self.exchange(batch).await?),
+            }
+        }
+    }
+
+    /// One [`Step::Wait`], through the hub, on the node that serves the
+    /// channel's slot; a plain sleep for a wrapped connection.
+    async fn wait(&mut self, channel: &[u8], timeout: Duration, waits: &mut Waits) -> bool {
+        let Some((node, info)) = self.wait_target(cluster_slot(channel)).await else {
+            tokio::time::sleep(timeout).await;
+            return false;
+        };
+        let hub = Arc::clone(&self.hub);
+        let (woken, refused) = hub.wait(node, &info, channel, timeout, waits).await;
+        if refused {
+            self.forget_slots();
+        }
+        woken
+    }
+
+    /// The node that serves `slot` and how to connect to it.
+    async fn wait_target(&mut self, slot: u16) -> Option<((String, u16), ConnectionInfo)> {
+        let info = self.info.clone()?;
+        match &self.link {
+            Link::Manager(_) | Link::Multiplexed(_) => {
+                let _ = slot;
+                Some((super::conn::node_key(&info), (*info).clone()))
+            }
+            #[cfg(feature = "cluster")]
+            Link::Cluster { .. } => {
+                let map = self.slot_map().await.ok()?;
+                let (host, port) = map.addr(map.node_of(slot)?).clone();
+                let node = super::conn::node_info(&info, &host, port);
+                Some(((host, port), node))
             }
         }
     }
@@ -177,9 +241,9 @@ impl AsyncConnection {
             self.forget_slots();
         }
         for i in routed {
-            let (cmd, script) = ex.entry(i);
+            let (cmd, script, slot) = ex.entry(i);
             let cmd = cmd.clone();
-            let reply = self.send_routed(&cmd, script).await?;
+            let reply = self.send_routed(&cmd, script, slot).await?;
             ex.file(i, reply);
         }
         ex.finish()
@@ -191,29 +255,37 @@ impl AsyncConnection {
                 Ok((vec![(Target::Server, (0..batch.len()).collect())], vec![]))
             }
             #[cfg(feature = "cluster")]
-            Link::Cluster { router, slots } => {
+            Link::Cluster { .. } => {
                 if batch.len() == 1 {
                     return Ok((Vec::new(), vec![0]));
                 }
-                let known = slots.lock().expect("slot map lock").clone();
-                let map = if known.is_empty() {
-                    let reply = router
-                        .route_command(
-                            SlotMap::cmd(),
-                            redis::cluster_routing::RoutingInfo::SingleNode(
-                                redis::cluster_routing::SingleNodeRoutingInfo::Random,
-                            ),
-                        )
-                        .await?;
-                    let map = SlotMap::parse(reply)?;
-                    *slots.lock().expect("slot map lock") = map.clone();
-                    map
-                } else {
-                    known
-                };
+                let map = self.slot_map().await?;
                 Ok(map.partition(&batch.slots()))
             }
         }
+    }
+
+    /// The cluster's slot map, read unless it is known.
+    #[cfg(feature = "cluster")]
+    async fn slot_map(&mut self) -> Result<SlotMap> {
+        let Link::Cluster { router, slots } = &mut self.link else {
+            return Ok(SlotMap::default());
+        };
+        let known = slots.lock().expect("slot map lock").clone();
+        if !known.is_empty() {
+            return Ok(known);
+        }
+        let reply = router
+            .route_command(
+                SlotMap::cmd(),
+                redis::cluster_routing::RoutingInfo::SingleNode(
+                    redis::cluster_routing::SingleNodeRoutingInfo::Random,
+                ),
+            )
+            .await?;
+        let map = SlotMap::parse(reply)?;
+        *slots.lock().expect("slot map lock") = map.clone();
+        Ok(map)
     }
 
     fn forget_slots(&mut self) {
@@ -261,34 +333,45 @@ impl AsyncConnection {
         }
     }
 
-    /// One command on its own (routed on a cluster), reloading its script
-    /// once on `NOSCRIPT`; error replies come back as `Value::ServerError`.
+    /// One command on its own (routed on a cluster: to the node of `slot`
+    /// when given, so that a keyless command added with a key's slot, such
+    /// as `WAIT`, goes there), reloading its script once on `NOSCRIPT`;
+    /// error replies come back as `Value::ServerError`.
     async fn send_routed(
         &mut self,
         cmd: &Cmd,
         script: Option<&'static ScriptInfo>,
+        slot: Option<u16>,
     ) -> Result<Value> {
-        let reply = self.send_one(cmd).await?;
+        let reply = self.send_one(cmd, slot).await?;
         match (&reply, script) {
             (Value::ServerError(e), Some(s)) if e.code() == "NOSCRIPT" => {
-                let loaded = self.send_one(&s.load_cmd()).await?;
+                let loaded = self.send_one(&s.load_cmd(), slot).await?;
                 if let Value::ServerError(e) = loaded {
                     return Err(Error::from_redis(Some(s), e.into()));
                 }
                 s.check_loaded(loaded)?;
-                self.send_one(cmd).await
+                self.send_one(cmd, slot).await
             }
             _ => Ok(reply),
         }
     }
 
-    async fn send_one(&mut self, cmd: &Cmd) -> Result<Value> {
+    async fn send_one(&mut self, cmd: &Cmd, slot: Option<u16>) -> Result<Value> {
         let reply = match &mut self.link {
             Link::Manager(con) => con.req_packed_command(cmd).await,
             Link::Multiplexed(con) => con.req_packed_command(cmd).await,
             #[cfg(feature = "cluster")]
-            Link::Cluster { router, .. } => router.req_packed_command(cmd).await,
+            Link::Cluster { router, .. } => match slot {
+                Some(slot) => {
+                    router
+                        .route_command(cmd.clone(), super::conn::slot_route(slot))
+                        .await
+                }
+                None => router.req_packed_command(cmd).await,
+            },
         };
+        let _ = slot;
         reply_in_place(reply)
     }
 }

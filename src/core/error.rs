@@ -42,9 +42,36 @@ pub enum ErrorKind {
         retry_after_ms: Option<u64>,
     },
 
-    /// A blocking acquire did not get the lock before its deadline.
+    /// A blocking acquire did not get the lock (a semaphore permit, a
+    /// read or write lease) before its deadline.
     #[error("timed out after {waited_ms} ms waiting for lock {key}")]
     LockTimeout { key: String, waited_ms: u64 },
+
+    /// Every permit of the semaphore is taken (non-blocking acquire).
+    #[error("every permit of semaphore {key} is taken")]
+    NoPermit {
+        key: String,
+        /// How long until the first holder's lease ends.
+        retry_after_ms: Option<u64>,
+    },
+
+    /// A guard's lock was lost while it was held: a renewal found it gone
+    /// or held with another token, or renewals failed until the lease had
+    /// run out. `fence` is the fencing token that was lost; writes made with
+    /// it may have raced with the next holder's.
+    #[error("lock {key} was lost (fencing token {fence})")]
+    LockLost { key: String, fence: u64 },
+
+    /// An acknowledged acquire (`WAIT`) reached fewer replicas than asked
+    /// before its timeout. Its lock was released (best effort) and fencing
+    /// token `fence` is never to be used; trying again may succeed.
+    #[error("lock {key}: fencing token {fence} reached {acked} of {wanted} replicas in time")]
+    NotReplicated {
+        key: String,
+        fence: u64,
+        acked: u32,
+        wanted: u32,
+    },
 
     /// A rolling store's index was written with another ring size or shard
     /// size than this call uses (code `RINGCONF`): every writer of one
@@ -301,7 +328,10 @@ impl Error {
 
     /// Whether the lock (or another resource) is held by someone else.
     pub fn is_busy(&self) -> bool {
-        matches!(self.kind(), ErrorKind::LockBusy { .. })
+        matches!(
+            self.kind(),
+            ErrorKind::LockBusy { .. } | ErrorKind::NoPermit { .. }
+        )
     }
 
     /// Whether the same call may succeed when made again later: a
@@ -311,7 +341,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self.kind() {
             ErrorKind::Server { kind, .. } => kind.is_retryable(),
-            ErrorKind::PipelineInterrupted { .. } => true,
+            ErrorKind::PipelineInterrupted { .. } | ErrorKind::NotReplicated { .. } => true,
             ErrorKind::Redis(e) => {
                 e.is_io_error()
                     || e.is_connection_dropped()

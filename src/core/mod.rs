@@ -21,6 +21,9 @@ pub(crate) mod op;
 pub(crate) mod retention;
 pub mod script;
 pub(crate) mod slots;
+pub(crate) mod subscriber;
+#[cfg(feature = "tokio")]
+pub(crate) mod subscriber_async;
 
 pub use batch::{Batch, MAX_ROUNDS};
 pub use conn::Connection;

@@ -8,7 +8,9 @@
 //! driver, which sends each [`Batch`] the op asks for (one pipeline on one
 //! server, one pipeline per node of a cluster, `NOSCRIPT` and redirects
 //! handled underneath), sleeps when it asks to, and feeds the replies back
-//! until the op is done. Ops combine: [`Op::map`], [`Op::and_then`],
+//! until the op is done; an op can also wait for a message on a shard
+//! channel ([`Op::wait`], [`Step::Wait`]), which is how a lock's waiter is
+//! woken by the release. Ops combine: [`Op::map`], [`Op::and_then`],
 //! [`Op::or_else`], [`Op::repeat`], and [`Op::join`], which runs several ops
 //! side by side so that their commands share round trips.
 
@@ -126,8 +128,43 @@ pub enum Step<T> {
     Send(Batch),
     /// Wait this long, then continue (with no replies).
     Sleep(Duration),
+    /// Wait for a message on the shard channel `channel` (Redis >= 7:
+    /// `SSUBSCRIBE` on the node that serves the channel's hash slot, which
+    /// is computed like a key's, so a channel named after a key shares its
+    /// slot and a script on that key can `SPUBLISH` to it), or until
+    /// `timeout` has passed. The replies hold one integer: 1 when a message
+    /// woke it, 0 at the timeout.
+    ///
+    /// The driver subscribes on the op's first wait on a channel and stays
+    /// subscribed until the op finishes, so a message published after that
+    /// first wait returned (e.g. a zero-timeout wait that only subscribes)
+    /// wakes the next wait at once: subscribe, re-check, then wait, and no
+    /// wake-up falls between the check and the wait. Wake-ups can be lost
+    /// (the subscription connection dropped, a failover, a driver that
+    /// cannot subscribe and only sleeps `timeout`) and waits can end early:
+    /// an op re-checks what it waits for after every wait, and bounds every
+    /// wait by how long the thing it waits for can last.
+    Wait { channel: Vec<u8>, timeout: Duration },
     /// Finished with this value.
     Done(T),
+}
+
+impl<T> Step<T> {
+    /// A step that is not `Done`, for an op with another output type (what
+    /// combinators forward); `Done` gives its value back.
+    fn forward<U>(self) -> std::result::Result<Step<U>, T> {
+        match self {
+            Step::Send(b) => Ok(Step::Send(b)),
+            Step::Sleep(d) => Ok(Step::Sleep(d)),
+            Step::Wait { channel, timeout } => Ok(Step::Wait { channel, timeout }),
+            Step::Done(v) => Err(v),
+        }
+    }
+}
+
+/// The replies to a [`Step::Wait`]: whether a message woke it.
+pub(crate) fn wait_replies(woken: bool) -> Replies {
+    Replies::new(vec![Value::Int(i64::from(woken))], vec![None])
 }
 
 /// A step machine: the general form of an operation. Most operations are
@@ -304,6 +341,7 @@ impl<T: Send + 'static> Op<T> {
                     result: None,
                 })
                 .collect(),
+            asked: Asked::Nothing,
         })
     }
 }
@@ -313,6 +351,16 @@ impl Op<()> {
     /// one).
     pub fn sleep(d: Duration) -> Self {
         Self::from_machine(SleepOnce(Some(d)))
+    }
+}
+
+impl Op<bool> {
+    /// Waits for a message on the shard channel `channel` or until `timeout`
+    /// ([`Step::Wait`]): `true` when a message woke it. A zero timeout only
+    /// subscribes (the op's later waits on the channel then see every
+    /// message published since).
+    pub fn wait(channel: impl Into<Vec<u8>>, timeout: Duration) -> Self {
+        Self::from_machine(WaitOnce(Some((channel.into(), timeout))))
     }
 }
 
@@ -382,6 +430,21 @@ impl Machine for SleepOnce {
     }
 }
 
+struct WaitOnce(Option<(Vec<u8>, Duration)>);
+
+impl Machine for WaitOnce {
+    type Output = bool;
+    fn step(&mut self, _: &Env, replies: Option<Replies>) -> Result<Step<bool>> {
+        Ok(match self.0.take() {
+            Some((channel, timeout)) => Step::Wait { channel, timeout },
+            None => {
+                let woken: i64 = replies.map_or(Ok(0), |mut r| r.take())?;
+                Step::Done(woken == 1)
+            }
+        })
+    }
+}
+
 struct SendThen<F> {
     batch: Option<Batch>,
     decode: Option<F>,
@@ -446,13 +509,12 @@ impl<T: Send + 'static, U: Send + 'static> Machine for AndThen<T, U> {
     fn step(&mut self, env: &Env, mut replies: Option<Replies>) -> Result<Step<U>> {
         loop {
             match self {
-                AndThen::First(op, next) => match op.step(env, replies.take())? {
-                    Step::Done(v) => {
+                AndThen::First(op, next) => match op.step(env, replies.take())?.forward() {
+                    Err(v) => {
                         let next = next.take().expect("chained once");
                         *self = AndThen::Second(next(v));
                     }
-                    Step::Send(b) => return Ok(Step::Send(b)),
-                    Step::Sleep(d) => return Ok(Step::Sleep(d)),
+                    Ok(step) => return Ok(step),
                 },
                 AndThen::Second(op) => return op.step(env, replies.take()),
             }
@@ -502,11 +564,10 @@ where
             let op = self
                 .current
                 .get_or_insert_with(|| (self.body)(&mut self.state));
-            match op.step(env, replies.take())? {
-                Step::Done(ControlFlow::Break(v)) => return Ok(Step::Done(v)),
-                Step::Done(ControlFlow::Continue(())) => self.current = None,
-                Step::Send(b) => return Ok(Step::Send(b)),
-                Step::Sleep(d) => return Ok(Step::Sleep(d)),
+            match op.step(env, replies.take())?.forward() {
+                Err(ControlFlow::Break(v)) => return Ok(Step::Done(v)),
+                Err(ControlFlow::Continue(())) => self.current = None,
+                Ok(step) => return Ok(step),
             }
         }
     }
@@ -516,6 +577,7 @@ where
 enum Want {
     Replies(usize),
     Sleep(Duration),
+    Wait(Vec<u8>, Duration),
 }
 
 struct Slot<T> {
@@ -524,44 +586,52 @@ struct Slot<T> {
     result: Option<Result<T>>,
 }
 
+/// What a [`Join`] last asked its driver for, so that it knows whose the
+/// replies are.
+enum Asked {
+    Nothing,
+    Send,
+    Sleep,
+    /// The wait of this op (the other waiting ops end their waits early).
+    Wait(usize),
+}
+
 struct Join<T> {
     ops: Vec<Slot<T>>,
+    asked: Asked,
 }
 
 impl<T: Send + 'static> Machine for Join<T> {
     type Output = Vec<T>;
     fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<Vec<T>>> {
         let mut replies = replies;
-        let slept = replies.as_ref().is_some_and(|r| r.is_empty())
-            && self
-                .ops
-                .iter()
-                .all(|s| !matches!(s.want, Some(Want::Replies(n)) if n > 0));
-        // Hand each waiting op its share of the replies (or its sleep).
+        let asked = std::mem::replace(&mut self.asked, Asked::Nothing);
+        // Hand each waiting op its share of the replies: after a send the
+        // ops that sent, after a sleep every sleeping and waiting op, after a
+        // wait every waiting op (the one whose wait it was gets its reply,
+        // the others end their waits early: ops re-check after a wait).
         let mut inputs: Vec<Option<Replies>> = Vec::with_capacity(self.ops.len());
-        for slot in &mut self.ops {
-            inputs.push(match (&slot.want, replies.as_mut()) {
-                (None, _) if slot.op.is_some() => None,
-                (Some(Want::Replies(n)), Some(r)) => {
+        for (i, slot) in self.ops.iter_mut().enumerate() {
+            let input = match (&asked, &slot.want) {
+                (Asked::Send, Some(Want::Replies(n))) => {
                     let n = *n;
-                    slot.want = None;
-                    Some(r.split_first(n))
+                    replies.as_mut().map(|r| r.split_first(n))
                 }
-                (Some(Want::Sleep(_)), Some(_)) if slept => {
-                    slot.want = None;
-                    Some(Replies::default())
-                }
+                (Asked::Sleep, Some(Want::Sleep(_))) => Some(Replies::default()),
+                (Asked::Sleep, Some(Want::Wait(..))) => Some(wait_replies(false)),
+                (Asked::Wait(w), Some(Want::Wait(..))) if *w == i => replies.take(),
+                (Asked::Wait(_), Some(Want::Wait(..))) => Some(wait_replies(false)),
                 _ => None,
-            });
+            };
+            if input.is_some() {
+                slot.want = None;
+            }
+            inputs.push(input);
         }
         let mut batch = Batch::new();
-        let mut sleep: Option<Duration> = None;
         for (slot, input) in self.ops.iter_mut().zip(inputs) {
             let Some(op) = slot.op.as_mut() else { continue };
             if slot.want.is_some() {
-                if let Some(Want::Sleep(d)) = slot.want {
-                    sleep = Some(sleep.map_or(d, |s| s.max(d)));
-                }
                 continue;
             }
             match op.step(env, input) {
@@ -583,21 +653,50 @@ impl<T: Send + 'static> Machine for Join<T> {
                     slot.want = Some(Want::Replies(b.len()));
                     batch.append(b);
                 }
-                Ok(Step::Sleep(d)) => {
-                    slot.want = Some(Want::Sleep(d));
-                    sleep = Some(sleep.map_or(d, |s| s.max(d)));
+                Ok(Step::Sleep(d)) => slot.want = Some(Want::Sleep(d)),
+                Ok(Step::Wait { channel, timeout }) => {
+                    slot.want = Some(Want::Wait(channel, timeout));
                 }
             }
         }
         if !batch.is_empty() {
+            self.asked = Asked::Send;
             return Ok(Step::Send(batch));
         }
+        // Sleeps first (each sleeper sleeps at least as long as it asked;
+        // waiters end their waits with them), then one wait: the first
+        // waiter's channel, for the shortest of the waiters' timeouts.
+        let sleep = self
+            .ops
+            .iter()
+            .filter_map(|s| match s.want {
+                Some(Want::Sleep(d)) => Some(d),
+                _ => None,
+            })
+            .max();
         if let Some(d) = sleep {
+            self.asked = Asked::Sleep;
             return Ok(Step::Sleep(d));
+        }
+        let waits: Vec<(usize, &[u8], Duration)> = self
+            .ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match &s.want {
+                Some(Want::Wait(c, t)) => Some((i, c.as_slice(), *t)),
+                _ => None,
+            })
+            .collect();
+        if let Some(&(first, channel, _)) = waits.first() {
+            let timeout = waits.iter().map(|w| w.2).min().expect("one wait");
+            let channel = channel.to_vec();
+            self.asked = Asked::Wait(first);
+            return Ok(Step::Wait { channel, timeout });
         }
         if self.ops.iter().any(|s| s.op.is_some()) {
             // Ops that asked to send an empty batch: give them their (empty)
             // replies in the next round.
+            self.asked = Asked::Send;
             return Ok(Step::Send(Batch::new()));
         }
         let mut out = Vec::with_capacity(self.ops.len());

@@ -1,0 +1,238 @@
+//! The sync driver's side of [`Step::Wait`](super::Step::Wait): one RESP3
+//! subscription connection per node, on which the [`Connection`](super::Connection)
+//! subscribes to shard channels (`SSUBSCRIBE`) for the op that waits, and
+//! reads the messages.
+//!
+//! A subscription lasts from the op's first wait on a channel until the op
+//! finishes; a message that arrives between two waits is remembered, so a
+//! wait that follows a re-check sees it at once. At the end of the op the
+//! subscriptions are dropped with `SUNSUBSCRIBE`, written without waiting
+//! for the reply (its confirmation is read, and ignored, by the next wait),
+//! so finishing costs no round trip.
+//!
+//! The connection speaks RESP3 so that every pub/sub message is a push,
+//! apart from the replies the driver asks for: redis-rs drops the next
+//! *reply* after a read timed out (it takes it for the late reply of the
+//! timed-out request), which a push never is. A connection on which a read
+//! timed out is therefore replaced before it sends another `SSUBSCRIBE`,
+//! whose error reply could otherwise be the one dropped.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use redis::{ConnectionInfo, ProtocolVersion, PushKind, Value};
+
+/// How long subscribing may take (connect, `SSUBSCRIBE`, its confirmation).
+const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `info` speaking RESP3 (every pub/sub message a push).
+pub(crate) fn resp3(info: &ConnectionInfo) -> ConnectionInfo {
+    let settings = info
+        .redis_settings()
+        .clone()
+        .set_protocol(ProtocolVersion::RESP3);
+    info.clone().set_redis_settings(settings)
+}
+
+/// The channel a push message is about (its first element).
+pub(crate) fn push_channel(data: &[Value]) -> Option<&[u8]> {
+    match data.first() {
+        Some(Value::BulkString(b)) => Some(b),
+        Some(Value::SimpleString(s)) => Some(s.as_bytes()),
+        _ => None,
+    }
+}
+
+/// `SSUBSCRIBE channel` or `SUNSUBSCRIBE channel`.
+pub(crate) fn subscribe_cmd(name: &str, channel: &[u8]) -> redis::Cmd {
+    let mut cmd = redis::cmd(name);
+    cmd.arg(channel);
+    cmd
+}
+
+/// One subscription connection and what it is subscribed to.
+struct Link {
+    con: redis::Connection,
+    /// Channels the current op subscribed to.
+    subscribed: HashSet<Vec<u8>>,
+    /// Subscribed channels with a message not yet taken by a wait.
+    pending: HashSet<Vec<u8>>,
+    /// A read timed out since the last reply: the next reply may be dropped.
+    timed_out: bool,
+}
+
+/// What a failed subscription leaves the wait to do.
+enum Subscribed {
+    /// Subscribed (now or earlier in this op).
+    Yes,
+    /// The server refused or the connection failed: sleep out the wait.
+    No,
+}
+
+/// The subscription connections of one sync [`Connection`](super::Connection),
+/// by node (`(host, port)`; the one server's address on a single server).
+#[derive(Default)]
+pub(crate) struct Subscriber {
+    links: HashMap<(String, u16), Link>,
+}
+
+impl Subscriber {
+    /// One [`Step::Wait`](super::Step::Wait) on the node `info` points at:
+    /// `true` when a message on `channel` woke it. Never fails: a wait that
+    /// cannot subscribe sleeps out its timeout (a lost wake-up), and a
+    /// subscription connection that broke ends the wait early (the op
+    /// re-checks; the next wait connects again). `refused` is called when
+    /// the node refused the subscription (e.g. `MOVED`: the slot map is
+    /// stale).
+    pub(crate) fn wait(
+        &mut self,
+        node: (String, u16),
+        info: &ConnectionInfo,
+        channel: &[u8],
+        timeout: Duration,
+        refused: &mut dyn FnMut(),
+    ) -> bool {
+        let started = Instant::now();
+        match self.subscribe(&node, info, channel) {
+            Subscribed::Yes => {}
+            Subscribed::No => {
+                refused();
+                std::thread::sleep(timeout.saturating_sub(started.elapsed()));
+                return false;
+            }
+        }
+        let link = self.links.get_mut(&node).expect("subscribed above");
+        if link.pending.remove(channel) {
+            return true;
+        }
+        let deadline = started + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            if link.con.set_read_timeout(Some(left)).is_err() {
+                self.links.remove(&node);
+                return true;
+            }
+            match link.con.recv_response() {
+                Ok(Value::Push { kind, data }) => {
+                    let about = push_channel(&data);
+                    match kind {
+                        PushKind::SMessage if about == Some(channel) => return true,
+                        PushKind::SMessage => {
+                            if let Some(c) = about.filter(|c| link.subscribed.contains(*c)) {
+                                link.pending.insert(c.to_vec());
+                            }
+                        }
+                        // The server dropped the subscription (the slot
+                        // moved): end the wait; the next one subscribes
+                        // again, on the slot's new node.
+                        PushKind::SUnsubscribe if about == Some(channel) => {
+                            link.subscribed.remove(channel);
+                            refused();
+                            return true;
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(_) => link.timed_out = false,
+                Err(e) if e.is_timeout() => {
+                    link.timed_out = true;
+                    return false;
+                }
+                Err(_) => {
+                    self.links.remove(&node);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Subscribes to `channel` on `node` unless the op already did.
+    fn subscribe(
+        &mut self,
+        node: &(String, u16),
+        info: &ConnectionInfo,
+        channel: &[u8],
+    ) -> Subscribed {
+        if let Some(link) = self.links.get(node) {
+            if link.subscribed.contains(channel) {
+                return Subscribed::Yes;
+            }
+            if link.timed_out {
+                self.links.remove(node);
+            }
+        }
+        if !self.links.contains_key(node) {
+            let Ok(con) = redis::Client::open(resp3(info))
+                .and_then(|c| c.get_connection_with_timeout(SUBSCRIBE_TIMEOUT))
+            else {
+                return Subscribed::No;
+            };
+            self.links.insert(
+                node.clone(),
+                Link {
+                    con,
+                    subscribed: HashSet::new(),
+                    pending: HashSet::new(),
+                    timed_out: false,
+                },
+            );
+        }
+        let link = self.links.get_mut(node).expect("inserted above");
+        let packed = subscribe_cmd("SSUBSCRIBE", channel).get_packed_command();
+        if link.con.send_packed_command(&packed).is_err()
+            || link.con.set_read_timeout(Some(SUBSCRIBE_TIMEOUT)).is_err()
+        {
+            self.links.remove(node);
+            return Subscribed::No;
+        }
+        // Read up to the confirmation; messages of the op's other channels
+        // on the way are remembered.
+        loop {
+            match link.con.recv_response() {
+                Ok(Value::Push { kind, data }) => {
+                    let about = push_channel(&data);
+                    match kind {
+                        PushKind::SSubscribe if about == Some(channel) => {
+                            link.subscribed.insert(channel.to_vec());
+                            return Subscribed::Yes;
+                        }
+                        PushKind::SMessage => {
+                            if let Some(c) = about.filter(|c| link.subscribed.contains(*c)) {
+                                link.pending.insert(c.to_vec());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                // An error reply (MOVED, NOPERM ...) to the SSUBSCRIBE.
+                Ok(Value::ServerError(_)) | Err(_) => {
+                    self.links.remove(node);
+                    return Subscribed::No;
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// The op finished: drops its subscriptions (`SUNSUBSCRIBE`, written
+    /// without reading the confirmation).
+    pub(crate) fn finish(&mut self) {
+        let mut broken = Vec::new();
+        for (node, link) in &mut self.links {
+            link.pending.clear();
+            for channel in link.subscribed.drain() {
+                let packed = subscribe_cmd("SUNSUBSCRIBE", &channel).get_packed_command();
+                if link.con.send_packed_command(&packed).is_err() {
+                    broken.push(node.clone());
+                    break;
+                }
+            }
+        }
+        for node in broken {
+            self.links.remove(&node);
+        }
+    }
+}
