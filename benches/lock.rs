@@ -51,7 +51,7 @@ fn main() {
         },
         |(_, con)| {
             for _ in 0..calls {
-                let v = scripts::lock::release(key, token)
+                let v = scripts::lock::release(key, token, "bench:{lock}:wake")
                     .run(con)
                     .expect("wrapper");
                 assert_eq!(v, 0);
@@ -77,7 +77,7 @@ fn main() {
             for _ in 0..batches {
                 let mut batch = Batch::new();
                 for _ in 0..depth {
-                    batch.script(scripts::lock::release(key, token));
+                    batch.script(scripts::lock::release(key, token, "bench:{lock}:wake"));
                 }
                 let v: Vec<i64> = batch
                     .run(con)

@@ -1,6 +1,7 @@
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
-//! Each pattern — an owner-token lock ([`lock`]), sharded hashes that stay
+//! Each pattern — an owner-token lock ([`lock`]: waiters woken by the
+//! release, renewal, replica-acknowledged fencing), sharded hashes that stay
 //! listpack-encoded ([`sharded_hash`], with a shard-count planner and a
 //! streaming bulk import), fixed-width records packed into sharded strings
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
@@ -41,7 +42,8 @@
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
 //! let lock = Lock::new("orders:42", Duration::from_secs(5))?;
 //! {
-//!     // Waits (50 ms retries with jitter) for at most one second.
+//!     // Waits for at most one second, woken by the holder's release; the
+//!     // guard renews the lease every lease/3 while it is held.
 //!     let mut guard = lock.guard(&mut con, Duration::from_secs(1))?;
 //!     let fence = guard.fence(); // pass this to the resource you protect
 //!     let _: () = guard

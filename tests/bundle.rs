@@ -149,7 +149,7 @@ fn a_single_call_survives_script_flush() {
         script_flush(&mut con);
         assert!(!script_exists(&mut con, scripts::LOCK_RELEASE.sha1));
         assert_eq!(
-            d.run(scripts::lock::release("l{a}", "t1"))
+            d.run(scripts::lock::release("l{a}", "t1", "l{a}:wake"))
                 .expect("after flush"),
             1
         );
@@ -167,13 +167,14 @@ fn a_single_call_survives_script_flush() {
 fn ordered_batch(key: &str, fence: &str) -> (Batch, Vec<i64>) {
     let mut batch = Batch::new();
     let mut expected = Vec::new();
+    let wake = format!("{key}:wake");
     for round in 0..6 {
         let token = format!("tok-{round}");
         batch.script(scripts::lock::acquire(key, fence, &token, 60_000));
         expected.push(round + 1); // the fencing token counts acquisitions
-        batch.script(scripts::lock::release(key, "someone-else"));
+        batch.script(scripts::lock::release(key, "someone-else", &wake));
         expected.push(0);
-        batch.script(scripts::lock::release(key, &token));
+        batch.script(scripts::lock::release(key, &token, &wake));
         expected.push(1);
     }
     (batch, expected)
@@ -220,7 +221,7 @@ fn a_batch_that_cannot_keep_order_stops_without_running_anything_twice() {
         script_load(&mut con, &scripts::LOCK_ACQUIRE);
         let mut batch = Batch::new();
         batch.script(scripts::lock::acquire("l{q}", "l{q}:fence", "a", 60_000));
-        batch.script(scripts::lock::release("l{q}", "a"));
+        batch.script(scripts::lock::release("l{q}", "a", "l{q}:wake"));
         batch.script(scripts::lock::acquire("l{r}", "l{r}:fence", "b", 60_000));
         let err = d.run(batch).unwrap_err();
         assert!(
@@ -362,7 +363,9 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
             0
         );
         // A writing script is refused by the replica, typed.
-        let err = d.run(scripts::lock::release("l{ro}", token)).unwrap_err();
+        let err = d
+            .run(scripts::lock::release("l{ro}", token, "l{ro}:wake"))
+            .unwrap_err();
         assert_eq!(
             err.server_kind(),
             Some(redis_patterns::ServerErrorKind::ReadOnly),
@@ -400,7 +403,7 @@ fn wrapped_connections_recover_from_script_flush() {
                 .expect("acquire");
             assert_eq!(fence, 1);
             script_flush(&mut sync);
-            let released = scripts::lock::release(&key, "t")
+            let released = scripts::lock::release(&key, "t", &format!("{key}:wake"))
                 .run_async(con)
                 .await
                 .expect("release");
@@ -488,8 +491,12 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         flush_all();
         for n in names {
             assert_eq!(
-                d.run(scripts::lock::release(&format!("l{{{n}}}"), "t"))
-                    .expect("release after flush"),
+                d.run(scripts::lock::release(
+                    &format!("l{{{n}}}"),
+                    "t",
+                    &format!("l{{{n}}}:wake")
+                ))
+                .expect("release after flush"),
                 1
             );
         }
@@ -514,7 +521,11 @@ fn scripts_run_unchanged_on_a_real_cluster() {
                 "w",
                 60_000,
             ));
-            batch.script(scripts::lock::release(&format!("l{{{n}}}"), "w"));
+            batch.script(scripts::lock::release(
+                &format!("l{{{n}}}"),
+                "w",
+                &format!("l{{{n}}}:wake"),
+            ));
         }
         let replies: Vec<i64> = d.run(batch).expect("cross-node batch").all().unwrap();
         assert_eq!(

@@ -1,13 +1,22 @@
-//! The owner-token lock against a real redis-server, every test body through
-//! both drivers (sync `Connection`, async `AsyncConnection`).
+//! The owner-token lock against a real redis-server and a real three-node
+//! cluster, every test body through both drivers (sync `Connection`, async
+//! `AsyncConnection`): mutual exclusion with woken waiters, wake-ups lost
+//! and survived, renewal, retries with the caller's token, fencing with
+//! replica acknowledgement across a failover.
 
 mod support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use redis_patterns::lock::{DEFAULT_PREFIX, Lock, MAX_LEASE_MS};
+use redis::Value;
+use redis_patterns::lock::{
+    AsyncLockGuard, DEFAULT_PREFIX, Lock, LostReason, MAX_LEASE_MS, Replication, WaitMode,
+};
 use redis_patterns::{ErrorKind, keys::Prefix};
+use redis_patterns_test_support::LocalCluster;
 use support::Driver;
 
 fn get(d: &mut Driver, key: &str) -> Option<String> {
@@ -18,56 +27,194 @@ fn pttl(d: &mut Driver, key: &str) -> i64 {
     d.cmd(key, redis::cmd("PTTL").arg(key))
 }
 
+/// Subscribers of a shard channel (`PUBSUB SHARDNUMSUB`, on its slot's node).
+fn subscribers(d: &mut Driver, channel: &str) -> i64 {
+    let reply: Vec<Value> = d.cmd(
+        channel,
+        redis::cmd("PUBSUB").arg("SHARDNUMSUB").arg(channel),
+    );
+    match reply.get(1) {
+        Some(Value::Int(n)) => *n,
+        other => panic!("PUBSUB SHARDNUMSUB reply {other:?}"),
+    }
+}
+
+/// Polls `cond` until it holds (test setup, not a timing assertion).
+fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cond() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// 8 threads × 500 acquisitions, each a non-atomic GET/SET under the lock:
+/// the counter ends at exactly 4000 and every acquisition got its own
+/// fencing token. Waiters are woken by the releases (the default).
+fn racy_counter(d: &mut Driver, url: &str) {
+    let lock = Lock::new("counter", Duration::from_secs(10)).expect("valid lock");
+    assert_eq!(lock.wait_mode(), WaitMode::Notified);
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let lock = lock.clone();
+            let mut d = d.another(url);
+            thread::spawn(move || {
+                let mut fences = Vec::with_capacity(500);
+                for _ in 0..500 {
+                    let lease = d
+                        .run(lock.acquire(Duration::from_secs(60)))
+                        .expect("acquire");
+                    fences.push(lease.fence);
+                    // A deliberately non-atomic read-modify-write.
+                    let v: Option<i64> = d.cmd("counter", redis::cmd("GET").arg("counter"));
+                    let _: () = d.cmd(
+                        "counter",
+                        redis::cmd("SET").arg("counter").arg(v.unwrap_or(0) + 1),
+                    );
+                    assert!(
+                        d.run(lock.release(&lease.token)).expect("release"),
+                        "still the owner"
+                    );
+                }
+                fences
+            })
+        })
+        .collect();
+    let mut fences: Vec<u64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().expect("thread"))
+        .collect();
+    assert_eq!(get(d, "counter").as_deref(), Some("4000"), "{}", d.name());
+    fences.sort_unstable();
+    fences.dedup();
+    assert_eq!(
+        fences.len(),
+        4000,
+        "every acquire got its own fencing token"
+    );
+    assert_eq!((fences[0], fences[3999]), (1, 4000));
+    assert_eq!(get(d, lock.key()), None, "released at the end");
+}
+
 #[test]
-fn mutual_exclusion_keeps_a_racy_counter_exact() {
+fn mutual_exclusion_with_woken_waiters_keeps_a_racy_counter_exact() {
+    let server = support::server();
+    let url = server.url();
+    support::each_driver(&server, |d| racy_counter(d, &url));
+}
+
+#[test]
+fn mutual_exclusion_with_woken_waiters_on_a_real_cluster() {
+    let cluster = support::cluster();
+    let url = cluster.nodes()[0].url();
+    support::each_cluster_driver(&cluster, |d| racy_counter(d, &url));
+}
+
+/// The holder's lease is 600 s and the waiter's deadline 120 s, and the
+/// waiter never polls: only the release's message can hand it the lock.
+fn woken_by_the_release(d: &mut Driver, url: &str) {
+    let lock = Lock::new("handoff", Duration::from_secs(600)).expect("valid");
+    let held = d.run(lock.try_acquire()).expect("free");
+    let waiter = {
+        let (lock, mut w) = (lock.clone(), d.another(url));
+        thread::spawn(move || w.run(lock.acquire(Duration::from_secs(120))))
+    };
+    eventually("the waiter subscribed", || {
+        subscribers(d, lock.channel()) == 1
+    });
+    // Most likely the waiter is in its wait by now (if not, its re-check
+    // after subscribing finds the lock free: the handoff is correct either way).
+    thread::sleep(Duration::from_millis(100));
+    assert!(d.run(lock.release(&held.token)).expect("release"));
+    let next = waiter
+        .join()
+        .expect("waiter thread")
+        .expect("woken by the release long before the holder's lease or its own deadline");
+    assert!(next.fence > held.fence);
+    assert_eq!(get(d, lock.key()), Some(next.token.clone()));
+    assert!(d.run(lock.release(&next.token)).unwrap());
+}
+
+#[test]
+fn a_release_wakes_the_waiter_on_a_server_and_a_cluster() {
+    let server = support::server();
+    let url = server.url();
+    support::each_driver(&server, |d| woken_by_the_release(d, &url));
+    let cluster = support::cluster();
+    let url = cluster.nodes()[0].url();
+    support::each_cluster_driver(&cluster, |d| woken_by_the_release(d, &url));
+}
+
+#[test]
+fn a_lost_wake_up_costs_at_most_the_holders_lease() {
     let server = support::server();
     let url = server.url();
     support::each_driver(&server, |d| {
-        let lock = Lock::builder("counter")
-            .lease(Duration::from_secs(10))
-            .retry_interval(Duration::from_millis(2))
-            .build()
-            .expect("valid lock");
-        let handles: Vec<_> = (0..8)
-            .map(|_| {
-                let lock = lock.clone();
-                let mut d = d.another(&url);
-                thread::spawn(move || {
-                    let mut fences = Vec::with_capacity(500);
-                    for _ in 0..500 {
-                        let lease = d
-                            .run(lock.acquire(Duration::from_secs(60)))
-                            .expect("acquire");
-                        fences.push(lease.fence);
-                        // A deliberately non-atomic read-modify-write.
-                        let v: Option<i64> = d.cmd("counter", redis::cmd("GET").arg("counter"));
-                        let _: () = d.cmd(
-                            "counter",
-                            redis::cmd("SET").arg("counter").arg(v.unwrap_or(0) + 1),
-                        );
-                        assert!(
-                            d.run(lock.release(&lease.token)).expect("release"),
-                            "still the owner"
-                        );
-                    }
-                    fences
-                })
+        // A holder that crashed: no release, no message; the lease ends.
+        let lock = Lock::new("crashed", Duration::from_millis(400)).expect("valid");
+        let gone = d.run(lock.try_acquire()).expect("free");
+        let next = d
+            .run(lock.acquire(Duration::from_secs(30)))
+            .expect("taken after the crashed holder's lease");
+        assert!(next.fence > gone.fence);
+
+        // The waiter's subscription is killed, then the lock is deleted
+        // without a message: the waiter still gets it, by the holder's lease.
+        let lock = Lock::new("dropped", Duration::from_millis(1500)).expect("valid");
+        let held = d.run(lock.try_acquire()).expect("free");
+        let waiter = {
+            let (lock, mut w) = (lock.clone(), d.another(&url));
+            thread::spawn(move || w.run(lock.acquire(Duration::from_secs(30))))
+        };
+        eventually("the waiter subscribed", || {
+            subscribers(d, lock.channel()) == 1
+        });
+        let killed: i64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("pubsub")
+            .query(&mut server.connection())
+            .expect("CLIENT KILL TYPE pubsub");
+        assert!(killed >= 1, "the waiter's subscription was dropped");
+        let _: () = d.cmd(lock.key(), redis::cmd("DEL").arg(lock.key())); // no message
+        let next = waiter
+            .join()
+            .expect("waiter thread")
+            .expect("taken without a wake-up");
+        assert!(next.fence > held.fence);
+    });
+}
+
+#[test]
+fn polling_mode_still_hands_over_and_times_out() {
+    let server = support::server();
+    let url = server.url();
+    support::each_driver(&server, |d| {
+        let lock = Lock::builder("polled")
+            .lease(Duration::from_secs(30))
+            .wait_mode(WaitMode::Polling {
+                interval: Duration::from_millis(5),
             })
-            .collect();
-        let mut fences: Vec<u64> = handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("thread"))
-            .collect();
-        assert_eq!(get(d, "counter").as_deref(), Some("4000"), "{}", d.name());
-        fences.sort_unstable();
-        fences.dedup();
+            .build()
+            .expect("valid");
+        let held = d.run(lock.try_acquire()).expect("free");
+        let releaser = {
+            let (lock, mut o, token) = (lock.clone(), d.another(&url), held.token.clone());
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(50));
+                o.run(lock.release(&token)).expect("release")
+            })
+        };
+        let next = d
+            .run(lock.acquire(Duration::from_secs(30)))
+            .expect("polled until free");
+        assert!(releaser.join().unwrap());
+        assert!(next.fence > held.fence);
         assert_eq!(
-            fences.len(),
-            4000,
-            "every acquire got its own fencing token"
+            subscribers(d, lock.channel()),
+            0,
+            "polling never subscribes"
         );
-        assert_eq!((fences[0], fences[3999]), (1, 4000));
-        assert_eq!(get(d, lock.key()), None, "released at the end");
     });
 }
 
@@ -108,6 +255,35 @@ fn only_the_owner_can_release_or_extend() {
             !d.run(lock.release(&lease.token)).expect("second release"),
             "nothing left to release"
         );
+    });
+}
+
+#[test]
+fn an_acquire_retried_with_its_own_token_gets_the_same_fencing_token() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        let lock = Lock::new("retried", Duration::from_secs(30)).expect("valid");
+        let token = "retry-after-an-unknown-outcome";
+        let first = d.run(lock.try_acquire_as(token)).expect("free");
+        assert_eq!(first.token, token);
+        let _: () = d.cmd(lock.key(), redis::cmd("PEXPIRE").arg(lock.key()).arg(1000));
+        // The reply was lost; the caller sends the same acquire again.
+        let again = d.run(lock.try_acquire_as(token)).expect("its own lock");
+        assert_eq!(again, first, "the same lease and fencing token");
+        assert!(pttl(d, lock.key()) > 1000, "with a fresh lease");
+        assert_eq!(
+            d.run(lock.acquire_as(token, Duration::from_secs(1)))
+                .expect("blocking form too")
+                .fence,
+            first.fence
+        );
+        assert!(
+            d.run(lock.try_acquire()).unwrap_err().is_busy(),
+            "others wait"
+        );
+        assert!(d.run(lock.release(token)).unwrap());
+        let next = d.run(lock.try_acquire_as(token)).expect("free again");
+        assert_eq!(next.fence, first.fence + 1, "a new acquisition");
     });
 }
 
@@ -179,13 +355,11 @@ fn fencing_tokens_strictly_increase_across_owners_and_lock_objects() {
 }
 
 #[test]
-fn blocking_acquire_waits_for_a_release_and_times_out_with_a_typed_error() {
+fn blocking_acquire_times_out_with_a_typed_error() {
     let server = support::server();
-    let url = server.url();
     support::each_driver(&server, |d| {
         let lock = Lock::new("wait", Duration::from_secs(30)).expect("valid");
-        let held = d.run(lock.try_acquire()).expect("free");
-        let started = Instant::now();
+        let _held = d.run(lock.try_acquire()).expect("free");
         match d
             .run(lock.acquire(Duration::from_millis(200)))
             .map_err(|e| e.into_kind())
@@ -196,60 +370,182 @@ fn blocking_acquire_waits_for_a_release_and_times_out_with_a_typed_error() {
             }
             other => panic!("expected LockTimeout, got {other:?}"),
         }
-        assert!(started.elapsed() >= Duration::from_millis(200));
         // Zero timeout: exactly one attempt.
         assert!(matches!(
             d.run(lock.acquire(Duration::ZERO))
                 .map_err(|e| e.into_kind()),
             Err(ErrorKind::LockTimeout { .. })
         ));
-
-        let releaser = {
-            let lock = lock.clone();
-            let token = held.token.clone();
-            let mut other = d.another(&url);
-            thread::spawn(move || {
-                thread::sleep(Duration::from_millis(100));
-                other.run(lock.release(&token)).expect("release")
-            })
-        };
-        let next = d
-            .run(lock.acquire(Duration::from_secs(10)))
-            .expect("acquired after release");
-        assert!(releaser.join().expect("thread"));
-        assert!(next.fence > held.fence);
     });
 }
 
 #[test]
-fn the_guard_releases_on_drop_but_never_someone_elses_lock() {
+fn status_reports_the_holder_lease_and_the_fencing_counter() {
     let server = support::server();
-    let mut a = redis_patterns::Connection::open(server.url()).expect("connect");
-    let mut b = redis_patterns::Connection::open(server.url()).expect("connect");
-    let lock = Lock::new("guard", Duration::from_secs(5)).expect("valid");
-    {
-        let guard = lock.guard(&mut a, Duration::from_secs(1)).expect("acquire");
-        assert_eq!(guard.fence(), 1);
-    }
-    let key = lock.key().to_string();
-    let read = |c: &mut redis_patterns::Connection| -> Option<String> {
-        c.query(redis::cmd("GET").arg(&key)).expect("GET")
-    };
-    assert_eq!(read(&mut b), None, "dropped guard released");
+    support::each_driver(&server, |d| {
+        let lock = Lock::new("status", Duration::from_secs(30)).expect("valid");
+        let free = d.run(lock.status()).unwrap();
+        assert_eq!(
+            (free.held, free.remaining_lease_ms, free.fence),
+            (false, None, 0)
+        );
+        let lease = d.run(lock.try_acquire()).unwrap();
+        let held = d.run(lock.status()).unwrap();
+        assert!(held.held && held.fence == lease.fence && held.key == lock.key());
+        let left = held.remaining_lease_ms.expect("a lease");
+        assert!(left > 0 && left <= 30_000, "{left}");
+        let json = serde_json::to_value(&held).unwrap();
+        assert_eq!(json["fence"], lease.fence);
+    });
+}
 
-    let short = Lock::new("guard", Duration::from_millis(40)).expect("valid");
-    let guard = short
-        .guard(&mut a, Duration::from_secs(1))
-        .expect("acquire");
-    thread::sleep(Duration::from_millis(70));
-    let other = redis_patterns::Request::run(lock.try_acquire(), &mut b).expect("expired, free");
-    drop(guard); // must not delete `other`'s lock
-    assert_eq!(read(&mut b), Some(other.token.clone()));
-    assert!(matches!(
-        lock.guard(&mut a, Duration::ZERO)
-            .map_err(|e| e.into_kind()),
-        Err(ErrorKind::LockTimeout { .. })
-    ));
+/// The guard renews across more than five leases while its holder works,
+/// then reports the loss, with its fencing token, once the key is deleted
+/// behind its back.
+#[test]
+fn the_guard_renews_across_leases_and_reports_a_loss() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        let lock = Lock::new("renewed", Duration::from_millis(900)).expect("valid");
+        let key = lock.key().to_string();
+        let mut del = redis::cmd("DEL");
+        del.arg(&key);
+        match d {
+            Driver::Sync(con) => {
+                let mut guard = lock.guard(con, Duration::from_secs(5)).expect("acquire");
+                let started = Instant::now();
+                while started.elapsed() < lock.lease() * 5 + lock.lease() / 2 {
+                    thread::sleep(Duration::from_millis(50)); // the work
+                    guard.check().expect("held while renewed");
+                }
+                let owner: Option<String> =
+                    guard.conn().query(redis::cmd("GET").arg(&key)).unwrap();
+                assert_eq!(owner.as_deref(), Some(guard.token()), "still ours");
+                let _: () = guard.conn().query(&del).unwrap();
+                eventually("the loss is reported", || guard.lost().is_some());
+                let lost = guard.lost().unwrap();
+                assert_eq!(
+                    (lost.fence, lost.reason),
+                    (guard.fence(), LostReason::NotOwned)
+                );
+                match guard.check().map_err(|e| e.into_kind()) {
+                    Err(ErrorKind::LockLost { fence, .. }) => assert_eq!(fence, guard.fence()),
+                    other => panic!("expected LockLost, got {other:?}"),
+                }
+                assert!(!guard.release().unwrap(), "nothing left to release");
+            }
+            Driver::Async(con, rt) => rt.block_on(async {
+                let guard = AsyncLockGuard::acquire(&lock, con, Duration::from_secs(5))
+                    .await
+                    .expect("acquire");
+                let started = Instant::now();
+                while started.elapsed() < lock.lease() * 5 + lock.lease() / 2 {
+                    tokio::time::sleep(Duration::from_millis(50)).await; // the work
+                    guard.check().expect("held while renewed");
+                }
+                let owner: Option<String> = con.query(redis::cmd("GET").arg(&key)).await.unwrap();
+                assert_eq!(owner.as_deref(), Some(guard.held().token()), "still ours");
+                let _: () = con.query(&del).await.unwrap();
+                let lost =
+                    tokio::time::timeout(Duration::from_secs(30), guard.held().lost_signal())
+                        .await
+                        .expect("the loss is reported");
+                assert_eq!(
+                    (lost.fence, lost.reason),
+                    (guard.fence(), LostReason::NotOwned)
+                );
+                assert!(matches!(
+                    guard.check().map_err(|e| e.into_kind()),
+                    Err(ErrorKind::LockLost { .. })
+                ));
+                assert!(!guard.release().await.unwrap(), "nothing left to release");
+            }),
+        }
+    });
+}
+
+/// Dropping a guard releases the lock, but never someone else's; the
+/// scoped async form returns the section's output, or `LockLost` when the
+/// lease was lost while it ran.
+#[test]
+fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        let lock = Lock::new("guard", Duration::from_secs(5)).expect("valid");
+        let short = Lock::new("guard", Duration::from_millis(300)).expect("valid");
+        let key = lock.key().to_string();
+        match d {
+            Driver::Sync(con) => {
+                {
+                    let guard = lock.guard(con, Duration::from_secs(1)).expect("acquire");
+                    assert_eq!(guard.fence(), 1);
+                }
+                let mut other = con.try_clone().expect("another connection");
+                let read = |c: &mut redis_patterns::Connection| -> Option<String> {
+                    c.query(redis::cmd("GET").arg(&key)).expect("GET")
+                };
+                assert_eq!(read(&mut other), None, "dropped guard released");
+                let fence = {
+                    let guard = short.guard(con, Duration::from_secs(1)).expect("acquire");
+                    // Taken over: someone deletes it and takes it.
+                    let _: () = other.query(redis::cmd("DEL").arg(&key)).unwrap();
+                    let theirs = redis_patterns::Request::run(lock.try_acquire(), &mut other)
+                        .expect("free after the delete");
+                    eventually("the loss is reported", || guard.lost().is_some());
+                    assert_eq!(
+                        read(&mut other),
+                        Some(theirs.token.clone()),
+                        "never renewed"
+                    );
+                    guard.fence()
+                };
+                assert!(
+                    read(&mut other).is_some(),
+                    "the dropped guard left the new owner's lock ({fence})"
+                );
+            }
+            Driver::Async(con, rt) => rt.block_on(async {
+                let out = lock
+                    .with_lock(con, Duration::from_secs(1), |held| async move {
+                        held.fence() * 10
+                    })
+                    .await
+                    .expect("the section's output");
+                assert_eq!(out, 10);
+                let free: Option<String> = con.query(redis::cmd("GET").arg(&key)).await.unwrap();
+                assert_eq!(free, None, "released after the section");
+                let mut other = con.clone();
+                let lost = short
+                    .with_lock(con, Duration::from_secs(1), |held| async move {
+                        let _: () = other
+                            .query(redis::cmd("DEL").arg(held.key()))
+                            .await
+                            .unwrap();
+                        held.lost_signal().await
+                    })
+                    .await;
+                match lost.map_err(|e| e.into_kind()) {
+                    Err(ErrorKind::LockLost { fence, .. }) => assert_eq!(fence, 2),
+                    other => panic!("expected LockLost, got {other:?}"),
+                }
+                // A dropped async guard has its task release the lock.
+                let guard = AsyncLockGuard::acquire(&lock, con, Duration::from_secs(1))
+                    .await
+                    .expect("acquire");
+                drop(guard);
+                let deadline = Instant::now() + Duration::from_secs(30);
+                loop {
+                    let held: Option<String> =
+                        con.query(redis::cmd("GET").arg(&key)).await.unwrap();
+                    if held.is_none() {
+                        break;
+                    }
+                    assert!(Instant::now() < deadline, "the dropped guard released");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }),
+        }
+    });
 }
 
 #[test]
@@ -262,14 +558,52 @@ fn every_operation_runs_on_a_real_cluster() {
                 .run(lock.acquire(Duration::from_secs(1)))
                 .expect("acquire");
             assert!(d.run(lock.try_acquire()).unwrap_err().is_busy());
+            assert_eq!(d.run(lock.try_acquire_as(&lease.token)).unwrap(), lease);
             assert!(
                 d.run(lock.extend(&lease.token, Duration::from_secs(9)))
                     .unwrap()
             );
             assert!(d.run(lock.owned(&lease.token)).unwrap().unwrap() > Duration::from_secs(5));
+            assert!(d.run(lock.status()).unwrap().held);
             assert!(d.run(lock.release(&lease.token)).unwrap());
             assert_eq!(d.run(lock.try_acquire()).unwrap().fence, 2);
         }
+    });
+}
+
+#[test]
+fn an_acknowledged_acquire_without_replicas_fails_cleanly_and_auto_does_not_wait() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        let lock = Lock::builder("replicated")
+            .replication(Replication::Acknowledged {
+                replicas: 1,
+                timeout: Duration::from_millis(50),
+            })
+            .build()
+            .expect("valid");
+        match d.run(lock.try_acquire()).map_err(|e| e.into_kind()) {
+            Err(ErrorKind::NotReplicated {
+                key,
+                fence,
+                acked,
+                wanted,
+            }) => {
+                assert_eq!((key.as_str(), acked, wanted), (lock.key(), 0, 1));
+                let status = d.run(lock.status()).unwrap();
+                assert!(!status.held, "released: its token is never used");
+                assert_eq!(status.fence, fence);
+            }
+            other => panic!("expected NotReplicated, got {other:?}"),
+        }
+        let auto = Lock::builder("replicated")
+            .replication(Replication::Auto)
+            .build()
+            .unwrap();
+        let lease = d
+            .run(auto.acquire(Duration::from_secs(1)))
+            .expect("no replicas: no WAIT");
+        assert_eq!(lease.fence, 2);
     });
 }
 
@@ -305,8 +639,21 @@ fn bad_input_is_refused_before_anything_is_sent() {
         "lease",
     );
     invalid(
-        Lock::builder("a").retry_interval(Duration::ZERO).build(),
-        "retry interval",
+        Lock::builder("a")
+            .wait_mode(WaitMode::Polling {
+                interval: Duration::ZERO,
+            })
+            .build(),
+        "poll interval",
+    );
+    invalid(
+        Lock::builder("a")
+            .replication(Replication::Acknowledged {
+                replicas: 0,
+                timeout: Duration::from_secs(1),
+            })
+            .build(),
+        "replicas",
     );
     let lock = Lock::new("a", Duration::from_secs(1)).expect("valid");
     support::each_driver(&server, |d| {
@@ -326,6 +673,10 @@ fn bad_input_is_refused_before_anything_is_sent() {
             d.run(lock.owned("")).map_err(|e| e.into_kind()),
             Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
         ));
+        assert!(matches!(
+            d.run(lock.try_acquire_as("")).map_err(|e| e.into_kind()),
+            Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
+        ));
     });
     let stats: String = redis::cmd("INFO")
         .arg("commandstats")
@@ -335,4 +686,186 @@ fn bad_input_is_refused_before_anything_is_sent() {
         !stats.contains("cmdstat_evalsha"),
         "nothing was sent: {stats}"
     );
+}
+
+#[test]
+fn a_release_refuses_a_channel_outside_the_locks_slot_and_a_user_denied_the_channel() {
+    let server = support::server();
+    let mut con = server.connection();
+    support::each_driver(&server, |d| {
+        let lock = Lock::new("chan", Duration::from_secs(30)).expect("valid");
+        let lease = d.run(lock.try_acquire()).unwrap();
+        let call = support::raw_call::<i64>(
+            &redis_patterns::scripts::LOCK_RELEASE,
+            &[lock.key()],
+            &[&lease.token, "elsewhere:wake"],
+        );
+        match d.run(call).map_err(|e| e.into_kind()) {
+            Err(ErrorKind::InvalidArgument { name, script, .. }) => {
+                assert_eq!((name.as_str(), script), ("channel", Some("lock.release")));
+            }
+            other => panic!("expected BADARG channel, got {other:?}"),
+        }
+        assert_eq!(
+            get(d, lock.key()),
+            Some(lease.token.clone()),
+            "nothing written"
+        );
+    });
+    // A user that may use the keys but not publish on the channel: refused
+    // before the delete (the generated ACL check names the channel).
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("nochan")
+        .arg("on")
+        .arg(">pw")
+        .arg("~*")
+        .arg("resetchannels")
+        .arg("+@all")
+        .query(&mut con)
+        .unwrap();
+    let lock = Lock::new("chan2", Duration::from_secs(30)).expect("valid");
+    let url = format!("redis://nochan:pw@127.0.0.1:{}/", server.port());
+    for mut d in support::drivers(&url) {
+        let lease = d.run(lock.try_acquire()).unwrap();
+        let err = d
+            .run(lock.release(&lease.token))
+            .expect_err("no channel permission");
+        assert_eq!(
+            err.server_kind(),
+            Some(redis_patterns::ServerErrorKind::NoPermission),
+            "{err}"
+        );
+        assert_eq!(
+            get(&mut d, lock.key()),
+            Some(lease.token.clone()),
+            "not deleted"
+        );
+        let _: () = d.cmd(lock.key(), redis::cmd("DEL").arg(lock.key()));
+    }
+}
+
+/// The slot ranges the node on `port` serves (from `CLUSTER SLOTS`).
+fn slots_of(con: &mut redis::Connection, port: u16) -> Vec<(u16, u16)> {
+    let rows: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(con).unwrap();
+    rows.into_iter()
+        .filter_map(|row| {
+            let Value::Array(row) = row else { return None };
+            let (Value::Int(a), Value::Int(b), Value::Array(primary)) = (&row[0], &row[1], &row[2])
+            else {
+                return None;
+            };
+            (primary.get(1) == Some(&Value::Int(i64::from(port)))).then_some((*a as u16, *b as u16))
+        })
+        .collect()
+}
+
+/// Acquisitions with replica acknowledgement run while a primary is killed,
+/// its replica takes over and the old primary comes back as a replica: every
+/// fencing token handed out is greater than the one before, per lock.
+#[test]
+fn replica_acknowledged_fencing_tokens_never_repeat_across_a_failover() {
+    let mut cluster = LocalCluster::builder()
+        .replicas(1)
+        .node_timeout(Duration::from_millis(1000))
+        .start()
+        .expect("a cluster with replicas");
+    for kind in ["sync", "async"] {
+        let primaries = cluster.primaries();
+        let victim = primaries[if kind == "sync" { 0 } else { 1 }];
+        let survivor = *primaries.iter().find(|&&p| p != victim).unwrap();
+        let url = cluster.nodes()[survivor].url();
+        let port = cluster.nodes()[victim].port();
+        let ranges = slots_of(&mut cluster.nodes()[survivor].connection(), port);
+        let names: Vec<String> = (0..)
+            .map(|i| format!("fo{i}"))
+            .filter(|n| {
+                let slot = redis_patterns::keys::cluster_slot(n.as_bytes());
+                ranges.iter().any(|&(a, b)| (a..=b).contains(&slot))
+            })
+            .take(3)
+            .collect();
+        let locks: Vec<Lock> = names
+            .iter()
+            .map(|n| {
+                Lock::builder(n)
+                    .lease(Duration::from_secs(2))
+                    .replication(Replication::DEFAULT_ACKNOWLEDGED)
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        let mut d = support::drivers(&url)
+            .into_iter()
+            .find(|d| d.name() == kind)
+            .unwrap();
+        assert!(d.is_cluster());
+        let stop = Arc::new(AtomicBool::new(false));
+        let switched = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (stop, switched) = (stop.clone(), switched.clone());
+            thread::spawn(move || {
+                let mut fences: Vec<Vec<u64>> = vec![Vec::new(); locks.len()];
+                let (mut ok, mut failed, mut after) = (0usize, 0usize, 0usize);
+                let mut kinds = std::collections::BTreeMap::<&str, usize>::new();
+                let give_up = Instant::now() + Duration::from_secs(90);
+                while (!stop.load(Ordering::Relaxed) || after < 30) && Instant::now() < give_up {
+                    for (i, lock) in locks.iter().enumerate() {
+                        match d.run(lock.try_acquire()) {
+                            Ok(lease) => {
+                                ok += 1;
+                                if switched.load(Ordering::Relaxed) {
+                                    after += 1;
+                                }
+                                fences[i].push(lease.fence);
+                                let _ = d.run(lock.release(&lease.token));
+                            }
+                            Err(e) => {
+                                failed += 1;
+                                let what = match e.kind() {
+                                    ErrorKind::NotReplicated { .. } => "not acknowledged",
+                                    ErrorKind::LockBusy { .. } => {
+                                        "busy (a release lost in the failover)"
+                                    }
+                                    _ => "connection or cluster down",
+                                };
+                                *kinds.entry(what).or_default() += 1;
+                                thread::sleep(Duration::from_millis(20));
+                            }
+                        }
+                    }
+                }
+                (fences, ok, failed, kinds)
+            })
+        };
+        thread::sleep(Duration::from_millis(300));
+        cluster.nodes_mut()[victim].kill();
+        let replica_took_over = Instant::now() + Duration::from_secs(30);
+        while cluster.primaries().len() < 3 {
+            assert!(Instant::now() < replica_took_over, "no replica took over");
+            thread::sleep(Duration::from_millis(50));
+        }
+        // The old primary comes back, as a replica of the new one.
+        cluster.nodes_mut()[victim]
+            .resume()
+            .expect("the old primary restarts");
+        cluster
+            .wait_ready(Duration::from_secs(30))
+            .expect("the cluster heals");
+        switched.store(true, Ordering::Relaxed);
+        stop.store(true, Ordering::Relaxed);
+        let (fences, ok, failed, kinds) = worker.join().expect("worker");
+        for (name, f) in names.iter().zip(&fences) {
+            assert!(
+                f.windows(2).all(|w| w[1] > w[0]),
+                "{kind}: {name}'s fencing tokens repeat or go back: {f:?}"
+            );
+        }
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        println!(
+            "failover ({kind}): {ok} acquisitions acknowledged, {failed} failed during the switch ({})",
+            kinds.join(", ")
+        );
+        assert!(ok > 30, "{kind}: acquisitions resumed after the switch");
+    }
 }

@@ -1,21 +1,32 @@
 #!lua
---- Take the lock if it is free and return a new fencing token
+--- Take the lock if it is free, or give its owner the same fencing token again, and return the fencing token
 -- KEYS[1] lock string rw: the lock; its value is the owner's token, its TTL the lease
--- KEYS[2] fence string rw: the lock's fencing counter (never expires)
+-- KEYS[2] fence string rw: the lock's fencing counter (never expires); while the lock is held it holds the holder's fencing token
 -- ARGV[1] token string nonempty: the new owner's token (unguessable; the Rust API uses 32 hex digits)
 -- ARGV[2] lease_ms integer 1..999999999999999: the lease in milliseconds
 -- RETURNS integer: > 0 when acquired: the fencing token, greater than any earlier one of this lock;
---    <= 0 when the lock is held: minus the holder's remaining lease in ms (0 when it has no TTL)
--- WRITES INCR SET
+--    when the lock is already held with this token (a retry whose reply was lost): the same fencing token, with a fresh lease;
+--    <= 0 when another owner holds it: minus the holder's remaining lease in ms (0 when it has no TTL)
+-- WRITES INCR PEXPIRE SET
 -- READS GET PTTL
 
 -- The fence is incremented before the lock is set: INCR is the one write
 -- that can fail on what its key holds (a value that is no integer, the
 -- int64 maximum), so it must come first.
-if not redis.call('GET', KEYS[1]) then
+local owner = redis.call('GET', KEYS[1])
+if not owner then
   local fence = redis.call('INCR', KEYS[2])
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return fence
+end
+if owner == ARGV[1] then
+  -- Only a free lock increments the counter, so while the lock is held
+  -- the counter is its holder's fencing token.
+  local fence = tonumber(redis.call('GET', KEYS[2]))
+  if fence and fence >= 1 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return fence
+  end
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl > 0 then

@@ -1,4 +1,5 @@
-//! An owner-token lock with fencing tokens (`lua/lock/`).
+//! An owner-token lock with fencing tokens, woken waiters, renewal and
+//! replica-acknowledged fencing (`lua/lock/`).
 //!
 //! A lock that is taken with `SET key 1 EX t NX` and released with an
 //! unconditional `EXPIRE key 0` (the PHP recipe our users come from) deletes
@@ -9,9 +10,26 @@
 //! than any earlier one of the same lock, so a protected resource can refuse
 //! writes from a stale owner.
 //!
+//! * **Waiting** ([`Lock::acquire`]): a waiter is woken by the release (a
+//!   message on the lock's shard channel, published by the release script
+//!   in the lock's slot), and otherwise sleeps until the holder's remaining
+//!   lease has run out; no polling ([`WaitMode`]; [`WaitMode::Polling`]
+//!   keeps the old 50 ms retries).
+//! * **Renewal**: [`Lock::guard`] (sync, a thread) and
+//!   [`AsyncLockGuard`] / [`Lock::with_lock`] (async, a tokio task) renew
+//!   the lease every lease/3 while the lock is held and tell the holder
+//!   when it was lost ([`Lost`]).
+//! * **Retries**: [`Lock::try_acquire_as`] / [`Lock::acquire_as`] with the
+//!   caller's own token return the same fencing token (and a fresh lease)
+//!   when an earlier attempt with that token did take the lock, so an
+//!   acquire whose reply was lost can be sent again.
+//! * **Failover** ([`Replication`]): an acquire that waits for replicas
+//!   (`WAIT`) hands out a fencing token only once replicas have it.
+//!
 //! Keys: `<prefix>{<name>}` holds the token with the lease as TTL, and
-//! `<prefix>{<name>}:fence` counts acquisitions (never expires). Both share the
-//! hash tag `{<name>}`. The default prefix is [`DEFAULT_PREFIX`].
+//! `<prefix>{<name>}:fence` counts acquisitions (never expires); the
+//! wake-up channel is `<prefix>{<name>}:wake`. All share the hash tag
+//! `{<name>}`. The default prefix is [`DEFAULT_PREFIX`].
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
 //! [`Connection`] or `.run_async(&mut con).await` on an
@@ -25,9 +43,13 @@
 //! # fn main() -> redis_patterns::Result<()> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
 //! let lock = Lock::new("orders:42", Duration::from_secs(5))?;
-//! let lease = lock.acquire(Duration::from_secs(1)).run(&mut con)?;
+//! let lease = lock.acquire(Duration::from_secs(1)).run(&mut con)?; // woken by the release
 //! // ... pass lease.fence to the resource you protect ...
 //! lock.release(&lease.token).run(&mut con)?;
+//! {
+//!     let guard = lock.guard(&mut con, Duration::from_secs(1))?; // renewed every lease/3
+//!     guard.check()?; // Err(LockLost) once the lease was lost
+//! } // released here, only if we still own it
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
@@ -35,19 +57,37 @@
 //! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let lease = lock.try_acquire().run_async(&mut con).await?;
 //! lock.release(&lease.token).run_async(&mut con).await?;
+//! let fence = lock
+//!     .with_lock(&con, Duration::from_secs(1), |held| async move { held.fence() })
+//!     .await?;
 //! # Ok(())
 //! # }
 //! ```
 
-use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+mod guard;
+#[cfg(feature = "tokio")]
+mod guard_async;
+mod replication;
+mod status;
+pub(crate) mod wait;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::core::{Connection, Op, Request};
+use crate::core::{Batch, Op};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
+
+pub use guard::{LockGuard, Lost, LostReason};
+#[cfg(feature = "tokio")]
+pub use guard_async::{AsyncLockGuard, Held};
+pub use replication::Replication;
+pub use status::LockStatus;
+pub use wait::WaitMode;
+use wait::{Attempt, Waiting};
 
 /// The default key prefix (the PHP recipe's `redis:lock:`).
 pub const DEFAULT_PREFIX: &str = "redis:lock:";
@@ -56,14 +96,19 @@ pub const DEFAULT_PREFIX: &str = "redis:lock:";
 /// the `lease_ms` range of `lua/lock/acquire.lua`'s header).
 pub const MAX_LEASE_MS: u64 = scripts::lock::ACQUIRE_LEASE_MS_MAX as u64;
 
-/// A named lock: its keys, lease and retry policy. Cheap to clone; holds no
-/// connection.
+/// The default poll interval of [`WaitMode::Polling`].
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// A named lock: its keys, lease, wait mode and replication. Cheap to
+/// clone; holds no connection.
 #[derive(Debug, Clone)]
 pub struct Lock {
     key: String,
     fence_key: String,
+    channel: String,
     lease_ms: i64,
-    retry: Duration,
+    wait: WaitMode,
+    replication: Replication,
 }
 
 /// Builds a [`Lock`]: setters never fail, [`LockBuilder::build`] checks.
@@ -72,49 +117,52 @@ pub struct LockBuilder {
     name: String,
     prefix: Prefix,
     lease: Duration,
-    retry: Duration,
+    wait: WaitMode,
+    replication: Replication,
 }
 
 /// Proof of ownership returned by a successful acquire.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Lease {
-    /// The owner token stored in the lock key (32 lowercase hex digits).
+    /// The owner token stored in the lock key (32 lowercase hex digits, or
+    /// the caller's own with [`Lock::try_acquire_as`]).
     pub token: String,
     /// The fencing token: greater than that of every earlier acquire.
     pub fence: u64,
 }
 
-fn lease_ms(what: &'static str, lease: Duration) -> Result<i64> {
+/// A lease as the scripts take it, in milliseconds, or the refusal.
+pub(crate) fn lease_ms(what: &'static str, lease: Duration, max: i64) -> Result<i64> {
     let ms = lease.as_millis();
     if ms == 0 {
         return Err(Error::invalid(what, "must be at least 1 ms"));
     }
-    if ms > MAX_LEASE_MS as u128 {
-        return Err(Error::invalid(
-            what,
-            format!("must be at most {MAX_LEASE_MS} ms"),
-        ));
+    if ms > max as u128 {
+        return Err(Error::invalid(what, format!("must be at most {max} ms")));
     }
     Ok(ms as i64)
 }
 
-fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut buf = [0u8; N];
-    // The OS random source failing is not recoverable for a lock: a
-    // predictable token would let others release our lock.
-    getrandom::fill(&mut buf).expect("the operating system's random source is unavailable");
-    buf
+/// A refused wait mode.
+pub(crate) fn check_wait(mode: WaitMode) -> Result<()> {
+    match mode {
+        WaitMode::Polling { interval } if interval.is_zero() => {
+            Err(Error::invalid("poll interval", "must be greater than zero"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A fresh unguessable 128-bit owner token, as 32 lowercase hex digits.
 pub fn new_token() -> String {
-    random_bytes::<16>()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let mut buf = [0u8; 16];
+    // The OS random source failing is not recoverable for a lock: a
+    // predictable token would let others release our lock.
+    getrandom::fill(&mut buf).expect("the operating system's random source is unavailable");
+    buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn check_token(token: &str) -> Result<()> {
+pub(crate) fn check_token(token: &str) -> Result<()> {
     if token.is_empty() {
         return Err(Error::invalid("token", "must not be empty"));
     }
@@ -134,29 +182,41 @@ impl LockBuilder {
         self
     }
 
-    /// The mean interval between attempts of a blocking acquire (default
-    /// 50 ms); each wait is drawn uniformly from half to one and a half
-    /// times it.
-    pub fn retry_interval(mut self, interval: Duration) -> Self {
-        self.retry = interval;
+    /// How a blocking acquire waits (default [`WaitMode::Notified`]).
+    pub fn wait_mode(mut self, mode: WaitMode) -> Self {
+        self.wait = mode;
+        self
+    }
+
+    /// Whether acquires wait for replicas (default [`Replication::None`]).
+    pub fn replication(mut self, replication: Replication) -> Self {
+        self.replication = replication;
         self
     }
 
     /// Checks the settings.
     pub fn build(self) -> Result<Lock> {
         keys::check_name("lock name", &self.name)?;
-        if self.retry.is_zero() {
-            return Err(Error::invalid(
-                "retry interval",
-                "must be greater than zero",
-            ));
+        check_wait(self.wait)?;
+        if let Replication::Acknowledged { replicas, timeout } = self.replication {
+            if replicas == 0 {
+                return Err(Error::invalid("replicas", "must be at least 1"));
+            }
+            if timeout.is_zero() {
+                return Err(Error::invalid(
+                    "replication timeout",
+                    "must be greater than zero",
+                ));
+            }
         }
         let key = self.prefix.tagged(&self.name);
         Ok(Lock {
             fence_key: format!("{key}:fence"),
+            channel: format!("{key}:wake"),
             key,
-            lease_ms: lease_ms("lease", self.lease)?,
-            retry: self.retry,
+            lease_ms: lease_ms("lease", self.lease, MAX_LEASE_MS as i64)?,
+            wait: self.wait,
+            replication: self.replication,
         })
     }
 }
@@ -168,13 +228,14 @@ impl Lock {
             name: name.to_string(),
             prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
             lease: Duration::from_secs(30),
-            retry: Duration::from_millis(50),
+            wait: WaitMode::Notified,
+            replication: Replication::None,
         }
     }
 
     /// A lock named `name` (keys `redis:lock:{name}` and
-    /// `redis:lock:{name}:fence`) with the given lease and a 50 ms retry
-    /// interval.
+    /// `redis:lock:{name}:fence`) with the given lease, notified waiting
+    /// and no replica acknowledgement.
     pub fn new(name: &str, lease: Duration) -> Result<Self> {
         Self::builder(name).lease(lease).build()
     }
@@ -189,91 +250,161 @@ impl Lock {
         &self.fence_key
     }
 
+    /// The shard channel a release publishes on (in the lock's slot).
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
     /// The lease every acquire asks for.
     pub fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms as u64)
     }
 
-    /// One attempt: the lease, or [`ErrorKind::LockBusy`] when someone
-    /// holds it.
+    /// How a blocking acquire waits.
+    pub fn wait_mode(&self) -> WaitMode {
+        self.wait
+    }
+
+    /// One attempt with a fresh token: the lease, or
+    /// [`ErrorKind::LockBusy`] when someone holds it.
     pub fn try_acquire(&self) -> Op<Lease> {
-        let token = new_token();
-        let key = self.key.clone();
-        Op::script(scripts::lock::acquire(
-            &self.key,
-            &self.fence_key,
-            &token,
-            self.lease_ms,
-        ))
-        .try_map(move |reply| {
-            if reply > 0 {
-                Ok(Lease {
-                    token,
-                    fence: reply as u64,
-                })
-            } else {
-                Err(ErrorKind::LockBusy {
-                    key,
-                    retry_after_ms: (reply < 0).then_some(reply.unsigned_abs()),
-                }
-                .into())
-            }
-        })
+        self.try_acquire_as(&new_token())
     }
 
-    /// The pause before the next attempt, or the timeout error when the
-    /// deadline has passed.
-    fn next_wait(&self, started: Instant, timeout: Duration) -> Result<Duration> {
-        let waited = started.elapsed();
-        if waited >= timeout {
-            return Err(ErrorKind::LockTimeout {
-                key: self.key.clone(),
-                waited_ms: waited.as_millis() as u64,
-            }
-            .into());
+    /// One attempt with the caller's own `token`. When the lock is already
+    /// held with `token` (an earlier attempt whose reply was lost did take
+    /// it), returns the same fencing token, with a fresh lease.
+    pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
+        if let Err(e) = check_token(token) {
+            return Op::fail(e);
         }
-        let r = u32::from_le_bytes(random_bytes::<4>());
-        let jittered = self.retry.mul_f64(0.5 + r as f64 / (u32::MAX as f64 + 1.0));
-        Ok(jittered.min(timeout - waited))
-    }
-
-    /// Tries until it gets the lock or `timeout` has passed
-    /// ([`ErrorKind::LockTimeout`]). A zero timeout makes exactly one attempt.
-    pub fn acquire(&self, timeout: Duration) -> Op<Lease> {
-        let lock = self.clone();
-        let started = Instant::now();
-        Op::repeat((), move |_| {
-            let lock = lock.clone();
-            lock.try_acquire()
-                .map(ControlFlow::Break)
-                .or_else(move |e| {
-                    if !e.is_busy() {
-                        return Op::fail(e);
-                    }
-                    match lock.next_wait(started, timeout) {
-                        Ok(wait) => Op::sleep(wait).map(|_| ControlFlow::Continue(())),
-                        Err(e) => Op::fail(e),
-                    }
-                })
+        let key = self.key.clone();
+        self.attempt(token, Arc::default()).try_map(|a| match a {
+            Attempt::Got(lease) => Ok(lease),
+            Attempt::Busy(left) => Err(ErrorKind::LockBusy {
+                key,
+                retry_after_ms: left.map(|d| d.as_millis() as u64),
+            }
+            .into()),
         })
     }
 
-    /// Releases the lock if `token` still owns it; `false` when it does not
-    /// (the lease ran out, perhaps someone else holds it now — left intact).
+    /// Waits until it gets the lock (see [`WaitMode`]) or `timeout` has
+    /// passed ([`ErrorKind::LockTimeout`]), with a fresh token. A zero
+    /// timeout makes exactly one attempt.
+    pub fn acquire(&self, timeout: Duration) -> Op<Lease> {
+        self.acquire_as(&new_token(), timeout)
+    }
+
+    /// [`Lock::acquire`] with the caller's own token (see
+    /// [`Lock::try_acquire_as`]).
+    pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Lease> {
+        if let Err(e) = check_token(token) {
+            return Op::fail(e);
+        }
+        let lock = self.clone();
+        let token = token.to_string();
+        // Auto replication asks INFO replication once per acquire.
+        let plan = Arc::new(OnceLock::new());
+        wait::until_acquired(self.waiting(timeout), move || {
+            lock.attempt(&token, plan.clone())
+        })
+    }
+
+    /// What the waiting loop of this lock waits for.
+    fn waiting(&self, timeout: Duration) -> Waiting {
+        Waiting {
+            key: self.key.clone(),
+            channel: self.channel.clone(),
+            mode: self.wait,
+            timeout,
+            max_wait: None,
+        }
+    }
+
+    /// One acquire script call, with `WAIT` as [`Replication`] says.
+    fn attempt(
+        &self,
+        token: &str,
+        plan: Arc<OnceLock<Option<(u32, Duration)>>>,
+    ) -> Op<Attempt<Lease>> {
+        let waits = match self.replication {
+            Replication::None => None,
+            Replication::Acknowledged { replicas, timeout } => Some((replicas, timeout)),
+            Replication::Auto => match plan.get() {
+                Some(known) => *known,
+                None => {
+                    // The primary of the lock's slot: INFO with the key's slot.
+                    let lock = self.clone();
+                    let token = token.to_string();
+                    let mut info = redis::cmd("INFO");
+                    info.arg("replication");
+                    return Op::<String>::cmd(&self.key, info).and_then(move |info| {
+                        let known = match replication::connected_replicas(&info) {
+                            0 => None,
+                            _ => match Replication::DEFAULT_ACKNOWLEDGED {
+                                Replication::Acknowledged { replicas, timeout } => {
+                                    Some((replicas, timeout))
+                                }
+                                _ => unreachable!("the default is acknowledged"),
+                            },
+                        };
+                        let _ = plan.set(known);
+                        lock.attempt(&token, plan)
+                    });
+                }
+            },
+        };
+        let call = scripts::lock::acquire(&self.key, &self.fence_key, token, self.lease_ms);
+        let token = token.to_string();
+        let Some((replicas, timeout)) = waits else {
+            return Op::script(call).map(move |reply| decode_acquire(reply, token));
+        };
+        // WAIT right after the script, in the same pipeline to the same node:
+        // it counts the replicas that have this connection's writes so far.
+        let mut batch = Batch::new();
+        batch.script(call);
+        batch.add_repeatable(&self.key, replication::wait_cmd(replicas, timeout));
+        let lock = self.clone();
+        Op::send(batch, |mut r| Ok((r.take::<i64>()?, r.take::<i64>()?))).and_then(
+            move |(reply, acked)| match decode_acquire(reply, token) {
+                Attempt::Got(lease) if acked < i64::from(replicas) => {
+                    let failed = ErrorKind::NotReplicated {
+                        key: lock.key.clone(),
+                        fence: lease.fence,
+                        acked: acked.max(0) as u32,
+                        wanted: replicas,
+                    };
+                    // Its token is never used: free the lock for others now
+                    // (best effort; the lease bounds it otherwise).
+                    lock.release(&lease.token)
+                        .map(|_| ())
+                        .or_else(|_| Op::ready(()))
+                        .and_then(move |_| Op::fail(failed.into()))
+                }
+                other => Op::ready(other),
+            },
+        )
+    }
+
+    /// Releases the lock if `token` still owns it, and wakes its waiters;
+    /// `false` when it does not (the lease ran out, perhaps someone else
+    /// holds it now — left intact).
     pub fn release(&self, token: &str) -> Op<bool> {
         if let Err(e) = check_token(token) {
             return Op::fail(e);
         }
-        Op::script(scripts::lock::release(&self.key, token)).map(|r| r == 1)
+        Op::script(scripts::lock::release(&self.key, token, &self.channel)).map(|r| r == 1)
     }
 
     /// Gives the owner a fresh lease of `lease` from now; `false` when
     /// `token` does not own the lock.
     pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
-        let ms = match check_token(token).and_then(|_| lease_ms("lease", lease)) {
-            Ok(ms) => ms,
-            Err(e) => return Op::fail(e),
-        };
+        let ms =
+            match check_token(token).and_then(|_| lease_ms("lease", lease, MAX_LEASE_MS as i64)) {
+                Ok(ms) => ms,
+                Err(e) => return Op::fail(e),
+            };
         Op::script(scripts::lock::extend(&self.key, token, ms)).map(|r| r == 1)
     }
 
@@ -289,71 +420,16 @@ impl Lock {
             _ => Some(Duration::MAX),
         })
     }
+}
 
-    /// Blocking acquire on a sync connection, returning a guard that releases
-    /// the lock when dropped. The guard borrows the connection; use
-    /// [`LockGuard::conn`] meanwhile. (On an async connection, acquire and
-    /// release the [`Lease`] with [`Lock::acquire`] and [`Lock::release`].)
-    pub fn guard<'a>(
-        &'a self,
-        con: &'a mut Connection,
-        timeout: Duration,
-    ) -> Result<LockGuard<'a>> {
-        let lease = self.acquire(timeout).run(con)?;
-        Ok(LockGuard {
-            lock: self,
-            con,
-            lease: Some(lease),
+/// An acquire script's reply: the fencing token, or busy.
+fn decode_acquire(reply: i64, token: String) -> Attempt<Lease> {
+    if reply > 0 {
+        Attempt::Got(Lease {
+            token,
+            fence: reply as u64,
         })
-    }
-}
-
-/// Holds a lock until dropped or [released](LockGuard::release). Dropping it
-/// releases the lock only if this owner still holds it; errors on drop are
-/// ignored (the lease bounds how long a lost release can block others).
-#[derive(Debug)]
-pub struct LockGuard<'a> {
-    lock: &'a Lock,
-    con: &'a mut Connection,
-    lease: Option<Lease>,
-}
-
-impl LockGuard<'_> {
-    /// The connection, for work under the lock.
-    pub fn conn(&mut self) -> &mut Connection {
-        self.con
-    }
-
-    /// The fencing token of this acquire.
-    pub fn fence(&self) -> u64 {
-        self.lease.as_ref().map_or(0, |l| l.fence)
-    }
-
-    /// The owner token.
-    pub fn token(&self) -> &str {
-        self.lease.as_ref().map_or("", |l| l.token.as_str())
-    }
-
-    /// Renews the lease; `false` when the lock was lost meanwhile.
-    pub fn extend(&mut self, lease: Duration) -> Result<bool> {
-        let op = self.lock.extend(self.token(), lease);
-        op.run(self.con)
-    }
-
-    /// Releases now and reports whether this owner still held the lock.
-    pub fn release(mut self) -> Result<bool> {
-        let lease = self
-            .lease
-            .take()
-            .expect("a guard holds its lease until released");
-        self.lock.release(&lease.token).run(self.con)
-    }
-}
-
-impl Drop for LockGuard<'_> {
-    fn drop(&mut self) {
-        if let Some(lease) = self.lease.take() {
-            let _ = self.lock.release(&lease.token).run(self.con);
-        }
+    } else {
+        Attempt::busy(reply)
     }
 }

@@ -7,6 +7,9 @@
 /// Unix seconds far ahead (2100-01-01): expiries the scripts accept.
 pub const LATER: &str = "4102444800";
 
+/// The same instant in unix milliseconds (the ends of leases in sorted sets).
+pub const LATER_MS: &str = "4102444800000";
+
 /// A valid call of one script and the data it needs.
 pub struct Example {
     /// `<pattern>.<op>`
@@ -154,7 +157,12 @@ pub fn examples(big: bool) -> Vec<Example> {
     ));
     out.push(ex("lock.extend", &[held], &["lock{t}"], &["tok", "30000"]));
     out.push(ex("lock.owned", &[held], &["lock{t}"], &["tok"]));
-    out.push(ex("lock.release", &[held], &["lock{t}"], &["tok"]));
+    out.push(ex(
+        "lock.release",
+        &[held],
+        &["lock{t}"],
+        &["tok", "lock{t}:wake"],
+    ));
 
     // login_log
     let log = "loginLog_2024-05_client_7{t}";

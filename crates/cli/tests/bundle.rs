@@ -269,8 +269,11 @@ fn redis_cli_evalsha_runs_the_exported_lock() {
         (-30000..0).contains(&busy),
         "busy answer is minus the remaining lease: {busy}"
     );
-    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-2"]), "0");
-    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-1"]), "1");
+    let wake = "redis:lock:{job}:wake";
+    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-2", wake]), "0");
+    // A retry with the holder's own token: the same fencing token.
+    assert_eq!(acquire_as("tok-1", "30000"), "1");
+    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-1", wake]), "1");
     assert_eq!(acquire_as("tok-2", "30000"), "2");
     let err = acquire_as("tok-3", "-5");
     assert!(err.contains("BADARG"), "{err}");

@@ -1,0 +1,161 @@
+//! How a blocking acquire waits: [`WaitMode`], and the one waiting loop
+//! that the lock, the semaphore and the read-write lock share.
+//!
+//! Notified (the default): after a refused attempt the loop subscribes to
+//! the resource's wake-up channel (a zero-timeout [`Op::wait`]), tries once
+//! more (a release between the first attempt and the subscription is not
+//! missed), then waits until a release's message or until the holder's
+//! remaining lease, as the refusal reported it, has run out — whichever
+//! comes first — and tries again. A lost message therefore costs at most
+//! the holder's remaining lease; no attempt is made in between.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::core::{Env, Machine, Op, Replies, Step};
+use crate::error::{ErrorKind, Result};
+
+/// How a blocking acquire waits for the holder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum WaitMode {
+    /// Woken by the release (default): subscribe to the resource's shard
+    /// channel, try again, then wait for a release's message, at most until
+    /// the holder's remaining lease has run out. Needs Redis >= 7 (sharded
+    /// pub/sub); on a connection that cannot subscribe (wrapped without its
+    /// client) it waits out the holder's lease.
+    Notified,
+    /// Try again after a pause drawn uniformly from half to one and a half
+    /// times `interval`, without subscribing (how every acquire waited
+    /// before notified waiting; for comparison, or a server without
+    /// sharded pub/sub).
+    Polling { interval: Duration },
+}
+
+/// The outcome of one attempt.
+pub(crate) enum Attempt<T> {
+    Got(T),
+    /// Refused; the holder's remaining lease when it is known.
+    Busy(Option<Duration>),
+}
+
+impl<T> Attempt<T> {
+    /// The busy outcome of a script's `-<remaining ms>` (0: unknown).
+    pub(crate) fn busy(reply: i64) -> Self {
+        Attempt::Busy((reply < 0).then(|| Duration::from_millis(reply.unsigned_abs())))
+    }
+}
+
+/// What a waiting loop waits for.
+pub(crate) struct Waiting {
+    /// The resource's key, for [`ErrorKind::LockTimeout`].
+    pub(crate) key: String,
+    /// Its wake-up channel.
+    pub(crate) channel: String,
+    pub(crate) mode: WaitMode,
+    pub(crate) timeout: Duration,
+    /// The longest single wait (a writer renews its intent in between).
+    pub(crate) max_wait: Option<Duration>,
+}
+
+/// Runs `attempt` until it gets the resource or `timeout` has passed
+/// ([`ErrorKind::LockTimeout`]); a zero timeout makes exactly one attempt.
+pub(crate) fn until_acquired<T: Send + 'static>(
+    waiting: Waiting,
+    attempt: impl FnMut() -> Op<Attempt<T>> + Send + 'static,
+) -> Op<T> {
+    Op::from_machine(Acquiring {
+        waiting,
+        attempt,
+        started: None,
+        subscribed: false,
+        current: None,
+    })
+}
+
+struct Acquiring<T, F> {
+    waiting: Waiting,
+    attempt: F,
+    /// When the first attempt was made.
+    started: Option<Instant>,
+    /// Whether the loop subscribed to the channel already.
+    subscribed: bool,
+    /// The attempt in flight; `None` during a pause.
+    current: Option<Op<Attempt<T>>>,
+}
+
+impl<T, F> Acquiring<T, F> {
+    /// The pause after a refusal (the holder's remaining lease `hint`), or
+    /// the timeout error.
+    fn pause(&mut self, started: Instant, hint: Option<Duration>) -> Result<Step<T>> {
+        let w = &self.waiting;
+        let waited = started.elapsed();
+        if waited >= w.timeout {
+            return Err(ErrorKind::LockTimeout {
+                key: w.key.clone(),
+                waited_ms: waited.as_millis() as u64,
+            }
+            .into());
+        }
+        let left = w.timeout - waited;
+        let max = w.max_wait.unwrap_or(left).min(left);
+        Ok(match w.mode {
+            WaitMode::Polling { interval } => Step::Sleep(jittered(interval).min(max)),
+            WaitMode::Notified if !self.subscribed => {
+                self.subscribed = true;
+                Step::Wait {
+                    channel: w.channel.clone().into_bytes(),
+                    timeout: Duration::ZERO,
+                }
+            }
+            WaitMode::Notified => {
+                // Past the holder's lease by a millisecond, so that the key
+                // has expired when the next attempt reads it.
+                let wait = hint.map_or(max, |h| h + Duration::from_millis(1));
+                Step::Wait {
+                    channel: w.channel.clone().into_bytes(),
+                    timeout: wait.min(max),
+                }
+            }
+        })
+    }
+}
+
+impl<T, F> Machine for Acquiring<T, F>
+where
+    T: Send + 'static,
+    F: FnMut() -> Op<Attempt<T>> + Send + 'static,
+{
+    type Output = T;
+
+    fn step(&mut self, env: &Env, mut replies: Option<Replies>) -> Result<Step<T>> {
+        let started = *self.started.get_or_insert_with(Instant::now);
+        let op = match self.current.as_mut() {
+            Some(op) => op,
+            None => {
+                // The first step, or after a pause: its replies say only
+                // whether a message ended the wait; try again either way.
+                replies = None;
+                self.current.insert((self.attempt)())
+            }
+        };
+        match op.step(env, replies)? {
+            Step::Done(Attempt::Got(v)) => Ok(Step::Done(v)),
+            Step::Done(Attempt::Busy(hint)) => {
+                self.current = None;
+                self.pause(started, hint)
+            }
+            Step::Send(b) => Ok(Step::Send(b)),
+            Step::Sleep(d) => Ok(Step::Sleep(d)),
+            Step::Wait { channel, timeout } => Ok(Step::Wait { channel, timeout }),
+        }
+    }
+}
+
+/// `interval` times a factor drawn uniformly from 0.5 to 1.5.
+fn jittered(interval: Duration) -> Duration {
+    let mut r = [0u8; 4];
+    getrandom::fill(&mut r).expect("the operating system's random source is unavailable");
+    let r = u32::from_le_bytes(r);
+    interval.mul_f64(0.5 + f64::from(r) / (f64::from(u32::MAX) + 1.0))
+}
