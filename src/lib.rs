@@ -1,7 +1,8 @@
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
 //! Each pattern — an owner-token lock ([`lock`]: waiters woken by the
-//! release, renewal, replica-acknowledged fencing), sharded hashes that stay
+//! release, renewal, replica-acknowledged fencing), a semaphore with
+//! expiring permits ([`semaphore`]), a read-write lock ([`rwlock`]), sharded hashes that stay
 //! listpack-encoded ([`sharded_hash`], with a shard-count planner and a
 //! streaming bulk import), fixed-width records packed into sharded strings
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
@@ -84,7 +85,9 @@ pub mod login_log;
 pub mod manifest;
 pub mod packed;
 pub mod rolling;
+pub mod rwlock;
 pub mod scripts;
+pub mod semaphore;
 pub mod sharded_hash;
 pub mod signin;
 pub mod visits;

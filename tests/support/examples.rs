@@ -267,6 +267,68 @@ pub fn examples(big: bool) -> Vec<Example> {
     }
     out.push(put);
 
+    // rwlock: a reader and a writer's intent that end in 2100.
+    let rw = ["rw{t}", "rw{t}:readers", "rw{t}:intents"];
+    let reader: &[&str] = &["ZADD", "rw{t}:readers", LATER_MS, "tok"];
+    let writer: &[&str] = &["SET", "rw{t}", "tok", "PX", "600000"];
+    out.push(ex(
+        "rwlock.read_extend",
+        &[reader],
+        &rw[1..2],
+        &["tok", "30000"],
+    ));
+    out.push(ex(
+        "rwlock.read_acquire",
+        &[&["ZADD", "rw{t}:readers", LATER_MS, "other"]],
+        &rw,
+        &["tok", "30000"],
+    ));
+    out.push(ex(
+        "rwlock.read_release",
+        &[reader],
+        &rw[1..2],
+        &["tok", "rw{t}:wake"],
+    ));
+    out.push(ex(
+        "rwlock.write_acquire",
+        &[&["ZADD", "rw{t}:intents", LATER_MS, "tok"]],
+        &rw,
+        &["tok", "30000", "30000"],
+    ));
+    out.push(ex(
+        "rwlock.write_extend",
+        &[writer],
+        &rw[..1],
+        &["tok", "30000"],
+    ));
+    out.push(ex(
+        "rwlock.write_release",
+        &[writer, &["ZADD", "rw{t}:intents", LATER_MS, "next"]],
+        &["rw{t}", "rw{t}:intents"],
+        &["tok", "rw{t}:wake"],
+    ));
+
+    // semaphore: 3 permits, one taken until 2100.
+    let permit: &[&str] = &["ZADD", "sem{t}", LATER_MS, "tok"];
+    out.push(ex(
+        "semaphore.acquire",
+        &[&["ZADD", "sem{t}", LATER_MS, "other"]],
+        &["sem{t}"],
+        &["tok", "3", "30000"],
+    ));
+    out.push(ex(
+        "semaphore.extend",
+        &[permit],
+        &["sem{t}"],
+        &["tok", "30000"],
+    ));
+    out.push(ex(
+        "semaphore.release",
+        &[permit],
+        &["sem{t}"],
+        &["tok", "sem{t}:wake"],
+    ));
+
     // signin
     let days: Vec<String> = (1..=n(2, 31))
         .map(|d| format!("si:{{t}}:202401{d:02}"))

@@ -1,0 +1,31 @@
+#!lua
+--- Take a read lease when no writer holds the lock or waits for it, or renew the caller's own
+-- KEYS[1] writer string ro: the writer's token, its TTL the writer's lease
+-- KEYS[2] readers zset rw: reader token -> the end of its lease (unix ms, server clock)
+-- KEYS[3] intents zset rw: waiting writer token -> the end of its intent (unix ms); while a writer waits, new readers wait too
+-- ARGV[1] token string nonempty: the reader's token (unguessable; the Rust API uses 32 hex digits)
+-- ARGV[2] lease_ms integer 1..999999999999999: the read lease in milliseconds
+-- RETURNS integer: 1 when acquired, or renewed when the token already held a read lease (a retry);
+--    <= 0 when a writer holds the lock or waits for it: minus the ms until that writer's lease or intent ends (0: unknown)
+-- WRITES PEXPIREAT ZADD ZREMRANGEBYSCORE
+-- READS GET PTTL TIME ZCARD ZRANGE ZSCORE
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Leases and intents that ended are gone (a holder or a writer that crashed).
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  if redis.call('GET', KEYS[1]) then
+    local pttl = redis.call('PTTL', KEYS[1])
+    return pttl > 0 and -pttl or 0
+  end
+  -- A waiting writer goes first: no writer starves behind new readers.
+  if redis.call('ZCARD', KEYS[3]) > 0 then
+    local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    return now - tonumber(first[2])
+  end
+end
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[2], last[2])
+return 1

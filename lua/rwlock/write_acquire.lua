@@ -1,0 +1,31 @@
+#!lua
+--- Take the write lease when no one holds the lock, or renew the caller's own; otherwise record the caller's intent to write
+-- KEYS[1] writer string rw: the writer's token, its TTL the writer's lease
+-- KEYS[2] readers zset rw: reader token -> the end of its lease (unix ms, server clock)
+-- KEYS[3] intents zset rw: waiting writer token -> the end of its intent (unix ms); while a writer waits, new readers wait too
+-- ARGV[1] token string nonempty: the writer's token (unguessable; the Rust API uses 32 hex digits)
+-- ARGV[2] lease_ms integer 1..999999999999999: the write lease in milliseconds
+-- ARGV[3] intent_ms integer 1..999999999999999: how long a refused caller's intent keeps new readers out unless its next attempt renews it
+-- RETURNS integer: 1 when acquired, or renewed when the token already held the write lease (a retry);
+--    <= 0 when the lock is held: minus the ms until the writer's lease or the first reader's lease ends (0: unknown)
+-- WRITES PEXPIREAT SET ZADD ZREM ZREMRANGEBYSCORE
+-- READS GET PTTL TIME ZCARD ZRANGE
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] or not owner and redis.call('ZCARD', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  return 1
+end
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[3], last[2])
+if owner then
+  local pttl = redis.call('PTTL', KEYS[1])
+  return pttl > 0 and -pttl or 0
+end
+local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+return now - tonumber(first[2])

@@ -1,0 +1,323 @@
+//! A read-write lock with leases (`lua/rwlock/`): many readers or one
+//! writer, and a waiting writer keeps new readers out, so no writer starves
+//! behind a stream of readers.
+//!
+//! Keys, all with the hash tag `{<name>}` (one slot, so it runs unchanged
+//! on Redis Cluster): `<prefix>{<name>}` holds the writer's token with its
+//! lease as TTL; `<prefix>{<name>}:readers` is a sorted set of reader
+//! tokens scored by the end of their leases (server clock); and
+//! `<prefix>{<name>}:intents` one of the writers waiting for the readers to
+//! leave, scored by the end of their intent. A refused writer records its
+//! intent, and while one is recorded a new reader is refused; the writer
+//! renews it with each attempt (at least every lease/2) and withdraws it
+//! when it gets the lock or gives up, so a writer that crashed holds readers
+//! back for at most one lease. Every lease is per holder: a holder that
+//! crashed frees its share when its lease ends. Releases publish on the
+//! shard channel `<prefix>{<name>}:wake` (a writer's release, and the last
+//! reader's), which wakes the waiters ([`WaitMode`]).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use redis_patterns::prelude::*;
+//! use redis_patterns::rwlock::RwLock;
+//!
+//! # fn main() -> redis_patterns::Result<()> {
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
+//! let prices = RwLock::new("prices", Duration::from_secs(10))?;
+//! let read = prices.read(Duration::from_secs(1)).run(&mut con)?; // shared with other readers
+//! prices.release(&read).run(&mut con)?;
+//! let write = prices.write(Duration::from_secs(5)).run(&mut con)?; // alone
+//! prices.release(&write).run(&mut con)?;
+//! # Ok(())
+//! # }
+//! # async fn run() -> redis_patterns::Result<()> {
+//! # let prices = RwLock::new("prices", Duration::from_secs(10))?;
+//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let write = prices.try_write().run_async(&mut con).await?; // Err(LockBusy) when held
+//! prices.release(&write).run_async(&mut con).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::core::Op;
+use crate::error::{ErrorKind, Result};
+use crate::keys::{self, Prefix};
+use crate::lock::wait::{self, Attempt, Waiting};
+use crate::lock::{WaitMode, check_token, check_wait, lease_ms, new_token};
+use crate::scripts;
+
+/// The default key prefix.
+pub const DEFAULT_PREFIX: &str = "redis:rwlock:";
+
+/// The longest lease (the `lease_ms` range of the scripts' headers).
+pub const MAX_LEASE_MS: u64 = scripts::rwlock::WRITE_ACQUIRE_LEASE_MS_MAX as u64;
+
+/// Which lease a holder has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Role {
+    Read,
+    Write,
+}
+
+/// A read or write lease: the holder's token and its role (release and
+/// extend take it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RwLease {
+    /// 32 lowercase hex digits, or the caller's own with `*_as`.
+    pub token: String,
+    pub role: Role,
+}
+
+/// A named read-write lock: its keys, lease and wait mode. Cheap to clone;
+/// holds no connection.
+#[derive(Debug, Clone)]
+pub struct RwLock {
+    writer: String,
+    readers: String,
+    intents: String,
+    channel: String,
+    lease_ms: i64,
+    wait: WaitMode,
+}
+
+/// Builds an [`RwLock`]: setters never fail, [`RwLockBuilder::build`]
+/// checks.
+#[derive(Debug, Clone)]
+pub struct RwLockBuilder {
+    name: String,
+    prefix: Prefix,
+    lease: Duration,
+    wait: WaitMode,
+}
+
+impl RwLockBuilder {
+    /// The key prefix (default [`DEFAULT_PREFIX`]).
+    pub fn prefix(mut self, prefix: Prefix) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// The lease of every reader and writer (default 30 s); also how long a
+    /// waiting writer's intent keeps readers out without being renewed.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How a blocking acquire waits (default [`WaitMode::Notified`]).
+    pub fn wait_mode(mut self, mode: WaitMode) -> Self {
+        self.wait = mode;
+        self
+    }
+
+    /// Checks the settings.
+    pub fn build(self) -> Result<RwLock> {
+        keys::check_name("lock name", &self.name)?;
+        check_wait(self.wait)?;
+        let writer = self.prefix.tagged(&self.name);
+        Ok(RwLock {
+            readers: format!("{writer}:readers"),
+            intents: format!("{writer}:intents"),
+            channel: format!("{writer}:wake"),
+            writer,
+            lease_ms: lease_ms("lease", self.lease, MAX_LEASE_MS as i64)?,
+            wait: self.wait,
+        })
+    }
+}
+
+impl RwLock {
+    /// A builder for the read-write lock `name`.
+    pub fn builder(name: &str) -> RwLockBuilder {
+        RwLockBuilder {
+            name: name.to_string(),
+            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
+            lease: Duration::from_secs(30),
+            wait: WaitMode::Notified,
+        }
+    }
+
+    /// The read-write lock `name` (keys `redis:rwlock:{name}...`) with the
+    /// given lease and notified waiting.
+    pub fn new(name: &str, lease: Duration) -> Result<Self> {
+        Self::builder(name).lease(lease).build()
+    }
+
+    /// The key of the writer's token.
+    pub fn writer_key(&self) -> &str {
+        &self.writer
+    }
+
+    /// The key of the readers (a sorted set).
+    pub fn readers_key(&self) -> &str {
+        &self.readers
+    }
+
+    /// The key of the waiting writers' intents (a sorted set).
+    pub fn intents_key(&self) -> &str {
+        &self.intents
+    }
+
+    /// The shard channel releases publish on (in the keys' slot).
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// The lease of every holder.
+    pub fn lease(&self) -> Duration {
+        Duration::from_millis(self.lease_ms as u64)
+    }
+
+    /// One read attempt with a fresh token; [`ErrorKind::LockBusy`] while a
+    /// writer holds the lock or waits for it.
+    pub fn try_read(&self) -> Op<RwLease> {
+        self.try_as(Role::Read, &new_token())
+    }
+
+    /// One write attempt with a fresh token; [`ErrorKind::LockBusy`] while
+    /// anyone holds the lock (the attempt records no intent to wait).
+    pub fn try_write(&self) -> Op<RwLease> {
+        self.try_as(Role::Write, &new_token())
+    }
+
+    /// One attempt of `role` with the caller's own `token`; a token that
+    /// already holds that lease (a retry whose reply was lost) keeps it,
+    /// with a fresh lease.
+    pub fn try_as(&self, role: Role, token: &str) -> Op<RwLease> {
+        if let Err(e) = check_token(token) {
+            return Op::fail(e);
+        }
+        let key = self.writer.clone();
+        let attempt = self.attempt(role, token);
+        let lock = self.clone();
+        let token = token.to_string();
+        attempt.and_then(move |a| match a {
+            Attempt::Got(lease) => Op::ready(lease),
+            Attempt::Busy(left) => {
+                let busy = ErrorKind::LockBusy {
+                    key,
+                    retry_after_ms: left.map(|d| d.as_millis() as u64),
+                };
+                // A single write attempt does not stay in line.
+                let withdraw = match role {
+                    Role::Write => lock.withdraw(&token),
+                    Role::Read => Op::ready(()),
+                };
+                withdraw.and_then(move |_| Op::fail(busy.into()))
+            }
+        })
+    }
+
+    /// Waits for a read lease (woken when the writer leaves) until
+    /// `timeout` ([`ErrorKind::LockTimeout`]).
+    pub fn read(&self, timeout: Duration) -> Op<RwLease> {
+        self.wait_as(Role::Read, &new_token(), timeout)
+    }
+
+    /// Waits for the write lease (woken when the last reader or the writer
+    /// leaves); meanwhile new readers wait behind it.
+    pub fn write(&self, timeout: Duration) -> Op<RwLease> {
+        self.wait_as(Role::Write, &new_token(), timeout)
+    }
+
+    /// [`RwLock::read`] or [`RwLock::write`] with the caller's own token.
+    pub fn wait_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
+        if let Err(e) = check_token(token) {
+            return Op::fail(e);
+        }
+        let waiting = Waiting {
+            key: self.writer.clone(),
+            channel: self.channel.clone(),
+            mode: self.wait,
+            timeout,
+            // A waiting writer renews its intent before it ends.
+            max_wait: (role == Role::Write).then(|| self.lease() / 2),
+        };
+        let lock = self.clone();
+        let token = token.to_string();
+        let attempts = {
+            let (lock, token) = (lock.clone(), token.clone());
+            wait::until_acquired(waiting, move || lock.attempt(role, &token))
+        };
+        if role == Role::Read {
+            return attempts;
+        }
+        // A writer that gives up withdraws its intent.
+        attempts.or_else(move |e| lock.withdraw(&token).and_then(move |_| Op::fail(e)))
+    }
+
+    fn attempt(&self, role: Role, token: &str) -> Op<Attempt<RwLease>> {
+        let call = match role {
+            Role::Read => scripts::rwlock::read_acquire(
+                &self.writer,
+                &self.readers,
+                &self.intents,
+                token,
+                self.lease_ms,
+            ),
+            Role::Write => scripts::rwlock::write_acquire(
+                &self.writer,
+                &self.readers,
+                &self.intents,
+                token,
+                self.lease_ms,
+                self.lease_ms,
+            ),
+        };
+        let token = token.to_string();
+        Op::script(call).map(move |reply| match reply {
+            1 => Attempt::Got(RwLease { token, role }),
+            r => Attempt::busy(r),
+        })
+    }
+
+    /// Withdraws a writer's intent (and its lease, which it does not hold),
+    /// ignoring errors: an intent left behind ends with its lease.
+    fn withdraw(&self, token: &str) -> Op<()> {
+        self.release(&RwLease {
+            token: token.to_string(),
+            role: Role::Write,
+        })
+        .map(|_| ())
+        .or_else(|_| Op::ready(()))
+    }
+
+    /// Gives the lease back and wakes the waiters (a writer's release, or
+    /// the last reader's); `false` when the token did not hold it (its
+    /// lease had ended).
+    pub fn release(&self, lease: &RwLease) -> Op<bool> {
+        if let Err(e) = check_token(&lease.token) {
+            return Op::fail(e);
+        }
+        let call = match lease.role {
+            Role::Read => scripts::rwlock::read_release(&self.readers, &lease.token, &self.channel),
+            Role::Write => scripts::rwlock::write_release(
+                &self.writer,
+                &self.intents,
+                &lease.token,
+                &self.channel,
+            ),
+        };
+        Op::script(call).map(|r| r == 1)
+    }
+
+    /// Gives the lease a fresh `duration` from now; `false` when the token
+    /// holds no live lease of its role.
+    pub fn extend(&self, lease: &RwLease, duration: Duration) -> Op<bool> {
+        let ms = match check_token(&lease.token)
+            .and_then(|_| lease_ms("lease", duration, MAX_LEASE_MS as i64))
+        {
+            Ok(ms) => ms,
+            Err(e) => return Op::fail(e),
+        };
+        let call = match lease.role {
+            Role::Read => scripts::rwlock::read_extend(&self.readers, &lease.token, ms),
+            Role::Write => scripts::rwlock::write_extend(&self.writer, &lease.token, ms),
+        };
+        Op::script(call).map(|r| r == 1)
+    }
+}

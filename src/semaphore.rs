@@ -1,0 +1,250 @@
+//! A semaphore with expiring permits (`lua/semaphore/`): at most `limit`
+//! holders of a named resource at once, each with its own lease.
+//!
+//! The permits are one sorted set, `<prefix>{<name>}`: member the holder's
+//! token, score the end of its lease on the server's clock (`TIME`, so
+//! clients' clocks do not matter). Every acquire first drops the permits
+//! whose lease has ended, so a holder that crashed frees its permit at the
+//! end of its lease; the set itself expires with its longest lease. One
+//! script per operation (acquire, release, extend), one key, so it runs
+//! unchanged on Redis Cluster. A blocking acquire is woken by a release (a
+//! message on the shard channel `<prefix>{<name>}:wake`, published by the
+//! release script) or, at the latest, when the first lease ends
+//! ([`WaitMode`]).
+//!
+//! Every client of one semaphore must use the same `limit`: it is an
+//! argument of each acquire, not stored.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use redis_patterns::prelude::*;
+//! use redis_patterns::semaphore::Semaphore;
+//!
+//! # fn main() -> redis_patterns::Result<()> {
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
+//! let exports = Semaphore::new("exports", 4, Duration::from_secs(60))?; // 4 at once
+//! let permit = exports.acquire(Duration::from_secs(5)).run(&mut con)?;
+//! // ... the work; exports.extend(&permit.token, ..) for a longer one ...
+//! exports.release(&permit.token).run(&mut con)?;
+//! # Ok(())
+//! # }
+//! # async fn run() -> redis_patterns::Result<()> {
+//! # let exports = Semaphore::new("exports", 4, Duration::from_secs(60))?;
+//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let permit = exports.try_acquire().run_async(&mut con).await?; // Err(NoPermit) when all are taken
+//! exports.release(&permit.token).run_async(&mut con).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::core::Op;
+use crate::error::{Error, ErrorKind, Result};
+use crate::keys::{self, Prefix};
+use crate::lock::wait::{self, Attempt, Waiting};
+use crate::lock::{WaitMode, check_token, check_wait, lease_ms, new_token};
+use crate::scripts;
+
+/// The default key prefix.
+pub const DEFAULT_PREFIX: &str = "redis:semaphore:";
+
+/// The most holders a semaphore allows (the `limit` range of
+/// `lua/semaphore/acquire.lua`'s header).
+pub const MAX_LIMIT: u32 = scripts::semaphore::ACQUIRE_LIMIT_MAX as u32;
+
+/// The longest lease of a permit (the `lease_ms` range of the header).
+pub const MAX_LEASE_MS: u64 = scripts::semaphore::ACQUIRE_LEASE_MS_MAX as u64;
+
+/// A named semaphore: its key, limit, lease and wait mode. Cheap to clone;
+/// holds no connection.
+#[derive(Debug, Clone)]
+pub struct Semaphore {
+    key: String,
+    channel: String,
+    limit: u32,
+    lease_ms: i64,
+    wait: WaitMode,
+}
+
+/// Builds a [`Semaphore`]: setters never fail, [`SemaphoreBuilder::build`]
+/// checks.
+#[derive(Debug, Clone)]
+pub struct SemaphoreBuilder {
+    name: String,
+    limit: u32,
+    prefix: Prefix,
+    lease: Duration,
+    wait: WaitMode,
+}
+
+/// A permit: the holder's token (release and extend take it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Permit {
+    /// 32 lowercase hex digits, or the caller's own with
+    /// [`Semaphore::try_acquire_as`].
+    pub token: String,
+}
+
+impl SemaphoreBuilder {
+    /// The key prefix (default [`DEFAULT_PREFIX`]).
+    pub fn prefix(mut self, prefix: Prefix) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// The lease of every permit (default 30 s).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How a blocking acquire waits (default [`WaitMode::Notified`]).
+    pub fn wait_mode(mut self, mode: WaitMode) -> Self {
+        self.wait = mode;
+        self
+    }
+
+    /// Checks the settings.
+    pub fn build(self) -> Result<Semaphore> {
+        keys::check_name("semaphore name", &self.name)?;
+        if self.limit == 0 || self.limit > MAX_LIMIT {
+            return Err(Error::invalid(
+                "limit",
+                format!("must be from 1 to {MAX_LIMIT}"),
+            ));
+        }
+        check_wait(self.wait)?;
+        let key = self.prefix.tagged(&self.name);
+        Ok(Semaphore {
+            channel: format!("{key}:wake"),
+            key,
+            limit: self.limit,
+            lease_ms: lease_ms("lease", self.lease, MAX_LEASE_MS as i64)?,
+            wait: self.wait,
+        })
+    }
+}
+
+impl Semaphore {
+    /// A builder for the semaphore `name` with `limit` permits.
+    pub fn builder(name: &str, limit: u32) -> SemaphoreBuilder {
+        SemaphoreBuilder {
+            name: name.to_string(),
+            limit,
+            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
+            lease: Duration::from_secs(30),
+            wait: WaitMode::Notified,
+        }
+    }
+
+    /// The semaphore `name` (key `redis:semaphore:{name}`) with `limit`
+    /// permits of `lease` each and notified waiting.
+    pub fn new(name: &str, limit: u32, lease: Duration) -> Result<Self> {
+        Self::builder(name, limit).lease(lease).build()
+    }
+
+    /// The key of the permits (a sorted set).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The shard channel a release publishes on (in the key's slot).
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// How many holders it allows at once.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// The lease of every permit.
+    pub fn lease(&self) -> Duration {
+        Duration::from_millis(self.lease_ms as u64)
+    }
+
+    /// One attempt with a fresh token: the permit, or
+    /// [`ErrorKind::NoPermit`] when every permit is taken.
+    pub fn try_acquire(&self) -> Op<Permit> {
+        self.try_acquire_as(&new_token())
+    }
+
+    /// One attempt with the caller's own `token`; a token that already
+    /// holds a permit (a retry whose reply was lost) keeps it, with a fresh
+    /// lease.
+    pub fn try_acquire_as(&self, token: &str) -> Op<Permit> {
+        if let Err(e) = check_token(token) {
+            return Op::fail(e);
+        }
+        let key = self.key.clone();
+        self.attempt(token).try_map(|a| match a {
+            Attempt::Got(permit) => Ok(permit),
+            Attempt::Busy(left) => Err(ErrorKind::NoPermit {
+                key,
+                retry_after_ms: left.map(|d| d.as_millis() as u64),
+            }
+            .into()),
+        })
+    }
+
+    /// Waits for a permit (woken by a release, or when the first lease
+    /// ends) until `timeout` ([`ErrorKind::LockTimeout`]); a zero timeout
+    /// makes exactly one attempt.
+    pub fn acquire(&self, timeout: Duration) -> Op<Permit> {
+        self.acquire_as(&new_token(), timeout)
+    }
+
+    /// [`Semaphore::acquire`] with the caller's own token.
+    pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Permit> {
+        if let Err(e) = check_token(token) {
+            return Op::fail(e);
+        }
+        let waiting = Waiting {
+            key: self.key.clone(),
+            channel: self.channel.clone(),
+            mode: self.wait,
+            timeout,
+            max_wait: None,
+        };
+        let sem = self.clone();
+        let token = token.to_string();
+        wait::until_acquired(waiting, move || sem.attempt(&token))
+    }
+
+    fn attempt(&self, token: &str) -> Op<Attempt<Permit>> {
+        let token = token.to_string();
+        Op::script(scripts::semaphore::acquire(
+            &self.key,
+            &token,
+            i64::from(self.limit),
+            self.lease_ms,
+        ))
+        .map(move |reply| match reply {
+            1 => Attempt::Got(Permit { token }),
+            r => Attempt::busy(r),
+        })
+    }
+
+    /// Gives the permit of `token` back and wakes the waiters; `false` when
+    /// it held none (its lease had ended: the permit was free already).
+    pub fn release(&self, token: &str) -> Op<bool> {
+        if let Err(e) = check_token(token) {
+            return Op::fail(e);
+        }
+        Op::script(scripts::semaphore::release(&self.key, token, &self.channel)).map(|r| r == 1)
+    }
+
+    /// Gives the permit of `token` a fresh lease of `lease` from now;
+    /// `false` when it holds no live permit.
+    pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
+        let max = scripts::semaphore::EXTEND_LEASE_MS_MAX;
+        let ms = match check_token(token).and_then(|_| lease_ms("lease", lease, max)) {
+            Ok(ms) => ms,
+            Err(e) => return Op::fail(e),
+        };
+        Op::script(scripts::semaphore::extend(&self.key, token, ms)).map(|r| r == 1)
+    }
+}

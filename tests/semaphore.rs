@@ -1,0 +1,249 @@
+//! The semaphore with expiring permits against a real redis-server and a
+//! real three-node cluster, every test body through both drivers.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use redis::Value;
+use redis_patterns::ErrorKind;
+use redis_patterns::semaphore::{DEFAULT_PREFIX, MAX_LIMIT, Semaphore};
+use support::Driver;
+
+fn subscribers(d: &mut Driver, channel: &str) -> i64 {
+    let reply: Vec<Value> = d.cmd(
+        channel,
+        redis::cmd("PUBSUB").arg("SHARDNUMSUB").arg(channel),
+    );
+    match reply.get(1) {
+        Some(Value::Int(n)) => *n,
+        other => panic!("PUBSUB SHARDNUMSUB reply {other:?}"),
+    }
+}
+
+fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cond() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// 8 threads × 100 acquisitions of a 3-permit semaphore: no more than 3
+/// hold it at once (counted in-process between acquire and release, which
+/// lies inside the permit's hold on the server).
+fn at_most_n_holders(d: &mut Driver, url: &str) {
+    let sem = Semaphore::new("exports", 3, Duration::from_secs(10)).expect("valid");
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let (sem, now, most, mut d) = (sem.clone(), now.clone(), most.clone(), d.another(url));
+            thread::spawn(move || {
+                for _ in 0..100 {
+                    let permit = d
+                        .run(sem.acquire(Duration::from_secs(60)))
+                        .expect("acquire");
+                    let holders = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(holders, Ordering::SeqCst);
+                    thread::sleep(Duration::from_millis(1));
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    assert!(d.run(sem.release(&permit.token)).expect("release"));
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread");
+    }
+    let most = most.load(Ordering::SeqCst);
+    assert!(
+        (1..=3).contains(&most),
+        "{}: {most} holders at once",
+        d.name()
+    );
+    let left: i64 = d.cmd(sem.key(), redis::cmd("EXISTS").arg(sem.key()));
+    assert_eq!(left, 0, "every permit given back");
+}
+
+#[test]
+fn never_more_than_n_holders_under_8_threads() {
+    let server = support::server();
+    let url = server.url();
+    support::each_driver(&server, |d| at_most_n_holders(d, &url));
+}
+
+#[test]
+fn never_more_than_n_holders_on_a_real_cluster() {
+    let cluster = support::cluster();
+    let url = cluster.nodes()[0].url();
+    support::each_cluster_driver(&cluster, |d| at_most_n_holders(d, &url));
+}
+
+#[test]
+fn a_crashed_holders_permit_returns_at_the_end_of_its_lease() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        let sem = Semaphore::new("crash", 2, Duration::from_millis(400)).expect("valid");
+        // Two holders that crash: they never release.
+        d.run(sem.try_acquire()).expect("first");
+        d.run(sem.try_acquire()).expect("second");
+        match d.run(sem.try_acquire()).map_err(|e| e.into_kind()) {
+            Err(ErrorKind::NoPermit {
+                key,
+                retry_after_ms: Some(ms),
+            }) => {
+                assert_eq!(key, sem.key());
+                assert!(ms > 0 && ms <= 400, "{ms}");
+            }
+            other => panic!("expected NoPermit, got {other:?}"),
+        }
+        let permit = d
+            .run(sem.acquire(Duration::from_secs(30)))
+            .expect("a permit after the crashed holders' leases");
+        assert!(d.run(sem.release(&permit.token)).unwrap());
+    });
+}
+
+#[test]
+fn a_release_wakes_a_waiter() {
+    let server = support::server();
+    let url = server.url();
+    support::each_driver(&server, |d| {
+        // A 600 s lease and a 120 s deadline: only the release's message
+        // can hand the permit over.
+        let sem = Semaphore::new("one", 1, Duration::from_secs(600)).expect("valid");
+        let held = d.run(sem.try_acquire()).expect("free");
+        let waiter = {
+            let (sem, mut w) = (sem.clone(), d.another(&url));
+            thread::spawn(move || w.run(sem.acquire(Duration::from_secs(120))))
+        };
+        eventually("the waiter subscribed", || {
+            subscribers(d, sem.channel()) == 1
+        });
+        thread::sleep(Duration::from_millis(100));
+        assert!(d.run(sem.release(&held.token)).unwrap());
+        let next = waiter.join().unwrap().expect("woken by the release");
+        assert_ne!(next.token, held.token);
+    });
+}
+
+#[test]
+fn release_extend_and_retries_with_the_holders_token() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        let sem = Semaphore::new("ops", 1, Duration::from_secs(30)).expect("valid");
+        let token = "my-retry-token";
+        let permit = d.run(sem.try_acquire_as(token)).expect("free");
+        assert_eq!(permit.token, token);
+        // A retry after a lost reply: the same permit, not a second one.
+        assert_eq!(d.run(sem.try_acquire_as(token)).expect("its own"), permit);
+        assert!(d.run(sem.try_acquire()).unwrap_err().is_busy());
+        assert!(d.run(sem.extend(token, Duration::from_secs(300))).unwrap());
+        assert!(
+            !d.run(sem.extend("stranger", Duration::from_secs(300)))
+                .unwrap()
+        );
+        let ends: f64 = d.cmd(sem.key(), redis::cmd("ZSCORE").arg(sem.key()).arg(token));
+        let pttl: i64 = d.cmd(sem.key(), redis::cmd("PTTL").arg(sem.key()));
+        assert!(
+            ends > 0.0 && pttl > 30_000,
+            "extended, and the key lives as long"
+        );
+        assert!(!d.run(sem.release("stranger")).unwrap());
+        assert!(d.run(sem.release(token)).unwrap());
+        assert!(!d.run(sem.release(token)).unwrap(), "nothing left");
+        let expired = Semaphore::new("ops", 1, Duration::from_millis(30)).expect("valid");
+        let short = d.run(expired.try_acquire()).unwrap();
+        thread::sleep(Duration::from_millis(60));
+        assert!(
+            !d.run(expired.extend(&short.token, Duration::from_secs(1)))
+                .unwrap()
+        );
+        assert!(
+            !d.run(expired.release(&short.token)).unwrap(),
+            "its lease had ended"
+        );
+    });
+}
+
+#[test]
+fn every_operation_runs_on_a_real_cluster() {
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, |d| {
+        for name in ["a", "b", "c", "d", "e", "f"] {
+            let sem = Semaphore::new(name, 2, Duration::from_secs(5)).expect("valid");
+            let one = d.run(sem.acquire(Duration::from_secs(1))).unwrap();
+            let two = d.run(sem.try_acquire()).unwrap();
+            assert!(d.run(sem.try_acquire()).unwrap_err().is_busy());
+            assert!(
+                d.run(sem.extend(&one.token, Duration::from_secs(9)))
+                    .unwrap()
+            );
+            assert!(d.run(sem.release(&one.token)).unwrap());
+            assert!(d.run(sem.release(&two.token)).unwrap());
+        }
+    });
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_sent() {
+    let server = support::server();
+    let mut con = server.connection();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut con)
+        .unwrap();
+    let invalid =
+        |r: redis_patterns::Result<Semaphore>, name: &str| match r.map_err(|e| e.into_kind()) {
+            Err(ErrorKind::InvalidArgument {
+                name: n,
+                reason,
+                script: None,
+            }) => {
+                assert_eq!(n, name);
+                assert!(!reason.is_empty() && !reason.ends_with('.'));
+            }
+            other => panic!("expected InvalidArgument({name}), got {other:?}"),
+        };
+    invalid(
+        Semaphore::new("", 1, Duration::from_secs(1)),
+        "semaphore name",
+    );
+    invalid(
+        Semaphore::new("a{b}", 1, Duration::from_secs(1)),
+        "semaphore name",
+    );
+    invalid(Semaphore::new("a", 0, Duration::from_secs(1)), "limit");
+    invalid(
+        Semaphore::new("a", MAX_LIMIT + 1, Duration::from_secs(1)),
+        "limit",
+    );
+    invalid(Semaphore::new("a", 1, Duration::ZERO), "lease");
+    let sem = Semaphore::new("a", 1, Duration::from_secs(1)).unwrap();
+    assert!(sem.key().starts_with(DEFAULT_PREFIX));
+    support::each_driver(&server, |d| {
+        for r in [
+            d.run(sem.release("")),
+            d.run(sem.extend("", Duration::from_secs(1))),
+            d.run(sem.extend("t", Duration::ZERO)),
+        ] {
+            assert!(r.unwrap_err().is_invalid_input());
+        }
+        assert!(
+            d.run(sem.try_acquire_as(""))
+                .unwrap_err()
+                .is_invalid_input()
+        );
+    });
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut con)
+        .unwrap();
+    assert!(
+        !stats.contains("cmdstat_evalsha"),
+        "nothing was sent: {stats}"
+    );
+}
