@@ -607,6 +607,40 @@ fn an_acknowledged_acquire_without_replicas_fails_cleanly_and_auto_does_not_wait
     });
 }
 
+/// On a server with a replica: an acknowledged acquire returns once the
+/// replica has the write, `Auto` finds the replica and waits for it too, and
+/// a flushed script cache (the acquire answers `NOSCRIPT` while the `WAIT`
+/// after it ran) is reloaded and both are sent again, in order.
+#[test]
+fn an_acknowledged_acquire_waits_for_the_replica_even_after_a_script_flush() {
+    let primary = support::server();
+    let port = primary.port().to_string();
+    let replica = support::server_with(&["--replicaof", "127.0.0.1", &port]);
+    eventually("the replica is linked", || {
+        replica.info("replication").contains("master_link_status:up")
+            && primary.info("replication").contains("connected_slaves:1")
+    });
+    support::each_driver(&primary, |d| {
+        for replication in [Replication::DEFAULT_ACKNOWLEDGED, Replication::Auto] {
+            let lock = Lock::builder("acked")
+                .replication(replication)
+                .build()
+                .expect("valid");
+            let _: () = redis::cmd("SCRIPT")
+                .arg("FLUSH")
+                .query(&mut primary.connection())
+                .unwrap();
+            let lease = d.run(lock.try_acquire()).expect("acknowledged by the replica");
+            let on_replica: Option<String> = redis::cmd("GET")
+                .arg(lock.key())
+                .query(&mut replica.connection())
+                .unwrap();
+            assert_eq!(on_replica, Some(lease.token.clone()), "the replica had it");
+            assert!(d.run(lock.release(&lease.token)).unwrap());
+        }
+    });
+}
+
 #[test]
 fn bad_input_is_refused_before_anything_is_sent() {
     let server = support::server();
