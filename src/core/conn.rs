@@ -324,6 +324,12 @@ impl Connection {
         if batch.is_empty() {
             return Ok(Replies::default());
         }
+        if batch.len() == 1 && matches!(self.link, Link::Single { .. }) {
+            // One command: sent as it is, no pipeline around it.
+            let e = batch.entries.pop().expect("one entry");
+            let reply = self.send_routed(&e.cmd, e.script, e.slot)?;
+            return Ok(Replies::new(vec![reply], vec![e.script]));
+        }
         let (groups, routed) = self.partition(&batch)?;
         let mut ex = Exchange::new(batch, groups, self.env.cluster);
         ex.route_keyless(routed);

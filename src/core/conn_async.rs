@@ -223,6 +223,12 @@ impl AsyncConnection {
         if batch.is_empty() {
             return Ok(Replies::default());
         }
+        if batch.len() == 1 && !self.env.cluster {
+            // One command: sent as it is, no pipeline around it.
+            let e = batch.entries.pop().expect("one entry");
+            let reply = self.send_routed(&e.cmd, e.script, e.slot).await?;
+            return Ok(Replies::new(vec![reply], vec![e.script]));
+        }
         let (groups, routed) = self.partition(&batch).await?;
         let mut ex = Exchange::new(batch, groups, self.env.cluster);
         ex.route_keyless(routed);
