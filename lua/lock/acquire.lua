@@ -7,7 +7,7 @@
 -- RETURNS integer: > 0 when acquired: the fencing token, greater than any earlier one of this lock;
 --    when the lock is already held with this token (a retry whose reply was lost): the same fencing token, with a fresh lease;
 --    <= 0 when another owner holds it: minus the holder's remaining lease in ms (0 when it has no TTL)
--- WRITES INCR PEXPIRE SET
+-- WRITES INCR SET
 -- READS GET PTTL
 
 -- The fence is incremented before the lock is set: INCR is the one write
@@ -24,7 +24,7 @@ if owner == ARGV[1] then
   -- the counter is its holder's fencing token.
   local fence = tonumber(redis.call('GET', KEYS[2]))
   if fence and fence >= 1 then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     return fence
   end
 end

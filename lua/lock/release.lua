@@ -8,6 +8,7 @@
 -- READS GET SPUBLISH
 -- ERRORS BADARG
 
+local owner = redis.call('GET', KEYS[1])
 -- On a cluster a script may publish only in its keys' slot: the channel
 -- must carry the key's hash tag (checked before anything is written).
 local function tag(name)
@@ -23,7 +24,7 @@ end
 if tag(ARGV[2]) ~= tag(KEYS[1]) then
   return redis.error_reply('BADARG channel must carry the hash tag of the lock key')
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if owner == ARGV[1] then
   redis.call('DEL', KEYS[1])
   redis.call('SPUBLISH', ARGV[2], 'released')
   return 1

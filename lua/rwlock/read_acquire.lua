@@ -8,24 +8,29 @@
 -- RETURNS integer: 1 when acquired, or renewed when the token already held a read lease (a retry);
 --    <= 0 when a writer holds the lock or waits for it: minus the ms until that writer's lease or intent ends (0: unknown)
 -- WRITES PEXPIREAT ZADD ZREMRANGEBYSCORE
--- READS GET PTTL TIME ZCARD ZRANGE ZSCORE
+-- READS GET PTTL TIME ZRANGE ZSCORE
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
--- Leases and intents that ended are gone (a holder or a writer that crashed).
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+local after = '(' .. string.format('%.0f', now)
+local mine = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not (mine and tonumber(mine) > now) then
   if redis.call('GET', KEYS[1]) then
     local pttl = redis.call('PTTL', KEYS[1])
     return pttl > 0 and -pttl or 0
   end
   -- A waiting writer goes first: no writer starves behind new readers.
-  if redis.call('ZCARD', KEYS[3]) > 0 then
-    local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+  -- (Intents that ended are those of writers that crashed.)
+  local first = redis.call('ZRANGE', KEYS[3], after, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  if first[2] then
     return now - tonumber(first[2])
   end
 end
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
+local ends = now + tonumber(ARGV[2])
 local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[2], last[2])
+local expire = math.max(ends, tonumber(last[2]) or 0)
+-- Leases and intents that ended are gone (a holder or a writer that crashed).
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZADD', KEYS[2], ends, ARGV[1])
+redis.call('PEXPIREAT', KEYS[2], expire)
 return 1

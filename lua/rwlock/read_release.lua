@@ -5,9 +5,9 @@
 -- ARGV[2] channel string nonempty: the lock's wake-up channel, a shard channel with the keys' hash tag (`<lock>:wake` in the Rust API)
 -- RETURNS integer: 1 when released, 0 when the token held no read lease (or its lease had ended)
 -- WRITES ZREM ZREMRANGEBYSCORE
--- READS SPUBLISH TIME ZCARD ZSCORE
+-- READS SPUBLISH TIME ZCOUNT ZSCORE
 -- ERRORS BADARG
-
+local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 -- On a cluster a script may publish only in its keys' slot: the channel
 -- must carry the key's hash tag (checked before anything is written).
 local function tag(name)
@@ -23,15 +23,17 @@ end
 if tag(ARGV[2]) ~= tag(KEYS[1]) then
   return redis.error_reply('BADARG channel must carry the hash tag of the lock keys')
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not ends then
   return 0
 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local live = tonumber(ends) > now
+-- Readers with a live lease, this one included when its lease is live.
+local others = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf') - (live and 1 or 0)
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) == 0 then
+if others == 0 then
   redis.call('SPUBLISH', ARGV[2], 'released')
 end
-return tonumber(ends) > now and 1 or 0
+return live and 1 or 0

@@ -9,23 +9,28 @@
 -- RETURNS integer: 1 when acquired, or renewed when the token already held the write lease (a retry);
 --    <= 0 when the lock is held: minus the ms until the writer's lease or the first reader's lease ends (0: unknown)
 -- WRITES PEXPIREAT SET ZADD ZREM ZREMRANGEBYSCORE
--- READS GET PTTL TIME ZCARD ZRANGE
+-- READS GET PTTL TIME ZRANGE
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local after = '(' .. string.format('%.0f', now)
 local owner = redis.call('GET', KEYS[1])
-if owner == ARGV[1] or not owner and redis.call('ZCARD', KEYS[2]) == 0 then
+-- Readers whose lease ended are gone (a reader that crashed).
+local reader = redis.call('ZRANGE', KEYS[2], after, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+local wait = 0
+if owner and owner ~= ARGV[1] then
+  local pttl = redis.call('PTTL', KEYS[1])
+  wait = pttl > 0 and -pttl or 0
+elseif not owner and reader[2] then
+  wait = now - tonumber(reader[2])
+else
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('ZREM', KEYS[3], ARGV[1])
   return 1
 end
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
+local ends = now + tonumber(ARGV[3])
 local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[3], last[2])
-if owner then
-  local pttl = redis.call('PTTL', KEYS[1])
-  return pttl > 0 and -pttl or 0
-end
-local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-return now - tonumber(first[2])
+local expire = math.max(ends, tonumber(last[2]) or 0)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZADD', KEYS[3], ends, ARGV[1])
+redis.call('PEXPIREAT', KEYS[3], expire)
+return wait

@@ -6,9 +6,10 @@
 -- ARGV[2] channel string nonempty: the lock's wake-up channel, a shard channel with the keys' hash tag (`<lock>:wake` in the Rust API)
 -- RETURNS integer: 1 when the write lease was released, 0 when the token did not hold it (an intent of the token is withdrawn either way)
 -- WRITES DEL ZREM
--- READS GET SPUBLISH
+-- READS GET SPUBLISH ZSCORE
 -- ERRORS BADARG
-
+local held = redis.call('GET', KEYS[1]) == ARGV[1]
+local intent = redis.call('ZSCORE', KEYS[2], ARGV[1])
 -- On a cluster a script may publish only in its keys' slot: the channel
 -- must carry the key's hash tag (checked before anything is written).
 local function tag(name)
@@ -24,12 +25,14 @@ end
 if tag(ARGV[2]) ~= tag(KEYS[1]) then
   return redis.error_reply('BADARG channel must carry the hash tag of the lock keys')
 end
-local released = 0
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  released = redis.call('DEL', KEYS[1])
+if not held and not intent then
+  return 0
 end
-local withdrawn = redis.call('ZREM', KEYS[2], ARGV[1])
-if released == 1 or withdrawn == 1 then
-  redis.call('SPUBLISH', ARGV[2], 'released')
+if held then
+  redis.call('DEL', KEYS[1])
 end
-return released
+if intent then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+redis.call('SPUBLISH', ARGV[2], 'released')
+return held and 1 or 0

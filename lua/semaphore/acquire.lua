@@ -7,17 +7,22 @@
 -- RETURNS integer: 1 when acquired, or renewed when the token already held a permit (a retry);
 --    <= 0 when every permit is taken: minus the ms until the first lease ends
 -- WRITES PEXPIREAT ZADD ZREMRANGEBYSCORE
--- READS TIME ZCARD ZRANGE ZSCORE
+-- READS TIME ZCOUNT ZRANGE ZSCORE
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local after = '(' .. string.format('%.0f', now)
+local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
 -- A permit whose lease ended is free again (a holder that crashed).
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+local live = redis.call('ZCOUNT', KEYS[1], after, '+inf')
+if mine and tonumber(mine) > now or live < tonumber(ARGV[2]) then
   -- The set lives as long as its longest lease.
+  local ends = now + tonumber(ARGV[3])
   local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  redis.call('PEXPIREAT', KEYS[1], last[2])
+  local expire = math.max(ends, tonumber(last[2]) or 0)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  redis.call('ZADD', KEYS[1], ends, ARGV[1])
+  redis.call('PEXPIREAT', KEYS[1], expire)
   return 1
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[1], after, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
 return now - tonumber(first[2])

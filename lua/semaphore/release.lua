@@ -7,7 +7,7 @@
 -- WRITES ZREM
 -- READS SPUBLISH TIME ZSCORE
 -- ERRORS BADARG
-
+local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 -- On a cluster a script may publish only in its keys' slot: the channel
 -- must carry the key's hash tag (checked before anything is written).
 local function tag(name)
@@ -23,12 +23,11 @@ end
 if tag(ARGV[2]) ~= tag(KEYS[1]) then
   return redis.error_reply('BADARG channel must carry the hash tag of the semaphore key')
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not ends then
   return 0
 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREM', KEYS[1], ARGV[1])
 if tonumber(ends) <= now then
   return 0

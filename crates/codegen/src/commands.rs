@@ -173,6 +173,7 @@ pub const COMMANDS: &[Command] = &[
     w("XTRIM", X, &["$K"]),
     w("ZADD", Z, &["$K"]),
     r("ZCARD", Z, &["$K"]),
+    r("ZCOUNT", Z, &["$K"]),
     wv("ZINCRBY", Z, &["$K"]),
     r("ZRANGE", Z, &["$K"]),
     w("ZREM", Z, &["$K"]),
