@@ -4,6 +4,7 @@ mod demo;
 mod import;
 mod import_lines;
 mod lines;
+mod lock_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,6 +46,11 @@ enum Command {
     Bloom {
         #[command(subcommand)]
         command: BloomCommand,
+    },
+    /// Owner-token locks: inspect a lock.
+    Lock {
+        #[command(subcommand)]
+        command: lock_cmd::LockCommand,
     },
     /// Bulk-load a file into a pattern's keys, streamed in pipelined batches.
     Import {
@@ -118,6 +124,7 @@ fn main() -> ExitCode {
         Command::Export { dir } => export(&dir),
         Command::Load { url } => load(&url.url),
         Command::Bloom { command } => bloom(command),
+        Command::Lock { command } => lock_cmd::run(command),
         Command::Import {
             target: ImportTarget::ShardedHash(args),
         } => import::sharded_hash(args),

@@ -1,8 +1,23 @@
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis_patterns::keys::Prefix;
 use redis_patterns::lock::Lock;
-use redis_patterns::{Connection, ErrorKind, Request};
+use redis_patterns::{Connection, ErrorKind, Op, Request};
+
+/// Waits (at most 5 s) until someone subscribed to the shard channel.
+fn await_subscriber(con: &mut Connection, channel: &str) -> redis_patterns::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        let mut cmd = redis::cmd("PUBSUB");
+        cmd.arg("SHARDNUMSUB").arg(channel);
+        let reply: Vec<redis::Value> = Op::cmd(channel, cmd).run(con)?;
+        if matches!(reply.get(1), Some(redis::Value::Int(n)) if *n > 0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
 
 pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let mut a = Connection::open(url)?;
@@ -12,18 +27,24 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .lease(Duration::from_millis(300))
         .build()?;
 
+    // The PHP lock recipe's "you are going too fast": a user who repeats an
+    // action within the lease is refused at once, nothing waits.
     let first = lock.try_acquire().run(&mut a)?;
     println!(
-        "client A acquired {} (fencing token {})",
+        "user 42 clicks withdraw: acquired {} (fencing token {})",
         lock.key(),
         first.fence
     );
     match lock.try_acquire().run(&mut b).map_err(|e| e.into_kind()) {
         Err(ErrorKind::LockBusy { retry_after_ms, .. }) => match retry_after_ms {
-            Some(ms) => println!("client B is refused while A holds it ({ms} ms of lease left)"),
-            None => println!("client B is refused while A holds it (the lock has no lease)"),
+            Some(ms) => println!(
+                "user 42 clicks withdraw again: refused at once, \"you are going too fast\" (try again in {ms} ms)"
+            ),
+            None => {
+                println!("user 42 clicks withdraw again: refused at once (the lock has no lease)")
+            }
         },
-        Ok(_) => return Err("client B got a lock that client A holds".into()),
+        Ok(_) => return Err("a second withdraw got a lock the first one holds".into()),
         Err(e) => return Err(e.into()),
     }
     println!(
@@ -40,18 +61,36 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         "A's late release (an unconditional EXPIRE would delete B's lock): released = {}",
         lock.release(&first.token).run(&mut a)?
     );
-    match lock.owned(&second.token).run(&mut b)? {
-        Some(left) => println!("B still owns it: {} ms left", left.as_millis()),
-        None => return Err("B lost a lock it should still hold".into()),
-    }
+
+    // A waiter is woken by the release (a message in the lock's slot), not
+    // by polling.
+    let waiter = {
+        let (lock, mut con) = (lock.clone(), Connection::open(url)?);
+        std::thread::spawn(move || {
+            let lease = lock.acquire(Duration::from_secs(5)).run(&mut con);
+            (lease, Instant::now())
+        })
+    };
+    await_subscriber(&mut b, lock.channel())?;
+    std::thread::sleep(Duration::from_millis(20));
+    let released = Instant::now();
+    lock.release(&second.token).run(&mut b)?;
+    let (lease, got) = waiter.join().map_err(|_| "the waiter panicked")?;
+    let lease = lease?;
     println!(
-        "B releases: released = {}",
-        lock.release(&second.token).run(&mut b)?
+        "B releases; a waiting client holds it {} us later (woken by the release), fencing token {}",
+        got.duration_since(released).as_micros(),
+        lease.fence
     );
+    lock.release(&lease.token).run(&mut b)?;
+
     {
         let guard = lock.guard(&mut a, Duration::from_secs(1))?;
+        std::thread::sleep(lock.lease() * 3);
+        guard.check()?;
         println!(
-            "a guard took it with fencing token {}; dropping the guard releases it",
+            "a guard held it through 3 leases of {} ms (renewed every lease/3), fencing token {}; dropping it releases",
+            lock.lease().as_millis(),
             guard.fence()
         );
     }

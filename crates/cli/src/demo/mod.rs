@@ -7,6 +7,8 @@ mod compact;
 mod lock;
 mod login_log;
 mod rolling;
+mod rwlock;
+mod semaphore;
 mod signin;
 mod visits;
 
@@ -45,8 +47,12 @@ pub fn run(url: Option<&str>) -> DemoResult {
     );
 
     let prefix = format!("demo:{}:", std::process::id());
-    section("lock: owner-token lock with fencing tokens");
+    section("lock: owner-token lock with fencing tokens, woken waiters and renewal");
     lock::run(&url, &prefix)?;
+    section("semaphore: at most N holders, each permit with its own lease");
+    semaphore::run(&url, &prefix)?;
+    section("rwlock: many readers or one writer, and a waiting writer goes first");
+    rwlock::run(&url, &prefix)?;
     section("rolling: bounded, expiring, sharded store of recent records");
     rolling::run(&url, &prefix)?;
     section("bloom: Bloom filters on plain bitmaps (PHP JSHash bitmaps and sized filters)");
