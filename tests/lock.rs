@@ -617,7 +617,9 @@ fn an_acknowledged_acquire_waits_for_the_replica_even_after_a_script_flush() {
     let port = primary.port().to_string();
     let replica = support::server_with(&["--replicaof", "127.0.0.1", &port]);
     eventually("the replica is linked", || {
-        replica.info("replication").contains("master_link_status:up")
+        replica
+            .info("replication")
+            .contains("master_link_status:up")
             && primary.info("replication").contains("connected_slaves:1")
     });
     support::each_driver(&primary, |d| {
@@ -630,7 +632,9 @@ fn an_acknowledged_acquire_waits_for_the_replica_even_after_a_script_flush() {
                 .arg("FLUSH")
                 .query(&mut primary.connection())
                 .unwrap();
-            let lease = d.run(lock.try_acquire()).expect("acknowledged by the replica");
+            let lease = d
+                .run(lock.try_acquire())
+                .expect("acknowledged by the replica");
             let on_replica: Option<String> = redis::cmd("GET")
                 .arg(lock.key())
                 .query(&mut replica.connection())
