@@ -87,6 +87,10 @@ pub struct ArgEntry {
     /// A string or bytes argument that must not be empty.
     #[serde(default)]
     pub non_empty: bool,
+    /// A string or bytes argument that must carry the hash tag of the first
+    /// key (a shard channel in the call's slot); also not empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tagged: bool,
     /// The words an enum accepts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
@@ -147,6 +151,7 @@ pub fn manifest() -> Manifest {
                         min: bound(a.min),
                         max: bound(a.max),
                         non_empty: a.non_empty,
+                        tagged: a.tagged,
                         values: strings(a.values),
                         reason: a.reason.into(),
                     })

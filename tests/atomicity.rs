@@ -161,6 +161,10 @@ fn garbage(s: &ScriptInfo, a: &ArgSpec, args: &[String]) -> Vec<String> {
             out.extend(["", "XOR"].map(String::from));
             out.push(a.values[0].to_lowercase());
         }
+        // Without the first key's hash tag (another slot on a cluster).
+        ArgType::String | ArgType::Bytes if a.tagged => {
+            out.extend(["", "x:untagged"].map(String::from))
+        }
         ArgType::String | ArgType::Bytes if a.non_empty => out.push(String::new()),
         ArgType::String | ArgType::Bytes => {}
     }

@@ -2,27 +2,11 @@
 --- Give a read lease back, only if the caller holds it; the last reader out wakes the waiters
 -- KEYS[1] readers zset rw: reader token -> the end of its lease (unix ms, server clock)
 -- ARGV[1] token string nonempty: the reader's token
--- ARGV[2] channel string nonempty: the lock's wake-up channel, a shard channel with the keys' hash tag (`<lock>:wake` in the Rust API)
+-- ARGV[2] channel string tagged: the lock's wake-up channel, a shard channel with the keys' hash tag (`<lock>:wake` in the Rust API)
 -- RETURNS integer: 1 when released, 0 when the token held no read lease (or its lease had ended)
 -- WRITES ZREM ZREMRANGEBYSCORE
 -- READS SPUBLISH TIME ZCOUNT ZSCORE
--- ERRORS BADARG
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
--- On a cluster a script may publish only in its keys' slot: the channel
--- must carry the key's hash tag (checked before anything is written).
-local function tag(name)
-  local open = string.find(name, '{', 1, true)
-  if open then
-    local close = string.find(name, '}', open + 1, true)
-    if close and close > open + 1 then
-      return string.sub(name, open + 1, close - 1)
-    end
-  end
-  return name
-end
-if tag(ARGV[2]) ~= tag(KEYS[1]) then
-  return redis.error_reply('BADARG channel must carry the hash tag of the lock keys')
-end
 if not ends then
   return 0
 end

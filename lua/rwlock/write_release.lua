@@ -3,28 +3,12 @@
 -- KEYS[1] writer string rw: the writer's token, its TTL the writer's lease
 -- KEYS[2] intents zset rw: waiting writer token -> the end of its intent (unix ms)
 -- ARGV[1] token string nonempty: the writer's token
--- ARGV[2] channel string nonempty: the lock's wake-up channel, a shard channel with the keys' hash tag (`<lock>:wake` in the Rust API)
+-- ARGV[2] channel string tagged: the lock's wake-up channel, a shard channel with the keys' hash tag (`<lock>:wake` in the Rust API)
 -- RETURNS integer: 1 when the write lease was released, 0 when the token did not hold it (an intent of the token is withdrawn either way)
 -- WRITES DEL ZREM
 -- READS GET SPUBLISH ZSCORE
--- ERRORS BADARG
 local held = redis.call('GET', KEYS[1]) == ARGV[1]
 local intent = redis.call('ZSCORE', KEYS[2], ARGV[1])
--- On a cluster a script may publish only in its keys' slot: the channel
--- must carry the key's hash tag (checked before anything is written).
-local function tag(name)
-  local open = string.find(name, '{', 1, true)
-  if open then
-    local close = string.find(name, '}', open + 1, true)
-    if close and close > open + 1 then
-      return string.sub(name, open + 1, close - 1)
-    end
-  end
-  return name
-end
-if tag(ARGV[2]) ~= tag(KEYS[1]) then
-  return redis.error_reply('BADARG channel must carry the hash tag of the lock keys')
-end
 if not held and not intent then
   return 0
 end

@@ -94,17 +94,23 @@ pub(crate) fn tmp_key(base: &str) -> String {
     format!("{base}:tmp:{:016x}", u64::from_le_bytes(r))
 }
 
-/// The Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
-pub fn cluster_slot(key: &[u8]) -> u16 {
-    let tag = match key.iter().position(|&b| b == b'{') {
+/// The part of a key (or shard channel) that picks its cluster slot: the
+/// first `{...}` when it is not empty, else the whole name. Names with the
+/// same hash tag share a slot.
+pub fn hash_tag(key: &[u8]) -> &[u8] {
+    match key.iter().position(|&b| b == b'{') {
         Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
             Some(len) if len > 0 => &key[open + 1..open + 1 + len],
             _ => key,
         },
         None => key,
-    };
+    }
+}
+
+/// The Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
+pub fn cluster_slot(key: &[u8]) -> u16 {
     let mut crc: u16 = 0;
-    for &b in tag {
+    for &b in hash_tag(key) {
         crc ^= (b as u16) << 8;
         for _ in 0..8 {
             crc = if crc & 0x8000 != 0 {
@@ -134,6 +140,8 @@ mod tests {
         // An empty first tag means the whole key is hashed (checked against
         // CLUSTER KEYSLOT in tests/bundle.rs).
         assert_ne!(cluster_slot(b"foo{}{bar}"), cluster_slot(b"bar"));
+        assert_eq!(hash_tag(b"redis:lock:{job}:wake"), b"job");
+        assert_eq!(hash_tag(b"foo{}{bar}"), b"foo{}{bar}");
     }
 
     #[test]

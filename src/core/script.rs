@@ -130,6 +130,9 @@ pub struct ArgSpec {
     pub max: Option<Bound>,
     /// A [`ArgType::String`] or [`ArgType::Bytes`] that must not be empty.
     pub non_empty: bool,
+    /// A [`ArgType::String`] or [`ArgType::Bytes`] that must carry the hash
+    /// tag of the first key (`tagged`: a shard channel in the call's slot).
+    pub tagged: bool,
     /// The words of an [`ArgType::Enum`].
     pub values: &'static [&'static str],
     /// The reason of a refusal (`BADARG <name> <reason>`, and

@@ -164,6 +164,7 @@ fn list() -> CliResult {
                 let constraint = match (a.min, a.max) {
                     (Some(lo), Some(hi)) => format!(":{lo}..{hi}"),
                     _ if !a.values.is_empty() => format!(":{}", a.values.join("|")),
+                    _ if a.tagged => ":tagged".to_string(),
                     _ if a.non_empty => ":nonempty".to_string(),
                     _ => String::new(),
                 };

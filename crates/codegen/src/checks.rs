@@ -182,11 +182,31 @@ fn arg_check(out: &mut String, arg: &Arg, indent: &str) {
                 .collect();
             let _ = writeln!(out, "{indent}if {} then {fail} end", cond.join(" and "));
         }
+        ArgType::String | ArgType::Bytes if arg.tagged => {
+            let _ = writeln!(
+                out,
+                "{indent}if v == '' or tag(v) ~= tag(KEYS[1]) then {fail} end"
+            );
+        }
         ArgType::String | ArgType::Bytes => {
             let _ = writeln!(out, "{indent}if v == '' then {fail} end");
         }
     }
 }
+
+/// `tag(name)`: the part of a name that picks its cluster slot (the first
+/// non-empty `{...}`, else the whole name), for `tagged` arguments.
+const TAG_FN: &str = "  local function tag(name)
+    local open = string.find(name, '{', 1, true)
+    if open then
+      local close = string.find(name, '}', open + 1, true)
+      if close and close > open + 1 then
+        return string.sub(name, open + 1, close - 1)
+      end
+    end
+    return name
+  end
+";
 
 /// `1 key`, `2 keys`, `no arguments`.
 fn count(n: usize, what: &str) -> String {
@@ -280,6 +300,9 @@ pub fn lua_checks(spec: &ScriptSpec) -> String {
         .collect();
     if !checked.is_empty() {
         out.push_str("  local v, x\n");
+    }
+    if checked.iter().any(|&i| spec.args[i].tagged) {
+        out.push_str(TAG_FN);
     }
     if checked
         .iter()

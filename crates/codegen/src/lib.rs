@@ -42,8 +42,12 @@
 //!   * `float`: a finite number;
 //!   * `bool`: `0` or `1`;
 //!   * `enum <A>|<B>|...`: one of the listed words;
-//!   * `string [nonempty]` | `bytes [nonempty]`: anything (not empty with
-//!     `nonempty`); a Rust `&str` or `&[u8]`.
+//!   * `string [nonempty|tagged]` | `bytes [nonempty|tagged]`: anything
+//!     (not empty with `nonempty`); a Rust `&str` or `&[u8]`. `tagged`: not
+//!     empty and carrying the hash tag of `KEYS[1]`, so that it shares the
+//!     call's cluster slot — the shard channel a script `SPUBLISH`es on
+//!     (a channel command's channel must be declared so: on a cluster a
+//!     script may publish only in its keys' slot).
 //!
 //! Names are `snake_case` and unique within a script. The checker also reads
 //! the body:
@@ -286,8 +290,12 @@ pub struct Arg {
     /// Inclusive range of an `integer`.
     pub min: Option<Bound>,
     pub max: Option<Bound>,
-    /// `string nonempty` / `bytes nonempty`.
+    /// `string nonempty` / `bytes nonempty` (and `tagged`).
     pub non_empty: bool,
+    /// `string tagged` / `bytes tagged`: a name that carries the hash tag of
+    /// `KEYS[1]` (so it shares the call's slot), such as the shard channel a
+    /// script publishes on; never empty.
+    pub tagged: bool,
     /// The words of an `enum`.
     pub values: Vec<String>,
     /// Line of the declaration in the script.
@@ -312,6 +320,9 @@ impl Arg {
                 [a, b] => format!("must be {a} or {b}"),
                 values => format!("must be one of {}", values.join(", ")),
             },
+            ArgType::String | ArgType::Bytes if self.tagged => {
+                "must carry the hash tag of the first key".into()
+            }
             ArgType::String | ArgType::Bytes if self.non_empty => "must not be empty".into(),
             ArgType::String | ArgType::Bytes => return None,
         })
@@ -533,6 +544,7 @@ struct ArgDecl {
     min: Option<Bound>,
     max: Option<Bound>,
     non_empty: bool,
+    tagged: bool,
     values: Vec<String>,
 }
 
@@ -544,6 +556,7 @@ fn parse_arg_decl(decl: &[&str]) -> Result<ArgDecl, String> {
     let ty = ArgType::parse(t).ok_or_else(|| format!("unknown type `{t}` ({TYPES_HELP})"))?;
     let rest = &decl[1..];
     let (mut min, mut max, mut non_empty, mut values) = (None, None, false, Vec::new());
+    let mut tagged = false;
     match ty {
         ArgType::Integer => {
             let range = rest
@@ -606,9 +619,10 @@ fn parse_arg_decl(decl: &[&str]) -> Result<ArgDecl, String> {
         ArgType::String | ArgType::Bytes => match rest {
             [] => {}
             ["nonempty"] => non_empty = true,
+            ["tagged"] => (non_empty, tagged) = (true, true),
             [other, ..] => {
                 return Err(format!(
-                    "unexpected `{other}` (only `nonempty` may follow `{t}`)"
+                    "unexpected `{other}` (only `nonempty` or `tagged` may follow `{t}`)"
                 ));
             }
         },
@@ -623,6 +637,7 @@ fn parse_arg_decl(decl: &[&str]) -> Result<ArgDecl, String> {
         min,
         max,
         non_empty,
+        tagged,
         values,
     })
 }
@@ -809,6 +824,7 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                         min: d.min,
                         max: d.max,
                         non_empty: d.non_empty,
+                        tagged: d.tagged,
                         values: d.values,
                         line: lineno,
                     });
@@ -1384,6 +1400,34 @@ fn analyse(
                 format!(
                     "`{}` can fail on the stored value (not an integer, an overflow) after an earlier write: make it a write no other write can precede",
                     c.command.name
+                ),
+            ));
+        }
+    }
+
+    // A tagged argument names something in KEYS[1]'s slot; a channel
+    // command publishes only on one (else, on a cluster, it fails after the
+    // writes before it).
+    if let Some(a) = spec.args.iter().find(|a| a.tagged)
+        && spec.keys.first().is_none_or(|k| k.variadic)
+    {
+        return Err((
+            a.line,
+            format!(
+                "`{}` is `tagged` (carries KEYS[1]'s hash tag) but the script has no fixed KEYS[1]",
+                a.name
+            ),
+        ));
+    }
+    for c in body.calls.iter().filter(|c| c.command.channel) {
+        if let FirstArg::Arg(n) = c.first
+            && let Some(a) = spec.args.get(n - 1).filter(|a| !a.tagged && !a.variadic)
+        {
+            return Err((
+                c.line,
+                format!(
+                    "`{}` publishes on ARGV[{n}] `{}`: declare it `string tagged`, a channel with KEYS[1]'s hash tag (on a cluster a script may publish only in its keys' slot)",
+                    c.command.name, a.name
                 ),
             ));
         }

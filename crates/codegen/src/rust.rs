@@ -78,6 +78,7 @@ pub fn arg_decl(a: &Arg) -> String {
             a.max.as_ref().expect("range").text()
         ),
         ArgType::Enum => format!("enum {}", a.values.join("|")),
+        ArgType::String | ArgType::Bytes if a.tagged => format!("{} tagged", a.ty.name()),
         ArgType::String | ArgType::Bytes if a.non_empty => format!("{} nonempty", a.ty.name()),
         ty => ty.name().to_string(),
     }
@@ -85,8 +86,19 @@ pub fn arg_decl(a: &Arg) -> String {
 
 /// The Rust condition under which the value `v` (an expression of the
 /// parameter's element type) is refused; `None` when every value fits.
-fn refused(a: &Arg, v: &str) -> Option<String> {
+/// `first_key` is the wrapper's parameter for `KEYS[1]`.
+fn refused(a: &Arg, v: &str, first_key: &str) -> Option<String> {
     match a.ty {
+        ArgType::String | ArgType::Bytes if a.tagged => {
+            let bytes = if a.ty == ArgType::String {
+                format!("{v}.as_bytes()")
+            } else {
+                v.to_string()
+            };
+            Some(format!(
+                "{v}.is_empty() || crate::keys::hash_tag({bytes}) != crate::keys::hash_tag({first_key}.as_bytes())"
+            ))
+        }
         ArgType::Integer => Some(format!(
             "!({}..={}).contains({v})",
             bound_rust(a.min.as_ref().expect("range")),
@@ -176,7 +188,7 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
         let values: Vec<String> = a.values.iter().map(|v| rust_str(v)).collect();
         let _ = writeln!(
             out,
-            "        ArgSpec {{ name: {}, ty: ArgType::{}, doc: {}, variadic: {}, min: {}, max: {}, non_empty: {}, values: &[{}], reason: {} }},",
+            "        ArgSpec {{ name: {}, ty: ArgType::{}, doc: {}, variadic: {}, min: {}, max: {}, non_empty: {}, tagged: {}, values: &[{}], reason: {} }},",
             rust_str(&a.name),
             a.ty.variant(),
             rust_str(&a.doc),
@@ -184,6 +196,7 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
             bound_registry(&a.min),
             bound_registry(&a.max),
             a.non_empty,
+            a.tagged,
             values.join(", "),
             rust_str(&a.reason().unwrap_or_default())
         );
@@ -312,6 +325,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
         params.join(", "),
         s.returns.rust()
     );
+    let first_key = s.keys.first().map_or(String::new(), |k| k.name.clone());
     for i in s.check_order() {
         let a = &s.args[i];
         let Some(reason) = a.reason() else { continue };
@@ -326,7 +340,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
                 ArgType::Bytes => "item.as_ref()",
                 _ => "item",
             };
-            if let Some(cond) = refused(a, item) {
+            if let Some(cond) = refused(a, item, &first_key) {
                 let _ = writeln!(
                     out,
                     "        for item in {} {{\n            if {cond} {{\n                {fail}\n            }}\n        }}",
@@ -338,7 +352,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
                 ArgType::Integer => format!("&{}", a.name),
                 _ => a.name.clone(),
             };
-            if let Some(cond) = refused(a, &v) {
+            if let Some(cond) = refused(a, &v, &first_key) {
                 let _ = writeln!(out, "        if {cond} {{\n            {fail}\n        }}");
             }
         }

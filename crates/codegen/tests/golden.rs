@@ -532,7 +532,7 @@ fn scripts_live_at_pattern_slash_op() {
 #[test]
 fn a_channel_command_is_probed_with_its_own_channel() {
     let head = format!(
-        "{GOOD_HEAD}-- KEYS[1] lock string rw: the lock\n-- ARGV[1] token string nonempty: the owner\n-- ARGV[2] channel string nonempty: where the release is announced\n-- RETURNS integer: x\n-- WRITES DEL\n-- READS GET SPUBLISH\n"
+        "{GOOD_HEAD}-- KEYS[1] lock string rw: the lock\n-- ARGV[1] token string nonempty: the owner\n-- ARGV[2] channel string tagged: where the release is announced\n-- RETURNS integer: x\n-- WRITES DEL\n-- READS GET SPUBLISH\n"
     );
     let body = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  redis.call('DEL', KEYS[1])\n  redis.call('SPUBLISH', ARGV[2], 'released')\n  return 1\nend\nreturn 0\n";
     let spec = parse_script("p/op.lua", &format!("{head}{body}")).expect("valid");
@@ -544,9 +544,27 @@ fn a_channel_command_is_probed_with_its_own_channel() {
         .map(|a| (a.command.name, a.key.as_str()))
         .collect();
     assert_eq!(acl, [("DEL", "KEYS[1]"), ("SPUBLISH", "ARGV[2]")]);
-    assert!(
-        spec.shipped()
-            .contains("redis.acl_check_cmd('SPUBLISH', ARGV[2])")
+    let shipped = spec.shipped();
+    assert!(shipped.contains("redis.acl_check_cmd('SPUBLISH', ARGV[2])"));
+    // `tagged`: the channel carries KEYS[1]'s hash tag, checked first.
+    assert!(shipped.contains("if v == '' or tag(v) ~= tag(KEYS[1]) then"));
+    assert_eq!(
+        spec.args[1].reason().as_deref(),
+        Some("must carry the hash tag of the first key")
+    );
+    // A channel that is not declared `tagged` could be in another slot.
+    assert_rejected(
+        &format!("{head}{body}").replace("channel string tagged", "channel string nonempty"),
+        11,
+        "declare it `string tagged`",
+    );
+    // `tagged` needs a KEYS[1] to carry the tag of.
+    assert_rejected(
+        &format!(
+            "{GOOD_HEAD}-- KEYS[1..] ks string rw: keys\n-- ARGV[1] c string tagged: a channel\n-- RETURNS integer: x\n-- WRITES DEL\nreturn redis.call('DEL', KEYS[#KEYS], ARGV[1])\n"
+        ),
+        4,
+        "no fixed KEYS[1]",
     );
     // A computed channel cannot be probed: refused.
     assert_rejected(
