@@ -5,6 +5,8 @@
 //! replica acknowledgement across a failover.
 
 mod support;
+#[path = "support/waiting.rs"]
+mod waiting;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +20,7 @@ use redis_patterns::lock::{
 use redis_patterns::{ErrorKind, keys::Prefix};
 use redis_patterns_test_support::LocalCluster;
 use support::Driver;
+use waiting::{eventually, subscribers};
 
 fn get(d: &mut Driver, key: &str) -> Option<String> {
     d.cmd(key, redis::cmd("GET").arg(key))
@@ -27,26 +30,7 @@ fn pttl(d: &mut Driver, key: &str) -> i64 {
     d.cmd(key, redis::cmd("PTTL").arg(key))
 }
 
-/// Subscribers of a shard channel (`PUBSUB SHARDNUMSUB`, on its slot's node).
-fn subscribers(d: &mut Driver, channel: &str) -> i64 {
-    let reply: Vec<Value> = d.cmd(
-        channel,
-        redis::cmd("PUBSUB").arg("SHARDNUMSUB").arg(channel),
-    );
-    match reply.get(1) {
-        Some(Value::Int(n)) => *n,
-        other => panic!("PUBSUB SHARDNUMSUB reply {other:?}"),
-    }
-}
 
-/// Polls `cond` until it holds (test setup, not a timing assertion).
-fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !cond() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// 8 threads × 500 acquisitions, each a non-atomic GET/SET under the lock:
 /// the counter ends at exactly 4000 and every acquisition got its own

@@ -2,35 +2,20 @@
 //! cluster, every test body through both drivers.
 
 mod support;
+#[path = "support/waiting.rs"]
+mod waiting;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use redis::Value;
 use redis_patterns::ErrorKind;
 use redis_patterns::rwlock::{DEFAULT_PREFIX, Role, RwLock};
 use support::Driver;
+use waiting::{eventually, subscribers};
 
-fn subscribers(d: &mut Driver, channel: &str) -> i64 {
-    let reply: Vec<Value> = d.cmd(
-        channel,
-        redis::cmd("PUBSUB").arg("SHARDNUMSUB").arg(channel),
-    );
-    match reply.get(1) {
-        Some(Value::Int(n)) => *n,
-        other => panic!("PUBSUB SHARDNUMSUB reply {other:?}"),
-    }
-}
 
-fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !cond() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// 8 threads, each alternating reads and writes: in-process counts (taken
 /// between acquire and release, inside the holds on the server) never see
