@@ -1,8 +1,11 @@
-//! `cargo bench --bench lock`: wrapper overhead, lock throughput and the time
-//! a waiter needs to get a released lock. Starts its own redis-server.
+//! `cargo bench --bench lock`: wrapper overhead; lock and semaphore
+//! throughput against the two-round-trip floor; the handoff latency (release
+//! → the waiter holds the lock) of woken waiters (sync and async) and of the
+//! old polling, against one round trip. Starts its own redis-server.
 //!
 //! Environment: `BENCH_ROUNDS` (default 5), `BENCH_CALLS` calls per round
-//! (default 20000), `BENCH_WAITS` samples of the wait latency (default 100).
+//! (default 20000), `BENCH_WAITS` handoffs per mode (default 200; the
+//! polling mode takes a tenth of them, each costs up to its 50 ms interval).
 
 mod common;
 
@@ -11,8 +14,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{Table, num, paired, quantile, rate};
-use redis_patterns::lock::Lock;
-use redis_patterns::{Batch, Connection, Request, scripts};
+use redis_patterns::lock::{DEFAULT_POLL_INTERVAL, Lock, WaitMode};
+use redis_patterns::semaphore::Semaphore;
+use redis_patterns::{AsyncConnection, Batch, Connection, Op, Request, scripts};
 
 fn main() {
     let server = common::server(&[]);
@@ -44,6 +48,7 @@ fn main() {
                     .arg(1)
                     .arg(key)
                     .arg(token)
+                    .arg("bench:{lock}:wake")
                     .query(con)
                     .expect("raw EVALSHA");
                 assert_eq!(v, 0);
@@ -67,7 +72,12 @@ fn main() {
             for _ in 0..batches {
                 let mut pipe = redis::pipe();
                 for _ in 0..depth {
-                    pipe.cmd("EVALSHA").arg(sha).arg(1).arg(key).arg(token);
+                    pipe.cmd("EVALSHA")
+                        .arg(sha)
+                        .arg(1)
+                        .arg(key)
+                        .arg(token)
+                        .arg("bench:{lock}:wake");
                 }
                 let v: Vec<i64> = pipe.query(con).expect("raw pipeline");
                 assert_eq!(v.len(), depth);
@@ -111,37 +121,46 @@ fn main() {
     ]);
     t.print();
 
-    // --- Lock throughput: acquire + release pairs for one client ---------------
-    // The floor: SET NX PX, then a compare-and-delete EVALSHA — the two round
-    // trips any correct owner-token lock needs, issued directly.
+    // --- Throughput: acquire + release pairs for one client ---------------------
+    // The floor: SET NX PX, then a minimal compare-and-delete EVALSHA (no
+    // checks, no fencing, no wake-up) — the two round trips any correct
+    // owner-token lock needs, issued directly.
     let pairs = calls / 2;
+    let cad = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+    let cad_sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(cad)
+        .query(&mut con)
+        .expect("SCRIPT LOAD of the floor's compare-and-delete");
     let lock = Lock::new("bench-pairs", Duration::from_secs(10)).expect("valid lock");
+    let sem = Semaphore::new("bench-pairs", 4, Duration::from_secs(10)).expect("valid semaphore");
     let floor_key = "bench:{floor}";
-    let (floor, ours_rate, lock_ratio) = paired(
+    let floor_pairs = |con: &mut redis::Connection| {
+        for i in 0..pairs {
+            let token = format!("{i:032x}");
+            let ok: Option<String> = redis::cmd("SET")
+                .arg(floor_key)
+                .arg(&token)
+                .arg("NX")
+                .arg("PX")
+                .arg(10_000)
+                .query(con)
+                .expect("SET NX PX");
+            assert!(ok.is_some());
+            let v: i64 = redis::cmd("EVALSHA")
+                .arg(&cad_sha)
+                .arg(1)
+                .arg(floor_key)
+                .arg(&token)
+                .query(con)
+                .expect("CAD");
+            assert_eq!(v, 1);
+        }
+    };
+    let (floor, lock_rate, lock_ratio) = paired(
         pairs,
         &mut ours,
-        |(con, _)| {
-            for i in 0..pairs {
-                let token = format!("{i:032x}");
-                let ok: Option<String> = redis::cmd("SET")
-                    .arg(floor_key)
-                    .arg(&token)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(10_000)
-                    .query(con)
-                    .expect("SET NX PX");
-                assert!(ok.is_some());
-                let v: i64 = redis::cmd("EVALSHA")
-                    .arg(sha)
-                    .arg(1)
-                    .arg(floor_key)
-                    .arg(&token)
-                    .query(con)
-                    .expect("CAD");
-                assert_eq!(v, 1);
-            }
-        },
+        |(con, _)| floor_pairs(con),
         |(_, con)| {
             for _ in 0..pairs {
                 let lease = lock.try_acquire().run(con).expect("free lock");
@@ -149,54 +168,44 @@ fn main() {
             }
         },
     );
+    let (sem_floor, sem_rate, sem_ratio) = paired(
+        pairs,
+        &mut ours,
+        |(con, _)| floor_pairs(con),
+        |(_, con)| {
+            for _ in 0..pairs {
+                let permit = sem.try_acquire().run(con).expect("a free permit");
+                assert!(sem.release(&permit.token).run(con).expect("release"));
+            }
+        },
+    );
     let mut t = Table::new(
-        "Lock: acquire + release pairs/s, one client",
+        "Acquire + release pairs/s, one client, uncontended",
         &[
+            "pattern",
             "SET NX PX + compare-and-delete (floor)",
-            "Lock::try_acquire + release",
+            "ours",
             "ours / floor (median of rounds)",
         ],
     );
     t.row(vec![
+        "Lock::try_acquire + release".into(),
         num(floor),
-        num(ours_rate),
+        num(lock_rate),
         format!("{lock_ratio:.3}x"),
+    ]);
+    t.row(vec![
+        "Semaphore::try_acquire + release (4 permits)".into(),
+        num(sem_floor),
+        num(sem_rate),
+        format!("{sem_ratio:.3}x"),
     ]);
     t.print();
 
-    // --- Wait latency: release -> waiter holds the lock ------------------------
-    let samples = common::env_or("BENCH_WAITS", 100);
-    let lock = Lock::new("bench-wait", Duration::from_secs(10)).expect("valid lock");
-    let mut waits = Vec::with_capacity(samples);
-    let mut holder = Connection::open(server.url()).expect("connect");
-    for i in 0..samples {
-        let held = lock.try_acquire().run(&mut holder).expect("free lock");
-        let (tx, rx) = mpsc::channel::<()>();
-        let waiter = {
-            let lock = lock.clone();
-            let mut con = Connection::open(server.url()).expect("connect");
-            thread::spawn(move || {
-                tx.send(()).expect("signal start");
-                let lease = lock
-                    .acquire(Duration::from_secs(10))
-                    .run(&mut con)
-                    .expect("acquire");
-                let got = Instant::now();
-                assert!(lock.release(&lease.token).run(&mut con).expect("release"));
-                got
-            })
-        };
-        rx.recv().expect("waiter started");
-        // Hold for a varying while so the release falls anywhere in the
-        // waiter's retry cycle.
-        thread::sleep(Duration::from_millis(20 + (i as u64 * 37) % 60));
-        let released = Instant::now();
-        assert!(lock.release(&held.token).run(&mut holder).expect("release"));
-        let got = waiter.join().expect("waiter");
-        waits.push(got.duration_since(released).as_secs_f64() * 1000.0);
-    }
-    let rtt = {
-        let n = 2000;
+    // --- Handoff latency: release -> the waiter holds the lock -----------------
+    let samples = common::env_or("BENCH_WAITS", 200);
+    let rtt_ms = {
+        let n = 5000;
         let per_s = rate(n, || {
             for _ in 0..n {
                 let _: String = redis::cmd("PING").query(&mut con).expect("PING");
@@ -204,25 +213,156 @@ fn main() {
         });
         1000.0 / per_s
     };
-    let mut t = Table::new(
-        &format!(
-            "Wait latency: release -> waiter holds the lock (default 50 ms retry with jitter, {samples} samples)"
+    let mut holder = Connection::open(server.url()).expect("connect");
+    let notified = Lock::new("bench-wait", Duration::from_secs(10)).expect("valid lock");
+    let polling = Lock::builder("bench-poll")
+        .lease(Duration::from_secs(10))
+        .wait_mode(WaitMode::Polling {
+            interval: DEFAULT_POLL_INTERVAL,
+        })
+        .build()
+        .expect("valid lock");
+    let modes: [(&str, &Lock, Waiter, usize); 3] = [
+        (
+            "woken by the release, sync Connection",
+            &notified,
+            Waiter::Sync,
+            samples,
         ),
+        (
+            "woken by the release, AsyncConnection",
+            &notified,
+            Waiter::Async,
+            samples,
+        ),
+        (
+            "polling every 50 ms with jitter (the old mode)",
+            &polling,
+            Waiter::Sync,
+            (samples / 10).max(10),
+        ),
+    ];
+    let mut t = Table::new(
+        "Handoff latency: release -> the waiter holds the lock",
         &[
+            "waiting",
+            "samples",
             "p50 ms",
             "p99 ms",
-            "max ms",
-            "one round trip ms (PING)",
             "p50 / round trip",
+            "p99 / round trip",
         ],
     );
-    let p50 = quantile(&mut waits, 0.5);
+    for (name, lock, waiter, n) in modes {
+        let mut waits = handoffs(&server.url(), &mut holder, lock, waiter, n);
+        let (p50, p99) = (quantile(&mut waits, 0.5), quantile(&mut waits, 0.99));
+        t.row(vec![
+            name.into(),
+            n.to_string(),
+            num(p50),
+            num(p99),
+            format!("{:.1}x", p50 / rtt_ms),
+            format!("{:.1}x", p99 / rtt_ms),
+        ]);
+    }
     t.row(vec![
-        num(p50),
-        num(quantile(&mut waits, 0.99)),
-        num(quantile(&mut waits, 1.0)),
-        num(rtt),
-        format!("{:.0}x", p50 / rtt),
+        "one round trip (PING, redis-rs)".into(),
+        "5000".into(),
+        num(rtt_ms),
+        String::new(),
+        "1.0x".into(),
+        String::new(),
     ]);
     t.print();
+}
+
+/// Which driver the waiter runs on.
+#[derive(Clone, Copy)]
+enum Waiter {
+    Sync,
+    Async,
+}
+
+/// Subscribers of a shard channel (`PUBSUB SHARDNUMSUB`).
+fn subscribers(con: &mut Connection, channel: &str) -> i64 {
+    let mut cmd = redis::cmd("PUBSUB");
+    cmd.arg("SHARDNUMSUB").arg(channel);
+    let reply: Vec<redis::Value> = Op::cmd(channel, cmd).run(con).expect("PUBSUB");
+    match reply.get(1) {
+        Some(redis::Value::Int(n)) => *n,
+        _ => 0,
+    }
+}
+
+/// `n` handoffs of `lock` from `holder` to a waiter (a thread on its own
+/// connection, sync or async): ms from just before the release is sent to
+/// the waiter holding the lock.
+fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: usize) -> Vec<f64> {
+    let (go, jobs) = mpsc::channel::<()>();
+    let (done, got) = mpsc::channel::<Instant>();
+    let worker = {
+        let (lock, url) = (lock.clone(), url.to_string());
+        thread::spawn(move || match waiter {
+            Waiter::Sync => {
+                let mut con = Connection::open(url.as_str()).expect("connect");
+                while jobs.recv().is_ok() {
+                    let lease = lock
+                        .acquire(Duration::from_secs(10))
+                        .run(&mut con)
+                        .expect("acquire");
+                    let at = Instant::now();
+                    assert!(lock.release(&lease.token).run(&mut con).expect("release"));
+                    done.send(at).expect("report");
+                }
+            }
+            Waiter::Async => {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async {
+                    let mut con = AsyncConnection::open(url.as_str()).await.expect("connect");
+                    while jobs.recv().is_ok() {
+                        let lease = lock
+                            .acquire(Duration::from_secs(10))
+                            .run_async(&mut con)
+                            .await
+                            .expect("acquire");
+                        let at = Instant::now();
+                        assert!(
+                            lock.release(&lease.token)
+                                .run_async(&mut con)
+                                .await
+                                .expect("release")
+                        );
+                        done.send(at).expect("report");
+                    }
+                });
+            }
+        })
+    };
+    let notified = lock.wait_mode() == WaitMode::Notified;
+    let mut waits = Vec::with_capacity(n);
+    for i in 0..n {
+        let held = lock.try_acquire().run(holder).expect("free lock");
+        go.send(()).expect("start the waiter");
+        if notified {
+            // Subscribed, then a little more so that its re-check is done and
+            // it waits for the message.
+            while subscribers(holder, lock.channel()) == 0 {
+                thread::sleep(Duration::from_micros(200));
+            }
+            thread::sleep(Duration::from_millis(2 + (i as u64 * 7) % 10));
+        } else {
+            // Anywhere in the waiter's poll cycle.
+            thread::sleep(Duration::from_millis(20 + (i as u64 * 37) % 60));
+        }
+        let released = Instant::now();
+        assert!(lock.release(&held.token).run(holder).expect("release"));
+        let at = got.recv().expect("the waiter got it");
+        waits.push(at.duration_since(released).as_secs_f64() * 1000.0);
+    }
+    drop(go);
+    worker.join().expect("waiter");
+    waits
 }

@@ -32,7 +32,7 @@
 //! `{<name>}`. The default prefix is [`DEFAULT_PREFIX`].
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
-//! [`Connection`] or `.run_async(&mut con).await` on an
+//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
