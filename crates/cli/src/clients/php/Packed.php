@@ -62,7 +62,8 @@ final class Packed
                 throw new InvalidArgument('record', 'is ' . strlen($rec) . " bytes, the width is {$this->width}");
             }
             [$key, $off] = $this->locate($id);
-            array_push($byShard[$key] ??= [], (string) $off, $rec);
+            $byShard[$key] ??= [];
+            array_push($byShard[$key], (string) $off, $rec);
         }
         ksort($byShard);
         $calls = [];
