@@ -466,3 +466,33 @@ fn php_visits_are_exact_under_four_processes() {
     assert_eq!(crowd().count(day(2024, 2, 29)).run(&mut con).unwrap(), 250);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The README's table of key templates, from the contracts.
+fn key_table() -> String {
+    let mut out = String::from("| pattern | key | template | type |\n| --- | --- | --- | --- |\n");
+    for c in redis_patterns::contract::all() {
+        for k in &c.keys {
+            out.push_str(&format!(
+                "| {} | {} | `{}` | {} |\n",
+                c.name, k.role, k.template, k.ty
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn readme_key_templates_match_the_contracts() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
+    let table = readme
+        .split("<!-- key-templates -->\n")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- /key-templates -->").next())
+        .expect("README has the key-templates markers");
+    assert_eq!(
+        table,
+        key_table(),
+        "README's key templates are stale; the table is:\n{}",
+        key_table()
+    );
+}
