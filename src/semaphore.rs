@@ -37,6 +37,8 @@
 //! # }
 //! ```
 
+mod contract;
+
 use std::time::Duration;
 
 use serde::Serialize;
@@ -47,6 +49,8 @@ use crate::keys::{self, Prefix};
 use crate::lock::wait::{self, Attempt, Waiting};
 use crate::lock::{WaitMode, check_token, check_wait, lease_ms, new_token};
 use crate::scripts;
+
+pub(crate) use contract::contract;
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "redis:semaphore:";

@@ -15,8 +15,6 @@ use redis_patterns::rwlock::{DEFAULT_PREFIX, Role, RwLock};
 use support::Driver;
 use waiting::{eventually, subscribers};
 
-
-
 /// 8 threads, each alternating reads and writes: in-process counts (taken
 /// between acquire and release, inside the holds on the server) never see
 /// a writer with a reader or two writers; readers do share.

@@ -15,8 +15,6 @@ use redis_patterns::semaphore::{DEFAULT_PREFIX, MAX_LIMIT, Semaphore};
 use support::Driver;
 use waiting::{eventually, subscribers};
 
-
-
 /// 8 threads × 100 acquisitions of a 3-permit semaphore: no more than 3
 /// hold it at once (counted in-process between acquire and release, which
 /// lies inside the permit's hold on the server).

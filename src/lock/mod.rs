@@ -64,6 +64,7 @@
 //! # }
 //! ```
 
+mod contract;
 mod guard;
 #[cfg(feature = "tokio")]
 mod guard_async;
@@ -81,6 +82,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
 
+pub(crate) use contract::contract;
 pub use guard::{LockGuard, Lost, LostReason};
 #[cfg(feature = "tokio")]
 pub use guard_async::{AsyncLockGuard, Held};
@@ -155,7 +157,7 @@ pub(crate) fn check_wait(mode: WaitMode) -> Result<()> {
 
 /// A fresh unguessable 128-bit owner token, as 32 lowercase hex digits.
 pub fn new_token() -> String {
-    let mut buf = [0u8; 16];
+    let mut buf = [0u8; contract::TOKEN_BYTES];
     // The OS random source failing is not recoverable for a lock: a
     // predictable token would let others release our lock.
     getrandom::fill(&mut buf).expect("the operating system's random source is unavailable");
