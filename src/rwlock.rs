@@ -47,9 +47,9 @@ use serde::Serialize;
 
 use crate::core::Op;
 use crate::error::{ErrorKind, Result};
-use crate::keys::{self, Prefix};
+use crate::lock::leasing::{Leasing, leasing_setters};
 use crate::lock::wait::{self, Attempt, Waiting};
-use crate::lock::{WaitMode, check_token, check_wait, lease_ms, new_token};
+use crate::lock::{WaitMode, check_token, lease_ms, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -92,44 +92,24 @@ pub struct RwLock {
 /// checks.
 #[derive(Debug, Clone)]
 pub struct RwLockBuilder {
-    name: String,
-    prefix: Prefix,
-    lease: Duration,
-    wait: WaitMode,
+    leasing: Leasing,
 }
 
 impl RwLockBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
-    }
-
-    /// The lease of every reader and writer (default 30 s); also how long a
-    /// waiting writer's intent keeps readers out without being renewed.
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
-
-    /// How a blocking acquire waits (default [`WaitMode::Notified`]).
-    pub fn wait_mode(mut self, mode: WaitMode) -> Self {
-        self.wait = mode;
-        self
-    }
+    leasing_setters!(
+        "The lease of every reader and writer (default 30 s); also how long a waiting writer's intent keeps readers out without being renewed."
+    );
 
     /// Checks the settings.
     pub fn build(self) -> Result<RwLock> {
-        keys::check_name("lock name", &self.name)?;
-        check_wait(self.wait)?;
-        let writer = self.prefix.tagged(&self.name);
+        let leased = self.leasing.check("lock name", MAX_LEASE_MS)?;
         Ok(RwLock {
-            readers: format!("{writer}:readers"),
-            intents: format!("{writer}:intents"),
-            channel: format!("{writer}:wake"),
-            writer,
-            lease_ms: lease_ms("lease", self.lease, MAX_LEASE_MS as i64)?,
-            wait: self.wait,
+            readers: format!("{}:readers", leased.key),
+            intents: format!("{}:intents", leased.key),
+            channel: leased.channel,
+            writer: leased.key,
+            lease_ms: leased.lease_ms,
+            wait: leased.wait,
         })
     }
 }
@@ -138,10 +118,7 @@ impl RwLock {
     /// A builder for the read-write lock `name`.
     pub fn builder(name: &str) -> RwLockBuilder {
         RwLockBuilder {
-            name: name.to_string(),
-            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
-            lease: Duration::from_secs(30),
-            wait: WaitMode::Notified,
+            leasing: Leasing::new(name, DEFAULT_PREFIX),
         }
     }
 

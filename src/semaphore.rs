@@ -45,9 +45,9 @@ use serde::Serialize;
 
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
-use crate::keys::{self, Prefix};
+use crate::lock::leasing::{Leasing, leasing_setters};
 use crate::lock::wait::{self, Attempt, Waiting};
-use crate::lock::{WaitMode, check_token, check_wait, lease_ms, new_token};
+use crate::lock::{WaitMode, check_token, lease_ms, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -77,11 +77,8 @@ pub struct Semaphore {
 /// checks.
 #[derive(Debug, Clone)]
 pub struct SemaphoreBuilder {
-    name: String,
+    leasing: Leasing,
     limit: u32,
-    prefix: Prefix,
-    lease: Duration,
-    wait: WaitMode,
 }
 
 /// A permit: the holder's token (release and extend take it).
@@ -93,41 +90,23 @@ pub struct Permit {
 }
 
 impl SemaphoreBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
-    }
-
-    /// The lease of every permit (default 30 s).
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
-
-    /// How a blocking acquire waits (default [`WaitMode::Notified`]).
-    pub fn wait_mode(mut self, mode: WaitMode) -> Self {
-        self.wait = mode;
-        self
-    }
+    leasing_setters!("The lease of every permit (default 30 s).");
 
     /// Checks the settings.
     pub fn build(self) -> Result<Semaphore> {
-        keys::check_name("semaphore name", &self.name)?;
+        let leased = self.leasing.check("semaphore name", MAX_LEASE_MS)?;
         if self.limit == 0 || self.limit > MAX_LIMIT {
             return Err(Error::invalid(
                 "limit",
                 format!("must be from 1 to {MAX_LIMIT}"),
             ));
         }
-        check_wait(self.wait)?;
-        let key = self.prefix.tagged(&self.name);
         Ok(Semaphore {
-            channel: format!("{key}:wake"),
-            key,
+            key: leased.key,
+            channel: leased.channel,
             limit: self.limit,
-            lease_ms: lease_ms("lease", self.lease, MAX_LEASE_MS as i64)?,
-            wait: self.wait,
+            lease_ms: leased.lease_ms,
+            wait: leased.wait,
         })
     }
 }
@@ -136,11 +115,8 @@ impl Semaphore {
     /// A builder for the semaphore `name` with `limit` permits.
     pub fn builder(name: &str, limit: u32) -> SemaphoreBuilder {
         SemaphoreBuilder {
-            name: name.to_string(),
+            leasing: Leasing::new(name, DEFAULT_PREFIX),
             limit,
-            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
-            lease: Duration::from_secs(30),
-            wait: WaitMode::Notified,
         }
     }
 

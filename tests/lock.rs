@@ -4,15 +4,16 @@
 //! and survived, renewal, retries with the caller's token, fencing with
 //! replica acknowledgement across a failover.
 
+#[path = "support/leased.rs"]
+mod leased;
 mod support;
-#[path = "support/waiting.rs"]
-mod waiting;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use leased::{assert_no_script_call, eventually, subscribers};
 use redis::Value;
 use redis_patterns::lock::{
     AsyncLockGuard, DEFAULT_PREFIX, Lock, LostReason, MAX_LEASE_MS, Replication, WaitMode,
@@ -20,7 +21,6 @@ use redis_patterns::lock::{
 use redis_patterns::{ErrorKind, keys::Prefix};
 use redis_patterns_test_support::LocalCluster;
 use support::Driver;
-use waiting::{eventually, subscribers};
 
 fn get(d: &mut Driver, key: &str) -> Option<String> {
     d.cmd(key, redis::cmd("GET").arg(key))
@@ -633,82 +633,71 @@ fn an_acknowledged_acquire_waits_for_the_replica_even_after_a_script_flush() {
 #[test]
 fn bad_input_is_refused_before_anything_is_sent() {
     let server = support::server();
-    let mut con = server.connection();
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .expect("RESETSTAT");
-    let invalid =
-        |r: redis_patterns::Result<Lock>, name: &str| match r.as_ref().map_err(|e| e.kind()) {
-            Err(ErrorKind::InvalidArgument {
-                name: n,
-                reason,
-                script: None,
-            }) => {
-                assert_eq!(n, name);
-                assert!(!reason.is_empty() && !reason.ends_with('.'));
-            }
-            other => panic!("expected InvalidArgument({name}), got {other:?}"),
-        };
-    invalid(Lock::new("", Duration::from_secs(1)), "lock name");
-    invalid(Lock::new("a{b}", Duration::from_secs(1)), "lock name");
-    assert!(Prefix::new("p{").is_err());
-    assert!(Prefix::new("").is_err());
-    assert_eq!(Prefix::new(DEFAULT_PREFIX).unwrap().as_str(), "redis:lock:");
-    invalid(Lock::new("a", Duration::ZERO), "lease");
-    invalid(Lock::new("a", Duration::from_micros(999)), "lease");
-    invalid(
-        Lock::new("a", Duration::from_millis(MAX_LEASE_MS + 1)),
-        "lease",
-    );
-    invalid(
-        Lock::builder("a")
-            .wait_mode(WaitMode::Polling {
-                interval: Duration::ZERO,
-            })
-            .build(),
-        "poll interval",
-    );
-    invalid(
-        Lock::builder("a")
-            .replication(Replication::Acknowledged {
-                replicas: 0,
-                timeout: Duration::from_secs(1),
-            })
-            .build(),
-        "replicas",
-    );
-    let lock = Lock::new("a", Duration::from_secs(1)).expect("valid");
-    support::each_driver(&server, |d| {
-        let name_of = |r: redis_patterns::Result<bool>| match r.map_err(|e| e.into_kind()) {
-            Err(ErrorKind::InvalidArgument {
-                name, script: None, ..
-            }) => name,
-            other => panic!("expected InvalidArgument, got {other:?}"),
-        };
-        assert_eq!(name_of(d.run(lock.release(""))), "token");
-        assert_eq!(name_of(d.run(lock.extend("t", Duration::ZERO))), "lease");
-        assert_eq!(
-            name_of(d.run(lock.extend("", Duration::from_secs(1)))),
-            "token"
+    assert_no_script_call(&server, || {
+        let invalid =
+            |r: redis_patterns::Result<Lock>, name: &str| match r.as_ref().map_err(|e| e.kind()) {
+                Err(ErrorKind::InvalidArgument {
+                    name: n,
+                    reason,
+                    script: None,
+                }) => {
+                    assert_eq!(n, name);
+                    assert!(!reason.is_empty() && !reason.ends_with('.'));
+                }
+                other => panic!("expected InvalidArgument({name}), got {other:?}"),
+            };
+        invalid(Lock::new("", Duration::from_secs(1)), "lock name");
+        invalid(Lock::new("a{b}", Duration::from_secs(1)), "lock name");
+        assert!(Prefix::new("p{").is_err());
+        assert!(Prefix::new("").is_err());
+        assert_eq!(Prefix::new(DEFAULT_PREFIX).unwrap().as_str(), "redis:lock:");
+        invalid(Lock::new("a", Duration::ZERO), "lease");
+        invalid(Lock::new("a", Duration::from_micros(999)), "lease");
+        invalid(
+            Lock::new("a", Duration::from_millis(MAX_LEASE_MS + 1)),
+            "lease",
         );
-        assert!(matches!(
-            d.run(lock.owned("")).map_err(|e| e.into_kind()),
-            Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
-        ));
-        assert!(matches!(
-            d.run(lock.try_acquire_as("")).map_err(|e| e.into_kind()),
-            Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
-        ));
+        invalid(
+            Lock::builder("a")
+                .wait_mode(WaitMode::Polling {
+                    interval: Duration::ZERO,
+                })
+                .build(),
+            "poll interval",
+        );
+        invalid(
+            Lock::builder("a")
+                .replication(Replication::Acknowledged {
+                    replicas: 0,
+                    timeout: Duration::from_secs(1),
+                })
+                .build(),
+            "replicas",
+        );
+        let lock = Lock::new("a", Duration::from_secs(1)).expect("valid");
+        support::each_driver(&server, |d| {
+            let name_of = |r: redis_patterns::Result<bool>| match r.map_err(|e| e.into_kind()) {
+                Err(ErrorKind::InvalidArgument {
+                    name, script: None, ..
+                }) => name,
+                other => panic!("expected InvalidArgument, got {other:?}"),
+            };
+            assert_eq!(name_of(d.run(lock.release(""))), "token");
+            assert_eq!(name_of(d.run(lock.extend("t", Duration::ZERO))), "lease");
+            assert_eq!(
+                name_of(d.run(lock.extend("", Duration::from_secs(1)))),
+                "token"
+            );
+            assert!(matches!(
+                d.run(lock.owned("")).map_err(|e| e.into_kind()),
+                Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
+            ));
+            assert!(matches!(
+                d.run(lock.try_acquire_as("")).map_err(|e| e.into_kind()),
+                Err(ErrorKind::InvalidArgument { name, .. }) if name == "token"
+            ));
+        });
     });
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut con)
-        .expect("INFO");
-    assert!(
-        !stats.contains("cmdstat_evalsha"),
-        "nothing was sent: {stats}"
-    );
 }
 
 #[test]

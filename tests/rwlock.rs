@@ -1,19 +1,19 @@
 //! The read-write lock against a real redis-server and a real three-node
 //! cluster, every test body through both drivers.
 
+#[path = "support/leased.rs"]
+mod leased;
 mod support;
-#[path = "support/waiting.rs"]
-mod waiting;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
+use leased::{assert_no_script_call, eventually, subscribers};
 use redis_patterns::ErrorKind;
 use redis_patterns::rwlock::{DEFAULT_PREFIX, Role, RwLock};
 use support::Driver;
-use waiting::{eventually, subscribers};
 
 /// 8 threads, each alternating reads and writes: in-process counts (taken
 /// between acquire and release, inside the holds on the server) never see
@@ -246,45 +246,34 @@ fn leases_renew_retry_and_release_per_holder() {
 #[test]
 fn bad_input_is_refused_before_anything_is_sent() {
     let server = support::server();
-    let mut con = server.connection();
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .unwrap();
-    for (r, name) in [
-        (RwLock::new("", Duration::from_secs(1)), "lock name"),
-        (RwLock::new("a}", Duration::from_secs(1)), "lock name"),
-        (RwLock::new("a", Duration::ZERO), "lease"),
-    ] {
-        match r.map_err(|e| e.into_kind()) {
-            Err(ErrorKind::InvalidArgument {
-                name: n,
-                script: None,
-                ..
-            }) => assert_eq!(n, name),
-            other => panic!("expected InvalidArgument({name}), got {other:?}"),
+    assert_no_script_call(&server, || {
+        for (r, name) in [
+            (RwLock::new("", Duration::from_secs(1)), "lock name"),
+            (RwLock::new("a}", Duration::from_secs(1)), "lock name"),
+            (RwLock::new("a", Duration::ZERO), "lease"),
+        ] {
+            match r.map_err(|e| e.into_kind()) {
+                Err(ErrorKind::InvalidArgument {
+                    name: n,
+                    script: None,
+                    ..
+                }) => assert_eq!(n, name),
+                other => panic!("expected InvalidArgument({name}), got {other:?}"),
+            }
         }
-    }
-    let lock = RwLock::new("a", Duration::from_secs(1)).unwrap();
-    assert!(lock.writer_key().starts_with(DEFAULT_PREFIX));
-    support::each_driver(&server, |d| {
-        assert!(
-            d.run(lock.try_as(Role::Write, ""))
-                .unwrap_err()
-                .is_invalid_input()
-        );
-        assert!(
-            d.run(lock.wait_as(Role::Read, "", Duration::ZERO))
-                .unwrap_err()
-                .is_invalid_input()
-        );
+        let lock = RwLock::new("a", Duration::from_secs(1)).unwrap();
+        assert!(lock.writer_key().starts_with(DEFAULT_PREFIX));
+        support::each_driver(&server, |d| {
+            assert!(
+                d.run(lock.try_as(Role::Write, ""))
+                    .unwrap_err()
+                    .is_invalid_input()
+            );
+            assert!(
+                d.run(lock.wait_as(Role::Read, "", Duration::ZERO))
+                    .unwrap_err()
+                    .is_invalid_input()
+            );
+        });
     });
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut con)
-        .unwrap();
-    assert!(
-        !stats.contains("cmdstat_evalsha"),
-        "nothing was sent: {stats}"
-    );
 }

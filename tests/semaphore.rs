@@ -1,19 +1,19 @@
 //! The semaphore with expiring permits against a real redis-server and a
 //! real three-node cluster, every test body through both drivers.
 
+#[path = "support/leased.rs"]
+mod leased;
 mod support;
-#[path = "support/waiting.rs"]
-mod waiting;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
+use leased::{assert_no_script_call, eventually, subscribers};
 use redis_patterns::ErrorKind;
 use redis_patterns::semaphore::{DEFAULT_PREFIX, MAX_LIMIT, Semaphore};
 use support::Driver;
-use waiting::{eventually, subscribers};
 
 /// 8 threads × 100 acquisitions of a 3-permit semaphore: no more than 3
 /// hold it at once (counted in-process between acquire and release, which
@@ -174,59 +174,48 @@ fn every_operation_runs_on_a_real_cluster() {
 #[test]
 fn bad_input_is_refused_before_anything_is_sent() {
     let server = support::server();
-    let mut con = server.connection();
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .unwrap();
-    let invalid =
-        |r: redis_patterns::Result<Semaphore>, name: &str| match r.map_err(|e| e.into_kind()) {
-            Err(ErrorKind::InvalidArgument {
-                name: n,
-                reason,
-                script: None,
-            }) => {
-                assert_eq!(n, name);
-                assert!(!reason.is_empty() && !reason.ends_with('.'));
-            }
-            other => panic!("expected InvalidArgument({name}), got {other:?}"),
-        };
-    invalid(
-        Semaphore::new("", 1, Duration::from_secs(1)),
-        "semaphore name",
-    );
-    invalid(
-        Semaphore::new("a{b}", 1, Duration::from_secs(1)),
-        "semaphore name",
-    );
-    invalid(Semaphore::new("a", 0, Duration::from_secs(1)), "limit");
-    invalid(
-        Semaphore::new("a", MAX_LIMIT + 1, Duration::from_secs(1)),
-        "limit",
-    );
-    invalid(Semaphore::new("a", 1, Duration::ZERO), "lease");
-    let sem = Semaphore::new("a", 1, Duration::from_secs(1)).unwrap();
-    assert!(sem.key().starts_with(DEFAULT_PREFIX));
-    support::each_driver(&server, |d| {
-        for r in [
-            d.run(sem.release("")),
-            d.run(sem.extend("", Duration::from_secs(1))),
-            d.run(sem.extend("t", Duration::ZERO)),
-        ] {
-            assert!(r.unwrap_err().is_invalid_input());
-        }
-        assert!(
-            d.run(sem.try_acquire_as(""))
-                .unwrap_err()
-                .is_invalid_input()
+    assert_no_script_call(&server, || {
+        let invalid =
+            |r: redis_patterns::Result<Semaphore>, name: &str| match r.map_err(|e| e.into_kind()) {
+                Err(ErrorKind::InvalidArgument {
+                    name: n,
+                    reason,
+                    script: None,
+                }) => {
+                    assert_eq!(n, name);
+                    assert!(!reason.is_empty() && !reason.ends_with('.'));
+                }
+                other => panic!("expected InvalidArgument({name}), got {other:?}"),
+            };
+        invalid(
+            Semaphore::new("", 1, Duration::from_secs(1)),
+            "semaphore name",
         );
+        invalid(
+            Semaphore::new("a{b}", 1, Duration::from_secs(1)),
+            "semaphore name",
+        );
+        invalid(Semaphore::new("a", 0, Duration::from_secs(1)), "limit");
+        invalid(
+            Semaphore::new("a", MAX_LIMIT + 1, Duration::from_secs(1)),
+            "limit",
+        );
+        invalid(Semaphore::new("a", 1, Duration::ZERO), "lease");
+        let sem = Semaphore::new("a", 1, Duration::from_secs(1)).unwrap();
+        assert!(sem.key().starts_with(DEFAULT_PREFIX));
+        support::each_driver(&server, |d| {
+            for r in [
+                d.run(sem.release("")),
+                d.run(sem.extend("", Duration::from_secs(1))),
+                d.run(sem.extend("t", Duration::ZERO)),
+            ] {
+                assert!(r.unwrap_err().is_invalid_input());
+            }
+            assert!(
+                d.run(sem.try_acquire_as(""))
+                    .unwrap_err()
+                    .is_invalid_input()
+            );
+        });
     });
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut con)
-        .unwrap();
-    assert!(
-        !stats.contains("cmdstat_evalsha"),
-        "nothing was sent: {stats}"
-    );
 }

@@ -3,10 +3,23 @@
 use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
-use crate::contract::{PatternContract, constant, function, key, param, protocol, scripts_of};
+use crate::contract::{
+    KeyTemplate, PatternContract, constant, function, key, param, protocol, scripts_of,
+};
 
 /// The token length in random bytes (32 hex digits).
 pub(crate) const TOKEN_BYTES: usize = 16;
+
+/// The wake-up channel of a leased resource (lock, semaphore, read-write
+/// lock): a release publishes on it, a waiter subscribes to it.
+pub(crate) fn wake_key() -> KeyTemplate {
+    key(
+        "wake",
+        "<prefix>{<name>}:wake",
+        "channel",
+        "the shard channel a release publishes on (no key): a waiter subscribes to it (SSUBSCRIBE)",
+    )
+}
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -54,12 +67,7 @@ pub(crate) fn contract() -> PatternContract {
                 "string",
                 "the fencing counter: INCR per acquire, never expires",
             ),
-            key(
-                "wake",
-                "<prefix>{<name>}:wake",
-                "channel",
-                "the shard channel a release publishes on (no key): a waiter subscribes to it (SSUBSCRIBE)",
-            ),
+            wake_key(),
         ],
         constants: vec![
             constant(

@@ -68,6 +68,7 @@ mod contract;
 mod guard;
 #[cfg(feature = "tokio")]
 mod guard_async;
+pub(crate) mod leasing;
 mod replication;
 mod status;
 pub(crate) mod wait;
@@ -79,13 +80,13 @@ use serde::Serialize;
 
 use crate::core::{Batch, Op};
 use crate::error::{Error, ErrorKind, Result};
-use crate::keys::{self, Prefix};
 use crate::scripts;
 
-pub(crate) use contract::contract;
+pub(crate) use contract::{contract, wake_key};
 pub use guard::{LockGuard, Lost, LostReason};
 #[cfg(feature = "tokio")]
 pub use guard_async::{AsyncLockGuard, Held};
+use leasing::{Leasing, leasing_setters};
 pub use replication::Replication;
 pub use status::LockStatus;
 pub use wait::WaitMode;
@@ -116,10 +117,7 @@ pub struct Lock {
 /// Builds a [`Lock`]: setters never fail, [`LockBuilder::build`] checks.
 #[derive(Debug, Clone)]
 pub struct LockBuilder {
-    name: String,
-    prefix: Prefix,
-    lease: Duration,
-    wait: WaitMode,
+    leasing: Leasing,
     replication: Replication,
 }
 
@@ -172,23 +170,7 @@ pub(crate) fn check_token(token: &str) -> Result<()> {
 }
 
 impl LockBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
-    }
-
-    /// The lease every acquire asks for (default 30 s).
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
-
-    /// How a blocking acquire waits (default [`WaitMode::Notified`]).
-    pub fn wait_mode(mut self, mode: WaitMode) -> Self {
-        self.wait = mode;
-        self
-    }
+    leasing_setters!("The lease every acquire asks for (default 30 s).");
 
     /// Whether acquires wait for replicas (default [`Replication::None`]).
     pub fn replication(mut self, replication: Replication) -> Self {
@@ -198,8 +180,7 @@ impl LockBuilder {
 
     /// Checks the settings.
     pub fn build(self) -> Result<Lock> {
-        keys::check_name("lock name", &self.name)?;
-        check_wait(self.wait)?;
+        let leased = self.leasing.check("lock name", MAX_LEASE_MS)?;
         if let Replication::Acknowledged { replicas, timeout } = self.replication {
             if replicas == 0 {
                 return Err(Error::invalid("replicas", "must be at least 1"));
@@ -211,13 +192,12 @@ impl LockBuilder {
                 ));
             }
         }
-        let key = self.prefix.tagged(&self.name);
         Ok(Lock {
-            fence_key: format!("{key}:fence"),
-            channel: format!("{key}:wake"),
-            key,
-            lease_ms: lease_ms("lease", self.lease, MAX_LEASE_MS as i64)?,
-            wait: self.wait,
+            fence_key: format!("{}:fence", leased.key),
+            channel: leased.channel,
+            key: leased.key,
+            lease_ms: leased.lease_ms,
+            wait: leased.wait,
             replication: self.replication,
         })
     }
@@ -227,10 +207,7 @@ impl Lock {
     /// A builder for the lock named `name`.
     pub fn builder(name: &str) -> LockBuilder {
         LockBuilder {
-            name: name.to_string(),
-            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
-            lease: Duration::from_secs(30),
-            wait: WaitMode::Notified,
+            leasing: Leasing::new(name, DEFAULT_PREFIX),
             replication: Replication::None,
         }
     }

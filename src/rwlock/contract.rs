@@ -50,12 +50,7 @@ pub(crate) fn contract() -> PatternContract {
                 "zset",
                 "waiting writer token -> the end of its intent (unix ms); while one lasts, new readers are refused",
             ),
-            key(
-                "wake",
-                "<prefix>{<name>}:wake",
-                "channel",
-                "the shard channel the writer's and the last reader's releases publish on (no key)",
-            ),
+            crate::lock::wake_key(),
         ],
         constants: vec![constant(
             "max_lease_ms",

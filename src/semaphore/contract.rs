@@ -43,12 +43,7 @@ pub(crate) fn contract() -> PatternContract {
                 "zset",
                 "holder token -> the end of its lease (unix ms, the server's TIME); expires with its longest lease",
             ),
-            key(
-                "wake",
-                "<prefix>{<name>}:wake",
-                "channel",
-                "the shard channel a release publishes on (no key): a waiter subscribes to it (SSUBSCRIBE)",
-            ),
+            crate::lock::wake_key(),
         ],
         constants: vec![
             constant("max_limit", MAX_LIMIT, "the most holders a semaphore allows"),

@@ -1,4 +1,4 @@
-//! Helpers for the tests of waiting (lock, semaphore, rwlock):
+//! Helpers for the tests of the leased resources (lock, semaphore, rwlock):
 //! `#[path]`-included next to `mod support`.
 #![allow(dead_code)]
 
@@ -28,4 +28,26 @@ pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "never happened: {what}");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// `CONFIG RESETSTAT`, then `body`, then checks that no script was called
+/// (`INFO commandstats` has no `EVALSHA`): refused input sends nothing.
+pub fn assert_no_script_call(
+    server: &redis_patterns_test_support::LocalServer,
+    body: impl FnOnce(),
+) {
+    let mut con = server.connection();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut con)
+        .expect("RESETSTAT");
+    body();
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut con)
+        .expect("INFO commandstats");
+    assert!(
+        !stats.contains("cmdstat_evalsha"),
+        "nothing was sent: {stats}"
+    );
 }
