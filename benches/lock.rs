@@ -203,6 +203,11 @@ fn main() {
     t.print();
 
     // --- Handoff latency: release -> the waiter holds the lock -----------------
+    // A handoff wakes an idle waiter, so besides the hot round trip (PING in
+    // a loop) two baselines are measured the same way as the handoffs: one
+    // PING after the same idle pause, and the floor of any woken handoff,
+    // raw redis-rs: a thread blocked on SSUBSCRIBE, woken by an SPUBLISH,
+    // sends one PING.
     let samples = common::env_or("BENCH_WAITS", 200);
     let rtt_ms = {
         let n = 5000;
@@ -213,6 +218,15 @@ fn main() {
         });
         1000.0 / per_s
     };
+    let mut idle = Vec::with_capacity(samples);
+    for i in 0..samples {
+        thread::sleep(pause(i));
+        let t = Instant::now();
+        let _: String = redis::cmd("PING").query(&mut con).expect("PING");
+        idle.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let idle_ms = quantile(&mut idle, 0.5);
+    let mut raw = raw_wakeups(&server.url(), &mut con, samples);
     let mut holder = Connection::open(server.url()).expect("connect");
     let notified = Lock::new("bench-wait", Duration::from_secs(10)).expect("valid lock");
     let polling = Lock::builder("bench-poll")
@@ -222,26 +236,6 @@ fn main() {
         })
         .build()
         .expect("valid lock");
-    let modes: [(&str, &Lock, Waiter, usize); 3] = [
-        (
-            "woken by the release, sync Connection",
-            &notified,
-            Waiter::Sync,
-            samples,
-        ),
-        (
-            "woken by the release, AsyncConnection",
-            &notified,
-            Waiter::Async,
-            samples,
-        ),
-        (
-            "polling every 50 ms with jitter (the old mode)",
-            &polling,
-            Waiter::Sync,
-            (samples / 10).max(10),
-        ),
-    ];
     let mut t = Table::new(
         "Handoff latency: release -> the waiter holds the lock",
         &[
@@ -249,31 +243,120 @@ fn main() {
             "samples",
             "p50 ms",
             "p99 ms",
-            "p50 / round trip",
-            "p99 / round trip",
+            "p50 / hot round trip",
+            "p99 / hot round trip",
+            "p50 / idle round trip",
         ],
     );
-    for (name, lock, waiter, n) in modes {
-        let mut waits = handoffs(&server.url(), &mut holder, lock, waiter, n);
-        let (p50, p99) = (quantile(&mut waits, 0.5), quantile(&mut waits, 0.99));
+    let row = |t: &mut Table, name: &str, waits: &mut Vec<f64>| {
+        let (p50, p99) = (quantile(waits, 0.5), quantile(waits, 0.99));
         t.row(vec![
             name.into(),
-            n.to_string(),
+            waits.len().to_string(),
             num(p50),
             num(p99),
             format!("{:.1}x", p50 / rtt_ms),
             format!("{:.1}x", p99 / rtt_ms),
+            format!("{:.1}x", p50 / idle_ms),
         ]);
+    };
+    let modes: [(&str, &Lock, Waiter, usize); 3] = [
+        (
+            "Lock, woken by the release, sync Connection",
+            &notified,
+            Waiter::Sync,
+            samples,
+        ),
+        (
+            "Lock, woken by the release, AsyncConnection",
+            &notified,
+            Waiter::Async,
+            samples,
+        ),
+        (
+            "Lock, polling every 50 ms with jitter (the old mode)",
+            &polling,
+            Waiter::Sync,
+            (samples / 10).max(10),
+        ),
+    ];
+    for (name, lock, waiter, n) in modes {
+        let mut waits = handoffs(&server.url(), &mut holder, lock, waiter, n);
+        row(&mut t, name, &mut waits);
     }
-    t.row(vec![
-        "one round trip (PING, redis-rs)".into(),
-        "5000".into(),
-        num(rtt_ms),
-        String::new(),
-        "1.0x".into(),
-        String::new(),
-    ]);
+    row(
+        &mut t,
+        "floor: raw SPUBLISH wakes SSUBSCRIBE, then one PING",
+        &mut raw,
+    );
+    let mut hot = vec![rtt_ms];
+    row(&mut t, "one round trip, hot (PING in a loop)", &mut hot);
+    row(
+        &mut t,
+        "one round trip after the same idle pause (PING)",
+        &mut idle,
+    );
     t.print();
+}
+
+/// The idle pause before sample `i` (2 to 11 ms).
+fn pause(i: usize) -> Duration {
+    Duration::from_millis(2 + (i as u64 * 7) % 10)
+}
+
+/// The floor of a woken handoff with redis-rs alone: ms from an SPUBLISH
+/// to a subscribed thread having woken and sent one PING.
+fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
+    let info = redis::IntoConnectionInfo::into_connection_info(url).expect("url");
+    let resp3 = info.clone().set_redis_settings(
+        info.redis_settings()
+            .clone()
+            .set_protocol(redis::ProtocolVersion::RESP3),
+    );
+    let (go, jobs) = mpsc::channel::<()>();
+    let (done, got) = mpsc::channel::<Instant>();
+    let url = url.to_string();
+    let worker = thread::spawn(move || {
+        let mut sub = redis::Client::open(resp3)
+            .and_then(|c| c.get_connection())
+            .expect("connect");
+        let mut ping = redis::Client::open(url.as_str())
+            .and_then(|c| c.get_connection())
+            .expect("connect");
+        sub.send_packed_command(
+            &redis::cmd("SSUBSCRIBE")
+                .arg("bench:{raw}")
+                .get_packed_command(),
+        )
+        .expect("SSUBSCRIBE");
+        sub.recv_response().expect("confirmation");
+        while jobs.recv().is_ok() {
+            while !matches!(
+                sub.recv_response().expect("message"),
+                redis::Value::Push {
+                    kind: redis::PushKind::SMessage,
+                    ..
+                }
+            ) {}
+            let _: String = redis::cmd("PING").query(&mut ping).expect("PING");
+            done.send(Instant::now()).expect("report");
+        }
+    });
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        go.send(()).expect("start");
+        thread::sleep(pause(i));
+        let t = Instant::now();
+        let _: i64 = redis::cmd("SPUBLISH")
+            .arg("bench:{raw}")
+            .arg("x")
+            .query(con)
+            .expect("SPUBLISH");
+        out.push(got.recv().expect("woken").duration_since(t).as_secs_f64() * 1000.0);
+    }
+    drop(go);
+    worker.join().expect("raw waiter");
+    out
 }
 
 /// Which driver the waiter runs on.
@@ -352,7 +435,7 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
             while subscribers(holder, lock.channel()) == 0 {
                 thread::sleep(Duration::from_micros(200));
             }
-            thread::sleep(Duration::from_millis(2 + (i as u64 * 7) % 10));
+            thread::sleep(pause(i));
         } else {
             // Anywhere in the waiter's poll cycle.
             thread::sleep(Duration::from_millis(20 + (i as u64 * 37) % 60));
