@@ -552,6 +552,18 @@ fn every_operation_runs_on_a_real_cluster() {
             assert!(d.run(lock.status()).unwrap().held);
             assert!(d.run(lock.release(&lease.token)).unwrap());
             assert_eq!(d.run(lock.try_acquire()).unwrap().fence, 2);
+            // Auto asks the lock's own primary (INFO with the key's slot):
+            // no replicas here, so no WAIT.
+            let auto = Lock::builder(name)
+                .replication(Replication::Auto)
+                .lease(Duration::from_secs(5))
+                .build()
+                .unwrap();
+            let _: () = d.cmd(lock.key(), redis::cmd("DEL").arg(lock.key()));
+            assert_eq!(
+                d.run(auto.acquire(Duration::from_secs(1))).unwrap().fence,
+                3
+            );
         }
     });
 }
