@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::script::Bound;
+use crate::script::{Bound, Idempotency};
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,6 +45,24 @@ pub struct ScriptEntry {
     pub writes: Vec<String>,
     /// The other commands its body calls (its checks may also call `TYPE`).
     pub reads: Vec<String>,
+    /// Whether a client may send the call again when its outcome is unknown
+    /// (the connection died after the request was written).
+    pub idempotent: IdempotentEntry,
+}
+
+/// Whether a call may be resent after an unknown outcome, from the header's
+/// `IDEMPOTENT`: `{"when": "always"}`, `{"when": "never"}`, or
+/// `{"when": "if_arg", "arg": "request_ttl_ms"}` (safe exactly when that
+/// argument is neither empty nor `0`), with the header's reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdempotentEntry {
+    /// `always` | `never` | `if_arg`
+    pub when: String,
+    /// The argument that decides, for `if_arg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arg: Option<String>,
+    /// Why a resend is or is not safe.
+    pub why: String,
 }
 
 /// One `KEYS` entry.
@@ -157,6 +175,19 @@ pub fn manifest() -> Manifest {
                 errors: strings(s.errors),
                 writes: strings(s.writes),
                 reads: strings(s.reads),
+                idempotent: IdempotentEntry {
+                    when: match s.idempotent {
+                        Idempotency::Always => "always",
+                        Idempotency::Never => "never",
+                        Idempotency::IfArg { .. } => "if_arg",
+                    }
+                    .into(),
+                    arg: match s.idempotent {
+                        Idempotency::IfArg { name, .. } => Some(name.into()),
+                        _ => None,
+                    },
+                    why: s.idempotent_doc.into(),
+                },
             })
             .collect(),
     }

@@ -65,7 +65,8 @@ use std::ops::Range;
 
 use redis::{FromRedisValue, Value};
 
-use crate::core::{Batch, Env, Machine, Op, Replies, Step};
+use crate::core::request_id::request_args;
+use crate::core::{Batch, Env, Machine, Op, Replies, RequestId, Step};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -436,7 +437,31 @@ impl<C: Codec> PackedRecords<C> {
     /// integer field inside the record of `id` and returns the new value;
     /// [`ErrorKind::Overflow`] (record unchanged) when it would leave the
     /// field's range.
+    ///
+    /// Not idempotent: when the connection is lost after the request was
+    /// written, the call fails with [`ErrorKind::OutcomeUnknown`] instead of
+    /// being sent again (it may have added `delta` already).
+    /// [`PackedRecords::add_once`] can be resent.
     pub fn add(&self, id: u64, field: IntField, delta: i64) -> Op<i64> {
+        self.add_script(id, field, delta, None)
+    }
+
+    /// [`PackedRecords::add`] at most once per `request`: the script keeps
+    /// the result under the request's key (in the shard's slot) for the
+    /// request's time to live, and a call with the same request returns it
+    /// without adding again, so the connection resends it after a lost
+    /// connection. A request names one call.
+    pub fn add_once(&self, id: u64, field: IntField, delta: i64, request: &RequestId) -> Op<i64> {
+        self.add_script(id, field, delta, Some(request))
+    }
+
+    fn add_script(
+        &self,
+        id: u64,
+        field: IntField,
+        delta: i64,
+        request: Option<&RequestId>,
+    ) -> Op<i64> {
         if !(1..=6).contains(&field.size) {
             return Op::fail(Error::invalid("field size", "must be 1 to 6 bytes"));
         }
@@ -454,17 +479,22 @@ impl<C: Codec> PackedRecords<C> {
         if delta.unsigned_abs() > 1 << 53 {
             return Op::fail(Error::invalid("delta", "must be within +-2^53"));
         }
-        let (key, off) = match self.locate(id) {
+        let located = self
+            .locate(id)
+            .and_then(|(key, off)| Ok((request_args(&key, request)?, key, off)));
+        let ((request_key, request_ttl), key, off) = match located {
             Ok(l) => l,
             Err(e) => return Op::fail(e),
         };
         Op::script(scripts::packed::add(
             &key,
+            &request_key,
             self.reserve(),
             (off + field.offset as u64) as i64,
             field.size as i64,
             field.signed,
             delta,
+            request_ttl,
         ))
     }
 

@@ -640,3 +640,41 @@ fn every_operation_runs_on_a_real_cluster() {
     let cluster = support::cluster();
     everywhere::same_everywhere(&server, &cluster, |d| (every_operation(d), dump(d)));
 }
+
+/// An increment with a request id applies once per request, however often
+/// it is sent; its request key lives in the shard's slot (so it runs on a
+/// cluster) and expires.
+fn incr_once_applies_once_per_request(d: &mut Driver) {
+    use redis_patterns::core::RequestId;
+    for strict in [true, false] {
+        let h = ShardedHash::builder(&format!("once{strict}"), Sharding::Crc32 { shards: 16 })
+            .strict(strict)
+            .build()
+            .unwrap();
+        let first = RequestId::new("order-1:line-1").unwrap();
+        assert_eq!(d.run(h.incr_once("stock", 5, &first)).unwrap(), 5);
+        assert_eq!(
+            d.run(h.incr_once("stock", 5, &first)).unwrap(),
+            5,
+            "{strict}"
+        );
+        let second = RequestId::random();
+        assert_eq!(d.run(h.incr_once("stock", -2, &second)).unwrap(), 3);
+        assert_eq!(d.run(h.incr_once("stock", -2, &second)).unwrap(), 3);
+        assert_eq!(d.run(h.incr("stock", 1)).unwrap(), 4);
+        assert_eq!(get(d, &h, "stock").as_deref(), Some("4"));
+        let shard = h.shard_key(b"stock").unwrap();
+        let key = first.key_for(&shard).unwrap();
+        assert_eq!(key, format!("{{{shard}}}:req:order-1:line-1"));
+        let ttl: i64 = d.cmd(&key, redis::cmd("PTTL").arg(&key));
+        assert!(ttl > 0 && ttl <= 3_600_000, "{ttl}");
+    }
+}
+
+#[test]
+fn incr_once_applies_once_per_request_on_a_server_and_a_cluster() {
+    let server = support::server();
+    support::each_driver(&server, incr_once_applies_once_per_request);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, incr_once_applies_once_per_request);
+}

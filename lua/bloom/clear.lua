@@ -7,6 +7,7 @@
 -- WRITES DEL PEXPIREAT SETBIT
 -- READS PEXPIRETIME
 -- ERRORS BADARG
+-- IDEMPOTENT yes: the blocks are reset again to the same empty bitmaps and expiries
 
 -- Each block is deleted and re-created by `SETBIT block block_bits 1`: Redis
 -- allocates the string zero-filled at its exact size with the sentinel (last

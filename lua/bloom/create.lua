@@ -14,6 +14,7 @@
 -- WRITES HSET SETBIT
 -- READS EXISTS GETBIT HMGET
 -- ERRORS BADARG BLOOMCONFIG NOFILTER
+-- IDEMPOTENT yes: a second call finds the config it wrote and returns 0
 
 -- Written once: the parameters never change after creation, and a caller
 -- asking for other ones gets BLOOMCONFIG (`<field> stored <x> requested <y>`)

@@ -7,6 +7,7 @@
 -- WRITES SETBIT
 -- READS BITCOUNT GETBIT STRLEN
 -- ERRORS BLOOMCONFIG NOFILTER
+-- IDEMPOTENT yes: a second call finds the pristine block it created and returns 0
 
 -- Spread blocks are created first and the config (bloom.create) last, so a
 -- crash in between leaves blocks without a config, and the retry adopts them.

@@ -4,6 +4,7 @@
 -- ARGV[1..] offsets integer 0..4294967295: one offset per item, JSHash(item) computed by the client
 -- RETURNS integers: one per item, in order: 1 when its bit was 0 (newly added), 0 when it was set already
 -- WRITES BITFIELD
+-- IDEMPOTENT yes: bits that are set already stay set (the second reply says every item was present)
 
 -- k = 1: the seed's SETBIT per item, batched into one BITFIELD per 1999
 -- offsets (Lua's unpack cap). The generated checks refuse a bad offset

@@ -8,6 +8,8 @@
 --    <= 0 when the lock is held: minus the holder's remaining lease in ms (0 when it has no TTL)
 -- WRITES INCR SET
 -- READS GET PTTL
+-- IDEMPOTENT no: a resend finds the lock held by this very call and answers busy, so the caller
+--    would not learn its token and fencing token
 
 -- The fence is incremented before the lock is set: INCR is the one write
 -- that can fail on what its key holds (a value that is no integer, the

@@ -5,6 +5,7 @@
 -- RETURNS integer: 1 when released, 0 when the lock is not held with this token
 -- WRITES DEL
 -- READS GET
+-- IDEMPOTENT yes: a second call finds the lock gone (or held by another owner) and deletes nothing (it answers 0)
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end

@@ -10,6 +10,7 @@
 -- WRITES EXPIREAT SADD SETBIT
 -- READS EXPIRETIME SISMEMBER
 -- ERRORS UIDRANGE
+-- IDEMPOTENT yes: the bits and the type are set already; the expiries are absolute
 if tonumber(ARGV[1]) > tonumber(ARGV[2]) then
   return redis.error_reply('UIDRANGE uid ' .. ARGV[1] .. ' is above the configured maximum ' .. ARGV[2])
 end

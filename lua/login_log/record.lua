@@ -15,6 +15,7 @@
 -- WRITES EXPIREAT SADD SETBIT
 -- READS EXPIRETIME GETBIT SISMEMBER
 -- ERRORS UIDRANGE
+-- IDEMPOTENT yes: the bits and the type are set already; the expiries are absolute
 if tonumber(ARGV[2]) > tonumber(ARGV[3]) then
   return redis.error_reply('UIDRANGE uid ' .. ARGV[2] .. ' is above the configured maximum ' .. ARGV[3])
 end

@@ -1,15 +1,28 @@
 #!lua
---- Add to a little-endian integer field inside one record and return the field's new value
--- KEYS[1] shard string rw: one shard of packed records (a STRING); the only key touched
+--- Add to a little-endian integer field inside one record and return the field's new value; with a request key, once per request
+-- KEYS[1] shard string rw: one shard of packed records (a STRING)
+-- KEYS[2] request string rw: the request's key (same slot as the shard): remembers this call's result for
+--    request_ttl_ms; untouched when request_ttl_ms is 0
 -- ARGV[1] reserve integer 0..536870912: grow a shorter shard to this many bytes first (see put); 0 grows as written
 -- ARGV[2] offset integer 0..536870912: byte offset of the field in the shard
 -- ARGV[3] size integer 1..6: the field's width in bytes
 -- ARGV[4] signed bool: 1 for two's complement, 0 for unsigned
 -- ARGV[5] delta integer -9007199254740991..9007199254740991: added to the field; bytes past the end of the shard read as 0
--- RETURNS integer: the field's new value
+-- ARGV[6] request_ttl_ms integer 0..999999999999999: how long the request key remembers the result; 0 for a
+--    call without a request id
+-- RETURNS integer: the field's new value (for a request seen before: what its first run returned)
 -- WRITES SET SETRANGE
 -- READS GET GETRANGE STRLEN
 -- ERRORS BADARG OVERFLOW
+-- IDEMPOTENT if request_ttl_ms: a resend with the same request key finds the first run's result and returns
+--    it without adding again; without a request key a resend adds delta twice
+local ttl = ARGV[6]
+if ttl ~= '0' then
+  local done = redis.call('GET', KEYS[2])
+  if done then
+    return tonumber(done)
+  end
+end
 local max = 536870912
 local offset, size = tonumber(ARGV[2]), tonumber(ARGV[3])
 if offset + size > max then
@@ -56,4 +69,7 @@ for i = 1, size do
   u = (u - b) / 256
 end
 redis.call('SETRANGE', KEYS[1], offset, table.concat(bytes))
+if ttl ~= '0' then
+  redis.call('SET', KEYS[2], string.format('%.0f', new), 'PX', ttl)
+end
 return new

@@ -8,6 +8,7 @@
 -- WRITES SET SETRANGE
 -- READS GET STRLEN
 -- ERRORS BADARG
+-- IDEMPOTENT yes: the same records are written at the same offsets again
 local max = 536870912
 local n = #ARGV - 1
 if n == 0 or n % 2 ~= 0 then

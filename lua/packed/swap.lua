@@ -9,6 +9,7 @@
 -- WRITES SET SETRANGE
 -- READS GET GETRANGE STRLEN
 -- ERRORS BADARG
+-- IDEMPOTENT no: after another writer put the expected record back, a resend would replace it again
 local max = 536870912
 local width = #ARGV[4]
 if #ARGV[3] ~= width then

@@ -7,6 +7,7 @@
 -- RETURNS integer: 1 when the user had not signed in that day yet, 0 otherwise
 -- WRITES EXPIREAT SETBIT
 -- ERRORS UIDRANGE
+-- IDEMPOTENT yes: the bit is set already; the expiry is absolute
 if tonumber(ARGV[1]) > tonumber(ARGV[2]) then
   return redis.error_reply('UIDRANGE uid ' .. ARGV[1] .. ' is above the configured maximum ' .. ARGV[2])
 end

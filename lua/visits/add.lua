@@ -9,6 +9,8 @@
 -- WRITES EXPIREAT INCR SADD
 -- READS GET SISMEMBER TIME
 -- ERRORS DAYENDED
+-- IDEMPOTENT yes: the member is in its shard already, so the counter is not incremented again
+--    (the second reply says it is not new)
 if ARGV[1] ~= '0' then
   local now = tonumber(redis.call('TIME')[1])
   if tonumber(ARGV[1]) <= now then

@@ -10,6 +10,8 @@
 -- WRITES EXPIREAT INCRBY SADD
 -- READS GET SMISMEMBER TIME
 -- ERRORS BADARG DAYENDED
+-- IDEMPOTENT yes: the members are in their shards already, so the counter is not incremented again
+--    (the second reply says none is new)
 
 -- The generated checks saw every entry of groups is an int64; the layout
 -- (a count, then that many members, per shard key) is checked here, and

@@ -94,15 +94,35 @@ pub(crate) fn tmp_key(base: &str) -> String {
     format!("{base}:tmp:{:016x}", u64::from_le_bytes(r))
 }
 
+/// The hash tag of a key (what its slot is computed from), when it has one.
+fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    match key[open + 1..].iter().position(|&b| b == b'}') {
+        Some(len) if len > 0 => Some(&key[open + 1..open + 1 + len]),
+        _ => None,
+    }
+}
+
+/// A key named after `key` and `suffix`, in `key`'s cluster slot:
+/// `<key>:<suffix>` when `key` has a hash tag, `{<key>}:<suffix>` when it
+/// has none (its tag is then the whole of `key`). Refused for a key without
+/// a hash tag that contains `}` (no tag can equal it).
+pub(crate) fn in_slot_of(key: &str, suffix: &str) -> Result<String> {
+    if hash_tag(key.as_bytes()).is_some() {
+        Ok(format!("{key}:{suffix}"))
+    } else if key.contains('}') {
+        Err(Error::invalid(
+            "key",
+            format!("{key:?} has no hash tag but contains '}}': no other key can share its slot"),
+        ))
+    } else {
+        Ok(format!("{{{key}}}:{suffix}"))
+    }
+}
+
 /// The Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
 pub fn cluster_slot(key: &[u8]) -> u16 {
-    let tag = match key.iter().position(|&b| b == b'{') {
-        Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
-            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
-            _ => key,
-        },
-        None => key,
-    };
+    let tag = hash_tag(key).unwrap_or(key);
     let mut crc: u16 = 0;
     for &b in tag {
         crc ^= (b as u16) << 8;

@@ -18,6 +18,7 @@ pub(crate) mod conn_async;
 pub mod error;
 pub mod keys;
 pub(crate) mod op;
+pub(crate) mod request_id;
 pub(crate) mod retention;
 pub mod script;
 pub(crate) mod slots;
@@ -27,6 +28,7 @@ pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
+pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
 
 /// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).

@@ -81,7 +81,8 @@ use serde::Serialize;
 pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
-use crate::core::{Batch, Op};
+use crate::core::request_id::request_args;
+use crate::core::{Batch, Op, RequestId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -526,28 +527,70 @@ impl ShardedHash {
     /// Adds `delta` to an integer field (missing counts as 0) and returns the
     /// new value. Strict: a new field is refused ([`ErrorKind::ShardFull`])
     /// when its shard is already at the entry limit.
+    ///
+    /// Not idempotent: when the connection is lost after the request was
+    /// written, the call fails with
+    /// [`ErrorKind::OutcomeUnknown`] instead of being sent again (it may have
+    /// added `delta` already). [`ShardedHash::incr_once`] can be resent.
     pub fn incr(&self, field: impl AsRef<[u8]>, delta: i64) -> Op<i64> {
         let field = field.as_ref();
-        // The value is at most 20 characters ("-9223372036854775808").
-        let key = match self
-            .shard_key(field)
-            .and_then(|key| self.check_pair(field, b"").map(|_| key))
-        {
+        let key = match self.incr_key(field) {
             Ok(key) => key,
             Err(e) => return Op::fail(e),
         };
         if self.strict {
-            Op::script(scripts::sharded_hash::incr(
-                &key,
-                field,
-                delta,
-                self.max_entries(),
-            ))
+            self.incr_script(&key, field, delta, None)
         } else {
             let mut cmd = redis::cmd("HINCRBY");
             cmd.arg(&key).arg(field).arg(delta);
             Op::cmd(key, cmd)
         }
+    }
+
+    /// [`ShardedHash::incr`] at most once per `request`: the script keeps
+    /// the result under the request's key (in the shard's slot) for the
+    /// request's time to live, and a call with the same request returns it
+    /// without adding again. So the connection resends it after a lost
+    /// connection, and a caller may retry it (same request) after any error.
+    /// A request names one call: another field or delta with the same
+    /// request also gets the first call's result.
+    pub fn incr_once(&self, field: impl AsRef<[u8]>, delta: i64, request: &RequestId) -> Op<i64> {
+        let field = field.as_ref();
+        match self.incr_key(field) {
+            Ok(key) => self.incr_script(&key, field, delta, Some(request)),
+            Err(e) => Op::fail(e),
+        }
+    }
+
+    /// The shard key of an increment's field (the value is at most 20
+    /// characters, "-9223372036854775808", so only the field is checked).
+    fn incr_key(&self, field: &[u8]) -> Result<String> {
+        let key = self.shard_key(field)?;
+        self.check_pair(field, b"")?;
+        Ok(key)
+    }
+
+    /// `sharded_hash.incr` (no entry limit when not strict).
+    fn incr_script(
+        &self,
+        key: &str,
+        field: &[u8],
+        delta: i64,
+        request: Option<&RequestId>,
+    ) -> Op<i64> {
+        let (request_key, request_ttl) = match request_args(key, request) {
+            Ok(r) => r,
+            Err(e) => return Op::fail(e),
+        };
+        let max_entries = if self.strict { self.max_entries() } else { 0 };
+        Op::script(scripts::sharded_hash::incr(
+            key,
+            &request_key,
+            field,
+            delta,
+            max_entries,
+            request_ttl,
+        ))
     }
 
     /// The total number of fields: `HLEN` of every shard, in one batch.

@@ -189,8 +189,8 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex(
         "packed.add",
         &[&["SET", "pk:{t}:0", "\x01\x00\x00\x00"]],
-        &["pk:{t}:0"],
-        &["64", "2", "2", "0", "5"],
+        &["pk:{t}:0", "pk:{t}:0:req:r1"],
+        &["64", "2", "2", "0", "5", "60000"],
     ));
     let mut put = ex(
         "packed.put",
@@ -244,8 +244,8 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex(
         "sharded_hash.incr",
         &[&["HSET", "sh:{t}:0", "a", "1"]],
-        &["sh:{t}:0"],
-        &["a", "5", "512"],
+        &["sh:{t}:0", "sh:{t}:0:req:r1"],
+        &["a", "5", "512", "60000"],
     ));
     let mut put = ex(
         "sharded_hash.put",

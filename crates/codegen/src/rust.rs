@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Arg, ArgType, Bound, ScriptSpec};
+use crate::{Arg, ArgType, Bound, Idempotency, ScriptSpec};
 
 fn rust_str(s: &str) -> String {
     format!("{s:?}")
@@ -195,6 +195,20 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
     let _ = writeln!(out, "    writes: &{:?},", s.writes);
     let _ = writeln!(out, "    reads: &{:?},", s.reads);
     let _ = writeln!(out, "    read_only: {},", s.read_only);
+    let idempotent = match &s.idempotent {
+        Idempotency::Always => "Idempotency::Always".to_string(),
+        Idempotency::Never => "Idempotency::Never".to_string(),
+        Idempotency::IfArg(name) => format!(
+            "Idempotency::IfArg {{ name: {}, index: {} }}",
+            rust_str(name),
+            s.args
+                .iter()
+                .position(|a| &a.name == name)
+                .expect("checked by the parser")
+        ),
+    };
+    let _ = writeln!(out, "    idempotent: {idempotent},");
+    let _ = writeln!(out, "    idempotent_doc: {},", rust_str(&s.idempotent_doc));
     out.push_str("};\n\n");
 }
 
@@ -273,6 +287,17 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
         out.push_str("    /// script's own checks give) before anything is sent.\n");
         out.push_str("    ///\n");
     }
+    let _ = writeln!(
+        out,
+        "    /// Resent after an unknown outcome: {} ({}).",
+        match &s.idempotent {
+            Idempotency::Always => "yes".to_string(),
+            Idempotency::Never => "no".to_string(),
+            Idempotency::IfArg(name) => format!("when `{name}` is set"),
+        },
+        doc_text(&s.idempotent_doc)
+    );
+    out.push_str("    ///\n");
     let _ = writeln!(
         out,
         "    /// Runs with `{}`; source `lua/{}`.",

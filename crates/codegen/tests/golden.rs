@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use redis_patterns_codegen::{ArgType, Bound, KeyType, generate, parse_dir, parse_script};
+use redis_patterns_codegen::{
+    ArgType, Bound, Idempotency, KeyType, generate, parse_dir, parse_script,
+};
 
 use redis_patterns_codegen::sha1_hex as sha1;
 
@@ -78,6 +80,9 @@ fn fixture_specs_are_parsed_as_declared() {
     assert_eq!(put.errors, ["BADARG"]);
     assert_eq!(put.writes, ["INCRBYFLOAT", "PEXPIRE", "SET"]);
     assert!(put.reads.is_empty());
+    assert_eq!(put.idempotent, Idempotency::IfArg("grace_ms".into()));
+    assert!(specs[0].read_only && specs[0].idempotent == Idempotency::Always);
+    assert_eq!(specs[2].idempotent, Idempotency::Never);
     // The counter's first command (INCRBYFLOAT, the first write) checks its
     // type; the targets are a variadic tail: TYPE for each.
     assert_eq!(put.type_checked, [false, true]);
@@ -134,7 +139,7 @@ fn assert_rejected(source: &str, line: usize, needle: &str) {
 #[test]
 fn malformed_headers_fail_with_file_and_line() {
     let ok = format!(
-        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: one\n-- WRITES DEL\nreturn redis.call('DEL', KEYS[1])\n"
+        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: one\n-- WRITES DEL\n-- IDEMPOTENT yes: deleted already\nreturn redis.call('DEL', KEYS[1])\n"
     );
     assert!(parse_script("p/op.lua", &ok).is_ok());
 
@@ -372,14 +377,14 @@ fn the_body_must_respect_types_and_write_order() {
     assert!(
         parse_script(
             "p/op.lua",
-            &format!("{head}-- WRITES DEL INCR\nlocal c = redis.call('INCR', KEYS[2])\nredis.call('DEL', KEYS[1])\nreturn c\n")
+            &format!("{head}-- WRITES DEL INCR\n-- IDEMPOTENT no: x\nlocal c = redis.call('INCR', KEYS[2])\nredis.call('DEL', KEYS[1])\nreturn c\n")
         )
         .is_ok()
     );
     assert!(
         parse_script(
             "p/op.lua",
-            &format!("{head}-- WRITES DEL INCR\nif KEYS[2] == 'x' then\n  redis.call('DEL', KEYS[1])\n  return 0\nend\nreturn redis.call('INCR', KEYS[2])\n")
+            &format!("{head}-- WRITES DEL INCR\n-- IDEMPOTENT no: x\nif KEYS[2] == 'x' then\n  redis.call('DEL', KEYS[1])\n  return 0\nend\nreturn redis.call('INCR', KEYS[2])\n")
         )
         .is_ok()
     );
@@ -389,7 +394,7 @@ fn the_body_must_respect_types_and_write_order() {
 fn type_checks_are_left_out_only_where_the_body_checks_first() {
     let spec = |body: &str| {
         let src = format!(
-            "{GOOD_HEAD}-- KEYS[1] a set rw: a set\n-- KEYS[2] b string rw: a string\n-- RETURNS integer: x\n-- WRITES DEL SADD SET\n-- READS EXISTS GET SISMEMBER\n{body}"
+            "{GOOD_HEAD}-- KEYS[1] a set rw: a set\n-- KEYS[2] b string rw: a string\n-- RETURNS integer: x\n-- WRITES DEL SADD SET\n-- READS EXISTS GET SISMEMBER\n-- IDEMPOTENT yes: x\n{body}"
         );
         parse_script("p/op.lua", &src).expect("valid").type_checked
     };
@@ -518,6 +523,76 @@ fn header_and_body_must_agree() {
         &format!("{head}if ARGV[1] then\nreturn KEYS[1]\n"),
         6,
         "never closed",
+    );
+}
+
+#[test]
+fn writing_scripts_declare_whether_a_resend_is_safe() {
+    let head = format!(
+        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- ARGV[1] id string: a request id\n-- ARGV[2] ms integer 0..9: a ttl\n-- ARGV[3..] xs bytes: more\n-- RETURNS integer: x\n-- WRITES DEL\n"
+    );
+    let body = "return redis.call('DEL', KEYS[1], ARGV[1], ARGV[2], ARGV[#ARGV])\n";
+    let parsed = |decl: &str| parse_script("p/op.lua", &format!("{head}{decl}{body}"));
+    // Missing in a writing script: reported where the header ends.
+    assert_rejected(&format!("{head}{body}"), 9, "declares `-- IDEMPOTENT");
+    assert_eq!(
+        parsed("-- IDEMPOTENT yes: deleted already\n")
+            .unwrap()
+            .idempotent,
+        Idempotency::Always
+    );
+    let spec = parsed("-- IDEMPOTENT no: it is not\n--    at all\n").unwrap();
+    assert_eq!(
+        (spec.idempotent, spec.idempotent_doc.as_str()),
+        (Idempotency::Never, "it is not at all")
+    );
+    for arg in ["id", "ms"] {
+        assert_eq!(
+            parsed(&format!("-- IDEMPOTENT if {arg}: with a request\n"))
+                .unwrap()
+                .idempotent,
+            Idempotency::IfArg(arg.into())
+        );
+    }
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT if nope: x\n{body}"),
+        9,
+        "no argument has that name",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT if xs: x\n{body}"),
+        9,
+        "a fixed integer, string or bytes argument",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT maybe: x\n{body}"),
+        9,
+        "IDEMPOTENT yes|no|if <arg>",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT yes:\n{body}"),
+        9,
+        "must not be empty",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT yes: a\n-- IDEMPOTENT yes: b\n{body}"),
+        10,
+        "given twice",
+    );
+    // A read-only script is idempotent, said or not; it may not say otherwise.
+    let ro =
+        format!("{RO_HEAD}-- KEYS[1] k string ro: a key\n-- RETURNS integer: x\n-- READS GET\n");
+    let get = "return redis.call('GET', KEYS[1])\n";
+    assert_eq!(
+        parse_script("p/op.lua", &format!("{ro}{get}"))
+            .unwrap()
+            .idempotent,
+        Idempotency::Always
+    );
+    assert_rejected(
+        &format!("{ro}-- IDEMPOTENT no: x\n{get}"),
+        6,
+        "may only say `IDEMPOTENT yes`",
     );
 }
 
