@@ -1,35 +1,48 @@
 //! A batch of commands sent together, and the exchange protocol every driver
-//! runs to send one: `NOSCRIPT` reloads, redirects, replies in order.
+//! runs to send one: script reloads, redirects, retries, replies in order.
 //!
 //! A [`Batch`] holds single-slot commands (plain commands on one key, or
-//! script calls whose keys share a slot). The connection splits it into one
-//! group per target (the one server, or each cluster node by its slot map),
-//! and the [`Exchange`] below turns each group into pipelines, round after
-//! round, until every command has a reply:
+//! script calls whose keys share a slot). Each round, the [`Exchange`]
+//! below asks the connection where each pending command goes (the one
+//! server, a cluster node by the connection's slot map, or the cluster
+//! router for commands without a key), sends one pipeline per target, and
+//! reads every reply as done, not run, or lost, until every command has a
+//! reply:
 //!
-//! * A command answered `NOSCRIPT` did not run. When every later command of
-//!   the same ordering domain (the whole batch on one server, the command's
-//!   slot on a cluster) did not run either, the missing scripts are loaded
-//!   and exactly those commands are sent again, prefixed by the
-//!   `SCRIPT LOAD`s — so each command runs once and in order. If a later
-//!   command of the same domain did run, re-sending would reorder them, and
-//!   the batch stops with [`ErrorKind::PipelineInterrupted`]; nothing runs
-//!   twice. Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose
-//!   cache is flushed again and again).
-//! * A command answered `MOVED`/`ASK`/`TRYAGAIN`/`CLUSTERDOWN` did not run
-//!   either: it is sent again on its own through the cluster router, which
-//!   follows redirects (on a cluster all commands of a moved slot get the
-//!   redirect, so their order is kept).
+//! * A command answered `NOSCRIPT` did not run: its script is loaded with
+//!   `SCRIPT LOAD` in front of it in the next round, which goes at once.
+//!   Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose cache
+//!   is flushed again and again).
+//! * A command answered `MOVED` goes again once the slot map is read anew;
+//!   `ASK` sends it to the node named, after `ASKING`.
+//! * A command answered `LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
+//!   `MASTERDOWN`, `READONLY` or `NOREPLICAS` did not run either: it goes
+//!   again after a backoff ([`RetryPolicy`](super::RetryPolicy)).
+//! * A pipeline whose connection failed: the commands it could not send (a
+//!   refused connection) go again after a backoff and a reconnect; those
+//!   whose outcome is unknown too when each is idempotent, otherwise the
+//!   batch fails with [`ErrorKind::OutcomeUnknown`] (see
+//!   [`retry`](super::retry)).
+//!
+//! A command is sent again only when no later command of the same ordering
+//! domain (the whole batch on one server, the command's slot on a cluster)
+//! ran in between, so that commands run in order; otherwise the batch stops
+//! with [`ErrorKind::PipelineInterrupted`]. Nothing that is not idempotent
+//! ever runs twice. With a [`Durability`] every pipeline holding a write ends
+//! with its `WAIT`.
 
 use redis::{Cmd, Value};
 
+use super::durability::Durability;
 use super::op::{IntoCall, Replies};
+use super::resend;
+use super::retry::{NotRun, Retries, RetryPolicy, may_have_reached, not_run};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
 use crate::script::ScriptInfo;
 
-/// The most rounds one exchange makes before giving up on a server whose
-/// script cache keeps being flushed.
+/// The most rounds of script reloads one exchange makes before giving up on
+/// a server whose script cache keeps being flushed.
 pub const MAX_ROUNDS: usize = 8;
 
 /// One command of a batch.
@@ -40,6 +53,23 @@ pub(crate) struct Entry {
     pub(crate) slot: Option<u16>,
     /// The script it calls, when it is a script call.
     pub(crate) script: Option<&'static ScriptInfo>,
+    /// May be sent again when its outcome is unknown.
+    pub(crate) resend_safe: bool,
+    /// May change data (a durability wait follows it).
+    pub(crate) writes: bool,
+}
+
+impl Entry {
+    fn plain(cmd: Cmd, slot: Option<u16>) -> Self {
+        let traits = resend::traits(&cmd);
+        Self {
+            cmd,
+            slot,
+            script: None,
+            resend_safe: traits.resend_safe,
+            writes: traits.writes,
+        }
+    }
 }
 
 /// Commands to send together; each reply comes back at its command's
@@ -73,23 +103,23 @@ impl Batch {
         }
     }
 
-    /// Adds a command that touches `key` (and only keys of its slot).
+    /// Adds a command that touches `key` (and only keys of its slot). A
+    /// command without keys added this way goes to the node that serves
+    /// `key`'s slot, in the same pipeline as the batch's other commands of
+    /// that node (e.g. a `WAIT` after writes). Whether it may be sent again
+    /// after a lost connection is read from the command (reads and
+    /// idempotent writes such as `SET`, `HSET`, `DEL` may; `INCR` may not).
     pub fn add(&mut self, key: impl AsRef<[u8]>, cmd: Cmd) -> &mut Self {
-        self.entries.push(Entry {
-            cmd,
-            slot: Some(cluster_slot(key.as_ref())),
-            script: None,
-        });
+        self.entries
+            .push(Entry::plain(cmd, Some(cluster_slot(key.as_ref()))));
         self
     }
 
-    /// Adds a command that touches no key (sent to any node of a cluster).
+    /// Adds a command that touches no key (on a cluster sent through the
+    /// cluster client, which picks its node or nodes: `SCRIPT LOAD` goes to
+    /// every primary).
     pub fn add_keyless(&mut self, cmd: Cmd) -> &mut Self {
-        self.entries.push(Entry {
-            cmd,
-            slot: None,
-            script: None,
-        });
+        self.entries.push(Entry::plain(cmd, None));
         self
     }
 
@@ -106,10 +136,13 @@ impl Batch {
         };
         let slot = call.first_key().map(cluster_slot);
         let script = call.script();
+        let resend_safe = call.is_idempotent();
         self.entries.push(Entry {
             cmd: call.into_cmd(),
             slot,
             script: Some(script),
+            resend_safe,
+            writes: !script.read_only,
         });
         self
     }
@@ -135,140 +168,210 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
-
-    /// The hash slot of each command (`None`: no key).
-    pub(crate) fn slots(&self) -> Vec<Option<u16>> {
-        self.entries.iter().map(|e| e.slot).collect()
-    }
 }
 
-/// How a reply tells that its command did not run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NotRun {
-    NoScript,
-    /// `MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`: send it through the router.
-    Redirect,
-}
+/// A node's address: host and port.
+pub(crate) type Addr = (String, u16);
 
-fn not_run(v: &Value) -> Option<NotRun> {
-    let Value::ServerError(e) = v else {
-        return None;
-    };
-    match e.code() {
-        "NOSCRIPT" => Some(NotRun::NoScript),
-        "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN" => Some(NotRun::Redirect),
-        _ => None,
-    }
-}
-
-/// Where one group of a batch goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where one pipeline of a round goes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Target {
     /// The one server.
     Server,
-    /// A cluster node: its index in the connection's slot map, and a slot
-    /// it serves (for routers that route by slot).
-    Node { node: usize, slot: u16 },
+    /// A cluster node, by address.
+    Node(Addr),
+    /// The cluster router: each command on its own, routed by the client
+    /// library (commands without a key, and connections that cannot reach
+    /// nodes themselves).
+    Router,
 }
 
-/// A batch split by target: each target with the positions of its
-/// commands, in order.
-pub(crate) type Groups = Vec<(Target, Vec<usize>)>;
-
-/// The state of one group.
-#[derive(Debug)]
-struct Group {
-    target: Target,
-    /// Commands still to send, in order.
-    pending: Vec<usize>,
-    /// Scripts to `SCRIPT LOAD` in front of the next round.
-    loads: Vec<&'static ScriptInfo>,
+/// What one position of a round's pipeline holds.
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    Load(&'static ScriptInfo),
+    Asking,
+    Cmd(usize),
+    Wait,
 }
 
-/// One exchange of a batch: see the module docs.
-#[derive(Debug)]
-pub(crate) struct Exchange {
-    entries: Vec<Entry>,
-    out: Vec<Option<Value>>,
-    groups: Vec<Group>,
-    /// Commands to send on their own through the cluster router.
-    routed: Vec<usize>,
-    /// Ordering domains: the whole batch on one server, the slot on a cluster.
-    cluster: bool,
-    rounds: usize,
-}
-
-/// One pipeline of a round: the group it belongs to, where it goes, and the
-/// number of replies to expect.
+/// One pipeline of a round: where it goes and what it holds.
 pub(crate) struct Part {
-    pub(crate) group: usize,
     pub(crate) target: Target,
     pub(crate) pipe: redis::Pipeline,
+    items: Vec<Item>,
 }
 
 impl Part {
+    /// The number of replies to expect.
     pub(crate) fn len(&self) -> usize {
-        self.pipe.len()
+        self.items.len()
     }
 }
 
+/// What came back for one part.
+pub(crate) enum Outcome {
+    /// A reply per command (error replies in place, as `Value::ServerError`).
+    Replies(Vec<Value>),
+    /// The connection failed: the replies read before it did, the error,
+    /// and whether the request may have reached the server (`false` when
+    /// connecting failed, so nothing of it was sent).
+    Failed {
+        replies: Vec<Value>,
+        error: Error,
+        reached: bool,
+    },
+}
+
+/// What the connection should refresh before the next round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Refresh {
+    /// The slot map (a redirect, a lost node, a failover).
+    pub(crate) slots: bool,
+    /// The cluster router (it failed, or its view of the slots is stale).
+    pub(crate) router: bool,
+}
+
+/// What the driver does next for an exchange.
+pub(crate) enum Next {
+    /// Refresh what is asked, then ask [`Exchange::round`] for the parts.
+    Send(Refresh),
+    /// Wait this long first.
+    Sleep(std::time::Duration),
+    /// Every command has its reply: [`Exchange::finish`].
+    Done,
+}
+
+/// How one command goes out next.
+#[derive(Debug, Clone, Default)]
+struct Prep {
+    /// Load its script first (it answered `NOSCRIPT`).
+    load: bool,
+    /// Send it to this node after `ASKING` (it answered `ASK`).
+    ask: Option<Addr>,
+    /// The reply that refused it last, filed when retries run out.
+    refused: Option<Value>,
+}
+
+/// One exchange of a batch: see the module docs.
+pub(crate) struct Exchange {
+    entries: Vec<Entry>,
+    out: Vec<Option<Value>>,
+    prep: Vec<Prep>,
+    /// Commands still to send, in batch order.
+    pending: Vec<usize>,
+    /// Ordering domains: the whole batch on one server, the slot on a cluster.
+    cluster: bool,
+    retries: Retries,
+    durability: Durability,
+    reloads: usize,
+    sleep: Option<std::time::Duration>,
+    refresh: Refresh,
+    /// Why the last retry was needed, returned when retries run out.
+    last: Option<Error>,
+}
+
 impl Exchange {
-    /// Starts the exchange of `batch` split into `groups` (each a target and
-    /// the positions of its commands, in order).
-    pub(crate) fn new(batch: Batch, groups: Groups, cluster: bool) -> Self {
+    /// Starts the exchange of `batch` (whose refusal, if any, was taken).
+    pub(crate) fn new(
+        batch: Batch,
+        cluster: bool,
+        policy: RetryPolicy,
+        durability: Durability,
+    ) -> Self {
         let n = batch.entries.len();
         Self {
             entries: batch.entries,
             out: vec![None; n],
-            groups: groups
-                .into_iter()
-                .map(|(target, pending)| Group {
-                    target,
-                    pending,
-                    loads: Vec::new(),
-                })
-                .collect(),
-            routed: Vec::new(),
+            prep: vec![Prep::default(); n],
+            pending: (0..n).collect(),
             cluster,
-            rounds: 0,
+            retries: Retries::new(policy),
+            durability,
+            reloads: 0,
+            sleep: None,
+            refresh: Refresh::default(),
+            last: None,
         }
     }
 
-    /// The pipelines of the next round, one per group with work; empty when
-    /// only routed commands (or nothing) are left.
-    pub(crate) fn round(&mut self) -> Result<Vec<Part>> {
-        if self.groups.iter().all(|g| g.pending.is_empty()) {
-            return Ok(Vec::new());
+    /// What to do next.
+    pub(crate) fn next(&mut self) -> Next {
+        if self.pending.is_empty() {
+            return Next::Done;
         }
-        self.rounds += 1;
-        if self.rounds > MAX_ROUNDS {
-            let ran = self.out.iter().take_while(|v| v.is_some()).count();
-            return Err(ErrorKind::PipelineInterrupted {
-                ran_in_order: ran,
-                total: self.out.len(),
-            }
-            .into());
+        if let Some(d) = self.sleep.take().filter(|d| !d.is_zero()) {
+            return Next::Sleep(d);
         }
-        let mut parts = Vec::new();
-        for (g, group) in self.groups.iter().enumerate() {
-            if group.pending.is_empty() {
-                continue;
+        Next::Send(std::mem::take(&mut self.refresh))
+    }
+
+    /// The slot of each pending command, in order (`None`: no key), for the
+    /// connection to pick targets.
+    pub(crate) fn pending_slots(&self) -> Vec<Option<u16>> {
+        self.pending.iter().map(|&i| self.entries[i].slot).collect()
+    }
+
+    /// The pipelines of the next round: `targets[k]` is where the `k`-th
+    /// pending command goes. A command that answered `ASK` goes to the node
+    /// it named instead, after `ASKING` (unless its target is the router).
+    pub(crate) fn round(&mut self, targets: Vec<Target>) -> Vec<Part> {
+        debug_assert_eq!(targets.len(), self.pending.len());
+        let mut groups: Vec<(Target, bool, Vec<usize>)> = Vec::new();
+        for (&i, target) in self.pending.iter().zip(targets) {
+            let (target, asking) = match (&self.prep[i].ask, target) {
+                (_, Target::Router) => (Target::Router, false),
+                (Some(addr), _) => (Target::Node(addr.clone()), true),
+                (None, t) => (t, false),
+            };
+            match groups
+                .iter_mut()
+                .find(|(t, a, _)| *t == target && *a == asking)
+            {
+                Some(g) => g.2.push(i),
+                None => groups.push((target, asking, vec![i])),
             }
-            let mut pipe = redis::pipe();
-            pipe.ignore_errors();
-            for s in &group.loads {
+        }
+        groups
+            .into_iter()
+            .map(|(target, asking, cmds)| self.part(target, asking, cmds))
+            .collect()
+    }
+
+    fn part(&self, target: Target, asking: bool, cmds: Vec<usize>) -> Part {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        let mut items = Vec::with_capacity(cmds.len() + 1);
+        for &i in &cmds {
+            if let (true, Some(s)) = (self.prep[i].load, self.entries[i].script)
+                && !items
+                    .iter()
+                    .any(|it| matches!(it, Item::Load(l) if std::ptr::eq(*l, s)))
+            {
                 pipe.add_command(s.load_cmd());
+                items.push(Item::Load(s));
             }
-            for &i in &group.pending {
-                pipe.add_command(self.entries[i].cmd.clone());
-            }
-            parts.push(Part {
-                group: g,
-                target: group.target.clone(),
-                pipe,
-            });
         }
-        Ok(parts)
+        for &i in &cmds {
+            if asking {
+                pipe.add_command(redis::cmd("ASKING"));
+                items.push(Item::Asking);
+            }
+            pipe.add_command(self.entries[i].cmd.clone());
+            items.push(Item::Cmd(i));
+        }
+        let writes = cmds.iter().any(|&i| self.entries[i].writes);
+        if let (true, false, Some(wait)) =
+            (writes, target == Target::Router, self.durability.wait_cmd())
+        {
+            pipe.add_command(wait);
+            items.push(Item::Wait);
+        }
+        Part {
+            target,
+            pipe,
+            items,
+        }
     }
 
     /// The ordering domain of command `i`.
@@ -280,83 +383,218 @@ impl Exchange {
         }
     }
 
-    /// Files the replies of one group's pipeline and decides what it sends
-    /// next.
-    pub(crate) fn settle(&mut self, group: usize, replies: Vec<Value>) -> Result<()> {
-        let g = &mut self.groups[group];
-        let loads = std::mem::take(&mut g.loads);
-        let pending = std::mem::take(&mut g.pending);
-        if replies.len() != loads.len() + pending.len() {
-            return Err(Error::short_reply());
+    fn interrupted(&self) -> Error {
+        ErrorKind::PipelineInterrupted {
+            ran_in_order: self.out.iter().take_while(|v| v.is_some()).count(),
+            total: self.out.len(),
         }
-        let mut replies = replies.into_iter();
-        for script in &loads {
-            let reply = replies.next().expect("counted above");
-            if let Value::ServerError(e) = reply {
-                return Err(Error::from_redis(Some(script), e.into()));
-            }
-            script.check_loaded(reply)?;
-        }
-        let replies: Vec<Value> = replies.collect();
-        let kinds: Vec<Option<NotRun>> = replies.iter().map(not_run).collect();
-        // A NOSCRIPT command may be re-sent only if no later command of its
-        // domain ran.
-        for (k, kind) in kinds.iter().enumerate() {
-            if *kind != Some(NotRun::NoScript) {
-                continue;
-            }
-            let domain = self.domain(pending[k]);
-            let later_ran = (k + 1..pending.len())
-                .any(|j| kinds[j].is_none() && self.domain(pending[j]) == domain);
-            if later_ran {
-                let ran = self.out.iter().take_while(|v| v.is_some()).count();
-                return Err(ErrorKind::PipelineInterrupted {
-                    ran_in_order: ran.max(k),
-                    total: self.out.len(),
+        .into()
+    }
+
+    /// The targets could not even be found (no node answered for the slot
+    /// map): nothing was sent; retry after a backoff.
+    pub(crate) fn unreachable(&mut self, error: Error) -> Result<()> {
+        self.refresh.slots = true;
+        self.refresh.router = true;
+        self.last = Some(error);
+        self.schedule(true, false, false)
+    }
+
+    /// Files what came back for each part of the round and decides what is
+    /// sent next.
+    pub(crate) fn settle(&mut self, parts: Vec<Part>, outcomes: Vec<Outcome>) -> Result<()> {
+        let mut resend: Vec<usize> = Vec::new();
+        let mut unknown: Vec<usize> = Vec::new();
+        let mut cause = None;
+        // How the commands to resend go: after a backoff, at once as a
+        // redirect (an attempt), at once as a script reload.
+        let (mut later, mut redirect, mut reload) = (false, false, false);
+        let mut not_durable = None;
+        for (part, outcome) in parts.into_iter().zip(outcomes) {
+            let router = part.target == Target::Router;
+            let (replies, failure) = match outcome {
+                Outcome::Replies(v) if v.len() != part.items.len() => {
+                    return Err(Error::short_reply());
                 }
-                .into());
-            }
-        }
-        let g = &mut self.groups[group];
-        for ((i, reply), kind) in pending.into_iter().zip(replies).zip(kinds) {
-            match kind {
-                None => self.out[i] = Some(reply),
-                Some(NotRun::NoScript) => {
-                    let script = self.entries[i]
-                        .script
-                        .expect("only script calls answer NOSCRIPT");
-                    if !g.loads.iter().any(|s| std::ptr::eq(*s, script)) {
-                        g.loads.push(script);
+                Outcome::Replies(v) => (v, None),
+                Outcome::Failed {
+                    replies,
+                    error,
+                    reached,
+                } => (replies, Some((error, reached))),
+            };
+            let received = replies.len();
+            // Domains in which a command of this part did not run: a later
+            // command of the same domain must not have run.
+            let mut held: Vec<Option<u16>> = Vec::new();
+            for (item, reply) in part.items.iter().zip(replies) {
+                let i = match *item {
+                    Item::Asking => continue,
+                    Item::Wait => {
+                        if let Err(e) = self.durability.check(reply) {
+                            not_durable.get_or_insert(e);
+                        }
+                        continue;
                     }
-                    g.pending.push(i);
+                    Item::Load(s) => {
+                        if let Value::ServerError(e) = reply {
+                            // The commands behind it answer NOSCRIPT (or the
+                            // same refusal) and are handled below.
+                            if !matches!(
+                                not_run(&Value::ServerError(e.clone())),
+                                Some(NotRun::Later { .. })
+                            ) {
+                                return Err(Error::from_redis(Some(s), e.into()));
+                            }
+                        } else {
+                            s.check_loaded(reply)?;
+                        }
+                        continue;
+                    }
+                    Item::Cmd(i) => i,
+                };
+                let domain = self.domain(i);
+                let Some(kind) = not_run(&reply) else {
+                    if held.contains(&domain) {
+                        self.out[i] = Some(reply);
+                        return Err(self.interrupted());
+                    }
+                    self.out[i] = Some(reply);
+                    continue;
+                };
+                held.push(domain);
+                let prep = &mut self.prep[i];
+                match kind {
+                    NotRun::NoScript => {
+                        prep.load = true;
+                        reload = true;
+                    }
+                    NotRun::Moved => {
+                        prep.ask = None;
+                        self.refresh.slots = true;
+                        self.refresh.router |= router;
+                        redirect = true;
+                    }
+                    NotRun::Ask(host, port) => {
+                        prep.ask = Some((host, port));
+                        redirect = true;
+                    }
+                    NotRun::Later { stale } => {
+                        later = true;
+                        if stale {
+                            self.refresh.slots = true;
+                            self.refresh.router |= router;
+                        }
+                    }
                 }
-                Some(NotRun::Redirect) => self.routed.push(i),
+                self.prep[i].refused = Some(reply.clone());
+                if let Value::ServerError(e) = &reply {
+                    self.last = Some(Error::from_redis(self.entries[i].script, e.clone().into()));
+                }
+                resend.push(i);
+            }
+            if let Some((error, reached)) = failure {
+                // Everything after the replies read is lost.
+                for item in &part.items[received..] {
+                    if let Item::Cmd(i) = *item {
+                        self.prep[i].refused = None;
+                        if reached && !self.entries[i].resend_safe {
+                            unknown.push(i);
+                        } else {
+                            resend.push(i);
+                        }
+                    }
+                }
+                later = true;
+                self.refresh.slots = true;
+                self.refresh.router |= router;
+                cause = Some(error.to_string());
+                self.last = Some(error);
             }
         }
-        Ok(())
+        if !unknown.is_empty() {
+            return Err(self.outcome_unknown(unknown, cause.unwrap_or_default()));
+        }
+        if let Some(e) = not_durable {
+            return Err(e);
+        }
+        resend.sort_unstable();
+        self.pending = resend;
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.schedule(later, redirect, reload)
     }
 
-    /// Takes the commands that must be sent on their own through the
-    /// router (redirected ones), in order.
-    pub(crate) fn take_routed(&mut self) -> Vec<usize> {
-        let mut routed = std::mem::take(&mut self.routed);
-        routed.sort_unstable();
-        routed
+    /// Decides how the pending commands go again: after a backoff (`later`),
+    /// at once as a redirect (counted as an attempt), or at once as a script
+    /// reload (counted against [`MAX_ROUNDS`]).
+    fn schedule(&mut self, later: bool, redirect: bool, reload: bool) -> Result<()> {
+        if !later && !redirect {
+            debug_assert!(reload);
+            self.reloads += 1;
+            if self.reloads > MAX_ROUNDS {
+                return Err(self.interrupted());
+            }
+            return Ok(());
+        }
+        match self.retries.next(!later) {
+            Some(wait) => {
+                self.sleep = Some(wait);
+                Ok(())
+            }
+            None => self.give_up(),
+        }
     }
 
-    /// Command `i` and the script it calls.
-    pub(crate) fn entry(&self, i: usize) -> (&Cmd, Option<&'static ScriptInfo>) {
-        (&self.entries[i].cmd, self.entries[i].script)
+    /// Retries are used up: a command the server kept refusing gets that
+    /// refusal as its reply; when one was never answered, the batch fails
+    /// with the last error.
+    fn give_up(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.iter().all(|&i| self.prep[i].refused.is_some()) {
+            for i in pending {
+                self.out[i] = self.prep[i].refused.take();
+            }
+            return Ok(());
+        }
+        Err(self
+            .last
+            .take()
+            .unwrap_or_else(|| Error::unexpected("retries used up")))
     }
 
-    /// Files the reply of a command sent on its own.
-    pub(crate) fn file(&mut self, i: usize, reply: Value) {
-        self.out[i] = Some(reply);
-    }
-
-    /// Commands without a key: sent on their own through the router.
-    pub(crate) fn route_keyless(&mut self, positions: Vec<usize>) {
-        self.routed.extend(positions);
+    fn outcome_unknown(&self, unknown: Vec<usize>, cause: String) -> Error {
+        let mut scripts: Vec<&'static str> = Vec::new();
+        let mut commands: Vec<String> = Vec::new();
+        for i in unknown {
+            match self.entries[i].script {
+                Some(s) if !scripts.contains(&s.name) => scripts.push(s.name),
+                Some(_) => {}
+                None => {
+                    let name = self.entries[i]
+                        .cmd
+                        .args_iter()
+                        .next()
+                        .and_then(|a| match a {
+                            redis::Arg::Simple(b) => {
+                                Some(String::from_utf8_lossy(b).to_uppercase())
+                            }
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    if !commands.contains(&name) {
+                        commands.push(name);
+                    }
+                }
+            }
+        }
+        ErrorKind::OutcomeUnknown {
+            scripts,
+            commands,
+            cause,
+        }
+        .into()
     }
 
     /// Every reply, in the batch's order.
@@ -374,12 +612,32 @@ impl Exchange {
 /// The reply of one command sent on its own, as a pipeline would file it: an
 /// error reply from the server becomes `Value::ServerError`; any other error
 /// (the connection, a protocol problem) is returned.
-pub(crate) fn reply_in_place(reply: redis::RedisResult<Value>) -> Result<Value> {
+pub(crate) fn reply_in_place(
+    reply: redis::RedisResult<Value>,
+) -> std::result::Result<Value, redis::RedisError> {
     match reply {
         Ok(v) => Ok(v),
         Err(e) => match redis::ServerError::try_from(e) {
             Ok(server) => Ok(Value::ServerError(server)),
-            Err(e) => Err(Error::from(e)),
+            Err(e) => Err(e),
         },
+    }
+}
+
+/// The outcome of a part whose request failed with `e` after `replies`.
+pub(crate) fn failed(replies: Vec<Value>, e: redis::RedisError) -> Outcome {
+    Outcome::Failed {
+        replies,
+        reached: may_have_reached(&e),
+        error: Error::from(e),
+    }
+}
+
+/// The outcome of a part that could not be sent at all (connecting failed).
+pub(crate) fn not_sent(e: Error) -> Outcome {
+    Outcome::Failed {
+        replies: Vec::new(),
+        error: e,
+        reached: false,
     }
 }

@@ -146,11 +146,43 @@ pub enum ErrorKind {
         script: Option<&'static str>,
     },
 
-    /// A pipeline met `NOSCRIPT` in the middle while later calls ran, so the
-    /// rest cannot be re-sent without reordering; the first `ran_in_order`
-    /// calls ran, in order, and no call ran twice.
-    #[error("pipeline interrupted by NOSCRIPT after {ran_in_order} of {total} calls ran in order")]
+    /// A command of a pipeline did not run (`NOSCRIPT`, `LOADING` …) while a
+    /// later one of the same slot did, so it cannot be sent again without
+    /// reordering them (or a server's script cache was flushed again and
+    /// again, [`MAX_ROUNDS`](crate::core::MAX_ROUNDS) times); the first
+    /// `ran_in_order` calls ran, in order, and no call ran twice.
+    #[error(
+        "pipeline interrupted after {ran_in_order} of {total} calls ran in order: a call that did not run (NOSCRIPT, LOADING ...) cannot be sent again without reordering"
+    )]
     PipelineInterrupted { ran_in_order: usize, total: usize },
+
+    /// The connection was lost after requests that are not idempotent were
+    /// written: the server may or may not have run them, and they were not
+    /// sent again. `scripts` names the scripts among them (a call of a
+    /// script whose header says `IDEMPOTENT no`, or `if <arg>` without it),
+    /// `commands` the plain commands (`INCR` …); `cause` is the connection
+    /// error. Other commands of the same batch may have run. Check the data
+    /// before making the call again, or use a call that is idempotent (e.g.
+    /// with a [`RequestId`](crate::core::RequestId)).
+    #[error("outcome unknown: the connection was lost after {} {} sent ({cause}); it may have run and was not sent again", unknown_names(.scripts, .commands), if .scripts.len() + .commands.len() == 1 { "was" } else { "were" })]
+    OutcomeUnknown {
+        scripts: Vec<&'static str>,
+        commands: Vec<String>,
+        cause: String,
+    },
+
+    /// Fewer replicas than asked acknowledged a batch's writes within the
+    /// durability timeout (`WAIT`, see
+    /// [`Durability`](crate::core::Durability)): the writes are on the
+    /// primary but may be lost if it fails now.
+    #[error(
+        "only {acknowledged} of {wanted} replicas acknowledged the writes within {timeout_ms} ms"
+    )]
+    NotDurable {
+        acknowledged: u32,
+        wanted: u32,
+        timeout_ms: u64,
+    },
 
     /// The server sent fewer replies than commands, or a reply of another
     /// shape than the operation expects.
@@ -161,6 +193,19 @@ pub enum ErrorKind {
     /// protocol, authentication, configuration).
     #[error(transparent)]
     Redis(#[from] redis::RedisError),
+}
+
+fn unknown_names(scripts: &[&'static str], commands: &[String]) -> String {
+    let names: Vec<&str> = scripts
+        .iter()
+        .copied()
+        .chain(commands.iter().map(String::as_str))
+        .collect();
+    match names.as_slice() {
+        [] => "a request".to_string(),
+        [one] => one.to_string(),
+        many => many.join(", "),
+    }
 }
 
 fn script_prefix(script: Option<&'static str>) -> String {
@@ -306,12 +351,15 @@ impl Error {
 
     /// Whether the same call may succeed when made again later: a
     /// connection that dropped or timed out, or a server that is loading,
-    /// busy, failing over or migrating a slot. (Whether it is *safe* to make
-    /// again after a dropped connection depends on the operation.)
+    /// busy, failing over or migrating a slot, or replicas that were late.
+    /// (The connections already retried such errors by their
+    /// [`RetryPolicy`](crate::core::RetryPolicy) before returning one.)
+    /// [`ErrorKind::OutcomeUnknown`] is not: the call may have run, and
+    /// making it again may apply it twice.
     pub fn is_retryable(&self) -> bool {
         match self.kind() {
             ErrorKind::Server { kind, .. } => kind.is_retryable(),
-            ErrorKind::PipelineInterrupted { .. } => true,
+            ErrorKind::PipelineInterrupted { .. } | ErrorKind::NotDurable { .. } => true,
             ErrorKind::Redis(e) => {
                 e.is_io_error()
                     || e.is_connection_dropped()
@@ -339,6 +387,7 @@ impl Error {
             | ErrorKind::Overflow { script, .. }
             | ErrorKind::ShaMismatch { script, .. }
             | ErrorKind::Script { script, .. } => Some(script),
+            ErrorKind::OutcomeUnknown { scripts, .. } => scripts.first().copied(),
             _ => None,
         }
     }
