@@ -261,3 +261,80 @@ fn a_cluster_with_replicas_forms_and_serves_from_its_primaries() {
         fan_out(&mut d);
     }
 }
+
+/// Under a storm of `SCRIPT FLUSH` from another client, batches of script
+/// calls reload their scripts and go on (within `MAX_ROUNDS` rounds of
+/// reloads); whatever happens, no call runs twice: each call adds 1 to a
+/// field of its own, which ends at 1 (or 0 in a batch that stopped).
+#[test]
+fn batches_survive_a_script_flush_storm_without_running_anything_twice() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let server = support::server();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flushes = Arc::new(AtomicUsize::new(0));
+    let storm = {
+        let (stop, flushes, mut con) = (stop.clone(), flushes.clone(), server.connection());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                flush_scripts(&mut con);
+                flushes.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        })
+    };
+    let (ran, stopped) = (std::sync::Mutex::new(0usize), std::sync::Mutex::new(0usize));
+    support::each_driver(&server, |d| {
+        for b in 0..25 {
+            let key = format!("storm:{}:{b}", d.name());
+            let mut batch = Batch::new();
+            for i in 0..300 {
+                batch.script(scripts::sharded_hash::incr(
+                    &key,
+                    "storm:req",
+                    format!("f{i}").as_bytes(),
+                    1,
+                    0,
+                    0,
+                ));
+            }
+            let result = d.run(batch);
+            let values: Vec<i64> = d.cmd(&key, redis::cmd("HVALS").arg(&key));
+            assert!(
+                values.iter().all(|&v| v == 1),
+                "{}: a call ran twice",
+                d.name()
+            );
+            match result {
+                Ok(replies) => {
+                    assert_eq!(replies.all::<i64>().unwrap(), vec![1; 300]);
+                    assert_eq!(values.len(), 300);
+                    *ran.lock().unwrap() += 1;
+                }
+                Err(e) => {
+                    assert!(
+                        matches!(e.kind(), ErrorKind::PipelineInterrupted { .. }),
+                        "{}: {e}",
+                        d.name()
+                    );
+                    *stopped.lock().unwrap() += 1;
+                }
+            }
+        }
+    });
+    stop.store(true, Ordering::Relaxed);
+    storm.join().unwrap();
+    let (ran, stopped) = (*ran.lock().unwrap(), *stopped.lock().unwrap());
+    let stats = server.info("commandstats");
+    let loads = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_script|load:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or("?")
+        .to_string();
+    println!(
+        "flush storm: {} flushes, {loads} script loads; {ran} batches of 300 calls ran, {stopped} stopped in order",
+        flushes.load(Ordering::Relaxed)
+    );
+    assert!(ran > 0, "no batch got through the storm");
+}
