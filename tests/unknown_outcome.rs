@@ -131,6 +131,7 @@ fn a_lost_reply_is_resent_only_for_idempotent_calls() {
                 &visits.counter_key(day),
                 &visits.member_shard_key(day, 8),
                 0,
+                0,
                 8,
             ));
             b.add(&k, incr(&k));

@@ -3,7 +3,9 @@
 -- KEYS[1] counter string rw: the day's count of distinct members (same hash tag as every shard of the day)
 -- KEYS[2..] shards set rw: the distinct shard sets this batch touches, in the order of the groups in ARGV
 -- ARGV[1] expire_at integer 0..999999999999999: unix seconds at which the day's keys expire (end of day plus grace); 0 for no expiry
--- ARGV[2..] groups int64: for each shard key in order, the number n of its members, then those n members
+-- ARGV[2] accept_until integer 0..999999999999999: unix seconds from which visits to the day are refused (end of day plus
+--    the late window); 0 to accept them as long as the keys live
+-- ARGV[3..] groups int64: for each shard key in order, the number n of its members, then those n members
 --    (distinct canonical decimal int64 values)
 -- RETURNS integers: {count, new_1, ..., new_m}: the day's distinct count after the batch, then 1 or 0 per
 --    member in ARGV order (1 when it had not been counted that day)
@@ -20,7 +22,7 @@
 -- written first.
 local stored = redis.call('GET', KEYS[1])
 local groups = {}
-local i = 2
+local i = 3
 for k = 2, #KEYS do
   local n = tonumber(ARGV[i])
   if not n or n < 1 then
@@ -35,9 +37,12 @@ end
 if i ~= #ARGV + 1 then
   return redis.error_reply('BADARG groups more arguments than the groups announce')
 end
-if ARGV[1] ~= '0' then
+if ARGV[1] ~= '0' or ARGV[2] ~= '0' then
   local now = tonumber(redis.call('TIME')[1])
-  if tonumber(ARGV[1]) <= now then
+  if ARGV[2] ~= '0' and tonumber(ARGV[2]) <= now then
+    return redis.error_reply('DAYENDED accept_until ' .. ARGV[2] .. ' is not after the server time ' .. now)
+  end
+  if ARGV[1] ~= '0' and tonumber(ARGV[1]) <= now then
     return redis.error_reply('DAYENDED expire_at ' .. ARGV[1] .. ' is not after the server time ' .. now)
   end
 end

@@ -116,6 +116,16 @@ pub enum ErrorKind {
     #[error("day already ended: {detail}")]
     DayEnded { detail: String },
 
+    /// The final count of a day was asked for while the day still accepts
+    /// visits (before its end plus the counter's late window).
+    #[error("day still open: {detail}")]
+    DayOpen { detail: String },
+
+    /// The final count of a day was asked for after its keys expired (its
+    /// end plus the retention's grace): the count is gone, not zero.
+    #[error("day expired: {detail}")]
+    DayExpired { detail: String },
+
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
     ShaMismatch {

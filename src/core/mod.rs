@@ -40,5 +40,6 @@ pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
 pub use retry::{RetryPolicy, RetryPolicyBuilder};
 
+pub use config::LimitsSource;
 /// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).
 pub use config::get as config_get;

@@ -233,14 +233,18 @@ impl ShardedHash {
     }
 
     /// Reads the server's limits, plans for `expected` entries
-    /// ([`DEFAULT_OVERFLOW_TARGET`]) and returns the hash with its plan.
+    /// ([`DEFAULT_OVERFLOW_TARGET`]) and returns the hash with its plan. When
+    /// the server refuses `CONFIG GET` (a least-privilege user), the plan is
+    /// made against [`ListpackLimits::DEFAULT`] and its `limits_source` says
+    /// so ([`LimitsSource::DefaultBecauseDenied`](crate::core::LimitsSource)).
     pub fn planned(base: &str, expected: u64) -> Op<(Self, Plan)> {
         if let Err(e) = check_base(base) {
             return Op::fail(e);
         }
         let base = base.to_string();
-        ListpackLimits::from_server().try_map(move |limits| {
-            let plan = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+        ListpackLimits::read().try_map(move |(limits, source)| {
+            let mut plan = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+            plan.limits_source = source;
             Ok((Self::from_plan(&base, &plan)?, plan))
         })
     }

@@ -284,7 +284,7 @@ pub fn examples(big: bool) -> Vec<Example> {
         "visits.add",
         &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
         &[counter, "vi:{t}:0"],
-        &[LATER, "42"],
+        &[LATER, LATER, "42"],
     ));
     let shards = n(2, 4);
     let per = n(2, 250);
@@ -292,7 +292,7 @@ pub fn examples(big: bool) -> Vec<Example> {
         "visits.add_batch",
         &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
         &[counter],
-        &[LATER],
+        &[LATER, LATER],
     );
     for s in 0..shards {
         batch.keys.push(format!("vi:{{t}}:{s}"));
