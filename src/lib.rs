@@ -25,6 +25,14 @@
 //! server or on a Redis Cluster: the connection finds out which (`INFO
 //! cluster`, once) and sends a fan-out as one pipeline per node.
 //!
+//! Connections recover by themselves after a restart or a failover: a call
+//! whose reply proves it did not run, or that could not be sent, is sent
+//! again by the connection's [`RetryPolicy`](core::RetryPolicy); one lost
+//! with the connection only when its script (or command) is idempotent,
+//! otherwise it fails with [`ErrorKind::OutcomeUnknown`]
+//! (see [`core::retry`]; [`Durability`](core::Durability) waits for
+//! replicas).
+//!
 //! Redis >= 7.0. Every key a script touches is passed in `KEYS`, and the keys
 //! of one call share a hash tag, so every script runs unchanged on Redis
 //! Cluster. The crate re-exports [`redis`] and [`chrono`], so a service

@@ -163,11 +163,19 @@ fn list() -> CliResult {
                 format!("{}{}:{}{constraint}", a.name, tail(a.variadic), a.ty.name())
             })
             .collect();
+        let resend = match s.idempotent {
+            redis_patterns::script::Idempotency::Always => "idempotent".to_string(),
+            redis_patterns::script::Idempotency::Never => "once".to_string(),
+            redis_patterns::script::Idempotency::IfArg { name, .. } => {
+                format!("idempotent-if:{name}")
+            }
+        };
         println!(
-            "{:width$}  {}  {}  keys [{}]  args [{}]",
+            "{:width$}  {}  {}  {}  keys [{}]  args [{}]",
             s.name,
             s.sha1,
             if s.read_only { "ro" } else { "rw" },
+            resend,
             keys.join(" "),
             args.join(" "),
         );
