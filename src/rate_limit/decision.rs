@@ -85,7 +85,11 @@ mod tests {
             serde_json::to_string(&d).unwrap(),
             r#"{"limited":true,"limit":1,"remaining":0,"retry_after_ms":250,"reset_after_ms":300}"#
         );
-        for bad in [vec![0, 1, 0, -1], vec![2, 1, 0, -1, 0], vec![0, 1, -3, -1, 0]] {
+        for bad in [
+            vec![0, 1, 0, -1],
+            vec![2, 1, 0, -1, 0],
+            vec![0, 1, -3, -1, 0],
+        ] {
             assert!(Decision::from_reply(bad).is_err());
         }
     }

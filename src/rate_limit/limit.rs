@@ -58,17 +58,17 @@ pub(crate) const MAX_TOLERANCE_US: u128 = 1_000_000_000_000_000;
 fn within(name: &'static str, v: u64, min: i64, max: i64) -> Result<i64> {
     match i64::try_from(v) {
         Ok(x) if (min..=max).contains(&x) => Ok(x),
-        _ => Err(Error::invalid(
-            name,
-            format!("must be from {min} to {max}"),
-        )),
+        _ => Err(Error::invalid(name, format!("must be from {min} to {max}"))),
     }
 }
 
 /// `d` in whole milliseconds from 1 to `max`.
 fn whole_ms(name: &'static str, d: Duration, max: i64) -> Result<i64> {
-    if d.subsec_nanos() % 1_000_000 != 0 {
-        return Err(Error::invalid(name, "must be a whole number of milliseconds"));
+    if !d.subsec_nanos().is_multiple_of(1_000_000) {
+        return Err(Error::invalid(
+            name,
+            "must be a whole number of milliseconds",
+        ));
     }
     match i64::try_from(d.as_millis()) {
         Ok(0) => Err(Error::invalid(name, "must be at least 1 ms")),
@@ -220,7 +220,10 @@ mod tests {
             refused(Limit::gcra(1, 1, Duration::from_micros(1500))).1,
             "must be a whole number of milliseconds"
         );
-        assert_eq!(refused(Limit::gcra(1, 1_000_001, sec)).0, "count_per_period");
+        assert_eq!(
+            refused(Limit::gcra(1, 1_000_001, sec)).0,
+            "count_per_period"
+        );
         assert_eq!(refused(Limit::gcra(1_000_000_000, 1, sec)).0, "max_burst");
         // 1001 s per unit, a million units of burst: beyond 10^15 us.
         assert_eq!(
