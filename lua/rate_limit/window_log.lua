@@ -36,6 +36,7 @@ else
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
+local n = redis.call('ZCARD', KEYS[1])
 local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 -- The log's clock never runs backwards (entry names stay unique): after a
 -- clock step back, the newest entry's time stands for now.
@@ -44,10 +45,11 @@ if last and last > now and last <= 5e15 then
   now = last
 end
 -- The window is (now - window, now]: an entry leaves it window_ms after it was taken.
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now - window))
--- At most limit entries, even after a writer with a larger limit.
-redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(limit + 1))
-local n = redis.call('ZCARD', KEYS[1])
+n = n - redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now - window))
+if n > limit then
+  -- At most limit entries, even after a writer with a larger limit.
+  n = n - redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(limit + 1))
+end
 local limited, retry = 0, -1
 if n + quantity > limit then
   limited = 1
@@ -69,10 +71,11 @@ elseif quantity > 0 then
   end
   redis.call('PEXPIREAT', KEYS[1], string.format('%d', ceil_div(now + window, 1000)))
   n = n + quantity
+  last = now
 end
+-- The newest entry is still there whenever any is (trims take the oldest).
 local reset = 0
 if n > 0 then
-  local newest_now = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  reset = ceil_div(tonumber(newest_now[2]) + window - now, 1000)
+  reset = ceil_div(last + window - now, 1000)
 end
 return {limited, limit, limit - n, retry, reset}
