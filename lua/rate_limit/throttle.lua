@@ -15,17 +15,9 @@
 -- READS GET TIME
 -- ERRORS BADARG
 
--- Exact integer division of doubles (every value here is an integer below 2^53).
-local function floor_div(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 end
-  return q
-end
-local function ceil_div(a, b)
-  local q = floor_div(a, b)
-  if q * b < a then q = q + 1 end
-  return q
-end
+-- Integer division is exact with math.floor / math.ceil here: every value
+-- is an integer from 0 to below 2^53, and a / b then lies at least 1 / b
+-- from any integer it is not, farther than a double's rounding error.
 
 local burst = tonumber(ARGV[1])
 local count = tonumber(ARGV[2])
@@ -34,7 +26,7 @@ local quantity = tonumber(ARGV[4])
 if count > period then
   return redis.error_reply('BADARG count_per_period must be at most period_ms * 1000 (one unit per microsecond)')
 end
-local interval = ceil_div(period, count)
+local interval = math.ceil(period / count)
 local tolerance = interval * (burst + 1)
 if tolerance > 1e15 then
   return redis.error_reply('BADARG max_burst (max_burst + 1) emission intervals must not exceed 10^15 microseconds')
@@ -47,7 +39,7 @@ if #ARGV == 5 then
   now = tonumber(ARGV[5])
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  now = time[1] * 1000000 + time[2]
 end
 
 local stored = redis.call('GET', KEYS[1])
@@ -59,12 +51,12 @@ end
 local new_tat = tat + interval * quantity
 local limited, retry, ahead = 0, -1, new_tat - now
 if new_tat - tolerance > now then
-  limited, retry, ahead = 1, ceil_div(new_tat - tolerance - now, 1000), tat - now
+  limited, retry, ahead = 1, math.ceil((new_tat - tolerance - now) / 1000), tat - now
 elseif quantity > 0 then
-  redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PXAT', string.format('%d', ceil_div(new_tat, 1000)))
+  redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PXAT', string.format('%d', math.ceil(new_tat / 1000)))
 end
 local remaining = 0
 if tolerance > ahead then
-  remaining = floor_div(tolerance - ahead, interval)
+  remaining = math.floor((tolerance - ahead) / interval)
 end
-return {limited, burst + 1, remaining, retry, ceil_div(ahead, 1000)}
+return {limited, burst + 1, remaining, retry, math.ceil(ahead / 1000)}

@@ -14,12 +14,9 @@
 -- READS HMGET TIME
 -- ERRORS BADARG
 
--- Exact integer division of doubles (every value here is an integer below 2^53).
-local function floor_div(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 end
-  return q
-end
+-- Integer division is exact with math.floor here: every value
+-- is an integer from 0 to below 2^53, and a / b then lies at least 1 / b
+-- from any integer it is not, farther than a double's rounding error.
 -- A stored count, or 0 for anything this script does not write.
 local function stored_count(v)
   local n = tonumber(v)
@@ -35,14 +32,14 @@ if #ARGV > 4 then
 end
 local now -- in milliseconds: the weights' resolution
 if #ARGV == 4 then
-  now = floor_div(tonumber(ARGV[4]), 1000)
+  now = math.floor(tonumber(ARGV[4]) / 1000)
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor_div(tonumber(time[2]), 1000)
+  now = time[1] * 1000 + math.floor(time[2] / 1000)
 end
 
 local stored = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
-local number = floor_div(now, window)
+local number = math.floor(now / window)
 local elapsed = now - number * window
 local cur, prev = 0, 0
 local w = tonumber(stored[1])
@@ -59,10 +56,10 @@ if used + quantity * window > limit * window then
   local at -- ms after the current window's start at which the quantity fits
   if cur + quantity <= limit then
     -- later in this window, once enough of the previous window has slid out
-    at = window - floor_div((limit - cur - quantity) * window, prev)
+    at = window - math.floor((limit - cur - quantity) * window / prev)
   else
     -- in the next window, once enough of this one has slid out
-    at = 2 * window - floor_div((limit - quantity) * window, cur)
+    at = 2 * window - math.floor((limit - quantity) * window / cur)
   end
   retry = at - elapsed
 elseif quantity > 0 then
@@ -73,7 +70,7 @@ elseif quantity > 0 then
 end
 local remaining = 0
 if used < limit * window then
-  remaining = floor_div(limit * window - used, window)
+  remaining = math.floor((limit * window - used) / window)
 end
 local reset = 0
 if cur > 0 then

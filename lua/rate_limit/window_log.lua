@@ -14,13 +14,9 @@
 -- READS TIME ZCARD ZRANGE
 -- ERRORS BADARG
 
--- Exact integer division of doubles (every value here is an integer below 2^53).
-local function ceil_div(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 end
-  if q * b < a then q = q + 1 end
-  return q
-end
+-- Integer division is exact with math.floor / math.ceil here: every value
+-- is an integer from 0 to below 2^53, and a / b then lies at least 1 / b
+-- from any integer it is not, farther than a double's rounding error.
 
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2]) * 1000
@@ -33,7 +29,7 @@ if #ARGV == 4 then
   now = tonumber(ARGV[4])
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  now = time[1] * 1000000 + time[2]
 end
 
 local n = redis.call('ZCARD', KEYS[1])
@@ -56,7 +52,7 @@ if n + quantity > limit then
   -- the quantity fits once the (n + quantity - limit) oldest entries have left
   local rank = n + quantity - limit - 1
   local oldest = redis.call('ZRANGE', KEYS[1], rank, rank, 'WITHSCORES')
-  retry = ceil_div(tonumber(oldest[2]) + window - now, 1000)
+  retry = math.ceil((oldest[2] + window - now) / 1000)
 elseif quantity > 0 then
   local stamp = string.format('%d', now)
   local i = 0
@@ -69,13 +65,13 @@ elseif quantity > 0 then
     redis.call('ZADD', KEYS[1], unpack(entries))
     i = i + 256
   end
-  redis.call('PEXPIREAT', KEYS[1], string.format('%d', ceil_div(now + window, 1000)))
+  redis.call('PEXPIREAT', KEYS[1], string.format('%d', math.ceil((now + window) / 1000)))
   n = n + quantity
   last = now
 end
 -- The newest entry is still there whenever any is (trims take the oldest).
 local reset = 0
 if n > 0 then
-  reset = ceil_div(last + window - now, 1000)
+  reset = math.ceil((last + window - now) / 1000)
 end
 return {limited, limit, limit - n, retry, reset}
