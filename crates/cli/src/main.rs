@@ -1,5 +1,6 @@
 //! `redis-patterns`: list, export and load the script bundle, and run the demo.
 
+mod clients;
 mod demo;
 mod import;
 mod import_lines;
@@ -32,10 +33,15 @@ struct Url {
 enum Command {
     /// Print every script with its sha1, keys and args (needs no server).
     List,
-    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json.
+    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json, or
+    /// with --lang a generated client library (scripts and manifest included).
     Export {
         /// Target directory (created if missing).
         dir: PathBuf,
+        /// Write a client for this language instead: a Python package
+        /// (DIR/redis_patterns, redis-py) or a PHP library (DIR/src, phpredis).
+        #[arg(long, value_enum)]
+        lang: Option<clients::Lang>,
     },
     /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli EVALSHA.
     Load {
@@ -117,7 +123,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List => list(),
-        Command::Export { dir } => export(&dir),
+        Command::Export { dir, lang: None } => export(&dir),
+        Command::Export {
+            dir,
+            lang: Some(lang),
+        } => export_client(lang, &dir),
         Command::Load { url } => load(&url.url),
         Command::Bloom { command } => bloom(command),
         Command::Import {
@@ -194,6 +204,16 @@ fn export(dir: &Path) -> CliResult {
     println!(
         "wrote {} scripts and manifest.json to {}",
         ALL.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+fn export_client(lang: clients::Lang, dir: &Path) -> CliResult {
+    let n = clients::write(lang, dir)?;
+    println!(
+        "wrote the {} client ({n} files) to {}",
+        lang.name(),
         dir.display()
     );
     Ok(())
