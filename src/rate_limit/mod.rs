@@ -107,6 +107,7 @@
 //! optional last argument `now_us` replaces the server's clock, for tests
 //! and replays; production leaves it out.
 
+mod contract;
 mod decision;
 mod limit;
 mod limiter;
@@ -116,6 +117,8 @@ use std::time::Duration;
 pub use decision::Decision;
 pub use limit::Limit;
 pub use limiter::{RateLimiter, RateLimiterBuilder};
+
+pub(crate) use contract::contract;
 
 use crate::core::Op;
 
