@@ -50,41 +50,20 @@ fn ceil_ms(us: i128) -> i64 {
     (us.max(0) as u128).div_ceil(1000) as i64
 }
 
-/// One script call at a simulated time, through the typed wrappers.
-#[derive(Clone, Copy, Debug)]
-enum Script {
-    Gcra {
-        max_burst: i64,
-        count: i64,
-        period_ms: i64,
-    },
-    Counter {
-        limit: i64,
-        window_ms: i64,
-    },
-    Log {
-        limit: i64,
-        window_ms: i64,
-    },
+/// One script call `(key, quantity, now_us)` at a simulated time, through
+/// a typed wrapper.
+type Call = dyn Fn(&str, i64, i64) -> Result<ScriptCall<Vec<i64>>>;
+
+fn gcra_at(max_burst: i64, count: i64, period_ms: i64) -> Box<Call> {
+    Box::new(move |key, q, now| wrappers::throttle(key, max_burst, count, period_ms, q, &[now]))
 }
 
-impl Script {
-    fn call(self, key: &str, quantity: i64, now_us: i64) -> Result<ScriptCall<Vec<i64>>> {
-        let now = &[now_us];
-        match self {
-            Script::Gcra {
-                max_burst,
-                count,
-                period_ms,
-            } => wrappers::throttle(key, max_burst, count, period_ms, quantity, now),
-            Script::Counter { limit, window_ms } => {
-                wrappers::window_counter(key, limit, window_ms, quantity, now)
-            }
-            Script::Log { limit, window_ms } => {
-                wrappers::window_log(key, limit, window_ms, quantity, now)
-            }
-        }
-    }
+fn counter_at(limit: i64, window_ms: i64) -> Box<Call> {
+    Box::new(move |key, q, now| wrappers::window_counter(key, limit, window_ms, q, &[now]))
+}
+
+fn log_at(limit: i64, window_ms: i64) -> Box<Call> {
+    Box::new(move |key, q, now| wrappers::window_log(key, limit, window_ms, q, &[now]))
 }
 
 /// Runs the calls `(now_us, quantity)` in order, 100 per batch (one round
@@ -92,7 +71,7 @@ impl Script {
 /// batch. Returns each reply and, with `card`, the log's size after it.
 fn run_at(
     d: &mut Driver,
-    script: Script,
+    script: &Call,
     key: &str,
     arrivals: &[(i64, i64)],
     card: bool,
@@ -101,7 +80,7 @@ fn run_at(
     for chunk in arrivals.chunks(100) {
         let mut batch = Batch::new();
         for &(now, q) in chunk {
-            batch.script(script.call(key, q, now));
+            batch.script(script(key, q, now));
             if card {
                 batch.add(key, redis::cmd("ZCARD").arg(key).clone());
             }
@@ -215,12 +194,8 @@ fn gcra_agrees_with_a_leaky_bucket_to_the_millisecond() {
             let key = format!("rate:{{gcra-{i}}}");
             let mut oracle = LeakyBucket::new(max_burst, count, period_ms);
             let feed = arrivals(&mut rng, 2000, oracle.interval as i64, max_burst + 1);
-            let script = Script::Gcra {
-                max_burst,
-                count,
-                period_ms,
-            };
-            for (n, ((reply, _), &(now, q))) in run_at(d, script, &key, &feed, false)
+            let script = gcra_at(max_burst, count, period_ms);
+            for (n, ((reply, _), &(now, q))) in run_at(d, &script, &key, &feed, false)
                 .into_iter()
                 .zip(&feed)
                 .enumerate()
@@ -299,9 +274,9 @@ fn sliding_log_is_exact_and_never_holds_more_than_its_limit() {
                 entries: VecDeque::new(),
             };
             let feed = arrivals(&mut rng, 1500, window_ms * 1000 / limit, limit);
-            let script = Script::Log { limit, window_ms };
+            let script = log_at(limit, window_ms);
             for ((reply, size), &(now, q)) in
-                run_at(d, script, &key, &feed, true).into_iter().zip(&feed)
+                run_at(d, &script, &key, &feed, true).into_iter().zip(&feed)
             {
                 assert_eq!(reply, oracle.offer(now, q), "{}: now {now} q {q}", d.name());
                 assert!(size <= limit, "{}: {size} entries, limit {limit}", d.name());
@@ -312,17 +287,11 @@ fn sliding_log_is_exact_and_never_holds_more_than_its_limit() {
         assert!(limited > 300, "{limited}");
         // A log written with a larger limit is cut to the smaller one.
         let key = "rate:{shrunk}:log";
-        let wide = Script::Log {
-            limit: 50,
-            window_ms: 60_000,
-        };
+        let wide = log_at(50, 60_000);
         let at: Vec<(i64, i64)> = (0..50).map(|i| (BASE_US + i, 1)).collect();
-        run_at(d, wide, key, &at, false);
-        let narrow = Script::Log {
-            limit: 10,
-            window_ms: 60_000,
-        };
-        let (reply, size) = run_at(d, narrow, key, &[(BASE_US + 100, 0)], true).remove(0);
+        run_at(d, &wide, key, &at, false);
+        let narrow = log_at(10, 60_000);
+        let (reply, size) = run_at(d, &narrow, key, &[(BASE_US + 100, 0)], true).remove(0);
         assert_eq!((reply[2], size), (0, 10), "{}", d.name());
     });
 }
@@ -409,10 +378,11 @@ fn sliding_counter_follows_its_formula_and_its_overshoot_bound() {
                 counts: HashMap::new(),
             };
             let feed = arrivals(&mut rng, 1500, window_ms * 1000 / limit, limit);
-            let script = Script::Counter { limit, window_ms };
+            let script = counter_at(limit, window_ms);
             let (mut allowed, mut limited) = (Vec::new(), 0);
-            for ((reply, _), &(now, q)) in
-                run_at(d, script, &key, &feed, false).into_iter().zip(&feed)
+            for ((reply, _), &(now, q)) in run_at(d, &script, &key, &feed, false)
+                .into_iter()
+                .zip(&feed)
             {
                 assert_eq!(reply, oracle.offer(now, q), "{}: now {now} q {q}", d.name());
                 if reply[0] == 0 && q > 0 {
@@ -434,14 +404,14 @@ fn sliding_counter_follows_its_formula_and_its_overshoot_bound() {
         // then one unit at a time two milliseconds before the next window
         // ends. Together: 2 * limit - 1 units within 999 ms.
         let (limit, window_ms) = (10, 1000);
-        let script = Script::Counter { limit, window_ms };
+        let script = counter_at(limit, window_ms);
         let key = "rate:{worst}:counter";
         let start = BASE_US / 1_000_000 * 1_000_000; // a window's first microsecond
         let first = start + (window_ms - 1) * 1000;
         let second = start + (2 * window_ms - 2) * 1000;
         let mut feed = vec![(first, limit)];
         feed.extend((0..limit).map(|i| (second + i, 1)));
-        let replies = run_at(d, script, key, &feed, false);
+        let replies = run_at(d, &script, key, &feed, false);
         let taken: i64 = replies
             .iter()
             .zip(&feed)
