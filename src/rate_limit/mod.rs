@@ -61,10 +61,10 @@
 //! | | [`Limit::Gcra`] | [`Limit::SlidingCounter`] | [`Limit::SlidingLog`] |
 //! |---|---|---|---|
 //! | model | a steady rate, plus a burst of `max_burst + 1` at once | about `limit` per `window` | exactly `limit` per `window` |
-//! | memory per subject | one string (about 60 bytes) | one small hash (about 100 bytes) | one sorted-set entry per unit in the window (listpack up to `zset-max-listpack-entries`, 128 by default; a skiplist, several times larger per entry, beyond) |
+//! | memory per subject (`MEMORY USAGE`) | one string: 72 bytes | one small hash: 104 bytes | one sorted-set entry per unit in the window: 392 bytes at 10, 3,656 at 100 (listpack, up to `zset-max-listpack-entries`, 128 by default), about 118,000 at 1,000 (skiplist) |
 //! | exactness | exact (to the microsecond) | at most `limit` in every fixed window; at most `2 * limit - 1` in a span of `window` | exact: never more than `limit` in any span of `window` |
 //! | bursts | `max_burst + 1` at once, then one unit per emission interval | up to `limit` at once, at any point of a fixed window | up to `limit` at once, then none until the oldest leaves |
-//! | cost per call | `GET`, `SET` | `HMGET`, `HSET`, `PEXPIREAT` | a trim, `ZCARD`, one `ZADD` per 256 units (O(log N)) |
+//! | commands per call | `TIME`, `GET`, `SET` | `TIME`, `HMGET`, `HSET`, `PEXPIREAT` | `TIME`, `ZCARD`, `ZRANGE`, a trim, one `ZADD` per 256 units, `PEXPIREAT` (O(log N)) |
 //!
 //! * **GCRA** is the default: constant memory, an exact retry-after, and a
 //!   limit that refills smoothly (no cliff at a window's edge). In any span
