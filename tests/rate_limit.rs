@@ -616,6 +616,7 @@ fn bad_parameters_are_refused_before_anything_is_sent() {
         let throttle = &scripts::RATE_LIMIT_THROTTLE;
         for (args, name) in [
             (&["4", "10", "1000", "6"][..], "quantity"),
+            (&["-1", "10", "1000", "1"], "max_burst"),
             (&["4", "2000000", "1", "1"], "count_per_period"),
             (&["999999", "1", "1001000", "1"], "max_burst"),
             (&["4", "10", "0", "1"], "period_ms"),

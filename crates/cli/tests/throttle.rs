@@ -79,6 +79,7 @@ fn cli_throttle_prints_cl_throttles_five_fields() {
             "count_per_period",
         ),
         (&["x", "--burst", "1", "--rate", "1/1w"], "unknown unit"),
+        (&["x", "--burst=-1", "--rate", "1/1s"], "--burst"),
         (
             &["x", "--burst", "1", "--rate", "1/1s", "--quantity", "3"],
             "quantity",
