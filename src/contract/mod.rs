@@ -162,6 +162,7 @@ pub fn all() -> Vec<PatternContract> {
         crate::lock::contract(),
         crate::login_log::contract(),
         crate::packed::contract(),
+        crate::rate_limit::contract(),
         crate::rolling::contract(),
         crate::sharded_hash::contract(),
         crate::signin::contract(),

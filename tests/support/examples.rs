@@ -210,6 +210,26 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["64", "0", "abcd", "wxyz"],
     ));
 
+    // rate_limit: each call finds state of an earlier call and takes a unit.
+    out.push(ex(
+        "rate_limit.throttle",
+        &[&["SET", "rate:{t}", "1000000000000000"]],
+        &["rate:{t}"],
+        &["5", "10", "1000", "1"],
+    ));
+    out.push(ex(
+        "rate_limit.window_counter",
+        &[&["HSET", "rate:{t}:counter", "w", "1", "c", "2", "p", "0"]],
+        &["rate:{t}:counter"],
+        &["10", "1000", "1"],
+    ));
+    out.push(ex(
+        "rate_limit.window_log",
+        &[&["ZADD", "rate:{t}:log", "1000000", "1000000-1"]],
+        &["rate:{t}:log"],
+        &["10", "1000", "1"],
+    ));
+
     // rolling
     let setup = rolling_setup();
     let meta_and = |keys: &[&str]| -> Vec<String> {

@@ -5,6 +5,7 @@ mod demo;
 mod import;
 mod import_lines;
 mod lines;
+mod throttle_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,6 +58,7 @@ enum Command {
         #[command(subcommand)]
         target: ImportTarget,
     },
+    Throttle(throttle_cmd::ThrottleArgs),
     /// Run every pattern against a server and print what happened. Without
     /// --url (or REDIS_URL) it starts a throwaway redis-server from PATH.
     Demo {
@@ -131,6 +133,7 @@ fn main() -> ExitCode {
         Command::Import {
             target: ImportTarget::ShardedHash(args),
         } => import::sharded_hash(args),
+        Command::Throttle(args) => throttle_cmd::run(args),
         Command::Demo { url } => demo::run(url.as_deref()),
     };
     match result {
