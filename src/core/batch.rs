@@ -11,7 +11,11 @@
 //!   the same ordering domain (the whole batch on one server, the command's
 //!   slot on a cluster) did not run either, the missing scripts are loaded
 //!   and exactly those commands are sent again, prefixed by the
-//!   `SCRIPT LOAD`s — so each command runs once and in order. If a later
+//!   `SCRIPT LOAD`s — so each command runs once and in order. On a
+//!   connection in [`CallMode::Functions`](super::CallMode::Functions) the
+//!   script calls go out as `FCALL`, "Function not found" plays the part of
+//!   `NOSCRIPT` and one `FUNCTION LOAD REPLACE` of the library that of the
+//!   `SCRIPT LOAD`s, on the node that answered it. If a later
 //!   command of the same domain did run, re-sending would reorder them, and
 //!   the batch stops with [`ErrorKind::PipelineInterrupted`]; nothing runs
 //!   twice. Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose
@@ -23,6 +27,7 @@
 
 use redis::{Cmd, Value};
 
+use super::call_mode::CallMode;
 use super::op::{IntoCall, Replies};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
@@ -145,6 +150,8 @@ impl Batch {
 /// How a reply tells that its command did not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum NotRun {
+    /// `NOSCRIPT` (or "Function not found" in functions mode) to a script
+    /// call: load it and send the call again.
     NoScript,
     /// `MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`: send it through the router.
     Redirect,
@@ -155,7 +162,6 @@ fn not_run(v: &Value) -> Option<NotRun> {
         return None;
     };
     match e.code() {
-        "NOSCRIPT" => Some(NotRun::NoScript),
         "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN" => Some(NotRun::Redirect),
         _ => None,
     }
@@ -196,6 +202,8 @@ pub(crate) struct Exchange {
     /// Ordering domains: the whole batch on one server, the slot on a cluster.
     cluster: bool,
     rounds: usize,
+    /// How script calls go out, and what loads a missing one.
+    mode: CallMode,
 }
 
 /// One pipeline of a round: the group it belongs to, where it goes, and the
@@ -231,7 +239,22 @@ impl Exchange {
             routed: Vec::new(),
             cluster,
             rounds: 0,
+            mode: CallMode::Evalsha,
         }
+    }
+
+    /// Sends the script calls as `mode` says (default `EVALSHA`): in
+    /// functions mode each call becomes its `FCALL`.
+    pub(crate) fn call_mode(mut self, mode: CallMode) -> Self {
+        if mode != self.mode {
+            for e in &mut self.entries {
+                if let Some(script) = e.script {
+                    e.cmd = mode.command(script, &e.cmd);
+                }
+            }
+            self.mode = mode;
+        }
+        self
     }
 
     /// The pipelines of the next round, one per group with work; empty when
@@ -257,7 +280,7 @@ impl Exchange {
             let mut pipe = redis::pipe();
             pipe.ignore_errors();
             for s in &group.loads {
-                pipe.add_command(s.load_cmd());
+                pipe.add_command(self.mode.load_cmd(s));
             }
             for &i in &group.pending {
                 pipe.add_command(self.entries[i].cmd.clone());
@@ -269,6 +292,15 @@ impl Exchange {
             });
         }
         Ok(parts)
+    }
+
+    /// Whether command `i`, answered `reply`, did not run: a script call
+    /// the server lacks the script of, or a redirect.
+    fn not_run(&self, i: usize, reply: &Value) -> Option<NotRun> {
+        if self.entries[i].script.is_some() && self.mode.not_loaded(reply) {
+            return Some(NotRun::NoScript);
+        }
+        not_run(reply)
     }
 
     /// The ordering domain of command `i`.
@@ -292,13 +324,14 @@ impl Exchange {
         let mut replies = replies.into_iter();
         for script in &loads {
             let reply = replies.next().expect("counted above");
-            if let Value::ServerError(e) = reply {
-                return Err(Error::from_redis(Some(script), e.into()));
-            }
-            script.check_loaded(reply)?;
+            self.mode.check_loaded(script, reply)?;
         }
         let replies: Vec<Value> = replies.collect();
-        let kinds: Vec<Option<NotRun>> = replies.iter().map(not_run).collect();
+        let kinds: Vec<Option<NotRun>> = pending
+            .iter()
+            .zip(&replies)
+            .map(|(&i, v)| self.not_run(i, v))
+            .collect();
         // A NOSCRIPT command may be re-sent only if no later command of its
         // domain ran.
         for (k, kind) in kinds.iter().enumerate() {
@@ -325,7 +358,12 @@ impl Exchange {
                     let script = self.entries[i]
                         .script
                         .expect("only script calls answer NOSCRIPT");
-                    if !g.loads.iter().any(|s| std::ptr::eq(*s, script)) {
+                    let loaded = if self.mode.loads_everything() {
+                        !g.loads.is_empty()
+                    } else {
+                        g.loads.iter().any(|s| std::ptr::eq(*s, script))
+                    };
+                    if !loaded {
                         g.loads.push(script);
                     }
                     g.pending.push(i);
