@@ -45,6 +45,9 @@ pub(crate) struct Entry {
     pub(crate) slot: Option<u16>,
     /// The script it calls, when it is a script call.
     pub(crate) script: Option<&'static ScriptInfo>,
+    /// A command without keys for the node that serves `slot` (`SCAN` of
+    /// one node): sent there, never routed by its arguments.
+    pub(crate) at_slot_node: bool,
 }
 
 /// Commands to send together; each reply comes back at its command's
@@ -84,6 +87,19 @@ impl Batch {
             cmd,
             slot: Some(cluster_slot(key.as_ref())),
             script: None,
+            at_slot_node: false,
+        });
+        self
+    }
+
+    /// Adds a command without keys for the node that serves `slot` on a
+    /// cluster (on one server: the server), e.g. `SCAN` of that node.
+    pub(crate) fn add_for_slot_node(&mut self, slot: u16, cmd: Cmd) -> &mut Self {
+        self.entries.push(Entry {
+            cmd,
+            slot: Some(slot),
+            script: None,
+            at_slot_node: true,
         });
         self
     }
@@ -94,6 +110,7 @@ impl Batch {
             cmd,
             slot: None,
             script: None,
+            at_slot_node: false,
         });
         self
     }
@@ -115,6 +132,7 @@ impl Batch {
             cmd: call.into_cmd(),
             slot,
             script: Some(script),
+            at_slot_node: false,
         });
         self
     }
@@ -385,6 +403,13 @@ impl Exchange {
     /// Command `i` and the script it calls.
     pub(crate) fn entry(&self, i: usize) -> (&Cmd, Option<&'static ScriptInfo>) {
         (&self.entries[i].cmd, self.entries[i].script)
+    }
+
+    /// The slot whose node command `i` must be sent to on its own, when it
+    /// is a keyless command for one node ([`Batch::add_for_slot_node`]).
+    pub(crate) fn slot_node(&self, i: usize) -> Option<u16> {
+        let e = &self.entries[i];
+        e.slot.filter(|_| e.at_slot_node)
     }
 
     /// Files the reply of a command sent on its own.

@@ -279,7 +279,10 @@ impl Connection {
         }
         for i in routed {
             let (cmd, script) = ex.entry(i);
-            let reply = self.send_routed(&cmd.clone(), script)?;
+            let reply = match ex.slot_node(i) {
+                Some(slot) => self.send_to_slot_node(&cmd.clone(), slot)?,
+                None => self.send_routed(&cmd.clone(), script)?,
+            };
             ex.file(i, reply);
         }
         ex.finish()
@@ -345,6 +348,20 @@ impl Connection {
                 self.send_one(cmd)
             }
             _ => Ok(reply),
+        }
+    }
+
+    /// Sends a keyless command to the primary that serves `slot` (the one
+    /// server when there is no cluster).
+    fn send_to_slot_node(&mut self, cmd: &Cmd, slot: u16) -> Result<Value> {
+        match &mut self.link {
+            Link::Single { .. } => self.send_one(cmd),
+            #[cfg(feature = "cluster")]
+            Link::Cluster(c) => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let to = SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
+                reply_in_place(c.router.route_command(cmd, RoutingInfo::SingleNode(to)))
+            }
         }
     }
 

@@ -207,7 +207,10 @@ impl AsyncConnection {
         for i in routed {
             let (cmd, script) = ex.entry(i);
             let cmd = cmd.clone();
-            let reply = self.send_routed(&cmd, script).await?;
+            let reply = match ex.slot_node(i) {
+                Some(slot) => self.send_to_slot_node(cmd, slot).await?,
+                None => self.send_routed(&cmd, script).await?,
+            };
             ex.file(i, reply);
         }
         ex.finish()
@@ -305,6 +308,20 @@ impl AsyncConnection {
                 self.send_one(cmd).await
             }
             _ => Ok(reply),
+        }
+    }
+
+    /// Sends a keyless command to the primary that serves `slot` (the one
+    /// server when there is no cluster).
+    async fn send_to_slot_node(&mut self, cmd: Cmd, slot: u16) -> Result<Value> {
+        match &mut self.link {
+            Link::Manager(_) | Link::Multiplexed(_) => self.send_one(&cmd).await,
+            #[cfg(feature = "cluster")]
+            Link::Cluster { router, .. } => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let to = SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
+                reply_in_place(router.route_command(cmd, RoutingInfo::SingleNode(to)).await)
+            }
         }
     }
 
