@@ -8,14 +8,12 @@
 //! `bloom_user_email` — and what the API writes is where the PHP code reads
 //! it. Every body runs through both drivers.
 
-mod bitmap;
 mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use bitmap::day;
 use chrono::NaiveDate;
 use redis_patterns::bloom::JsHashBloom;
 use redis_patterns::keys::Prefix;
@@ -42,6 +40,10 @@ fn php(server: &LocalServer, mode: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("the PHP file prints JSON")
+}
+
+fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).expect("a date")
 }
 
 fn date(text: &str) -> NaiveDate {
