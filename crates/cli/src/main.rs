@@ -1,6 +1,7 @@
 //! `redis-patterns`: list, export and load the script bundle (and its
 //! Functions library), and run the demo.
 
+mod clients;
 mod demo;
 mod import;
 mod import_lines;
@@ -34,10 +35,15 @@ enum Command {
     /// Print every script with its sha1, keys and args (needs no server).
     List,
     /// Write every script to DIR/<pattern>/<op>.lua, the Functions library
-    /// to DIR/functions.lua and DIR/manifest.json.
+    /// to DIR/functions.lua and DIR/manifest.json, or with --lang a generated
+    /// client library (scripts and manifest included).
     Export {
         /// Target directory (created if missing).
         dir: PathBuf,
+        /// Write a client for this language instead: a Python package
+        /// (DIR/redis_patterns, redis-py) or a PHP library (DIR/src, phpredis).
+        #[arg(long, value_enum)]
+        lang: Option<clients::Lang>,
     },
     /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli
     /// EVALSHA. On a Redis Cluster node: every script on every primary and
@@ -125,7 +131,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List => list(),
-        Command::Export { dir } => export(&dir),
+        Command::Export { dir, lang: None } => export(&dir),
+        Command::Export {
+            dir,
+            lang: Some(lang),
+        } => export_client(lang, &dir),
         Command::Load { url, functions } => load::run(&url.url, functions),
         Command::Bloom { command } => bloom(command),
         Command::Import {
@@ -206,6 +216,16 @@ fn export(dir: &Path) -> CliResult {
     println!(
         "wrote {} scripts, functions.lua and manifest.json to {}",
         ALL.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+fn export_client(lang: clients::Lang, dir: &Path) -> CliResult {
+    let n = clients::write(lang, dir)?;
+    println!(
+        "wrote the {} client ({n} files) to {}",
+        lang.name(),
         dir.display()
     );
     Ok(())
