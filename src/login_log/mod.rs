@@ -21,7 +21,7 @@
 //!
 //! ```no_run
 //! use redis_patterns::chrono::NaiveDate;
-//! use redis_patterns::login_log::LoginLog;
+//! use redis_patterns::login_log::{LoginLog, ReindexOptions};
 //! use redis_patterns::prelude::*;
 //!
 //! # fn main() -> redis_patterns::Result<()> {
@@ -39,6 +39,9 @@
 //! log.record("client", 1001, day).run_async(&mut con).await?;
 //! let from = NaiveDate::from_ymd_opt(2024, 1, 1).expect("a date");
 //! let days = log.login_days("client", 1001, from, day).run_async(&mut con).await?;
+//! // Day indexes for logs written before them (by the PHP code), then (6)/(7) see them.
+//! let report = log.reindex(2017, 10, ReindexOptions::default()).run_async(&mut con).await?;
+//! assert!(report.cursor.is_done());
 //! # Ok(())
 //! # }
 //! ```
