@@ -16,7 +16,10 @@
 //!
 //! The same Lua serves every other language: `redis-patterns export DIR`
 //! writes the scripts and a `manifest.json`, and `redis-patterns load`
-//! prints the SHA1s for `redis-cli EVALSHA`.
+//! prints the SHA1s for `redis-cli EVALSHA`. The same scripts also ship as
+//! one Redis Functions library ([`functions`]), which persists with the
+//! data: a connection in [`CallMode::Functions`] sends every script call as
+//! `FCALL` / `FCALL_RO`.
 //!
 //! # Running an operation
 //!
@@ -79,6 +82,7 @@ pub mod bloom;
 pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
+pub mod functions;
 pub mod lock;
 pub mod login_log;
 pub mod manifest;
@@ -92,7 +96,7 @@ pub mod visits;
 
 #[cfg(feature = "tokio")]
 pub use crate::core::AsyncConnection;
-pub use crate::core::{Batch, Connection, Op, Replies, Request, Retention};
+pub use crate::core::{Batch, CallMode, Connection, Op, Replies, Request, Retention};
 /// The date and time library of the patterns' APIs, re-exported.
 pub use chrono;
 pub use error::{Error, ErrorKind, Result, ServerErrorKind};

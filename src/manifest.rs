@@ -58,6 +58,9 @@ pub struct ScriptEntry {
     pub file: String,
     /// SHA1 of the file (the shipped script): the `EVALSHA` handle.
     pub sha1: String,
+    /// Its function in the Functions library `functions.lua`
+    /// (`<pattern>_<op>`): the `FCALL` / `FCALL_RO` handle.
+    pub function: String,
     /// Key names in `KEYS` order; a trailing `..` marks a variadic tail.
     pub keys: Vec<String>,
     /// The keys in `KEYS` order, with their types.
@@ -182,6 +185,7 @@ pub fn manifest() -> Manifest {
                 pattern: s.name.split('.').next().unwrap_or_default().into(),
                 file: s.file.into(),
                 sha1: s.sha1.into(),
+                function: s.function.into(),
                 keys: s.keys.iter().map(|k| tail(k.name, k.variadic)).collect(),
                 key_specs: s
                     .keys

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, NaiveDate, TimeZone, Utc, Weekday};
 use counting::counted;
+use redis_patterns::core::CallMode;
 use redis_patterns::visits::{self, VisitCounter};
 use redis_patterns::{Batch, Error, ErrorKind, Retention};
 use support::Driver;
@@ -123,13 +124,17 @@ fn contains_runs_read_only() {
             .arg("commandstats")
             .query(&mut raw)
             .unwrap();
-        // EVALSHA_RO only (the first one answers NOSCRIPT, then it is loaded).
+        // EVALSHA_RO (FCALL_RO in functions mode) only.
+        let (ro, rw) = match d.call_mode() {
+            CallMode::Evalsha => ("cmdstat_evalsha_ro:", "cmdstat_evalsha:"),
+            CallMode::Functions => ("cmdstat_fcall_ro:", "cmdstat_fcall:"),
+        };
         assert!(
-            info.lines().any(|l| l.starts_with("cmdstat_evalsha_ro:")),
+            info.lines().any(|l| l.starts_with(ro)),
             "{} {info}",
             d.name()
         );
-        assert!(!info.contains("cmdstat_evalsha:"), "{} {info}", d.name());
+        assert!(!info.contains(rw), "{} {info}", d.name());
     });
 }
 

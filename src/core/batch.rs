@@ -11,7 +11,11 @@
 //!   the same ordering domain (the whole batch on one server, the command's
 //!   slot on a cluster) did not run either, the missing scripts are loaded
 //!   and exactly those commands are sent again, prefixed by the
-//!   `SCRIPT LOAD`s — so each command runs once and in order. If a later
+//!   `SCRIPT LOAD`s — so each command runs once and in order. On a
+//!   connection in [`CallMode::Functions`](super::CallMode::Functions) the
+//!   script calls go out as `FCALL`, "Function not found" plays the part of
+//!   `NOSCRIPT` and one `FUNCTION LOAD REPLACE` of the library that of the
+//!   `SCRIPT LOAD`s, on the node that answered it. If a later
 //!   command of the same domain did run, re-sending would reorder them, and
 //!   the batch stops with [`ErrorKind::PipelineInterrupted`]; nothing runs
 //!   twice. Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose
@@ -23,6 +27,7 @@
 
 use redis::{Cmd, Value};
 
+use super::call_mode::CallMode;
 use super::op::{IntoCall, Replies};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
@@ -40,6 +45,9 @@ pub(crate) struct Entry {
     pub(crate) slot: Option<u16>,
     /// The script it calls, when it is a script call.
     pub(crate) script: Option<&'static ScriptInfo>,
+    /// A command without keys for the node that serves `slot` (`SCAN` of
+    /// one node): sent there, never routed by its arguments.
+    pub(crate) at_slot_node: bool,
 }
 
 /// Commands to send together; each reply comes back at its command's
@@ -79,6 +87,19 @@ impl Batch {
             cmd,
             slot: Some(cluster_slot(key.as_ref())),
             script: None,
+            at_slot_node: false,
+        });
+        self
+    }
+
+    /// Adds a command without keys for the node that serves `slot` on a
+    /// cluster (on one server: the server), e.g. `SCAN` of that node.
+    pub(crate) fn add_for_slot_node(&mut self, slot: u16, cmd: Cmd) -> &mut Self {
+        self.entries.push(Entry {
+            cmd,
+            slot: Some(slot),
+            script: None,
+            at_slot_node: true,
         });
         self
     }
@@ -89,6 +110,7 @@ impl Batch {
             cmd,
             slot: None,
             script: None,
+            at_slot_node: false,
         });
         self
     }
@@ -110,6 +132,7 @@ impl Batch {
             cmd: call.into_cmd(),
             slot,
             script: Some(script),
+            at_slot_node: false,
         });
         self
     }
@@ -145,6 +168,8 @@ impl Batch {
 /// How a reply tells that its command did not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum NotRun {
+    /// `NOSCRIPT` (or "Function not found" in functions mode) to a script
+    /// call: load it and send the call again.
     NoScript,
     /// `MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`: send it through the router.
     Redirect,
@@ -155,7 +180,6 @@ fn not_run(v: &Value) -> Option<NotRun> {
         return None;
     };
     match e.code() {
-        "NOSCRIPT" => Some(NotRun::NoScript),
         "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN" => Some(NotRun::Redirect),
         _ => None,
     }
@@ -196,6 +220,8 @@ pub(crate) struct Exchange {
     /// Ordering domains: the whole batch on one server, the slot on a cluster.
     cluster: bool,
     rounds: usize,
+    /// How script calls go out, and what loads a missing one.
+    mode: CallMode,
 }
 
 /// One pipeline of a round: the group it belongs to, where it goes, and the
@@ -231,7 +257,22 @@ impl Exchange {
             routed: Vec::new(),
             cluster,
             rounds: 0,
+            mode: CallMode::Evalsha,
         }
+    }
+
+    /// Sends the script calls as `mode` says (default `EVALSHA`): in
+    /// functions mode each call becomes its `FCALL`.
+    pub(crate) fn call_mode(mut self, mode: CallMode) -> Self {
+        if mode != self.mode {
+            for e in &mut self.entries {
+                if let Some(script) = e.script {
+                    e.cmd = mode.command(script, &e.cmd);
+                }
+            }
+            self.mode = mode;
+        }
+        self
     }
 
     /// The pipelines of the next round, one per group with work; empty when
@@ -257,7 +298,7 @@ impl Exchange {
             let mut pipe = redis::pipe();
             pipe.ignore_errors();
             for s in &group.loads {
-                pipe.add_command(s.load_cmd());
+                pipe.add_command(self.mode.load_cmd(s));
             }
             for &i in &group.pending {
                 pipe.add_command(self.entries[i].cmd.clone());
@@ -269,6 +310,15 @@ impl Exchange {
             });
         }
         Ok(parts)
+    }
+
+    /// Whether command `i`, answered `reply`, did not run: a script call
+    /// the server lacks the script of, or a redirect.
+    fn not_run(&self, i: usize, reply: &Value) -> Option<NotRun> {
+        if self.entries[i].script.is_some() && self.mode.not_loaded(reply) {
+            return Some(NotRun::NoScript);
+        }
+        not_run(reply)
     }
 
     /// The ordering domain of command `i`.
@@ -292,13 +342,14 @@ impl Exchange {
         let mut replies = replies.into_iter();
         for script in &loads {
             let reply = replies.next().expect("counted above");
-            if let Value::ServerError(e) = reply {
-                return Err(Error::from_redis(Some(script), e.into()));
-            }
-            script.check_loaded(reply)?;
+            self.mode.check_loaded(script, reply)?;
         }
         let replies: Vec<Value> = replies.collect();
-        let kinds: Vec<Option<NotRun>> = replies.iter().map(not_run).collect();
+        let kinds: Vec<Option<NotRun>> = pending
+            .iter()
+            .zip(&replies)
+            .map(|(&i, v)| self.not_run(i, v))
+            .collect();
         // A NOSCRIPT command may be re-sent only if no later command of its
         // domain ran.
         for (k, kind) in kinds.iter().enumerate() {
@@ -325,7 +376,12 @@ impl Exchange {
                     let script = self.entries[i]
                         .script
                         .expect("only script calls answer NOSCRIPT");
-                    if !g.loads.iter().any(|s| std::ptr::eq(*s, script)) {
+                    let loaded = if self.mode.loads_everything() {
+                        !g.loads.is_empty()
+                    } else {
+                        g.loads.iter().any(|s| std::ptr::eq(*s, script))
+                    };
+                    if !loaded {
                         g.loads.push(script);
                     }
                     g.pending.push(i);
@@ -347,6 +403,13 @@ impl Exchange {
     /// Command `i` and the script it calls.
     pub(crate) fn entry(&self, i: usize) -> (&Cmd, Option<&'static ScriptInfo>) {
         (&self.entries[i].cmd, self.entries[i].script)
+    }
+
+    /// The slot whose node command `i` must be sent to on its own, when it
+    /// is a keyless command for one node ([`Batch::add_for_slot_node`]).
+    pub(crate) fn slot_node(&self, i: usize) -> Option<u16> {
+        let e = &self.entries[i];
+        e.slot.filter(|_| e.at_slot_node)
     }
 
     /// Files the reply of a command sent on its own.

@@ -18,6 +18,7 @@ use std::time::Duration;
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value};
 
 use super::batch::{Batch, Exchange, Groups, Part, Target, reply_in_place};
+use super::call_mode::CallMode;
 use super::op::{Env, Op, Replies, Step};
 use super::slots::SlotMap;
 use crate::error::{Error, Result};
@@ -132,7 +133,10 @@ impl Connection {
                 client: Some(Box::new(client)),
                 con: Some(Box::new(con)),
             },
-            env: Env { cluster: false },
+            env: Env {
+                cluster: false,
+                ..Env::default()
+            },
         })
     }
 
@@ -163,7 +167,10 @@ impl Connection {
                 nodes: HashMap::new(),
                 slots: SlotMap::default(),
             })),
-            env: Env { cluster: true },
+            env: Env {
+                cluster: true,
+                ..Env::default()
+            },
         }
     }
 
@@ -183,7 +190,10 @@ impl Connection {
                 client: None,
                 con: Some(Box::new(con)),
             },
-            env: Env { cluster: false },
+            env: Env {
+                cluster: false,
+                ..Env::default()
+            },
         })
     }
 
@@ -198,6 +208,26 @@ impl Connection {
     /// Whether this connection talks to a Redis Cluster.
     pub fn is_cluster(&self) -> bool {
         self.env.cluster
+    }
+
+    /// How this connection sends script calls (default
+    /// [`CallMode::Evalsha`]).
+    pub fn call_mode(&self) -> CallMode {
+        self.env.call_mode
+    }
+
+    /// Sends script calls as `mode` says from now on:
+    /// [`CallMode::Functions`] sends `FCALL` / `FCALL_RO` of the
+    /// [library](crate::functions) and loads it where it is missing.
+    pub fn set_call_mode(&mut self, mode: CallMode) {
+        self.env.call_mode = mode;
+    }
+
+    /// The connection with its call mode set (see
+    /// [`Connection::set_call_mode`]).
+    pub fn with_call_mode(mut self, mode: CallMode) -> Self {
+        self.set_call_mode(mode);
+        self
     }
 
     /// Runs one plain command (routed by its key on a cluster) — for what
@@ -231,7 +261,7 @@ impl Connection {
             return Ok(Replies::default());
         }
         let (groups, routed) = self.partition(&batch)?;
-        let mut ex = Exchange::new(batch, groups, self.env.cluster);
+        let mut ex = Exchange::new(batch, groups, self.env.cluster).call_mode(self.env.call_mode);
         ex.route_keyless(routed);
         loop {
             let parts = ex.round()?;
@@ -249,7 +279,10 @@ impl Connection {
         }
         for i in routed {
             let (cmd, script) = ex.entry(i);
-            let reply = self.send_routed(&cmd.clone(), script)?;
+            let reply = match ex.slot_node(i) {
+                Some(slot) => self.send_to_slot_node(&cmd.clone(), slot)?,
+                None => self.send_routed(&cmd.clone(), script)?,
+            };
             ex.file(i, reply);
         }
         ex.finish()
@@ -308,15 +341,27 @@ impl Connection {
     fn send_routed(&mut self, cmd: &Cmd, script: Option<&'static ScriptInfo>) -> Result<Value> {
         let reply = self.send_one(cmd)?;
         match (&reply, script) {
-            (Value::ServerError(e), Some(s)) if e.code() == "NOSCRIPT" => {
-                let loaded = self.send_one(&s.load_cmd())?;
-                if let Value::ServerError(e) = loaded {
-                    return Err(Error::from_redis(Some(s), e.into()));
-                }
-                s.check_loaded(loaded)?;
+            (reply, Some(s)) if self.env.call_mode.not_loaded(reply) => {
+                let mode = self.env.call_mode;
+                let loaded = self.send_one(&mode.load_cmd(s))?;
+                mode.check_loaded(s, loaded)?;
                 self.send_one(cmd)
             }
             _ => Ok(reply),
+        }
+    }
+
+    /// Sends a keyless command to the primary that serves `slot` (the one
+    /// server when there is no cluster).
+    fn send_to_slot_node(&mut self, cmd: &Cmd, slot: u16) -> Result<Value> {
+        match &mut self.link {
+            Link::Single { .. } => self.send_one(cmd),
+            #[cfg(feature = "cluster")]
+            Link::Cluster(c) => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let to = SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
+                reply_in_place(c.router.route_command(cmd, RoutingInfo::SingleNode(to)))
+            }
         }
     }
 

@@ -17,6 +17,7 @@ use redis::aio::ConnectionLike as _;
 use redis::{Cmd, IntoConnectionInfo, Value};
 
 use super::batch::{Batch, Exchange, Groups, Part, Target, reply_in_place};
+use super::call_mode::CallMode;
 use super::conn::{cluster_enabled, info_cluster};
 use super::op::{Env, Op, Replies, Step};
 use super::slots::SlotMap;
@@ -112,20 +113,47 @@ impl AsyncConnection {
                 router,
                 slots: Arc::new(Mutex::new(SlotMap::default())),
             },
-            env: Env { cluster: true },
+            env: Env {
+                cluster: true,
+                ..Env::default()
+            },
         }
     }
 
     fn single(link: Link) -> Self {
         Self {
             link,
-            env: Env { cluster: false },
+            env: Env {
+                cluster: false,
+                ..Env::default()
+            },
         }
     }
 
     /// Whether this connection talks to a Redis Cluster.
     pub fn is_cluster(&self) -> bool {
         self.env.cluster
+    }
+
+    /// How this connection sends script calls (default
+    /// [`CallMode::Evalsha`]).
+    pub fn call_mode(&self) -> CallMode {
+        self.env.call_mode
+    }
+
+    /// Sends script calls as `mode` says from now on (this handle only:
+    /// clones made before keep their mode): [`CallMode::Functions`] sends
+    /// `FCALL` / `FCALL_RO` of the [library](crate::functions) and loads it
+    /// where it is missing.
+    pub fn set_call_mode(&mut self, mode: CallMode) {
+        self.env.call_mode = mode;
+    }
+
+    /// The connection with its call mode set (see
+    /// [`AsyncConnection::set_call_mode`]).
+    pub fn with_call_mode(mut self, mode: CallMode) -> Self {
+        self.set_call_mode(mode);
+        self
     }
 
     /// Runs one plain command (routed by its key on a cluster) — for what
@@ -160,7 +188,7 @@ impl AsyncConnection {
             return Ok(Replies::default());
         }
         let (groups, routed) = self.partition(&batch).await?;
-        let mut ex = Exchange::new(batch, groups, self.env.cluster);
+        let mut ex = Exchange::new(batch, groups, self.env.cluster).call_mode(self.env.call_mode);
         ex.route_keyless(routed);
         loop {
             let parts = ex.round()?;
@@ -179,7 +207,10 @@ impl AsyncConnection {
         for i in routed {
             let (cmd, script) = ex.entry(i);
             let cmd = cmd.clone();
-            let reply = self.send_routed(&cmd, script).await?;
+            let reply = match ex.slot_node(i) {
+                Some(slot) => self.send_to_slot_node(cmd, slot).await?,
+                None => self.send_routed(&cmd, script).await?,
+            };
             ex.file(i, reply);
         }
         ex.finish()
@@ -270,15 +301,27 @@ impl AsyncConnection {
     ) -> Result<Value> {
         let reply = self.send_one(cmd).await?;
         match (&reply, script) {
-            (Value::ServerError(e), Some(s)) if e.code() == "NOSCRIPT" => {
-                let loaded = self.send_one(&s.load_cmd()).await?;
-                if let Value::ServerError(e) = loaded {
-                    return Err(Error::from_redis(Some(s), e.into()));
-                }
-                s.check_loaded(loaded)?;
+            (reply, Some(s)) if self.env.call_mode.not_loaded(reply) => {
+                let mode = self.env.call_mode;
+                let loaded = self.send_one(&mode.load_cmd(s)).await?;
+                mode.check_loaded(s, loaded)?;
                 self.send_one(cmd).await
             }
             _ => Ok(reply),
+        }
+    }
+
+    /// Sends a keyless command to the primary that serves `slot` (the one
+    /// server when there is no cluster).
+    async fn send_to_slot_node(&mut self, cmd: Cmd, slot: u16) -> Result<Value> {
+        match &mut self.link {
+            Link::Manager(_) | Link::Multiplexed(_) => self.send_one(&cmd).await,
+            #[cfg(feature = "cluster")]
+            Link::Cluster { router, .. } => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let to = SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
+                reply_in_place(router.route_command(cmd, RoutingInfo::SingleNode(to)).await)
+            }
         }
     }
 

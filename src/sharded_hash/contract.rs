@@ -18,6 +18,12 @@ pub(crate) fn contract() -> PatternContract {
                 "the logical hash's name, not empty",
             ),
             param(
+                "separator",
+                "string",
+                json!(super::DEFAULT_SEPARATOR),
+                "what joins base and shard id in a shard key, not empty, no '{' or '}' (\"_\" is the PHP recipe's shardKey: <base>_<shard>)",
+            ),
+            param(
                 "shards",
                 "integer",
                 json!(null),
@@ -56,7 +62,7 @@ pub(crate) fn contract() -> PatternContract {
         ],
         keys: vec![key(
             "shard",
-            "<base>:<shard>",
+            "<base><separator><shard>",
             "hash",
             "shard <shard>; no hash tag, so shards spread over a cluster",
         )],
@@ -111,14 +117,24 @@ mod tests {
         let c = contract();
         let h = ShardedHash::new("users", 64).unwrap();
         let shard = (crc32fast::hash(b"alice") % 64).to_string();
+        let vars = |base, sep, shard| [("base", base), ("separator", sep), ("shard", shard)];
         assert_eq!(
-            render(&c.keys[0].template, &[("base", "users"), ("shard", &shard)]),
+            render(&c.keys[0].template, &vars("users", ":", &shard)),
             h.shard_key(b"alice").unwrap()
         );
         let ids = ShardedHash::by_id("ids", 100, 10_000).unwrap();
         assert_eq!(
-            render(&c.keys[0].template, &[("base", "ids"), ("shard", "12")]),
+            render(&c.keys[0].template, &vars("ids", ":", "12")),
             ids.shard_key(b"1234").unwrap()
+        );
+        let php =
+            ShardedHash::builder("users", crate::sharded_hash::Sharding::Crc32 { shards: 64 })
+                .separator("_")
+                .build()
+                .unwrap();
+        assert_eq!(
+            render(&c.keys[0].template, &vars("users", "_", &shard)),
+            php.shard_key(b"alice").unwrap()
         );
     }
 }

@@ -1,10 +1,12 @@
-//! `redis-patterns`: list, export and load the script bundle, and run the demo.
+//! `redis-patterns`: list, export and load the script bundle (and its
+//! Functions library), and run the demo.
 
 mod clients;
 mod demo;
 mod import;
 mod import_lines;
 mod lines;
+mod load;
 mod throttle_cmd;
 
 use std::path::{Path, PathBuf};
@@ -33,8 +35,9 @@ struct Url {
 enum Command {
     /// Print every script with its sha1, keys and args (needs no server).
     List,
-    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json, or
-    /// with --lang a generated client library (scripts and manifest included).
+    /// Write every script to DIR/<pattern>/<op>.lua, the Functions library
+    /// to DIR/functions.lua and DIR/manifest.json, or with --lang a generated
+    /// client library (scripts and manifest included).
     Export {
         /// Target directory (created if missing).
         dir: PathBuf,
@@ -43,10 +46,17 @@ enum Command {
         #[arg(long, value_enum)]
         lang: Option<clients::Lang>,
     },
-    /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli EVALSHA.
+    /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli
+    /// EVALSHA. On a Redis Cluster node: every script on every primary and
+    /// the read-only ones on every replica, so the SHAs work on any node.
     Load {
         #[command(flatten)]
         url: Url,
+        /// Also FUNCTION LOAD REPLACE the library (every primary; replicas
+        /// get it by replication) and print `name sha1 function` lines, for
+        /// redis-cli FCALL / FCALL_RO.
+        #[arg(long)]
+        functions: bool,
     },
     /// Bloom filters on plain bitmaps.
     Bloom {
@@ -128,7 +138,7 @@ fn main() -> ExitCode {
             dir,
             lang: Some(lang),
         } => export_client(lang, &dir),
-        Command::Load { url } => load(&url.url),
+        Command::Load { url, functions } => load::run(&url.url, functions),
         Command::Bloom { command } => bloom(command),
         Command::Import {
             target: ImportTarget::ShardedHash(args),
@@ -196,13 +206,18 @@ fn export(dir: &Path) -> CliResult {
         }
         std::fs::write(&path, s.source())?;
     }
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join("functions.lua"),
+        redis_patterns::functions::LIBRARY,
+    )?;
     let manifest = redis_patterns::manifest::manifest();
     std::fs::write(
         dir.join("manifest.json"),
         serde_json::to_string_pretty(&manifest)? + "\n",
     )?;
     println!(
-        "wrote {} scripts and manifest.json to {}",
+        "wrote {} scripts, functions.lua and manifest.json to {}",
         ALL.len(),
         dir.display()
     );
@@ -216,15 +231,6 @@ fn export_client(lang: clients::Lang, dir: &Path) -> CliResult {
         lang.name(),
         dir.display()
     );
-    Ok(())
-}
-
-fn load(url: &str) -> CliResult {
-    use redis_patterns::Request as _;
-    let mut con = redis_patterns::Connection::open(url)?;
-    for (name, sha) in redis_patterns::load_all().run(&mut con)? {
-        println!("{name} {sha}");
-    }
     Ok(())
 }
 

@@ -106,6 +106,8 @@ $h = new ShardedHash($r, 'users', 16);
 check($h->get('alice') === '1' && $h->set('bob', '2') && $h->incr('n', 5) === 5, 'sharded hash');
 check($h->setMany([['c', '3'], ['d', '4'], ['bob', '2']]) === 2 && $h->len() === 5, 'set many');
 refused(fn() => $h->set('long', str_repeat('x', 65)), ListpackValueTooLong::class, 'long value');
+$u = new ShardedHash($r, 'underscored', 16, separator: '_');
+check($u->get('alice') === '1' && str_starts_with($u->shardKey('alice'), 'underscored_') && $u->set('bob', '2'), 'the _ separator');
 $tiny = new ShardedHash($r, 'tiny', 1, maxEntries: 2);
 $tiny->setMany([['a', '1'], ['b', '2']]);
 refused(fn() => $tiny->set('c', '3'), ShardFull::class, 'full shard');

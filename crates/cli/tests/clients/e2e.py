@@ -121,6 +121,8 @@ try:
     raise AssertionError("a value over max_value accepted")
 except rp.ListpackValueTooLong:
     pass
+u = rp.ShardedHash(r, "underscored", shards=16, separator="_")
+assert u.get("alice") == b"1" and u.shard_key("alice").startswith("underscored_") and u.set("bob", "2")
 tiny = rp.ShardedHash(r, "tiny", shards=1, max_entries=2)
 tiny.set_many([("a", "1"), ("b", "2")])
 try:
