@@ -6,7 +6,8 @@
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
 //! Bloom filters on plain bitmaps ([`bloom`], with PHP's `JSHash` in
 //! [`bloom::hash`]), exact daily unique visitors in sharded intsets ([`visits`]),
-//! login logs and sign-in bitmaps ([`login_log`], [`signin`]) — is a set of Lua
+//! login logs and sign-in bitmaps ([`login_log`], [`signin`]), rate limits
+//! (GCRA and sliding windows, [`rate_limit`]) — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -15,7 +16,10 @@
 //!
 //! The same Lua serves every other language: `redis-patterns export DIR`
 //! writes the scripts and a `manifest.json`, and `redis-patterns load`
-//! prints the SHA1s for `redis-cli EVALSHA`.
+//! prints the SHA1s for `redis-cli EVALSHA`. The same scripts also ship as
+//! one Redis Functions library ([`functions`]), which persists with the
+//! data: a connection in [`CallMode::Functions`] sends every script call as
+//! `FCALL` / `FCALL_RO`.
 //!
 //! # Running an operation
 //!
@@ -83,12 +87,15 @@
 
 pub mod bitmap;
 pub mod bloom;
+pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
+pub mod functions;
 pub mod lock;
 pub mod login_log;
 pub mod manifest;
 pub mod packed;
+pub mod rate_limit;
 pub mod rolling;
 pub mod scripts;
 pub mod sharded_hash;
@@ -97,7 +104,7 @@ pub mod visits;
 
 #[cfg(feature = "tokio")]
 pub use crate::core::AsyncConnection;
-pub use crate::core::{Batch, Connection, Op, Replies, Request, Retention};
+pub use crate::core::{Batch, CallMode, Connection, Op, Replies, Request, Retention};
 /// The date and time library of the patterns' APIs, re-exported.
 pub use chrono;
 pub use error::{Error, ErrorKind, Result, ServerErrorKind};

@@ -40,10 +40,7 @@ fn batch_in_order(d: &mut Driver) {
 
 #[test]
 fn batches_keep_order_and_errors_in_place_on_one_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, batch_in_order);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, batch_in_order);
+    support::on_server_and_cluster(batch_in_order);
 }
 
 /// 600 keys over every slot range: each command lands on its node and the
@@ -82,15 +79,22 @@ fn a_cluster_fan_out_lands_every_command_on_its_node_in_order() {
     support::each_driver(&server, fan_out);
 }
 
+/// Empties the script cache and deletes the functions: whichever call mode
+/// the test runs in, the next calls find nothing loaded.
 fn flush_scripts(con: &mut redis::Connection) {
     let _: () = redis::cmd("SCRIPT")
         .arg("FLUSH")
         .query(con)
         .expect("SCRIPT FLUSH");
+    let _: () = redis::cmd("FUNCTION")
+        .arg("FLUSH")
+        .query(con)
+        .expect("FUNCTION FLUSH");
 }
 
-/// After `SCRIPT FLUSH` a single call and a batch of calls reload and run
-/// every call exactly once, in order: fencing tokens 1, 2, 3 … with no gap.
+/// After `SCRIPT FLUSH` (`FUNCTION FLUSH` in functions mode) a single call
+/// and a batch of calls reload and run every call exactly once, in order:
+/// fencing tokens 1, 2, 3 … with no gap.
 fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
     flush();
     let fence = d

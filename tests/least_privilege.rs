@@ -75,6 +75,16 @@ fn create_user(con: &mut redis::Connection, user: &str, groups: &[&str]) {
     }
 }
 
+/// The README's groups for `groups`, with the functions line when the tests
+/// run in functions mode.
+fn in_mode<'a>(groups: &[&'a str]) -> Vec<&'a str> {
+    let mut out = groups.to_vec();
+    if support::call_mode() == redis_patterns::CallMode::Functions {
+        out.push("functions");
+    }
+    out
+}
+
 fn url_of(port: u16, user: &str) -> String {
     format!("redis://{user}:secret@127.0.0.1:{port}/")
 }
@@ -330,7 +340,11 @@ fn every_pattern_runs_as_a_user_with_only_the_readme_rules() {
     let server = support::server();
     for pattern in PATTERNS {
         let user = format!("svc-{pattern}");
-        create_user(&mut server.connection(), &user, &["every", pattern]);
+        create_user(
+            &mut server.connection(),
+            &user,
+            &in_mode(&["every", pattern]),
+        );
         let _: () = redis::cmd("FLUSHALL")
             .query(&mut server.connection())
             .unwrap();
@@ -352,7 +366,7 @@ fn every_pattern_runs_as_that_user_on_a_cluster() {
             create_user(
                 &mut node.connection(),
                 &user,
-                &["every", "cluster", pattern],
+                &in_mode(&["every", "cluster", pattern]),
             );
         }
         let url = url_of(cluster.nodes()[0].port(), &user);
@@ -375,7 +389,7 @@ fn the_optional_rules_add_what_they_say() {
     create_user(
         &mut con,
         "svc-plan",
-        &["every", "sharded_hash", "visits", "planners"],
+        &in_mode(&["every", "sharded_hash", "visits", "planners"]),
     );
     for mut d in support::drivers(&url_of(server.port(), "svc-plan")) {
         let (_, plan) = d.run(ShardedHash::planned("users", 10_000)).unwrap();
@@ -385,7 +399,11 @@ fn the_optional_rules_add_what_they_say() {
     }
     // Durability: +wait is enough to wait (this server has no replica, so
     // the write is applied but not durable).
-    create_user(&mut con, "svc-wait", &["every", "visits", "durability"]);
+    create_user(
+        &mut con,
+        "svc-wait",
+        &in_mode(&["every", "visits", "durability"]),
+    );
     for d in support::drivers(&url_of(server.port(), "svc-wait")) {
         let v = VisitCounter::new("site", Utc, 8).unwrap();
         let durable = Durability::replicas(1, Duration::from_millis(10)).unwrap();

@@ -51,11 +51,17 @@ fn set_policy(d: &mut Driver, policy: RetryPolicy) {
 fn a_lost_reply_is_resent_only_for_idempotent_calls() {
     let server = support::server();
     let proxy = proxy::Proxy::start(server.port());
-    // Every script cached, so that the reply cut is the call's own.
-    redis_patterns::Request::run(
-        redis_patterns::load_all(),
-        &mut redis_patterns::Connection::open(server.url()).unwrap(),
-    )
+    // Every script cached (or the library loaded), so that the reply cut is
+    // the call's own.
+    let mut loader = redis_patterns::Connection::open(server.url()).unwrap();
+    match support::call_mode() {
+        redis_patterns::CallMode::Evalsha => {
+            redis_patterns::Request::run(redis_patterns::load_all(), &mut loader).map(drop)
+        }
+        redis_patterns::CallMode::Functions => {
+            redis_patterns::Request::run(redis_patterns::functions::load(), &mut loader).map(drop)
+        }
+    }
     .unwrap();
     let day = NaiveDate::from_ymd_opt(2100, 1, 1).unwrap();
     for (kind, mut d) in kinds::KINDS.iter().zip(kinds::every_kind(&proxy.url())) {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, NaiveDate, TimeZone, Utc, Weekday};
 use counting::counted;
+use redis_patterns::core::CallMode;
 use redis_patterns::visits::{self, VisitCounter};
 use redis_patterns::{Batch, Error, ErrorKind, Retention};
 use support::Driver;
@@ -124,13 +125,17 @@ fn contains_runs_read_only() {
             .arg("commandstats")
             .query(&mut raw)
             .unwrap();
-        // EVALSHA_RO only (the first one answers NOSCRIPT, then it is loaded).
+        // EVALSHA_RO (FCALL_RO in functions mode) only.
+        let (ro, rw) = match d.call_mode() {
+            CallMode::Evalsha => ("cmdstat_evalsha_ro:", "cmdstat_evalsha:"),
+            CallMode::Functions => ("cmdstat_fcall_ro:", "cmdstat_fcall:"),
+        };
         assert!(
-            info.lines().any(|l| l.starts_with("cmdstat_evalsha_ro:")),
+            info.lines().any(|l| l.starts_with(ro)),
             "{} {info}",
             d.name()
         );
-        assert!(!info.contains("cmdstat_evalsha:"), "{} {info}", d.name());
+        assert!(!info.contains(rw), "{} {info}", d.name());
     });
 }
 
@@ -877,8 +882,5 @@ fn union_round_trips(d: &mut Driver) {
 
 #[test]
 fn the_union_sends_one_batch_per_chunk_on_a_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, union_round_trips);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, union_round_trips);
+    support::on_server_and_cluster(union_round_trips);
 }

@@ -24,6 +24,11 @@
 //!   batch fails with [`ErrorKind::OutcomeUnknown`] (see
 //!   [`retry`](super::retry)).
 //!
+//! On a connection in [`CallMode::Functions`](super::CallMode::Functions)
+//! the script calls go out as `FCALL`, "Function not found" plays the part
+//! of `NOSCRIPT` and one `FUNCTION LOAD REPLACE` of the library that of the
+//! `SCRIPT LOAD`s, on the node that answered it.
+//!
 //! A command is sent again only when no later command of the same ordering
 //! domain (the whole batch on one server, the command's slot on a cluster)
 //! ran in between, so that commands run in order; otherwise the batch stops
@@ -33,6 +38,7 @@
 
 use redis::{Cmd, Value};
 
+use super::call_mode::CallMode;
 use super::durability::Durability;
 use super::op::{IntoCall, Replies};
 use super::resend;
@@ -57,6 +63,9 @@ pub(crate) struct Entry {
     pub(crate) resend_safe: bool,
     /// May change data (a durability wait follows it).
     pub(crate) writes: bool,
+    /// A command without keys for the node that serves `slot` (`SCAN` of
+    /// one node): sent there, never routed by its arguments.
+    pub(crate) at_slot_node: bool,
 }
 
 impl Entry {
@@ -68,6 +77,7 @@ impl Entry {
             script: None,
             resend_safe: traits.resend_safe,
             writes: traits.writes,
+            at_slot_node: false,
         }
     }
 }
@@ -115,6 +125,15 @@ impl Batch {
         self
     }
 
+    /// Adds a command without keys for the node that serves `slot` on a
+    /// cluster (on one server: the server), e.g. `SCAN` of that node.
+    pub(crate) fn add_for_slot_node(&mut self, slot: u16, cmd: Cmd) -> &mut Self {
+        let mut entry = Entry::plain(cmd, Some(slot));
+        entry.at_slot_node = true;
+        self.entries.push(entry);
+        self
+    }
+
     /// Adds a command that touches no key (on a cluster sent through the
     /// cluster client, which picks its node or nodes: `SCRIPT LOAD` goes to
     /// every primary).
@@ -143,6 +162,7 @@ impl Batch {
             script: Some(script),
             resend_safe,
             writes: !script.read_only,
+            at_slot_node: false,
         });
         self
     }
@@ -200,6 +220,9 @@ pub(crate) struct Part {
     pub(crate) target: Target,
     pub(crate) pipe: redis::Pipeline,
     items: Vec<Item>,
+    /// Per command of `pipe`: the slot whose node it must reach when the
+    /// router sends it (a keyless command for one node), else `None`.
+    pub(crate) routes: Vec<Option<u16>>,
 }
 
 impl Part {
@@ -264,6 +287,8 @@ pub(crate) struct Exchange {
     cluster: bool,
     retries: Retries,
     durability: Durability,
+    /// How script calls go out, and what loads a missing one.
+    mode: CallMode,
     reloads: usize,
     sleep: Option<std::time::Duration>,
     refresh: Refresh,
@@ -272,22 +297,34 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    /// Starts the exchange of `batch` (whose refusal, if any, was taken).
+    /// Starts the exchange of `batch` (whose refusal, if any, was taken);
+    /// its script calls go out as `mode` says (in functions mode each call
+    /// becomes its `FCALL`).
     pub(crate) fn new(
         batch: Batch,
         cluster: bool,
         policy: RetryPolicy,
         durability: Durability,
+        mode: CallMode,
     ) -> Self {
         let n = batch.entries.len();
+        let mut entries = batch.entries;
+        if mode != CallMode::Evalsha {
+            for e in &mut entries {
+                if let Some(script) = e.script {
+                    e.cmd = mode.command(script, &e.cmd);
+                }
+            }
+        }
         Self {
-            entries: batch.entries,
+            entries,
             out: vec![None; n],
             prep: vec![Prep::default(); n],
             pending: (0..n).collect(),
             cluster,
             retries: Retries::new(policy),
             durability,
+            mode,
             reloads: 0,
             sleep: None,
             refresh: Refresh::default(),
@@ -342,23 +379,30 @@ impl Exchange {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
         let mut items = Vec::with_capacity(cmds.len() + 1);
+        let mut routes = Vec::with_capacity(cmds.len() + 1);
         for &i in &cmds {
             if let (true, Some(s)) = (self.prep[i].load, self.entries[i].script)
-                && !items
-                    .iter()
-                    .any(|it| matches!(it, Item::Load(l) if std::ptr::eq(*l, s)))
+                && !items.iter().any(|it| match it {
+                    // One library load covers every script.
+                    Item::Load(l) => self.mode.loads_everything() || std::ptr::eq(*l, s),
+                    _ => false,
+                })
             {
-                pipe.add_command(s.load_cmd());
+                pipe.add_command(self.mode.load_cmd(s));
                 items.push(Item::Load(s));
+                routes.push(None);
             }
         }
         for &i in &cmds {
             if asking {
                 pipe.add_command(redis::cmd("ASKING"));
                 items.push(Item::Asking);
+                routes.push(None);
             }
             pipe.add_command(self.entries[i].cmd.clone());
             items.push(Item::Cmd(i));
+            let e = &self.entries[i];
+            routes.push(e.slot.filter(|_| e.at_slot_node));
         }
         let writes = cmds.iter().any(|&i| self.entries[i].writes);
         if let (true, false, Some(wait)) =
@@ -366,11 +410,27 @@ impl Exchange {
         {
             pipe.add_command(wait);
             items.push(Item::Wait);
+            routes.push(None);
         }
         Part {
             target,
             pipe,
             items,
+            routes,
+        }
+    }
+
+    /// Whether command `i`, answered `reply`, did not run: a script call
+    /// the server lacks the code of (in the connection's call mode), or a
+    /// reply that proves it ([`not_run`]).
+    fn not_run(&self, i: usize, reply: &Value) -> Option<NotRun> {
+        if self.entries[i].script.is_some() && self.mode.not_loaded(reply) {
+            return Some(NotRun::NoScript);
+        }
+        match not_run(reply) {
+            // Only a script call (in its own mode) is loaded and resent.
+            Some(NotRun::NoScript) => None,
+            other => other,
         }
     }
 
@@ -437,24 +497,17 @@ impl Exchange {
                         continue;
                     }
                     Item::Load(s) => {
-                        if let Value::ServerError(e) = reply {
-                            // The commands behind it answer NOSCRIPT (or the
-                            // same refusal) and are handled below.
-                            if !matches!(
-                                not_run(&Value::ServerError(e.clone())),
-                                Some(NotRun::Later { .. })
-                            ) {
-                                return Err(Error::from_redis(Some(s), e.into()));
-                            }
-                        } else {
-                            s.check_loaded(reply)?;
+                        // A load the server could not take now: the calls
+                        // behind it answer the same and are handled below.
+                        if !matches!(not_run(&reply), Some(NotRun::Later { .. })) {
+                            self.mode.check_loaded(s, reply)?;
                         }
                         continue;
                     }
                     Item::Cmd(i) => i,
                 };
                 let domain = self.domain(i);
-                let Some(kind) = not_run(&reply) else {
+                let Some(kind) = self.not_run(i, &reply) else {
                     if held.contains(&domain) {
                         self.out[i] = Some(reply);
                         return Err(self.interrupted());

@@ -24,6 +24,7 @@ use redis::{Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
 use super::batch::{
     Addr, Batch, Exchange, Next, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place,
 };
+use super::call_mode::CallMode;
 use super::durability::Durability;
 use super::op::{Env, Op, Replies, Step};
 use super::retry::RetryPolicy;
@@ -152,6 +153,17 @@ pub(crate) fn cluster_client<T: IntoConnectionInfo>(
         .build()?)
 }
 
+/// Routing to the primary that serves `slot` (a keyless command for one
+/// node sent through the router).
+#[cfg(feature = "cluster")]
+pub(crate) fn to_slot_node(slot: u16) -> redis::cluster_routing::RoutingInfo {
+    use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
+        slot,
+        SlotAddr::Master,
+    )))
+}
+
 /// The seeds of a cluster client: the given nodes, then every node known
 /// since (same credentials as the first).
 #[cfg(feature = "cluster")]
@@ -224,7 +236,10 @@ impl Connection {
     fn with_link(link: Link, cluster: bool) -> Self {
         Self {
             link,
-            env: Env { cluster },
+            env: Env {
+                cluster,
+                ..Env::default()
+            },
             policy: RetryPolicy::default(),
             durability: Durability::default(),
         }
@@ -277,6 +292,26 @@ impl Connection {
     /// Whether this connection talks to a Redis Cluster.
     pub fn is_cluster(&self) -> bool {
         self.env.cluster
+    }
+
+    /// How this connection sends script calls (default
+    /// [`CallMode::Evalsha`]).
+    pub fn call_mode(&self) -> CallMode {
+        self.env.call_mode
+    }
+
+    /// Sends script calls as `mode` says from now on:
+    /// [`CallMode::Functions`] sends `FCALL` / `FCALL_RO` of the
+    /// [library](crate::functions) and loads it where it is missing.
+    pub fn set_call_mode(&mut self, mode: CallMode) {
+        self.env.call_mode = mode;
+    }
+
+    /// The connection with its call mode set (see
+    /// [`Connection::set_call_mode`]).
+    pub fn with_call_mode(mut self, mode: CallMode) -> Self {
+        self.set_call_mode(mode);
+        self
     }
 
     /// How this connection retries (see [`RetryPolicy`]).
@@ -348,7 +383,13 @@ impl Connection {
         if batch.is_empty() {
             return Ok(Replies::default());
         }
-        let mut ex = Exchange::new(batch, self.env.cluster, self.policy, self.durability);
+        let mut ex = Exchange::new(
+            batch,
+            self.env.cluster,
+            self.policy,
+            self.durability,
+            self.env.call_mode,
+        );
         loop {
             match ex.next() {
                 Next::Done => return ex.finish(),
@@ -569,8 +610,12 @@ impl ClusterLink {
             Err(e) => return not_sent(e),
         };
         let mut replies = Vec::with_capacity(part.len());
-        for cmd in part.pipe.cmd_iter() {
-            match reply_in_place(redis::ConnectionLike::req_command(router, cmd)) {
+        for (cmd, route) in part.pipe.cmd_iter().zip(&part.routes) {
+            let reply = match route {
+                Some(slot) => router.route_command(cmd, to_slot_node(*slot)),
+                None => redis::ConnectionLike::req_command(router, cmd),
+            };
+            match reply_in_place(reply) {
                 Ok(v) => replies.push(v),
                 Err(e) => {
                     if !self.seeds.is_empty() {

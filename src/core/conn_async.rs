@@ -27,6 +27,7 @@ use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 use super::batch::{
     Addr, Batch, Exchange, Next, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place,
 };
+use super::call_mode::CallMode;
 use super::conn::{CONNECT_TIMEOUT, RESPONSE_TIMEOUT, cluster_enabled, info_cluster, node_info};
 use super::durability::Durability;
 use super::op::{Env, Op, Replies, Step};
@@ -160,7 +161,10 @@ impl AsyncConnection {
     fn with_link(link: Link, cluster: bool) -> Self {
         Self {
             link,
-            env: Env { cluster },
+            env: Env {
+                cluster,
+                ..Env::default()
+            },
             policy: RetryPolicy::default(),
             durability: Durability::default(),
         }
@@ -234,6 +238,27 @@ impl AsyncConnection {
         self.env.cluster
     }
 
+    /// How this connection sends script calls (default
+    /// [`CallMode::Evalsha`]).
+    pub fn call_mode(&self) -> CallMode {
+        self.env.call_mode
+    }
+
+    /// Sends script calls as `mode` says from now on (this handle only:
+    /// clones made before keep their mode): [`CallMode::Functions`] sends
+    /// `FCALL` / `FCALL_RO` of the [library](crate::functions) and loads it
+    /// where it is missing.
+    pub fn set_call_mode(&mut self, mode: CallMode) {
+        self.env.call_mode = mode;
+    }
+
+    /// The connection with its call mode set (see
+    /// [`AsyncConnection::set_call_mode`]).
+    pub fn with_call_mode(mut self, mode: CallMode) -> Self {
+        self.set_call_mode(mode);
+        self
+    }
+
     /// How this connection retries (see [`RetryPolicy`]).
     pub fn retry_policy(&self) -> RetryPolicy {
         self.policy
@@ -301,7 +326,13 @@ impl AsyncConnection {
         if batch.is_empty() {
             return Ok(Replies::default());
         }
-        let mut ex = Exchange::new(batch, self.env.cluster, self.policy, self.durability);
+        let mut ex = Exchange::new(
+            batch,
+            self.env.cluster,
+            self.policy,
+            self.durability,
+            self.env.call_mode,
+        );
         loop {
             match ex.next() {
                 Next::Done => return ex.finish(),
@@ -357,7 +388,8 @@ impl AsyncConnection {
                     let c = c.clone();
                     let target = part.target.clone();
                     let pipe = part.pipe.clone();
-                    async move { c.send(&target, &pipe).await }
+                    let routes = part.routes.clone();
+                    async move { c.send(&target, &pipe, &routes).await }
                 });
                 join_all(sends.collect()).await
             }
@@ -500,7 +532,12 @@ impl ClusterLink {
         Ok(router)
     }
 
-    async fn send(&self, target: &Target, pipe: &redis::Pipeline) -> Outcome {
+    async fn send(
+        &self,
+        target: &Target,
+        pipe: &redis::Pipeline,
+        routes: &[Option<u16>],
+    ) -> Outcome {
         match target {
             Target::Node(addr) => {
                 let mut con = match self.node(addr).await {
@@ -521,8 +558,16 @@ impl ClusterLink {
                     Err(e) => return not_sent(e),
                 };
                 let mut replies = Vec::with_capacity(pipe.len());
-                for cmd in pipe.cmd_iter() {
-                    match reply_in_place(router.req_packed_command(cmd).await) {
+                for (cmd, route) in pipe.cmd_iter().zip(routes) {
+                    let reply = match route {
+                        Some(slot) => {
+                            router
+                                .route_command(cmd.clone(), super::conn::to_slot_node(*slot))
+                                .await
+                        }
+                        None => router.req_packed_command(cmd).await,
+                    };
+                    match reply_in_place(reply) {
                         Ok(v) => replies.push(v),
                         Err(e) => {
                             if !self.seeds.is_empty() {

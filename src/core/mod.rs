@@ -12,9 +12,11 @@
 //! resend is recognised), `slots` (a cluster's slot map), `script` (the
 //! script registry and one prepared call), `error` (the error type), `keys`
 //! (key names and hash tags), `config` (`CONFIG GET`), `retention` (how long
-//! time-bucketed keys live).
+//! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
+//! `FCALL`).
 
 pub(crate) mod batch;
+pub(crate) mod call_mode;
 pub(crate) mod config;
 pub(crate) mod conn;
 #[cfg(feature = "tokio")]
@@ -31,6 +33,7 @@ pub mod script;
 pub(crate) mod slots;
 
 pub use batch::{Batch, MAX_ROUNDS};
+pub use call_mode::CallMode;
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;

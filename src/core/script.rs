@@ -163,6 +163,9 @@ pub struct ScriptInfo {
     /// Lowercase hex SHA1 of the shipped script ([`ScriptInfo::source`]):
     /// the `EVALSHA` handle.
     pub sha1: &'static str,
+    /// The script's function in the Functions library
+    /// ([`crate::functions`]): `<pattern>_<op>`, e.g. `lock_acquire`.
+    pub function: &'static str,
     pub summary: &'static str,
     pub keys: &'static [KeySpec],
     pub args: &'static [ArgSpec],

@@ -86,6 +86,19 @@ impl SlotMap {
         (first..=last).contains(&slot).then_some(node)
     }
 
+    /// Every primary as `host:port` with the first slot it serves, in
+    /// address order.
+    pub(crate) fn primaries(&self) -> Vec<(String, u16)> {
+        let mut out: Vec<(String, u16)> = Vec::with_capacity(self.nodes.len());
+        for (i, (host, port)) in self.nodes.iter().enumerate() {
+            if let Some(&(first, _, _)) = self.ranges.iter().find(|r| r.2 == i) {
+                out.push((format!("{host}:{port}"), first));
+            }
+        }
+        out.sort();
+        out
+    }
+
     /// `(host, port)` of node `i`.
     #[cfg(test)]
     pub(crate) fn addr(&self, node: usize) -> &(String, u16) {
@@ -143,5 +156,13 @@ mod tests {
         assert_eq!(map.primary_of(6000), Some(&("127.0.0.1".to_string(), 7001)));
         assert_eq!(map.primary_of(3), Some(&("127.0.0.1".to_string(), 7000)));
         assert_eq!(map.all_nodes().len(), 3);
+        assert_eq!(
+            map.primaries(),
+            [
+                ("127.0.0.1:7000".to_string(), 0),
+                ("127.0.0.1:7001".to_string(), 5461),
+                ("127.0.0.1:7002".to_string(), 10923)
+            ]
+        );
     }
 }

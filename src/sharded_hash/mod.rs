@@ -25,7 +25,11 @@
 //! Keys: the logical hash `base` is stored as `base:<shard>` with the shard
 //! id `crc32(field) % shards` of the PHP recipe ([`ShardedHash::new`]), or
 //! `id / fields_per_shard` for dense integer ids ([`ShardedHash::by_id`],
-//! which fills shards evenly and exactly). Shard keys carry **no** common
+//! which fills shards evenly and exactly). The separator is `:` unless the
+//! builder names another ([`ShardedHashBuilder::separator`]): the PHP
+//! recipe's `shardKey` joins `base_<shard>`, so
+//! `ShardedHash::builder("users", Sharding::Crc32 { shards }).separator("_")`
+//! reads and writes the shards PHP code wrote. Shard keys carry **no** common
 //! hash tag, so on Redis Cluster they spread over the nodes; every script
 //! touches exactly one shard key, hence one slot. Calls that touch several
 //! shards (multi-get, length, multi-set, inspect, each batch of an import)
@@ -69,6 +73,7 @@
 //! # }
 //! ```
 
+mod contract;
 mod import;
 mod limits;
 mod plan;
@@ -78,6 +83,7 @@ use std::collections::BTreeMap;
 use redis::FromRedisValue;
 use serde::Serialize;
 
+pub(crate) use self::contract::contract;
 pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
@@ -96,11 +102,13 @@ pub enum Sharding {
     ById { fields_per_shard: u64, max_id: u64 },
 }
 
-/// A logical hash stored as listpack-sized shards `base:<shard>`. Cheap to
+/// A logical hash stored as listpack-sized shards `base:<shard>` (or another
+/// separator: [`ShardedHashBuilder::separator`]). Cheap to
 /// clone; holds no connection.
 #[derive(Debug, Clone)]
 pub struct ShardedHash {
     base: String,
+    separator: String,
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
@@ -111,10 +119,15 @@ pub struct ShardedHash {
 #[derive(Debug, Clone)]
 pub struct ShardedHashBuilder {
     base: String,
+    separator: String,
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
 }
+
+/// The separator between the base and the shard id unless the builder
+/// names another.
+pub const DEFAULT_SEPARATOR: &str = ":";
 
 /// What [`ShardedHash::inspect`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -160,9 +173,27 @@ impl ShardedHashBuilder {
         self
     }
 
+    /// What joins the base and the shard id in a shard key (default
+    /// [`DEFAULT_SEPARATOR`], `base:<shard>`): `"_"` gives the PHP recipe's
+    /// `base_<shard>`. Not empty, no `{` or `}` (shard keys carry no hash
+    /// tag, so that they spread over a cluster's nodes).
+    pub fn separator(mut self, separator: &str) -> Self {
+        self.separator = separator.to_string();
+        self
+    }
+
     /// Checks the settings.
     pub fn build(self) -> Result<ShardedHash> {
         check_base(&self.base)?;
+        if self.separator.is_empty() {
+            return Err(Error::invalid("separator", "must not be empty"));
+        }
+        if self.separator.contains(['{', '}']) {
+            return Err(Error::invalid(
+                "separator",
+                "must not contain '{' or '}' (shard keys carry no hash tag)",
+            ));
+        }
         match self.sharding {
             Sharding::Crc32 { shards: 0 } => {
                 return Err(Error::invalid("shard count", "must be at least 1"));
@@ -175,6 +206,7 @@ impl ShardedHashBuilder {
         }
         Ok(ShardedHash {
             base: self.base,
+            separator: self.separator,
             sharding: self.sharding,
             limits: self.limits,
             strict: self.strict,
@@ -198,6 +230,7 @@ impl ShardedHash {
     pub fn builder(base: &str, sharding: Sharding) -> ShardedHashBuilder {
         ShardedHashBuilder {
             base: base.to_string(),
+            separator: DEFAULT_SEPARATOR.to_string(),
             sharding,
             limits: ListpackLimits::DEFAULT,
             strict: true,
@@ -249,9 +282,15 @@ impl ShardedHash {
         })
     }
 
-    /// The logical hash's name: shard keys are `<base>:<shard>`.
+    /// The logical hash's name: shard keys are `<base><separator><shard>`.
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// What joins the base and the shard id (`:` unless the builder named
+    /// another).
+    pub fn separator(&self) -> &str {
+        &self.separator
     }
 
     pub fn sharding(&self) -> Sharding {
@@ -278,9 +317,10 @@ impl ShardedHash {
         }
     }
 
-    /// The key of shard `shard`: `base:<shard>`.
+    /// The key of shard `shard`: `<base><separator><shard>` (`base:<shard>`
+    /// by default).
     pub fn key_of_shard(&self, shard: u64) -> String {
-        format!("{}:{shard}", self.base)
+        format!("{}{}{shard}", self.base, self.separator)
     }
 
     /// Every shard key, in shard order.

@@ -1,9 +1,13 @@
-//! `redis-patterns`: list, export and load the script bundle, and run the demo.
+//! `redis-patterns`: list, export and load the script bundle (and its
+//! Functions library), and run the demo.
 
+mod clients;
 mod demo;
 mod import;
 mod import_lines;
 mod lines;
+mod load;
+mod throttle_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,15 +35,28 @@ struct Url {
 enum Command {
     /// Print every script with its sha1, keys and args (needs no server).
     List,
-    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json.
+    /// Write every script to DIR/<pattern>/<op>.lua, the Functions library
+    /// to DIR/functions.lua and DIR/manifest.json, or with --lang a generated
+    /// client library (scripts and manifest included).
     Export {
         /// Target directory (created if missing).
         dir: PathBuf,
+        /// Write a client for this language instead: a Python package
+        /// (DIR/redis_patterns, redis-py) or a PHP library (DIR/src, phpredis).
+        #[arg(long, value_enum)]
+        lang: Option<clients::Lang>,
     },
-    /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli EVALSHA.
+    /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli
+    /// EVALSHA. On a Redis Cluster node: every script on every primary and
+    /// the read-only ones on every replica, so the SHAs work on any node.
     Load {
         #[command(flatten)]
         url: Url,
+        /// Also FUNCTION LOAD REPLACE the library (every primary; replicas
+        /// get it by replication) and print `name sha1 function` lines, for
+        /// redis-cli FCALL / FCALL_RO.
+        #[arg(long)]
+        functions: bool,
     },
     /// Bloom filters on plain bitmaps.
     Bloom {
@@ -51,6 +68,7 @@ enum Command {
         #[command(subcommand)]
         target: ImportTarget,
     },
+    Throttle(throttle_cmd::ThrottleArgs),
     /// Run every pattern against a server and print what happened. Without
     /// --url (or REDIS_URL) it starts a throwaway redis-server from PATH.
     Demo {
@@ -115,12 +133,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List => list(),
-        Command::Export { dir } => export(&dir),
-        Command::Load { url } => load(&url.url),
+        Command::Export { dir, lang: None } => export(&dir),
+        Command::Export {
+            dir,
+            lang: Some(lang),
+        } => export_client(lang, &dir),
+        Command::Load { url, functions } => load::run(&url.url, functions),
         Command::Bloom { command } => bloom(command),
         Command::Import {
             target: ImportTarget::ShardedHash(args),
         } => import::sharded_hash(args),
+        Command::Throttle(args) => throttle_cmd::run(args),
         Command::Demo { url } => demo::run(url.as_deref()),
     };
     match result {
@@ -191,25 +214,31 @@ fn export(dir: &Path) -> CliResult {
         }
         std::fs::write(&path, s.source())?;
     }
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join("functions.lua"),
+        redis_patterns::functions::LIBRARY,
+    )?;
     let manifest = redis_patterns::manifest::manifest();
     std::fs::write(
         dir.join("manifest.json"),
         serde_json::to_string_pretty(&manifest)? + "\n",
     )?;
     println!(
-        "wrote {} scripts and manifest.json to {}",
+        "wrote {} scripts, functions.lua and manifest.json to {}",
         ALL.len(),
         dir.display()
     );
     Ok(())
 }
 
-fn load(url: &str) -> CliResult {
-    use redis_patterns::Request as _;
-    let mut con = redis_patterns::Connection::open(url)?;
-    for (name, sha) in redis_patterns::load_all().run(&mut con)? {
-        println!("{name} {sha}");
-    }
+fn export_client(lang: clients::Lang, dir: &Path) -> CliResult {
+    let n = clients::write(lang, dir)?;
+    println!(
+        "wrote the {} client ({n} files) to {}",
+        lang.name(),
+        dir.display()
+    );
     Ok(())
 }
 

@@ -92,15 +92,27 @@
 //!   `TYPE`) — unless the body's own first command on that key, which runs
 //!   before any write, already checks its type (proved from the body's
 //!   structure: see [`ScriptSpec::type_checked`]).
+//!
+//! # The Functions library
+//!
+//! [`library`] turns the same shipped scripts into one Redis Functions
+//! library ([`LIBRARY`]) with one function per script named
+//! `<pattern>_<op>` ([`ScriptSpec::function_name`]): the shipped script
+//! without its shebang line, as the body of a callback whose parameters are
+//! `KEYS` and `ARGV`, registered with the `no-writes` flag when the shebang
+//! says `flags=no-writes`. The checks and the body are the same bytes, so
+//! an `FCALL` answers exactly as an `EVALSHA` of the script.
 
 mod checks;
 mod commands;
+mod functions;
 mod lua;
 mod rust;
 
 use std::path::{Path, PathBuf};
 
 pub use commands::{COMMANDS, Command};
+pub use functions::{LIBRARY, library};
 pub use rust::generate;
 
 use lua::{Structure, Tok, Token};

@@ -153,6 +153,7 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
     let _ = writeln!(out, "    name: {},", rust_str(&s.name));
     let _ = writeln!(out, "    file: {},", rust_str(&s.file));
     let _ = writeln!(out, "    sha1: {},", rust_str(&s.sha1_hex));
+    let _ = writeln!(out, "    function: {},", rust_str(&s.function_name()));
     let _ = writeln!(out, "    summary: {},", rust_str(&s.summary));
     out.push_str("    keys: &[\n");
     for k in &s.keys {
@@ -300,8 +301,10 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
     out.push_str("    ///\n");
     let _ = writeln!(
         out,
-        "    /// Runs with `{}`; source `lua/{}`.",
+        "    /// Runs with `{}` (or `{} {}` on a connection in functions mode); source `lua/{}`.",
         if s.read_only { "EVALSHA_RO" } else { "EVALSHA" },
+        if s.read_only { "FCALL_RO" } else { "FCALL" },
+        s.function_name(),
         s.file
     );
     let mut params = Vec::new();

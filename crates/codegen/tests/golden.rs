@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use redis_patterns_codegen::{
-    ArgType, Bound, Idempotency, KeyType, generate, parse_dir, parse_script,
+    ArgType, Bound, Idempotency, KeyType, generate, library, parse_dir, parse_script,
 };
 
 use redis_patterns_codegen::sha1_hex as sha1;
@@ -43,6 +43,53 @@ fn shipped_scripts_match_golden_files() {
     for s in &specs {
         golden(&format!("shipped/{}.golden", s.file), &s.shipped());
     }
+}
+
+#[test]
+fn functions_library_matches_golden_file() {
+    let specs = parse_dir(&fixtures().join("lua")).expect("fixture headers are valid");
+    let lib = library(&specs).expect("distinct function names");
+    golden("functions.lua.golden", &lib);
+    assert!(lib.starts_with("#!lua name=redis_patterns\n"));
+    // One registration per script, read-only ones flagged; every shipped
+    // script is in it, byte for byte after its shebang line.
+    assert_eq!(lib.matches("redis.register_function{").count(), specs.len());
+    for s in &specs {
+        let shipped = s.shipped();
+        let (_, body) = shipped.split_once('\n').expect("a shebang line");
+        assert!(
+            lib.contains(body),
+            "{} is in the library as shipped",
+            s.name
+        );
+        let flags = if s.read_only { "{'no-writes'}" } else { "{}" };
+        assert!(
+            lib.contains(&format!(
+                "function_name = '{}', flags = {flags},",
+                s.function_name()
+            )),
+            "{}",
+            s.name
+        );
+    }
+}
+
+#[test]
+fn functions_library_refuses_two_scripts_with_one_function_name() {
+    let one = parse_script(
+        "a_b/c.lua",
+        "#!lua flags=no-writes\n--- One\n-- RETURNS integer: 1\nreturn 1\n",
+    )
+    .expect("valid");
+    let two = parse_script(
+        "a/b_c.lua",
+        "#!lua flags=no-writes\n--- Two\n-- RETURNS integer: 2\nreturn 2\n",
+    )
+    .expect("valid");
+    assert_eq!(one.function_name(), two.function_name());
+    let e = library(&[one, two]).unwrap_err();
+    assert_eq!(e.file, "lua/a/b_c.lua");
+    assert!(e.message.contains("a_b_c"), "{}", e.message);
 }
 
 #[test]
