@@ -31,7 +31,8 @@
 //!
 //! A command is sent again only when no later command of the same ordering
 //! domain (the whole batch on one server, the command's slot on a cluster)
-//! ran in between, so that commands run in order; otherwise the batch stops
+//! ran in between, so that commands run in order (reads commute: when
+//! neither writes, the later one may have run); otherwise the batch stops
 //! with [`ErrorKind::PipelineInterrupted`]. Nothing that is not idempotent
 //! ever runs twice. With a [`Durability`] every pipeline holding a write ends
 //! with its `WAIT`.
@@ -484,9 +485,11 @@ impl Exchange {
                 } => (replies, Some((error, reached))),
             };
             let received = replies.len();
-            // Domains in which a command of this part did not run: a later
-            // command of the same domain must not have run.
-            let mut held: Vec<Option<u16>> = Vec::new();
+            // Domains in which a command of this part did not run (and
+            // whether it writes): a later command of the same domain must not
+            // have run, unless neither writes (reads commute, so sending
+            // the one that did not run later changes no reply).
+            let mut held: Vec<(Option<u16>, bool)> = Vec::new();
             for (item, reply) in part.items.iter().zip(replies) {
                 let i = match *item {
                     Item::Asking => continue,
@@ -507,15 +510,15 @@ impl Exchange {
                     Item::Cmd(i) => i,
                 };
                 let domain = self.domain(i);
+                let writes = self.entries[i].writes;
                 let Some(kind) = self.not_run(i, &reply) else {
-                    if held.contains(&domain) {
-                        self.out[i] = Some(reply);
+                    self.out[i] = Some(reply);
+                    if held.iter().any(|&(d, w)| d == domain && (w || writes)) {
                         return Err(self.interrupted());
                     }
-                    self.out[i] = Some(reply);
                     continue;
                 };
-                held.push(domain);
+                held.push((domain, writes));
                 let prep = &mut self.prep[i];
                 match kind {
                     NotRun::NoScript => {
