@@ -428,9 +428,24 @@ impl Exchange {
         if self.entries[i].script.is_some() && self.mode.not_loaded(reply) {
             return Some(NotRun::NoScript);
         }
-        match not_run(reply) {
+        match self.classify(reply) {
             // Only a script call (in its own mode) is loaded and resent.
             Some(NotRun::NoScript) => None,
+            other => other,
+        }
+    }
+
+    /// [`not_run`], on this connection: `READONLY` proves a failover only on
+    /// a cluster (the slot map, read again, names the new primary); one
+    /// server that answers it is a replica, and waiting changes nothing.
+    fn classify(&self, reply: &Value) -> Option<NotRun> {
+        match not_run(reply) {
+            Some(NotRun::Later { .. })
+                if !self.cluster
+                    && matches!(reply, Value::ServerError(e) if e.code() == "READONLY") =>
+            {
+                None
+            }
             other => other,
         }
     }
@@ -501,9 +516,15 @@ impl Exchange {
                     }
                     Item::Load(s) => {
                         // A load the server could not take now: the calls
-                        // behind it answer the same and are handled below.
-                        if !matches!(not_run(&reply), Some(NotRun::Later { .. })) {
-                            self.mode.check_loaded(s, reply)?;
+                        // behind it answer the same (or "not loaded") and
+                        // go again after a backoff.
+                        match self.classify(&reply) {
+                            Some(NotRun::Later { stale }) => {
+                                later = true;
+                                self.refresh.slots |= stale;
+                                self.refresh.router |= stale && router;
+                            }
+                            _ => self.mode.check_loaded(s, reply)?,
                         }
                         continue;
                     }

@@ -6,7 +6,9 @@
 //!
 //! * every command whose reply proves that it did not run — `NOSCRIPT`
 //!   (after loading the script), `MOVED` / `ASK` (to the node named),
-//!   `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `READONLY`, `LOADING`, `BUSY`,
+//!   `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `READONLY` (on a cluster, where
+//!   the slot map read again names the new primary; one server that answers
+//!   it is a replica, and the reply is returned), `LOADING`, `BUSY`,
 //!   `NOREPLICAS` — idempotent or not;
 //! * every command that was not sent, because connecting failed;
 //! * a command whose request was written when the connection then failed
