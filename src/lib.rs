@@ -77,6 +77,7 @@ pub mod bitmap;
 pub mod bloom;
 pub mod core;
 pub use crate::core::{error, keys, script};
+pub mod layout;
 pub mod lock;
 pub mod login_log;
 pub mod manifest;

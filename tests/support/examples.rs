@@ -247,6 +247,13 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["sh:{t}:0"],
         &["a", "5", "512"],
     ));
+    // layout: a meta key that is absent (the claim stores the pairs).
+    out.push(ex(
+        "layout.claim",
+        &[],
+        &["lay:{t}:meta"],
+        &["pattern", "sharded_hash", "scheme", "crc32", "shards", "64"],
+    ));
     let mut put = ex(
         "sharded_hash.put",
         &[&["HSET", "sh:{t}:0", "a", "1"]],
