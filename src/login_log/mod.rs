@@ -83,7 +83,12 @@
 
 mod active;
 mod record;
+mod sync;
 mod user;
+
+pub use sync::{
+    Expiry, LAST_MONTH_UNTIL_DAY, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months,
+};
 
 use chrono::NaiveDate;
 use serde::Serialize;

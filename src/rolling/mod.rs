@@ -90,10 +90,12 @@
 
 mod add;
 mod head;
+mod open;
 mod ring;
 mod store;
 
 pub use add::Added;
+pub use open::RingLayout;
 pub use store::{RollingStore, RollingStoreBuilder};
 
 use std::time::Duration;

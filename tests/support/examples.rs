@@ -290,16 +290,20 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex(
         "visits.add",
         &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
-        &[counter, "vi:{t}:0"],
-        &[LATER, "42"],
+        &[counter, "vi:{t}:0", "vi:{t}:meta"],
+        &[LATER, "42", "4"],
     ));
     let shards = n(2, 4);
     let per = n(2, 250);
     let mut batch = ex(
         "visits.add_batch",
-        &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
-        &[counter],
-        &[LATER],
+        &[
+            &["SADD", "vi:{t}:0", "1"],
+            &["SET", counter, "1"],
+            &["HSET", "vi:{t}:meta", "pattern", "visits", "shards", "4"],
+        ],
+        &[counter, "vi:{t}:meta"],
+        &[LATER, "4"],
     );
     for s in 0..shards {
         batch.keys.push(format!("vi:{{t}}:{s}"));
