@@ -10,10 +10,10 @@ mod rolling;
 mod signin;
 mod visits;
 
-use redis_patterns::{Connection, Request};
+use redis_patterns::Request;
 use redis_patterns_test_support::LocalServer;
 
-type DemoResult = Result<(), Box<dyn std::error::Error>>;
+type DemoResult = crate::fail::CliResult;
 
 pub fn run(url: Option<&str>) -> DemoResult {
     // Keep the throwaway server alive until the demo ends.
@@ -21,15 +21,15 @@ pub fn run(url: Option<&str>) -> DemoResult {
     let url = match url {
         Some(u) => u.to_string(),
         None => {
-            local = LocalServer::start()?;
-            println!(
+            local = LocalServer::start().map_err(|e| crate::fail::start_error(&e))?;
+            crate::out::outln!(
                 "started a throwaway redis-server on 127.0.0.1:{}",
                 local.port()
             );
             local.url()
         }
     };
-    let mut con = Connection::open(url.as_str())?;
+    let mut con = crate::conn::connect(&url)?;
     let info: redis::Value = con.query(redis::cmd("INFO").arg("server"))?;
     let version = server_version(&info).unwrap_or_else(|| "(version not reported)".into());
     let topology = if con.is_cluster() {
@@ -37,9 +37,9 @@ pub fn run(url: Option<&str>) -> DemoResult {
     } else {
         "one server"
     };
-    println!("connected to {topology} at {url}: redis {version}");
+    crate::out::outln!("connected to {topology} at {url}: redis {version}");
     let loaded = redis_patterns::load_all().run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "loaded {} scripts (SCRIPT LOAD, server SHA1s match the registry)\n",
         loaded.len()
     );
@@ -61,7 +61,7 @@ pub fn run(url: Option<&str>) -> DemoResult {
     login_log::run(&url, &prefix)?;
     section("signin: daily sign-in bitmaps, ranges and streaks");
     signin::run(&url, &prefix)?;
-    println!("\ndemo finished");
+    crate::out::outln!("\ndemo finished");
     Ok(())
 }
 
@@ -77,5 +77,5 @@ fn server_version(info: &redis::Value) -> Option<String> {
 }
 
 fn section(title: &str) {
-    println!("== {title}");
+    crate::out::outln!("== {title}");
 }
