@@ -381,7 +381,9 @@ pub fn load(args: LoadArgs) -> CliResult {
             };
             stats.borrow_mut().added += flags.iter().filter(|&&b| b).count() as u64;
         }
-        let position = read.max(args.bulk.start);
+        // Positions count the lines there are (a start beyond the end
+        // settles only those).
+        let position = read;
         let counts = format!("{} new", stats.borrow().added);
         stats.borrow_mut().position = position;
         if let Err(f) = bulk.advance(position, consumed, &counts) {

@@ -410,7 +410,9 @@ pub fn import(args: ImportArgs) -> CliResult {
             topology,
             start: args.bulk.start,
             position: bulk.position,
-            lines: bulk.position.saturating_sub(args.bulk.start),
+            lines: bulk
+                .position
+                .saturating_sub(args.bulk.start.min(bulk.position)),
             inserted: total.inserted,
             already_present: total.present,
             rejected: s.rejected + total.rejected,
@@ -471,8 +473,6 @@ pub fn import(args: ImportArgs) -> CliResult {
         }
         let counts = format!("{} inserted, {} present", total.inserted, total.present);
         let ended = chunk.is_empty();
-        // Positions count lines; a start beyond the end of the input stays.
-        let position = position.max(args.bulk.start);
         if let Err(f) = bulk.advance(position, read_bytes, &counts) {
             summary(&total, &bulk, false).print();
             return Err(f);

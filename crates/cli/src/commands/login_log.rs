@@ -48,14 +48,8 @@ pub enum LoginLogCommand {
         url: UrlArg,
     },
     /// Queries (2) to (7).
-    Query {
-        #[command(subcommand)]
-        query: Query,
-        #[command(flatten)]
-        log: LogArgs,
-        #[command(flatten)]
-        url: UrlArg,
-    },
+    #[command(subcommand)]
+    Query(Query),
     /// Write each user's login days of the months a sync covers (this
     /// month; also last month before the 8th) as CSV or JSON lines, record
     /// the export, and with --delete-expired delete months past retention
@@ -71,6 +65,8 @@ pub enum Query {
         uid: u64,
         #[arg(value_parser = day)]
         day: NaiveDate,
+        #[command(flatten)]
+        at: At,
     },
     /// (3) On how many days of MONTH (YYYY-MM) did UID log in?
     Month {
@@ -78,6 +74,8 @@ pub enum Query {
         uid: u64,
         #[arg(value_parser = month)]
         month: NaiveDate,
+        #[command(flatten)]
+        at: At,
     },
     /// (4) Did UID log in on any day from FROM to TO?
     Range {
@@ -87,6 +85,8 @@ pub enum Query {
         from: NaiveDate,
         #[arg(value_parser = day)]
         to: NaiveDate,
+        #[command(flatten)]
+        at: At,
     },
     /// (5) The days from FROM to TO on which UID logged in.
     Days {
@@ -96,6 +96,8 @@ pub enum Query {
         from: NaiveDate,
         #[arg(value_parser = day)]
         to: NaiveDate,
+        #[command(flatten)]
+        at: At,
     },
     /// (6) The users of TYPE who logged in from FROM to TO.
     Active {
@@ -104,6 +106,8 @@ pub enum Query {
         from: NaiveDate,
         #[arg(value_parser = day)]
         to: NaiveDate,
+        #[command(flatten)]
+        at: At,
     },
     /// (7) Every user, of every type, who logged in from FROM to TO.
     AllActive {
@@ -111,7 +115,18 @@ pub enum Query {
         from: NaiveDate,
         #[arg(value_parser = day)]
         to: NaiveDate,
+        #[command(flatten)]
+        at: At,
     },
+}
+
+/// The log a query reads and the server.
+#[derive(clap::Args, Debug, Clone)]
+pub struct At {
+    #[command(flatten)]
+    log: LogArgs,
+    #[command(flatten)]
+    url: UrlArg,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,9 +146,10 @@ pub struct ExportArgs {
     /// The day the sync runs as of (default today, UTC).
     #[arg(long, value_parser = day)]
     today: Option<NaiveDate>,
-    /// csv (month,user_type,uid,days with days space-separated) or json (JSON lines).
-    #[arg(long, value_enum, default_value = "csv")]
-    format: Format,
+    /// csv (month,user_type,uid,days with days space-separated) or json
+    /// (JSON lines); default csv, json with --json.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
     /// Write to this file instead of stdout.
     #[arg(long)]
     output: Option<PathBuf>,
@@ -172,9 +188,17 @@ pub fn run(command: LoginLogCommand) -> CliResult {
             );
             Ok(())
         }
-        LoginLogCommand::Query { query, log, url } => {
-            let log = log.log()?;
-            let mut con = url.connect()?;
+        LoginLogCommand::Query(query) => {
+            let at = match &query {
+                Query::Day { at, .. }
+                | Query::Month { at, .. }
+                | Query::Range { at, .. }
+                | Query::Days { at, .. }
+                | Query::Active { at, .. }
+                | Query::AllActive { at, .. } => at.clone(),
+            };
+            let log = at.log.log()?;
+            let mut con = at.url.connect()?;
             query_run(&mut con, &log, query)
         }
         LoginLogCommand::Export(args) => export(args),
@@ -191,6 +215,7 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
             user_type,
             uid,
             day,
+            ..
         } => {
             let b = log.logged_in_on(&user_type, uid, day).run(con)?;
             out::emit(&serde_json::json!({"logged_in": b}), || yes(b));
@@ -199,6 +224,7 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
             user_type,
             uid,
             month,
+            ..
         } => {
             let n = log
                 .days_in_month(&user_type, uid, month.year(), month.month())
@@ -213,6 +239,7 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
             uid,
             from,
             to,
+            ..
         } => {
             let b = log.logged_in_between(&user_type, uid, from, to).run(con)?;
             out::emit(&serde_json::json!({"logged_in": b}), || yes(b));
@@ -222,6 +249,7 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
             uid,
             from,
             to,
+            ..
         } => {
             let days: Vec<String> = log
                 .login_days(&user_type, uid, from, to)
@@ -235,11 +263,12 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
             user_type,
             from,
             to,
+            ..
         } => {
             let uids = log.active_users(&user_type, from, to).run(con)?;
             out::emit(&uids, || uids.iter().map(u64::to_string).collect());
         }
-        Query::AllActive { from, to } => {
+        Query::AllActive { from, to, .. } => {
             let users = log.all_active_users(from, to).run(con)?;
             out::emit(&users, || {
                 users
@@ -274,6 +303,11 @@ fn export(args: ExportArgs) -> CliResult {
         )));
     }
     let log = args.log.log()?;
+    let format = args.format.unwrap_or(if out::json() {
+        Format::Json
+    } else {
+        Format::Csv
+    });
     let today = args.today.unwrap_or_else(today);
     let months: Vec<NaiveDate> = match (args.month, args.since) {
         (Some(m), _) => vec![m],
@@ -304,7 +338,7 @@ fn export(args: ExportArgs) -> CliResult {
         }
     };
     let mut con = args.url.connect()?;
-    if args.format == Format::Csv {
+    if format == Format::Csv {
         writeln!(sink, "month,user_type,uid,days").map_err(write_err)?;
     }
     let mut report = Vec::new();
@@ -312,7 +346,7 @@ fn export(args: ExportArgs) -> CliResult {
         let users = log.month_users(*m).run(&mut con)?;
         for chunk in users.chunks(USERS_PER_BATCH) {
             for row_ in log.month_logins(*m, chunk).run(&mut con)? {
-                writeln!(sink, "{}", row(&row_, args.format)).map_err(write_err)?;
+                writeln!(sink, "{}", row(&row_, format)).map_err(write_err)?;
             }
         }
         // Recorded only once the month's rows are written out.

@@ -4,6 +4,7 @@
 
 mod bloom;
 mod compact;
+mod layout;
 mod lock;
 mod login_log;
 mod rolling;
@@ -53,6 +54,10 @@ pub fn run(url: Option<&str>) -> DemoResult {
     bloom::run(&url, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
     compact::run(&url, &prefix)?;
+    section(
+        "layout: layouts stored with the data, so a writer with another shard count is refused",
+    );
+    layout::run(&url, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");
     visits::run(&url, &prefix)?;
     section(

@@ -59,6 +59,14 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .iter()
         .map(u64::to_string)
         .collect();
+    crate::out::outln!(
+        "the day stores its layout with its first visit: {} shards in {}",
+        counter
+            .stored_shards(today)
+            .run(&mut con)?
+            .map_or("no".to_string(), |n| n.to_string()),
+        counter.meta_key(today)
+    );
     let enc: String = con.query(
         redis::cmd("OBJECT")
             .arg("ENCODING")
@@ -82,7 +90,9 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .map(|d| {
             let counter_key = counter.counter_key(d);
             let mut del = redis::cmd("DEL");
-            del.arg(&counter_key).arg(counter.shard_keys(d));
+            del.arg(&counter_key)
+                .arg(counter.shard_keys(d))
+                .arg(counter.meta_key(d));
             Op::<i64>::cmd(counter_key, del)
         })
         .collect();
