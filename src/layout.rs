@@ -9,7 +9,7 @@
 //! **claims** its layout once before its first write: [`claim`] runs
 //! `layout.claim`, which stores the layout when the meta key is absent and
 //! answers the stored one either way; a different stored layout is
-//! [`ErrorKind::LayoutMismatch`](crate::ErrorKind::LayoutMismatch), before
+//! [`ErrorKind::LayoutMismatch`], before
 //! anything else is written. [`read`] reads it back (`open` of each pattern).
 //! Data written without a meta key (by other code, such as the PHP
 //! recipes) has none: name its layout explicitly.

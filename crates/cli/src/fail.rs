@@ -119,7 +119,7 @@ pub fn mask(url: &str) -> String {
 /// An I/O error's text, lowercase and without `(os error N)`.
 pub fn io_text(e: &std::io::Error) -> String {
     use std::io::ErrorKind as K;
-    let text = match e.kind() {
+    match e.kind() {
         K::NotFound => "no such file or directory".to_string(),
         K::PermissionDenied => "permission denied".to_string(),
         K::ConnectionRefused => "connection refused".to_string(),
@@ -139,8 +139,7 @@ pub fn io_text(e: &std::io::Error) -> String {
             };
             lower_first(&s)
         }
-    };
-    text
+    }
 }
 
 /// A file error: `cannot <what> <path>: <cause>`.
