@@ -36,6 +36,8 @@
 //! # }
 //! ```
 
+mod contract;
+
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -44,6 +46,8 @@ use serde::Serialize;
 use crate::core::Op;
 use crate::error::{ErrorKind, Result};
 use crate::scripts;
+
+pub(crate) use contract::contract;
 
 /// A layout as stored in a meta hash: field → value, always with the
 /// fields `pattern` and `version`.

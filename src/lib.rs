@@ -75,6 +75,7 @@
 
 pub mod bitmap;
 pub mod bloom;
+pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
 pub mod layout;

@@ -91,42 +91,58 @@ impl BloomParams {
     }
 }
 
+/// The smallest jemalloc size class.
+pub(crate) const MIN_CLASS: u64 = 8;
+/// log2 of jemalloc's quantum (16 bytes): the smallest class spacing above it.
+pub(crate) const LG_QUANTUM: u64 = 4;
+/// log2 of jemalloc's classes per doubling (4).
+pub(crate) const LG_CLASSES_PER_DOUBLING: u64 = 2;
+/// The header sizes of Redis' SDS strings (sdshdr8, 16, 32, 64), by the
+/// length ranges they hold: below 2^8, 2^16, 2^32, and beyond.
+pub(crate) const SDS_HEADERS: [u64; 4] = [3, 5, 9, 17];
+/// The planner's tolerated waste: total bytes / this (1 %), ...
+pub(crate) const WASTE_DIVISOR: u64 = 100;
+/// ... but at least this many bytes.
+pub(crate) const MIN_WASTE: u64 = 64;
+/// Blocks beyond the minimum the planner may use.
+pub(crate) const EXTRA_BLOCKS: u64 = 8;
+
 /// jemalloc's size class of an allocation of `size` bytes (4 classes per
 /// doubling, 16-byte quantum).
 fn size_class(size: u64) -> u64 {
-    if size <= 8 {
-        return 8;
+    if size <= MIN_CLASS {
+        return MIN_CLASS;
     }
     let lg = 63 - (size - 1).leading_zeros() as u64;
-    let step = 1u64 << lg.saturating_sub(2).max(4);
+    let step = 1u64 << lg.saturating_sub(LG_CLASSES_PER_DOUBLING).max(LG_QUANTUM);
     size.div_ceil(step) * step
 }
 
 /// The class just below `class` (0 for none).
 fn class_below(class: u64) -> u64 {
-    if class <= 8 {
+    if class <= MIN_CLASS {
         return 0;
     }
-    if class <= 16 {
-        return 8;
+    if class <= 2 * MIN_CLASS {
+        return MIN_CLASS;
     }
     let lg = 63 - (class - 1).leading_zeros() as u64;
-    class - (1u64 << lg.saturating_sub(2).max(4))
+    class - (1u64 << lg.saturating_sub(LG_CLASSES_PER_DOUBLING).max(LG_QUANTUM))
 }
 
 /// Bytes an SDS string of `len` bytes allocates beyond `len` (header + NUL).
 fn sds_overhead(len: u64) -> u64 {
     1 + match len {
-        0..256 => 3,
-        256..65536 => 5,
-        65536..4294967296 => 9,
-        _ => 17,
+        0..256 => SDS_HEADERS[0],
+        256..65536 => SDS_HEADERS[1],
+        65536..4294967296 => SDS_HEADERS[2],
+        _ => SDS_HEADERS[3],
     }
 }
 
 /// The longest string that still fits allocation class `class`.
 fn payload_of_class(class: u64) -> u64 {
-    [3u64, 5, 9, 17]
+    SDS_HEADERS
         .iter()
         .map(|h| class.saturating_sub(1 + h))
         .find(|&p| p + sds_overhead(p) <= class)
@@ -138,8 +154,8 @@ fn payload_of_class(class: u64) -> u64 {
 /// rounds up with little waste (see the module docs of [`crate::bloom`]).
 fn plan_blocks(m: u64, max_block_bytes: u64) -> Vec<u64> {
     let total_bytes = (m + 1).div_ceil(8);
-    let tolerance = (total_bytes / 100).max(64);
-    let max_blocks = total_bytes.div_ceil(max_block_bytes) as usize + 8;
+    let tolerance = (total_bytes / WASTE_DIVISOR).max(MIN_WASTE);
+    let max_blocks = (total_bytes.div_ceil(max_block_bytes) + EXTRA_BLOCKS) as usize;
     let mut blocks = Vec::new();
     let mut need = m; // usable bits still to place
     loop {
@@ -157,7 +173,7 @@ fn plan_blocks(m: u64, max_block_bytes: u64) -> Vec<u64> {
         while payload_of_class(c) > cap {
             c = class_below(c);
         }
-        let bytes = payload_of_class(c).max(8);
+        let bytes = payload_of_class(c).max(MIN_CLASS);
         blocks.push(bytes * 8 - 1);
         need = need.saturating_sub(bytes * 8 - 1);
         if need == 0 {

@@ -89,12 +89,14 @@
 //! measures the result: flat adds/s from 10 to 1,000 shards.
 
 mod add;
+mod contract;
 mod head;
 mod open;
 mod ring;
 mod store;
 
 pub use add::Added;
+pub(crate) use contract::contract;
 pub use open::RingLayout;
 pub use store::{RollingStore, RollingStoreBuilder};
 

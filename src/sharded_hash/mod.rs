@@ -69,6 +69,7 @@
 //! # }
 //! ```
 
+mod contract;
 mod import;
 mod layout;
 mod limits;
@@ -79,6 +80,7 @@ use std::collections::BTreeMap;
 use redis::FromRedisValue;
 use serde::Serialize;
 
+pub(crate) use self::contract::contract;
 pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
 pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;

@@ -128,7 +128,7 @@ pub fn examples(big: bool) -> Vec<Example> {
         .map(|i| (i * 101 % 100_000).to_string())
         .collect();
     let mut seed_add = ex(
-        "bloom.seed_add",
+        "bloom.jshash_add",
         &[&["SETBIT", "bloom_email{t}", "77", "1"]],
         &["bloom_email{t}"],
         &[],
@@ -136,7 +136,7 @@ pub fn examples(big: bool) -> Vec<Example> {
     seed_add.args = seed_offsets.clone();
     out.push(seed_add);
     let mut seed_exists = ex(
-        "bloom.seed_exists",
+        "bloom.jshash_exists",
         &[&["SETBIT", "bloom_email{t}", "77", "1"]],
         &["bloom_email{t}"],
         &[],

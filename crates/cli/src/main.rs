@@ -5,6 +5,7 @@
 //! and one line in [`Command`] and [`run`] here.
 
 mod bulk;
+mod clients;
 mod commands;
 mod conn;
 mod demo;
@@ -36,10 +37,15 @@ struct Cli {
 enum Command {
     /// Print every script with its sha1, keys and args (needs no server).
     List,
-    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json.
+    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json, or
+    /// with --lang a generated client library (scripts and manifest included).
     Export {
         /// Target directory (created if missing).
         dir: PathBuf,
+        /// Write a client for this language instead: a Python package
+        /// (DIR/redis_patterns, redis-py) or a PHP library (DIR/src, phpredis).
+        #[arg(long, value_enum)]
+        lang: Option<clients::Lang>,
     },
     /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli EVALSHA.
     Load {
@@ -91,7 +97,11 @@ enum ImportTarget {
 fn run(command: Command) -> CliResult {
     match command {
         Command::List => bundle::list(),
-        Command::Export { dir } => bundle::export(&dir),
+        Command::Export { dir, lang: None } => bundle::export(&dir),
+        Command::Export {
+            dir,
+            lang: Some(lang),
+        } => bundle::export_client(lang, &dir),
         Command::Load { url } => bundle::load(&url),
         Command::Lock(c) => lock::run(c),
         Command::Bloom(c) => bloom::run(c),

@@ -100,6 +100,23 @@ pub fn export(dir: &Path) -> CliResult {
     Ok(())
 }
 
+/// `export --lang`: a generated client library.
+pub fn export_client(lang: crate::clients::Lang, dir: &Path) -> CliResult {
+    let n =
+        crate::clients::write(lang, dir).map_err(|e| fail::file("write the client to", dir, &e))?;
+    out::emit(
+        &serde_json::json!({"dir": dir.display().to_string(), "lang": lang.name(), "files": n}),
+        || {
+            vec![format!(
+                "wrote the {} client ({n} files) to {}",
+                lang.name(),
+                dir.display()
+            )]
+        },
+    );
+    Ok(())
+}
+
 pub fn load(url: &UrlArg) -> CliResult {
     let mut con = url.connect()?;
     let loaded = redis_patterns::load_all().run(&mut con)?;
