@@ -403,3 +403,69 @@ fn demo_runs_on_a_cluster_node() {
         run.stdout
     );
 }
+
+/// Runs `redis-patterns --json ARGS --url URL` with `input` on stdin.
+fn with_stdin(url: &str, args: &[&str], input: &str) -> serde_json::Value {
+    use std::io::Write;
+    let mut child = common::bin()
+        .arg("--json")
+        .args(args)
+        .args(["--url", url])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn bulk_commands_read_stdin() {
+    let server = support::server();
+    let url = server.url();
+    let input: String = (0..100).map(|i| format!("v{i}\n")).collect();
+    // A new hash from stdin needs its size (the file cannot be counted).
+    let refused = cli(&url, &["hash", "import", "s", "-"]).failure();
+    assert!(
+        refused.message().contains("--expected"),
+        "{}",
+        refused.stderr
+    );
+    let import = with_stdin(
+        &url,
+        &["hash", "import", "s", "-", "--expected", "100"],
+        &input,
+    );
+    assert_eq!(
+        (import["file"].as_str(), import["inserted"].as_u64()),
+        (Some("stdin"), Some(100))
+    );
+    // Now the layout is stored: stdin needs nothing more.
+    let again = with_stdin(&url, &["hash", "import", "s", "-", "--start", "90"], &input);
+    assert_eq!(
+        (again["lines"].as_u64(), again["already_present"].as_u64()),
+        (Some(10), Some(10))
+    );
+    let load = with_stdin(
+        &url,
+        &["bloom", "load", "php_bitmap", "-", "--jshash"],
+        &input,
+    );
+    assert_eq!(load["position"], 100);
+    assert_eq!(
+        json(&url, &["hash", "get", "s", "99"]),
+        json!({"99": "v99"})
+    );
+}

@@ -201,15 +201,10 @@ fn resume_position(run: &common::Run) -> u64 {
 
 const LINES: usize = 200_000;
 
-#[test]
-fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
-    let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
-    let url = server.url();
-    let dir = common::temp_dir("killed");
-    let file = write_lines(&dir, "lines.txt", "v", LINES);
-    let path = file.to_str().unwrap();
-    // Not strict: one HSETNX per line, 4 shards that are quick to count.
-    let args = [
+/// The import the interruption tests cut: not strict (one HSETNX per line)
+/// into 4 shards that are quick to count, 500 lines per batch.
+fn import_args(path: &str) -> [&str; 9] {
+    [
         "hash",
         "import",
         "h",
@@ -219,7 +214,17 @@ fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
         "--no-strict",
         "--batch",
         "500",
-    ];
+    ]
+}
+
+#[test]
+fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
+    let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let url = server.url();
+    let dir = common::temp_dir("killed");
+    let file = write_lines(&dir, "lines.txt", "v", LINES);
+    let path = file.to_str().unwrap();
+    let args = import_args(path);
     let mut child = spawn(&url, &[&args[..], &["--retries", "2"]].concat());
     catch_in_the_middle(&server, &mut child, |con| fields(con) > 500);
     server.kill();
@@ -268,17 +273,7 @@ fn ctrl_c_stops_an_import_between_batches_with_its_position() {
     let dir = common::temp_dir("ctrl-c");
     let file = write_lines(&dir, "lines.txt", "v", LINES);
     let path = file.to_str().unwrap();
-    let args = [
-        "hash",
-        "import",
-        "h",
-        path,
-        "--shards",
-        "4",
-        "--no-strict",
-        "--batch",
-        "500",
-    ];
+    let args = import_args(path);
     let mut child = spawn(&url, &args);
     catch_in_the_middle(&server, &mut child, |con| fields(con) > 500);
     let kill = std::process::Command::new("kill")
