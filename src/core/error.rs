@@ -58,7 +58,7 @@ pub enum ErrorKind {
 
     /// A rolling store record could not be turned into JSON, or a stored
     /// value could not be read back as the requested type.
-    #[error("record {field:?}: {source}")]
+    #[error("record `{field}`: {source}")]
     RollingValue {
         field: String,
         source: serde_json::Error,

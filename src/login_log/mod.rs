@@ -234,7 +234,7 @@ fn check_type(user_type: &str) -> Result<()> {
     {
         return Err(Error::invalid(
             "user type",
-            format!("{user_type:?} must be non-empty ASCII letters, digits or '-'"),
+            format!("`{user_type}` must be non-empty ASCII letters, digits or '-'"),
         ));
     }
     Ok(())

@@ -320,7 +320,7 @@ impl ShardedHash {
                         Error::invalid(
                             "field",
                             format!(
-                                "{:?} is not a decimal integer id",
+                                "`{}` is not a decimal integer id",
                                 String::from_utf8_lossy(field)
                             ),
                         )
