@@ -83,6 +83,7 @@ pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
 pub mod functions;
+pub mod layout;
 pub mod lock;
 pub mod login_log;
 pub mod manifest;

@@ -58,6 +58,10 @@
 //! # }
 //! ```
 
+mod layout;
+
+pub use layout::{LAYOUT_VERSION, PackedLayout};
+
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::marker::PhantomData;
@@ -200,6 +204,8 @@ pub struct PackedRecords<C> {
     ids_per_shard: u64,
     max_id: u64,
     layout: Layout,
+    /// With a recorded layout: whether it was claimed (shared by clones).
+    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Builds [`PackedRecords`]: setters never fail, [`build`](Self::build)
@@ -211,6 +217,7 @@ pub struct PackedRecordsBuilder<C> {
     max_id: u64,
     ids_per_shard: Option<u64>,
     layout: Layout,
+    record_layout: bool,
 }
 
 /// An integer field inside a record, for [`PackedRecords::add`].
@@ -236,6 +243,14 @@ impl<C: Codec> PackedRecordsBuilder<C> {
     /// How shards grow (default [`Layout::Dense`]).
     pub fn layout(mut self, layout: Layout) -> Self {
         self.layout = layout;
+        self
+    }
+
+    /// Record the layout (width, ids per shard) with the data (default:
+    /// no): the first write stores it in the meta key `<base>:meta`, or is
+    /// refused with [`ErrorKind::LayoutMismatch`] when another one is stored.
+    pub fn record_layout(mut self, record: bool) -> Self {
+        self.record_layout = record;
         self
     }
 
@@ -275,6 +290,9 @@ impl<C: Codec> PackedRecordsBuilder<C> {
             ids_per_shard,
             max_id: self.max_id,
             layout: self.layout,
+            claimed: self
+                .record_layout
+                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
         })
     }
 }
@@ -288,6 +306,7 @@ impl<C: Codec> PackedRecords<C> {
             max_id,
             ids_per_shard: None,
             layout: Layout::Dense,
+            record_layout: false,
         }
     }
 
@@ -432,7 +451,7 @@ impl<C: Codec> PackedRecords<C> {
                 list,
             ));
         }
-        Op::send(batch, |replies| replies.all::<i64>().map(|_| ()))
+        self.claimed(Op::send(batch, |replies| replies.all::<i64>().map(|_| ())))
     }
 
     /// Read-modify-write of one record in one script: adds `delta` to an
@@ -461,14 +480,14 @@ impl<C: Codec> PackedRecords<C> {
             Ok(l) => l,
             Err(e) => return Op::fail(e),
         };
-        Op::script(scripts::packed::add(
+        self.claimed(Op::script(scripts::packed::add(
             &key,
             self.reserve(),
             (off + field.offset as u64) as i64,
             field.size as i64,
             field.signed,
             delta,
-        ))
+        )))
     }
 
     /// Compare-and-set of one record in one script: writes `new` only if the
@@ -488,14 +507,14 @@ impl<C: Codec> PackedRecords<C> {
             Err(e) => return Op::fail(e),
         };
         let this = self.clone();
-        Op::script(scripts::packed::swap(
+        let swap = Op::script(scripts::packed::swap(
             &key,
             self.reserve(),
             off as i64,
             &exp,
             &new,
-        ))
-        .try_map(move |reply: Value| {
+        ));
+        self.claimed(swap).try_map(move |reply: Value| {
             let (done, current): (i64, Vec<u8>) = FromRedisValue::from_redis_value(reply)
                 .map_err(|e| Error::from(redis::RedisError::from(e)))?;
             Ok(if done == 1 {

@@ -310,7 +310,7 @@ impl Bloom {
         };
         let bad = |f: &str, v: &str| {
             Error::from(ErrorKind::BloomConfigMismatch {
-                detail: format!("{config_key} field {f} = {v:?} is not understood"),
+                detail: format!("{config_key} field {f} = `{v}` is not understood"),
             })
         };
         let scheme = field("scheme")?;

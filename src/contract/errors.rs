@@ -54,6 +54,14 @@ pub static ERROR_CODES: &[ErrorCode] = &[
                   evicted, flushed): its bits cannot be trusted. Nothing was written.",
     },
     ErrorCode {
+        code: "LAYOUT",
+        kind: "LayoutMismatch",
+        detail: "<meta key> holds shards=<n>, this call uses shards=<n>",
+        meaning: "the day's meta key stores another shard count than this call passes: every \
+                  writer of a visit day uses the layout stored with its first member. Nothing \
+                  was written; read the stored shard count (HGET <meta key> shards) and use it.",
+    },
+    ErrorCode {
         code: "FULL",
         kind: "ShardFull",
         detail: "<key> holds <n> fields; ... would exceed <limit>",

@@ -58,7 +58,7 @@ pub enum ErrorKind {
 
     /// A rolling store record could not be turned into JSON, or a stored
     /// value could not be read back as the requested type.
-    #[error("record {field:?}: {source}")]
+    #[error("record `{field}`: {source}")]
     RollingValue {
         field: String,
         source: serde_json::Error,
@@ -91,6 +91,25 @@ pub enum ErrorKind {
     /// sentinel bit (deleted, evicted, flushed) (code `NOFILTER`).
     #[error("bloom filter not found: {detail}")]
     BloomMissing { detail: String },
+
+    /// A sharded pattern's meta key holds another layout (shard count,
+    /// scheme, width, ...) than the one this call uses: every writer and
+    /// reader of one name must use the layout stored with its data. Nothing
+    /// was written. Code `LAYOUT` from a script.
+    #[error("{key} holds data laid out as {stored}, not as {requested}")]
+    LayoutMismatch {
+        /// The meta key.
+        key: String,
+        /// The stored layout, as text.
+        stored: String,
+        /// The layout of the refused call, as text.
+        requested: String,
+    },
+
+    /// No layout is stored at this meta key: the data was written without
+    /// one (by other code) or there is none yet. Name the layout explicitly.
+    #[error("no layout is stored at {key}")]
+    LayoutMissing { key: String },
 
     /// A packed-record id is above the configured maximum; nothing was sent.
     #[error("id {id} is above the configured maximum {max}")]
@@ -411,11 +430,24 @@ pub(crate) fn from_script(script: &'static str, code: &str, detail: &str) -> Err
         },
         "UIDRANGE" => ErrorKind::UidOutOfRange { detail: text },
         "DAYENDED" => ErrorKind::DayEnded { detail: text },
+        "LAYOUT" => layout_mismatch(detail),
         _ => ErrorKind::Script {
             script,
             code: code.to_string(),
             detail: text,
         },
+    }
+}
+
+/// `LAYOUT <key> holds <stored>, this call uses <requested>` (the scripts'
+/// wording) as [`ErrorKind::LayoutMismatch`].
+fn layout_mismatch(detail: &str) -> ErrorKind {
+    let (key, rest) = detail.split_once(" holds ").unwrap_or((detail, ""));
+    let (stored, requested) = rest.split_once(", this call uses ").unwrap_or((rest, ""));
+    ErrorKind::LayoutMismatch {
+        key: key.to_string(),
+        stored: stored.to_string(),
+        requested: requested.to_string(),
     }
 }
 
@@ -467,7 +499,7 @@ mod tests {
 
     #[test]
     fn every_code_maps_to_its_kind() {
-        let cases: [(&str, IsKind); 8] = [
+        let cases: [(&str, IsKind); 9] = [
             (
                 "BADARG",
                 |e| matches!(e, ErrorKind::InvalidArgument { script: Some("p.op"), name, .. } if name == "the"),
@@ -481,9 +513,18 @@ mod tests {
             ("OVERFLOW", |e| matches!(e, ErrorKind::Overflow { .. })),
             ("UIDRANGE", |e| matches!(e, ErrorKind::UidOutOfRange { .. })),
             ("DAYENDED", |e| matches!(e, ErrorKind::DayEnded { .. })),
+            (
+                "LAYOUT",
+                |e| matches!(e, ErrorKind::LayoutMismatch { stored, .. } if stored == "shards=2"),
+            ),
         ];
         for (code, is_kind) in cases {
-            let e = Error::from(from_script("p.op", code, "the detail"));
+            let detail = if code == "LAYOUT" {
+                "k holds shards=2, this call uses the detail"
+            } else {
+                "the detail"
+            };
+            let e = Error::from(from_script("p.op", code, detail));
             assert!(is_kind(e.kind()), "{code} -> {e:?}");
             assert!(e.to_string().contains("detail"), "{code}: {e}");
             assert!(knows_code(code));

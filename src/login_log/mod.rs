@@ -91,7 +91,12 @@ mod active;
 mod contract;
 mod record;
 mod reindex;
+mod sync;
 mod user;
+
+pub use sync::{
+    Expiry, LAST_MONTH_UNTIL_DAY, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months,
+};
 
 use chrono::NaiveDate;
 use serde::Serialize;
@@ -237,7 +242,7 @@ fn check_type(user_type: &str) -> Result<()> {
     {
         return Err(Error::invalid(
             "user type",
-            format!("{user_type:?} must be non-empty ASCII letters, digits or '-'"),
+            format!("`{user_type}` must be non-empty ASCII letters, digits or '-'"),
         ));
     }
     Ok(())

@@ -42,12 +42,20 @@ pub(crate) fn contract() -> PatternContract {
                 "grow a shard to its full length in one exact SET before its first write (reserve), else grow as written",
             ),
         ],
-        keys: vec![key(
-            "shard",
-            "<base>:<shard>",
-            "string",
-            "ids shard * ids_per_shard to (shard + 1) * ids_per_shard - 1; no hash tag",
-        )],
+        keys: vec![
+            key(
+                "shard",
+                "<base>:<shard>",
+                "string",
+                "ids shard * ids_per_shard to (shard + 1) * ids_per_shard - 1; no hash tag",
+            ),
+            key(
+                "meta",
+                "<base>:meta",
+                "hash",
+                "the layout stored with the data (pattern, version, width, ids_per_shard): see the layout pattern",
+            ),
+        ],
         constants: vec![
             constant(
                 "default_shard_bytes",
@@ -81,16 +89,25 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
-        protocols: vec![protocol(
-            "records",
-            &["packed.put", "packed.add", "packed.swap", "GETRANGE"],
-            &[
-                "get(id): GETRANGE shard offset offset+width-1, padded with zero bytes to width (never written: all zero)",
-                "set many: group by shard; one packed.put(shard, reserve, offset, record, ...) per shard",
-                "add(id, field, delta): packed.add(shard, reserve, offset + field offset, size, signed, delta) -> the new value (OVERFLOW: unchanged)",
-                "compare_and_set(id, expected, new): packed.swap(shard, reserve, offset, expected, new) -> {1, previous} or {0, current}",
-            ],
-        )],
+        protocols: vec![
+            protocol(
+                "record_layout",
+                &["layout.claim"],
+                &[
+                    "before a store's first write: layout.claim(<base>:meta, pattern packed, version 1, width W, ids_per_shard N); a stored layout that differs refuses every write",
+                ],
+            ),
+            protocol(
+                "records",
+                &["packed.put", "packed.add", "packed.swap", "GETRANGE"],
+                &[
+                    "get(id): GETRANGE shard offset offset+width-1, padded with zero bytes to width (never written: all zero)",
+                    "set many: group by shard; one packed.put(shard, reserve, offset, record, ...) per shard",
+                    "add(id, field, delta): packed.add(shard, reserve, offset + field offset, size, signed, delta) -> the new value (OVERFLOW: unchanged)",
+                    "compare_and_set(id, expected, new): packed.swap(shard, reserve, offset, expected, new) -> {1, previous} or {0, current}",
+                ],
+            ),
+        ],
     }
 }
 

@@ -60,12 +60,20 @@ pub(crate) fn contract() -> PatternContract {
                 "the server's hash-max-listpack-value (bytes)",
             ),
         ],
-        keys: vec![key(
-            "shard",
-            "<base><separator><shard>",
-            "hash",
-            "shard <shard>; no hash tag, so shards spread over a cluster",
-        )],
+        keys: vec![
+            key(
+                "shard",
+                "<base><separator><shard>",
+                "hash",
+                "shard <shard>; no hash tag, so shards spread over a cluster",
+            ),
+            key(
+                "meta",
+                "<base>:meta",
+                "hash",
+                "the layout stored with the data (pattern, version, scheme, shards or fields_per_shard and max_id, separator): see the layout pattern",
+            ),
+        ],
         constants: vec![],
         functions: vec![
             shared::crc32(),
@@ -79,6 +87,14 @@ pub(crate) fn contract() -> PatternContract {
             ),
         ],
         protocols: vec![
+            protocol(
+                "record_layout",
+                &["layout.claim"],
+                &[
+                    "before a hash's first write: layout.claim(<base>:meta, pattern sharded_hash, version 1, scheme crc32, shards N, separator :)",
+                    "(scheme by_id: fields_per_shard and max_id instead of shards); a stored layout that differs refuses every write",
+                ],
+            ),
             protocol(
                 "write",
                 &[

@@ -59,6 +59,12 @@ pub(crate) fn contract() -> PatternContract {
                 "set",
                 "the members of shard <shard> (0 to shards-1) of the day",
             ),
+            key(
+                "meta",
+                "<prefix>{<name>:<YYYY-MM-DD>}:meta",
+                "hash",
+                "the day's layout (pattern, version, shards), written by the script of its first member",
+            ),
         ],
         constants: vec![
             constant(
@@ -92,7 +98,7 @@ pub(crate) fn contract() -> PatternContract {
                 "group_batch(members: int64[], shards) -> (shard keys, groups, positions)",
                 &[
                     "drop repeats (the first occurrence stays); group the rest by shard_of, shards in order of first appearance",
-                    "keys: the counter, then the shard key of each group; groups: for each group its size n, then its n members",
+                    "keys: the counter, the day's meta key, then the shard key of each group; groups: for each group its size n, then its n members",
                     "the reply is {count, flag per member in group order}; a repeated member is not new",
                 ],
             ),
@@ -102,8 +108,9 @@ pub(crate) fn contract() -> PatternContract {
                 "add",
                 &["visits.add"],
                 &[
-                    "visits.add(counter, shard key of shard_of(member), day_expire_at(day), member) -> {new, count}",
+                    "visits.add(counter, shard key of shard_of(member), meta, day_expire_at(day), member, shards) -> {new, count}",
                     "DAYENDED: the day's keys would already have expired; nothing was written",
+                    "LAYOUT: the day stores another shard count (its meta key); nothing was written",
                 ],
             ),
             protocol(

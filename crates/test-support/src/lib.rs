@@ -176,13 +176,15 @@ impl LocalServer {
                 .ok()
                 .flatten();
             if exited.is_some() || Instant::now() > deadline {
-                let mut log = self.log();
-                if let Some(err) = self.child.as_mut().and_then(|c| c.stderr.as_mut()) {
-                    let _ = err.read_to_string(&mut log);
-                }
                 let binary = self.binary.clone();
                 let port = self.port;
+                // Stopped first: its stderr ends only when it does.
+                let mut stderr = self.child.as_mut().and_then(|c| c.stderr.take());
                 self.kill();
+                let mut log = self.log();
+                if let Some(err) = stderr.as_mut() {
+                    let _ = err.read_to_string(&mut log);
+                }
                 return Err(match exited {
                     Some(status) => StartError::Exited {
                         binary,
@@ -209,8 +211,12 @@ impl LocalServer {
         let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
             return false;
         };
-        // LOADING (restart with AOF) is not an answer yet.
-        redis::cmd("PING").query::<String>(&mut con).is_ok()
+        // LOADING (restart with AOF) is not an answer yet; NOAUTH (a server
+        // started with --requirepass) is one.
+        match redis::cmd("PING").query::<String>(&mut con) {
+            Ok(_) => true,
+            Err(e) => e.code() == Some("NOAUTH"),
+        }
     }
 
     /// Kills the process (as a crash would: no save, no goodbye) and reaps
