@@ -7,8 +7,9 @@
 //! batch and the exchange protocol), `conn` / `conn_async` (the two
 //! drivers), `slots` (a cluster's slot map), `script` (the script registry
 //! and one prepared call), `error` (the error type), `keys` (key names and
-//! hash tags), `config` (`CONFIG GET`), `retention` (how long time-bucketed
-//! keys live).
+//! hash tags), `config` (`CONFIG GET`), `memory` (a server's memory figures
+//! and allocator, read before a big allocation), `retention` (how long
+//! time-bucketed keys live).
 
 pub(crate) mod batch;
 pub(crate) mod config;
@@ -17,6 +18,7 @@ pub(crate) mod conn;
 pub(crate) mod conn_async;
 pub mod error;
 pub mod keys;
+pub(crate) mod memory;
 pub(crate) mod op;
 pub(crate) mod retention;
 pub mod script;
@@ -26,6 +28,7 @@ pub use batch::{Batch, MAX_ROUNDS};
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
+pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use retention::Retention;
 
