@@ -1358,7 +1358,15 @@ fn both_drivers_reload_scripts_per_node_on_a_real_cluster() {
 fn batches_of_every_operation(d: &mut Driver, engine: Engine) {
     let name = format!("counted-{engine:?}");
     let (bf, n) = counted(d, scenario(&name, engine, true).create());
-    assert_eq!(n, 3, "spread create: EXISTS, the blocks, the config");
+    assert_eq!(
+        n, 4,
+        "spread create: memory and config, each block's node's memory, the blocks, the config"
+    );
+    let (_, n) = counted(d, scenario(&name, engine, true).create());
+    assert_eq!(
+        n, 3,
+        "spread create of an existing filter: read, check, blocks"
+    );
     let owners = bf.block_keys().len();
     assert!(owners >= 2);
     let xs = items("n", 0..1500);
@@ -1374,9 +1382,16 @@ fn batches_of_every_operation(d: &mut Driver, engine: Engine) {
     let (p, n) = counted(d, bf.load(xs.clone()).batch(500).into_op(|_| {}));
     assert_eq!((p.done, n), (1500, 3), "load: one batch per 500 items");
     assert_eq!(counted(d, bf.destroy()).1, 1, "destroy");
-    let tagged = d
-        .run(scenario(&format!("{name}-tagged"), engine, false).create())
-        .unwrap();
+    let (tagged, n) = counted(
+        d,
+        scenario(&format!("{name}-tagged"), engine, false).create(),
+    );
+    assert_eq!(n, 3, "create: memory and config, the blocks, the config");
+    let (_, n) = counted(
+        d,
+        scenario(&format!("{name}-tagged"), engine, false).create(),
+    );
+    assert_eq!(n, 2, "create of an existing filter: read, check");
     assert_eq!(counted(d, tagged.multi_add(&xs)).1, 1);
     let php = JsHashBloom::new(&format!("{name}-php")).unwrap();
     // (Read-only: a first write would allocate up to 250 MB.)
