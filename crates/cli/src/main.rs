@@ -91,6 +91,14 @@ enum BloomCommand {
         /// tag, so its blocks spread over the nodes of a Redis Cluster.
         #[arg(long, requires = "expected")]
         spread_blocks: bool,
+        /// The largest block in bytes of a filter created with --expected
+        /// (default: 512 MiB, or the server's lower proto-max-bulk-len).
+        #[arg(long, requires = "expected")]
+        max_block_bytes: Option<u64>,
+        /// The most memory a filter created with --expected may take (default
+        /// 4 GiB); a bigger one is refused before anything is written.
+        #[arg(long, requires = "expected")]
+        max_memory: Option<u64>,
         /// PHP-compatible mode: NAME is a bitmap of the PHP BloomFilter::JSHash
         /// recipe (one JSHash bit per item). Empty lines are skipped (JSHash
         /// filters refuse empty items), counted in the position and reported.
@@ -287,6 +295,8 @@ fn bloom(command: BloomCommand) -> CliResult {
         expected,
         fp_rate,
         spread_blocks,
+        max_block_bytes,
+        max_memory,
         jshash,
         no_limit_memory,
     } = command;
@@ -316,11 +326,19 @@ fn bloom(command: BloomCommand) -> CliResult {
             .load(lines)
     } else {
         let filter = match (expected, fp_rate) {
-            (Some(n), Some(p)) => Bloom::builder(&name)
-                .expected(n)
-                .fp_rate(p)
-                .spread_blocks(spread_blocks)
-                .create(),
+            (Some(n), Some(p)) => {
+                let mut builder = Bloom::builder(&name)
+                    .expected(n)
+                    .fp_rate(p)
+                    .spread_blocks(spread_blocks);
+                if let Some(bytes) = max_block_bytes {
+                    builder = builder.max_block_bytes(bytes);
+                }
+                if let Some(bytes) = max_memory {
+                    builder = builder.max_memory(bytes);
+                }
+                builder.create()
+            }
             _ => Bloom::open(&name),
         };
         filter.run(&mut con)?.load(lines)
