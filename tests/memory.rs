@@ -355,3 +355,44 @@ fn strings_beyond_proto_max_bulk_len_are_refused_before_any_write() {
         assert_eq!(raw, 0);
     });
 }
+
+#[test]
+fn a_user_denied_info_keeps_the_ceiling_and_the_servers_own_check() {
+    let server = support::server_with(&["--maxmemory", "64mb"]);
+    let acl = |rule: &str| {
+        let _: () = redis::cmd("ACL")
+            .arg("SETUSER")
+            .arg("noinfo")
+            .arg("on")
+            .arg(">pw")
+            .arg("~*")
+            .arg("&*")
+            .arg("+@all")
+            .arg(rule)
+            .query(&mut server.connection())
+            .unwrap();
+    };
+    let url = format!("redis://noinfo:pw@127.0.0.1:{}/", server.port());
+    let day = NaiveDate::from_ymd_opt(2024, 5, 3).unwrap();
+    // Connecting asks INFO cluster; the ACL then takes INFO away from the
+    // open connections.
+    acl("+info");
+    let drivers = support::drivers(&url);
+    acl("-info");
+    for mut d in drivers {
+        let _: () = redis::cmd("FLUSHALL")
+            .query(&mut server.connection())
+            .unwrap();
+        let mem = d.run(redis_patterns::core::server_memory("any")).unwrap();
+        assert!(!mem.reported);
+        assert_eq!(mem.available(), None);
+        let bf = d.run(Bloom::create("f", 1_000_000, 0.01)).unwrap();
+        assert!(d.run(bf.add("x")).unwrap());
+        let (_, _, limit, _) = refusal(d.run(Bloom::create("huge", 4_000_000_000, 0.01)));
+        assert_eq!(limit, MemoryLimit::Ceiling);
+        // The scripts skip their own headroom check (INFO denied); the write
+        // goes through under the server's own check.
+        let signin = SignIn::builder().max_uid(u32::MAX.into()).build().unwrap();
+        assert!(d.run(signin.sign_in(8 * MB, day)).unwrap());
+    }
+}

@@ -29,7 +29,11 @@ if len == 0 then
   -- script starts, so a growth of more than 64 KiB is checked here, before any
   -- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
   if grow > 65536 then
-    local mem = redis.call('INFO', 'memory')
+    -- (A user whose ACL denies INFO gets the server's own check only.)
+    local mem = redis.pcall('INFO', 'memory')
+    if type(mem) ~= 'string' then
+      mem = ''
+    end
     local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
     local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
     if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then

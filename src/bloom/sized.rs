@@ -594,10 +594,7 @@ impl Bloom {
                 .into_iter()
                 .zip(bloom.layout.params.block_bytes())
             {
-                if let redis::Value::ServerError(e) = reply {
-                    return Err(Error::from(redis::RedisError::from(e)));
-                }
-                let mem = ServerMemory::from_info(reply)?;
+                let mem = ServerMemory::from_reply(reply)?;
                 let need = reserved(&allocator, string_request(bytes)) + KEY_OVERHEAD;
                 match nodes.iter_mut().find(|(m, _)| m.node == mem.node) {
                     Some((_, total)) => *total += need,

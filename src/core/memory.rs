@@ -112,6 +112,12 @@ pub struct ServerMemory {
     /// `run_id`: tells the nodes of a cluster apart (`None` when not
     /// reported).
     pub node: Option<String>,
+    /// Whether the server answered `INFO` at all. `false` when the user's
+    /// ACL denies it (e.g. `-@dangerous`): the figures are then defaults
+    /// (no `maxmemory` to check against, jemalloc assumed), so only a
+    /// pattern's own ceiling and the server's own check apply (the scripts
+    /// skip their headroom check likewise).
+    pub reported: bool,
 }
 
 impl ServerMemory {
@@ -161,7 +167,31 @@ impl ServerMemory {
             allocator: Allocator::from_info(fields.get("mem_allocator").copied().unwrap_or("")),
             max_string_bytes: DEFAULT_MAX_STRING_BYTES,
             node: fields.get("run_id").map(|r| r.to_string()),
+            reported: true,
         })
+    }
+
+    /// What is assumed of a server that does not answer `INFO`.
+    fn unreported() -> Self {
+        Self {
+            maxmemory: 0,
+            used_memory: 0,
+            used_memory_dataset: None,
+            policy: String::new(),
+            allocator: Allocator::Jemalloc,
+            max_string_bytes: DEFAULT_MAX_STRING_BYTES,
+            node: None,
+            reported: false,
+        }
+    }
+
+    /// The figures of one reply to `INFO`, or [`ServerMemory::unreported`]
+    /// figures when it was refused (an error reply).
+    pub(crate) fn from_reply(reply: Value) -> Result<Self> {
+        match reply {
+            Value::ServerError(_) => Ok(Self::unreported()),
+            v => Self::from_info(v),
+        }
     }
 
     /// The figures of an `INFO` reply: one server's text, or (a cluster
@@ -213,13 +243,10 @@ pub(crate) fn add(batch: &mut Batch, route: &str) {
 }
 
 /// Reads the replies of [`add`]. A refused `CONFIG GET` (ACL, renamed, a
-/// managed service) leaves the `INFO` figures and the default string limit.
+/// managed service) leaves the `INFO` figures and the default string limit;
+/// a refused `INFO`, the defaults of [`ServerMemory::reported`].
 pub(crate) fn take(replies: &mut Replies) -> Result<ServerMemory> {
-    let info = replies.take_value()?;
-    if let Value::ServerError(e) = info {
-        return Err(crate::Error::from(redis::RedisError::from(e)));
-    }
-    let mut mem = ServerMemory::from_info(info)?;
+    let mut mem = ServerMemory::from_reply(replies.take_value()?)?;
     let config: Option<HashMap<String, String>> = match replies.take_value()? {
         Value::ServerError(_) => None,
         v => redis::FromRedisValue::from_redis_value(v).ok(),
@@ -255,6 +282,7 @@ mod tests {
     #[test]
     fn the_rule_counts_the_data_set_as_free_only_under_allkeys_policies() {
         let mut m = ServerMemory::parse(INFO).unwrap();
+        assert!(m.reported);
         assert_eq!(m.allocator, Allocator::Jemalloc);
         assert_eq!(m.node.as_deref(), Some("abc"));
         assert_eq!(m.available(), Some(4000));
