@@ -175,7 +175,14 @@ fn blocks_are_created_by_calls_that_check_the_headroom_themselves() {
 fn a_create_that_fails_on_a_block_deletes_the_blocks_it_created() {
     let server = support::server();
     support::each_driver(&server, |d| {
-        let plan = d.run(Bloom::create("probe", 1_000_000, 0.01)).unwrap();
+        // Several blocks on every server (libc plans one where it can).
+        let probe = || {
+            Bloom::builder("probe")
+                .expected(1_000_000)
+                .fp_rate(0.01)
+                .max_block_bytes(512 << 10)
+        };
+        let plan = d.run(probe().create()).unwrap();
         let keys = plan.block_keys().to_vec();
         d.run(plan.destroy()).unwrap();
         assert!(keys.len() >= 2);
@@ -183,7 +190,7 @@ fn a_create_that_fails_on_a_block_deletes_the_blocks_it_created() {
         let last = keys.last().unwrap();
         let _: i64 = d.cmd(last, redis::cmd("SETBIT").arg(last).arg(5).arg(1));
         match d
-            .run(Bloom::create("probe", 1_000_000, 0.01))
+            .run(probe().create())
             .map_err(redis_patterns::Error::into_kind)
         {
             Err(ErrorKind::BloomConfigMismatch { .. }) => {}
@@ -385,9 +392,12 @@ fn a_user_denied_info_keeps_the_ceiling_and_the_servers_own_check() {
             .unwrap();
         let mem = d.run(redis_patterns::core::server_memory("any")).unwrap();
         assert!(!mem.reported);
-        assert_eq!(mem.available(), None);
+        // Usage unknown: maxmemory itself (CONFIG GET) is the bound.
+        assert_eq!(mem.available(), Some(64 * MB));
         let bf = d.run(Bloom::create("f", 1_000_000, 0.01)).unwrap();
         assert!(d.run(bf.add("x")).unwrap());
+        let (_, _, limit, _) = refusal(d.run(Bloom::create("big", 1_000_000_000, 0.01)));
+        assert_eq!(limit, MemoryLimit::Maxmemory);
         let (_, _, limit, _) = refusal(d.run(Bloom::create("huge", 4_000_000_000, 0.01)));
         assert_eq!(limit, MemoryLimit::Ceiling);
         // The scripts skip their own headroom check (INFO denied); the write

@@ -114,9 +114,11 @@ pub struct ServerMemory {
     pub node: Option<String>,
     /// Whether the server answered `INFO` at all. `false` when the user's
     /// ACL denies it (e.g. `-@dangerous`): the figures are then defaults
-    /// (no `maxmemory` to check against, jemalloc assumed), so only a
-    /// pattern's own ceiling and the server's own check apply (the scripts
-    /// skip their headroom check likewise).
+    /// (`used_memory` 0, jemalloc assumed, `maxmemory` from `CONFIG GET`
+    /// when that is allowed, else 0), so only an allocation above
+    /// `maxmemory` itself is refused here, besides a pattern's own ceiling
+    /// and the server's own check (the scripts skip their headroom check
+    /// likewise).
     pub reported: bool,
 }
 
