@@ -2,17 +2,22 @@
 //! Cluster against one server holding the same data, same run, through both
 //! drivers. Starts its own redis-server and cluster on loopback.
 //!
-//! Workloads: `HLEN` of 2,700 keys (a sharded hash's `len` over 2,700
-//! shards) and `HMGET` of 1,000 fields spread over those keys (its
-//! `get_many`). Environment: `BENCH_ROUNDS` (default 5), `BENCH_REPS`
-//! fan-outs per round (default 20).
+//! Workloads: the raw batches (`HLEN` of 2,700 keys, `HMGET` of 1,000 fields
+//! spread over them) and the pattern operations built on them: a sharded
+//! hash's `len` over 2,700 shards and `get_many` of 1,000 fields, and a
+//! visit counter's `distinct_over` 7 days (48 shards a day, 5,000 members
+//! each). Environment: `BENCH_ROUNDS` (default 5), `BENCH_REPS` fan-outs per
+//! round (default 20).
 
 mod common;
 
 use std::time::Instant;
 
 use common::{Table, median, num};
-use redis_patterns::{AsyncConnection, Batch, Connection, Request};
+use redis_patterns::chrono::{NaiveDate, Utc};
+use redis_patterns::sharded_hash::ShardedHash;
+use redis_patterns::visits::VisitCounter;
+use redis_patterns::{AsyncConnection, Batch, Connection, Op, Request, Retention};
 use redis_patterns_test_support::LocalCluster;
 
 const SHARDS: usize = 2700;
@@ -55,42 +60,88 @@ fn fill(con: &mut Connection) {
         b.add(&k, redis::cmd("HSET").arg(&k).arg(&field).arg("v").clone());
     }
     b.run(con).expect("fill").all::<i64>().expect("HSET");
+    let pairs: Vec<(String, String)> = (0..20_000)
+        .map(|f| (format!("f{f}"), "v".to_string()))
+        .collect();
+    for chunk in pairs.chunks(5_000) {
+        hash()
+            .set_many(chunk)
+            .run(con)
+            .expect("fill the sharded hash");
+    }
+    for i in 0..DAYS {
+        // Overlapping days: 5,000 members a day, 2,000 new ones each day.
+        let members: Vec<i64> = (i64::from(i) * 2_000..i64::from(i) * 2_000 + 5_000).collect();
+        visits()
+            .add_batch(day(i), &members)
+            .run(con)
+            .expect("fill visits");
+    }
 }
 
-/// Median seconds per fan-out of `make()` on the sync connection.
-fn time_sync(con: &mut Connection, reps: usize, make: &dyn Fn() -> Batch) -> f64 {
-    make().run(con).expect("warm up");
+/// A workload: builds the op to time; its result is checked against the
+/// one server's (`u64` summary: a length, a count, a number of replies).
+type Make = dyn Fn() -> Op<u64>;
+
+/// Median seconds per fan-out of `make()` on the sync connection, and the
+/// op's answer.
+fn time_sync(con: &mut Connection, reps: usize, make: &Make) -> (f64, u64) {
+    let answer = make().run(con).expect("warm up");
     let mut per = Vec::new();
     for _ in 0..common::rounds() {
         let t = Instant::now();
         for _ in 0..reps {
-            let r = make().run(con).expect("fan-out");
-            assert!(!r.is_empty());
+            assert_eq!(make().run(con).expect("fan-out"), answer);
         }
         per.push(t.elapsed().as_secs_f64() / reps as f64);
     }
-    median(&mut per)
+    (median(&mut per), answer)
 }
 
 fn time_async(
     rt: &tokio::runtime::Runtime,
     con: &mut AsyncConnection,
     reps: usize,
-    make: &dyn Fn() -> Batch,
-) -> f64 {
+    make: &Make,
+) -> (f64, u64) {
     rt.block_on(async {
-        make().run_async(con).await.expect("warm up");
+        let answer = make().run_async(con).await.expect("warm up");
         let mut per = Vec::new();
         for _ in 0..common::rounds() {
             let t = Instant::now();
             for _ in 0..reps {
-                let r = make().run_async(con).await.expect("fan-out");
-                assert!(!r.is_empty());
+                assert_eq!(make().run_async(con).await.expect("fan-out"), answer);
             }
             per.push(t.elapsed().as_secs_f64() / reps as f64);
         }
-        median(&mut per)
+        (median(&mut per), answer)
     })
+}
+
+/// A raw batch as a workload: its number of replies.
+fn replies(batch: Batch) -> Op<u64> {
+    Op::send(batch, |r| Ok(r.len() as u64))
+}
+
+fn hash() -> ShardedHash {
+    ShardedHash::new("bench:sh", SHARDS as u32).expect("valid")
+}
+
+fn fields() -> Vec<String> {
+    (0..1000).map(|f| format!("f{f}")).collect()
+}
+
+const DAYS: u32 = 7;
+
+fn day(i: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2030, 1, 1).expect("date") + redis_patterns::chrono::Days::new(i.into())
+}
+
+fn visits() -> VisitCounter<Utc> {
+    VisitCounter::builder("bench", Utc, 48)
+        .retention(Retention::Forever)
+        .build()
+        .expect("valid")
 }
 
 fn main() {
@@ -130,13 +181,26 @@ fn main() {
             "cluster / one server",
         ],
     );
-    let workloads: [(&str, &dyn Fn() -> Batch); 2] = [
-        ("HLEN of 2,700 shards (len)", &hlen_batch),
-        ("HMGET of 1,000 fields (get_many)", &hmget_batch),
+    let workloads: [(&str, &Make); 5] = [
+        ("Batch: HLEN of 2,700 keys", &|| replies(hlen_batch())),
+        ("Batch: HMGET of 1,000 fields", &|| replies(hmget_batch())),
+        ("ShardedHash::len, 2,700 shards", &|| hash().len()),
+        ("ShardedHash::get_many, 1,000 fields", &|| {
+            hash()
+                .get_many::<Option<String>, _>(&fields())
+                .map(|v| v.iter().filter(|x| x.is_some()).count() as u64)
+        }),
+        ("VisitCounter::distinct_over, 7 days", &|| {
+            visits().distinct_over(&(0..DAYS).map(day).collect::<Vec<_>>())
+        }),
     ];
     for (name, make) in workloads {
-        let s1 = time_sync(&mut one, reps, make);
-        let sc = time_sync(&mut many, reps, make);
+        let (s1, want) = time_sync(&mut one, reps, make);
+        let (sc, got) = time_sync(&mut many, reps, make);
+        assert_eq!(
+            got, want,
+            "{name}: the cluster answers what one server does"
+        );
         t.row(vec![
             name.into(),
             "sync".into(),
@@ -144,8 +208,9 @@ fn main() {
             num(sc * 1e3),
             format!("{:.2}x", sc / s1),
         ]);
-        let a1 = time_async(&rt, &mut aone, reps, make);
-        let ac = time_async(&rt, &mut amany, reps, make);
+        let (a1, _) = time_async(&rt, &mut aone, reps, make);
+        let (ac, got) = time_async(&rt, &mut amany, reps, make);
+        assert_eq!(got, want, "{name}: async on the cluster");
         t.row(vec![
             name.into(),
             "async".into(),

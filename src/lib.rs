@@ -6,7 +6,8 @@
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
 //! Bloom filters on plain bitmaps ([`bloom`], with PHP's `JSHash` in
 //! [`bloom::hash`]), exact daily unique visitors in sharded intsets ([`visits`]),
-//! login logs and sign-in bitmaps ([`login_log`], [`signin`]) — is a set of Lua
+//! login logs and sign-in bitmaps ([`login_log`], [`signin`]), rate limits
+//! (GCRA and sliding windows, [`rate_limit`]) — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -75,12 +76,14 @@
 
 pub mod bitmap;
 pub mod bloom;
+pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
 pub mod lock;
 pub mod login_log;
 pub mod manifest;
 pub mod packed;
+pub mod rate_limit;
 pub mod rolling;
 pub mod scripts;
 pub mod sharded_hash;

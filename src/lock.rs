@@ -49,6 +49,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
 
+mod contract;
+pub(crate) use contract::contract;
+
 /// The default key prefix (the PHP recipe's `redis:lock:`).
 pub const DEFAULT_PREFIX: &str = "redis:lock:";
 
@@ -108,7 +111,7 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 
 /// A fresh unguessable 128-bit owner token, as 32 lowercase hex digits.
 pub fn new_token() -> String {
-    random_bytes::<16>()
+    random_bytes::<{ contract::TOKEN_BYTES }>()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()

@@ -1,22 +1,50 @@
 //! The JSON manifest that `redis-patterns export` writes beside the scripts:
-//! the contract for Python, Node, PHP and Java clients. Field names are fixed.
+//! the complete contract for Python, Node, PHP and Java clients. Field names
+//! are fixed; [`MANIFEST_VERSION`] changes when they do. Its JSON Schema is
+//! `manifest.schema.json` at the repository root (the tests validate every
+//! manifest against it).
 //!
-//! Besides naming keys and arguments it carries what the scripts check
-//! (from the same headers): each argument's type, range and constraints,
-//! each key's Redis type and whether the script writes it, and the commands
-//! a script calls, so that another language can validate a call the same way
-//! before sending it, and set up ACL users.
+//! From the script headers it carries what the scripts check: each
+//! argument's type, range and constraints, each key's Redis type and whether
+//! the script writes it, and the commands a script calls, so that another
+//! language can validate a call the same way before sending it, and set up
+//! ACL users. From [`crate::contract`] it carries what a client computes
+//! itself: per pattern the key templates, client-side functions, constants
+//! and multi-step protocols, and the meaning of every error code.
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract::PatternContract;
 use crate::script::Bound;
+
+/// The version of the manifest's format (separate from the crate version):
+/// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
+/// arguments' `meaning` and `variadic`.
+pub const MANIFEST_VERSION: u32 = 2;
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The format's version, [`MANIFEST_VERSION`].
+    pub manifest_version: u32,
     /// The crate version that exported the scripts.
     pub version: String,
     pub scripts: Vec<ScriptEntry>,
+    /// Per pattern, what a client computes itself ([`crate::contract`]).
+    pub patterns: Vec<PatternContract>,
+    /// Every domain error code of the scripts.
+    pub errors: Vec<ErrorEntry>,
+}
+
+/// One domain error code (`-CODE detail` replies).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorEntry {
+    pub code: String,
+    /// The Rust `ErrorKind` it maps to (and the generated clients' exception).
+    pub kind: String,
+    /// What the text after the code says.
+    pub detail: String,
+    pub meaning: String,
 }
 
 /// One script of the manifest.
@@ -24,6 +52,8 @@ pub struct Manifest {
 pub struct ScriptEntry {
     /// `<pattern>.<op>`
     pub name: String,
+    /// The pattern (the part before the dot).
+    pub pattern: String,
     /// Path relative to the manifest, `<pattern>/<op>.lua`.
     pub file: String,
     /// SHA1 of the file (the shipped script): the `EVALSHA` handle.
@@ -58,6 +88,12 @@ pub struct KeyEntry {
     pub types: Vec<String>,
     /// Whether the script may write the key.
     pub written: bool,
+    /// The last key entry may stand for any number of keys.
+    #[serde(default)]
+    pub variadic: bool,
+    /// What the key is, from the header.
+    #[serde(default)]
+    pub meaning: String,
 }
 
 /// One end of an integer range: a number, or another argument's value plus
@@ -94,6 +130,12 @@ pub struct ArgEntry {
     /// every value is accepted.
     #[serde(default)]
     pub reason: String,
+    /// The last argument entry may stand for any number of arguments.
+    #[serde(default)]
+    pub variadic: bool,
+    /// What the argument is, from the header.
+    #[serde(default)]
+    pub meaning: String,
 }
 
 fn tail(name: &str, variadic: bool) -> String {
@@ -121,11 +163,23 @@ fn strings(list: &[&str]) -> Vec<String> {
 /// The manifest of the embedded bundle.
 pub fn manifest() -> Manifest {
     Manifest {
+        manifest_version: MANIFEST_VERSION,
         version: env!("CARGO_PKG_VERSION").to_string(),
+        patterns: crate::contract::all(),
+        errors: crate::contract::ERROR_CODES
+            .iter()
+            .map(|e| ErrorEntry {
+                code: e.code.into(),
+                kind: e.kind.into(),
+                detail: e.detail.into(),
+                meaning: e.meaning.into(),
+            })
+            .collect(),
         scripts: crate::scripts::ALL
             .iter()
             .map(|s| ScriptEntry {
                 name: s.name.into(),
+                pattern: s.name.split('.').next().unwrap_or_default().into(),
                 file: s.file.into(),
                 sha1: s.sha1.into(),
                 keys: s.keys.iter().map(|k| tail(k.name, k.variadic)).collect(),
@@ -136,6 +190,8 @@ pub fn manifest() -> Manifest {
                         name: tail(k.name, k.variadic),
                         types: k.types.iter().map(|t| t.name().to_string()).collect(),
                         written: k.written,
+                        variadic: k.variadic,
+                        meaning: k.doc.into(),
                     })
                     .collect(),
                 args: s
@@ -149,6 +205,8 @@ pub fn manifest() -> Manifest {
                         non_empty: a.non_empty,
                         values: strings(a.values),
                         reason: a.reason.into(),
+                        variadic: a.variadic,
+                        meaning: a.doc.into(),
                     })
                     .collect(),
                 returns: format!("{}: {}", s.returns, s.returns_doc),

@@ -79,6 +79,9 @@ use crate::core::{Batch, Env, Machine, Op, Replies, Step};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
+mod contract;
+pub(crate) use contract::contract;
+
 /// The longest string Redis accepts (512 MiB; the `reserve` range of
 /// `lua/packed/put.lua`'s header).
 pub const MAX_SHARD_BYTES: u64 = scripts::packed::PUT_RESERVE_MAX as u64;

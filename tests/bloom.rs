@@ -921,10 +921,10 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
         assert_eq!(d.run(tel.multi_add(&many)).unwrap().len(), 3000);
         assert!(d.run(tel.multi_exists(&many)).unwrap().iter().all(|&b| b));
         // The script checks offsets itself too (the typed wrapper first).
-        assert!(scripts::bloom::seed_add("bloom_raw", &[4294967296]).is_err());
+        assert!(scripts::bloom::jshash_add("bloom_raw", &[4294967296]).is_err());
         assert!(matches!(
             kind(d.run(support::raw_call::<Vec<i64>>(
-                &scripts::BLOOM_SEED_ADD,
+                &scripts::BLOOM_JSHASH_ADD,
                 &["bloom_raw"],
                 &["4294967296"]
             ))),

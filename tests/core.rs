@@ -40,10 +40,7 @@ fn batch_in_order(d: &mut Driver) {
 
 #[test]
 fn batches_keep_order_and_errors_in_place_on_one_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, batch_in_order);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, batch_in_order);
+    support::on_server_and_cluster(batch_in_order);
 }
 
 /// 600 keys over every slot range: each command lands on its node and the

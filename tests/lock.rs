@@ -136,8 +136,11 @@ fn try_acquire_on_a_held_lock_is_busy_with_the_remaining_lease() {
 fn an_expired_lease_goes_to_the_next_owner_and_the_old_one_cannot_touch_it() {
     let server = support::server();
     support::each_driver(&server, |d| {
-        let lock = Lock::new("lease", Duration::from_millis(50)).expect("valid");
-        let first = d.run(lock.try_acquire()).expect("free");
+        // A short first lease; the next owner takes a long one, so that a
+        // slow machine cannot let it run out before the checks below.
+        let short = Lock::new("lease", Duration::from_millis(50)).expect("valid");
+        let lock = Lock::new("lease", Duration::from_secs(30)).expect("valid");
+        let first = d.run(short.try_acquire()).expect("free");
         thread::sleep(Duration::from_millis(80));
         let second = d.run(lock.try_acquire()).expect("expired lease is free");
         assert!(second.fence > first.fence);

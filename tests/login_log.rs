@@ -292,10 +292,7 @@ fn six_months_in_one_batch(d: &mut Driver) {
 
 #[test]
 fn a_query_over_six_months_is_one_batch() {
-    let server = support::server();
-    support::each_driver(&server, six_months_in_one_batch);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, six_months_in_one_batch);
+    support::on_server_and_cluster(six_months_in_one_batch);
 }
 
 #[test]

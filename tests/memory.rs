@@ -265,7 +265,7 @@ fn a_bitmap_grown_to_a_high_uid_beyond_maxmemory_is_refused() {
             .find(|x| php.offset(x.as_bytes()).unwrap() > 1_000_000_000)
             .unwrap();
         let (_, _, _, script) = refusal(d.run(php.add(&far)));
-        assert_eq!(script, Some("bloom.seed_add"));
+        assert_eq!(script, Some("bloom.jshash_add"));
         assert_eq!(dbsize(&server), 0);
         // Low uids grow little and go through.
         assert!(d.run(signin.sign_in(1000, day)).unwrap());

@@ -384,10 +384,7 @@ fn one_batch_per_call(d: &mut Driver) {
 
 #[test]
 fn multi_id_calls_send_one_batch_on_one_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, one_batch_per_call);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, one_batch_per_call);
+    support::on_server_and_cluster(one_batch_per_call);
 }
 
 /// Every public operation of packed records, through one driver; returns

@@ -244,10 +244,7 @@ fn a_range_in_one_batch(d: &mut Driver) {
 
 #[test]
 fn a_range_is_one_batch() {
-    let server = support::server();
-    support::each_driver(&server, a_range_in_one_batch);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, a_range_in_one_batch);
+    support::on_server_and_cluster(a_range_in_one_batch);
 }
 
 #[test]

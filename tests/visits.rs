@@ -855,8 +855,5 @@ fn union_round_trips(d: &mut Driver) {
 
 #[test]
 fn the_union_sends_one_batch_per_chunk_on_a_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, union_round_trips);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, union_round_trips);
+    support::on_server_and_cluster(union_round_trips);
 }

@@ -1,6 +1,6 @@
 #!lua flags=no-writes
 --- List the days of one month, within a day range, on which a user logged in
--- KEYS[1] log string ro: the user's monthly log, the seed's `<prefix>_<YYYY-MM>_<type>_<uid>` (bit n = day n of the month)
+-- KEYS[1] log string ro: the user's monthly log, the PHP login-log recipe's `<prefix><YYYY-MM>_<type>_<uid>` (bit n = day n of the month)
 -- ARGV[1] first_day integer 1..31: the first day of the month in the range
 -- ARGV[2] last_day integer first_day..31: the last day of the month in the range
 -- RETURNS integers: the days from first_day to last_day whose bit is set, ascending (never a day outside)

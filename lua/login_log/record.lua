@@ -1,7 +1,7 @@
 #!lua
 --- Record a login: set the day's bit in the user's monthly log and the user's bit in the day's index of its type
--- KEYS[1] log string rw: the user's monthly log, the seed's `<prefix>_<YYYY-MM>_<type>_<uid>` (bit n = day n of the month);
---    it has no hash tag (the seed's layout), so this script is for a single server or for keys that share
+-- KEYS[1] log string rw: the user's monthly log, the PHP login-log recipe's `<prefix><YYYY-MM>_<type>_<uid>` (bit n = day n of the month);
+--    it has no hash tag (the recipe's layout), so this script is for a single server or for keys that share
 --    a slot: on a cluster the Rust API runs login_log.mark and login_log.index instead
 -- KEYS[2] day_index string rw: the day's bitmap of user ids of this type (bit uid)
 -- KEYS[3] types set rw: the month's set of user types seen (for "all users" queries)

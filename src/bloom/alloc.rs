@@ -18,6 +18,7 @@
 //!
 //! [`BloomParams::memory`]: super::BloomParams::memory
 
+use super::params::{LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, SDS_HEADERS};
 use crate::core::Allocator;
 
 /// glibc's page size, and the size above which it starts out mapping pages.
@@ -27,10 +28,10 @@ const MMAP_THRESHOLD: u64 = 128 * 1024;
 /// Bytes an SDS string of `len` bytes allocates beyond `len` (header + NUL).
 pub(crate) fn sds_overhead(len: u64) -> u64 {
     1 + match len {
-        0..256 => 3,
-        256..65536 => 5,
-        65536..4294967296 => 9,
-        _ => 17,
+        0..256 => SDS_HEADERS[0],
+        256..65536 => SDS_HEADERS[1],
+        65536..4294967296 => SDS_HEADERS[2],
+        _ => SDS_HEADERS[3],
     }
 }
 
@@ -50,29 +51,29 @@ pub(crate) fn reserved(allocator: &Allocator, request: u64) -> u64 {
 /// jemalloc's size class of an allocation of `size` bytes (4 classes per
 /// doubling, 16-byte quantum).
 pub(crate) fn size_class(size: u64) -> u64 {
-    if size <= 8 {
-        return 8;
+    if size <= MIN_CLASS {
+        return MIN_CLASS;
     }
     let lg = 63 - (size - 1).leading_zeros() as u64;
-    let step = 1u64 << lg.saturating_sub(2).max(4);
+    let step = 1u64 << lg.saturating_sub(LG_CLASSES_PER_DOUBLING).max(LG_QUANTUM);
     size.div_ceil(step) * step
 }
 
 /// The jemalloc class just below `class` (0 for none).
 pub(crate) fn class_below(class: u64) -> u64 {
-    if class <= 8 {
+    if class <= MIN_CLASS {
         return 0;
     }
-    if class <= 16 {
-        return 8;
+    if class <= 2 * MIN_CLASS {
+        return MIN_CLASS;
     }
     let lg = 63 - (class - 1).leading_zeros() as u64;
-    class - (1u64 << lg.saturating_sub(2).max(4))
+    class - (1u64 << lg.saturating_sub(LG_CLASSES_PER_DOUBLING).max(LG_QUANTUM))
 }
 
 /// The longest string whose allocation is at most `size` bytes.
 pub(crate) fn payload_within(size: u64) -> u64 {
-    [3u64, 5, 9, 17]
+    SDS_HEADERS
         .iter()
         .map(|h| size.saturating_sub(1 + h))
         .find(|&p| string_request(p) <= size)

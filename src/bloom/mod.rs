@@ -47,7 +47,7 @@
 //! `SETBIT key JSHash(item) 1` ([`hash::js_hash`], bit for bit as PHP 8
 //! computes it, with its `limitMemory` folding). [`JsHashBloom`] reads and
 //! extends those bitmaps unchanged, one script per operation
-//! (`bloom.seed_add`, `bloom.seed_exists`).
+//! (`bloom.jshash_add`, `bloom.jshash_exists`).
 //!
 //! **Their false-positive rate, honestly.** With k = 1 the rate is the share
 //! of bits set. Without `limitMemory` the offsets cover 2^32 bits (a 512 MB
@@ -157,12 +157,14 @@
 //! ([`Load::into_op`]); both filters load the same way.
 
 mod alloc;
+mod contract;
 pub mod hash;
 mod load;
 mod params;
 mod seed;
 mod sized;
 
+pub(crate) use contract::contract;
 pub use load::{Load, LoadItem, LoadProgress};
 pub use params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,

@@ -138,13 +138,29 @@ impl BloomParams {
     }
 }
 
+/// The smallest jemalloc size class.
+pub(crate) const MIN_CLASS: u64 = 8;
+/// log2 of jemalloc's quantum (16 bytes): the smallest class spacing above it.
+pub(crate) const LG_QUANTUM: u64 = 4;
+/// log2 of jemalloc's classes per doubling (4).
+pub(crate) const LG_CLASSES_PER_DOUBLING: u64 = 2;
+/// The header sizes of Redis' SDS strings (sdshdr8, 16, 32, 64), by the
+/// length ranges they hold: below 2^8, 2^16, 2^32, and beyond.
+pub(crate) const SDS_HEADERS: [u64; 4] = [3, 5, 9, 17];
+/// The planner's tolerated waste: total bytes / this (1 %), ...
+pub(crate) const WASTE_DIVISOR: u64 = 100;
+/// ... but at least this many bytes.
+pub(crate) const MIN_WASTE: u64 = 64;
+/// Blocks beyond the minimum the planner may use.
+pub(crate) const EXTRA_BLOCKS: u64 = 8;
+
 /// Block sizes in usable bits for a filter of at least `m` bits: strings that
 /// fill jemalloc size classes exactly, largest first, until the remainder
 /// rounds up with little waste (see the module docs of [`crate::bloom`]).
 fn plan_blocks(m: u64, max_block_bytes: u64) -> Vec<u64> {
     let total_bytes = (m + 1).div_ceil(8);
-    let tolerance = (total_bytes / 100).max(64);
-    let max_blocks = total_bytes.div_ceil(max_block_bytes) as usize + 8;
+    let tolerance = (total_bytes / WASTE_DIVISOR).max(MIN_WASTE);
+    let max_blocks = (total_bytes.div_ceil(max_block_bytes) + EXTRA_BLOCKS) as usize;
     let mut blocks = Vec::new();
     let mut need = m; // usable bits still to place
     loop {
@@ -162,7 +178,7 @@ fn plan_blocks(m: u64, max_block_bytes: u64) -> Vec<u64> {
         while payload_within(c) > cap {
             c = class_below(c);
         }
-        let bytes = payload_within(c).max(8);
+        let bytes = payload_within(c).max(MIN_CLASS);
         blocks.push(bytes * 8 - 1);
         need = need.saturating_sub(bytes * 8 - 1);
         if need == 0 {

@@ -115,7 +115,7 @@ impl JsHashBloom {
         self.multi_exists(&[item]).map(super::first_flag)
     }
 
-    /// Adds items with one `bloom.seed_add` call; per item `true` when new.
+    /// Adds items with one `bloom.jshash_add` call; per item `true` when new.
     /// The first write at a high offset makes Redis allocate the bitmap up
     /// to that offset (up to 250 MB with `limitMemory`), which can outlast an
     /// async connection's response timeout; give such connections a longer
@@ -124,16 +124,18 @@ impl JsHashBloom {
         match self.offsets(items) {
             Err(e) => Op::fail(e),
             Ok(offsets) if offsets.is_empty() => Op::ready(Vec::new()),
-            Ok(offsets) => Op::script(scripts::bloom::seed_add(&self.key, &offsets)).map(flags),
+            Ok(offsets) => Op::script(scripts::bloom::jshash_add(&self.key, &offsets)).map(flags),
         }
     }
 
-    /// Checks items with one `bloom.seed_exists` call (`EVALSHA_RO`).
+    /// Checks items with one `bloom.jshash_exists` call (`EVALSHA_RO`).
     pub fn multi_exists<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<bool>> {
         match self.offsets(items) {
             Err(e) => Op::fail(e),
             Ok(offsets) if offsets.is_empty() => Op::ready(Vec::new()),
-            Ok(offsets) => Op::script(scripts::bloom::seed_exists(&self.key, &offsets)).map(flags),
+            Ok(offsets) => {
+                Op::script(scripts::bloom::jshash_exists(&self.key, &offsets)).map(flags)
+            }
         }
     }
 

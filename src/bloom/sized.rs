@@ -26,7 +26,7 @@ pub const SCHEME: &str = "murmur3-dh";
 /// Version of the hash scheme, stored in the config.
 pub const SCHEME_VERSION: i64 = 1;
 /// Offsets per BITFIELD command / script call (the scripts' limit).
-const CHUNK_OFFSETS: usize = 1998;
+pub(crate) const CHUNK_OFFSETS: usize = 1998;
 
 /// How a sized filter talks to Redis; see the module docs of [`crate::bloom`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -424,7 +424,7 @@ impl Bloom {
         Self::builder(name).open()
     }
 
-    fn assemble(name: &str, prefix: &Prefix, params: BloomParams, spread: bool) -> Self {
+    pub(crate) fn assemble(name: &str, prefix: &Prefix, params: BloomParams, spread: bool) -> Self {
         let config_key = prefix.tagged(name);
         let block_keys = (0..params.block_bits.len())
             .map(|j| block_key(prefix, name, j, spread))

@@ -422,7 +422,7 @@ fn strip_script_location(detail: &str) -> &str {
 
 /// The one table of domain error codes. Every code a script lists in its
 /// `-- ERRORS` header line must have an arm here (checked by a test).
-fn from_script(script: &'static str, code: &str, detail: &str) -> ErrorKind {
+pub(crate) fn from_script(script: &'static str, code: &str, detail: &str) -> ErrorKind {
     let text = detail.to_string();
     match code {
         "BADARG" => {

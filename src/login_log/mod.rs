@@ -87,6 +87,7 @@
 //! for a log, the day for an index, 00:00 UTC) plus the retention.
 
 mod active;
+mod contract;
 mod record;
 mod user;
 
@@ -98,6 +99,7 @@ pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
 use crate::core::Retention;
 use crate::error::{Error, Result};
 use crate::keys::Prefix;
+pub(crate) use contract::contract;
 
 /// The PHP login-log recipe's key prefix.
 pub const DEFAULT_PREFIX: &str = "loginLog_";

@@ -15,7 +15,7 @@ use crate::scripts;
 /// and the slot after it; after a miss (other writers are rotating the ring
 /// right now) a wider window, since the head may move on again before the
 /// retry arrives; then the whole ring, which cannot miss.
-const WINDOWS: [u32; 3] = [2, 4, 16];
+pub(crate) const WINDOWS: [u32; 3] = [2, 4, 16];
 const WINDOW_ATTEMPTS: u32 = WINDOWS.len() as u32;
 
 /// What one [`RollingStore::add`] did.

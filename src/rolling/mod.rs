@@ -89,11 +89,13 @@
 //! measures the result: flat adds/s from 10 to 1,000 shards.
 
 mod add;
+mod contract;
 mod head;
 mod ring;
 mod store;
 
 pub use add::Added;
+pub(crate) use contract::contract;
 pub use store::{RollingStore, RollingStoreBuilder};
 
 use std::time::Duration;

@@ -69,6 +69,7 @@
 //! # }
 //! ```
 
+mod contract;
 mod import;
 mod limits;
 mod plan;
@@ -78,6 +79,7 @@ use std::collections::BTreeMap;
 use redis::FromRedisValue;
 use serde::Serialize;
 
+pub(crate) use self::contract::contract;
 pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};

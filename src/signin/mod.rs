@@ -66,6 +66,7 @@
 //! a [`Retention`] expires a day's bitmap that long after the day ends
 //! (00:00 UTC).
 
+mod contract;
 mod ranges;
 mod streak;
 
@@ -77,6 +78,7 @@ use crate::core::{Op, Retention};
 use crate::error::Result;
 use crate::keys::{self, Prefix};
 use crate::scripts;
+pub(crate) use contract::contract;
 pub use streak::Streak;
 
 /// The default key prefix.
@@ -195,7 +197,7 @@ impl SignIn {
         match &self.tag {
             Some(tag) => self.settings.prefix.tagged(tag),
             None => match self.settings.prefix.as_str().trim_end_matches(':') {
-                "" => "signin".to_string(),
+                "" => contract::BARE_TMP_BASE.to_string(),
                 p => p.to_string(),
             },
         }

@@ -97,11 +97,13 @@
 //! [`VisitCounter::distinct_over`]) send one batch, which the connection
 //! splits into one pipeline per node.
 
+mod contract;
 mod counter;
 mod day;
 mod shards;
 mod union;
 
+pub(crate) use contract::contract;
 pub use counter::{BatchVisits, Visit, VisitCounter, VisitCounterBuilder};
 pub use shards::{
     max_intset_entries, member_from_string_id, parse_member, plan_shards, planned_shards, shard_of,

@@ -128,7 +128,7 @@ pub fn examples(big: bool) -> Vec<Example> {
         .map(|i| (i * 101 % 100_000).to_string())
         .collect();
     let mut seed_add = ex(
-        "bloom.seed_add",
+        "bloom.jshash_add",
         &[&["SETBIT", "bloom_email{t}", "77", "1"]],
         &["bloom_email{t}"],
         &[],
@@ -136,7 +136,7 @@ pub fn examples(big: bool) -> Vec<Example> {
     seed_add.args = seed_offsets.clone();
     out.push(seed_add);
     let mut seed_exists = ex(
-        "bloom.seed_exists",
+        "bloom.jshash_exists",
         &[&["SETBIT", "bloom_email{t}", "77", "1"]],
         &["bloom_email{t}"],
         &[],
@@ -208,6 +208,26 @@ pub fn examples(big: bool) -> Vec<Example> {
         &[&["SET", "pk:{t}:0", "abcd"]],
         &["pk:{t}:0"],
         &["64", "0", "abcd", "wxyz"],
+    ));
+
+    // rate_limit: each call finds state of an earlier call and takes a unit.
+    out.push(ex(
+        "rate_limit.throttle",
+        &[&["SET", "rate:{t}", "1000000000000000"]],
+        &["rate:{t}"],
+        &["5", "10", "1000", "1"],
+    ));
+    out.push(ex(
+        "rate_limit.window_counter",
+        &[&["HSET", "rate:{t}:counter", "w", "1", "c", "2", "p", "0"]],
+        &["rate:{t}:counter"],
+        &["10", "1000", "1"],
+    ));
+    out.push(ex(
+        "rate_limit.window_log",
+        &[&["ZADD", "rate:{t}:log", "1000000", "1000000-1"]],
+        &["rate:{t}:log"],
+        &["10", "1000", "1"],
     ));
 
     // rolling

@@ -181,3 +181,12 @@ pub fn without_generated_checks(shipped: &str) -> Option<String> {
     let end = shipped[begin..].find(end_marker)? + begin + end_marker.len();
     Some(format!("{}{}", &shipped[..begin], &shipped[end..]))
 }
+
+/// Runs `body` through both drivers on a fresh server, then through both
+/// drivers on a fresh three-node cluster.
+pub fn on_server_and_cluster(body: impl Fn(&mut Driver)) {
+    let server = server();
+    each_driver(&server, &body);
+    let cluster = cluster();
+    each_cluster_driver(&cluster, &body);
+}

@@ -1,9 +1,11 @@
 //! `redis-patterns`: list, export and load the script bundle, and run the demo.
 
+mod clients;
 mod demo;
 mod import;
 mod import_lines;
 mod lines;
+mod throttle_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,10 +33,15 @@ struct Url {
 enum Command {
     /// Print every script with its sha1, keys and args (needs no server).
     List,
-    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json.
+    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json, or
+    /// with --lang a generated client library (scripts and manifest included).
     Export {
         /// Target directory (created if missing).
         dir: PathBuf,
+        /// Write a client for this language instead: a Python package
+        /// (DIR/redis_patterns, redis-py) or a PHP library (DIR/src, phpredis).
+        #[arg(long, value_enum)]
+        lang: Option<clients::Lang>,
     },
     /// SCRIPT LOAD every script and print `name sha1` lines for redis-cli EVALSHA.
     Load {
@@ -51,6 +58,7 @@ enum Command {
         #[command(subcommand)]
         target: ImportTarget,
     },
+    Throttle(throttle_cmd::ThrottleArgs),
     /// Run every pattern against a server and print what happened. Without
     /// --url (or REDIS_URL) it starts a throwaway redis-server from PATH.
     Demo {
@@ -123,12 +131,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List => list(),
-        Command::Export { dir } => export(&dir),
+        Command::Export { dir, lang: None } => export(&dir),
+        Command::Export {
+            dir,
+            lang: Some(lang),
+        } => export_client(lang, &dir),
         Command::Load { url } => load(&url.url),
         Command::Bloom { command } => bloom(command),
         Command::Import {
             target: ImportTarget::ShardedHash(args),
         } => import::sharded_hash(args),
+        Command::Throttle(args) => throttle_cmd::run(args),
         Command::Demo { url } => demo::run(url.as_deref()),
     };
     match result {
@@ -199,6 +212,16 @@ fn export(dir: &Path) -> CliResult {
     println!(
         "wrote {} scripts and manifest.json to {}",
         ALL.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+fn export_client(lang: clients::Lang, dir: &Path) -> CliResult {
+    let n = clients::write(lang, dir)?;
+    println!(
+        "wrote the {} client ({n} files) to {}",
+        lang.name(),
         dir.display()
     );
     Ok(())

@@ -60,6 +60,10 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     let parsed: Manifest = serde_json::from_str(&text).expect("manifest parses");
     assert_eq!(parsed, manifest());
     assert_eq!(parsed.version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        parsed.manifest_version,
+        redis_patterns::manifest::MANIFEST_VERSION
+    );
     // The field names are the contract for other languages.
     let raw: serde_json::Value = serde_json::from_str(&text).expect("json");
     let first = &raw["scripts"][0];
@@ -89,18 +93,21 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
     assert_eq!(
         acquire["key_specs"][1],
-        serde_json::json!({"name": "fence", "types": ["string"], "written": true})
+        serde_json::json!({"name": "fence", "types": ["string"], "written": true, "variadic": false,
+            "meaning": "the lock's fencing counter (never expires)"})
     );
     assert_eq!(
         acquire["args"][1],
         serde_json::json!({"name": "lease_ms", "type": "integer", "min": 1,
             "max": 999_999_999_999_999_i64, "non_empty": false,
-            "reason": "must be an integer from 1 to 999999999999999"})
+            "reason": "must be an integer from 1 to 999999999999999", "variadic": false,
+            "meaning": "the lease in milliseconds"})
     );
     assert_eq!(
         acquire["args"][0],
         serde_json::json!({"name": "token", "type": "string", "non_empty": true,
-            "reason": "must not be empty"})
+            "reason": "must not be empty", "variadic": false,
+            "meaning": "the new owner's token (unguessable; the Rust API uses 32 hex digits)"})
     );
     assert_eq!(acquire["writes"], serde_json::json!(["INCR", "SET"]));
     let add = raw["scripts"]
@@ -115,7 +122,8 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     );
     assert_eq!(
         add["key_specs"][1],
-        serde_json::json!({"name": "slots..", "types": ["hash", "list"], "written": true})
+        serde_json::json!({"name": "slots..", "types": ["hash", "list"], "written": true, "variadic": true,
+            "meaning": add["key_specs"][1]["meaning"]})
     );
     assert_eq!(acquire["read_only"], false);
     assert_eq!(

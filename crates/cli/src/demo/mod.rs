@@ -6,6 +6,7 @@ mod bloom;
 mod compact;
 mod lock;
 mod login_log;
+mod rate_limit;
 mod rolling;
 mod signin;
 mod visits;
@@ -61,6 +62,8 @@ pub fn run(url: Option<&str>) -> DemoResult {
     login_log::run(&url, &prefix)?;
     section("signin: daily sign-in bitmaps, ranges and streaks");
     signin::run(&url, &prefix)?;
+    section("rate_limit: GCRA and sliding windows in one round trip, with redis-cell's reply");
+    rate_limit::run(&url, &prefix)?;
     println!("\ndemo finished");
     Ok(())
 }

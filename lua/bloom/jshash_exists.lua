@@ -1,5 +1,5 @@
 #!lua flags=no-writes
---- Check items in a seed-compatible filter: one bit per item (the seed's JSHash offset)
+--- Check items in a PHP JSHash filter (the PHP BloomFilter::JSHash recipe): one bit per item at its JSHash offset
 -- KEYS[1] bitmap string ro: the filter's bitmap, e.g. bloom_user_email
 -- ARGV[1..] offsets integer 0..4294967295: one offset per item, JSHash(item) computed by the client
 -- RETURNS integers: one per item, in order: 1 when its bit is set (maybe present), 0 when not (absent)

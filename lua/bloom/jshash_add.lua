@@ -1,16 +1,16 @@
 #!lua
---- Add items to a seed-compatible filter: set one bit per item (the seed's JSHash offset)
--- KEYS[1] bitmap string rw: the filter's bitmap, e.g. bloom_user_email as the seed's PHP wrote it
+--- Add items to a PHP JSHash filter (the PHP BloomFilter::JSHash recipe): set one bit per item at its JSHash offset
+-- KEYS[1] bitmap string rw: the filter's bitmap, e.g. bloom_user_email as the PHP recipe wrote it
 -- ARGV[1..] offsets integer 0..4294967295: one offset per item, JSHash(item) computed by the client
 -- RETURNS integers: one per item, in order: 1 when its bit was 0 (newly added), 0 when it was set already
 -- WRITES BITFIELD
 -- READS GETBIT INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
 
--- k = 1: the seed's SETBIT per item, batched into one BITFIELD per 1999
+-- k = 1: the PHP recipe's SETBIT per item, batched into one BITFIELD per 1999
 -- offsets (Lua's unpack cap). The generated checks refuse a bad offset
 -- before the first write. The bitmap grows with the largest offset (up to
--- 512 MB), as in the seed, if that fits: the largest offset must be within
+-- 512 MB), as in the PHP recipe, if that fits: the largest offset must be within
 -- the server's proto-max-bulk-len (a later BITFIELD would fail after an
 -- earlier one wrote) and the growth under maxmemory.
 local top = 0

@@ -1,0 +1,118 @@
+//! The generated clients of `redis-patterns export --lang python|php DIR`:
+//! a Python package (redis-py, sync and `redis.asyncio`) and a PHP library
+//! (phpredis, PSR-4), both generated from the same script headers (the
+//! registry: one typed method per script, validating its arguments like the
+//! header says) and the same contracts (`redis_patterns::contract`: key
+//! templates, constants, error codes). The pattern helpers (shard keys,
+//! JSHash, sized-filter offsets and block planning, the rolling retry, lock
+//! tokens, ...) are this crate's per-language sources under
+//! `src/clients/<lang>/`, which read every value they need from the
+//! generated files.
+//!
+//! Every client ships the bundle's scripts (for `SCRIPT LOAD` after
+//! `NOSCRIPT`) and the manifest.
+
+mod php;
+mod python;
+
+use std::path::Path;
+
+use redis_patterns::scripts::ALL;
+
+/// A language the CLI generates a client for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// A Python package, `redis_patterns` (redis-py; sync and asyncio).
+    Python,
+    /// A PHP library, namespace `RedisPatterns` (phpredis; PSR-4).
+    Php,
+}
+
+impl Lang {
+    /// The language's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Python => "Python",
+            Lang::Php => "PHP",
+        }
+    }
+}
+
+/// A generated file: its path below the output directory and its text.
+pub struct File {
+    pub path: String,
+    pub text: String,
+}
+
+/// Every file of the client for `lang`.
+pub fn files(lang: Lang) -> Vec<File> {
+    match lang {
+        Lang::Python => python::files(),
+        Lang::Php => php::files(),
+    }
+}
+
+/// Writes the client for `lang` into `dir`; returns what it wrote.
+pub fn write(lang: Lang, dir: &Path) -> std::io::Result<usize> {
+    let files = files(lang);
+    for f in &files {
+        let path = dir.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, &f.text)?;
+    }
+    Ok(files.len())
+}
+
+/// The bundle's shipped scripts and the manifest, below `root`.
+fn bundle(root: &str) -> Vec<File> {
+    let mut out: Vec<File> = ALL
+        .iter()
+        .map(|s| File {
+            path: format!("{root}lua/{}", s.file),
+            text: s.source().to_string(),
+        })
+        .collect();
+    let manifest = serde_json::to_string_pretty(&redis_patterns::manifest::manifest())
+        .expect("the manifest serializes");
+    out.push(File {
+        path: format!("{root}manifest.json"),
+        text: manifest + "\n",
+    });
+    out
+}
+
+/// `lock.acquire` -> `Lock`, `sharded_hash` -> `ShardedHash`.
+fn camel(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The patterns of the bundle, in registry order.
+fn patterns() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = ALL
+        .iter()
+        .filter_map(|s| s.name.split('.').next())
+        .collect();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(camel("sharded_hash"), "ShardedHash");
+        assert_eq!(camel("lock"), "Lock");
+        assert!(patterns().contains(&"bloom"));
+    }
+}

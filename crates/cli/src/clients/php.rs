@@ -1,0 +1,360 @@
+//! The PHP library (namespace `RedisPatterns`, PSR-4 below `src/`):
+//! `src/Scripts/<Pattern>Scripts.php` (one typed static method per script,
+//! from the registry), `src/Contract.php` (key templates, settings,
+//! constants, from the contracts), `src/Errors/<Kind>.php` (one exception
+//! per error kind), and the hand-written runtime and helpers in `php/`.
+
+use std::fmt::Write as _;
+
+use redis_patterns::contract::{ERROR_CODES, all};
+use redis_patterns::script::{ArgSpec, ArgType, Bound, ScriptInfo};
+use redis_patterns::scripts::ALL;
+use serde_json::Value;
+
+use super::{File, bundle, camel, patterns};
+
+/// The hand-written files, emitted as they are.
+const ASSETS: &[(&str, &str)] = &[
+    ("composer.json", include_str!("php/composer.json")),
+    ("autoload.php", include_str!("php/autoload.php")),
+    ("src/Runtime.php", include_str!("php/Runtime.php")),
+    ("src/Call.php", include_str!("php/Call.php")),
+    ("src/Hashing.php", include_str!("php/Hashing.php")),
+    ("src/Lock.php", include_str!("php/Lock.php")),
+    ("src/Visits.php", include_str!("php/Visits.php")),
+    ("src/Bitmaps.php", include_str!("php/Bitmaps.php")),
+    ("src/SignIn.php", include_str!("php/SignIn.php")),
+    ("src/LoginLog.php", include_str!("php/LoginLog.php")),
+    ("src/Rolling.php", include_str!("php/Rolling.php")),
+    ("src/Bloom.php", include_str!("php/Bloom.php")),
+    ("src/JsHashBloom.php", include_str!("php/JsHashBloom.php")),
+    ("src/ShardedHash.php", include_str!("php/ShardedHash.php")),
+    ("src/Packed.php", include_str!("php/Packed.php")),
+    (
+        "src/Errors/LockBusy.php",
+        include_str!("php/Errors/LockBusy.php"),
+    ),
+    (
+        "src/Errors/LockTimeout.php",
+        include_str!("php/Errors/LockTimeout.php"),
+    ),
+    (
+        "src/Errors/IdOutOfRange.php",
+        include_str!("php/Errors/IdOutOfRange.php"),
+    ),
+    (
+        "src/Errors/ListpackValueTooLong.php",
+        include_str!("php/Errors/ListpackValueTooLong.php"),
+    ),
+];
+
+pub fn files() -> Vec<File> {
+    let mut out: Vec<File> = ASSETS
+        .iter()
+        .map(|(name, text)| File {
+            path: name.to_string(),
+            text: text.to_string(),
+        })
+        .collect();
+    for p in patterns() {
+        out.push(File {
+            path: format!("src/Scripts/{}Scripts.php", camel(p)),
+            text: scripts(p),
+        });
+    }
+    out.push(File {
+        path: "src/Contract.php".into(),
+        text: contract(),
+    });
+    out.extend(errors());
+    out.extend(bundle(""));
+    out
+}
+
+fn php_str(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// A JSON value as a PHP literal.
+fn literal(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => if *b { "true" } else { "false" }.into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => php_str(s),
+        Value::Array(a) => format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => format!(
+            "[{}]",
+            o.iter()
+                .map(|(k, v)| format!("{} => {}", php_str(k), literal(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn bound(b: &Bound) -> String {
+    match *b {
+        Bound::Value(v) => v.to_string(),
+        Bound::Arg { name, offset: 0 } => format!("${name}"),
+        Bound::Arg { name, offset } => format!("(${name} + {offset})"),
+    }
+}
+
+fn check(a: &ArgSpec, v: &str, pad: &str) -> String {
+    let name = php_str(a.name);
+    let reason = php_str(a.reason);
+    match a.ty {
+        ArgType::Integer => format!(
+            "{pad}Runtime::int({name}, {v}, {}, {}, {reason});\n",
+            bound(&a.min.expect("integers have ranges")),
+            bound(&a.max.expect("integers have ranges"))
+        ),
+        ArgType::Int64 => {
+            format!("{pad}Runtime::int({name}, {v}, PHP_INT_MIN, PHP_INT_MAX, {reason});\n")
+        }
+        ArgType::Float => format!("{pad}Runtime::float({name}, {v}, {reason});\n"),
+        ArgType::Bool => format!("{pad}Runtime::bool({name}, {v}, {reason});\n"),
+        ArgType::Enum => {
+            let words: Vec<String> = a.values.iter().map(|w| php_str(w)).collect();
+            format!(
+                "{pad}Runtime::enum({name}, {v}, [{}], {reason});\n",
+                words.join(", ")
+            )
+        }
+        ArgType::String | ArgType::Bytes => format!(
+            "{pad}Runtime::text({name}, {v}, {}, {reason});\n",
+            if a.non_empty { "true" } else { "false" }
+        ),
+    }
+}
+
+fn encode(a: &ArgSpec, v: &str) -> String {
+    match a.ty {
+        ArgType::Integer | ArgType::Int64 => format!("(string) {v}"),
+        ArgType::Float => format!("Runtime::floatText({v})"),
+        ArgType::Bool => format!("({v} ? '1' : '0')"),
+        _ => v.to_string(),
+    }
+}
+
+fn refs(a: &ArgSpec) -> bool {
+    [a.min, a.max]
+        .into_iter()
+        .flatten()
+        .any(|b| matches!(b, Bound::Arg { .. }))
+}
+
+fn method(out: &mut String, s: &ScriptInfo) {
+    let op = s.name.split('.').nth(1).expect("pattern.op");
+    let mut params = Vec::new();
+    let _ = writeln!(out, "    /**\n     * {}\n     *", s.summary);
+    for k in s.keys {
+        params.push(if k.variadic {
+            format!("array ${}", k.name)
+        } else {
+            format!("string ${}", k.name)
+        });
+        let _ = writeln!(
+            out,
+            "     * @param {} ${} {}",
+            if k.variadic { "string[]" } else { "string" },
+            k.name,
+            k.doc
+        );
+    }
+    for a in s.args {
+        let ty = match (a.variadic, a.ty) {
+            (true, _) => "array",
+            (false, ArgType::Integer | ArgType::Int64) => "int",
+            (false, ArgType::Float) => "float",
+            (false, ArgType::Bool) => "bool",
+            (false, _) => "string",
+        };
+        params.push(format!("{ty} ${}", a.name));
+        let _ = writeln!(
+            out,
+            "     * @param {ty} ${} ({}) {}",
+            a.name,
+            a.ty.name(),
+            a.doc
+        );
+    }
+    let _ = writeln!(
+        out,
+        "     * @return Call ({}): {}\n     * Domain errors: {}. Refuses an argument outside its declaration with\n     * InvalidArgument before anything is sent.\n     */",
+        s.returns,
+        s.returns_doc,
+        s.errors.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "    public static function {op}({}): Call\n    {{",
+        params.join(", ")
+    );
+    let order = s
+        .args
+        .iter()
+        .filter(|a| !refs(a))
+        .chain(s.args.iter().filter(|a| refs(a)));
+    for a in order {
+        if a.variadic {
+            let _ = writeln!(out, "        foreach (${} as $item) {{", a.name);
+            out.push_str(&check(a, "$item", "            "));
+            out.push_str("        }\n");
+        } else {
+            out.push_str(&check(a, &format!("${}", a.name), "        "));
+        }
+    }
+    let mut keys = Vec::new();
+    for k in s.keys {
+        keys.push(if k.variadic {
+            format!("...Runtime::keys(${})", k.name)
+        } else {
+            format!("${}", k.name)
+        });
+    }
+    let mut args = Vec::new();
+    for a in s.args {
+        if a.variadic {
+            args.push(format!(
+                "...array_map(fn($item) => {}, array_values(${}))",
+                encode(a, "$item"),
+                a.name
+            ));
+        } else {
+            args.push(encode(a, &format!("${}", a.name)));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "        return new Call({}, {}, {}, {}, [{}], [{}]);\n    }}\n",
+        php_str(s.name),
+        php_str(s.sha1),
+        php_str(s.file),
+        if s.read_only { "true" } else { "false" },
+        keys.join(", "),
+        args.join(", ")
+    );
+}
+
+fn scripts(pattern: &str) -> String {
+    let mut out = format!(
+        "<?php\n// Generated from the script headers by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Scripts;\n\nuse RedisPatterns\\Call;\nuse RedisPatterns\\Runtime;\n\n/**\n * The `{pattern}` scripts (lua/{pattern}/): one typed method per script, checking\n * its arguments like the header says; run the Call with Runtime::run().\n */\nfinal class {}Scripts\n{{\n",
+        camel(pattern)
+    );
+    let mut codes: Vec<&str> = Vec::new();
+    for s in ALL
+        .iter()
+        .filter(|s| s.name.split('.').next() == Some(pattern))
+    {
+        method(&mut out, s);
+        codes.extend(s.errors.iter().copied());
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn contract() -> String {
+    let mut out = String::from(
+        "<?php\n// Generated from redis_patterns::contract by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns;\n\n/** Key templates, settings, constants and error codes of every pattern. */\nfinal class Contract\n{\n",
+    );
+    let mut section =
+        |name: &str,
+         doc: &str,
+         f: &dyn Fn(&redis_patterns::contract::PatternContract) -> Vec<(String, Value)>| {
+            let _ = writeln!(out, "    /** {doc} */\n    public const {name} = [");
+            for c in all() {
+                let items: Vec<String> = f(&c)
+                    .into_iter()
+                    .map(|(k, v)| format!("{} => {}", php_str(&k), literal(&v)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "        {} => [{}],",
+                    php_str(&c.name),
+                    items.join(", ")
+                );
+            }
+            out.push_str("    ];\n\n");
+        };
+    section(
+        "KEYS",
+        "Per pattern, per key role: its template (`<var>` placeholders).",
+        &|c| {
+            c.keys
+                .iter()
+                .map(|k| (k.role.clone(), Value::String(k.template.clone())))
+                .collect()
+        },
+    );
+    section(
+        "DEFAULTS",
+        "Per pattern, per setting: its default (null: required).",
+        &|c| {
+            c.params
+                .iter()
+                .map(|p| (p.name.clone(), p.default.clone()))
+                .collect()
+        },
+    );
+    section("CONSTANTS", "Per pattern, per constant: its value.", &|c| {
+        c.constants
+            .iter()
+            .map(|k| (k.name.clone(), k.value.clone()))
+            .collect()
+    });
+    out.push_str(
+        "    /** The exception class of each domain error code. */\n    public const ERRORS = [\n",
+    );
+    for e in ERROR_CODES {
+        let _ = writeln!(
+            out,
+            "        {} => Errors\\{}::class,",
+            php_str(e.code),
+            e.kind
+        );
+    }
+    out.push_str("    ];\n\n");
+    out.push_str(
+        "    /** `$template` with every `<var>` replaced by its value. */\n    public static function render(string $template, array $values): string\n    {\n        return preg_replace_callback('/<([^>]+)>/', function ($m) use ($values, $template) {\n            if (!array_key_exists($m[1], $values)) {\n                throw new \\LogicException(\"template $template needs <{$m[1]}>\");\n            }\n            return (string) $values[$m[1]];\n        }, $template);\n    }\n\n    /** The key of `$role` in `$pattern`, rendered from its template. */\n    public static function key(string $pattern, string $role, array $values): string\n    {\n        return self::render(self::KEYS[$pattern][$role], $values);\n    }\n}\n",
+    );
+    out
+}
+
+fn errors() -> Vec<File> {
+    let mut out = vec![File {
+        path: "src/Errors/RedisPatternsError.php".into(),
+        text: "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/** Every error of this library. */\nclass RedisPatternsError extends \\RuntimeException\n{\n}\n".into(),
+    }];
+    out.push(File {
+        path: "src/Errors/ScriptError.php".into(),
+        text: "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/** A script answered with one of its domain error codes. */\nclass ScriptError extends RedisPatternsError\n{\n    public const CODE = '';\n\n    public function __construct(public readonly ?string $script, public readonly string $detail)\n    {\n        parent::__construct(($script !== null ? \"script $script: \" : '') . static::CODE . ' ' . $detail);\n    }\n}\n".into(),
+    });
+    out.push(File {
+        path: "src/Errors/ServerError.php".into(),
+        text: "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/** The server refused a command with one of its own codes (OOM, WRONGTYPE, NOPERM, ...). */\nclass ServerError extends RedisPatternsError\n{\n    public function __construct(public readonly string $redisCode, public readonly string $detail, public readonly ?string $script = null)\n    {\n        parent::__construct(($script !== null ? \"script $script: \" : '') . $redisCode . ' ' . $detail);\n    }\n}\n".into(),
+    });
+    for e in ERROR_CODES {
+        let text = if e.code == "BADARG" {
+            format!(
+                "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/**\n * An argument was refused: by this library before anything was sent ($script\n * null), or by a script's own checks (BADARG) before its first write.\n */\nfinal class InvalidArgument extends RedisPatternsError\n{{\n    public const CODE = {};\n\n    public function __construct(public readonly string $name, public readonly string $reason, public readonly ?string $script = null)\n    {{\n        parent::__construct(($script !== null ? \"script $script: \" : '') . \"invalid $name: $reason\");\n    }}\n}}\n",
+                php_str(e.code)
+            )
+        } else {
+            format!(
+                "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/**\n * {} ({}: {})\n */\nfinal class {} extends ScriptError\n{{\n    public const CODE = {};\n}}\n",
+                e.meaning.replace("*/", "* /"),
+                e.code,
+                e.detail,
+                e.kind,
+                php_str(e.code)
+            )
+        };
+        out.push(File {
+            path: format!("src/Errors/{}.php", e.kind),
+            text,
+        });
+    }
+    out
+}

@@ -1,0 +1,498 @@
+//! The generated Python and PHP clients with the real interpreters: the
+//! manifest against its JSON Schema, each client against the golden vectors
+//! (`tests/data`, made by real PHP) and the Rust planner, every pattern end
+//! to end on a real server with data written by the Rust side read back by
+//! the client and the reverse, and visits exact under four concurrent
+//! processes. Needs python3 with redis-py (and jsonschema) on PYTHONPATH and
+//! php-cli with php-redis; `.ci/run` installs them.
+
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use redis_patterns::bloom::{Bloom, BloomParams, DEFAULT_MAX_BITS, JsHashBloom, MAX_BLOCK_BYTES};
+use redis_patterns::chrono::NaiveDate;
+use redis_patterns::lock::Lock;
+use redis_patterns::login_log::{ActiveUser, LoginLog};
+use redis_patterns::packed::{IntField, Le, PackedRecords};
+use redis_patterns::rolling::RollingStore;
+use redis_patterns::sharded_hash::ShardedHash;
+use redis_patterns::signin::SignIn;
+use redis_patterns::visits::VisitCounter;
+use redis_patterns::{Connection, Request};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scripts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "redis-patterns-clients-{tag}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// `redis-patterns export [--lang LANG] DIR`.
+fn export(lang: Option<&str>, dir: &Path) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_redis-patterns"));
+    cmd.arg("export");
+    if let Some(lang) = lang {
+        cmd.args(["--lang", lang]);
+    }
+    let out = cmd.arg(dir).output().expect("run export");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn python_path(dir: &Path) -> String {
+    match std::env::var("PYTHONPATH") {
+        Ok(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
+        _ => dir.display().to_string(),
+    }
+}
+
+/// python3 with the generated package and PYTHONPATH; panics with what is
+/// missing when redis-py is not importable.
+fn python(dir: &Path) -> Command {
+    let probe = Command::new("python3")
+        .args(["-c", "import redis"])
+        .env("PYTHONPATH", python_path(dir))
+        .output()
+        .expect("python3 must be installed");
+    assert!(
+        probe.status.success(),
+        "the Python module `redis` (redis-py) is missing: python3 -m pip install --target DIR redis, with DIR on PYTHONPATH (.ci/run does)\n{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    let mut cmd = Command::new("python3");
+    cmd.env("PYTHONPATH", python_path(dir));
+    cmd
+}
+
+/// php with the phpredis extension; panics with what is missing.
+fn php() -> Command {
+    let probe = Command::new("php")
+        .args(["-r", "exit(extension_loaded('redis') ? 0 : 1);"])
+        .output()
+        .expect("php-cli must be installed (apt-get install php-cli php-redis)");
+    assert!(
+        probe.status.success(),
+        "the PHP extension `redis` (phpredis) is missing: apt-get install php-redis"
+    );
+    Command::new("php")
+}
+
+fn ok(out: Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+#[test]
+fn the_manifest_validates_against_its_json_schema() {
+    let dir = temp_dir("schema");
+    export(None, &dir);
+    let out = python(&dir)
+        .arg(scripts_dir().join("schema.py"))
+        .arg(repo_root().join("manifest.schema.json"))
+        .arg(dir.join("manifest.json"))
+        .output()
+        .expect("python3");
+    assert!(ok(out, "schema.py").contains("manifest valid"));
+    // The clients ship the same manifest.
+    let py = temp_dir("schema-py");
+    export(Some("python"), &py);
+    let a = std::fs::read(dir.join("manifest.json")).expect("manifest");
+    assert_eq!(
+        a,
+        std::fs::read(py.join("redis_patterns/manifest.json")).expect("manifest")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&py);
+}
+
+/// The Rust planner's parameters for many (n, p), and its p text.
+fn params_tsv(dir: &Path) -> PathBuf {
+    let mut text = String::from("# n\tp\tm\tk\tblock_bits\tp_text\n");
+    let ps = [
+        0.5, 0.1, 0.05, 0.01, 0.001, 0.0001, 0.00015, 0.00001, 1.5e-7, 1e-9, 0.3333, 0.02,
+    ];
+    let ns = [
+        1u64,
+        7,
+        100,
+        1000,
+        12_345,
+        1_000_000,
+        10_000_000,
+        123_456_789,
+    ];
+    for n in ns {
+        for p in ps {
+            let Ok(b) = BloomParams::new(n, p, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES) else {
+                continue;
+            };
+            let blocks: Vec<String> = b.block_bits.iter().map(u64::to_string).collect();
+            text.push_str(&format!(
+                "{n}\t{p:?}\t{}\t{}\t{}\t{p:?}\n",
+                b.m,
+                b.k,
+                blocks.join(",")
+            ));
+        }
+    }
+    let path = dir.join("params.tsv");
+    std::fs::write(&path, text).expect("write params");
+    path
+}
+
+#[test]
+fn the_python_client_computes_the_golden_vectors() {
+    let dir = temp_dir("py-vectors");
+    export(Some("python"), &dir);
+    let data = repo_root().join("tests/data");
+    let out = python(&dir)
+        .arg(scripts_dir().join("vectors.py"))
+        .arg(data.join("jshash_vectors.tsv"))
+        .arg(data.join("sized_vectors.tsv"))
+        .arg(params_tsv(&dir))
+        .output()
+        .expect("python3");
+    assert!(ok(out, "vectors.py").contains("python vectors"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_php_client_computes_the_golden_vectors() {
+    let dir = temp_dir("php-vectors");
+    export(Some("php"), &dir);
+    let data = repo_root().join("tests/data");
+    let out = php()
+        .arg(scripts_dir().join("vectors.php"))
+        .arg(dir.join("autoload.php"))
+        .arg(data.join("jshash_vectors.tsv"))
+        .arg(data.join("sized_vectors.tsv"))
+        .arg(params_tsv(&dir))
+        .output()
+        .expect("php");
+    assert!(ok(out, "vectors.php").contains("php vectors"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).expect("a date")
+}
+
+fn items(prefix: &str) -> Vec<String> {
+    (0..100).map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// What the Rust side writes before a client runs; returns the token of the
+/// lock it holds.
+fn rust_writes(con: &mut Connection) -> String {
+    let lock = Lock::new("rs-lock", Duration::from_secs(60)).unwrap();
+    let token = lock.try_acquire().run(con).unwrap().token;
+    let visits = VisitCounter::builder("site", redis_patterns::chrono::Utc, 8)
+        .retention(redis_patterns::Retention::Forever)
+        .build()
+        .unwrap();
+    visits
+        .add_batch(day(2024, 2, 29), &(1..=50).collect::<Vec<_>>())
+        .run(con)
+        .unwrap();
+    let signin = SignIn::builder().tag("app").build().unwrap();
+    for uid in [100, 200] {
+        signin.sign_in(uid, day(2024, 3, 1)).run(con).unwrap();
+    }
+    LoginLog::default()
+        .record("client", 1001, day(2024, 2, 29))
+        .run(con)
+        .unwrap();
+    let store = RollingStore::new(25, 10, Duration::from_secs(600)).unwrap();
+    for i in 0..30 {
+        store
+            .add("m:rs", &format!("tx{i}"), &serde_json::json!({"n": i}))
+            .run(con)
+            .unwrap();
+    }
+    for (name, spread) in [("rs-bloom", false), ("rs-spread", true)] {
+        let bf = Bloom::builder(name)
+            .expected(1000)
+            .fp_rate(0.01)
+            .spread_blocks(spread)
+            .create()
+            .run(con)
+            .unwrap();
+        bf.multi_add(&items("r")).run(con).unwrap();
+    }
+    JsHashBloom::new("bloom_user_email")
+        .unwrap()
+        .add("rust@example.com")
+        .run(con)
+        .unwrap();
+    ShardedHash::new("users", 16)
+        .unwrap()
+        .set("alice", "1")
+        .run(con)
+        .unwrap();
+    let logins = PackedRecords::new("logins", Le::<u32>::new(), 1_000_000).unwrap();
+    let counter = IntField {
+        offset: 0,
+        size: 4,
+        signed: false,
+    };
+    logins.add(123_456, counter, 3).run(con).unwrap();
+    token
+}
+
+/// What the Rust side reads after a client ran (`lang`: `py` or `php`, the
+/// names the client wrote under), with the client's lock token.
+fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: u64) {
+    let lock = Lock::new(&format!("{lang}-lock"), Duration::from_secs(60)).unwrap();
+    assert!(
+        lock.owned(lock_token).run(con).unwrap().is_some(),
+        "the client's token owns its lock"
+    );
+    assert!(lock.try_acquire().run(con).unwrap_err().is_busy());
+    assert!(!lock.release("not-the-owner").run(con).unwrap());
+    let visits = VisitCounter::builder("site", redis_patterns::chrono::Utc, 8)
+        .retention(redis_patterns::Retention::Forever)
+        .build()
+        .unwrap();
+    assert_eq!(
+        visits.count(day(2024, 2, 29)).run(con).unwrap(),
+        90 + extra_visit
+    );
+    assert!(visits.contains(day(2024, 2, 29), 90).run(con).unwrap());
+    let signin = SignIn::builder().tag("app").build().unwrap();
+    assert_eq!(
+        signin
+            .active_any(day(2024, 3, 1), day(2024, 3, 1))
+            .run(con)
+            .unwrap(),
+        [100, 200, 300]
+    );
+    let users = LoginLog::default()
+        .all_active_users(day(2024, 2, 1), day(2024, 3, 31))
+        .run(con)
+        .unwrap();
+    let want = [("client", 1001), ("client", 1002), ("vip", 7)].map(|(t, uid)| ActiveUser {
+        user_type: t.into(),
+        uid,
+    });
+    assert_eq!(users, want);
+    let store = RollingStore::new(25, 10, Duration::from_secs(600)).unwrap();
+    let newest: Vec<(String, serde_json::Value)> =
+        store.recent(&format!("m:{lang}"), 1).run(con).unwrap();
+    assert_eq!(newest, [("tx99".to_string(), serde_json::json!({"n": 99}))]);
+    assert!(store.len(&format!("m:{lang}")).run(con).unwrap() <= store.capacity());
+    let rs: Vec<(String, serde_json::Value)> = store.recent("m:rs", 1).run(con).unwrap();
+    assert_eq!(rs[0].0, "tx39");
+    for name in ["rs-bloom", "rs-spread"] {
+        let bf = Bloom::open(name).run(con).unwrap();
+        assert!(
+            bf.multi_exists(&items("p"))
+                .run(con)
+                .unwrap()
+                .iter()
+                .all(|&b| b),
+            "{name}"
+        );
+    }
+    // The issue's failure: a filter created by another language is refused
+    // by Bloom::create with the same n and p unless every parameter agrees.
+    for (name, spread) in [
+        (format!("{lang}-bloom"), false),
+        (format!("{lang}-spread"), true),
+    ] {
+        let bf = Bloom::builder(&name)
+            .expected(5000)
+            .fp_rate(0.001)
+            .spread_blocks(spread)
+            .create()
+            .run(con)
+            .unwrap();
+        assert!(
+            bf.multi_exists(&items("q"))
+                .run(con)
+                .unwrap()
+                .iter()
+                .all(|&b| b),
+            "{name}"
+        );
+        assert!(bf.add("from-rust").run(con).unwrap());
+        assert_eq!(bf.spread_blocks(), spread);
+    }
+    let js = JsHashBloom::new("bloom_user_email").unwrap();
+    assert!(js.exists(format!("{lang}@example.com")).run(con).unwrap());
+    let h = ShardedHash::new("users", 16).unwrap();
+    let got: Vec<Option<String>> = h.get_many(&["alice", "bob", "n", "d"]).run(con).unwrap();
+    assert_eq!(
+        got,
+        [
+            Some("1".into()),
+            Some("2".into()),
+            Some("5".into()),
+            Some("4".into())
+        ]
+    );
+    let logins = PackedRecords::new("logins", Le::<u32>::new(), 1_000_000).unwrap();
+    assert_eq!(logins.get_many(&[123_456, 7]).run(con).unwrap(), [4, 7]);
+}
+
+#[test]
+fn the_python_client_drives_every_pattern_and_agrees_with_rust() {
+    let server = support::server();
+    let dir = temp_dir("py-e2e");
+    export(Some("python"), &dir);
+    let mut con = Connection::open(server.url()).unwrap();
+    let token = rust_writes(&mut con);
+    let out = python(&dir)
+        .arg(scripts_dir().join("e2e.py"))
+        .arg(server.port().to_string())
+        .arg(&token)
+        .output()
+        .expect("python3");
+    let printed: serde_json::Value = serde_json::from_str(ok(out, "e2e.py").trim()).expect("json");
+    // The asyncio part of the script added one more visit.
+    rust_checks(
+        &mut con,
+        "py",
+        printed["py_lock_token"].as_str().unwrap(),
+        1,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_php_client_drives_every_pattern_and_agrees_with_rust() {
+    let server = support::server();
+    let dir = temp_dir("php-e2e");
+    export(Some("php"), &dir);
+    let mut con = Connection::open(server.url()).unwrap();
+    let token = rust_writes(&mut con);
+    let out = php()
+        .arg(scripts_dir().join("e2e.php"))
+        .arg(dir.join("autoload.php"))
+        .arg(server.port().to_string())
+        .arg(&token)
+        .output()
+        .expect("php");
+    let printed: serde_json::Value = serde_json::from_str(ok(out, "e2e.php").trim()).expect("json");
+    rust_checks(
+        &mut con,
+        "php",
+        printed["php_lock_token"].as_str().unwrap(),
+        0,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Four processes count overlapping members of one day at once; the count
+/// is exact: every distinct member once.
+fn visits_exact_under_four_processes(spawn: impl Fn(u64) -> Command) {
+    let mut children: Vec<_> = (0..4u64)
+        .map(|w| spawn(w * 50).spawn().expect("start a worker"))
+        .collect();
+    for c in &mut children {
+        let status = c.wait().expect("worker");
+        assert!(status.success(), "a worker failed");
+    }
+}
+
+fn crowd() -> VisitCounter<redis_patterns::chrono::Utc> {
+    VisitCounter::builder("crowd", redis_patterns::chrono::Utc, 16)
+        .retention(redis_patterns::Retention::Forever)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn python_visits_are_exact_under_four_processes() {
+    let server = support::server();
+    let dir = temp_dir("py-crowd");
+    export(Some("python"), &dir);
+    let port = server.port().to_string();
+    visits_exact_under_four_processes(|first| {
+        let mut cmd = python(&dir);
+        cmd.arg(scripts_dir().join("visits_worker.py"))
+            .args([&port, &first.to_string(), "100"]);
+        cmd
+    });
+    let mut con = Connection::open(server.url()).unwrap();
+    assert_eq!(crowd().count(day(2024, 2, 29)).run(&mut con).unwrap(), 250);
+    let sizes: u64 = crowd()
+        .shard_sizes(day(2024, 2, 29))
+        .run(&mut con)
+        .unwrap()
+        .iter()
+        .sum();
+    assert_eq!(sizes, 250);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn php_visits_are_exact_under_four_processes() {
+    let server = support::server();
+    let dir = temp_dir("php-crowd");
+    export(Some("php"), &dir);
+    let port = server.port().to_string();
+    let autoload = dir.join("autoload.php");
+    visits_exact_under_four_processes(|first| {
+        let mut cmd = php();
+        cmd.arg(scripts_dir().join("visits_worker.php"))
+            .arg(&autoload)
+            .args([&port, &first.to_string(), "100"]);
+        cmd
+    });
+    let mut con = Connection::open(server.url()).unwrap();
+    assert_eq!(crowd().count(day(2024, 2, 29)).run(&mut con).unwrap(), 250);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The README's table of key templates, from the contracts.
+fn key_table() -> String {
+    let mut out = String::from("| pattern | key | template | type |\n| --- | --- | --- | --- |\n");
+    for c in redis_patterns::contract::all() {
+        for k in &c.keys {
+            out.push_str(&format!(
+                "| {} | {} | `{}` | {} |\n",
+                c.name, k.role, k.template, k.ty
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn readme_key_templates_match_the_contracts() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
+    let table = readme
+        .split("<!-- key-templates -->\n")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- /key-templates -->").next())
+        .expect("README has the key-templates markers");
+    assert_eq!(
+        table,
+        key_table(),
+        "README's key templates are stale; the table is:\n{}",
+        key_table()
+    );
+}

@@ -1,0 +1,119 @@
+//! The packed records' contract for other languages (see [`crate::contract`]).
+
+use serde_json::json;
+
+use super::{DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
+use crate::contract::{PatternContract, constant, function, key, param, protocol, scripts_of};
+
+pub(crate) fn contract() -> PatternContract {
+    PatternContract {
+        name: "packed".into(),
+        summary: "fixed-width records per integer id, packed into sharded strings".into(),
+        scripts: scripts_of("packed"),
+        params: vec![
+            param(
+                "base",
+                "string",
+                json!(null),
+                "the records' name, not empty",
+            ),
+            param(
+                "width",
+                "integer",
+                json!(null),
+                "bytes per record, at least 1",
+            ),
+            param(
+                "max_id",
+                "integer",
+                json!(null),
+                "the largest id accepted (ids above it are refused before sending)",
+            ),
+            param(
+                "ids_per_shard",
+                "integer",
+                json!(null),
+                "ids per shard; default max(1, floor(default_shard_bytes / width)); ids_per_shard * width <= max_shard_bytes",
+            ),
+            param(
+                "dense",
+                "bool",
+                json!(true),
+                "grow a shard to its full length in one exact SET before its first write (reserve), else grow as written",
+            ),
+        ],
+        keys: vec![key(
+            "shard",
+            "<base>:<shard>",
+            "string",
+            "ids shard * ids_per_shard to (shard + 1) * ids_per_shard - 1; no hash tag",
+        )],
+        constants: vec![
+            constant(
+                "default_shard_bytes",
+                DEFAULT_SHARD_BYTES,
+                "the default shard length: one 64 KiB allocation",
+            ),
+            constant(
+                "max_shard_bytes",
+                MAX_SHARD_BYTES,
+                "the longest string Redis accepts",
+            ),
+        ],
+        functions: vec![
+            function(
+                "locate",
+                "locate(id) -> (shard, byte offset)",
+                &[
+                    "0 <= id <= max_id; shard = floor(id / ids_per_shard); offset = (id mod ids_per_shard) * width",
+                ],
+            ),
+            function(
+                "reserve",
+                "reserve() -> integer",
+                &["dense: ids_per_shard * width; otherwise 0"],
+            ),
+            function(
+                "int_field",
+                "int_field(offset, size 1..6, signed) -> integer",
+                &[
+                    "a little-endian integer of size bytes at offset inside a record (two's complement when signed)",
+                ],
+            ),
+        ],
+        protocols: vec![protocol(
+            "records",
+            &["packed.put", "packed.add", "packed.swap", "GETRANGE"],
+            &[
+                "get(id): GETRANGE shard offset offset+width-1, padded with zero bytes to width (never written: all zero)",
+                "set many: group by shard; one packed.put(shard, reserve, offset, record, ...) per shard",
+                "add(id, field, delta): packed.add(shard, reserve, offset + field offset, size, signed, delta) -> the new value (OVERFLOW: unchanged)",
+                "compare_and_set(id, expected, new): packed.swap(shard, reserve, offset, expected, new) -> {1, previous} or {0, current}",
+            ],
+        )],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::render;
+    use crate::packed::{Le, PackedRecords};
+
+    #[test]
+    fn templates_render_the_keys_the_records_use() {
+        let c = contract();
+        let p = PackedRecords::new("logins", Le::<u32>::new(), 10_000_000).unwrap();
+        assert_eq!(p.ids_per_shard(), DEFAULT_SHARD_BYTES / 4);
+        let (key, off) = p.locate(123_456).unwrap();
+        let shard = (123_456 / p.ids_per_shard()).to_string();
+        assert_eq!(
+            render(
+                &c.keys[0].template,
+                &[("base", "logins"), ("shard", &shard)]
+            ),
+            key
+        );
+        assert_eq!(off, (123_456 % p.ids_per_shard()) * 4);
+    }
+}

@@ -1,0 +1,124 @@
+//! The sharded hash's contract for other languages (see [`crate::contract`]).
+
+use serde_json::json;
+
+use super::ListpackLimits;
+use crate::contract::{PatternContract, function, key, param, protocol, scripts_of, shared};
+
+pub(crate) fn contract() -> PatternContract {
+    PatternContract {
+        name: "sharded_hash".into(),
+        summary: "a logical hash stored as small listpack-encoded hash shards".into(),
+        scripts: scripts_of("sharded_hash"),
+        params: vec![
+            param(
+                "base",
+                "string",
+                json!(null),
+                "the logical hash's name, not empty",
+            ),
+            param(
+                "shards",
+                "integer",
+                json!(null),
+                "crc32 sharding: the number of shards, at least 1",
+            ),
+            param(
+                "fields_per_shard",
+                "integer",
+                json!(null),
+                "id sharding (instead of shards): fields per shard, at least 1",
+            ),
+            param(
+                "max_id",
+                "integer",
+                json!(null),
+                "id sharding: the largest id",
+            ),
+            param(
+                "strict",
+                "bool",
+                json!(true),
+                "refuse fields and values longer than max_value before sending, and write through the scripts that refuse to pass max_entries",
+            ),
+            param(
+                "max_entries",
+                "integer",
+                json!(ListpackLimits::DEFAULT.entries),
+                "the server's hash-max-listpack-entries",
+            ),
+            param(
+                "max_value",
+                "integer",
+                json!(ListpackLimits::DEFAULT.value),
+                "the server's hash-max-listpack-value (bytes)",
+            ),
+        ],
+        keys: vec![key(
+            "shard",
+            "<base>:<shard>",
+            "hash",
+            "shard <shard>; no hash tag, so shards spread over a cluster",
+        )],
+        constants: vec![],
+        functions: vec![
+            shared::crc32(),
+            function(
+                "shard_of",
+                "shard_of(field: bytes) -> integer",
+                &[
+                    "crc32 sharding: crc32(field) mod shards",
+                    "id sharding: the field is a canonical decimal id (no sign, no leading zeros) from 0 to max_id; id / fields_per_shard (integer division)",
+                ],
+            ),
+        ],
+        protocols: vec![
+            protocol(
+                "write",
+                &[
+                    "sharded_hash.put",
+                    "sharded_hash.incr",
+                    "HSET",
+                    "HSETNX",
+                    "HINCRBY",
+                ],
+                &[
+                    "strict: a field or value longer than max_value is refused before sending (writing it would convert the shard)",
+                    "set / set_if_absent of pairs: group by shard_of; strict: one sharded_hash.put(shard, only_absent, max_entries, field, value, ...) per shard",
+                    "(FULL: that shard's part was refused, nothing written to it); not strict: HSET (HSETNX per pair for set_if_absent)",
+                    "incr: strict sharded_hash.incr(shard, field, delta, max_entries), else HINCRBY",
+                ],
+            ),
+            protocol(
+                "read",
+                &["HGET", "HMGET", "HDEL", "HEXISTS", "HLEN"],
+                &[
+                    "get: HGET shard_of(field)'s key; get_many: one HMGET per shard touched; len: HLEN of every shard, summed",
+                ],
+            ),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::render;
+    use crate::sharded_hash::ShardedHash;
+
+    #[test]
+    fn templates_render_the_keys_the_hash_uses() {
+        let c = contract();
+        let h = ShardedHash::new("users", 64).unwrap();
+        let shard = (crc32fast::hash(b"alice") % 64).to_string();
+        assert_eq!(
+            render(&c.keys[0].template, &[("base", "users"), ("shard", &shard)]),
+            h.shard_key(b"alice").unwrap()
+        );
+        let ids = ShardedHash::by_id("ids", 100, 10_000).unwrap();
+        assert_eq!(
+            render(&c.keys[0].template, &[("base", "ids"), ("shard", "12")]),
+            ids.shard_key(b"1234").unwrap()
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! The visit counter's contract for other languages (see [`crate::contract`]).
+
+use serde_json::json;
+
+use super::{DEFAULT_PREFIX, MAX_SHARDS};
+use crate::contract::{
+    PatternContract, constant, function, key, param, protocol, scripts_of, shared,
+};
+
+pub(crate) fn contract() -> PatternContract {
+    PatternContract {
+        name: "visits".into(),
+        summary:
+            "exact daily unique visitors: integer members in sharded intsets, a counter per day"
+                .into(),
+        scripts: scripts_of("visits"),
+        params: vec![
+            param(
+                "prefix",
+                "string",
+                json!(DEFAULT_PREFIX),
+                "what every key starts with (no `{` or `}`)",
+            ),
+            param(
+                "name",
+                "string",
+                json!(null),
+                "the counter's name: not empty, no `{` or `}`",
+            ),
+            param(
+                "shards",
+                "integer",
+                json!(null),
+                "shard sets per day, 1 to max_shards; every writer of a counter uses the same",
+            ),
+            param(
+                "time_zone",
+                "time_zone",
+                json!("UTC"),
+                "the zone whose calendar days are counted (IANA name)",
+            ),
+            param(
+                "grace_s",
+                "integer",
+                json!(0),
+                "seconds a day's keys live after the day ends; null: never expire",
+            ),
+        ],
+        keys: vec![
+            key(
+                "counter",
+                "<prefix>{<name>:<YYYY-MM-DD>}:count",
+                "string",
+                "the day's distinct count",
+            ),
+            key(
+                "shard",
+                "<prefix>{<name>:<YYYY-MM-DD>}:<shard>",
+                "set",
+                "the members of shard <shard> (0 to shards-1) of the day",
+            ),
+        ],
+        constants: vec![
+            constant(
+                "max_shards",
+                MAX_SHARDS,
+                "the most shards a counter may have",
+            ),
+            constant(
+                "max_grace_s",
+                366 * 86_400,
+                "the longest grace after the end of a day",
+            ),
+        ],
+        functions: vec![
+            shared::crc32(),
+            function(
+                "shard_of",
+                "shard_of(member: int64, shards: integer) -> integer",
+                &["crc32(the member's canonical decimal text, e.g. \"-42\") mod shards"],
+            ),
+            function(
+                "day_expire_at",
+                "day_expire_at(day: date, time_zone, grace_s) -> integer",
+                &[
+                    "the first instant of the next day in time_zone (local midnight; in a DST gap the first valid local time after it,",
+                    "when ambiguous the earlier one), as unix seconds, plus grace_s; 0 when keys never expire",
+                ],
+            ),
+            function(
+                "group_batch",
+                "group_batch(members: int64[], shards) -> (shard keys, groups, positions)",
+                &[
+                    "drop repeats (the first occurrence stays); group the rest by shard_of, shards in order of first appearance",
+                    "keys: the counter, then the shard key of each group; groups: for each group its size n, then its n members",
+                    "the reply is {count, flag per member in group order}; a repeated member is not new",
+                ],
+            ),
+        ],
+        protocols: vec![
+            protocol(
+                "add",
+                &["visits.add"],
+                &[
+                    "visits.add(counter, shard key of shard_of(member), day_expire_at(day), member) -> {new, count}",
+                    "DAYENDED: the day's keys would already have expired; nothing was written",
+                ],
+            ),
+            protocol(
+                "distinct_over_days",
+                &["SMEMBERS"],
+                &[
+                    "the exact distinct count over several days: for each shard index i, the size of the union over the days",
+                    "of their shard i sets, summed over i (each day has its own hash tag: the union is client-side)",
+                ],
+            ),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{NaiveDate, Utc};
+
+    use super::*;
+    use crate::contract::render;
+    use crate::keys::Prefix;
+    use crate::visits::{VisitCounter, shard_of};
+
+    #[test]
+    fn templates_render_the_keys_the_counter_uses() {
+        let c = contract();
+        let v = VisitCounter::builder("site", Utc, 8)
+            .prefix(Prefix::new("v:").unwrap())
+            .build()
+            .unwrap();
+        let day = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+        let shard = shard_of(-42, 8).to_string();
+        let vars = [
+            ("prefix", "v:"),
+            ("name", "site"),
+            ("YYYY-MM-DD", "2024-02-29"),
+            ("shard", shard.as_str()),
+        ];
+        assert_eq!(render(&c.keys[0].template, &vars), v.counter_key(day));
+        assert_eq!(
+            render(&c.keys[1].template, &vars),
+            v.member_shard_key(day, -42)
+        );
+        assert_eq!(shard_of(-42, 8), crc32fast::hash(b"-42") % 8);
+    }
+}

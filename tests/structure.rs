@@ -1,0 +1,170 @@
+//! The library's shape, checked from its source: every pattern operation is
+//! written once (an `Op`, run by both drivers) with no hand-written async
+//! twin, only the drivers take connections, and every file says in its
+//! first doc line which one concept it holds.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src/") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// `(file relative to src/, line number, line)` of every line of the library.
+fn lines() -> Vec<(String, usize, String)> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(src())
+            .expect("below src/")
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(&f).expect("read file");
+        for (i, line) in text.lines().enumerate() {
+            out.push((rel.clone(), i + 1, line.to_string()));
+        }
+    }
+    out
+}
+
+/// The drivers: the only code that runs requests on a connection.
+fn is_driver(file: &str) -> bool {
+    file.starts_with("core/")
+}
+
+/// Guards that hold a lock while their holder works: the one kind of code
+/// with a sync and an async form, because keeping a lease alive is a thread
+/// on one side and a task on the other.
+fn is_guard(file: &str) -> bool {
+    file.contains("guard") || file.contains("watchdog")
+}
+
+#[test]
+fn no_hand_written_async_twins_outside_the_drivers() {
+    let offenders: Vec<String> = lines()
+        .into_iter()
+        .filter(|(file, _, line)| {
+            let code = line.trim_start();
+            let is_async_fn = code.contains("async fn ")
+                || (code.contains("fn ")
+                    && code.split("fn ").nth(1).is_some_and(|rest| {
+                        rest.split('(')
+                            .next()
+                            .is_some_and(|name| name.ends_with("_async"))
+                    }));
+            is_async_fn && !code.starts_with("//") && !is_driver(file) && !is_guard(file)
+        })
+        .map(|(file, n, line)| format!("src/{file}:{n}: {}", line.trim()))
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "write the operation once as an Op instead:\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// The patterns: one per `lua/<pattern>/` folder, each with its module
+/// `src/<pattern>.rs` or `src/<pattern>/` (the layout a newcomer relies on).
+fn patterns() -> Vec<String> {
+    let lua = Path::new(env!("CARGO_MANIFEST_DIR")).join("lua");
+    let mut names: Vec<String> = std::fs::read_dir(lua)
+        .expect("read lua/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in &names {
+        assert!(
+            src().join(format!("{name}.rs")).is_file() || src().join(name).join("mod.rs").is_file(),
+            "lua/{name}/ has no src/{name}.rs or src/{name}/mod.rs"
+        );
+    }
+    names
+}
+
+#[test]
+fn every_pattern_operation_is_an_op_and_takes_no_connection() {
+    let all = lines();
+    let mut report = Vec::new();
+    for pattern in patterns() {
+        let in_pattern = |file: &str| {
+            file == format!("{pattern}.rs") || file.starts_with(&format!("{pattern}/"))
+        };
+        let ops: Vec<&String> = all
+            .iter()
+            .filter(|(file, _, line)| {
+                in_pattern(file)
+                    && line.trim_start().starts_with("pub fn ")
+                    && line.contains("-> Op<")
+            })
+            .map(|(_, _, line)| line)
+            .collect();
+        // Multi-line signatures: count `pub fn` whose return type follows on a
+        // later line too, by looking for `) -> Op<` lines.
+        let more = all
+            .iter()
+            .filter(|(file, _, line)| in_pattern(file) && line.trim_start().starts_with(") -> Op<"))
+            .count();
+        assert!(
+            ops.len() + more > 0,
+            "pattern {pattern} has no operation returning an Op"
+        );
+        report.push(format!("{pattern}: {} operations", ops.len() + more));
+        let takes_connection: Vec<String> = all
+            .iter()
+            .filter(|(file, _, line)| {
+                in_pattern(file)
+                    && !is_guard(file)
+                    && (line.contains("con: &mut Connection")
+                        || line.contains("con: &mut AsyncConnection")
+                        || line.contains("ConnectionLike"))
+                    && !line.trim_start().starts_with("//")
+            })
+            .map(|(file, n, line)| format!("src/{file}:{n}: {}", line.trim()))
+            .collect();
+        // The one sync convenience that holds a connection: the lock guard.
+        let takes_connection: Vec<String> = takes_connection
+            .into_iter()
+            .filter(|l| !(l.starts_with("src/lock") && l.contains("con: &'a mut Connection")))
+            .collect();
+        assert!(
+            takes_connection.is_empty(),
+            "pattern operations take no connection (return an Op):\n{}",
+            takes_connection.join("\n")
+        );
+    }
+    println!("{}", report.join("\n"));
+}
+
+#[test]
+fn every_file_says_which_concept_it_holds() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).expect("read file");
+            !text.trim_start().starts_with("//!")
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "open each file with a `//!` line naming its concept:\n{}",
+        missing.join("\n")
+    );
+}
