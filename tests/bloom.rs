@@ -996,30 +996,19 @@ fn a_filter_planned_for_another_allocator_keeps_its_plan_everywhere() {
         {
             for spread in [false, true] {
                 let name = format!("copied-{i}-{spread}");
+                let builder = || {
+                    Bloom::builder(&name)
+                        .expected(1_000_000)
+                        .fp_rate(0.01)
+                        .spread_blocks(spread)
+                };
                 // As a server with `other` would have created it.
-                let made = d
-                    .run(
-                        Bloom::builder(&name)
-                            .expected(1_000_000)
-                            .fp_rate(0.01)
-                            .spread_blocks(spread)
-                            .plan_for(other.clone())
-                            .create(),
-                    )
-                    .unwrap();
+                let made = d.run(builder().plan_for(other.clone()).create()).unwrap();
                 let xs = items("c", 0..2000);
                 d.run(made.multi_add(&xs)).unwrap();
                 // Created again here, with this server's allocator: the
                 // stored plan rules, the items are there.
-                let again = d
-                    .run(
-                        Bloom::builder(&name)
-                            .expected(1_000_000)
-                            .fp_rate(0.01)
-                            .spread_blocks(spread)
-                            .create(),
-                    )
-                    .unwrap();
+                let again = d.run(builder().create()).unwrap();
                 assert_eq!(again.params(), made.params(), "{}", other.name());
                 assert_eq!(again.block_keys(), made.block_keys());
                 assert!(d.run(again.multi_exists(&xs)).unwrap().iter().all(|&b| b));

@@ -220,16 +220,19 @@ mod tests {
         assert_eq!(p.k, 10);
     }
 
+    /// Filters of every size class range, and the two.
+    const SIZES: [(u64, f64); 6] = [
+        (1_000_000, 0.01),
+        (1_000_000, 0.001),
+        (100, 0.01),
+        (1, 0.5),
+        (123_456, 0.05),
+        (50_000_000, 0.0001),
+    ];
+
     #[test]
     fn layouts_fill_size_classes() {
-        for (n, p) in [
-            (1_000_000u64, 0.01),
-            (1_000_000, 0.001),
-            (100, 0.01),
-            (1, 0.5),
-            (123_456, 0.05),
-            (50_000_000, 0.0001),
-        ] {
+        for (n, p) in SIZES {
             let params = BloomParams::new(n, p, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES).unwrap();
             let total = params.total_bits();
             assert!(total >= params.m);
@@ -253,14 +256,7 @@ mod tests {
     #[test]
     fn libc_layouts_are_few_blocks_of_whole_pages() {
         let libc = Allocator::Libc;
-        for (n, p) in [
-            (1_000_000u64, 0.01),
-            (1_000_000, 0.001),
-            (100, 0.01),
-            (1, 0.5),
-            (123_456, 0.05),
-            (50_000_000, 0.0001),
-        ] {
+        for (n, p) in SIZES {
             let jem = BloomParams::new(n, p, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES).unwrap();
             let params =
                 BloomParams::for_allocator(n, p, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES, &libc).unwrap();
