@@ -100,7 +100,7 @@ pub use crate::core::AsyncConnection;
 pub use crate::core::{Batch, CallMode, Connection, Op, Replies, Request, Retention};
 /// The date and time library of the patterns' APIs, re-exported.
 pub use chrono;
-pub use error::{Error, ErrorKind, Result, ServerErrorKind};
+pub use error::{Error, ErrorKind, MemoryLimit, Result, ServerErrorKind};
 /// The client library this crate is built on, re-exported so that users
 /// need not match its version.
 pub use redis;

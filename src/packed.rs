@@ -17,6 +17,16 @@
 //! class, so a dense shard costs its payload plus a few dozen bytes.
 //! [`Layout::Sparse`] grows shards only as far as written (for sparse ids).
 //!
+//! Big shards and the server's limits: Redis checks `maxmemory` only before
+//! a script starts, so every write script checks itself, before its first
+//! write, that growing a shard by more than 64 KiB fits under `maxmemory`
+//! (from `INFO memory`; the rule of [`crate::core::server_memory`]), and
+//! refuses with [`ErrorKind::NotEnoughMemory`] otherwise; and that the
+//! shard's length is within the server's `proto-max-bulk-len` (a lower limit
+//! would make a later `SETRANGE` of the same call fail after a write), with
+//! [`ErrorKind::InvalidArgument`] from the script otherwise. Nothing is
+//! written either way.
+//!
 //! Records never written read as all-zero bytes (the codec decides what that
 //! means). [`PackedRecords::scan`] reads whole shards and decodes them
 //! client-side, e.g. to count records per field value

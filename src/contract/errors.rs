@@ -84,6 +84,15 @@ pub static ERROR_CODES: &[ErrorCode] = &[
                   at 4e9 allocates ~500 MB); nothing was written.",
     },
     ErrorCode {
+        code: "MAXMEMORY",
+        kind: "NotEnoughMemory",
+        detail: "needed <bytes> available <bytes>: growing <key or blocks>",
+        meaning: "growing a string by more than 64 KiB would take the server past maxmemory \
+                  (INFO memory: used_memory + needed > maxmemory, with used_memory_dataset \
+                  counted as free under an allkeys-* eviction policy); nothing was written. \
+                  Free memory, raise maxmemory, or use smaller shards or blocks.",
+    },
+    ErrorCode {
         code: "DAYENDED",
         kind: "DayEnded",
         detail: "expire_at <t> is not after the server time <now>",

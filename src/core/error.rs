@@ -135,6 +135,21 @@ pub enum ErrorKind {
     #[error("day already ended: {detail}")]
     DayEnded { detail: String },
 
+    /// An allocation was refused before it was made: it needs `needed`
+    /// bytes, more than `available` under `limit` (the server's `maxmemory`
+    /// headroom, or the caller's ceiling on one allocation). Nothing was
+    /// written. Code `MAXMEMORY` from a script, which checks the headroom
+    /// itself before growing a string (Redis checks `maxmemory` only before a
+    /// command or script starts, so one call could go far past it).
+    #[error("{}{what} needs {needed} bytes, {available} available ({limit})", script_prefix(*.script))]
+    NotEnoughMemory {
+        what: String,
+        needed: u64,
+        available: u64,
+        limit: MemoryLimit,
+        script: Option<&'static str>,
+    },
+
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
     ShaMismatch {
@@ -180,6 +195,28 @@ pub enum ErrorKind {
     /// protocol, authentication, configuration).
     #[error(transparent)]
     Redis(#[from] redis::RedisError),
+}
+
+/// Which limit refused an allocation ([`ErrorKind::NotEnoughMemory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemoryLimit {
+    /// The server's `maxmemory` minus what it uses (`INFO memory`); with an
+    /// `allkeys-*` eviction policy the data set counts as free.
+    Maxmemory,
+    /// The caller's ceiling on one allocation (e.g.
+    /// [`BloomBuilder::max_memory`](crate::bloom::BloomBuilder::max_memory)),
+    /// which applies with or without `maxmemory`.
+    Ceiling,
+}
+
+impl fmt::Display for MemoryLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryLimit::Maxmemory => "under the server's maxmemory",
+            MemoryLimit::Ceiling => "under the configured ceiling",
+        })
+    }
 }
 
 fn script_prefix(script: Option<&'static str>) -> String {
@@ -352,7 +389,9 @@ impl Error {
     /// The script whose call failed, when the error came from one.
     pub fn script(&self) -> Option<&'static str> {
         match self.kind() {
-            ErrorKind::InvalidArgument { script, .. } | ErrorKind::Server { script, .. } => *script,
+            ErrorKind::InvalidArgument { script, .. }
+            | ErrorKind::Server { script, .. }
+            | ErrorKind::NotEnoughMemory { script, .. } => *script,
             ErrorKind::RollingLayout { script, .. }
             | ErrorKind::ShardFull { script, .. }
             | ErrorKind::Overflow { script, .. }
@@ -428,6 +467,27 @@ pub(crate) fn from_script(script: &'static str, code: &str, detail: &str) -> Err
             script,
             detail: text,
         },
+        "MAXMEMORY" => {
+            // `MAXMEMORY needed <n> available <a>[: what]`
+            let number = |word: &str| {
+                let mut words = detail.split_whitespace();
+                words.find(|w| *w == word);
+                words
+                    .next()
+                    .and_then(|n| n.trim_end_matches(':').parse().ok())
+                    .unwrap_or(0)
+            };
+            ErrorKind::NotEnoughMemory {
+                what: detail
+                    .split_once(": ")
+                    .map_or(detail, |(_, what)| what)
+                    .to_string(),
+                needed: number("needed"),
+                available: number("available"),
+                limit: MemoryLimit::Maxmemory,
+                script: Some(script),
+            }
+        }
         "UIDRANGE" => ErrorKind::UidOutOfRange { detail: text },
         "DAYENDED" => ErrorKind::DayEnded { detail: text },
         "LAYOUT" => layout_mismatch(detail),
@@ -499,7 +559,7 @@ mod tests {
 
     #[test]
     fn every_code_maps_to_its_kind() {
-        let cases: [(&str, IsKind); 9] = [
+        let cases: [(&str, IsKind); 10] = [
             (
                 "BADARG",
                 |e| matches!(e, ErrorKind::InvalidArgument { script: Some("p.op"), name, .. } if name == "the"),
@@ -517,6 +577,15 @@ mod tests {
                 "LAYOUT",
                 |e| matches!(e, ErrorKind::LayoutMismatch { stored, .. } if stored == "shards=2"),
             ),
+            ("MAXMEMORY", |e| {
+                matches!(
+                    e,
+                    ErrorKind::NotEnoughMemory {
+                        limit: MemoryLimit::Maxmemory,
+                        ..
+                    }
+                )
+            }),
         ];
         for (code, is_kind) in cases {
             let detail = if code == "LAYOUT" {
@@ -534,6 +603,35 @@ mod tests {
             from_script("p.op", "NOSUCHCODE", "x"),
             ErrorKind::Script { .. }
         ));
+    }
+
+    #[test]
+    fn a_script_memory_refusal_keeps_its_figures() {
+        let e = Error::from(from_script(
+            "packed.put",
+            "MAXMEMORY",
+            "needed 1048576 available 4096: growing pk:0 to 1048576 bytes",
+        ));
+        match e.kind() {
+            ErrorKind::NotEnoughMemory {
+                what,
+                needed,
+                available,
+                limit,
+                script,
+            } => {
+                assert_eq!((*needed, *available), (1_048_576, 4096));
+                assert_eq!(*limit, MemoryLimit::Maxmemory);
+                assert_eq!(what, "growing pk:0 to 1048576 bytes");
+                assert_eq!(*script, Some("packed.put"));
+            }
+            other => panic!("{other}"),
+        }
+        assert_eq!(
+            e.to_string(),
+            "script packed.put: growing pk:0 to 1048576 bytes needs 1048576 bytes, 4096 available (under the server's maxmemory)"
+        );
+        assert!(!e.is_retryable() && !e.is_invalid_input());
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! batch and the exchange protocol), `conn` / `conn_async` (the two
 //! drivers), `slots` (a cluster's slot map), `script` (the script registry
 //! and one prepared call), `error` (the error type), `keys` (key names and
-//! hash tags), `config` (`CONFIG GET`), `retention` (how long time-bucketed
-//! keys live), `call_mode` (script calls as `EVALSHA` or `FCALL`).
+//! hash tags), `config` (`CONFIG GET`), `memory` (a server's memory figures
+//! and allocator, read before a big allocation), `retention` (how long
+//! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
+//! `FCALL`).
 
 pub(crate) mod batch;
 pub(crate) mod call_mode;
@@ -18,6 +20,7 @@ pub(crate) mod conn;
 pub(crate) mod conn_async;
 pub mod error;
 pub mod keys;
+pub(crate) mod memory;
 pub(crate) mod op;
 pub(crate) mod retention;
 pub mod script;
@@ -28,6 +31,7 @@ pub use call_mode::CallMode;
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
+pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use retention::Retention;
 

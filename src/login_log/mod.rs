@@ -82,7 +82,12 @@
 //! maximum (default [`DEFAULT_MAX_UID`]) are refused with
 //! [`ErrorKind::UidOutOfRange`](crate::ErrorKind::UidOutOfRange) before
 //! anything is written; the scripts check it again for callers in other
-//! languages. Nothing expires by default (the recipe warns that a TTL
+//! languages. A first login at a high uid grows the day's index at once:
+//! the scripts check that a growth of more than 64 KiB fits under
+//! `maxmemory` (`INFO memory`, the rule of
+//! [`crate::core::server_memory`]) before their first write, and refuse with
+//! [`ErrorKind::NotEnoughMemory`](crate::ErrorKind::NotEnoughMemory)
+//! otherwise. Nothing expires by default (the recipe warns that a TTL
 //! shorter than the sync interval loses data); a
 //! [`Retention`] sets `EXPIREAT` to the end of the key's period (the month
 //! for a log, the day for an index, 00:00 UTC) plus the retention.

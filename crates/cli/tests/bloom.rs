@@ -166,6 +166,9 @@ fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
             "--fp-rate",
             "0.01",
             "--spread-blocks",
+            // Several blocks on every server (libc plans one where it can).
+            "--max-block-bytes",
+            "524288",
         ][..],
         &["bloom_cli", "--jshash"][..],
     ] {

@@ -105,7 +105,14 @@ impl LocalServer {
     /// `["--hash-max-listpack-entries", "128"]` (later arguments win, so
     /// `["--appendonly", "yes"]` turns AOF on).
     pub fn start_with(extra: &[&str]) -> Result<Self, StartError> {
-        Self::start_retrying(|| Ok(extra.iter().map(|a| a.to_string()).collect()))
+        Self::start_binary(&server_binary(), extra)
+    }
+
+    /// Starts `binary` (a path or a name on PATH, e.g. a `valkey-server`)
+    /// with extra `--name value` arguments, whatever `$REDIS_SERVER` says:
+    /// for benchmarks that compare servers in one run.
+    pub fn start_binary(binary: &str, extra: &[&str]) -> Result<Self, StartError> {
+        Self::start_retrying_with(binary, || Ok(extra.iter().map(|a| a.to_string()).collect()))
     }
 
     /// Starts one with the arguments `extra()` gives for each attempt. A port
@@ -114,7 +121,14 @@ impl LocalServer {
     fn start_retrying(
         extra: impl Fn() -> std::io::Result<Vec<String>>,
     ) -> Result<Self, StartError> {
-        let binary = server_binary();
+        Self::start_retrying_with(&server_binary(), extra)
+    }
+
+    fn start_retrying_with(
+        binary: &str,
+        extra: impl Fn() -> std::io::Result<Vec<String>>,
+    ) -> Result<Self, StartError> {
+        let binary = binary.to_string();
         let mut last = None;
         for _ in 0..5 {
             let port = free_port()?;

@@ -39,6 +39,14 @@ pub enum BloomCommand {
         /// Give each block its own hash tag, so blocks spread over a cluster's nodes.
         #[arg(long)]
         spread_blocks: bool,
+        /// The largest block in bytes (default: 512 MiB, or the server's
+        /// lower proto-max-bulk-len).
+        #[arg(long)]
+        max_block_bytes: Option<u64>,
+        /// The most memory the filter may take (default 4 GiB); a bigger one
+        /// is refused before anything is written.
+        #[arg(long)]
+        max_memory: Option<u64>,
         #[command(flatten)]
         url: UrlArg,
     },
@@ -96,6 +104,14 @@ pub struct LoadArgs {
     /// Blocks of a filter created with --expected spread over a cluster's nodes.
     #[arg(long, requires = "expected")]
     spread_blocks: bool,
+    /// The largest block in bytes of a filter created with --expected
+    /// (default: 512 MiB, or the server's lower proto-max-bulk-len).
+    #[arg(long, requires = "expected")]
+    max_block_bytes: Option<u64>,
+    /// The most memory a filter created with --expected may take (default
+    /// 4 GiB); a bigger one is refused before anything is written.
+    #[arg(long, requires = "expected")]
+    max_memory: Option<u64>,
     #[command(flatten)]
     kind: KindArg,
     #[command(flatten)]
@@ -152,15 +168,21 @@ pub fn run(command: BloomCommand) -> CliResult {
             expected,
             fp_rate,
             spread_blocks,
+            max_block_bytes,
+            max_memory,
             url,
         } => {
             let mut con = url.connect()?;
-            let bf = Bloom::builder(&name)
-                .expected(expected)
-                .fp_rate(fp_rate)
-                .spread_blocks(spread_blocks)
-                .create()
-                .run(&mut con)?;
+            let bf = sized(
+                &name,
+                expected,
+                fp_rate,
+                spread_blocks,
+                max_block_bytes,
+                max_memory,
+            )
+            .create()
+            .run(&mut con)?;
             let p = bf.params();
             out::emit(p, || {
                 vec![format!(
@@ -294,6 +316,28 @@ impl LoadSummary {
     }
 }
 
+/// The builder of a sized filter from the command's settings.
+fn sized(
+    name: &str,
+    expected: u64,
+    fp_rate: f64,
+    spread_blocks: bool,
+    max_block_bytes: Option<u64>,
+    max_memory: Option<u64>,
+) -> redis_patterns::bloom::BloomBuilder {
+    let mut builder = Bloom::builder(name)
+        .expected(expected)
+        .fp_rate(fp_rate)
+        .spread_blocks(spread_blocks);
+    if let Some(bytes) = max_block_bytes {
+        builder = builder.max_block_bytes(bytes);
+    }
+    if let Some(bytes) = max_memory {
+        builder = builder.max_memory(bytes);
+    }
+    builder
+}
+
 pub fn load(args: LoadArgs) -> CliResult {
     args.bulk.check()?;
     let batch = args.bulk.batch_or(5000);
@@ -301,12 +345,16 @@ pub fn load(args: LoadArgs) -> CliResult {
     let mut con = args.url.connect()?;
     let filter = match (args.expected, args.fp_rate, args.kind.jshash) {
         (Some(n), Some(p), false) => Filter::Sized(
-            Bloom::builder(&args.name)
-                .expected(n)
-                .fp_rate(p)
-                .spread_blocks(args.spread_blocks)
-                .create()
-                .run(&mut con)?,
+            sized(
+                &args.name,
+                n,
+                p,
+                args.spread_blocks,
+                args.max_block_bytes,
+                args.max_memory,
+            )
+            .create()
+            .run(&mut con)?,
         ),
         (Some(_), _, true) => {
             return Err(Failure::new(
