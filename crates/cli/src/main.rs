@@ -39,8 +39,9 @@ struct Cli {
 enum Command {
     /// Print every script with its sha1, keys and args (needs no server).
     List,
-    /// Write every script to DIR/<pattern>/<op>.lua and DIR/manifest.json, or
-    /// with --lang a generated client library (scripts and manifest included).
+    /// Write every script to DIR/<pattern>/<op>.lua, the Functions library
+    /// to DIR/functions.lua and DIR/manifest.json, or with --lang a generated
+    /// client library (scripts and manifest included).
     Export {
         /// Target directory (created if missing).
         dir: PathBuf,

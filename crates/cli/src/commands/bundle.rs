@@ -80,6 +80,9 @@ pub fn export(dir: &Path) -> CliResult {
         }
         std::fs::write(&path, s.source()).map_err(|e| fail::file("write", &path, &e))?;
     }
+    let path = dir.join("functions.lua");
+    std::fs::write(&path, redis_patterns::functions::LIBRARY)
+        .map_err(|e| fail::file("write", &path, &e))?;
     let manifest = redis_patterns::manifest::manifest();
     let path = dir.join("manifest.json");
     let text =
@@ -89,7 +92,7 @@ pub fn export(dir: &Path) -> CliResult {
         &serde_json::json!({"dir": dir.display().to_string(), "scripts": ALL.len()}),
         || {
             vec![format!(
-                "wrote {} scripts and manifest.json to {}",
+                "wrote {} scripts, functions.lua and manifest.json to {}",
                 ALL.len(),
                 dir.display()
             )]

@@ -175,8 +175,10 @@ fn load_node(
 
 /// `redis-patterns load [--functions]`.
 pub fn run(url: &UrlArg, with_functions: bool) -> CliResult {
-    crate::conn::check(&url.url)?;
-    fail::set_url(&url.url);
+    // Connecting first gives the command line's own messages (the url, a
+    // refused connection, a missing password); the load then opens one
+    // connection per node.
+    drop(url.connect()?);
     load(&url.url, with_functions).map_err(|e| {
         Failure::new(format!(
             "cannot load the bundle via {}: {e}",
