@@ -91,6 +91,7 @@ pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
 pub mod functions;
+pub mod layout;
 pub mod lock;
 pub mod login_log;
 pub mod manifest;
@@ -107,7 +108,7 @@ pub use crate::core::AsyncConnection;
 pub use crate::core::{Batch, CallMode, Connection, Op, Replies, Request, Retention};
 /// The date and time library of the patterns' APIs, re-exported.
 pub use chrono;
-pub use error::{Error, ErrorKind, Result, ServerErrorKind};
+pub use error::{Error, ErrorKind, MemoryLimit, Result, ServerErrorKind};
 /// The client library this crate is built on, re-exported so that users
 /// need not match its version.
 pub use redis;

@@ -17,6 +17,16 @@
 //! class, so a dense shard costs its payload plus a few dozen bytes.
 //! [`Layout::Sparse`] grows shards only as far as written (for sparse ids).
 //!
+//! Big shards and the server's limits: Redis checks `maxmemory` only before
+//! a script starts, so every write script checks itself, before its first
+//! write, that growing a shard by more than 64 KiB fits under `maxmemory`
+//! (from `INFO memory`; the rule of [`crate::core::server_memory`]), and
+//! refuses with [`ErrorKind::NotEnoughMemory`] otherwise; and that the
+//! shard's length is within the server's `proto-max-bulk-len` (a lower limit
+//! would make a later `SETRANGE` of the same call fail after a write), with
+//! [`ErrorKind::InvalidArgument`] from the script otherwise. Nothing is
+//! written either way.
+//!
 //! Records never written read as all-zero bytes (the codec decides what that
 //! means). [`PackedRecords::scan`] reads whole shards and decodes them
 //! client-side, e.g. to count records per field value
@@ -57,6 +67,10 @@
 //! # Ok(())
 //! # }
 //! ```
+
+mod layout;
+
+pub use layout::{LAYOUT_VERSION, PackedLayout};
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
@@ -201,6 +215,8 @@ pub struct PackedRecords<C> {
     ids_per_shard: u64,
     max_id: u64,
     layout: Layout,
+    /// With a recorded layout: whether it was claimed (shared by clones).
+    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Builds [`PackedRecords`]: setters never fail, [`build`](Self::build)
@@ -212,6 +228,7 @@ pub struct PackedRecordsBuilder<C> {
     max_id: u64,
     ids_per_shard: Option<u64>,
     layout: Layout,
+    record_layout: bool,
 }
 
 /// An integer field inside a record, for [`PackedRecords::add`].
@@ -237,6 +254,14 @@ impl<C: Codec> PackedRecordsBuilder<C> {
     /// How shards grow (default [`Layout::Dense`]).
     pub fn layout(mut self, layout: Layout) -> Self {
         self.layout = layout;
+        self
+    }
+
+    /// Record the layout (width, ids per shard) with the data (default:
+    /// no): the first write stores it in the meta key `<base>:meta`, or is
+    /// refused with [`ErrorKind::LayoutMismatch`] when another one is stored.
+    pub fn record_layout(mut self, record: bool) -> Self {
+        self.record_layout = record;
         self
     }
 
@@ -276,6 +301,9 @@ impl<C: Codec> PackedRecordsBuilder<C> {
             ids_per_shard,
             max_id: self.max_id,
             layout: self.layout,
+            claimed: self
+                .record_layout
+                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
         })
     }
 }
@@ -289,6 +317,7 @@ impl<C: Codec> PackedRecords<C> {
             max_id,
             ids_per_shard: None,
             layout: Layout::Dense,
+            record_layout: false,
         }
     }
 
@@ -433,7 +462,7 @@ impl<C: Codec> PackedRecords<C> {
                 list,
             ));
         }
-        Op::send(batch, |replies| replies.all::<i64>().map(|_| ()))
+        self.claimed(Op::send(batch, |replies| replies.all::<i64>().map(|_| ())))
     }
 
     /// Read-modify-write of one record in one script: adds `delta` to an
@@ -489,7 +518,7 @@ impl<C: Codec> PackedRecords<C> {
             Ok(l) => l,
             Err(e) => return Op::fail(e),
         };
-        Op::script(scripts::packed::add(
+        self.claimed(Op::script(scripts::packed::add(
             &key,
             &request_key,
             self.reserve(),
@@ -498,7 +527,7 @@ impl<C: Codec> PackedRecords<C> {
             field.signed,
             delta,
             request_ttl,
-        ))
+        )))
     }
 
     /// Compare-and-set of one record in one script: writes `new` only if the
@@ -518,14 +547,14 @@ impl<C: Codec> PackedRecords<C> {
             Err(e) => return Op::fail(e),
         };
         let this = self.clone();
-        Op::script(scripts::packed::swap(
+        let swap = Op::script(scripts::packed::swap(
             &key,
             self.reserve(),
             off as i64,
             &exp,
             &new,
-        ))
-        .try_map(move |reply: Value| {
+        ));
+        self.claimed(swap).try_map(move |reply: Value| {
             let (done, current): (i64, Vec<u8>) = FromRedisValue::from_redis_value(reply)
                 .map_err(|e| Error::from(redis::RedisError::from(e)))?;
             Ok(if done == 1 {

@@ -259,7 +259,7 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
 
 /// An AOF server, the library loaded and a lock taken through `mode`.
 fn restart_and_release(mode: CallMode) -> (LocalServer, u64, u64) {
-    let mut server = support::server_with(&["--appendonly", "yes"]);
+    let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
     let mut con = support::drivers_in(&server.url(), mode).remove(0);
     let fence = con
         .run(scripts::lock::acquire("r{a}", "r{a}:fence", "t", 600_000))

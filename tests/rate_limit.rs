@@ -261,9 +261,12 @@ fn sliding_log_is_exact_and_never_holds_more_than_its_limit() {
     let server = support::server();
     let params: [(i64, i64); 3] = [(1, 500), (5, 1000), (40, 60_000)];
     support::each_driver(&server, |d| {
-        // Loaded first: a batch that mixes script calls and plain commands
+        // Loaded first, as scripts and as the library (whichever the call
+        // mode uses): a batch that mixes script calls and plain commands
         // cannot be re-sent in order after NOSCRIPT.
         d.run(redis_patterns::load_all()).expect("load the scripts");
+        d.run(redis_patterns::functions::load())
+            .expect("load the library");
         let mut rng = Rng(11);
         let mut limited = 0;
         for (i, &(limit, window_ms)) in params.iter().enumerate() {

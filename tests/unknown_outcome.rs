@@ -136,9 +136,11 @@ fn a_lost_reply_is_resent_only_for_idempotent_calls() {
             b.script(scripts::visits::add(
                 &visits.counter_key(day),
                 &visits.member_shard_key(day, 8),
+                &visits.meta_key(day),
                 0,
                 0,
                 8,
+                i64::from(visits.shards()),
             ));
             b.add(&k, incr(&k));
             b.script(scripts::sharded_hash::incr(

@@ -661,9 +661,11 @@ fn bad_input_writes_nothing() {
         }
         let batch = redis_patterns::scripts::visits::add_batch(
             &c.counter_key(day(2099, 1, 1)),
+            &c.meta_key(day(2099, 1, 1)),
             &[c.shard_key(day(2099, 1, 1), 0)],
             0,
             0,
+            4,
             &[3, 1, 2],
         );
         assert!(matches!(

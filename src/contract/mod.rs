@@ -159,6 +159,7 @@ pub fn template_vars(template: &str) -> Vec<&str> {
 pub fn all() -> Vec<PatternContract> {
     let mut out = vec![
         crate::bloom::contract(),
+        crate::layout::contract(),
         crate::lock::contract(),
         crate::login_log::contract(),
         crate::packed::contract(),

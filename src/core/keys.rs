@@ -15,7 +15,7 @@ pub fn check_name(what: &'static str, name: &str) -> Result<()> {
     if name.contains(['{', '}']) {
         return Err(Error::invalid(
             what,
-            format!("{name:?} must not contain '{{' or '}}'"),
+            format!("`{name}` must not contain '{{' or '}}'"),
         ));
     }
     Ok(())

@@ -11,7 +11,8 @@
 //! (waiting for replicas), `request_id` (a name for one call, so that a
 //! resend is recognised), `slots` (a cluster's slot map), `script` (the
 //! script registry and one prepared call), `error` (the error type), `keys`
-//! (key names and hash tags), `config` (`CONFIG GET`), `retention` (how long
+//! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
+//! memory figures and allocator, read before a big allocation), `retention` (how long
 //! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
 //! `FCALL`).
 
@@ -24,6 +25,7 @@ pub(crate) mod conn_async;
 pub(crate) mod durability;
 pub mod error;
 pub mod keys;
+pub(crate) mod memory;
 pub(crate) mod op;
 pub(crate) mod request_id;
 pub(crate) mod resend;
@@ -38,6 +40,7 @@ pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
+pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;

@@ -82,7 +82,12 @@
 //! maximum (default [`DEFAULT_MAX_UID`]) are refused with
 //! [`ErrorKind::UidOutOfRange`](crate::ErrorKind::UidOutOfRange) before
 //! anything is written; the scripts check it again for callers in other
-//! languages. Nothing expires by default (the recipe warns that a TTL
+//! languages. A first login at a high uid grows the day's index at once:
+//! the scripts check that a growth of more than 64 KiB fits under
+//! `maxmemory` (`INFO memory`, the rule of
+//! [`crate::core::server_memory`]) before their first write, and refuse with
+//! [`ErrorKind::NotEnoughMemory`](crate::ErrorKind::NotEnoughMemory)
+//! otherwise. Nothing expires by default (the recipe warns that a TTL
 //! shorter than the sync interval loses data); a
 //! [`Retention`] sets `EXPIREAT` to the end of the key's period (the month
 //! for a log, the day for an index, 00:00 UTC) plus the retention.
@@ -91,7 +96,12 @@ mod active;
 mod contract;
 mod record;
 mod reindex;
+mod sync;
 mod user;
+
+pub use sync::{
+    Expiry, LAST_MONTH_UNTIL_DAY, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months,
+};
 
 use chrono::NaiveDate;
 use serde::Serialize;
@@ -237,7 +247,7 @@ fn check_type(user_type: &str) -> Result<()> {
     {
         return Err(Error::invalid(
             "user type",
-            format!("{user_type:?} must be non-empty ASCII letters, digits or '-'"),
+            format!("`{user_type}` must be non-empty ASCII letters, digits or '-'"),
         ));
     }
     Ok(())

@@ -73,6 +73,12 @@ pub(crate) fn contract() -> PatternContract {
                 "string",
                 "the result of one increment with a request id, for its time to live, in the shard's slot (request_key)",
             ),
+            key(
+                "meta",
+                "<base>:meta",
+                "hash",
+                "the layout stored with the data (pattern, version, scheme, shards or fields_per_shard and max_id, separator): see the layout pattern",
+            ),
         ],
         constants: vec![],
         functions: vec![
@@ -88,6 +94,14 @@ pub(crate) fn contract() -> PatternContract {
             ),
         ],
         protocols: vec![
+            protocol(
+                "record_layout",
+                &["layout.claim"],
+                &[
+                    "before a hash's first write: layout.claim(<base>:meta, pattern sharded_hash, version 1, scheme crc32, shards N, separator :)",
+                    "(scheme by_id: fields_per_shard and max_id instead of shards); a stored layout that differs refuses every write",
+                ],
+            ),
             protocol(
                 "write",
                 &[

@@ -75,6 +75,7 @@
 
 mod contract;
 mod import;
+mod layout;
 mod limits;
 mod plan;
 
@@ -85,6 +86,7 @@ use serde::Serialize;
 
 pub(crate) use self::contract::contract;
 pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
+pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
 use crate::core::request_id::request_args;
@@ -112,6 +114,8 @@ pub struct ShardedHash {
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
+    /// With a recorded layout: whether it was claimed (shared by clones).
+    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Builds a [`ShardedHash`]: setters never fail, [`build`](Self::build)
@@ -123,6 +127,7 @@ pub struct ShardedHashBuilder {
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
+    record_layout: bool,
 }
 
 /// The separator between the base and the shard id unless the builder
@@ -182,6 +187,15 @@ impl ShardedHashBuilder {
         self
     }
 
+    /// Record the layout with the data (default: no): the first write
+    /// stores it in the meta key `<base>:meta` (see
+    /// [`ShardedHash::claim_layout`]), or is refused with
+    /// [`ErrorKind::LayoutMismatch`] when another layout is stored there.
+    pub fn record_layout(mut self, record: bool) -> Self {
+        self.record_layout = record;
+        self
+    }
+
     /// Checks the settings.
     pub fn build(self) -> Result<ShardedHash> {
         check_base(&self.base)?;
@@ -210,6 +224,9 @@ impl ShardedHashBuilder {
             sharding: self.sharding,
             limits: self.limits,
             strict: self.strict,
+            claimed: self
+                .record_layout
+                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
         })
     }
 }
@@ -234,6 +251,7 @@ impl ShardedHash {
             sharding,
             limits: ListpackLimits::DEFAULT,
             strict: true,
+            record_layout: false,
         }
     }
 
@@ -345,7 +363,7 @@ impl ShardedHash {
                         Error::invalid(
                             "field",
                             format!(
-                                "{:?} is not a decimal integer id",
+                                "`{}` is not a decimal integer id",
                                 String::from_utf8_lossy(field)
                             ),
                         )
@@ -462,9 +480,9 @@ impl ShardedHash {
             Err(e) => return Op::fail(e),
         };
         let (batch, _) = self.writes(pairs, &shards, only_absent);
-        Op::send(batch, |replies| {
+        self.claimed(Op::send(batch, |replies| {
             Ok(replies.all::<i64>()?.into_iter().sum::<i64>() as u64)
-        })
+        }))
     }
 
     fn write_pairs<F: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -582,13 +600,13 @@ impl ShardedHash {
             Ok(key) => key,
             Err(e) => return Op::fail(e),
         };
-        if self.strict {
+        self.claimed(if self.strict {
             self.incr_script(&key, field, delta, None)
         } else {
             let mut cmd = redis::cmd("HINCRBY");
             cmd.arg(&key).arg(field).arg(delta);
             Op::cmd(key, cmd)
-        }
+        })
     }
 
     /// [`ShardedHash::incr`] at most once per `request`: the script keeps
@@ -601,7 +619,7 @@ impl ShardedHash {
     pub fn incr_once(&self, field: impl AsRef<[u8]>, delta: i64, request: &RequestId) -> Op<i64> {
         let field = field.as_ref();
         match self.incr_key(field) {
-            Ok(key) => self.incr_script(&key, field, delta, Some(request)),
+            Ok(key) => self.claimed(self.incr_script(&key, field, delta, Some(request))),
             Err(e) => Op::fail(e),
         }
     }

@@ -68,6 +68,12 @@ pub(crate) fn contract() -> PatternContract {
                 "set",
                 "the members of shard <shard> (0 to shards-1) of the day",
             ),
+            key(
+                "meta",
+                "<prefix>{<name>:<YYYY-MM-DD>}:meta",
+                "hash",
+                "the day's layout (pattern, version, shards), written by the script of its first member",
+            ),
         ],
         constants: vec![
             constant(
@@ -109,7 +115,7 @@ pub(crate) fn contract() -> PatternContract {
                 "group_batch(members: int64[], shards) -> (shard keys, groups, positions)",
                 &[
                     "drop repeats (the first occurrence stays); group the rest by shard_of, shards in order of first appearance",
-                    "keys: the counter, then the shard key of each group; groups: for each group its size n, then its n members",
+                    "keys: the counter, the day's meta key, then the shard key of each group; groups: for each group its size n, then its n members",
                     "the reply is {count, flag per member in group order}; a repeated member is not new",
                 ],
             ),
@@ -119,9 +125,11 @@ pub(crate) fn contract() -> PatternContract {
                 "add",
                 &["visits.add"],
                 &[
-                    "visits.add(counter, shard key of shard_of(member), day_expire_at(day), day_accept_until(day), member) -> {new, count}",
+                    "visits.add(counter, shard key of shard_of(member), meta, day_expire_at(day), day_accept_until(day), member, shards)",
+                    "-> {new, count}",
                     "DAYENDED: the day no longer accepts visits (by the server's clock, past day_accept_until) or its keys would",
                     "already have expired; nothing was written. Idempotent: a resend after a lost reply answers new = 0",
+                    "LAYOUT: the day stores another shard count (its meta key); nothing was written",
                 ],
             ),
             protocol(

@@ -297,9 +297,11 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
                 Op::script(scripts::visits::add(
                     &self.counter_key(day),
                     &self.member_shard_key(day, member),
+                    &self.meta_key(day),
                     expire,
                     accept,
                     member,
+                    i64::from(self.shards),
                 ))
                 .try_map(visit)
             })
@@ -320,14 +322,17 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         };
         let tag = self.day_tag(day);
         let counter = format!("{tag}:count");
+        let meta = format!("{tag}:meta");
         let mut batch = Batch::with_capacity(members.len());
         for &m in members {
             batch.script(scripts::visits::add(
                 &counter,
                 &format!("{tag}:{}", shard_of(m, self.shards)),
+                &meta,
                 expire,
                 accept,
                 m,
+                i64::from(self.shards),
             ));
         }
         Op::send(batch, |replies| {
@@ -355,9 +360,11 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         let positions = plan.positions;
         Op::script(scripts::visits::add_batch(
             &format!("{tag}:count"),
+            &format!("{tag}:meta"),
             &shard_keys,
             expire,
             accept,
+            i64::from(self.shards),
             &plan.groups,
         ))
         .try_map(move |reply| BatchPlan::result(positions, reply))

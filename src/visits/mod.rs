@@ -46,7 +46,12 @@
 //!
 //! For counter `name` and day `YYYY-MM-DD` (the day in the counter's zone):
 //! `<prefix>{<name>:<YYYY-MM-DD>}:<i>` for shard `i` in `0..shards`, and
-//! `<prefix>{<name>:<YYYY-MM-DD>}:count` for the counter. Every key of one day
+//! `<prefix>{<name>:<YYYY-MM-DD>}:count` for the counter, and
+//! `<prefix>{<name>:<YYYY-MM-DD>}:meta` for the day's layout (its shard
+//! count, written by the same script as the day's first member, so every
+//! later writer with another shard count is refused with
+//! [`ErrorKind::LayoutMismatch`](crate::ErrorKind::LayoutMismatch) and
+//! readers find it: [`VisitCounter::stored_shards`]). Every key of one day
 //! shares the hash tag `{<name>:<YYYY-MM-DD>}`, so each script call touches
 //! one cluster slot. The default prefix is [`DEFAULT_PREFIX`].
 //!
@@ -116,6 +121,7 @@
 mod contract;
 mod counter;
 mod day;
+mod layout;
 mod shards;
 mod union;
 

@@ -29,7 +29,7 @@ pub fn parse_member(text: &str) -> Result<i64> {
     value.ok_or_else(|| {
         Error::invalid(
             "member",
-            format!("{text:?} is not a canonical decimal integer (i64)"),
+            format!("`{text}` is not a canonical decimal integer (i64)"),
         )
     })
 }

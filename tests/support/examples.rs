@@ -267,6 +267,13 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["sh:{t}:0", "sh:{t}:0:req:r1"],
         &["a", "5", "512", "60000"],
     ));
+    // layout: a meta key that is absent (the claim stores the pairs).
+    out.push(ex(
+        "layout.claim",
+        &[],
+        &["lay:{t}:meta"],
+        &["pattern", "sharded_hash", "scheme", "crc32", "shards", "64"],
+    ));
     let mut put = ex(
         "sharded_hash.put",
         &[&["HSET", "sh:{t}:0", "a", "1"]],
@@ -303,16 +310,20 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex(
         "visits.add",
         &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
-        &[counter, "vi:{t}:0"],
-        &[LATER, LATER, "42"],
+        &[counter, "vi:{t}:0", "vi:{t}:meta"],
+        &[LATER, LATER, "42", "4"],
     ));
     let shards = n(2, 4);
     let per = n(2, 250);
     let mut batch = ex(
         "visits.add_batch",
-        &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
-        &[counter],
-        &[LATER, LATER],
+        &[
+            &["SADD", "vi:{t}:0", "1"],
+            &["SET", counter, "1"],
+            &["HSET", "vi:{t}:meta", "pattern", "visits", "shards", "4"],
+        ],
+        &[counter, "vi:{t}:meta"],
+        &[LATER, LATER, "4"],
     );
     for s in 0..shards {
         batch.keys.push(format!("vi:{{t}}:{s}"));

@@ -54,6 +54,12 @@ final class Visits
         return Contract::key('visits', 'shard', $this->vars($day) + ['shard' => $index]);
     }
 
+    /** The day's meta key: its layout, written with its first member. */
+    public function metaKey(string $day): string
+    {
+        return Contract::key('visits', 'meta', $this->vars($day));
+    }
+
     /** The scripts' expire_at of a day (YYYY-MM-DD): the next local midnight plus the grace; 0 for never. */
     public function expireAt(string $day): int
     {
@@ -85,8 +91,8 @@ final class Visits
     public function add(string $day, int $member): array
     {
         [$new, $count] = Runtime::run($this->redis, VisitsScripts::add(
-            $this->counterKey($day), $this->shardKey($day, self::shardOf($member, $this->shards)), $this->expireAt($day),
-            $this->acceptUntil($day), $member));
+            $this->counterKey($day), $this->shardKey($day, self::shardOf($member, $this->shards)), $this->metaKey($day),
+            $this->expireAt($day), $this->acceptUntil($day), $member, $this->shards));
         return ['new' => $new === 1, 'count' => max($count, 0)];
     }
 
@@ -120,7 +126,7 @@ final class Visits
             array_push($args, ...$ms);
             $keys[] = $this->shardKey($day, $s);
         }
-        $reply = Runtime::run($this->redis, VisitsScripts::add_batch($this->counterKey($day), $keys, $this->expireAt($day), $this->acceptUntil($day), $args));
+        $reply = Runtime::run($this->redis, VisitsScripts::add_batch($this->counterKey($day), $this->metaKey($day), $keys, $this->expireAt($day), $this->acceptUntil($day), $this->shards, $args));
         $new = array_map(fn($p) => $p !== null && $reply[$offset[$p[0]] + $p[1]] === 1, $place);
         return ['count' => max($reply[0], 0), 'new' => $new];
     }

@@ -62,6 +62,9 @@ class VisitCounter:
     def shard_key(self, day, index):
         return key("visits", "shard", shard=index, **self._vars(day))
 
+    def meta_key(self, day):
+        return key("visits", "meta", **self._vars(day))
+
     def member_shard_key(self, day, member):
         return self.shard_key(day, shard_of(member, self.shards))
 
@@ -83,7 +86,7 @@ class VisitCounter:
 
     def _add(self, day, member):
         new, count = yield scripts.Visits.add(
-            self.counter_key(day), self.member_shard_key(day, member), self.expire_at(day), self.accept_until(day), member
+            self.counter_key(day), self.member_shard_key(day, member), self.meta_key(day), self.expire_at(day), self.accept_until(day), member, self.shards
         )
         return Visit(new == 1, max(count, 0))
 
@@ -114,7 +117,7 @@ class VisitCounter:
             args.append(len(groups[s]))
             args.extend(groups[s])
         reply = yield scripts.Visits.add_batch(
-            self.counter_key(day), [self.shard_key(day, s) for s in order], self.expire_at(day), self.accept_until(day), args
+            self.counter_key(day), self.meta_key(day), [self.shard_key(day, s) for s in order], self.expire_at(day), self.accept_until(day), self.shards, args
         )
         new = [False if p is None else reply[offset[p[0]] + p[1]] == 1 for p in place]
         return BatchVisits(max(reply[0], 0), new)

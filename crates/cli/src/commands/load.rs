@@ -18,7 +18,12 @@ use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
 use redis_patterns::functions;
 use redis_patterns::scripts::ALL;
 
-type CliResult = Result<(), Box<dyn std::error::Error>>;
+use crate::conn::UrlArg;
+use crate::fail::{self, CliResult, Failure};
+use crate::out::{self, outln};
+
+/// What the loading steps fail with before it becomes the command's message.
+type LoadResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
 /// One node of a cluster, as `CLUSTER NODES` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,7 +174,20 @@ fn load_node(
 }
 
 /// `redis-patterns load [--functions]`.
-pub fn run(url: &str, with_functions: bool) -> CliResult {
+pub fn run(url: &UrlArg, with_functions: bool) -> CliResult {
+    // Connecting first gives the command line's own messages (the url, a
+    // refused connection, a missing password); the load then opens one
+    // connection per node.
+    drop(url.connect()?);
+    load(&url.url, with_functions).map_err(|e| {
+        Failure::new(format!(
+            "cannot load the bundle via {}: {e}",
+            fail::mask(&url.url)
+        ))
+    })
+}
+
+fn load(url: &str, with_functions: bool) -> LoadResult {
     let base = url.into_connection_info()?;
     let mut first = connect(base.clone())?;
     let info: String = redis::cmd("INFO").arg("cluster").query(&mut first)?;
@@ -236,12 +254,29 @@ pub fn run(url: &str, with_functions: bool) -> CliResult {
     Ok(())
 }
 
+/// `name sha1` lines (with `--functions`: `name sha1 function`), or with
+/// `--json` one map of name to sha1 (or to `{sha1, function}`).
 fn print_shas(with_functions: bool) {
+    if out::json() {
+        let map: serde_json::Map<String, serde_json::Value> = ALL
+            .iter()
+            .map(|s| {
+                let v = if with_functions {
+                    serde_json::json!({ "sha1": s.sha1, "function": s.function })
+                } else {
+                    serde_json::json!(s.sha1)
+                };
+                (s.name.to_string(), v)
+            })
+            .collect();
+        out::json_line(&map);
+        return;
+    }
     for s in ALL {
         if with_functions {
-            println!("{} {} {}", s.name, s.sha1, s.function);
+            outln!("{} {} {}", s.name, s.sha1, s.function);
         } else {
-            println!("{} {}", s.name, s.sha1);
+            outln!("{} {}", s.name, s.sha1);
         }
     }
 }

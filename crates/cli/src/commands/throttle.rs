@@ -2,13 +2,18 @@
 //! one GCRA decision, as redis-cell's `CL.THROTTLE KEY B N PERIOD Q`, on any
 //! Redis (no module): the library's [`rate_limit`](redis_patterns::rate_limit)
 //! throttle, printing the reply's five fields (`--json` for one JSON object).
+//! A subcommand of `redis-patterns` (see `commands/mod.rs`).
 
 use std::time::Duration;
 
+use redis_patterns::Request;
 use redis_patterns::keys::Prefix;
 use redis_patterns::rate_limit::{DEFAULT_PREFIX, Limit, RateLimiter};
-use redis_patterns::{Connection, Request};
 use serde::Serialize;
+
+use crate::conn::UrlArg;
+use crate::fail::CliResult;
+use crate::out::{self, outln};
 
 /// One GCRA rate-limit decision, as redis-cell's CL.THROTTLE (no module needed).
 ///
@@ -29,15 +34,11 @@ pub struct ThrottleArgs {
     /// Units to take; 0 only looks.
     #[arg(long, default_value_t = 1)]
     quantity: u64,
-    /// Redis URL (on a Redis Cluster: any node).
-    #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379/")]
-    url: String,
+    #[command(flatten)]
+    url: UrlArg,
     /// Key prefix.
     #[arg(long, default_value = DEFAULT_PREFIX)]
     prefix: String,
-    /// Print one JSON object instead of one field per line.
-    #[arg(long)]
-    json: bool,
 }
 
 /// `N/PERIOD` of `--rate`.
@@ -91,7 +92,7 @@ struct Output<'a> {
     decision: redis_patterns::rate_limit::Decision,
 }
 
-pub fn run(args: ThrottleArgs) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(args: ThrottleArgs) -> CliResult {
     let prefix = match args.prefix.as_str() {
         "" => Prefix::none(),
         p => Prefix::new(p)?,
@@ -101,25 +102,22 @@ pub fn run(args: ThrottleArgs) -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let key = limiter.key(&args.key)?;
     let op = limiter.throttle(&args.key, args.quantity);
-    let mut con = Connection::open(args.url.as_str())?;
+    let mut con = args.url.connect()?;
     let decision = op.run(&mut con)?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&Output {
-                key: &key,
-                decision
-            })?
-        );
+    if out::json() {
+        out::json_line(&Output {
+            key: &key,
+            decision,
+        });
         return Ok(());
     }
     let retry = decision.retry_after_ms.map_or(-1, |ms| ms as i64);
-    println!("key             {key}");
-    println!("limited         {}", u8::from(decision.limited));
-    println!("limit           {}", decision.limit);
-    println!("remaining       {}", decision.remaining);
-    println!("retry_after_ms  {retry}");
-    println!("reset_after_ms  {}", decision.reset_after_ms);
+    outln!("key             {key}");
+    outln!("limited         {}", u8::from(decision.limited));
+    outln!("limit           {}", decision.limit);
+    outln!("remaining       {}", decision.remaining);
+    outln!("retry_after_ms  {retry}");
+    outln!("reset_after_ms  {}", decision.reset_after_ms);
     Ok(())
 }
 
