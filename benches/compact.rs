@@ -5,6 +5,11 @@
 //! `COMPACT_N` changes the entry count (default 1,000,000), `BENCH_ROUNDS`
 //! the rounds of the throughput runs (default 5), `COMPACT_RSS_LINES` the
 //! two file sizes of the peak-RSS table (default `100000,1000000`).
+//!
+//! Servers: `cargo bench --bench compact -- --server redis --server valkey`
+//! (or `BENCH_SERVER=redis,valkey`, or paths to server binaries) prints one
+//! row per server and layout in the memory table; the import tables run on
+//! the first server. Default: `$REDIS_SERVER` or `redis-server`.
 
 mod common;
 
@@ -12,7 +17,7 @@ use std::io::Write as _;
 use std::process::Command;
 use std::time::Instant;
 
-use common::{Table, median, num, ratio, rounds, used_memory};
+use common::{BenchServer, Table, median, num, ratio, rounds, used_memory};
 use redis_patterns::packed::{ByteArray, PackedRecords};
 use redis_patterns::sharded_hash::{
     DEFAULT_OVERFLOW_TARGET, ListpackLimits, ShardedHash, Sharding, plan,
@@ -124,22 +129,14 @@ fn run_import(
     }
 }
 
-fn main() {
-    let n: u64 = std::env::var("COMPACT_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
-    let server = common::server(&[]);
+/// The memory rows of one server: every layout's `used_memory` per entry.
+fn memory(t: &mut Table, s: &BenchServer, n: u64) {
+    let server = s.start(&[]);
     let url = server.url();
     let mut con = server.connection();
     // The patterns' connection; `con` sends the baselines' raw pipelines.
     let mut pcon = Connection::open(url.as_str()).unwrap();
     let raw = PAYLOAD as f64;
-    println!(
-        "compact: {n} entries of a {PAYLOAD}-byte payload (field user:NNNNNN, value vNNNNNNN), redis-server on port {}",
-        server.port()
-    );
-
     // ---- memory ----
     let plain = per_entry(&mut con, n, |con| {
         pipelined(con, n, |p, i| {
@@ -190,22 +187,10 @@ fn main() {
             start = end;
         }
     });
-    let mut t = Table::new(
-        &format!(
-            "memory: used_memory delta per entry, {n} entries (limits {} entries / {} bytes)",
-            limits.entries, limits.value
-        ),
-        &[
-            "layout",
-            "keys",
-            "shards converted",
-            "bytes/entry",
-            "x raw payload",
-            "plain keys / this",
-        ],
-    );
+    let label = format!("{} ({}/{})", s.label, limits.entries, limits.value);
     let mut row = |name: &str, keys: String, conv: String, b: f64| {
         t.row(vec![
+            label.clone(),
             name.into(),
             keys,
             conv,
@@ -242,9 +227,9 @@ fn main() {
         "-".into(),
         packed,
     );
-    t.print();
     println!(
-        "planner: {} shards, fullest shard {} fields (limit {}), overflow bound {:.1e}; packed: {} ids/shard, {} bytes/shard",
+        "{}: planner: {} shards, fullest shard {} fields (limit {}), overflow bound {:.1e}; packed: {} ids/shard, {} bytes/shard",
+        s.label,
         the_plan.shards,
         health.max_len,
         limits.entries,
@@ -253,6 +238,44 @@ fn main() {
         packed_records.shard_bytes()
     );
     flushall(&mut con);
+}
+
+fn main() {
+    let n: u64 = std::env::var("COMPACT_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let servers = common::bench_servers();
+    println!(
+        "compact: {n} entries of a {PAYLOAD}-byte payload (field user:NNNNNN, value vNNNNNNN)"
+    );
+    let mut t = Table::new(
+        &format!(
+            "memory: used_memory delta per entry, {n} entries (server, its listpack limits entries/bytes)"
+        ),
+        &[
+            "server",
+            "layout",
+            "keys",
+            "shards converted",
+            "bytes/entry",
+            "x raw payload",
+            "plain keys / this",
+        ],
+    );
+    for s in &servers {
+        memory(&mut t, s, n);
+    }
+    t.print();
+
+    println!("\n(import on {})", servers[0].label);
+    let server = servers[0].start(&[]);
+    let url = server.url();
+    let mut con = server.connection();
+    let mut pcon = Connection::open(url.as_str()).unwrap();
+    let limits = ListpackLimits::from_server().run(&mut pcon).unwrap();
+    let the_plan = plan(n, limits, DEFAULT_OVERFLOW_TARGET).unwrap();
+    let planned = ShardedHash::from_plan("sh", &the_plan).unwrap();
 
     // ---- import throughput ----
     let dir = server.dir().join("bench-import");

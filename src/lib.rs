@@ -8,7 +8,8 @@
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
 //! Bloom filters on plain bitmaps ([`bloom`], with PHP's `JSHash` in
 //! [`bloom::hash`]), exact daily unique visitors in sharded intsets ([`visits`]),
-//! login logs and sign-in bitmaps ([`login_log`], [`signin`]) — is a set of Lua
+//! login logs and sign-in bitmaps ([`login_log`], [`signin`]), rate limits
+//! (GCRA and sliding windows, [`rate_limit`]) — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build
 //! time, called by SHA1 with `EVALSHA` (read-only ones with `EVALSHA_RO`),
 //! reloaded transparently after `SCRIPT FLUSH`, and wrapped in generated,
@@ -17,7 +18,10 @@
 //!
 //! The same Lua serves every other language: `redis-patterns export DIR`
 //! writes the scripts and a `manifest.json`, and `redis-patterns load`
-//! prints the SHA1s for `redis-cli EVALSHA`.
+//! prints the SHA1s for `redis-cli EVALSHA`. The same scripts also ship as
+//! one Redis Functions library ([`functions`]), which persists with the
+//! data: a connection in [`CallMode::Functions`] sends every script call as
+//! `FCALL` / `FCALL_RO`.
 //!
 //! # Running an operation
 //!
@@ -26,6 +30,14 @@
 //! the async [`AsyncConnection`] (`.run_async(&mut con).await`), on one
 //! server or on a Redis Cluster: the connection finds out which (`INFO
 //! cluster`, once) and sends a fan-out as one pipeline per node.
+//!
+//! Connections recover by themselves after a restart or a failover: a call
+//! whose reply proves it did not run, or that could not be sent, is sent
+//! again by the connection's [`RetryPolicy`](core::RetryPolicy); one lost
+//! with the connection only when its script (or command) is idempotent,
+//! otherwise it fails with [`ErrorKind::OutcomeUnknown`]
+//! (see [`core::retry`]; [`Durability`](core::Durability) waits for
+//! replicas).
 //!
 //! Redis >= 7.0. Every key a script touches is passed in `KEYS`, and the keys
 //! of one call share a hash tag, so every script runs unchanged on Redis
@@ -81,10 +93,13 @@ pub mod bloom;
 pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
+pub mod functions;
+pub mod layout;
 pub mod lock;
 pub mod login_log;
 pub mod manifest;
 pub mod packed;
+pub mod rate_limit;
 pub mod rolling;
 pub mod rwlock;
 pub mod scripts;
@@ -95,10 +110,10 @@ pub mod visits;
 
 #[cfg(feature = "tokio")]
 pub use crate::core::AsyncConnection;
-pub use crate::core::{Batch, Connection, Op, Replies, Request, Retention};
+pub use crate::core::{Batch, CallMode, Connection, Op, Replies, Request, Retention};
 /// The date and time library of the patterns' APIs, re-exported.
 pub use chrono;
-pub use error::{Error, ErrorKind, Result, ServerErrorKind};
+pub use error::{Error, ErrorKind, MemoryLimit, Result, ServerErrorKind};
 /// The client library this crate is built on, re-exported so that users
 /// need not match its version.
 pub use redis;

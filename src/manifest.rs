@@ -15,12 +15,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::contract::PatternContract;
-use crate::script::Bound;
+use crate::script::{Bound, Idempotency};
 
 /// The version of the manifest's format (separate from the crate version):
 /// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
-/// arguments' `meaning` and `variadic`.
-pub const MANIFEST_VERSION: u32 = 2;
+/// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`.
+pub const MANIFEST_VERSION: u32 = 3;
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +58,9 @@ pub struct ScriptEntry {
     pub file: String,
     /// SHA1 of the file (the shipped script): the `EVALSHA` handle.
     pub sha1: String,
+    /// Its function in the Functions library `functions.lua`
+    /// (`<pattern>_<op>`): the `FCALL` / `FCALL_RO` handle.
+    pub function: String,
     /// Key names in `KEYS` order; a trailing `..` marks a variadic tail.
     pub keys: Vec<String>,
     /// The keys in `KEYS` order, with their types.
@@ -75,6 +78,24 @@ pub struct ScriptEntry {
     pub writes: Vec<String>,
     /// The other commands its body calls (its checks may also call `TYPE`).
     pub reads: Vec<String>,
+    /// Whether a client may send the call again when its outcome is unknown
+    /// (the connection died after the request was written).
+    pub idempotent: IdempotentEntry,
+}
+
+/// Whether a call may be resent after an unknown outcome, from the header's
+/// `IDEMPOTENT`: `{"when": "always"}`, `{"when": "never"}`, or
+/// `{"when": "if_arg", "arg": "request_ttl_ms"}` (safe exactly when that
+/// argument is neither empty nor `0`), with the header's reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdempotentEntry {
+    /// `always` | `never` | `if_arg`
+    pub when: String,
+    /// The argument that decides, for `if_arg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arg: Option<String>,
+    /// Why a resend is or is not safe.
+    pub why: String,
 }
 
 /// One `KEYS` entry.
@@ -186,6 +207,7 @@ pub fn manifest() -> Manifest {
                 pattern: s.name.split('.').next().unwrap_or_default().into(),
                 file: s.file.into(),
                 sha1: s.sha1.into(),
+                function: s.function.into(),
                 keys: s.keys.iter().map(|k| tail(k.name, k.variadic)).collect(),
                 key_specs: s
                     .keys
@@ -220,6 +242,19 @@ pub fn manifest() -> Manifest {
                 errors: strings(s.errors),
                 writes: strings(s.writes),
                 reads: strings(s.reads),
+                idempotent: IdempotentEntry {
+                    when: match s.idempotent {
+                        Idempotency::Always => "always",
+                        Idempotency::Never => "never",
+                        Idempotency::IfArg { .. } => "if_arg",
+                    }
+                    .into(),
+                    arg: match s.idempotent {
+                        Idempotency::IfArg { name, .. } => Some(name.into()),
+                        _ => None,
+                    },
+                    why: s.idempotent_doc.into(),
+                },
             })
             .collect(),
     }

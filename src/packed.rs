@@ -17,6 +17,16 @@
 //! class, so a dense shard costs its payload plus a few dozen bytes.
 //! [`Layout::Sparse`] grows shards only as far as written (for sparse ids).
 //!
+//! Big shards and the server's limits: Redis checks `maxmemory` only before
+//! a script starts, so every write script checks itself, before its first
+//! write, that growing a shard by more than 64 KiB fits under `maxmemory`
+//! (from `INFO memory`; the rule of [`crate::core::server_memory`]), and
+//! refuses with [`ErrorKind::NotEnoughMemory`] otherwise; and that the
+//! shard's length is within the server's `proto-max-bulk-len` (a lower limit
+//! would make a later `SETRANGE` of the same call fail after a write), with
+//! [`ErrorKind::InvalidArgument`] from the script otherwise. Nothing is
+//! written either way.
+//!
 //! Records never written read as all-zero bytes (the codec decides what that
 //! means). [`PackedRecords::scan`] reads whole shards and decodes them
 //! client-side, e.g. to count records per field value
@@ -58,6 +68,10 @@
 //! # }
 //! ```
 
+mod layout;
+
+pub use layout::{LAYOUT_VERSION, PackedLayout};
+
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::marker::PhantomData;
@@ -65,7 +79,8 @@ use std::ops::Range;
 
 use redis::{FromRedisValue, Value};
 
-use crate::core::{Batch, Env, Machine, Op, Replies, Step};
+use crate::core::request_id::request_args;
+use crate::core::{Batch, Env, Machine, Op, Replies, RequestId, Step};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -200,6 +215,8 @@ pub struct PackedRecords<C> {
     ids_per_shard: u64,
     max_id: u64,
     layout: Layout,
+    /// With a recorded layout: whether it was claimed (shared by clones).
+    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Builds [`PackedRecords`]: setters never fail, [`build`](Self::build)
@@ -211,6 +228,7 @@ pub struct PackedRecordsBuilder<C> {
     max_id: u64,
     ids_per_shard: Option<u64>,
     layout: Layout,
+    record_layout: bool,
 }
 
 /// An integer field inside a record, for [`PackedRecords::add`].
@@ -236,6 +254,14 @@ impl<C: Codec> PackedRecordsBuilder<C> {
     /// How shards grow (default [`Layout::Dense`]).
     pub fn layout(mut self, layout: Layout) -> Self {
         self.layout = layout;
+        self
+    }
+
+    /// Record the layout (width, ids per shard) with the data (default:
+    /// no): the first write stores it in the meta key `<base>:meta`, or is
+    /// refused with [`ErrorKind::LayoutMismatch`] when another one is stored.
+    pub fn record_layout(mut self, record: bool) -> Self {
+        self.record_layout = record;
         self
     }
 
@@ -275,6 +301,9 @@ impl<C: Codec> PackedRecordsBuilder<C> {
             ids_per_shard,
             max_id: self.max_id,
             layout: self.layout,
+            claimed: self
+                .record_layout
+                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
         })
     }
 }
@@ -288,6 +317,7 @@ impl<C: Codec> PackedRecords<C> {
             max_id,
             ids_per_shard: None,
             layout: Layout::Dense,
+            record_layout: false,
         }
     }
 
@@ -432,14 +462,38 @@ impl<C: Codec> PackedRecords<C> {
                 list,
             ));
         }
-        Op::send(batch, |replies| replies.all::<i64>().map(|_| ()))
+        self.claimed(Op::send(batch, |replies| replies.all::<i64>().map(|_| ())))
     }
 
     /// Read-modify-write of one record in one script: adds `delta` to an
     /// integer field inside the record of `id` and returns the new value;
     /// [`ErrorKind::Overflow`] (record unchanged) when it would leave the
     /// field's range.
+    ///
+    /// Not idempotent: when the connection is lost after the request was
+    /// written, the call fails with [`ErrorKind::OutcomeUnknown`] instead of
+    /// being sent again (it may have added `delta` already).
+    /// [`PackedRecords::add_once`] can be resent.
     pub fn add(&self, id: u64, field: IntField, delta: i64) -> Op<i64> {
+        self.add_script(id, field, delta, None)
+    }
+
+    /// [`PackedRecords::add`] at most once per `request`: the script keeps
+    /// the result under the request's key (in the shard's slot) for the
+    /// request's time to live, and a call with the same request returns it
+    /// without adding again, so the connection resends it after a lost
+    /// connection. A request names one call.
+    pub fn add_once(&self, id: u64, field: IntField, delta: i64, request: &RequestId) -> Op<i64> {
+        self.add_script(id, field, delta, Some(request))
+    }
+
+    fn add_script(
+        &self,
+        id: u64,
+        field: IntField,
+        delta: i64,
+        request: Option<&RequestId>,
+    ) -> Op<i64> {
         if !(1..=6).contains(&field.size) {
             return Op::fail(Error::invalid("field size", "must be 1 to 6 bytes"));
         }
@@ -457,18 +511,23 @@ impl<C: Codec> PackedRecords<C> {
         if delta.unsigned_abs() > 1 << 53 {
             return Op::fail(Error::invalid("delta", "must be within +-2^53"));
         }
-        let (key, off) = match self.locate(id) {
+        let located = self
+            .locate(id)
+            .and_then(|(key, off)| Ok((request_args(&key, request)?, key, off)));
+        let ((request_key, request_ttl), key, off) = match located {
             Ok(l) => l,
             Err(e) => return Op::fail(e),
         };
-        Op::script(scripts::packed::add(
+        self.claimed(Op::script(scripts::packed::add(
             &key,
+            &request_key,
             self.reserve(),
             (off + field.offset as u64) as i64,
             field.size as i64,
             field.signed,
             delta,
-        ))
+            request_ttl,
+        )))
     }
 
     /// Compare-and-set of one record in one script: writes `new` only if the
@@ -488,14 +547,14 @@ impl<C: Codec> PackedRecords<C> {
             Err(e) => return Op::fail(e),
         };
         let this = self.clone();
-        Op::script(scripts::packed::swap(
+        let swap = Op::script(scripts::packed::swap(
             &key,
             self.reserve(),
             off as i64,
             &exp,
             &new,
-        ))
-        .try_map(move |reply: Value| {
+        ));
+        self.claimed(swap).try_map(move |reply: Value| {
             let (done, current): (i64, Vec<u8>) = FromRedisValue::from_redis_value(reply)
                 .map_err(|e| Error::from(redis::RedisError::from(e)))?;
             Ok(if done == 1 {

@@ -17,7 +17,9 @@ use include_dir::{Dir, include_dir};
 #[allow(unused_imports)]
 use crate::error::{Error, Result};
 #[allow(unused_imports)]
-use crate::script::{ArgSpec, ArgType, Bound, KeySpec, KeyType, ScriptCall, ScriptInfo};
+use crate::script::{
+    ArgSpec, ArgType, Bound, Idempotency, KeySpec, KeyType, ScriptCall, ScriptInfo,
+};
 
 /// The shipped scripts, `<pattern>/<op>.lua`, byte for byte as `SCRIPT LOAD`
 /// gets them (generated into `$OUT_DIR/lua` by `build.rs`).
@@ -37,7 +39,9 @@ mod golden_tests {
     mod golden {
         #![allow(dead_code)]
         use crate::error::{Error, Result};
-        use crate::script::{ArgSpec, ArgType, Bound, KeySpec, KeyType, ScriptCall, ScriptInfo};
+        use crate::script::{
+            ArgSpec, ArgType, Bound, Idempotency, KeySpec, KeyType, ScriptCall, ScriptInfo,
+        };
         include!("../crates/codegen/tests/fixtures/generated.rs.golden");
     }
 

@@ -10,7 +10,8 @@
 //! many, and a user whose ACL denies one of the commands the script calls,
 //! each get an error reply (`WRONGTYPE`, `BADARG <name> ...`, `NOPERM`) and
 //! leave `DEBUG DIGEST` unchanged. The calls go out raw (`EVALSHA` with the
-//! SHA, no Rust checks). A separate test checks, without any server, that
+//! SHA, no Rust checks), and all of it again as `FCALL` of each script's
+//! function in the library. A separate test checks, without any server, that
 //! the typed Rust wrappers refuse the same garbage with the same reason
 //! before anything is sent.
 
@@ -20,6 +21,7 @@ mod support;
 
 use examples::Example;
 use redis::Value;
+use redis_patterns::core::CallMode;
 use redis_patterns::script::{ArgSpec, ArgType, Bound, KeyType};
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns::{ErrorKind, ScriptInfo};
@@ -73,15 +75,23 @@ fn reset(con: &mut redis::Connection, e: &Example) {
     }
 }
 
-/// The script called raw: `EVALSHA` (`EVALSHA_RO`) with these keys and args.
+/// The script called raw with these keys and args: `EVALSHA` (`EVALSHA_RO`)
+/// with its SHA1, or in functions mode `FCALL` (`FCALL_RO`) of its function.
 fn raw(
+    mode: CallMode,
     con: &mut redis::Connection,
     s: &ScriptInfo,
     keys: &[String],
     args: &[String],
 ) -> redis::RedisResult<Value> {
-    redis::cmd(if s.read_only { "EVALSHA_RO" } else { "EVALSHA" })
-        .arg(s.sha1)
+    let (cmd, handle) = match (mode, s.read_only) {
+        (CallMode::Evalsha, false) => ("EVALSHA", s.sha1),
+        (CallMode::Evalsha, true) => ("EVALSHA_RO", s.sha1),
+        (CallMode::Functions, false) => ("FCALL", s.function),
+        (CallMode::Functions, true) => ("FCALL_RO", s.function),
+    };
+    redis::cmd(cmd)
+        .arg(handle)
         .arg(keys.len())
         .arg(keys)
         .arg(args)
@@ -185,6 +195,7 @@ fn wrong_type(con: &mut redis::Connection, key: &str, t: KeyType) {
 /// and leave the dataset as it was.
 #[allow(clippy::too_many_arguments)]
 fn refused(
+    mode: CallMode,
     con: &mut redis::Connection,
     s: &ScriptInfo,
     keys: &[String],
@@ -194,7 +205,7 @@ fn refused(
     case: &str,
 ) -> Option<String> {
     let before = digest(con);
-    let reply = raw(con, s, keys, args);
+    let reply = raw(mode, con, s, keys, args);
     let after = digest(con);
     let err = match reply {
         Err(e) => e,
@@ -238,13 +249,30 @@ fn connect_as(server: &redis_patterns_test_support::LocalServer, user: &str) -> 
 
 #[test]
 fn every_script_applies_completely_or_not_at_all() {
+    applies_completely_or_not_at_all(CallMode::Evalsha);
+}
+
+/// The same checks of every script called as its function in the library
+/// (`FCALL`): the generated checks behave the same inside a function.
+#[test]
+fn every_function_applies_completely_or_not_at_all() {
+    applies_completely_or_not_at_all(CallMode::Functions);
+}
+
+fn applies_completely_or_not_at_all(mode: CallMode) {
     let server = support::server_with(&["--enable-debug-command", "local"]);
     let mut con = server.connection();
-    redis_patterns::Request::run(
-        redis_patterns::load_all(),
-        &mut redis_patterns::Connection::open(server.url()).expect("connect"),
-    )
-    .expect("load the bundle");
+    let mut ours = redis_patterns::Connection::open(server.url()).expect("connect");
+    match mode {
+        CallMode::Evalsha => {
+            redis_patterns::Request::run(redis_patterns::load_all(), &mut ours)
+                .expect("load the bundle");
+        }
+        CallMode::Functions => {
+            redis_patterns::Request::run(redis_patterns::functions::load(), &mut ours)
+                .expect("load the library");
+        }
+    }
     let list = examples::examples(false);
     let mut cases = 0usize;
     for s in ALL {
@@ -253,7 +281,7 @@ fn every_script_applies_completely_or_not_at_all() {
 
         // The example itself is valid.
         reset(&mut con, e);
-        let ok = raw(&mut con, s, keys, args);
+        let ok = raw(mode, &mut con, s, keys, args);
         assert!(
             ok.is_ok(),
             "{}: the example call must succeed: {ok:?}",
@@ -269,6 +297,7 @@ fn every_script_applies_completely_or_not_at_all() {
             reset(&mut con, e);
             wrong_type(&mut con, &keys[i], t);
             refused(
+                mode,
                 &mut con,
                 s,
                 keys,
@@ -289,7 +318,7 @@ fn every_script_applies_completely_or_not_at_all() {
                 bad[i] = g.clone();
                 reset(&mut con, e);
                 let case = format!("ARGV[{}] {} = {g:?}", i + 1, a.name);
-                let reason = refused(&mut con, s, keys, &bad, "BADARG", Some(a.name), &case);
+                let reason = refused(mode, &mut con, s, keys, &bad, "BADARG", Some(a.name), &case);
                 assert_eq!(reason.as_deref(), Some(a.reason), "{} {case}", s.name);
                 cases += 1;
             }
@@ -301,6 +330,7 @@ fn every_script_applies_completely_or_not_at_all() {
         for n in 0..fixed_args {
             reset(&mut con, e);
             let reason = refused(
+                mode,
                 &mut con,
                 s,
                 keys,
@@ -318,6 +348,7 @@ fn every_script_applies_completely_or_not_at_all() {
             more.push("x".into());
             reset(&mut con, e);
             refused(
+                mode,
                 &mut con,
                 s,
                 keys,
@@ -332,6 +363,7 @@ fn every_script_applies_completely_or_not_at_all() {
         if fixed_keys > 0 {
             reset(&mut con, e);
             refused(
+                mode,
                 &mut con,
                 s,
                 &keys[..fixed_keys - 1],
@@ -347,6 +379,7 @@ fn every_script_applies_completely_or_not_at_all() {
             more.push(format!("{}:extra", keys[0]));
             reset(&mut con, e);
             refused(
+                mode,
                 &mut con,
                 s,
                 &more,
@@ -374,7 +407,7 @@ fn every_script_applies_completely_or_not_at_all() {
         }
         let _: () = setuser.query(&mut con).expect("ACL SETUSER");
         reset(&mut con, e);
-        let ok = raw(&mut connect_as(&server, "keyed"), s, keys, args);
+        let ok = raw(mode, &mut connect_as(&server, "keyed"), s, keys, args);
         assert!(
             ok.is_ok(),
             "{}: a user allowed exactly its keys: {ok:?}",
@@ -402,7 +435,7 @@ fn every_script_applies_completely_or_not_at_all() {
                 reset(&mut con, e);
                 let mut user = connect_as(&server, "restricted");
                 let before = digest(&mut con);
-                let reply = raw(&mut user, s, keys, args);
+                let reply = raw(mode, &mut user, s, keys, args);
                 let after = digest(&mut con);
                 let case = format!("a user denied {cmd}");
                 if s.writes.contains(cmd) {

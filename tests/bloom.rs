@@ -15,6 +15,7 @@ use redis_patterns::bloom::hash::js_hash;
 use redis_patterns::bloom::{
     Bloom, BloomBuilder, BloomInfo, BloomParams, Engine, JsHashBloom, LoadProgress,
 };
+use redis_patterns::core::Allocator;
 use redis_patterns::{Batch, Error, ErrorKind, Op, scripts};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
 use support::Driver;
@@ -23,9 +24,18 @@ fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("{prefix}{i}")).collect()
 }
 
-/// A filter for `n` items at `p` with `engine`.
+/// Blocks of at most 512 KiB: a filter for a million items has several on
+/// every server (a libc server plans one block where it can).
+const MULTI_BLOCK_BYTES: u64 = 512 << 10;
+
+/// A filter for `n` items at `p` with `engine`, in blocks of at most
+/// [`MULTI_BLOCK_BYTES`].
 fn sized(name: &str, n: u64, p: f64, engine: Engine) -> BloomBuilder {
-    Bloom::builder(name).expected(n).fp_rate(p).engine(engine)
+    Bloom::builder(name)
+        .expected(n)
+        .fp_rate(p)
+        .engine(engine)
+        .max_block_bytes(MULTI_BLOCK_BYTES)
 }
 
 fn kind<T>(r: redis_patterns::Result<T>) -> Result<T, ErrorKind> {
@@ -529,7 +539,9 @@ fn every_block_an_add_re_created_stays_lost() {
 fn counts_of_a_lost_block_are_an_error_not_empty() {
     let server = support::server();
     support::each_driver(&server, |d| {
-        let bf = d.run(Bloom::create("f", 1_000_000, 0.01)).unwrap();
+        let bf = d
+            .run(sized("f", 1_000_000, 0.01, Engine::Bitfield).create())
+            .unwrap();
         assert!(bf.block_keys().len() >= 2);
         d.run(bf.multi_add(&items("c", 0..2000))).unwrap();
         assert!(d.run(bf.bits_set()).unwrap().iter().all(|&b| b > 0));
@@ -614,9 +626,7 @@ fn blocks_can_spread_over_slots() {
     support::each_driver(&server, |d| {
         let bf = d
             .run(
-                Bloom::builder("wide")
-                    .expected(1_000_000)
-                    .fp_rate(0.01)
+                sized("wide", 1_000_000, 0.01, Engine::Bitfield)
                     .spread_blocks(true)
                     .create(),
             )
@@ -650,12 +660,8 @@ fn blocks_can_spread_over_slots() {
 fn spread_create_writes_the_config_last_and_refuses_leftovers() {
     let server = support::server();
     support::each_driver(&server, |d| {
-        let spread = |name: &str| {
-            Bloom::builder(name)
-                .expected(1_000_000)
-                .fp_rate(0.01)
-                .spread_blocks(true)
-        };
+        let spread =
+            |name: &str| sized(name, 1_000_000, 0.01, Engine::Bitfield).spread_blocks(true);
         // What a create that crashed between blocks and config leaves: the
         // first block, pristine, and no config. The retry adopts it.
         let probe = d.run(spread("probe").create()).unwrap();
@@ -936,21 +942,88 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
     });
 }
 
+/// `MEMORY USAGE` of every key of `bf`, summed.
+fn memory_usage(d: &mut Driver, bf: &Bloom) -> u64 {
+    bf.all_keys()
+        .iter()
+        .map(|key| d.cmd::<u64>(key, redis::cmd("MEMORY").arg("USAGE").arg(key)))
+        .sum()
+}
+
 #[test]
-fn memory_stays_within_the_size_classes() {
+fn blocks_are_planned_for_the_servers_allocator_and_fill_it() {
     let server = support::server();
     support::each_driver(&server, |d| {
+        let allocator = d
+            .run(redis_patterns::core::server_memory("any"))
+            .unwrap()
+            .allocator;
         let bf = d.run(Bloom::create("mem", 1_000_000, 0.01)).unwrap();
-        let mut total = 0u64;
-        for key in bf.all_keys() {
-            let usage: u64 = d.cmd(&key, redis::cmd("MEMORY").arg("USAGE").arg(&key));
-            total += usage;
-        }
+        let planned = BloomParams::for_allocator(
+            1_000_000,
+            0.01,
+            redis_patterns::bloom::DEFAULT_MAX_BITS,
+            redis_patterns::bloom::MAX_BLOCK_BYTES,
+            &allocator,
+        )
+        .unwrap();
+        assert_eq!(bf.params(), &planned, "{}", allocator.name());
+        let total = memory_usage(d, &bf);
         let ideal = bf.params().m as f64 / 8.0;
         assert!(
-            total as f64 <= ideal * 1.02,
-            "MEMORY USAGE {total} vs m/8 = {ideal}"
+            total as f64 <= ideal * 1.005,
+            "{}: MEMORY USAGE {total} vs m/8 = {ideal}",
+            allocator.name()
         );
+        // What the plan says it costs is what the server reports, within
+        // the per-key estimate.
+        let estimate = bf.params().memory(&allocator);
+        assert!(
+            total <= estimate && estimate - total < 1024,
+            "{}: {total} vs {estimate}",
+            allocator.name()
+        );
+    });
+}
+
+#[test]
+fn a_filter_planned_for_another_allocator_keeps_its_plan_everywhere() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        for (i, other) in [Allocator::Jemalloc, Allocator::Libc]
+            .into_iter()
+            .enumerate()
+        {
+            for spread in [false, true] {
+                let name = format!("copied-{i}-{spread}");
+                let builder = || {
+                    Bloom::builder(&name)
+                        .expected(1_000_000)
+                        .fp_rate(0.01)
+                        .spread_blocks(spread)
+                };
+                // As a server with `other` would have created it.
+                let made = d.run(builder().plan_for(other.clone()).create()).unwrap();
+                let xs = items("c", 0..2000);
+                d.run(made.multi_add(&xs)).unwrap();
+                // Created again here, with this server's allocator: the
+                // stored plan rules, the items are there.
+                let again = d.run(builder().create()).unwrap();
+                assert_eq!(again.params(), made.params(), "{}", other.name());
+                assert_eq!(again.block_keys(), made.block_keys());
+                assert!(d.run(again.multi_exists(&xs)).unwrap().iter().all(|&b| b));
+                let opened = d.run(Bloom::builder(&name).open()).unwrap();
+                assert_eq!(opened.params(), made.params());
+                assert!(d.run(opened.exists("c7")).unwrap());
+                // Other parameters are still another filter.
+                match kind(d.run(Bloom::create(&name, 2_000_000, 0.01))) {
+                    Err(ErrorKind::BloomConfigMismatch { detail }) => {
+                        assert!(detail.contains("stored"), "{detail}")
+                    }
+                    other => panic!("expected BloomConfigMismatch, got {other:?}"),
+                }
+            }
+        }
     });
 }
 
@@ -1358,7 +1431,15 @@ fn both_drivers_reload_scripts_per_node_on_a_real_cluster() {
 fn batches_of_every_operation(d: &mut Driver, engine: Engine) {
     let name = format!("counted-{engine:?}");
     let (bf, n) = counted(d, scenario(&name, engine, true).create());
-    assert_eq!(n, 3, "spread create: EXISTS, the blocks, the config");
+    assert_eq!(
+        n, 4,
+        "spread create: memory and config, each block's node's memory, the blocks, the config"
+    );
+    let (_, n) = counted(d, scenario(&name, engine, true).create());
+    assert_eq!(
+        n, 3,
+        "spread create of an existing filter: read, check, blocks"
+    );
     let owners = bf.block_keys().len();
     assert!(owners >= 2);
     let xs = items("n", 0..1500);
@@ -1374,9 +1455,16 @@ fn batches_of_every_operation(d: &mut Driver, engine: Engine) {
     let (p, n) = counted(d, bf.load(xs.clone()).batch(500).into_op(|_| {}));
     assert_eq!((p.done, n), (1500, 3), "load: one batch per 500 items");
     assert_eq!(counted(d, bf.destroy()).1, 1, "destroy");
-    let tagged = d
-        .run(scenario(&format!("{name}-tagged"), engine, false).create())
-        .unwrap();
+    let (tagged, n) = counted(
+        d,
+        scenario(&format!("{name}-tagged"), engine, false).create(),
+    );
+    assert_eq!(n, 3, "create: memory and config, the blocks, the config");
+    let (_, n) = counted(
+        d,
+        scenario(&format!("{name}-tagged"), engine, false).create(),
+    );
+    assert_eq!(n, 2, "create of an existing filter: read, check");
     assert_eq!(counted(d, tagged.multi_add(&xs)).1, 1);
     let php = JsHashBloom::new(&format!("{name}-php")).unwrap();
     // (Read-only: a first write would allocate up to 250 MB.)

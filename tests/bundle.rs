@@ -1,11 +1,13 @@
 //! The script bundle against real servers: SHAs, error mapping, NOSCRIPT
 //! recovery (single calls and batches, through both drivers), read-only
-//! scripts on a replica, and a real Redis Cluster.
+//! scripts on a replica, and a real Redis Cluster. The `NOSCRIPT` tests run
+//! in `EVALSHA` mode; their functions-mode twins are in `tests/functions.rs`.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 
+use redis_patterns::core::CallMode;
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns::{Batch, Error, ErrorKind, Request, load_all};
 use support::Driver;
@@ -141,7 +143,7 @@ fn script_load(con: &mut redis::Connection, s: &redis_patterns::ScriptInfo) {
 #[test]
 fn a_single_call_survives_script_flush() {
     let server = support::server();
-    support::each_driver(&server, |d| {
+    support::each_driver_in(&server, CallMode::Evalsha, |d| {
         let mut con = server.connection();
         script_flush(&mut con);
         let call = || scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000);
@@ -183,7 +185,7 @@ fn ordered_batch(key: &str, fence: &str) -> (Batch, Vec<i64>) {
 #[test]
 fn a_batch_after_script_flush_runs_every_call_once_in_order() {
     let server = support::server();
-    support::each_driver(&server, |d| {
+    support::each_driver_in(&server, CallMode::Evalsha, |d| {
         let mut con = server.connection();
         let (batch, expected) = ordered_batch("l{p}", "l{p}:fence");
         assert!(batch.len() >= 10);
@@ -213,7 +215,7 @@ fn a_batch_after_script_flush_runs_every_call_once_in_order() {
 #[test]
 fn a_batch_that_cannot_keep_order_stops_without_running_anything_twice() {
     let server = support::server();
-    support::each_driver(&server, |d| {
+    support::each_driver_in(&server, CallMode::Evalsha, |d| {
         let mut con = server.connection();
         script_flush(&mut con);
         // Only acquire is cached: release answers NOSCRIPT while later
@@ -328,7 +330,9 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
     let replica = support::server_with(&["--replicaof", "127.0.0.1", &primary.port().to_string()]);
     let mut r = replica.connection();
     let token = "owner";
-    let mut p = redis_patterns::Connection::open(primary.url()).expect("primary");
+    // In functions mode the primary's first call loads the library, which
+    // replicates to the replica before the key does.
+    let mut p = support::connect(&primary.url());
     assert!(
         scripts::lock::acquire("l{ro}", "l{ro}:fence", token, 60_000)
             .run(&mut p)

@@ -79,15 +79,22 @@ fn a_cluster_fan_out_lands_every_command_on_its_node_in_order() {
     support::each_driver(&server, fan_out);
 }
 
+/// Empties the script cache and deletes the functions: whichever call mode
+/// the test runs in, the next calls find nothing loaded.
 fn flush_scripts(con: &mut redis::Connection) {
     let _: () = redis::cmd("SCRIPT")
         .arg("FLUSH")
         .query(con)
         .expect("SCRIPT FLUSH");
+    let _: () = redis::cmd("FUNCTION")
+        .arg("FLUSH")
+        .query(con)
+        .expect("FUNCTION FLUSH");
 }
 
-/// After `SCRIPT FLUSH` a single call and a batch of calls reload and run
-/// every call exactly once, in order: fencing tokens 1, 2, 3 … with no gap.
+/// After `SCRIPT FLUSH` (`FUNCTION FLUSH` in functions mode) a single call
+/// and a batch of calls reload and run every call exactly once, in order:
+/// fencing tokens 1, 2, 3 … with no gap.
 fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
     flush();
     let fence = d
@@ -300,4 +307,118 @@ fn a_wait_is_woken_by_a_message_on_its_shard_channel_on_one_server_and_a_cluster
     support::each_driver(&server, waits);
     let cluster = support::cluster();
     support::each_cluster_driver(&cluster, waits);
+}
+
+/// Under a storm of `SCRIPT FLUSH` from another client, batches of script
+/// calls reload their scripts and go on (within `MAX_ROUNDS` rounds of
+/// reloads); whatever happens, no call runs twice: each call adds 1 to a
+/// field of its own, which ends at 1 (or 0 in a batch that stopped).
+#[test]
+fn batches_survive_a_script_flush_storm_without_running_anything_twice() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let server = support::server();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flushes = Arc::new(AtomicUsize::new(0));
+    let storm = {
+        let (stop, flushes, mut con) = (stop.clone(), flushes.clone(), server.connection());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                flush_scripts(&mut con);
+                flushes.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        })
+    };
+    let (ran, stopped) = (std::sync::Mutex::new(0usize), std::sync::Mutex::new(0usize));
+    // SCRIPT FLUSH empties the script cache: EVALSHA mode.
+    for mut d in support::drivers_in(&server.url(), redis_patterns::CallMode::Evalsha) {
+        let d = &mut d;
+        for b in 0..25 {
+            let key = format!("storm:{}:{b}", d.name());
+            let mut batch = Batch::new();
+            for i in 0..300 {
+                batch.script(scripts::sharded_hash::incr(
+                    &key,
+                    "storm:req",
+                    format!("f{i}").as_bytes(),
+                    1,
+                    0,
+                    0,
+                ));
+            }
+            let result = d.run(batch);
+            let values: Vec<i64> = d.cmd(&key, redis::cmd("HVALS").arg(&key));
+            assert!(
+                values.iter().all(|&v| v == 1),
+                "{}: a call ran twice",
+                d.name()
+            );
+            match result {
+                Ok(replies) => {
+                    assert_eq!(replies.all::<i64>().unwrap(), vec![1; 300]);
+                    assert_eq!(values.len(), 300);
+                    *ran.lock().unwrap() += 1;
+                }
+                Err(e) => {
+                    assert!(
+                        matches!(e.kind(), ErrorKind::PipelineInterrupted { .. }),
+                        "{}: {e}",
+                        d.name()
+                    );
+                    *stopped.lock().unwrap() += 1;
+                }
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    storm.join().unwrap();
+    let (ran, stopped) = (*ran.lock().unwrap(), *stopped.lock().unwrap());
+    let stats = server.info("commandstats");
+    let loads = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_script|load:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or("?")
+        .to_string();
+    println!(
+        "flush storm: {} flushes, {loads} script loads; {ran} batches of 300 calls ran, {stopped} stopped in order",
+        flushes.load(Ordering::Relaxed)
+    );
+    assert!(ran > 0, "no batch got through the storm");
+}
+
+/// A read that answered `NOSCRIPT` while a later read of its slot ran is
+/// sent again (reads commute); a write in the same place still stops the
+/// batch in order.
+#[test]
+fn reads_that_did_not_run_are_sent_again_after_later_reads_of_their_slot() {
+    let server = support::server();
+    // SCRIPT FLUSH empties the script cache: EVALSHA mode.
+    for mut d in support::drivers_in(&server.url(), redis_patterns::CallMode::Evalsha) {
+        let d = &mut d;
+        let mut con = server.connection();
+        let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+        let _: () = redis::cmd("SET")
+            .arg("v{t}:count")
+            .arg(3)
+            .query(&mut con)
+            .unwrap();
+        flush_scripts(&mut con);
+        let mut reads = Batch::new();
+        reads.script(scripts::visits::contains("v{t}:count", "v{t}:0", 7));
+        reads.add("v{t}:count", cmd("GET", &["v{t}:count"]));
+        let mut replies = d.run(reads).unwrap();
+        assert_eq!(replies.take::<Vec<i64>>().unwrap(), [0, 3], "{}", d.name());
+        assert_eq!(replies.take::<i64>().unwrap(), 3);
+        flush_scripts(&mut con);
+        let mut writes = Batch::new();
+        writes.script(scripts::lock::acquire("v{t}:l", "v{t}:f", "a", 60_000));
+        writes.add("v{t}:count", cmd("INCR", &["v{t}:count"]));
+        let e = d.run(writes).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::PipelineInterrupted { .. }),
+            "{e}"
+        );
+    }
 }

@@ -14,8 +14,9 @@ use bitmap::{day, kind_of, script_refused};
 use chrono::{Datelike, NaiveDate};
 use counting::counted;
 use redis_patterns::keys::{Prefix, cluster_slot};
-use redis_patterns::login_log::{ActiveUser, LoginLog};
+use redis_patterns::login_log::{ActiveUser, LoginLog, ReindexCursor, ReindexOptions};
 use redis_patterns::{Error, ErrorKind, Retention, scripts};
+use redis_patterns_test_support::LocalServer;
 use support::Driver;
 
 /// (type, uid, day) of every recorded login.
@@ -595,5 +596,178 @@ fn every_operation_runs_on_a_real_cluster() {
             assert_eq!((on_cluster, at), dump(&mut single, key), "{key}");
             assert!(at > 0, "{key} has its retention");
         }
+    });
+}
+
+/// Every key of the given nodes, sorted.
+fn keys_of(nodes: &[&LocalServer]) -> Vec<String> {
+    let mut keys: Vec<String> = nodes
+        .iter()
+        .flat_map(|n| support::all_keys(&mut n.connection()))
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The months of the fixture.
+const MONTHS: [(i32, u32); 4] = [(2023, 12), (2024, 1), (2024, 2), (2024, 3)];
+
+/// Logs written before the indexes existed: the fixture recorded, then every
+/// day index and types set deleted. A reindex of each month writes exactly
+/// what recording the logins wrote (values and expiry), queries (6) and
+/// (7) answer as before, keys of another layout are skipped, and a second
+/// run sets nothing new.
+fn reindex_rebuilds_what_record_wrote(d: &mut Driver, nodes: &[&LocalServer]) {
+    let log = LoginLog::builder()
+        .retention(Retention::days(40_000))
+        .build()
+        .unwrap();
+    let model = record_all(d, &log);
+    let indexes: Vec<String> = keys_of(nodes)
+        .into_iter()
+        .filter(|k| k.contains('{'))
+        .collect();
+    assert!(indexes.len() > 10, "{indexes:?}");
+    let before: Vec<_> = indexes.iter().map(|k| dump(d, k)).collect();
+    for k in &indexes {
+        let _: i64 = d.cmd(k, redis::cmd("DEL").arg(k));
+    }
+    let feb = (day(2024, 2, 1), day(2024, 2, 29));
+    assert!(
+        d.run(log.active_users("client", feb.0, feb.1))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        d.run(log.all_active_users(feb.0, feb.1))
+            .unwrap()
+            .is_empty()
+    );
+    // Keys the month's pattern matches that are no log of this layout, and
+    // one that is no string.
+    for key in [
+        "loginLog_2024-02_bad_type_1",
+        "loginLog_2024-02_client_007",
+        "loginLog_2024-02_client_99999999999",
+    ] {
+        let _: i64 = d.cmd(key, redis::cmd("SETBIT").arg(key).arg(3).arg(1));
+    }
+    let hash = "loginLog_2024-02_client_5";
+    let _: i64 = d.cmd(hash, redis::cmd("HSET").arg(hash).arg("f").arg("v"));
+
+    let logs: BTreeSet<(String, u64, (i32, u32))> = model
+        .iter()
+        .map(|(t, u, at)| (t.clone(), *u, (at.year(), at.month())))
+        .collect();
+    let mut total = (0, 0, 0, 0);
+    for (y, m) in MONTHS {
+        let options = ReindexOptions {
+            count: 2,
+            ..ReindexOptions::default()
+        };
+        let r = d.run(log.reindex(y, m, options)).unwrap();
+        assert!(r.cursor.is_done(), "{}", d.name());
+        let nodes_in_cursor = r.cursor.to_string().split(',').count();
+        assert_eq!(nodes_in_cursor, if d.is_cluster() { 3 } else { 1 });
+        total = (
+            total.0 + r.logs,
+            total.1 + r.days,
+            total.2 + r.new,
+            total.3 + r.skipped,
+        );
+    }
+    let n = model.len() as u64;
+    assert_eq!(total, (logs.len() as u64, n, n, 3), "{}", d.name());
+    let after: Vec<_> = indexes.iter().map(|k| dump(d, k)).collect();
+    assert_eq!(after, before, "{}: what record wrote", d.name());
+    assert_eq!(
+        keys_of(nodes).iter().filter(|k| k.contains('{')).count(),
+        indexes.len(),
+        "no other index key"
+    );
+    check_all_queries(d, &log, &model);
+
+    // Page by page, the cursor saved as text between pages: nothing new.
+    let mut cursor = ReindexCursor::start();
+    let (mut pages, mut days, mut new) = (0, 0, 0);
+    while !cursor.is_done() {
+        let page = d.run(log.reindex_page(2024, 2, &cursor, 1)).unwrap();
+        (days, new) = (days + page.days, new + page.new);
+        cursor = page.cursor.to_string().parse().unwrap();
+        pages += 1;
+        assert!(pages < 1_000, "a reindex ends");
+    }
+    let in_feb = model.iter().filter(|(_, _, at)| at.month() == 2).count() as u64;
+    assert_eq!(
+        (days, new),
+        (in_feb, 0),
+        "{}: a second run sets nothing new",
+        d.name()
+    );
+    assert!(pages > 1, "{pages} pages");
+}
+
+#[test]
+fn reindex_builds_the_day_indexes_from_existing_logs() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        reindex_rebuilds_what_record_wrote(d, &[&server])
+    });
+    let cluster = support::cluster();
+    let nodes: Vec<&LocalServer> = cluster.nodes().iter().collect();
+    support::each_cluster_driver(&cluster, |d| reindex_rebuilds_what_record_wrote(d, &nodes));
+}
+
+#[test]
+fn reindex_resumes_from_a_cursor_and_refuses_bad_input() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        let log = LoginLog::default();
+        // 50 users of the PHP recipe's layout, logged in on days 1 and 15.
+        for uid in 0..50u64 {
+            let key = format!("loginLog_2017-10_client_{uid}");
+            let _: i64 = d.cmd(&key, redis::cmd("SETBIT").arg(&key).arg(1).arg(1));
+            let _: i64 = d.cmd(&key, redis::cmd("SETBIT").arg(&key).arg(15).arg(1));
+        }
+        // Two pages, then the rest from their cursor.
+        let mut cursor = ReindexCursor::start();
+        let mut done_days = 0;
+        for _ in 0..2 {
+            let page = d.run(log.reindex_page(2017, 10, &cursor, 5)).unwrap();
+            done_days += page.days;
+            cursor = page.cursor;
+        }
+        assert!(!cursor.is_done() && done_days > 0, "{cursor}");
+        let options = ReindexOptions {
+            count: 5,
+            start: cursor,
+        };
+        let rest = d.run(log.reindex(2017, 10, options)).unwrap();
+        assert_eq!(done_days + rest.days, 100, "{}", d.name());
+        let active = d
+            .run(log.active_users("client", day(2017, 10, 1), day(2017, 10, 31)))
+            .unwrap();
+        assert_eq!(active, (0..50).collect::<Vec<u64>>());
+        let only_15th = d
+            .run(log.active_users("client", day(2017, 10, 15), day(2017, 10, 15)))
+            .unwrap();
+        assert_eq!(only_15th.len(), 50);
+        // A finished cursor does nothing more.
+        let again = d.run(log.reindex_page(2017, 10, &rest.cursor, 5)).unwrap();
+        assert_eq!((again.logs, again.days), (0, 0));
+        // Refused before anything is sent.
+        for (y, m, count) in [(2017, 13, 5), (2017, 10, 0)] {
+            let e = d
+                .run(log.reindex_page(y, m, &ReindexCursor::start(), count))
+                .unwrap_err();
+            assert!(e.is_invalid_input(), "{e}");
+        }
+        for bad in ["", "x", "server@", "@5", "server@-1"] {
+            assert!(bad.parse::<ReindexCursor>().is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            "0".parse::<ReindexCursor>().unwrap(),
+            ReindexCursor::start()
+        );
     });
 }

@@ -334,7 +334,7 @@ fn bad_input_is_refused_before_anything_is_written() {
         // The scripts check their arguments too (callers from other languages).
         // A 7-byte field: the typed wrapper refuses it before sending, and
         // the script itself (sent raw) refuses it before writing.
-        assert!(scripts::packed::add("raw:0", 0, 0, 7, false, 1).is_err());
+        assert!(scripts::packed::add("raw:0", "{raw:0}:req", 0, 0, 7, false, 1, 0).is_err());
         let refused = [
             d.run(scripts::packed::put("raw:0", 0, &["4294967296", "abcd"])),
             d.run(support::raw_call::<i64>(
@@ -506,4 +506,44 @@ fn every_operation_runs_on_a_real_cluster() {
         assert!(data.iter().filter(|(_, v)| v.is_some()).count() > 20);
         (log, data)
     });
+}
+
+/// An add with a request id applies once per request, however often it is
+/// sent; its request key lives in the shard's slot and expires.
+fn add_once_applies_once_per_request(d: &mut Driver) {
+    use redis_patterns::core::RequestId;
+    let p = PackedRecords::new("once", Le::<u32>::new(), 100_000).unwrap();
+    let all = IntField {
+        offset: 0,
+        size: 4,
+        signed: false,
+    };
+    let first = RequestId::new("login-77").unwrap();
+    for _ in 0..3 {
+        assert_eq!(d.run(p.add_once(77, all, 2, &first)).unwrap(), 2);
+    }
+    assert_eq!(
+        d.run(p.add_once(77, all, 2, &RequestId::random())).unwrap(),
+        4
+    );
+    assert_eq!(d.run(p.add(77, all, 1)).unwrap(), 5);
+    assert_eq!(d.run(p.get(77)).unwrap(), 5);
+    // Refused input is refused with a request id too, and applies nothing.
+    assert!(matches!(
+        d.run(p.add_once(100_001, all, 1, &RequestId::random()))
+            .map_err(Error::into_kind),
+        Err(ErrorKind::IdOutOfRange { .. })
+    ));
+    let (shard, _) = p.locate(77).unwrap();
+    let key = first.key_for(&shard).unwrap();
+    let ttl: i64 = d.cmd(&key, redis::cmd("PTTL").arg(&key));
+    assert!(ttl > 0, "{ttl}");
+}
+
+#[test]
+fn add_once_applies_once_per_request_on_a_server_and_a_cluster() {
+    let server = support::server();
+    support::each_driver(&server, add_once_applies_once_per_request);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, add_once_applies_once_per_request);
 }

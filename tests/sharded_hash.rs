@@ -66,6 +66,54 @@ fn basic_operations_use_base_colon_shard_keys() {
     });
 }
 
+/// The separator the builder names joins base and shard id: `_` for the
+/// PHP recipe's `base_<shard>` keys, or any other; every operation uses it.
+#[test]
+fn a_named_separator_joins_base_and_shard_id() {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        for sep in ["_", "::", "-"] {
+            let h = ShardedHash::builder("users", Sharding::Crc32 { shards: 8 })
+                .separator(sep)
+                .build()
+                .unwrap();
+            assert_eq!(h.separator(), sep);
+            let shard = crc32fast::hash(b"alice") % 8;
+            let key = format!("users{sep}{shard}");
+            assert_eq!(h.shard_key(b"alice").unwrap(), key);
+            assert!(d.run(h.set("alice", "1")).unwrap());
+            assert!(d.run(h.set_if_absent("bob", "b")).unwrap());
+            assert_eq!(d.run(h.incr("visits", 2)).unwrap(), 2);
+            let v: String = d.cmd(&key, redis::cmd("HGET").arg(&key).arg("alice"));
+            assert_eq!(v, "1", "{sep}: written where the key says");
+            let got: Vec<Option<String>> = d.run(h.get_many(&["alice", "bob", "nobody"])).unwrap();
+            assert_eq!(got, [Some("1".into()), Some("b".into()), None]);
+            assert_eq!(d.run(h.len()).unwrap(), 3);
+            assert_eq!(d.run(h.inspect(8)).unwrap().sampled_len, 3);
+            assert!(d.run(h.delete("bob")).unwrap());
+        }
+        let keys = support::all_keys(&mut server.connection());
+        assert!(keys.iter().any(|k| k.starts_with("users_")), "{keys:?}");
+        assert!(keys.iter().any(|k| k.starts_with("users::")), "{keys:?}");
+        assert!(keys.iter().any(|k| k.starts_with("users-")), "{keys:?}");
+        assert!(
+            keys.iter()
+                .all(|k| !k.starts_with("users:") || k.starts_with("users::")),
+            "no default-separator keys: {keys:?}"
+        );
+        for bad in ["", "{", "}x"] {
+            let e = ShardedHash::builder("users", Sharding::Crc32 { shards: 8 })
+                .separator(bad)
+                .build()
+                .unwrap_err();
+            assert!(
+                matches!(e.kind(), ErrorKind::InvalidArgument { name, .. } if name == "separator"),
+                "{bad:?}: {e}"
+            );
+        }
+    });
+}
+
 #[test]
 fn get_many_keeps_order_reports_missing_and_sends_one_hmget_per_shard() {
     let server = support::server();
@@ -411,7 +459,8 @@ fn import_batches_by_bytes_and_keeps_the_callers_positions() {
     support::each_driver(&server, |d| {
         let mut con = server.connection();
         let h = ShardedHash::new("nb", 1).unwrap();
-        // Loads the put script first, so no NOSCRIPT retry adds a call.
+        // Loads the put script (or the library) first, so no reload retry
+        // adds a call.
         assert!(d.run(h.set("warm", "v")).unwrap());
         let _: () = redis::cmd("CONFIG")
             .arg("RESETSTAT")
@@ -439,7 +488,12 @@ fn import_batches_by_bytes_and_keeps_the_callers_positions() {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0)
         };
-        assert_eq!(calls("evalsha") + calls("eval"), 4, "{info}");
+        assert_eq!(
+            calls("evalsha") + calls("eval") + calls("fcall"),
+            4,
+            "{} {info}",
+            d.call_mode()
+        );
         // Rejected items are reported at the positions the caller gave.
         let items = [(7u64, "x".repeat(65), "v"), (9, "ok".into(), "v")];
         let report = d.run(h.import_numbered(items, options)).unwrap();
@@ -636,4 +690,42 @@ fn every_operation_runs_on_a_real_cluster() {
     let server = support::server();
     let cluster = support::cluster();
     everywhere::same_everywhere(&server, &cluster, |d| (every_operation(d), dump(d)));
+}
+
+/// An increment with a request id applies once per request, however often
+/// it is sent; its request key lives in the shard's slot (so it runs on a
+/// cluster) and expires.
+fn incr_once_applies_once_per_request(d: &mut Driver) {
+    use redis_patterns::core::RequestId;
+    for strict in [true, false] {
+        let h = ShardedHash::builder(&format!("once{strict}"), Sharding::Crc32 { shards: 16 })
+            .strict(strict)
+            .build()
+            .unwrap();
+        let first = RequestId::new("order-1:line-1").unwrap();
+        assert_eq!(d.run(h.incr_once("stock", 5, &first)).unwrap(), 5);
+        assert_eq!(
+            d.run(h.incr_once("stock", 5, &first)).unwrap(),
+            5,
+            "{strict}"
+        );
+        let second = RequestId::random();
+        assert_eq!(d.run(h.incr_once("stock", -2, &second)).unwrap(), 3);
+        assert_eq!(d.run(h.incr_once("stock", -2, &second)).unwrap(), 3);
+        assert_eq!(d.run(h.incr("stock", 1)).unwrap(), 4);
+        assert_eq!(get(d, &h, "stock").as_deref(), Some("4"));
+        let shard = h.shard_key(b"stock").unwrap();
+        let key = first.key_for(&shard).unwrap();
+        assert_eq!(key, format!("{{{shard}}}:req:order-1:line-1"));
+        let ttl: i64 = d.cmd(&key, redis::cmd("PTTL").arg(&key));
+        assert!(ttl > 0 && ttl <= 3_600_000, "{ttl}");
+    }
+}
+
+#[test]
+fn incr_once_applies_once_per_request_on_a_server_and_a_cluster() {
+    let server = support::server();
+    support::each_driver(&server, incr_once_applies_once_per_request);
+    let cluster = support::cluster();
+    support::each_cluster_driver(&cluster, incr_once_applies_once_per_request);
 }

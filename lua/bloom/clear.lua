@@ -5,15 +5,19 @@
 --    (one less than a multiple of 8)
 -- RETURNS integer: the number of blocks cleared
 -- WRITES DEL PEXPIREAT SETBIT
--- READS PEXPIRETIME
+-- READS GETBIT PEXPIRETIME
 -- ERRORS BADARG
+-- IDEMPOTENT yes: the blocks are reset again to the same empty bitmaps and expiries
 
 -- Each block is deleted and re-created by `SETBIT block block_bits 1`: Redis
 -- allocates the string zero-filled at its exact size with the sentinel (last
 -- bit) set, so a block that had lost its sentinel is usable again, and no
 -- block-sized string is ever built in Lua. Its expiry (absolute, from
 -- PEXPIRETIME, read for every block before the first write) is put back; a
--- block without one stays without.
+-- block without one stays without. Every block must be within the server's
+-- proto-max-bulk-len (a smaller limit set after the filter was created
+-- would make a SETBIT fail after the DEL): checked first by GETBIT, which
+-- writes nothing.
 if #KEYS ~= #ARGV then
   return redis.error_reply('BADARG block_bits one per block')
 end
@@ -25,6 +29,9 @@ end
 local at = {}
 for i = 1, #KEYS do
   at[i] = redis.call('PEXPIRETIME', KEYS[i])
+  if type(redis.pcall('GETBIT', KEYS[i], ARGV[i])) == 'table' then
+    return redis.error_reply('BADARG block_bits ' .. ARGV[i] .. ' bits exceed the server\'s proto-max-bulk-len')
+  end
 end
 for i = 1, #KEYS do
   redis.call('DEL', KEYS[i])

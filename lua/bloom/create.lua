@@ -1,7 +1,8 @@
 #!lua
 --- Create a sized filter's config hash (and its blocks in the same slot) once, or check an existing one matches
 -- KEYS[1] config hash rw: the filter's config hash
--- KEYS[2..] blocks string rw: the block bitmaps to create with the config (all of them; none when blocks spread over slots, see bloom.init_block)
+-- KEYS[2..] blocks string rw: the block bitmaps to create with the config, or adopt when bloom.init_block created them
+--    (all of them; none when blocks spread over slots, see bloom.init_block)
 -- ARGV[1] m integer 1..9007199254740991: theoretical bits, ceil(-n ln p / (ln 2)^2)
 -- ARGV[2] k integer 1..64: bits per item
 -- ARGV[3] n integer 1..9007199254740991: expected items
@@ -12,8 +13,9 @@
 -- ARGV[8] spread bool: 1 when block keys carry their own hash tag, 0 when they share the config's
 -- RETURNS integer: 1 when created now, 0 when it existed with exactly these parameters
 -- WRITES HSET SETBIT
--- READS EXISTS GETBIT HMGET
--- ERRORS BADARG BLOOMCONFIG NOFILTER
+-- READS BITCOUNT EXISTS GETBIT HMGET INFO STRLEN
+-- ERRORS BADARG BLOOMCONFIG MAXMEMORY NOFILTER
+-- IDEMPOTENT yes: a second call finds the config it wrote and returns 0
 
 -- Written once: the parameters never change after creation, and a caller
 -- asking for other ones gets BLOOMCONFIG (`<field> stored <x> requested <y>`)
@@ -22,7 +24,14 @@
 -- generated checks, then the ones below), so a bad call leaves no
 -- half-created filter. With spread = 1 the blocks live in other slots: the
 -- client creates them first (bloom.init_block with create = 1) and calls
--- this last, so the config only exists once every block does.
+-- this last, so the config only exists once every block does. The Rust
+-- client does the same for blocks in this slot (one init_block call per
+-- block, so that the server's own maxmemory check runs between them); a
+-- block that exists without a config is adopted when pristine (its size,
+-- no bit set but the sentinel), refused when it holds anything else. Blocks
+-- created here must fit under maxmemory (checked below) and every block
+-- within the server's proto-max-bulk-len (else a later SETBIT would fail
+-- after the HSET).
 local p = tonumber(ARGV[4])
 if not p or not (p > 0 and p < 1) then
   return redis.error_reply('BADARG p must be a number strictly between 0 and 1')
@@ -66,9 +75,38 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
   return 0
 end
+local grow = 0
+local new = {}
 for i = 2, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    return redis.error_reply('BLOOMCONFIG block ' .. KEYS[i] .. ' exists without a config')
+  local bits = sizes[i - 1]
+  local len = redis.call('STRLEN', KEYS[i])
+  local sentinel = redis.pcall('GETBIT', KEYS[i], bits)
+  if type(sentinel) == 'table' then
+    return redis.error_reply('BADARG block_bits ' .. bits .. ' bits exceed the server\'s proto-max-bulk-len')
+  end
+  if len == 0 then
+    new[#new + 1] = i
+    grow = grow + math.floor(bits / 8) + 1
+  elseif len ~= math.floor(bits / 8) + 1 or sentinel ~= 1 or redis.call('BITCOUNT', KEYS[i]) ~= 1 then
+    return redis.error_reply('BLOOMCONFIG block ' .. KEYS[i] .. ' exists without a config and is not an empty block of this size')
+  end
+end
+-- Room under maxmemory for the new blocks: Redis checks maxmemory only before a
+-- script starts, so a growth of more than 64 KiB is checked here, before any
+-- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
+if grow > 65536 then
+  -- (A user whose ACL denies INFO gets the server's own check only.)
+  local mem = redis.pcall('INFO', 'memory')
+  if type(mem) ~= 'string' then
+    mem = ''
+  end
+  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
+  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
+  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
+    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
+  end
+  if maxmemory > 0 and used + grow > maxmemory then
+    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. #new .. ' blocks')
   end
 end
 local hset = {}
@@ -77,7 +115,7 @@ for i = 1, #fields do
   hset[#hset + 1] = want[i]
 end
 redis.call('HSET', KEYS[1], unpack(hset))
-for i = 2, #KEYS do
+for _, i in ipairs(new) do
   redis.call('SETBIT', KEYS[i], sizes[i - 1], 1)
 end
 return 1

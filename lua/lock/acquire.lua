@@ -9,6 +9,8 @@
 --    <= 0 when another owner holds it: minus the holder's remaining lease in ms (0 when it has no TTL)
 -- WRITES INCR SET
 -- READS GET PTTL
+-- IDEMPOTENT yes: a resend with the same token finds the lock held by it and answers the same fencing token
+--    with a fresh lease (after the lease ran out: a new fencing token, or busy when another owner took it)
 
 -- The fence is incremented before the lock is set: INCR is the one write
 -- that can fail on what its key holds (a value that is no integer, the

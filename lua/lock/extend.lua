@@ -6,6 +6,7 @@
 -- RETURNS integer: 1 when extended, 0 when the lock is not held with this token
 -- WRITES PEXPIRE
 -- READS GET
+-- IDEMPOTENT yes: a second call gives the same lease again, from a moment later
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end

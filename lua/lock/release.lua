@@ -6,6 +6,7 @@
 -- RETURNS integer: 1 when released (a message on the channel wakes the waiters), 0 when the lock is not held with this token
 -- WRITES DEL
 -- READS GET SPUBLISH
+-- IDEMPOTENT yes: a second call finds the lock gone (or held by another owner), deletes nothing and publishes nothing (it answers 0)
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   redis.call('SPUBLISH', ARGV[2], 'released')

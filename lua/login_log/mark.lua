@@ -5,6 +5,7 @@
 -- ARGV[2] expire_at integer 0..999999999999999: unix seconds at which the log expires, 0 to keep it
 -- RETURNS integer: 1 when this is the user's first login recorded that day, 0 otherwise
 -- WRITES EXPIREAT SETBIT
+-- IDEMPOTENT yes: the bit is set already; the expiry is absolute
 local before = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
 if ARGV[2] ~= '0' then
   redis.call('EXPIREAT', KEYS[1], ARGV[2])

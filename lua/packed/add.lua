@@ -1,15 +1,28 @@
 #!lua
---- Add to a little-endian integer field inside one record and return the field's new value
--- KEYS[1] shard string rw: one shard of packed records (a STRING); the only key touched
+--- Add to a little-endian integer field inside one record and return the field's new value; with a request key, once per request
+-- KEYS[1] shard string rw: one shard of packed records (a STRING)
+-- KEYS[2] request string rw: the request's key (same slot as the shard): remembers this call's result for
+--    request_ttl_ms; untouched when request_ttl_ms is 0
 -- ARGV[1] reserve integer 0..536870912: grow a shorter shard to this many bytes first (see put); 0 grows as written
 -- ARGV[2] offset integer 0..536870912: byte offset of the field in the shard
 -- ARGV[3] size integer 1..6: the field's width in bytes
 -- ARGV[4] signed bool: 1 for two's complement, 0 for unsigned
 -- ARGV[5] delta integer -9007199254740991..9007199254740991: added to the field; bytes past the end of the shard read as 0
--- RETURNS integer: the field's new value
+-- ARGV[6] request_ttl_ms integer 0..999999999999999: how long the request key remembers the result; 0 for a
+--    call without a request id
+-- RETURNS integer: the field's new value (for a request seen before: what its first run returned)
 -- WRITES SET SETRANGE
--- READS GET GETRANGE STRLEN
--- ERRORS BADARG OVERFLOW
+-- READS GET GETBIT GETRANGE INFO STRLEN
+-- ERRORS BADARG MAXMEMORY OVERFLOW
+-- IDEMPOTENT if request_ttl_ms: a resend with the same request key finds the first run's result and returns
+--    it without adding again; without a request key a resend adds delta twice
+local ttl = ARGV[6]
+if ttl ~= '0' then
+  local done = redis.call('GET', KEYS[2])
+  if done then
+    return tonumber(done)
+  end
+end
 local max = 536870912
 local offset, size = tonumber(ARGV[2]), tonumber(ARGV[3])
 if offset + size > max then
@@ -33,10 +46,34 @@ if new < lo or new > hi then
   return redis.error_reply('OVERFLOW ' .. string.format('%.0f + %s leaves the %d-byte field range %.0f..%.0f',
     value, ARGV[5], size, lo, hi))
 end
--- Only now, with nothing left that can fail, grow the shard and write.
+-- Within the server's string limit and maxmemory (see put), then, with
+-- nothing left that can fail, grow the shard and write.
 local reserve = tonumber(ARGV[1])
+local cur = redis.call('STRLEN', KEYS[1])
+local target = math.max(reserve, offset + size)
+if type(redis.pcall('GETBIT', KEYS[1], target * 8 - 1)) == 'table' then
+  return redis.error_reply('BADARG offset shard length ' .. target .. ' exceeds the server\'s proto-max-bulk-len')
+end
+local grow = target - cur
+-- Room under maxmemory for the growth: Redis checks maxmemory only before a
+-- script starts, so a growth of more than 64 KiB is checked here, before any
+-- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
+if grow > 65536 then
+  -- (A user whose ACL denies INFO gets the server's own check only.)
+  local mem = redis.pcall('INFO', 'memory')
+  if type(mem) ~= 'string' then
+    mem = ''
+  end
+  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
+  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
+  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
+    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
+  end
+  if maxmemory > 0 and used + grow > maxmemory then
+    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
+  end
+end
 if reserve > 0 then
-  local cur = redis.call('STRLEN', KEYS[1])
   if cur < reserve then
     local old = ''
     if cur > 0 then
@@ -56,4 +93,7 @@ for i = 1, size do
   u = (u - b) / 256
 end
 redis.call('SETRANGE', KEYS[1], offset, table.concat(bytes))
+if ttl ~= '0' then
+  redis.call('SET', KEYS[2], string.format('%.0f', new), 'PX', ttl)
+end
 return new

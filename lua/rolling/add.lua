@@ -17,6 +17,7 @@
 -- WRITES HSET LREM PEXPIRE RPUSH UNLINK
 -- READS HEXISTS HLEN HMGET
 -- ERRORS BADARG RINGCONF
+-- IDEMPOTENT yes: a second call finds the record in the head shard and writes the same value again (status 2)
 local m = redis.call('HMGET', KEYS[1], 'head', 'gen', 'shards', 'shard_size')
 local first, shards, size = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local field = ARGV[4]

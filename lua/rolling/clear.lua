@@ -6,6 +6,7 @@
 -- WRITES UNLINK
 -- READS HGET HLEN
 -- ERRORS RINGCONF
+-- IDEMPOTENT yes: a second call finds nothing left to delete
 local stored = redis.call('HGET', KEYS[1], 'shards')
 local shards = (#KEYS - 1) / 2
 if stored and tonumber(stored) ~= shards then

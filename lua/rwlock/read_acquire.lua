@@ -9,6 +9,7 @@
 --    <= 0 when a writer holds the lock or waits for it: minus the ms until that writer's lease or intent ends (0: unknown)
 -- WRITES PEXPIREAT ZADD ZREMRANGEBYSCORE
 -- READS GET PTTL TIME ZRANGE ZSCORE
+-- IDEMPOTENT yes: a resend with the same token finds its read lease and renews it (answers 1)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local after = '(' .. string.format('%.0f', now)

@@ -6,6 +6,7 @@
 -- RETURNS integer: 1 when extended, 0 when the token holds no live read lease
 -- WRITES PEXPIREAT ZADD
 -- READS TIME ZRANGE ZSCORE
+-- IDEMPOTENT yes: a resend sets the same lease again
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])

@@ -6,6 +6,7 @@
 -- RETURNS integer: 1 when released, 0 when the token held no read lease (or its lease had ended)
 -- WRITES ZREM ZREMRANGEBYSCORE
 -- READS SPUBLISH TIME ZCOUNT ZSCORE
+-- IDEMPOTENT yes: a second call finds no read lease of the token and removes nothing (it answers 0)
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not ends then
   return 0

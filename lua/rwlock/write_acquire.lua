@@ -10,6 +10,7 @@
 --    <= 0 when the lock is held: minus the ms until the writer's lease or the first reader's lease ends (0: unknown)
 -- WRITES PEXPIREAT SET ZADD ZREM ZREMRANGEBYSCORE
 -- READS GET PTTL TIME ZRANGE
+-- IDEMPOTENT yes: a resend with the same token finds its write lease (or its intent) and renews it
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local after = '(' .. string.format('%.0f', now)

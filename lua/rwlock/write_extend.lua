@@ -6,6 +6,7 @@
 -- RETURNS integer: 1 when extended, 0 when the token does not hold the write lease
 -- WRITES PEXPIRE
 -- READS GET
+-- IDEMPOTENT yes: a resend sets the same lease again
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end

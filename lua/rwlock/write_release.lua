@@ -7,6 +7,7 @@
 -- RETURNS integer: 1 when the write lease was released, 0 when the token did not hold it (an intent of the token is withdrawn either way)
 -- WRITES DEL ZREM
 -- READS GET SPUBLISH ZSCORE
+-- IDEMPOTENT yes: a second call finds the write lease gone and deletes nothing (it answers 0)
 local held = redis.call('GET', KEYS[1]) == ARGV[1]
 local intent = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not held and not intent then

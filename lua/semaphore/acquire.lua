@@ -8,6 +8,7 @@
 --    <= 0 when every permit is taken: minus the ms until the first lease ends
 -- WRITES PEXPIREAT ZADD ZREMRANGEBYSCORE
 -- READS TIME ZCOUNT ZRANGE ZSCORE
+-- IDEMPOTENT yes: a resend with the same token finds its permit and renews it (answers 1)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local after = '(' .. string.format('%.0f', now)

@@ -6,6 +6,7 @@
 -- RETURNS integer: 1 when released (a message on the channel wakes the waiters), 0 when the token held no permit (or its lease had ended)
 -- WRITES ZREM
 -- READS SPUBLISH TIME ZSCORE
+-- IDEMPOTENT yes: a second call finds no permit of the token and removes nothing (it answers 0)
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not ends then
   return 0

@@ -10,6 +10,7 @@
 -- WRITES HSET
 -- READS HLEN HMGET
 -- ERRORS BADARG FULL
+-- IDEMPOTENT yes: the same fields get the same values again (with only_absent, they are kept)
 local nx = ARGV[1]
 local limit = tonumber(ARGV[2])
 local n = #ARGV - 2

@@ -7,6 +7,7 @@
 -- WRITES BITOP DEL
 -- READS GET
 -- ERRORS BADARG
+-- IDEMPOTENT yes: the temporary key is deleted before the script returns; the day bitmaps are only read
 if #KEYS < 2 then
   return redis.error_reply('BADARG days at least one day bitmap is needed')
 end

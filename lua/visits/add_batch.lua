@@ -1,15 +1,21 @@
 #!lua
 --- Count many visits of one day in one call: add members to their shard sets, count only new ones
 -- KEYS[1] counter string rw: the day's count of distinct members (same hash tag as every shard of the day)
--- KEYS[2..] shards set rw: the distinct shard sets this batch touches, in the order of the groups in ARGV
+-- KEYS[2] meta hash rw: the day's layout (pattern, version, shards), written with the day's first members
+-- KEYS[3..] shards set rw: the distinct shard sets this batch touches, in the order of the groups in ARGV
 -- ARGV[1] expire_at integer 0..999999999999999: unix seconds at which the day's keys expire (end of day plus grace); 0 for no expiry
--- ARGV[2..] groups int64: for each shard key in order, the number n of its members, then those n members
+-- ARGV[2] accept_until integer 0..999999999999999: unix seconds from which visits to the day are refused (end of day plus
+--    the late window); 0 to accept them as long as the keys live
+-- ARGV[3] shard_count integer 1..1048576: the caller's shard count; refused (LAYOUT) when the day stores another
+-- ARGV[4..] groups int64: for each shard key in order, the number n of its members, then those n members
 --    (distinct canonical decimal int64 values)
 -- RETURNS integers: {count, new_1, ..., new_m}: the day's distinct count after the batch, then 1 or 0 per
 --    member in ARGV order (1 when it had not been counted that day)
--- WRITES EXPIREAT INCRBY SADD
--- READS GET SMISMEMBER TIME
--- ERRORS BADARG DAYENDED
+-- WRITES EXPIREAT HSET INCRBY SADD
+-- READS GET HGET SMISMEMBER TIME
+-- ERRORS BADARG DAYENDED LAYOUT
+-- IDEMPOTENT yes: the members are in their shards already, so the counter is not incremented again
+--    (the second reply says none is new)
 
 -- The generated checks saw every entry of groups is an int64; the layout
 -- (a count, then that many members, per shard key) is checked here, and
@@ -17,15 +23,19 @@
 -- counter (INCRBY: the one write that can fail on what its key holds) is
 -- written first.
 local stored = redis.call('GET', KEYS[1])
+local layout = redis.call('HGET', KEYS[2], 'shards')
+if layout and layout ~= ARGV[3] then
+  return redis.error_reply('LAYOUT ' .. KEYS[2] .. ' holds shards=' .. layout .. ', this call uses shards=' .. ARGV[3])
+end
 local groups = {}
-local i = 2
-for k = 2, #KEYS do
+local i = 4
+for k = 3, #KEYS do
   local n = tonumber(ARGV[i])
   if not n or n < 1 then
-    return redis.error_reply('BADARG groups group ' .. (k - 1) .. ' needs a positive member count')
+    return redis.error_reply('BADARG groups group ' .. (k - 2) .. ' needs a positive member count')
   end
   if i + n > #ARGV then
-    return redis.error_reply('BADARG groups group ' .. (k - 1) .. ' announces ' .. n .. ' members but fewer follow')
+    return redis.error_reply('BADARG groups group ' .. (k - 2) .. ' announces ' .. n .. ' members but fewer follow')
   end
   groups[#groups + 1] = {k, i + 1, i + n}
   i = i + n + 1
@@ -33,9 +43,12 @@ end
 if i ~= #ARGV + 1 then
   return redis.error_reply('BADARG groups more arguments than the groups announce')
 end
-if ARGV[1] ~= '0' then
+if ARGV[1] ~= '0' or ARGV[2] ~= '0' then
   local now = tonumber(redis.call('TIME')[1])
-  if tonumber(ARGV[1]) <= now then
+  if ARGV[2] ~= '0' and tonumber(ARGV[2]) <= now then
+    return redis.error_reply('DAYENDED accept_until ' .. ARGV[2] .. ' is not after the server time ' .. now)
+  end
+  if ARGV[1] ~= '0' and tonumber(ARGV[1]) <= now then
     return redis.error_reply('DAYENDED expire_at ' .. ARGV[1] .. ' is not after the server time ' .. now)
   end
 end
@@ -79,7 +92,11 @@ for g, group in ipairs(groups) do
     end
   end
 end
+if not layout then
+  redis.call('HSET', KEYS[2], 'pattern', 'visits', 'version', '1', 'shards', ARGV[3])
+end
 if ARGV[1] ~= '0' then
   redis.call('EXPIREAT', KEYS[1], ARGV[1])
+  redis.call('EXPIREAT', KEYS[2], ARGV[1])
 end
 return out

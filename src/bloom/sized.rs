@@ -7,11 +7,15 @@ use std::sync::Arc;
 use redis::Cmd;
 use serde::Serialize;
 
+use super::alloc::{reserved, string_request};
 use super::hash::{double_hash, double_hash_offsets, select_block, sized_hashes};
 use super::load::{Filter, Load, LoadItem};
-use super::params::{BloomParams, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES, MAX_K};
-use crate::core::{Batch, Op, Replies};
-use crate::error::{Error, ErrorKind, Result};
+use super::params::{
+    BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
+};
+use crate::core::memory::{self, ServerMemory};
+use crate::core::{Allocator, Batch, Op, Replies};
+use crate::error::{Error, ErrorKind, MemoryLimit, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
 
@@ -68,6 +72,8 @@ pub struct BloomBuilder {
     fp_rate: Option<f64>,
     max_bits: u64,
     max_block_bytes: u64,
+    max_memory: u64,
+    plan_for: Option<Allocator>,
     spread: bool,
     engine: Engine,
 }
@@ -116,9 +122,32 @@ impl BloomBuilder {
     }
 
     /// The largest block in bytes (default and most [`MAX_BLOCK_BYTES`], a
-    /// Redis string's limit).
+    /// Redis string's limit). A server whose `proto-max-bulk-len` is lower
+    /// (read with `CONFIG GET` when allowed) gets blocks within its limit.
     pub fn max_block_bytes(mut self, bytes: u64) -> Self {
         self.max_block_bytes = bytes;
+        self
+    }
+
+    /// The ceiling on the memory of the filter's blocks, as the server's
+    /// allocator will hold them ([`BloomParams::memory`]; default
+    /// [`DEFAULT_MAX_MEMORY`], 4 GiB). A bigger filter is refused with
+    /// [`ErrorKind::NotEnoughMemory`] (limit [`MemoryLimit::Ceiling`])
+    /// before anything is written, with or without `maxmemory`; raise it to
+    /// create one on purpose. (The server's own `maxmemory` headroom is
+    /// checked as well.)
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// Plan the blocks for this allocator instead of the one the server
+    /// reports (`mem_allocator` in `INFO memory`): for a filter that will be
+    /// copied to a server built otherwise. Only
+    /// [`create`](BloomBuilder::create) uses it; an existing filter keeps
+    /// its stored plan.
+    pub fn plan_for(mut self, allocator: Allocator) -> Self {
+        self.plan_for = Some(allocator);
         self
     }
 
@@ -139,51 +168,167 @@ impl BloomBuilder {
 
     /// Creates the filter, or opens it when it exists with exactly these
     /// parameters ([`ErrorKind::BloomConfigMismatch`] otherwise, nothing
-    /// written). Everything is validated before anything is sent.
+    /// written). Everything the caller gave is validated before anything is
+    /// sent.
     ///
-    /// Without spread blocks, one `bloom.create` call writes the config hash
-    /// and every block. Spread blocks live in other slots, so they cannot be
-    /// created in the same call: when the config does not exist yet, every
-    /// block is created first (one `bloom.init_block` call each, in one
-    /// batch) and the config LAST, so a crash in between leaves only blocks,
-    /// which the retry adopts when they are pristine (a block holding data is
-    /// refused with [`ErrorKind::BloomConfigMismatch`]). When the config
-    /// exists it is checked, then every block is required.
+    /// First, in one batch, the server's memory figures and allocator (see
+    /// [`crate::core::server_memory`]) and the config hash are read. An
+    /// existing filter keeps the block plan stored in its config (planned
+    /// for the allocator of the server that created it; every client opens
+    /// it the same way), and `bloom.create` checks the parameters
+    /// atomically. A new one is planned for this server's allocator (or
+    /// [`plan_for`](BloomBuilder::plan_for)) within its `proto-max-bulk-len`,
+    /// and refused with [`ErrorKind::NotEnoughMemory`] before anything is
+    /// written when its memory is above the
+    /// [ceiling](BloomBuilder::max_memory) or above the `maxmemory` headroom
+    /// of its node (of each node holding its blocks, with spread blocks).
+    ///
+    /// Then every block is created first, one `bloom.init_block` call each
+    /// (all in one batch: the server checks `maxmemory` before each call,
+    /// and each call checks the headroom itself before its one write), and
+    /// the config LAST (`bloom.create`), so a crash in between leaves only
+    /// pristine blocks, which the retry adopts (a block holding data is
+    /// refused with [`ErrorKind::BloomConfigMismatch`]). When a block cannot
+    /// be created, the blocks this call created are deleted again and the
+    /// error returned.
     pub fn create(self) -> Op<Bloom> {
-        let bloom = match self.plan() {
+        if let Err(e) = self.requested() {
+            return Op::fail(e);
+        }
+        let config_key = self.prefix.tagged(&self.name);
+        let mut batch = Batch::with_capacity(3);
+        memory::add(&mut batch, &config_key);
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(&config_key);
+        batch.add(&config_key, cmd);
+        Op::send(batch, |mut r| {
+            let mem = memory::take(&mut r)?;
+            let cfg: HashMap<String, String> = r.take()?;
+            Ok((mem, cfg))
+        })
+        .and_then(move |(mem, cfg)| {
+            if cfg.is_empty() {
+                self.create_new(mem)
+            } else {
+                self.create_existing(cfg)
+            }
+        })
+    }
+
+    /// The filter `cfg` describes, when it has the parameters asked for
+    /// (its stored block plan is kept), confirmed by `bloom.create`.
+    fn create_existing(self, cfg: HashMap<String, String>) -> Op<Bloom> {
+        let stored = match Bloom::from_config(&self.name, &self.prefix, cfg) {
+            Ok(b) => b.with_engine(self.engine),
+            Err(e) => return Op::fail(e),
+        };
+        if let Err(e) = self.matches(&stored) {
+            return Op::fail(e);
+        }
+        stored.write_config().and_then(move |_| {
+            let check = if stored.layout.spread {
+                stored.init_blocks(false)
+            } else {
+                Op::ready(())
+            };
+            check.map(move |()| stored)
+        })
+    }
+
+    /// [`ErrorKind::BloomConfigMismatch`] when the stored filter has other
+    /// parameters than the ones asked for (its blocks may differ: they are
+    /// the plan of the server that created it).
+    fn matches(&self, stored: &Bloom) -> Result<()> {
+        let want = self.requested()?;
+        let have = &stored.layout.params;
+        let differs = |field: &str, have: String, want: String| {
+            Err(Error::from(ErrorKind::BloomConfigMismatch {
+                detail: format!("{field} stored {have} requested {want}"),
+            }))
+        };
+        if have.n != want.n {
+            return differs("n", have.n.to_string(), want.n.to_string());
+        }
+        if have.p_field() != want.p_field() {
+            return differs("p", have.p_field(), want.p_field());
+        }
+        if (have.m, have.k) != (want.m, want.k) {
+            return differs(
+                "m/k",
+                format!("{}/{}", have.m, have.k),
+                format!("{}/{}", want.m, want.k),
+            );
+        }
+        if stored.layout.spread != self.spread {
+            return differs(
+                "spread",
+                u8::from(stored.layout.spread).to_string(),
+                u8::from(self.spread).to_string(),
+            );
+        }
+        Ok(())
+    }
+
+    /// A new filter planned for the server `mem` describes: refused when it
+    /// does not fit, else its blocks, then its config.
+    fn create_new(self, mem: ServerMemory) -> Op<Bloom> {
+        let bloom = match self.plan(&mem) {
             Ok(bloom) => bloom.with_engine(self.engine),
             Err(e) => return Op::fail(e),
         };
-        if !bloom.layout.spread {
-            return bloom.write_config().map(move |_| bloom);
-        }
-        let probe = bloom.clone();
-        bloom
-            .config_exists()
-            .and_then(move |exists| {
-                if exists {
-                    return Op::ready(true);
+        let needed = bloom.layout.params.memory(&mem.allocator);
+        if needed > self.max_memory {
+            return Op::fail(
+                ErrorKind::NotEnoughMemory {
+                    what: format!("bloom filter {}", self.name),
+                    needed,
+                    available: self.max_memory,
+                    limit: MemoryLimit::Ceiling,
+                    script: None,
                 }
-                let recheck = probe.config_exists();
-                probe.init_blocks(true).map(|()| false).or_else(move |e| {
-                    if !matches!(e.kind(), ErrorKind::BloomConfigMismatch { .. }) {
-                        return Op::fail(e);
-                    }
-                    // Another creator finished first and items went in:
-                    // open its filter.
-                    recheck.and_then(move |now| if now { Op::ready(true) } else { Op::fail(e) })
-                })
-            })
-            .and_then(move |existed| {
-                bloom.write_config().and_then(move |_| {
-                    let check = if existed {
-                        bloom.init_blocks(false)
+                .into(),
+            );
+        }
+        let fits = if bloom.layout.spread {
+            bloom.check_nodes(mem.allocator.clone())
+        } else {
+            match mem.check(needed, &format!("bloom filter {}", self.name)) {
+                Ok(()) => Op::ready(()),
+                Err(e) => Op::fail(e),
+            }
+        };
+        let retry = self.clone();
+        let probe = bloom.clone();
+        fits.and_then(move |()| {
+            probe.create_blocks().or_else(move |e| {
+                if !matches!(e.kind(), ErrorKind::BloomConfigMismatch { .. }) {
+                    return Op::fail(e);
+                }
+                // Another creator finished first and items went in: open
+                // its filter (create again takes the existing path).
+                retry.config_exists().and_then(move |now| {
+                    if now {
+                        retry.create().map(|b| (b, true))
                     } else {
-                        Op::ready(())
-                    };
-                    check.map(move |()| bloom)
+                        Op::fail(e)
+                    }
                 })
             })
+        })
+        .and_then(move |(other, existed)| {
+            if existed {
+                return Op::ready(other);
+            }
+            bloom.write_config().map(move |_| bloom)
+        })
+    }
+
+    /// `EXISTS` of the config hash.
+    fn config_exists(&self) -> Op<bool> {
+        let key = self.prefix.tagged(&self.name);
+        let mut cmd = redis::cmd("EXISTS");
+        cmd.arg(&key);
+        Op::cmd(&key, cmd)
     }
 
     /// Opens an existing filter from its config hash ([`ErrorKind::BloomMissing`]
@@ -208,8 +353,9 @@ impl BloomBuilder {
         })
     }
 
-    /// Validates everything; the handle of the filter to create.
-    fn plan(&self) -> Result<Bloom> {
+    /// Validates what the caller gave: the parameters asked for (m and k do
+    /// not depend on the block plan).
+    fn requested(&self) -> Result<BloomParams> {
         keys::check_name("filter name", &self.name)?;
         let n = self
             .expected
@@ -217,7 +363,17 @@ impl BloomBuilder {
         let p = self.fp_rate.ok_or_else(|| {
             Error::invalid("false-positive rate", "must be set to create a filter")
         })?;
-        let params = BloomParams::new(n, p, self.max_bits, self.max_block_bytes)?;
+        BloomParams::new(n, p, self.max_bits, self.max_block_bytes)
+    }
+
+    /// The handle of the filter to create on the server `mem` describes:
+    /// blocks planned for its allocator, within its string limit.
+    fn plan(&self, mem: &ServerMemory) -> Result<Bloom> {
+        let want = self.requested()?;
+        let allocator = self.plan_for.as_ref().unwrap_or(&mem.allocator);
+        let max_block = self.max_block_bytes.min(mem.max_string_bytes).max(64);
+        let params =
+            BloomParams::for_allocator(want.n, want.p, self.max_bits, max_block, allocator)?;
         Ok(Bloom::assemble(
             &self.name,
             &self.prefix,
@@ -245,6 +401,8 @@ impl Bloom {
             fp_rate: None,
             max_bits: DEFAULT_MAX_BITS,
             max_block_bytes: MAX_BLOCK_BYTES,
+            max_memory: DEFAULT_MAX_MEMORY,
+            plan_for: None,
             spread: false,
             engine: Engine::Bitfield,
         }
@@ -310,7 +468,7 @@ impl Bloom {
         };
         let bad = |f: &str, v: &str| {
             Error::from(ErrorKind::BloomConfigMismatch {
-                detail: format!("{config_key} field {f} = {v:?} is not understood"),
+                detail: format!("{config_key} field {f} = `{v}` is not understood"),
             })
         };
         let scheme = field("scheme")?;
@@ -369,22 +527,85 @@ impl Bloom {
         ))
     }
 
-    /// `EXISTS` of the config hash.
-    fn config_exists(&self) -> Op<bool> {
-        let mut cmd = redis::cmd("EXISTS");
-        cmd.arg(&self.layout.config_key);
-        Op::cmd(&self.layout.config_key, cmd)
+    /// The `bloom.init_block` calls that require every spread block (the
+    /// config exists), in one batch.
+    fn init_blocks(&self, create: bool) -> Op<()> {
+        self.init_block_calls(create).and_then(|results| {
+            match results.into_iter().find_map(Result::err) {
+                Some(e) => Op::fail(e),
+                None => Op::ready(()),
+            }
+        })
     }
 
-    /// The `bloom.init_block` calls of spread blocks, in one batch: `create`
-    /// them (before the config is written) or require them (it exists).
-    fn init_blocks(&self, create: bool) -> Op<()> {
+    /// One `bloom.init_block` call per block, in one batch (the server
+    /// checks `maxmemory` before each); each block's reply.
+    fn init_block_calls(&self, create: bool) -> Op<Vec<Result<i64>>> {
         let l = &self.layout;
         let mut batch = Batch::with_capacity(l.block_keys.len());
         for (key, bits) in l.block_keys.iter().zip(&l.params.block_bits) {
             batch.script(scripts::bloom::init_block(key, *bits as i64, create));
         }
-        Op::send(batch, |r| r.all::<i64>().map(drop))
+        Op::send(batch, |r| Ok(r.each::<i64>()))
+    }
+
+    /// Creates (or adopts, when pristine) every block before the config
+    /// exists. When one fails, the blocks created by this call are deleted
+    /// again (one batch) before the error. `(self, false)` when done.
+    fn create_blocks(&self) -> Op<(Bloom, bool)> {
+        let bloom = self.clone();
+        self.init_block_calls(true).and_then(move |results| {
+            let created: Vec<String> = results
+                .iter()
+                .zip(&bloom.layout.block_keys)
+                .filter(|(r, _)| matches!(r, Ok(1)))
+                .map(|(_, k)| k.clone())
+                .collect();
+            let Some(e) = results.into_iter().find_map(Result::err) else {
+                return Op::ready((bloom, false));
+            };
+            if created.is_empty() {
+                return Op::fail(e);
+            }
+            let mut batch = Batch::with_capacity(created.len());
+            for key in &created {
+                let mut cmd = redis::cmd("DEL");
+                cmd.arg(key);
+                batch.add(key, cmd);
+            }
+            Op::send(batch, |r| r.all::<i64>().map(drop)).and_then(move |()| Op::fail(e))
+        })
+    }
+
+    /// The `maxmemory` headroom of every node that will hold a spread block
+    /// (`INFO` at each block's slot, in one batch): the blocks of one node
+    /// (told apart by `run_id`) must fit together.
+    fn check_nodes(&self, allocator: Allocator) -> Op<()> {
+        let l = &self.layout;
+        let mut batch = Batch::with_capacity(l.block_keys.len());
+        for key in &l.block_keys {
+            memory::add_info(&mut batch, key);
+        }
+        let bloom = self.clone();
+        Op::send(batch, move |r| {
+            let mut nodes: Vec<(ServerMemory, u64)> = Vec::new();
+            for (reply, bytes) in r
+                .into_values()
+                .into_iter()
+                .zip(bloom.layout.params.block_bytes())
+            {
+                let mem = ServerMemory::from_reply(reply)?;
+                let need = reserved(&allocator, string_request(bytes)) + KEY_OVERHEAD;
+                match nodes.iter_mut().find(|(m, _)| m.node == mem.node) {
+                    Some((_, total)) => *total += need,
+                    None => nodes.push((mem, need)),
+                }
+            }
+            for (mem, needed) in &nodes {
+                mem.check(*needed, &format!("bloom filter {}", bloom.layout.name))?;
+            }
+            Ok(())
+        })
     }
 
     /// `GETBIT` of every block's sentinel, in one batch; a 0 is

@@ -54,6 +54,14 @@ pub static ERROR_CODES: &[ErrorCode] = &[
                   evicted, flushed): its bits cannot be trusted. Nothing was written.",
     },
     ErrorCode {
+        code: "LAYOUT",
+        kind: "LayoutMismatch",
+        detail: "<meta key> holds shards=<n>, this call uses shards=<n>",
+        meaning: "the day's meta key stores another shard count than this call passes: every \
+                  writer of a visit day uses the layout stored with its first member. Nothing \
+                  was written; read the stored shard count (HGET <meta key> shards) and use it.",
+    },
+    ErrorCode {
         code: "FULL",
         kind: "ShardFull",
         detail: "<key> holds <n> fields; ... would exceed <limit>",
@@ -74,6 +82,15 @@ pub static ERROR_CODES: &[ErrorCode] = &[
         detail: "uid <uid> is above the configured maximum <max>",
         meaning: "a user id is above the configured maximum bit offset (the offset trap: SETBIT \
                   at 4e9 allocates ~500 MB); nothing was written.",
+    },
+    ErrorCode {
+        code: "MAXMEMORY",
+        kind: "NotEnoughMemory",
+        detail: "needed <bytes> available <bytes>: growing <key or blocks>",
+        meaning: "growing a string by more than 64 KiB would take the server past maxmemory \
+                  (INFO memory: used_memory + needed > maxmemory, with used_memory_dataset \
+                  counted as free under an allkeys-* eviction policy); nothing was written. \
+                  Free memory, raise maxmemory, or use smaller shards or blocks.",
     },
     ErrorCode {
         code: "DAYENDED",

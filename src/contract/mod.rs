@@ -159,9 +159,11 @@ pub fn template_vars(template: &str) -> Vec<&str> {
 pub fn all() -> Vec<PatternContract> {
     let mut out = vec![
         crate::bloom::contract(),
+        crate::layout::contract(),
         crate::lock::contract(),
         crate::login_log::contract(),
         crate::packed::contract(),
+        crate::rate_limit::contract(),
         crate::rolling::contract(),
         crate::rwlock::contract(),
         crate::semaphore::contract(),
@@ -242,6 +244,21 @@ pub(crate) mod shared {
             &[
                 "CRC-32/ISO-HDLC (zlib, PNG, PHP crc32(), Python zlib.crc32()): reflected polynomial 0xEDB88320,",
                 "initial value 0xFFFFFFFF, final XOR 0xFFFFFFFF; crc32(\"123456789\") = 0xCBF43926 = 3421780262",
+            ],
+        )
+    }
+
+    /// `request_key`: the key that remembers one call with a request id,
+    /// in the slot of the key it changes (`RequestId::key_for`).
+    pub(crate) fn request_key() -> Function {
+        function(
+            "request_key",
+            "request_key(key: string, request_id: string) -> string",
+            &[
+                "<key>:req:<request_id> when key has a hash tag (a `{` followed later by a `}` with something between),",
+                "otherwise {<key>}:req:<request_id> (refused when key then contains `}`); without a request id the scripts",
+                "take request_key(key, \"\") minus its last `:` (key:req or {key}:req), untouched, and request_ttl_ms 0;",
+                "request_id: 1 to 200 bytes; request_ttl_ms: how long the result is remembered (default 3600000)",
             ],
         )
     }
@@ -338,6 +355,7 @@ mod tests {
         "hex16",
         "base",
         "tag",
+        "request_id",
     ];
 
     /// Script key roles that stand for several templated keys (variadic

@@ -1,37 +1,57 @@
 //! A batch of commands sent together, and the exchange protocol every driver
-//! runs to send one: `NOSCRIPT` reloads, redirects, replies in order.
+//! runs to send one: script reloads, redirects, retries, replies in order.
 //!
 //! A [`Batch`] holds single-slot commands (plain commands on one key, or
-//! script calls whose keys share a slot). The connection splits it into one
-//! group per target (the one server, or each cluster node by its slot map),
-//! and the [`Exchange`] below turns each group into pipelines, round after
-//! round, until every command has a reply:
+//! script calls whose keys share a slot). Each round, the [`Exchange`]
+//! below asks the connection where each pending command goes (the one
+//! server, a cluster node by the connection's slot map, or the cluster
+//! router for commands without a key), sends one pipeline per target, and
+//! reads every reply as done, not run, or lost, until every command has a
+//! reply:
 //!
-//! * A command answered `NOSCRIPT` did not run. When every later command of
-//!   the same ordering domain (the whole batch on one server, the command's
-//!   slot on a cluster) did not run either, the missing scripts are loaded
-//!   and exactly those commands are sent again, prefixed by the
-//!   `SCRIPT LOAD`s — so each command runs once and in order. If a later
-//!   command of the same domain did run, re-sending would reorder them, and
-//!   the batch stops with [`ErrorKind::PipelineInterrupted`]; nothing runs
-//!   twice — except a command added as repeatable (`WAIT`, which only
-//!   waits for the writes before it to reach replicas), which is sent
-//!   again after the commands it follows. Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose
-//!   cache is flushed again and again).
-//! * A command answered `MOVED`/`ASK`/`TRYAGAIN`/`CLUSTERDOWN` did not run
-//!   either: it is sent again on its own through the cluster router, which
-//!   follows redirects (on a cluster all commands of a moved slot get the
-//!   redirect, so their order is kept).
+//! * A command answered `NOSCRIPT` did not run: its script is loaded with
+//!   `SCRIPT LOAD` in front of it in the next round, which goes at once.
+//!   Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose cache
+//!   is flushed again and again).
+//! * A command answered `MOVED` goes again once the slot map is read anew;
+//!   `ASK` sends it to the node named, after `ASKING`.
+//! * A command answered `LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
+//!   `MASTERDOWN`, `READONLY` or `NOREPLICAS` did not run either: it goes
+//!   again after a backoff ([`RetryPolicy`](super::RetryPolicy)).
+//! * A pipeline whose connection failed: the commands it could not send (a
+//!   refused connection) go again after a backoff and a reconnect; those
+//!   whose outcome is unknown too when each is idempotent, otherwise the
+//!   batch fails with [`ErrorKind::OutcomeUnknown`] (see
+//!   [`retry`](super::retry)).
+//!
+//! On a connection in [`CallMode::Functions`](super::CallMode::Functions)
+//! the script calls go out as `FCALL`, "Function not found" plays the part
+//! of `NOSCRIPT` and one `FUNCTION LOAD REPLACE` of the library that of the
+//! `SCRIPT LOAD`s, on the node that answered it.
+//!
+//! A command is sent again only when no later command of the same ordering
+//! domain (the whole batch on one server, the command's slot on a cluster)
+//! ran in between, so that commands run in order (reads commute: when
+//! neither writes, the later one may have run); otherwise the batch stops
+//! with [`ErrorKind::PipelineInterrupted`]. Nothing that is not idempotent
+//! ever runs twice. A command added as repeatable (`WAIT`, which only waits
+//! for the writes before it to reach replicas) is sent again after the
+//! commands before it that go again. With a [`Durability`] every pipeline
+//! holding a write ends with its `WAIT`.
 
 use redis::{Cmd, Value};
 
+use super::call_mode::CallMode;
+use super::durability::Durability;
 use super::op::{IntoCall, Replies};
+use super::resend;
+use super::retry::{NotRun, Retries, RetryPolicy, may_have_reached, not_run};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
 use crate::script::ScriptInfo;
 
-/// The most rounds one exchange makes before giving up on a server whose
-/// script cache keeps being flushed.
+/// The most rounds of script reloads one exchange makes before giving up on
+/// a server whose script cache keeps being flushed.
 pub const MAX_ROUNDS: usize = 8;
 
 /// One command of a batch.
@@ -42,9 +62,32 @@ pub(crate) struct Entry {
     pub(crate) slot: Option<u16>,
     /// The script it calls, when it is a script call.
     pub(crate) script: Option<&'static ScriptInfo>,
-    /// Running it again changes nothing (`WAIT`): it is re-sent after a
-    /// re-sent command before it instead of stopping the batch.
+    /// May be sent again when its outcome is unknown.
+    pub(crate) resend_safe: bool,
+    /// May change data (a durability wait follows it).
+    pub(crate) writes: bool,
+    /// A command without keys for the node that serves `slot` (`SCAN` of
+    /// one node): sent there, never routed by its arguments.
+    pub(crate) at_slot_node: bool,
+    /// Running it again changes nothing (`WAIT`): when a command before it
+    /// in its ordering domain did not run, it is sent again after that one
+    /// instead of stopping the batch.
     pub(crate) repeatable: bool,
+}
+
+impl Entry {
+    fn plain(cmd: Cmd, slot: Option<u16>) -> Self {
+        let traits = resend::traits(&cmd);
+        Self {
+            cmd,
+            slot,
+            script: None,
+            resend_safe: traits.resend_safe,
+            writes: traits.writes,
+            at_slot_node: false,
+            repeatable: false,
+        }
+    }
 }
 
 /// Commands to send together; each reply comes back at its command's
@@ -78,36 +121,44 @@ impl Batch {
         }
     }
 
-    /// Adds a command that touches `key` (and only keys of its slot).
+    /// Adds a command that touches `key` (and only keys of its slot). A
+    /// command without keys added this way goes to the node that serves
+    /// `key`'s slot, in the same pipeline as the batch's other commands of
+    /// that node (e.g. a `WAIT` after writes). Whether it may be sent again
+    /// after a lost connection is read from the command (reads and
+    /// idempotent writes such as `SET`, `HSET`, `DEL` may; `INCR` may not).
     pub fn add(&mut self, key: impl AsRef<[u8]>, cmd: Cmd) -> &mut Self {
-        self.entries.push(Entry {
-            cmd,
-            slot: Some(cluster_slot(key.as_ref())),
-            script: None,
-            repeatable: false,
-        });
+        self.entries
+            .push(Entry::plain(cmd, Some(cluster_slot(key.as_ref()))));
         self
     }
 
-    /// Adds a command on `key`'s slot that changes nothing when it runs
-    /// again, such as `WAIT` after a write: when a script call before it
-    /// must be re-sent (`NOSCRIPT`), it is re-sent after it.
+    /// Adds a command without keys for the node that serves `slot` on a
+    /// cluster (on one server: the server), e.g. `SCAN` of that node.
+    pub(crate) fn add_for_slot_node(&mut self, slot: u16, cmd: Cmd) -> &mut Self {
+        let mut entry = Entry::plain(cmd, Some(slot));
+        entry.at_slot_node = true;
+        self.entries.push(entry);
+        self
+    }
+
+    /// Adds a command without keys that changes nothing when it runs again,
+    /// such as `WAIT` after a write, for the node that serves `key`'s slot:
+    /// when a script call before it must be sent again (`NOSCRIPT`), it is
+    /// sent again after it, so that it still follows it.
     pub(crate) fn add_repeatable(&mut self, key: impl AsRef<[u8]>, cmd: Cmd) -> &mut Self {
-        self.add(key, cmd);
+        self.add_for_slot_node(cluster_slot(key.as_ref()), cmd);
         if let Some(e) = self.entries.last_mut() {
             e.repeatable = true;
         }
         self
     }
 
-    /// Adds a command that touches no key (sent to any node of a cluster).
+    /// Adds a command that touches no key (on a cluster sent through the
+    /// cluster client, which picks its node or nodes: `SCRIPT LOAD` goes to
+    /// every primary).
     pub fn add_keyless(&mut self, cmd: Cmd) -> &mut Self {
-        self.entries.push(Entry {
-            cmd,
-            slot: None,
-            script: None,
-            repeatable: false,
-        });
+        self.entries.push(Entry::plain(cmd, None));
         self
     }
 
@@ -124,10 +175,14 @@ impl Batch {
         };
         let slot = call.first_key().map(cluster_slot);
         let script = call.script();
+        let resend_safe = call.is_idempotent();
         self.entries.push(Entry {
             cmd: call.into_cmd(),
             slot,
             script: Some(script),
+            resend_safe,
+            writes: !script.read_only,
+            at_slot_node: false,
             repeatable: false,
         });
         self
@@ -154,140 +209,265 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
-
-    /// The hash slot of each command (`None`: no key).
-    pub(crate) fn slots(&self) -> Vec<Option<u16>> {
-        self.entries.iter().map(|e| e.slot).collect()
-    }
 }
 
-/// How a reply tells that its command did not run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NotRun {
-    NoScript,
-    /// `MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`: send it through the router.
-    Redirect,
-}
+/// A node's address: host and port.
+pub(crate) type Addr = (String, u16);
 
-fn not_run(v: &Value) -> Option<NotRun> {
-    let Value::ServerError(e) = v else {
-        return None;
-    };
-    match e.code() {
-        "NOSCRIPT" => Some(NotRun::NoScript),
-        "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN" => Some(NotRun::Redirect),
-        _ => None,
-    }
-}
-
-/// Where one group of a batch goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where one pipeline of a round goes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Target {
     /// The one server.
     Server,
-    /// A cluster node: its index in the connection's slot map, and a slot
-    /// it serves (for routers that route by slot).
-    Node { node: usize, slot: u16 },
+    /// A cluster node, by address.
+    Node(Addr),
+    /// The cluster router: each command on its own, routed by the client
+    /// library (commands without a key, and connections that cannot reach
+    /// nodes themselves).
+    Router,
 }
 
-/// A batch split by target: each target with the positions of its
-/// commands, in order.
-pub(crate) type Groups = Vec<(Target, Vec<usize>)>;
-
-/// The state of one group.
-#[derive(Debug)]
-struct Group {
-    target: Target,
-    /// Commands still to send, in order.
-    pending: Vec<usize>,
-    /// Scripts to `SCRIPT LOAD` in front of the next round.
-    loads: Vec<&'static ScriptInfo>,
+/// What one position of a round's pipeline holds.
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    Load(&'static ScriptInfo),
+    Asking,
+    Cmd(usize),
+    Wait,
 }
 
-/// One exchange of a batch: see the module docs.
-#[derive(Debug)]
-pub(crate) struct Exchange {
-    entries: Vec<Entry>,
-    out: Vec<Option<Value>>,
-    groups: Vec<Group>,
-    /// Commands to send on their own through the cluster router.
-    routed: Vec<usize>,
-    /// Ordering domains: the whole batch on one server, the slot on a cluster.
-    cluster: bool,
-    rounds: usize,
-}
-
-/// One pipeline of a round: the group it belongs to, where it goes, and the
-/// number of replies to expect.
+/// One pipeline of a round: where it goes and what it holds.
 pub(crate) struct Part {
-    pub(crate) group: usize,
     pub(crate) target: Target,
     pub(crate) pipe: redis::Pipeline,
+    items: Vec<Item>,
+    /// Per command of `pipe`: the slot whose node it must reach when the
+    /// router sends it (a keyless command for one node), else `None`.
+    pub(crate) routes: Vec<Option<u16>>,
 }
 
 impl Part {
+    /// The number of replies to expect.
     pub(crate) fn len(&self) -> usize {
-        self.pipe.len()
+        self.items.len()
     }
 }
 
+/// What came back for one part.
+pub(crate) enum Outcome {
+    /// A reply per command (error replies in place, as `Value::ServerError`).
+    Replies(Vec<Value>),
+    /// The connection failed: the replies read before it did, the error,
+    /// and whether the request may have reached the server (`false` when
+    /// connecting failed, so nothing of it was sent).
+    Failed {
+        replies: Vec<Value>,
+        error: Error,
+        reached: bool,
+    },
+}
+
+/// What the connection should refresh before the next round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Refresh {
+    /// The slot map (a redirect, a lost node, a failover).
+    pub(crate) slots: bool,
+    /// The cluster router (it failed, or its view of the slots is stale).
+    pub(crate) router: bool,
+}
+
+/// What the driver does next for an exchange.
+pub(crate) enum Next {
+    /// Refresh what is asked, then ask [`Exchange::round`] for the parts.
+    Send(Refresh),
+    /// Wait this long first.
+    Sleep(std::time::Duration),
+    /// Every command has its reply: [`Exchange::finish`].
+    Done,
+}
+
+/// How one command goes out next.
+#[derive(Debug, Clone, Default)]
+struct Prep {
+    /// Load its script first (it answered `NOSCRIPT`).
+    load: bool,
+    /// Send it to this node after `ASKING` (it answered `ASK`).
+    ask: Option<Addr>,
+    /// The reply that refused it last, filed when retries run out.
+    refused: Option<Value>,
+}
+
+/// One exchange of a batch: see the module docs.
+pub(crate) struct Exchange {
+    entries: Vec<Entry>,
+    out: Vec<Option<Value>>,
+    prep: Vec<Prep>,
+    /// Commands still to send, in batch order.
+    pending: Vec<usize>,
+    /// Ordering domains: the whole batch on one server, the slot on a cluster.
+    cluster: bool,
+    retries: Retries,
+    durability: Durability,
+    /// How script calls go out, and what loads a missing one.
+    mode: CallMode,
+    reloads: usize,
+    sleep: Option<std::time::Duration>,
+    refresh: Refresh,
+    /// Why the last retry was needed, returned when retries run out.
+    last: Option<Error>,
+}
+
 impl Exchange {
-    /// Starts the exchange of `batch` split into `groups` (each a target and
-    /// the positions of its commands, in order).
-    pub(crate) fn new(batch: Batch, groups: Groups, cluster: bool) -> Self {
+    /// Starts the exchange of `batch` (whose refusal, if any, was taken);
+    /// its script calls go out as `mode` says (in functions mode each call
+    /// becomes its `FCALL`).
+    pub(crate) fn new(
+        batch: Batch,
+        cluster: bool,
+        policy: RetryPolicy,
+        durability: Durability,
+        mode: CallMode,
+    ) -> Self {
         let n = batch.entries.len();
+        let mut entries = batch.entries;
+        if mode != CallMode::Evalsha {
+            for e in &mut entries {
+                if let Some(script) = e.script {
+                    e.cmd = mode.command(script, &e.cmd);
+                }
+            }
+        }
         Self {
-            entries: batch.entries,
+            entries,
             out: vec![None; n],
-            groups: groups
-                .into_iter()
-                .map(|(target, pending)| Group {
-                    target,
-                    pending,
-                    loads: Vec::new(),
-                })
-                .collect(),
-            routed: Vec::new(),
+            prep: vec![Prep::default(); n],
+            pending: (0..n).collect(),
             cluster,
-            rounds: 0,
+            retries: Retries::new(policy),
+            durability,
+            mode,
+            reloads: 0,
+            sleep: None,
+            refresh: Refresh::default(),
+            last: None,
         }
     }
 
-    /// The pipelines of the next round, one per group with work; empty when
-    /// only routed commands (or nothing) are left.
-    pub(crate) fn round(&mut self) -> Result<Vec<Part>> {
-        if self.groups.iter().all(|g| g.pending.is_empty()) {
-            return Ok(Vec::new());
+    /// What to do next.
+    pub(crate) fn next(&mut self) -> Next {
+        if self.pending.is_empty() {
+            return Next::Done;
         }
-        self.rounds += 1;
-        if self.rounds > MAX_ROUNDS {
-            let ran = self.out.iter().take_while(|v| v.is_some()).count();
-            return Err(ErrorKind::PipelineInterrupted {
-                ran_in_order: ran,
-                total: self.out.len(),
-            }
-            .into());
+        if let Some(d) = self.sleep.take().filter(|d| !d.is_zero()) {
+            return Next::Sleep(d);
         }
-        let mut parts = Vec::new();
-        for (g, group) in self.groups.iter().enumerate() {
-            if group.pending.is_empty() {
-                continue;
+        Next::Send(std::mem::take(&mut self.refresh))
+    }
+
+    /// The slot of each pending command, in order (`None`: no key), for the
+    /// connection to pick targets.
+    pub(crate) fn pending_slots(&self) -> Vec<Option<u16>> {
+        self.pending.iter().map(|&i| self.entries[i].slot).collect()
+    }
+
+    /// The pipelines of the next round: `targets[k]` is where the `k`-th
+    /// pending command goes. A command that answered `ASK` goes to the node
+    /// it named instead, after `ASKING` (unless its target is the router).
+    pub(crate) fn round(&mut self, targets: Vec<Target>) -> Vec<Part> {
+        debug_assert_eq!(targets.len(), self.pending.len());
+        let mut groups: Vec<(Target, bool, Vec<usize>)> = Vec::new();
+        for (&i, target) in self.pending.iter().zip(targets) {
+            let (target, asking) = match (&self.prep[i].ask, target) {
+                (_, Target::Router) => (Target::Router, false),
+                (Some(addr), _) => (Target::Node(addr.clone()), true),
+                (None, t) => (t, false),
+            };
+            match groups
+                .iter_mut()
+                .find(|(t, a, _)| *t == target && *a == asking)
+            {
+                Some(g) => g.2.push(i),
+                None => groups.push((target, asking, vec![i])),
             }
-            let mut pipe = redis::pipe();
-            pipe.ignore_errors();
-            for s in &group.loads {
-                pipe.add_command(s.load_cmd());
-            }
-            for &i in &group.pending {
-                pipe.add_command(self.entries[i].cmd.clone());
-            }
-            parts.push(Part {
-                group: g,
-                target: group.target.clone(),
-                pipe,
-            });
         }
-        Ok(parts)
+        groups
+            .into_iter()
+            .map(|(target, asking, cmds)| self.part(target, asking, cmds))
+            .collect()
+    }
+
+    fn part(&self, target: Target, asking: bool, cmds: Vec<usize>) -> Part {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        let mut items = Vec::with_capacity(cmds.len() + 1);
+        let mut routes = Vec::with_capacity(cmds.len() + 1);
+        for &i in &cmds {
+            if let (true, Some(s)) = (self.prep[i].load, self.entries[i].script)
+                && !items.iter().any(|it| match it {
+                    // One library load covers every script.
+                    Item::Load(l) => self.mode.loads_everything() || std::ptr::eq(*l, s),
+                    _ => false,
+                })
+            {
+                pipe.add_command(self.mode.load_cmd(s));
+                items.push(Item::Load(s));
+                routes.push(None);
+            }
+        }
+        for &i in &cmds {
+            if asking {
+                pipe.add_command(redis::cmd("ASKING"));
+                items.push(Item::Asking);
+                routes.push(None);
+            }
+            pipe.add_command(self.entries[i].cmd.clone());
+            items.push(Item::Cmd(i));
+            let e = &self.entries[i];
+            routes.push(e.slot.filter(|_| e.at_slot_node));
+        }
+        let writes = cmds.iter().any(|&i| self.entries[i].writes);
+        if let (true, false, Some(wait)) =
+            (writes, target == Target::Router, self.durability.wait_cmd())
+        {
+            pipe.add_command(wait);
+            items.push(Item::Wait);
+            routes.push(None);
+        }
+        Part {
+            target,
+            pipe,
+            items,
+            routes,
+        }
+    }
+
+    /// Whether command `i`, answered `reply`, did not run: a script call
+    /// the server lacks the code of (in the connection's call mode), or a
+    /// reply that proves it ([`not_run`]).
+    fn not_run(&self, i: usize, reply: &Value) -> Option<NotRun> {
+        if self.entries[i].script.is_some() && self.mode.not_loaded(reply) {
+            return Some(NotRun::NoScript);
+        }
+        match self.classify(reply) {
+            // Only a script call (in its own mode) is loaded and resent.
+            Some(NotRun::NoScript) => None,
+            other => other,
+        }
+    }
+
+    /// [`not_run`], on this connection: `READONLY` proves a failover only on
+    /// a cluster (the slot map, read again, names the new primary); one
+    /// server that answers it is a replica, and waiting changes nothing.
+    fn classify(&self, reply: &Value) -> Option<NotRun> {
+        match not_run(reply) {
+            Some(NotRun::Later { .. })
+                if !self.cluster
+                    && matches!(reply, Value::ServerError(e) if e.code() == "READONLY") =>
+            {
+                None
+            }
+            other => other,
+        }
     }
 
     /// The ordering domain of command `i`.
@@ -299,99 +479,225 @@ impl Exchange {
         }
     }
 
-    /// Files the replies of one group's pipeline and decides what it sends
-    /// next.
-    pub(crate) fn settle(&mut self, group: usize, replies: Vec<Value>) -> Result<()> {
-        let g = &mut self.groups[group];
-        let loads = std::mem::take(&mut g.loads);
-        let pending = std::mem::take(&mut g.pending);
-        if replies.len() != loads.len() + pending.len() {
-            return Err(Error::short_reply());
+    fn interrupted(&self) -> Error {
+        ErrorKind::PipelineInterrupted {
+            ran_in_order: self.out.iter().take_while(|v| v.is_some()).count(),
+            total: self.out.len(),
         }
-        let mut replies = replies.into_iter();
-        for script in &loads {
-            let reply = replies.next().expect("counted above");
-            if let Value::ServerError(e) = reply {
-                return Err(Error::from_redis(Some(script), e.into()));
-            }
-            script.check_loaded(reply)?;
-        }
-        let replies: Vec<Value> = replies.collect();
-        let kinds: Vec<Option<NotRun>> = replies.iter().map(not_run).collect();
-        // A NOSCRIPT command may be re-sent only if no later command of its
-        // domain ran (a repeatable one is re-sent after it).
-        for (k, kind) in kinds.iter().enumerate() {
-            if *kind != Some(NotRun::NoScript) {
-                continue;
-            }
-            let domain = self.domain(pending[k]);
-            let later_ran = (k + 1..pending.len()).any(|j| {
-                kinds[j].is_none()
-                    && self.domain(pending[j]) == domain
-                    && !self.entries[pending[j]].repeatable
-            });
-            if later_ran {
-                let ran = self.out.iter().take_while(|v| v.is_some()).count();
-                return Err(ErrorKind::PipelineInterrupted {
-                    ran_in_order: ran.max(k),
-                    total: self.out.len(),
+        .into()
+    }
+
+    /// The targets could not even be found (no node answered for the slot
+    /// map): nothing was sent; retry after a backoff.
+    pub(crate) fn unreachable(&mut self, error: Error) -> Result<()> {
+        self.refresh.slots = true;
+        self.refresh.router = true;
+        self.last = Some(error);
+        self.schedule(true, false, false)
+    }
+
+    /// Files what came back for each part of the round and decides what is
+    /// sent next.
+    pub(crate) fn settle(&mut self, parts: Vec<Part>, outcomes: Vec<Outcome>) -> Result<()> {
+        let mut resend: Vec<usize> = Vec::new();
+        let mut unknown: Vec<usize> = Vec::new();
+        let mut cause = None;
+        // How the commands to resend go: after a backoff, at once as a
+        // redirect (an attempt), at once as a script reload.
+        let (mut later, mut redirect, mut reload) = (false, false, false);
+        let mut not_durable = None;
+        for (part, outcome) in parts.into_iter().zip(outcomes) {
+            let router = part.target == Target::Router;
+            let (replies, failure) = match outcome {
+                Outcome::Replies(v) if v.len() != part.items.len() => {
+                    return Err(Error::short_reply());
                 }
-                .into());
-            }
-        }
-        // Repeatable commands that ran after a command to re-send go again.
-        let again: Vec<bool> = (0..pending.len())
-            .map(|j| {
-                kinds[j].is_none()
-                    && self.entries[pending[j]].repeatable
-                    && (0..j).any(|k| {
-                        kinds[k] == Some(NotRun::NoScript)
-                            && self.domain(pending[k]) == self.domain(pending[j])
-                    })
-            })
-            .collect();
-        let g = &mut self.groups[group];
-        for (((i, reply), kind), again) in pending.into_iter().zip(replies).zip(kinds).zip(again) {
-            match kind {
-                None if again => g.pending.push(i),
-                None => self.out[i] = Some(reply),
-                Some(NotRun::NoScript) => {
-                    let script = self.entries[i]
-                        .script
-                        .expect("only script calls answer NOSCRIPT");
-                    if !g.loads.iter().any(|s| std::ptr::eq(*s, script)) {
-                        g.loads.push(script);
+                Outcome::Replies(v) => (v, None),
+                Outcome::Failed {
+                    replies,
+                    error,
+                    reached,
+                } => (replies, Some((error, reached))),
+            };
+            let received = replies.len();
+            // Domains in which a command of this part did not run (and
+            // whether it writes): a later command of the same domain must not
+            // have run, unless neither writes (reads commute, so sending
+            // the one that did not run later changes no reply).
+            let mut held: Vec<(Option<u16>, bool)> = Vec::new();
+            for (item, reply) in part.items.iter().zip(replies) {
+                let i = match *item {
+                    Item::Asking => continue,
+                    Item::Wait => {
+                        if let Err(e) = self.durability.check(reply) {
+                            not_durable.get_or_insert(e);
+                        }
+                        continue;
                     }
-                    g.pending.push(i);
+                    Item::Load(s) => {
+                        // A load the server could not take now: the calls
+                        // behind it answer the same (or "not loaded") and
+                        // go again after a backoff.
+                        match self.classify(&reply) {
+                            Some(NotRun::Later { stale }) => {
+                                later = true;
+                                self.refresh.slots |= stale;
+                                self.refresh.router |= stale && router;
+                            }
+                            _ => self.mode.check_loaded(s, reply)?,
+                        }
+                        continue;
+                    }
+                    Item::Cmd(i) => i,
+                };
+                let domain = self.domain(i);
+                let writes = self.entries[i].writes;
+                let Some(kind) = self.not_run(i, &reply) else {
+                    if self.entries[i].repeatable && held.iter().any(|&(d, _)| d == domain) {
+                        // It ran before a command it must follow: again,
+                        // after it.
+                        resend.push(i);
+                        continue;
+                    }
+                    self.out[i] = Some(reply);
+                    if held.iter().any(|&(d, w)| d == domain && (w || writes)) {
+                        return Err(self.interrupted());
+                    }
+                    continue;
+                };
+                held.push((domain, writes));
+                let prep = &mut self.prep[i];
+                match kind {
+                    NotRun::NoScript => {
+                        prep.load = true;
+                        reload = true;
+                    }
+                    NotRun::Moved => {
+                        prep.ask = None;
+                        self.refresh.slots = true;
+                        self.refresh.router |= router;
+                        redirect = true;
+                    }
+                    NotRun::Ask(host, port) => {
+                        prep.ask = Some((host, port));
+                        redirect = true;
+                    }
+                    NotRun::Later { stale } => {
+                        later = true;
+                        if stale {
+                            self.refresh.slots = true;
+                            self.refresh.router |= router;
+                        }
+                    }
                 }
-                Some(NotRun::Redirect) => self.routed.push(i),
+                self.prep[i].refused = Some(reply.clone());
+                if let Value::ServerError(e) = &reply {
+                    self.last = Some(Error::from_redis(self.entries[i].script, e.clone().into()));
+                }
+                resend.push(i);
+            }
+            if let Some((error, reached)) = failure {
+                // Everything after the replies read is lost.
+                for item in &part.items[received..] {
+                    if let Item::Cmd(i) = *item {
+                        self.prep[i].refused = None;
+                        if reached && !self.entries[i].resend_safe {
+                            unknown.push(i);
+                        } else {
+                            resend.push(i);
+                        }
+                    }
+                }
+                later = true;
+                self.refresh.slots = true;
+                self.refresh.router |= router;
+                cause = Some(error.to_string());
+                self.last = Some(error);
             }
         }
-        Ok(())
+        if !unknown.is_empty() {
+            return Err(self.outcome_unknown(unknown, cause.unwrap_or_default()));
+        }
+        if let Some(e) = not_durable {
+            return Err(e);
+        }
+        resend.sort_unstable();
+        self.pending = resend;
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.schedule(later, redirect, reload)
     }
 
-    /// Takes the commands that must be sent on their own through the
-    /// router (redirected ones), in order.
-    pub(crate) fn take_routed(&mut self) -> Vec<usize> {
-        let mut routed = std::mem::take(&mut self.routed);
-        routed.sort_unstable();
-        routed
+    /// Decides how the pending commands go again: after a backoff (`later`),
+    /// at once as a redirect (counted as an attempt), or at once as a script
+    /// reload (counted against [`MAX_ROUNDS`]).
+    fn schedule(&mut self, later: bool, redirect: bool, reload: bool) -> Result<()> {
+        if !later && !redirect {
+            debug_assert!(reload);
+            self.reloads += 1;
+            if self.reloads > MAX_ROUNDS {
+                return Err(self.interrupted());
+            }
+            return Ok(());
+        }
+        match self.retries.next(!later) {
+            Some(wait) => {
+                self.sleep = Some(wait);
+                Ok(())
+            }
+            None => self.give_up(),
+        }
     }
 
-    /// Command `i`, the script it calls and its slot.
-    pub(crate) fn entry(&self, i: usize) -> (&Cmd, Option<&'static ScriptInfo>, Option<u16>) {
-        let e = &self.entries[i];
-        (&e.cmd, e.script, e.slot)
+    /// Retries are used up: a command the server kept refusing gets that
+    /// refusal as its reply; when one was never answered, the batch fails
+    /// with the last error.
+    fn give_up(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.iter().all(|&i| self.prep[i].refused.is_some()) {
+            for i in pending {
+                self.out[i] = self.prep[i].refused.take();
+            }
+            return Ok(());
+        }
+        Err(self
+            .last
+            .take()
+            .unwrap_or_else(|| Error::unexpected("retries used up")))
     }
 
-    /// Files the reply of a command sent on its own.
-    pub(crate) fn file(&mut self, i: usize, reply: Value) {
-        self.out[i] = Some(reply);
-    }
-
-    /// Commands without a key: sent on their own through the router.
-    pub(crate) fn route_keyless(&mut self, positions: Vec<usize>) {
-        self.routed.extend(positions);
+    fn outcome_unknown(&self, unknown: Vec<usize>, cause: String) -> Error {
+        let mut scripts: Vec<&'static str> = Vec::new();
+        let mut commands: Vec<String> = Vec::new();
+        for i in unknown {
+            match self.entries[i].script {
+                Some(s) if !scripts.contains(&s.name) => scripts.push(s.name),
+                Some(_) => {}
+                None => {
+                    let name = self.entries[i]
+                        .cmd
+                        .args_iter()
+                        .next()
+                        .and_then(|a| match a {
+                            redis::Arg::Simple(b) => {
+                                Some(String::from_utf8_lossy(b).to_uppercase())
+                            }
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    if !commands.contains(&name) {
+                        commands.push(name);
+                    }
+                }
+            }
+        }
+        ErrorKind::OutcomeUnknown {
+            scripts,
+            commands,
+            cause,
+        }
+        .into()
     }
 
     /// Every reply, in the batch's order.
@@ -409,12 +715,32 @@ impl Exchange {
 /// The reply of one command sent on its own, as a pipeline would file it: an
 /// error reply from the server becomes `Value::ServerError`; any other error
 /// (the connection, a protocol problem) is returned.
-pub(crate) fn reply_in_place(reply: redis::RedisResult<Value>) -> Result<Value> {
+pub(crate) fn reply_in_place(
+    reply: redis::RedisResult<Value>,
+) -> std::result::Result<Value, redis::RedisError> {
     match reply {
         Ok(v) => Ok(v),
         Err(e) => match redis::ServerError::try_from(e) {
             Ok(server) => Ok(Value::ServerError(server)),
-            Err(e) => Err(Error::from(e)),
+            Err(e) => Err(e),
         },
+    }
+}
+
+/// The outcome of a part whose request failed with `e` after `replies`.
+pub(crate) fn failed(replies: Vec<Value>, e: redis::RedisError) -> Outcome {
+    Outcome::Failed {
+        replies,
+        reached: may_have_reached(&e),
+        error: Error::from(e),
+    }
+}
+
+/// The outcome of a part that could not be sent at all (connecting failed).
+pub(crate) fn not_sent(e: Error) -> Outcome {
+    Outcome::Failed {
+        replies: Vec::new(),
+        error: e,
+        reached: false,
     }
 }

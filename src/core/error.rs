@@ -85,7 +85,7 @@ pub enum ErrorKind {
 
     /// A rolling store record could not be turned into JSON, or a stored
     /// value could not be read back as the requested type.
-    #[error("record {field:?}: {source}")]
+    #[error("record `{field}`: {source}")]
     RollingValue {
         field: String,
         source: serde_json::Error,
@@ -119,6 +119,25 @@ pub enum ErrorKind {
     #[error("bloom filter not found: {detail}")]
     BloomMissing { detail: String },
 
+    /// A sharded pattern's meta key holds another layout (shard count,
+    /// scheme, width, ...) than the one this call uses: every writer and
+    /// reader of one name must use the layout stored with its data. Nothing
+    /// was written. Code `LAYOUT` from a script.
+    #[error("{key} holds data laid out as {stored}, not as {requested}")]
+    LayoutMismatch {
+        /// The meta key.
+        key: String,
+        /// The stored layout, as text.
+        stored: String,
+        /// The layout of the refused call, as text.
+        requested: String,
+    },
+
+    /// No layout is stored at this meta key: the data was written without
+    /// one (by other code) or there is none yet. Name the layout explicitly.
+    #[error("no layout is stored at {key}")]
+    LayoutMissing { key: String },
+
     /// A packed-record id is above the configured maximum; nothing was sent.
     #[error("id {id} is above the configured maximum {max}")]
     IdOutOfRange { id: u64, max: u64 },
@@ -142,6 +161,30 @@ pub enum ErrorKind {
     /// was written. Code `DAYENDED` from a script.
     #[error("day already ended: {detail}")]
     DayEnded { detail: String },
+
+    /// The final count of a day was asked for while the day still accepts
+    /// visits (before its end plus the counter's late window).
+    #[error("day still open: {detail}")]
+    DayOpen { detail: String },
+
+    /// The final count of a day was asked for after its keys expired (its
+    /// end plus the retention's grace): the count is gone, not zero.
+    #[error("day expired: {detail}")]
+    DayExpired { detail: String },
+    /// An allocation was refused before it was made: it needs `needed`
+    /// bytes, more than `available` under `limit` (the server's `maxmemory`
+    /// headroom, or the caller's ceiling on one allocation). Nothing was
+    /// written. Code `MAXMEMORY` from a script, which checks the headroom
+    /// itself before growing a string (Redis checks `maxmemory` only before a
+    /// command or script starts, so one call could go far past it).
+    #[error("{}{what} needs {needed} bytes, {available} available ({limit})", script_prefix(*.script))]
+    NotEnoughMemory {
+        what: String,
+        needed: u64,
+        available: u64,
+        limit: MemoryLimit,
+        script: Option<&'static str>,
+    },
 
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
@@ -173,11 +216,43 @@ pub enum ErrorKind {
         script: Option<&'static str>,
     },
 
-    /// A pipeline met `NOSCRIPT` in the middle while later calls ran, so the
-    /// rest cannot be re-sent without reordering; the first `ran_in_order`
-    /// calls ran, in order, and no call ran twice.
-    #[error("pipeline interrupted by NOSCRIPT after {ran_in_order} of {total} calls ran in order")]
+    /// A command of a pipeline did not run (`NOSCRIPT`, `LOADING` …) while a
+    /// later one of the same slot did, so it cannot be sent again without
+    /// reordering them (or a server's script cache was flushed again and
+    /// again, [`MAX_ROUNDS`](crate::core::MAX_ROUNDS) times); the first
+    /// `ran_in_order` calls ran, in order, and no call ran twice.
+    #[error(
+        "pipeline interrupted after {ran_in_order} of {total} calls ran in order: a call that did not run (NOSCRIPT, LOADING ...) cannot be sent again without reordering"
+    )]
     PipelineInterrupted { ran_in_order: usize, total: usize },
+
+    /// The connection was lost after requests that are not idempotent were
+    /// written: the server may or may not have run them, and they were not
+    /// sent again. `scripts` names the scripts among them (a call of a
+    /// script whose header says `IDEMPOTENT no`, or `if <arg>` without it),
+    /// `commands` the plain commands (`INCR` …); `cause` is the connection
+    /// error. Other commands of the same batch may have run. Check the data
+    /// before making the call again, or use a call that is idempotent (e.g.
+    /// with a [`RequestId`](crate::core::RequestId)).
+    #[error("outcome unknown: the connection was lost after {} {} sent ({cause}); it may have run and was not sent again", unknown_names(.scripts, .commands), if .scripts.len() + .commands.len() == 1 { "was" } else { "were" })]
+    OutcomeUnknown {
+        scripts: Vec<&'static str>,
+        commands: Vec<String>,
+        cause: String,
+    },
+
+    /// Fewer replicas than asked acknowledged a batch's writes within the
+    /// durability timeout (`WAIT`, see
+    /// [`Durability`](crate::core::Durability)): the writes are on the
+    /// primary but may be lost if it fails now.
+    #[error(
+        "only {acknowledged} of {wanted} replicas acknowledged the writes within {timeout_ms} ms"
+    )]
+    NotDurable {
+        acknowledged: u32,
+        wanted: u32,
+        timeout_ms: u64,
+    },
 
     /// The server sent fewer replies than commands, or a reply of another
     /// shape than the operation expects.
@@ -188,6 +263,41 @@ pub enum ErrorKind {
     /// protocol, authentication, configuration).
     #[error(transparent)]
     Redis(#[from] redis::RedisError),
+}
+
+fn unknown_names(scripts: &[&'static str], commands: &[String]) -> String {
+    let names: Vec<&str> = scripts
+        .iter()
+        .copied()
+        .chain(commands.iter().map(String::as_str))
+        .collect();
+    match names.as_slice() {
+        [] => "a request".to_string(),
+        [one] => one.to_string(),
+        many => many.join(", "),
+    }
+}
+
+/// Which limit refused an allocation ([`ErrorKind::NotEnoughMemory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemoryLimit {
+    /// The server's `maxmemory` minus what it uses (`INFO memory`); with an
+    /// `allkeys-*` eviction policy the data set counts as free.
+    Maxmemory,
+    /// The caller's ceiling on one allocation (e.g.
+    /// [`BloomBuilder::max_memory`](crate::bloom::BloomBuilder::max_memory)),
+    /// which applies with or without `maxmemory`.
+    Ceiling,
+}
+
+impl fmt::Display for MemoryLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryLimit::Maxmemory => "under the server's maxmemory",
+            MemoryLimit::Ceiling => "under the configured ceiling",
+        })
+    }
 }
 
 fn script_prefix(script: Option<&'static str>) -> String {
@@ -336,12 +446,17 @@ impl Error {
 
     /// Whether the same call may succeed when made again later: a
     /// connection that dropped or timed out, or a server that is loading,
-    /// busy, failing over or migrating a slot. (Whether it is *safe* to make
-    /// again after a dropped connection depends on the operation.)
+    /// busy, failing over or migrating a slot, or replicas that were late.
+    /// (The connections already retried such errors by their
+    /// [`RetryPolicy`](crate::core::RetryPolicy) before returning one.)
+    /// [`ErrorKind::OutcomeUnknown`] is not: the call may have run, and
+    /// making it again may apply it twice.
     pub fn is_retryable(&self) -> bool {
         match self.kind() {
             ErrorKind::Server { kind, .. } => kind.is_retryable(),
-            ErrorKind::PipelineInterrupted { .. } | ErrorKind::NotReplicated { .. } => true,
+            ErrorKind::PipelineInterrupted { .. }
+            | ErrorKind::NotReplicated { .. }
+            | ErrorKind::NotDurable { .. } => true,
             ErrorKind::Redis(e) => {
                 e.is_io_error()
                     || e.is_connection_dropped()
@@ -363,12 +478,15 @@ impl Error {
     /// The script whose call failed, when the error came from one.
     pub fn script(&self) -> Option<&'static str> {
         match self.kind() {
-            ErrorKind::InvalidArgument { script, .. } | ErrorKind::Server { script, .. } => *script,
+            ErrorKind::InvalidArgument { script, .. }
+            | ErrorKind::Server { script, .. }
+            | ErrorKind::NotEnoughMemory { script, .. } => *script,
             ErrorKind::RollingLayout { script, .. }
             | ErrorKind::ShardFull { script, .. }
             | ErrorKind::Overflow { script, .. }
             | ErrorKind::ShaMismatch { script, .. }
             | ErrorKind::Script { script, .. } => Some(script),
+            ErrorKind::OutcomeUnknown { scripts, .. } => scripts.first().copied(),
             _ => None,
         }
     }
@@ -439,13 +557,47 @@ pub(crate) fn from_script(script: &'static str, code: &str, detail: &str) -> Err
             script,
             detail: text,
         },
+        "MAXMEMORY" => {
+            // `MAXMEMORY needed <n> available <a>[: what]`
+            let number = |word: &str| {
+                let mut words = detail.split_whitespace();
+                words.find(|w| *w == word);
+                words
+                    .next()
+                    .and_then(|n| n.trim_end_matches(':').parse().ok())
+                    .unwrap_or(0)
+            };
+            ErrorKind::NotEnoughMemory {
+                what: detail
+                    .split_once(": ")
+                    .map_or(detail, |(_, what)| what)
+                    .to_string(),
+                needed: number("needed"),
+                available: number("available"),
+                limit: MemoryLimit::Maxmemory,
+                script: Some(script),
+            }
+        }
         "UIDRANGE" => ErrorKind::UidOutOfRange { detail: text },
         "DAYENDED" => ErrorKind::DayEnded { detail: text },
+        "LAYOUT" => layout_mismatch(detail),
         _ => ErrorKind::Script {
             script,
             code: code.to_string(),
             detail: text,
         },
+    }
+}
+
+/// `LAYOUT <key> holds <stored>, this call uses <requested>` (the scripts'
+/// wording) as [`ErrorKind::LayoutMismatch`].
+fn layout_mismatch(detail: &str) -> ErrorKind {
+    let (key, rest) = detail.split_once(" holds ").unwrap_or((detail, ""));
+    let (stored, requested) = rest.split_once(", this call uses ").unwrap_or((rest, ""));
+    ErrorKind::LayoutMismatch {
+        key: key.to_string(),
+        stored: stored.to_string(),
+        requested: requested.to_string(),
     }
 }
 
@@ -497,7 +649,7 @@ mod tests {
 
     #[test]
     fn every_code_maps_to_its_kind() {
-        let cases: [(&str, IsKind); 8] = [
+        let cases: [(&str, IsKind); 10] = [
             (
                 "BADARG",
                 |e| matches!(e, ErrorKind::InvalidArgument { script: Some("p.op"), name, .. } if name == "the"),
@@ -511,9 +663,27 @@ mod tests {
             ("OVERFLOW", |e| matches!(e, ErrorKind::Overflow { .. })),
             ("UIDRANGE", |e| matches!(e, ErrorKind::UidOutOfRange { .. })),
             ("DAYENDED", |e| matches!(e, ErrorKind::DayEnded { .. })),
+            (
+                "LAYOUT",
+                |e| matches!(e, ErrorKind::LayoutMismatch { stored, .. } if stored == "shards=2"),
+            ),
+            ("MAXMEMORY", |e| {
+                matches!(
+                    e,
+                    ErrorKind::NotEnoughMemory {
+                        limit: MemoryLimit::Maxmemory,
+                        ..
+                    }
+                )
+            }),
         ];
         for (code, is_kind) in cases {
-            let e = Error::from(from_script("p.op", code, "the detail"));
+            let detail = if code == "LAYOUT" {
+                "k holds shards=2, this call uses the detail"
+            } else {
+                "the detail"
+            };
+            let e = Error::from(from_script("p.op", code, detail));
             assert!(is_kind(e.kind()), "{code} -> {e:?}");
             assert!(e.to_string().contains("detail"), "{code}: {e}");
             assert!(knows_code(code));
@@ -523,6 +693,35 @@ mod tests {
             from_script("p.op", "NOSUCHCODE", "x"),
             ErrorKind::Script { .. }
         ));
+    }
+
+    #[test]
+    fn a_script_memory_refusal_keeps_its_figures() {
+        let e = Error::from(from_script(
+            "packed.put",
+            "MAXMEMORY",
+            "needed 1048576 available 4096: growing pk:0 to 1048576 bytes",
+        ));
+        match e.kind() {
+            ErrorKind::NotEnoughMemory {
+                what,
+                needed,
+                available,
+                limit,
+                script,
+            } => {
+                assert_eq!((*needed, *available), (1_048_576, 4096));
+                assert_eq!(*limit, MemoryLimit::Maxmemory);
+                assert_eq!(what, "growing pk:0 to 1048576 bytes");
+                assert_eq!(*script, Some("packed.put"));
+            }
+            other => panic!("{other}"),
+        }
+        assert_eq!(
+            e.to_string(),
+            "script packed.put: growing pk:0 to 1048576 bytes needs 1048576 bytes, 4096 available (under the server's maxmemory)"
+        );
+        assert!(!e.is_retryable() && !e.is_invalid_input());
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub fn check_name(what: &'static str, name: &str) -> Result<()> {
     if name.contains(['{', '}']) {
         return Err(Error::invalid(
             what,
-            format!("{name:?} must not contain '{{' or '}}'"),
+            format!("`{name}` must not contain '{{' or '}}'"),
         ));
     }
     Ok(())
@@ -94,16 +94,37 @@ pub(crate) fn tmp_key(base: &str) -> String {
     format!("{base}:tmp:{:016x}", u64::from_le_bytes(r))
 }
 
+/// The hash tag of a key (what its slot is computed from), when it has one:
+/// the first `{...}` when it is not empty.
+fn tag_of(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    match key[open + 1..].iter().position(|&b| b == b'}') {
+        Some(len) if len > 0 => Some(&key[open + 1..open + 1 + len]),
+        _ => None,
+    }
+}
+
 /// The part of a key (or shard channel) that picks its cluster slot: the
 /// first `{...}` when it is not empty, else the whole name. Names with the
 /// same hash tag share a slot.
 pub fn hash_tag(key: &[u8]) -> &[u8] {
-    match key.iter().position(|&b| b == b'{') {
-        Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
-            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
-            _ => key,
-        },
-        None => key,
+    tag_of(key).unwrap_or(key)
+}
+
+/// A key named after `key` and `suffix`, in `key`'s cluster slot:
+/// `<key>:<suffix>` when `key` has a hash tag, `{<key>}:<suffix>` when it
+/// has none (its tag is then the whole of `key`). Refused for a key without
+/// a hash tag that contains `}` (no tag can equal it).
+pub(crate) fn in_slot_of(key: &str, suffix: &str) -> Result<String> {
+    if tag_of(key.as_bytes()).is_some() {
+        Ok(format!("{key}:{suffix}"))
+    } else if key.contains('}') {
+        Err(Error::invalid(
+            "key",
+            format!("`{key}` has no hash tag but contains '}}': no other key can share its slot"),
+        ))
+    } else {
+        Ok(format!("{{{key}}}:{suffix}"))
     }
 }
 

@@ -5,20 +5,32 @@
 //!
 //! One file per concept: `op` (the op and its combinators), `batch` (a
 //! batch and the exchange protocol), `conn` / `conn_async` (the two
-//! drivers), `slots` (a cluster's slot map), `script` (the script registry
-//! and one prepared call), `error` (the error type), `keys` (key names and
-//! hash tags), `config` (`CONFIG GET`), `retention` (how long time-bucketed
-//! keys live).
+//! drivers, I/O only), [`retry`] (what is sent again and when: the
+//! [`RetryPolicy`], and which replies prove a command did not run),
+//! `resend` (which plain commands are safe to send twice), `durability`
+//! (waiting for replicas), `request_id` (a name for one call, so that a
+//! resend is recognised), `slots` (a cluster's slot map), `script` (the
+//! script registry and one prepared call), `error` (the error type), `keys`
+//! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
+//! memory figures and allocator, read before a big allocation), `retention` (how long
+//! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
+//! `FCALL`).
 
 pub(crate) mod batch;
+pub(crate) mod call_mode;
 pub(crate) mod config;
 pub(crate) mod conn;
 #[cfg(feature = "tokio")]
 pub(crate) mod conn_async;
+pub(crate) mod durability;
 pub mod error;
 pub mod keys;
+pub(crate) mod memory;
 pub(crate) mod op;
+pub(crate) mod request_id;
+pub(crate) mod resend;
 pub(crate) mod retention;
+pub mod retry;
 pub mod script;
 pub(crate) mod slots;
 pub(crate) mod subscriber;
@@ -26,11 +38,17 @@ pub(crate) mod subscriber;
 pub(crate) mod subscriber_async;
 
 pub use batch::{Batch, MAX_ROUNDS};
+pub use call_mode::CallMode;
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
+pub use durability::Durability;
+pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
+pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
+pub use retry::{RetryPolicy, RetryPolicyBuilder};
 
+pub use config::LimitsSource;
 /// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).
 pub use config::get as config_get;

@@ -20,6 +20,7 @@ use std::time::Duration;
 use redis::{FromRedisValue, Value};
 
 use super::batch::Batch;
+use super::call_mode::CallMode;
 use super::conn::Connection;
 #[cfg(feature = "tokio")]
 use super::conn_async::AsyncConnection;
@@ -30,12 +31,18 @@ use crate::script::{ScriptCall, ScriptInfo};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Env {
     pub(crate) cluster: bool,
+    pub(crate) call_mode: CallMode,
 }
 
 impl Env {
     /// Whether the connection talks to a Redis Cluster.
     pub fn is_cluster(&self) -> bool {
         self.cluster
+    }
+
+    /// How the connection sends script calls.
+    pub fn call_mode(&self) -> CallMode {
+        self.call_mode
     }
 }
 

@@ -3,7 +3,6 @@
 
 use redis::Value;
 
-use super::batch::{Groups, Target};
 use crate::error::{Error, Result};
 
 /// Slot ranges and the primaries that serve them.
@@ -13,6 +12,21 @@ pub(crate) struct SlotMap {
     ranges: Vec<(u16, u16, usize)>,
     /// `(host, port)` of each primary.
     nodes: Vec<(String, u16)>,
+    /// `(host, port)` of every node the map names, primaries and replicas.
+    all: Vec<(String, u16)>,
+}
+
+/// `(host, port)` of one node entry of a `CLUSTER SLOTS` row.
+fn addr_of(node: &[Value]) -> Option<(String, u16)> {
+    let host = match node.first()? {
+        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::SimpleString(s) => s.clone(),
+        _ => return None,
+    };
+    let Some(Value::Int(port)) = node.get(1) else {
+        return None;
+    };
+    Some((host, u16::try_from(*port).ok()?))
 }
 
 impl SlotMap {
@@ -39,15 +53,15 @@ impl SlotMap {
             else {
                 return Err(bad());
             };
-            let host = match primary.first() {
-                Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
-                Some(Value::SimpleString(s)) => s.clone(),
-                _ => return Err(bad()),
-            };
-            let Some(Value::Int(port)) = primary.get(1) else {
-                return Err(bad());
-            };
-            let addr = (host, *port as u16);
+            let addr = addr_of(primary).ok_or_else(bad)?;
+            for node in &row[2..] {
+                if let Value::Array(node) = node
+                    && let Some(a) = addr_of(node)
+                    && !map.all.contains(&a)
+                {
+                    map.all.push(a);
+                }
+            }
             let node = match map.nodes.iter().position(|n| *n == addr) {
                 Some(i) => i,
                 None => {
@@ -72,36 +86,33 @@ impl SlotMap {
         (first..=last).contains(&slot).then_some(node)
     }
 
+    /// Every primary as `host:port` with the first slot it serves, in
+    /// address order.
+    pub(crate) fn primaries(&self) -> Vec<(String, u16)> {
+        let mut out: Vec<(String, u16)> = Vec::with_capacity(self.nodes.len());
+        for (i, (host, port)) in self.nodes.iter().enumerate() {
+            if let Some(&(first, _, _)) = self.ranges.iter().find(|r| r.2 == i) {
+                out.push((format!("{host}:{port}"), first));
+            }
+        }
+        out.sort();
+        out
+    }
+
     /// `(host, port)` of node `i`.
+    #[cfg(test)]
     pub(crate) fn addr(&self, node: usize) -> &(String, u16) {
         &self.nodes[node]
     }
 
-    /// Splits positions by node; commands without a slot, or in a slot the
-    /// map does not cover, are returned apart (to go through the router).
-    pub(crate) fn partition(&self, slots: &[Option<u16>]) -> (Groups, Vec<usize>) {
-        let mut routed = Vec::new();
-        let mut by_node: Vec<Option<(u16, Vec<usize>)>> = vec![None; self.nodes.len()];
-        let mut order: Vec<usize> = Vec::new();
-        for (i, slot) in slots.iter().enumerate() {
-            let Some((slot, node)) = slot.and_then(|s| Some((s, self.node_of(s)?))) else {
-                routed.push(i);
-                continue;
-            };
-            let entry = by_node[node].get_or_insert_with(|| {
-                order.push(node);
-                (slot, Vec::new())
-            });
-            entry.1.push(i);
-        }
-        let groups = order
-            .into_iter()
-            .map(|node| {
-                let (slot, positions) = by_node[node].take().expect("filled above");
-                (Target::Node { node, slot }, positions)
-            })
-            .collect();
-        (groups, routed)
+    /// The primary serving `slot`, if the map covers it.
+    pub(crate) fn primary_of(&self, slot: u16) -> Option<&(String, u16)> {
+        self.node_of(slot).map(|n| &self.nodes[n])
+    }
+
+    /// Every node the map names, primaries and replicas.
+    pub(crate) fn all_nodes(&self) -> &[(String, u16)] {
+        &self.all
     }
 }
 
@@ -142,20 +153,16 @@ mod tests {
         assert_eq!(map.node_of(5461), Some(0));
         assert_eq!(map.node_of(16383), Some(2));
         assert_eq!(map.addr(1), &("127.0.0.1".to_string(), 7000));
-        let (groups, routed) = map.partition(&[Some(6000), Some(1), None, Some(7000), Some(2)]);
+        assert_eq!(map.primary_of(6000), Some(&("127.0.0.1".to_string(), 7001)));
+        assert_eq!(map.primary_of(3), Some(&("127.0.0.1".to_string(), 7000)));
+        assert_eq!(map.all_nodes().len(), 3);
         assert_eq!(
-            groups,
-            vec![
-                (
-                    Target::Node {
-                        node: 0,
-                        slot: 6000
-                    },
-                    vec![0, 3]
-                ),
-                (Target::Node { node: 1, slot: 1 }, vec![1, 4]),
+            map.primaries(),
+            [
+                ("127.0.0.1:7000".to_string(), 0),
+                ("127.0.0.1:7001".to_string(), 5461),
+                ("127.0.0.1:7002".to_string(), 10923)
             ]
         );
-        assert_eq!(routed, vec![2]);
     }
 }

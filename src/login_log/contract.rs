@@ -61,6 +61,17 @@ pub(crate) fn contract() -> PatternContract {
                     "all active users: SMEMBERS types of every month, then active users of each type",
                 ],
             ),
+            protocol(
+                "reindex",
+                &["SCAN", "GETRANGE", "login_log.index"],
+                &[
+                    "builds a month's day indexes from the log keys already there (written before the indexes, e.g. by the PHP recipe)",
+                    "SCAN <cursor> MATCH <prefix><YYYY-MM>_* (glob characters of the prefix escaped) COUNT <n> TYPE string, on one server or on every primary of a cluster, each with its own cursor",
+                    "a key <prefix><YYYY-MM>_<type>_<uid> with a valid type and a canonical uid <= max_uid is a log; other keys are skipped",
+                    "GETRANGE log 0 3; every set bit d from 1 to the month's last day: login_log.index(day_index of day d, types, uid, max_uid, type, index_expire_at of day d), as record sets it",
+                    "idempotent (bits already set stay set); resumable from the per-node cursors",
+                ],
+            ),
         ],
     }
 }

@@ -10,7 +10,10 @@
 //! range](LoginLog::login_days) a user logged in; (6) [the active users of a
 //! type](LoginLog::active_users) and (7) [of every
 //! type](LoginLog::all_active_users) in a range, read from day indexes
-//! instead of `KEYS loginLog_*`.
+//! instead of `KEYS loginLog_*`. Logs written before the day indexes
+//! existed (by the PHP code) get them from [`LoginLog::reindex`]: a `SCAN`
+//! of the month's log keys (every primary of a cluster), page by page,
+//! resumable from a [`ReindexCursor`], idempotent.
 //!
 //! Every operation is an [`Op`](crate::Op): run it with `.run(&mut con)` on
 //! a [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
@@ -18,7 +21,7 @@
 //!
 //! ```no_run
 //! use redis_patterns::chrono::NaiveDate;
-//! use redis_patterns::login_log::LoginLog;
+//! use redis_patterns::login_log::{LoginLog, ReindexOptions};
 //! use redis_patterns::prelude::*;
 //!
 //! # fn main() -> redis_patterns::Result<()> {
@@ -36,6 +39,9 @@
 //! log.record("client", 1001, day).run_async(&mut con).await?;
 //! let from = NaiveDate::from_ymd_opt(2024, 1, 1).expect("a date");
 //! let days = log.login_days("client", 1001, from, day).run_async(&mut con).await?;
+//! // Day indexes for logs written before them (by the PHP code), then (6)/(7) see them.
+//! let report = log.reindex(2017, 10, ReindexOptions::default()).run_async(&mut con).await?;
+//! assert!(report.cursor.is_done());
 //! # Ok(())
 //! # }
 //! ```
@@ -76,7 +82,12 @@
 //! maximum (default [`DEFAULT_MAX_UID`]) are refused with
 //! [`ErrorKind::UidOutOfRange`](crate::ErrorKind::UidOutOfRange) before
 //! anything is written; the scripts check it again for callers in other
-//! languages. Nothing expires by default (the recipe warns that a TTL
+//! languages. A first login at a high uid grows the day's index at once:
+//! the scripts check that a growth of more than 64 KiB fits under
+//! `maxmemory` (`INFO memory`, the rule of
+//! [`crate::core::server_memory`]) before their first write, and refuse with
+//! [`ErrorKind::NotEnoughMemory`](crate::ErrorKind::NotEnoughMemory)
+//! otherwise. Nothing expires by default (the recipe warns that a TTL
 //! shorter than the sync interval loses data); a
 //! [`Retention`] sets `EXPIREAT` to the end of the key's period (the month
 //! for a log, the day for an index, 00:00 UTC) plus the retention.
@@ -84,11 +95,18 @@
 mod active;
 mod contract;
 mod record;
+mod reindex;
+mod sync;
 mod user;
+
+pub use sync::{
+    Expiry, LAST_MONTH_UNTIL_DAY, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months,
+};
 
 use chrono::NaiveDate;
 use serde::Serialize;
 
+pub use self::reindex::{DEFAULT_REINDEX_COUNT, ReindexCursor, ReindexOptions, ReindexReport};
 use crate::bitmap::Settings;
 pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
 use crate::core::Retention;
@@ -229,7 +247,7 @@ fn check_type(user_type: &str) -> Result<()> {
     {
         return Err(Error::invalid(
             "user type",
-            format!("{user_type:?} must be non-empty ASCII letters, digits or '-'"),
+            format!("`{user_type}` must be non-empty ASCII letters, digits or '-'"),
         ));
     }
     Ok(())

@@ -3,7 +3,9 @@
 use serde_json::json;
 
 use super::{DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
-use crate::contract::{PatternContract, constant, function, key, param, protocol, scripts_of};
+use crate::contract::{
+    PatternContract, constant, function, key, param, protocol, scripts_of, shared,
+};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -42,12 +44,26 @@ pub(crate) fn contract() -> PatternContract {
                 "grow a shard to its full length in one exact SET before its first write (reserve), else grow as written",
             ),
         ],
-        keys: vec![key(
-            "shard",
-            "<base>:<shard>",
-            "string",
-            "ids shard * ids_per_shard to (shard + 1) * ids_per_shard - 1; no hash tag",
-        )],
+        keys: vec![
+            key(
+                "shard",
+                "<base>:<shard>",
+                "string",
+                "ids shard * ids_per_shard to (shard + 1) * ids_per_shard - 1; no hash tag",
+            ),
+            key(
+                "request",
+                "{<base>:<shard>}:req:<request_id>",
+                "string",
+                "the result of one add with a request id, for its time to live, in the shard's slot (request_key)",
+            ),
+            key(
+                "meta",
+                "<base>:meta",
+                "hash",
+                "the layout stored with the data (pattern, version, width, ids_per_shard): see the layout pattern",
+            ),
+        ],
         constants: vec![
             constant(
                 "default_shard_bytes",
@@ -61,6 +77,7 @@ pub(crate) fn contract() -> PatternContract {
             ),
         ],
         functions: vec![
+            shared::request_key(),
             function(
                 "locate",
                 "locate(id) -> (shard, byte offset)",
@@ -81,16 +98,28 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
-        protocols: vec![protocol(
-            "records",
-            &["packed.put", "packed.add", "packed.swap", "GETRANGE"],
-            &[
-                "get(id): GETRANGE shard offset offset+width-1, padded with zero bytes to width (never written: all zero)",
-                "set many: group by shard; one packed.put(shard, reserve, offset, record, ...) per shard",
-                "add(id, field, delta): packed.add(shard, reserve, offset + field offset, size, signed, delta) -> the new value (OVERFLOW: unchanged)",
-                "compare_and_set(id, expected, new): packed.swap(shard, reserve, offset, expected, new) -> {1, previous} or {0, current}",
-            ],
-        )],
+        protocols: vec![
+            protocol(
+                "record_layout",
+                &["layout.claim"],
+                &[
+                    "before a store's first write: layout.claim(<base>:meta, pattern packed, version 1, width W, ids_per_shard N); a stored layout that differs refuses every write",
+                ],
+            ),
+            protocol(
+                "records",
+                &["packed.put", "packed.add", "packed.swap", "GETRANGE"],
+                &[
+                    "get(id): GETRANGE shard offset offset+width-1, padded with zero bytes to width (never written: all zero)",
+                    "set many: group by shard; one packed.put(shard, reserve, offset, record, ...) per shard",
+                    "add(id, field, delta): packed.add(shard, request_key(shard) without id, reserve, offset + field offset, size, signed, delta, 0)",
+                    "-> the new value (OVERFLOW: unchanged); not idempotent: after a lost reply its outcome is unknown",
+                    "add_once(id, field, delta, request_id): the same with request_key(shard, request_id) and request_ttl_ms: a call with the",
+                    "same request returns the first result without adding again, so it may be sent again after a lost reply",
+                    "compare_and_set(id, expected, new): packed.swap(shard, reserve, offset, expected, new) -> {1, previous} or {0, current}",
+                ],
+            ),
+        ],
     }
 }
 

@@ -91,11 +91,13 @@
 mod add;
 mod contract;
 mod head;
+mod open;
 mod ring;
 mod store;
 
 pub use add::Added;
 pub(crate) use contract::contract;
+pub use open::RingLayout;
 pub use store::{RollingStore, RollingStoreBuilder};
 
 use std::time::Duration;

@@ -18,6 +18,12 @@ pub(crate) fn contract() -> PatternContract {
                 "the logical hash's name, not empty",
             ),
             param(
+                "separator",
+                "string",
+                json!(super::DEFAULT_SEPARATOR),
+                "what joins base and shard id in a shard key, not empty, no '{' or '}' (\"_\" is the PHP recipe's shardKey: <base>_<shard>)",
+            ),
+            param(
                 "shards",
                 "integer",
                 json!(null),
@@ -54,15 +60,30 @@ pub(crate) fn contract() -> PatternContract {
                 "the server's hash-max-listpack-value (bytes)",
             ),
         ],
-        keys: vec![key(
-            "shard",
-            "<base>:<shard>",
-            "hash",
-            "shard <shard>; no hash tag, so shards spread over a cluster",
-        )],
+        keys: vec![
+            key(
+                "shard",
+                "<base><separator><shard>",
+                "hash",
+                "shard <shard>; no hash tag, so shards spread over a cluster",
+            ),
+            key(
+                "request",
+                "{<base><separator><shard>}:req:<request_id>",
+                "string",
+                "the result of one increment with a request id, for its time to live, in the shard's slot (request_key)",
+            ),
+            key(
+                "meta",
+                "<base>:meta",
+                "hash",
+                "the layout stored with the data (pattern, version, scheme, shards or fields_per_shard and max_id, separator): see the layout pattern",
+            ),
+        ],
         constants: vec![],
         functions: vec![
             shared::crc32(),
+            shared::request_key(),
             function(
                 "shard_of",
                 "shard_of(field: bytes) -> integer",
@@ -73,6 +94,14 @@ pub(crate) fn contract() -> PatternContract {
             ),
         ],
         protocols: vec![
+            protocol(
+                "record_layout",
+                &["layout.claim"],
+                &[
+                    "before a hash's first write: layout.claim(<base>:meta, pattern sharded_hash, version 1, scheme crc32, shards N, separator :)",
+                    "(scheme by_id: fields_per_shard and max_id instead of shards); a stored layout that differs refuses every write",
+                ],
+            ),
             protocol(
                 "write",
                 &[
@@ -86,7 +115,11 @@ pub(crate) fn contract() -> PatternContract {
                     "strict: a field or value longer than max_value is refused before sending (writing it would convert the shard)",
                     "set / set_if_absent of pairs: group by shard_of; strict: one sharded_hash.put(shard, only_absent, max_entries, field, value, ...) per shard",
                     "(FULL: that shard's part was refused, nothing written to it); not strict: HSET (HSETNX per pair for set_if_absent)",
-                    "incr: strict sharded_hash.incr(shard, field, delta, max_entries), else HINCRBY",
+                    "incr: strict sharded_hash.incr(shard, request_key(shard) without id, field, delta, max_entries, 0), else HINCRBY;",
+                    "not idempotent: after a lost reply its outcome is unknown",
+                    "incr_once(field, delta, request_id): sharded_hash.incr(shard, request_key(shard, request_id), field, delta,",
+                    "max_entries (0 when not strict), request_ttl_ms): a call with the same request returns the first result",
+                    "without adding again, so it may be sent again after a lost reply",
                 ],
             ),
             protocol(
@@ -111,14 +144,24 @@ mod tests {
         let c = contract();
         let h = ShardedHash::new("users", 64).unwrap();
         let shard = (crc32fast::hash(b"alice") % 64).to_string();
+        let vars = |base, sep, shard| [("base", base), ("separator", sep), ("shard", shard)];
         assert_eq!(
-            render(&c.keys[0].template, &[("base", "users"), ("shard", &shard)]),
+            render(&c.keys[0].template, &vars("users", ":", &shard)),
             h.shard_key(b"alice").unwrap()
         );
         let ids = ShardedHash::by_id("ids", 100, 10_000).unwrap();
         assert_eq!(
-            render(&c.keys[0].template, &[("base", "ids"), ("shard", "12")]),
+            render(&c.keys[0].template, &vars("ids", ":", "12")),
             ids.shard_key(b"1234").unwrap()
+        );
+        let php =
+            ShardedHash::builder("users", crate::sharded_hash::Sharding::Crc32 { shards: 64 })
+                .separator("_")
+                .build()
+                .unwrap();
+        assert_eq!(
+            render(&c.keys[0].template, &vars("users", "_", &shard)),
+            php.shard_key(b"alice").unwrap()
         );
     }
 }

@@ -122,14 +122,14 @@ impl ShardedHash {
         if let Err(e) = options.validate() {
             return Op::fail(e);
         }
-        Op::from_machine(Import {
+        self.claimed(Op::from_machine(Import {
             hash: self.clone(),
             items: items.into_iter(),
             options,
             report: ImportReport::default(),
             in_flight: Vec::new(),
             exhausted: false,
-        })
+        }))
     }
 
     /// Validates one item: its shard, or why it is rejected.

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::core::{Op, config_get};
+use crate::core::config::limits;
+use crate::core::{LimitsSource, Op};
 
 /// The listpack limits of hashes on a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -42,23 +43,34 @@ impl ListpackLimits {
     /// both. Connection errors are returned as errors. On a cluster it asks
     /// one node (every node of a cluster should share these settings).
     pub fn query() -> Op<Option<Self>> {
-        config_get(&NAMES).map(|map| {
-            let map = map?;
-            let get = |a: &str, b: &str| {
-                map.get(a)
-                    .or_else(|| map.get(b))
-                    .and_then(|v| v.parse::<u64>().ok())
-            };
-            Some(Self {
-                entries: get(NAMES[0], NAMES[2])?,
-                value: get(NAMES[1], NAMES[3])?,
-            })
-        })
+        Self::read().map(|(limits, source)| (source == LimitsSource::Server).then_some(limits))
+    }
+
+    /// The server's live limits, or [`ListpackLimits::DEFAULT`] with the
+    /// reason ([`LimitsSource::DefaultBecauseDenied`] when the server
+    /// refuses `CONFIG`, [`LimitsSource::DefaultBecauseUnreported`] when it
+    /// does not report them).
+    pub fn read() -> Op<(Self, LimitsSource)> {
+        limits(
+            &NAMES,
+            |map| {
+                let get = |a: &str, b: &str| {
+                    map.get(a)
+                        .or_else(|| map.get(b))
+                        .and_then(|v| v.parse::<u64>().ok())
+                };
+                Some(Self {
+                    entries: get(NAMES[0], NAMES[2])?,
+                    value: get(NAMES[1], NAMES[3])?,
+                })
+            },
+            Self::DEFAULT,
+        )
     }
 
     /// The server's live limits, or [`ListpackLimits::DEFAULT`] when it
-    /// refuses `CONFIG`.
+    /// refuses `CONFIG` ([`ListpackLimits::read`] says which).
     pub fn from_server() -> Op<Self> {
-        Self::query().map(|limits| limits.unwrap_or(Self::DEFAULT))
+        Self::read().map(|(limits, _)| limits)
     }
 }

@@ -25,7 +25,11 @@
 //! Keys: the logical hash `base` is stored as `base:<shard>` with the shard
 //! id `crc32(field) % shards` of the PHP recipe ([`ShardedHash::new`]), or
 //! `id / fields_per_shard` for dense integer ids ([`ShardedHash::by_id`],
-//! which fills shards evenly and exactly). Shard keys carry **no** common
+//! which fills shards evenly and exactly). The separator is `:` unless the
+//! builder names another ([`ShardedHashBuilder::separator`]): the PHP
+//! recipe's `shardKey` joins `base_<shard>`, so
+//! `ShardedHash::builder("users", Sharding::Crc32 { shards }).separator("_")`
+//! reads and writes the shards PHP code wrote. Shard keys carry **no** common
 //! hash tag, so on Redis Cluster they spread over the nodes; every script
 //! touches exactly one shard key, hence one slot. Calls that touch several
 //! shards (multi-get, length, multi-set, inspect, each batch of an import)
@@ -71,6 +75,7 @@
 
 mod contract;
 mod import;
+mod layout;
 mod limits;
 mod plan;
 
@@ -81,9 +86,11 @@ use serde::Serialize;
 
 pub(crate) use self::contract::contract;
 pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
+pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
-use crate::core::{Batch, Op};
+use crate::core::request_id::request_args;
+use crate::core::{Batch, Op, RequestId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -97,14 +104,18 @@ pub enum Sharding {
     ById { fields_per_shard: u64, max_id: u64 },
 }
 
-/// A logical hash stored as listpack-sized shards `base:<shard>`. Cheap to
+/// A logical hash stored as listpack-sized shards `base:<shard>` (or another
+/// separator: [`ShardedHashBuilder::separator`]). Cheap to
 /// clone; holds no connection.
 #[derive(Debug, Clone)]
 pub struct ShardedHash {
     base: String,
+    separator: String,
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
+    /// With a recorded layout: whether it was claimed (shared by clones).
+    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Builds a [`ShardedHash`]: setters never fail, [`build`](Self::build)
@@ -112,10 +123,16 @@ pub struct ShardedHash {
 #[derive(Debug, Clone)]
 pub struct ShardedHashBuilder {
     base: String,
+    separator: String,
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
+    record_layout: bool,
 }
+
+/// The separator between the base and the shard id unless the builder
+/// names another.
+pub const DEFAULT_SEPARATOR: &str = ":";
 
 /// What [`ShardedHash::inspect`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -161,9 +178,36 @@ impl ShardedHashBuilder {
         self
     }
 
+    /// What joins the base and the shard id in a shard key (default
+    /// [`DEFAULT_SEPARATOR`], `base:<shard>`): `"_"` gives the PHP recipe's
+    /// `base_<shard>`. Not empty, no `{` or `}` (shard keys carry no hash
+    /// tag, so that they spread over a cluster's nodes).
+    pub fn separator(mut self, separator: &str) -> Self {
+        self.separator = separator.to_string();
+        self
+    }
+
+    /// Record the layout with the data (default: no): the first write
+    /// stores it in the meta key `<base>:meta` (see
+    /// [`ShardedHash::claim_layout`]), or is refused with
+    /// [`ErrorKind::LayoutMismatch`] when another layout is stored there.
+    pub fn record_layout(mut self, record: bool) -> Self {
+        self.record_layout = record;
+        self
+    }
+
     /// Checks the settings.
     pub fn build(self) -> Result<ShardedHash> {
         check_base(&self.base)?;
+        if self.separator.is_empty() {
+            return Err(Error::invalid("separator", "must not be empty"));
+        }
+        if self.separator.contains(['{', '}']) {
+            return Err(Error::invalid(
+                "separator",
+                "must not contain '{' or '}' (shard keys carry no hash tag)",
+            ));
+        }
         match self.sharding {
             Sharding::Crc32 { shards: 0 } => {
                 return Err(Error::invalid("shard count", "must be at least 1"));
@@ -176,9 +220,13 @@ impl ShardedHashBuilder {
         }
         Ok(ShardedHash {
             base: self.base,
+            separator: self.separator,
             sharding: self.sharding,
             limits: self.limits,
             strict: self.strict,
+            claimed: self
+                .record_layout
+                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
         })
     }
 }
@@ -199,9 +247,11 @@ impl ShardedHash {
     pub fn builder(base: &str, sharding: Sharding) -> ShardedHashBuilder {
         ShardedHashBuilder {
             base: base.to_string(),
+            separator: DEFAULT_SEPARATOR.to_string(),
             sharding,
             limits: ListpackLimits::DEFAULT,
             strict: true,
+            record_layout: false,
         }
     }
 
@@ -234,21 +284,31 @@ impl ShardedHash {
     }
 
     /// Reads the server's limits, plans for `expected` entries
-    /// ([`DEFAULT_OVERFLOW_TARGET`]) and returns the hash with its plan.
+    /// ([`DEFAULT_OVERFLOW_TARGET`]) and returns the hash with its plan. When
+    /// the server refuses `CONFIG GET` (a least-privilege user), the plan is
+    /// made against [`ListpackLimits::DEFAULT`] and its `limits_source` says
+    /// so ([`LimitsSource::DefaultBecauseDenied`](crate::core::LimitsSource)).
     pub fn planned(base: &str, expected: u64) -> Op<(Self, Plan)> {
         if let Err(e) = check_base(base) {
             return Op::fail(e);
         }
         let base = base.to_string();
-        ListpackLimits::from_server().try_map(move |limits| {
-            let plan = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+        ListpackLimits::read().try_map(move |(limits, source)| {
+            let mut plan = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+            plan.limits_source = source;
             Ok((Self::from_plan(&base, &plan)?, plan))
         })
     }
 
-    /// The logical hash's name: shard keys are `<base>:<shard>`.
+    /// The logical hash's name: shard keys are `<base><separator><shard>`.
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// What joins the base and the shard id (`:` unless the builder named
+    /// another).
+    pub fn separator(&self) -> &str {
+        &self.separator
     }
 
     pub fn sharding(&self) -> Sharding {
@@ -275,9 +335,10 @@ impl ShardedHash {
         }
     }
 
-    /// The key of shard `shard`: `base:<shard>`.
+    /// The key of shard `shard`: `<base><separator><shard>` (`base:<shard>`
+    /// by default).
     pub fn key_of_shard(&self, shard: u64) -> String {
-        format!("{}:{shard}", self.base)
+        format!("{}{}{shard}", self.base, self.separator)
     }
 
     /// Every shard key, in shard order.
@@ -302,7 +363,7 @@ impl ShardedHash {
                         Error::invalid(
                             "field",
                             format!(
-                                "{:?} is not a decimal integer id",
+                                "`{}` is not a decimal integer id",
                                 String::from_utf8_lossy(field)
                             ),
                         )
@@ -419,9 +480,9 @@ impl ShardedHash {
             Err(e) => return Op::fail(e),
         };
         let (batch, _) = self.writes(pairs, &shards, only_absent);
-        Op::send(batch, |replies| {
+        self.claimed(Op::send(batch, |replies| {
             Ok(replies.all::<i64>()?.into_iter().sum::<i64>() as u64)
-        })
+        }))
     }
 
     fn write_pairs<F: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -528,28 +589,70 @@ impl ShardedHash {
     /// Adds `delta` to an integer field (missing counts as 0) and returns the
     /// new value. Strict: a new field is refused ([`ErrorKind::ShardFull`])
     /// when its shard is already at the entry limit.
+    ///
+    /// Not idempotent: when the connection is lost after the request was
+    /// written, the call fails with
+    /// [`ErrorKind::OutcomeUnknown`] instead of being sent again (it may have
+    /// added `delta` already). [`ShardedHash::incr_once`] can be resent.
     pub fn incr(&self, field: impl AsRef<[u8]>, delta: i64) -> Op<i64> {
         let field = field.as_ref();
-        // The value is at most 20 characters ("-9223372036854775808").
-        let key = match self
-            .shard_key(field)
-            .and_then(|key| self.check_pair(field, b"").map(|_| key))
-        {
+        let key = match self.incr_key(field) {
             Ok(key) => key,
             Err(e) => return Op::fail(e),
         };
-        if self.strict {
-            Op::script(scripts::sharded_hash::incr(
-                &key,
-                field,
-                delta,
-                self.max_entries(),
-            ))
+        self.claimed(if self.strict {
+            self.incr_script(&key, field, delta, None)
         } else {
             let mut cmd = redis::cmd("HINCRBY");
             cmd.arg(&key).arg(field).arg(delta);
             Op::cmd(key, cmd)
+        })
+    }
+
+    /// [`ShardedHash::incr`] at most once per `request`: the script keeps
+    /// the result under the request's key (in the shard's slot) for the
+    /// request's time to live, and a call with the same request returns it
+    /// without adding again. So the connection resends it after a lost
+    /// connection, and a caller may retry it (same request) after any error.
+    /// A request names one call: another field or delta with the same
+    /// request also gets the first call's result.
+    pub fn incr_once(&self, field: impl AsRef<[u8]>, delta: i64, request: &RequestId) -> Op<i64> {
+        let field = field.as_ref();
+        match self.incr_key(field) {
+            Ok(key) => self.claimed(self.incr_script(&key, field, delta, Some(request))),
+            Err(e) => Op::fail(e),
         }
+    }
+
+    /// The shard key of an increment's field (the value is at most 20
+    /// characters, "-9223372036854775808", so only the field is checked).
+    fn incr_key(&self, field: &[u8]) -> Result<String> {
+        let key = self.shard_key(field)?;
+        self.check_pair(field, b"")?;
+        Ok(key)
+    }
+
+    /// `sharded_hash.incr` (no entry limit when not strict).
+    fn incr_script(
+        &self,
+        key: &str,
+        field: &[u8],
+        delta: i64,
+        request: Option<&RequestId>,
+    ) -> Op<i64> {
+        let (request_key, request_ttl) = match request_args(key, request) {
+            Ok(r) => r,
+            Err(e) => return Op::fail(e),
+        };
+        let max_entries = if self.strict { self.max_entries() } else { 0 };
+        Op::script(scripts::sharded_hash::incr(
+            key,
+            &request_key,
+            field,
+            delta,
+            max_entries,
+            request_ttl,
+        ))
     }
 
     /// The total number of fields: `HLEN` of every shard, in one batch.

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::{ListpackLimits, Sharding};
+use crate::core::LimitsSource;
 use crate::error::{Error, Result};
 
 /// The default bound on the probability that any shard overflows.
@@ -19,6 +20,10 @@ pub struct Plan {
     pub expected: u64,
     /// The limits planned against.
     pub limits: ListpackLimits,
+    /// Where they came from: [`LimitsSource::Given`] from [`plan`];
+    /// from [`ShardedHash::planned`](super::ShardedHash::planned), the
+    /// server's, or the defaults when it refused `CONFIG GET`.
+    pub limits_source: LimitsSource,
     /// Mean entries per shard (`expected / shards`).
     pub mean_per_shard: f64,
     /// Upper bound (union bound over shards of the exact binomial tail) on
@@ -123,6 +128,7 @@ pub fn plan(expected: u64, limits: ListpackLimits, target: f64) -> Result<Plan> 
         shards: lo as u32,
         expected,
         limits,
+        limits_source: LimitsSource::Given,
         mean_per_shard: expected as f64 / lo as f64,
         overflow_bound: bound(lo),
     })

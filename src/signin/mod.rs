@@ -56,7 +56,13 @@
 //! `SETBIT key 4000000000 1` allocates ~500 MB: uids above the configured
 //! maximum (default [`DEFAULT_MAX_UID`]) are refused with
 //! [`ErrorKind::UidOutOfRange`](crate::ErrorKind::UidOutOfRange) before
-//! anything is written (and again inside `signin.mark`). No TTL by default;
+//! anything is written (and again inside `signin.mark`). Below the maximum,
+//! a first write at a high uid still grows the day's bitmap at once: Redis
+//! checks `maxmemory` only before a script starts, so `signin.mark` checks
+//! itself that a growth of more than 64 KiB fits (`INFO memory`, the rule of
+//! [`crate::core::server_memory`]) and refuses with
+//! [`ErrorKind::NotEnoughMemory`](crate::ErrorKind::NotEnoughMemory)
+//! before writing otherwise. No TTL by default;
 //! a [`Retention`] expires a day's bitmap that long after the day ends
 //! (00:00 UTC).
 

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{DEFAULT_PREFIX, MAX_SHARDS};
+use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
 use crate::contract::{
     PatternContract, constant, function, key, param, protocol, scripts_of, shared,
 };
@@ -42,8 +42,17 @@ pub(crate) fn contract() -> PatternContract {
             param(
                 "grace_s",
                 "integer",
-                json!(0),
-                "seconds a day's keys live after the day ends; null: never expire",
+                json!(match DEFAULT_RETENTION {
+                    crate::Retention::After(d) => d.as_secs(),
+                    crate::Retention::Forever => 0,
+                }),
+                "seconds a day's keys live after the day ends (default two days: yesterday stays readable); null: never expire",
+            ),
+            param(
+                "late_s",
+                "integer",
+                json!(DEFAULT_LATE_WINDOW.as_secs()),
+                "seconds after a day ends during which visits stamped on it are still accepted (at most grace_s; default five minutes); null: as long as its keys live",
             ),
         ],
         keys: vec![
@@ -58,6 +67,12 @@ pub(crate) fn contract() -> PatternContract {
                 "<prefix>{<name>:<YYYY-MM-DD>}:<shard>",
                 "set",
                 "the members of shard <shard> (0 to shards-1) of the day",
+            ),
+            key(
+                "meta",
+                "<prefix>{<name>:<YYYY-MM-DD>}:meta",
+                "hash",
+                "the day's layout (pattern, version, shards), written by the script of its first member",
             ),
         ],
         constants: vec![
@@ -88,11 +103,19 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
             function(
+                "day_accept_until",
+                "day_accept_until(day: date, time_zone, late_s) -> integer",
+                &[
+                    "the first instant of the next day in time_zone (as in day_expire_at), as unix seconds, plus late_s;",
+                    "0 when late_s is null (visits are accepted as long as the day's keys live)",
+                ],
+            ),
+            function(
                 "group_batch",
                 "group_batch(members: int64[], shards) -> (shard keys, groups, positions)",
                 &[
                     "drop repeats (the first occurrence stays); group the rest by shard_of, shards in order of first appearance",
-                    "keys: the counter, then the shard key of each group; groups: for each group its size n, then its n members",
+                    "keys: the counter, the day's meta key, then the shard key of each group; groups: for each group its size n, then its n members",
                     "the reply is {count, flag per member in group order}; a repeated member is not new",
                 ],
             ),
@@ -102,8 +125,20 @@ pub(crate) fn contract() -> PatternContract {
                 "add",
                 &["visits.add"],
                 &[
-                    "visits.add(counter, shard key of shard_of(member), day_expire_at(day), member) -> {new, count}",
-                    "DAYENDED: the day's keys would already have expired; nothing was written",
+                    "visits.add(counter, shard key of shard_of(member), meta, day_expire_at(day), day_accept_until(day), member, shards)",
+                    "-> {new, count}",
+                    "DAYENDED: the day no longer accepts visits (by the server's clock, past day_accept_until) or its keys would",
+                    "already have expired; nothing was written. Idempotent: a resend after a lost reply answers new = 0",
+                    "LAYOUT: the day stores another shard count (its meta key); nothing was written",
+                ],
+            ),
+            protocol(
+                "final_count",
+                &["TIME", "GET"],
+                &[
+                    "TIME and GET counter in one pipeline to the counter's node; before day_accept_until(day) by that clock the",
+                    "day is still open (its count may grow), from day_expire_at(day) on its count is gone (not 0); between, GET",
+                    "is the final count",
                 ],
             ),
             protocol(

@@ -5,13 +5,13 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate, TimeZone};
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use serde::Serialize;
 
-use super::shards::{planned_shards, shard_of};
-use super::{DEFAULT_PREFIX, MAX_SHARDS};
+use super::shards::{ShardPlan, planned_shards, shard_of};
+use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
 use crate::core::{Batch, Op, Replies, Retention};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
 
@@ -47,6 +47,9 @@ pub struct VisitCounter<Tz: TimeZone> {
     pub(super) shards: u32,
     pub(super) tz: Tz,
     pub(super) retention: Retention,
+    /// How long after a day ends visits stamped on it are still accepted
+    /// (`None`: as long as its keys live).
+    pub(super) late_window: Option<Duration>,
 }
 
 /// Builds a [`VisitCounter`]: setters never fail,
@@ -58,6 +61,7 @@ pub struct VisitCounterBuilder<Tz: TimeZone> {
     shards: u32,
     prefix: Prefix,
     retention: Retention,
+    late_window: Option<Duration>,
 }
 
 impl<Tz: TimeZone> VisitCounterBuilder<Tz> {
@@ -68,10 +72,23 @@ impl<Tz: TimeZone> VisitCounterBuilder<Tz> {
     }
 
     /// How long a day's keys live after the day ends: `After(grace)` (whole
-    /// seconds, at most 366 days) or `Forever`. The default expires them at
-    /// the end of the day (zero grace).
+    /// seconds, at most 366 days) or `Forever`. The default is
+    /// [`DEFAULT_RETENTION`] (two days: see the module docs).
     pub fn retention(mut self, retention: Retention) -> Self {
         self.retention = retention;
+        self
+    }
+
+    /// How long after a day ends a visit stamped on that day is still
+    /// accepted (whole seconds, at most the retention's grace), after which
+    /// it is refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded))
+    /// and the day's count is final ([`VisitCounter::final_count`]). The
+    /// default is [`DEFAULT_LATE_WINDOW`] (five minutes: see the module
+    /// docs); `None` accepts visits as long as the day's keys live (to
+    /// backfill history into a counter kept `Forever`), and no count is
+    /// ever final.
+    pub fn late_window(mut self, window: Option<Duration>) -> Self {
+        self.late_window = window;
         self
     }
 
@@ -92,12 +109,33 @@ impl<Tz: TimeZone> VisitCounterBuilder<Tz> {
                 "must be whole seconds, at most 366 days",
             ));
         }
+        if let Some(late) = self.late_window {
+            if late.subsec_nanos() != 0 || late > MAX_GRACE {
+                return Err(Error::invalid(
+                    "late window",
+                    "must be whole seconds, at most 366 days",
+                ));
+            }
+            if let Retention::After(grace) = self.retention
+                && late > grace
+            {
+                return Err(Error::invalid(
+                    "late window",
+                    format!(
+                        "{} s is longer than the retention's grace of {} s: late visits would find their day's keys gone",
+                        late.as_secs(),
+                        grace.as_secs()
+                    ),
+                ));
+            }
+        }
         Ok(VisitCounter {
             prefix: self.prefix,
             name: self.name,
             shards: self.shards,
             tz: self.tz,
             retention: self.retention,
+            late_window: self.late_window,
         })
     }
 }
@@ -196,26 +234,29 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
             tz,
             shards,
             prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
-            retention: Retention::After(Duration::ZERO),
+            retention: DEFAULT_RETENTION,
+            late_window: Some(DEFAULT_LATE_WINDOW),
         }
     }
 
     /// A counter named `name` with `shards` shard sets per day, whose days
-    /// are calendar days in `tz`, with the default prefix; keys expire at the
-    /// end of their day.
+    /// are calendar days in `tz`, with the default prefix, retention and
+    /// late window.
     pub fn new(name: &str, tz: Tz, shards: u32) -> Result<Self> {
         Self::builder(name, tz, shards).build()
     }
 
     /// [`VisitCounter::new`] with the shard count planned
     /// ([`planned_shards`](super::planned_shards)) from the expected daily
-    /// uniques and the server's `set-max-intset-entries`.
-    pub fn planned(name: &str, tz: Tz, expected_daily_uniques: u64) -> Op<Self>
+    /// uniques and the server's `set-max-intset-entries`, with the plan (which
+    /// says whether the limit came from the server).
+    pub fn planned(name: &str, tz: Tz, expected_daily_uniques: u64) -> Op<(Self, ShardPlan)>
     where
         Tz: Send + 'static,
     {
         let name = name.to_string();
-        planned_shards(expected_daily_uniques).try_map(move |shards| Self::new(&name, tz, shards))
+        planned_shards(expected_daily_uniques)
+            .try_map(move |plan| Ok((Self::new(&name, tz, plan.shards)?, plan)))
     }
 
     /// The key prefix.
@@ -238,6 +279,12 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         self.retention
     }
 
+    /// How long after a day ends visits stamped on it are still accepted
+    /// (`None`: as long as its keys live).
+    pub fn late_window(&self) -> Option<Duration> {
+        self.late_window
+    }
+
     /// The zone whose calendar days the counter counts.
     pub fn time_zone(&self) -> &Tz {
         &self.tz
@@ -245,15 +292,19 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
 
     /// Counts one visit of `member` on `day` (one script call).
     pub fn add(&self, day: NaiveDate, member: i64) -> Op<Visit> {
-        self.expire_arg(day).map_or_else(Op::fail, |expire| {
-            Op::script(scripts::visits::add(
-                &self.counter_key(day),
-                &self.member_shard_key(day, member),
-                expire,
-                member,
-            ))
-            .try_map(visit)
-        })
+        self.day_args(day)
+            .map_or_else(Op::fail, |(expire, accept)| {
+                Op::script(scripts::visits::add(
+                    &self.counter_key(day),
+                    &self.member_shard_key(day, member),
+                    &self.meta_key(day),
+                    expire,
+                    accept,
+                    member,
+                    i64::from(self.shards),
+                ))
+                .try_map(visit)
+            })
     }
 
     /// Counts a visit at `instant` (on its day in the counter's zone).
@@ -265,19 +316,23 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     /// round trip: the keys of one day share a slot; each call atomic on its
     /// own). The first refusal (e.g. the day ended) is the error.
     pub fn add_pipelined(&self, day: NaiveDate, members: &[i64]) -> Op<Vec<Visit>> {
-        let expire = match self.expire_arg(day) {
+        let (expire, accept) = match self.day_args(day) {
             Ok(at) => at,
             Err(e) => return Op::fail(e),
         };
         let tag = self.day_tag(day);
         let counter = format!("{tag}:count");
+        let meta = format!("{tag}:meta");
         let mut batch = Batch::with_capacity(members.len());
         for &m in members {
             batch.script(scripts::visits::add(
                 &counter,
                 &format!("{tag}:{}", shard_of(m, self.shards)),
+                &meta,
                 expire,
+                accept,
                 m,
+                i64::from(self.shards),
             ));
         }
         Op::send(batch, |replies| {
@@ -289,7 +344,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     /// few thousand members: the server runs nothing else meanwhile. An empty
     /// batch only reads the count.
     pub fn add_batch(&self, day: NaiveDate, members: &[i64]) -> Op<BatchVisits> {
-        let expire = match self.expire_arg(day) {
+        let (expire, accept) = match self.day_args(day) {
             Ok(at) => at,
             Err(e) => return Op::fail(e),
         };
@@ -305,8 +360,11 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         let positions = plan.positions;
         Op::script(scripts::visits::add_batch(
             &format!("{tag}:count"),
+            &format!("{tag}:meta"),
             &shard_keys,
             expire,
+            accept,
+            i64::from(self.shards),
             &plan.groups,
         ))
         .try_map(move |reply| BatchPlan::result(positions, reply))
@@ -318,6 +376,63 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         let mut cmd = redis::cmd("GET");
         cmd.arg(&key);
         Op::<Option<i64>>::cmd(key, cmd).map(|n| count_of(n.unwrap_or(0)))
+    }
+
+    /// The count of a day that no longer accepts visits: `day`'s count once
+    /// its late window is over, read with the server's clock (`TIME`, in
+    /// the same pipeline as the `GET`, on the day's node). Before that,
+    /// [`ErrorKind::DayOpen`] (visits may still arrive; also for a counter
+    /// without a late window); after the day's keys expired,
+    /// [`ErrorKind::DayExpired`] (the count is gone: it is not 0).
+    pub fn final_count(&self, day: NaiveDate) -> Op<u64> {
+        let (expire, accept) = match (self.expire_at(day), self.accept_until(day)) {
+            (Ok(e), Ok(a)) => (e, a),
+            (Err(e), _) | (_, Err(e)) => return Op::fail(e),
+        };
+        let key = self.counter_key(day);
+        let mut batch = Batch::with_capacity(2);
+        batch.add(&key, redis::cmd("TIME"));
+        let mut get = redis::cmd("GET");
+        get.arg(&key);
+        batch.add(&key, get);
+        let when = |at: i64| {
+            DateTime::<Utc>::from_timestamp(at, 0)
+                .map_or_else(|| at.to_string(), |t| t.to_rfc3339())
+        };
+        Op::send(batch, move |mut replies| {
+            let (now, _): (i64, i64) = replies.take()?;
+            let count: Option<i64> = replies.take()?;
+            match accept {
+                None => {
+                    return Err(ErrorKind::DayOpen {
+                        detail: format!(
+                            "{day} accepts visits as long as its keys live (the counter has no late window)"
+                        ),
+                    }
+                    .into());
+                }
+                Some(at) if now < at => {
+                    return Err(ErrorKind::DayOpen {
+                        detail: format!(
+                            "{day} accepts visits until {} (its end plus the late window)",
+                            when(at)
+                        ),
+                    }
+                    .into());
+                }
+                Some(_) => {}
+            }
+            if let Some(at) = expire.filter(|&at| now >= at) {
+                return Err(ErrorKind::DayExpired {
+                    detail: format!(
+                        "{day}'s keys expired at {} (its end plus the retention's grace)",
+                        when(at)
+                    ),
+                }
+                .into());
+            }
+            Ok(count_of(count.unwrap_or(0)))
+        })
     }
 
     /// Whether `member` was counted on `day` (read-only script, `EVALSHA_RO`).

@@ -56,9 +56,29 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         Ok(at)
     }
 
-    /// The scripts' `expire_at` argument: 0 for no expiry.
-    pub(super) fn expire_arg(&self, day: NaiveDate) -> Result<i64> {
-        Ok(self.expire_at(day)?.unwrap_or(0))
+    /// The unix second from which visits to `day` are refused: the end of
+    /// the day plus the counter's late window (`None`: accepted as long as
+    /// its keys live).
+    pub fn accept_until(&self, day: NaiveDate) -> Result<Option<i64>> {
+        let Some(late) = self.late_window else {
+            return Ok(None);
+        };
+        let at = self.end_of_day(day)?.timestamp() + late.as_secs() as i64;
+        if at > MAX_EXPIRE_AT {
+            return Err(Error::invalid(
+                "day",
+                format!("{day} ends outside the unix time range"),
+            ));
+        }
+        Ok(Some(at))
+    }
+
+    /// The scripts' `expire_at` and `accept_until` arguments: 0 for none.
+    pub(super) fn day_args(&self, day: NaiveDate) -> Result<(i64, i64)> {
+        Ok((
+            self.expire_at(day)?.unwrap_or(0),
+            self.accept_until(day)?.unwrap_or(0),
+        ))
     }
 
     /// `<prefix>{<name>:<YYYY-MM-DD>}`: what every key of `day` starts with.

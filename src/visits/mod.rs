@@ -46,17 +46,38 @@
 //!
 //! For counter `name` and day `YYYY-MM-DD` (the day in the counter's zone):
 //! `<prefix>{<name>:<YYYY-MM-DD>}:<i>` for shard `i` in `0..shards`, and
-//! `<prefix>{<name>:<YYYY-MM-DD>}:count` for the counter. Every key of one day
+//! `<prefix>{<name>:<YYYY-MM-DD>}:count` for the counter, and
+//! `<prefix>{<name>:<YYYY-MM-DD>}:meta` for the day's layout (its shard
+//! count, written by the same script as the day's first member, so every
+//! later writer with another shard count is refused with
+//! [`ErrorKind::LayoutMismatch`](crate::ErrorKind::LayoutMismatch) and
+//! readers find it: [`VisitCounter::stored_shards`]). Every key of one day
 //! shares the hash tag `{<name>:<YYYY-MM-DD>}`, so each script call touches
 //! one cluster slot. The default prefix is [`DEFAULT_PREFIX`].
 //!
-//! # Retention
+//! # Midnight: retention, late visits and the final count
 //!
-//! A day's keys expire at the first instant of the next day in the counter's
-//! zone (correct on 23- and 25-hour days) plus the grace of
-//! [`Retention::After`](crate::Retention::After) (zero by default), or never
-//! with [`Retention::Forever`](crate::Retention::Forever). A visit to a day whose keys would already have
-//! expired is refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded)).
+//! A day ends at the first instant of the next day in the counter's zone
+//! (correct on 23- and 25-hour days). Two settings decide what happens
+//! around it, both with defaults chosen so that nothing is lost at
+//! midnight:
+//!
+//! * Its keys expire at its end plus the grace of
+//!   [`Retention::After`](crate::Retention::After) — by default
+//!   [`DEFAULT_RETENTION`], two days, so yesterday's count stays readable
+//!   all of today and tomorrow — or never with
+//!   [`Retention::Forever`](crate::Retention::Forever).
+//! * A visit stamped on a day (its day is [`VisitCounter::day_of`] its
+//!   instant, in the counter's zone) is accepted until the day's end plus
+//!   the late window ([`VisitCounterBuilder::late_window`], by default
+//!   [`DEFAULT_LATE_WINDOW`], five minutes), by the server's clock: a visit
+//!   stamped 300 ms before midnight that arrives after it still counts.
+//!   Later ones are refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded)),
+//!   so the count cannot change any more.
+//!
+//! [`VisitCounter::final_count`] reads a day's count once its late window
+//! is over (and refuses to answer before, or once its keys are gone,
+//! instead of answering a count that may still grow, or 0).
 //!
 //! # Shards and `intset`
 //!
@@ -100,17 +121,35 @@
 mod contract;
 mod counter;
 mod day;
+mod layout;
 mod shards;
 mod union;
 
 pub(crate) use contract::contract;
 pub use counter::{BatchVisits, Visit, VisitCounter, VisitCounterBuilder};
 pub use shards::{
-    max_intset_entries, member_from_string_id, parse_member, plan_shards, planned_shards, shard_of,
+    ShardPlan, max_intset_entries, member_from_string_id, parse_member, plan_shards,
+    planned_shards, read_max_intset_entries, shard_of,
 };
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "visits:";
+
+/// How long a day's keys live after the day ends by default: two days, so
+/// that a day's final count stays readable all through the next day and the
+/// one after (a daily report that runs late, is re-run, or runs in another
+/// zone still finds it), for about three days of keys in memory at a time.
+pub const DEFAULT_RETENTION: crate::Retention =
+    crate::Retention::After(std::time::Duration::from_secs(2 * 86_400));
+
+/// How long after a day ends a visit stamped on that day is still accepted
+/// by default: five minutes. It covers a visit stamped just before midnight
+/// that arrives after it — the connection's own retries (up to the
+/// [`RetryPolicy`](crate::core::RetryPolicy)'s 20 s deadline), clock skew
+/// between the application and Redis, a client that queues visits for a few
+/// seconds — while the day's count becomes final
+/// ([`VisitCounter::final_count`]) a few minutes after midnight.
+pub const DEFAULT_LATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Redis's default `set-max-intset-entries`.
 pub const DEFAULT_MAX_INTSET_ENTRIES: u64 = 512;

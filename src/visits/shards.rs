@@ -1,7 +1,10 @@
 //! Members and shards: which shard a member goes to, which members are
 //! accepted, and how many shards keep every shard an `intset`.
 
-use crate::core::{Op, config_get};
+use serde::Serialize;
+
+use crate::core::config::limits;
+use crate::core::{LimitsSource, Op};
 use crate::error::{Error, Result};
 
 use super::{DEFAULT_MAX_INTSET_ENTRIES, MAX_SHARDS};
@@ -26,7 +29,7 @@ pub fn parse_member(text: &str) -> Result<i64> {
     value.ok_or_else(|| {
         Error::invalid(
             "member",
-            format!("{text:?} is not a canonical decimal integer (i64)"),
+            format!("`{text}` is not a canonical decimal integer (i64)"),
         )
     })
 }
@@ -77,15 +80,21 @@ pub fn plan_shards(expected_daily_uniques: u64, max_intset_entries: u64) -> Resu
 
 /// The server's `set-max-intset-entries` (`CONFIG GET`; one node of a
 /// cluster), or the default 512 when the server refuses `CONFIG` (e.g.
-/// renamed away on managed servers) or does not report the parameter.
-/// Connection errors are returned.
+/// renamed away on managed servers) or does not report the parameter
+/// ([`read_max_intset_entries`] says which). Connection errors are returned.
 pub fn max_intset_entries() -> Op<u64> {
-    const NAME: &str = "set-max-intset-entries";
-    config_get(&[NAME]).map(|config| {
-        config
-            .and_then(|c| c.get(NAME).and_then(|v| v.parse().ok()))
-            .unwrap_or(DEFAULT_MAX_INTSET_ENTRIES)
-    })
+    read_max_intset_entries().map(|(max, _)| max)
+}
+
+/// The server's `set-max-intset-entries`, or the default 512, with where it
+/// came from.
+pub fn read_max_intset_entries() -> Op<(u64, LimitsSource)> {
+    const NAMES: &[&str] = &["set-max-intset-entries"];
+    limits(
+        NAMES,
+        |c| c.get(NAMES[0]).and_then(|v| v.parse().ok()),
+        DEFAULT_MAX_INTSET_ENTRIES,
+    )
 }
 
 fn check_expected(expected_daily_uniques: u64) -> Result<()> {
@@ -98,11 +107,30 @@ fn check_expected(expected_daily_uniques: u64) -> Result<()> {
     Ok(())
 }
 
-/// [`plan_shards`] with the server's [`max_intset_entries`]. Zero expected
-/// uniques is refused before anything is sent.
-pub fn planned_shards(expected_daily_uniques: u64) -> Op<u32> {
+/// What [`planned_shards`] chose, and from what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ShardPlan {
+    /// The shard count ([`plan_shards`]).
+    pub shards: u32,
+    /// The `set-max-intset-entries` planned against.
+    pub max_intset_entries: u64,
+    /// Where that came from: the server, or the default 512 because the
+    /// server refused `CONFIG GET` (or did not report it).
+    pub limits_source: LimitsSource,
+}
+
+/// [`plan_shards`] with the server's `set-max-intset-entries`, reporting
+/// whether it had to assume the default. Zero expected uniques is refused
+/// before anything is sent.
+pub fn planned_shards(expected_daily_uniques: u64) -> Op<ShardPlan> {
     if let Err(e) = check_expected(expected_daily_uniques) {
         return Op::fail(e);
     }
-    max_intset_entries().try_map(move |max| plan_shards(expected_daily_uniques, max))
+    read_max_intset_entries().try_map(move |(max, source)| {
+        Ok(ShardPlan {
+            shards: plan_shards(expected_daily_uniques, max)?,
+            max_intset_entries: max,
+            limits_source: source,
+        })
+    })
 }

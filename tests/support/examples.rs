@@ -197,8 +197,8 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex(
         "packed.add",
         &[&["SET", "pk:{t}:0", "\x01\x00\x00\x00"]],
-        &["pk:{t}:0"],
-        &["64", "2", "2", "0", "5"],
+        &["pk:{t}:0", "pk:{t}:0:req:r1"],
+        &["64", "2", "2", "0", "5", "60000"],
     ));
     let mut put = ex(
         "packed.put",
@@ -216,6 +216,26 @@ pub fn examples(big: bool) -> Vec<Example> {
         &[&["SET", "pk:{t}:0", "abcd"]],
         &["pk:{t}:0"],
         &["64", "0", "abcd", "wxyz"],
+    ));
+
+    // rate_limit: each call finds state of an earlier call and takes a unit.
+    out.push(ex(
+        "rate_limit.throttle",
+        &[&["SET", "rate:{t}", "1000000000000000"]],
+        &["rate:{t}"],
+        &["5", "10", "1000", "1"],
+    ));
+    out.push(ex(
+        "rate_limit.window_counter",
+        &[&["HSET", "rate:{t}:counter", "w", "1", "c", "2", "p", "0"]],
+        &["rate:{t}:counter"],
+        &["10", "1000", "1"],
+    ));
+    out.push(ex(
+        "rate_limit.window_log",
+        &[&["ZADD", "rate:{t}:log", "1000000", "1000000-1"]],
+        &["rate:{t}:log"],
+        &["10", "1000", "1"],
     ));
 
     // rolling
@@ -252,8 +272,15 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex(
         "sharded_hash.incr",
         &[&["HSET", "sh:{t}:0", "a", "1"]],
-        &["sh:{t}:0"],
-        &["a", "5", "512"],
+        &["sh:{t}:0", "sh:{t}:0:req:r1"],
+        &["a", "5", "512", "60000"],
+    ));
+    // layout: a meta key that is absent (the claim stores the pairs).
+    out.push(ex(
+        "layout.claim",
+        &[],
+        &["lay:{t}:meta"],
+        &["pattern", "sharded_hash", "scheme", "crc32", "shards", "64"],
     ));
     let mut put = ex(
         "sharded_hash.put",
@@ -353,16 +380,20 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex(
         "visits.add",
         &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
-        &[counter, "vi:{t}:0"],
-        &[LATER, "42"],
+        &[counter, "vi:{t}:0", "vi:{t}:meta"],
+        &[LATER, LATER, "42", "4"],
     ));
     let shards = n(2, 4);
     let per = n(2, 250);
     let mut batch = ex(
         "visits.add_batch",
-        &[&["SADD", "vi:{t}:0", "1"], &["SET", counter, "1"]],
-        &[counter],
-        &[LATER],
+        &[
+            &["SADD", "vi:{t}:0", "1"],
+            &["SET", counter, "1"],
+            &["HSET", "vi:{t}:meta", "pattern", "visits", "shards", "4"],
+        ],
+        &[counter, "vi:{t}:meta"],
+        &[LATER, LATER, "4"],
     );
     for s in 0..shards {
         batch.keys.push(format!("vi:{{t}}:{s}"));

@@ -4,8 +4,14 @@
 //! clear message naming the binary when `redis-server` is missing, and the
 //! server is killed and reaped on drop (printing the end of its log when the
 //! test panicked).
+//!
+//! The connections of the tests send script calls in the call mode that
+//! `REDIS_PATTERNS_CALL_MODE` names: `evalsha` (the default) or `functions`
+//! (`FCALL` of the Functions library), so that the whole suite runs in
+//! either mode ([`call_mode`]).
 #![allow(dead_code)]
 
+use redis_patterns::core::CallMode;
 use redis_patterns::{ScriptCall, ScriptInfo};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
 
@@ -98,20 +104,57 @@ impl Driver {
     }
 }
 
-/// Both drivers, connected to `url` (a server, or any node of a cluster).
+/// The environment variable that selects the tests' call mode.
+pub const CALL_MODE_VAR: &str = "REDIS_PATTERNS_CALL_MODE";
+
+/// The call mode of the tests' connections: `$REDIS_PATTERNS_CALL_MODE`
+/// (`evalsha` or `functions`), [`CallMode::Evalsha`] when unset.
+pub fn call_mode() -> CallMode {
+    match std::env::var(CALL_MODE_VAR) {
+        Err(_) => CallMode::Evalsha,
+        Ok(v) if v.is_empty() => CallMode::Evalsha,
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|e| panic!("{CALL_MODE_VAR}={v:?}: {e}")),
+    }
+}
+
+/// A sync connection to `url` in the tests' call mode.
+pub fn connect(url: &str) -> redis_patterns::Connection {
+    redis_patterns::Connection::open(url)
+        .expect("sync connection")
+        .with_call_mode(call_mode())
+}
+
+/// Both drivers, connected to `url` (a server, or any node of a cluster),
+/// in the tests' call mode.
 pub fn drivers(url: &str) -> Vec<Driver> {
-    let sync = redis_patterns::Connection::open(url).expect("sync connection");
+    drivers_in(url, call_mode())
+}
+
+/// Both drivers, connected to `url`, sending script calls as `mode` says
+/// (for tests of one mode's own behaviour).
+pub fn drivers_in(url: &str, mode: CallMode) -> Vec<Driver> {
+    let sync = redis_patterns::Connection::open(url)
+        .expect("sync connection")
+        .with_call_mode(mode);
     let rt = runtime();
     let asy = rt
         .block_on(redis_patterns::AsyncConnection::open(url))
-        .expect("async connection");
+        .expect("async connection")
+        .with_call_mode(mode);
     vec![Driver::Sync(sync), Driver::Async(asy, rt)]
 }
 
 /// Runs `body` once with each driver against `server`, flushing the
-/// server's data (not its script cache) before each run.
+/// server's data (not its script cache or functions) before each run.
 pub fn each_driver(server: &LocalServer, body: impl Fn(&mut Driver)) {
-    for mut d in drivers(&server.url()) {
+    each_driver_in(server, call_mode(), body)
+}
+
+/// [`each_driver`] with the drivers in `mode`.
+pub fn each_driver_in(server: &LocalServer, mode: CallMode, body: impl Fn(&mut Driver)) {
+    for mut d in drivers_in(&server.url(), mode) {
         let _: () = redis::cmd("FLUSHALL")
             .query(&mut server.connection())
             .expect("FLUSHALL");
@@ -122,7 +165,12 @@ pub fn each_driver(server: &LocalServer, body: impl Fn(&mut Driver)) {
 /// Runs `body` once with each driver against `cluster`, flushing every
 /// node's data before each run.
 pub fn each_cluster_driver(cluster: &LocalCluster, body: impl Fn(&mut Driver)) {
-    for mut d in drivers(&cluster.nodes()[0].url()) {
+    each_cluster_driver_in(cluster, call_mode(), body)
+}
+
+/// [`each_cluster_driver`] with the drivers in `mode`.
+pub fn each_cluster_driver_in(cluster: &LocalCluster, mode: CallMode, body: impl Fn(&mut Driver)) {
+    for mut d in drivers_in(&cluster.nodes()[0].url(), mode) {
         for node in cluster.nodes() {
             let _: () = redis::cmd("FLUSHALL")
                 .query(&mut node.connection())
@@ -136,17 +184,29 @@ impl Driver {
     /// A new driver of the same kind (sync or async, with its own runtime),
     /// connected to `url`: for tests that need several clients at once.
     pub fn another(&self, url: &str) -> Driver {
+        let mode = self.call_mode();
         match self {
-            Driver::Sync(_) => {
-                Driver::Sync(redis_patterns::Connection::open(url).expect("sync connection"))
-            }
+            Driver::Sync(_) => Driver::Sync(
+                redis_patterns::Connection::open(url)
+                    .expect("sync connection")
+                    .with_call_mode(mode),
+            ),
             Driver::Async(..) => {
                 let rt = runtime();
                 let con = rt
                     .block_on(redis_patterns::AsyncConnection::open(url))
-                    .expect("async connection");
+                    .expect("async connection")
+                    .with_call_mode(mode);
                 Driver::Async(con, rt)
             }
+        }
+    }
+
+    /// How the driver's connection sends script calls.
+    pub fn call_mode(&self) -> CallMode {
+        match self {
+            Driver::Sync(con) => con.call_mode(),
+            Driver::Async(con, _) => con.call_mode(),
         }
     }
 

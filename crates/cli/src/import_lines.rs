@@ -82,6 +82,7 @@ pub struct RejectedLine {
 }
 
 /// The counts of a line import.
+#[allow(dead_code)] // the whole-file op, run by tests/import_lines.rs
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LineReport {
     /// Lines read.
@@ -103,12 +104,17 @@ const MAX_REJECTIONS: usize = 100;
 
 /// What the reader saw, shared with the operation that consumes it.
 #[derive(Default)]
-struct Seen {
-    lines: u64,
-    bytes: u64,
-    rejected: u64,
-    rejections: Vec<RejectedLine>,
-    error: Option<std::io::Error>,
+pub struct Seen {
+    /// Lines read (skipped ones included).
+    pub lines: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Lines rejected by the reader.
+    pub rejected: u64,
+    /// The first rejections.
+    pub rejections: Vec<RejectedLine>,
+    /// The read error that ended the input.
+    pub error: Option<std::io::Error>,
 }
 
 impl Seen {
@@ -120,7 +126,8 @@ impl Seen {
     }
 
     /// The line counts with the import's own.
-    fn report(self, import: ImportReport) -> LineReport {
+    #[allow(dead_code)] // the whole-file op, run by tests/import_lines.rs
+    pub fn report(self, import: ImportReport) -> LineReport {
         let mut rejections = self.rejections;
         rejections.extend(import.rejections.into_iter().map(|r| RejectedLine {
             line: r.position,
@@ -140,12 +147,34 @@ impl Seen {
 }
 
 /// The lines of `reader` as `(line number, field, value)` items; what it
-/// rejects (and a read error, which ends it) goes to `seen`.
-struct Lines<R> {
+/// rejects (and a read error, which ends it) goes to `seen`. The first
+/// `skip` lines are read and counted, nothing else (a resumed import).
+pub struct Lines<R> {
     reader: R,
     buf: Vec<u8>,
     options: LineOptions,
+    skip: u64,
     seen: Arc<Mutex<Seen>>,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The lines of `reader` after the first `skip`, and what it saw.
+    pub fn new(reader: R, options: LineOptions, skip: u64) -> (Self, Arc<Mutex<Seen>>) {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let lines = Lines {
+            reader,
+            buf: Vec::new(),
+            options,
+            skip,
+            seen: Arc::clone(&seen),
+        };
+        (lines, seen)
+    }
+}
+
+/// What the reader saw so far.
+pub fn seen(seen: &Mutex<Seen>) -> std::sync::MutexGuard<'_, Seen> {
+    seen.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<R: BufRead> Iterator for Lines<R> {
@@ -170,6 +199,9 @@ impl<R: BufRead> Iterator for Lines<R> {
             };
             seen.lines += 1;
             let line = seen.lines;
+            if line <= self.skip {
+                continue;
+            }
             if let BoundedLine::TooLong(len) = outcome {
                 seen.reject(line, LineRejection::TooLong(len));
                 continue;
@@ -201,6 +233,7 @@ impl<R: BufRead> Iterator for Lines<R> {
 /// Streams the lines of `reader` into `hash` with set-if-absent, never
 /// holding more than one batch and one bounded line in memory. A read error
 /// ends the import with that error; the lines before it stay written.
+#[allow(dead_code)] // the whole-file op, run by tests/import_lines.rs
 pub fn import_lines<R: BufRead + Send + 'static>(
     hash: &ShardedHash,
     reader: R,
@@ -209,13 +242,7 @@ pub fn import_lines<R: BufRead + Send + 'static>(
     if let Err(e) = options.validate() {
         return Op::fail(e);
     }
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let lines = Lines {
-        reader,
-        buf: Vec::new(),
-        options,
-        seen: Arc::clone(&seen),
-    };
+    let (lines, seen) = Lines::new(reader, options, 0);
     hash.import_numbered(lines, options.import)
         .try_map(move |report| {
             let seen = std::mem::take(&mut *seen.lock().unwrap_or_else(PoisonError::into_inner));

@@ -71,6 +71,7 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
         "name",
         "file",
         "sha1",
+        "function",
         "keys",
         "key_specs",
         "args",
@@ -90,6 +91,7 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
         .find(|s| s["name"] == "lock.acquire")
         .expect("lock.acquire");
     assert_eq!(acquire["file"], "lock/acquire.lua");
+    assert_eq!(acquire["function"], "lock_acquire");
     assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
     assert_eq!(
         acquire["key_specs"][1],

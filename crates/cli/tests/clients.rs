@@ -211,6 +211,7 @@ fn rust_writes(con: &mut Connection) -> String {
     let token = lock.try_acquire().run(con).unwrap().token;
     let visits = VisitCounter::builder("site", redis_patterns::chrono::Utc, 8)
         .retention(redis_patterns::Retention::Forever)
+        .late_window(None)
         .build()
         .unwrap();
     visits
@@ -252,6 +253,7 @@ fn rust_writes(con: &mut Connection) -> String {
         .set("alice", "1")
         .run(con)
         .unwrap();
+    underscored().set("alice", "1").run(con).unwrap();
     let logins = PackedRecords::new("logins", Le::<u32>::new(), 1_000_000).unwrap();
     let counter = IntField {
         offset: 0,
@@ -274,6 +276,7 @@ fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: 
     assert!(!lock.release("not-the-owner").run(con).unwrap());
     let visits = VisitCounter::builder("site", redis_patterns::chrono::Utc, 8)
         .retention(redis_patterns::Retention::Forever)
+        .late_window(None)
         .build()
         .unwrap();
     assert_eq!(
@@ -355,6 +358,23 @@ fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: 
     );
     let logins = PackedRecords::new("logins", Le::<u32>::new(), 1_000_000).unwrap();
     assert_eq!(logins.get_many(&[123_456, 7]).run(con).unwrap(), [4, 7]);
+    let got: Vec<Option<String>> = underscored().get_many(&["alice", "bob"]).run(con).unwrap();
+    assert_eq!(
+        got,
+        [Some("1".into()), Some("2".into())],
+        "{lang}: the '_' separator"
+    );
+}
+
+/// A sharded hash in the PHP recipe's `<base>_<shard>` keys.
+fn underscored() -> ShardedHash {
+    ShardedHash::builder(
+        "underscored",
+        redis_patterns::sharded_hash::Sharding::Crc32 { shards: 16 },
+    )
+    .separator("_")
+    .build()
+    .unwrap()
 }
 
 #[test]
@@ -420,6 +440,7 @@ fn visits_exact_under_four_processes(spawn: impl Fn(u64) -> Command) {
 fn crowd() -> VisitCounter<redis_patterns::chrono::Utc> {
     VisitCounter::builder("crowd", redis_patterns::chrono::Utc, 16)
         .retention(redis_patterns::Retention::Forever)
+        .late_window(None)
         .build()
         .unwrap()
 }

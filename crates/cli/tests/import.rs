@@ -34,10 +34,13 @@ fn cli_import_reports_counts_and_a_missing_file_clearly() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    // A rejected line fails the run (every count still printed) unless
+    // rejects are allowed.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout} {stderr}");
     assert!(
-        out.status.success(),
-        "{stdout} {}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr.contains("1 of 4 lines were rejected") && stderr.contains("--allow-rejects"),
+        "{stderr}"
     );
     assert!(stdout.contains("inserted 3\n"), "{stdout}");
     assert!(stdout.contains("already_present 0\n"), "{stdout}");
@@ -84,7 +87,7 @@ fn cli_import_finds_a_cluster_by_itself() {
             .args(["import", "sharded-hash"])
             .args(args)
             .arg(file)
-            .args(["--url", &url])
+            .args(["--url", &url, "--allow-rejects"])
             .output()
             .unwrap();
         (
@@ -185,10 +188,7 @@ fn cli_import_refuses_bad_arguments_before_touching_the_server() {
         ),
         (&[""], "invalid base: must not be empty"),
         (&["", "--shards", "4"], "invalid base: must not be empty"),
-        (
-            &["cli", "--batch", "0"],
-            "invalid batch: must be at least 1",
-        ),
+        (&["cli", "--batch", "0"], "--batch must be at least 1"),
     ];
     let _: () = redis::cmd("CONFIG")
         .arg("RESETSTAT")

@@ -16,7 +16,7 @@ pub const BEGIN: &str = "-- generated checks (crates/codegen, from the header ab
 pub const END: &str = "-- end of generated checks";
 
 /// A Lua string literal.
-fn lit(s: &str) -> String {
+pub(crate) fn lit(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('\'');
     for c in s.chars() {

@@ -132,6 +132,7 @@ pub const COMMANDS: &[Command] = &[
     wv("INCR", S, &["$K"]),
     wv("INCRBY", S, &["$K"]),
     wv("INCRBYFLOAT", S, &["$K"]),
+    r("INFO", None, &[]),
     r("LINDEX", L, &["$K"]),
     r("LLEN", L, &["$K"]),
     w("LPOP", L, &["$K"]),

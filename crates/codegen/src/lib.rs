@@ -24,6 +24,7 @@
 //! -- WRITES <CMD> [<CMD> ...]             the write commands the body calls
 //! -- READS <CMD> [<CMD> ...]              the other commands the body calls
 //! -- ERRORS <CODE> [<CODE> ...]           domain error codes the body raises with redis.error_reply
+//! -- IDEMPOTENT yes|no|if <arg>: <why>    whether a resend after an unknown outcome is safe
 //! --    <more text>                       (three or more spaces) continues the line above
 //! ```
 //!
@@ -48,6 +49,16 @@
 //!     call's cluster slot — the shard channel a script `SPUBLISH`es on
 //!     (a channel command's channel must be declared so: on a cluster a
 //!     script may publish only in its keys' slot).
+//!
+//! * `IDEMPOTENT`: whether the call may be sent again when its outcome is
+//!   unknown (the connection died after the request was written): `yes`
+//!   when running it a second time right after the first leaves the data as
+//!   one run does, `no` when it does not (or the second reply would mislead
+//!   the caller), `if <arg>` when it is so exactly when that fixed
+//!   `integer`, `string` or `bytes` argument is neither empty nor `0` (an
+//!   optional request id). The meaning says why. Required in a writing
+//!   script; a `no-writes` script is idempotent by construction and may
+//!   only say `yes`.
 //!
 //! Names are `snake_case` and unique within a script. The checker also reads
 //! the body:
@@ -85,15 +96,27 @@
 //!   `TYPE`) — unless the body's own first command on that key, which runs
 //!   before any write, already checks its type (proved from the body's
 //!   structure: see [`ScriptSpec::type_checked`]).
+//!
+//! # The Functions library
+//!
+//! [`library`] turns the same shipped scripts into one Redis Functions
+//! library ([`LIBRARY`]) with one function per script named
+//! `<pattern>_<op>` ([`ScriptSpec::function_name`]): the shipped script
+//! without its shebang line, as the body of a callback whose parameters are
+//! `KEYS` and `ARGV`, registered with the `no-writes` flag when the shebang
+//! says `flags=no-writes`. The checks and the body are the same bytes, so
+//! an `FCALL` answers exactly as an `EVALSHA` of the script.
 
 mod checks;
 mod commands;
+mod functions;
 mod lua;
 mod rust;
 
 use std::path::{Path, PathBuf};
 
 pub use commands::{COMMANDS, Command};
+pub use functions::{LIBRARY, library};
 pub use rust::generate;
 
 use lua::{Structure, Tok, Token};
@@ -379,6 +402,29 @@ impl ReturnType {
     }
 }
 
+/// Whether a call may be sent again when its outcome is unknown (the
+/// header's `IDEMPOTENT`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Idempotency {
+    /// Always: a second run right after the first leaves the data as one run does.
+    Always,
+    /// Never: a resend could apply twice (or mislead the caller).
+    Never,
+    /// When the named argument is neither empty nor `0` (an optional request id).
+    IfArg(String),
+}
+
+impl Idempotency {
+    /// As written in the header: `yes`, `no`, `if <arg>`.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Always => "yes".into(),
+            Self::Never => "no".into(),
+            Self::IfArg(arg) => format!("if {arg}"),
+        }
+    }
+}
+
 /// A command the generated checks test with `redis.acl_check_cmd`.
 #[derive(Debug, Clone)]
 pub struct AclCheck {
@@ -410,6 +456,11 @@ pub struct ScriptSpec {
     /// The header's `READS`, sorted.
     pub reads: Vec<String>,
     pub read_only: bool,
+    /// The header's `IDEMPOTENT` (`Always` for a `no-writes` script that
+    /// does not say).
+    pub idempotent: Idempotency,
+    /// The header's reason for [`ScriptSpec::idempotent`].
+    pub idempotent_doc: String,
     /// For each key, whether the generated checks call `TYPE` on it (for a
     /// variadic tail: on every key of it). `false` for an `any` key and for
     /// a key whose type the body's own first command on it checks before
@@ -680,6 +731,7 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
     let mut errors_line = 0;
     let mut writes: Option<(Vec<String>, usize)> = None;
     let mut reads: Option<(Vec<String>, usize)> = None;
+    let mut idempotent: Option<(Idempotency, String, usize)> = None;
     // Which doc string a continuation line extends.
     #[derive(Clone, Copy)]
     enum Last {
@@ -687,6 +739,7 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
         Key,
         Arg,
         Returns,
+        Idempotent,
     }
     let mut last = Last::None;
     let mut header_end = lines.len();
@@ -708,6 +761,7 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                 Last::Key => &mut keys.last_mut().expect("key exists").doc,
                 Last::Arg => &mut args.last_mut().expect("arg exists").doc,
                 Last::Returns => &mut returns.as_mut().expect("returns exists").1,
+                Last::Idempotent => &mut idempotent.as_mut().expect("idempotent exists").1,
             };
             doc.push(' ');
             doc.push_str(more);
@@ -859,6 +913,37 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                     .collect();
                 last = Last::None;
             }
+            "IDEMPOTENT" => {
+                if idempotent.is_some() {
+                    return Err(err(lineno, "IDEMPOTENT given twice".into()));
+                }
+                let usage = "expected `IDEMPOTENT yes|no|if <arg>: <why>`";
+                let (decl, doc) = rest
+                    .split_once(':')
+                    .ok_or_else(|| err(lineno, usage.into()))?;
+                let words: Vec<&str> = decl.split_whitespace().collect();
+                let value = match words.as_slice() {
+                    ["yes"] => Idempotency::Always,
+                    ["no"] => Idempotency::Never,
+                    ["if", arg] => Idempotency::IfArg(arg.to_string()),
+                    _ => return Err(err(lineno, usage.into())),
+                };
+                if doc.trim().is_empty() {
+                    return Err(err(
+                        lineno,
+                        "the meaning (why a resend is or is not safe) must not be empty".into(),
+                    ));
+                }
+                if read_only && value != Idempotency::Always {
+                    return Err(err(
+                        lineno,
+                        "a `no-writes` script is idempotent: it may only say `IDEMPOTENT yes`"
+                            .into(),
+                    ));
+                }
+                idempotent = Some((value, doc.trim().to_string(), lineno));
+                last = Last::Idempotent;
+            }
             "WRITES" | "READS" => {
                 let write = word == "WRITES";
                 let slot = if write { &mut writes } else { &mut reads };
@@ -897,7 +982,7 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                 return Err(err(
                     lineno,
                     format!(
-                        "unknown header line `{other}` (KEYS | ARGV | RETURNS | WRITES | READS | ERRORS)"
+                        "unknown header line `{other}` (KEYS | ARGV | RETURNS | WRITES | READS | ERRORS | IDEMPOTENT)"
                     ),
                 ));
             }
@@ -956,6 +1041,8 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
         writes: Vec::new(),
         reads: Vec::new(),
         read_only,
+        idempotent: Idempotency::Always,
+        idempotent_doc: String::new(),
         type_checked: Vec::new(),
         acl_checks: Vec::new(),
         source: source.to_string(),
@@ -975,8 +1062,48 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
         .chain(errors.into_iter().filter(|c| c != "BADARG"))
         .collect();
     analyse(&mut spec, &body, &toks, &structure).map_err(|(l, m)| err(l, m))?;
+    (spec.idempotent, spec.idempotent_doc) =
+        check_idempotent(&spec, idempotent, header_end + 1).map_err(|(l, m)| err(l, m))?;
     spec.sha1_hex = sha1_hex(spec.shipped().as_bytes());
     Ok(spec)
+}
+
+/// The header's `IDEMPOTENT`: required in a writing script; `if <arg>`
+/// names a fixed `integer`, `string` or `bytes` argument.
+fn check_idempotent(
+    spec: &ScriptSpec,
+    declared: Option<(Idempotency, String, usize)>,
+    header_end: usize,
+) -> Result<(Idempotency, String), (usize, String)> {
+    let Some((value, doc, line)) = declared else {
+        if spec.read_only {
+            return Ok((
+                Idempotency::Always,
+                "a no-writes script changes nothing".into(),
+            ));
+        }
+        return Err((
+            header_end,
+            "a writing script declares `-- IDEMPOTENT yes|no|if <arg>: <why>`: whether a resend after an unknown outcome is safe".into(),
+        ));
+    };
+    if let Idempotency::IfArg(name) = &value {
+        let arg = spec.args.iter().find(|a| &a.name == name).ok_or_else(|| {
+            (
+                line,
+                format!("IDEMPOTENT if `{name}`: no argument has that name"),
+            )
+        })?;
+        if arg.variadic || !matches!(arg.ty, ArgType::Integer | ArgType::String | ArgType::Bytes) {
+            return Err((
+                line,
+                format!(
+                    "IDEMPOTENT if `{name}`: it must name a fixed integer, string or bytes argument"
+                ),
+            ));
+        }
+    }
+    Ok((value, doc))
 }
 
 /// What the first argument of a `redis.call` is.

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Arg, ArgType, Bound, ScriptSpec};
+use crate::{Arg, ArgType, Bound, Idempotency, ScriptSpec};
 
 fn rust_str(s: &str) -> String {
     format!("{s:?}")
@@ -165,6 +165,7 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
     let _ = writeln!(out, "    name: {},", rust_str(&s.name));
     let _ = writeln!(out, "    file: {},", rust_str(&s.file));
     let _ = writeln!(out, "    sha1: {},", rust_str(&s.sha1_hex));
+    let _ = writeln!(out, "    function: {},", rust_str(&s.function_name()));
     let _ = writeln!(out, "    summary: {},", rust_str(&s.summary));
     out.push_str("    keys: &[\n");
     for k in &s.keys {
@@ -208,6 +209,20 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
     let _ = writeln!(out, "    writes: &{:?},", s.writes);
     let _ = writeln!(out, "    reads: &{:?},", s.reads);
     let _ = writeln!(out, "    read_only: {},", s.read_only);
+    let idempotent = match &s.idempotent {
+        Idempotency::Always => "Idempotency::Always".to_string(),
+        Idempotency::Never => "Idempotency::Never".to_string(),
+        Idempotency::IfArg(name) => format!(
+            "Idempotency::IfArg {{ name: {}, index: {} }}",
+            rust_str(name),
+            s.args
+                .iter()
+                .position(|a| &a.name == name)
+                .expect("checked by the parser")
+        ),
+    };
+    let _ = writeln!(out, "    idempotent: {idempotent},");
+    let _ = writeln!(out, "    idempotent_doc: {},", rust_str(&s.idempotent_doc));
     out.push_str("};\n\n");
 }
 
@@ -288,8 +303,21 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
     }
     let _ = writeln!(
         out,
-        "    /// Runs with `{}`; source `lua/{}`.",
+        "    /// Resent after an unknown outcome: {} ({}).",
+        match &s.idempotent {
+            Idempotency::Always => "yes".to_string(),
+            Idempotency::Never => "no".to_string(),
+            Idempotency::IfArg(name) => format!("when `{name}` is set"),
+        },
+        doc_text(&s.idempotent_doc)
+    );
+    out.push_str("    ///\n");
+    let _ = writeln!(
+        out,
+        "    /// Runs with `{}` (or `{} {}` on a connection in functions mode); source `lua/{}`.",
         if s.read_only { "EVALSHA_RO" } else { "EVALSHA" },
+        if s.read_only { "FCALL_RO" } else { "FCALL" },
+        s.function_name(),
         s.file
     );
     let mut params = Vec::new();

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use redis_patterns_codegen::{ArgType, Bound, KeyType, generate, parse_dir, parse_script};
+use redis_patterns_codegen::{
+    ArgType, Bound, Idempotency, KeyType, generate, library, parse_dir, parse_script,
+};
 
 use redis_patterns_codegen::sha1_hex as sha1;
 
@@ -44,6 +46,53 @@ fn shipped_scripts_match_golden_files() {
 }
 
 #[test]
+fn functions_library_matches_golden_file() {
+    let specs = parse_dir(&fixtures().join("lua")).expect("fixture headers are valid");
+    let lib = library(&specs).expect("distinct function names");
+    golden("functions.lua.golden", &lib);
+    assert!(lib.starts_with("#!lua name=redis_patterns\n"));
+    // One registration per script, read-only ones flagged; every shipped
+    // script is in it, byte for byte after its shebang line.
+    assert_eq!(lib.matches("redis.register_function{").count(), specs.len());
+    for s in &specs {
+        let shipped = s.shipped();
+        let (_, body) = shipped.split_once('\n').expect("a shebang line");
+        assert!(
+            lib.contains(body),
+            "{} is in the library as shipped",
+            s.name
+        );
+        let flags = if s.read_only { "{'no-writes'}" } else { "{}" };
+        assert!(
+            lib.contains(&format!(
+                "function_name = '{}', flags = {flags},",
+                s.function_name()
+            )),
+            "{}",
+            s.name
+        );
+    }
+}
+
+#[test]
+fn functions_library_refuses_two_scripts_with_one_function_name() {
+    let one = parse_script(
+        "a_b/c.lua",
+        "#!lua flags=no-writes\n--- One\n-- RETURNS integer: 1\nreturn 1\n",
+    )
+    .expect("valid");
+    let two = parse_script(
+        "a/b_c.lua",
+        "#!lua flags=no-writes\n--- Two\n-- RETURNS integer: 2\nreturn 2\n",
+    )
+    .expect("valid");
+    assert_eq!(one.function_name(), two.function_name());
+    let e = library(&[one, two]).unwrap_err();
+    assert_eq!(e.file, "lua/a/b_c.lua");
+    assert!(e.message.contains("a_b_c"), "{}", e.message);
+}
+
+#[test]
 fn fixture_specs_are_parsed_as_declared() {
     let root = fixtures().join("lua");
     let specs = parse_dir(&root).expect("fixture headers are valid");
@@ -78,6 +127,9 @@ fn fixture_specs_are_parsed_as_declared() {
     assert_eq!(put.errors, ["BADARG"]);
     assert_eq!(put.writes, ["INCRBYFLOAT", "PEXPIRE", "SET"]);
     assert!(put.reads.is_empty());
+    assert_eq!(put.idempotent, Idempotency::IfArg("grace_ms".into()));
+    assert!(specs[0].read_only && specs[0].idempotent == Idempotency::Always);
+    assert_eq!(specs[2].idempotent, Idempotency::Never);
     // The counter's first command (INCRBYFLOAT, the first write) checks its
     // type; the targets are a variadic tail: TYPE for each.
     assert_eq!(put.type_checked, [false, true]);
@@ -134,7 +186,7 @@ fn assert_rejected(source: &str, line: usize, needle: &str) {
 #[test]
 fn malformed_headers_fail_with_file_and_line() {
     let ok = format!(
-        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: one\n-- WRITES DEL\nreturn redis.call('DEL', KEYS[1])\n"
+        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: one\n-- WRITES DEL\n-- IDEMPOTENT yes: deleted already\nreturn redis.call('DEL', KEYS[1])\n"
     );
     assert!(parse_script("p/op.lua", &ok).is_ok());
 
@@ -372,14 +424,14 @@ fn the_body_must_respect_types_and_write_order() {
     assert!(
         parse_script(
             "p/op.lua",
-            &format!("{head}-- WRITES DEL INCR\nlocal c = redis.call('INCR', KEYS[2])\nredis.call('DEL', KEYS[1])\nreturn c\n")
+            &format!("{head}-- WRITES DEL INCR\n-- IDEMPOTENT no: x\nlocal c = redis.call('INCR', KEYS[2])\nredis.call('DEL', KEYS[1])\nreturn c\n")
         )
         .is_ok()
     );
     assert!(
         parse_script(
             "p/op.lua",
-            &format!("{head}-- WRITES DEL INCR\nif KEYS[2] == 'x' then\n  redis.call('DEL', KEYS[1])\n  return 0\nend\nreturn redis.call('INCR', KEYS[2])\n")
+            &format!("{head}-- WRITES DEL INCR\n-- IDEMPOTENT no: x\nif KEYS[2] == 'x' then\n  redis.call('DEL', KEYS[1])\n  return 0\nend\nreturn redis.call('INCR', KEYS[2])\n")
         )
         .is_ok()
     );
@@ -389,7 +441,7 @@ fn the_body_must_respect_types_and_write_order() {
 fn type_checks_are_left_out_only_where_the_body_checks_first() {
     let spec = |body: &str| {
         let src = format!(
-            "{GOOD_HEAD}-- KEYS[1] a set rw: a set\n-- KEYS[2] b string rw: a string\n-- RETURNS integer: x\n-- WRITES DEL SADD SET\n-- READS EXISTS GET SISMEMBER\n{body}"
+            "{GOOD_HEAD}-- KEYS[1] a set rw: a set\n-- KEYS[2] b string rw: a string\n-- RETURNS integer: x\n-- WRITES DEL SADD SET\n-- READS EXISTS GET SISMEMBER\n-- IDEMPOTENT yes: x\n{body}"
         );
         parse_script("p/op.lua", &src).expect("valid").type_checked
     };
@@ -518,6 +570,76 @@ fn header_and_body_must_agree() {
         &format!("{head}if ARGV[1] then\nreturn KEYS[1]\n"),
         6,
         "never closed",
+    );
+}
+
+#[test]
+fn writing_scripts_declare_whether_a_resend_is_safe() {
+    let head = format!(
+        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- ARGV[1] id string: a request id\n-- ARGV[2] ms integer 0..9: a ttl\n-- ARGV[3..] xs bytes: more\n-- RETURNS integer: x\n-- WRITES DEL\n"
+    );
+    let body = "return redis.call('DEL', KEYS[1], ARGV[1], ARGV[2], ARGV[#ARGV])\n";
+    let parsed = |decl: &str| parse_script("p/op.lua", &format!("{head}{decl}{body}"));
+    // Missing in a writing script: reported where the header ends.
+    assert_rejected(&format!("{head}{body}"), 9, "declares `-- IDEMPOTENT");
+    assert_eq!(
+        parsed("-- IDEMPOTENT yes: deleted already\n")
+            .unwrap()
+            .idempotent,
+        Idempotency::Always
+    );
+    let spec = parsed("-- IDEMPOTENT no: it is not\n--    at all\n").unwrap();
+    assert_eq!(
+        (spec.idempotent, spec.idempotent_doc.as_str()),
+        (Idempotency::Never, "it is not at all")
+    );
+    for arg in ["id", "ms"] {
+        assert_eq!(
+            parsed(&format!("-- IDEMPOTENT if {arg}: with a request\n"))
+                .unwrap()
+                .idempotent,
+            Idempotency::IfArg(arg.into())
+        );
+    }
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT if nope: x\n{body}"),
+        9,
+        "no argument has that name",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT if xs: x\n{body}"),
+        9,
+        "a fixed integer, string or bytes argument",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT maybe: x\n{body}"),
+        9,
+        "IDEMPOTENT yes|no|if <arg>",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT yes:\n{body}"),
+        9,
+        "must not be empty",
+    );
+    assert_rejected(
+        &format!("{head}-- IDEMPOTENT yes: a\n-- IDEMPOTENT yes: b\n{body}"),
+        10,
+        "given twice",
+    );
+    // A read-only script is idempotent, said or not; it may not say otherwise.
+    let ro =
+        format!("{RO_HEAD}-- KEYS[1] k string ro: a key\n-- RETURNS integer: x\n-- READS GET\n");
+    let get = "return redis.call('GET', KEYS[1])\n";
+    assert_eq!(
+        parse_script("p/op.lua", &format!("{ro}{get}"))
+            .unwrap()
+            .idempotent,
+        Idempotency::Always
+    );
+    assert_rejected(
+        &format!("{ro}-- IDEMPOTENT no: x\n{get}"),
+        6,
+        "may only say `IDEMPOTENT yes`",
     );
 }
 

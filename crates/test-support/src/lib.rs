@@ -105,7 +105,14 @@ impl LocalServer {
     /// `["--hash-max-listpack-entries", "128"]` (later arguments win, so
     /// `["--appendonly", "yes"]` turns AOF on).
     pub fn start_with(extra: &[&str]) -> Result<Self, StartError> {
-        Self::start_retrying(|| Ok(extra.iter().map(|a| a.to_string()).collect()))
+        Self::start_binary(&server_binary(), extra)
+    }
+
+    /// Starts `binary` (a path or a name on PATH, e.g. a `valkey-server`)
+    /// with extra `--name value` arguments, whatever `$REDIS_SERVER` says:
+    /// for benchmarks that compare servers in one run.
+    pub fn start_binary(binary: &str, extra: &[&str]) -> Result<Self, StartError> {
+        Self::start_retrying_with(binary, || Ok(extra.iter().map(|a| a.to_string()).collect()))
     }
 
     /// Starts one with the arguments `extra()` gives for each attempt. A port
@@ -114,7 +121,14 @@ impl LocalServer {
     fn start_retrying(
         extra: impl Fn() -> std::io::Result<Vec<String>>,
     ) -> Result<Self, StartError> {
-        let binary = server_binary();
+        Self::start_retrying_with(&server_binary(), extra)
+    }
+
+    fn start_retrying_with(
+        binary: &str,
+        extra: impl Fn() -> std::io::Result<Vec<String>>,
+    ) -> Result<Self, StartError> {
+        let binary = binary.to_string();
         let mut last = None;
         for _ in 0..5 {
             let port = free_port()?;
@@ -176,13 +190,15 @@ impl LocalServer {
                 .ok()
                 .flatten();
             if exited.is_some() || Instant::now() > deadline {
-                let mut log = self.log();
-                if let Some(err) = self.child.as_mut().and_then(|c| c.stderr.as_mut()) {
-                    let _ = err.read_to_string(&mut log);
-                }
                 let binary = self.binary.clone();
                 let port = self.port;
+                // Stopped first: its stderr ends only when it does.
+                let mut stderr = self.child.as_mut().and_then(|c| c.stderr.take());
                 self.kill();
+                let mut log = self.log();
+                if let Some(err) = stderr.as_mut() {
+                    let _ = err.read_to_string(&mut log);
+                }
                 return Err(match exited {
                     Some(status) => StartError::Exited {
                         binary,
@@ -209,8 +225,12 @@ impl LocalServer {
         let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
             return false;
         };
-        // LOADING (restart with AOF) is not an answer yet.
-        redis::cmd("PING").query::<String>(&mut con).is_ok()
+        // LOADING (restart with AOF) is not an answer yet; NOAUTH (a server
+        // started with --requirepass) is one.
+        match redis::cmd("PING").query::<String>(&mut con) {
+            Ok(_) => true,
+            Err(e) => e.code() == Some("NOAUTH"),
+        }
     }
 
     /// Kills the process (as a crash would: no save, no goodbye) and reaps

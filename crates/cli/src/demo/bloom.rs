@@ -16,13 +16,13 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let php = JsHashBloom::builder("bloom_user_email")
         .prefix(Prefix::new(prefix)?)
         .build()?;
-    println!(
+    crate::out::outln!(
         "JSHash filter: JSHash(\"hello@example.com\") = {} (the offset the PHP recipe uses)",
         php.offset(b"hello@example.com")?
     );
     php.multi_add(&["hello@example.com", "a@example.com"])
         .run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "JSHash filter: exists(hello@example.com) = {}, exists(nobody@example.com) = {}",
         php.exists("hello@example.com").run(&mut con)?,
         php.exists("nobody@example.com").run(&mut con)?
@@ -37,7 +37,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     };
     let bf = sized(100_000)?.create().run(&mut con)?;
     let p = bf.params();
-    println!(
+    crate::out::outln!(
         "sized filter {}: m = {} bits, k = {}, blocks of {} usable bits",
         bf.key(),
         p.m,
@@ -45,7 +45,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         list(&p.block_bits)
     );
     let flags = bf.multi_add(&["alice", "bob", "alice"]).run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "multi-add [alice, bob, alice] -> newly added {}",
         list(&flags)
     );
@@ -53,13 +53,13 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .map(|i| format!("user{i}@example.com"))
         .collect();
     let done = bf.load(items).batch(5_000).into_op(|_| {}).run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "bulk-loaded {} items ({} new); approx count now {}",
         done.done,
         done.added,
         bf.approx_count().run(&mut con)?
     );
-    println!(
+    crate::out::outln!(
         "multi-exists [alice, carol, user7@example.com] -> {}",
         list(
             &bf.multi_exists(&["alice", "carol", "user7@example.com"])
@@ -72,7 +72,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .map_err(|e| e.into_kind())
     {
         Err(ErrorKind::BloomConfigMismatch { detail }) => {
-            println!("re-creating it with n = 200,000 is refused: {detail}")
+            crate::out::outln!("re-creating it with n = 200,000 is refused: {detail}")
         }
         Ok(_) => return Err("re-creating it with other parameters was not refused".into()),
         Err(e) => return Err(redis_patterns::Error::from(e).into()),

@@ -3,11 +3,22 @@ use redis_patterns::sharded_hash::{ImportOptions, ListpackLimits, ShardedHash, p
 use redis_patterns::{Batch, Connection, ErrorKind, Request};
 
 fn used_memory(con: &mut Connection) -> redis_patterns::Result<i64> {
-    let info: String = con.query(redis::cmd("INFO").arg("memory"))?;
-    Ok(info
-        .lines()
-        .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
-        .unwrap_or(0))
+    // One server answers text; a cluster answers a map of node to text:
+    // the memory of every node, summed.
+    let info: redis::Value = con.query(redis::cmd("INFO").arg("memory"))?;
+    let texts: Vec<redis::Value> = match info {
+        redis::Value::Map(nodes) => nodes.into_iter().map(|(_, v)| v).collect(),
+        v => vec![v],
+    };
+    Ok(texts
+        .into_iter()
+        .filter_map(|v| redis::FromRedisValue::from_redis_value(v).ok())
+        .map(|text: String| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse::<i64>().ok())
+                .unwrap_or(0)
+        })
+        .sum())
 }
 
 pub fn run(url: &str, prefix: &str) -> super::DemoResult {
@@ -15,7 +26,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let n = 20_000u64;
     let limits = ListpackLimits::from_server().run(&mut con)?;
     let p = plan(n, limits, 1e-9)?;
-    println!(
+    crate::out::outln!(
         "server limits: {} entries / {} bytes per listpack hash; for {n} entries the planner picks {} shards \
          ({:.0} per shard on average, P(any shard overflows) <= {:.1e}; {} shards would do \"on average\")",
         limits.entries,
@@ -35,7 +46,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     };
     let report = h.import(items, options).run(&mut con)?;
     let after = used_memory(&mut con)?;
-    println!(
+    crate::out::outln!(
         "imported {} fields into {base}:0..{} (set-if-absent): {} inserted, {} already present; {:.1} bytes/entry for a 19-byte payload",
         report.items,
         p.shards - 1,
@@ -44,9 +55,12 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         (after - before) as f64 / n as f64
     );
     let health = h.inspect(u64::MAX).run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "inspect: {} shards, {} listpack, {} converted, fullest shard {} fields",
-        health.sampled, health.listpack, health.converted, health.max_len
+        health.sampled,
+        health.listpack,
+        health.converted,
+        health.max_len
     );
     let fields = ["user:000042", "user:999999", "user:000007"];
     let got: Vec<Option<String>> = h.get_many(&fields).run(&mut con)?;
@@ -55,14 +69,14 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .zip(&got)
         .map(|(f, v)| format!("{f} = {}", v.as_deref().unwrap_or("(absent)")))
         .collect();
-    println!("multi-get (one batch): {}", shown.join(", "));
+    crate::out::outln!("multi-get (one batch): {}", shown.join(", "));
     match h
         .set("user:000001", "x".repeat(100))
         .run(&mut con)
         .map_err(|e| e.into_kind())
     {
         Err(e @ ErrorKind::ListpackValueTooLong { .. }) => {
-            println!("a 100-byte value is refused up front: {e}")
+            crate::out::outln!("a 100-byte value is refused up front: {e}")
         }
         Ok(_) => return Err("a 100-byte value was written into a strict hash".into()),
         Err(e) => return Err(redis_patterns::Error::from(e).into()),
@@ -78,7 +92,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     logins.add(123_456, field, 1).run(&mut con)?;
     let count = logins.add(123_456, field, 1).run(&mut con)?;
     let (key, offset) = logins.locate(123_456)?;
-    println!(
+    crate::out::outln!(
         "packed records: user 123456's login counter is {count} (4 bytes at offset {offset} of {key}); \
          {} ids per {}-byte shard",
         logins.ids_per_shard(),
@@ -90,7 +104,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .map_err(|e| e.into_kind())
     {
         Err(e @ ErrorKind::IdOutOfRange { .. }) => {
-            println!("the huge-offset trap is refused: {e}")
+            crate::out::outln!("the huge-offset trap is refused: {e}")
         }
         Ok(_) => return Err("an id above the maximum was read".into()),
         Err(e) => return Err(redis_patterns::Error::from(e).into()),

@@ -30,34 +30,34 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     // The PHP lock recipe's "you are going too fast": a user who repeats an
     // action within the lease is refused at once, nothing waits.
     let first = lock.try_acquire().run(&mut a)?;
-    println!(
+    crate::out::outln!(
         "user 42 clicks withdraw: acquired {} (fencing token {})",
         lock.key(),
         first.fence
     );
     match lock.try_acquire().run(&mut b).map_err(|e| e.into_kind()) {
         Err(ErrorKind::LockBusy { retry_after_ms, .. }) => match retry_after_ms {
-            Some(ms) => println!(
+            Some(ms) => crate::out::outln!(
                 "user 42 clicks withdraw again: refused at once, \"you are going too fast\" (try again in {ms} ms)"
             ),
             None => {
-                println!("user 42 clicks withdraw again: refused at once (the lock has no lease)")
+                crate::out::outln!("user 42 clicks withdraw again: refused at once (the lock has no lease)")
             }
         },
         Ok(_) => return Err("a second withdraw got a lock the first one holds".into()),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(redis_patterns::Error::from(e).into()),
     }
-    println!(
+    crate::out::outln!(
         "client B tries to release with a wrong token: released = {}",
         lock.release("not-the-owner").run(&mut b)?
     );
     std::thread::sleep(Duration::from_millis(350));
     let second = lock.acquire(Duration::from_secs(1)).run(&mut b)?;
-    println!(
+    crate::out::outln!(
         "A's lease ran out; B acquired with fencing token {} (> {})",
         second.fence, first.fence
     );
-    println!(
+    crate::out::outln!(
         "A's late release (an unconditional EXPIRE would delete B's lock): released = {}",
         lock.release(&first.token).run(&mut a)?
     );
@@ -77,7 +77,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     lock.release(&second.token).run(&mut b)?;
     let (lease, got) = waiter.join().map_err(|_| "the waiter panicked")?;
     let lease = lease?;
-    println!(
+    crate::out::outln!(
         "B releases; a waiting client holds it {} us later (woken by the release), fencing token {}",
         got.duration_since(released).as_micros(),
         lease.fence
@@ -88,7 +88,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         let guard = lock.guard(&mut a, Duration::from_secs(1))?;
         std::thread::sleep(lock.lease() * 3);
         guard.check()?;
-        println!(
+        crate::out::outln!(
             "a guard held it through 3 leases of {} ms (renewed every lease/3), fencing token {}; dropping it releases",
             lock.lease().as_millis(),
             guard.fence()

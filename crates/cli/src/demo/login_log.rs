@@ -28,19 +28,19 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     for (t, uid, d) in logins {
         log.record(t, uid, d).run(&mut con)?;
     }
-    println!(
+    crate::out::outln!(
         "(1) recorded {} logins, e.g. key {}",
         logins.len(),
         log.log_key("client", 1001, day(2024, 2, 29))
     );
-    println!(
+    crate::out::outln!(
         "(2) client 1001 on 2024-02-29: {}, on 2024-02-28: {}",
         log.logged_in_on("client", 1001, day(2024, 2, 29))
             .run(&mut con)?,
         log.logged_in_on("client", 1001, day(2024, 2, 28))
             .run(&mut con)?
     );
-    println!(
+    crate::out::outln!(
         "(3) client 1001 in 2024-02: {} ({} day(s)); in 2024-04: {}",
         log.logged_in_in_month("client", 1001, 2024, 2)
             .run(&mut con)?,
@@ -48,7 +48,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         log.logged_in_in_month("client", 1001, 2024, 4)
             .run(&mut con)?
     );
-    println!(
+    crate::out::outln!(
         "(4) client 1001 between 2024-01-02 and 2024-02-28: {}",
         log.logged_in_between("client", 1001, day(2024, 1, 2), day(2024, 2, 28))
             .run(&mut con)?
@@ -56,11 +56,11 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let days = log
         .login_days("client", 1001, day(2023, 12, 31), day(2024, 2, 29))
         .run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "(5) client 1001 login days 2023-12-31..2024-02-29 (2024-03-01 is outside): {}",
         list(days)
     );
-    println!(
+    crate::out::outln!(
         "(6) client users active 2024-02-28..2024-03-01: {}",
         list(
             log.active_users("client", day(2024, 2, 28), day(2024, 3, 1))
@@ -70,7 +70,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let all = log
         .all_active_users(day(2024, 2, 29), day(2024, 2, 29))
         .run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "(7) all users active 2024-02-29..2024-02-29: {}",
         list(all.iter().map(|u| format!("{} {}", u.user_type, u.uid)))
     );
@@ -79,7 +79,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .run(&mut con)
     {
         Err(e) if matches!(e.kind(), ErrorKind::UidOutOfRange { .. }) => {
-            println!("offset trap refused before any write: {e}")
+            crate::out::outln!("offset trap refused before any write: {e}")
         }
         Err(e) => return Err(e.into()),
         Ok(_) => return Err("uid 4,000,000,000 was recorded despite the offset trap".into()),

@@ -4,18 +4,20 @@
 
 mod bloom;
 mod compact;
+mod layout;
 mod lock;
 mod login_log;
+mod rate_limit;
 mod rolling;
 mod rwlock;
 mod semaphore;
 mod signin;
 mod visits;
 
-use redis_patterns::{Connection, Request};
+use redis_patterns::Request;
 use redis_patterns_test_support::LocalServer;
 
-type DemoResult = Result<(), Box<dyn std::error::Error>>;
+type DemoResult = crate::fail::CliResult;
 
 pub fn run(url: Option<&str>) -> DemoResult {
     // Keep the throwaway server alive until the demo ends.
@@ -23,15 +25,15 @@ pub fn run(url: Option<&str>) -> DemoResult {
     let url = match url {
         Some(u) => u.to_string(),
         None => {
-            local = LocalServer::start()?;
-            println!(
+            local = LocalServer::start().map_err(|e| crate::fail::start_error(&e))?;
+            crate::out::outln!(
                 "started a throwaway redis-server on 127.0.0.1:{}",
                 local.port()
             );
             local.url()
         }
     };
-    let mut con = Connection::open(url.as_str())?;
+    let mut con = crate::conn::connect(&url)?;
     let info: redis::Value = con.query(redis::cmd("INFO").arg("server"))?;
     let version = server_version(&info).unwrap_or_else(|| "(version not reported)".into());
     let topology = if con.is_cluster() {
@@ -39,9 +41,9 @@ pub fn run(url: Option<&str>) -> DemoResult {
     } else {
         "one server"
     };
-    println!("connected to {topology} at {url}: redis {version}");
+    crate::out::outln!("connected to {topology} at {url}: redis {version}");
     let loaded = redis_patterns::load_all().run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "loaded {} scripts (SCRIPT LOAD, server SHA1s match the registry)\n",
         loaded.len()
     );
@@ -59,6 +61,10 @@ pub fn run(url: Option<&str>) -> DemoResult {
     bloom::run(&url, &prefix)?;
     section("sharded_hash: sharded hashes that stay listpack-encoded");
     compact::run(&url, &prefix)?;
+    section(
+        "layout: layouts stored with the data, so a writer with another shard count is refused",
+    );
+    layout::run(&url, &prefix)?;
     section("visits: exact daily unique visitors in sharded intsets");
     visits::run(&url, &prefix)?;
     section(
@@ -67,7 +73,9 @@ pub fn run(url: Option<&str>) -> DemoResult {
     login_log::run(&url, &prefix)?;
     section("signin: daily sign-in bitmaps, ranges and streaks");
     signin::run(&url, &prefix)?;
-    println!("\ndemo finished");
+    section("rate_limit: GCRA and sliding windows in one round trip, with redis-cell's reply");
+    rate_limit::run(&url, &prefix)?;
+    crate::out::outln!("\ndemo finished");
     Ok(())
 }
 
@@ -83,5 +91,5 @@ fn server_version(info: &redis::Value) -> Option<String> {
 }
 
 fn section(title: &str) {
-    println!("== {title}");
+    crate::out::outln!("== {title}");
 }

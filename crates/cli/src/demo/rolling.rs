@@ -26,7 +26,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let store = RollingStore::builder(6, 2, Duration::from_secs(600))
         .prefix(Prefix::new(&format!("{prefix}rolling:"))?)
         .build()?;
-    println!(
+    crate::out::outln!(
         "store: limit {} (the newest {} records of a merchant are always kept), shard size {}, \
          ring of {} shards, so at most {} records are held (the capacity)",
         store.limit(),
@@ -46,7 +46,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
                 },
             )
             .run(&mut con)?;
-        println!(
+        crate::out::outln!(
             "add tx{id}: shard slot {} (generation {}){}",
             added.slot,
             added.generation,
@@ -58,13 +58,13 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         );
     }
     let len = store.len("merchant:7").run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "len = {len}: at least the limit ({}, the newest records) and at most the capacity ({}); \
          records are evicted a whole shard at a time, so an older one stays until its shard goes",
         store.limit(),
         store.capacity()
     );
-    println!(
+    crate::out::outln!(
         "get: {} (evicted with its shard), {}",
         describe("tx1", store.get("merchant:7", "tx1").run(&mut con)?),
         describe("tx9", store.get("merchant:7", "tx9").run(&mut con)?)
@@ -75,15 +75,15 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .into_iter()
         .map(|(f, tx)| format!("{f}={}", tx.amount_cents))
         .collect();
-    println!("recent 3 = [{}]", recent.join(", "));
+    crate::out::outln!("recent 3 = [{}]", recent.join(", "));
     match store.add("merchant:7", "", &0).run(&mut con) {
         Err(e) if matches!(e.kind(), ErrorKind::InvalidArgument { .. }) => {
-            println!("empty field refused: {e}")
+            crate::out::outln!("empty field refused: {e}")
         }
         Err(e) => return Err(e.into()),
         Ok(_) => return Err("an empty field was accepted".into()),
     }
-    println!(
+    crate::out::outln!(
         "clear removed {} records",
         store.clear("merchant:7").run(&mut con)?
     );

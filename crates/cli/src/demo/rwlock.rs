@@ -12,8 +12,8 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .build()?;
     let r1 = prices.try_read().run(&mut con)?;
     let r2 = prices.try_read().run(&mut con)?;
-    println!("two readers share {}", prices.writer_key());
-    println!(
+    crate::out::outln!("two readers share {}", prices.writer_key());
+    crate::out::outln!(
         "a single write attempt is refused while they read: busy = {}",
         prices.try_write().run(&mut con).is_err_and(|e| e.is_busy())
     );
@@ -31,17 +31,17 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    println!(
+    crate::out::outln!(
         "while a writer waits, a new reader is refused: busy = {}",
         prices.try_read().run(&mut con).is_err_and(|e| e.is_busy())
     );
     prices.release(&r1).run(&mut con)?;
     prices.release(&r2).run(&mut con)?;
     let write = writer.join().map_err(|_| "the writer panicked")??;
-    println!("the readers leave; the writer, woken by the last one's release, holds it alone");
+    crate::out::outln!("the readers leave; the writer, woken by the last one's release, holds it alone");
     prices.release(&write).run(&mut con)?;
     let r3 = prices.try_read().run(&mut con)?;
-    println!("the writer leaves; readers are let in again");
+    crate::out::outln!("the writer leaves; readers are let in again");
     prices.release(&r3).run(&mut con)?;
     Ok(())
 }

@@ -12,28 +12,28 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .build()?;
     let one = exports.try_acquire().run(&mut con)?;
     let _crashed = exports.try_acquire().run(&mut con)?;
-    println!("two exports hold the 2 permits of {}", exports.key());
+    crate::out::outln!("two exports hold the 2 permits of {}", exports.key());
     match exports
         .try_acquire()
         .run(&mut con)
         .map_err(|e| e.into_kind())
     {
-        Err(ErrorKind::NoPermit { retry_after_ms, .. }) => println!(
+        Err(ErrorKind::NoPermit { retry_after_ms, .. }) => crate::out::outln!(
             "a third is refused: every permit is taken (the first lease ends in {} ms)",
             retry_after_ms.unwrap_or(0)
         ),
         Ok(_) => return Err("a third holder got a permit of two".into()),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(redis_patterns::Error::from(e).into()),
     }
-    println!(
+    crate::out::outln!(
         "the first export finishes and gives its permit back: released = {}",
         exports.release(&one.token).run(&mut con)?
     );
     let third = exports.try_acquire().run(&mut con)?;
-    println!("the third takes the free permit");
+    crate::out::outln!("the third takes the free permit");
     // The second export crashed: its permit comes back when its lease ends.
     let fourth = exports.acquire(Duration::from_secs(2)).run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "the second export never released (it crashed); a fourth got its permit when its lease ended"
     );
     for p in [third, fourth] {

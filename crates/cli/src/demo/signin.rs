@@ -23,13 +23,13 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     for (uid, d) in [(100, 20), (200, 20), (100, 21), (300, 21), (100, 22)] {
         s.sign_in(uid, day(d)).run(&mut con)?;
     }
-    println!(
+    crate::out::outln!(
         "getbit {} 100 -> {}; bitcount -> {}",
         s.key(day(20)),
         s.signed_in(100, day(20)).run(&mut con)?,
         s.count(day(20)).run(&mut con)?
     );
-    println!(
+    crate::out::outln!(
         "signed in on any day of 03-20..03-22: {}; on every day: {}",
         list(&s.active_any(day(20), day(22)).run(&mut con)?),
         list(&s.active_every(day(20), day(22)).run(&mut con)?)
@@ -38,13 +38,16 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let ends = st
         .longest_ends
         .map_or_else(|| "none".to_string(), |d| d.to_string());
-    println!(
+    crate::out::outln!(
         "uid 100 streak over 03-18..03-22: longest {} (ending {ends}), current {}",
-        st.longest, st.current
+        st.longest,
+        st.current
     );
     match s.sign_in(4_000_000_000, day(22)).run(&mut con) {
         Err(e) if matches!(e.kind(), ErrorKind::UidOutOfRange { .. }) => {
-            println!("setbit at offset 4,000,000,000 (~500 MB) refused before any write: {e}")
+            crate::out::outln!(
+                "setbit at offset 4,000,000,000 (~500 MB) refused before any write: {e}"
+            )
         }
         Err(e) => return Err(e.into()),
         Ok(_) => return Err("uid 4,000,000,000 was signed in despite the offset trap".into()),

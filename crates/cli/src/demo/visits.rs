@@ -7,7 +7,7 @@ use redis_patterns::{Connection, Op, Request};
 pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let mut con = Connection::open(url)?;
     let max_entries = visits::max_intset_entries().run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "planner: set-max-intset-entries {max_entries}; 1,000,000 expected daily uniques -> {} shards",
         visits::plan_shards(1_000_000, max_entries)?
     );
@@ -18,14 +18,15 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let tomorrow = today + Days::new(1);
     for member in [1001, 1002, 1001] {
         let v = counter.add(today, member).run(&mut con)?;
-        println!(
+        crate::out::outln!(
             "visit of {member} on {today}: new = {}, distinct count = {}",
-            v.new, v.count
+            v.new,
+            v.count
         );
     }
     let batch: Vec<i64> = (1000..2000).collect();
     let b = counter.add_batch(today, &batch).run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "batch of {} members (2 already counted) in one script call: {} new, count {}",
         batch.len(),
         b.new.iter().filter(|&&n| n).count(),
@@ -34,21 +35,21 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let p = counter
         .add_pipelined(tomorrow, &[1500, 5000, 5001])
         .run(&mut con)?;
-    println!(
+    crate::out::outln!(
         "pipelined on {tomorrow}: count {}",
         p.last().map_or(0, |v| v.count)
     );
-    println!(
+    crate::out::outln!(
         "contains(today, 1999) = {}, contains(today, 4242) = {}",
         counter.contains(today, 1999).run(&mut con)?,
         counter.contains(today, 4242).run(&mut con)?
     );
-    println!(
+    crate::out::outln!(
         "exact distinct over {today}..{tomorrow}: {} (shard-wise union)",
         counter.distinct_between(today, tomorrow).run(&mut con)?
     );
     let expire: i64 = con.query(redis::cmd("EXPIRETIME").arg(counter.counter_key(today)))?;
-    println!(
+    crate::out::outln!(
         "the day's keys expire at {} (end of {today} in UTC)",
         chrono::DateTime::from_timestamp(expire, 0).unwrap_or_default()
     );
@@ -58,21 +59,29 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .iter()
         .map(u64::to_string)
         .collect();
+    crate::out::outln!(
+        "the day stores its layout with its first visit: {} shards in {}",
+        counter
+            .stored_shards(today)
+            .run(&mut con)?
+            .map_or("no".to_string(), |n| n.to_string()),
+        counter.meta_key(today)
+    );
     let enc: String = con.query(
         redis::cmd("OBJECT")
             .arg("ENCODING")
             .arg(counter.shard_key(today, 0)),
     )?;
-    println!(
+    crate::out::outln!(
         "shard sizes [{}] (shard 0 encoding: {enc})",
         sizes.join(", ")
     );
-    println!(
+    crate::out::outln!(
         "string id \"alice\" -> member {} (crc32 as i32; may collide)",
         visits::member_from_string_id("alice")
     );
     match visits::parse_member("12a") {
-        Err(e) => println!("parse_member(\"12a\") is refused: {e}"),
+        Err(e) => crate::out::outln!("parse_member(\"12a\") is refused: {e}"),
         Ok(m) => return Err(format!("expected an error, got {m}").into()),
     }
     // Each day's keys share a hash tag: one DEL per day.
@@ -81,7 +90,9 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .map(|d| {
             let counter_key = counter.counter_key(d);
             let mut del = redis::cmd("DEL");
-            del.arg(&counter_key).arg(counter.shard_keys(d));
+            del.arg(&counter_key)
+                .arg(counter.shard_keys(d))
+                .arg(counter.meta_key(d));
             Op::<i64>::cmd(counter_key, del)
         })
         .collect();

@@ -48,7 +48,7 @@ $out['php_lock_token'] = $lease['token'];
 refused(fn() => new Lock($r, 'x', 0), InvalidArgument::class, 'lease 0');
 
 // visits: Rust counted 1..50.
-$v = new Visits($r, 'site', 8, graceS: null);
+$v = new Visits($r, 'site', 8, graceS: null, lateS: null);
 check($v->count($day) === 50 && $v->contains($day, 7) && !$v->contains($day, 77), 'visits read');
 check($v->add($day, 50) === ['new' => false, 'count' => 50], 'repeat visit');
 $b = $v->addBatch($day, array_merge(range(40, 90), [90]));
@@ -105,7 +105,11 @@ check($js->exists('rust@example.com') && $js->add('php@example.com'), 'jshash');
 $h = new ShardedHash($r, 'users', 16);
 check($h->get('alice') === '1' && $h->set('bob', '2') && $h->incr('n', 5) === 5, 'sharded hash');
 check($h->setMany([['c', '3'], ['d', '4'], ['bob', '2']]) === 2 && $h->len() === 5, 'set many');
+// With a request id an increment applies once, however often it is sent.
+check($h->incrOnce('once', 2, 'php-req-1') === 2 && $h->incrOnce('once', 2, 'php-req-1') === 2, 'incr once');
 refused(fn() => $h->set('long', str_repeat('x', 65)), ListpackValueTooLong::class, 'long value');
+$u = new ShardedHash($r, 'underscored', 16, separator: '_');
+check($u->get('alice') === '1' && str_starts_with($u->shardKey('alice'), 'underscored_') && $u->set('bob', '2'), 'the _ separator');
 $tiny = new ShardedHash($r, 'tiny', 1, maxEntries: 2);
 $tiny->setMany([['a', '1'], ['b', '2']]);
 refused(fn() => $tiny->set('c', '3'), ShardFull::class, 'full shard');
@@ -113,6 +117,7 @@ refused(fn() => $tiny->set('c', '3'), ShardFull::class, 'full shard');
 // packed: Rust added 3 to id 123456's u32.
 $p = new Packed($r, 'logins', 4, 1000000);
 check($p->get(123456) === pack('V', 3) && $p->add(123456, 0, 4, false, 1) === 4, 'packed');
+check($p->addOnce(9, 0, 4, false, 3, 'php-req-2') === 3 && $p->addOnce(9, 0, 4, false, 3, 'php-req-2') === 3, 'add once');
 $p->set(7, pack('V', 7));
 check($p->compareAndSet(7, pack('V', 8), "\0\0\0\0") === [false, pack('V', 7)], 'compare and set');
 refused(fn() => $p->add(8, 0, 1, false, 256), Overflow::class, 'overflow');

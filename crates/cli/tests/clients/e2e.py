@@ -46,7 +46,7 @@ except rp.InvalidArgument:
     pass
 
 # visits: Rust counted 1..50.
-v = rp.VisitCounter(r, "site", 8, grace_s=None)
+v = rp.VisitCounter(r, "site", 8, grace_s=None, late_s=None)
 assert v.count(day) == 50 and v.contains(day, 7) and not v.contains(day, 77)
 assert v.add(day, 50) == rp.visits.Visit(False, 50)
 b = v.add_batch(day, list(range(40, 91)) + [90])
@@ -116,11 +116,16 @@ h = rp.ShardedHash(r, "users", shards=16)
 assert h.get("alice") == b"1" and h.set("bob", "2") and h.incr("n", 5) == 5
 assert h.set_many([("c", "3"), ("d", "4"), ("bob", "2")]) == 2 and h.len() == 5
 assert h.get_many(["alice", "zz", "d"]) == [b"1", None, b"4"]
+# With a request id an increment applies once, however often it is sent.
+assert h.incr_once("once", 2, "py-req-1") == 2 and h.incr_once("once", 2, "py-req-1") == 2
+assert h.get("once") == b"2"
 try:
     h.set("long", "x" * 65)
     raise AssertionError("a value over max_value accepted")
 except rp.ListpackValueTooLong:
     pass
+u = rp.ShardedHash(r, "underscored", shards=16, separator="_")
+assert u.get("alice") == b"1" and u.shard_key("alice").startswith("underscored_") and u.set("bob", "2")
 tiny = rp.ShardedHash(r, "tiny", shards=1, max_entries=2)
 tiny.set_many([("a", "1"), ("b", "2")])
 try:
@@ -133,6 +138,7 @@ except rp.ShardFull:
 p = rp.PackedRecords(r, "logins", 4, 1_000_000)
 assert p.get(123456) == (3).to_bytes(4, "little")
 assert p.add(123456, 0, 4, False, 1) == 4
+assert p.add_once(9, 0, 4, False, 3, "py-req-2") == 3 and p.add_once(9, 0, 4, False, 3, "py-req-2") == 3
 p.set(7, (7).to_bytes(4, "little"))
 assert p.compare_and_set(7, (8).to_bytes(4, "little"), b"\0" * 4) == (False, (7).to_bytes(4, "little"))
 try:
@@ -156,7 +162,7 @@ async def on_asyncio():
     alock = rp.Lock(ar, "py-async-lock")
     le = await alock.try_acquire()
     assert await alock.release(le.token)
-    av = rp.VisitCounter(ar, "site", 8, grace_s=None)
+    av = rp.VisitCounter(ar, "site", 8, grace_s=None, late_s=None)
     assert (await av.add(day, 91)).count == 91
     abf = await rp.Bloom.open(ar, "py-bloom")
     assert await abf.exists("q1")

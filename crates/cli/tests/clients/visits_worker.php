@@ -4,7 +4,7 @@ require $argv[1];
 [$port, $first, $count] = [(int) $argv[2], (int) $argv[3], (int) $argv[4]];
 $r = new Redis();
 $r->connect('127.0.0.1', $port);
-$v = new RedisPatterns\Visits($r, 'crowd', 16, graceS: null);
+$v = new RedisPatterns\Visits($r, 'crowd', 16, graceS: null, lateS: null);
 $members = range($first, $first + $count - 1);
 foreach (array_slice($members, 0, intdiv($count, 2)) as $m) {
     $v->add('2024-02-29', $m);

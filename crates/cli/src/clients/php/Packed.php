@@ -85,7 +85,19 @@ final class Packed
             throw new InvalidArgument('field', "bytes $offset.." . ($offset + $size) . " lie outside the {$this->width}-byte record");
         }
         [$key, $off] = $this->locate($id);
-        return Runtime::run($this->redis, PackedScripts::add($key, $this->reserve(), $off + $offset, $size, $signed, $delta));
+        return Runtime::run($this->redis, PackedScripts::add(
+            $key, Runtime::requestKey($key), $this->reserve(), $off + $offset, $size, $signed, $delta, 0));
+    }
+
+    /** add at most once per request id: a call with the same id returns the first result. */
+    public function addOnce(int $id, int $offset, int $size, bool $signed, int $delta, string $requestId, int $ttlMs = 3600000): int
+    {
+        if ($size < 1 || $size > 6 || $offset + $size > $this->width) {
+            throw new InvalidArgument('field', "bytes $offset.." . ($offset + $size) . " lie outside the {$this->width}-byte record");
+        }
+        [$key, $off] = $this->locate($id);
+        return Runtime::run($this->redis, PackedScripts::add(
+            $key, Runtime::requestKey($key, $requestId), $this->reserve(), $off + $offset, $size, $signed, $delta, $ttlMs));
     }
 
     /** [true, previous] when written, [false, current] when it held something else. */

@@ -17,6 +17,27 @@ use RedisPatterns\Errors\ServerError;
  */
 final class Runtime
 {
+    /**
+     * The key that remembers one call with a request id, in $key's slot (manifest: functions
+     * request_key); without an id, the key the scripts leave untouched.
+     */
+    public static function requestKey(string $key, ?string $requestId = null): string
+    {
+        $suffix = $requestId === null ? 'req' : "req:$requestId";
+        if ($requestId !== null && (strlen($requestId) < 1 || strlen($requestId) > 200)) {
+            throw new InvalidArgument('request id', 'must be 1 to 200 bytes');
+        }
+        $open = strpos($key, '{');
+        $close = $open === false ? false : strpos($key, '}', $open + 1);
+        if ($close !== false && $close > $open + 1) {
+            return "$key:$suffix";
+        }
+        if (str_contains($key, '}')) {
+            throw new InvalidArgument('key', "has no hash tag but contains '}': no other key can share its slot");
+        }
+        return '{' . $key . '}:' . $suffix;
+    }
+
     public static function run(\Redis|\RedisCluster $redis, Call|array $req): mixed
     {
         $reply = self::send($redis, $req);

@@ -9,7 +9,7 @@ use RedisPatterns\Errors\InvalidArgument;
 use RedisPatterns\Errors\ListpackValueTooLong;
 use RedisPatterns\Scripts\ShardedHashScripts;
 
-/** A logical hash in shards <base>:<shard>: crc32(field) % shards, or id / fields_per_shard. */
+/** A logical hash in shards <base><separator><shard> (<base>:<shard> by default): crc32(field) % shards, or id / fields_per_shard. */
 final class ShardedHash
 {
     public function __construct(
@@ -21,9 +21,13 @@ final class ShardedHash
         public readonly bool $strict = Contract::DEFAULTS['sharded_hash']['strict'],
         public readonly int $maxEntries = Contract::DEFAULTS['sharded_hash']['max_entries'],
         public readonly int $maxValue = Contract::DEFAULTS['sharded_hash']['max_value'],
+        public readonly string $separator = Contract::DEFAULTS['sharded_hash']['separator'],
     ) {
         if ($base === '') {
             throw new InvalidArgument('base', 'must not be empty');
+        }
+        if ($separator === '' || strpbrk($separator, '{}') !== false) {
+            throw new InvalidArgument('separator', "must not be empty or contain '{' or '}' (shard keys carry no hash tag)");
         }
         if (($shards === null) === ($fieldsPerShard === null) || ($shards !== null && $shards < 1)
             || ($fieldsPerShard !== null && ($fieldsPerShard < 1 || $maxId === null))) {
@@ -47,7 +51,7 @@ final class ShardedHash
 
     private function keyOf(int $shard): string
     {
-        return Contract::key('sharded_hash', 'shard', ['base' => $this->base, 'shard' => $shard]);
+        return Contract::key('sharded_hash', 'shard', ['base' => $this->base, 'separator' => $this->separator, 'shard' => $shard]);
     }
 
     public function shardKey(string $field): string
@@ -118,8 +122,17 @@ final class ShardedHash
         $this->check($field, '');
         $key = $this->shardKey($field);
         return $this->strict
-            ? Runtime::run($this->redis, ShardedHashScripts::incr($key, $field, $delta, $this->maxEntries))
+            ? Runtime::run($this->redis, ShardedHashScripts::incr($key, Runtime::requestKey($key), $field, $delta, $this->maxEntries, 0))
             : Runtime::run($this->redis, ['HINCRBY', $key, $field, (string) $delta]);
+    }
+
+    /** incr at most once per request id: a call with the same id returns the first result. */
+    public function incrOnce(string $field, int $delta, string $requestId, int $ttlMs = 3600000): int
+    {
+        $this->check($field, '');
+        $key = $this->shardKey($field);
+        return Runtime::run($this->redis, ShardedHashScripts::incr(
+            $key, Runtime::requestKey($key, $requestId), $field, $delta, $this->strict ? $this->maxEntries : 0, $ttlMs));
     }
 
     public function len(): int

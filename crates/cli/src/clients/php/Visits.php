@@ -19,6 +19,7 @@ final class Visits
         public readonly string $prefix = Contract::DEFAULTS['visits']['prefix'],
         string $timeZone = Contract::DEFAULTS['visits']['time_zone'],
         public readonly ?int $graceS = Contract::DEFAULTS['visits']['grace_s'],
+        public readonly ?int $lateS = Contract::DEFAULTS['visits']['late_s'],
     ) {
         if ($name === '' || strpbrk($name, '{}') !== false) {
             throw new InvalidArgument('counter name', "must not be empty and must not contain '{' or '}'");
@@ -26,6 +27,9 @@ final class Visits
         $max = Contract::CONSTANTS['visits']['max_shards'];
         if ($shards < 1 || $shards > $max) {
             throw new InvalidArgument('shards', "must be from 1 to $max, got $shards");
+        }
+        if ($lateS !== null && $graceS !== null && $lateS > $graceS) {
+            throw new InvalidArgument('late window', "$lateS s is longer than the retention's grace of $graceS s");
         }
         $this->zone = new \DateTimeZone($timeZone);
     }
@@ -50,19 +54,34 @@ final class Visits
         return Contract::key('visits', 'shard', $this->vars($day) + ['shard' => $index]);
     }
 
+    /** The day's meta key: its layout, written with its first member. */
+    public function metaKey(string $day): string
+    {
+        return Contract::key('visits', 'meta', $this->vars($day));
+    }
+
     /** The scripts' expire_at of a day (YYYY-MM-DD): the next local midnight plus the grace; 0 for never. */
     public function expireAt(string $day): int
     {
-        if ($this->graceS === null) {
-            return 0;
-        }
+        return $this->graceS === null ? 0 : $this->endOfDay($day) + $this->graceS;
+    }
+
+    /** The scripts' accept_until of a day: the next local midnight plus the late window; 0: as long as its keys live. */
+    public function acceptUntil(string $day): int
+    {
+        return $this->lateS === null ? 0 : $this->endOfDay($day) + $this->lateS;
+    }
+
+    /** The next local midnight after a day (YYYY-MM-DD), as unix seconds. */
+    private function endOfDay(string $day): int
+    {
         $next = (new \DateTimeImmutable($day, new \DateTimeZone('UTC')))->modify('+1 day')->format('Y-m-d');
         for ($minute = 0; $minute <= 24 * 60; $minute++) {
             $wall = (new \DateTimeImmutable("$next 00:00:00", new \DateTimeZone('UTC')))->modify("+$minute minutes")->format('Y-m-d H:i:s');
             $local = new \DateTimeImmutable($wall, $this->zone);
             if ($local->format('Y-m-d H:i:s') === $wall) {
                 // Ambiguous: PHP picks the earlier of the two instants, as the Rust crate does.
-                return $local->getTimestamp() + $this->graceS;
+                return $local->getTimestamp();
             }
         }
         throw new InvalidArgument('day', "$day: the zone has no valid local time on the next day");
@@ -72,7 +91,8 @@ final class Visits
     public function add(string $day, int $member): array
     {
         [$new, $count] = Runtime::run($this->redis, VisitsScripts::add(
-            $this->counterKey($day), $this->shardKey($day, self::shardOf($member, $this->shards)), $this->expireAt($day), $member));
+            $this->counterKey($day), $this->shardKey($day, self::shardOf($member, $this->shards)), $this->metaKey($day),
+            $this->expireAt($day), $this->acceptUntil($day), $member, $this->shards));
         return ['new' => $new === 1, 'count' => max($count, 0)];
     }
 
@@ -106,7 +126,7 @@ final class Visits
             array_push($args, ...$ms);
             $keys[] = $this->shardKey($day, $s);
         }
-        $reply = Runtime::run($this->redis, VisitsScripts::add_batch($this->counterKey($day), $keys, $this->expireAt($day), $args));
+        $reply = Runtime::run($this->redis, VisitsScripts::add_batch($this->counterKey($day), $this->metaKey($day), $keys, $this->expireAt($day), $this->acceptUntil($day), $this->shards, $args));
         $new = array_map(fn($p) => $p !== null && $reply[$offset[$p[0]] + $p[1]] === 1, $place);
         return ['count' => max($reply[0], 0), 'new' => $new];
     }

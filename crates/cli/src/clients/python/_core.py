@@ -71,6 +71,21 @@ class Sleep:
         self.seconds = seconds
 
 
+def request_key(key, request_id=None):
+    """The key that remembers one call with a request id, in `key`'s slot (manifest:
+    functions request_key); without an id, the key the scripts leave untouched."""
+    suffix = "req" if request_id is None else "req:" + request_id
+    if request_id is not None and not 1 <= len(request_id.encode()) <= 200:
+        raise _errors.InvalidArgument("request id", "must be 1 to 200 bytes")
+    opened = key.find("{")
+    closed = key.find("}", opened + 1) if opened >= 0 else -1
+    if closed > opened + 1:
+        return f"{key}:{suffix}"
+    if "}" in key:
+        raise _errors.InvalidArgument("key", f"{key!r} has no hash tag but contains '}}': no other key can share its slot")
+    return "{" + key + "}:" + suffix
+
+
 def source(script):
     """The shipped script (header, generated checks, body), as SCRIPT LOAD gets it."""
     with open(os.path.join(_LUA, script.file), "rb") as f:

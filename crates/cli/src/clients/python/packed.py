@@ -2,7 +2,7 @@
 
 from . import scripts
 from ._contract import CONSTANTS, DEFAULTS, key
-from ._core import Cmd, runner
+from ._core import Cmd, request_key, runner
 from ._errors import InvalidArgument
 from .sharded_hash import IdOutOfRange
 
@@ -65,7 +65,16 @@ class PackedRecords:
         if not 1 <= size <= 6 or offset + size > self.width:
             raise InvalidArgument("field", f"bytes {offset}..{offset + size} lie outside the {self.width}-byte record")
         k, off = self.locate(id_)
-        return self._run(self._one(scripts.Packed.add(k, self._reserve(), off + offset, size, signed, delta)))
+        call = scripts.Packed.add(k, request_key(k), self._reserve(), off + offset, size, signed, delta, 0)
+        return self._run(self._one(call))
+
+    def add_once(self, id_, offset, size, signed, delta, request_id, ttl_ms=3_600_000):
+        """add at most once per request id: a call with the same id returns the first result."""
+        if not 1 <= size <= 6 or offset + size > self.width:
+            raise InvalidArgument("field", f"bytes {offset}..{offset + size} lie outside the {self.width}-byte record")
+        k, off = self.locate(id_)
+        call = scripts.Packed.add(k, request_key(k, request_id), self._reserve(), off + offset, size, signed, delta, ttl_ms)
+        return self._run(self._one(call))
 
     def compare_and_set(self, id_, expected, new):
         """(True, previous) when written, (False, current) when it held something else."""

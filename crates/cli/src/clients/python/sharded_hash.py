@@ -1,8 +1,9 @@
-"""Hashes that stay listpack-encoded, in shards <base>:<shard> (manifest: patterns[sharded_hash])."""
+"""Hashes that stay listpack-encoded, in shards <base><separator><shard>, <base>:<shard> by default
+(manifest: patterns[sharded_hash])."""
 
 from . import scripts
 from ._contract import DEFAULTS, key
-from ._core import Cmd, runner
+from ._core import Cmd, request_key, runner
 from ._errors import InvalidArgument, RedisPatternsError
 from .hashing import crc32
 
@@ -26,9 +27,13 @@ class ShardedHash:
     (fields_per_shard=..., max_id=...)."""
 
     def __init__(self, client, base, shards=None, fields_per_shard=None, max_id=None, strict=_D["strict"],
-                 max_entries=_D["max_entries"], max_value=_D["max_value"]):
+                 max_entries=_D["max_entries"], max_value=_D["max_value"], separator=_D["separator"]):
         if not base:
             raise InvalidArgument("base", "must not be empty")
+        if not separator:
+            raise InvalidArgument("separator", "must not be empty")
+        if "{" in separator or "}" in separator:
+            raise InvalidArgument("separator", "must not contain '{' or '}' (shard keys carry no hash tag)")
         if (shards is None) == (fields_per_shard is None):
             raise InvalidArgument("sharding", "give shards or fields_per_shard (with max_id)")
         if shards is not None and shards < 1:
@@ -38,6 +43,7 @@ class ShardedHash:
         self._run = runner(client)
         self.base, self.shards, self.fields_per_shard, self.max_id = base, shards, fields_per_shard, max_id
         self.strict, self.max_entries, self.max_value = strict, max_entries, max_value
+        self.separator = separator
 
     def shard_of(self, field):
         field = _bytes(field)
@@ -51,7 +57,7 @@ class ShardedHash:
         return int(s) // self.fields_per_shard
 
     def shard_key(self, field):
-        return key("sharded_hash", "shard", base=self.base, shard=self.shard_of(field))
+        return key("sharded_hash", "shard", base=self.base, separator=self.separator, shard=self.shard_of(field))
 
     def _check(self, field, value):
         if self.strict:
@@ -67,7 +73,7 @@ class ShardedHash:
             by_shard.setdefault(self.shard_of(f), []).append((f, v))
         batch = []
         for shard in sorted(by_shard):
-            k = key("sharded_hash", "shard", base=self.base, shard=shard)
+            k = key("sharded_hash", "shard", base=self.base, separator=self.separator, shard=shard)
             ps = by_shard[shard]
             if self.strict:
                 batch.append(scripts.ShardedHash.put(k, only_absent, self.max_entries, [x for p in ps for x in p]))
@@ -108,7 +114,7 @@ class ShardedHash:
         for i, f in enumerate(fields):
             by_shard.setdefault(self.shard_of(f), []).append(i)
         shards = sorted(by_shard)
-        replies = yield [Cmd("HMGET", key("sharded_hash", "shard", base=self.base, shard=s), *[fields[i] for i in by_shard[s]]) for s in shards]
+        replies = yield [Cmd("HMGET", key("sharded_hash", "shard", base=self.base, separator=self.separator, shard=s), *[fields[i] for i in by_shard[s]]) for s in shards]
         out = [None] * len(fields)
         for s, values in zip(shards, replies):
             for i, v in zip(by_shard[s], values):
@@ -116,19 +122,29 @@ class ShardedHash:
         return out
 
     def incr(self, field, delta):
+        """Adds delta to an integer field; not idempotent (after a lost reply its outcome is unknown)."""
         field = _bytes(field)
         self._check(field, b"")
         k = self.shard_key(field)
         if self.strict:
-            return self._run(self._one(scripts.ShardedHash.incr(k, field, delta, self.max_entries)))
+            return self._run(self._one(scripts.ShardedHash.incr(k, request_key(k), field, delta, self.max_entries, 0)))
         return self._run(self._one(Cmd("HINCRBY", k, field, delta)))
+
+    def incr_once(self, field, delta, request_id, ttl_ms=3_600_000):
+        """incr at most once per request id: a call with the same id returns the first result."""
+        field = _bytes(field)
+        self._check(field, b"")
+        k = self.shard_key(field)
+        max_entries = self.max_entries if self.strict else 0
+        call = scripts.ShardedHash.incr(k, request_key(k, request_id), field, delta, max_entries, ttl_ms)
+        return self._run(self._one(call))
 
     def len(self):
         n = self.shards if self.shards is not None else self.max_id // self.fields_per_shard + 1
         return self._run(self._len(n))
 
     def _len(self, n):
-        return sum((yield [Cmd("HLEN", key("sharded_hash", "shard", base=self.base, shard=s)) for s in range(n)]))
+        return sum((yield [Cmd("HLEN", key("sharded_hash", "shard", base=self.base, separator=self.separator, shard=s)) for s in range(n)]))
 
     @staticmethod
     def _one(req):

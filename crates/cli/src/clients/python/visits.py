@@ -37,15 +37,20 @@ def end_of_day(day, zone):
 class VisitCounter:
     """A daily unique-visitor counter: keys <prefix>{<name>:<YYYY-MM-DD>}:count and :<shard>."""
 
-    def __init__(self, client, name, shards, prefix=_D["prefix"], time_zone=_D["time_zone"], grace_s=_D["grace_s"]):
+    def __init__(self, client, name, shards, prefix=_D["prefix"], time_zone=_D["time_zone"], grace_s=_D["grace_s"],
+                 late_s=_D["late_s"]):
         if not name or "{" in name or "}" in name:
             raise InvalidArgument("counter name", "must not be empty and must not contain '{' or '}'")
         if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= _C["max_shards"]:
             raise InvalidArgument("shards", f"must be from 1 to {_C['max_shards']}, got {shards}")
         if grace_s is not None and not 0 <= grace_s <= _C["max_grace_s"]:
             raise InvalidArgument("retention", "must be whole seconds, at most 366 days")
+        if late_s is not None and not 0 <= late_s <= _C["max_grace_s"]:
+            raise InvalidArgument("late window", "must be whole seconds, at most 366 days")
+        if late_s is not None and grace_s is not None and late_s > grace_s:
+            raise InvalidArgument("late window", f"{late_s} s is longer than the retention's grace of {grace_s} s")
         self._run = runner(client)
-        self.name, self.shards, self.prefix, self.grace_s = name, shards, prefix, grace_s
+        self.name, self.shards, self.prefix, self.grace_s, self.late_s = name, shards, prefix, grace_s, late_s
         self.zone = ZoneInfo(time_zone)
 
     def _vars(self, day):
@@ -57,6 +62,9 @@ class VisitCounter:
     def shard_key(self, day, index):
         return key("visits", "shard", shard=index, **self._vars(day))
 
+    def meta_key(self, day):
+        return key("visits", "meta", **self._vars(day))
+
     def member_shard_key(self, day, member):
         return self.shard_key(day, shard_of(member, self.shards))
 
@@ -66,12 +74,20 @@ class VisitCounter:
             return 0
         return end_of_day(day, self.zone) + self.grace_s
 
+    def accept_until(self, day):
+        """The scripts' accept_until: from then on visits to the day are refused (0: as long as its keys live)."""
+        if self.late_s is None:
+            return 0
+        return end_of_day(day, self.zone) + self.late_s
+
     def add(self, day, member):
         """Counts one visit: Visit(new, count)."""
         return self._run(self._add(day, member))
 
     def _add(self, day, member):
-        new, count = yield scripts.Visits.add(self.counter_key(day), self.member_shard_key(day, member), self.expire_at(day), member)
+        new, count = yield scripts.Visits.add(
+            self.counter_key(day), self.member_shard_key(day, member), self.meta_key(day), self.expire_at(day), self.accept_until(day), member, self.shards
+        )
         return Visit(new == 1, max(count, 0))
 
     def add_batch(self, day, members):
@@ -100,7 +116,9 @@ class VisitCounter:
             at += len(groups[s])
             args.append(len(groups[s]))
             args.extend(groups[s])
-        reply = yield scripts.Visits.add_batch(self.counter_key(day), [self.shard_key(day, s) for s in order], self.expire_at(day), args)
+        reply = yield scripts.Visits.add_batch(
+            self.counter_key(day), self.meta_key(day), [self.shard_key(day, s) for s in order], self.expire_at(day), self.accept_until(day), self.shards, args
+        )
         new = [False if p is None else reply[offset[p[0]] + p[1]] == 1 for p in place]
         return BatchVisits(max(reply[0], 0), new)
 

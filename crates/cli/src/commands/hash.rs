@@ -1,0 +1,494 @@
+//! `redis-patterns hash plan|get|set|inspect|import`: sharded hashes that
+//! stay listpack-encoded, with their layout stored in `<base>:meta`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use redis_patterns::layout::Layout;
+use redis_patterns::sharded_hash::{
+    DEFAULT_OVERFLOW_TARGET, ImportOptions, ImportReport, ListpackLimits, RejectReason,
+    ShardedHash, Sharding, plan,
+};
+use redis_patterns::{Connection, ErrorKind, Request};
+use serde::Serialize;
+
+use crate::bulk::{Bulk, BulkArgs, Input, count_lines};
+use crate::conn::UrlArg;
+use crate::fail::{CliResult, Failure};
+use crate::import_lines::{self, LineFormat, LineOptions, LineRejection, Lines, RejectedLine};
+use crate::out::{self, outln};
+
+#[derive(clap::Subcommand)]
+pub enum HashCommand {
+    /// Plan the shard count for N entries from the server's listpack limits.
+    Plan {
+        /// Entries the hash will hold.
+        #[arg(long)]
+        expected: u64,
+        #[command(flatten)]
+        url: UrlArg,
+    },
+    /// Print the values of fields (absent ones as "(absent)", null in JSON).
+    Get {
+        /// The logical hash; shards are BASE:<n>.
+        base: String,
+        /// The fields.
+        #[arg(required = true)]
+        fields: Vec<String>,
+        #[command(flatten)]
+        layout: LayoutArg,
+        #[command(flatten)]
+        url: UrlArg,
+    },
+    /// Set one field (strict: refused when it would convert its shard).
+    Set {
+        base: String,
+        field: String,
+        value: String,
+        #[command(flatten)]
+        layout: LayoutArg,
+        #[command(flatten)]
+        url: UrlArg,
+    },
+    /// Check the shards' encodings: how many are still listpack, how many converted.
+    Inspect {
+        base: String,
+        /// Shards to look at, spread evenly (default: all).
+        #[arg(long)]
+        sample: Option<u64>,
+        #[command(flatten)]
+        layout: LayoutArg,
+        #[command(flatten)]
+        url: UrlArg,
+    },
+    /// Set-if-absent every line of FILE (or - for stdin) into the hash BASE.
+    Import(ImportArgs),
+}
+
+/// The layout of a hash written without a stored one.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LayoutArg {
+    /// The shard count (crc32 of the field), for data written without a
+    /// stored layout (e.g. by the PHP sharded-hash recipe); refused when
+    /// another layout is stored.
+    #[arg(long)]
+    pub shards: Option<u32>,
+}
+
+/// Arguments of `hash import` (and its alias `import sharded-hash`).
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// The logical hash; shards are BASE:<n>, its layout BASE:meta.
+    base: String,
+    /// The file: one value per line (field = 0-based line index, as the PHP
+    /// bulk-load recipe keys them), or field<TAB>value lines with --tsv; - reads stdin.
+    file: PathBuf,
+    #[command(flatten)]
+    url: UrlArg,
+    /// Shard count for a new hash (default: the stored layout, else planned
+    /// from --expected or the file's line count); refused when another
+    /// layout is stored.
+    #[arg(long)]
+    shards: Option<u32>,
+    /// Entries the hash will hold, for the planner of a new hash (default: lines in FILE).
+    #[arg(long, conflicts_with = "shards")]
+    expected: Option<u64>,
+    /// Lines are field<TAB>value.
+    #[arg(long)]
+    tsv: bool,
+    /// Plain HSETNX without listpack limit checks (values over
+    /// hash-max-listpack-value are stored and convert their shard).
+    #[arg(long)]
+    no_strict: bool,
+    #[command(flatten)]
+    bulk: BulkArgs,
+}
+
+pub fn run(command: HashCommand) -> CliResult {
+    match command {
+        HashCommand::Plan { expected, url } => {
+            let mut con = url.connect()?;
+            let limits = ListpackLimits::from_server().run(&mut con)?;
+            let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+            out::emit(&p, || {
+                vec![
+                    format!("shards {}", p.shards),
+                    format!("expected {}", p.expected),
+                    format!("mean_per_shard {:.1}", p.mean_per_shard),
+                    format!("overflow_bound {:.1e}", p.overflow_bound),
+                    format!(
+                        "limits {} entries, {} bytes",
+                        p.limits.entries, p.limits.value
+                    ),
+                ]
+            });
+            Ok(())
+        }
+        HashCommand::Get {
+            base,
+            fields,
+            layout,
+            url,
+        } => {
+            let mut con = url.connect()?;
+            let hash = open(&mut con, &base, layout.shards, false)?;
+            let values: Vec<Option<String>> = hash.get_many(&fields).run(&mut con)?;
+            if out::json() {
+                let map: serde_json::Map<String, serde_json::Value> = fields
+                    .iter()
+                    .zip(&values)
+                    .map(|(f, v)| (f.clone(), serde_json::json!(v)))
+                    .collect();
+                out::json_line(&map);
+            } else {
+                for (f, v) in fields.iter().zip(values) {
+                    outln!("{f}\t{}", v.as_deref().unwrap_or("(absent)"));
+                }
+            }
+            Ok(())
+        }
+        HashCommand::Set {
+            base,
+            field,
+            value,
+            layout,
+            url,
+        } => {
+            let mut con = url.connect()?;
+            let hash = open(&mut con, &base, layout.shards, true)?;
+            let new = hash.set(&field, &value).run(&mut con)?;
+            out::emit(&serde_json::json!({"field": field, "new": new}), || {
+                vec![if new { "new field" } else { "updated" }.to_string()]
+            });
+            Ok(())
+        }
+        HashCommand::Inspect {
+            base,
+            sample,
+            layout,
+            url,
+        } => {
+            let mut con = url.connect()?;
+            let hash = open(&mut con, &base, layout.shards, false)?;
+            let health = hash.inspect(sample.unwrap_or(u64::MAX)).run(&mut con)?;
+            #[derive(Serialize)]
+            struct Inspect<'a> {
+                base: &'a str,
+                layout: Layout,
+                #[serde(flatten)]
+                health: &'a redis_patterns::sharded_hash::Health,
+            }
+            let report = Inspect {
+                base: &base,
+                layout: hash.layout(),
+                health: &health,
+            };
+            out::emit(&report, || {
+                let mut lines = vec![
+                    format!("layout {}", hash.layout()),
+                    format!("sampled {}", health.sampled),
+                    format!("missing {}", health.missing),
+                    format!("listpack {}", health.listpack),
+                    format!("converted {}", health.converted),
+                    format!("max_len {}", health.max_len),
+                    format!("fields_in_sample {}", health.sampled_len),
+                ];
+                lines.extend(
+                    health
+                        .converted_keys
+                        .iter()
+                        .map(|k| format!("  converted {k}")),
+                );
+                lines
+            });
+            Ok(())
+        }
+        HashCommand::Import(args) => import(args),
+    }
+}
+
+/// The hash `base` for a command: the stored layout, or the one `--shards`
+/// names for data written without one (a stored different one is refused).
+/// `write`: a hash that claims its layout before its first write.
+fn open(
+    con: &mut Connection,
+    base: &str,
+    shards: Option<u32>,
+    write: bool,
+) -> CliResult<ShardedHash> {
+    let stored = ShardedHash::stored_sharding(base).run(con)?;
+    let sharding = match (stored, shards) {
+        (Some(s), None) => s,
+        (stored, Some(n)) => {
+            let asked = Sharding::Crc32 { shards: n };
+            if let Some(s) = stored {
+                s.layout()
+                    .check(&ShardedHash::meta_key_of(base), &asked.layout())
+                    .map_err(|e| mismatch(e.into()))?;
+            }
+            asked
+        }
+        (None, None) => {
+            return Err(Failure::new(format!(
+                "{base} has no stored layout ({} is absent): name it with --shards N (data written by other code), or create it with hash import",
+                ShardedHash::meta_key_of(base)
+            )));
+        }
+    };
+    Ok(ShardedHash::builder(base, sharding)
+        .record_layout(write)
+        .build()?)
+}
+
+/// A layout mismatch with what to do about it.
+fn mismatch(f: Failure) -> Failure {
+    Failure::new(format!(
+        "refused: {}: drop --shards to use the stored layout, or use another name",
+        f.message
+    ))
+}
+
+fn reason(r: &LineRejection) -> String {
+    match r {
+        LineRejection::Blank => "blank line".into(),
+        LineRejection::TooLong(n) => format!("line of {n} bytes is longer than --max-line"),
+        LineRejection::InvalidUtf8 => "not valid UTF-8".into(),
+        LineRejection::NoField => "no field<TAB>value".into(),
+        LineRejection::Item(RejectReason::BadField(e)) => e.clone(),
+        LineRejection::Item(RejectReason::ValueTooLong(n)) => {
+            format!("{n} bytes exceed hash-max-listpack-value (would convert its shard)")
+        }
+        LineRejection::Item(RejectReason::ShardFull) => "shard at hash-max-listpack-entries".into(),
+    }
+}
+
+/// One rejected line, for JSON.
+#[derive(Serialize)]
+struct Rejected {
+    line: u64,
+    reason: String,
+}
+
+/// What an import did, printed at its end (also after a failure).
+#[derive(Serialize)]
+struct ImportSummary {
+    base: String,
+    file: String,
+    layout: Layout,
+    topology: &'static str,
+    start: u64,
+    /// Lines completed (resume with --start position).
+    position: u64,
+    lines: u64,
+    inserted: u64,
+    already_present: u64,
+    rejected: u64,
+    rejections: Vec<Rejected>,
+    resent_batches: u64,
+    seconds: f64,
+    complete: bool,
+}
+
+impl ImportSummary {
+    fn print(&self) {
+        out::emit(self, || {
+            let mut lines = vec![
+                format!(
+                    "imported {} into {} ({})",
+                    self.file, self.base, self.layout
+                ),
+                format!("topology {}", self.topology),
+                format!("start {}", self.start),
+                format!("position {}", self.position),
+                format!("lines {}", self.lines),
+                format!("inserted {}", self.inserted),
+                format!("already_present {}", self.already_present),
+                format!("rejected {}", self.rejected),
+            ];
+            for r in &self.rejections {
+                lines.push(format!("  line {}: {}", r.line, r.reason));
+            }
+            if self.rejected > self.rejections.len() as u64 {
+                lines.push(format!(
+                    "  ... {} more",
+                    self.rejected - self.rejections.len() as u64
+                ));
+            }
+            lines.push(format!("resent_batches {}", self.resent_batches));
+            lines.push(format!("seconds {:.3}", self.seconds));
+            lines
+        });
+    }
+}
+
+pub fn import(args: ImportArgs) -> CliResult {
+    // Everything the arguments alone can tell is checked before connecting.
+    args.bulk.check()?;
+    let options = LineOptions {
+        format: if args.tsv {
+            LineFormat::Tsv
+        } else {
+            LineFormat::LineNumber
+        },
+        max_line: args.bulk.max_line,
+        import: ImportOptions {
+            batch: args.bulk.batch_or(50_000),
+            ..ImportOptions::default()
+        },
+    };
+    options.validate()?;
+    ShardedHash::builder(
+        &args.base,
+        Sharding::Crc32 {
+            shards: args.shards.unwrap_or(1),
+        },
+    )
+    .build()?;
+    let input = Input::open(&args.file)?;
+    let mut con = args.url.connect()?;
+    let limits = ListpackLimits::from_server().run(&mut con)?;
+    let stored = ShardedHash::stored_sharding(&args.base).run(&mut con)?;
+    let sharding = match (args.shards, stored) {
+        (Some(shards), _) => Sharding::Crc32 { shards },
+        (None, Some(stored)) => stored,
+        (None, None) => {
+            let expected = match args.expected {
+                Some(n) => n,
+                None if input.size.is_none() => {
+                    return Err(Failure::new(
+                        "a new hash read from stdin needs its size: pass --shards N or --expected N",
+                    ));
+                }
+                None => count_lines(&args.file)?,
+            };
+            let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+            if !out::json() {
+                eprintln!(
+                    "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",
+                    p.shards, p.mean_per_shard, p.limits.entries
+                );
+            }
+            p.sharding()
+        }
+    };
+    let hash = ShardedHash::builder(&args.base, sharding)
+        .limits(limits)
+        .strict(!args.no_strict)
+        .record_layout(true)
+        .build()?;
+    // The layout is claimed before anything is read or written: another
+    // stored layout refuses the import with nothing written.
+    match hash.claim_layout().run(&mut con) {
+        Err(e) if matches!(e.kind(), ErrorKind::LayoutMismatch { .. }) => {
+            return Err(mismatch(e.into()));
+        }
+        other => other?,
+    }
+    let topology = if con.is_cluster() {
+        "cluster"
+    } else {
+        "standalone"
+    };
+    let started = Instant::now();
+    let mut bulk = Bulk::new(&args.bulk, input.size);
+    let name = input.name.clone();
+    let (mut lines, seen) = Lines::new(input.into_reader(), options, args.bulk.start);
+    let mut total = ImportReport::default();
+    let summary = |total: &ImportReport, bulk: &Bulk, complete: bool| {
+        let s = import_lines::seen(&seen);
+        let mut rejections: Vec<RejectedLine> = s.rejections.clone();
+        rejections.extend(total.rejections.iter().map(|r| RejectedLine {
+            line: r.position,
+            reason: LineRejection::Item(r.reason.clone()),
+        }));
+        rejections.sort_by_key(|r| r.line);
+        rejections.truncate(100);
+        ImportSummary {
+            base: args.base.clone(),
+            file: name.clone(),
+            layout: hash.layout(),
+            topology,
+            start: args.bulk.start,
+            position: bulk.position,
+            lines: bulk
+                .position
+                .saturating_sub(args.bulk.start.min(bulk.position)),
+            inserted: total.inserted,
+            already_present: total.present,
+            rejected: s.rejected + total.rejected,
+            rejections: rejections
+                .iter()
+                .map(|r| Rejected {
+                    line: r.line,
+                    reason: reason(&r.reason),
+                })
+                .collect(),
+            resent_batches: bulk.resent,
+            seconds: started.elapsed().as_secs_f64(),
+            complete,
+        }
+    };
+    let batch = options.import.batch;
+    let batch_bytes = options.import.batch_bytes;
+    loop {
+        let mut chunk: Vec<(u64, Vec<u8>, Vec<u8>)> = Vec::with_capacity(batch.min(100_000));
+        let mut bytes = 0usize;
+        while chunk.len() < batch && bytes < batch_bytes {
+            match lines.next() {
+                Some(item) => {
+                    bytes += item.1.len() + item.2.len();
+                    chunk.push(item);
+                }
+                None => break,
+            }
+        }
+        let (position, read_bytes, error) = {
+            let mut s = import_lines::seen(&seen);
+            (s.lines, s.bytes, s.error.take())
+        };
+        let result = if chunk.is_empty() {
+            Ok(ImportReport::default())
+        } else {
+            bulk.send(&mut con, || {
+                hash.import_numbered(chunk.clone(), options.import)
+            })
+        };
+        let report = match result {
+            Ok(r) => r,
+            Err(f) => {
+                summary(&total, &bulk, false).print();
+                return Err(f);
+            }
+        };
+        total.inserted += report.inserted;
+        total.present += report.present;
+        total.rejected += report.rejected;
+        total.rejections.extend(report.rejections);
+        if let Some(e) = error {
+            summary(&total, &bulk, false).print();
+            return Err(bulk.stopped(Failure::new(format!(
+                "cannot read {name}: {}",
+                crate::fail::io_text(&e)
+            ))));
+        }
+        let counts = format!("{} inserted, {} present", total.inserted, total.present);
+        let ended = chunk.is_empty();
+        if let Err(f) = bulk.advance(position, read_bytes, &counts) {
+            summary(&total, &bulk, false).print();
+            return Err(f);
+        }
+        if ended {
+            break;
+        }
+    }
+    bulk.finish();
+    let s = summary(&total, &bulk, true);
+    s.print();
+    if s.rejected > 0 && !args.bulk.allow_rejects {
+        return Err(Failure::new(format!(
+            "{} of {} lines were rejected (listed above): fix them, or pass --allow-rejects",
+            s.rejected, s.lines
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! `redis-patterns signin mark|count|streak`: daily sign-in bitmaps (the
+//! PHP daily sign-in recipe's `SETBIT <date> <uid> 1` with `--bare`).
+
+use redis_patterns::Request;
+use redis_patterns::chrono::NaiveDate;
+use redis_patterns::keys::Prefix;
+use redis_patterns::signin::{DEFAULT_PREFIX, SignIn};
+
+use super::{day, iso, today};
+use crate::conn::UrlArg;
+use crate::fail::CliResult;
+use crate::out;
+
+/// Where the day bitmaps are.
+#[derive(clap::Args, Debug, Clone)]
+pub struct KeysArg {
+    /// Key prefix (keys PREFIX<YYYYMMDD>).
+    #[arg(long, default_value = DEFAULT_PREFIX, conflicts_with = "bare")]
+    prefix: String,
+    /// Bare-date keys (20220320), as the PHP daily sign-in recipe writes them.
+    #[arg(long)]
+    bare: bool,
+    /// Put every day in one cluster slot: keys PREFIX{TAG}:<YYYYMMDD>.
+    #[arg(long)]
+    tag: Option<String>,
+}
+
+impl KeysArg {
+    fn signin(&self) -> CliResult<SignIn> {
+        let prefix = if self.bare {
+            Prefix::none()
+        } else {
+            Prefix::new(&self.prefix)?
+        };
+        let mut b = SignIn::builder().prefix(prefix);
+        if let Some(t) = &self.tag {
+            b = b.tag(t);
+        }
+        Ok(b.build()?)
+    }
+}
+
+#[derive(clap::Subcommand)]
+pub enum SigninCommand {
+    /// Record that UID signed in on the day (default today, UTC).
+    Mark {
+        uid: u64,
+        #[arg(long, value_parser = day)]
+        day: Option<NaiveDate>,
+        #[command(flatten)]
+        keys: KeysArg,
+        #[command(flatten)]
+        url: UrlArg,
+    },
+    /// How many users signed in on the day.
+    Count {
+        #[arg(long, value_parser = day)]
+        day: Option<NaiveDate>,
+        #[command(flatten)]
+        keys: KeysArg,
+        #[command(flatten)]
+        url: UrlArg,
+    },
+    /// UID's longest and current run of consecutive days from FROM to TO.
+    Streak {
+        uid: u64,
+        #[arg(long, value_parser = day)]
+        from: NaiveDate,
+        #[arg(long, value_parser = day)]
+        to: NaiveDate,
+        #[command(flatten)]
+        keys: KeysArg,
+        #[command(flatten)]
+        url: UrlArg,
+    },
+}
+
+pub fn run(command: SigninCommand) -> CliResult {
+    match command {
+        SigninCommand::Mark {
+            uid,
+            day,
+            keys,
+            url,
+        } => {
+            let s = keys.signin()?;
+            let day = day.unwrap_or_else(today);
+            let mut con = url.connect()?;
+            let first = s.sign_in(uid, day).run(&mut con)?;
+            out::emit(
+                &serde_json::json!({"uid": uid, "day": iso(day), "first": first}),
+                || {
+                    vec![if first {
+                        format!("{uid} signed in on {}", iso(day))
+                    } else {
+                        format!("{uid} had already signed in on {}", iso(day))
+                    }]
+                },
+            );
+            Ok(())
+        }
+        SigninCommand::Count { day, keys, url } => {
+            let s = keys.signin()?;
+            let day = day.unwrap_or_else(today);
+            let mut con = url.connect()?;
+            let n = s.count(day).run(&mut con)?;
+            out::emit(&serde_json::json!({"day": iso(day), "count": n}), || {
+                vec![n.to_string()]
+            });
+            Ok(())
+        }
+        SigninCommand::Streak {
+            uid,
+            from,
+            to,
+            keys,
+            url,
+        } => {
+            let s = keys.signin()?;
+            let mut con = url.connect()?;
+            let streak = s.streak(uid, from, to).run(&mut con)?;
+            out::emit(&streak, || {
+                vec![
+                    format!("longest {}", streak.longest),
+                    format!(
+                        "longest_ends {}",
+                        streak.longest_ends.map(iso).unwrap_or_else(|| "-".into())
+                    ),
+                    format!("current {}", streak.current),
+                ]
+            });
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Output: human-readable lines by default, JSON with `--json` (one
+//! document, or one JSON line per record for streams), and a closed pipe
+//! (`redis-patterns list | head -1`) ends the program quietly with status 0.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Turns `--json` output on.
+pub fn set_json(on: bool) {
+    JSON.store(on, Ordering::Relaxed);
+}
+
+/// Whether `--json` was given.
+pub fn json() -> bool {
+    JSON.load(Ordering::Relaxed)
+}
+
+/// Writes one line to stdout; a reader that went away (closed pipe) ends
+/// the program with status 0, as `cat` and `ls` do.
+pub fn line(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!(
+            "redis-patterns: cannot write to stdout: {}",
+            crate::fail::io_text(&e)
+        );
+        std::process::exit(1);
+    }
+}
+
+/// `println!` through [`line`].
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::out::line(&format!($($arg)*)) };
+}
+pub(crate) use outln;
+
+/// One JSON document (or one line of a JSON-lines stream).
+pub fn json_line<T: Serialize + ?Sized>(value: &T) {
+    match serde_json::to_string(value) {
+        Ok(text) => line(&text),
+        Err(e) => {
+            eprintln!("redis-patterns: cannot write json: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// `value` as JSON with `--json`, else the lines `human` gives.
+pub fn emit<T: Serialize + ?Sized>(value: &T, human: impl FnOnce() -> Vec<String>) {
+    if json() {
+        json_line(value);
+    } else {
+        for l in human() {
+            line(&l);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! `redis-patterns load` on a Redis Cluster and the exported Functions
+//! library, driven through the binary and `redis-cli`: after `load` the
+//! printed SHAs run with `redis-cli -c EVALSHA` for keys on every node, the
+//! read-only ones on replicas too, and after `load --functions` (or
+//! `FUNCTION LOAD` of the exported `functions.lua`) `FCALL` runs.
+
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redis_patterns::functions;
+use redis_patterns::scripts::{self, ALL};
+use redis_patterns_test_support::{LocalCluster, LocalServer, cli_binary};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
+}
+
+/// Runs `redis-patterns load --url <url> [extra]`; returns its stdout and
+/// stderr.
+fn load(url: &str, extra: &[&str]) -> (String, String) {
+    let out = bin()
+        .args(["load", "--url", url])
+        .args(extra)
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run load");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "load failed: {stderr}");
+    (String::from_utf8(out.stdout).expect("utf-8"), stderr)
+}
+
+/// The columns after `name` on its line of `load`'s output.
+fn columns<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} in load output:\n{out}"))
+        .split(' ')
+        .collect()
+}
+
+/// `redis-cli [-c] -h 127.0.0.1 -p <port> <args>`, its reply trimmed.
+fn cli(port: u16, follow: bool, args: &[&str]) -> String {
+    let mut cmd = Command::new(cli_binary());
+    if follow {
+        cmd.arg("-c");
+    }
+    let out = cmd
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli must be installed (apt-get install redis-tools)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_string()
+}
+
+/// A key that the primary `node` serves.
+fn key_on(node: &LocalServer) -> String {
+    let mut con = node.connection();
+    (0..)
+        .map(|i| format!("job{{{i}}}"))
+        .find(|k| {
+            redis::cmd("GET")
+                .arg(k)
+                .query::<Option<String>>(&mut con)
+                .is_ok()
+        })
+        .expect("every primary serves some key")
+}
+
+fn script_exists(node: &LocalServer, sha: &str) -> bool {
+    let v: Vec<i64> = redis::cmd("SCRIPT")
+        .arg("EXISTS")
+        .arg(sha)
+        .query(&mut node.connection())
+        .expect("SCRIPT EXISTS");
+    v == [1]
+}
+
+/// The functions of the library on `node`, counted in `redis-cli FUNCTION
+/// LIST` (one `name` line per function).
+fn function_count(node: &LocalServer) -> usize {
+    cli(
+        node.port(),
+        false,
+        &["FUNCTION", "LIST", "LIBRARYNAME", functions::NAME],
+    )
+    .lines()
+    .filter(|l| *l == "name")
+    .count()
+}
+
+#[test]
+fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
+    let cluster = LocalCluster::start().expect("a three-node cluster");
+    let nodes = cluster.nodes();
+    // Pointed at one node, load reaches the others.
+    let (out, stderr) = load(&nodes[1].url(), &[]);
+    assert!(
+        stderr.contains(&format!("loaded {} scripts on 3 primaries", ALL.len())),
+        "{stderr}"
+    );
+    for s in ALL {
+        assert_eq!(columns(&out, s.name), [s.sha1], "{}", s.name);
+        for (i, n) in nodes.iter().enumerate() {
+            assert!(script_exists(n, s.sha1), "{} on node {i}", s.name);
+        }
+    }
+    let acquire = columns(&out, "lock.acquire")[0].to_string();
+    let release = columns(&out, "lock.release")[0].to_string();
+    assert_eq!(acquire, scripts::LOCK_ACQUIRE.sha1);
+    // redis-cli -c against node 0, for a key on each node: it follows the
+    // redirect and EVALSHA finds the script where the key lives.
+    let entry = nodes[0].port();
+    for n in nodes {
+        let key = key_on(n);
+        let fence = format!("{key}:fence");
+        let evalsha = |token: &str| {
+            cli(
+                entry,
+                true,
+                &["EVALSHA", &acquire, "2", &key, &fence, token, "30000"],
+            )
+        };
+        assert_eq!(evalsha("tok"), "1", "{key} on port {}", n.port());
+        assert!(evalsha("other").starts_with('-'), "busy: minus the lease");
+        assert_eq!(
+            cli(entry, true, &["EVALSHA", &release, "1", &key, "tok"]),
+            "1"
+        );
+    }
+    // --functions: the library on every primary, FCALL by name.
+    let (out, stderr) = load(&nodes[2].url(), &["--functions"]);
+    assert!(
+        stderr.contains("and the library redis_patterns"),
+        "{stderr}"
+    );
+    for s in ALL {
+        assert_eq!(columns(&out, s.name), [s.sha1, s.function], "{}", s.name);
+    }
+    for n in nodes {
+        assert_eq!(function_count(n), ALL.len(), "port {}", n.port());
+        let key = key_on(n);
+        let fence = format!("{key}:fence");
+        assert_eq!(
+            cli(
+                entry,
+                true,
+                &["FCALL", "lock_acquire", "2", &key, &fence, "tok2", "30000"]
+            ),
+            "2",
+            "the fence goes on from EVALSHA's"
+        );
+        let left: i64 = cli(entry, true, &["FCALL_RO", "lock_owned", "1", &key, "tok2"])
+            .parse()
+            .expect("an integer");
+        assert!(left > 0 && left <= 30_000, "{left}");
+    }
+}
+
+/// `READONLY` then `cmd` on one connection to a replica (so it serves its
+/// primary's slots); the reply of `cmd`.
+fn on_replica(port: u16, cmd: &str) -> String {
+    let mut child = Command::new(cli_binary())
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("redis-cli");
+    writeln!(child.stdin.take().expect("stdin"), "READONLY\n{cmd}").expect("write");
+    let out = child.wait_with_output().expect("redis-cli output");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("OK"), "{text}");
+    lines.collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn load_on_a_cluster_with_replicas_puts_the_read_only_scripts_on_the_replicas() {
+    let cluster = LocalCluster::builder()
+        .replicas(1)
+        .start()
+        .expect("a cluster with replicas");
+    let (primaries, replicas) = (cluster.primaries(), cluster.replicas());
+    assert_eq!((primaries.len(), replicas.len()), (3, 3));
+    let nodes = cluster.nodes();
+    let (out, stderr) = load(&nodes[replicas[0]].url(), &["--functions"]);
+    let read_only: Vec<_> = ALL.iter().filter(|s| s.read_only).collect();
+    assert!(
+        stderr.contains(&format!(
+            "{} read-only scripts on 3 replicas",
+            read_only.len()
+        )),
+        "{stderr}"
+    );
+    for &r in &replicas {
+        for s in ALL {
+            assert_eq!(
+                script_exists(&nodes[r], s.sha1),
+                s.read_only,
+                "{} on replica {r}",
+                s.name
+            );
+        }
+        // load waited for the library to replicate.
+        assert_eq!(function_count(&nodes[r]), ALL.len(), "replica {r}");
+    }
+    // A lock on each primary, then EVALSHA_RO and FCALL_RO of lock.owned on
+    // the replica that serves its slots.
+    let owned = columns(&out, "lock.owned")[0].to_string();
+    let entry = nodes[primaries[0]].port();
+    for &p in &primaries {
+        let key = key_on(&nodes[p]);
+        let fence = format!("{key}:fence");
+        assert_eq!(
+            cli(
+                entry,
+                true,
+                &["FCALL", "lock_acquire", "2", &key, &fence, "tok", "60000"]
+            ),
+            "1"
+        );
+        let mut served = 0;
+        for &r in &replicas {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let reply = on_replica(nodes[r].port(), &format!("EVALSHA_RO {owned} 1 {key} tok"));
+                if reply.starts_with("MOVED") {
+                    break;
+                }
+                if reply != "0" {
+                    let left: i64 = reply.parse().expect("an integer");
+                    assert!(left > 0, "{reply}");
+                    let via_function =
+                        on_replica(nodes[r].port(), &format!("FCALL_RO lock_owned 1 {key} tok"));
+                    assert!(via_function.parse::<i64>().expect("an integer") > 0);
+                    served += 1;
+                    break;
+                }
+                assert!(Instant::now() < deadline, "replica {r} never saw {key}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        assert_eq!(served, 1, "one replica serves {key}'s slot");
+    }
+}
+
+#[test]
+fn redis_cli_loads_the_exported_library_and_calls_it() {
+    let server = support::server();
+    let dir = std::env::temp_dir().join(format!("redis-patterns-functions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = bin().arg("export").arg(&dir).output().expect("run export");
+    assert!(out.status.success());
+    let path = dir.join("functions.lua");
+    let library = std::fs::read_to_string(&path).expect("functions.lua");
+    assert_eq!(library, functions::LIBRARY);
+    let loaded = Command::new(cli_binary())
+        .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
+        .args(["-x", "FUNCTION", "LOAD", "REPLACE"])
+        .stdin(std::fs::File::open(&path).expect("open functions.lua"))
+        .output()
+        .expect("redis-cli");
+    assert_eq!(
+        String::from_utf8_lossy(&loaded.stdout).trim(),
+        functions::NAME
+    );
+    assert_eq!(function_count(&server), ALL.len());
+    let port = server.port();
+    let key = "redis:lock:{job}";
+    let fcall = |token: &str, lease: &str| {
+        cli(
+            port,
+            false,
+            &[
+                "FCALL",
+                "lock_acquire",
+                "2",
+                key,
+                "redis:lock:{job}:fence",
+                token,
+                lease,
+            ],
+        )
+    };
+    assert_eq!(fcall("my-token", "30000"), "1");
+    // The generated checks run inside the function, before any write.
+    assert_eq!(
+        fcall("other", "0"),
+        "BADARG lease_ms must be an integer from 1 to 999999999999999"
+    );
+    assert_eq!(
+        cli(
+            port,
+            false,
+            &["FCALL", "lock_release", "1", key, "my-token"]
+        ),
+        "1"
+    );
+    let fence: i64 = redis::cmd("GET")
+        .arg("redis:lock:{job}:fence")
+        .query(&mut server.connection())
+        .expect("GET");
+    assert_eq!(fence, 1, "the refused call wrote nothing");
+    let _ = std::fs::remove_dir_all(&dir);
+}

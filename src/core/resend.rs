@@ -1,0 +1,261 @@
+//! Which plain commands may be sent again when their outcome is unknown, and
+//! which of them write: the one table behind the exchange's resend decision
+//! for commands that are not script calls (a script's own header says it:
+//! [`Idempotency`](crate::script::Idempotency)) and behind the durability
+//! wait.
+//!
+//! Safe to resend: a command that, run a second time right after the first,
+//! leaves the data as one run does — every read, and writes such as `SET`,
+//! `HSET`, `HSETNX`, `SETBIT`, `SETRANGE`, `DEL`, `SADD`, `ZADD`,
+//! `EXPIREAT`, `BITFIELD ... SET`. Its second reply describes the second
+//! run (`SADD` then says 0 members were added). Not safe: writes that add
+//! to what is there (`INCR`, `HINCRBY`, `APPEND`, `RPUSH`, `XADD`,
+//! `BITFIELD ... INCRBY`, `ZADD ... INCR`), that take something away
+//! (`LPOP`, `SPOP`, `GETDEL`), whose reply is the point and would be wrong
+//! (`SET ... NX`, `SETNX`, `SET ... GET`, `GETSET`: a lock or an old value),
+//! relative ones (`LTRIM`, `LREM`, `RENAME`), and every command this table
+//! does not know.
+
+use redis::Cmd;
+
+/// What the resend decision and the durability wait need to know of one
+/// plain command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Traits {
+    /// May be sent again when its outcome is unknown.
+    pub(crate) resend_safe: bool,
+    /// May change the data (a durability wait follows it).
+    pub(crate) writes: bool,
+}
+
+const READ: Traits = Traits {
+    resend_safe: true,
+    writes: false,
+};
+const SAFE_WRITE: Traits = Traits {
+    resend_safe: true,
+    writes: true,
+};
+const UNSAFE: Traits = Traits {
+    resend_safe: false,
+    writes: true,
+};
+
+/// Commands that only read (or touch no data).
+const READS: &[&str] = &[
+    "BITCOUNT",
+    "BITFIELD_RO",
+    "BITPOS",
+    "DBSIZE",
+    "DUMP",
+    "ECHO",
+    "EVALSHA_RO",
+    "EVAL_RO",
+    "EXISTS",
+    "EXPIRETIME",
+    "FCALL_RO",
+    "GET",
+    "GETBIT",
+    "GETRANGE",
+    "HEXISTS",
+    "HGET",
+    "HGETALL",
+    "HKEYS",
+    "HLEN",
+    "HMGET",
+    "HRANDFIELD",
+    "HSCAN",
+    "HSTRLEN",
+    "HVALS",
+    "INFO",
+    "KEYS",
+    "LINDEX",
+    "LLEN",
+    "LPOS",
+    "LRANGE",
+    "MGET",
+    "OBJECT",
+    "PEXPIRETIME",
+    "PFCOUNT",
+    "PING",
+    "PTTL",
+    "RANDOMKEY",
+    "SCAN",
+    "SCARD",
+    "SDIFF",
+    "SINTER",
+    "SINTERCARD",
+    "SISMEMBER",
+    "SMEMBERS",
+    "SMISMEMBER",
+    "SRANDMEMBER",
+    "SSCAN",
+    "STRLEN",
+    "SUBSTR",
+    "SUNION",
+    "TIME",
+    "TTL",
+    "TYPE",
+    "WAIT",
+    "XLEN",
+    "XRANGE",
+    "XREVRANGE",
+    "ZCARD",
+    "ZCOUNT",
+    "ZMSCORE",
+    "ZRANGE",
+    "ZRANGEBYSCORE",
+    "ZRANK",
+    "ZREVRANGE",
+    "ZREVRANK",
+    "ZSCAN",
+    "ZSCORE",
+];
+
+/// Writes that a second run leaves as one run does.
+const SAFE_WRITES: &[&str] = &[
+    "BITOP",
+    "DEL",
+    "EXPIREAT",
+    "GETEX",
+    "HDEL",
+    "HMSET",
+    "HSET",
+    "HSETNX",
+    "LSET",
+    "MSET",
+    "PERSIST",
+    "PEXPIREAT",
+    "PFADD",
+    "PFMERGE",
+    "PSETEX",
+    "SADD",
+    "SDIFFSTORE",
+    "SETBIT",
+    "SETEX",
+    "SETRANGE",
+    "SINTERSTORE",
+    "SMOVE",
+    "SREM",
+    "SUNIONSTORE",
+    "UNLINK",
+    "XACK",
+    "XDEL",
+    "ZREM",
+    "ZREMRANGEBYLEX",
+    "ZREMRANGEBYSCORE",
+    // Relative expiries: a resend sets the same time to live from a moment
+    // later.
+    "EXPIRE",
+    "PEXPIRE",
+];
+
+fn upper(arg: Option<&[u8]>) -> String {
+    arg.map(|a| String::from_utf8_lossy(a).to_ascii_uppercase())
+        .unwrap_or_default()
+}
+
+/// The traits of a plain command (see the module docs).
+pub(crate) fn traits(cmd: &Cmd) -> Traits {
+    let args: Vec<&[u8]> = cmd
+        .args_iter()
+        .filter_map(|a| match a {
+            redis::Arg::Simple(bytes) => Some(bytes),
+            _ => None,
+        })
+        .collect();
+    let name = upper(args.first().copied());
+    let sub = upper(args.get(1).copied());
+    let has = |word: &str| {
+        args.iter()
+            .skip(1)
+            .any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+    };
+    match name.as_str() {
+        n if READS.contains(&n) => READ,
+        n if SAFE_WRITES.contains(&n) => SAFE_WRITE,
+        // A set-if-absent or a swap: the reply is the point.
+        "SET" if has("NX") || has("GET") => UNSAFE,
+        "SET" => SAFE_WRITE,
+        "BITFIELD" if has("INCRBY") => UNSAFE,
+        "BITFIELD" => SAFE_WRITE,
+        "ZADD" if has("INCR") => UNSAFE,
+        "ZADD" => SAFE_WRITE,
+        "CONFIG" if sub == "GET" => READ,
+        "CLUSTER"
+            if matches!(
+                sub.as_str(),
+                "SLOTS" | "SHARDS" | "NODES" | "INFO" | "KEYSLOT" | "MYID"
+            ) =>
+        {
+            READ
+        }
+        "SCRIPT" if matches!(sub.as_str(), "LOAD" | "EXISTS") => SAFE_WRITE,
+        "ACL" if sub == "WHOAMI" => READ,
+        "CLIENT" if matches!(sub.as_str(), "ID" | "INFO" | "GETNAME") => READ,
+        "MEMORY" if sub == "USAGE" => READ,
+        "ASKING" | "READONLY" | "READWRITE" => READ,
+        _ => UNSAFE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(args: &[&str]) -> Traits {
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        traits(&cmd)
+    }
+
+    #[test]
+    fn reads_and_idempotent_writes_are_safe_the_rest_is_not() {
+        for read in [
+            &["GET", "k"][..],
+            &["hmget", "h", "a"],
+            &["SMEMBERS", "s"],
+            &["CONFIG", "GET", "x"],
+            &["CLUSTER", "SLOTS"],
+            &["BITFIELD_RO", "b", "GET", "u1", "0"],
+            &["WAIT", "1", "100"],
+        ] {
+            assert_eq!(of(read), READ, "{read:?}");
+        }
+        for write in [
+            &["SET", "k", "v"][..],
+            &["SET", "k", "v", "PX", "10", "XX"],
+            &["HSET", "h", "a", "1"],
+            &["HSETNX", "h", "a", "1"],
+            &["SETBIT", "b", "7", "1"],
+            &["DEL", "k"],
+            &["SADD", "s", "1"],
+            &["BITFIELD", "b", "SET", "u1", "0", "1"],
+            &["ZADD", "z", "1", "m"],
+            &["EXPIREAT", "k", "100"],
+            &["SCRIPT", "LOAD", "return 1"],
+        ] {
+            assert_eq!(of(write), SAFE_WRITE, "{write:?}");
+        }
+        for unsafe_ in [
+            &["INCR", "k"][..],
+            &["incrby", "k", "2"],
+            &["HINCRBY", "h", "a", "1"],
+            &["RPUSH", "l", "x"],
+            &["LPOP", "l"],
+            &["SET", "k", "v", "NX"],
+            &["set", "k", "v", "get"],
+            &["SETNX", "k", "v"],
+            &["GETSET", "k", "v"],
+            &["BITFIELD", "b", "INCRBY", "u8", "0", "1"],
+            &["ZADD", "z", "INCR", "1", "m"],
+            &["EVALSHA", "abc", "0"],
+            &["CONFIG", "SET", "x", "y"],
+            &["NOSUCHCOMMAND"],
+        ] {
+            assert_eq!(of(unsafe_), UNSAFE, "{unsafe_:?}");
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Layouts stored with the data (`lua/layout/`): the small meta hash in
+//! which a sharded pattern records how its keys are laid out (scheme, shard
+//! count, separator, record width, version), so that every later writer and
+//! reader finds the layout with the data instead of having to be told.
+//!
+//! A pattern whose keys share a slot with their meta key writes it in the
+//! same script as its first data (a visit counter's day). A pattern whose
+//! keys spread over slots (a sharded hash's shards, a packed store's shards)
+//! **claims** its layout once before its first write: [`claim`] runs
+//! `layout.claim`, which stores the layout when the meta key is absent and
+//! answers the stored one either way; a different stored layout is
+//! [`ErrorKind::LayoutMismatch`], before
+//! anything else is written. [`read`] reads it back (`open` of each pattern).
+//! Data written without a meta key (by other code, such as the PHP
+//! recipes) has none: name its layout explicitly.
+//!
+//! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
+//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`AsyncConnection`](crate::AsyncConnection).
+//!
+//! ```no_run
+//! use redis_patterns::layout::{self, Layout};
+//! use redis_patterns::prelude::*;
+//!
+//! # fn main() -> redis_patterns::Result<()> {
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
+//! let mine = Layout::new("sharded_hash", 1).with("scheme", "crc32").with("shards", 64);
+//! layout::claim("users:meta", &mine).run(&mut con)?; // refused if another layout is stored
+//! assert_eq!(layout::read("users:meta").run(&mut con)?, Some(mine));
+//! # Ok(())
+//! # }
+//! # async fn run() -> redis_patterns::Result<()> {
+//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let stored = layout::read("users:meta").run_async(&mut con).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod contract;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::core::Op;
+use crate::error::{ErrorKind, Result};
+use crate::scripts;
+
+pub(crate) use contract::contract;
+
+/// A layout as stored in a meta hash: field → value, always with the
+/// fields `pattern` and `version`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Layout {
+    fields: BTreeMap<String, String>,
+}
+
+impl Layout {
+    /// The layout of `pattern` (e.g. `"sharded_hash"`) at layout `version`.
+    pub fn new(pattern: &str, version: u32) -> Self {
+        Self {
+            fields: BTreeMap::new(),
+        }
+        .with("pattern", pattern)
+        .with("version", version)
+    }
+
+    /// With one more field (or a new value for one).
+    pub fn with(mut self, field: &str, value: impl fmt::Display) -> Self {
+        self.fields.insert(field.to_string(), value.to_string());
+        self
+    }
+
+    /// The value of a field.
+    pub fn get(&self, field: &str) -> Option<&str> {
+        self.fields.get(field).map(String::as_str)
+    }
+
+    /// The value of a field as an integer.
+    pub fn get_u64(&self, field: &str) -> Option<u64> {
+        self.get(field).and_then(|v| v.parse().ok())
+    }
+
+    /// The pattern it belongs to.
+    pub fn pattern(&self) -> Option<&str> {
+        self.get("pattern")
+    }
+
+    /// Every field, sorted by name.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.fields.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    fn from_pairs(pairs: Vec<String>) -> Self {
+        let mut fields = BTreeMap::new();
+        let mut it = pairs.into_iter();
+        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+            fields.insert(k, v);
+        }
+        Self { fields }
+    }
+
+    fn pairs(&self) -> Vec<&str> {
+        self.fields
+            .iter()
+            .flat_map(|(k, v)| [k.as_str(), v.as_str()])
+            .collect()
+    }
+
+    /// Refuses `requested` when this (stored) layout differs from it.
+    pub fn check(&self, key: &str, requested: &Layout) -> Result<()> {
+        if self == requested {
+            return Ok(());
+        }
+        Err(ErrorKind::LayoutMismatch {
+            key: key.to_string(),
+            stored: self.to_string(),
+            requested: requested.to_string(),
+        }
+        .into())
+    }
+}
+
+impl fmt::Display for Layout {
+    /// `shards=64, scheme=crc32, separator=:, version=1` (the pattern name
+    /// left out).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (k, v) in &self.fields {
+            if k == "pattern" || k == "version" {
+                continue;
+            }
+            if !first {
+                f.write_str(", ")?;
+            }
+            first = false;
+            write!(f, "{k}={v}")?;
+        }
+        if let Some(v) = self.fields.get("version") {
+            if !first {
+                f.write_str(", ")?;
+            }
+            write!(f, "version={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Stores `layout` at `meta_key` unless a layout is stored there
+/// (`layout.claim`, one script call), and refuses with
+/// [`ErrorKind::LayoutMismatch`] when the stored one differs.
+pub fn claim(meta_key: &str, layout: &Layout) -> Op<()> {
+    let key = meta_key.to_string();
+    let wanted = layout.clone();
+    Op::script(scripts::layout::claim(meta_key, &layout.pairs())).try_map(
+        move |stored: Vec<Option<Vec<u8>>>| {
+            let text = stored
+                .into_iter()
+                .map(|b| String::from_utf8_lossy(&b.unwrap_or_default()).into_owned())
+                .collect();
+            Layout::from_pairs(text).check(&key, &wanted)
+        },
+    )
+}
+
+/// The layout stored at `meta_key` (`HGETALL`), `None` when there is none.
+pub fn read(meta_key: &str) -> Op<Option<Layout>> {
+    let mut cmd = redis::cmd("HGETALL");
+    cmd.arg(meta_key);
+    Op::<Vec<String>>::cmd(meta_key, cmd)
+        .map(|pairs| (!pairs.is_empty()).then(|| Layout::from_pairs(pairs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_compare_and_print_without_their_pattern() {
+        let a = Layout::new("sharded_hash", 1)
+            .with("shards", 64)
+            .with("scheme", "crc32");
+        assert_eq!(a.to_string(), "scheme=crc32, shards=64, version=1");
+        assert_eq!(a.get_u64("shards"), Some(64));
+        let b = a.clone().with("shards", 3);
+        let e = a.check("users:meta", &b).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "users:meta holds data laid out as scheme=crc32, shards=64, version=1, not as scheme=crc32, shards=3, version=1"
+        );
+        assert!(a.check("users:meta", &a.clone()).is_ok());
+        assert_eq!(
+            Layout::from_pairs(a.pairs().iter().map(|s| s.to_string()).collect()),
+            a
+        );
+    }
+}

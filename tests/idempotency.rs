@@ -1,0 +1,126 @@
+//! Every script whose header says `IDEMPOTENT yes` (or `if <arg>`, with that
+//! argument set) leaves the data exactly as one run does when it runs twice
+//! with the same keys and arguments — what a resend after an unknown outcome
+//! does. One generic test over the registry, from the example calls in
+//! `tests/support/examples.rs`, comparing `DEBUG DIGEST` (which covers every
+//! key, value and whether it has a TTL). The declaration reaches the
+//! calls (`ScriptCall::is_idempotent`) and the manifest.
+
+#[path = "support/examples.rs"]
+mod examples;
+mod support;
+
+use examples::Example;
+use redis::Value;
+use redis_patterns::script::Idempotency;
+use redis_patterns::scripts::ALL;
+use redis_patterns::{ScriptCall, ScriptInfo};
+
+fn digest(con: &mut redis::Connection) -> String {
+    redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query(con)
+        .expect("DEBUG DIGEST (the server runs with --enable-debug-command local)")
+}
+
+fn reset(con: &mut redis::Connection, e: &Example) {
+    let _: () = redis::cmd("FLUSHALL").query(con).expect("FLUSHALL");
+    for c in examples::seed().iter().chain(&e.setup) {
+        let _: Value = c.query(con).expect("example setup");
+    }
+}
+
+fn call(con: &mut redis::Connection, s: &ScriptInfo, keys: &[String], args: &[String]) -> Value {
+    redis::cmd(if s.read_only { "EVALSHA_RO" } else { "EVALSHA" })
+        .arg(s.sha1)
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query(con)
+        .unwrap_or_else(|e| panic!("{}: the example call must succeed: {e}", s.name))
+}
+
+/// The dataset after running the example `runs` times from its data.
+fn after(
+    con: &mut redis::Connection,
+    s: &ScriptInfo,
+    e: &Example,
+    args: &[String],
+    runs: usize,
+) -> String {
+    reset(con, e);
+    for _ in 0..runs {
+        call(con, s, &e.keys, args);
+    }
+    digest(con)
+}
+
+#[test]
+fn every_idempotent_script_run_twice_leaves_the_data_of_one_run() {
+    let server = support::server_with(&["--enable-debug-command", "local"]);
+    let mut con = server.connection();
+    redis_patterns::Request::run(
+        redis_patterns::load_all(),
+        &mut redis_patterns::Connection::open(server.url()).expect("connect"),
+    )
+    .expect("load the bundle");
+    let list = examples::examples(false);
+    let manifest = redis_patterns::manifest::manifest();
+    let (mut twice, mut changed, mut conditional) = (0, 0, 0);
+    for s in ALL {
+        let e = list
+            .iter()
+            .find(|e| e.script == s.name)
+            .unwrap_or_else(|| panic!("{}: no example in tests/support/examples.rs", s.name));
+        let entry = manifest
+            .scripts
+            .iter()
+            .find(|m| m.name == s.name)
+            .expect("in the manifest");
+        let declared = ScriptCall::<Value>::raw(s, &e.keys, &e.args).is_idempotent();
+        match s.idempotent {
+            Idempotency::Always => {
+                assert!(declared, "{}", s.name);
+                assert_eq!(entry.idempotent.when, "always", "{}", s.name);
+            }
+            Idempotency::Never => {
+                assert!(!declared, "{}", s.name);
+                assert_eq!(entry.idempotent.when, "never", "{}", s.name);
+                continue;
+            }
+            Idempotency::IfArg { name, index } => {
+                assert_eq!(entry.idempotent.when, "if_arg", "{}", s.name);
+                assert_eq!(entry.idempotent.arg.as_deref(), Some(name), "{}", s.name);
+                assert!(declared, "{}: the example sets {name}", s.name);
+                // Without the argument the call is not idempotent, and
+                // indeed a second run changes the data again.
+                let mut without = e.args.clone();
+                without[index] = "0".into();
+                assert!(!ScriptCall::<Value>::raw(s, &e.keys, &without).is_idempotent());
+                assert_ne!(
+                    after(&mut con, s, e, &without, 1),
+                    after(&mut con, s, e, &without, 2),
+                    "{}: without {name} a resend applies twice",
+                    s.name
+                );
+                conditional += 1;
+            }
+        }
+        assert!(!entry.idempotent.why.is_empty(), "{}", s.name);
+        let once = after(&mut con, s, e, &e.args, 1);
+        if once != after(&mut con, s, e, &e.args, 0) {
+            changed += 1;
+        }
+        assert_eq!(
+            once,
+            after(&mut con, s, e, &e.args, 2),
+            "{}: declared idempotent, but a second run changed the data",
+            s.name
+        );
+        twice += 1;
+    }
+    assert!(twice >= 25, "only {twice} idempotent scripts");
+    // Most examples do write (the rest only move a TTL, or read).
+    assert!(changed >= 18, "only {changed} examples changed the data");
+    assert_eq!(conditional, 2, "sharded_hash.incr and packed.add");
+}

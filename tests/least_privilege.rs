@@ -1,0 +1,433 @@
+//! The README's ACL rules are exactly enough: for each pattern, a user made
+//! of the README's first line, the pattern's line (and on a cluster the
+//! cluster line) runs every operation of the pattern, on one server and on
+//! a cluster, through both drivers. Without `+config|get` the planners say
+//! that they assumed the defaults; with the planners' line they read the
+//! server's limits.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{NaiveDate, Utc};
+use redis_patterns::bloom::{Bloom, JsHashBloom};
+use redis_patterns::core::{Durability, LimitsSource, RequestId};
+use redis_patterns::lock::Lock;
+use redis_patterns::login_log::LoginLog;
+use redis_patterns::packed::{IntField, Le, PackedRecords};
+use redis_patterns::rolling::RollingStore;
+use redis_patterns::sharded_hash::{ImportOptions, ShardedHash, Sharding};
+use redis_patterns::signin::SignIn;
+use redis_patterns::visits::VisitCounter;
+use redis_patterns::{ErrorKind, Retention};
+use support::Driver;
+
+/// The README's ACL block: each group's lines, by the first word of the
+/// comment above them (`every`, `cluster`, `lock` …).
+fn rules() -> BTreeMap<String, Vec<String>> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let block = readme
+        .split("<!-- acl-rules -->\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n<!-- /acl-rules -->").next())
+        .expect("README has the acl-rules markers");
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut current = String::new();
+    for line in block.lines() {
+        if let Some(comment) = line.strip_prefix("# ") {
+            current = comment
+                .split([':', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_string();
+        } else if line.starts_with("ACL SETUSER svc ") {
+            groups
+                .entry(current.clone())
+                .or_default()
+                .push(line.to_string());
+        }
+    }
+    groups
+}
+
+/// Creates user `user` on `con` from the README's groups.
+fn create_user(con: &mut redis::Connection, user: &str, groups: &[&str]) {
+    let rules = rules();
+    let _: () = redis::cmd("ACL")
+        .arg("DELUSER")
+        .arg(user)
+        .query::<i64>(con)
+        .map(drop)
+        .unwrap();
+    for g in groups {
+        let lines = rules
+            .get(*g)
+            .unwrap_or_else(|| panic!("README's acl-rules has no `# {g}:` group"));
+        for line in lines {
+            let mut cmd = redis::cmd("ACL");
+            for word in line.split_whitespace().skip(1) {
+                cmd.arg(if word == "svc" { user } else { word });
+            }
+            let _: () = cmd.query(con).unwrap_or_else(|e| panic!("{line}: {e}"));
+        }
+    }
+}
+
+/// The README's groups for `groups`, with the functions line when the tests
+/// run in functions mode.
+fn in_mode<'a>(groups: &[&'a str]) -> Vec<&'a str> {
+    let mut out = groups.to_vec();
+    if support::call_mode() == redis_patterns::CallMode::Functions {
+        out.push("functions");
+    }
+    out
+}
+
+fn url_of(port: u16, user: &str) -> String {
+    format!("redis://{user}:secret@127.0.0.1:{port}/")
+}
+
+const PATTERNS: [&str; 8] = [
+    "lock",
+    "visits",
+    "sharded_hash",
+    "packed",
+    "bloom",
+    "rolling",
+    "login_log",
+    "signin",
+];
+
+fn day(d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2099, 5, d).unwrap()
+}
+
+/// Every operation of `pattern`, as the restricted user behind `d`.
+fn tour(pattern: &str, d: &mut Driver) {
+    let ok = |r: redis_patterns::Result<()>, what: &str| {
+        r.unwrap_or_else(|e| panic!("{pattern} {what} as the restricted user: {e}"))
+    };
+    match pattern {
+        "lock" => {
+            let lock = Lock::new("job", Duration::from_secs(30)).unwrap();
+            let lease = d.run(lock.acquire(Duration::from_secs(1))).unwrap();
+            assert!(d.run(lock.try_acquire()).unwrap_err().is_busy());
+            assert!(d.run(lock.owned(&lease.token)).unwrap().is_some());
+            assert!(
+                d.run(lock.extend(&lease.token, Duration::from_secs(60)))
+                    .unwrap()
+            );
+            assert!(d.run(lock.release(&lease.token)).unwrap());
+        }
+        "visits" => {
+            let v = VisitCounter::new("site", Utc, 8).unwrap();
+            ok(d.run(v.add(day(1), 1)).map(drop), "add");
+            ok(d.run(v.add_batch(day(1), &[2, 3])).map(drop), "add_batch");
+            ok(
+                d.run(v.add_pipelined(day(2), &[4, 5])).map(drop),
+                "add_pipelined",
+            );
+            assert_eq!(d.run(v.count(day(1))).unwrap(), 3);
+            assert!(d.run(v.contains(day(1), 2)).unwrap());
+            ok(d.run(v.shard_sizes(day(1))).map(drop), "shard_sizes");
+            assert_eq!(d.run(v.distinct_between(day(1), day(2))).unwrap(), 5);
+            assert!(matches!(
+                d.run(v.final_count(day(1)))
+                    .map_err(redis_patterns::Error::into_kind),
+                Err(ErrorKind::DayOpen { .. })
+            ));
+            let (_, plan) = d.run(VisitCounter::planned("site", Utc, 10_000)).unwrap();
+            assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
+        }
+        "sharded_hash" => {
+            let h = ShardedHash::new("users", 8).unwrap();
+            assert!(d.run(h.set("alice", "1")).unwrap());
+            ok(
+                d.run(h.set_many(&[("bob", "2"), ("carol", "3")])).map(drop),
+                "set_many",
+            );
+            ok(
+                d.run(h.set_if_absent("dave", "4")).map(drop),
+                "set_if_absent",
+            );
+            ok(
+                d.run(h.set_if_absent_many(&[("erin", "5")])).map(drop),
+                "set_if_absent_many",
+            );
+            assert_eq!(
+                d.run(h.get::<String>("alice")).unwrap().as_deref(),
+                Some("1")
+            );
+            ok(
+                d.run(h.get_many::<String, _>(&["alice", "zed"])).map(drop),
+                "get_many",
+            );
+            assert!(d.run(h.exists("bob")).unwrap());
+            assert_eq!(d.run(h.incr("n", 2)).unwrap(), 2);
+            let req = RequestId::random();
+            assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
+            assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
+            assert!(d.run(h.delete("bob")).unwrap());
+            ok(d.run(h.len()).map(drop), "len");
+            ok(d.run(h.inspect(8)).map(drop), "inspect");
+            let items = (0..20).map(|i| (format!("f{i}"), format!("v{i}")));
+            ok(
+                d.run(h.import(items, ImportOptions::default())).map(drop),
+                "import",
+            );
+            // Not strict: plain HSET, HSETNX, HINCRBY (keys users:loose:<shard>).
+            let loose = ShardedHash::builder("users:loose", Sharding::Crc32 { shards: 4 })
+                .strict(false)
+                .build()
+                .unwrap();
+            ok(d.run(loose.set("a", "1")).map(drop), "non-strict set");
+            ok(
+                d.run(loose.set_if_absent_many(&[("b", "2")])).map(drop),
+                "non-strict HSETNX",
+            );
+            ok(d.run(loose.incr("c", 1)).map(drop), "non-strict HINCRBY");
+            let (_, plan) = d.run(ShardedHash::planned("users", 10_000)).unwrap();
+            assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
+        }
+        "packed" => {
+            let p = PackedRecords::new("logins", Le::<u32>::new(), 100_000).unwrap();
+            let all = IntField {
+                offset: 0,
+                size: 4,
+                signed: false,
+            };
+            ok(d.run(p.set(1, &7)), "set");
+            ok(d.run(p.set_many(&[(2, 8), (70_000, 9)])), "set_many");
+            assert_eq!(d.run(p.get(1)).unwrap(), 7);
+            assert_eq!(d.run(p.get_many(&[2, 70_000])).unwrap(), [8, 9]);
+            assert_eq!(d.run(p.add(1, all, 1)).unwrap(), 8);
+            assert_eq!(
+                d.run(p.add_once(1, all, 1, &RequestId::random())).unwrap(),
+                9
+            );
+            assert!(d.run(p.compare_and_set(1, &9, &10)).unwrap().is_ok());
+            assert_eq!(
+                d.run(p.count_by(|n| (*n != 0).then_some(*n)))
+                    .unwrap()
+                    .len(),
+                3
+            );
+        }
+        "bloom" => {
+            for spread in [false, true] {
+                let name = format!("emails-{spread}");
+                let bf = d
+                    .run(
+                        Bloom::builder(&name)
+                            .expected(10_000)
+                            .fp_rate(0.01)
+                            .max_block_bytes(1024)
+                            .spread_blocks(spread)
+                            .create(),
+                    )
+                    .unwrap();
+                assert!(d.run(bf.add("a@example.com")).unwrap());
+                ok(
+                    d.run(bf.multi_add(&["b@example.com", "c@example.com"]))
+                        .map(drop),
+                    "multi_add",
+                );
+                assert!(d.run(bf.exists("a@example.com")).unwrap());
+                ok(
+                    d.run(bf.multi_exists(&["b@example.com", "z"])).map(drop),
+                    "multi_exists",
+                );
+                ok(d.run(bf.bits_set()).map(drop), "bits_set");
+                ok(d.run(bf.approx_count()).map(drop), "approx_count");
+                ok(d.run(bf.info()).map(drop), "info");
+                let opened = d.run(Bloom::open(&name)).unwrap();
+                let script = opened.with_engine(redis_patterns::bloom::Engine::Script);
+                ok(d.run(script.add("d@example.com")).map(drop), "script add");
+                ok(
+                    d.run(script.exists("d@example.com")).map(drop),
+                    "script exists",
+                );
+                ok(d.run(bf.clear()), "clear");
+                ok(d.run(bf.destroy()), "destroy");
+            }
+            let php = JsHashBloom::new("bloom_user_email").unwrap();
+            ok(
+                d.run(php.add("carol@example.com")).map(drop),
+                "JsHashBloom add",
+            );
+            assert!(d.run(php.exists("carol@example.com")).unwrap());
+        }
+        "rolling" => {
+            let store = RollingStore::new(10, 4, Duration::from_secs(600)).unwrap();
+            for i in 0..12 {
+                ok(
+                    d.run(store.add("merchant:42", &format!("tx-{i}"), &i))
+                        .map(drop),
+                    "add",
+                );
+            }
+            assert_eq!(
+                d.run(store.get::<i32>("merchant:42", "tx-11")).unwrap(),
+                Some(11)
+            );
+            assert_eq!(
+                d.run(store.recent::<i32>("merchant:42", 3)).unwrap().len(),
+                3
+            );
+            ok(d.run(store.len("merchant:42")).map(drop), "len");
+            ok(d.run(store.clear("merchant:42")).map(drop), "clear");
+        }
+        "login_log" => {
+            let log = LoginLog::builder()
+                .retention(Retention::days(30))
+                .build()
+                .unwrap();
+            assert!(d.run(log.record("client", 7, day(3))).unwrap());
+            ok(d.run(log.record("admin", 8, day(4))).map(drop), "record");
+            assert!(d.run(log.logged_in_on("client", 7, day(3))).unwrap());
+            assert!(d.run(log.logged_in_in_month("client", 7, 2099, 5)).unwrap());
+            assert_eq!(d.run(log.days_in_month("client", 7, 2099, 5)).unwrap(), 1);
+            assert!(
+                d.run(log.logged_in_between("client", 7, day(1), day(9)))
+                    .unwrap()
+            );
+            assert_eq!(
+                d.run(log.login_days("client", 7, day(1), day(9))).unwrap(),
+                [day(3)]
+            );
+            assert_eq!(
+                d.run(log.active_users("client", day(1), day(9))).unwrap(),
+                [7]
+            );
+            assert_eq!(d.run(log.types_between(day(1), day(9))).unwrap().len(), 2);
+            assert_eq!(
+                d.run(log.all_active_users(day(1), day(9))).unwrap().len(),
+                2
+            );
+        }
+        "signin" => {
+            for s in [
+                SignIn::builder()
+                    .retention(Retention::days(30))
+                    .build()
+                    .unwrap(),
+                SignIn::builder().tag("app").build().unwrap(),
+            ] {
+                assert!(d.run(s.sign_in(100, day(1))).unwrap());
+                ok(d.run(s.sign_in(100, day(2))).map(drop), "sign_in");
+                ok(d.run(s.sign_in(101, day(2))).map(drop), "sign_in");
+                assert!(d.run(s.signed_in(100, day(1))).unwrap());
+                assert_eq!(d.run(s.count(day(2))).unwrap(), 2);
+                assert_eq!(d.run(s.active_any(day(1), day(2))).unwrap().len(), 2);
+                assert_eq!(d.run(s.active_every(day(1), day(2))).unwrap(), [100]);
+                assert_eq!(d.run(s.count_any(day(1), day(2))).unwrap(), 2);
+                assert_eq!(d.run(s.count_every(day(1), day(2))).unwrap(), 1);
+                assert_eq!(
+                    d.run(s.days_signed_in(100, day(1), day(3))).unwrap().len(),
+                    2
+                );
+                ok(d.run(s.streak(100, day(1), day(3))).map(drop), "streak");
+            }
+        }
+        other => panic!("no tour for {other}"),
+    }
+}
+
+#[test]
+fn every_pattern_runs_as_a_user_with_only_the_readme_rules() {
+    let server = support::server();
+    for pattern in PATTERNS {
+        let user = format!("svc-{pattern}");
+        create_user(
+            &mut server.connection(),
+            &user,
+            &in_mode(&["every", pattern]),
+        );
+        let _: () = redis::cmd("FLUSHALL")
+            .query(&mut server.connection())
+            .unwrap();
+        for mut d in support::drivers(&url_of(server.port(), &user)) {
+            tour(pattern, &mut d);
+            let _: () = redis::cmd("FLUSHALL")
+                .query(&mut server.connection())
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn every_pattern_runs_as_that_user_on_a_cluster() {
+    let cluster = support::cluster();
+    for pattern in PATTERNS {
+        let user = format!("svc-{pattern}");
+        for node in cluster.nodes() {
+            create_user(
+                &mut node.connection(),
+                &user,
+                &in_mode(&["every", "cluster", pattern]),
+            );
+        }
+        let url = url_of(cluster.nodes()[0].port(), &user);
+        for mut d in support::drivers(&url) {
+            for node in cluster.nodes() {
+                let _: () = redis::cmd("FLUSHALL")
+                    .query(&mut node.connection())
+                    .unwrap();
+            }
+            tour(pattern, &mut d);
+        }
+    }
+}
+
+#[test]
+fn the_optional_rules_add_what_they_say() {
+    let server = support::server();
+    let mut con = server.connection();
+    // Planners: with +config|get they read the server's limits.
+    create_user(
+        &mut con,
+        "svc-plan",
+        &in_mode(&["every", "sharded_hash", "visits", "planners"]),
+    );
+    for mut d in support::drivers(&url_of(server.port(), "svc-plan")) {
+        let (_, plan) = d.run(ShardedHash::planned("users", 10_000)).unwrap();
+        assert_eq!(plan.limits_source, LimitsSource::Server);
+        let (_, plan) = d.run(VisitCounter::planned("site", Utc, 10_000)).unwrap();
+        assert_eq!(plan.limits_source, LimitsSource::Server);
+    }
+    // Durability: +wait is enough to wait (this server has no replica, so
+    // the write is applied but not durable).
+    create_user(
+        &mut con,
+        "svc-wait",
+        &in_mode(&["every", "visits", "durability"]),
+    );
+    for d in support::drivers(&url_of(server.port(), "svc-wait")) {
+        let v = VisitCounter::new("site", Utc, 8).unwrap();
+        let durable = Durability::replicas(1, Duration::from_millis(10)).unwrap();
+        let e = match d {
+            Driver::Sync(mut c) => {
+                c.set_durability(durable).unwrap();
+                redis_patterns::Request::run(v.add(day(1), 1), &mut c).unwrap_err()
+            }
+            Driver::Async(mut c, rt) => {
+                c.set_durability(durable).unwrap();
+                rt.block_on(redis_patterns::Request::run_async(v.add(day(1), 1), &mut c))
+                    .unwrap_err()
+            }
+        };
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::NotDurable {
+                    acknowledged: 0,
+                    wanted: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}
