@@ -141,9 +141,17 @@ fn lock_rounds(key: &str, rounds: i64) -> (Batch, Vec<i64>) {
         let token = format!("t{round}");
         batch.script(scripts::lock::acquire(key, &fence, &token, 60_000));
         expected.push(round + 1);
-        batch.script(scripts::lock::release(key, "stranger", &format!("{}:wake", key)));
+        batch.script(scripts::lock::release(
+            key,
+            "stranger",
+            &format!("{}:wake", key),
+        ));
         expected.push(0);
-        batch.script(scripts::lock::release(key, &token, &format!("{}:wake", key)));
+        batch.script(scripts::lock::release(
+            key,
+            &token,
+            &format!("{}:wake", key),
+        ));
         expected.push(1);
     }
     (batch, expected)
@@ -159,7 +167,12 @@ fn reload_after_flush(d: &mut Driver, flush: &dyn Fn()) {
     assert_eq!(fence, 1, "{}", d.name());
     flush();
     assert_eq!(
-        d.run(scripts::lock::release("f{a}", "t", &format!("{}:wake", "f{a}"))).expect("again"),
+        d.run(scripts::lock::release(
+            "f{a}",
+            "t",
+            &format!("{}:wake", "f{a}")
+        ))
+        .expect("again"),
         1
     );
     flush();
@@ -231,7 +244,11 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .expect("load the partial library");
         let mut batch = Batch::new();
         batch.script(scripts::lock::acquire("p{q}", "p{q}:fence", "a", 60_000));
-        batch.script(scripts::lock::release("p{q}", "a", &format!("{}:wake", "p{q}")));
+        batch.script(scripts::lock::release(
+            "p{q}",
+            "a",
+            &format!("{}:wake", "p{q}"),
+        ));
         batch.script(scripts::lock::acquire("p{r}", "p{r}:fence", "b", 60_000));
         let err = d.run(batch).unwrap_err();
         assert!(
@@ -252,7 +269,15 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .expect("GET");
         assert_eq!(fences, (1, 1), "each acquire ran exactly once");
         // A call on its own loads the whole library and runs.
-        assert_eq!(d.run(scripts::lock::release("p{q}", "a", &format!("{}:wake", "p{q}"))).unwrap(), 0);
+        assert_eq!(
+            d.run(scripts::lock::release(
+                "p{q}",
+                "a",
+                &format!("{}:wake", "p{q}")
+            ))
+            .unwrap(),
+            0
+        );
         assert_complete(&mut con, "the server");
     });
 }
@@ -331,7 +356,13 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
             .run(scripts::lock::owned("ro{a}", "owner"))
             .expect("FCALL_RO on the replica");
         assert!(left > 0 && left <= 60_000, "{left}");
-        let err = d.run(scripts::lock::release("ro{a}", "owner", &format!("{}:wake", "ro{a}"))).unwrap_err();
+        let err = d
+            .run(scripts::lock::release(
+                "ro{a}",
+                "owner",
+                &format!("{}:wake", "ro{a}"),
+            ))
+            .unwrap_err();
         assert_eq!(
             err.server_kind(),
             Some(ServerErrorKind::ReadOnly),

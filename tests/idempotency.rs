@@ -3,8 +3,13 @@
 //! with the same keys and arguments — what a resend after an unknown outcome
 //! does. One generic test over the registry, from the example calls in
 //! `tests/support/examples.rs`, comparing `DEBUG DIGEST` (which covers every
-//! key, value and whether it has a TTL). The declaration reaches the
-//! calls (`ScriptCall::is_idempotent`) and the manifest.
+//! key, value and whether it has a TTL). A script that reads the server's
+//! clock (`READS TIME`) writes lease ends that move with it (a semaphore's
+//! holders are scored by the end of their lease): for it the data compared
+//! is every key, its type and its value, sorted sets by their members —
+//! a resend renews the same holder's lease from its own moment, as the one
+//! run would have had it run then. The declaration reaches the calls
+//! (`ScriptCall::is_idempotent`) and the manifest.
 
 #[path = "support/examples.rs"]
 mod examples;
@@ -21,6 +26,29 @@ fn digest(con: &mut redis::Connection) -> String {
         .arg("DIGEST")
         .query(con)
         .expect("DEBUG DIGEST (the server runs with --enable-debug-command local)")
+}
+
+/// Every key with its type and value (`DUMP`), a sorted set by its members
+/// only (their scores are clock readings).
+fn by_members(con: &mut redis::Connection) -> String {
+    let mut keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(con).expect("KEYS");
+    keys.sort();
+    let mut out = String::new();
+    for k in keys {
+        let ty: String = redis::cmd("TYPE").arg(&k).query(con).expect("TYPE");
+        let value: Vec<Vec<u8>> = if ty == "zset" {
+            redis::cmd("ZRANGE")
+                .arg(&k)
+                .arg(0)
+                .arg(-1)
+                .query(con)
+                .expect("ZRANGE")
+        } else {
+            vec![redis::cmd("DUMP").arg(&k).query(con).expect("DUMP")]
+        };
+        out.push_str(&format!("{} {ty} {value:?}\n", String::from_utf8_lossy(&k)));
+    }
+    out
 }
 
 fn reset(con: &mut redis::Connection, e: &Example) {
@@ -52,7 +80,11 @@ fn after(
     for _ in 0..runs {
         call(con, s, &e.keys, args);
     }
-    digest(con)
+    if s.reads.contains(&"TIME") {
+        by_members(con)
+    } else {
+        digest(con)
+    }
 }
 
 #[test]

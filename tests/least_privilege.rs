@@ -3,7 +3,9 @@
 //! cluster line) runs every operation of the pattern, on one server and on
 //! a cluster, through both drivers. Without `+config|get` the planners say
 //! that they assumed the defaults; with the planners' line they read the
-//! server's limits.
+//! server's limits. After each pattern's tour the servers' `ACL LOG` holds
+//! no denial for its user (a wait whose `SSUBSCRIBE` was refused would fall
+//! back to sleeping without an error: the log still shows it).
 
 mod support;
 
@@ -17,6 +19,8 @@ use redis_patterns::lock::Lock;
 use redis_patterns::login_log::LoginLog;
 use redis_patterns::packed::{IntField, Le, PackedRecords};
 use redis_patterns::rolling::RollingStore;
+use redis_patterns::rwlock::RwLock;
+use redis_patterns::semaphore::Semaphore;
 use redis_patterns::sharded_hash::{ImportOptions, ShardedHash, Sharding};
 use redis_patterns::signin::SignIn;
 use redis_patterns::visits::VisitCounter;
@@ -85,12 +89,43 @@ fn in_mode<'a>(groups: &[&'a str]) -> Vec<&'a str> {
     out
 }
 
+/// Asserts that no denial of `user` is in the server's `ACL LOG`, then
+/// clears the log.
+fn no_denials(con: &mut redis::Connection, user: &str, pattern: &str) {
+    let log: Vec<std::collections::HashMap<String, redis::Value>> =
+        redis::cmd("ACL").arg("LOG").query(con).expect("ACL LOG");
+    let denied: Vec<String> = log
+        .iter()
+        .filter(|e| {
+            matches!(e.get("username"), Some(redis::Value::BulkString(u)) if u == user.as_bytes())
+        })
+        .map(|e| {
+            let field = |k: &str| match e.get(k) {
+                Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+                _ => String::new(),
+            };
+            format!("{} {}", field("reason"), field("object"))
+        })
+        // The planners' optional line: without it they assume the defaults
+        // (checked below), so its denial is expected.
+        .filter(|d| d != "command config|get")
+        .collect();
+    assert!(denied.is_empty(), "{pattern}: {user} was denied {denied:?}");
+    let _: () = redis::cmd("ACL")
+        .arg("LOG")
+        .arg("RESET")
+        .query(con)
+        .unwrap();
+}
+
 fn url_of(port: u16, user: &str) -> String {
     format!("redis://{user}:secret@127.0.0.1:{port}/")
 }
 
-const PATTERNS: [&str; 8] = [
+const PATTERNS: [&str; 10] = [
     "lock",
+    "semaphore",
+    "rwlock",
     "visits",
     "sharded_hash",
     "packed",
@@ -114,12 +149,41 @@ fn tour(pattern: &str, d: &mut Driver) {
             let lock = Lock::new("job", Duration::from_secs(30)).unwrap();
             let lease = d.run(lock.acquire(Duration::from_secs(1))).unwrap();
             assert!(d.run(lock.try_acquire()).unwrap_err().is_busy());
+            // A waiter subscribes to the wake channel, then times out.
+            assert!(matches!(
+                d.run(lock.acquire(Duration::from_millis(50)))
+                    .map_err(|e| e.into_kind()),
+                Err(ErrorKind::LockTimeout { .. })
+            ));
+            ok(d.run(lock.status()).map(drop), "status");
             assert!(d.run(lock.owned(&lease.token)).unwrap().is_some());
             assert!(
                 d.run(lock.extend(&lease.token, Duration::from_secs(60)))
                     .unwrap()
             );
             assert!(d.run(lock.release(&lease.token)).unwrap());
+        }
+        "semaphore" => {
+            let sem = Semaphore::new("pool", 1, Duration::from_secs(30)).unwrap();
+            let permit = d.run(sem.acquire(Duration::from_secs(1))).unwrap();
+            assert!(d.run(sem.try_acquire()).unwrap_err().is_busy());
+            assert!(d.run(sem.acquire(Duration::from_millis(50))).is_err());
+            assert!(
+                d.run(sem.extend(&permit.token, Duration::from_secs(60)))
+                    .unwrap()
+            );
+            assert!(d.run(sem.release(&permit.token)).unwrap());
+        }
+        "rwlock" => {
+            let rw = RwLock::new("doc", Duration::from_secs(30)).unwrap();
+            let reader = d.run(rw.read(Duration::from_secs(1))).unwrap();
+            assert!(d.run(rw.try_write()).unwrap_err().is_busy());
+            assert!(d.run(rw.write(Duration::from_millis(50))).is_err());
+            assert!(d.run(rw.extend(&reader, Duration::from_secs(60))).unwrap());
+            assert!(d.run(rw.release(&reader)).unwrap());
+            let writer = d.run(rw.write(Duration::from_secs(1))).unwrap();
+            assert!(d.run(rw.extend(&writer, Duration::from_secs(60))).unwrap());
+            assert!(d.run(rw.release(&writer)).unwrap());
         }
         "visits" => {
             let v = VisitCounter::new("site", Utc, 8).unwrap();
@@ -350,6 +414,7 @@ fn every_pattern_runs_as_a_user_with_only_the_readme_rules() {
             .unwrap();
         for mut d in support::drivers(&url_of(server.port(), &user)) {
             tour(pattern, &mut d);
+            no_denials(&mut server.connection(), &user, pattern);
             let _: () = redis::cmd("FLUSHALL")
                 .query(&mut server.connection())
                 .unwrap();
@@ -377,6 +442,9 @@ fn every_pattern_runs_as_that_user_on_a_cluster() {
                     .unwrap();
             }
             tour(pattern, &mut d);
+            for node in cluster.nodes() {
+                no_denials(&mut node.connection(), &user, pattern);
+            }
         }
     }
 }

@@ -135,7 +135,18 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
         assert_eq!(evalsha("tok"), "1", "{key} on port {}", n.port());
         assert!(evalsha("other").starts_with('-'), "busy: minus the lease");
         assert_eq!(
-            cli(entry, true, &["EVALSHA", &release, "1", &key, "tok"]),
+            cli(
+                entry,
+                true,
+                &[
+                    "EVALSHA",
+                    &release,
+                    "1",
+                    &key,
+                    "tok",
+                    &format!("{key}:wake")
+                ]
+            ),
             "1"
         );
     }
@@ -303,7 +314,14 @@ fn redis_cli_loads_the_exported_library_and_calls_it() {
         cli(
             port,
             false,
-            &["FCALL", "lock_release", "1", key, "my-token"]
+            &[
+                "FCALL",
+                "lock_release",
+                "1",
+                key,
+                "my-token",
+                &format!("{key}:wake")
+            ]
         ),
         "1"
     );

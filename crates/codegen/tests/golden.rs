@@ -654,7 +654,7 @@ fn scripts_live_at_pattern_slash_op() {
 #[test]
 fn a_channel_command_is_probed_with_its_own_channel() {
     let head = format!(
-        "{GOOD_HEAD}-- KEYS[1] lock string rw: the lock\n-- ARGV[1] token string nonempty: the owner\n-- ARGV[2] channel string tagged: where the release is announced\n-- RETURNS integer: x\n-- WRITES DEL\n-- READS GET SPUBLISH\n"
+        "{GOOD_HEAD}-- KEYS[1] lock string rw: the lock\n-- ARGV[1] token string nonempty: the owner\n-- ARGV[2] channel string tagged: where the release is announced\n-- RETURNS integer: x\n-- WRITES DEL\n-- READS GET SPUBLISH\n-- IDEMPOTENT yes: x\n"
     );
     let body = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  redis.call('DEL', KEYS[1])\n  redis.call('SPUBLISH', ARGV[2], 'released')\n  return 1\nend\nreturn 0\n";
     let spec = parse_script("p/op.lua", &format!("{head}{body}")).expect("valid");
@@ -677,7 +677,7 @@ fn a_channel_command_is_probed_with_its_own_channel() {
     // A channel that is not declared `tagged` could be in another slot.
     assert_rejected(
         &format!("{head}{body}").replace("channel string tagged", "channel string nonempty"),
-        11,
+        12,
         "declare it `string tagged`",
     );
     // `tagged` needs a KEYS[1] to carry the tag of.
@@ -693,7 +693,7 @@ fn a_channel_command_is_probed_with_its_own_channel() {
         &format!(
             "{head}if redis.call('GET', KEYS[1]) == ARGV[1] then\n  redis.call('DEL', KEYS[1])\n  redis.call('SPUBLISH', KEYS[1] .. ARGV[2], 'released')\n  return 1\nend\nreturn 0\n"
         ),
-        11,
+        12,
         "pass it as a literal `ARGV[n]`",
     );
 }

@@ -41,7 +41,9 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
                 "user 42 clicks withdraw again: refused at once, \"you are going too fast\" (try again in {ms} ms)"
             ),
             None => {
-                crate::out::outln!("user 42 clicks withdraw again: refused at once (the lock has no lease)")
+                crate::out::outln!(
+                    "user 42 clicks withdraw again: refused at once (the lock has no lease)"
+                )
             }
         },
         Ok(_) => return Err("a second withdraw got a lock the first one holds".into()),
@@ -55,7 +57,8 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let second = lock.acquire(Duration::from_secs(1)).run(&mut b)?;
     crate::out::outln!(
         "A's lease ran out; B acquired with fencing token {} (> {})",
-        second.fence, first.fence
+        second.fence,
+        first.fence
     );
     crate::out::outln!(
         "A's late release (an unconditional EXPIRE would delete B's lock): released = {}",

@@ -26,7 +26,9 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let again = rate_limit::allow_once_per(&subject, interval).run(&mut con)?;
     match again.retry_after_ms {
         Some(ms) => {
-            crate::out::outln!("withdrawal 2 right after: you are going too fast, please rest {ms} ms")
+            crate::out::outln!(
+                "withdrawal 2 right after: you are going too fast, please rest {ms} ms"
+            )
         }
         None => return Err("a second withdrawal within 300 ms was allowed".into()),
     }

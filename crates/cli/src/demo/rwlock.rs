@@ -38,7 +38,9 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     prices.release(&r1).run(&mut con)?;
     prices.release(&r2).run(&mut con)?;
     let write = writer.join().map_err(|_| "the writer panicked")??;
-    crate::out::outln!("the readers leave; the writer, woken by the last one's release, holds it alone");
+    crate::out::outln!(
+        "the readers leave; the writer, woken by the last one's release, holds it alone"
+    );
     prices.release(&write).run(&mut con)?;
     let r3 = prices.try_read().run(&mut con)?;
     crate::out::outln!("the writer leaves; readers are let in again");
