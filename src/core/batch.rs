@@ -45,7 +45,8 @@ use super::call_mode::CallMode;
 use super::durability::Durability;
 use super::op::{IntoCall, Replies};
 use super::resend;
-use super::retry::{NotRun, Retries, RetryPolicy, may_have_reached, not_run};
+use super::retry::{NotRun, Retries, may_have_reached, not_run};
+use super::settings::Settings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
 use crate::script::ScriptInfo;
@@ -318,16 +319,20 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    /// Starts the exchange of `batch` (whose refusal, if any, was taken);
-    /// its script calls go out as `mode` says (in functions mode each call
-    /// becomes its `FCALL`).
-    pub(crate) fn new(
-        batch: Batch,
-        cluster: bool,
-        policy: RetryPolicy,
-        durability: Durability,
-        mode: CallMode,
-    ) -> Self {
+    /// Starts the exchange of `batch` on a driver set as `settings`; a
+    /// batch with a refused script call fails here, before anything is
+    /// sent. Its script calls go out as the call mode says (in functions
+    /// mode each call becomes its `FCALL`).
+    pub(crate) fn start(mut batch: Batch, settings: &Settings) -> Result<Self> {
+        if let Some(e) = batch.take_refused() {
+            return Err(e);
+        }
+        let Settings {
+            env,
+            policy,
+            durability,
+        } = *settings;
+        let mode = env.call_mode;
         let n = batch.entries.len();
         let mut entries = batch.entries;
         if mode != CallMode::Evalsha {
@@ -337,12 +342,12 @@ impl Exchange {
                 }
             }
         }
-        Self {
+        Ok(Self {
             entries,
             out: vec![None; n],
             prep: vec![Prep::default(); n],
             pending: (0..n).collect(),
-            cluster,
+            cluster: env.cluster,
             retries: Retries::new(policy),
             durability,
             mode,
@@ -350,12 +355,18 @@ impl Exchange {
             sleep: None,
             refresh: Refresh::default(),
             last: None,
-        }
+        })
+    }
+
+    /// Whether every command has its reply (what [`Exchange::next`] then
+    /// says, without taking a pending sleep or refresh).
+    pub(crate) fn is_done(&self) -> bool {
+        self.pending.is_empty()
     }
 
     /// What to do next.
     pub(crate) fn next(&mut self) -> Next {
-        if self.pending.is_empty() {
+        if self.is_done() {
             return Next::Done;
         }
         if let Some(d) = self.sleep.take().filter(|d| !d.is_zero()) {

@@ -11,58 +11,55 @@
 //! slot map (`CLUSTER SLOTS`, read anew after a redirect or a lost node);
 //! commands without a key go through redis-rs's `ClusterConnection`.
 //!
-//! The driver only does the I/O: what to send again, when, and what fails
-//! is decided once for both drivers by the exchange ([`Batch`] and
-//! [`RetryPolicy`]). A connection that broke is dropped and opened again on
-//! its next use.
+//! The driver only does the I/O: the op's steps, what to send again, when,
+//! and what fails are decided once for both drivers by the run
+//! ([`drive`](super::drive)) and the exchange ([`Batch`] and
+//! [`RetryPolicy`]); where each command goes by [`nodes`](super::nodes). A
+//! connection that broke is dropped and opened again on its next use.
 //!
-//! A [`Step::Wait`] subscribes (`SSUBSCRIBE`) on a subscription connection
+//! A [`Step::Wait`](super::Step::Wait) subscribes (`SSUBSCRIBE`) on a subscription connection
 //! of its own to the node that serves the channel's slot (see
 //! [`subscriber`](super::subscriber)).
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use redis::{Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{
-    Addr, Batch, Exchange, Next, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place,
-};
+use super::batch::{Addr, Batch, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place};
 use super::call_mode::CallMode;
+use super::drive::{Input, Io, Run};
 use super::durability::Durability;
-use super::op::{Env, Op, Replies, Step, wait_replies};
+use super::nodes::{
+    CONNECT_TIMEOUT, RESPONSE_TIMEOUT, cannot_reconnect, cluster_enabled, info_cluster, node_key,
+    refuse_cluster_node,
+};
+#[cfg(feature = "cluster")]
+use super::nodes::{
+    Known, Seeds, cluster_client, needs_map, read_map, route, serving, to_slot_node,
+};
+use super::op::Op;
 use super::retry::RetryPolicy;
+use super::settings::{Settings, driver_settings};
 #[cfg(feature = "cluster")]
 use super::slots::SlotMap;
 use super::subscriber::Subscriber;
 use crate::error::{Error, Result};
 use crate::keys::cluster_slot;
 
-/// How long connecting may take.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long one reply may take (redis-rs's async default is 500 ms, which a
-/// large batch or a busy machine exceeds).
-pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// A sync connection to one server or to a Redis Cluster; runs every
 /// operation of the crate (`op.run(&mut con)`), retrying by its
 /// [`RetryPolicy`] and waiting for replicas by its [`Durability`].
 pub struct Connection {
     link: Link,
-    env: Env,
-    policy: RetryPolicy,
-    durability: Durability,
-    /// The subscription connections of [`Step::Wait`].
+    settings: Settings,
+    /// The subscription connections of [`Step::Wait`](super::Step::Wait).
     subscriber: Subscriber,
 }
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection")
-            .field("cluster", &self.env.cluster)
-            .field("policy", &self.policy)
-            .field("durability", &self.durability)
-            .finish_non_exhaustive()
+        self.settings.debug(f, "Connection")
     }
 }
 
@@ -83,109 +80,29 @@ struct ClusterLink {
     /// The cluster client for commands without a key; `None` until it is
     /// built again (after it failed).
     router: Option<redis::cluster::ClusterConnection>,
-    /// Where the router is built from; empty when it was handed to us (it
-    /// is then never rebuilt).
-    seeds: Vec<ConnectionInfo>,
-    /// How to reach a node (credentials, TLS); `None` when the router was
-    /// handed to us, and every command then goes through it.
-    base: Option<ConnectionInfo>,
+    /// Where the router is built from and how to reach a node
+    /// (credentials, TLS); `None` when the router was handed to us: it is
+    /// then never rebuilt, and every command goes through it.
+    own: Option<Seeds>,
     nodes: HashMap<Addr, redis::Connection>,
     slots: SlotMap,
-    /// Every node seen (seeds and the slot maps' nodes), asked in turn for
-    /// the slot map; `next` is the one asked first next time.
-    known: Vec<Addr>,
-    next: usize,
+    /// Every node seen, asked in turn for the slot map.
+    known: Known,
 }
 
-/// Whether `INFO` (of `INFO cluster`) says `cluster_enabled:1`; on a cluster
-/// connection redis-rs answers with a map of node to text.
-pub(crate) fn cluster_enabled(reply: &Value) -> bool {
-    let says = |v: &Value| match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b)
-            .lines()
-            .any(|l| l.trim() == "cluster_enabled:1"),
-        Value::VerbatimString { text, .. } => text.lines().any(|l| l.trim() == "cluster_enabled:1"),
-        Value::SimpleString(s) => s.lines().any(|l| l.trim() == "cluster_enabled:1"),
-        _ => false,
-    };
-    match reply {
-        Value::Map(nodes) => nodes.iter().any(|(_, v)| says(v)),
-        v => says(v),
-    }
-}
-
-pub(crate) fn info_cluster() -> Cmd {
-    let mut cmd = redis::cmd("INFO");
-    cmd.arg("cluster");
-    cmd
-}
-
-/// `base` with another host and port (same credentials and TLS settings).
-pub(crate) fn node_info(base: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
-    let addr = match base.addr() {
-        ConnectionAddr::TcpTls {
-            insecure,
-            tls_params,
-            ..
-        } => ConnectionAddr::TcpTls {
-            host: host.to_string(),
-            port,
-            insecure: *insecure,
-            tls_params: tls_params.clone(),
-        },
-        _ => ConnectionAddr::Tcp(host.to_string(), port),
-    };
-    base.clone().set_addr(addr)
-}
-
-/// The address of a TCP connection info (`None` for a unix socket).
-pub(crate) fn addr_of(info: &ConnectionInfo) -> Option<Addr> {
-    match info.addr() {
-        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
-            Some((host.clone(), *port))
-        }
-        _ => None,
-    }
-}
-
-/// A cluster client with the crate's timeouts (connect 5 s, reply 30 s)
-/// that never retries by itself (the exchange decides), seeded with `nodes`.
 #[cfg(feature = "cluster")]
-pub(crate) fn cluster_client<T: IntoConnectionInfo>(
-    nodes: impl IntoIterator<Item = T>,
-) -> Result<redis::cluster::ClusterClient> {
-    Ok(redis::cluster::ClusterClient::builder(nodes)
-        .connection_timeout(CONNECT_TIMEOUT)
-        .response_timeout(RESPONSE_TIMEOUT)
-        .retries(0)
-        .build()?)
-}
-
-/// Routing to the primary that serves `slot` (a keyless command for one
-/// node sent through the router).
-#[cfg(feature = "cluster")]
-pub(crate) fn to_slot_node(slot: u16) -> redis::cluster_routing::RoutingInfo {
-    use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
-        slot,
-        SlotAddr::Master,
-    )))
-}
-
-/// The seeds of a cluster client: the given nodes, then every node known
-/// since (same credentials as the first).
-#[cfg(feature = "cluster")]
-pub(crate) fn seeds_and_known(seeds: &[ConnectionInfo], known: &[Addr]) -> Vec<ConnectionInfo> {
-    let mut out = seeds.to_vec();
-    if let Some(base) = seeds.first() {
-        for (host, port) in known {
-            let info = node_info(base, host, *port);
-            if !out.iter().any(|s| s.addr() == info.addr()) {
-                out.push(info);
-            }
+impl ClusterLink {
+    /// A link that opens connections of its own from `own`, or (`None`)
+    /// one that sends everything through `router`.
+    fn new(router: redis::cluster::ClusterConnection, own: Option<Seeds>) -> Self {
+        Self {
+            router: Some(router),
+            known: Known::of(own.as_ref()),
+            own,
+            nodes: HashMap::new(),
+            slots: SlotMap::default(),
         }
     }
-    out
 }
 
 impl Connection {
@@ -205,51 +122,26 @@ impl Connection {
                 "names a Redis Cluster node: enable the crate's `cluster` feature",
             ));
         }
-        Ok(Self::with_link(
-            Link::Single(Single {
-                client: Some(Box::new(client)),
-                con: Some(Box::new(con)),
-            }),
-            false,
-        ))
+        Ok(Self::with_link(Link::Single(Single {
+            client: Some(Box::new(client)),
+            con: Some(Box::new(con)),
+        })))
     }
 
     /// Connects to the Redis Cluster that these nodes (any of them) belong to.
     #[cfg(feature = "cluster")]
     pub fn cluster<T: IntoConnectionInfo>(nodes: impl IntoIterator<Item = T>) -> Result<Self> {
-        let seeds = nodes
-            .into_iter()
-            .map(|n| n.into_connection_info())
-            .collect::<redis::RedisResult<Vec<_>>>()?;
-        let base = seeds
-            .first()
-            .cloned()
-            .ok_or_else(|| Error::invalid("nodes", "must name at least one node"))?;
-        let router = cluster_client(seeds.clone())?.get_connection()?;
-        let known = seeds.iter().filter_map(addr_of).collect();
-        Ok(Self::with_link(
-            Link::Cluster(Box::new(ClusterLink {
-                router: Some(router),
-                seeds,
-                base: Some(base),
-                nodes: HashMap::new(),
-                slots: SlotMap::default(),
-                known,
-                next: 0,
-            })),
-            true,
-        ))
+        let seeds = Seeds::of(nodes)?;
+        let router = cluster_client(seeds.seeds.clone())?.get_connection()?;
+        let link = ClusterLink::new(router, Some(seeds));
+        Ok(Self::with_link(Link::Cluster(Box::new(link))))
     }
 
-    fn with_link(link: Link, cluster: bool) -> Self {
+    fn with_link(link: Link) -> Self {
+        let cluster = !matches!(link, Link::Single(_));
         Self {
             link,
-            env: Env {
-                cluster,
-                ..Env::default()
-            },
-            policy: RetryPolicy::default(),
-            durability: Durability::default(),
+            settings: Settings::new(cluster),
             subscriber: Subscriber::default(),
         }
     }
@@ -260,20 +152,11 @@ impl Connection {
     /// cannot reconnect after the server restarts: a call fails once it
     /// broke (prefer [`Connection::open`]).
     pub fn from_redis(mut con: redis::Connection) -> Result<Self> {
-        let reply: Value = info_cluster().query(&mut con)?;
-        if cluster_enabled(&reply) {
-            return Err(Error::invalid(
-                "connection",
-                "talks to a Redis Cluster node and cannot follow keys to other nodes: open its url with Connection::open",
-            ));
-        }
-        Ok(Self::with_link(
-            Link::Single(Single {
-                client: None,
-                con: Some(Box::new(con)),
-            }),
-            false,
-        ))
+        refuse_cluster_node(&info_cluster().query(&mut con)?, "Connection")?;
+        Ok(Self::with_link(Link::Single(Single {
+            client: None,
+            con: Some(Box::new(con)),
+        })))
     }
 
     /// Wraps redis-rs's sync cluster connection. Without the nodes' URLs it
@@ -284,76 +167,19 @@ impl Connection {
     /// that to this crate). [`Connection::cluster`] does better.
     #[cfg(feature = "cluster")]
     pub fn from_cluster(con: redis::cluster::ClusterConnection) -> Self {
-        Self::with_link(
-            Link::Cluster(Box::new(ClusterLink {
-                router: Some(con),
-                seeds: Vec::new(),
-                base: None,
-                nodes: HashMap::new(),
-                slots: SlotMap::default(),
-                known: Vec::new(),
-                next: 0,
-            })),
-            true,
-        )
+        Self::with_link(Link::Cluster(Box::new(ClusterLink::new(con, None))))
     }
 
-    /// Whether this connection talks to a Redis Cluster.
-    pub fn is_cluster(&self) -> bool {
-        self.env.cluster
-    }
+    driver_settings!("Connection", "", "");
 
-    /// How this connection sends script calls (default
-    /// [`CallMode::Evalsha`]).
-    pub fn call_mode(&self) -> CallMode {
-        self.env.call_mode
-    }
-
-    /// Sends script calls as `mode` says from now on:
-    /// [`CallMode::Functions`] sends `FCALL` / `FCALL_RO` of the
-    /// [library](crate::functions) and loads it where it is missing.
-    pub fn set_call_mode(&mut self, mode: CallMode) {
-        self.env.call_mode = mode;
-    }
-
-    /// The connection with its call mode set (see
-    /// [`Connection::set_call_mode`]).
-    pub fn with_call_mode(mut self, mode: CallMode) -> Self {
-        self.set_call_mode(mode);
-        self
-    }
-
-    /// How this connection retries (see [`RetryPolicy`]).
-    pub fn retry_policy(&self) -> RetryPolicy {
-        self.policy
-    }
-
-    /// Sets how this connection retries.
-    pub fn set_retry_policy(&mut self, policy: RetryPolicy) {
-        self.policy = policy;
-    }
-
-    /// How many replicas must acknowledge writes (see [`Durability`]).
-    pub fn durability(&self) -> Durability {
-        self.durability
-    }
-
-    /// Sets how many replicas must acknowledge writes. Refused on a wrapped
-    /// redis-rs cluster connection ([`Connection::from_cluster`]): it sends
-    /// commands one by one, so no `WAIT` could follow them on their node's
-    /// connection.
-    pub fn set_durability(&mut self, durability: Durability) -> Result<()> {
-        #[cfg(feature = "cluster")]
-        if let (Link::Cluster(c), Durability::Replicas { .. }) = (&self.link, durability)
-            && c.base.is_none()
-        {
-            return Err(Error::invalid(
-                "durability",
-                "needs a connection that sends each node's commands itself (Connection::cluster or Connection::open), not a wrapped ClusterConnection",
-            ));
+    /// Whether it sends each node's commands itself (not a wrapped
+    /// `ClusterConnection`), so that a `WAIT` can follow them.
+    fn sends_per_node(&self) -> bool {
+        match &self.link {
+            Link::Single(_) => true,
+            #[cfg(feature = "cluster")]
+            Link::Cluster(c) => c.own.is_some(),
         }
-        self.durability = durability;
-        Ok(())
     }
 
     /// Runs one plain command (routed by its key on a cluster) — for what
@@ -365,7 +191,7 @@ impl Connection {
     pub fn query<T: redis::FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
         let mut batch = Batch::new();
         batch.add_keyless(cmd.clone());
-        self.exchange(batch)?.take()
+        self.drive(Op::send(batch, Ok))?.take()
     }
 
     /// Opens another connection to the same server or cluster, with the
@@ -383,8 +209,8 @@ impl Connection {
                 client: Some(client.clone()),
             }),
             #[cfg(feature = "cluster")]
-            Link::Cluster(c) if !c.seeds.is_empty() => {
-                let Self { link, .. } = Self::cluster(c.seeds.clone())?;
+            Link::Cluster(c) if let Some(own) = &c.own => {
+                let Self { link, .. } = Self::cluster(own.seeds.clone())?;
                 link
             }
             _ => {
@@ -394,10 +220,8 @@ impl Connection {
                 ));
             }
         };
-        let mut con = Self::with_link(link, self.env.cluster);
-        con.env = self.env;
-        con.policy = self.policy;
-        con.durability = self.durability;
+        let mut con = Self::with_link(link);
+        con.settings = self.settings;
         Ok(con)
     }
 
@@ -409,27 +233,27 @@ impl Connection {
         result
     }
 
-    fn drive<T: Send + 'static>(&mut self, mut op: Op<T>) -> Result<T> {
-        let env = self.env;
-        let mut replies = None;
+    /// The I/O of a [`Run`].
+    fn drive<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
+        let mut run = Run::new(op, self.settings);
+        let mut input = Input::Start;
         loop {
-            match op.step(&env, replies.take())? {
-                Step::Done(v) => return Ok(v),
-                Step::Sleep(d) => {
+            input = match run.next(input)? {
+                Io::Done(v) => return Ok(v),
+                Io::Sleep(d) => {
                     std::thread::sleep(d);
-                    replies = Some(Replies::default());
+                    Input::Slept
                 }
-                Step::Wait { channel, timeout } => {
-                    replies = Some(wait_replies(self.wait(&channel, timeout)));
-                }
-                Step::Send(batch) => replies = Some(self.exchange(batch)?),
-            }
+                Io::Wait { channel, timeout } => Input::Woken(self.wait(&channel, timeout)),
+                Io::Route(refresh, slots) => Input::Targets(self.targets(refresh, &slots)),
+                Io::Send(parts) => Input::Sent(self.send_parts(parts)),
+            };
         }
     }
 
-    /// One [`Step::Wait`]: on the subscription connection to the node that
-    /// serves the channel's slot; a plain sleep when the connection cannot
-    /// open one (wrapped without its client).
+    /// One wait for a message on `channel`: on the subscription connection
+    /// to the node that serves the channel's slot; a plain sleep when the
+    /// connection cannot open one (wrapped without its client).
     fn wait(&mut self, channel: &[u8], timeout: Duration) -> bool {
         let Some((node, info)) = self.wait_target(cluster_slot(channel)) else {
             std::thread::sleep(timeout);
@@ -457,48 +281,11 @@ impl Connection {
             }
             #[cfg(feature = "cluster")]
             Link::Cluster(c) => {
-                let base = c.base.clone()?;
+                let base = c.own.as_ref()?.base.clone();
                 if c.slots.is_empty() {
                     c.read_slots().ok()?;
                 }
-                let (host, port) = c.slots.primary_of(slot)?.clone();
-                let info = node_info(&base, &host, port);
-                Some(((host, port), info))
-            }
-        }
-    }
-
-    /// One batch: the exchange decides, this sends.
-    fn exchange(&mut self, mut batch: Batch) -> Result<Replies> {
-        if let Some(e) = batch.take_refused() {
-            return Err(e);
-        }
-        if batch.is_empty() {
-            return Ok(Replies::default());
-        }
-        let mut ex = Exchange::new(
-            batch,
-            self.env.cluster,
-            self.policy,
-            self.durability,
-            self.env.call_mode,
-        );
-        loop {
-            match ex.next() {
-                Next::Done => return ex.finish(),
-                Next::Sleep(d) => std::thread::sleep(d),
-                Next::Send(refresh) => {
-                    let targets = match self.targets(refresh, &ex.pending_slots()) {
-                        Ok(t) => t,
-                        Err(e) => {
-                            ex.unreachable(e)?;
-                            continue;
-                        }
-                    };
-                    let parts = ex.round(targets);
-                    let outcomes = self.send_parts(&parts);
-                    ex.settle(parts, outcomes)?;
-                }
+                serving(&base, &c.slots, slot)
             }
         }
     }
@@ -519,16 +306,6 @@ impl Connection {
             #[cfg(feature = "cluster")]
             Link::Cluster(c) => c.send_parts(parts),
         }
-    }
-}
-
-/// The node key of a single server (its address; a Unix socket's path).
-pub(crate) fn node_key(info: &ConnectionInfo) -> Addr {
-    match info.addr() {
-        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
-            (host.clone(), *port)
-        }
-        other => (other.to_string(), 0),
     }
 }
 
@@ -566,12 +343,7 @@ impl Single {
     fn con(&mut self) -> Result<&mut redis::Connection> {
         if self.con.is_none() {
             let Some(client) = &self.client else {
-                return Err(Error::from(redis::RedisError::from((
-                    redis::ErrorKind::Io,
-                    "connection lost",
-                    "it was handed to redis-patterns without its client, so it cannot reconnect"
-                        .to_string(),
-                ))));
+                return Err(cannot_reconnect());
             };
             self.con = Some(Box::new(connect(client)?));
         }
@@ -597,62 +369,47 @@ impl ClusterLink {
         if refresh.slots {
             self.slots = SlotMap::default();
         }
-        if refresh.router && !self.seeds.is_empty() {
+        if refresh.router && self.own.is_some() {
             self.router = None;
         }
-        if self.base.is_none() {
+        if self.own.is_none() {
             return Ok(vec![Target::Router; slots.len()]);
         }
-        if self.slots.is_empty() && slots.iter().any(Option::is_some) {
+        if needs_map(&self.slots, slots) {
             self.read_slots()?;
         }
-        Ok(slots
-            .iter()
-            .map(|s| match s.and_then(|s| self.slots.primary_of(s)) {
-                Some(addr) => Target::Node(addr.clone()),
-                None => Target::Router,
-            })
-            .collect())
+        Ok(route(&self.slots, slots))
     }
 
     /// Reads the slot map from the first known node that answers.
     fn read_slots(&mut self) -> Result<()> {
         let mut last = None;
-        for k in 0..self.known.len() {
-            let at = (self.next + k) % self.known.len();
-            let addr = self.known[at].clone();
+        for addr in self.known.in_order() {
             let reply = self
                 .node(&addr)
                 .and_then(|con| Ok(SlotMap::cmd().query::<Value>(con)?));
-            match reply.and_then(SlotMap::parse) {
-                Ok(map) if !map.is_empty() => {
-                    for a in map.all_nodes() {
-                        if !self.known.contains(a) {
-                            self.known.push(a.clone());
-                        }
-                    }
+            match read_map(reply) {
+                Ok(map) => {
+                    self.known.answered(&addr, &map);
                     self.slots = map;
-                    self.next = at;
                     return Ok(());
                 }
-                Ok(_) => last = Some(Error::unexpected("CLUSTER SLOTS named no slot")),
                 Err(e) => {
                     self.nodes.remove(&addr);
                     last = Some(e);
                 }
             }
         }
-        self.next = (self.next + 1) % self.known.len().max(1);
-        Err(last.unwrap_or_else(|| Error::invalid("nodes", "no cluster node is known")))
+        Err(self.known.none_answered(last))
     }
 
     fn node(&mut self, addr: &Addr) -> Result<&mut redis::Connection> {
         if !self.nodes.contains_key(addr) {
-            let base = self
-                .base
+            let own = self
+                .own
                 .as_ref()
-                .expect("nodes are reached only with a base");
-            let con = connect(&redis::Client::open(node_info(base, &addr.0, addr.1))?)?;
+                .expect("nodes are reached only with seeds of its own");
+            let con = connect(&redis::Client::open(own.node(addr))?)?;
             self.nodes.insert(addr.clone(), con);
         }
         Ok(self.nodes.get_mut(addr).expect("inserted above"))
@@ -660,7 +417,7 @@ impl ClusterLink {
 
     fn router(&mut self) -> Result<&mut redis::cluster::ClusterConnection> {
         if self.router.is_none() {
-            let seeds = seeds_and_known(&self.seeds, &self.known);
+            let seeds = self.known.with_seeds(&self.own);
             self.router = Some(cluster_client(seeds)?.get_connection()?);
         }
         Ok(self.router.as_mut().expect("set above"))
@@ -721,7 +478,7 @@ impl ClusterLink {
             match reply_in_place(reply) {
                 Ok(v) => replies.push(v),
                 Err(e) => {
-                    if !self.seeds.is_empty() {
+                    if self.own.is_some() {
                         self.router = None;
                     }
                     return failed(replies, e);

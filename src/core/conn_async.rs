@@ -10,12 +10,14 @@
 //! batch); commands without a key go through redis-rs's async cluster
 //! connection.
 //!
-//! The driver only does the I/O: what to send again, when, and what fails
-//! is decided once for both drivers by the exchange ([`Batch`] and
-//! [`RetryPolicy`]). A connection that broke is dropped and opened again on
-//! its next use; clones share the connections, so one reconnect serves all.
+//! The driver only does the I/O: the op's steps, what to send again, when,
+//! and what fails are decided once for both drivers by the run
+//! ([`drive`](super::drive)) and the exchange ([`Batch`] and
+//! [`RetryPolicy`]); where each command goes by [`nodes`](super::nodes). A
+//! connection that broke is dropped and opened again on its next use;
+//! clones share the connections, so one reconnect serves all.
 //!
-//! A [`Step::Wait`] registers with a hub of subscription connections shared
+//! A [`Step::Wait`](super::Step::Wait) registers with a hub of subscription connections shared
 //! by the connection's clones (see [`subscriber_async`](super::subscriber_async)).
 
 use std::collections::HashMap;
@@ -28,14 +30,21 @@ use std::time::Duration;
 use redis::aio::ConnectionLike as _;
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{
-    Addr, Batch, Exchange, Next, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place,
-};
+use super::batch::{Addr, Batch, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place};
 use super::call_mode::CallMode;
-use super::conn::{CONNECT_TIMEOUT, RESPONSE_TIMEOUT, cluster_enabled, info_cluster, node_info};
+use super::drive::{Input, Io, Run};
 use super::durability::Durability;
-use super::op::{Env, Op, Replies, Step, wait_replies};
+use super::nodes::{
+    CONNECT_TIMEOUT, RESPONSE_TIMEOUT, cannot_reconnect, cluster_enabled, info_cluster, node_key,
+    refuse_cluster_node,
+};
+#[cfg(feature = "cluster")]
+use super::nodes::{
+    Known, Seeds, cluster_client, needs_map, read_map, route, serving, to_slot_node,
+};
+use super::op::Op;
 use super::retry::RetryPolicy;
+use super::settings::{Settings, driver_settings};
 use super::slots::SlotMap;
 use super::subscriber_async::{Hub, Waits};
 use crate::error::{Error, Result};
@@ -50,11 +59,9 @@ use crate::keys::cluster_slot;
 #[derive(Clone)]
 pub struct AsyncConnection {
     link: Link,
-    env: Env,
-    policy: RetryPolicy,
-    durability: Durability,
+    settings: Settings,
     /// How to reach the server (or, with another address, each cluster
-    /// node), for the subscriptions of [`Step::Wait`]; `None` for a wrapped
+    /// node), for the subscriptions of waits; `None` for a wrapped
     /// connection without its client, whose waits only sleep.
     info: Option<Arc<ConnectionInfo>>,
     /// The subscription connections, shared by the clones.
@@ -63,11 +70,7 @@ pub struct AsyncConnection {
 
 impl std::fmt::Debug for AsyncConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AsyncConnection")
-            .field("cluster", &self.env.cluster)
-            .field("policy", &self.policy)
-            .field("durability", &self.durability)
-            .finish_non_exhaustive()
+        self.settings.debug(f, "AsyncConnection")
     }
 }
 
@@ -92,15 +95,29 @@ struct ClusterLink {
     /// The cluster client for commands without a key; `None` until built
     /// again (after it failed).
     router: Mutex<Option<redis::cluster_async::ClusterConnection>>,
-    /// Where the router is built from; empty when it was handed to us.
-    seeds: Vec<ConnectionInfo>,
-    /// How to reach a node; `None` when the router was handed to us, and
-    /// every command then goes through it.
-    base: Option<ConnectionInfo>,
+    /// Where the router is built from and how to reach a node
+    /// (credentials, TLS); `None` when the router was handed to us: it is
+    /// then never rebuilt, and every command goes through it.
+    own: Option<Seeds>,
     nodes: Mutex<HashMap<Addr, redis::aio::MultiplexedConnection>>,
     slots: Mutex<SlotMap>,
     /// Every node seen, asked in turn for the slot map.
-    known: Mutex<Vec<Addr>>,
+    known: Mutex<Known>,
+}
+
+#[cfg(feature = "cluster")]
+impl ClusterLink {
+    /// A link that opens connections of its own from `own`, or (`None`)
+    /// one that sends everything through `router`.
+    fn new(router: redis::cluster_async::ClusterConnection, own: Option<Seeds>) -> Self {
+        Self {
+            router: Mutex::new(Some(router)),
+            known: Mutex::new(Known::of(own.as_ref())),
+            own,
+            nodes: Mutex::new(HashMap::new()),
+            slots: Mutex::new(SlotMap::default()),
+        }
+    }
 }
 
 fn async_config() -> redis::AsyncConnectionConfig {
@@ -137,9 +154,7 @@ impl AsyncConnection {
                 "names a Redis Cluster node: enable the crate's `cluster` feature",
             ));
         }
-        let mut con = Self::with_link(Link::Manager(manager), false);
-        con.info = Some(Arc::new(info));
-        Ok(con)
+        Ok(Self::with_link(Link::Manager(manager), Some(info)))
     }
 
     /// Connects to the Redis Cluster these nodes (any of them) belong to.
@@ -147,43 +162,24 @@ impl AsyncConnection {
     pub async fn cluster<T: IntoConnectionInfo>(
         nodes: impl IntoIterator<Item = T>,
     ) -> Result<Self> {
-        let seeds = nodes
-            .into_iter()
-            .map(|n| n.into_connection_info())
-            .collect::<redis::RedisResult<Vec<_>>>()?;
-        let base = seeds
-            .first()
-            .cloned()
-            .ok_or_else(|| Error::invalid("nodes", "must name at least one node"))?;
-        let router = super::conn::cluster_client(seeds.clone())?
+        let seeds = Seeds::of(nodes)?;
+        let router = cluster_client(seeds.seeds.clone())?
             .get_async_connection()
             .await?;
-        let known = seeds.iter().filter_map(super::conn::addr_of).collect();
-        let mut con = Self::with_link(
-            Link::Cluster(Arc::new(ClusterLink {
-                router: Mutex::new(Some(router)),
-                seeds,
-                base: Some(base.clone()),
-                nodes: Mutex::new(HashMap::new()),
-                slots: Mutex::new(SlotMap::default()),
-                known: Mutex::new(known),
-            })),
-            true,
-        );
-        con.info = Some(Arc::new(base));
-        Ok(con)
+        let base = seeds.base.clone();
+        let link = ClusterLink::new(router, Some(seeds));
+        Ok(Self::with_link(Link::Cluster(Arc::new(link)), Some(base)))
     }
 
-    fn with_link(link: Link, cluster: bool) -> Self {
+    fn with_link(link: Link, info: Option<ConnectionInfo>) -> Self {
+        #[cfg(feature = "cluster")]
+        let cluster = matches!(link, Link::Cluster(_));
+        #[cfg(not(feature = "cluster"))]
+        let cluster = false;
         Self {
             link,
-            env: Env {
-                cluster,
-                ..Env::default()
-            },
-            policy: RetryPolicy::default(),
-            durability: Durability::default(),
-            info: None,
+            settings: Settings::new(cluster),
+            info: info.map(Arc::new),
             hub: Arc::default(),
         }
     }
@@ -192,8 +188,9 @@ impl AsyncConnection {
     /// node). It reconnects by its own settings; each call is retried by
     /// this connection's policy.
     pub async fn from_manager(mut con: redis::aio::ConnectionManager) -> Result<Self> {
-        refuse_cluster_node(info_cluster().query_async(&mut con).await?)?;
-        Ok(Self::with_link(Link::Manager(con), false))
+        let reply: Value = info_cluster().query_async(&mut con).await?;
+        refuse_cluster_node(&reply, "AsyncConnection")?;
+        Ok(Self::with_link(Link::Manager(con), None))
     }
 
     /// Wraps a `MultiplexedConnection` of one server (refused for a cluster
@@ -220,19 +217,14 @@ impl AsyncConnection {
         client: Option<redis::Client>,
         mut con: redis::aio::MultiplexedConnection,
     ) -> Result<Self> {
-        refuse_cluster_node(info_cluster().query_async(&mut con).await?)?;
-        let info = client
-            .as_ref()
-            .map(|c| Arc::new(c.get_connection_info().clone()));
-        let mut con = Self::with_link(
-            Link::Multiplexed(Arc::new(Mux {
-                client,
-                con: Mutex::new((Some(con), 0)),
-            })),
-            false,
-        );
-        con.info = info;
-        Ok(con)
+        let reply: Value = info_cluster().query_async(&mut con).await?;
+        refuse_cluster_node(&reply, "AsyncConnection")?;
+        let info = client.as_ref().map(|c| c.get_connection_info().clone());
+        let mux = Mux {
+            client,
+            con: Mutex::new((Some(con), 0)),
+        };
+        Ok(Self::with_link(Link::Multiplexed(Arc::new(mux)), info))
     }
 
     /// Wraps redis-rs's async cluster connection. Without the nodes' URLs
@@ -244,74 +236,25 @@ impl AsyncConnection {
     #[cfg(feature = "cluster")]
     pub fn from_cluster(router: redis::cluster_async::ClusterConnection) -> Self {
         Self::with_link(
-            Link::Cluster(Arc::new(ClusterLink {
-                router: Mutex::new(Some(router)),
-                seeds: Vec::new(),
-                base: None,
-                nodes: Mutex::new(HashMap::new()),
-                slots: Mutex::new(SlotMap::default()),
-                known: Mutex::new(Vec::new()),
-            })),
-            true,
+            Link::Cluster(Arc::new(ClusterLink::new(router, None))),
+            None,
         )
     }
 
-    /// Whether this connection talks to a Redis Cluster.
-    pub fn is_cluster(&self) -> bool {
-        self.env.cluster
-    }
+    driver_settings!(
+        "AsyncConnection",
+        " (this handle only: clones made before keep their mode)",
+        " (this clone)"
+    );
 
-    /// How this connection sends script calls (default
-    /// [`CallMode::Evalsha`]).
-    pub fn call_mode(&self) -> CallMode {
-        self.env.call_mode
-    }
-
-    /// Sends script calls as `mode` says from now on (this handle only:
-    /// clones made before keep their mode): [`CallMode::Functions`] sends
-    /// `FCALL` / `FCALL_RO` of the [library](crate::functions) and loads it
-    /// where it is missing.
-    pub fn set_call_mode(&mut self, mode: CallMode) {
-        self.env.call_mode = mode;
-    }
-
-    /// The connection with its call mode set (see
-    /// [`AsyncConnection::set_call_mode`]).
-    pub fn with_call_mode(mut self, mode: CallMode) -> Self {
-        self.set_call_mode(mode);
-        self
-    }
-
-    /// How this connection retries (see [`RetryPolicy`]).
-    pub fn retry_policy(&self) -> RetryPolicy {
-        self.policy
-    }
-
-    /// Sets how this connection (this clone) retries.
-    pub fn set_retry_policy(&mut self, policy: RetryPolicy) {
-        self.policy = policy;
-    }
-
-    /// How many replicas must acknowledge writes (see [`Durability`]).
-    pub fn durability(&self) -> Durability {
-        self.durability
-    }
-
-    /// Sets how many replicas must acknowledge this clone's writes. Refused
-    /// on a wrapped redis-rs cluster connection
-    /// ([`AsyncConnection::from_cluster`]), which sends commands one by one.
-    pub fn set_durability(&mut self, durability: Durability) -> Result<()> {
-        #[cfg(feature = "cluster")]
-        if let (Link::Cluster(c), Durability::Replicas { .. }) = (&self.link, durability)
-            && c.base.is_none()
-        {
-            return Err(Error::invalid(
-                "durability",
-                "needs a connection that sends each node's commands itself (AsyncConnection::cluster or AsyncConnection::open), not a wrapped ClusterConnection",
-            ));
+    /// Whether it sends each node's commands itself (not a wrapped
+    /// `ClusterConnection`), so that a `WAIT` can follow them.
+    fn sends_per_node(&self) -> bool {
+        match &self.link {
+            Link::Manager(_) | Link::Multiplexed(_) => true,
+            #[cfg(feature = "cluster")]
+            Link::Cluster(c) => c.own.is_some(),
         }
-        self.durability = durability;
-        Ok(())
     }
 
     /// Runs one plain command (routed by its key on a cluster) — for what
@@ -321,34 +264,35 @@ impl AsyncConnection {
     pub async fn query<T: redis::FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
         let mut batch = Batch::new();
         batch.add_keyless(cmd.clone());
-        self.exchange(batch).await?.take()
+        self.execute(Op::send(batch, Ok)).await?.take()
     }
 
-    /// The async driver: runs `op` to completion. The subscriptions its
-    /// waits made are dropped with `waits` when it returns.
-    pub(crate) async fn execute<T: Send + 'static>(&mut self, mut op: Op<T>) -> Result<T> {
-        let env = self.env;
-        let mut replies = None;
+    /// The async driver: runs `op` to completion (the I/O of a [`Run`]).
+    /// The subscriptions its waits made are dropped with `waits` when it
+    /// returns.
+    pub(crate) async fn execute<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
+        let mut run = Run::new(op, self.settings);
+        let mut input = Input::Start;
         let mut waits = Waits::default();
         loop {
-            let step = op.step(&env, replies.take())?;
-            match step {
-                Step::Done(v) => return Ok(v),
-                Step::Sleep(d) => {
+            input = match run.next(input)? {
+                Io::Done(v) => return Ok(v),
+                Io::Sleep(d) => {
                     tokio::time::sleep(d).await;
-                    replies = Some(Replies::default());
+                    Input::Slept
                 }
-                Step::Wait { channel, timeout } => {
-                    let woken = self.wait(&channel, timeout, &mut waits).await;
-                    replies = Some(wait_replies(woken));
+                Io::Wait { channel, timeout } => {
+                    Input::Woken(self.wait(&channel, timeout, &mut waits).await)
                 }
-                Step::Send(batch) => replies = Some(self.exchange(batch).await?),
-            }
+                Io::Route(refresh, slots) => Input::Targets(self.targets(refresh, &slots).await),
+                Io::Send(parts) => Input::Sent(self.send_parts(parts).await),
+            };
         }
     }
 
-    /// One [`Step::Wait`], through the hub, on the node that serves the
-    /// channel's slot; a plain sleep for a connection that cannot open one.
+    /// One wait for a message on `channel`, through the hub, on the node
+    /// that serves the channel's slot; a plain sleep for a connection that
+    /// cannot open one.
     async fn wait(&mut self, channel: &[u8], timeout: Duration, waits: &mut Waits) -> bool {
         let Some((node, info)) = self.wait_target(cluster_slot(channel)).await else {
             tokio::time::sleep(timeout).await;
@@ -371,7 +315,7 @@ impl AsyncConnection {
         match &self.link {
             Link::Manager(_) | Link::Multiplexed(_) => {
                 let _ = slot;
-                Some((super::conn::node_key(&info), (*info).clone()))
+                Some((node_key(&info), (*info).clone()))
             }
             #[cfg(feature = "cluster")]
             Link::Cluster(c) => {
@@ -379,44 +323,7 @@ impl AsyncConnection {
                 if map.is_empty() {
                     map = c.read_slots().await.ok()?;
                 }
-                let (host, port) = map.primary_of(slot)?.clone();
-                let node = super::conn::node_info(&info, &host, port);
-                Some(((host, port), node))
-            }
-        }
-    }
-
-    /// One batch: the exchange decides, this sends.
-    async fn exchange(&mut self, mut batch: Batch) -> Result<Replies> {
-        if let Some(e) = batch.take_refused() {
-            return Err(e);
-        }
-        if batch.is_empty() {
-            return Ok(Replies::default());
-        }
-        let mut ex = Exchange::new(
-            batch,
-            self.env.cluster,
-            self.policy,
-            self.durability,
-            self.env.call_mode,
-        );
-        loop {
-            match ex.next() {
-                Next::Done => return ex.finish(),
-                Next::Sleep(d) => tokio::time::sleep(d).await,
-                Next::Send(refresh) => {
-                    let targets = match self.targets(refresh, &ex.pending_slots()).await {
-                        Ok(t) => t,
-                        Err(e) => {
-                            ex.unreachable(e)?;
-                            continue;
-                        }
-                    };
-                    let parts = ex.round(targets);
-                    let outcomes = self.send_parts(&parts).await;
-                    ex.settle(parts, outcomes)?;
-                }
+                serving(&info, &map, slot)
             }
         }
     }
@@ -480,14 +387,7 @@ impl Mux {
                 }
                 Err(e) => return not_sent(e),
             },
-            (None, None) => {
-                return not_sent(Error::from(redis::RedisError::from((
-                    redis::ErrorKind::Io,
-                    "connection lost",
-                    "it was handed to redis-patterns without its client, so it cannot reconnect"
-                        .to_string(),
-                ))));
-            }
+            (None, None) => return not_sent(cannot_reconnect()),
         };
         match part.pipe.query_async::<Vec<Value>>(&mut con).await {
             Ok(v) => Outcome::Replies(v),
@@ -510,28 +410,22 @@ impl ClusterLink {
         if refresh.slots {
             *self.slots.lock().expect("slot map lock") = SlotMap::default();
         }
-        if refresh.router && !self.seeds.is_empty() {
+        if refresh.router && self.own.is_some() {
             *self.router.lock().expect("router lock") = None;
         }
-        if self.base.is_none() {
+        if self.own.is_none() {
             return Ok(vec![Target::Router; slots.len()]);
         }
         let mut map = self.slots.lock().expect("slot map lock").clone();
-        if map.is_empty() && slots.iter().any(Option::is_some) {
+        if needs_map(&map, slots) {
             map = self.read_slots().await?;
         }
-        Ok(slots
-            .iter()
-            .map(|s| match s.and_then(|s| map.primary_of(s)) {
-                Some(addr) => Target::Node(addr.clone()),
-                None => Target::Router,
-            })
-            .collect())
+        Ok(route(&map, slots))
     }
 
     /// Reads the slot map from the first known node that answers.
     async fn read_slots(&self) -> Result<SlotMap> {
-        let known = self.known.lock().expect("known lock").clone();
+        let known = self.known.lock().expect("known lock").in_order();
         let mut last = None;
         for addr in &known {
             let reply = match self.node(addr).await {
@@ -541,44 +435,30 @@ impl ClusterLink {
                     .map_err(Error::from),
                 Err(e) => Err(e),
             };
-            match reply.and_then(SlotMap::parse) {
-                Ok(map) if !map.is_empty() => {
-                    let mut known = self.known.lock().expect("known lock");
-                    // Ask the node that answered first next time.
-                    if let Some(at) = known.iter().position(|a| a == addr) {
-                        known.rotate_left(at);
-                    }
-                    for a in map.all_nodes() {
-                        if !known.contains(a) {
-                            known.push(a.clone());
-                        }
-                    }
-                    drop(known);
+            match read_map(reply) {
+                Ok(map) => {
+                    self.known.lock().expect("known lock").answered(addr, &map);
                     *self.slots.lock().expect("slot map lock") = map.clone();
                     return Ok(map);
                 }
-                Ok(_) => last = Some(Error::unexpected("CLUSTER SLOTS named no slot")),
                 Err(e) => {
                     self.nodes.lock().expect("nodes lock").remove(addr);
                     last = Some(e);
                 }
             }
         }
-        if !known.is_empty() {
-            self.known.lock().expect("known lock").rotate_left(1);
-        }
-        Err(last.unwrap_or_else(|| Error::invalid("nodes", "no cluster node is known")))
+        Err(self.known.lock().expect("known lock").none_answered(last))
     }
 
     async fn node(&self, addr: &Addr) -> Result<redis::aio::MultiplexedConnection> {
         if let Some(con) = self.nodes.lock().expect("nodes lock").get(addr) {
             return Ok(con.clone());
         }
-        let base = self
-            .base
+        let own = self
+            .own
             .as_ref()
-            .expect("nodes are reached only with a base");
-        let con = multiplexed(&redis::Client::open(node_info(base, &addr.0, addr.1))?).await?;
+            .expect("nodes are reached only with seeds of its own");
+        let con = multiplexed(&redis::Client::open(own.node(addr))?).await?;
         self.nodes
             .lock()
             .expect("nodes lock")
@@ -591,11 +471,8 @@ impl ClusterLink {
         if let Some(r) = self.router.lock().expect("router lock").clone() {
             return Ok(r);
         }
-        let known = self.known.lock().expect("known lock").clone();
-        let seeds = super::conn::seeds_and_known(&self.seeds, &known);
-        let router = super::conn::cluster_client(seeds)?
-            .get_async_connection()
-            .await?;
+        let seeds = self.known.lock().expect("known lock").with_seeds(&self.own);
+        let router = cluster_client(seeds)?.get_async_connection().await?;
         *self.router.lock().expect("router lock") = Some(router.clone());
         Ok(router)
     }
@@ -628,17 +505,13 @@ impl ClusterLink {
                 let mut replies = Vec::with_capacity(pipe.len());
                 for (cmd, route) in pipe.cmd_iter().zip(routes) {
                     let reply = match route {
-                        Some(slot) => {
-                            router
-                                .route_command(cmd.clone(), super::conn::to_slot_node(*slot))
-                                .await
-                        }
+                        Some(slot) => router.route_command(cmd.clone(), to_slot_node(*slot)).await,
                         None => router.req_packed_command(cmd).await,
                     };
                     match reply_in_place(reply) {
                         Ok(v) => replies.push(v),
                         Err(e) => {
-                            if !self.seeds.is_empty() {
+                            if self.own.is_some() {
                                 *self.router.lock().expect("router lock") = None;
                             }
                             return failed(replies, e);
@@ -649,16 +522,6 @@ impl ClusterLink {
             }
         }
     }
-}
-
-fn refuse_cluster_node(info: Value) -> Result<()> {
-    if cluster_enabled(&info) {
-        return Err(Error::invalid(
-            "connection",
-            "talks to a Redis Cluster node and cannot follow keys to other nodes: open its url with AsyncConnection::open",
-        ));
-    }
-    Ok(())
 }
 
 type BoxedSend<T> = Pin<Box<dyn Future<Output = T> + Send>>;

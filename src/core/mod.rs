@@ -4,8 +4,11 @@
 //! per node, with `NOSCRIPT` reloads and redirects handled underneath.
 //!
 //! One file per concept: `op` (the op and its combinators), `batch` (a
-//! batch and the exchange protocol), `conn` / `conn_async` (the two
-//! drivers, I/O only), [`retry`] (what is sent again and when: the
+//! batch and the exchange protocol), `drive` (one op run to completion:
+//! its steps and exchanges, as requests for I/O), `conn` / `conn_async`
+//! (the two drivers, I/O only), `settings` (what a driver is set to, and
+//! its accessors), `nodes` (timeouts, cluster detection, node addresses,
+//! the known nodes and routing by the slot map), [`retry`] (what is sent again and when: the
 //! [`RetryPolicy`], and which replies prove a command did not run),
 //! `resend` (which plain commands are safe to send twice), `durability`
 //! (waiting for replicas), `request_id` (a name for one call, so that a
@@ -22,16 +25,19 @@ pub(crate) mod config;
 pub(crate) mod conn;
 #[cfg(feature = "tokio")]
 pub(crate) mod conn_async;
+pub(crate) mod drive;
 pub(crate) mod durability;
 pub mod error;
 pub mod keys;
 pub(crate) mod memory;
+pub(crate) mod nodes;
 pub(crate) mod op;
 pub(crate) mod request_id;
 pub(crate) mod resend;
 pub(crate) mod retention;
 pub mod retry;
 pub mod script;
+pub(crate) mod settings;
 pub(crate) mod slots;
 pub(crate) mod subscriber;
 #[cfg(feature = "tokio")]
@@ -44,6 +50,7 @@ pub use conn::Connection;
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
 pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
+pub use nodes::node_info;
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;

@@ -22,7 +22,7 @@ use redis::aio::ConnectionLike as _;
 use redis::{ConnectionInfo, PushInfo, PushKind, Value};
 use tokio::sync::Notify;
 
-use super::conn::{CONNECT_TIMEOUT, RESPONSE_TIMEOUT};
+use super::nodes::{CONNECT_TIMEOUT, RESPONSE_TIMEOUT};
 use super::subscriber::{push_channel, resp3, subscribe_cmd};
 
 /// The subscription connections of one async connection (and its clones).

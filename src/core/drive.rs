@@ -1,0 +1,113 @@
+//! One op run to completion, as both drivers run it: [`Run`] steps the op
+//! and the exchange of each batch it sends, and asks its driver only for
+//! I/O ([`Io`]: sleep, wait on a channel, find where commands go, send a
+//! round's pipelines), whose results come back as [`Input`].
+
+use std::time::Duration;
+
+use super::batch::{Exchange, Next, Outcome, Part, Refresh, Target};
+use super::op::{Op, Replies, Step, wait_replies};
+use super::settings::Settings;
+use crate::error::Result;
+
+/// What a driver does next for a [`Run`].
+pub(crate) enum Io<'a, T> {
+    /// The op finished with this value.
+    Done(T),
+    /// Sleep this long, then [`Input::Slept`].
+    Sleep(Duration),
+    /// Wait for a message on `channel` until `timeout`, then
+    /// [`Input::Woken`] (whether a message came).
+    Wait { channel: Vec<u8>, timeout: Duration },
+    /// Refresh what is asked, then find where each command goes (the slot
+    /// of each pending command, `None`: no key): [`Input::Targets`].
+    Route(Refresh, Vec<Option<u16>>),
+    /// Send these pipelines, then [`Input::Sent`] (an outcome per part).
+    Send(&'a [Part]),
+}
+
+/// What the driver did for the last [`Io`].
+pub(crate) enum Input {
+    /// Nothing yet: the run starts.
+    Start,
+    Slept,
+    Woken(bool),
+    Targets(Result<Vec<Target>>),
+    Sent(Vec<Outcome>),
+}
+
+/// An op being run, and the exchange of the batch it sent (if any).
+pub(crate) struct Run<T> {
+    op: Op<T>,
+    settings: Settings,
+    exchange: Option<Exchange>,
+    /// The round being sent.
+    parts: Vec<Part>,
+}
+
+impl<T: Send + 'static> Run<T> {
+    pub(crate) fn new(op: Op<T>, settings: Settings) -> Self {
+        Self {
+            op,
+            settings,
+            exchange: None,
+            parts: Vec::new(),
+        }
+    }
+
+    /// The next I/O, after `input` (the outcome of the previous one).
+    pub(crate) fn next(&mut self, input: Input) -> Result<Io<'_, T>> {
+        let mut replies = match input {
+            Input::Start => None,
+            Input::Woken(woken) => Some(wait_replies(woken)),
+            Input::Slept if self.exchange.is_none() => Some(Replies::default()),
+            Input::Slept => self.exchange_next()?,
+            Input::Targets(targets) => {
+                let ex = self.exchange.as_mut().expect("routed for an exchange");
+                match targets {
+                    Ok(targets) => {
+                        self.parts = ex.round(targets);
+                        return Ok(Io::Send(&self.parts));
+                    }
+                    Err(e) => ex.unreachable(e)?,
+                }
+                self.exchange_next()?
+            }
+            Input::Sent(outcomes) => {
+                let ex = self.exchange.as_mut().expect("sent for an exchange");
+                ex.settle(std::mem::take(&mut self.parts), outcomes)?;
+                self.exchange_next()?
+            }
+        };
+        loop {
+            if let Some(ex) = &mut self.exchange {
+                return Ok(match ex.next() {
+                    Next::Sleep(d) => Io::Sleep(d),
+                    Next::Send(refresh) => Io::Route(refresh, ex.pending_slots()),
+                    Next::Done => unreachable!("a finished exchange was taken"),
+                });
+            }
+            match self.op.step(&self.settings.env, replies.take())? {
+                Step::Done(v) => return Ok(Io::Done(v)),
+                Step::Sleep(d) => return Ok(Io::Sleep(d)),
+                Step::Wait { channel, timeout } => return Ok(Io::Wait { channel, timeout }),
+                Step::Send(batch) => {
+                    self.exchange = Some(Exchange::start(batch, &self.settings)?);
+                    replies = self.exchange_next()?;
+                }
+            }
+        }
+    }
+
+    /// The replies of the exchange when it is done (it is then dropped);
+    /// `None` while it goes on.
+    fn exchange_next(&mut self) -> Result<Option<Replies>> {
+        match &mut self.exchange {
+            Some(ex) if ex.is_done() => {
+                let ex = self.exchange.take().expect("matched above");
+                ex.finish().map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! How both drivers find and reach servers: the crate's timeouts, cluster
+//! detection (`INFO cluster`), a node's connection info and address, a
+//! cluster's seeds and the nodes known since, and where each command of a
+//! round goes by the slot map.
+
+use std::time::Duration;
+
+use redis::{Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+
+use super::batch::{Addr, Target};
+use super::slots::SlotMap;
+use crate::error::{Error, Result};
+
+/// How long connecting may take.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one reply may take (redis-rs's async default is 500 ms, which a
+/// large batch or a busy machine exceeds).
+pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Whether `INFO` (of `INFO cluster`) says `cluster_enabled:1`; on a cluster
+/// connection redis-rs answers with a map of node to text.
+pub(crate) fn cluster_enabled(reply: &Value) -> bool {
+    let says = |v: &Value| match v {
+        Value::BulkString(b) => String::from_utf8_lossy(b)
+            .lines()
+            .any(|l| l.trim() == "cluster_enabled:1"),
+        Value::VerbatimString { text, .. } => text.lines().any(|l| l.trim() == "cluster_enabled:1"),
+        Value::SimpleString(s) => s.lines().any(|l| l.trim() == "cluster_enabled:1"),
+        _ => false,
+    };
+    match reply {
+        Value::Map(nodes) => nodes.iter().any(|(_, v)| says(v)),
+        v => says(v),
+    }
+}
+
+pub(crate) fn info_cluster() -> Cmd {
+    let mut cmd = redis::cmd("INFO");
+    cmd.arg("cluster");
+    cmd
+}
+
+/// Refuses to wrap a connection to a cluster node (its `INFO cluster`
+/// reply is `info`): it could not follow keys to other nodes; `driver`
+/// names the type whose `open` does.
+pub(crate) fn refuse_cluster_node(info: &Value, driver: &str) -> Result<()> {
+    if cluster_enabled(info) {
+        return Err(Error::invalid(
+            "connection",
+            format!(
+                "talks to a Redis Cluster node and cannot follow keys to other nodes: open its url with {driver}::open"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The error of a connection that broke and was handed over without its
+/// client.
+pub(crate) fn cannot_reconnect() -> Error {
+    Error::from(redis::RedisError::from((
+        redis::ErrorKind::Io,
+        "connection lost",
+        "it was handed to redis-patterns without its client, so it cannot reconnect".to_string(),
+    )))
+}
+
+/// `base` with another host and port (same credentials and TLS settings):
+/// how to reach another node of the cluster `base` reaches.
+pub fn node_info(base: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
+    let addr = match base.addr() {
+        ConnectionAddr::TcpTls {
+            insecure,
+            tls_params,
+            ..
+        } => ConnectionAddr::TcpTls {
+            host: host.to_string(),
+            port,
+            insecure: *insecure,
+            tls_params: tls_params.clone(),
+        },
+        _ => ConnectionAddr::Tcp(host.to_string(), port),
+    };
+    base.clone().set_addr(addr)
+}
+
+/// The address of a TCP connection info (`None` for a unix socket).
+pub(crate) fn addr_of(info: &ConnectionInfo) -> Option<Addr> {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+            Some((host.clone(), *port))
+        }
+        _ => None,
+    }
+}
+
+/// The node key of a single server (its address; a Unix socket's path).
+pub(crate) fn node_key(info: &ConnectionInfo) -> Addr {
+    addr_of(info).unwrap_or_else(|| (info.addr().to_string(), 0))
+}
+
+/// The nodes a cluster connection starts from, the first of which says how
+/// to reach every other (credentials, TLS).
+pub(crate) struct Seeds {
+    pub(crate) seeds: Vec<ConnectionInfo>,
+    pub(crate) base: ConnectionInfo,
+}
+
+impl Seeds {
+    /// The seeds of `nodes`: at least one.
+    pub(crate) fn of<T: IntoConnectionInfo>(nodes: impl IntoIterator<Item = T>) -> Result<Self> {
+        let seeds = nodes
+            .into_iter()
+            .map(|n| n.into_connection_info())
+            .collect::<redis::RedisResult<Vec<_>>>()?;
+        let base = seeds
+            .first()
+            .cloned()
+            .ok_or_else(|| Error::invalid("nodes", "must name at least one node"))?;
+        Ok(Self { seeds, base })
+    }
+
+    /// How to reach the node at `addr`.
+    pub(crate) fn node(&self, addr: &Addr) -> ConnectionInfo {
+        node_info(&self.base, &addr.0, addr.1)
+    }
+}
+
+/// A cluster client with the crate's timeouts (connect 5 s, reply 30 s)
+/// that never retries by itself (the exchange decides), seeded with `nodes`.
+#[cfg(feature = "cluster")]
+pub(crate) fn cluster_client<T: IntoConnectionInfo>(
+    nodes: impl IntoIterator<Item = T>,
+) -> Result<redis::cluster::ClusterClient> {
+    Ok(redis::cluster::ClusterClient::builder(nodes)
+        .connection_timeout(CONNECT_TIMEOUT)
+        .response_timeout(RESPONSE_TIMEOUT)
+        .retries(0)
+        .build()?)
+}
+
+/// Routing to the primary that serves `slot` (a keyless command for one
+/// node sent through the router).
+#[cfg(feature = "cluster")]
+pub(crate) fn to_slot_node(slot: u16) -> redis::cluster_routing::RoutingInfo {
+    use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
+        slot,
+        SlotAddr::Master,
+    )))
+}
+
+/// Every node seen (the seeds and the slot maps' nodes), in the order they
+/// are asked for the slot map: the one that answered last comes first.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Known(Vec<Addr>);
+
+impl Known {
+    /// The seeds' addresses (none without seeds).
+    pub(crate) fn of(own: Option<&Seeds>) -> Self {
+        let seeds = own.map_or(&[][..], |o| &o.seeds);
+        Self(seeds.iter().filter_map(addr_of).collect())
+    }
+
+    /// The nodes to ask, in order.
+    pub(crate) fn in_order(&self) -> Vec<Addr> {
+        self.0.clone()
+    }
+
+    /// `addr` answered with `map`: it is asked first next time, and every
+    /// node the map names is known from now on.
+    pub(crate) fn answered(&mut self, addr: &Addr, map: &SlotMap) {
+        if let Some(at) = self.0.iter().position(|a| a == addr) {
+            self.0.rotate_left(at);
+        }
+        for a in map.all_nodes() {
+            if !self.0.contains(a) {
+                self.0.push(a.clone());
+            }
+        }
+    }
+
+    /// No node answered (`last` is the last failure): the next one is asked
+    /// first next time; the error to return.
+    pub(crate) fn none_answered(&mut self, last: Option<Error>) -> Error {
+        if !self.0.is_empty() {
+            self.0.rotate_left(1);
+        }
+        last.unwrap_or_else(|| Error::invalid("nodes", "no cluster node is known"))
+    }
+
+    /// The seeds of a cluster client: `own` seeds, then every node known
+    /// since (same credentials as the first); none without seeds.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn with_seeds(&self, own: &Option<Seeds>) -> Vec<ConnectionInfo> {
+        let Some(own) = own else {
+            return Vec::new();
+        };
+        let mut out = own.seeds.clone();
+        for addr in &self.0 {
+            let info = own.node(addr);
+            if !out.iter().any(|s| s.addr() == info.addr()) {
+                out.push(info);
+            }
+        }
+        out
+    }
+}
+
+/// A node's `CLUSTER SLOTS` reply as a slot map; one that names no slot is
+/// refused too.
+pub(crate) fn read_map(reply: Result<Value>) -> Result<SlotMap> {
+    match reply.and_then(SlotMap::parse) {
+        Ok(map) if map.is_empty() => Err(Error::unexpected("CLUSTER SLOTS named no slot")),
+        other => other,
+    }
+}
+
+/// Whether the slot map must be read before `slots` can be routed.
+pub(crate) fn needs_map(map: &SlotMap, slots: &[Option<u16>]) -> bool {
+    map.is_empty() && slots.iter().any(Option::is_some)
+}
+
+/// Where each command goes by `map`: the primary of its slot, or the
+/// router (no key, or a slot the map does not cover).
+pub(crate) fn route(map: &SlotMap, slots: &[Option<u16>]) -> Vec<Target> {
+    slots
+        .iter()
+        .map(|s| match s.and_then(|s| map.primary_of(s)) {
+            Some(addr) => Target::Node(addr.clone()),
+            None => Target::Router,
+        })
+        .collect()
+}
+
+/// The node that serves `slot` by `map`, and how to reach it from `base`.
+pub(crate) fn serving(
+    base: &ConnectionInfo,
+    map: &SlotMap,
+    slot: u16,
+) -> Option<(Addr, ConnectionInfo)> {
+    let (host, port) = map.primary_of(slot)?.clone();
+    let info = node_info(base, &host, port);
+    Some(((host, port), info))
+}
