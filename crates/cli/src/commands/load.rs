@@ -14,7 +14,8 @@
 //! Prints `name sha1` per script (with `--functions`: `name sha1 function`)
 //! on stdout, and what went where on stderr.
 
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+use redis::{ConnectionInfo, IntoConnectionInfo, Value};
+use redis_patterns::core::node_info;
 use redis_patterns::functions;
 use redis_patterns::scripts::ALL;
 
@@ -68,24 +69,6 @@ fn parse_cluster_nodes(text: &str) -> Result<Vec<Node>, String> {
         });
     }
     Ok(nodes)
-}
-
-/// `base` with another host and port (same credentials and TLS settings).
-fn node_info(base: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
-    let addr = match base.addr() {
-        ConnectionAddr::TcpTls {
-            insecure,
-            tls_params,
-            ..
-        } => ConnectionAddr::TcpTls {
-            host: host.to_string(),
-            port,
-            insecure: *insecure,
-            tls_params: tls_params.clone(),
-        },
-        _ => ConnectionAddr::Tcp(host.to_string(), port),
-    };
-    base.clone().set_addr(addr)
 }
 
 fn connect(info: ConnectionInfo) -> Result<redis::Connection, String> {
