@@ -6,6 +6,10 @@
 //! (the extend script compares it, so a lock someone else holds is never
 //! renewed), or when renewals failed until the lease had run out; the guard
 //! then reports the loss ([`LockGuard::lost`], [`LockGuard::check`]).
+//!
+//! What both guards share lives here too: the renewals' bookkeeping
+//! ([`Renewals`]: the period, the extend, when the lease counts as lost)
+//! and the holder's accessors (`holder_accessors!`).
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -14,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::{Lease, Lock};
-use crate::core::{Connection, Request};
+use crate::core::{Connection, Op, Request};
 use crate::error::{ErrorKind, Result};
 
 /// A lease that a guard lost while it held it.
@@ -35,21 +39,56 @@ pub enum LostReason {
     Unrenewed,
 }
 
-/// What a renewal found.
-pub(crate) enum Renewal {
-    Renewed,
-    Lost(LostReason),
-    /// Failed; try again at the next period.
-    Failed,
+/// What both guards' renewals share: the lock and the lease they renew,
+/// every lease/3, and when the last renewal succeeded.
+pub(crate) struct Renewals {
+    lock: Lock,
+    lease: Lease,
+    renewed: Instant,
 }
 
-/// The outcome of one renewal at `now`, the last good one at `renewed`.
-pub(crate) fn renewal(result: Result<bool>, renewed: Instant, lease: Duration) -> Renewal {
-    match result {
-        Ok(true) => Renewal::Renewed,
-        Ok(false) => Renewal::Lost(LostReason::NotOwned),
-        Err(_) if renewed.elapsed() >= lease => Renewal::Lost(LostReason::Unrenewed),
-        Err(_) => Renewal::Failed,
+impl Renewals {
+    pub(crate) fn new(lock: Lock, lease: Lease) -> Self {
+        Self {
+            lock,
+            lease,
+            renewed: Instant::now(),
+        }
+    }
+
+    /// How long to wait before the next renewal.
+    pub(crate) fn period(&self) -> Duration {
+        self.lock.lease() / 3
+    }
+
+    /// One renewal: a fresh lease, if the guard's token still owns the lock.
+    pub(crate) fn extend(&self) -> Op<bool> {
+        self.lock.extend(&self.lease.token, self.lock.lease())
+    }
+
+    /// The release when the guard goes.
+    pub(crate) fn release(&self) -> Op<bool> {
+        self.lock.release(&self.lease.token)
+    }
+
+    /// Files the outcome of a renewal: the lost lease when the lock is no
+    /// longer the guard's, or when renewals failed until the lease had run
+    /// out; `None` while it is held (a failed renewal is tried again at
+    /// the next period).
+    pub(crate) fn after(&mut self, result: Result<bool>) -> Option<Lost> {
+        let reason = match result {
+            Ok(true) => {
+                self.renewed = Instant::now();
+                return None;
+            }
+            Ok(false) => LostReason::NotOwned,
+            Err(_) if self.renewed.elapsed() >= self.lock.lease() => LostReason::Unrenewed,
+            Err(_) => return None,
+        };
+        Some(Lost {
+            fence: self.lease.fence,
+            reason,
+        })
     }
 }
 
@@ -61,6 +100,40 @@ pub(crate) fn lost_error(lock: &Lock, lost: &Lost) -> crate::Error {
     }
     .into()
 }
+
+/// What a holder reads of a lease it holds, on a type with the fields
+/// `lock` and `lease` and a method `lost(&self) -> Option<Lost>`: `lease`,
+/// `fence`, `token` and `check`.
+macro_rules! holder_accessors {
+    () => {
+        /// The lease: owner token and fencing token.
+        pub fn lease(&self) -> &Lease {
+            &self.lease
+        }
+
+        /// The fencing token of this acquire.
+        pub fn fence(&self) -> u64 {
+            self.lease.fence
+        }
+
+        /// The owner token.
+        pub fn token(&self) -> &str {
+            &self.lease.token
+        }
+
+        /// `Ok` while the lock is held as far as the renewals know;
+        /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) (with the
+        /// lost fencing token) once it was lost. Check it before acting on
+        /// what the lock protects.
+        pub fn check(&self) -> Result<()> {
+            match self.lost() {
+                Some(lost) => Err($crate::lock::guard::lost_error(&self.lock, &lost)),
+                None => Ok(()),
+            }
+        }
+    };
+}
+pub(crate) use holder_accessors;
 
 #[derive(Default)]
 struct State {
@@ -75,35 +148,26 @@ struct Renewer {
 }
 
 impl Renewer {
-    fn start(lock: Lock, lease: Lease, mut con: Connection) -> std::io::Result<Self> {
+    fn start(mut renewals: Renewals, mut con: Connection) -> std::io::Result<Self> {
         let shared = Arc::new((Mutex::new(State::default()), Condvar::new()));
         let theirs = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("lock-renewal".into())
             .spawn(move || {
                 let (state, wake) = &*theirs;
-                let period = lock.lease() / 3;
-                let mut renewed = Instant::now();
                 loop {
                     let s = state.lock().expect("renewal state");
                     let (s, _) = wake
-                        .wait_timeout_while(s, period, |s| !s.stop)
+                        .wait_timeout_while(s, renewals.period(), |s| !s.stop)
                         .expect("renewal state");
                     if s.stop {
                         return;
                     }
                     drop(s);
-                    let result = lock.extend(&lease.token, lock.lease()).run(&mut con);
-                    match renewal(result, renewed, lock.lease()) {
-                        Renewal::Renewed => renewed = Instant::now(),
-                        Renewal::Failed => {}
-                        Renewal::Lost(reason) => {
-                            state.lock().expect("renewal state").lost = Some(Lost {
-                                fence: lease.fence,
-                                reason,
-                            });
-                            return;
-                        }
+                    let result = renewals.extend().run(&mut con);
+                    if let Some(lost) = renewals.after(result) {
+                        state.lock().expect("renewal state").lost = Some(lost);
+                        return;
                     }
                 }
             })?;
@@ -161,7 +225,7 @@ impl Lock {
     ) -> Result<LockGuard<'a>> {
         let renewals = con.try_clone()?;
         let lease = self.acquire(timeout).run(con)?;
-        match Renewer::start(self.clone(), lease.clone(), renewals) {
+        match Renewer::start(Renewals::new(self.clone(), lease.clone()), renewals) {
             Ok(renewer) => Ok(LockGuard {
                 lock: self,
                 con,
@@ -183,34 +247,11 @@ impl LockGuard<'_> {
         self.con
     }
 
-    /// The lease: owner token and fencing token.
-    pub fn lease(&self) -> &Lease {
-        &self.lease
-    }
-
-    /// The fencing token of this acquire.
-    pub fn fence(&self) -> u64 {
-        self.lease.fence
-    }
-
-    /// The owner token.
-    pub fn token(&self) -> &str {
-        &self.lease.token
-    }
+    holder_accessors!();
 
     /// The lost lease, once a renewal found the lock lost.
     pub fn lost(&self) -> Option<Lost> {
         self.renewer.lost()
-    }
-
-    /// `Ok` while the lock is held as far as the renewals know;
-    /// [`ErrorKind::LockLost`] (with the lost fencing token) once it was
-    /// lost. Check it before acting on what the lock protects.
-    pub fn check(&self) -> Result<()> {
-        match self.lost() {
-            Some(lost) => Err(lost_error(self.lock, &lost)),
-            None => Ok(()),
-        }
     }
 
     /// Stops the renewals, releases now and reports whether this owner

@@ -8,11 +8,10 @@
 //! flag to check, and a future to `select!` on.
 
 use std::future::Future;
-use std::time::Instant;
 
 use tokio::sync::{oneshot, watch};
 
-use super::guard::{Lost, Renewal, lost_error, renewal};
+use super::guard::{Lost, Renewals, holder_accessors};
 use super::{Lease, Lock};
 use crate::core::{AsyncConnection, Request};
 use crate::error::Result;
@@ -32,33 +31,11 @@ impl Held {
         self.lock.key()
     }
 
-    /// The lease: owner token and fencing token.
-    pub fn lease(&self) -> &Lease {
-        &self.lease
-    }
-
-    /// The fencing token of this acquire.
-    pub fn fence(&self) -> u64 {
-        self.lease.fence
-    }
-
-    /// The owner token.
-    pub fn token(&self) -> &str {
-        &self.lease.token
-    }
+    holder_accessors!();
 
     /// The lost lease, once a renewal found the lock lost.
     pub fn lost(&self) -> Option<Lost> {
         self.lost.borrow().clone()
-    }
-
-    /// `Ok` while the lock is held as far as the renewals know;
-    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) once it was lost.
-    pub fn check(&self) -> Result<()> {
-        match self.lost() {
-            Some(lost) => Err(lost_error(&self.lock, &lost)),
-            None => Ok(()),
-        }
     }
 
     /// Resolves when the lease is lost (never, while it is held): race the
@@ -102,13 +79,8 @@ impl AsyncLockGuard {
         let lease = lock.acquire(timeout).run_async(&mut con).await?;
         let (lost_tx, lost) = watch::channel(None);
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(renew(
-            lock.clone(),
-            lease.clone(),
-            con.clone(),
-            lost_tx,
-            stopped,
-        ));
+        let renewals = Renewals::new(lock.clone(), lease.clone());
+        let task = tokio::spawn(renew(renewals, con.clone(), lost_tx, stopped));
         Ok(Self {
             held: Held {
                 lock: lock.clone(),
@@ -172,40 +144,27 @@ impl Drop for AsyncLockGuard {
 /// The renewal task: every lease/3 an extend, until told to stop (and
 /// perhaps release) or the lease is lost.
 async fn renew(
-    lock: Lock,
-    lease: Lease,
+    mut renewals: Renewals,
     mut con: AsyncConnection,
     lost: watch::Sender<Option<Lost>>,
     mut stop: oneshot::Receiver<bool>,
 ) {
-    let period = lock.lease() / 3;
-    let mut renewed = Instant::now();
     loop {
-        match tokio::time::timeout(period, &mut stop).await {
+        match tokio::time::timeout(renewals.period(), &mut stop).await {
             Ok(release) => {
                 // A dropped sender (the guard dropped) releases too.
                 if release.unwrap_or(true) {
-                    let _ = lock.release(&lease.token).run_async(&mut con).await;
+                    let _ = renewals.release().run_async(&mut con).await;
                 }
                 return;
             }
             Err(_) => {
-                let result = lock
-                    .extend(&lease.token, lock.lease())
-                    .run_async(&mut con)
-                    .await;
-                match renewal(result, renewed, lock.lease()) {
-                    Renewal::Renewed => renewed = Instant::now(),
-                    Renewal::Failed => {}
-                    Renewal::Lost(reason) => {
-                        let _ = lost.send(Some(Lost {
-                            fence: lease.fence,
-                            reason,
-                        }));
-                        // Wait for the guard to go, keeping the flag up.
-                        let _ = stop.await;
-                        return;
-                    }
+                let result = renewals.extend().run_async(&mut con).await;
+                if let Some(lease_lost) = renewals.after(result) {
+                    let _ = lost.send(Some(lease_lost));
+                    // Wait for the guard to go, keeping the flag up.
+                    let _ = stop.await;
+                    return;
                 }
             }
         }
