@@ -47,9 +47,11 @@ use serde::Serialize;
 
 use crate::core::Op;
 use crate::error::{ErrorKind, Result};
-use crate::lock::leasing::{Leasing, leasing_setters};
+use crate::lock::leasing::{
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
+};
+use crate::lock::new_token;
 use crate::lock::wait::{self, Attempt, Waiting};
-use crate::lock::{WaitMode, check_token, lease_ms, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -80,12 +82,10 @@ pub struct RwLease {
 /// holds no connection.
 #[derive(Debug, Clone)]
 pub struct RwLock {
-    writer: String,
+    /// Its key is the writer's.
+    leased: Leased,
     readers: String,
     intents: String,
-    channel: String,
-    lease_ms: i64,
-    wait: WaitMode,
 }
 
 /// Builds an [`RwLock`]: setters never fail, [`RwLockBuilder::build`]
@@ -106,10 +106,7 @@ impl RwLockBuilder {
         Ok(RwLock {
             readers: format!("{}:readers", leased.key),
             intents: format!("{}:intents", leased.key),
-            channel: leased.channel,
-            writer: leased.key,
-            lease_ms: leased.lease_ms,
-            wait: leased.wait,
+            leased,
         })
     }
 }
@@ -130,7 +127,7 @@ impl RwLock {
 
     /// The key of the writer's token.
     pub fn writer_key(&self) -> &str {
-        &self.writer
+        &self.leased.key
     }
 
     /// The key of the readers (a sorted set).
@@ -143,15 +140,7 @@ impl RwLock {
         &self.intents
     }
 
-    /// The shard channel releases publish on (in the keys' slot).
-    pub fn channel(&self) -> &str {
-        &self.channel
-    }
-
-    /// The lease of every holder.
-    pub fn lease(&self) -> Duration {
-        Duration::from_millis(self.lease_ms as u64)
-    }
+    leased_accessors!("The lease of every holder.");
 
     /// One read attempt with a fresh token; [`ErrorKind::LockBusy`] while a
     /// writer holds the lock or waits for it.
@@ -169,27 +158,25 @@ impl RwLock {
     /// already holds that lease (a retry whose reply was lost) keeps it,
     /// with a fresh lease.
     pub fn try_as(&self, role: Role, token: &str) -> Op<RwLease> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        let key = self.writer.clone();
-        let attempt = self.attempt(role, token);
-        let lock = self.clone();
-        let token = token.to_string();
-        attempt.and_then(move |a| match a {
-            Attempt::Got(lease) => Op::ready(lease),
-            Attempt::Busy(left) => {
-                let busy = ErrorKind::LockBusy {
+        with_token(token, || {
+            let key = self.leased.key.clone();
+            let lock = self.clone();
+            let token = token.to_string();
+            self.attempt(role, &token).and_then(move |a| {
+                let busy = match a.or_busy(|retry_after_ms| ErrorKind::LockBusy {
                     key,
-                    retry_after_ms: left.map(|d| d.as_millis() as u64),
+                    retry_after_ms,
+                }) {
+                    Ok(lease) => return Op::ready(lease),
+                    Err(busy) => busy,
                 };
                 // A single write attempt does not stay in line.
                 let withdraw = match role {
                     Role::Write => lock.withdraw(&token),
                     Role::Read => Op::ready(()),
                 };
-                withdraw.and_then(move |_| Op::fail(busy.into()))
-            }
+                withdraw.and_then(move |_| Op::fail(busy))
+            })
         })
     }
 
@@ -207,46 +194,42 @@ impl RwLock {
 
     /// [`RwLock::read`] or [`RwLock::write`] with the caller's own token.
     pub fn wait_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        let waiting = Waiting {
-            key: self.writer.clone(),
-            channel: self.channel.clone(),
-            mode: self.wait,
-            timeout,
-            // A waiting writer renews its intent before it ends.
-            max_wait: (role == Role::Write).then(|| self.lease() / 2),
-        };
-        let lock = self.clone();
-        let token = token.to_string();
-        let attempts = {
-            let (lock, token) = (lock.clone(), token.clone());
-            wait::until_acquired(waiting, move || lock.attempt(role, &token))
-        };
-        if role == Role::Read {
-            return attempts;
-        }
-        // A writer that gives up withdraws its intent.
-        attempts.or_else(move |e| lock.withdraw(&token).and_then(move |_| Op::fail(e)))
+        with_token(token, || {
+            let waiting = Waiting {
+                // A waiting writer renews its intent before it ends.
+                max_wait: (role == Role::Write).then(|| self.lease() / 2),
+                ..self.leased.waiting(timeout)
+            };
+            let lock = self.clone();
+            let token = token.to_string();
+            let attempts = {
+                let (lock, token) = (lock.clone(), token.clone());
+                wait::until_acquired(waiting, move || lock.attempt(role, &token))
+            };
+            if role == Role::Read {
+                return attempts;
+            }
+            // A writer that gives up withdraws its intent.
+            attempts.or_else(move |e| lock.withdraw(&token).and_then(move |_| Op::fail(e)))
+        })
     }
 
     fn attempt(&self, role: Role, token: &str) -> Op<Attempt<RwLease>> {
         let call = match role {
             Role::Read => scripts::rwlock::read_acquire(
-                &self.writer,
+                &self.leased.key,
                 &self.readers,
                 &self.intents,
                 token,
-                self.lease_ms,
+                self.leased.lease_ms,
             ),
             Role::Write => scripts::rwlock::write_acquire(
-                &self.writer,
+                &self.leased.key,
                 &self.readers,
                 &self.intents,
                 token,
-                self.lease_ms,
-                self.lease_ms,
+                self.leased.lease_ms,
+                self.leased.lease_ms,
             ),
         };
         let token = token.to_string();
@@ -271,34 +254,31 @@ impl RwLock {
     /// the last reader's); `false` when the token did not hold it (its
     /// lease had ended).
     pub fn release(&self, lease: &RwLease) -> Op<bool> {
-        if let Err(e) = check_token(&lease.token) {
-            return Op::fail(e);
-        }
-        let call = match lease.role {
-            Role::Read => scripts::rwlock::read_release(&self.readers, &lease.token, &self.channel),
-            Role::Write => scripts::rwlock::write_release(
-                &self.writer,
-                &self.intents,
-                &lease.token,
-                &self.channel,
-            ),
-        };
-        Op::script(call).map(|r| r == 1)
+        let Leased {
+            key: writer,
+            channel,
+            ..
+        } = &self.leased;
+        let token = &lease.token;
+        with_token(token, || {
+            held(match lease.role {
+                Role::Read => scripts::rwlock::read_release(&self.readers, token, channel),
+                Role::Write => {
+                    scripts::rwlock::write_release(writer, &self.intents, token, channel)
+                }
+            })
+        })
     }
 
     /// Gives the lease a fresh `duration` from now; `false` when the token
     /// holds no live lease of its role.
     pub fn extend(&self, lease: &RwLease, duration: Duration) -> Op<bool> {
-        let ms = match check_token(&lease.token)
-            .and_then(|_| lease_ms("lease", duration, MAX_LEASE_MS as i64))
-        {
-            Ok(ms) => ms,
-            Err(e) => return Op::fail(e),
-        };
-        let call = match lease.role {
-            Role::Read => scripts::rwlock::read_extend(&self.readers, &lease.token, ms),
-            Role::Write => scripts::rwlock::write_extend(&self.writer, &lease.token, ms),
-        };
-        Op::script(call).map(|r| r == 1)
+        let token = &lease.token;
+        held(
+            extend_ms(token, duration, MAX_LEASE_MS).and_then(|ms| match lease.role {
+                Role::Read => scripts::rwlock::read_extend(&self.readers, token, ms),
+                Role::Write => scripts::rwlock::write_extend(&self.leased.key, token, ms),
+            }),
+        )
     }
 }

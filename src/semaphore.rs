@@ -45,9 +45,11 @@ use serde::Serialize;
 
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lock::leasing::{Leasing, leasing_setters};
-use crate::lock::wait::{self, Attempt, Waiting};
-use crate::lock::{WaitMode, check_token, lease_ms, new_token};
+use crate::lock::leasing::{
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
+};
+use crate::lock::new_token;
+use crate::lock::wait::{self, Attempt};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -66,11 +68,8 @@ pub const MAX_LEASE_MS: u64 = scripts::semaphore::ACQUIRE_LEASE_MS_MAX as u64;
 /// holds no connection.
 #[derive(Debug, Clone)]
 pub struct Semaphore {
-    key: String,
-    channel: String,
+    leased: Leased,
     limit: u32,
-    lease_ms: i64,
-    wait: WaitMode,
 }
 
 /// Builds a [`Semaphore`]: setters never fail, [`SemaphoreBuilder::build`]
@@ -102,11 +101,8 @@ impl SemaphoreBuilder {
             ));
         }
         Ok(Semaphore {
-            key: leased.key,
-            channel: leased.channel,
+            leased,
             limit: self.limit,
-            lease_ms: leased.lease_ms,
-            wait: leased.wait,
         })
     }
 }
@@ -128,12 +124,7 @@ impl Semaphore {
 
     /// The key of the permits (a sorted set).
     pub fn key(&self) -> &str {
-        &self.key
-    }
-
-    /// The shard channel a release publishes on (in the key's slot).
-    pub fn channel(&self) -> &str {
-        &self.channel
+        &self.leased.key
     }
 
     /// How many holders it allows at once.
@@ -141,10 +132,7 @@ impl Semaphore {
         self.limit
     }
 
-    /// The lease of every permit.
-    pub fn lease(&self) -> Duration {
-        Duration::from_millis(self.lease_ms as u64)
-    }
+    leased_accessors!("The lease of every permit.");
 
     /// One attempt with a fresh token: the permit, or
     /// [`ErrorKind::NoPermit`] when every permit is taken.
@@ -156,17 +144,14 @@ impl Semaphore {
     /// holds a permit (a retry whose reply was lost) keeps it, with a fresh
     /// lease.
     pub fn try_acquire_as(&self, token: &str) -> Op<Permit> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        let key = self.key.clone();
-        self.attempt(token).try_map(|a| match a {
-            Attempt::Got(permit) => Ok(permit),
-            Attempt::Busy(left) => Err(ErrorKind::NoPermit {
-                key,
-                retry_after_ms: left.map(|d| d.as_millis() as u64),
-            }
-            .into()),
+        with_token(token, || {
+            let key = self.leased.key.clone();
+            self.attempt(token).try_map(|a| {
+                a.or_busy(|retry_after_ms| ErrorKind::NoPermit {
+                    key,
+                    retry_after_ms,
+                })
+            })
         })
     }
 
@@ -179,28 +164,20 @@ impl Semaphore {
 
     /// [`Semaphore::acquire`] with the caller's own token.
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Permit> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        let waiting = Waiting {
-            key: self.key.clone(),
-            channel: self.channel.clone(),
-            mode: self.wait,
-            timeout,
-            max_wait: None,
-        };
-        let sem = self.clone();
-        let token = token.to_string();
-        wait::until_acquired(waiting, move || sem.attempt(&token))
+        with_token(token, || {
+            let sem = self.clone();
+            let token = token.to_string();
+            wait::until_acquired(self.leased.waiting(timeout), move || sem.attempt(&token))
+        })
     }
 
     fn attempt(&self, token: &str) -> Op<Attempt<Permit>> {
         let token = token.to_string();
         Op::script(scripts::semaphore::acquire(
-            &self.key,
+            &self.leased.key,
             &token,
             i64::from(self.limit),
-            self.lease_ms,
+            self.leased.lease_ms,
         ))
         .map(move |reply| match reply {
             1 => Attempt::Got(Permit { token }),
@@ -211,20 +188,19 @@ impl Semaphore {
     /// Gives the permit of `token` back and wakes the waiters; `false` when
     /// it held none (its lease had ended: the permit was free already).
     pub fn release(&self, token: &str) -> Op<bool> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        Op::script(scripts::semaphore::release(&self.key, token, &self.channel)).map(|r| r == 1)
+        let Leased { key, channel, .. } = &self.leased;
+        with_token(token, || {
+            held(scripts::semaphore::release(key, token, channel))
+        })
     }
 
     /// Gives the permit of `token` a fresh lease of `lease` from now;
     /// `false` when it holds no live permit.
     pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
-        let max = scripts::semaphore::EXTEND_LEASE_MS_MAX;
-        let ms = match check_token(token).and_then(|_| lease_ms("lease", lease, max)) {
-            Ok(ms) => ms,
-            Err(e) => return Op::fail(e),
-        };
-        Op::script(scripts::semaphore::extend(&self.key, token, ms)).map(|r| r == 1)
+        let max = scripts::semaphore::EXTEND_LEASE_MS_MAX as u64;
+        held(
+            extend_ms(token, lease, max)
+                .and_then(|ms| scripts::semaphore::extend(&self.leased.key, token, ms)),
+        )
     }
 }

@@ -1,12 +1,16 @@
-//! What every builder of a leased resource (lock, semaphore, read-write
-//! lock) sets and checks alike: the key prefix, the lease and the wait
-//! mode, and the resolved key, wake-up channel and lease in ms.
+//! What every leased resource (lock, semaphore, read-write lock) sets,
+//! checks and does alike: its builder's key prefix, lease and wait mode;
+//! the resolved key, wake-up channel and lease in ms, with their
+//! accessors; a token's checks, and the replies of a release or extend.
 
 use std::time::Duration;
 
-use super::{WaitMode, check_wait, lease_ms};
+use super::wait::Waiting;
+use super::{WaitMode, check_token, check_wait, lease_ms};
+use crate::core::Op;
 use crate::error::Result;
 use crate::keys::{self, Prefix};
+use crate::script::ScriptCall;
 
 /// The settings every leased resource's builder holds.
 #[derive(Debug, Clone)]
@@ -51,6 +55,68 @@ impl Leasing {
         })
     }
 }
+
+impl Leased {
+    /// The lease of every holder.
+    pub(crate) fn lease(&self) -> Duration {
+        Duration::from_millis(self.lease_ms as u64)
+    }
+
+    /// What a waiting loop for the resource waits for, until `timeout`
+    /// (without a longest single wait).
+    pub(crate) fn waiting(&self, timeout: Duration) -> Waiting {
+        Waiting {
+            key: self.key.clone(),
+            channel: self.channel.clone(),
+            mode: self.wait,
+            timeout,
+            max_wait: None,
+        }
+    }
+}
+
+/// `op()` when the caller's `token` is acceptable (not empty); otherwise an
+/// op that fails with the refusal, sending nothing.
+pub(crate) fn with_token<T: Send + 'static>(token: &str, op: impl FnOnce() -> Op<T>) -> Op<T> {
+    match check_token(token) {
+        Ok(()) => op(),
+        Err(e) => Op::fail(e),
+    }
+}
+
+/// The lease of an extend in ms (up to `max`), the token checked first.
+pub(crate) fn extend_ms(token: &str, lease: Duration, max: u64) -> Result<i64> {
+    check_token(token)?;
+    lease_ms("lease", lease, max as i64)
+}
+
+/// A release or extend call: `true` when its token held what it names
+/// (the scripts answer 1), `false` when not (nothing changed).
+pub(crate) fn held(call: Result<ScriptCall<i64>>) -> Op<bool> {
+    Op::script(call).map(|r| r == 1)
+}
+
+/// The accessors of [`Leased`] on a resource with a `leased` field:
+/// `channel`, `lease` (documented with `$lease_doc`) and `wait_mode`.
+macro_rules! leased_accessors {
+    ($lease_doc:literal) => {
+        /// The shard channel a release publishes on (in the keys' slot).
+        pub fn channel(&self) -> &str {
+            &self.leased.channel
+        }
+
+        #[doc = $lease_doc]
+        pub fn lease(&self) -> std::time::Duration {
+            self.leased.lease()
+        }
+
+        /// How a blocking acquire waits.
+        pub fn wait_mode(&self) -> $crate::lock::WaitMode {
+            self.leased.wait
+        }
+    };
+}
+pub(crate) use leased_accessors;
 
 /// The setters of [`Leasing`] on a builder with a `leasing` field:
 /// `prefix`, `lease` (documented with `$lease_doc`) and `wait_mode`.

@@ -86,11 +86,11 @@ pub(crate) use contract::{contract, wake_key};
 pub use guard::{LockGuard, Lost, LostReason};
 #[cfg(feature = "tokio")]
 pub use guard_async::{AsyncLockGuard, Held};
-use leasing::{Leasing, leasing_setters};
+use leasing::{Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token};
 pub use replication::Replication;
 pub use status::LockStatus;
+use wait::Attempt;
 pub use wait::WaitMode;
-use wait::{Attempt, Waiting};
 
 /// The default key prefix (the PHP recipe's `redis:lock:`).
 pub const DEFAULT_PREFIX: &str = "redis:lock:";
@@ -106,11 +106,8 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// clone; holds no connection.
 #[derive(Debug, Clone)]
 pub struct Lock {
-    key: String,
+    leased: Leased,
     fence_key: String,
-    channel: String,
-    lease_ms: i64,
-    wait: WaitMode,
     replication: Replication,
 }
 
@@ -194,10 +191,7 @@ impl LockBuilder {
         }
         Ok(Lock {
             fence_key: format!("{}:fence", leased.key),
-            channel: leased.channel,
-            key: leased.key,
-            lease_ms: leased.lease_ms,
-            wait: leased.wait,
+            leased,
             replication: self.replication,
         })
     }
@@ -221,7 +215,7 @@ impl Lock {
 
     /// The key holding the owner token.
     pub fn key(&self) -> &str {
-        &self.key
+        &self.leased.key
     }
 
     /// The key of the fencing counter.
@@ -229,20 +223,7 @@ impl Lock {
         &self.fence_key
     }
 
-    /// The shard channel a release publishes on (in the lock's slot).
-    pub fn channel(&self) -> &str {
-        &self.channel
-    }
-
-    /// The lease every acquire asks for.
-    pub fn lease(&self) -> Duration {
-        Duration::from_millis(self.lease_ms as u64)
-    }
-
-    /// How a blocking acquire waits.
-    pub fn wait_mode(&self) -> WaitMode {
-        self.wait
-    }
+    leased_accessors!("The lease every acquire asks for.");
 
     /// One attempt with a fresh token: the lease, or
     /// [`ErrorKind::LockBusy`] when someone holds it.
@@ -254,17 +235,14 @@ impl Lock {
     /// held with `token` (an earlier attempt whose reply was lost did take
     /// it), returns the same fencing token, with a fresh lease.
     pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        let key = self.key.clone();
-        self.attempt(token, Arc::default()).try_map(|a| match a {
-            Attempt::Got(lease) => Ok(lease),
-            Attempt::Busy(left) => Err(ErrorKind::LockBusy {
-                key,
-                retry_after_ms: left.map(|d| d.as_millis() as u64),
-            }
-            .into()),
+        with_token(token, || {
+            let key = self.leased.key.clone();
+            self.attempt(token, Arc::default()).try_map(|a| {
+                a.or_busy(|retry_after_ms| ErrorKind::LockBusy {
+                    key,
+                    retry_after_ms,
+                })
+            })
         })
     }
 
@@ -278,27 +256,15 @@ impl Lock {
     /// [`Lock::acquire`] with the caller's own token (see
     /// [`Lock::try_acquire_as`]).
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Lease> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        let lock = self.clone();
-        let token = token.to_string();
-        // Auto replication asks INFO replication once per acquire.
-        let plan = Arc::new(OnceLock::new());
-        wait::until_acquired(self.waiting(timeout), move || {
-            lock.attempt(&token, plan.clone())
+        with_token(token, || {
+            let lock = self.clone();
+            let token = token.to_string();
+            // Auto replication asks INFO replication once per acquire.
+            let plan = Arc::new(OnceLock::new());
+            wait::until_acquired(self.leased.waiting(timeout), move || {
+                lock.attempt(&token, plan.clone())
+            })
         })
-    }
-
-    /// What the waiting loop of this lock waits for.
-    fn waiting(&self, timeout: Duration) -> Waiting {
-        Waiting {
-            key: self.key.clone(),
-            channel: self.channel.clone(),
-            mode: self.wait,
-            timeout,
-            max_wait: None,
-        }
     }
 
     /// One acquire script call, with `WAIT` as [`Replication`] says.
@@ -318,7 +284,7 @@ impl Lock {
                     let token = token.to_string();
                     let mut info = redis::cmd("INFO");
                     info.arg("replication");
-                    return Op::<String>::cmd(&self.key, info).and_then(move |info| {
+                    return Op::<String>::cmd(&self.leased.key, info).and_then(move |info| {
                         let known = match replication::connected_replicas(&info) {
                             0 => None,
                             _ => match Replication::DEFAULT_ACKNOWLEDGED {
@@ -334,7 +300,12 @@ impl Lock {
                 }
             },
         };
-        let call = scripts::lock::acquire(&self.key, &self.fence_key, token, self.lease_ms);
+        let call = scripts::lock::acquire(
+            &self.leased.key,
+            &self.fence_key,
+            token,
+            self.leased.lease_ms,
+        );
         let token = token.to_string();
         let Some((replicas, timeout)) = waits else {
             return Op::script(call).map(move |reply| decode_acquire(reply, token));
@@ -343,13 +314,13 @@ impl Lock {
         // it counts the replicas that have this connection's writes so far.
         let mut batch = Batch::new();
         batch.script(call);
-        batch.add_repeatable(&self.key, replication::wait_cmd(replicas, timeout));
+        batch.add_repeatable(&self.leased.key, replication::wait_cmd(replicas, timeout));
         let lock = self.clone();
         Op::send(batch, |mut r| Ok((r.take::<i64>()?, r.take::<i64>()?))).and_then(
             move |(reply, acked)| match decode_acquire(reply, token) {
                 Attempt::Got(lease) if acked < i64::from(replicas) => {
                     let failed = ErrorKind::NotReplicated {
-                        key: lock.key.clone(),
+                        key: lock.leased.key.clone(),
                         fence: lease.fence,
                         acked: acked.max(0) as u32,
                         wanted: replicas,
@@ -370,33 +341,28 @@ impl Lock {
     /// `false` when it does not (the lease ran out, perhaps someone else
     /// holds it now — left intact).
     pub fn release(&self, token: &str) -> Op<bool> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        Op::script(scripts::lock::release(&self.key, token, &self.channel)).map(|r| r == 1)
+        let Leased { key, channel, .. } = &self.leased;
+        with_token(token, || held(scripts::lock::release(key, token, channel)))
     }
 
     /// Gives the owner a fresh lease of `lease` from now; `false` when
     /// `token` does not own the lock.
     pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
-        let ms =
-            match check_token(token).and_then(|_| lease_ms("lease", lease, MAX_LEASE_MS as i64)) {
-                Ok(ms) => ms,
-                Err(e) => return Op::fail(e),
-            };
-        Op::script(scripts::lock::extend(&self.key, token, ms)).map(|r| r == 1)
+        held(
+            extend_ms(token, lease, MAX_LEASE_MS)
+                .and_then(|ms| scripts::lock::extend(&self.leased.key, token, ms)),
+        )
     }
 
     /// The remaining lease of `token`, or `None` when it does not own the lock
     /// (read-only: `EVALSHA_RO`, so it also runs on replicas).
     pub fn owned(&self, token: &str) -> Op<Option<Duration>> {
-        if let Err(e) = check_token(token) {
-            return Op::fail(e);
-        }
-        Op::script(scripts::lock::owned(&self.key, token)).map(|reply| match reply {
-            0 => None,
-            ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
-            _ => Some(Duration::MAX),
+        with_token(token, || {
+            Op::script(scripts::lock::owned(&self.leased.key, token)).map(|reply| match reply {
+                0 => None,
+                ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
+                _ => Some(Duration::MAX),
+            })
         })
     }
 }

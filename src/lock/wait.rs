@@ -44,6 +44,15 @@ impl<T> Attempt<T> {
     pub(crate) fn busy(reply: i64) -> Self {
         Attempt::Busy((reply < 0).then(|| Duration::from_millis(reply.unsigned_abs())))
     }
+
+    /// The outcome of a single attempt: what it got, or the error `busy`
+    /// makes of the holder's remaining lease in ms (when known).
+    pub(crate) fn or_busy(self, busy: impl FnOnce(Option<u64>) -> ErrorKind) -> Result<T> {
+        match self {
+            Attempt::Got(v) => Ok(v),
+            Attempt::Busy(left) => Err(busy(left.map(|d| d.as_millis() as u64)).into()),
+        }
+    }
 }
 
 /// What a waiting loop waits for.
