@@ -138,6 +138,16 @@ pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
     out
 }
 
+/// Every key template of `contract` rendered with `vars`, in order.
+#[cfg(test)]
+pub(crate) fn render_keys(contract: &PatternContract, vars: &[(&str, &str)]) -> Vec<String> {
+    contract
+        .keys
+        .iter()
+        .map(|k| render(&k.template, vars))
+        .collect()
+}
+
 /// The variables a template names, in order of first appearance.
 pub fn template_vars(template: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -183,6 +193,28 @@ pub(crate) fn param(name: &str, ty: &str, default: Value, meaning: &str) -> Para
         default,
         meaning: meaning.into(),
     }
+}
+
+/// The `prefix` param of a pattern whose keys carry a hash tag after it,
+/// with its default.
+pub(crate) fn prefix_param(default: &str) -> Param {
+    param(
+        "prefix",
+        "string",
+        Value::from(default),
+        "what every key starts with (no `{` or `}`)",
+    )
+}
+
+/// The required `name` param of a named resource (`what`: `lock`,
+/// `counter` ...), the hash tag of its keys.
+pub(crate) fn name_param(what: &str) -> Param {
+    param(
+        "name",
+        "string",
+        Value::Null,
+        &format!("the {what}'s name: not empty, no `{{` or `}}`"),
+    )
 }
 
 pub(crate) fn key(role: &str, template: &str, ty: &str, meaning: &str) -> KeyTemplate {

@@ -4,7 +4,8 @@ use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
 use crate::contract::{
-    KeyTemplate, PatternContract, constant, function, key, param, protocol, scripts_of,
+    Constant, KeyTemplate, Param, PatternContract, constant, function, key, name_param, param,
+    prefix_param, protocol, scripts_of,
 };
 
 /// The token length in random bytes (32 hex digits).
@@ -21,6 +22,20 @@ pub(crate) fn wake_key() -> KeyTemplate {
     )
 }
 
+/// The `lease_ms` param of a leased resource (default 30 s).
+pub(crate) fn lease_param(meaning: &str) -> Param {
+    param("lease_ms", "integer", json!(30_000), meaning)
+}
+
+/// The `max_lease_ms` constant of a leased resource.
+pub(crate) fn max_lease_constant(max_lease_ms: u64) -> Constant {
+    constant(
+        "max_lease_ms",
+        max_lease_ms,
+        "the longest lease the scripts accept",
+    )
+}
+
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
         name: "lock".into(),
@@ -29,24 +44,9 @@ pub(crate) fn contract() -> PatternContract {
                 .into(),
         scripts: scripts_of("lock"),
         params: vec![
-            param(
-                "prefix",
-                "string",
-                json!(DEFAULT_PREFIX),
-                "what every key starts with (no `{` or `}`)",
-            ),
-            param(
-                "name",
-                "string",
-                json!(null),
-                "the lock's name: not empty, no `{` or `}`",
-            ),
-            param(
-                "lease_ms",
-                "integer",
-                json!(30_000),
-                "the lease every acquire asks for, 1 to max_lease_ms",
-            ),
+            prefix_param(DEFAULT_PREFIX),
+            name_param("lock"),
+            lease_param("the lease every acquire asks for, 1 to max_lease_ms"),
             param(
                 "retry_ms",
                 "integer",
@@ -70,11 +70,7 @@ pub(crate) fn contract() -> PatternContract {
             wake_key(),
         ],
         constants: vec![
-            constant(
-                "max_lease_ms",
-                MAX_LEASE_MS,
-                "the longest lease the scripts accept",
-            ),
+            max_lease_constant(MAX_LEASE_MS),
             constant(
                 "token_bytes",
                 TOKEN_BYTES as u64,
@@ -136,7 +132,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::render;
+    use crate::contract::{render, render_keys};
     use crate::keys::Prefix;
     use crate::lock::{Lock, new_token};
 
@@ -145,13 +141,13 @@ mod tests {
         let c = contract();
         let lock = Lock::builder("job:7")
             .prefix(Prefix::new("app:lock:").unwrap())
-            .lease(Duration::from_secs(1))
             .build()
             .unwrap();
         let vars = [("prefix", "app:lock:"), ("name", "job:7")];
-        assert_eq!(render(&c.keys[0].template, &vars), lock.key());
-        assert_eq!(render(&c.keys[1].template, &vars), lock.fence_key());
-        assert_eq!(render(&c.keys[2].template, &vars), lock.channel());
+        assert_eq!(
+            render_keys(&c, &vars),
+            [lock.key(), lock.fence_key(), lock.channel()]
+        );
         assert_eq!(new_token().len(), 2 * TOKEN_BYTES);
         assert_eq!(c.params[0].default, json!(DEFAULT_PREFIX));
         let default = Lock::new("x", Duration::from_secs(1)).unwrap();

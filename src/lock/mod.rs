@@ -82,7 +82,7 @@ use crate::core::{Batch, Op};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
-pub(crate) use contract::{contract, wake_key};
+pub(crate) use contract::{contract, lease_param, max_lease_constant, wake_key};
 pub use guard::{LockGuard, Lost, LostReason};
 #[cfg(feature = "tokio")]
 pub use guard_async::{AsyncLockGuard, Held};

@@ -4,7 +4,9 @@ use serde_json::json;
 
 use super::add::WINDOWS;
 use super::{DEFAULT_INDEX_MARGIN, DEFAULT_PREFIX, MAX_SHARDS, MAX_TTL_MS};
-use crate::contract::{PatternContract, constant, function, key, param, protocol, scripts_of};
+use crate::contract::{
+    PatternContract, constant, function, key, param, prefix_param, protocol, scripts_of,
+};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -12,7 +14,7 @@ pub(crate) fn contract() -> PatternContract {
         summary: "bounded, expiring, sharded store of the newest records of each logical key, in a fixed ring of hash shards".into(),
         scripts: scripts_of("rolling"),
         params: vec![
-            param("prefix", "string", json!(DEFAULT_PREFIX), "what every key starts with (no `{` or `}`)"),
+            prefix_param(DEFAULT_PREFIX),
             param("limit", "integer", json!(null), "the newest limit records of a key are always kept (until they expire); at least shard_size"),
             param("shard_size", "integer", json!(null), "records per shard, at least 1"),
             param("ttl_ms", "integer", json!(null), "shard TTL in ms, reset on every write to the shard, 1 to max_ttl_ms"),

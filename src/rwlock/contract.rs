@@ -1,10 +1,9 @@
 //! The read-write lock's contract for other languages (see
 //! [`crate::contract`]).
 
-use serde_json::json;
-
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
-use crate::contract::{PatternContract, constant, key, param, protocol, scripts_of};
+use crate::contract::{PatternContract, key, name_param, prefix_param, protocol, scripts_of};
+use crate::lock::{lease_param, max_lease_constant, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -12,24 +11,9 @@ pub(crate) fn contract() -> PatternContract {
         summary: "many readers or one writer, per-holder leases; a waiting writer's intent keeps new readers out; releases wake the waiters".into(),
         scripts: scripts_of("rwlock"),
         params: vec![
-            param(
-                "prefix",
-                "string",
-                json!(DEFAULT_PREFIX),
-                "what every key starts with (no `{` or `}`)",
-            ),
-            param(
-                "name",
-                "string",
-                json!(null),
-                "the lock's name: not empty, no `{` or `}`",
-            ),
-            param(
-                "lease_ms",
-                "integer",
-                json!(30_000),
-                "the lease of every reader and writer, and how long a waiting writer's intent lasts unless renewed",
-            ),
+            prefix_param(DEFAULT_PREFIX),
+            name_param("lock"),
+            lease_param("the lease of every reader and writer, and how long a waiting writer's intent lasts unless renewed"),
         ],
         keys: vec![
             key(
@@ -50,13 +34,9 @@ pub(crate) fn contract() -> PatternContract {
                 "zset",
                 "waiting writer token -> the end of its intent (unix ms); while one lasts, new readers are refused",
             ),
-            crate::lock::wake_key(),
+            wake_key(),
         ],
-        constants: vec![constant(
-            "max_lease_ms",
-            MAX_LEASE_MS,
-            "the longest lease the scripts accept",
-        )],
+        constants: vec![max_lease_constant(MAX_LEASE_MS)],
         functions: vec![],
         protocols: vec![
             protocol(
@@ -103,10 +83,8 @@ pub(crate) fn contract() -> PatternContract {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::contract::render;
+    use crate::contract::render_keys;
     use crate::keys::Prefix;
     use crate::rwlock::RwLock;
 
@@ -115,13 +93,11 @@ mod tests {
         let c = contract();
         let lock = RwLock::builder("prices")
             .prefix(Prefix::new("app:rw:").unwrap())
-            .lease(Duration::from_secs(1))
             .build()
             .unwrap();
         let vars = [("prefix", "app:rw:"), ("name", "prices")];
-        let rendered: Vec<String> = c.keys.iter().map(|k| render(&k.template, &vars)).collect();
         assert_eq!(
-            rendered,
+            render_keys(&c, &vars),
             [
                 lock.writer_key(),
                 lock.readers_key(),

@@ -3,7 +3,10 @@
 use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS, MAX_LIMIT};
-use crate::contract::{PatternContract, constant, key, param, protocol, scripts_of};
+use crate::contract::{
+    PatternContract, constant, key, name_param, param, prefix_param, protocol, scripts_of,
+};
+use crate::lock::{lease_param, max_lease_constant, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -11,30 +14,15 @@ pub(crate) fn contract() -> PatternContract {
         summary: "at most limit holders of a named resource, each permit with its own lease on the server's clock; a release wakes the waiters".into(),
         scripts: scripts_of("semaphore"),
         params: vec![
-            param(
-                "prefix",
-                "string",
-                json!(DEFAULT_PREFIX),
-                "what every key starts with (no `{` or `}`)",
-            ),
-            param(
-                "name",
-                "string",
-                json!(null),
-                "the semaphore's name: not empty, no `{` or `}`",
-            ),
+            prefix_param(DEFAULT_PREFIX),
+            name_param("semaphore"),
             param(
                 "limit",
                 "integer",
                 json!(null),
                 "holders at once, 1 to max_limit; every client of a semaphore uses the same",
             ),
-            param(
-                "lease_ms",
-                "integer",
-                json!(30_000),
-                "the lease of every permit, 1 to max_lease_ms",
-            ),
+            lease_param("the lease of every permit, 1 to max_lease_ms"),
         ],
         keys: vec![
             key(
@@ -43,15 +31,11 @@ pub(crate) fn contract() -> PatternContract {
                 "zset",
                 "holder token -> the end of its lease (unix ms, the server's TIME); expires with its longest lease",
             ),
-            crate::lock::wake_key(),
+            wake_key(),
         ],
         constants: vec![
             constant("max_limit", MAX_LIMIT, "the most holders a semaphore allows"),
-            constant(
-                "max_lease_ms",
-                MAX_LEASE_MS,
-                "the longest lease the scripts accept",
-            ),
+            max_lease_constant(MAX_LEASE_MS),
         ],
         functions: vec![],
         protocols: vec![
@@ -86,10 +70,8 @@ pub(crate) fn contract() -> PatternContract {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::contract::render;
+    use crate::contract::render_keys;
     use crate::keys::Prefix;
     use crate::semaphore::Semaphore;
 
@@ -98,11 +80,9 @@ mod tests {
         let c = contract();
         let sem = Semaphore::builder("exports", 3)
             .prefix(Prefix::new("app:sem:").unwrap())
-            .lease(Duration::from_secs(1))
             .build()
             .unwrap();
         let vars = [("prefix", "app:sem:"), ("name", "exports")];
-        assert_eq!(render(&c.keys[0].template, &vars), sem.key());
-        assert_eq!(render(&c.keys[1].template, &vars), sem.channel());
+        assert_eq!(render_keys(&c, &vars), [sem.key(), sem.channel()]);
     }
 }

@@ -4,7 +4,8 @@ use serde_json::json;
 
 use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
 use crate::contract::{
-    PatternContract, constant, function, key, param, protocol, scripts_of, shared,
+    PatternContract, constant, function, key, name_param, param, prefix_param, protocol,
+    scripts_of, shared,
 };
 
 pub(crate) fn contract() -> PatternContract {
@@ -15,18 +16,8 @@ pub(crate) fn contract() -> PatternContract {
                 .into(),
         scripts: scripts_of("visits"),
         params: vec![
-            param(
-                "prefix",
-                "string",
-                json!(DEFAULT_PREFIX),
-                "what every key starts with (no `{` or `}`)",
-            ),
-            param(
-                "name",
-                "string",
-                json!(null),
-                "the counter's name: not empty, no `{` or `}`",
-            ),
+            prefix_param(DEFAULT_PREFIX),
+            name_param("counter"),
             param(
                 "shards",
                 "integer",
