@@ -48,7 +48,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lock::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
 };
-use crate::lock::new_token;
+use crate::lock::{WaitMode, new_token};
 use crate::lock::wait::{self, Attempt};
 use crate::scripts;
 

@@ -65,6 +65,57 @@ impl Settings {
     }
 }
 
+/// The setters of [`Settings`] on a builder with a `settings` field (with
+/// `Prefix` and `Retention` in scope):
+/// `prefix` (documented with `$prefix_doc`), `max_uid` and `retention`
+/// (documented with `$retention_doc`).
+macro_rules! settings_setters {
+    ($prefix_doc:literal, $retention_doc:literal) => {
+        #[doc = $prefix_doc]
+        pub fn prefix(mut self, prefix: Prefix) -> Self {
+            self.settings.prefix = prefix;
+            self
+        }
+
+        /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
+        /// [`MAX_OFFSET`]).
+        pub fn max_uid(mut self, max_uid: u64) -> Self {
+            self.settings.max_uid = max_uid;
+            self
+        }
+
+        #[doc = concat!($retention_doc, " (default [`Retention::Forever`]).")]
+        pub fn retention(mut self, retention: Retention) -> Self {
+            self.settings.retention = retention;
+            self
+        }
+    };
+}
+pub(crate) use settings_setters;
+
+/// The accessors of [`Settings`] on a pattern with a `settings` field (with
+/// `Prefix` and `Retention` in scope):
+/// `prefix`, `max_uid` and `retention` (documented with `$retention_doc`).
+macro_rules! settings_accessors {
+    ($retention_doc:literal) => {
+        /// The key prefix.
+        pub fn prefix(&self) -> &Prefix {
+            &self.settings.prefix
+        }
+
+        /// The largest uid accepted.
+        pub fn max_uid(&self) -> u64 {
+            self.settings.max_uid
+        }
+
+        #[doc = concat!($retention_doc, ".")]
+        pub fn retention(&self) -> Retention {
+            self.settings.retention
+        }
+    };
+}
+pub(crate) use settings_accessors;
+
 /// The op that `build` returns, or the op that fails with its refusal
 /// (nothing sent): lets an operation check its input with `?`.
 pub(crate) fn checked<T: Send + 'static>(build: impl FnOnce() -> Result<Op<T>>) -> Op<T> {

@@ -96,7 +96,8 @@ pub(crate) fn held(call: Result<ScriptCall<i64>>) -> Op<bool> {
     Op::script(call).map(|r| r == 1)
 }
 
-/// The accessors of [`Leased`] on a resource with a `leased` field:
+/// The accessors of [`Leased`] on a resource with a `leased` field (and
+/// `WaitMode` in scope):
 /// `channel`, `lease` (documented with `$lease_doc`) and `wait_mode`.
 macro_rules! leased_accessors {
     ($lease_doc:literal) => {
@@ -111,7 +112,7 @@ macro_rules! leased_accessors {
         }
 
         /// How a blocking acquire waits.
-        pub fn wait_mode(&self) -> $crate::lock::WaitMode {
+        pub fn wait_mode(&self) -> WaitMode {
             self.leased.wait
         }
     };

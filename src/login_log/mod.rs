@@ -107,8 +107,8 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 pub use self::reindex::{DEFAULT_REINDEX_COUNT, ReindexCursor, ReindexOptions, ReindexReport};
-use crate::bitmap::Settings;
 pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
+use crate::bitmap::{Settings, settings_accessors, settings_setters};
 use crate::core::Retention;
 use crate::error::{Error, Result};
 use crate::keys::Prefix;
@@ -139,25 +139,10 @@ pub struct LoginLogBuilder {
 }
 
 impl LoginLogBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]); no whitespace.
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.settings.prefix = prefix;
-        self
-    }
-
-    /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
-    /// [`MAX_OFFSET`]).
-    pub fn max_uid(mut self, max_uid: u64) -> Self {
-        self.settings.max_uid = max_uid;
-        self
-    }
-
-    /// How long logs and indexes live after their period (default
-    /// [`Retention::Forever`]).
-    pub fn retention(mut self, retention: Retention) -> Self {
-        self.settings.retention = retention;
-        self
-    }
+    settings_setters!(
+        "The key prefix (default [`DEFAULT_PREFIX`]); no whitespace.",
+        "How long logs and indexes live after their period"
+    );
 
     /// Checks the settings.
     pub fn build(self) -> Result<LoginLog> {
@@ -190,20 +175,7 @@ impl LoginLog {
         Self::builder().prefix(Prefix::new(prefix)?).build()
     }
 
-    /// The key prefix.
-    pub fn prefix(&self) -> &Prefix {
-        &self.settings.prefix
-    }
-
-    /// The largest uid accepted.
-    pub fn max_uid(&self) -> u64 {
-        self.settings.max_uid
-    }
-
-    /// How long logs and indexes live after their period.
-    pub fn retention(&self) -> Retention {
-        self.settings.retention
-    }
+    settings_accessors!("How long logs and indexes live after their period");
 
     /// The key of a user's log for the month of `day`:
     /// `<prefix><YYYY-MM>_<type>_<uid>`.

@@ -73,7 +73,7 @@ mod streak;
 use chrono::NaiveDate;
 
 pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
-use crate::bitmap::{Settings, checked, days, offsets};
+use crate::bitmap::{Settings, checked, days, offsets, settings_accessors, settings_setters};
 use crate::core::{Op, Retention};
 use crate::error::Result;
 use crate::keys::{self, Prefix};
@@ -99,13 +99,6 @@ pub struct SignInBuilder {
 }
 
 impl SignInBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]; [`Prefix::none`] for the
-    /// recipe's bare dates); no whitespace.
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.settings.prefix = prefix;
-        self
-    }
-
     /// A hash tag after the prefix (`<prefix>{<tag>}:<YYYYMMDD>`), which puts
     /// every day in one cluster slot; not empty, no `{` or `}`.
     pub fn tag(mut self, tag: &str) -> Self {
@@ -113,19 +106,10 @@ impl SignInBuilder {
         self
     }
 
-    /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
-    /// [`MAX_OFFSET`]).
-    pub fn max_uid(mut self, max_uid: u64) -> Self {
-        self.settings.max_uid = max_uid;
-        self
-    }
-
-    /// How long a day's bitmap lives after the day (default
-    /// [`Retention::Forever`]).
-    pub fn retention(mut self, retention: Retention) -> Self {
-        self.settings.retention = retention;
-        self
-    }
+    settings_setters!(
+        "The key prefix (default [`DEFAULT_PREFIX`]; [`Prefix::none`] for the recipe's bare dates); no whitespace.",
+        "How long a day's bitmap lives after the day"
+    );
 
     /// Checks the settings.
     pub fn build(self) -> Result<SignIn> {
@@ -161,24 +145,11 @@ impl SignIn {
         Self::builder().prefix(Prefix::new(prefix)?).build()
     }
 
-    /// The key prefix.
-    pub fn prefix(&self) -> &Prefix {
-        &self.settings.prefix
-    }
+    settings_accessors!("How long a day's bitmap lives after the day");
 
     /// The hash tag after the prefix, if any.
     pub fn tag(&self) -> Option<&str> {
         self.tag.as_deref()
-    }
-
-    /// The largest uid accepted.
-    pub fn max_uid(&self) -> u64 {
-        self.settings.max_uid
-    }
-
-    /// How long a day's bitmap lives after the day.
-    pub fn retention(&self) -> Retention {
-        self.settings.retention
     }
 
     /// The day's bitmap key: `<prefix><YYYYMMDD>`, or
