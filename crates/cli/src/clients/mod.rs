@@ -14,6 +14,7 @@
 
 mod php;
 mod python;
+mod syntax;
 
 use std::path::Path;
 

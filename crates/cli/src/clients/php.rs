@@ -6,11 +6,11 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::contract::{ERROR_CODES, all};
-use redis_patterns::script::{ArgSpec, ArgType, Bound, ScriptInfo};
+use redis_patterns::contract::ERROR_CODES;
+use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
-use serde_json::Value;
 
+use super::syntax::{Syntax, check, check_order, contract_tables};
 use super::{File, bundle, camel, patterns};
 
 /// The hand-written files, emitted as they are.
@@ -71,65 +71,40 @@ pub fn files() -> Vec<File> {
     out
 }
 
+/// PHP's spelling.
+struct Php;
+
+impl Syntax for Php {
+    const NULL: &'static str = "null";
+    const TRUE: &'static str = "true";
+    const FALSE: &'static str = "false";
+    const INT64_MIN: &'static str = "PHP_INT_MIN";
+    const INT64_MAX: &'static str = "PHP_INT_MAX";
+
+    fn string(s: &str) -> String {
+        php_str(s)
+    }
+
+    fn map(entries: Vec<(String, String)>) -> String {
+        let entries: Vec<String> = entries.iter().map(|(k, v)| format!("{k} => {v}")).collect();
+        format!("[{}]", entries.join(", "))
+    }
+
+    fn words(words: Vec<String>) -> String {
+        format!("[{}]", words.join(", "))
+    }
+
+    fn var(name: &str) -> String {
+        format!("${name}")
+    }
+
+    fn check_call(pad: &str, check: &str, args: &[String]) -> String {
+        format!("{pad}Runtime::{check}({});\n", args.join(", "))
+    }
+}
+
 fn php_str(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
-/// A JSON value as a PHP literal.
-fn literal(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => if *b { "true" } else { "false" }.into(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => php_str(s),
-        Value::Array(a) => format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", ")),
-        Value::Object(o) => format!(
-            "[{}]",
-            o.iter()
-                .map(|(k, v)| format!("{} => {}", php_str(k), literal(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-fn bound(b: &Bound) -> String {
-    match *b {
-        Bound::Value(v) => v.to_string(),
-        Bound::Arg { name, offset: 0 } => format!("${name}"),
-        Bound::Arg { name, offset } => format!("(${name} + {offset})"),
-    }
-}
-
-fn check(a: &ArgSpec, v: &str, pad: &str, first_key: &str) -> String {
-    let name = php_str(a.name);
-    let reason = php_str(a.reason);
-    match a.ty {
-        ArgType::String | ArgType::Bytes if a.tagged => {
-            format!("{pad}Runtime::tagged({name}, {v}, {first_key}, {reason});\n")
-        }
-        ArgType::Integer => format!(
-            "{pad}Runtime::int({name}, {v}, {}, {}, {reason});\n",
-            bound(&a.min.expect("integers have ranges")),
-            bound(&a.max.expect("integers have ranges"))
-        ),
-        ArgType::Int64 => {
-            format!("{pad}Runtime::int({name}, {v}, PHP_INT_MIN, PHP_INT_MAX, {reason});\n")
-        }
-        ArgType::Float => format!("{pad}Runtime::float({name}, {v}, {reason});\n"),
-        ArgType::Bool => format!("{pad}Runtime::bool({name}, {v}, {reason});\n"),
-        ArgType::Enum => {
-            let words: Vec<String> = a.values.iter().map(|w| php_str(w)).collect();
-            format!(
-                "{pad}Runtime::enum({name}, {v}, [{}], {reason});\n",
-                words.join(", ")
-            )
-        }
-        ArgType::String | ArgType::Bytes => format!(
-            "{pad}Runtime::text({name}, {v}, {}, {reason});\n",
-            if a.non_empty { "true" } else { "false" }
-        ),
-    }
 }
 
 fn encode(a: &ArgSpec, v: &str) -> String {
@@ -139,13 +114,6 @@ fn encode(a: &ArgSpec, v: &str) -> String {
         ArgType::Bool => format!("({v} ? '1' : '0')"),
         _ => v.to_string(),
     }
-}
-
-fn refs(a: &ArgSpec) -> bool {
-    [a.min, a.max]
-        .into_iter()
-        .flatten()
-        .any(|b| matches!(b, Bound::Arg { .. }))
 }
 
 fn method(out: &mut String, s: &ScriptInfo) {
@@ -195,22 +163,22 @@ fn method(out: &mut String, s: &ScriptInfo) {
         "    public static function {op}({}): Call\n    {{",
         params.join(", ")
     );
-    let order = s
-        .args
-        .iter()
-        .filter(|a| !refs(a))
-        .chain(s.args.iter().filter(|a| refs(a)));
     let first_key = s
         .keys
         .first()
         .map_or(String::new(), |k| format!("${}", k.name));
-    for a in order {
+    for a in check_order(s.args) {
         if a.variadic {
             let _ = writeln!(out, "        foreach (${} as $item) {{", a.name);
-            out.push_str(&check(a, "$item", "            ", &first_key));
+            out.push_str(&check::<Php>(a, "$item", "            ", &first_key));
             out.push_str("        }\n");
         } else {
-            out.push_str(&check(a, &format!("${}", a.name), "        ", &first_key));
+            out.push_str(&check::<Php>(
+                a,
+                &format!("${}", a.name),
+                "        ",
+                &first_key,
+            ));
         }
     }
     let mut keys = Vec::new();
@@ -266,51 +234,18 @@ fn contract() -> String {
     let mut out = String::from(
         "<?php\n// Generated from redis_patterns::contract by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns;\n\n/** Key templates, settings, constants and error codes of every pattern. */\nfinal class Contract\n{\n",
     );
-    let mut section =
-        |name: &str,
-         doc: &str,
-         f: &dyn Fn(&redis_patterns::contract::PatternContract) -> Vec<(String, Value)>| {
-            let _ = writeln!(out, "    /** {doc} */\n    public const {name} = [");
-            for c in all() {
-                let items: Vec<String> = f(&c)
-                    .into_iter()
-                    .map(|(k, v)| format!("{} => {}", php_str(&k), literal(&v)))
-                    .collect();
-                let _ = writeln!(
-                    out,
-                    "        {} => [{}],",
-                    php_str(&c.name),
-                    items.join(", ")
-                );
-            }
-            out.push_str("    ];\n\n");
-        };
-    section(
-        "KEYS",
-        "Per pattern, per key role: its template (`<var>` placeholders).",
-        &|c| {
-            c.keys
-                .iter()
-                .map(|k| (k.role.clone(), Value::String(k.template.clone())))
-                .collect()
-        },
-    );
-    section(
-        "DEFAULTS",
-        "Per pattern, per setting: its default (null: required).",
-        &|c| {
-            c.params
-                .iter()
-                .map(|p| (p.name.clone(), p.default.clone()))
-                .collect()
-        },
-    );
-    section("CONSTANTS", "Per pattern, per constant: its value.", &|c| {
-        c.constants
-            .iter()
-            .map(|k| (k.name.clone(), k.value.clone()))
-            .collect()
-    });
+    for table in contract_tables() {
+        let _ = writeln!(
+            out,
+            "    /** {} */\n    public const {} = [",
+            table.doc::<Php>(),
+            table.name
+        );
+        for (pattern, entries) in table.rows::<Php>() {
+            let _ = writeln!(out, "        {pattern} => {entries},");
+        }
+        out.push_str("    ];\n\n");
+    }
     out.push_str(
         "    /** The exception class of each domain error code. */\n    public const ERRORS = [\n",
     );

@@ -5,11 +5,12 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::contract::{ERROR_CODES, all};
-use redis_patterns::script::{ArgSpec, ArgType, Bound, ScriptInfo};
+use redis_patterns::contract::ERROR_CODES;
+use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 use serde_json::Value;
 
+use super::syntax::{Syntax, check, check_order, contract_tables};
 use super::{File, bundle, camel, patterns};
 
 const ROOT: &str = "redis_patterns/";
@@ -59,21 +60,35 @@ pub fn files() -> Vec<File> {
     out
 }
 
-/// A JSON value as a Python literal.
-pub(super) fn literal(v: &Value) -> String {
-    match v {
-        Value::Null => "None".into(),
-        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => Value::String(s.clone()).to_string(),
-        Value::Array(a) => format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", ")),
-        Value::Object(o) => format!(
-            "{{{}}}",
-            o.iter()
-                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), literal(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+/// Python's spelling.
+pub(super) struct Python;
+
+impl Syntax for Python {
+    const NULL: &'static str = "None";
+    const TRUE: &'static str = "True";
+    const FALSE: &'static str = "False";
+    const INT64_MIN: &'static str = "-(2 ** 63)";
+    const INT64_MAX: &'static str = "2 ** 63 - 1";
+
+    fn string(s: &str) -> String {
+        py_str(s)
+    }
+
+    fn map(entries: Vec<(String, String)>) -> String {
+        let entries: Vec<String> = entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        format!("{{{}}}", entries.join(", "))
+    }
+
+    fn words(words: Vec<String>) -> String {
+        format!("({},)", words.join(", "))
+    }
+
+    fn var(name: &str) -> String {
+        ident(name)
+    }
+
+    fn check_call(pad: &str, check: &str, args: &[String]) -> String {
+        format!("{pad}_{check}({})\n", args.join(", "))
     }
 }
 
@@ -86,47 +101,6 @@ fn ident(name: &str) -> String {
         format!("{name}_")
     } else {
         name.to_string()
-    }
-}
-
-fn bound(b: &Bound) -> String {
-    match *b {
-        Bound::Value(v) => v.to_string(),
-        Bound::Arg { name, offset: 0 } => ident(name),
-        Bound::Arg { name, offset } => format!("({} + {offset})", ident(name)),
-    }
-}
-
-/// The statement that checks one value `v` of `a` (indented by `pad`);
-/// `first_key` is the parameter of `KEYS[1]` (for `tagged`).
-fn check(a: &ArgSpec, v: &str, pad: &str, first_key: &str) -> String {
-    let name = py_str(a.name);
-    let reason = py_str(a.reason);
-    match a.ty {
-        ArgType::String | ArgType::Bytes if a.tagged => {
-            format!("{pad}_tagged({name}, {v}, {first_key}, {reason})\n")
-        }
-        ArgType::Integer => format!(
-            "{pad}_int({name}, {v}, {}, {}, {reason})\n",
-            bound(&a.min.expect("integers have ranges")),
-            bound(&a.max.expect("integers have ranges"))
-        ),
-        ArgType::Int64 => format!("{pad}_int({name}, {v}, -(2 ** 63), 2 ** 63 - 1, {reason})\n"),
-        ArgType::Float => format!("{pad}_float({name}, {v}, {reason})\n"),
-        ArgType::Bool => format!("{pad}_bool({name}, {v}, {reason})\n"),
-        ArgType::Enum => {
-            let words: Vec<String> = a.values.iter().map(|w| py_str(w)).collect();
-            format!(
-                "{pad}_enum({name}, {v}, ({},), {reason})\n",
-                words.join(", ")
-            )
-        }
-        ArgType::String | ArgType::Bytes => {
-            format!(
-                "{pad}_text({name}, {v}, {}, {reason})\n",
-                if a.non_empty { "True" } else { "False" }
-            )
-        }
     }
 }
 
@@ -189,20 +163,17 @@ fn script_fn(out: &mut String, s: &ScriptInfo) {
     );
     let doc = doc.replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"");
     let _ = writeln!(out, "        \"\"\"{doc}\"\"\"");
-    // Arguments whose range names no other argument first (as the script does).
-    let mut order: Vec<&ArgSpec> = s.args.iter().filter(|a| refs(a).is_none()).collect();
-    order.extend(s.args.iter().filter(|a| refs(a).is_some()));
     let first_key = s.keys.first().map_or(String::new(), |k| ident(k.name));
-    for a in order {
+    for a in check_order(s.args) {
         if a.reason.is_empty() && !matches!(a.ty, ArgType::String | ArgType::Bytes) {
             continue;
         }
         let v = ident(a.name);
         if a.variadic {
             let _ = writeln!(out, "        for item in _many({}, {v}):", py_str(a.name));
-            out.push_str(&check(a, "item", "            ", &first_key));
+            out.push_str(&check::<Python>(a, "item", "            ", &first_key));
         } else {
-            out.push_str(&check(a, &v, "        ", &first_key));
+            out.push_str(&check::<Python>(a, &v, "        ", &first_key));
         }
     }
     let mut keys = Vec::new();
@@ -229,13 +200,6 @@ fn script_fn(out: &mut String, s: &ScriptInfo) {
         keys.join(", "),
         args.join(", ")
     );
-}
-
-fn refs(a: &ArgSpec) -> Option<&'static str> {
-    [a.min, a.max].into_iter().flatten().find_map(|b| match b {
-        Bound::Arg { name, .. } => Some(name),
-        Bound::Value(_) => None,
-    })
 }
 
 fn scripts() -> String {
@@ -283,54 +247,13 @@ fn contract() -> String {
     let mut out = String::from(
         "\"\"\"Key templates, settings and constants of every pattern, generated from\nredis_patterns::contract by `redis-patterns export --lang python`. Do not edit.\"\"\"\n\n",
     );
-    let section =
-        |out: &mut String,
-         name: &str,
-         doc: &str,
-         f: &dyn Fn(&redis_patterns::contract::PatternContract) -> Vec<(String, Value)>| {
-            let _ = writeln!(out, "#: {doc}\n{name} = {{");
-            for c in all() {
-                let items: Vec<String> = f(&c)
-                    .into_iter()
-                    .map(|(k, v)| format!("{}: {}", py_str(&k), literal(&v)))
-                    .collect();
-                let _ = writeln!(out, "    {}: {{{}}},", py_str(&c.name), items.join(", "));
-            }
-            out.push_str("}\n\n");
-        };
-    section(
-        &mut out,
-        "KEYS",
-        "Per pattern, per key role: its template (`<var>` placeholders).",
-        &|c| {
-            c.keys
-                .iter()
-                .map(|k| (k.role.clone(), Value::String(k.template.clone())))
-                .collect()
-        },
-    );
-    section(
-        &mut out,
-        "DEFAULTS",
-        "Per pattern, per setting: its default (None: required).",
-        &|c| {
-            c.params
-                .iter()
-                .map(|p| (p.name.clone(), p.default.clone()))
-                .collect()
-        },
-    );
-    section(
-        &mut out,
-        "CONSTANTS",
-        "Per pattern, per constant: its value.",
-        &|c| {
-            c.constants
-                .iter()
-                .map(|k| (k.name.clone(), k.value.clone()))
-                .collect()
-        },
-    );
+    for table in contract_tables() {
+        let _ = writeln!(out, "#: {}\n{} = {{", table.doc::<Python>(), table.name);
+        for (pattern, entries) in table.rows::<Python>() {
+            let _ = writeln!(out, "    {pattern}: {entries},");
+        }
+        out.push_str("}\n\n");
+    }
     out.push_str(
         "def render(template, **values):\n    \"\"\"`template` with every `<var>` replaced by str(values[var]).\"\"\"\n    out = []\n    rest = template\n    while \"<\" in rest:\n        i = rest.index(\"<\")\n        j = rest.index(\">\", i)\n        out.append(rest[:i])\n        out.append(str(values[rest[i + 1:j]]))\n        rest = rest[j + 1:]\n    out.append(rest)\n    return \"\".join(out)\n\n\ndef key(pattern, role, **values):\n    \"\"\"The key of `role` in `pattern`, rendered from its template.\"\"\"\n    return render(KEYS[pattern][role], **values)\n",
     );

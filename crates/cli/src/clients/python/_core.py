@@ -3,9 +3,11 @@
 Every operation of the pattern helpers is written once, as a generator that
 yields what it wants sent -- a Call (one script), a Cmd (one plain command),
 a list of them (a batch, sent as one pipeline) or a Sleep -- and gets the
-replies back. run_sync drives it on a redis.Redis, run_async on a
-redis.asyncio.Redis: the helpers call self._run(op), which is the driver of
-the client they were given, so the same helper is sync or async.
+replies back. Its run (NOSCRIPT reloads, errors) is written once too, as a
+generator of I/O requests; run_sync does that I/O on a redis.Redis,
+run_async on a redis.asyncio.Redis: the helpers call self._run(op), which is
+the driver of the client they were given, so the same helper is sync or
+async.
 
 A single call's error is raised into the operation; a batch's replies hold
 each command's error as an exception object in its place. EVALSHA
@@ -210,124 +212,127 @@ def _settle(batch, replies):
     return out, None
 
 
-# The sync driver.
+# The run of an operation, written once: a generator of I/O requests, each a
+# (kind, argument) pair, that a driver answers with (reply, None) or, for an
+# error reply, (None, the ResponseError); it ends with (_DONE, the result).
+
+_SLEEP, _COMMAND, _PIPELINE, _LOAD, _DONE = "sleep", "command", "pipeline", "load", "done"
 
 
-def _one_sync(client, req):
+def _reply(outcome):
+    """The reply a driver sent back, or its error reply raised."""
+    reply, error = outcome
+    if error is not None:
+        raise error
+    return reply
+
+
+def _one(req):
     try:
-        return client.execute_command(*req.command())
+        return _reply((yield _COMMAND, req.command()))
     except redis.exceptions.ResponseError as e:
         if isinstance(req, Call) and _is_noscript(e):
             s = req.info()
-            _checked_load(s, client.script_load(source(s)))
+            _checked_load(s, _reply((yield _LOAD, source(s))))
             try:
-                return client.execute_command(*req.command())
+                return _reply((yield _COMMAND, req.command()))
             except redis.exceptions.ResponseError as again:
                 raise error_of(s, again) from None
         raise error_of(_script_of(req), e) from None
 
 
-def _batch_sync(client, batch):
+def _batch(batch):
     done = []
-    while True:
-        if not batch:
-            return done
-        pipe = client.pipeline(transaction=False)
-        for req in batch:
-            pipe.execute_command(*req.command())
-        replies = pipe.execute(raise_on_error=False)
+    while batch:
+        replies = _reply((yield _PIPELINE, [req.command() for req in batch]))
         out, tail = _settle(batch, replies)
         if tail is None:
             return done + out
         done += _settle(batch[:tail], replies[:tail])[0]
         for s in {batch[i].script: batch[i].info() for i in range(tail, len(batch))}.values():
-            _checked_load(s, client.script_load(source(s)))
+            _checked_load(s, _reply((yield _LOAD, source(s))))
         batch = batch[tail:]
+    return done
+
+
+def _steps(op):
+    if isinstance(op, (Call, Cmd, list)):
+        op = _single(op)
+    reply, exc = None, None
+    while True:
+        try:
+            req = op.throw(exc) if exc is not None else op.send(reply)
+        except StopIteration as stop:
+            yield _DONE, stop.value
+            return
+        reply, exc = None, None
+        try:
+            if isinstance(req, Sleep):
+                _reply((yield _SLEEP, req.seconds))
+            elif isinstance(req, list):
+                reply = yield from _batch(req)
+            else:
+                reply = yield from _one(req)
+        except _errors.RedisPatternsError as e:
+            exc = e
+
+
+# The sync driver: the I/O of a run on a redis.Redis.
+
+
+def _io_sync(client, kind, arg):
+    try:
+        if kind == _SLEEP:
+            return time.sleep(arg), None
+        if kind == _COMMAND:
+            return client.execute_command(*arg), None
+        if kind == _LOAD:
+            return client.script_load(arg), None
+        pipe = client.pipeline(transaction=False)
+        for command in arg:
+            pipe.execute_command(*command)
+        return pipe.execute(raise_on_error=False), None
+    except redis.exceptions.ResponseError as e:
+        return None, e
 
 
 def run_sync(client, op):
     """Runs the operation `op` (a generator, or a single request) on a redis.Redis."""
-    if isinstance(op, (Call, Cmd, list)):
-        op = _single(op)
-    reply, exc = None, None
+    steps, outcome = _steps(op), None
     while True:
-        try:
-            req = op.throw(exc) if exc is not None else op.send(reply)
-        except StopIteration as stop:
-            return stop.value
-        reply, exc = None, None
-        if isinstance(req, Sleep):
-            time.sleep(req.seconds)
-        elif isinstance(req, list):
-            try:
-                reply = _batch_sync(client, req)
-            except _errors.RedisPatternsError as e:
-                exc = e
-        else:
-            try:
-                reply = _one_sync(client, req)
-            except _errors.RedisPatternsError as e:
-                exc = e
+        kind, arg = steps.send(outcome)
+        if kind == _DONE:
+            return arg
+        outcome = _io_sync(client, kind, arg)
 
 
-# The async driver: the same steps with awaits.
+# The async driver: the same I/O with awaits, on a redis.asyncio.Redis.
 
 
-async def _one_async(client, req):
+async def _io_async(client, kind, arg):
     try:
-        return await client.execute_command(*req.command())
-    except redis.exceptions.ResponseError as e:
-        if isinstance(req, Call) and _is_noscript(e):
-            s = req.info()
-            _checked_load(s, await client.script_load(source(s)))
-            try:
-                return await client.execute_command(*req.command())
-            except redis.exceptions.ResponseError as again:
-                raise error_of(s, again) from None
-        raise error_of(_script_of(req), e) from None
-
-
-async def _batch_async(client, batch):
-    done = []
-    while True:
-        if not batch:
-            return done
+        if kind == _SLEEP:
+            return await asyncio.sleep(arg), None
+        if kind == _COMMAND:
+            return await client.execute_command(*arg), None
+        if kind == _LOAD:
+            return await client.script_load(arg), None
         pipe = client.pipeline(transaction=False)
-        for req in batch:
-            pipe.execute_command(*req.command())
-        replies = await pipe.execute(raise_on_error=False)
-        out, tail = _settle(batch, replies)
-        if tail is None:
-            return done + out
-        done += _settle(batch[:tail], replies[:tail])[0]
-        for s in {batch[i].script: batch[i].info() for i in range(tail, len(batch))}.values():
-            _checked_load(s, await client.script_load(source(s)))
-        batch = batch[tail:]
+        for command in arg:
+            pipe.execute_command(*command)
+        return await pipe.execute(raise_on_error=False), None
+    except redis.exceptions.ResponseError as e:
+        return None, e
 
 
 async def run_async(client, op):
     """Runs the operation `op` on a redis.asyncio.Redis."""
-    if isinstance(op, (Call, Cmd, list)):
-        op = _single(op)
-    reply, exc = None, None
+    steps, outcome = _steps(op), None
     while True:
-        try:
-            req = op.throw(exc) if exc is not None else op.send(reply)
-        except StopIteration as stop:
-            return stop.value
-        reply, exc = None, None
-        if isinstance(req, Sleep):
-            await asyncio.sleep(req.seconds)
-        elif isinstance(req, list):
-            try:
-                reply = await _batch_async(client, req)
-            except _errors.RedisPatternsError as e:
-                exc = e
-        else:
-            try:
-                reply = await _one_async(client, req)
-            except _errors.RedisPatternsError as e:
-                exc = e
+        kind, arg = steps.send(outcome)
+        if kind == _DONE:
+            return arg
+        outcome = await _io_async(client, kind, arg)
 
 
 def _single(req):

@@ -1,0 +1,186 @@
+//! What both client generators write alike, each in its language's
+//! spelling ([`Syntax`]): JSON values as literals, an argument's range
+//! bound, the runtime check of one argument, the order of the checks, and
+//! the contract's tables (key templates, defaults, constants).
+
+use redis_patterns::contract::{PatternContract, all};
+use redis_patterns::script::{ArgSpec, ArgType, Bound};
+use serde_json::Value;
+
+/// How a language spells what the generators write.
+pub(super) trait Syntax {
+    /// `null`, `true` and `false`.
+    const NULL: &'static str;
+    const TRUE: &'static str;
+    const FALSE: &'static str;
+    /// The smallest and the largest 64-bit integer.
+    const INT64_MIN: &'static str;
+    const INT64_MAX: &'static str;
+
+    /// A string literal.
+    fn string(s: &str) -> String;
+
+    /// A map literal of `(key literal, value literal)` entries.
+    fn map(entries: Vec<(String, String)>) -> String;
+
+    /// The enum values a check accepts, as a literal.
+    fn words(words: Vec<String>) -> String;
+
+    /// The variable of the script parameter `name`.
+    fn var(name: &str) -> String;
+
+    /// The statement calling the runtime's check `check` (`int`, `text` ...)
+    /// with `args`, indented by `pad`.
+    fn check_call(pad: &str, check: &str, args: &[String]) -> String;
+
+    /// `true` or `false`.
+    fn bool(b: bool) -> &'static str {
+        if b { Self::TRUE } else { Self::FALSE }
+    }
+}
+
+/// A JSON value as a literal.
+pub(super) fn literal<S: Syntax>(v: &Value) -> String {
+    match v {
+        Value::Null => S::NULL.into(),
+        Value::Bool(b) => S::bool(*b).into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => S::string(s),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(literal::<S>).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(o) => S::map(
+            o.iter()
+                .map(|(k, v)| (S::string(k), literal::<S>(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// One end of an integer argument's range.
+fn bound<S: Syntax>(b: &Bound) -> String {
+    match *b {
+        Bound::Value(v) => v.to_string(),
+        Bound::Arg { name, offset: 0 } => S::var(name),
+        Bound::Arg { name, offset } => format!("({} + {offset})", S::var(name)),
+    }
+}
+
+/// The statement that checks one value `v` of `a` (indented by `pad`);
+/// `first_key` is the variable of `KEYS[1]` (for `tagged`).
+pub(super) fn check<S: Syntax>(a: &ArgSpec, v: &str, pad: &str, first_key: &str) -> String {
+    let name = S::string(a.name);
+    let reason = S::string(a.reason);
+    let v = v.to_string();
+    let (check, args) = match a.ty {
+        ArgType::String | ArgType::Bytes if a.tagged => {
+            ("tagged", vec![name, v, first_key.to_string(), reason])
+        }
+        ArgType::Integer => (
+            "int",
+            vec![
+                name,
+                v,
+                bound::<S>(&a.min.expect("integers have ranges")),
+                bound::<S>(&a.max.expect("integers have ranges")),
+                reason,
+            ],
+        ),
+        ArgType::Int64 => (
+            "int",
+            vec![name, v, S::INT64_MIN.into(), S::INT64_MAX.into(), reason],
+        ),
+        ArgType::Float => ("float", vec![name, v, reason]),
+        ArgType::Bool => ("bool", vec![name, v, reason]),
+        ArgType::Enum => {
+            let words = S::words(a.values.iter().map(|w| S::string(w)).collect());
+            ("enum", vec![name, v, words, reason])
+        }
+        ArgType::String | ArgType::Bytes => {
+            ("text", vec![name, v, S::bool(a.non_empty).into(), reason])
+        }
+    };
+    S::check_call(pad, check, &args)
+}
+
+/// The arguments in the order their checks run, as the script checks them:
+/// those whose range names no other argument first.
+pub(super) fn check_order(args: &'static [ArgSpec]) -> impl Iterator<Item = &'static ArgSpec> {
+    let refs = |a: &ArgSpec| {
+        [a.min, a.max]
+            .into_iter()
+            .flatten()
+            .any(|b| matches!(b, Bound::Arg { .. }))
+    };
+    args.iter()
+        .filter(move |a| !refs(a))
+        .chain(args.iter().filter(move |a| refs(a)))
+}
+
+/// One table of the generated contract: per pattern, per name, a value.
+pub(super) struct Table {
+    pub name: &'static str,
+    /// What it holds; `{null}` stands for the language's null.
+    doc: &'static str,
+    rows: Vec<(String, Vec<(String, Value)>)>,
+}
+
+impl Table {
+    /// What the table holds, in the language's words.
+    pub fn doc<S: Syntax>(&self) -> String {
+        self.doc.replace("{null}", S::NULL)
+    }
+
+    /// Per pattern (as a string literal), its entries as a map literal.
+    pub fn rows<S: Syntax>(&self) -> Vec<(String, String)> {
+        self.rows
+            .iter()
+            .map(|(pattern, entries)| {
+                let entries = entries
+                    .iter()
+                    .map(|(k, v)| (S::string(k), literal::<S>(v)))
+                    .collect();
+                (S::string(pattern), S::map(entries))
+            })
+            .collect()
+    }
+}
+
+/// The contract's tables: `KEYS` (templates), `DEFAULTS` (settings) and
+/// `CONSTANTS`.
+pub(super) fn contract_tables() -> [Table; 3] {
+    let table = |name, doc, f: fn(&PatternContract) -> Vec<(String, Value)>| Table {
+        name,
+        doc,
+        rows: all().iter().map(|c| (c.name.clone(), f(c))).collect(),
+    };
+    [
+        table(
+            "KEYS",
+            "Per pattern, per key role: its template (`<var>` placeholders).",
+            |c| {
+                c.keys
+                    .iter()
+                    .map(|k| (k.role.clone(), Value::String(k.template.clone())))
+                    .collect()
+            },
+        ),
+        table(
+            "DEFAULTS",
+            "Per pattern, per setting: its default ({null}: required).",
+            |c| {
+                c.params
+                    .iter()
+                    .map(|p| (p.name.clone(), p.default.clone()))
+                    .collect()
+            },
+        ),
+        table("CONSTANTS", "Per pattern, per constant: its value.", |c| {
+            c.constants
+                .iter()
+                .map(|k| (k.name.clone(), k.value.clone()))
+                .collect()
+        }),
+    ]
+}
