@@ -50,8 +50,8 @@ use crate::error::{ErrorKind, Result};
 use crate::lock::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
 };
-use crate::lock::{WaitMode, new_token};
 use crate::lock::wait::{self, Attempt, Waiting};
+use crate::lock::{WaitMode, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;

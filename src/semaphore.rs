@@ -48,8 +48,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lock::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
 };
-use crate::lock::{WaitMode, new_token};
 use crate::lock::wait::{self, Attempt};
+use crate::lock::{WaitMode, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;

@@ -51,25 +51,9 @@ pub enum BloomCommand {
         url: UrlArg,
     },
     /// Add items; prints per item whether it was new.
-    Add {
-        name: String,
-        #[arg(required = true)]
-        items: Vec<String>,
-        #[command(flatten)]
-        kind: KindArg,
-        #[command(flatten)]
-        url: UrlArg,
-    },
+    Add(ItemsArgs),
     /// Check items; prints per item whether it may be present.
-    Exists {
-        name: String,
-        #[arg(required = true)]
-        items: Vec<String>,
-        #[command(flatten)]
-        kind: KindArg,
-        #[command(flatten)]
-        url: UrlArg,
-    },
+    Exists(ItemsArgs),
     /// Parameters, keys, bits set, the estimated count and the current false-positive rate.
     Info {
         name: String,
@@ -85,6 +69,18 @@ pub enum BloomCommand {
     /// Add every line of FILE (or - for stdin) in pipelined batches; prints
     /// the last position done (pass it to --start to resume).
     Load(LoadArgs),
+}
+
+// Items of the filter NAME (add, exists).
+#[derive(clap::Args)]
+pub struct ItemsArgs {
+    name: String,
+    #[arg(required = true)]
+    items: Vec<String>,
+    #[command(flatten)]
+    kind: KindArg,
+    #[command(flatten)]
+    url: UrlArg,
 }
 
 #[derive(clap::Args)]
@@ -119,6 +115,22 @@ pub struct LoadArgs {
 }
 
 /// A filter of either kind.
+impl ItemsArgs {
+    /// Adds the items (`add`) or checks them, and prints the answers.
+    fn answer(&self, add: bool) -> CliResult {
+        let mut con = self.url.connect()?;
+        let f = Filter::open(&mut con, &self.name, &self.kind)?;
+        let op = if add {
+            f.multi_add(&self.items)
+        } else {
+            f.multi_exists(&self.items)
+        };
+        let flags = op.run(&mut con)?;
+        answers(&self.items, &flags, add);
+        Ok(())
+    }
+}
+
 enum Filter {
     Sized(Bloom),
     JsHash(JsHashBloom),
@@ -197,30 +209,8 @@ pub fn run(command: BloomCommand) -> CliResult {
             });
             Ok(())
         }
-        BloomCommand::Add {
-            name,
-            items,
-            kind,
-            url,
-        } => {
-            let mut con = url.connect()?;
-            let f = Filter::open(&mut con, &name, &kind)?;
-            let flags = f.multi_add(&items).run(&mut con)?;
-            answers(&items, &flags, true);
-            Ok(())
-        }
-        BloomCommand::Exists {
-            name,
-            items,
-            kind,
-            url,
-        } => {
-            let mut con = url.connect()?;
-            let f = Filter::open(&mut con, &name, &kind)?;
-            let flags = f.multi_exists(&items).run(&mut con)?;
-            answers(&items, &flags, false);
-            Ok(())
-        }
+        BloomCommand::Add(args) => args.answer(true),
+        BloomCommand::Exists(args) => args.answer(false),
         BloomCommand::Info { name, url } => {
             let mut con = url.connect()?;
             let info = Bloom::open(&name).run(&mut con)?.info().run(&mut con)?;

@@ -36,9 +36,7 @@ pub enum HashCommand {
         #[arg(required = true)]
         fields: Vec<String>,
         #[command(flatten)]
-        layout: LayoutArg,
-        #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
     /// Set one field (strict: refused when it would convert its shard).
     Set {
@@ -46,9 +44,7 @@ pub enum HashCommand {
         field: String,
         value: String,
         #[command(flatten)]
-        layout: LayoutArg,
-        #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
     /// Check the shards' encodings: how many are still listpack, how many converted.
     Inspect {
@@ -57,9 +53,7 @@ pub enum HashCommand {
         #[arg(long)]
         sample: Option<u64>,
         #[command(flatten)]
-        layout: LayoutArg,
-        #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
     /// Set-if-absent every line of FILE (or - for stdin) into the hash BASE.
     Import(ImportArgs),
@@ -73,6 +67,24 @@ pub struct LayoutArg {
     /// another layout is stored.
     #[arg(long)]
     pub shards: Option<u32>,
+}
+
+/// The hash's layout (for data written without a stored one) and the server.
+#[derive(clap::Args, Debug, Clone)]
+pub struct At {
+    #[command(flatten)]
+    layout: LayoutArg,
+    #[command(flatten)]
+    url: UrlArg,
+}
+
+impl At {
+    /// The connection, then the hash `base` on it (see [`open`]).
+    fn open(&self, base: &str, write: bool) -> CliResult<(ShardedHash, Connection)> {
+        let mut con = self.url.connect()?;
+        let hash = open(&mut con, base, self.layout.shards, write)?;
+        Ok((hash, con))
+    }
 }
 
 /// Arguments of `hash import` (and its alias `import sharded-hash`).
@@ -124,14 +136,8 @@ pub fn run(command: HashCommand) -> CliResult {
             });
             Ok(())
         }
-        HashCommand::Get {
-            base,
-            fields,
-            layout,
-            url,
-        } => {
-            let mut con = url.connect()?;
-            let hash = open(&mut con, &base, layout.shards, false)?;
+        HashCommand::Get { base, fields, at } => {
+            let (hash, mut con) = at.open(&base, false)?;
             let values: Vec<Option<String>> = hash.get_many(&fields).run(&mut con)?;
             if out::json() {
                 let map: serde_json::Map<String, serde_json::Value> = fields
@@ -151,25 +157,17 @@ pub fn run(command: HashCommand) -> CliResult {
             base,
             field,
             value,
-            layout,
-            url,
+            at,
         } => {
-            let mut con = url.connect()?;
-            let hash = open(&mut con, &base, layout.shards, true)?;
+            let (hash, mut con) = at.open(&base, true)?;
             let new = hash.set(&field, &value).run(&mut con)?;
             out::emit(&serde_json::json!({"field": field, "new": new}), || {
                 vec![if new { "new field" } else { "updated" }.to_string()]
             });
             Ok(())
         }
-        HashCommand::Inspect {
-            base,
-            sample,
-            layout,
-            url,
-        } => {
-            let mut con = url.connect()?;
-            let hash = open(&mut con, &base, layout.shards, false)?;
+        HashCommand::Inspect { base, sample, at } => {
+            let (hash, mut con) = at.open(&base, false)?;
             let health = hash.inspect(sample.unwrap_or(u64::MAX)).run(&mut con)?;
             #[derive(Serialize)]
             struct Inspect<'a> {

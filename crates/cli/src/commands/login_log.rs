@@ -13,7 +13,7 @@ use redis_patterns::login_log::{
 };
 use redis_patterns::{Connection, Request};
 
-use super::{day, iso, month, today};
+use super::{DayArg, day, iso, month, today};
 use crate::conn::UrlArg;
 use crate::fail::{self, CliResult, Failure};
 use crate::out;
@@ -38,14 +38,12 @@ impl LogArgs {
 pub enum LoginLogCommand {
     /// (1) Record a login of UID of TYPE on the day (default today, UTC).
     Record {
-        user_type: String,
-        uid: u64,
-        #[arg(long, value_parser = day)]
-        day: Option<NaiveDate>,
         #[command(flatten)]
-        log: LogArgs,
+        user: User,
         #[command(flatten)]
-        url: UrlArg,
+        day: DayArg,
+        #[command(flatten)]
+        at: At,
     },
     /// Queries (2) to (7).
     #[command(subcommand)]
@@ -61,8 +59,8 @@ pub enum LoginLogCommand {
 pub enum Query {
     /// (2) Did UID log in on DAY?
     Day {
-        user_type: String,
-        uid: u64,
+        #[command(flatten)]
+        user: User,
         #[arg(value_parser = day)]
         day: NaiveDate,
         #[command(flatten)]
@@ -70,8 +68,8 @@ pub enum Query {
     },
     /// (3) On how many days of MONTH (YYYY-MM) did UID log in?
     Month {
-        user_type: String,
-        uid: u64,
+        #[command(flatten)]
+        user: User,
         #[arg(value_parser = month)]
         month: NaiveDate,
         #[command(flatten)]
@@ -79,54 +77,70 @@ pub enum Query {
     },
     /// (4) Did UID log in on any day from FROM to TO?
     Range {
-        user_type: String,
-        uid: u64,
-        #[arg(value_parser = day)]
-        from: NaiveDate,
-        #[arg(value_parser = day)]
-        to: NaiveDate,
+        #[command(flatten)]
+        user: User,
+        #[command(flatten)]
+        span: Span,
         #[command(flatten)]
         at: At,
     },
     /// (5) The days from FROM to TO on which UID logged in.
     Days {
-        user_type: String,
-        uid: u64,
-        #[arg(value_parser = day)]
-        from: NaiveDate,
-        #[arg(value_parser = day)]
-        to: NaiveDate,
+        #[command(flatten)]
+        user: User,
+        #[command(flatten)]
+        span: Span,
         #[command(flatten)]
         at: At,
     },
     /// (6) The users of TYPE who logged in from FROM to TO.
     Active {
         user_type: String,
-        #[arg(value_parser = day)]
-        from: NaiveDate,
-        #[arg(value_parser = day)]
-        to: NaiveDate,
+        #[command(flatten)]
+        span: Span,
         #[command(flatten)]
         at: At,
     },
     /// (7) Every user, of every type, who logged in from FROM to TO.
     AllActive {
-        #[arg(value_parser = day)]
-        from: NaiveDate,
-        #[arg(value_parser = day)]
-        to: NaiveDate,
+        #[command(flatten)]
+        span: Span,
         #[command(flatten)]
         at: At,
     },
 }
 
-/// The log a query reads and the server.
+/// `TYPE UID`: one user.
+#[derive(clap::Args, Debug, Clone)]
+pub struct User {
+    user_type: String,
+    uid: u64,
+}
+
+/// `FROM TO`: a range of days.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Span {
+    #[arg(value_parser = day)]
+    from: NaiveDate,
+    #[arg(value_parser = day)]
+    to: NaiveDate,
+}
+
+/// The log a command reads or writes and the server.
 #[derive(clap::Args, Debug, Clone)]
 pub struct At {
     #[command(flatten)]
     log: LogArgs,
     #[command(flatten)]
     url: UrlArg,
+}
+
+impl At {
+    /// The log, then the connection.
+    fn open(&self) -> CliResult<(LoginLog, Connection)> {
+        let log = self.log.log()?;
+        Ok((log, self.url.connect()?))
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,23 +172,18 @@ pub struct ExportArgs {
     #[arg(long)]
     delete_expired: Option<u32>,
     #[command(flatten)]
-    log: LogArgs,
-    #[command(flatten)]
-    url: UrlArg,
+    at: At,
 }
 
 pub fn run(command: LoginLogCommand) -> CliResult {
     match command {
         LoginLogCommand::Record {
-            user_type,
-            uid,
+            user: User { user_type, uid },
             day,
-            log,
-            url,
+            at,
         } => {
-            let log = log.log()?;
-            let day = day.unwrap_or_else(today);
-            let mut con = url.connect()?;
+            let (log, mut con) = at.open()?;
+            let day = day.get();
             let first = log.record(&user_type, uid, day).run(&mut con)?;
             out::emit(
                 &serde_json::json!({"user_type": user_type, "uid": uid, "day": iso(day), "first_of_day": first}),
@@ -188,19 +197,7 @@ pub fn run(command: LoginLogCommand) -> CliResult {
             );
             Ok(())
         }
-        LoginLogCommand::Query(query) => {
-            let at = match &query {
-                Query::Day { at, .. }
-                | Query::Month { at, .. }
-                | Query::Range { at, .. }
-                | Query::Days { at, .. }
-                | Query::Active { at, .. }
-                | Query::AllActive { at, .. } => at.clone(),
-            };
-            let log = at.log.log()?;
-            let mut con = at.url.connect()?;
-            query_run(&mut con, &log, query)
-        }
+        LoginLogCommand::Query(query) => query_run(query),
         LoginLogCommand::Export(args) => export(args),
     }
 }
@@ -209,11 +206,20 @@ fn yes(b: bool) -> Vec<String> {
     vec![if b { "yes" } else { "no" }.to_string()]
 }
 
-fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
+fn query_run(query: Query) -> CliResult {
+    let at = match &query {
+        Query::Day { at, .. }
+        | Query::Month { at, .. }
+        | Query::Range { at, .. }
+        | Query::Days { at, .. }
+        | Query::Active { at, .. }
+        | Query::AllActive { at, .. } => at,
+    };
+    let (log, mut con) = at.open()?;
+    let con = &mut con;
     match query {
         Query::Day {
-            user_type,
-            uid,
+            user: User { user_type, uid },
             day,
             ..
         } => {
@@ -221,8 +227,7 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
             out::emit(&serde_json::json!({"logged_in": b}), || yes(b));
         }
         Query::Month {
-            user_type,
-            uid,
+            user: User { user_type, uid },
             month,
             ..
         } => {
@@ -235,20 +240,16 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
             );
         }
         Query::Range {
-            user_type,
-            uid,
-            from,
-            to,
+            user: User { user_type, uid },
+            span: Span { from, to },
             ..
         } => {
             let b = log.logged_in_between(&user_type, uid, from, to).run(con)?;
             out::emit(&serde_json::json!({"logged_in": b}), || yes(b));
         }
         Query::Days {
-            user_type,
-            uid,
-            from,
-            to,
+            user: User { user_type, uid },
+            span: Span { from, to },
             ..
         } => {
             let days: Vec<String> = log
@@ -261,14 +262,16 @@ fn query_run(con: &mut Connection, log: &LoginLog, query: Query) -> CliResult {
         }
         Query::Active {
             user_type,
-            from,
-            to,
+            span: Span { from, to },
             ..
         } => {
             let uids = log.active_users(&user_type, from, to).run(con)?;
             out::emit(&uids, || uids.iter().map(u64::to_string).collect());
         }
-        Query::AllActive { from, to, .. } => {
+        Query::AllActive {
+            span: Span { from, to },
+            ..
+        } => {
             let users = log.all_active_users(from, to).run(con)?;
             out::emit(&users, || {
                 users
@@ -302,7 +305,7 @@ fn export(args: ExportArgs) -> CliResult {
             "--delete-expired must be at least {MIN_RETENTION_DAYS} days: a month may only go once a later sync exported all of it"
         )));
     }
-    let log = args.log.log()?;
+    let log = args.at.log.log()?;
     let format = args.format.unwrap_or(if out::json() {
         Format::Json
     } else {
@@ -337,7 +340,7 @@ fn export(args: ExportArgs) -> CliResult {
             None => Failure::new(format!("cannot write to stdout: {}", fail::io_text(&e))),
         }
     };
-    let mut con = args.url.connect()?;
+    let mut con = args.at.url.connect()?;
     if format == Format::Csv {
         writeln!(sink, "month,user_type,uid,days").map_err(write_err)?;
     }

@@ -37,3 +37,17 @@ pub fn month(s: &str) -> Result<NaiveDate, String> {
 pub fn iso(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
 }
+
+/// `--day YYYY-MM-DD`, default today (UTC).
+#[derive(clap::Args, Debug, Clone)]
+pub struct DayArg {
+    #[arg(long, value_parser = day)]
+    day: Option<NaiveDate>,
+}
+
+impl DayArg {
+    /// The day given, or today.
+    pub fn get(&self) -> NaiveDate {
+        self.day.unwrap_or_else(today)
+    }
+}

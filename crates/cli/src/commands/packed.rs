@@ -37,9 +37,7 @@ pub enum PackedCommand {
         #[arg(required = true)]
         ids: Vec<u64>,
         #[command(flatten)]
-        args: PackedArgs,
-        #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
     /// Write the record of one id.
     Set {
@@ -48,10 +46,26 @@ pub enum PackedCommand {
         /// A little-endian unsigned integer (or hex bytes with --hex).
         value: String,
         #[command(flatten)]
-        args: PackedArgs,
-        #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
+}
+
+/// The store's arguments and the server.
+#[derive(clap::Args, Debug, Clone)]
+pub struct At {
+    #[command(flatten)]
+    args: PackedArgs,
+    #[command(flatten)]
+    url: UrlArg,
+}
+
+impl At {
+    /// The connection, then the store `name` on it (see [`open`]).
+    fn open(&self, name: &str, write: bool) -> CliResult<(PackedRecords<Bytes>, Connection)> {
+        let mut con = self.url.connect()?;
+        let store = open(&mut con, name, &self.args, write)?;
+        Ok((store, con))
+    }
 }
 
 /// The store: the stored layout, or the one the arguments name.
@@ -150,20 +164,14 @@ fn record(id: u64, bytes: &[u8]) -> Record {
 
 pub fn run(command: PackedCommand) -> CliResult {
     match command {
-        PackedCommand::Get {
-            name,
-            ids,
-            args,
-            url,
-        } => {
-            let mut con = url.connect()?;
-            let store = open(&mut con, &name, &args, false)?;
+        PackedCommand::Get { name, ids, at } => {
+            let (store, mut con) = at.open(&name, false)?;
             let values = store.get_many(&ids).run(&mut con)?;
             for (id, bytes) in ids.iter().zip(values) {
                 let r = record(*id, &bytes);
                 if out::json() {
                     out::json_line(&r);
-                } else if args.hex || r.value.is_none() {
+                } else if at.args.hex || r.value.is_none() {
                     out::line(&format!("{id}\t{}", r.hex));
                 } else {
                     out::line(&format!("{id}\t{}", r.value.unwrap_or(0)));
@@ -175,12 +183,10 @@ pub fn run(command: PackedCommand) -> CliResult {
             name,
             id,
             value,
-            args,
-            url,
+            at,
         } => {
-            let mut con = url.connect()?;
-            let store = open(&mut con, &name, &args, true)?;
-            let bytes = encode(&value, store.width(), args.hex)?;
+            let (store, mut con) = at.open(&name, true)?;
+            let bytes = encode(&value, store.width(), at.args.hex)?;
             store.set(id, &bytes).run(&mut con)?;
             let layout: PackedLayout = store.packed_layout();
             out::emit(&serde_json::json!({"id": id, "layout": layout}), || {

@@ -1,12 +1,12 @@
 //! `redis-patterns signin mark|count|streak`: daily sign-in bitmaps (the
 //! PHP daily sign-in recipe's `SETBIT <date> <uid> 1` with `--bare`).
 
-use redis_patterns::Request;
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::keys::Prefix;
 use redis_patterns::signin::{DEFAULT_PREFIX, SignIn};
+use redis_patterns::{Connection, Request};
 
-use super::{day, iso, today};
+use super::{DayArg, day, iso};
 use crate::conn::UrlArg;
 use crate::fail::CliResult;
 use crate::out;
@@ -40,26 +40,39 @@ impl KeysArg {
     }
 }
 
+/// The bitmaps and the server.
+#[derive(clap::Args, Debug, Clone)]
+pub struct At {
+    #[command(flatten)]
+    keys: KeysArg,
+    #[command(flatten)]
+    url: UrlArg,
+}
+
+impl At {
+    /// The bitmaps, then the connection.
+    fn open(&self) -> CliResult<(SignIn, Connection)> {
+        let s = self.keys.signin()?;
+        Ok((s, self.url.connect()?))
+    }
+}
+
 #[derive(clap::Subcommand)]
 pub enum SigninCommand {
     /// Record that UID signed in on the day (default today, UTC).
     Mark {
         uid: u64,
-        #[arg(long, value_parser = day)]
-        day: Option<NaiveDate>,
         #[command(flatten)]
-        keys: KeysArg,
+        day: DayArg,
         #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
     /// How many users signed in on the day.
     Count {
-        #[arg(long, value_parser = day)]
-        day: Option<NaiveDate>,
         #[command(flatten)]
-        keys: KeysArg,
+        day: DayArg,
         #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
     /// UID's longest and current run of consecutive days from FROM to TO.
     Streak {
@@ -69,23 +82,15 @@ pub enum SigninCommand {
         #[arg(long, value_parser = day)]
         to: NaiveDate,
         #[command(flatten)]
-        keys: KeysArg,
-        #[command(flatten)]
-        url: UrlArg,
+        at: At,
     },
 }
 
 pub fn run(command: SigninCommand) -> CliResult {
     match command {
-        SigninCommand::Mark {
-            uid,
-            day,
-            keys,
-            url,
-        } => {
-            let s = keys.signin()?;
-            let day = day.unwrap_or_else(today);
-            let mut con = url.connect()?;
+        SigninCommand::Mark { uid, day, at } => {
+            let (s, mut con) = at.open()?;
+            let day = day.get();
             let first = s.sign_in(uid, day).run(&mut con)?;
             out::emit(
                 &serde_json::json!({"uid": uid, "day": iso(day), "first": first}),
@@ -97,27 +102,17 @@ pub fn run(command: SigninCommand) -> CliResult {
                     }]
                 },
             );
-            Ok(())
         }
-        SigninCommand::Count { day, keys, url } => {
-            let s = keys.signin()?;
-            let day = day.unwrap_or_else(today);
-            let mut con = url.connect()?;
+        SigninCommand::Count { day, at } => {
+            let (s, mut con) = at.open()?;
+            let day = day.get();
             let n = s.count(day).run(&mut con)?;
             out::emit(&serde_json::json!({"day": iso(day), "count": n}), || {
                 vec![n.to_string()]
             });
-            Ok(())
         }
-        SigninCommand::Streak {
-            uid,
-            from,
-            to,
-            keys,
-            url,
-        } => {
-            let s = keys.signin()?;
-            let mut con = url.connect()?;
+        SigninCommand::Streak { uid, from, to, at } => {
+            let (s, mut con) = at.open()?;
             let streak = s.streak(uid, from, to).run(&mut con)?;
             out::emit(&streak, || {
                 vec![
@@ -129,7 +124,7 @@ pub fn run(command: SigninCommand) -> CliResult {
                     format!("current {}", streak.current),
                 ]
             });
-            Ok(())
         }
     }
+    Ok(())
 }
