@@ -43,8 +43,8 @@ pub struct ImportReport {
     pub rejections: Vec<Rejection>,
 }
 
-/// The most rejections an [`ImportReport`] lists.
-const MAX_REJECTIONS: usize = 100;
+/// The most rejections an [`ImportReport`] lists (the others are counted).
+pub const MAX_REJECTIONS: usize = 100;
 
 impl ImportReport {
     fn reject(&mut self, position: u64, reason: RejectReason) {

@@ -85,7 +85,7 @@ use redis::FromRedisValue;
 use serde::Serialize;
 
 pub(crate) use self::contract::contract;
-pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
+pub use self::import::{ImportOptions, ImportReport, MAX_REJECTIONS, RejectReason, Rejection};
 pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};

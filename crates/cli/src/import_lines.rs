@@ -9,7 +9,9 @@
 use std::io::BufRead;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use redis_patterns::sharded_hash::{ImportOptions, ImportReport, RejectReason, ShardedHash};
+use redis_patterns::sharded_hash::{
+    ImportOptions, ImportReport, MAX_REJECTIONS, RejectReason, ShardedHash,
+};
 use redis_patterns::{Error, Op};
 
 use crate::lines::{BoundedLine, read_bounded_line};
@@ -95,12 +97,10 @@ pub struct LineReport {
     pub present: u64,
     /// Lines not imported.
     pub rejected: u64,
-    /// The first 100 rejections, by line.
+    /// The first [`MAX_REJECTIONS`] rejections, by line (as an
+    /// [`ImportReport`] lists them).
     pub rejections: Vec<RejectedLine>,
 }
-
-/// The most rejections a [`LineReport`] lists.
-const MAX_REJECTIONS: usize = 100;
 
 /// What the reader saw, shared with the operation that consumes it.
 #[derive(Default)]
