@@ -82,29 +82,20 @@ mod tests {
         let mut r = &data[..];
         let mut buf = Vec::new();
         let mut n = 0;
-        assert_eq!(
-            read_bounded_line(&mut r, 4, &mut buf, &mut n).unwrap(),
-            BoundedLine::Line
-        );
-        assert_eq!(buf, b"ab");
-        assert_eq!(
-            read_bounded_line(&mut r, 4, &mut buf, &mut n).unwrap(),
-            BoundedLine::Line
-        );
-        assert!(buf.is_empty());
-        assert_eq!(
-            read_bounded_line(&mut r, 4, &mut buf, &mut n).unwrap(),
-            BoundedLine::TooLong(10)
-        );
-        assert_eq!(
-            read_bounded_line(&mut r, 4, &mut buf, &mut n).unwrap(),
-            BoundedLine::Line
-        );
-        assert_eq!(buf, b"last");
-        assert_eq!(
-            read_bounded_line(&mut r, 4, &mut buf, &mut n).unwrap(),
-            BoundedLine::Eof
-        );
+        let want: [(BoundedLine, &[u8]); 5] = [
+            (BoundedLine::Line, b"ab"),
+            (BoundedLine::Line, b""),
+            (BoundedLine::TooLong(10), b""),
+            (BoundedLine::Line, b"last"),
+            (BoundedLine::Eof, b""),
+        ];
+        for (outcome, line) in want {
+            assert_eq!(
+                read_bounded_line(&mut r, 4, &mut buf, &mut n).unwrap(),
+                outcome
+            );
+            assert_eq!(buf, line);
+        }
         assert_eq!(n, data.len() as u64);
     }
 }

@@ -66,16 +66,12 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
                 .run(&mut con)?
         )
     );
-    match sized(200_000)?
-        .create()
-        .run(&mut con)
-        .map_err(|e| e.into_kind())
-    {
-        Err(ErrorKind::BloomConfigMismatch { detail }) => {
-            crate::out::outln!("re-creating it with n = 200,000 is refused: {detail}")
-        }
-        Ok(_) => return Err("re-creating it with other parameters was not refused".into()),
-        Err(e) => return Err(redis_patterns::Error::from(e).into()),
+    if let ErrorKind::BloomConfigMismatch { detail } = super::refusal(
+        sized(200_000)?.create().run(&mut con),
+        |k| matches!(k, ErrorKind::BloomConfigMismatch { .. }),
+        "re-creating it with other parameters was not refused",
+    )? {
+        crate::out::outln!("re-creating it with n = 200,000 is refused: {detail}")
     }
     bf.destroy().run(&mut con)?;
     let _: i64 = con.query(redis::cmd("DEL").arg(php.key()))?;

@@ -1,6 +1,6 @@
 use redis_patterns::packed::{IntField, Le, PackedRecords};
 use redis_patterns::sharded_hash::{ImportOptions, ListpackLimits, ShardedHash, plan};
-use redis_patterns::{Batch, Connection, ErrorKind, Request};
+use redis_patterns::{Connection, ErrorKind, Request};
 
 fn used_memory(con: &mut Connection) -> redis_patterns::Result<i64> {
     // One server answers text; a cluster answers a map of node to text:
@@ -70,17 +70,12 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .map(|(f, v)| format!("{f} = {}", v.as_deref().unwrap_or("(absent)")))
         .collect();
     crate::out::outln!("multi-get (one batch): {}", shown.join(", "));
-    match h
-        .set("user:000001", "x".repeat(100))
-        .run(&mut con)
-        .map_err(|e| e.into_kind())
-    {
-        Err(e @ ErrorKind::ListpackValueTooLong { .. }) => {
-            crate::out::outln!("a 100-byte value is refused up front: {e}")
-        }
-        Ok(_) => return Err("a 100-byte value was written into a strict hash".into()),
-        Err(e) => return Err(redis_patterns::Error::from(e).into()),
-    }
+    let e = super::refusal(
+        h.set("user:000001", "x".repeat(100)).run(&mut con),
+        |k| matches!(k, ErrorKind::ListpackValueTooLong { .. }),
+        "a 100-byte value was written into a strict hash",
+    )?;
+    crate::out::outln!("a 100-byte value is refused up front: {e}");
 
     super::section("packed: fixed-width records packed into sharded strings");
     let logins = PackedRecords::new(&format!("{prefix}logins"), Le::<u32>::new(), 999_999)?;
@@ -98,23 +93,11 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         logins.ids_per_shard(),
         logins.shard_bytes()
     );
-    match logins
-        .get(4_294_967_295)
-        .run(&mut con)
-        .map_err(|e| e.into_kind())
-    {
-        Err(e @ ErrorKind::IdOutOfRange { .. }) => {
-            crate::out::outln!("the huge-offset trap is refused: {e}")
-        }
-        Ok(_) => return Err("an id above the maximum was read".into()),
-        Err(e) => return Err(redis_patterns::Error::from(e).into()),
-    }
-    let mut cleanup = Batch::new();
-    for key in h.shard_keys().chain([key]) {
-        let mut del = redis::cmd("DEL");
-        del.arg(&key);
-        cleanup.add(&key, del);
-    }
-    cleanup.run(&mut con)?.all::<i64>()?;
-    Ok(())
+    let e = super::refusal(
+        logins.get(4_294_967_295).run(&mut con),
+        |k| matches!(k, ErrorKind::IdOutOfRange { .. }),
+        "an id above the maximum was read",
+    )?;
+    crate::out::outln!("the huge-offset trap is refused: {e}");
+    super::delete(&mut con, h.shard_keys().chain([key]))
 }

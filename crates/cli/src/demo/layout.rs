@@ -18,23 +18,11 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let other = ShardedHash::builder(&base, Sharding::Crc32 { shards: 3 })
         .record_layout(true)
         .build()?;
-    match other
-        .set("bob", "2")
-        .run(&mut con)
-        .map_err(|e| e.into_kind())
-    {
-        Err(e @ ErrorKind::LayoutMismatch { .. }) => {
-            crate::out::outln!("a writer with 3 shards is refused before it writes: {e}")
-        }
-        Ok(_) => return Err("a writer with another layout wrote".into()),
-        Err(e) => return Err(redis_patterns::Error::from(e).into()),
-    }
-    let mut cleanup = redis_patterns::Batch::new();
-    for key in first.shard_keys().chain([first.meta_key()]) {
-        let mut del = redis::cmd("DEL");
-        del.arg(&key);
-        cleanup.add(&key, del);
-    }
-    cleanup.run(&mut con)?.all::<i64>()?;
-    Ok(())
+    let e = super::refusal(
+        other.set("bob", "2").run(&mut con),
+        |k| matches!(k, ErrorKind::LayoutMismatch { .. }),
+        "a writer with another layout wrote",
+    )?;
+    crate::out::outln!("a writer with 3 shards is refused before it writes: {e}");
+    super::delete(&mut con, first.shard_keys().chain([first.meta_key()]))
 }

@@ -35,19 +35,21 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         lock.key(),
         first.fence
     );
-    match lock.try_acquire().run(&mut b).map_err(|e| e.into_kind()) {
-        Err(ErrorKind::LockBusy { retry_after_ms, .. }) => match retry_after_ms {
-            Some(ms) => crate::out::outln!(
-                "user 42 clicks withdraw again: refused at once, \"you are going too fast\" (try again in {ms} ms)"
-            ),
-            None => {
-                crate::out::outln!(
-                    "user 42 clicks withdraw again: refused at once (the lock has no lease)"
-                )
-            }
-        },
-        Ok(_) => return Err("a second withdraw got a lock the first one holds".into()),
-        Err(e) => return Err(redis_patterns::Error::from(e).into()),
+    let busy = super::refusal(
+        lock.try_acquire().run(&mut b),
+        |k| matches!(k, ErrorKind::LockBusy { .. }),
+        "a second withdraw got a lock the first one holds",
+    )?;
+    match busy {
+        ErrorKind::LockBusy {
+            retry_after_ms: Some(ms),
+            ..
+        } => crate::out::outln!(
+            "user 42 clicks withdraw again: refused at once, \"you are going too fast\" (try again in {ms} ms)"
+        ),
+        _ => crate::out::outln!(
+            "user 42 clicks withdraw again: refused at once (the lock has no lease)"
+        ),
     }
     crate::out::outln!(
         "client B tries to release with a wrong token: released = {}",

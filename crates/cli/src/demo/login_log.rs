@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use chrono::NaiveDate;
 
 use redis_patterns::login_log::LoginLog;
-use redis_patterns::{Batch, Connection, ErrorKind, Request};
+use redis_patterns::{Connection, ErrorKind, Request};
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).expect("valid date")
@@ -94,10 +94,5 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
             ]
         })
         .collect();
-    let mut del = Batch::new();
-    for key in &keys {
-        del.add(key, redis::cmd("DEL").arg(key).clone());
-    }
-    del.run(&mut con)?.all::<i64>()?;
-    Ok(())
+    super::delete(&mut con, keys)
 }

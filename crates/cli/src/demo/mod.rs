@@ -14,10 +14,63 @@ mod semaphore;
 mod signin;
 mod visits;
 
-use redis_patterns::Request;
+use redis_patterns::{Batch, Connection, ErrorKind, Request};
 use redis_patterns_test_support::LocalServer;
 
+use crate::fail::Failure;
+
 type DemoResult = crate::fail::CliResult;
+
+/// One pattern's demo: `run(url, prefix)`.
+type Demo = fn(&str, &str) -> DemoResult;
+
+/// Every demo in the order it runs, with its section's title.
+const DEMOS: &[(&str, Demo)] = &[
+    (
+        "lock: owner-token lock with fencing tokens, woken waiters and renewal",
+        lock::run,
+    ),
+    (
+        "semaphore: at most N holders, each permit with its own lease",
+        semaphore::run,
+    ),
+    (
+        "rwlock: many readers or one writer, and a waiting writer goes first",
+        rwlock::run,
+    ),
+    (
+        "rolling: bounded, expiring, sharded store of recent records",
+        rolling::run,
+    ),
+    (
+        "bloom: Bloom filters on plain bitmaps (PHP JSHash bitmaps and sized filters)",
+        bloom::run,
+    ),
+    (
+        "sharded_hash: sharded hashes that stay listpack-encoded",
+        compact::run,
+    ),
+    (
+        "layout: layouts stored with the data, so a writer with another shard count is refused",
+        layout::run,
+    ),
+    (
+        "visits: exact daily unique visitors in sharded intsets",
+        visits::run,
+    ),
+    (
+        "login_log: the PHP login-log recipe (loginLog_<YYYY-MM>_<type>_<uid>) and its seven queries",
+        login_log::run,
+    ),
+    (
+        "signin: daily sign-in bitmaps, ranges and streaks",
+        signin::run,
+    ),
+    (
+        "rate_limit: GCRA and sliding windows in one round trip, with redis-cell's reply",
+        rate_limit::run,
+    ),
+];
 
 pub fn run(url: Option<&str>) -> DemoResult {
     // Keep the throwaway server alive until the demo ends.
@@ -49,32 +102,10 @@ pub fn run(url: Option<&str>) -> DemoResult {
     );
 
     let prefix = format!("demo:{}:", std::process::id());
-    section("lock: owner-token lock with fencing tokens, woken waiters and renewal");
-    lock::run(&url, &prefix)?;
-    section("semaphore: at most N holders, each permit with its own lease");
-    semaphore::run(&url, &prefix)?;
-    section("rwlock: many readers or one writer, and a waiting writer goes first");
-    rwlock::run(&url, &prefix)?;
-    section("rolling: bounded, expiring, sharded store of recent records");
-    rolling::run(&url, &prefix)?;
-    section("bloom: Bloom filters on plain bitmaps (PHP JSHash bitmaps and sized filters)");
-    bloom::run(&url, &prefix)?;
-    section("sharded_hash: sharded hashes that stay listpack-encoded");
-    compact::run(&url, &prefix)?;
-    section(
-        "layout: layouts stored with the data, so a writer with another shard count is refused",
-    );
-    layout::run(&url, &prefix)?;
-    section("visits: exact daily unique visitors in sharded intsets");
-    visits::run(&url, &prefix)?;
-    section(
-        "login_log: the PHP login-log recipe (loginLog_<YYYY-MM>_<type>_<uid>) and its seven queries",
-    );
-    login_log::run(&url, &prefix)?;
-    section("signin: daily sign-in bitmaps, ranges and streaks");
-    signin::run(&url, &prefix)?;
-    section("rate_limit: GCRA and sliding windows in one round trip, with redis-cell's reply");
-    rate_limit::run(&url, &prefix)?;
+    for (title, demo) in DEMOS {
+        section(title);
+        demo(&url, &prefix)?;
+    }
     crate::out::outln!("\ndemo finished");
     Ok(())
 }
@@ -92,4 +123,31 @@ fn server_version(info: &redis::Value) -> Option<String> {
 
 fn section(title: &str) {
     crate::out::outln!("== {title}");
+}
+
+/// The refusal a demo shows: the error of `result` when `expected` says it
+/// is the one; otherwise why the demo fails (`accepted`: what it means that
+/// the call went through).
+fn refusal<T>(
+    result: redis_patterns::Result<T>,
+    expected: impl FnOnce(&ErrorKind) -> bool,
+    accepted: &str,
+) -> Result<ErrorKind, Failure> {
+    match result.map_err(|e| e.into_kind()) {
+        Err(kind) if expected(&kind) => Ok(kind),
+        Ok(_) => Err(accepted.into()),
+        Err(e) => Err(redis_patterns::Error::from(e).into()),
+    }
+}
+
+/// Deletes the demo's `keys` (one batch, each `DEL` on its key's slot).
+fn delete(con: &mut Connection, keys: impl IntoIterator<Item = String>) -> DemoResult {
+    let mut batch = Batch::new();
+    for key in keys {
+        let mut del = redis::cmd("DEL");
+        del.arg(&key);
+        batch.add(&key, del);
+    }
+    batch.run(con)?.all::<i64>()?;
+    Ok(())
 }

@@ -13,17 +13,15 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let one = exports.try_acquire().run(&mut con)?;
     let _crashed = exports.try_acquire().run(&mut con)?;
     crate::out::outln!("two exports hold the 2 permits of {}", exports.key());
-    match exports
-        .try_acquire()
-        .run(&mut con)
-        .map_err(|e| e.into_kind())
-    {
-        Err(ErrorKind::NoPermit { retry_after_ms, .. }) => crate::out::outln!(
+    if let ErrorKind::NoPermit { retry_after_ms, .. } = super::refusal(
+        exports.try_acquire().run(&mut con),
+        |k| matches!(k, ErrorKind::NoPermit { .. }),
+        "a third holder got a permit of two",
+    )? {
+        crate::out::outln!(
             "a third is refused: every permit is taken (the first lease ends in {} ms)",
             retry_after_ms.unwrap_or(0)
-        ),
-        Ok(_) => return Err("a third holder got a permit of two".into()),
-        Err(e) => return Err(redis_patterns::Error::from(e).into()),
+        )
     }
     crate::out::outln!(
         "the first export finishes and gives its permit back: released = {}",

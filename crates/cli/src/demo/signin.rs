@@ -2,7 +2,7 @@ use chrono::NaiveDate;
 
 use redis_patterns::keys::Prefix;
 use redis_patterns::signin::SignIn;
-use redis_patterns::{Batch, Connection, ErrorKind, Request};
+use redis_patterns::{Connection, ErrorKind, Request};
 
 fn list(uids: &[u64]) -> String {
     let uids: Vec<String> = uids.iter().map(u64::to_string).collect();
@@ -52,11 +52,5 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         Err(e) => return Err(e.into()),
         Ok(_) => return Err("uid 4,000,000,000 was signed in despite the offset trap".into()),
     }
-    let mut del = Batch::new();
-    for d in [20, 21, 22] {
-        let key = s.key(day(d));
-        del.add(&key, redis::cmd("DEL").arg(&key).clone());
-    }
-    del.run(&mut con)?.all::<i64>()?;
-    Ok(())
+    super::delete(&mut con, [20, 21, 22].map(|d| s.key(day(d))))
 }
