@@ -157,28 +157,23 @@ fn main() {
             assert_eq!(v, 1);
         }
     };
-    let (floor, lock_rate, lock_ratio) = paired(
-        pairs,
-        &mut ours,
-        |(con, _)| floor_pairs(con),
-        |(_, con)| {
-            for _ in 0..pairs {
-                let lease = lock.try_acquire().run(con).expect("free lock");
-                assert!(lock.release(&lease.token).run(con).expect("release"));
-            }
-        },
-    );
-    let (sem_floor, sem_rate, sem_ratio) = paired(
-        pairs,
-        &mut ours,
-        |(con, _)| floor_pairs(con),
-        |(_, con)| {
-            for _ in 0..pairs {
-                let permit = sem.try_acquire().run(con).expect("a free permit");
-                assert!(sem.release(&permit.token).run(con).expect("release"));
-            }
-        },
-    );
+    // `pairs` acquire + release pairs of `one`, against the floor's.
+    let mut against_floor = |one: &dyn Fn(&mut Connection)| {
+        paired(
+            pairs,
+            &mut ours,
+            |(con, _)| floor_pairs(con),
+            |(_, con)| (0..pairs).for_each(|_| one(con)),
+        )
+    };
+    let (floor, lock_rate, lock_ratio) = against_floor(&|con| {
+        let lease = lock.try_acquire().run(con).expect("free lock");
+        assert!(lock.release(&lease.token).run(con).expect("release"));
+    });
+    let (sem_floor, sem_rate, sem_ratio) = against_floor(&|con| {
+        let permit = sem.try_acquire().run(con).expect("a free permit");
+        assert!(sem.release(&permit.token).run(con).expect("release"));
+    });
     let mut t = Table::new(
         "Acquire + release pairs/s, one client, uncontended",
         &[

@@ -151,14 +151,14 @@ fn main() {
         common::used_memory(con) - before
     };
     // One plain set of decimal members (the baseline).
-    let plain = measure(&mut con, &mut |con| {
+    // Every member into `key` with `command` (SADD, PFADD), 10,000 a call.
+    let add_all = |con: &mut Connection, command: &str, key: &str| {
         let all: Vec<i64> = (1..=members as i64).collect();
         for chunk in all.chunks(10_000) {
-            let _: i64 = con
-                .query(redis::cmd("SADD").arg("plain").arg(chunk))
-                .unwrap();
+            let _: i64 = con.query(redis::cmd(command).arg(key).arg(chunk)).unwrap();
         }
-    });
+    };
+    let plain = measure(&mut con, &mut |con| add_all(con, "SADD", "plain"));
     let enc: String = redis::cmd("OBJECT")
         .arg("ENCODING")
         .arg("plain")
@@ -218,12 +218,7 @@ fn main() {
         report.clone(),
     );
     let hll = measure(&mut con, &mut |con| {
-        let all: Vec<i64> = (1..=members as i64).collect();
-        for chunk in all.chunks(10_000) {
-            let _: i64 = con
-                .query(redis::cmd("PFADD").arg("hll").arg(chunk))
-                .unwrap();
-        }
+        add_all(con, "PFADD", "hll");
         let est: i64 = con.query(redis::cmd("PFCOUNT").arg("hll")).unwrap();
         report = format!(
             "approximate: PFCOUNT {est} ({:+.2} %)",

@@ -100,13 +100,15 @@ pub(crate) fn expire_at(retention: Retention, period_end: NaiveDate) -> Result<i
     Ok(retention.expire_at(end)?.unwrap_or(0))
 }
 
+/// The day `y-m-d`, for the tests of the day-keyed patterns.
+#[cfg(test)]
+pub(crate) fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
-        NaiveDate::from_ymd_opt(y, m, d).unwrap()
-    }
 
     #[test]
     fn ranges_split_into_months() {

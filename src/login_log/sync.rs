@@ -232,10 +232,7 @@ fn month_bounds(month: NaiveDate) -> Result<(NaiveDate, NaiveDate)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
-        NaiveDate::from_ymd_opt(y, m, d).unwrap()
-    }
+    use crate::bitmap::days::day;
 
     #[test]
     fn the_window_covers_last_month_before_the_8th() {

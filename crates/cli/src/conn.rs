@@ -22,6 +22,30 @@ impl UrlArg {
     }
 }
 
+/// What a command builds from its pattern's arguments (its key prefix,
+/// layout ...) before it connects.
+pub trait Open {
+    type Pattern;
+    fn pattern(&self) -> CliResult<Self::Pattern>;
+}
+
+/// A pattern's arguments and the server: what most commands take.
+#[derive(clap::Args, Debug, Clone)]
+pub struct At<T: clap::Args> {
+    #[command(flatten)]
+    pub pattern: T,
+    #[command(flatten)]
+    pub url: UrlArg,
+}
+
+impl<T: clap::Args + Open> At<T> {
+    /// The pattern (its arguments checked first), then the connection.
+    pub fn open(&self) -> CliResult<(T::Pattern, Connection)> {
+        let pattern = self.pattern.pattern()?;
+        Ok((pattern, self.url.connect()?))
+    }
+}
+
 /// Refuses a URL that does not parse, naming it and `REDIS_URL`.
 pub fn check(url: &str) -> CliResult<()> {
     redis::IntoConnectionInfo::into_connection_info(url)

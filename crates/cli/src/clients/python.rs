@@ -130,28 +130,29 @@ fn script_fn(out: &mut String, s: &ScriptInfo) {
         params.join(", ")
     );
     let mut doc = format!("{}\n\n", s.summary);
+    // One docstring line per KEYS and ARGV entry: position, name, what it is.
+    let mut entry = |list: &str, i: usize, variadic: bool, name: &str, what: String, text: &str| {
+        let dots = if variadic { ".." } else { "" };
+        let _ = writeln!(
+            doc,
+            "        {list}[{}{dots}] {name} ({what}): {text}",
+            i + 1
+        );
+    };
     for (i, k) in s.keys.iter().enumerate() {
         let types: Vec<&str> = k.types.iter().map(|t| t.name()).collect();
-        let _ = writeln!(
-            doc,
-            "        KEYS[{}{}] {} ({}, {}): {}",
-            i + 1,
-            if k.variadic { ".." } else { "" },
-            k.name,
-            types.join(","),
-            if k.written { "rw" } else { "ro" },
-            k.doc
-        );
+        let rw = if k.written { "rw" } else { "ro" };
+        let what = format!("{}, {rw}", types.join(","));
+        entry("KEYS", i, k.variadic, k.name, what, k.doc);
     }
     for (i, a) in s.args.iter().enumerate() {
-        let _ = writeln!(
-            doc,
-            "        ARGV[{}{}] {} ({}): {}",
-            i + 1,
-            if a.variadic { ".." } else { "" },
+        entry(
+            "ARGV",
+            i,
+            a.variadic,
             a.name,
-            a.ty.name(),
-            a.doc
+            a.ty.name().to_string(),
+            a.doc,
         );
     }
     let _ = write!(

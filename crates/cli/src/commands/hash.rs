@@ -13,7 +13,7 @@ use redis_patterns::{Connection, ErrorKind, Request};
 use serde::Serialize;
 
 use crate::bulk::{Bulk, BulkArgs, Input, count_lines};
-use crate::conn::UrlArg;
+use crate::conn::{At, UrlArg};
 use crate::fail::{CliResult, Failure};
 use crate::import_lines::{self, LineFormat, LineOptions, LineRejection, Lines, RejectedLine};
 use crate::out::{self, outln};
@@ -36,7 +36,7 @@ pub enum HashCommand {
         #[arg(required = true)]
         fields: Vec<String>,
         #[command(flatten)]
-        at: At,
+        at: At<LayoutArg>,
     },
     /// Set one field (strict: refused when it would convert its shard).
     Set {
@@ -44,7 +44,7 @@ pub enum HashCommand {
         field: String,
         value: String,
         #[command(flatten)]
-        at: At,
+        at: At<LayoutArg>,
     },
     /// Check the shards' encodings: how many are still listpack, how many converted.
     Inspect {
@@ -53,7 +53,7 @@ pub enum HashCommand {
         #[arg(long)]
         sample: Option<u64>,
         #[command(flatten)]
-        at: At,
+        at: At<LayoutArg>,
     },
     /// Set-if-absent every line of FILE (or - for stdin) into the hash BASE.
     Import(ImportArgs),
@@ -69,20 +69,11 @@ pub struct LayoutArg {
     pub shards: Option<u32>,
 }
 
-/// The hash's layout (for data written without a stored one) and the server.
-#[derive(clap::Args, Debug, Clone)]
-pub struct At {
-    #[command(flatten)]
-    layout: LayoutArg,
-    #[command(flatten)]
-    url: UrlArg,
-}
-
-impl At {
+impl At<LayoutArg> {
     /// The connection, then the hash `base` on it (see [`open`]).
-    fn open(&self, base: &str, write: bool) -> CliResult<(ShardedHash, Connection)> {
+    fn hash(&self, base: &str, write: bool) -> CliResult<(ShardedHash, Connection)> {
         let mut con = self.url.connect()?;
-        let hash = open(&mut con, base, self.layout.shards, write)?;
+        let hash = open(&mut con, base, self.pattern.shards, write)?;
         Ok((hash, con))
     }
 }
@@ -137,7 +128,7 @@ pub fn run(command: HashCommand) -> CliResult {
             Ok(())
         }
         HashCommand::Get { base, fields, at } => {
-            let (hash, mut con) = at.open(&base, false)?;
+            let (hash, mut con) = at.hash(&base, false)?;
             let values: Vec<Option<String>> = hash.get_many(&fields).run(&mut con)?;
             if out::json() {
                 let map: serde_json::Map<String, serde_json::Value> = fields
@@ -159,7 +150,7 @@ pub fn run(command: HashCommand) -> CliResult {
             value,
             at,
         } => {
-            let (hash, mut con) = at.open(&base, true)?;
+            let (hash, mut con) = at.hash(&base, true)?;
             let new = hash.set(&field, &value).run(&mut con)?;
             out::emit(&serde_json::json!({"field": field, "new": new}), || {
                 vec![if new { "new field" } else { "updated" }.to_string()]
@@ -167,7 +158,7 @@ pub fn run(command: HashCommand) -> CliResult {
             Ok(())
         }
         HashCommand::Inspect { base, sample, at } => {
-            let (hash, mut con) = at.open(&base, false)?;
+            let (hash, mut con) = at.hash(&base, false)?;
             let health = hash.inspect(sample.unwrap_or(u64::MAX)).run(&mut con)?;
             #[derive(Serialize)]
             struct Inspect<'a> {

@@ -6,15 +6,15 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use redis_patterns::Request;
 use redis_patterns::chrono::{Datelike, NaiveDate};
 use redis_patterns::keys::Prefix;
 use redis_patterns::login_log::{
     DEFAULT_PREFIX, Expiry, LoginLog, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months,
 };
-use redis_patterns::{Connection, Request};
 
 use super::{DayArg, day, iso, month, today};
-use crate::conn::UrlArg;
+use crate::conn::{At, Open};
 use crate::fail::{self, CliResult, Failure};
 use crate::out;
 
@@ -26,8 +26,10 @@ pub struct LogArgs {
     prefix: String,
 }
 
-impl LogArgs {
-    fn log(&self) -> CliResult<LoginLog> {
+impl Open for LogArgs {
+    type Pattern = LoginLog;
+
+    fn pattern(&self) -> CliResult<LoginLog> {
         Ok(LoginLog::builder()
             .prefix(Prefix::new(&self.prefix)?)
             .build()?)
@@ -43,7 +45,7 @@ pub enum LoginLogCommand {
         #[command(flatten)]
         day: DayArg,
         #[command(flatten)]
-        at: At,
+        at: At<LogArgs>,
     },
     /// Queries (2) to (7).
     #[command(subcommand)]
@@ -64,7 +66,7 @@ pub enum Query {
         #[arg(value_parser = day)]
         day: NaiveDate,
         #[command(flatten)]
-        at: At,
+        at: At<LogArgs>,
     },
     /// (3) On how many days of MONTH (YYYY-MM) did UID log in?
     Month {
@@ -73,40 +75,26 @@ pub enum Query {
         #[arg(value_parser = month)]
         month: NaiveDate,
         #[command(flatten)]
-        at: At,
+        at: At<LogArgs>,
     },
     /// (4) Did UID log in on any day from FROM to TO?
-    Range {
-        #[command(flatten)]
-        user: User,
-        #[command(flatten)]
-        span: Span,
-        #[command(flatten)]
-        at: At,
-    },
+    Range(UserSpan),
     /// (5) The days from FROM to TO on which UID logged in.
-    Days {
-        #[command(flatten)]
-        user: User,
-        #[command(flatten)]
-        span: Span,
-        #[command(flatten)]
-        at: At,
-    },
+    Days(UserSpan),
     /// (6) The users of TYPE who logged in from FROM to TO.
     Active {
         user_type: String,
         #[command(flatten)]
         span: Span,
         #[command(flatten)]
-        at: At,
+        at: At<LogArgs>,
     },
     /// (7) Every user, of every type, who logged in from FROM to TO.
     AllActive {
         #[command(flatten)]
         span: Span,
         #[command(flatten)]
-        at: At,
+        at: At<LogArgs>,
     },
 }
 
@@ -117,6 +105,17 @@ pub struct User {
     uid: u64,
 }
 
+// One user's days from FROM to TO (queries 4 and 5).
+#[derive(clap::Args, Debug, Clone)]
+pub struct UserSpan {
+    #[command(flatten)]
+    user: User,
+    #[command(flatten)]
+    span: Span,
+    #[command(flatten)]
+    at: At<LogArgs>,
+}
+
 /// `FROM TO`: a range of days.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Span {
@@ -124,23 +123,6 @@ pub struct Span {
     from: NaiveDate,
     #[arg(value_parser = day)]
     to: NaiveDate,
-}
-
-/// The log a command reads or writes and the server.
-#[derive(clap::Args, Debug, Clone)]
-pub struct At {
-    #[command(flatten)]
-    log: LogArgs,
-    #[command(flatten)]
-    url: UrlArg,
-}
-
-impl At {
-    /// The log, then the connection.
-    fn open(&self) -> CliResult<(LoginLog, Connection)> {
-        let log = self.log.log()?;
-        Ok((log, self.url.connect()?))
-    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +154,7 @@ pub struct ExportArgs {
     #[arg(long)]
     delete_expired: Option<u32>,
     #[command(flatten)]
-    at: At,
+    at: At<LogArgs>,
 }
 
 pub fn run(command: LoginLogCommand) -> CliResult {
@@ -210,8 +192,8 @@ fn query_run(query: Query) -> CliResult {
     let at = match &query {
         Query::Day { at, .. }
         | Query::Month { at, .. }
-        | Query::Range { at, .. }
-        | Query::Days { at, .. }
+        | Query::Range(UserSpan { at, .. })
+        | Query::Days(UserSpan { at, .. })
         | Query::Active { at, .. }
         | Query::AllActive { at, .. } => at,
     };
@@ -239,19 +221,19 @@ fn query_run(query: Query) -> CliResult {
                 || vec![n.to_string()],
             );
         }
-        Query::Range {
+        Query::Range(UserSpan {
             user: User { user_type, uid },
             span: Span { from, to },
             ..
-        } => {
+        }) => {
             let b = log.logged_in_between(&user_type, uid, from, to).run(con)?;
             out::emit(&serde_json::json!({"logged_in": b}), || yes(b));
         }
-        Query::Days {
+        Query::Days(UserSpan {
             user: User { user_type, uid },
             span: Span { from, to },
             ..
-        } => {
+        }) => {
             let days: Vec<String> = log
                 .login_days(&user_type, uid, from, to)
                 .run(con)?
@@ -305,7 +287,7 @@ fn export(args: ExportArgs) -> CliResult {
             "--delete-expired must be at least {MIN_RETENTION_DAYS} days: a month may only go once a later sync exported all of it"
         )));
     }
-    let log = args.at.log.log()?;
+    let log = args.at.pattern.pattern()?;
     let format = args.format.unwrap_or(if out::json() {
         Format::Json
     } else {

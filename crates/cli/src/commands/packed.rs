@@ -6,7 +6,7 @@ use redis_patterns::packed::{Bytes, PackedLayout, PackedRecords};
 use redis_patterns::{Connection, Request};
 use serde::Serialize;
 
-use crate::conn::UrlArg;
+use crate::conn::At;
 use crate::fail::{CliResult, Failure};
 use crate::out;
 
@@ -37,7 +37,7 @@ pub enum PackedCommand {
         #[arg(required = true)]
         ids: Vec<u64>,
         #[command(flatten)]
-        at: At,
+        at: At<PackedArgs>,
     },
     /// Write the record of one id.
     Set {
@@ -46,24 +46,15 @@ pub enum PackedCommand {
         /// A little-endian unsigned integer (or hex bytes with --hex).
         value: String,
         #[command(flatten)]
-        at: At,
+        at: At<PackedArgs>,
     },
 }
 
-/// The store's arguments and the server.
-#[derive(clap::Args, Debug, Clone)]
-pub struct At {
-    #[command(flatten)]
-    args: PackedArgs,
-    #[command(flatten)]
-    url: UrlArg,
-}
-
-impl At {
+impl At<PackedArgs> {
     /// The connection, then the store `name` on it (see [`open`]).
-    fn open(&self, name: &str, write: bool) -> CliResult<(PackedRecords<Bytes>, Connection)> {
+    fn store(&self, name: &str, write: bool) -> CliResult<(PackedRecords<Bytes>, Connection)> {
         let mut con = self.url.connect()?;
-        let store = open(&mut con, name, &self.args, write)?;
+        let store = open(&mut con, name, &self.pattern, write)?;
         Ok((store, con))
     }
 }
@@ -165,13 +156,13 @@ fn record(id: u64, bytes: &[u8]) -> Record {
 pub fn run(command: PackedCommand) -> CliResult {
     match command {
         PackedCommand::Get { name, ids, at } => {
-            let (store, mut con) = at.open(&name, false)?;
+            let (store, mut con) = at.store(&name, false)?;
             let values = store.get_many(&ids).run(&mut con)?;
             for (id, bytes) in ids.iter().zip(values) {
                 let r = record(*id, &bytes);
                 if out::json() {
                     out::json_line(&r);
-                } else if at.args.hex || r.value.is_none() {
+                } else if at.pattern.hex || r.value.is_none() {
                     out::line(&format!("{id}\t{}", r.hex));
                 } else {
                     out::line(&format!("{id}\t{}", r.value.unwrap_or(0)));
@@ -185,8 +176,8 @@ pub fn run(command: PackedCommand) -> CliResult {
             value,
             at,
         } => {
-            let (store, mut con) = at.open(&name, true)?;
-            let bytes = encode(&value, store.width(), at.args.hex)?;
+            let (store, mut con) = at.store(&name, true)?;
+            let bytes = encode(&value, store.width(), at.pattern.hex)?;
             store.set(id, &bytes).run(&mut con)?;
             let layout: PackedLayout = store.packed_layout();
             out::emit(&serde_json::json!({"id": id, "layout": layout}), || {

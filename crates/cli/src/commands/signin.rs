@@ -1,13 +1,13 @@
 //! `redis-patterns signin mark|count|streak`: daily sign-in bitmaps (the
 //! PHP daily sign-in recipe's `SETBIT <date> <uid> 1` with `--bare`).
 
+use redis_patterns::Request;
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::keys::Prefix;
 use redis_patterns::signin::{DEFAULT_PREFIX, SignIn};
-use redis_patterns::{Connection, Request};
 
 use super::{DayArg, day, iso};
-use crate::conn::UrlArg;
+use crate::conn::{At, Open};
 use crate::fail::CliResult;
 use crate::out;
 
@@ -25,8 +25,10 @@ pub struct KeysArg {
     tag: Option<String>,
 }
 
-impl KeysArg {
-    fn signin(&self) -> CliResult<SignIn> {
+impl Open for KeysArg {
+    type Pattern = SignIn;
+
+    fn pattern(&self) -> CliResult<SignIn> {
         let prefix = if self.bare {
             Prefix::none()
         } else {
@@ -40,23 +42,6 @@ impl KeysArg {
     }
 }
 
-/// The bitmaps and the server.
-#[derive(clap::Args, Debug, Clone)]
-pub struct At {
-    #[command(flatten)]
-    keys: KeysArg,
-    #[command(flatten)]
-    url: UrlArg,
-}
-
-impl At {
-    /// The bitmaps, then the connection.
-    fn open(&self) -> CliResult<(SignIn, Connection)> {
-        let s = self.keys.signin()?;
-        Ok((s, self.url.connect()?))
-    }
-}
-
 #[derive(clap::Subcommand)]
 pub enum SigninCommand {
     /// Record that UID signed in on the day (default today, UTC).
@@ -65,14 +50,14 @@ pub enum SigninCommand {
         #[command(flatten)]
         day: DayArg,
         #[command(flatten)]
-        at: At,
+        at: At<KeysArg>,
     },
     /// How many users signed in on the day.
     Count {
         #[command(flatten)]
         day: DayArg,
         #[command(flatten)]
-        at: At,
+        at: At<KeysArg>,
     },
     /// UID's longest and current run of consecutive days from FROM to TO.
     Streak {
@@ -82,7 +67,7 @@ pub enum SigninCommand {
         #[arg(long, value_parser = day)]
         to: NaiveDate,
         #[command(flatten)]
-        at: At,
+        at: At<KeysArg>,
     },
 }
 
