@@ -112,113 +112,57 @@ mod commands;
 mod functions;
 mod lua;
 mod rust;
+mod types;
 
 use std::path::{Path, PathBuf};
 
 pub use commands::{COMMANDS, Command};
 pub use functions::{LIBRARY, library};
 pub use rust::generate;
+pub use types::{ArgType, KeyType};
+
+/// The source of [`KeyType`] and [`ArgType`]: `build.rs` writes it to
+/// `$OUT_DIR/header_types.rs`, which the library's `src/core/script.rs`
+/// includes, so that the generator and the library share one definition.
+pub const HEADER_TYPES: &str = include_str!("types.rs");
 
 use lua::{Structure, Tok, Token};
 
-/// The Redis type a key holds, as a header declares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyType {
-    String,
-    Hash,
-    Set,
-    Zset,
-    List,
-    Stream,
-    /// Any type (no check).
-    Any,
-}
-
 impl KeyType {
+    const ALL: [KeyType; 7] = [
+        Self::String,
+        Self::Hash,
+        Self::Set,
+        Self::Zset,
+        Self::List,
+        Self::Stream,
+        Self::Any,
+    ];
     fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "string" => Self::String,
-            "hash" => Self::Hash,
-            "set" => Self::Set,
-            "zset" => Self::Zset,
-            "list" => Self::List,
-            "stream" => Self::Stream,
-            "any" => Self::Any,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|t| t.name() == s)
     }
-    /// The name used in headers, in the manifest and by `TYPE`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::String => "string",
-            Self::Hash => "hash",
-            Self::Set => "set",
-            Self::Zset => "zset",
-            Self::List => "list",
-            Self::Stream => "stream",
-            Self::Any => "any",
-        }
+    /// The variant's name in the generated Rust (`KeyType::Zset`).
+    fn variant(self) -> String {
+        format!("{self:?}")
     }
-    fn variant(self) -> &'static str {
-        match self {
-            Self::String => "String",
-            Self::Hash => "Hash",
-            Self::Set => "Set",
-            Self::Zset => "Zset",
-            Self::List => "List",
-            Self::Stream => "Stream",
-            Self::Any => "Any",
-        }
-    }
-}
-
-/// The type of one `ARGV` entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgType {
-    Integer,
-    Int64,
-    Float,
-    Bool,
-    Enum,
-    String,
-    Bytes,
 }
 
 impl ArgType {
+    const ALL: [ArgType; 7] = [
+        Self::Integer,
+        Self::Int64,
+        Self::Float,
+        Self::Bool,
+        Self::Enum,
+        Self::String,
+        Self::Bytes,
+    ];
     fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "integer" => Self::Integer,
-            "int64" => Self::Int64,
-            "float" => Self::Float,
-            "bool" => Self::Bool,
-            "enum" => Self::Enum,
-            "string" => Self::String,
-            "bytes" => Self::Bytes,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|t| t.name() == s)
     }
-    /// The name used in headers and in the manifest.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Integer => "integer",
-            Self::Int64 => "int64",
-            Self::Float => "float",
-            Self::Bool => "bool",
-            Self::Enum => "enum",
-            Self::String => "string",
-            Self::Bytes => "bytes",
-        }
-    }
-    fn variant(self) -> &'static str {
-        match self {
-            Self::Integer => "Integer",
-            Self::Int64 => "Int64",
-            Self::Float => "Float",
-            Self::Bool => "Bool",
-            Self::Enum => "Enum",
-            Self::String => "String",
-            Self::Bytes => "Bytes",
-        }
+    /// The variant's name in the generated Rust (`ArgType::Int64`).
+    fn variant(self) -> String {
+        format!("{self:?}")
     }
 }
 
@@ -369,16 +313,16 @@ pub enum ReturnType {
 }
 
 impl ReturnType {
+    const ALL: [ReturnType; 6] = [
+        Self::Integer,
+        Self::Integers,
+        Self::Bulk,
+        Self::Bulks,
+        Self::Status,
+        Self::Array,
+    ];
     fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "integer" => Self::Integer,
-            "integers" => Self::Integers,
-            "bulk" => Self::Bulk,
-            "bulks" => Self::Bulks,
-            "status" => Self::Status,
-            "array" => Self::Array,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|t| t.name() == s)
     }
     pub fn name(self) -> &'static str {
         match self {
