@@ -60,6 +60,7 @@ pub fn library(specs: &[ScriptSpec]) -> Result<String, HeaderError> {
                 message: format!(
                     "function name {name:?} (from the file's path) must be letters, digits and '_'"
                 ),
+                included_by: None,
             });
         }
         if let Some((_, other)) = seen.iter().find(|(n, _)| *n == name) {
@@ -67,6 +68,7 @@ pub fn library(specs: &[ScriptSpec]) -> Result<String, HeaderError> {
                 file: format!("lua/{}", s.file),
                 line: 1,
                 message: format!("its function name {name} is also lua/{other}'s"),
+                included_by: None,
             });
         }
         seen.push((name.clone(), &s.file));
