@@ -6,6 +6,8 @@
 -- WRITES BITFIELD
 -- READS GETBIT INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
+-- INCLUDE bulk_len
+-- INCLUDE memory
 -- IDEMPOTENT yes: bits that are set already stay set (the second reply says every item was present)
 
 -- k = 1: the PHP recipe's SETBIT per item, batched into one BITFIELD per 1999
@@ -19,27 +21,10 @@ for i = 1, #ARGV do
   top = math.max(top, tonumber(ARGV[i]))
 end
 local len = redis.call('STRLEN', KEYS[1])
-if #ARGV > 0 and type(redis.pcall('GETBIT', KEYS[1], top)) == 'table' then
-  return redis.error_reply('BADARG offsets ' .. top .. ' is beyond the server\'s proto-max-bulk-len')
-end
-local grow = math.floor(top / 8) + 1 - len
--- Room under maxmemory for the bitmap up to its largest offset: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
+local refused = #ARGV > 0 and bulk_len_refusal(KEYS[1], top, 'offsets', 'bit ' .. top)
+  or memory_refusal(math.floor(top / 8) + 1 - len, KEYS[1])
+if refused then
+  return refused
 end
 local args = {}
 local a = 0

@@ -14,6 +14,8 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY OVERFLOW
+-- INCLUDE bulk_len
+-- INCLUDE memory
 -- IDEMPOTENT if request_ttl_ms: a resend with the same request key finds the first run's result and returns
 --    it without adding again; without a request key a resend adds delta twice
 local ttl = ARGV[6]
@@ -51,27 +53,10 @@ end
 local reserve = tonumber(ARGV[1])
 local cur = redis.call('STRLEN', KEYS[1])
 local target = math.max(reserve, offset + size)
-if type(redis.pcall('GETBIT', KEYS[1], target * 8 - 1)) == 'table' then
-  return redis.error_reply('BADARG offset shard length ' .. target .. ' exceeds the server\'s proto-max-bulk-len')
-end
-local grow = target - cur
--- Room under maxmemory for the growth: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
+local refused = bulk_len_refusal(KEYS[1], target * 8 - 1, 'offset', 'shard length ' .. target)
+  or memory_refusal(target - cur, KEYS[1])
+if refused then
+  return refused
 end
 if reserve > 0 then
   if cur < reserve then

@@ -8,6 +8,8 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
+-- INCLUDE bulk_len
+-- INCLUDE memory
 -- IDEMPOTENT yes: the same records are written at the same offsets again
 local max = 536870912
 local n = #ARGV - 1
@@ -30,27 +32,10 @@ end
 -- A server whose proto-max-bulk-len is below the shard's length would fail
 -- a SETRANGE after the first write; GETBIT checks the same bound, writing
 -- nothing.
-if target > 0 and type(redis.pcall('GETBIT', KEYS[1], target * 8 - 1)) == 'table' then
-  return redis.error_reply('BADARG items shard length ' .. target .. ' exceeds the server\'s proto-max-bulk-len')
-end
-local grow = target - cur
--- Room under maxmemory for the growth: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
+local refused = target > 0 and bulk_len_refusal(KEYS[1], target * 8 - 1, 'items', 'shard length ' .. target)
+  or memory_refusal(target - cur, KEYS[1])
+if refused then
+  return refused
 end
 if reserve > 0 and cur < reserve then
   local old = ''
