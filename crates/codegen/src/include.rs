@@ -9,16 +9,20 @@
 //! -- WRITES <CMD> [<CMD> ...]        the write commands its functions call
 //! -- READS <CMD> [<CMD> ...]         the other commands its functions call
 //! -- ERRORS <CODE> [<CODE> ...]      the error codes they raise with redis.error_reply
+//! -- INCLUDE <name>                  an include whose functions its functions call
 //! local function <name>(<param>, ...)
 //!   ...
 //! end
 //! ```
 //!
 //! Its lists are checked against its functions both ways, as a script's
-//! are; what a function needs of `KEYS` and `ARGV` it takes as parameters.
-//! The checker records, for each function, the commands it calls and
-//! which parameter each one's first argument is, so that a script's call of
-//! the function is analysed as the calls it makes, there and in that order.
+//! are (what a nested include calls and raises counts as called and raised
+//! by it); what a function needs of `KEYS` and `ARGV` it takes as
+//! parameters. The checker records, for each function, the commands it
+//! calls (its own, and those of the nested functions it calls, where it
+//! calls them) and which parameter each one's first argument is, so that a
+//! script's call of the function is analysed as the calls it makes, there
+//! and in that order.
 
 use crate::commands::Command;
 use crate::lua::{self, BlockKind, Structure, Tok, Token};
@@ -38,6 +42,9 @@ pub struct Include {
     pub reads: Vec<String>,
     /// The header's `ERRORS`, as listed.
     pub errors: Vec<String>,
+    /// The header's `INCLUDE` names: includes whose functions its own call
+    /// (inlined before it).
+    pub includes: Vec<String>,
     /// The functions it defines, in file order.
     pub functions: Vec<Function>,
     /// The file's text.
@@ -100,7 +107,7 @@ impl Include {
     pub fn inlined(&self) -> String {
         let body = self.source[self.body_offset..].trim_start_matches('\n');
         let mut out = format!(
-            "-- included from lua/{} (crates/codegen, for the header's INCLUDE {})\n",
+            "-- included from lua/{} (crates/codegen: INCLUDE {})\n",
             self.file, self.name
         );
         out.push_str(body);
@@ -117,9 +124,19 @@ impl Include {
     }
 }
 
-/// Parses one include; `file` is its path relative to `lua/`
-/// (`includes/<name>.lua`).
+/// Parses one include that includes none; `file` is its path relative to
+/// `lua/` (`includes/<name>.lua`).
 pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
+    parse_include_with(file, source, &[])
+}
+
+/// Parses one include; `known` are the includes its own `-- INCLUDE` lines
+/// may name (parsed before it).
+pub fn parse_include_with(
+    file: &str,
+    source: &str,
+    known: &[Include],
+) -> Result<Include, HeaderError> {
     let err = |line: usize, message: String| HeaderError {
         file: format!("lua/{file}"),
         line,
@@ -145,6 +162,7 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
         }
     };
     let (mut writes, mut reads, mut errors) = (None, None, None);
+    let mut nested: Vec<(&Include, usize)> = Vec::new();
     let mut header_end = lines.len();
     for (idx, raw) in lines.iter().enumerate().skip(1) {
         let lineno = idx + 1;
@@ -160,11 +178,25 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
             "WRITES" => &mut writes,
             "READS" => &mut reads,
             "ERRORS" => &mut errors,
+            "INCLUDE" => {
+                let n = rest.trim();
+                if nested.iter().any(|(i, _)| i.name == n) {
+                    return Err(err(lineno, format!("include `{n}` is listed twice")));
+                }
+                let inc = known.iter().find(|i| i.name == n).ok_or_else(|| {
+                    err(
+                        lineno,
+                        format!("include `{n}` not found: there is no lua/includes/{n}.lua"),
+                    )
+                })?;
+                nested.push((inc, lineno));
+                continue;
+            }
             other => {
                 return Err(err(
                     lineno,
                     format!(
-                        "unknown header line `{other}` in an include (WRITES | READS | ERRORS; an include includes nothing)"
+                        "unknown header line `{other}` in an include (WRITES | READS | ERRORS | INCLUDE)"
                     ),
                 ));
             }
@@ -206,6 +238,7 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
     // The top level: `local function <name>(<params>) ... end`, nothing else.
     // (its block, the token index of its parameter list's `)`, the function)
     let mut functions: Vec<(usize, usize, Function)> = Vec::new();
+    let only_functions = "an include holds only `local function <name>(...) ... end` definitions";
     for (i, t) in toks.iter().enumerate() {
         if structure.inner[i].is_some() {
             continue;
@@ -218,20 +251,20 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
             }),
         ) = (toks.get(i + 1), toks.get(i + 2))
         else {
-            return Err(err(
-                t.line,
-                "an include holds only `local function <name>(...) ... end` definitions".into(),
-            ));
+            return Err(err(t.line, only_functions.into()));
         };
         if !t.is_name("local") || !f.is_name("function") || !is_ident(fname) {
-            return Err(err(
-                t.line,
-                "an include holds only `local function <name>(...) ... end` definitions".into(),
-            ));
+            return Err(err(t.line, only_functions.into()));
         }
         let block = structure.inner[i + 1].expect("`function` opens a block");
         if functions.iter().any(|(_, _, g)| &g.name == fname) {
             return Err(err(t.line, format!("function `{fname}` is defined twice")));
+        }
+        if let Some((other, _)) = nested.iter().find(|(n, _)| n.function(fname).is_some()) {
+            return Err(err(
+                t.line,
+                format!("function `{fname}` is also defined by lua/{}", other.file),
+            ));
         }
         let mut params = Vec::new();
         let mut j = i + 4;
@@ -284,41 +317,178 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
             .position(|b| *b == outer)
             .expect("a top-level function")
     };
+    // The parameter of function `fi` that the tokens `from..to` are exactly.
+    let param_at = |fi: usize, from: usize, to: usize| match &toks[from..to] {
+        [
+            Token {
+                tok: Tok::Name(n), ..
+            },
+        ] => functions[fi].2.params.iter().position(|p| p == n),
+        _ => None,
+    };
 
-    // Commands: what each function calls, where, and with which parameter first.
-    let mut command_lines: Vec<(&'static Command, usize)> = Vec::new();
+    // What each function calls: its own commands, and at each call of a
+    // function of a nested include, the commands that one makes (its first
+    // argument this function's parameter when the call passes one).
+    struct Event {
+        at: usize,
+        function: usize,
+        call: FnCall,
+    }
+    let mut events: Vec<Event> = Vec::new();
+    // Tokens that are a whole argument of a call of a nested function, and
+    // whether that function lets the parameter escape.
+    let mut passed: Vec<(usize, bool)> = Vec::new();
+    let mut badargs: Vec<(usize, Detail, usize)> = Vec::new();
+    let mut used = vec![false; nested.len()];
     for c in &body.calls {
         let fi = function_of(c.at);
-        let (block, _, f) = &functions[fi];
-        let first = match (toks.get(c.at + 5), toks.get(c.at + 6), toks.get(c.at + 7)) {
-            (
-                Some(comma),
-                Some(Token {
-                    tok: Tok::Name(n), ..
-                }),
-                Some(after),
-            ) if comma.is_sym(",") && (after.is_sym(",") || after.is_sym(")")) => {
-                f.params.iter().position(|p| p == n)
-            }
-            _ => None,
-        };
-        let after_own_write = body.calls.iter().any(|w| {
-            w.command.write && function_of(w.at) == fi && structure.may_follow_within(w.at, c.at)
+        let literal_first = toks.get(c.at + 5).is_some_and(|t| t.is_sym(","))
+            && toks
+                .get(c.at + 7)
+                .is_some_and(|t| t.is_sym(",") || t.is_sym(")"));
+        events.push(Event {
+            at: c.at,
+            function: fi,
+            call: FnCall {
+                command: c.command,
+                first: literal_first
+                    .then(|| param_at(fi, c.at + 6, c.at + 7))
+                    .flatten(),
+                line: c.line,
+                after_own_write: false,
+                unconditional: true,
+            },
         });
-        let returns_before = toks[structure.blocks[*block].start..c.at]
+    }
+    let mut called = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Name(n) = &t.tok else { continue };
+        let field = i > 0 && (toks[i - 1].is_sym(".") || toks[i - 1].is_sym(":"));
+        let definition = i > 0 && toks[i - 1].is_name("function");
+        if field || definition {
+            continue;
+        }
+        if functions.iter().any(|(_, _, f)| &f.name == n)
+            && toks.get(i + 1).is_some_and(|t| t.is_sym("("))
+        {
+            return Err(err(
+                t.line,
+                format!("`{n}` is called inside the include: its functions call none of its own"),
+            ));
+        }
+        let found = nested
+            .iter()
+            .enumerate()
+            .find_map(|(k, (inc, _))| inc.function(n).map(|g| (k, g)));
+        let Some((k, g)) = found else {
+            if toks.get(i + 1).is_some_and(|t| t.is_sym("(")) {
+                called.push((n.clone(), t.line));
+            }
+            continue;
+        };
+        let args = toks
+            .get(i + 1)
+            .filter(|t| t.is_sym("("))
+            .and_then(|_| crate::call_args(&toks, i + 1));
+        let Some((args, _)) = args else {
+            return Err(err(
+                t.line,
+                format!(
+                    "`{n}` (lua/{}) is only ever called, by name: `{n}(...)`",
+                    nested[k].0.file
+                ),
+            ));
+        };
+        if args.len() > g.params.len() {
+            return Err(err(
+                t.line,
+                format!(
+                    "`{n}` takes {} arguments, not {}",
+                    g.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        used[k] = true;
+        let fi = function_of(i);
+        let param = |q: usize| args.get(q).and_then(|&(a, b)| param_at(fi, a, b));
+        for fc in &g.calls {
+            events.push(Event {
+                at: i,
+                function: fi,
+                call: FnCall {
+                    first: fc.first.and_then(param),
+                    line: t.line,
+                    ..fc.clone()
+                },
+            });
+        }
+        for (q, &(a, b)) in args.iter().enumerate() {
+            if b == a + 1 {
+                passed.push((a, g.escapes.get(q).copied().unwrap_or(true)));
+            }
+        }
+        for (detail, _) in &g.badarg {
+            let detail = match detail {
+                Detail::Name(w) => Detail::Name(w.clone()),
+                Detail::Param(q) => match args.get(*q).map(|&(a, b)| &toks[a..b]) {
+                    Some(
+                        [
+                            Token {
+                                tok: Tok::Str(s), ..
+                            },
+                        ],
+                    ) => Detail::Name(s.split(' ').next().unwrap_or_default().to_string()),
+                    _ => param(*q).map(Detail::Param).ok_or_else(|| {
+                        err(
+                            t.line,
+                            format!(
+                                "`{n}` raises BADARG with its `{}`: pass a string literal or a parameter",
+                                g.params[*q]
+                            ),
+                        )
+                    })?,
+                },
+            };
+            badargs.push((fi, detail, t.line));
+        }
+    }
+    if let Some(k) = used.iter().position(|u| !u) {
+        return Err(err(
+            nested[k].1,
+            format!(
+                "include `{}` is listed but none of its functions is called",
+                nested[k].0.name
+            ),
+        ));
+    }
+    events.sort_by_key(|e| e.at);
+    let mut command_lines: Vec<(&'static Command, usize)> = Vec::new();
+    for e in &events {
+        let (block, _, _) = &functions[e.function];
+        let after_own_write = e.call.after_own_write
+            || events.iter().any(|w| {
+                w.call.command.write
+                    && w.function == e.function
+                    && structure.may_follow_within(w.at, e.at)
+            });
+        let returns_before = toks[structure.blocks[*block].start..e.at]
             .iter()
             .any(|t| t.is_name("return"));
-        let unconditional =
-            !returns_before && crate::unconditional_in(&toks, &structure, c.at, Some(*block));
-        functions[fi].2.calls.push(FnCall {
-            command: c.command,
-            first,
-            line: c.line,
+        let unconditional = e.call.unconditional
+            && !returns_before
+            && crate::unconditional_in(&toks, &structure, e.at, Some(*block));
+        functions[e.function].2.calls.push(FnCall {
             after_own_write,
             unconditional,
+            ..e.call.clone()
         });
-        if !command_lines.iter().any(|(x, _)| x.name == c.command.name) {
-            command_lines.push((c.command, c.line));
+        if !command_lines
+            .iter()
+            .any(|(x, _)| x.name == e.call.command.name)
+        {
+            command_lines.push((e.call.command, e.call.line));
         }
     }
     for (c, line) in &command_lines {
@@ -349,8 +519,9 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
         }
     }
 
-    // Parameters: a use other than a command's first argument or inside an
-    // error reply escapes the checker.
+    // Parameters: a use other than a command's first argument, an argument
+    // a nested function does not let escape, or inside an error reply
+    // escapes the checker.
     let in_reply = error_reply_spans(&toks);
     let firsts: Vec<usize> = body
         .calls
@@ -374,12 +545,16 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
         let Some(p) = f.params.iter().position(|x| x == n) else {
             continue;
         };
-        if i > *params_end && !in_reply[i] && !firsts.contains(&i) {
+        let inert = in_reply[i]
+            || firsts.contains(&i)
+            || passed.iter().any(|&(at, escapes)| at == i && !escapes);
+        if i > *params_end && !inert {
             f.escapes[p] = true;
         }
     }
 
-    // Error codes, and what each BADARG names.
+    // Error codes (its own and its nested includes'), and what each BADARG
+    // names.
     let mut error_lines: Vec<(String, usize)> = Vec::new();
     for e in &body.error_codes {
         if !errors.contains(&e.code) {
@@ -422,6 +597,25 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
         })?;
         f.badarg.push((detail, e.line));
     }
+    for (fi, detail, line) in badargs {
+        functions[fi].2.badarg.push((detail, line));
+    }
+    for (inc, line) in &nested {
+        for (code, _) in &inc.error_lines {
+            if !errors.contains(code) {
+                return Err(err(
+                    *line,
+                    format!(
+                        "error code `{code}` (raised by include `{}`) is not listed in `-- ERRORS`",
+                        inc.name
+                    ),
+                ));
+            }
+            if !error_lines.iter().any(|(c, _)| c == code) {
+                error_lines.push((code.clone(), *line));
+            }
+        }
+    }
     if let Some(code) = errors
         .iter()
         .find(|c| !error_lines.iter().any(|(e, _)| e == *c))
@@ -432,27 +626,6 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
         ));
     }
 
-    // The names it calls: its own functions call none of them (each is
-    // analysed where the script calls it), nor themselves.
-    let mut called = Vec::new();
-    for (i, t) in toks.iter().enumerate() {
-        let Tok::Name(n) = &t.tok else { continue };
-        let field = i > 0 && (toks[i - 1].is_sym(".") || toks[i - 1].is_sym(":"));
-        let definition = i > 0 && toks[i - 1].is_name("function");
-        if field || definition || !toks.get(i + 1).is_some_and(|t| t.is_sym("(")) {
-            continue;
-        }
-        if functions.iter().any(|(_, _, f)| &f.name == n) {
-            return Err(err(
-                t.line,
-                format!(
-                    "`{n}` is called inside the include: its functions call no included function"
-                ),
-            ));
-        }
-        called.push((n.clone(), t.line));
-    }
-
     let mut writes = writes;
     let mut reads = reads;
     writes.sort();
@@ -461,6 +634,7 @@ pub fn parse_include(file: &str, source: &str) -> Result<Include, HeaderError> {
         name: name.to_string(),
         file: file.to_string(),
         summary,
+        includes: nested.iter().map(|(i, _)| i.name.clone()).collect(),
         writes,
         reads,
         errors,

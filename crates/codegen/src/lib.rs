@@ -95,8 +95,11 @@
 //! * An include declares what its functions call and raise, checked both
 //!   ways against them like a script's lists; its functions read no `KEYS`
 //!   or `ARGV` (the script passes them as arguments), define no function
-//!   and call no included function. Two includes define no function name
-//!   twice.
+//!   and call none of their own include. An include may itself say
+//!   `-- INCLUDE <other>` to call that one's functions (its lists then
+//!   cover the other's, and a script that includes it ships the other's
+//!   functions too, each include once, before those that include it);
+//!   includes form no cycle, and two define no function name twice.
 //! * The including script's `WRITES`, `READS` and `ERRORS` list exactly what
 //!   its body and its includes call and raise (so the header stays the whole
 //!   truth about the shipped script). A command or code of an include the
@@ -161,7 +164,7 @@ use std::path::{Path, PathBuf};
 
 pub use commands::{COMMANDS, Command};
 pub use functions::{LIBRARY, library};
-pub use include::{Function, Include, parse_include};
+pub use include::{Function, Include, parse_include, parse_include_with};
 pub use rust::generate;
 pub use types::{ArgType, KeyType};
 
@@ -1124,7 +1127,7 @@ pub fn parse_script_with(
         resolved.push(inc);
     }
     spec.includes = includes.iter().map(|(n, _)| n.clone()).collect();
-    spec.inlined = resolved.iter().map(|i| i.inlined()).collect();
+    spec.inlined = inline_all(&resolved, known);
     let fault = |f: Fault| match f.include {
         None => err(f.line, f.message),
         Some(k) => HeaderError {
@@ -1163,6 +1166,36 @@ pub fn parse_script_with(
         check_idempotent(&spec, idempotent, header_end + 1).map_err(|(l, m)| err(l, m))?;
     spec.sha1_hex = sha1_hex(spec.shipped().as_bytes());
     Ok(spec)
+}
+
+/// The functions of `listed` and of the includes they include, each once,
+/// an include after those it includes.
+fn inline_all(listed: &[&Include], known: &[Include]) -> String {
+    fn visit<'a>(
+        inc: &'a Include,
+        known: &'a [Include],
+        done: &mut Vec<&'a str>,
+        out: &mut String,
+    ) {
+        if done.contains(&inc.name.as_str()) {
+            return;
+        }
+        for name in &inc.includes {
+            let dep = known
+                .iter()
+                .find(|i| &i.name == name)
+                .expect("an include's includes were resolved when it was parsed");
+            visit(dep, known, done, out);
+        }
+        done.push(&inc.name);
+        out.push_str(&inc.inlined());
+    }
+    let mut done = Vec::new();
+    let mut out = String::new();
+    for inc in listed {
+        visit(inc, known, &mut done, &mut out);
+    }
+    out
 }
 
 /// The header's `IDEMPOTENT`: required in a writing script; `if <arg>`
@@ -1355,7 +1388,7 @@ fn literal_entry(toks: &[Token], from: usize, to: usize) -> Option<(&'static str
 
 /// The arguments of the call whose `(` is at `open`: token ranges, and the
 /// index of the closing `)`.
-fn call_args(toks: &[Token], open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
+pub(crate) fn call_args(toks: &[Token], open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
     let mut args = Vec::new();
     let mut depth = 0;
     let mut start = open + 1;
@@ -2199,7 +2232,7 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(io)?;
     files.sort_by_key(|f| f.file_name());
-    let mut includes: Vec<Include> = Vec::new();
+    let mut pending: Vec<(String, String)> = Vec::new();
     for f in files {
         let rel = format!("{INCLUDES}/{}", f.file_name().to_string_lossy());
         let source = std::fs::read_to_string(f.path()).map_err(|e| HeaderError {
@@ -2208,8 +2241,56 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
             message: format!("not readable as UTF-8 text: {e}"),
             included_by: None,
         })?;
-        includes.push(parse_include(&rel, &source)?);
+        pending.push((rel, source));
     }
+    // An include's own INCLUDE lines: (name, line).
+    let wants = |source: &str| -> Vec<(String, usize)> {
+        source
+            .lines()
+            .enumerate()
+            .take_while(|(_, l)| l.starts_with("--"))
+            .filter_map(|(i, l)| Some((l.strip_prefix("-- INCLUDE ")?.trim().to_string(), i + 1)))
+            .collect()
+    };
+    let stem = |rel: &str| {
+        rel.trim_start_matches("includes/")
+            .trim_end_matches(".lua")
+            .to_string()
+    };
+    // Parsed after the includes they include.
+    let mut includes: Vec<Include> = Vec::new();
+    while !pending.is_empty() {
+        let ready = pending.iter().position(|(_, src)| {
+            wants(src)
+                .iter()
+                .all(|(n, _)| includes.iter().any(|i| &i.name == n))
+        });
+        let Some(k) = ready else {
+            let (rel, src) = &pending[0];
+            if let Some((n, line)) = wants(src)
+                .into_iter()
+                .find(|(n, _)| pending.iter().any(|(r, _)| stem(r) == *n))
+            {
+                return Err(HeaderError {
+                    file: format!("lua/{rel}"),
+                    line,
+                    message: format!(
+                        "include `{n}` includes this one again: includes form no cycle"
+                    ),
+                    included_by: None,
+                });
+            }
+            // (Refused: an include it names is missing.)
+            let inc = parse_include_with(rel, src, &includes)?;
+            includes.push(inc);
+            pending.remove(0);
+            continue;
+        };
+        let (rel, src) = pending.remove(k);
+        let inc = parse_include_with(&rel, &src, &includes)?;
+        includes.push(inc);
+    }
+    includes.sort_by(|a, b| a.name.cmp(&b.name));
     for (i, inc) in includes.iter().enumerate() {
         let at = |line: usize, message: String| HeaderError {
             file: format!("lua/{}", inc.file),
@@ -2233,8 +2314,8 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
                 return Err(at(
                     *line,
                     format!(
-                        "`{name}` is a function of lua/{}: an include calls no included function (the script calls both)",
-                        other.file
+                        "`{name}` is a function of lua/{}: add `-- INCLUDE {}` to this include's header",
+                        other.file, other.name
                     ),
                 ));
             }
@@ -2258,10 +2339,19 @@ pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
         specs.push(parse_script_with(&rel, &source, &includes)?);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
-    if let Some(unused) = includes
+    // Included by a script, or by an include that is.
+    let mut used: Vec<&str> = specs
         .iter()
-        .find(|i| !specs.iter().any(|s| s.includes.contains(&i.name)))
-    {
+        .flat_map(|s| s.includes.iter().map(String::as_str))
+        .collect();
+    let mut k = 0;
+    while k < used.len() {
+        if let Some(inc) = includes.iter().find(|i| i.name == used[k]) {
+            used.extend(inc.includes.iter().map(String::as_str));
+        }
+        k += 1;
+    }
+    if let Some(unused) = includes.iter().find(|i| !used.contains(&i.name.as_str())) {
         return Err(HeaderError {
             file: format!("lua/{}", unused.file),
             line: 1,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use redis_patterns_codegen::{
     ArgType, Bound, HeaderError, Idempotency, Include, KeyType, generate, library, parse_dir,
-    parse_include, parse_script, parse_script_with,
+    parse_include, parse_include_with, parse_script, parse_script_with,
 };
 
 use redis_patterns_codegen::sha1_hex as sha1;
@@ -737,7 +737,7 @@ fn an_include_is_inlined_after_the_generated_checks() {
     let shipped = spec.shipped();
     let function = &include[include.find("-- (A fixture").expect("body")..];
     let inlined = format!(
-        "-- included from lua/includes/lease.lua (crates/codegen, for the header's INCLUDE lease)\n{function}-- end of lua/includes/lease.lua\n"
+        "-- included from lua/includes/lease.lua (crates/codegen: INCLUDE lease)\n{function}-- end of lua/includes/lease.lua\n"
     );
     assert_eq!(spec.inlined, inlined);
     assert_eq!(
@@ -928,7 +928,7 @@ fn includes_hold_only_checked_local_functions() {
         .is_ok()
     );
     bad("#!lua\n--- X\n", 1, "`--- <summary>`");
-    bad("--- X\n-- INCLUDE y\n", 2, "an include includes nothing");
+    bad("--- X\n-- INCLUDE y\n", 2, "include `y` not found");
     bad("--- X\nlocal x = 1\n", 2, "only `local function");
     bad(
         "--- X\nlocal function f(key)\n  return KEYS[1]\nend\n",
@@ -948,11 +948,71 @@ fn includes_hold_only_checked_local_functions() {
     bad(
         "--- X\nlocal function f(a)\n  return a\nend\nlocal function g(a)\n  return f(a)\nend\n",
         6,
-        "its functions call no included function",
+        "its functions call none of its own",
     );
     bad(
         "--- X\n-- ERRORS BADARG\nlocal function f(a)\n  return redis.error_reply('BADARG ' .. a:upper())\nend\n",
         4,
         "a BADARG detail starts with a name, or with a parameter",
     );
+}
+
+#[test]
+fn an_include_may_include_another_inlined_once_before_it() {
+    let inner = lease();
+    let outer_src = "--- Lease twice\n-- INCLUDE lease\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n\nlocal function twice(key, a, b, ends)\n  return lease(key, a, ends) or lease(key, b, ends)\nend\n";
+    let outer = parse_include_with(
+        "includes/twice.lua",
+        outer_src,
+        std::slice::from_ref(&inner),
+    )
+    .expect("valid");
+    assert_eq!(outer.includes, ["lease"]);
+    // What the inner include calls and raises, the outer one declares.
+    let e = parse_include_with(
+        "includes/twice.lua",
+        &outer_src.replace("-- READS ZSCORE\n", ""),
+        std::slice::from_ref(&inner),
+    )
+    .unwrap_err();
+    assert_eq!(e.line, 7);
+    assert!(
+        e.message
+            .contains("`ZSCORE` is called but not listed in `-- READS`"),
+        "{e}"
+    );
+    let e = parse_include_with(
+        "includes/twice.lua",
+        &outer_src.replace("-- ERRORS BADARG\n", ""),
+        std::slice::from_ref(&inner),
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("`BADARG` (raised by include `lease`)"),
+        "{e}"
+    );
+    // A script that includes both ships the inner one once, first.
+    let spec = parse_script_with(
+        "p/op.lua",
+        &format!(
+            "{GOOD_HEAD}-- KEYS[1] k zset rw: a key\n-- ARGV[1] ends integer 1..9: when\n-- RETURNS integer: x\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- INCLUDE twice\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\nreturn (twice(KEYS[1], 'a', 'b', ARGV[1]) or lease(KEYS[1], 'c', ARGV[1])) and 1 or 0\n"
+        ),
+        &[inner, outer],
+    )
+    .expect("valid");
+    assert_eq!(spec.inlined.matches("-- included from").count(), 2);
+    let at = |name: &str| {
+        spec.inlined
+            .find(&format!("local function {name}("))
+            .expect(name)
+    };
+    assert!(at("lease") < at("twice"));
+    // The inner function's commands reach the script through the outer one:
+    // on its key, with its type checked by them.
+    let acl: Vec<(&str, &str)> = spec
+        .acl_checks
+        .iter()
+        .map(|a| (a.command.name, a.key.as_str()))
+        .collect();
+    assert_eq!(acl, [("ZADD", "KEYS[1]"), ("ZSCORE", "KEYS[1]")]);
 }
