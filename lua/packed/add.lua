@@ -14,8 +14,7 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY OVERFLOW
--- INCLUDE bulk_len
--- INCLUDE memory
+-- INCLUDE shard
 -- IDEMPOTENT if request_ttl_ms: a resend with the same request key finds the first run's result and returns
 --    it without adding again; without a request key a resend adds delta twice
 local ttl = ARGV[6]
@@ -48,24 +47,12 @@ if new < lo or new > hi then
   return redis.error_reply('OVERFLOW ' .. string.format('%.0f + %s leaves the %d-byte field range %.0f..%.0f',
     value, ARGV[5], size, lo, hi))
 end
--- Within the server's string limit and maxmemory (see put), then, with
--- nothing left that can fail, grow the shard and write.
+-- Within the server's string limit and maxmemory, grown to the reserve
+-- (lua/includes/shard.lua); then, with nothing left that can fail, write.
 local reserve = tonumber(ARGV[1])
-local cur = redis.call('STRLEN', KEYS[1])
-local target = math.max(reserve, offset + size)
-local refused = bulk_len_refusal(KEYS[1], target * 8 - 1, 'offset', 'shard length ' .. target)
-  or memory_refusal(target - cur, KEYS[1])
+local refused = shard_room(KEYS[1], reserve, math.max(reserve, offset + size), 'offset')
 if refused then
   return refused
-end
-if reserve > 0 then
-  if cur < reserve then
-    local old = ''
-    if cur > 0 then
-      old = redis.call('GET', KEYS[1])
-    end
-    redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - cur), 'KEEPTTL')
-  end
 end
 local u = new
 if u < 0 then

@@ -8,8 +8,7 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
--- INCLUDE bulk_len
--- INCLUDE memory
+-- INCLUDE shard
 -- IDEMPOTENT yes: the same records are written at the same offsets again
 local max = 536870912
 local n = #ARGV - 1
@@ -22,27 +21,18 @@ for i = 2, #ARGV, 2 do
     return redis.error_reply('BADARG items offset ' .. string.sub(off, 1, 40) .. ' is not an integer with offset + width <= 536870912')
   end
 end
-local cur = redis.call('STRLEN', KEYS[1])
 local reserve = tonumber(ARGV[1])
 -- The shard's length after this call: the reserve, or the farthest record.
 local target = reserve
 for i = 2, #ARGV, 2 do
   target = math.max(target, tonumber(ARGV[i]) + #ARGV[i + 1])
 end
--- A server whose proto-max-bulk-len is below the shard's length would fail
--- a SETRANGE after the first write; GETBIT checks the same bound, writing
--- nothing.
-local refused = target > 0 and bulk_len_refusal(KEYS[1], target * 8 - 1, 'items', 'shard length ' .. target)
-  or memory_refusal(target - cur, KEYS[1])
+-- Within the server's string limit (a SETRANGE beyond it would fail after
+-- the first write) and maxmemory, grown to the reserve
+-- (lua/includes/shard.lua).
+local refused = shard_room(KEYS[1], reserve, target, 'items')
 if refused then
   return refused
-end
-if reserve > 0 and cur < reserve then
-  local old = ''
-  if cur > 0 then
-    old = redis.call('GET', KEYS[1])
-  end
-  redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - cur), 'KEEPTTL')
 end
 for i = 2, #ARGV, 2 do
   redis.call('SETRANGE', KEYS[1], ARGV[i], ARGV[i + 1])

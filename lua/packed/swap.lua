@@ -9,8 +9,7 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
--- INCLUDE bulk_len
--- INCLUDE memory
+-- INCLUDE shard
 -- IDEMPOTENT no: after another writer put the expected record back, a resend would replace it again
 local max = 536870912
 local width = #ARGV[4]
@@ -28,23 +27,12 @@ end
 if cur ~= ARGV[3] then
   return {0, cur}
 end
--- Within the server's string limit and maxmemory (see put).
+-- Within the server's string limit and maxmemory, grown to the reserve
+-- (lua/includes/shard.lua).
 local reserve = tonumber(ARGV[1])
-local len = redis.call('STRLEN', KEYS[1])
-local target = math.max(reserve, offset + width)
-local refused = bulk_len_refusal(KEYS[1], target * 8 - 1, 'offset', 'shard length ' .. target)
-  or memory_refusal(target - len, KEYS[1])
+local refused = shard_room(KEYS[1], reserve, math.max(reserve, offset + width), 'offset')
 if refused then
   return refused
-end
-if reserve > 0 then
-  if len < reserve then
-    local old = ''
-    if len > 0 then
-      old = redis.call('GET', KEYS[1])
-    end
-    redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - len), 'KEEPTTL')
-  end
 end
 redis.call('SETRANGE', KEYS[1], offset, ARGV[4])
 return {1, cur}
