@@ -14,15 +14,14 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY OVERFLOW
+-- INCLUDE request
 -- INCLUDE shard
 -- IDEMPOTENT if request_ttl_ms: a resend with the same request key finds the first run's result and returns
 --    it without adding again; without a request key a resend adds delta twice
 local ttl = ARGV[6]
-if ttl ~= '0' then
-  local done = redis.call('GET', KEYS[2])
-  if done then
-    return tonumber(done)
-  end
+local done = replayed(KEYS[2], ttl)
+if done then
+  return done
 end
 local max = 536870912
 local offset, size = tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -8,13 +8,9 @@
 -- WRITES EXPIREAT SETBIT
 -- READS INFO STRLEN
 -- ERRORS MAXMEMORY UIDRANGE
--- INCLUDE memory
+-- INCLUDE uid_bit
 -- IDEMPOTENT yes: the bit is set already; the expiry is absolute
-if tonumber(ARGV[1]) > tonumber(ARGV[2]) then
-  return redis.error_reply('UIDRANGE uid ' .. ARGV[1] .. ' is above the configured maximum ' .. ARGV[2])
-end
--- Room under maxmemory for the bitmap up to bit uid.
-local refused = memory_refusal(math.floor(tonumber(ARGV[1]) / 8) + 1 - redis.call('STRLEN', KEYS[1]), KEYS[1])
+local refused = uid_refusal(KEYS[1], ARGV[1], ARGV[2])
 if refused then
   return refused
 end
