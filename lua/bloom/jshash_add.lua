@@ -6,6 +6,7 @@
 -- WRITES BITFIELD
 -- READS GETBIT INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
+-- INCLUDE bitfield_u1
 -- INCLUDE bulk_len
 -- INCLUDE memory
 -- IDEMPOTENT yes: bits that are set already stay set (the second reply says every item was present)
@@ -26,23 +27,13 @@ local refused = #ARGV > 0 and bulk_len_refusal(KEYS[1], top, 'offsets', 'bit ' .
 if refused then
   return refused
 end
-local args = {}
-local a = 0
-for i = 1, #ARGV do
-  args[a + 1] = 'SET'
-  args[a + 2] = 'u1'
-  args[a + 3] = ARGV[i]
-  args[a + 4] = 1
-  a = a + 4
-end
+local args, a = u1_ops(ARGV, 1, 'SET')
 local out = {}
 local from = 1
 while from <= a do
   local to = math.min(from + 7995, a)
-  local old = redis.call('BITFIELD', KEYS[1], unpack(args, from, to))
-  for j = 1, #old do
-    out[#out + 1] = 1 - old[j]
-  end
+  -- New when its old bit was 0.
+  per_item(redis.call('BITFIELD', KEYS[1], unpack(args, from, to)), 1, 1, 0, out)
   from = to + 1
 end
 return out
