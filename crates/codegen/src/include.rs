@@ -137,12 +137,7 @@ pub fn parse_include_with(
     source: &str,
     known: &[Include],
 ) -> Result<Include, HeaderError> {
-    let err = |line: usize, message: String| HeaderError {
-        file: format!("lua/{file}"),
-        line,
-        message,
-        included_by: None,
-    };
+    let err = |line: usize, message: String| HeaderError::in_lua(file, line, message);
     let name = file
         .strip_prefix("includes/")
         .and_then(|f| f.strip_suffix(".lua"))

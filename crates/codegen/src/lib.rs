@@ -533,6 +533,18 @@ pub struct HeaderError {
     pub included_by: Option<String>,
 }
 
+impl HeaderError {
+    /// A problem at `line` of `lua/<file>` (`file` relative to `lua/`).
+    pub(crate) fn in_lua(file: &str, line: usize, message: String) -> Self {
+        Self {
+            file: format!("lua/{file}"),
+            line,
+            message,
+            included_by: None,
+        }
+    }
+}
+
 impl std::fmt::Display for HeaderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.included_by {
@@ -756,12 +768,7 @@ pub fn parse_script_with(
     source: &str,
     known: &[Include],
 ) -> Result<ScriptSpec, HeaderError> {
-    let err = |line: usize, message: String| HeaderError {
-        file: format!("lua/{file}"),
-        line,
-        message,
-        included_by: None,
-    };
+    let err = |line: usize, message: String| HeaderError::in_lua(file, line, message);
     let parts: Vec<&str> = file.trim_end_matches(".lua").split('/').collect();
     if parts.len() != 2 || !file.ends_with(".lua") {
         return Err(err(0, "a script lives at lua/<pattern>/<op>.lua".into()));
@@ -1131,10 +1138,8 @@ pub fn parse_script_with(
     let fault = |f: Fault| match f.include {
         None => err(f.line, f.message),
         Some(k) => HeaderError {
-            file: format!("lua/{}", resolved[k].file),
-            line: f.line,
-            message: f.message,
             included_by: Some(format!("lua/{file}")),
+            ..HeaderError::in_lua(&resolved[k].file, f.line, f.message)
         },
     };
     let mut body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
@@ -2213,6 +2218,12 @@ pub fn sha1_hex(bytes: &[u8]) -> String {
     sha1_smol::Sha1::from(bytes).digest().to_string()
 }
 
+/// The text of `path` (`lua/<rel>`).
+fn read_lua(path: &Path, rel: &str) -> Result<String, HeaderError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| HeaderError::in_lua(rel, 0, format!("not readable as UTF-8 text: {e}")))
+}
+
 /// Parses every include under `root/includes` (none when there is no such
 /// folder), sorted by name; refuses two that define one function name and
 /// an include that calls another's function.
@@ -2221,12 +2232,7 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
-    let io = |e: std::io::Error| HeaderError {
-        file: format!("lua/{INCLUDES}"),
-        line: 0,
-        message: e.to_string(),
-        included_by: None,
-    };
+    let io = |e: std::io::Error| HeaderError::in_lua(INCLUDES, 0, e.to_string());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map_err(io)?
         .collect::<Result<Vec<_>, _>>()
@@ -2235,12 +2241,7 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
     let mut pending: Vec<(String, String)> = Vec::new();
     for f in files {
         let rel = format!("{INCLUDES}/{}", f.file_name().to_string_lossy());
-        let source = std::fs::read_to_string(f.path()).map_err(|e| HeaderError {
-            file: format!("lua/{rel}"),
-            line: 0,
-            message: format!("not readable as UTF-8 text: {e}"),
-            included_by: None,
-        })?;
+        let source = read_lua(&f.path(), &rel)?;
         pending.push((rel, source));
     }
     // An include's own INCLUDE lines: (name, line).
@@ -2271,14 +2272,11 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
                 .into_iter()
                 .find(|(n, _)| pending.iter().any(|(r, _)| stem(r) == *n))
             {
-                return Err(HeaderError {
-                    file: format!("lua/{rel}"),
+                return Err(HeaderError::in_lua(
+                    rel,
                     line,
-                    message: format!(
-                        "include `{n}` includes this one again: includes form no cycle"
-                    ),
-                    included_by: None,
-                });
+                    format!("include `{n}` includes this one again: includes form no cycle"),
+                ));
             }
             // (Refused: an include it names is missing.)
             let inc = parse_include_with(rel, src, &includes)?;
@@ -2292,12 +2290,7 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
     }
     includes.sort_by(|a, b| a.name.cmp(&b.name));
     for (i, inc) in includes.iter().enumerate() {
-        let at = |line: usize, message: String| HeaderError {
-            file: format!("lua/{}", inc.file),
-            line,
-            message,
-            included_by: None,
-        };
+        let at = |line: usize, message: String| HeaderError::in_lua(&inc.file, line, message);
         for f in &inc.functions {
             if let Some(other) = includes[..i].iter().find(|o| o.function(&f.name).is_some()) {
                 return Err(at(
@@ -2330,12 +2323,7 @@ pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
     let includes = parse_includes(root)?;
     let mut specs = Vec::new();
     for (rel, path) in list_scripts(root)? {
-        let source = std::fs::read_to_string(&path).map_err(|e| HeaderError {
-            file: format!("lua/{rel}"),
-            line: 0,
-            message: format!("not readable as UTF-8 text: {e}"),
-            included_by: None,
-        })?;
+        let source = read_lua(&path, &rel)?;
         specs.push(parse_script_with(&rel, &source, &includes)?);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -2352,15 +2340,14 @@ pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
         k += 1;
     }
     if let Some(unused) = includes.iter().find(|i| !used.contains(&i.name.as_str())) {
-        return Err(HeaderError {
-            file: format!("lua/{}", unused.file),
-            line: 1,
-            message: format!(
+        return Err(HeaderError::in_lua(
+            &unused.file,
+            1,
+            format!(
                 "no script includes it: add `-- INCLUDE {}` to a header, or delete the file",
                 unused.name
             ),
-            included_by: None,
-        });
+        ));
     }
     Ok(specs)
 }

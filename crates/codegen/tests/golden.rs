@@ -162,6 +162,14 @@ fn fixture_specs_are_parsed_as_declared() {
 }
 
 const GOOD_HEAD: &str = "#!lua\n--- Summary\n";
+
+/// The generated ACL checks of `spec`: (command, the key or channel probed).
+fn acl_of(spec: &redis_patterns_codegen::ScriptSpec) -> Vec<(&str, &str)> {
+    spec.acl_checks
+        .iter()
+        .map(|a| (a.command.name, a.key.as_str()))
+        .collect()
+}
 const RO_HEAD: &str = "#!lua flags=no-writes\n--- Summary\n";
 
 /// Parses `body` as `lua/p/op.lua` and returns the error's (line, message).
@@ -661,11 +669,7 @@ fn a_channel_command_is_probed_with_its_own_channel() {
     let spec = parse_script("p/op.lua", &format!("{head}{body}")).expect("valid");
     // SPUBLISH runs after a write: its ACL check asks about the channel the
     // body publishes to (ARGV[2]), not about a key.
-    let acl: Vec<(&str, &str)> = spec
-        .acl_checks
-        .iter()
-        .map(|a| (a.command.name, a.key.as_str()))
-        .collect();
+    let acl = acl_of(&spec);
     assert_eq!(acl, [("DEL", "KEYS[1]"), ("SPUBLISH", "ARGV[2]")]);
     let shipped = spec.shipped();
     assert!(shipped.contains("redis.acl_check_cmd('SPUBLISH', ARGV[2])"));
@@ -761,54 +765,46 @@ fn an_include_is_inlined_after_the_generated_checks() {
     assert!(lib.contains(body));
 }
 
+/// Asserts that `with_lease(head, body)` is refused at `file:line` with a
+/// message containing `needle`; returns the refusal.
+fn lease_refused(head: &str, body: &str, (file, line): (&str, usize), needle: &str) -> HeaderError {
+    let e = with_lease(head, body).expect_err("must be refused");
+    assert!(e.message.contains(needle), "{e}");
+    assert_eq!((e.file.as_str(), e.line), (file, line), "{e}");
+    e
+}
+
+const CALL: &str = "return lease(KEYS[1], ARGV[1], ARGV[2]) and 1 or 0\n";
+const SCRIPT: &str = "lua/p/op.lua";
+
 #[test]
 fn a_missing_or_unused_include_is_refused() {
-    let call = "return lease(KEYS[1], ARGV[1], ARGV[2]) and 1 or 0\n";
     let head = "-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- IDEMPOTENT yes: x\n";
-    assert!(with_lease(&format!("{head}-- INCLUDE lease\n"), call).is_ok());
-    let e = with_lease(&format!("{head}-- INCLUDE nope\n"), call).unwrap_err();
-    assert_eq!((e.file.as_str(), e.line), ("lua/p/op.lua", 11));
-    assert!(
-        e.message
-            .contains("include `nope` not found: there is no lua/includes/nope.lua"),
-        "{e}"
+    let at = |line| (SCRIPT, line);
+    assert!(with_lease(&format!("{head}-- INCLUDE lease\n"), CALL).is_ok());
+    let nope = format!("{head}-- INCLUDE nope\n");
+    let missing = "include `nope` not found: there is no lua/includes/nope.lua";
+    lease_refused(&nope, CALL, at(11), missing);
+    // Listed, but no function of it called; called, but not listed.
+    let unused = "-- WRITES ZADD\n-- IDEMPOTENT yes: x\n-- INCLUDE lease\n";
+    let zadd = "return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])\n";
+    lease_refused(
+        unused,
+        zadd,
+        at(9),
+        "none of its functions (`lease`) is called",
     );
-    // Listed, but no function of it called.
-    let e = with_lease(
-        "-- WRITES ZADD\n-- IDEMPOTENT yes: x\n-- INCLUDE lease\n",
-        "return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])\n",
-    )
-    .unwrap_err();
-    assert_eq!(e.line, 9);
-    assert!(
-        e.message
-            .contains("none of its functions (`lease`) is called"),
-        "{e}"
-    );
-    // Called, but not listed.
-    let e = with_lease(head, call).unwrap_err();
-    assert_eq!(e.line, 11);
-    assert!(
-        e.message.contains("add `-- INCLUDE lease` to the header"),
-        "{e}"
-    );
-    assert!(
-        with_lease(&format!("{head}-- INCLUDE lease\n-- INCLUDE lease\n"), call)
-            .unwrap_err()
-            .message
-            .contains("listed twice")
-    );
+    lease_refused(head, CALL, at(11), "add `-- INCLUDE lease` to the header");
+    let twice = format!("{head}-- INCLUDE lease\n-- INCLUDE lease\n");
+    lease_refused(&twice, CALL, at(12), "listed twice");
     // A file under lua/includes/ that no script includes fails the build.
     let dir = std::env::temp_dir().join(format!("rp-codegen-includes-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("includes")).expect("temp dir");
     std::fs::create_dir_all(dir.join("p")).expect("temp dir");
     std::fs::write(dir.join("includes/lease.lua"), LEASE).expect("write");
-    std::fs::write(
-        dir.join("p/op.lua"),
-        "#!lua flags=no-writes\n--- One\n-- RETURNS integer: 1\nreturn 1\n",
-    )
-    .expect("write");
+    let one = "#!lua flags=no-writes\n--- One\n-- RETURNS integer: 1\nreturn 1\n";
+    std::fs::write(dir.join("p/op.lua"), one).expect("write");
     let e = parse_dir(&dir).unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -819,54 +815,38 @@ fn a_missing_or_unused_include_is_refused() {
 
 #[test]
 fn what_an_include_calls_and_raises_the_script_declares() {
-    let call = "return lease(KEYS[1], ARGV[1], ARGV[2]) and 1 or 0\n";
+    let include = |line| ("lua/includes/lease.lua", line);
     // ZSCORE (the include's READS) is not in the script's READS: refused
     // at the include's line, naming the script that includes it.
-    let e = with_lease(
-        "-- WRITES ZADD\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n",
-        call,
-    )
-    .unwrap_err();
-    assert_eq!(
-        (e.file.as_str(), e.line, e.included_by.as_deref()),
-        ("lua/includes/lease.lua", 10, Some("lua/p/op.lua"))
-    );
+    let no_reads = "-- WRITES ZADD\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n";
+    let e = lease_refused(no_reads, CALL, include(10), "`ZSCORE`");
+    assert_eq!(e.included_by.as_deref(), Some("lua/p/op.lua"));
     assert_eq!(
         e.to_string(),
         "lua/includes/lease.lua:10 (included by lua/p/op.lua): `ZSCORE` is called here but not listed in the including script's `-- READS`"
     );
     // Its error codes likewise.
-    let e = with_lease(
-        "-- WRITES ZADD\n-- READS ZSCORE\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n",
-        call,
-    )
-    .unwrap_err();
-    assert_eq!((e.file.as_str(), e.line), ("lua/includes/lease.lua", 8));
-    assert!(
-        e.message.contains("`BADARG` is raised here but not listed"),
-        "{e}"
+    let no_errors = "-- WRITES ZADD\n-- READS ZSCORE\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n";
+    lease_refused(
+        no_errors,
+        CALL,
+        include(8),
+        "`BADARG` is raised here but not listed",
     );
     // Listed by the script, called by neither body nor include.
-    let e = with_lease(
-        "-- WRITES ZADD\n-- READS GET ZSCORE\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n",
-        call,
-    )
-    .unwrap_err();
-    assert_eq!((e.file.as_str(), e.line), ("lua/p/op.lua", 8));
-    assert!(
-        e.message
-            .contains("`GET` is listed in `-- READS` but never called")
-    );
+    let get = "-- WRITES ZADD\n-- READS GET ZSCORE\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n";
+    let never = "`GET` is listed in `-- READS` but never called";
+    lease_refused(get, CALL, (SCRIPT, 8), never);
     // The include's BADARG names `ends`: a name the script must have.
     let e = parse_script_with(
         "p/op.lua",
         &format!(
-            "{GOOD_HEAD}-- KEYS[1] k zset rw: a key\n-- ARGV[1] m string: a member\n-- ARGV[2] until integer 1..9: when\n-- RETURNS integer: x\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n{call}"
+            "{GOOD_HEAD}-- KEYS[1] k zset rw: a key\n-- ARGV[1] m string: a member\n-- ARGV[2] until integer 1..9: when\n-- RETURNS integer: x\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n{CALL}"
         ),
         &[lease()],
     )
     .unwrap_err();
-    assert_eq!((e.file.as_str(), e.line), ("lua/includes/lease.lua", 8));
+    assert_eq!((e.file.as_str(), e.line), include(8));
     assert!(e.message.contains("not `ends`"), "{e}");
 }
 
@@ -881,11 +861,7 @@ fn an_included_function_is_analysed_where_the_body_calls_it() {
         "local had = lease(KEYS[1], ARGV[1], ARGV[2])\nredis.call('DEL', KEYS[1])\nreturn had and 1 or 0\n",
     )
     .expect("valid");
-    let acl: Vec<(&str, &str)> = spec
-        .acl_checks
-        .iter()
-        .map(|a| (a.command.name, a.key.as_str()))
-        .collect();
+    let acl = acl_of(&spec);
     assert_eq!(acl, [("DEL", "KEYS[1]"), ("ZADD", "KEYS[1]")]);
     assert_eq!(spec.type_checked, [true]);
     // Called after a write: its ZSCORE may run after one (ACL-checked).
@@ -1009,10 +985,6 @@ fn an_include_may_include_another_inlined_once_before_it() {
     assert!(at("lease") < at("twice"));
     // The inner function's commands reach the script through the outer one:
     // on its key, with its type checked by them.
-    let acl: Vec<(&str, &str)> = spec
-        .acl_checks
-        .iter()
-        .map(|a| (a.command.name, a.key.as_str()))
-        .collect();
+    let acl = acl_of(&spec);
     assert_eq!(acl, [("ZADD", "KEYS[1]"), ("ZSCORE", "KEYS[1]")]);
 }
