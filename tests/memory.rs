@@ -442,6 +442,11 @@ fn a_user_denied_getbit_gets_the_servers_refusal_not_a_length_refusal() {
                 text.contains("NOPERM") || text.contains("can't run this command"),
                 "{text}"
             );
+            assert_eq!(
+                err.server_kind(),
+                Some(redis_patterns::ServerErrorKind::NoPermission),
+                "typed as a permission refusal: {text}"
+            );
             assert!(
                 !matches!(err.into_kind(), ErrorKind::InvalidArgument { .. }),
                 "{text}"
