@@ -4,7 +4,9 @@
 //! `src/scripts.rs` embeds, and the script registry and the typed wrappers
 //! to `$OUT_DIR/scripts.rs`, which it includes, and the Redis Functions
 //! library of the same scripts to `$OUT_DIR/functions.lua`, which
-//! `src/functions.rs` embeds. A malformed header fails
+//! `src/functions.rs` embeds, and the key and argument types of the
+//! headers (the generator's own definition) to `$OUT_DIR/header_types.rs`,
+//! which `src/core/script.rs` includes. A malformed header fails
 //! the build with `lua/<file>:<line>: <message>`.
 
 use std::path::Path;
@@ -61,6 +63,11 @@ fn main() {
     for s in &specs {
         write_if_changed(&shipped.join(&s.file), &s.shipped());
     }
+    // The key and argument types, one definition with the generator's.
+    write_if_changed(
+        &out.join("header_types.rs"),
+        redis_patterns_codegen::HEADER_TYPES,
+    );
     write_if_changed(
         &out.join("scripts.rs"),
         &redis_patterns_codegen::generate(&specs),

@@ -406,3 +406,52 @@ fn a_user_denied_info_keeps_the_ceiling_and_the_servers_own_check() {
         assert!(d.run(signin.sign_in(8 * MB, day)).unwrap());
     }
 }
+
+#[test]
+fn a_user_denied_getbit_gets_the_servers_refusal_not_a_length_refusal() {
+    // The proto-max-bulk-len probe (GETBIT, lua/includes/bulk_len.lua)
+    // means "too long" only for GETBIT's out-of-range error; any other
+    // refusal is raised as the server gave it (NOPERM, or on Redis 7.0
+    // "ERR The user executing the script can't run this command").
+    let server = support::server();
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("nogetbit")
+        .arg("on")
+        .arg(">pw")
+        .arg("~*")
+        .arg("&*")
+        .arg("+@all")
+        .arg("-getbit")
+        .query(&mut server.connection())
+        .unwrap();
+    let url = format!("redis://nogetbit:pw@127.0.0.1:{}/", server.port());
+    for mut d in support::drivers(&url) {
+        let records = PackedRecords::builder("pk", Le::<u32>::new(), 1000)
+            .build()
+            .unwrap();
+        let denied = [
+            d.run(records.set_many(&[(1, 5)])).map(|_| ()),
+            d.run(scripts::bloom::init_block("b", 1023, true).unwrap())
+                .map(|_| ()),
+        ];
+        for r in denied {
+            let err = r.expect_err("GETBIT is denied");
+            let text = err.to_string();
+            assert!(
+                text.contains("NOPERM") || text.contains("can't run this command"),
+                "{text}"
+            );
+            assert_eq!(
+                err.server_kind(),
+                Some(redis_patterns::ServerErrorKind::NoPermission),
+                "typed as a permission refusal: {text}"
+            );
+            assert!(
+                !matches!(err.into_kind(), ErrorKind::InvalidArgument { .. }),
+                "{text}"
+            );
+        }
+        assert_eq!(dbsize(&server), 0);
+    }
+}

@@ -85,6 +85,8 @@ fn patterns() -> Vec<String> {
         .map(|e| e.expect("entry").path())
         .filter(|p| p.is_dir())
         .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        // lua/includes/ holds the shared functions the scripts include.
+        .filter(|name| name != "includes")
         .collect();
     names.sort();
     for name in &names {

@@ -9,6 +9,8 @@
 -- WRITES BITFIELD
 -- READS GETBIT
 -- ERRORS BADARG NOFILTER
+-- INCLUDE bitfield_u1
+-- INCLUDE bloom_block
 -- IDEMPOTENT yes: bits that are set already stay set (the second reply says every item was present)
 
 -- The client hashes and computes every offset (src/hash.rs documents the
@@ -23,37 +25,14 @@
 -- src/bloom.rs: passing thousands of arguments through Lua costs ~4x the
 -- BITFIELD itself); this script is the server-validated variant, for other
 -- languages and `Engine::Script`.
-local nargs = #ARGV
 local k = tonumber(ARGV[2])
-if (nargs - 2) % k ~= 0 or nargs - 2 > 1998 then
-  return redis.error_reply('BADARG offsets count must be a multiple of k, at most 1998')
+local refused = block_refusal(KEYS[1], ARGV[1], k, #ARGV - 2)
+if refused then
+  return refused
 end
-if redis.call('GETBIT', KEYS[1], ARGV[1]) ~= 1 then
-  return redis.error_reply('NOFILTER block ' .. KEYS[1] .. ' is missing or lost its sentinel bit ' .. ARGV[1])
+if #ARGV == 2 then
+  return {}
 end
-local out = {}
-if nargs == 2 then
-  return out
-end
-local args = {}
-local a = 0
-for i = 3, nargs do
-  args[a + 1] = 'SET'
-  args[a + 2] = 'u1'
-  args[a + 3] = ARGV[i]
-  args[a + 4] = 1
-  a = a + 4
-end
-local old = redis.call('BITFIELD', KEYS[1], unpack(args, 1, a))
-local j = 1
-while j <= #old do
-  local new = 0
-  for b = j, j + k - 1 do
-    if old[b] == 0 then
-      new = 1
-    end
-  end
-  out[#out + 1] = new
-  j = j + k
-end
-return out
+local args, a = u1_ops(ARGV, 3, 'SET')
+-- An item is new when one of its old bits was 0.
+return per_item(redis.call('BITFIELD', KEYS[1], unpack(args, 1, a)), k, 1, 0, {})

@@ -7,6 +7,7 @@
 -- WRITES DEL PEXPIREAT SETBIT
 -- READS GETBIT PEXPIRETIME
 -- ERRORS BADARG
+-- INCLUDE bulk_len
 -- IDEMPOTENT yes: the blocks are reset again to the same empty bitmaps and expiries
 
 -- Each block is deleted and re-created by `SETBIT block block_bits 1`: Redis
@@ -29,8 +30,9 @@ end
 local at = {}
 for i = 1, #KEYS do
   at[i] = redis.call('PEXPIRETIME', KEYS[i])
-  if type(redis.pcall('GETBIT', KEYS[i], ARGV[i])) == 'table' then
-    return redis.error_reply('BADARG block_bits ' .. ARGV[i] .. ' bits exceed the server\'s proto-max-bulk-len')
+  local refused = bulk_len_refusal(KEYS[i], ARGV[i], 'block_bits', 'a block of ' .. ARGV[i] .. ' bits')
+  if refused then
+    return refused
   end
 end
 for i = 1, #KEYS do

@@ -15,6 +15,8 @@
 -- WRITES HSET SETBIT
 -- READS BITCOUNT EXISTS GETBIT HMGET INFO STRLEN
 -- ERRORS BADARG BLOOMCONFIG MAXMEMORY NOFILTER
+-- INCLUDE bulk_len
+-- INCLUDE memory
 -- IDEMPOTENT yes: a second call finds the config it wrote and returns 0
 
 -- Written once: the parameters never change after creation, and a caller
@@ -80,9 +82,9 @@ local new = {}
 for i = 2, #KEYS do
   local bits = sizes[i - 1]
   local len = redis.call('STRLEN', KEYS[i])
-  local sentinel = redis.pcall('GETBIT', KEYS[i], bits)
-  if type(sentinel) == 'table' then
-    return redis.error_reply('BADARG block_bits ' .. bits .. ' bits exceed the server\'s proto-max-bulk-len')
+  local refused, sentinel = bulk_len_refusal(KEYS[i], bits, 'block_bits', 'a block of ' .. bits .. ' bits')
+  if refused then
+    return refused
   end
   if len == 0 then
     new[#new + 1] = i
@@ -91,23 +93,11 @@ for i = 2, #KEYS do
     return redis.error_reply('BLOOMCONFIG block ' .. KEYS[i] .. ' exists without a config and is not an empty block of this size')
   end
 end
--- Room under maxmemory for the new blocks: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. #new .. ' blocks')
-  end
+-- Room under maxmemory for the new blocks (Redis checks it only before a
+-- script starts).
+local refused = memory_refusal(grow, #new .. ' blocks')
+if refused then
+  return refused
 end
 local hset = {}
 for i = 1, #fields do

@@ -7,40 +7,20 @@
 -- RETURNS integers: one per item, in order: 1 when all its bits are set (maybe present), 0 when not (absent)
 -- READS BITFIELD_RO GETBIT
 -- ERRORS BADARG NOFILTER
+-- INCLUDE bitfield_u1
+-- INCLUDE bloom_block
 
 -- The read-only twin of add.lua (EVALSHA_RO, so it runs on replicas): one
 -- `BITFIELD_RO key GET u1 o GET u1 o ...`, its replies folded per item. A
 -- missing block is an error, never a silent "absent" for every item.
-local nargs = #ARGV
 local k = tonumber(ARGV[2])
-if (nargs - 2) % k ~= 0 or nargs - 2 > 1998 then
-  return redis.error_reply('BADARG offsets count must be a multiple of k, at most 1998')
+local refused = block_refusal(KEYS[1], ARGV[1], k, #ARGV - 2)
+if refused then
+  return refused
 end
-if redis.call('GETBIT', KEYS[1], ARGV[1]) ~= 1 then
-  return redis.error_reply('NOFILTER block ' .. KEYS[1] .. ' is missing or lost its sentinel bit ' .. ARGV[1])
+if #ARGV == 2 then
+  return {}
 end
-local out = {}
-if nargs == 2 then
-  return out
-end
-local args = {}
-local a = 0
-for i = 3, nargs do
-  args[a + 1] = 'GET'
-  args[a + 2] = 'u1'
-  args[a + 3] = ARGV[i]
-  a = a + 3
-end
-local got = redis.call('BITFIELD_RO', KEYS[1], unpack(args, 1, a))
-local j = 1
-while j <= #got do
-  local all = 1
-  for b = j, j + k - 1 do
-    if got[b] == 0 then
-      all = 0
-    end
-  end
-  out[#out + 1] = all
-  j = j + k
-end
-return out
+local args, a = u1_ops(ARGV, 3, 'GET')
+-- An item may be present when all its bits are set.
+return per_item(redis.call('BITFIELD_RO', KEYS[1], unpack(args, 1, a)), k, 0, 1, {})

@@ -7,6 +7,8 @@
 -- WRITES SETBIT
 -- READS BITCOUNT GETBIT INFO STRLEN
 -- ERRORS BADARG BLOOMCONFIG MAXMEMORY NOFILTER
+-- INCLUDE bulk_len
+-- INCLUDE memory
 -- IDEMPOTENT yes: a second call finds the pristine block it created and returns 0
 
 -- Spread blocks are created first and the config (bloom.create) last, so a
@@ -22,27 +24,10 @@ if len == 0 then
   if ARGV[2] ~= '1' then
     return redis.error_reply('NOFILTER block ' .. KEYS[1] .. ' is missing')
   end
-  if type(redis.pcall('GETBIT', KEYS[1], bits)) == 'table' then
-    return redis.error_reply('BADARG block_bits ' .. bits .. ' bits exceed the server\'s proto-max-bulk-len')
-  end
-  local grow = math.floor(bits / 8) + 1
-  -- Room under maxmemory for the block: Redis checks maxmemory only before a
-  -- script starts, so a growth of more than 64 KiB is checked here, before any
-  -- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-  if grow > 65536 then
-    -- (A user whose ACL denies INFO gets the server's own check only.)
-    local mem = redis.pcall('INFO', 'memory')
-    if type(mem) ~= 'string' then
-      mem = ''
-    end
-    local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-    local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-    if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-      used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-    end
-    if maxmemory > 0 and used + grow > maxmemory then
-      return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-    end
+  local refused = bulk_len_refusal(KEYS[1], bits, 'block_bits', 'a block of ' .. bits .. ' bits')
+    or memory_refusal(math.floor(bits / 8) + 1, KEYS[1])
+  if refused then
+    return refused
   end
   redis.call('SETBIT', KEYS[1], bits, 1)
   return 1

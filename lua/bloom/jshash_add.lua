@@ -6,6 +6,9 @@
 -- WRITES BITFIELD
 -- READS GETBIT INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
+-- INCLUDE bitfield_u1
+-- INCLUDE bulk_len
+-- INCLUDE memory
 -- IDEMPOTENT yes: bits that are set already stay set (the second reply says every item was present)
 
 -- k = 1: the PHP recipe's SETBIT per item, batched into one BITFIELD per 1999
@@ -19,45 +22,18 @@ for i = 1, #ARGV do
   top = math.max(top, tonumber(ARGV[i]))
 end
 local len = redis.call('STRLEN', KEYS[1])
-if #ARGV > 0 and type(redis.pcall('GETBIT', KEYS[1], top)) == 'table' then
-  return redis.error_reply('BADARG offsets ' .. top .. ' is beyond the server\'s proto-max-bulk-len')
+local refused = #ARGV > 0 and bulk_len_refusal(KEYS[1], top, 'offsets', 'bit ' .. top)
+  or memory_refusal(math.floor(top / 8) + 1 - len, KEYS[1])
+if refused then
+  return refused
 end
-local grow = math.floor(top / 8) + 1 - len
--- Room under maxmemory for the bitmap up to its largest offset: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
-end
-local args = {}
-local a = 0
-for i = 1, #ARGV do
-  args[a + 1] = 'SET'
-  args[a + 2] = 'u1'
-  args[a + 3] = ARGV[i]
-  args[a + 4] = 1
-  a = a + 4
-end
+local args, a = u1_ops(ARGV, 1, 'SET')
 local out = {}
 local from = 1
 while from <= a do
   local to = math.min(from + 7995, a)
-  local old = redis.call('BITFIELD', KEYS[1], unpack(args, from, to))
-  for j = 1, #old do
-    out[#out + 1] = 1 - old[j]
-  end
+  -- New when its old bit was 0.
+  per_item(redis.call('BITFIELD', KEYS[1], unpack(args, from, to)), 1, 1, 0, out)
   from = to + 1
 end
 return out

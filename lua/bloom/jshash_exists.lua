@@ -4,22 +4,14 @@
 -- ARGV[1..] offsets integer 0..4294967295: one offset per item, JSHash(item) computed by the client
 -- RETURNS integers: one per item, in order: 1 when its bit is set (maybe present), 0 when not (absent)
 -- READS BITFIELD_RO
-local args = {}
-local a = 0
-for i = 1, #ARGV do
-  args[a + 1] = 'GET'
-  args[a + 2] = 'u1'
-  args[a + 3] = ARGV[i]
-  a = a + 3
-end
+-- INCLUDE bitfield_u1
+local args, a = u1_ops(ARGV, 1, 'GET')
 local out = {}
 local from = 1
 while from <= a do
   local to = math.min(from + 7994, a)
-  local got = redis.call('BITFIELD_RO', KEYS[1], unpack(args, from, to))
-  for j = 1, #got do
-    out[#out + 1] = got[j]
-  end
+  -- Maybe present when its bit is set.
+  per_item(redis.call('BITFIELD_RO', KEYS[1], unpack(args, from, to)), 1, 0, 1, out)
   from = to + 1
 end
 return out

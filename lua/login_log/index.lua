@@ -10,28 +10,11 @@
 -- WRITES EXPIREAT SADD SETBIT
 -- READS EXPIRETIME INFO SISMEMBER STRLEN
 -- ERRORS MAXMEMORY UIDRANGE
+-- INCLUDE uid_bit
 -- IDEMPOTENT yes: the bits and the type are set already; the expiries are absolute
-if tonumber(ARGV[1]) > tonumber(ARGV[2]) then
-  return redis.error_reply('UIDRANGE uid ' .. ARGV[1] .. ' is above the configured maximum ' .. ARGV[2])
-end
-local grow = math.floor(tonumber(ARGV[1]) / 8) + 1 - redis.call('STRLEN', KEYS[1])
--- Room under maxmemory for the day index up to bit uid: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
+local refused = uid_refusal(KEYS[1], ARGV[1], ARGV[2])
+if refused then
+  return refused
 end
 local known = redis.call('SISMEMBER', KEYS[2], ARGV[3])
 -- The types set's expiry only ever moves later (read before any write).

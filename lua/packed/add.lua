@@ -14,14 +14,14 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY OVERFLOW
+-- INCLUDE request
+-- INCLUDE shard
 -- IDEMPOTENT if request_ttl_ms: a resend with the same request key finds the first run's result and returns
 --    it without adding again; without a request key a resend adds delta twice
 local ttl = ARGV[6]
-if ttl ~= '0' then
-  local done = redis.call('GET', KEYS[2])
-  if done then
-    return tonumber(done)
-  end
+local done = replayed(KEYS[2], ttl)
+if done then
+  return done
 end
 local max = 536870912
 local offset, size = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -46,41 +46,12 @@ if new < lo or new > hi then
   return redis.error_reply('OVERFLOW ' .. string.format('%.0f + %s leaves the %d-byte field range %.0f..%.0f',
     value, ARGV[5], size, lo, hi))
 end
--- Within the server's string limit and maxmemory (see put), then, with
--- nothing left that can fail, grow the shard and write.
+-- Within the server's string limit and maxmemory, grown to the reserve
+-- (lua/includes/shard.lua); then, with nothing left that can fail, write.
 local reserve = tonumber(ARGV[1])
-local cur = redis.call('STRLEN', KEYS[1])
-local target = math.max(reserve, offset + size)
-if type(redis.pcall('GETBIT', KEYS[1], target * 8 - 1)) == 'table' then
-  return redis.error_reply('BADARG offset shard length ' .. target .. ' exceeds the server\'s proto-max-bulk-len')
-end
-local grow = target - cur
--- Room under maxmemory for the growth: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
-end
-if reserve > 0 then
-  if cur < reserve then
-    local old = ''
-    if cur > 0 then
-      old = redis.call('GET', KEYS[1])
-    end
-    redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - cur), 'KEEPTTL')
-  end
+local refused = shard_room(KEYS[1], reserve, math.max(reserve, offset + size), 'offset')
+if refused then
+  return refused
 end
 local u = new
 if u < 0 then

@@ -8,6 +8,7 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
+-- INCLUDE shard
 -- IDEMPOTENT yes: the same records are written at the same offsets again
 local max = 536870912
 local n = #ARGV - 1
@@ -20,44 +21,18 @@ for i = 2, #ARGV, 2 do
     return redis.error_reply('BADARG items offset ' .. string.sub(off, 1, 40) .. ' is not an integer with offset + width <= 536870912')
   end
 end
-local cur = redis.call('STRLEN', KEYS[1])
 local reserve = tonumber(ARGV[1])
 -- The shard's length after this call: the reserve, or the farthest record.
 local target = reserve
 for i = 2, #ARGV, 2 do
   target = math.max(target, tonumber(ARGV[i]) + #ARGV[i + 1])
 end
--- A server whose proto-max-bulk-len is below the shard's length would fail
--- a SETRANGE after the first write; GETBIT checks the same bound, writing
--- nothing.
-if target > 0 and type(redis.pcall('GETBIT', KEYS[1], target * 8 - 1)) == 'table' then
-  return redis.error_reply('BADARG items shard length ' .. target .. ' exceeds the server\'s proto-max-bulk-len')
-end
-local grow = target - cur
--- Room under maxmemory for the growth: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
-end
-if reserve > 0 and cur < reserve then
-  local old = ''
-  if cur > 0 then
-    old = redis.call('GET', KEYS[1])
-  end
-  redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - cur), 'KEEPTTL')
+-- Within the server's string limit (a SETRANGE beyond it would fail after
+-- the first write) and maxmemory, grown to the reserve
+-- (lua/includes/shard.lua).
+local refused = shard_room(KEYS[1], reserve, target, 'items')
+if refused then
+  return refused
 end
 for i = 2, #ARGV, 2 do
   redis.call('SETRANGE', KEYS[1], ARGV[i], ARGV[i + 1])

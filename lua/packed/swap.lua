@@ -9,6 +9,7 @@
 -- WRITES SET SETRANGE
 -- READS GET GETBIT GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
+-- INCLUDE shard
 -- IDEMPOTENT no: after another writer put the expected record back, a resend would replace it again
 local max = 536870912
 local width = #ARGV[4]
@@ -26,40 +27,12 @@ end
 if cur ~= ARGV[3] then
   return {0, cur}
 end
--- Within the server's string limit and maxmemory (see put).
+-- Within the server's string limit and maxmemory, grown to the reserve
+-- (lua/includes/shard.lua).
 local reserve = tonumber(ARGV[1])
-local len = redis.call('STRLEN', KEYS[1])
-local target = math.max(reserve, offset + width)
-if type(redis.pcall('GETBIT', KEYS[1], target * 8 - 1)) == 'table' then
-  return redis.error_reply('BADARG offset shard length ' .. target .. ' exceeds the server\'s proto-max-bulk-len')
-end
-local grow = target - len
--- Room under maxmemory for the growth: Redis checks maxmemory only before a
--- script starts, so a growth of more than 64 KiB is checked here, before any
--- write (the rule of src/core/memory.rs; smaller ones are left to Redis).
-if grow > 65536 then
-  -- (A user whose ACL denies INFO gets the server's own check only.)
-  local mem = redis.pcall('INFO', 'memory')
-  if type(mem) ~= 'string' then
-    mem = ''
-  end
-  local maxmemory = tonumber(string.match(mem, '\nmaxmemory:(%d+)')) or 0
-  local used = tonumber(string.match(mem, '\nused_memory:(%d+)')) or 0
-  if string.find(mem, '\nmaxmemory_policy:allkeys', 1, true) then
-    used = used - (tonumber(string.match(mem, '\nused_memory_dataset:(%d+)')) or 0)
-  end
-  if maxmemory > 0 and used + grow > maxmemory then
-    return redis.error_reply('MAXMEMORY needed ' .. grow .. ' available ' .. math.max(maxmemory - used, 0) .. ': growing ' .. KEYS[1])
-  end
-end
-if reserve > 0 then
-  if len < reserve then
-    local old = ''
-    if len > 0 then
-      old = redis.call('GET', KEYS[1])
-    end
-    redis.call('SET', KEYS[1], old .. string.rep('\0', reserve - len), 'KEEPTTL')
-  end
+local refused = shard_room(KEYS[1], reserve, math.max(reserve, offset + width), 'offset')
+if refused then
+  return refused
 end
 redis.call('SETRANGE', KEYS[1], offset, ARGV[4])
 return {1, cur}

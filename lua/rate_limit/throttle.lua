@@ -14,6 +14,7 @@
 -- WRITES SET
 -- READS GET TIME
 -- ERRORS BADARG
+-- INCLUDE call_time
 -- IDEMPOTENT no: a resend would take the units a second time
 
 -- Integer division is exact with math.floor / math.ceil here: every value
@@ -32,15 +33,9 @@ local tolerance = interval * (burst + 1)
 if tolerance > 1e15 then
   return redis.error_reply('BADARG max_burst (max_burst + 1) emission intervals must not exceed 10^15 microseconds')
 end
-if #ARGV > 5 then
-  return redis.error_reply('BADARG argv at most one now_us')
-end
-local now
-if #ARGV == 5 then
-  now = tonumber(ARGV[5])
-else
-  local time = redis.call('TIME')
-  now = time[1] * 1000000 + time[2]
+local now, refused = call_time_us(ARGV, 5)
+if refused then
+  return refused
 end
 
 local stored = redis.call('GET', KEYS[1])

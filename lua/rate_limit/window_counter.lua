@@ -13,6 +13,7 @@
 -- WRITES HSET PEXPIREAT
 -- READS HMGET TIME
 -- ERRORS BADARG
+-- INCLUDE call_time
 -- IDEMPOTENT no: a resend would take the units a second time
 
 -- Integer division is exact with math.floor here: every value
@@ -28,16 +29,11 @@ end
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local quantity = tonumber(ARGV[3])
-if #ARGV > 4 then
-  return redis.error_reply('BADARG argv at most one now_us')
+local now_us, refused = call_time_us(ARGV, 4)
+if refused then
+  return refused
 end
-local now -- in milliseconds: the weights' resolution
-if #ARGV == 4 then
-  now = math.floor(tonumber(ARGV[4]) / 1000)
-else
-  local time = redis.call('TIME')
-  now = time[1] * 1000 + math.floor(time[2] / 1000)
-end
+local now = math.floor(now_us / 1000) -- in milliseconds: the weights' resolution
 
 local stored = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
 local number = math.floor(now / window)

@@ -13,6 +13,7 @@
 -- WRITES PEXPIREAT ZADD ZREMRANGEBYRANK ZREMRANGEBYSCORE
 -- READS TIME ZCARD ZRANGE
 -- ERRORS BADARG
+-- INCLUDE call_time
 -- IDEMPOTENT no: a resend would take the units a second time
 
 -- Integer division is exact with math.floor / math.ceil here: every value
@@ -22,15 +23,9 @@
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2]) * 1000
 local quantity = tonumber(ARGV[3])
-if #ARGV > 4 then
-  return redis.error_reply('BADARG argv at most one now_us')
-end
-local now
-if #ARGV == 4 then
-  now = tonumber(ARGV[4])
-else
-  local time = redis.call('TIME')
-  now = time[1] * 1000000 + time[2]
+local now, refused = call_time_us(ARGV, 4)
+if refused then
+  return refused
 end
 
 local n = redis.call('ZCARD', KEYS[1])

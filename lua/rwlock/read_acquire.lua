@@ -9,9 +9,10 @@
 --    <= 0 when a writer holds the lock or waits for it: minus the ms until that writer's lease or intent ends (0: unknown)
 -- WRITES PEXPIREAT ZADD ZREMRANGEBYSCORE
 -- READS GET PTTL TIME ZRANGE ZSCORE
+-- INCLUDE clock
+-- INCLUDE lease
 -- IDEMPOTENT yes: a resend with the same token finds its read lease and renews it (answers 1)
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local after = '(' .. string.format('%.0f', now)
 local mine = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not (mine and tonumber(mine) > now) then
@@ -26,12 +27,7 @@ if not (mine and tonumber(mine) > now) then
     return now - tonumber(first[2])
   end
 end
-local ends = now + tonumber(ARGV[2])
-local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-local expire = math.max(ends, tonumber(last[2]) or 0)
--- Leases and intents that ended are gone (a holder or a writer that crashed).
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+take_lease(KEYS[2], ARGV[1], now, ARGV[2])
+-- Intents that ended are gone too (writers that crashed).
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('ZADD', KEYS[2], ends, ARGV[1])
-redis.call('PEXPIREAT', KEYS[2], expire)
 return 1

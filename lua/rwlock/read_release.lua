@@ -6,13 +6,13 @@
 -- RETURNS integer: 1 when released, 0 when the token held no read lease (or its lease had ended)
 -- WRITES ZREM ZREMRANGEBYSCORE
 -- READS SPUBLISH TIME ZCOUNT ZSCORE
+-- INCLUDE clock
 -- IDEMPOTENT yes: a second call finds no read lease of the token and removes nothing (it answers 0)
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not ends then
   return 0
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local live = tonumber(ends) > now
 -- Readers with a live lease, this one included when its lease is live.
 local others = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf') - (live and 1 or 0)

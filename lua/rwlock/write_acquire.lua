@@ -10,9 +10,10 @@
 --    <= 0 when the lock is held: minus the ms until the writer's lease or the first reader's lease ends (0: unknown)
 -- WRITES PEXPIREAT SET ZADD ZREM ZREMRANGEBYSCORE
 -- READS GET PTTL TIME ZRANGE
+-- INCLUDE clock
+-- INCLUDE lease
 -- IDEMPOTENT yes: a resend with the same token finds its write lease (or its intent) and renews it
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local after = '(' .. string.format('%.0f', now)
 local owner = redis.call('GET', KEYS[1])
 -- Readers whose lease ended are gone (a reader that crashed).
@@ -28,10 +29,6 @@ else
   redis.call('ZREM', KEYS[3], ARGV[1])
   return 1
 end
-local ends = now + tonumber(ARGV[3])
-local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-local expire = math.max(ends, tonumber(last[2]) or 0)
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('ZADD', KEYS[3], ends, ARGV[1])
-redis.call('PEXPIREAT', KEYS[3], expire)
+-- The caller's intent, renewed (intents that ended are gone).
+take_lease(KEYS[3], ARGV[1], now, ARGV[3])
 return wait

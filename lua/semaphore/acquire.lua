@@ -8,21 +8,16 @@
 --    <= 0 when every permit is taken: minus the ms until the first lease ends
 -- WRITES PEXPIREAT ZADD ZREMRANGEBYSCORE
 -- READS TIME ZCOUNT ZRANGE ZSCORE
+-- INCLUDE clock
+-- INCLUDE lease
 -- IDEMPOTENT yes: a resend with the same token finds its permit and renews it (answers 1)
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local after = '(' .. string.format('%.0f', now)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
 -- A permit whose lease ended is free again (a holder that crashed).
 local live = redis.call('ZCOUNT', KEYS[1], after, '+inf')
 if mine and tonumber(mine) > now or live < tonumber(ARGV[2]) then
-  -- The set lives as long as its longest lease.
-  local ends = now + tonumber(ARGV[3])
-  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  local expire = math.max(ends, tonumber(last[2]) or 0)
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  redis.call('ZADD', KEYS[1], ends, ARGV[1])
-  redis.call('PEXPIREAT', KEYS[1], expire)
+  take_lease(KEYS[1], ARGV[1], now, ARGV[3])
   return 1
 end
 local first = redis.call('ZRANGE', KEYS[1], after, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')

@@ -6,14 +6,6 @@
 -- RETURNS integer: 1 when extended, 0 when the token holds no live permit
 -- WRITES PEXPIREAT ZADD
 -- READS TIME ZRANGE ZSCORE
+-- INCLUDE lease_extend
 -- IDEMPOTENT yes: a resend sets the same lease again
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not ends or tonumber(ends) <= now then
-  return 0
-end
-redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[1], last[2])
-return 1
+return extend_lease(KEYS[1], ARGV[1], ARGV[2])

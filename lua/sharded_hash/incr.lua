@@ -13,14 +13,13 @@
 -- WRITES HINCRBY SET
 -- READS GET HEXISTS HGET HLEN
 -- ERRORS FULL
+-- INCLUDE request
 -- IDEMPOTENT if request_ttl_ms: a resend with the same request key finds the first run's result and returns
 --    it without adding again; without a request key a resend adds delta twice
 local ttl = ARGV[4]
-if ttl ~= '0' then
-  local done = redis.call('GET', KEYS[2])
-  if done then
-    return tonumber(done)
-  end
+local done = replayed(KEYS[2], ttl)
+if done then
+  return done
 end
 local limit = tonumber(ARGV[3])
 if limit > 0 and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then

@@ -7,15 +7,13 @@
 -- WRITES BITOP DEL
 -- READS GET
 -- ERRORS BADARG
+-- INCLUDE bitop_days
 -- IDEMPOTENT yes: the temporary key is deleted before the script returns; the day bitmaps are only read
-if #KEYS < 2 then
-  return redis.error_reply('BADARG days at least one day bitmap is needed')
+local refused, bytes = bitop_days(ARGV[1], KEYS)
+if refused then
+  return refused
 end
-local days = {}
-for i = 2, #KEYS do
-  days[#days + 1] = KEYS[i]
-end
-if redis.call('BITOP', ARGV[1], KEYS[1], unpack(days)) == 0 then
+if bytes == 0 then
   return nil
 end
 local out = redis.call('GET', KEYS[1])

@@ -13,20 +13,16 @@
 -- WRITES EXPIREAT HSET INCR SADD
 -- READS GET HGET SISMEMBER TIME
 -- ERRORS DAYENDED LAYOUT
+-- INCLUDE day_open
 -- IDEMPOTENT yes: the member is in its shard already, so the counter is not incremented again
 --    (the second reply says it is not new)
 local stored = redis.call('HGET', KEYS[3], 'shards')
 if stored and stored ~= ARGV[4] then
   return redis.error_reply('LAYOUT ' .. KEYS[3] .. ' holds shards=' .. stored .. ', this call uses shards=' .. ARGV[4])
 end
-if ARGV[1] ~= '0' or ARGV[2] ~= '0' then
-  local now = tonumber(redis.call('TIME')[1])
-  if ARGV[2] ~= '0' and tonumber(ARGV[2]) <= now then
-    return redis.error_reply('DAYENDED accept_until ' .. ARGV[2] .. ' is not after the server time ' .. now)
-  end
-  if ARGV[1] ~= '0' and tonumber(ARGV[1]) <= now then
-    return redis.error_reply('DAYENDED expire_at ' .. ARGV[1] .. ' is not after the server time ' .. now)
-  end
+local refused = day_refusal(ARGV[1], ARGV[2])
+if refused then
+  return refused
 end
 if redis.call('SISMEMBER', KEYS[2], ARGV[3]) == 1 then
   return {0, tonumber(redis.call('GET', KEYS[1]) or '0')}

@@ -14,6 +14,7 @@
 -- WRITES EXPIREAT HSET INCRBY SADD
 -- READS GET HGET SMISMEMBER TIME
 -- ERRORS BADARG DAYENDED LAYOUT
+-- INCLUDE day_open
 -- IDEMPOTENT yes: the members are in their shards already, so the counter is not incremented again
 --    (the second reply says none is new)
 
@@ -43,14 +44,9 @@ end
 if i ~= #ARGV + 1 then
   return redis.error_reply('BADARG groups more arguments than the groups announce')
 end
-if ARGV[1] ~= '0' or ARGV[2] ~= '0' then
-  local now = tonumber(redis.call('TIME')[1])
-  if ARGV[2] ~= '0' and tonumber(ARGV[2]) <= now then
-    return redis.error_reply('DAYENDED accept_until ' .. ARGV[2] .. ' is not after the server time ' .. now)
-  end
-  if ARGV[1] ~= '0' and tonumber(ARGV[1]) <= now then
-    return redis.error_reply('DAYENDED expire_at ' .. ARGV[1] .. ' is not after the server time ' .. now)
-  end
+local refused = day_refusal(ARGV[1], ARGV[2])
+if refused then
+  return refused
 end
 local out = {0}
 local added = {}

@@ -510,8 +510,19 @@ impl Error {
         if let Some(s) = script.filter(|s| s.errors.contains(&code)) {
             return from_script(s.name, code, detail).into();
         }
+        // Redis 7.0 answers a command its ACL denies inside a script with a
+        // plain `ERR` (`The user executing the script can't run this
+        // command or subcommand`), not `NOPERM`: the same refusal.
+        let kind = match ServerErrorKind::of_code(code) {
+            ServerErrorKind::Other
+                if code == "ERR" && detail.contains("can't run this command") =>
+            {
+                ServerErrorKind::NoPermission
+            }
+            kind => kind,
+        };
         ErrorKind::Server {
-            kind: ServerErrorKind::of_code(code),
+            kind,
             code: code.to_string(),
             message: strip_script_location(detail).to_string(),
             script: script.map(|s| s.name),
@@ -762,6 +773,12 @@ mod tests {
             assert_eq!(ServerErrorKind::of_code(code), kind);
             assert_eq!(kind.is_retryable(), retry, "{code}");
         }
+        let denied = Error::from_code(
+            Some(&crate::scripts::PACKED_PUT),
+            "ERR",
+            "The user executing the script can't run this command or subcommand script: 59e16af4, on @user_script:40.",
+        );
+        assert_eq!(denied.server_kind(), Some(ServerErrorKind::NoPermission));
         assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
     }
 }

@@ -14,68 +14,9 @@ use redis::{Cmd, FromRedisValue, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// The type of one `ARGV` entry, as its header declares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgType {
-    /// A canonical decimal integer within [`ArgSpec::min`]..=[`ArgSpec::max`].
-    Integer,
-    /// A canonical decimal integer of the whole int64 range (kept as a
-    /// string by the script).
-    Int64,
-    /// A finite number.
-    Float,
-    /// `0` or `1`.
-    Bool,
-    /// One of [`ArgSpec::values`].
-    Enum,
-    /// Text (not empty when [`ArgSpec::non_empty`]).
-    String,
-    /// Bytes (not empty when [`ArgSpec::non_empty`]).
-    Bytes,
-}
-
-impl ArgType {
-    /// The name used in headers and in the manifest.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Integer => "integer",
-            Self::Int64 => "int64",
-            Self::Float => "float",
-            Self::Bool => "bool",
-            Self::Enum => "enum",
-            Self::String => "string",
-            Self::Bytes => "bytes",
-        }
-    }
-}
-
-/// The Redis type of a key, as its header declares it (bitmaps are strings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyType {
-    String,
-    Hash,
-    Set,
-    Zset,
-    List,
-    Stream,
-    /// Any type: not checked.
-    Any,
-}
-
-impl KeyType {
-    /// The name used in headers, in the manifest and by `TYPE`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::String => "string",
-            Self::Hash => "hash",
-            Self::Set => "set",
-            Self::Zset => "zset",
-            Self::List => "list",
-            Self::Stream => "stream",
-            Self::Any => "any",
-        }
-    }
-}
+// `KeyType` and `ArgType`: the generator's own definition
+// (crates/codegen/src/types.rs), which build.rs writes to OUT_DIR.
+include!(concat!(env!("OUT_DIR"), "/header_types.rs"));
 
 /// One end of an integer argument's range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

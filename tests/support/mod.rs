@@ -242,6 +242,22 @@ pub fn without_generated_checks(shipped: &str) -> Option<String> {
     Some(format!("{}{}", &shipped[..begin], &shipped[end..]))
 }
 
+/// A shipped script without the block of generated checks and without the
+/// functions of its includes (each from its `-- included from
+/// lua/includes/...` line to its `-- end of lua/includes/...` line): the
+/// file under `lua/`, byte for byte. `None` when it has no checks block.
+pub fn without_generated_code(shipped: &str) -> Option<String> {
+    let mut out = without_generated_checks(shipped)?;
+    while let Some(begin) = out.find("\n-- included from lua/includes/") {
+        let begin = begin + 1;
+        let end_marker = "\n-- end of lua/includes/";
+        let end = out[begin..].find(end_marker)? + begin + end_marker.len();
+        let end = out[end..].find('\n')? + end + 1;
+        out.replace_range(begin..end, "");
+    }
+    Some(out)
+}
+
 /// Runs `body` through both drivers on a fresh server, then through both
 /// drivers on a fresh three-node cluster.
 pub fn on_server_and_cluster(body: impl Fn(&mut Driver)) {

@@ -54,20 +54,20 @@ pub fn library(specs: &[ScriptSpec]) -> Result<String, HeaderError> {
     for s in specs {
         let name = s.function_name();
         if !valid_function_name(&name) {
-            return Err(HeaderError {
-                file: format!("lua/{}", s.file),
-                line: 1,
-                message: format!(
+            return Err(HeaderError::in_lua(
+                &s.file,
+                1,
+                format!(
                     "function name {name:?} (from the file's path) must be letters, digits and '_'"
                 ),
-            });
+            ));
         }
         if let Some((_, other)) = seen.iter().find(|(n, _)| *n == name) {
-            return Err(HeaderError {
-                file: format!("lua/{}", s.file),
-                line: 1,
-                message: format!("its function name {name} is also lua/{other}'s"),
-            });
+            return Err(HeaderError::in_lua(
+                &s.file,
+                1,
+                format!("its function name {name} is also lua/{other}'s"),
+            ));
         }
         seen.push((name.clone(), &s.file));
         let shipped = s.shipped();

@@ -2,7 +2,8 @@
 //!
 //! A build-dependency of `redis-patterns`: its `build.rs` turns every
 //! `lua/<pattern>/<op>.lua` into a registry entry, a typed wrapper and the
-//! shipped script ("generated checks + the file's body") with
+//! shipped script ("generated checks + included functions + the file's
+//! body") with
 //! [`parse_dir`], [`generate`] and [`ScriptSpec::shipped`]. The golden-file
 //! tests in `tests/` run the generator on fixtures. Nothing here ships in
 //! the library.
@@ -25,6 +26,7 @@
 //! -- READS <CMD> [<CMD> ...]              the other commands the body calls
 //! -- ERRORS <CODE> [<CODE> ...]           domain error codes the body raises with redis.error_reply
 //! -- IDEMPOTENT yes|no|if <arg>: <why>    whether a resend after an unknown outcome is safe
+//! -- INCLUDE <name>                       inline lua/includes/<name>.lua (one line per include)
 //! --    <more text>                       (three or more spaces) continues the line above
 //! ```
 //!
@@ -78,11 +80,54 @@
 //! * a write that can fail on the stored value (`INCR` on a string that is
 //!   no integer, an overflow) must be one that no other write can precede.
 //!
+//! # Includes
+//!
+//! Logic that several scripts share lives once, in `lua/includes/<name>.lua`
+//! (BullMQ's `commands/includes/` in spirit): a header of `--- <summary>`
+//! then `WRITES`, `READS` and `ERRORS` lines, and nothing but `local function
+//! <name>(<params>) ... end` definitions ([`Include`], [`parse_include`]).
+//! A script's `-- INCLUDE <name>` inlines the include's functions into the
+//! shipped script, right after the generated checks, between the lines
+//! `-- included from lua/includes/<name>.lua ...` and `-- end of
+//! lua/includes/<name>.lua`; so the SHA1, the exported bundle, the Functions
+//! library and the generated clients all carry the complete script.
+//!
+//! * An include declares what its functions call and raise, checked both
+//!   ways against them like a script's lists; its functions read no `KEYS`
+//!   or `ARGV` (the script passes them as arguments), define no function
+//!   and call none of their own include. An include may itself say
+//!   `-- INCLUDE <other>` to call that one's functions (its lists then
+//!   cover the other's, and a script that includes it ships the other's
+//!   functions too, each include once, before those that include it);
+//!   includes form no cycle, and two define no function name twice.
+//! * The including script's `WRITES`, `READS` and `ERRORS` list exactly what
+//!   its body and its includes call and raise (so the header stays the whole
+//!   truth about the shipped script). A command or code of an include the
+//!   script does not list is refused at the include's line, as
+//!   `lua/includes/<name>.lua:<line> (included by lua/<pattern>/<op>.lua):
+//!   ...`.
+//! * An include that is not found, one the header lists but whose functions
+//!   the body never calls, one that no script includes, and a call of an
+//!   included function whose include the header does not list are refused.
+//!   The body uses an included function only by calling it, and defines no
+//!   name of its own that an include defines.
+//! * An include's `BADARG` detail is a name every including script declares,
+//!   or `'BADARG ' .. <param>`, the parameter a string literal naming a key
+//!   or argument at every call.
+//! * Every call of an included function in the body stands for the commands
+//!   the function calls, at that place and in the function's order, their
+//!   first argument the call's argument for that parameter (`KEYS[1]` in
+//!   `bulk_len_refusal(KEYS[1], ...)`): the key types, the order of writes,
+//!   the ACL checks and the `TYPE` checks below see them as if the body made
+//!   them there. A key passed for a parameter the function uses otherwise
+//!   (than as a command's first argument or in an error reply) counts as
+//!   an access the checker does not follow.
+//!
 //! # Generated checks
 //!
-//! The shipped script is the file with generated checks inserted between
-//! the header and the body ([`ScriptSpec::shipped`]); its SHA1 is the
-//! `EVALSHA` handle. Before the body runs they refuse, writing nothing:
+//! The shipped script is the file with generated checks (and then its
+//! includes' functions) inserted between the header and the body
+//! ([`ScriptSpec::shipped`]); its SHA1 is the `EVALSHA` handle. Before the body runs they refuse, writing nothing:
 //!
 //! * a wrong number of keys or arguments (`BADARG keys ...`, `BADARG
 //!   <name> missing`, `BADARG argv ...`);
@@ -110,115 +155,61 @@
 mod checks;
 mod commands;
 mod functions;
+mod include;
 mod lua;
 mod rust;
+mod types;
 
 use std::path::{Path, PathBuf};
 
 pub use commands::{COMMANDS, Command};
 pub use functions::{LIBRARY, library};
+pub use include::{Function, Include, parse_include, parse_include_with};
 pub use rust::generate;
+pub use types::{ArgType, KeyType};
+
+/// The source of [`KeyType`] and [`ArgType`]: `build.rs` writes it to
+/// `$OUT_DIR/header_types.rs`, which the library's `src/core/script.rs`
+/// includes, so that the generator and the library share one definition.
+pub const HEADER_TYPES: &str = include_str!("types.rs");
 
 use lua::{Structure, Tok, Token};
 
-/// The Redis type a key holds, as a header declares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyType {
-    String,
-    Hash,
-    Set,
-    Zset,
-    List,
-    Stream,
-    /// Any type (no check).
-    Any,
-}
-
 impl KeyType {
+    const ALL: [KeyType; 7] = [
+        Self::String,
+        Self::Hash,
+        Self::Set,
+        Self::Zset,
+        Self::List,
+        Self::Stream,
+        Self::Any,
+    ];
     fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "string" => Self::String,
-            "hash" => Self::Hash,
-            "set" => Self::Set,
-            "zset" => Self::Zset,
-            "list" => Self::List,
-            "stream" => Self::Stream,
-            "any" => Self::Any,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|t| t.name() == s)
     }
-    /// The name used in headers, in the manifest and by `TYPE`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::String => "string",
-            Self::Hash => "hash",
-            Self::Set => "set",
-            Self::Zset => "zset",
-            Self::List => "list",
-            Self::Stream => "stream",
-            Self::Any => "any",
-        }
+    /// The variant's name in the generated Rust (`KeyType::Zset`).
+    fn variant(self) -> String {
+        format!("{self:?}")
     }
-    fn variant(self) -> &'static str {
-        match self {
-            Self::String => "String",
-            Self::Hash => "Hash",
-            Self::Set => "Set",
-            Self::Zset => "Zset",
-            Self::List => "List",
-            Self::Stream => "Stream",
-            Self::Any => "Any",
-        }
-    }
-}
-
-/// The type of one `ARGV` entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgType {
-    Integer,
-    Int64,
-    Float,
-    Bool,
-    Enum,
-    String,
-    Bytes,
 }
 
 impl ArgType {
+    const ALL: [ArgType; 7] = [
+        Self::Integer,
+        Self::Int64,
+        Self::Float,
+        Self::Bool,
+        Self::Enum,
+        Self::String,
+        Self::Bytes,
+    ];
     fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "integer" => Self::Integer,
-            "int64" => Self::Int64,
-            "float" => Self::Float,
-            "bool" => Self::Bool,
-            "enum" => Self::Enum,
-            "string" => Self::String,
-            "bytes" => Self::Bytes,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|t| t.name() == s)
     }
-    /// The name used in headers and in the manifest.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Integer => "integer",
-            Self::Int64 => "int64",
-            Self::Float => "float",
-            Self::Bool => "bool",
-            Self::Enum => "enum",
-            Self::String => "string",
-            Self::Bytes => "bytes",
-        }
-    }
-    fn variant(self) -> &'static str {
-        match self {
-            Self::Integer => "Integer",
-            Self::Int64 => "Int64",
-            Self::Float => "Float",
-            Self::Bool => "Bool",
-            Self::Enum => "Enum",
-            Self::String => "String",
-            Self::Bytes => "Bytes",
-        }
+    /// The variant's name in the generated Rust (`ArgType::Int64`).
+    fn variant(self) -> String {
+        format!("{self:?}")
     }
 }
 
@@ -369,16 +360,16 @@ pub enum ReturnType {
 }
 
 impl ReturnType {
+    const ALL: [ReturnType; 6] = [
+        Self::Integer,
+        Self::Integers,
+        Self::Bulk,
+        Self::Bulks,
+        Self::Status,
+        Self::Array,
+    ];
     fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "integer" => Self::Integer,
-            "integers" => Self::Integers,
-            "bulk" => Self::Bulk,
-            "bulks" => Self::Bulks,
-            "status" => Self::Status,
-            "array" => Self::Array,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|t| t.name() == s)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -474,21 +465,28 @@ pub struct ScriptSpec {
     pub source: String,
     /// Byte offset of the body (the first line after the header) in `source`.
     pub body_offset: usize,
+    /// The header's `INCLUDE` names, in header order.
+    pub includes: Vec<String>,
+    /// What [`ScriptSpec::shipped`] inserts after the generated checks: the
+    /// body of each include, between marker lines ([`Include::inlined`]).
+    pub inlined: String,
     /// Lowercase hex SHA1 of [`ScriptSpec::shipped`]: the `EVALSHA` handle.
     pub sha1_hex: String,
 }
 
 impl ScriptSpec {
-    /// The script as shipped: the file's header, the generated checks, then
-    /// the file's body (so line 1 stays the shebang).
+    /// The script as shipped: the file's header, the generated checks, the
+    /// functions of its includes, then the file's body (so line 1 stays
+    /// the shebang).
     pub fn shipped(&self) -> String {
         let (head, body) = self.source.split_at(self.body_offset);
-        let mut out = String::with_capacity(self.source.len() + 2048);
+        let mut out = String::with_capacity(self.source.len() + self.inlined.len() + 2048);
         out.push_str(head);
         if !head.ends_with('\n') {
             out.push('\n');
         }
         out.push_str(&checks::lua_checks(self));
+        out.push_str(&self.inlined);
         out.push_str(body);
         out
     }
@@ -522,21 +520,64 @@ impl ScriptSpec {
     }
 }
 
-/// A header or layout problem, reported as `file:line: message`.
+/// A header or layout problem, reported as `file:line: message`, or as
+/// `lua/includes/<name>.lua:line (included by lua/<pattern>/<op>.lua):
+/// message` for a problem of a script with what one of its includes does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderError {
     pub file: String,
     pub line: usize,
     pub message: String,
+    /// The script (`lua/<pattern>/<op>.lua`) whose include `file` is, when
+    /// the problem is the script's use of it.
+    pub included_by: Option<String>,
+}
+
+impl HeaderError {
+    /// A problem at `line` of `lua/<file>` (`file` relative to `lua/`).
+    pub(crate) fn in_lua(file: &str, line: usize, message: String) -> Self {
+        Self {
+            file: format!("lua/{file}"),
+            line,
+            message,
+            included_by: None,
+        }
+    }
 }
 
 impl std::fmt::Display for HeaderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        match &self.included_by {
+            Some(by) => write!(
+                f,
+                "{}:{} (included by {by}): {}",
+                self.file, self.line, self.message
+            ),
+            None => write!(f, "{}:{}: {}", self.file, self.line, self.message),
+        }
     }
 }
 
-fn is_ident(s: &str) -> bool {
+/// A problem in a script: at one of its lines, or (`include`, an index in
+/// [`ScriptSpec::includes`]) at a line of one of its includes.
+#[derive(Debug)]
+struct Fault {
+    line: usize,
+    include: Option<usize>,
+    message: String,
+}
+
+impl From<(usize, String)> for Fault {
+    fn from((line, message): (usize, String)) -> Self {
+        Self {
+            line,
+            include: None,
+            message,
+        }
+    }
+}
+
+pub(crate) fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
@@ -567,7 +608,7 @@ fn parse_index(s: &str) -> Option<(usize, bool, &str)> {
 }
 
 /// A header line's list of upper-case words (`ERRORS`, `WRITES`, `READS`).
-fn upper_words<'a>(rest: &'a str, what: &str) -> Result<Vec<&'a str>, String> {
+pub(crate) fn upper_words<'a>(rest: &'a str, what: &str) -> Result<Vec<&'a str>, String> {
     let mut out = Vec::new();
     for word in rest.split_whitespace() {
         let word = word.trim_end_matches(',');
@@ -587,6 +628,27 @@ fn upper_words<'a>(rest: &'a str, what: &str) -> Result<Vec<&'a str>, String> {
         return Err(format!("lists no {what}"));
     }
     Ok(out)
+}
+
+/// A `WRITES` (`word`) or `READS` list: known commands of that kind, sorted.
+pub(crate) fn command_list(word: &str, rest: &str) -> Result<Vec<String>, String> {
+    let write = word == "WRITES";
+    let mut list = Vec::new();
+    for cmd in upper_words(rest, "command").map_err(|m| format!("{word} {m}"))? {
+        let c = commands::lookup(cmd).ok_or_else(|| {
+            format!("unknown command `{cmd}` (add it to crates/codegen/src/commands.rs)")
+        })?;
+        if c.write != write {
+            return Err(format!(
+                "`{cmd}` is {} command: list it in {}",
+                if c.write { "a write" } else { "no write" },
+                if c.write { "WRITES" } else { "READS" }
+            ));
+        }
+        list.push(cmd.to_string());
+    }
+    list.sort();
+    Ok(list)
 }
 
 /// What an `ARGV` line declares after the name.
@@ -693,13 +755,20 @@ fn parse_arg_decl(decl: &[&str]) -> Result<ArgDecl, String> {
     })
 }
 
-/// Parses one script file. `file` is its path relative to `lua/`.
+/// Parses one script file that includes nothing. `file` is its path
+/// relative to `lua/`.
 pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError> {
-    let err = |line: usize, message: String| HeaderError {
-        file: format!("lua/{file}"),
-        line,
-        message,
-    };
+    parse_script_with(file, source, &[])
+}
+
+/// Parses one script file; `known` are the includes (`lua/includes/`) its
+/// `-- INCLUDE` lines may name. `file` is its path relative to `lua/`.
+pub fn parse_script_with(
+    file: &str,
+    source: &str,
+    known: &[Include],
+) -> Result<ScriptSpec, HeaderError> {
+    let err = |line: usize, message: String| HeaderError::in_lua(file, line, message);
     let parts: Vec<&str> = file.trim_end_matches(".lua").split('/').collect();
     if parts.len() != 2 || !file.ends_with(".lua") {
         return Err(err(0, "a script lives at lua/<pattern>/<op>.lua".into()));
@@ -707,6 +776,12 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
     let (pattern, op) = (parts[0].to_string(), parts[1].to_string());
     if !is_ident(&pattern) || !is_ident(&op) {
         return Err(err(0, "pattern and op names must be snake_case".into()));
+    }
+    if pattern == INCLUDES {
+        return Err(err(
+            0,
+            "lua/includes/ holds includes (shared functions), not scripts".into(),
+        ));
     }
     let lines: Vec<&str> = source.lines().collect();
     let read_only = match lines.first().map(|l| l.trim_end()) {
@@ -732,6 +807,7 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
     let mut writes: Option<(Vec<String>, usize)> = None;
     let mut reads: Option<(Vec<String>, usize)> = None;
     let mut idempotent: Option<(Idempotency, String, usize)> = None;
+    let mut includes: Vec<(String, usize)> = Vec::new();
     // Which doc string a continuation line extends.
     #[derive(Clone, Copy)]
     enum Last {
@@ -945,44 +1021,40 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
                 last = Last::Idempotent;
             }
             "WRITES" | "READS" => {
-                let write = word == "WRITES";
-                let slot = if write { &mut writes } else { &mut reads };
+                let slot = if word == "WRITES" {
+                    &mut writes
+                } else {
+                    &mut reads
+                };
                 if slot.is_some() {
                     return Err(err(lineno, format!("{word} given twice")));
                 }
-                let mut list = Vec::new();
-                for cmd in
-                    upper_words(rest, "command").map_err(|m| err(lineno, format!("{word} {m}")))?
-                {
-                    let c = commands::lookup(cmd).ok_or_else(|| {
-                        err(
-                            lineno,
-                            format!(
-                                "unknown command `{cmd}` (add it to crates/codegen/src/commands.rs)"
-                            ),
-                        )
-                    })?;
-                    if c.write != write {
-                        return Err(err(
-                            lineno,
-                            format!(
-                                "`{cmd}` is {} command: list it in {}",
-                                if c.write { "a write" } else { "no write" },
-                                if c.write { "WRITES" } else { "READS" }
-                            ),
-                        ));
-                    }
-                    list.push(cmd.to_string());
+                *slot = Some((
+                    command_list(word, rest).map_err(|m| err(lineno, m))?,
+                    lineno,
+                ));
+                last = Last::None;
+            }
+            "INCLUDE" => {
+                let name = rest.trim();
+                if !is_ident(name) {
+                    return Err(err(
+                        lineno,
+                        "expected `-- INCLUDE <name>` (one snake_case name: lua/includes/<name>.lua)"
+                            .into(),
+                    ));
                 }
-                list.sort();
-                *slot = Some((list, lineno));
+                if includes.iter().any(|(n, _)| n == name) {
+                    return Err(err(lineno, format!("include `{name}` is listed twice")));
+                }
+                includes.push((name.to_string(), lineno));
                 last = Last::None;
             }
             other => {
                 return Err(err(
                     lineno,
                     format!(
-                        "unknown header line `{other}` (KEYS | ARGV | RETURNS | WRITES | READS | ERRORS | IDEMPOTENT)"
+                        "unknown header line `{other}` (KEYS | ARGV | RETURNS | WRITES | READS | ERRORS | IDEMPOTENT | INCLUDE)"
                     ),
                 ));
             }
@@ -1047,25 +1119,88 @@ pub fn parse_script(file: &str, source: &str) -> Result<ScriptSpec, HeaderError>
         acl_checks: Vec::new(),
         source: source.to_string(),
         body_offset,
+        includes: Vec::new(),
+        inlined: String::new(),
         sha1_hex: String::new(),
     };
-    let body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
+    let mut resolved: Vec<&Include> = Vec::with_capacity(includes.len());
+    for (name, line) in &includes {
+        let inc = known.iter().find(|i| &i.name == name).ok_or_else(|| {
+            err(
+                *line,
+                format!("include `{name}` not found: there is no lua/includes/{name}.lua"),
+            )
+        })?;
+        resolved.push(inc);
+    }
+    spec.includes = includes.iter().map(|(n, _)| n.clone()).collect();
+    spec.inlined = inline_all(&resolved, known);
+    let fault = |f: Fault| match f.include {
+        None => err(f.line, f.message),
+        Some(k) => HeaderError {
+            included_by: Some(format!("lua/{file}")),
+            ..HeaderError::in_lua(&resolved[k].file, f.line, f.message)
+        },
+    };
+    let mut body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
+    let names: Vec<&str> = (spec.keys.iter().map(|k| k.name.as_str()))
+        .chain(spec.args.iter().map(|a| a.name.as_str()))
+        .chain(ARITY_NAMES.iter().copied())
+        .collect();
+    body.scan_includes(&toks, &resolved, &includes, known, &names)
+        .map_err(fault)?;
     check_uses(&spec, &body).map_err(|(l, m)| err(l, m))?;
-    check_errors(&spec, &body, &errors, errors_line).map_err(|(l, m)| err(l, m))?;
+    check_errors(&spec, &body, &resolved, &errors, errors_line).map_err(fault)?;
     let (writes, writes_line) = writes.unwrap_or((Vec::new(), 0));
     let (reads, reads_line) = reads.unwrap_or((Vec::new(), 0));
-    check_commands(&spec, &body, &writes, writes_line, &reads, reads_line)
-        .map_err(|(l, m)| err(l, m))?;
+    check_commands(
+        &spec,
+        &body,
+        &resolved,
+        (&writes, writes_line),
+        (&reads, reads_line),
+    )
+    .map_err(fault)?;
     spec.writes = writes;
     spec.reads = reads;
     spec.errors = std::iter::once("BADARG".to_string())
         .chain(errors.into_iter().filter(|c| c != "BADARG"))
         .collect();
-    analyse(&mut spec, &body, &toks, &structure).map_err(|(l, m)| err(l, m))?;
+    analyse(&mut spec, &body, &toks, &structure).map_err(fault)?;
     (spec.idempotent, spec.idempotent_doc) =
         check_idempotent(&spec, idempotent, header_end + 1).map_err(|(l, m)| err(l, m))?;
     spec.sha1_hex = sha1_hex(spec.shipped().as_bytes());
     Ok(spec)
+}
+
+/// The functions of `listed` and of the includes they include, each once,
+/// an include after those it includes.
+fn inline_all(listed: &[&Include], known: &[Include]) -> String {
+    fn visit<'a>(
+        inc: &'a Include,
+        known: &'a [Include],
+        done: &mut Vec<&'a str>,
+        out: &mut String,
+    ) {
+        if done.contains(&inc.name.as_str()) {
+            return;
+        }
+        for name in &inc.includes {
+            let dep = known
+                .iter()
+                .find(|i| &i.name == name)
+                .expect("an include's includes were resolved when it was parsed");
+            visit(dep, known, done, out);
+        }
+        done.push(&inc.name);
+        out.push_str(&inc.inlined());
+    }
+    let mut done = Vec::new();
+    let mut out = String::new();
+    for inc in listed {
+        visit(inc, known, &mut done, &mut out);
+    }
+    out
 }
 
 /// The header's `IDEMPOTENT`: required in a writing script; `if <arg>`
@@ -1116,14 +1251,57 @@ enum FirstArg {
     Other,
 }
 
-/// One `redis.call('CMD', ...)` or `redis.pcall` of the body.
+/// Where a command an included function calls comes from.
+#[derive(Debug, Clone)]
+struct Via {
+    /// Index in [`ScriptSpec::includes`].
+    include: usize,
+    /// Line of the command in the include.
+    line: usize,
+    function: String,
+}
+
+/// One `redis.call('CMD', ...)` or `redis.pcall` of the body; or one
+/// command of an included function, at the body's call of the function.
 #[derive(Debug, Clone)]
 struct CallSite {
-    /// Token index of `redis`.
+    /// Token index of `redis` (of the function's name for an included one).
     at: usize,
     line: usize,
     command: &'static Command,
     first: FirstArg,
+    /// Token index of the `KEYS` of a [`FirstArg::Key`].
+    key_at: Option<usize>,
+    /// `Some` for a command of an included function.
+    via: Option<Via>,
+    /// Within its included function, a write of that function may run
+    /// before it.
+    after_own_write: bool,
+    /// Within its included function, it runs whenever the function does
+    /// (always `true` in the body itself).
+    unconditional_in_fn: bool,
+}
+
+impl CallSite {
+    /// A problem with this command: at its line, or at its line in the
+    /// include (naming the function and where the body calls it).
+    fn fault(&self, message: String) -> Fault {
+        match &self.via {
+            None => Fault {
+                line: self.line,
+                include: None,
+                message,
+            },
+            Some(v) => Fault {
+                line: v.line,
+                include: Some(v.include),
+                message: format!(
+                    "{message} (in `{}`, called at line {})",
+                    v.function, self.line
+                ),
+            },
+        }
+    }
 }
 
 /// A use of `KEYS` or `ARGV` in the body.
@@ -1138,48 +1316,124 @@ struct Use {
     length: bool,
     /// Inside the arguments of `redis.error_reply(...)`.
     in_error_reply: bool,
+    /// The whole argument (`KEYS[n]`) of a call of an included function:
+    /// `Some(escapes)`, whether the function uses that parameter otherwise
+    /// than as a command's first argument or in an error reply.
+    include_arg: Option<bool>,
+}
+
+/// One `redis.error_reply('CODE ...')`.
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorSite {
+    pub code: String,
+    /// The detail's first word.
+    pub detail: Option<String>,
+    pub line: usize,
+    /// Token index of `error_reply`.
+    pub at: usize,
 }
 
 /// What the checker reads from a body.
 #[derive(Debug, Default)]
-struct Body {
-    keys: Vec<Use>,
-    argv: Vec<Use>,
-    calls: Vec<CallSite>,
-    /// (code, detail's first word, line) of every `error_reply('CODE ...')`.
-    error_codes: Vec<(String, Option<String>, usize)>,
+pub(crate) struct Body {
+    pub keys: Vec<Use>,
+    pub argv: Vec<Use>,
+    pub calls: Vec<CallSite>,
+    pub error_codes: Vec<ErrorSite>,
+}
+
+/// For each token, whether it is inside the arguments of
+/// `error_reply( ... )`.
+pub(crate) fn error_reply_spans(toks: &[Token]) -> Vec<bool> {
+    let mut in_reply = vec![false; toks.len()];
+    for i in 0..toks.len() {
+        if toks[i].is_name("error_reply") && toks.get(i + 1).is_some_and(|t| t.is_sym("(")) {
+            let mut depth = 0;
+            let mut j = i + 1;
+            while j < toks.len() {
+                if toks[j].is_sym("(") {
+                    depth += 1;
+                } else if toks[j].is_sym(")") {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                in_reply[j] = true;
+                j += 1;
+            }
+        }
+    }
+    in_reply
+}
+
+/// The literal `KEYS[n]` / `ARGV[n]` spanning exactly `toks[from..to]`.
+fn literal_entry(toks: &[Token], from: usize, to: usize) -> Option<(&'static str, usize)> {
+    match &toks[from..to] {
+        [
+            t,
+            open,
+            Token {
+                tok: Tok::Num(n), ..
+            },
+            close,
+        ] if open.is_sym("[") && close.is_sym("]") => {
+            let table = if t.is_name("KEYS") {
+                "KEYS"
+            } else if t.is_name("ARGV") {
+                "ARGV"
+            } else {
+                return None;
+            };
+            Some((table, n.parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
+/// The arguments of the call whose `(` is at `open`: token ranges, and the
+/// index of the closing `)`.
+pub(crate) fn call_args(toks: &[Token], open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
+    let mut args = Vec::new();
+    let mut depth = 0;
+    let mut start = open + 1;
+    for (j, t) in toks.iter().enumerate().skip(open + 1) {
+        match &t.tok {
+            Tok::Sym("(" | "[" | "{") => depth += 1,
+            Tok::Sym(")") if depth == 0 => {
+                if j > start {
+                    args.push((start, j));
+                }
+                return Some((args, j));
+            }
+            Tok::Sym(")" | "]" | "}") => depth -= 1,
+            Tok::Sym(",") if depth == 0 => {
+                args.push((start, j));
+                start = j + 1;
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 impl Body {
-    fn scan(toks: &[Token]) -> Result<Self, (usize, String)> {
+    pub(crate) fn scan(toks: &[Token]) -> Result<Self, (usize, String)> {
         let mut body = Body::default();
-        // Tokens inside `error_reply( ... )`.
-        let mut in_reply = vec![false; toks.len()];
-        let mut i = 0;
-        while i < toks.len() {
-            if toks[i].is_name("error_reply") && toks.get(i + 1).is_some_and(|t| t.is_sym("(")) {
-                let mut depth = 0;
-                let mut j = i + 1;
-                while j < toks.len() {
-                    if toks[j].is_sym("(") {
-                        depth += 1;
-                    } else if toks[j].is_sym(")") {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    in_reply[j] = true;
-                    j += 1;
-                }
-                if let Some(Tok::Str(s)) = toks.get(i + 2).map(|t| &t.tok) {
-                    let mut words = s.split(' ');
-                    let code = words.next().unwrap_or("").to_string();
-                    body.error_codes
-                        .push((code, words.next().map(String::from), toks[i].line));
-                }
+        let in_reply = error_reply_spans(toks);
+        for (i, t) in toks.iter().enumerate() {
+            if t.is_name("error_reply")
+                && toks.get(i + 1).is_some_and(|t| t.is_sym("("))
+                && let Some(Tok::Str(s)) = toks.get(i + 2).map(|t| &t.tok)
+            {
+                let mut words = s.split(' ');
+                body.error_codes.push(ErrorSite {
+                    code: words.next().unwrap_or("").to_string(),
+                    detail: words.next().map(String::from),
+                    line: t.line,
+                    at: i,
+                });
             }
-            i += 1;
         }
         for (i, t) in toks.iter().enumerate() {
             let field = i > 0 && (toks[i - 1].is_sym(".") || toks[i - 1].is_sym(":"));
@@ -1206,6 +1460,7 @@ impl Body {
                     index,
                     length,
                     in_error_reply: in_reply[i],
+                    include_arg: None,
                 });
             }
             if t.is_name("redis")
@@ -1230,30 +1485,15 @@ impl Body {
                         ),
                     )
                 })?;
-                let first = match &toks[(i + 5).min(toks.len())..] {
-                    [
-                        comma,
-                        k,
-                        open,
-                        Token {
-                            tok: Tok::Num(n), ..
-                        },
-                        close,
-                        after,
-                        ..,
-                    ] if comma.is_sym(",")
-                        && (k.is_name("KEYS") || k.is_name("ARGV") && command.channel)
-                        && open.is_sym("[")
-                        && close.is_sym("]")
-                        && (after.is_sym(",") || after.is_sym(")")) =>
-                    {
-                        let at = if k.is_name("KEYS") {
-                            FirstArg::Key
-                        } else {
-                            FirstArg::Arg
-                        };
-                        n.parse().map_or(FirstArg::Other, at)
-                    }
+                let literal = toks
+                    .get(i + 5)
+                    .filter(|c| c.is_sym(","))
+                    .and_then(|_| toks.get(i + 10))
+                    .filter(|after| after.is_sym(",") || after.is_sym(")"))
+                    .and_then(|_| literal_entry(toks, i + 6, i + 10));
+                let first = match literal {
+                    Some(("KEYS", n)) => FirstArg::Key(n),
+                    Some(("ARGV", n)) if command.channel => FirstArg::Arg(n),
                     _ => FirstArg::Other,
                 };
                 body.calls.push(CallSite {
@@ -1261,10 +1501,195 @@ impl Body {
                     line: t.line,
                     command,
                     first,
+                    key_at: matches!(first, FirstArg::Key(_)).then_some(i + 6),
+                    via: None,
+                    after_own_write: false,
+                    unconditional_in_fn: true,
                 });
             }
         }
         Ok(body)
+    }
+
+    /// Adds the body's calls of included functions: each is the commands
+    /// the function calls, there (their first argument the call's
+    /// argument for that parameter). Refuses a function of an include the
+    /// header does not list, a listed include none of whose functions is
+    /// called, and uses of an included function other than calls.
+    fn scan_includes(
+        &mut self,
+        toks: &[Token],
+        includes: &[&Include],
+        listed: &[(String, usize)],
+        known: &[Include],
+        names: &[&str],
+    ) -> Result<(), Fault> {
+        // Names the body defines itself (`local function f`, `local a, b`).
+        let mut locals: Vec<&str> = Vec::new();
+        for (i, t) in toks.iter().enumerate() {
+            if !t.is_name("local") {
+                continue;
+            }
+            let mut j = i + 1;
+            if toks.get(j).is_some_and(|t| t.is_name("function")) {
+                j += 1;
+            }
+            while let Some(Token {
+                tok: Tok::Name(n), ..
+            }) = toks.get(j)
+            {
+                locals.push(n);
+                if !toks.get(j + 1).is_some_and(|t| t.is_sym(",")) {
+                    break;
+                }
+                j += 2;
+            }
+        }
+        let mut used = vec![false; includes.len()];
+        for (i, t) in toks.iter().enumerate() {
+            let Tok::Name(name) = &t.tok else { continue };
+            if i > 0 && (toks[i - 1].is_sym(".") || toks[i - 1].is_sym(":")) {
+                continue;
+            }
+            let found = includes
+                .iter()
+                .enumerate()
+                .find_map(|(k, inc)| inc.function(name).map(|f| (k, f)));
+            let Some((k, f)) = found else {
+                if toks.get(i + 1).is_some_and(|t| t.is_sym("("))
+                    && !locals.contains(&name.as_str())
+                    && let Some(inc) = known.iter().find(|inc| inc.function(name).is_some())
+                {
+                    return Err(Fault::from((
+                        t.line,
+                        format!(
+                            "`{name}` is a function of lua/{}: add `-- INCLUDE {}` to the header",
+                            inc.file, inc.name
+                        ),
+                    )));
+                }
+                continue;
+            };
+            let inc = includes[k];
+            if locals.contains(&name.as_str()) || (i > 0 && toks[i - 1].is_name("function")) {
+                return Err(Fault::from((
+                    t.line,
+                    format!(
+                        "`{name}` is defined here and by lua/{} (INCLUDE {}): rename one",
+                        inc.file, inc.name
+                    ),
+                )));
+            }
+            let args = toks
+                .get(i + 1)
+                .filter(|t| t.is_sym("("))
+                .and_then(|_| call_args(toks, i + 1));
+            let Some((args, _)) = args else {
+                return Err(Fault::from((
+                    t.line,
+                    format!(
+                        "`{name}` (lua/{}) is only ever called, by name: `{name}(...)`",
+                        inc.file
+                    ),
+                )));
+            };
+            if args.len() > f.params.len() {
+                return Err(Fault::from((
+                    t.line,
+                    format!(
+                        "`{name}` takes {} arguments ({}), not {}",
+                        f.params.len(),
+                        f.params.join(", "),
+                        args.len()
+                    ),
+                )));
+            }
+            used[k] = true;
+            let entry = |p: usize| {
+                args.get(p)
+                    .and_then(|&(from, to)| literal_entry(toks, from, to).map(|e| (e, from)))
+            };
+            for fc in &f.calls {
+                let (first, key_at) = match fc.first.and_then(entry) {
+                    Some((("KEYS", n), at)) => (FirstArg::Key(n), Some(at)),
+                    Some((("ARGV", n), _)) if fc.command.channel => (FirstArg::Arg(n), None),
+                    _ => (FirstArg::Other, None),
+                };
+                self.calls.push(CallSite {
+                    at: i,
+                    line: t.line,
+                    command: fc.command,
+                    first,
+                    key_at,
+                    via: Some(Via {
+                        include: k,
+                        line: fc.line,
+                        function: f.name.clone(),
+                    }),
+                    after_own_write: fc.after_own_write,
+                    unconditional_in_fn: fc.unconditional,
+                });
+            }
+            for (p, &escapes) in f.escapes.iter().enumerate() {
+                if let Some((_, at)) = entry(p)
+                    && let Some(u) = self.keys.iter_mut().find(|u| u.at == at)
+                {
+                    u.include_arg = Some(escapes);
+                }
+            }
+            // A BADARG the function raises with a name the caller passes:
+            // a literal name, checked like the body's own.
+            for (detail, line) in &f.badarg {
+                if let include::Detail::Param(p) = detail {
+                    let literal = args.get(*p).and_then(|&(from, to)| match &toks[from..to] {
+                        [
+                            Token {
+                                tok: Tok::Str(s), ..
+                            },
+                        ] => Some(s.clone()),
+                        _ => None,
+                    });
+                    let Some(word) = literal else {
+                        return Err(Fault::from((
+                            t.line,
+                            format!(
+                                "`{name}` raises BADARG with its `{}` (lua/{}:{line}): pass the name refused as a string literal",
+                                f.params[*p], inc.file
+                            ),
+                        )));
+                    };
+                    if !names.contains(&word.as_str()) {
+                        return Err(Fault::from((
+                            t.line,
+                            format!(
+                                "a BADARG detail starts with the name of a key or argument (or `keys` / `argv`), not `{word}` (the `{}` of `{name}`)",
+                                f.params[*p]
+                            ),
+                        )));
+                    }
+                }
+            }
+        }
+        self.calls.sort_by_key(|c| c.at);
+        if let Some(k) = used.iter().position(|u| !u) {
+            let (name, line) = listed
+                .iter()
+                .find(|(n, _)| *n == includes[k].name)
+                .expect("listed");
+            let fns: Vec<String> = includes[k]
+                .functions
+                .iter()
+                .map(|f| format!("`{}`", f.name))
+                .collect();
+            return Err(Fault::from((
+                *line,
+                format!(
+                    "include `{name}` is listed but none of its functions ({}) is called",
+                    fns.join(", ")
+                ),
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -1334,71 +1759,136 @@ fn check_uses(spec: &ScriptSpec, body: &Body) -> Result<(), (usize, String)> {
 fn check_errors(
     spec: &ScriptSpec,
     body: &Body,
+    includes: &[&Include],
     errors: &[String],
     errors_line: usize,
-) -> Result<(), (usize, String)> {
-    for (code, detail, line) in &body.error_codes {
-        if !errors.contains(code) {
-            return Err((
-                *line,
-                format!("error code `{code}` is raised but not listed in `-- ERRORS`"),
-            ));
+) -> Result<(), Fault> {
+    let is_name = |name: &str| {
+        ARITY_NAMES.contains(&name)
+            || spec.keys.iter().any(|k| k.name == name)
+            || spec.args.iter().any(|a| a.name == name)
+    };
+    for e in &body.error_codes {
+        if !errors.contains(&e.code) {
+            return Err(Fault::from((
+                e.line,
+                format!(
+                    "error code `{}` is raised but not listed in `-- ERRORS`",
+                    e.code
+                ),
+            )));
         }
-        if code == "BADARG" {
-            let name = detail.as_deref().unwrap_or("");
-            let known = ARITY_NAMES.contains(&name)
-                || spec.keys.iter().any(|k| k.name == name)
-                || spec.args.iter().any(|a| a.name == name);
-            if !known {
-                return Err((
-                    *line,
+        if e.code == "BADARG" {
+            let name = e.detail.as_deref().unwrap_or("");
+            if !is_name(name) {
+                return Err(Fault::from((
+                    e.line,
                     format!(
                         "a BADARG detail starts with the name of a key or argument (or `keys` / `argv`), not `{name}`"
+                    ),
+                )));
+            }
+        }
+    }
+    // What the includes raise counts as raised by the script.
+    for (k, inc) in includes.iter().enumerate() {
+        let at = |line: usize, message: String| Fault {
+            line,
+            include: Some(k),
+            message,
+        };
+        for (code, line) in &inc.error_lines {
+            if !errors.contains(code) {
+                return Err(at(
+                    *line,
+                    format!(
+                        "error code `{code}` is raised here but not listed in the including script's `-- ERRORS`"
                     ),
                 ));
             }
         }
+        for f in &inc.functions {
+            for (detail, line) in &f.badarg {
+                if let include::Detail::Name(name) = detail
+                    && !is_name(name)
+                {
+                    return Err(at(
+                        *line,
+                        format!(
+                            "a BADARG detail starts with the name of a key or argument of the including script (or `keys` / `argv`), not `{name}`"
+                        ),
+                    ));
+                }
+            }
+        }
     }
     for code in errors {
-        if !body.error_codes.iter().any(|(c, _, _)| c == code) {
-            return Err((
+        let raised = body.error_codes.iter().any(|e| &e.code == code)
+            || includes.iter().any(|i| i.errors.contains(code));
+        if !raised {
+            return Err(Fault::from((
                 errors_line,
                 format!("error code `{code}` is listed in `-- ERRORS` but never raised"),
-            ));
+            )));
         }
     }
     Ok(())
 }
 
-/// Declared ↔ called for commands, and the script's writing flag.
+/// Declared ↔ called for commands (the body's and its includes'), and the
+/// script's writing flag.
 fn check_commands(
     spec: &ScriptSpec,
     body: &Body,
-    writes: &[String],
-    writes_line: usize,
-    reads: &[String],
-    reads_line: usize,
-) -> Result<(), (usize, String)> {
-    for c in &body.calls {
-        let (list, line) = if c.command.write {
+    includes: &[&Include],
+    (writes, writes_line): (&[String], usize),
+    (reads, reads_line): (&[String], usize),
+) -> Result<(), Fault> {
+    let listed = |c: &Command| {
+        let (list, names) = if c.write {
             ("WRITES", writes)
         } else {
             ("READS", reads)
         };
-        if !line.iter().any(|x| x == c.command.name) {
+        (list, names.iter().any(|x| x == c.name))
+    };
+    for c in body.calls.iter().filter(|c| c.via.is_none()) {
+        let (list, found) = listed(c.command);
+        if !found {
             if c.command.write && spec.read_only {
-                return Err((
-                    c.line,
-                    format!("`{}` writes, but the script is `no-writes`", c.command.name),
-                ));
-            }
-            return Err((
-                c.line,
-                format!(
-                    "`{}` is called but not listed in `-- {list}`",
+                return Err(c.fault(format!(
+                    "`{}` writes, but the script is `no-writes`",
                     c.command.name
-                ),
-            ));
+                )));
+            }
+            return Err(c.fault(format!(
+                "`{}` is called but not listed in `-- {list}`",
+                c.command.name
+            )));
+        }
+    }
+    for (k, inc) in includes.iter().enumerate() {
+        for (command, line) in &inc.command_lines {
+            let (list, found) = listed(command);
+            if found {
+                continue;
+            }
+            let message = if command.write && spec.read_only {
+                format!(
+                    "`{}` writes, but the including script is `no-writes`",
+                    command.name
+                )
+            } else {
+                format!(
+                    "`{}` is called here but not listed in the including script's `-- {list}`",
+                    command.name
+                )
+            };
+            return Err(Fault {
+                line: *line,
+                include: Some(k),
+                message,
+            });
         }
     }
     for (list, names, line) in [
@@ -1406,25 +1896,29 @@ fn check_commands(
         ("READS", reads, reads_line),
     ] {
         for name in names {
-            if !body.calls.iter().any(|c| c.command.name == name) {
-                return Err((
+            let called = body.calls.iter().any(|c| c.command.name == name)
+                || includes
+                    .iter()
+                    .any(|i| i.command_lines.iter().any(|(c, _)| c.name == name));
+            if !called {
+                return Err(Fault::from((
                     line,
                     format!("`{name}` is listed in `-- {list}` but never called"),
-                ));
+                )));
             }
         }
     }
     if !spec.read_only && writes.is_empty() {
-        return Err((
+        return Err(Fault::from((
             1,
             "a script that calls no write command is `#!lua flags=no-writes`".into(),
-        ));
+        )));
     }
     if !spec.read_only && !spec.keys.iter().any(|k| k.written) {
-        return Err((
+        return Err(Fault::from((
             writes_line,
             "a writing script declares at least one `rw` key".into(),
-        ));
+        )));
     }
     Ok(())
 }
@@ -1432,7 +1926,18 @@ fn check_commands(
 /// Whether the call at token `at` is the first thing its statement
 /// evaluates, in a statement that runs whenever the body gets that far.
 fn unconditional(toks: &[Token], structure: &Structure, at: usize) -> bool {
-    if !structure.at_top(at) {
+    unconditional_in(toks, structure, at, None)
+}
+
+/// [`unconditional`] within the block `top` (`None`: the body; an
+/// included function's block: whenever the function runs that far).
+pub(crate) fn unconditional_in(
+    toks: &[Token],
+    structure: &Structure,
+    at: usize,
+    top: Option<usize>,
+) -> bool {
+    if !structure.at_top_of(at, top) {
         return false;
     }
     let prev = |k: usize| at.checked_sub(k).map(|i| &toks[i]);
@@ -1499,9 +2004,10 @@ fn analyse(
     body: &Body,
     toks: &[Token],
     structure: &Structure,
-) -> Result<(), (usize, String)> {
+) -> Result<(), Fault> {
     let writes: Vec<&CallSite> = body.calls.iter().filter(|c| c.command.write).collect();
-    let after_write = |at: usize| writes.iter().any(|w| structure.may_follow(w.at, at));
+    let after_write =
+        |c: &CallSite| c.after_own_write || writes.iter().any(|w| structure.may_follow(w.at, c.at));
 
     for c in &body.calls {
         if let FirstArg::Key(n) = c.first
@@ -1510,25 +2016,19 @@ fn analyse(
             && *declared != KeyType::Any
             && *declared != want
         {
-            return Err((
-                c.line,
-                format!(
-                    "KEYS[{n}] `{}` is declared {} but `{}` works on a {}",
-                    key.name,
-                    declared.name(),
-                    c.command.name,
-                    want.name()
-                ),
-            ));
+            return Err(c.fault(format!(
+                "KEYS[{n}] `{}` is declared {} but `{}` works on a {}",
+                key.name,
+                declared.name(),
+                c.command.name,
+                want.name()
+            )));
         }
-        if c.command.value_can_fail && after_write(c.at) {
-            return Err((
-                c.line,
-                format!(
-                    "`{}` can fail on the stored value (not an integer, an overflow) after an earlier write: make it a write no other write can precede",
-                    c.command.name
-                ),
-            ));
+        if c.command.value_can_fail && after_write(c) {
+            return Err(c.fault(format!(
+                "`{}` can fail on the stored value (not an integer, an overflow) after an earlier write: make it a write no other write can precede",
+                c.command.name
+            )));
         }
     }
 
@@ -1538,25 +2038,22 @@ fn analyse(
     if let Some(a) = spec.args.iter().find(|a| a.tagged)
         && spec.keys.first().is_none_or(|k| k.variadic)
     {
-        return Err((
+        return Err(Fault::from((
             a.line,
             format!(
                 "`{}` is `tagged` (carries KEYS[1]'s hash tag) but the script has no fixed KEYS[1]",
                 a.name
             ),
-        ));
+        )));
     }
     for c in body.calls.iter().filter(|c| c.command.channel) {
         if let FirstArg::Arg(n) = c.first
             && let Some(a) = spec.args.get(n - 1).filter(|a| !a.tagged && !a.variadic)
         {
-            return Err((
-                c.line,
-                format!(
-                    "`{}` publishes on ARGV[{n}] `{}`: declare it `string tagged`, a channel with KEYS[1]'s hash tag (on a cluster a script may publish only in its keys' slot)",
-                    c.command.name, a.name
-                ),
-            ));
+            return Err(c.fault(format!(
+                "`{}` publishes on ARGV[{n}] `{}`: declare it `string tagged`, a channel with KEYS[1]'s hash tag (on a cluster a script may publish only in its keys' slot)",
+                c.command.name, a.name
+            )));
         }
     }
 
@@ -1565,7 +2062,7 @@ fn analyse(
     let mut acl: Vec<AclCheck> = Vec::new();
     if !spec.read_only {
         for c in &body.calls {
-            if (c.command.write || after_write(c.at))
+            if (c.command.write || after_write(c))
                 && !acl.iter().any(|a| a.command.name == c.command.name)
             {
                 let first_site = body.calls.iter().find(|x| {
@@ -1576,13 +2073,10 @@ fn analyse(
                     Some(FirstArg::Key(n)) => format!("KEYS[{n}]"),
                     Some(FirstArg::Arg(n)) => format!("ARGV[{n}]"),
                     _ if c.command.channel => {
-                        return Err((
-                            c.line,
-                            format!(
-                                "`{}` publishes to a channel: pass it as a literal `ARGV[n]`, so that the ACL check names it",
-                                c.command.name
-                            ),
-                        ));
+                        return Err(c.fault(format!(
+                            "`{}` publishes to a channel: pass it as a literal `ARGV[n]`, so that the ACL check names it",
+                            c.command.name
+                        )));
                     }
                     _ => "KEYS[1]".to_string(),
                 };
@@ -1600,12 +2094,14 @@ fn analyse(
     // than reads that accept any type) either is safe — a command that
     // checks the declared type, which no write can precede but writes that
     // are such commands on the same key (a loop of them) — or comes after a
-    // safe access that runs unconditionally.
-    let computed: Vec<usize> = body
+    // safe access that runs unconditionally. An access is placed by its
+    // `KEYS` token and, for the commands of an included function called
+    // with it, by their order in the function.
+    let computed: Vec<(usize, usize)> = body
         .keys
         .iter()
         .filter(|u| u.index.is_none() && !u.length && !u.in_error_reply)
-        .map(|u| u.at)
+        .map(|u| (u.at, 0))
         .collect();
     let mut type_checked = Vec::with_capacity(spec.keys.len());
     for (ki, key) in spec.keys.iter().enumerate() {
@@ -1621,27 +2117,36 @@ fn analyse(
         let declared = key.types[0];
         let checks_key =
             |c: &CallSite| c.first == FirstArg::Key(n) && c.command.checks == Some(declared);
-        // (token, safe, safe and unconditional)
-        let mut accesses: Vec<(usize, bool, bool)> = Vec::new();
+        // (place, safe, safe and unconditional)
+        let mut accesses: Vec<((usize, usize), bool, bool)> = Vec::new();
         for u in body
             .keys
             .iter()
             .filter(|u| u.index == Some(n) && !u.in_error_reply)
         {
-            let call = body
+            let calls: Vec<(usize, &CallSite)> = body
                 .calls
                 .iter()
-                .find(|c| c.first == FirstArg::Key(n) && c.at + 6 == u.at);
-            match call {
-                Some(c) if checks_key(c) => {
-                    let safe = writes
-                        .iter()
-                        .all(|w| checks_key(w) || !structure.may_follow(w.at, c.at));
-                    accesses.push((u.at, safe, safe && unconditional(toks, structure, c.at)));
+                .filter(|c| c.first == FirstArg::Key(n) && c.key_at == Some(u.at))
+                .enumerate()
+                .collect();
+            if u.include_arg == Some(true) || (calls.is_empty() && u.include_arg.is_none()) {
+                // Used where the checker does not follow it.
+                accesses.push(((u.at, 0), false, false));
+            }
+            for (order, c) in calls {
+                let place = (u.at, order);
+                if checks_key(c) {
+                    let safe = !c.after_own_write
+                        && writes
+                            .iter()
+                            .all(|w| checks_key(w) || !structure.may_follow(w.at, c.at));
+                    let top = safe && c.unconditional_in_fn && unconditional(toks, structure, c.at);
+                    accesses.push((place, safe, top));
+                } else if c.command.write || c.command.checks.is_some() {
+                    accesses.push((place, false, false));
                 }
-                // A read that accepts any type can neither fail nor write.
-                Some(c) if !c.command.write && c.command.checks.is_none() => {}
-                _ => accesses.push((u.at, false, false)),
+                // (A read that accepts any type can neither fail nor write.)
             }
         }
         accesses.extend(computed.iter().map(|&at| (at, false, false)));
@@ -1654,12 +2159,17 @@ fn analyse(
     Ok(())
 }
 
-/// Lists `<pattern>/<op>.lua` files under `root`, sorted, as relative paths.
+/// The folder of the includes under `lua/` (no pattern has that name).
+pub const INCLUDES: &str = "includes";
+
+/// Lists `<pattern>/<op>.lua` files under `root` (not the includes under
+/// `root/includes`), sorted, as relative paths.
 pub fn list_scripts(root: &Path) -> Result<Vec<(String, PathBuf)>, HeaderError> {
     let io = |p: &Path, e: std::io::Error| HeaderError {
         file: p.display().to_string(),
         line: 0,
         message: e.to_string(),
+        included_by: None,
     };
     let mut out = Vec::new();
     let mut dirs: Vec<_> = std::fs::read_dir(root)
@@ -1669,12 +2179,16 @@ pub fn list_scripts(root: &Path) -> Result<Vec<(String, PathBuf)>, HeaderError> 
     dirs.sort_by_key(|d| d.file_name());
     for dir in dirs {
         let path = dir.path();
+        if dir.file_name() == INCLUDES {
+            continue;
+        }
         if path.is_file() {
             if path.extension().is_some_and(|e| e == "lua") {
                 return Err(HeaderError {
                     file: path.display().to_string(),
                     line: 0,
                     message: "a script lives at lua/<pattern>/<op>.lua".into(),
+                    included_by: None,
                 });
             }
             continue;
@@ -1704,17 +2218,136 @@ pub fn sha1_hex(bytes: &[u8]) -> String {
     sha1_smol::Sha1::from(bytes).digest().to_string()
 }
 
-/// Parses every script under `root`, sorted by name.
+/// The text of `path` (`lua/<rel>`).
+fn read_lua(path: &Path, rel: &str) -> Result<String, HeaderError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| HeaderError::in_lua(rel, 0, format!("not readable as UTF-8 text: {e}")))
+}
+
+/// Parses every include under `root/includes` (none when there is no such
+/// folder), sorted by name; refuses two that define one function name and
+/// an include that calls another's function.
+pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
+    let dir = root.join(INCLUDES);
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let io = |e: std::io::Error| HeaderError::in_lua(INCLUDES, 0, e.to_string());
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(io)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(io)?;
+    files.sort_by_key(|f| f.file_name());
+    let mut pending: Vec<(String, String)> = Vec::new();
+    for f in files {
+        let rel = format!("{INCLUDES}/{}", f.file_name().to_string_lossy());
+        let source = read_lua(&f.path(), &rel)?;
+        pending.push((rel, source));
+    }
+    // An include's own INCLUDE lines: (name, line).
+    let wants = |source: &str| -> Vec<(String, usize)> {
+        source
+            .lines()
+            .enumerate()
+            .take_while(|(_, l)| l.starts_with("--"))
+            .filter_map(|(i, l)| Some((l.strip_prefix("-- INCLUDE ")?.trim().to_string(), i + 1)))
+            .collect()
+    };
+    let stem = |rel: &str| {
+        rel.trim_start_matches("includes/")
+            .trim_end_matches(".lua")
+            .to_string()
+    };
+    // Parsed after the includes they include.
+    let mut includes: Vec<Include> = Vec::new();
+    while !pending.is_empty() {
+        let ready = pending.iter().position(|(_, src)| {
+            wants(src)
+                .iter()
+                .all(|(n, _)| includes.iter().any(|i| &i.name == n))
+        });
+        let Some(k) = ready else {
+            let (rel, src) = &pending[0];
+            if let Some((n, line)) = wants(src)
+                .into_iter()
+                .find(|(n, _)| pending.iter().any(|(r, _)| stem(r) == *n))
+            {
+                return Err(HeaderError::in_lua(
+                    rel,
+                    line,
+                    format!("include `{n}` includes this one again: includes form no cycle"),
+                ));
+            }
+            // (Refused: an include it names is missing.)
+            let inc = parse_include_with(rel, src, &includes)?;
+            includes.push(inc);
+            pending.remove(0);
+            continue;
+        };
+        let (rel, src) = pending.remove(k);
+        let inc = parse_include_with(&rel, &src, &includes)?;
+        includes.push(inc);
+    }
+    includes.sort_by(|a, b| a.name.cmp(&b.name));
+    for (i, inc) in includes.iter().enumerate() {
+        let at = |line: usize, message: String| HeaderError::in_lua(&inc.file, line, message);
+        for f in &inc.functions {
+            if let Some(other) = includes[..i].iter().find(|o| o.function(&f.name).is_some()) {
+                return Err(at(
+                    f.line,
+                    format!(
+                        "function `{}` is also defined by lua/{}",
+                        f.name, other.file
+                    ),
+                ));
+            }
+        }
+        for (name, line) in &inc.called {
+            if let Some(other) = includes.iter().find(|o| o.function(name).is_some()) {
+                return Err(at(
+                    *line,
+                    format!(
+                        "`{name}` is a function of lua/{}: add `-- INCLUDE {}` to this include's header",
+                        other.file, other.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(includes)
+}
+
+/// Parses every script under `root`, sorted by name, with the includes
+/// under `root/includes`; refuses an include that no script names.
 pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
+    let includes = parse_includes(root)?;
     let mut specs = Vec::new();
     for (rel, path) in list_scripts(root)? {
-        let source = std::fs::read_to_string(&path).map_err(|e| HeaderError {
-            file: format!("lua/{rel}"),
-            line: 0,
-            message: format!("not readable as UTF-8 text: {e}"),
-        })?;
-        specs.push(parse_script(&rel, &source)?);
+        let source = read_lua(&path, &rel)?;
+        specs.push(parse_script_with(&rel, &source, &includes)?);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
+    // Included by a script, or by an include that is.
+    let mut used: Vec<&str> = specs
+        .iter()
+        .flat_map(|s| s.includes.iter().map(String::as_str))
+        .collect();
+    let mut k = 0;
+    while k < used.len() {
+        if let Some(inc) = includes.iter().find(|i| i.name == used[k]) {
+            used.extend(inc.includes.iter().map(String::as_str));
+        }
+        k += 1;
+    }
+    if let Some(unused) = includes.iter().find(|i| !used.contains(&i.name.as_str())) {
+        return Err(HeaderError::in_lua(
+            &unused.file,
+            1,
+            format!(
+                "no script includes it: add `-- INCLUDE {}` to a header, or delete the file",
+                unused.name
+            ),
+        ));
+    }
     Ok(specs)
 }

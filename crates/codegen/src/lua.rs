@@ -353,12 +353,27 @@ impl Structure {
                 .any(|b| self.blocks[b].kind == BlockKind::Loop && self.encloses(b, w))
     }
 
-    /// Whether token `i` runs every time the body runs up to it: it is at
-    /// the top level, or in the condition of a top-level `if`.
-    pub fn at_top(&self, i: usize) -> bool {
+    /// Whether, in one run of the function around both tokens (a function
+    /// that defines no other), the code at `s` may run after the code at
+    /// `w`: as [`Structure::may_follow`], but for a call of that function.
+    pub fn may_follow_within(&self, w: usize, s: usize) -> bool {
+        if self.shielded(w, s) {
+            return false;
+        }
+        w < s
+            || self
+                .enclosing(s)
+                .any(|b| self.blocks[b].kind == BlockKind::Loop && self.encloses(b, w))
+    }
+
+    /// Whether token `i` runs every time the block `top` (`None`: the
+    /// body) runs up to it: it is directly in `top`, or in the condition of
+    /// an `if` directly in `top`.
+    pub fn at_top_of(&self, i: usize, top: Option<usize>) -> bool {
         match self.inner[i] {
-            None => true,
-            Some(b) => self.blocks[b].kind == BlockKind::If && self.blocks[b].parent.is_none(),
+            b if b == top => true,
+            Some(b) => self.blocks[b].kind == BlockKind::If && self.blocks[b].parent == top,
+            None => false,
         }
     }
 }

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use redis_patterns_codegen::{
-    ArgType, Bound, Idempotency, KeyType, generate, library, parse_dir, parse_script,
+    ArgType, Bound, HeaderError, Idempotency, Include, KeyType, generate, library, parse_dir,
+    parse_include, parse_include_with, parse_script, parse_script_with,
 };
 
 use redis_patterns_codegen::sha1_hex as sha1;
@@ -161,6 +162,14 @@ fn fixture_specs_are_parsed_as_declared() {
 }
 
 const GOOD_HEAD: &str = "#!lua\n--- Summary\n";
+
+/// The generated ACL checks of `spec`: (command, the key or channel probed).
+fn acl_of(spec: &redis_patterns_codegen::ScriptSpec) -> Vec<(&str, &str)> {
+    spec.acl_checks
+        .iter()
+        .map(|a| (a.command.name, a.key.as_str()))
+        .collect()
+}
 const RO_HEAD: &str = "#!lua flags=no-writes\n--- Summary\n";
 
 /// Parses `body` as `lua/p/op.lua` and returns the error's (line, message).
@@ -660,11 +669,7 @@ fn a_channel_command_is_probed_with_its_own_channel() {
     let spec = parse_script("p/op.lua", &format!("{head}{body}")).expect("valid");
     // SPUBLISH runs after a write: its ACL check asks about the channel the
     // body publishes to (ARGV[2]), not about a key.
-    let acl: Vec<(&str, &str)> = spec
-        .acl_checks
-        .iter()
-        .map(|a| (a.command.name, a.key.as_str()))
-        .collect();
+    let acl = acl_of(&spec);
     assert_eq!(acl, [("DEL", "KEYS[1]"), ("SPUBLISH", "ARGV[2]")]);
     let shipped = spec.shipped();
     assert!(shipped.contains("redis.acl_check_cmd('SPUBLISH', ARGV[2])"));
@@ -696,4 +701,290 @@ fn a_channel_command_is_probed_with_its_own_channel() {
         12,
         "pass it as a literal `ARGV[n]`",
     );
+}
+
+/// The include of most tests below: one function that reads and writes
+/// what the script passes it.
+const LEASE: &str = "--- Lease\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n\nlocal function lease(key, member, ends)\n  if not ends then\n    return redis.error_reply('BADARG ends is not a number')\n  end\n  local had = redis.call('ZSCORE', key, member)\n  redis.call('ZADD', key, ends, member)\n  return had\nend\n";
+
+fn lease() -> Include {
+    parse_include("includes/lease.lua", LEASE).expect("a valid include")
+}
+
+/// A script `lua/p/op.lua` over one zset key, with `head` (header lines
+/// after KEYS and ARGV) and `body`.
+fn with_lease(head: &str, body: &str) -> Result<redis_patterns_codegen::ScriptSpec, HeaderError> {
+    parse_script_with(
+        "p/op.lua",
+        &format!(
+            "{GOOD_HEAD}-- KEYS[1] k zset rw: a key\n-- ARGV[1] m string: a member\n-- ARGV[2] ends integer 1..9: when\n-- RETURNS integer: x\n{head}{body}"
+        ),
+        &[lease()],
+    )
+}
+
+#[test]
+fn an_include_is_inlined_after_the_generated_checks() {
+    let root = fixtures().join("with_includes/lua");
+    let specs = parse_dir(&root).expect("fixture headers are valid");
+    let [spec] = specs.as_slice() else {
+        panic!("one script")
+    };
+    assert_eq!(spec.includes, ["lease"]);
+    golden(
+        &format!("shipped_with_includes/{}.golden", spec.file),
+        &spec.shipped(),
+    );
+    let include = std::fs::read_to_string(root.join("includes/lease.lua")).expect("fixture");
+    let source = std::fs::read_to_string(root.join("demo/lease.lua")).expect("fixture");
+    // Shipped: header, checks, the include's body between markers, body.
+    let shipped = spec.shipped();
+    let function = &include[include.find("-- (A fixture").expect("body")..];
+    let inlined = format!(
+        "-- included from lua/includes/lease.lua (crates/codegen: INCLUDE lease)\n{function}-- end of lua/includes/lease.lua\n"
+    );
+    assert_eq!(spec.inlined, inlined);
+    assert_eq!(
+        shipped,
+        format!(
+            "{}{}{inlined}{}",
+            &source[..spec.body_offset],
+            spec.checks(),
+            &source[spec.body_offset..]
+        )
+    );
+    assert_eq!(spec.sha1_hex, sha1(shipped.as_bytes()));
+    // The function's commands count where the body calls it: ZADD and
+    // PEXPIREAT write, ZRANGE runs after ZADD (ACL-checked like them).
+    let acl: Vec<&str> = spec.acl_checks.iter().map(|a| a.command.name).collect();
+    assert_eq!(acl, ["PEXPIREAT", "ZADD", "ZRANGE"]);
+    assert!(shipped.contains("redis.acl_check_cmd('ZADD', KEYS[1])"));
+    // The Functions library has the same bytes.
+    let lib = library(&specs).expect("one function");
+    let (_, body) = shipped.split_once('\n').expect("a shebang line");
+    assert!(lib.contains(body));
+}
+
+/// Asserts that `with_lease(head, body)` is refused at `file:line` with a
+/// message containing `needle`; returns the refusal.
+fn lease_refused(head: &str, body: &str, (file, line): (&str, usize), needle: &str) -> HeaderError {
+    let e = with_lease(head, body).expect_err("must be refused");
+    assert!(e.message.contains(needle), "{e}");
+    assert_eq!((e.file.as_str(), e.line), (file, line), "{e}");
+    e
+}
+
+const CALL: &str = "return lease(KEYS[1], ARGV[1], ARGV[2]) and 1 or 0\n";
+const SCRIPT: &str = "lua/p/op.lua";
+
+#[test]
+fn a_missing_or_unused_include_is_refused() {
+    let head = "-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- IDEMPOTENT yes: x\n";
+    let at = |line| (SCRIPT, line);
+    assert!(with_lease(&format!("{head}-- INCLUDE lease\n"), CALL).is_ok());
+    let nope = format!("{head}-- INCLUDE nope\n");
+    let missing = "include `nope` not found: there is no lua/includes/nope.lua";
+    lease_refused(&nope, CALL, at(11), missing);
+    // Listed, but no function of it called; called, but not listed.
+    let unused = "-- WRITES ZADD\n-- IDEMPOTENT yes: x\n-- INCLUDE lease\n";
+    let zadd = "return redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])\n";
+    lease_refused(
+        unused,
+        zadd,
+        at(9),
+        "none of its functions (`lease`) is called",
+    );
+    lease_refused(head, CALL, at(11), "add `-- INCLUDE lease` to the header");
+    let twice = format!("{head}-- INCLUDE lease\n-- INCLUDE lease\n");
+    lease_refused(&twice, CALL, at(12), "listed twice");
+    // A file under lua/includes/ that no script includes fails the build.
+    let dir = std::env::temp_dir().join(format!("rp-codegen-includes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("includes")).expect("temp dir");
+    std::fs::create_dir_all(dir.join("p")).expect("temp dir");
+    std::fs::write(dir.join("includes/lease.lua"), LEASE).expect("write");
+    let one = "#!lua flags=no-writes\n--- One\n-- RETURNS integer: 1\nreturn 1\n";
+    std::fs::write(dir.join("p/op.lua"), one).expect("write");
+    let e = parse_dir(&dir).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "lua/includes/lease.lua:1: no script includes it: add `-- INCLUDE lease` to a header, or delete the file"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_an_include_calls_and_raises_the_script_declares() {
+    let include = |line| ("lua/includes/lease.lua", line);
+    // ZSCORE (the include's READS) is not in the script's READS: refused
+    // at the include's line, naming the script that includes it.
+    let no_reads = "-- WRITES ZADD\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n";
+    let e = lease_refused(no_reads, CALL, include(10), "`ZSCORE`");
+    assert_eq!(e.included_by.as_deref(), Some("lua/p/op.lua"));
+    assert_eq!(
+        e.to_string(),
+        "lua/includes/lease.lua:10 (included by lua/p/op.lua): `ZSCORE` is called here but not listed in the including script's `-- READS`"
+    );
+    // Its error codes likewise.
+    let no_errors = "-- WRITES ZADD\n-- READS ZSCORE\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n";
+    lease_refused(
+        no_errors,
+        CALL,
+        include(8),
+        "`BADARG` is raised here but not listed",
+    );
+    // Listed by the script, called by neither body nor include.
+    let get = "-- WRITES ZADD\n-- READS GET ZSCORE\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n";
+    let never = "`GET` is listed in `-- READS` but never called";
+    lease_refused(get, CALL, (SCRIPT, 8), never);
+    // The include's BADARG names `ends`: a name the script must have.
+    let e = parse_script_with(
+        "p/op.lua",
+        &format!(
+            "{GOOD_HEAD}-- KEYS[1] k zset rw: a key\n-- ARGV[1] m string: a member\n-- ARGV[2] until integer 1..9: when\n-- RETURNS integer: x\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\n{CALL}"
+        ),
+        &[lease()],
+    )
+    .unwrap_err();
+    assert_eq!((e.file.as_str(), e.line), include(8));
+    assert!(e.message.contains("not `ends`"), "{e}");
+}
+
+#[test]
+fn an_included_function_is_analysed_where_the_body_calls_it() {
+    let head = "-- WRITES DEL ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- INCLUDE lease\n-- IDEMPOTENT no: x\n";
+    // Called first: ZSCORE runs before any write (no ACL check), ZADD is a
+    // write (checked). ZSCORE checks the key's type, but only after the
+    // function's early return (the body goes on after it): TYPE stays.
+    let spec = with_lease(
+        head,
+        "local had = lease(KEYS[1], ARGV[1], ARGV[2])\nredis.call('DEL', KEYS[1])\nreturn had and 1 or 0\n",
+    )
+    .expect("valid");
+    let acl = acl_of(&spec);
+    assert_eq!(acl, [("DEL", "KEYS[1]"), ("ZADD", "KEYS[1]")]);
+    assert_eq!(spec.type_checked, [true]);
+    // Called after a write: its ZSCORE may run after one (ACL-checked).
+    let spec = with_lease(
+        head,
+        "redis.call('DEL', KEYS[1])\nreturn lease(KEYS[1], ARGV[1], ARGV[2]) and 1 or 0\n",
+    )
+    .expect("valid");
+    let acl: Vec<&str> = spec.acl_checks.iter().map(|a| a.command.name).collect();
+    assert_eq!(acl, ["DEL", "ZADD", "ZSCORE"]);
+    // A key of another type: refused at the include's command.
+    let e = parse_script_with(
+        "p/op.lua",
+        &format!(
+            "{GOOD_HEAD}-- KEYS[1] k hash rw: a key\n-- ARGV[1] m string: a member\n-- ARGV[2] ends integer 1..9: when\n-- RETURNS integer: x\n{head}return lease(KEYS[1], ARGV[1], ARGV[2]) and 1 or 0\n"
+        )
+        .replace("DEL ", ""),
+        &[lease()],
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "lua/includes/lease.lua:10 (included by lua/p/op.lua): KEYS[1] `k` is declared hash but `ZSCORE` works on a zset (in `lease`, called at line 12)"
+    );
+}
+
+#[test]
+fn includes_hold_only_checked_local_functions() {
+    let bad = |source: &str, line: usize, needle: &str| {
+        let e = parse_include("includes/x.lua", source).expect_err("must be refused");
+        assert_eq!(e.file, "lua/includes/x.lua");
+        assert!(e.message.contains(needle), "{e}");
+        assert_eq!(e.line, line, "{e}");
+    };
+    assert!(
+        parse_include(
+            "includes/x.lua",
+            "--- X\nlocal function f(a)\n  return a\nend\n"
+        )
+        .is_ok()
+    );
+    bad("#!lua\n--- X\n", 1, "`--- <summary>`");
+    bad("--- X\n-- INCLUDE y\n", 2, "include `y` not found");
+    bad("--- X\nlocal x = 1\n", 2, "only `local function");
+    bad(
+        "--- X\nlocal function f(key)\n  return KEYS[1]\nend\n",
+        3,
+        "no KEYS or ARGV",
+    );
+    bad(
+        "--- X\nlocal function f(key)\n  return redis.call('GET', key)\nend\n",
+        3,
+        "`GET` is called but not listed in `-- READS`",
+    );
+    bad(
+        "--- X\n-- READS GET TYPE\nlocal function f(key)\n  return redis.call('GET', key)\nend\n",
+        2,
+        "`TYPE` is listed in `-- READS` but never called",
+    );
+    bad(
+        "--- X\nlocal function f(a)\n  return a\nend\nlocal function g(a)\n  return f(a)\nend\n",
+        6,
+        "its functions call none of its own",
+    );
+    bad(
+        "--- X\n-- ERRORS BADARG\nlocal function f(a)\n  return redis.error_reply('BADARG ' .. a:upper())\nend\n",
+        4,
+        "a BADARG detail starts with a name, or with a parameter",
+    );
+}
+
+#[test]
+fn an_include_may_include_another_inlined_once_before_it() {
+    let inner = lease();
+    let outer_src = "--- Lease twice\n-- INCLUDE lease\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n\nlocal function twice(key, a, b, ends)\n  return lease(key, a, ends) or lease(key, b, ends)\nend\n";
+    let outer = parse_include_with(
+        "includes/twice.lua",
+        outer_src,
+        std::slice::from_ref(&inner),
+    )
+    .expect("valid");
+    assert_eq!(outer.includes, ["lease"]);
+    // What the inner include calls and raises, the outer one declares.
+    let e = parse_include_with(
+        "includes/twice.lua",
+        &outer_src.replace("-- READS ZSCORE\n", ""),
+        std::slice::from_ref(&inner),
+    )
+    .unwrap_err();
+    assert_eq!(e.line, 7);
+    assert!(
+        e.message
+            .contains("`ZSCORE` is called but not listed in `-- READS`"),
+        "{e}"
+    );
+    let e = parse_include_with(
+        "includes/twice.lua",
+        &outer_src.replace("-- ERRORS BADARG\n", ""),
+        std::slice::from_ref(&inner),
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("`BADARG` (raised by include `lease`)"),
+        "{e}"
+    );
+    // A script that includes both ships the inner one once, first.
+    let spec = parse_script_with(
+        "p/op.lua",
+        &format!(
+            "{GOOD_HEAD}-- KEYS[1] k zset rw: a key\n-- ARGV[1] ends integer 1..9: when\n-- RETURNS integer: x\n-- WRITES ZADD\n-- READS ZSCORE\n-- ERRORS BADARG\n-- INCLUDE twice\n-- INCLUDE lease\n-- IDEMPOTENT yes: x\nreturn (twice(KEYS[1], 'a', 'b', ARGV[1]) or lease(KEYS[1], 'c', ARGV[1])) and 1 or 0\n"
+        ),
+        &[inner, outer],
+    )
+    .expect("valid");
+    assert_eq!(spec.inlined.matches("-- included from").count(), 2);
+    let at = |name: &str| {
+        spec.inlined
+            .find(&format!("local function {name}("))
+            .expect(name)
+    };
+    assert!(at("lease") < at("twice"));
+    // The inner function's commands reach the script through the outer one:
+    // on its key, with its type checked by them.
+    let acl = acl_of(&spec);
+    assert_eq!(acl, [("ZADD", "KEYS[1]"), ("ZSCORE", "KEYS[1]")]);
 }

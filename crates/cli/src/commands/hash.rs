@@ -275,7 +275,19 @@ struct ImportSummary {
     rejections: Vec<Rejected>,
     resent_batches: u64,
     seconds: f64,
+    /// The process's peak resident memory (`VmHWM`), where the system
+    /// reports it: a streamed import stays flat whatever the file's size.
+    peak_rss_kib: Option<u64>,
     complete: bool,
+}
+
+/// `VmHWM` of `/proc/self/status` in KiB (Linux); `None` elsewhere.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 impl ImportSummary {
@@ -305,6 +317,9 @@ impl ImportSummary {
             }
             lines.push(format!("resent_batches {}", self.resent_batches));
             lines.push(format!("seconds {:.3}", self.seconds));
+            if let Some(kib) = self.peak_rss_kib {
+                lines.push(format!("peak_rss_kib {kib}"));
+            }
             lines
         });
     }
@@ -414,6 +429,7 @@ pub fn import(args: ImportArgs) -> CliResult {
                 .collect(),
             resent_batches: bulk.resent,
             seconds: started.elapsed().as_secs_f64(),
+            peak_rss_kib: peak_rss_kib(),
             complete,
         }
     };
