@@ -5,9 +5,14 @@
 
 use std::time::Duration;
 
-use redis::{Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+#[cfg(feature = "cluster")]
+use redis::IntoConnectionInfo;
+use redis::{Cmd, ConnectionAddr, ConnectionInfo, Value};
 
-use super::batch::{Addr, Target};
+use super::batch::Addr;
+#[cfg(feature = "cluster")]
+use super::batch::Target;
+#[cfg(feature = "cluster")]
 use super::slots::SlotMap;
 use crate::error::{Error, Result};
 
@@ -99,6 +104,7 @@ pub(crate) fn node_key(info: &ConnectionInfo) -> Addr {
     addr_of(info).unwrap_or_else(|| (info.addr().to_string(), 0))
 }
 
+#[cfg(feature = "cluster")]
 /// The nodes a cluster connection starts from, the first of which says how
 /// to reach every other (credentials, TLS).
 pub(crate) struct Seeds {
@@ -106,6 +112,7 @@ pub(crate) struct Seeds {
     pub(crate) base: ConnectionInfo,
 }
 
+#[cfg(feature = "cluster")]
 impl Seeds {
     /// The seeds of `nodes`: at least one.
     pub(crate) fn of<T: IntoConnectionInfo>(nodes: impl IntoIterator<Item = T>) -> Result<Self> {
@@ -150,11 +157,13 @@ pub(crate) fn to_slot_node(slot: u16) -> redis::cluster_routing::RoutingInfo {
     )))
 }
 
+#[cfg(feature = "cluster")]
 /// Every node seen (the seeds and the slot maps' nodes), in the order they
 /// are asked for the slot map: the one that answered last comes first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Known(Vec<Addr>);
 
+#[cfg(feature = "cluster")]
 impl Known {
     /// The seeds' addresses (none without seeds).
     pub(crate) fn of(own: Option<&Seeds>) -> Self {
@@ -191,7 +200,6 @@ impl Known {
 
     /// The seeds of a cluster client: `own` seeds, then every node known
     /// since (same credentials as the first); none without seeds.
-    #[cfg(feature = "cluster")]
     pub(crate) fn with_seeds(&self, own: &Option<Seeds>) -> Vec<ConnectionInfo> {
         let Some(own) = own else {
             return Vec::new();
@@ -207,6 +215,7 @@ impl Known {
     }
 }
 
+#[cfg(feature = "cluster")]
 /// A node's `CLUSTER SLOTS` reply as a slot map; one that names no slot is
 /// refused too.
 pub(crate) fn read_map(reply: Result<Value>) -> Result<SlotMap> {
@@ -216,11 +225,13 @@ pub(crate) fn read_map(reply: Result<Value>) -> Result<SlotMap> {
     }
 }
 
+#[cfg(feature = "cluster")]
 /// Whether the slot map must be read before `slots` can be routed.
 pub(crate) fn needs_map(map: &SlotMap, slots: &[Option<u16>]) -> bool {
     map.is_empty() && slots.iter().any(Option::is_some)
 }
 
+#[cfg(feature = "cluster")]
 /// Where each command goes by `map`: the primary of its slot, or the
 /// router (no key, or a slot the map does not cover).
 pub(crate) fn route(map: &SlotMap, slots: &[Option<u16>]) -> Vec<Target> {
@@ -233,6 +244,7 @@ pub(crate) fn route(map: &SlotMap, slots: &[Option<u16>]) -> Vec<Target> {
         .collect()
 }
 
+#[cfg(feature = "cluster")]
 /// The node that serves `slot` by `map`, and how to reach it from `base`.
 pub(crate) fn serving(
     base: &ConnectionInfo,

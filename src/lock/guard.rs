@@ -66,7 +66,9 @@ impl Renewals {
         self.lock.extend(&self.lease.token, self.lock.lease())
     }
 
-    /// The release when the guard goes.
+    /// The release when the guard goes (the task's; the thread's guard
+    /// releases itself).
+    #[cfg(feature = "tokio")]
     pub(crate) fn release(&self) -> Op<bool> {
         self.lock.release(&self.lease.token)
     }
@@ -133,6 +135,7 @@ macro_rules! holder_accessors {
         }
     };
 }
+#[cfg(feature = "tokio")]
 pub(crate) use holder_accessors;
 
 #[derive(Default)]
