@@ -18,7 +18,7 @@ use redis_patterns::bloom::{
 use redis_patterns::core::Allocator;
 use redis_patterns::{Batch, Error, ErrorKind, Op, scripts};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
-use support::Driver;
+use support::{Driver, owner};
 
 fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("{prefix}{i}")).collect()
@@ -1210,20 +1210,6 @@ fn check_php_trace(t: &JsHashTrace) {
     assert_eq!(&t.single[..3], &[true, false, true]);
     assert!(t.found[..200].iter().all(|&b| b));
     assert!(t.bits >= 190);
-}
-
-/// The node that owns `key` (only it answers without MOVED).
-fn owner(cluster: &LocalCluster, key: &str) -> usize {
-    cluster
-        .nodes()
-        .iter()
-        .position(|n| {
-            redis::cmd("EXISTS")
-                .arg(key)
-                .query::<i64>(&mut n.connection())
-                .is_ok()
-        })
-        .expect("some node owns every slot")
 }
 
 /// [`pregrow`] on the node of the cluster that owns `key`.

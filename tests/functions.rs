@@ -17,7 +17,7 @@ use redis_patterns::core::CallMode;
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns::{Batch, ErrorKind, ServerErrorKind, functions};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
-use support::Driver;
+use support::{Driver, key_on};
 
 const MODE: CallMode = CallMode::Functions;
 
@@ -390,20 +390,6 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
     }
 }
 
-/// A key whose slot `node` (a primary of `cluster`) serves.
-fn key_on(cluster: &LocalCluster, node: usize) -> String {
-    let mut con = cluster.nodes()[node].connection();
-    (0..)
-        .map(|i| format!("k{{{i}}}"))
-        .find(|k| {
-            redis::cmd("GET")
-                .arg(k)
-                .query::<Option<String>>(&mut con)
-                .is_ok()
-        })
-        .expect("some key lives on every primary")
-}
-
 #[test]
 fn load_reaches_every_primary_and_the_replicas_get_it() {
     let cluster = LocalCluster::builder()
@@ -441,7 +427,7 @@ fn load_reaches_every_primary_and_the_replicas_get_it() {
     // FCALL_RO straight to each replica (READONLY: serve reads of the
     // primary's slots) runs there.
     for &n in &primaries {
-        let key = key_on(&cluster, n);
+        let key = key_on(&cluster.nodes()[n], "k");
         let mut con = cluster.nodes()[n].connection();
         let fence: i64 = redis::cmd("FCALL")
             .arg("lock_acquire")
@@ -460,7 +446,7 @@ fn load_reaches_every_primary_and_the_replicas_get_it() {
         let served = primaries
             .iter()
             .filter(|&&p| {
-                let key = key_on(&cluster, p);
+                let key = key_on(&cluster.nodes()[p], "k");
                 let (mut left, mut moved) = (0, false);
                 eventually("replication of the lock", || {
                     match redis::cmd("FCALL_RO")

@@ -242,6 +242,37 @@ pub fn without_generated_checks(shipped: &str) -> Option<String> {
     Some(format!("{}{}", &shipped[..begin], &shipped[end..]))
 }
 
+/// A key `{prefix}{N}` (N in braces, the hash tag) whose slot the primary
+/// `node` of a cluster serves: the first that `node` answers a `GET` of
+/// instead of redirecting.
+pub fn key_on(node: &LocalServer, prefix: &str) -> String {
+    let mut con = node.connection();
+    (0..)
+        .map(|i| format!("{prefix}{{{i}}}"))
+        .find(|k| {
+            redis::cmd("GET")
+                .arg(k)
+                .query::<Option<String>>(&mut con)
+                .is_ok()
+        })
+        .expect("every primary serves some key")
+}
+
+/// The node of `cluster` that owns `key`'s slot (an index into
+/// `cluster.nodes()`): the one that answers a command on it without `MOVED`.
+pub fn owner(cluster: &LocalCluster, key: &str) -> usize {
+    cluster
+        .nodes()
+        .iter()
+        .position(|n| {
+            redis::cmd("EXISTS")
+                .arg(key)
+                .query::<i64>(&mut n.connection())
+                .is_ok()
+        })
+        .expect("some node owns every slot")
+}
+
 /// Runs `body` through both drivers on a fresh server, then through both
 /// drivers on a fresh three-node cluster.
 pub fn on_server_and_cluster(body: impl Fn(&mut Driver)) {

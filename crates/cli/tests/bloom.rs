@@ -1,10 +1,11 @@
 //! `redis-patterns bloom load` driven as a binary.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
 use redis_patterns::bloom::{Bloom, JsHashBloom};
-use support::Driver;
+use support::{Driver, owner};
 
 /// Runs `redis-patterns bloom load NAME FILE ARGS.. --url URL`; (success, stdout, stderr).
 fn cli_load(
@@ -13,18 +14,10 @@ fn cli_load(
     file: &std::path::Path,
     args: &[&str],
 ) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
-        .args(["bloom", "load", name])
-        .arg(file)
-        .args(args)
-        .args(["--url", url])
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut all = vec!["bloom", "load", name, file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let run = common::cli(url, &all);
+    (run.ok(), run.stdout, run.stderr)
 }
 
 #[test]
@@ -132,21 +125,6 @@ fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("{prefix}{i}")).collect()
 }
 
-/// The cluster node that owns `key`'s slot (index into `cluster.nodes()`):
-/// the one that answers a command on it instead of redirecting.
-fn owner(cluster: &redis_patterns_test_support::LocalCluster, key: &str) -> usize {
-    cluster
-        .nodes()
-        .iter()
-        .position(|n| {
-            redis::cmd("EXISTS")
-                .arg(key)
-                .query::<i64>(&mut n.connection())
-                .is_ok()
-        })
-        .expect("some node owns every slot")
-}
-
 #[test]
 fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
     let cluster = support::cluster();
@@ -157,7 +135,6 @@ fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
     let path = dir.join("lines.txt");
     let lines = items("line", 0..3000);
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let bin = env!("CARGO_BIN_EXE_redis-patterns");
     for args in [
         &[
             "cli-wide",
@@ -172,19 +149,13 @@ fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
         ][..],
         &["bloom_cli", "--jshash"][..],
     ] {
-        let out = std::process::Command::new(bin)
-            .args(["bloom", "load", args[0]])
-            .arg(&path)
-            .args(&args[1..])
-            .args(["--batch", "500", "--url", &cluster.nodes()[0].url()])
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout} {}",
-            String::from_utf8_lossy(&out.stderr)
+        let (ok, stdout, stderr) = cli_load(
+            &cluster.nodes()[0].url(),
+            args[0],
+            &path,
+            &[&args[1..], &["--batch", "500"]].concat(),
         );
+        assert!(ok, "{stdout} {stderr}");
         assert!(stdout.contains("last position done: 3000"), "{stdout}");
     }
     let url = cluster.nodes()[0].url();

@@ -6,6 +6,7 @@
 //! processes. Needs python3 with redis-py (and jsonschema) on PYTHONPATH and
 //! php-cli with php-redis; `.ci/run` installs them.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
@@ -24,37 +25,10 @@ use redis_patterns::signin::SignIn;
 use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Connection, Request};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{export, repo_root, temp_dir};
 
 fn scripts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "redis-patterns-clients-{tag}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
-
-/// `redis-patterns export [--lang LANG] DIR`.
-fn export(lang: Option<&str>, dir: &Path) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_redis-patterns"));
-    cmd.arg("export");
-    if let Some(lang) = lang {
-        cmd.args(["--lang", lang]);
-    }
-    let out = cmd.arg(dir).output().expect("run export");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn python_path(dir: &Path) -> String {
@@ -504,12 +478,7 @@ fn key_table() -> String {
 
 #[test]
 fn readme_key_templates_match_the_contracts() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
-    let table = readme
-        .split("<!-- key-templates -->\n")
-        .nth(1)
-        .and_then(|rest| rest.split("<!-- /key-templates -->").next())
-        .expect("README has the key-templates markers");
+    let table = common::readme_between("<!-- key-templates -->\n", "<!-- /key-templates -->");
     assert_eq!(
         table,
         key_table(),

@@ -65,12 +65,7 @@ fn every_command(url: &str, dir: &std::path::Path) {
         json_lines(url, &["bloom", "exists", "emails", "a@x"])[0]["maybe_present"],
         false
     );
-    let items = dir.join("items.txt");
-    std::fs::write(
-        &items,
-        (0..500).map(|i| format!("item{i}\n")).collect::<String>(),
-    )
-    .unwrap();
+    let items = common::write_lines(dir, "items.txt", "item", 500);
     let load = json(
         url,
         &[
@@ -100,12 +95,7 @@ fn every_command(url: &str, dir: &std::path::Path) {
     // hash plan / import / get / set / inspect
     let plan = json(url, &["hash", "plan", "--expected", "100000"]);
     assert!(plan["shards"].as_u64().unwrap() > 195, "{plan}");
-    let lines = dir.join("users.txt");
-    std::fs::write(
-        &lines,
-        (0..300).map(|i| format!("user{i}\n")).collect::<String>(),
-    )
-    .unwrap();
+    let lines = common::write_lines(dir, "users.txt", "user", 300);
     let import = json(
         url,
         &[

@@ -1,6 +1,7 @@
 //! `redis-patterns lock status` driven as a binary, on a server and a
 //! cluster, while a lock is held through either driver.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
@@ -11,17 +12,8 @@ use support::Driver;
 
 /// Runs `redis-patterns lock status NAME ARGS.. --url URL`; (success, stdout, stderr).
 fn status(url: &str, name: &str, args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
-        .args(["lock", "status", name])
-        .args(args)
-        .args(["--url", url])
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = common::cli(url, &[&["lock", "status", name], args].concat());
+    (run.ok(), run.stdout, run.stderr)
 }
 
 fn shows_the_lock(d: &mut Driver, url: &str) {
