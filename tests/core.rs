@@ -303,10 +303,7 @@ fn waits(d: &mut Driver) {
 
 #[test]
 fn a_wait_is_woken_by_a_message_on_its_shard_channel_on_one_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, waits);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, waits);
+    support::on_server_and_cluster(waits);
 }
 
 /// Under a storm of `SCRIPT FLUSH` from another client, batches of script

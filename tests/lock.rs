@@ -119,12 +119,7 @@ fn woken_by_the_release(d: &mut Driver, url: &str) {
 
 #[test]
 fn a_release_wakes_the_waiter_on_a_server_and_a_cluster() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| woken_by_the_release(d, &url));
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| woken_by_the_release(d, &url));
+    support::on_server_and_cluster_at(woken_by_the_release);
 }
 
 #[test]

@@ -542,8 +542,5 @@ fn add_once_applies_once_per_request(d: &mut Driver) {
 
 #[test]
 fn add_once_applies_once_per_request_on_a_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, add_once_applies_once_per_request);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, add_once_applies_once_per_request);
+    support::on_server_and_cluster(add_once_applies_once_per_request);
 }

@@ -140,12 +140,7 @@ fn writer_is_not_starved(d: &mut Driver, url: &str) {
 
 #[test]
 fn a_waiting_writer_gets_in_while_readers_keep_arriving() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| writer_is_not_starved(d, &url));
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| writer_is_not_starved(d, &url));
+    support::on_server_and_cluster_at(writer_is_not_starved);
 }
 
 #[test]

@@ -724,8 +724,5 @@ fn incr_once_applies_once_per_request(d: &mut Driver) {
 
 #[test]
 fn incr_once_applies_once_per_request_on_a_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, incr_once_applies_once_per_request);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, incr_once_applies_once_per_request);
+    support::on_server_and_cluster(incr_once_applies_once_per_request);
 }

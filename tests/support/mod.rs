@@ -242,6 +242,22 @@ pub fn without_generated_checks(shipped: &str) -> Option<String> {
     Some(format!("{}{}", &shipped[..begin], &shipped[end..]))
 }
 
+/// Runs `cmd` (another program: php, python3, redis-cli) to its end and
+/// returns its stdout; panics with both of its streams unless it exited 0.
+/// `what` names it in the messages.
+pub fn stdout_of(cmd: &mut std::process::Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start {what} ({e}): is it installed?"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
 /// A key `{prefix}{N}` (N in braces, the hash tag) whose slot the primary
 /// `node` of a cluster serves: the first that `node` answers a `GET` of
 /// instead of redirecting.
@@ -280,4 +296,16 @@ pub fn on_server_and_cluster(body: impl Fn(&mut Driver)) {
     each_driver(&server, &body);
     let cluster = cluster();
     each_cluster_driver(&cluster, &body);
+}
+
+/// [`on_server_and_cluster`] for bodies that open more clients or run the
+/// binary: `body` also gets the URL its driver is connected to (the
+/// server's, then the cluster's first node's).
+pub fn on_server_and_cluster_at(body: impl Fn(&mut Driver, &str)) {
+    let server = server();
+    let url = server.url();
+    each_driver(&server, |d| body(d, &url));
+    let cluster = cluster();
+    let url = cluster.nodes()[0].url();
+    each_cluster_driver(&cluster, |d| body(d, &url));
 }

@@ -23,8 +23,7 @@ fn cli_load(
 #[test]
 fn cli_jshash_load_skips_empty_lines_and_counts_them_in_the_position() {
     let server = support::server();
-    let dir = server.dir().join("cli-empty");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli-empty");
     let path = dir.join("lines.txt");
     // 12 lines: empty ones inside batches, at a batch start, CRLF ones, and a
     // trailing empty line; plus one line longer than --max-line.
@@ -128,10 +127,8 @@ fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
 #[test]
 fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
     let cluster = support::cluster();
-    let server = &cluster.nodes()[0];
     // The CLI finds out it talks to a cluster node and follows the keys.
-    let dir = server.dir().join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli-cluster");
     let path = dir.join("lines.txt");
     let lines = items("line", 0..3000);
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();

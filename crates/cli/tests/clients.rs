@@ -11,7 +11,7 @@ mod common;
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use redis_patterns::bloom::{Bloom, BloomParams, DEFAULT_MAX_BITS, JsHashBloom, MAX_BLOCK_BYTES};
@@ -69,27 +69,18 @@ fn php() -> Command {
     Command::new("php")
 }
 
-fn ok(out: Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
 #[test]
 fn the_manifest_validates_against_its_json_schema() {
     let dir = temp_dir("schema");
     export(None, &dir);
-    let out = python(&dir)
-        .arg(scripts_dir().join("schema.py"))
-        .arg(repo_root().join("manifest.schema.json"))
-        .arg(dir.join("manifest.json"))
-        .output()
-        .expect("python3");
-    assert!(ok(out, "schema.py").contains("manifest valid"));
+    let out = support::stdout_of(
+        python(&dir)
+            .arg(scripts_dir().join("schema.py"))
+            .arg(repo_root().join("manifest.schema.json"))
+            .arg(dir.join("manifest.json")),
+        "schema.py",
+    );
+    assert!(out.contains("manifest valid"));
     // The clients ship the same manifest.
     let py = temp_dir("schema-py");
     export(Some("python"), &py);
@@ -142,14 +133,15 @@ fn the_python_client_computes_the_golden_vectors() {
     let dir = temp_dir("py-vectors");
     export(Some("python"), &dir);
     let data = repo_root().join("tests/data");
-    let out = python(&dir)
-        .arg(scripts_dir().join("vectors.py"))
-        .arg(data.join("jshash_vectors.tsv"))
-        .arg(data.join("sized_vectors.tsv"))
-        .arg(params_tsv(&dir))
-        .output()
-        .expect("python3");
-    assert!(ok(out, "vectors.py").contains("python vectors"));
+    let out = support::stdout_of(
+        python(&dir)
+            .arg(scripts_dir().join("vectors.py"))
+            .arg(data.join("jshash_vectors.tsv"))
+            .arg(data.join("sized_vectors.tsv"))
+            .arg(params_tsv(&dir)),
+        "vectors.py",
+    );
+    assert!(out.contains("python vectors"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -158,15 +150,16 @@ fn the_php_client_computes_the_golden_vectors() {
     let dir = temp_dir("php-vectors");
     export(Some("php"), &dir);
     let data = repo_root().join("tests/data");
-    let out = php()
-        .arg(scripts_dir().join("vectors.php"))
-        .arg(dir.join("autoload.php"))
-        .arg(data.join("jshash_vectors.tsv"))
-        .arg(data.join("sized_vectors.tsv"))
-        .arg(params_tsv(&dir))
-        .output()
-        .expect("php");
-    assert!(ok(out, "vectors.php").contains("php vectors"));
+    let out = support::stdout_of(
+        php()
+            .arg(scripts_dir().join("vectors.php"))
+            .arg(dir.join("autoload.php"))
+            .arg(data.join("jshash_vectors.tsv"))
+            .arg(data.join("sized_vectors.tsv"))
+            .arg(params_tsv(&dir)),
+        "vectors.php",
+    );
+    assert!(out.contains("php vectors"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -358,13 +351,14 @@ fn the_python_client_drives_every_pattern_and_agrees_with_rust() {
     export(Some("python"), &dir);
     let mut con = Connection::open(server.url()).unwrap();
     let token = rust_writes(&mut con);
-    let out = python(&dir)
-        .arg(scripts_dir().join("e2e.py"))
-        .arg(server.port().to_string())
-        .arg(&token)
-        .output()
-        .expect("python3");
-    let printed: serde_json::Value = serde_json::from_str(ok(out, "e2e.py").trim()).expect("json");
+    let out = support::stdout_of(
+        python(&dir)
+            .arg(scripts_dir().join("e2e.py"))
+            .arg(server.port().to_string())
+            .arg(&token),
+        "e2e.py",
+    );
+    let printed: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
     // The asyncio part of the script added one more visit.
     rust_checks(
         &mut con,
@@ -382,14 +376,15 @@ fn the_php_client_drives_every_pattern_and_agrees_with_rust() {
     export(Some("php"), &dir);
     let mut con = Connection::open(server.url()).unwrap();
     let token = rust_writes(&mut con);
-    let out = php()
-        .arg(scripts_dir().join("e2e.php"))
-        .arg(dir.join("autoload.php"))
-        .arg(server.port().to_string())
-        .arg(&token)
-        .output()
-        .expect("php");
-    let printed: serde_json::Value = serde_json::from_str(ok(out, "e2e.php").trim()).expect("json");
+    let out = support::stdout_of(
+        php()
+            .arg(scripts_dir().join("e2e.php"))
+            .arg(dir.join("autoload.php"))
+            .arg(server.port().to_string())
+            .arg(&token),
+        "e2e.php",
+    );
+    let printed: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
     rust_checks(
         &mut con,
         "php",

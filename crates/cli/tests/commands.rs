@@ -66,17 +66,8 @@ fn every_command(url: &str, dir: &std::path::Path) {
         false
     );
     let items = common::write_lines(dir, "items.txt", "item", 500);
-    let load = json(
-        url,
-        &[
-            "bloom",
-            "load",
-            "emails",
-            items.to_str().unwrap(),
-            "--batch",
-            "100",
-        ],
-    );
+    let items = items.to_str().unwrap();
+    let load = json(url, &["bloom", "load", "emails", items, "--batch", "100"]);
     assert_eq!(load["position"], 500);
     // A false positive of the 1 % filter counts as not new.
     assert!(
@@ -96,17 +87,8 @@ fn every_command(url: &str, dir: &std::path::Path) {
     let plan = json(url, &["hash", "plan", "--expected", "100000"]);
     assert!(plan["shards"].as_u64().unwrap() > 195, "{plan}");
     let lines = common::write_lines(dir, "users.txt", "user", 300);
-    let import = json(
-        url,
-        &[
-            "hash",
-            "import",
-            "users",
-            lines.to_str().unwrap(),
-            "--batch",
-            "64",
-        ],
-    );
+    let lines = lines.to_str().unwrap();
+    let import = json(url, &["hash", "import", "users", lines, "--batch", "64"]);
     assert_eq!(import["inserted"], 300);
     assert_eq!(import["layout"]["shards"], "1");
     assert_eq!(import["complete"], true);
@@ -129,10 +111,7 @@ fn every_command(url: &str, dir: &std::path::Path) {
         (Some(301), Some(0))
     );
     // The alias runs the same import: everything is present now.
-    let again = json(
-        url,
-        &["import", "sharded-hash", "users", lines.to_str().unwrap()],
-    );
+    let again = json(url, &["import", "sharded-hash", "users", lines]);
     assert_eq!(again["already_present"], 300);
 
     // packed set / get

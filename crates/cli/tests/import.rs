@@ -25,8 +25,7 @@ fn import(url: &str, args: &[&str], file: &std::path::Path, extra: &[&str]) -> c
 fn cli_import_reports_counts_and_a_missing_file_clearly() {
     let server = support::server();
     let mut con = server.connection();
-    let dir = server.dir().join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli");
     let path = write_file(&dir, "lines.txt", &[b"a\n\nb\nc\n"]);
     // The URL from REDIS_URL.
     let out = common::run(
@@ -77,8 +76,7 @@ fn cli_import_reports_counts_and_a_missing_file_clearly() {
 #[test]
 fn cli_import_finds_a_cluster_by_itself() {
     let cluster = support::cluster();
-    let dir = cluster.nodes()[0].dir().join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli-cluster");
     let text: String = (0..300).map(|i| format!("line{i}\n")).collect();
     let path = write_file(&dir, "lines.txt", &[text.as_bytes(), b"\n"]);
     let tsv = write_file(&dir, "pairs.tsv", &[b"a\t1\nb\t2\nc\t3\n"]);
@@ -168,8 +166,7 @@ fn commands_run(con: &mut redis::Connection) -> Vec<String> {
 fn cli_import_refuses_bad_arguments_before_touching_the_server() {
     let server = support::server();
     let mut con = server.connection();
-    let dir = server.dir().join("cli-bad");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli-bad");
     let path = write_file(&dir, "lines.txt", &[b"a\nb\n"]);
     let cases: [(&[&str], &str); 4] = [
         (

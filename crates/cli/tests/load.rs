@@ -37,6 +37,17 @@ fn columns<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// `FCALL lock_acquire` of the lock `key` (its fence `{key}:fence`) with
+/// `token` and a lease of `lease_ms`, through `redis-cli -c` at `port`.
+fn fcall_acquire(port: u16, key: &str, token: &str, lease_ms: &str) -> String {
+    let fence = format!("{key}:fence");
+    cli(
+        port,
+        true,
+        &["FCALL", "lock_acquire", "2", key, &fence, token, lease_ms],
+    )
+}
+
 fn script_exists(node: &LocalServer, sha: &str) -> bool {
     let v: Vec<i64> = redis::cmd("SCRIPT")
         .arg("EXISTS")
@@ -121,13 +132,8 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
     for n in nodes {
         assert_eq!(function_count(n), ALL.len(), "port {}", n.port());
         let key = key_on(n, "job");
-        let fence = format!("{key}:fence");
         assert_eq!(
-            cli(
-                entry,
-                true,
-                &["FCALL", "lock_acquire", "2", &key, &fence, "tok2", "30000"]
-            ),
+            fcall_acquire(entry, &key, "tok2", "30000"),
             "2",
             "the fence goes on from EVALSHA's"
         );
@@ -191,15 +197,7 @@ fn load_on_a_cluster_with_replicas_puts_the_read_only_scripts_on_the_replicas() 
     let entry = nodes[primaries[0]].port();
     for &p in &primaries {
         let key = key_on(&nodes[p], "job");
-        let fence = format!("{key}:fence");
-        assert_eq!(
-            cli(
-                entry,
-                true,
-                &["FCALL", "lock_acquire", "2", &key, &fence, "tok", "60000"]
-            ),
-            "1"
-        );
+        assert_eq!(fcall_acquire(entry, &key, "tok", "60000"), "1");
         let mut served = 0;
         for &r in &replicas {
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -246,21 +244,7 @@ fn redis_cli_loads_the_exported_library_and_calls_it() {
     assert_eq!(function_count(&server), ALL.len());
     let port = server.port();
     let key = "redis:lock:{job}";
-    let fcall = |token: &str, lease: &str| {
-        cli(
-            port,
-            false,
-            &[
-                "FCALL",
-                "lock_acquire",
-                "2",
-                key,
-                "redis:lock:{job}:fence",
-                token,
-                lease,
-            ],
-        )
-    };
+    let fcall = |token: &str, lease: &str| fcall_acquire(port, key, token, lease);
     assert_eq!(fcall("my-token", "30000"), "1");
     // The generated checks run inside the function, before any write.
     assert_eq!(

@@ -45,10 +45,5 @@ fn shows_the_lock(d: &mut Driver, url: &str) {
 
 #[test]
 fn lock_status_reports_a_held_lock_on_a_server_and_a_cluster() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| shows_the_lock(d, &url));
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| shows_the_lock(d, &url));
+    support::on_server_and_cluster_at(shows_the_lock);
 }

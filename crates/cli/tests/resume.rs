@@ -18,6 +18,12 @@ fn import_users<'a>(file: &'a std::path::Path, extra: &[&'a str]) -> Vec<&'a str
     [&["hash", "import", "users", file.to_str().unwrap()], extra].concat()
 }
 
+/// A server that keeps every write it answered (AOF, fsync always) when it
+/// is killed.
+fn durable_server() -> LocalServer {
+    support::server_with(&["--appendonly", "yes", "--appendfsync", "always"])
+}
+
 fn digest(server: &LocalServer) -> String {
     redis::cmd("DEBUG")
         .arg("DIGEST")
@@ -195,7 +201,7 @@ fn import_args(path: &str) -> [&str; 9] {
 
 #[test]
 fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
-    let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut server = durable_server();
     let url = server.url();
     let dir = common::temp_dir("killed");
     let file = write_lines(&dir, "lines.txt", "v", LINES);
@@ -282,7 +288,7 @@ fn ctrl_c_stops_an_import_between_batches_with_its_position() {
 
 #[test]
 fn a_bloom_load_cut_by_a_dead_server_resumes_from_its_printed_position() {
-    let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut server = durable_server();
     let url = server.url();
     let dir = common::temp_dir("bloom-killed");
     let file = write_lines(&dir, "items.txt", "item", LINES);

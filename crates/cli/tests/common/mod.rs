@@ -138,18 +138,9 @@ pub fn redis_cli(port: u16, follow: bool, args: &[&str]) -> String {
     if follow {
         cmd.arg("-c");
     }
-    let out = cmd
-        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-        .args(args)
-        .output()
-        .expect("redis-cli must be installed (apt-get install redis-tools)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
+    cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args);
+    crate::support::stdout_of(&mut cmd, "redis-cli")
         .trim()
         .to_string()
 }
