@@ -166,8 +166,7 @@ fn commands_run(con: &mut redis::Connection) -> Vec<String> {
 fn cli_import_refuses_bad_arguments_before_touching_the_server() {
     let server = support::server();
     let mut con = server.connection();
-    let dir = common::temp_dir("cli-bad");
-    let path = write_file(&dir, "lines.txt", &[b"a\nb\n"]);
+    let path = write_file(&common::temp_dir("cli-bad"), "lines.txt", &[b"a\nb\n"]);
     let cases: [(&[&str], &str); 4] = [
         (
             &["cli", "--shards", "0"],

@@ -203,8 +203,7 @@ fn import_args(path: &str) -> [&str; 9] {
 fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
     let mut server = durable_server();
     let url = server.url();
-    let dir = common::temp_dir("killed");
-    let file = write_lines(&dir, "lines.txt", "v", LINES);
+    let file = write_lines(&common::temp_dir("killed"), "lines.txt", "v", LINES);
     let path = file.to_str().unwrap();
     let args = import_args(path);
     let mut child = spawn(&url, &[&args[..], &["--retries", "2"]].concat());
@@ -252,8 +251,7 @@ fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
 fn ctrl_c_stops_an_import_between_batches_with_its_position() {
     let server = support::server();
     let url = server.url();
-    let dir = common::temp_dir("ctrl-c");
-    let file = write_lines(&dir, "lines.txt", "v", LINES);
+    let file = write_lines(&common::temp_dir("ctrl-c"), "lines.txt", "v", LINES);
     let path = file.to_str().unwrap();
     let args = import_args(path);
     let mut child = spawn(&url, &args);
@@ -290,8 +288,12 @@ fn ctrl_c_stops_an_import_between_batches_with_its_position() {
 fn a_bloom_load_cut_by_a_dead_server_resumes_from_its_printed_position() {
     let mut server = durable_server();
     let url = server.url();
-    let dir = common::temp_dir("bloom-killed");
-    let file = write_lines(&dir, "items.txt", "item", LINES);
+    let file = write_lines(
+        &common::temp_dir("bloom-killed"),
+        "items.txt",
+        "item",
+        LINES,
+    );
     let path = file.to_str().unwrap();
     json(
         &url,
