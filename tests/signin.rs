@@ -222,29 +222,27 @@ fn ranges_client_side_on_a_cluster_without_tag() {
 
 /// A range is one batch: one script call (a tag, or one server), or every
 /// day's GET (untagged days on a cluster); a user's days one batch of GETBITs.
-fn a_range_in_one_batch(d: &mut Driver) {
-    let (a, b) = (day(2024, 2, 20), day(2024, 3, 1));
-    for s in [
-        SignIn::default(),
-        SignIn::builder().tag("app").build().unwrap(),
-    ] {
-        d.run(s.sign_in(7, a)).unwrap();
-        assert_eq!(
-            counted(d, s.active_every(a, b)),
-            (vec![], 1),
-            "{}",
-            d.name()
-        );
-        assert_eq!(counted(d, s.active_any(a, b)), (vec![7], 1));
-        assert_eq!(counted(d, s.count_any(a, b)), (1, 1));
-        assert_eq!(counted(d, s.days_signed_in(7, a, b)), (vec![a], 1));
-        assert_eq!(counted(d, s.streak(7, a, b)).1, 1);
-    }
-}
-
 #[test]
 fn a_range_is_one_batch() {
-    support::on_server_and_cluster(a_range_in_one_batch);
+    support::on_server_and_cluster(|d| {
+        let (a, b) = (day(2024, 2, 20), day(2024, 3, 1));
+        for s in [
+            SignIn::default(),
+            SignIn::builder().tag("app").build().unwrap(),
+        ] {
+            d.run(s.sign_in(7, a)).unwrap();
+            assert_eq!(
+                counted(d, s.active_every(a, b)),
+                (vec![], 1),
+                "{}",
+                d.name()
+            );
+            assert_eq!(counted(d, s.active_any(a, b)), (vec![7], 1));
+            assert_eq!(counted(d, s.count_any(a, b)), (1, 1));
+            assert_eq!(counted(d, s.days_signed_in(7, a, b)), (vec![a], 1));
+            assert_eq!(counted(d, s.streak(7, a, b)).1, 1);
+        }
+    });
 }
 
 #[test]

@@ -298,14 +298,51 @@ pub fn on_server_and_cluster(body: impl Fn(&mut Driver)) {
     each_cluster_driver(&cluster, &body);
 }
 
-/// [`on_server_and_cluster`] for bodies that open more clients or run the
-/// binary: `body` also gets the URL its driver is connected to (the
-/// server's, then the cluster's first node's).
-pub fn on_server_and_cluster_at(body: impl Fn(&mut Driver, &str)) {
+/// Runs `body` through both drivers on a fresh server (for bodies that
+/// need nothing else of the server).
+pub fn on_server(body: impl Fn(&mut Driver)) {
+    each_driver(&server(), body);
+}
+
+/// Runs `body` through both drivers on a fresh server; `body` also gets
+/// the server's URL (for bodies that open more clients or run the binary).
+pub fn on_server_at(body: impl Fn(&mut Driver, &str)) {
     let server = server();
     let url = server.url();
     each_driver(&server, |d| body(d, &url));
+}
+
+/// Runs `body` through both drivers on a fresh three-node cluster; `body`
+/// also gets the URL of the node the drivers connect to.
+pub fn on_cluster_at(body: impl Fn(&mut Driver, &str)) {
     let cluster = cluster();
     let url = cluster.nodes()[0].url();
     each_cluster_driver(&cluster, |d| body(d, &url));
 }
+
+/// [`on_server_and_cluster`] for bodies that open more clients or run the
+/// binary: [`on_server_at`], then [`on_cluster_at`].
+pub fn on_server_and_cluster_at(body: impl Fn(&mut Driver, &str)) {
+    on_server_at(&body);
+    on_cluster_at(&body);
+}
+
+/// Two tests of `body` (a `fn(&mut Driver, &str)` that gets its driver's
+/// URL): `$server` runs it with [`on_server_at`], `$cluster` with
+/// [`on_cluster_at`].
+#[allow(unused_macros)]
+macro_rules! server_and_cluster_tests {
+    ($body:ident: $server:ident, $cluster:ident) => {
+        #[test]
+        fn $server() {
+            $crate::support::on_server_at($body);
+        }
+
+        #[test]
+        fn $cluster() {
+            $crate::support::on_cluster_at($body);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use server_and_cluster_tests;
