@@ -78,8 +78,7 @@ fn in_batches(
 
 #[test]
 fn add_then_exists_with_both_engines() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         for (name, engine) in [("bf", Engine::Bitfield), ("sc", Engine::Script)] {
             let bf = d.run(sized(name, 10_000, 0.01, engine).create()).unwrap();
             assert_eq!(bf.engine(), engine);
@@ -109,8 +108,7 @@ fn add_then_exists_with_both_engines() {
 
 #[test]
 fn engines_write_identical_bits() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let a = d
             .run(sized("a", 5_000, 0.02, Engine::Bitfield).create())
             .unwrap();
@@ -171,8 +169,7 @@ fn batched_adds_set_exactly_the_bits_locate_names_in_every_block() {
 
 #[test]
 fn no_false_negatives_and_a_plausible_false_positive_rate() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d.run(Bloom::create("users", 20_000, 0.01)).unwrap();
         let members = items("member:", 0..20_000);
         for chunk in members.chunks(1000) {
@@ -316,8 +313,7 @@ fn bad_input_is_refused_before_anything_is_written() {
 
 #[test]
 fn scripts_refuse_bad_offsets_and_write_nothing() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d
             .run(sized("f", 1000, 0.01, Engine::Script).create())
             .unwrap();
@@ -537,8 +533,7 @@ fn every_block_an_add_re_created_stays_lost() {
 
 #[test]
 fn counts_of_a_lost_block_are_an_error_not_empty() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d
             .run(sized("f", 1_000_000, 0.01, Engine::Bitfield).create())
             .unwrap();
@@ -584,8 +579,7 @@ fn counts_of_a_lost_block_are_an_error_not_empty() {
 
 #[test]
 fn clear_resets_bits_and_keeps_the_config() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d.run(Bloom::create("f", 10_000, 0.01)).unwrap();
         let xs = items("x", 0..500);
         d.run(bf.multi_add(&xs)).unwrap();
@@ -622,8 +616,7 @@ fn clear_resets_bits_and_keeps_the_config() {
 
 #[test]
 fn blocks_can_spread_over_slots() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d
             .run(
                 sized("wide", 1_000_000, 0.01, Engine::Bitfield)
@@ -658,8 +651,7 @@ fn blocks_can_spread_over_slots() {
 
 #[test]
 fn spread_create_writes_the_config_last_and_refuses_leftovers() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let spread =
             |name: &str| sized(name, 1_000_000, 0.01, Engine::Bitfield).spread_blocks(true);
         // What a create that crashed between blocks and config leaves: the
@@ -737,9 +729,7 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
 
 #[test]
 fn four_writers_with_overlapping_items() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| {
+    support::on_server_at(|d, url| {
         let bf = d.run(Bloom::create("shared", 40_000, 0.001)).unwrap();
         let handles: Vec<_> = (0..4u32)
             .map(|w| {
@@ -778,8 +768,7 @@ fn four_writers_with_overlapping_items() {
 
 #[test]
 fn bulk_load_is_resumable() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d.run(Bloom::create("load", 10_000, 0.01)).unwrap();
         let xs = items("l", 0..2_345);
         // An interrupted load: only the first 1,000 lines were available.

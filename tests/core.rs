@@ -155,8 +155,7 @@ fn get(key: &str) -> Op<Option<String>> {
 
 #[test]
 fn joined_ops_share_round_trips_and_loops_do_not_nest() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         d.run(Op::<()>::cmd("a", cmd("SET", &["a", "1"]))).unwrap();
         d.run(Op::<()>::cmd("b", cmd("SET", &["b", "2"]))).unwrap();
         let sends = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -428,8 +428,7 @@ fn sliding_counter_follows_its_formula_and_its_overshoot_bound() {
 
 #[test]
 fn decisions_read_like_cl_throttle() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         // 5 at once, then one an hour: nothing refills while the test runs.
         let hour = 3_600_000u64;
         let limiter = RateLimiter::new(Limit::gcra(4, 1, Duration::from_secs(3600))).unwrap();

@@ -131,8 +131,7 @@ fn adds_rotate_evict_the_oldest_shard_and_read_back() {
 
 #[test]
 fn replacing_a_record_keeps_the_shard_size_and_moves_it_to_the_front() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let store = RollingStore::new(2, 2, hour()).unwrap(); // 2 slots of 2
         d.run(store.add("k", "a", "a1")).unwrap();
         d.run(store.add("k", "b", "b1")).unwrap();
@@ -167,8 +166,7 @@ fn replacing_a_record_keeps_the_shard_size_and_moves_it_to_the_front() {
 
 #[test]
 fn a_writer_with_a_stale_head_retries_and_lands_in_the_right_shard() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let a = RollingStore::new(3, 1, hour()).unwrap(); // 4 slots of 1
         for i in 0..6 {
             d.run(a.add("k", &format!("f{i}"), &i)).unwrap();
@@ -196,8 +194,7 @@ fn a_writer_with_a_stale_head_retries_and_lands_in_the_right_shard() {
 
 #[test]
 fn the_script_writes_nothing_when_the_head_is_not_among_the_slots_passed() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let store = RollingStore::new(4, 1, hour()).unwrap(); // 5 slots
         for i in 0..3 {
             d.run(store.add("k", &format!("f{i}"), &i)).unwrap();
@@ -716,8 +713,7 @@ fn runs_unchanged_on_a_real_cluster() {
 
 #[test]
 fn an_add_is_one_call_and_each_miss_one_more() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         // 101 slots of 1: every add rotates.
         let a = RollingStore::new(100, 1, hour()).unwrap();
         for i in 0..50 {

@@ -227,8 +227,7 @@ fn planner_never_overflows_at_a_lowered_entry_limit() {
 
 #[test]
 fn sizing_by_the_mean_overflows_where_the_plan_does_not() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let n = 100_000u64;
         // ~500 per shard on average against the 512 limit (the example).
         let h = ShardedHash::builder(
@@ -273,8 +272,7 @@ fn config_refused_falls_back_to_the_documented_defaults() {
 
 #[test]
 fn strict_writes_never_convert_a_shard() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let limits = ListpackLimits {
             entries: 4,
             value: 8,
@@ -387,8 +385,7 @@ fn bad_input_is_refused_before_anything_is_written() {
 
 #[test]
 fn integer_ids_fill_shards_evenly() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let h = ShardedHash::by_id("ids", 500, 9_999).unwrap();
         assert_eq!(h.shards(), 20);
         assert_eq!(
@@ -415,8 +412,7 @@ fn integer_ids_fill_shards_evenly() {
 
 #[test]
 fn import_from_any_iterator() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let h = ShardedHash::builder("it", Sharding::Crc32 { shards: 16 })
             .strict(false)
             .build()

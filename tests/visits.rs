@@ -141,8 +141,7 @@ fn contains_runs_read_only() {
 
 #[test]
 fn grace_and_fixed_offset_zone() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let ist = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
         let c = VisitCounter::builder("ist", ist, 4)
             .retention(Retention::After(Duration::from_secs(3600)))
