@@ -23,25 +23,29 @@ use support::Driver;
 type Model = BTreeSet<(String, u64, NaiveDate)>;
 
 fn fixture() -> Vec<(&'static str, u64, NaiveDate)> {
-    vec![
-        ("client", 1001, day(2023, 12, 30)),
-        ("client", 1001, day(2023, 12, 31)),
-        ("client", 1001, day(2024, 1, 1)),
-        ("client", 1001, day(2024, 1, 31)),
-        ("client", 1001, day(2024, 2, 1)),
-        ("client", 1001, day(2024, 2, 28)),
-        ("client", 1001, day(2024, 2, 29)),
-        ("client", 1001, day(2024, 3, 1)),
-        ("client", 1001, day(2024, 3, 15)),
-        ("client", 1001, day(2024, 2, 29)), // a second login the same day
-        ("client", 7, day(2024, 2, 29)),
-        ("client", 2000, day(2024, 1, 31)),
-        ("client", 0, day(2024, 1, 1)),
-        ("office", 1001, day(2023, 12, 31)),
-        ("office", 1001, day(2024, 3, 1)),
-        ("office", 42, day(2024, 2, 28)),
-        ("office", 9_999_999, day(2024, 2, 1)),
-    ]
+    // Each user's days, in the order they are recorded; client 1001 logs
+    // in twice on 2024-02-29 (the second is not the first of the day).
+    let logins = [
+        (
+            "client",
+            1001,
+            "2023-12-30 2023-12-31 2024-01-01 2024-01-31 2024-02-01 \
+             2024-02-28 2024-02-29 2024-03-01 2024-03-15 2024-02-29",
+        ),
+        ("client", 7, "2024-02-29"),
+        ("client", 2000, "2024-01-31"),
+        ("client", 0, "2024-01-01"),
+        ("office", 1001, "2023-12-31 2024-03-01"),
+        ("office", 42, "2024-02-28"),
+        ("office", 9_999_999, "2024-02-01"),
+    ];
+    logins
+        .into_iter()
+        .flat_map(|(t, uid, days)| {
+            days.split_whitespace()
+                .map(move |d| (t, uid, d.parse().expect("a date")))
+        })
+        .collect()
 }
 
 /// The ranges every query is checked on: year boundary, month boundary,
@@ -58,6 +62,11 @@ fn ranges() -> Vec<(NaiveDate, NaiveDate)> {
         (day(2023, 12, 31), day(2023, 12, 31)),
         (day(2023, 11, 1), day(2024, 4, 30)),
     ]
+}
+
+/// The distinct `items`, sorted.
+fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
+    items.collect::<BTreeSet<T>>().into_iter().collect()
 }
 
 fn record_all(dr: &mut Driver, log: &LoginLog) -> Model {
@@ -139,13 +148,12 @@ fn check_all_queries(dr: &mut Driver, log: &LoginLog, model: &Model) {
     for (a, b) in ranges() {
         // (6)
         for t in ["client", "office", "partner"] {
-            let expected: Vec<u64> = model
-                .iter()
-                .filter(|(mt, _, d)| mt == t && *d >= a && *d <= b)
-                .map(|(_, u, _)| *u)
-                .collect::<BTreeSet<u64>>()
-                .into_iter()
-                .collect();
+            let expected: Vec<u64> = distinct(
+                model
+                    .iter()
+                    .filter(|(mt, _, d)| mt == t && *d >= a && *d <= b)
+                    .map(|(_, u, _)| *u),
+            );
             assert_eq!(
                 dr.run(log.active_users(t, a, b)).unwrap(),
                 expected,
@@ -153,16 +161,15 @@ fn check_all_queries(dr: &mut Driver, log: &LoginLog, model: &Model) {
             );
         }
         // (7)
-        let expected: Vec<ActiveUser> = model
-            .iter()
-            .filter(|(_, _, d)| *d >= a && *d <= b)
-            .map(|(t, u, _)| ActiveUser {
-                user_type: t.clone(),
-                uid: *u,
-            })
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let expected: Vec<ActiveUser> = distinct(
+            model
+                .iter()
+                .filter(|(_, _, d)| *d >= a && *d <= b)
+                .map(|(t, u, _)| ActiveUser {
+                    user_type: t.clone(),
+                    uid: *u,
+                }),
+        );
         assert_eq!(
             dr.run(log.all_active_users(a, b)).unwrap(),
             expected,
@@ -171,16 +178,15 @@ fn check_all_queries(dr: &mut Driver, log: &LoginLog, model: &Model) {
     }
     // The types of the months of each range.
     for (a, b) in ranges() {
-        let expected: Vec<String> = model
-            .iter()
-            .filter(|(_, _, d)| {
-                (d.year(), d.month()) >= (a.year(), a.month())
-                    && (d.year(), d.month()) <= (b.year(), b.month())
-            })
-            .map(|(t, _, _)| t.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let expected: Vec<String> = distinct(
+            model
+                .iter()
+                .filter(|(_, _, d)| {
+                    (d.year(), d.month()) >= (a.year(), a.month())
+                        && (d.year(), d.month()) <= (b.year(), b.month())
+                })
+                .map(|(t, _, _)| t.clone()),
+        );
         assert_eq!(
             dr.run(log.types_between(a, b)).unwrap(),
             expected,

@@ -12,10 +12,24 @@ use bitmap::{day, invalid_argument, script_refused, uid_out_of_range};
 use chrono::NaiveDate;
 use counting::counted;
 use redis_patterns::keys::{Prefix, cluster_slot};
-use redis_patterns::signin::SignIn;
+use redis_patterns::signin::{SignIn, SignInBuilder};
 use redis_patterns::{Error, ErrorKind, Op, Retention, scripts};
 use redis_patterns_test_support::LocalServer;
 use support::Driver;
+
+/// A sign-in builder with the key prefix `prefix`.
+fn prefixed(prefix: &str) -> SignInBuilder {
+    SignIn::builder().prefix(Prefix::new(prefix).unwrap())
+}
+
+/// A driver of `d`'s kind on `server`, emptied first: the one-server
+/// reference of a cluster test.
+fn emptied(server: &LocalServer, d: &Driver) -> Driver {
+    let _: () = redis::cmd("FLUSHALL")
+        .query(&mut server.connection())
+        .unwrap();
+    d.another(&server.url())
+}
 
 fn tmp_keys(node: &LocalServer) -> Vec<String> {
     redis::cmd("KEYS")
@@ -196,10 +210,7 @@ fn ranges_client_side_on_a_cluster_without_tag() {
     support::each_cluster_driver(&cluster, |d| {
         model_check(d, &s);
         // The same data on one server, where the ranges run in the script.
-        let _: () = redis::cmd("FLUSHALL")
-            .query(&mut server.connection())
-            .unwrap();
-        let mut standalone = d.another(&server.url());
+        let mut standalone = emptied(&server, d);
         model_check(&mut standalone, &s);
         let (a, b) = (day(2023, 12, 30), day(2024, 1, 2));
         assert_eq!(
@@ -276,8 +287,7 @@ fn streaks() {
 #[test]
 fn retention_is_optional() {
     support::on_server(|d| {
-        let s = SignIn::builder()
-            .prefix(Prefix::new("r:").unwrap())
+        let s = prefixed("r:")
             .retention(Retention::days(30))
             .build()
             .unwrap();
@@ -299,8 +309,7 @@ fn retention_refuses_an_expiry_at_the_epoch() {
     // EXPIREAT of 0, which the script reads as "no TTL".
     let server = support::server();
     support::each_driver(&server, |d| {
-        let s = SignIn::builder()
-            .prefix(Prefix::new("e:").unwrap())
+        let s = prefixed("e:")
             .retention(Retention::days(0))
             .build()
             .unwrap();
@@ -313,11 +322,7 @@ fn retention_refuses_an_expiry_at_the_epoch() {
 fn bad_input_writes_nothing() {
     let server = support::server();
     support::each_driver(&server, |d| {
-        let s = SignIn::builder()
-            .prefix(Prefix::new("b:").unwrap())
-            .max_uid(1_000_000)
-            .build()
-            .unwrap();
+        let s = prefixed("b:").max_uid(1_000_000).build().unwrap();
         match d
             .run(s.sign_in(4_000_000_000, day(2024, 1, 1)))
             .map_err(Error::into_kind)
@@ -352,20 +357,21 @@ fn bad_input_writes_nothing() {
         assert!(uid_out_of_range(&reply), "{reply:?}");
         // An unknown operator: the typed wrappers refuse it before sending,
         // and the scripts themselves (sent raw) refuse it before writing.
-        assert!(scripts::signin::combine("b:tmp", &["b:20240101"], "XOR").is_err());
-        let reply = d.run(support::raw_call::<redis::Value>(
-            &scripts::SIGNIN_COMBINE,
-            &["b:tmp", "b:20240101"],
-            &["XOR"],
-        ));
-        assert!(script_refused(&reply), "{reply:?}");
-        assert!(scripts::signin::count("b:tmp", &["b:20240101"], "XOR").is_err());
-        let reply = d.run(support::raw_call::<redis::Value>(
-            &scripts::SIGNIN_COUNT,
-            &["b:tmp", "b:20240101"],
-            &["XOR"],
-        ));
-        assert!(script_refused(&reply), "{reply:?}");
+        let (keys, op) = (["b:tmp", "b:20240101"], "XOR");
+        for (wrapper_refused, script) in [
+            (
+                scripts::signin::combine(keys[0], &keys[1..], op).is_err(),
+                &scripts::SIGNIN_COMBINE,
+            ),
+            (
+                scripts::signin::count(keys[0], &keys[1..], op).is_err(),
+                &scripts::SIGNIN_COUNT,
+            ),
+        ] {
+            assert!(wrapper_refused, "{}", script.name);
+            let reply = d.run(support::raw_call::<redis::Value>(script, &keys, &[op]));
+            assert!(script_refused(&reply), "{}: {reply:?}", script.name);
+        }
         assert_eq!(support::dbsize(&mut server.connection()), 0);
     });
 }
@@ -401,10 +407,7 @@ fn every_operation_runs_on_a_real_cluster() {
         model_check(d, &tagged);
 
         // The same keys, bitmaps and expiry times as on one server.
-        let _: () = redis::cmd("FLUSHALL")
-            .query(&mut server.connection())
-            .unwrap();
-        let mut single = d.another(&server.url());
+        let mut single = emptied(&server, d);
         model_check(&mut single, &spread);
         model_check(&mut single, &tagged);
         let mut on_nodes: Vec<String> = Vec::new();
