@@ -8,14 +8,17 @@
 //! replicas, by replication). Every test here runs in functions mode,
 //! whatever `REDIS_PATTERNS_CALL_MODE` says.
 
+#[path = "support/batches.rs"]
+mod batches;
 mod support;
 
 use std::time::{Duration, Instant};
 
+use batches::{lock_rounds, stops_after_the_first_call};
 use redis::Value;
 use redis_patterns::core::CallMode;
 use redis_patterns::scripts::{self, ALL};
-use redis_patterns::{Batch, ErrorKind, ServerErrorKind, functions};
+use redis_patterns::{Batch, ServerErrorKind, functions};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
 use support::{Driver, key_on};
 
@@ -88,10 +91,7 @@ fn assert_complete(con: &mut redis::Connection, node: &str) {
 }
 
 fn flush_functions(con: &mut redis::Connection) {
-    let _: () = redis::cmd("FUNCTION")
-        .arg("FLUSH")
-        .query(con)
-        .expect("FUNCTION FLUSH");
+    support::command_ok(con, &["FUNCTION", "FLUSH"]);
 }
 
 /// `calls` of `cmdstat_<name>` in `INFO commandstats` (0 when absent).
@@ -108,10 +108,7 @@ fn calls(con: &mut redis::Connection, name: &str) -> u64 {
 }
 
 fn reset_stats(con: &mut redis::Connection) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(con)
-        .expect("CONFIG RESETSTAT");
+    support::command_ok(con, &["CONFIG", "RESETSTAT"]);
 }
 
 #[test]
@@ -128,33 +125,6 @@ fn the_library_loads_with_one_function_per_script() {
         d.run(functions::load()).expect("replace");
         assert_complete(&mut con, "the server, replaced");
     });
-}
-
-/// Alternating acquires and releases of one lock, with a stranger's
-/// release between: each reply depends on every call before it having run
-/// exactly once, in order.
-fn lock_rounds(key: &str, rounds: i64) -> (Batch, Vec<i64>) {
-    let fence = format!("{key}:fence");
-    let mut batch = Batch::new();
-    let mut expected = Vec::new();
-    for round in 0..rounds {
-        let token = format!("t{round}");
-        batch.script(scripts::lock::acquire(key, &fence, &token, 60_000));
-        expected.push(round + 1);
-        batch.script(scripts::lock::release(
-            key,
-            "stranger",
-            &format!("{}:wake", key),
-        ));
-        expected.push(0);
-        batch.script(scripts::lock::release(
-            key,
-            &token,
-            &format!("{}:wake", key),
-        ));
-        expected.push(1);
-    }
-    (batch, expected)
 }
 
 /// After the library is deleted a single call and a batch load it again
@@ -242,32 +212,7 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .arg(partial)
             .query(&mut con)
             .expect("load the partial library");
-        let mut batch = Batch::new();
-        batch.script(scripts::lock::acquire("p{q}", "p{q}:fence", "a", 60_000));
-        batch.script(scripts::lock::release(
-            "p{q}",
-            "a",
-            &format!("{}:wake", "p{q}"),
-        ));
-        batch.script(scripts::lock::acquire("p{r}", "p{r}:fence", "b", 60_000));
-        let err = d.run(batch).unwrap_err();
-        assert!(
-            matches!(
-                err.kind(),
-                ErrorKind::PipelineInterrupted {
-                    ran_in_order: 1,
-                    total: 3
-                }
-            ),
-            "{}: {err:?}",
-            d.name()
-        );
-        let fences: (i64, i64) = redis::pipe()
-            .get("p{q}:fence")
-            .get("p{r}:fence")
-            .query(&mut con)
-            .expect("GET");
-        assert_eq!(fences, (1, 1), "each acquire ran exactly once");
+        stops_after_the_first_call(d, &mut con, "p");
         // A call on its own loads the whole library and runs.
         assert_eq!(
             d.run(scripts::lock::release(

@@ -33,6 +33,15 @@ pub fn all_keys(con: &mut redis::Connection) -> Vec<String> {
     keys
 }
 
+/// Runs `command` (name and arguments), which answers `OK`, on `con`:
+/// `SCRIPT FLUSH`, `FUNCTION FLUSH`, `CONFIG RESETSTAT`.
+pub fn command_ok(con: &mut redis::Connection, command: &[&str]) {
+    let _: () = redis::cmd(command[0])
+        .arg(&command[1..])
+        .query(con)
+        .unwrap_or_else(|e| panic!("{}: {e}", command.join(" ")));
+}
+
 /// `DBSIZE`
 pub fn dbsize(con: &mut redis::Connection) -> i64 {
     redis::cmd("DBSIZE").query(con).expect("DBSIZE")
