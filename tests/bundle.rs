@@ -130,16 +130,6 @@ fn every_error_code_maps_to_a_typed_variant() {
     assert_eq!(support::dbsize(&mut con), 0);
 }
 
-/// `SCRIPT LOAD` of one script, raw.
-fn script_load(con: &mut redis::Connection, s: &redis_patterns::ScriptInfo) {
-    let sha: String = redis::cmd("SCRIPT")
-        .arg("LOAD")
-        .arg(s.source())
-        .query(con)
-        .expect("SCRIPT LOAD");
-    assert_eq!(sha, s.sha1);
-}
-
 #[test]
 fn a_single_call_survives_script_flush() {
     let server = support::server();
@@ -201,7 +191,7 @@ fn a_batch_that_cannot_keep_order_stops_without_running_anything_twice() {
         script_flush(&mut con);
         // Only acquire is cached: release answers NOSCRIPT while later
         // acquires run.
-        script_load(&mut con, &scripts::LOCK_ACQUIRE);
+        support::script_load(&mut con, &scripts::LOCK_ACQUIRE);
         stops_after_the_first_call(d, &mut con, "l");
     });
 }

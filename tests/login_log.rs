@@ -201,14 +201,6 @@ fn no_tmp_keys(con: &mut redis::Connection) {
     assert!(tmp.is_empty(), "{tmp:?}");
 }
 
-fn dbsize_of(cluster: &redis_patterns_test_support::LocalCluster) -> Vec<i64> {
-    cluster
-        .nodes()
-        .iter()
-        .map(|n| support::dbsize(&mut n.connection()))
-        .collect()
-}
-
 #[test]
 fn seven_queries_single_server() {
     let server = support::server();
@@ -404,7 +396,7 @@ fn retention_refuses_an_expiry_at_the_epoch() {
     let cluster = support::cluster();
     support::each_cluster_driver(&cluster, |d| {
         refuses_an_expiry_at_the_epoch(d);
-        assert_eq!(dbsize_of(&cluster), [0, 0, 0]);
+        assert_eq!(support::keys_per_node(&cluster), [0, 0, 0]);
     });
 }
 
@@ -535,7 +527,7 @@ fn every_operation_runs_on_a_real_cluster() {
         assert!(uid_out_of_range(&reply));
         let reply = d.run(log.active_users("client", day(2024, 3, 1), day(2024, 2, 1)));
         assert!(invalid_argument(&reply));
-        assert_eq!(dbsize_of(&cluster), [0, 0, 0]);
+        assert_eq!(support::keys_per_node(&cluster), [0, 0, 0]);
         // (1) record and (2)-(7) on the cluster give the model's answers.
         assert_eq!(record_all(d, &log), model);
         check_all_queries(d, &log, &model);

@@ -699,11 +699,7 @@ fn runs_unchanged_on_a_real_cluster() {
         assert_eq!(d.run(fresh.len("stale")).unwrap(), 26);
         // The logical keys spread over the nodes; each one's keys stay on
         // one.
-        let per_node: Vec<i64> = cluster
-            .nodes()
-            .iter()
-            .map(|n| support::dbsize(&mut n.connection()))
-            .collect();
+        let per_node = support::keys_per_node(&cluster);
         assert!(
             per_node.iter().filter(|&&n| n > 0).count() >= 2,
             "{per_node:?}"

@@ -42,9 +42,29 @@ pub fn command_ok(con: &mut redis::Connection, command: &[&str]) {
         .unwrap_or_else(|e| panic!("{}: {e}", command.join(" ")));
 }
 
+/// `SCRIPT LOAD` of one shipped script, raw; checks the SHA1 the server
+/// answers.
+pub fn script_load(con: &mut redis::Connection, s: &ScriptInfo) {
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(s.source())
+        .query(con)
+        .expect("SCRIPT LOAD");
+    assert_eq!(sha, s.sha1, "{}", s.name);
+}
+
 /// `DBSIZE`
 pub fn dbsize(con: &mut redis::Connection) -> i64 {
     redis::cmd("DBSIZE").query(con).expect("DBSIZE")
+}
+
+/// `DBSIZE` of every node of `cluster`.
+pub fn keys_per_node(cluster: &LocalCluster) -> Vec<i64> {
+    cluster
+        .nodes()
+        .iter()
+        .map(|n| dbsize(&mut n.connection()))
+        .collect()
 }
 
 /// A current-thread tokio runtime for the async tests.

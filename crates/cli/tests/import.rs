@@ -2,8 +2,6 @@
 //! on a real cluster.
 
 mod common;
-#[path = "../../../tests/support/everywhere.rs"]
-mod everywhere;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
@@ -127,7 +125,7 @@ fn cli_import_finds_a_cluster_by_itself() {
     }
 
     // The shards spread over every node.
-    let per_node = everywhere::keys_per_node(&cluster);
+    let per_node = support::keys_per_node(&cluster);
     assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
 
     // No flag forces a topology any more (forcing one server onto a
