@@ -38,8 +38,24 @@ fn sized(name: &str, n: u64, p: f64, engine: Engine) -> BloomBuilder {
         .max_block_bytes(MULTI_BLOCK_BYTES)
 }
 
+/// Creates the filter `builder` plans (panics on any error).
+fn create(d: &mut Driver, builder: BloomBuilder) -> Bloom {
+    d.run(builder.create())
+        .unwrap_or_else(|e| panic!("{}: create: {e}", d.name()))
+}
+
 fn kind<T>(r: redis_patterns::Result<T>) -> Result<T, ErrorKind> {
     r.map_err(Error::into_kind)
+}
+
+/// Whether `r` is the error of a filter (or a block of one) that is gone.
+fn missing<T>(r: redis_patterns::Result<T>) -> bool {
+    matches!(kind(r), Err(ErrorKind::BloomMissing { .. }))
+}
+
+/// How many of `flags` are set.
+fn trues(flags: &[bool]) -> usize {
+    flags.iter().filter(|&&b| b).count()
 }
 
 fn get(d: &mut Driver, key: &str) -> Vec<u8> {
@@ -80,7 +96,7 @@ fn in_batches(
 fn add_then_exists_with_both_engines() {
     support::on_server(|d| {
         for (name, engine) in [("bf", Engine::Bitfield), ("sc", Engine::Script)] {
-            let bf = d.run(sized(name, 10_000, 0.01, engine).create()).unwrap();
+            let bf = create(d, sized(name, 10_000, 0.01, engine));
             assert_eq!(bf.engine(), engine);
             assert!(d.run(bf.add("alice")).unwrap(), "first add is new");
             assert!(
@@ -109,12 +125,8 @@ fn add_then_exists_with_both_engines() {
 #[test]
 fn engines_write_identical_bits() {
     support::on_server(|d| {
-        let a = d
-            .run(sized("a", 5_000, 0.02, Engine::Bitfield).create())
-            .unwrap();
-        let b = d
-            .run(sized("b", 5_000, 0.02, Engine::Script).create())
-            .unwrap();
+        let a = create(d, sized("a", 5_000, 0.02, Engine::Bitfield));
+        let b = create(d, sized("b", 5_000, 0.02, Engine::Script));
         let xs = items("item:", 0..3000);
         let fa = d.run(a.multi_add(&xs)).unwrap();
         let fb = d.run(b.multi_add(&xs)).unwrap();
@@ -139,8 +151,8 @@ fn batched_adds_set_exactly_the_bits_locate_names_in_every_block() {
     let server = support::server();
     support::each_driver(&server, |d| {
         for engine in [Engine::Bitfield, Engine::Script] {
-            let a = d.run(sized("a", 1_000_000, 0.01, engine).create()).unwrap();
-            let b = d.run(sized("b", 1_000_000, 0.01, engine).create()).unwrap();
+            let a = create(d, sized("a", 1_000_000, 0.01, engine));
+            let b = create(d, sized("b", 1_000_000, 0.01, engine));
             assert!(a.block_keys().len() >= 2);
             let xs = items("bit:", 0..3000);
             d.run(a.multi_add(&xs)).unwrap();
@@ -181,12 +193,7 @@ fn no_false_negatives_and_a_plausible_false_positive_rate() {
         let others = items("other:", 0..20_000);
         let mut fp = 0;
         for chunk in others.chunks(1000) {
-            fp += d
-                .run(bf.multi_exists(chunk))
-                .unwrap()
-                .iter()
-                .filter(|&&b| b)
-                .count();
+            fp += trues(&d.run(bf.multi_exists(chunk)).unwrap());
         }
         // Expected ~200 (1 %); the hashes are deterministic, so this is not flaky.
         assert!((100..=300).contains(&fp), "false positives: {fp}");
@@ -237,10 +244,7 @@ fn config_is_written_once_and_checked() {
         let opened = d.run(Bloom::open("emails")).unwrap();
         assert_eq!(opened.params(), bf.params());
         assert!(d.run(opened.exists("x")).unwrap());
-        assert!(matches!(
-            kind(d.run(Bloom::open("nope"))),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(Bloom::open("nope"))));
     });
 }
 
@@ -314,9 +318,7 @@ fn bad_input_is_refused_before_anything_is_written() {
 #[test]
 fn scripts_refuse_bad_offsets_and_write_nothing() {
     support::on_server(|d| {
-        let bf = d
-            .run(sized("f", 1000, 0.01, Engine::Script).create())
-            .unwrap();
+        let bf = create(d, sized("f", 1000, 0.01, Engine::Script));
         let key = &bf.block_keys()[0];
         let bits = bf.params().block_bits[0] as i64;
         let before = get(d, key);
@@ -457,24 +459,15 @@ fn a_lost_block_is_an_error_with_both_engines() {
     let server = support::server();
     support::each_driver(&server, |d| {
         for engine in [Engine::Script, Engine::Bitfield] {
-            let bf = d.run(sized("f", 1000, 0.01, engine).create()).unwrap();
+            let bf = create(d, sized("f", 1000, 0.01, engine));
             d.run(bf.add("x")).unwrap();
             d.run(bf.destroy()).unwrap();
             assert_eq!(dbsize(&server), 0);
-            assert!(matches!(
-                kind(d.run(bf.exists("x"))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
-            assert!(matches!(
-                kind(d.run(bf.add("x"))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.exists("x"))));
+            assert!(missing(d.run(bf.add("x"))));
             // It stays an error; the script engine wrote nothing, the
             // BITFIELD engine's re-created block keeps its sentinel cleared.
-            assert!(matches!(
-                kind(d.run(bf.add("x"))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.add("x"))));
             if engine == Engine::Script {
                 assert_eq!(dbsize(&server), 0);
             }
@@ -488,13 +481,10 @@ fn every_block_an_add_re_created_stays_lost() {
     let server = support::server();
     support::each_driver(&server, |d| {
         for spread in [false, true] {
-            let bf = d
-                .run(
-                    sized("f", 1_000_000, 0.01, Engine::Bitfield)
-                        .spread_blocks(spread)
-                        .create(),
-                )
-                .unwrap();
+            let bf = create(
+                d,
+                sized("f", 1_000_000, 0.01, Engine::Bitfield).spread_blocks(spread),
+            );
             assert_eq!(bf.spread_blocks(), spread);
             assert!(bf.block_keys().len() >= 2, "{:?}", bf.params().block_bits);
             // One item in each of the first two blocks.
@@ -510,10 +500,7 @@ fn every_block_an_add_re_created_stays_lost() {
                 let _: i64 = d.cmd(key, redis::cmd("DEL").arg(key));
             }
             // One add touches both lost blocks (and re-creates both).
-            assert!(matches!(
-                kind(d.run(bf.multi_add(&[&a, &b]))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.multi_add(&[&a, &b]))));
             // Both stay lost: neither answers "absent" or "present".
             for item in [&a, &b] {
                 match kind(d.run(bf.exists(item))) {
@@ -534,9 +521,7 @@ fn every_block_an_add_re_created_stays_lost() {
 #[test]
 fn counts_of_a_lost_block_are_an_error_not_empty() {
     support::on_server(|d| {
-        let bf = d
-            .run(sized("f", 1_000_000, 0.01, Engine::Bitfield).create())
-            .unwrap();
+        let bf = create(d, sized("f", 1_000_000, 0.01, Engine::Bitfield));
         assert!(bf.block_keys().len() >= 2);
         d.run(bf.multi_add(&items("c", 0..2000))).unwrap();
         assert!(d.run(bf.bits_set()).unwrap().iter().all(|&b| b > 0));
@@ -561,14 +546,8 @@ fn counts_of_a_lost_block_are_an_error_not_empty() {
                 }
                 other => panic!("{lose}: expected BloomMissing, got {other:?}"),
             }
-            assert!(matches!(
-                kind(d.run(bf.approx_count())),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
-            assert!(matches!(
-                kind(d.run(bf.info())),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.approx_count())));
+            assert!(missing(d.run(bf.info())));
         }
         // clear makes it usable again, and counts work.
         d.run(bf.clear()).unwrap();
@@ -617,13 +596,10 @@ fn clear_resets_bits_and_keeps_the_config() {
 #[test]
 fn blocks_can_spread_over_slots() {
     support::on_server(|d| {
-        let bf = d
-            .run(
-                sized("wide", 1_000_000, 0.01, Engine::Bitfield)
-                    .spread_blocks(true)
-                    .create(),
-            )
-            .unwrap();
+        let bf = create(
+            d,
+            sized("wide", 1_000_000, 0.01, Engine::Bitfield).spread_blocks(true),
+        );
         assert!(bf.block_keys().len() >= 2);
         let slots: BTreeSet<u16> = bf
             .block_keys()
@@ -699,10 +675,7 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
         let config: i64 = d.cmd("bloom:{stale}", redis::cmd("EXISTS").arg("bloom:{stale}"));
         assert_eq!(config, 0, "no config next to a refused leftover");
         assert_eq!(before, get(d, &stale[1]));
-        assert!(matches!(
-            kind(d.run(Bloom::open("stale"))),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(Bloom::open("stale"))));
         // Once the leftover is gone the retry succeeds (adopting the
         // pristine blocks the refused attempt created).
         let _: i64 = d.cmd(&stale[1], redis::cmd("DEL").arg(&stale[1]));
@@ -720,10 +693,7 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
         );
         // And a spread filter whose config exists but a block is gone is refused.
         let _: i64 = d.cmd(&stale[0], redis::cmd("DEL").arg(&stale[0]));
-        assert!(matches!(
-            kind(d.run(spread("stale").create())),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(spread("stale").create())));
     });
 }
 
@@ -744,12 +714,7 @@ fn four_writers_with_overlapping_items() {
                     let mine = items("u", w * 5000..w * 5000 + 10_000);
                     let mut new = 0;
                     for chunk in mine.chunks(250) {
-                        new += d
-                            .run(bf.multi_add(chunk))
-                            .unwrap()
-                            .iter()
-                            .filter(|&&b| b)
-                            .count();
+                        new += trues(&d.run(bf.multi_add(chunk)).unwrap());
                     }
                     new
                 })
@@ -1149,7 +1114,7 @@ fn check_trace(t: &Trace) {
     assert!(t.first_adds[4000..].iter().all(|&b| !b), "repeats");
     assert_eq!(t.single, vec![true, false, true, false]);
     assert!(t.found[..4000].iter().all(|&b| b), "no false negatives");
-    assert!(t.found[4000..].iter().filter(|&&b| b).count() < 40);
+    assert!(trues(&t.found[4000..]) < 40);
     assert!((3900..=4100).contains(&t.approx), "{}", t.approx);
     assert_eq!(t.info.approx_count, t.approx);
     assert_eq!(t.opened.1, t.block_keys);
@@ -1195,7 +1160,7 @@ fn php_exercise(d: &mut Driver, php: &JsHashBloom) -> JsHashTrace {
 }
 
 fn check_php_trace(t: &JsHashTrace) {
-    assert!(t.adds.iter().filter(|&&b| b).count() >= 190, "{:?}", t.adds);
+    assert!(trues(&t.adds) >= 190, "{:?}", t.adds);
     assert_eq!(&t.single[..3], &[true, false, true]);
     assert!(t.found[..200].iter().all(|&b| b));
     assert!(t.bits >= 190);
@@ -1353,10 +1318,7 @@ fn both_drivers_match_on_one_server() {
             kind(d.run(Bloom::open("a{b}"))),
             Err(ErrorKind::InvalidArgument { .. })
         ));
-        assert!(matches!(
-            kind(d.run(Bloom::open("nope"))),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(Bloom::open("nope"))));
         assert!(matches!(
             kind(d.run(JsHashBloom::new("s").unwrap().add(""))),
             Err(ErrorKind::InvalidArgument { .. })
