@@ -464,14 +464,8 @@ fn bad_input_writes_nothing() {
             &["32", "0"],
         ));
         assert!(script_refused(&reply), "{reply:?}");
-        let mut con = server.connection();
-        assert_eq!(support::dbsize(&mut con), 0);
-        let used: u64 = {
-            let info: String = redis::cmd("INFO").arg("memory").query(&mut con).unwrap();
-            info.lines()
-                .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
-                .unwrap()
-        };
+        assert_eq!(support::dbsize(&mut server.connection()), 0);
+        let used = support::used_memory(&server);
         assert!(used < 100 << 20, "no large bitmap was allocated: {used}");
     });
 }

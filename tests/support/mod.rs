@@ -53,6 +53,15 @@ pub fn script_load(con: &mut redis::Connection, s: &ScriptInfo) {
     assert_eq!(sha, s.sha1, "{}", s.name);
 }
 
+/// `used_memory` of `server` (`INFO memory`).
+pub fn used_memory(server: &LocalServer) -> u64 {
+    server
+        .info("memory")
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
+        .expect("used_memory")
+}
+
 /// `DBSIZE`
 pub fn dbsize(con: &mut redis::Connection) -> i64 {
     redis::cmd("DBSIZE").query(con).expect("DBSIZE")
