@@ -508,8 +508,7 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
 
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, |d| {
+    support::on_cluster(|d| {
         for name in ["a", "b", "c", "d", "e", "f"] {
             let lock = Lock::new(name, Duration::from_secs(5)).expect("valid");
             let lease = d

@@ -82,57 +82,59 @@ support::server_and_cluster_tests!(
 /// Four readers keep overlapping (each re-reads as soon as it released), so
 /// the lock is never free of readers; a waiting writer still gets in, and
 /// the readers go on after it.
+fn writer_is_not_starved(d: &mut Driver, url: &str) {
+    let lock = RwLock::new("feed", Duration::from_secs(10)).expect("valid");
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer_done = Arc::new(AtomicBool::new(false));
+    let (before, after) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (lock, mut d) = (lock.clone(), d.another(url));
+            let (stop, writer_done, before, after) = (
+                stop.clone(),
+                writer_done.clone(),
+                before.clone(),
+                after.clone(),
+            );
+            thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let lease = d.run(lock.read(Duration::from_secs(60))).expect("read");
+                    if writer_done.load(Ordering::SeqCst) {
+                        &after
+                    } else {
+                        &before
+                    }
+                    .fetch_add(1, Ordering::SeqCst);
+                    thread::sleep(Duration::from_millis(20));
+                    d.run(lock.release(&lease)).expect("release");
+                }
+            })
+        })
+        .collect();
+    eventually("readers overlap", || before.load(Ordering::SeqCst) >= 20);
+    let lease = d
+        .run(lock.write(Duration::from_secs(30)))
+        .expect("the writer gets in while readers keep arriving");
+    assert_eq!(lease.role, Role::Write);
+    let readers_now: i64 = d.cmd(
+        lock.readers_key(),
+        redis::cmd("ZCARD").arg(lock.readers_key()),
+    );
+    assert_eq!(readers_now, 0, "alone while it writes");
+    assert!(d.run(lock.release(&lease)).unwrap());
+    writer_done.store(true, Ordering::SeqCst);
+    eventually("readers go on after the writer", || {
+        after.load(Ordering::SeqCst) >= 4
+    });
+    stop.store(true, Ordering::SeqCst);
+    for r in readers {
+        r.join().expect("reader");
+    }
+}
+
 #[test]
 fn a_waiting_writer_gets_in_while_readers_keep_arriving() {
-    support::on_server_and_cluster_at(|d, url| {
-        let lock = RwLock::new("feed", Duration::from_secs(10)).expect("valid");
-        let stop = Arc::new(AtomicBool::new(false));
-        let writer_done = Arc::new(AtomicBool::new(false));
-        let (before, after) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let readers: Vec<_> = (0..4)
-            .map(|_| {
-                let (lock, mut d) = (lock.clone(), d.another(url));
-                let (stop, writer_done, before, after) = (
-                    stop.clone(),
-                    writer_done.clone(),
-                    before.clone(),
-                    after.clone(),
-                );
-                thread::spawn(move || {
-                    while !stop.load(Ordering::SeqCst) {
-                        let lease = d.run(lock.read(Duration::from_secs(60))).expect("read");
-                        if writer_done.load(Ordering::SeqCst) {
-                            &after
-                        } else {
-                            &before
-                        }
-                        .fetch_add(1, Ordering::SeqCst);
-                        thread::sleep(Duration::from_millis(20));
-                        d.run(lock.release(&lease)).expect("release");
-                    }
-                })
-            })
-            .collect();
-        eventually("readers overlap", || before.load(Ordering::SeqCst) >= 20);
-        let lease = d
-            .run(lock.write(Duration::from_secs(30)))
-            .expect("the writer gets in while readers keep arriving");
-        assert_eq!(lease.role, Role::Write);
-        let readers_now: i64 = d.cmd(
-            lock.readers_key(),
-            redis::cmd("ZCARD").arg(lock.readers_key()),
-        );
-        assert_eq!(readers_now, 0, "alone while it writes");
-        assert!(d.run(lock.release(&lease)).unwrap());
-        writer_done.store(true, Ordering::SeqCst);
-        eventually("readers go on after the writer", || {
-            after.load(Ordering::SeqCst) >= 4
-        });
-        stop.store(true, Ordering::SeqCst);
-        for r in readers {
-            r.join().expect("reader");
-        }
-    });
+    support::on_server_and_cluster_at(writer_is_not_starved);
 }
 
 #[test]

@@ -141,8 +141,7 @@ fn release_extend_and_retries_with_the_holders_token() {
 
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, |d| {
+    support::on_cluster(|d| {
         for name in ["a", "b", "c", "d", "e", "f"] {
             let sem = Semaphore::new(name, 2, Duration::from_secs(5)).expect("valid");
             let one = d.run(sem.acquire(Duration::from_secs(1))).unwrap();

@@ -350,6 +350,12 @@ pub fn on_server_at(body: impl Fn(&mut Driver, &str)) {
     each_driver(&server, |d| body(d, &url));
 }
 
+/// Runs `body` through both drivers on a fresh three-node cluster (for
+/// bodies that need nothing else of the cluster).
+pub fn on_cluster(body: impl Fn(&mut Driver)) {
+    each_cluster_driver(&cluster(), body);
+}
+
 /// Runs `body` through both drivers on a fresh three-node cluster; `body`
 /// also gets the URL of the node the drivers connect to.
 pub fn on_cluster_at(body: impl Fn(&mut Driver, &str)) {
