@@ -814,9 +814,7 @@ const FOLDED_MAX: u64 = 1_999_999_999;
 
 #[test]
 fn jshash_filters_read_and_extend_php_bitmaps() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection(|d, con| {
         // What PHP's loadDb2bloom wrote: SETBIT bloom_user_email JSHash(email) 1.
         let php_emails = ["hello@example.com", "a@b.cn", "张三@example.com"];
         for e in php_emails {
@@ -824,12 +822,12 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
                 .arg("bloom_user_email")
                 .arg(js_hash(e.as_bytes(), true))
                 .arg(1)
-                .query(&mut con)
+                .query(con)
                 .unwrap();
         }
         let raw_max = u64::from(js_hash(b"a", false).max(js_hash(b"b", false)));
-        pregrow(&mut con, "bloom_user_telephone", FOLDED_MAX);
-        pregrow(&mut con, "bloom_raw", raw_max);
+        pregrow(con, "bloom_user_telephone", FOLDED_MAX);
+        pregrow(con, "bloom_raw", raw_max);
         let php = JsHashBloom::new("bloom_user_email").unwrap();
         assert!(php.limit_memory());
         assert_eq!(php.offset(b"hello@example.com").unwrap(), 701432834);
@@ -846,7 +844,7 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
         let bit: i64 = redis::cmd("GETBIT")
             .arg("bloom_user_email")
             .arg(js_hash(b"new@example.com", true))
-            .query(&mut con)
+            .query(con)
             .unwrap();
         assert_eq!(bit, 1);
         // k = 1 and folding: "a" and "b" share an offset, so "b" is a false positive.

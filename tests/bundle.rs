@@ -132,21 +132,19 @@ fn every_error_code_maps_to_a_typed_variant() {
 
 #[test]
 fn a_single_call_survives_script_flush() {
-    let server = support::server();
-    support::each_driver_in(&server, CallMode::Evalsha, |d| {
-        let mut con = server.connection();
-        script_flush(&mut con);
+    support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
+        script_flush(con);
         let call = || scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000);
         assert_eq!(d.run(call()).expect("first call"), 1, "{}", d.name());
-        script_flush(&mut con);
-        assert!(!script_exists(&mut con, scripts::LOCK_RELEASE.sha1));
+        script_flush(con);
+        assert!(!script_exists(con, scripts::LOCK_RELEASE.sha1));
         assert_eq!(
             d.run(scripts::lock::release("l{a}", "t1", "l{a}:wake"))
                 .expect("after flush"),
             1
         );
         assert!(
-            script_exists(&mut con, scripts::LOCK_RELEASE.sha1),
+            script_exists(con, scripts::LOCK_RELEASE.sha1),
             "reloaded by SCRIPT LOAD"
         );
         assert_eq!(d.run(call()).expect("again"), 2);
@@ -155,22 +153,17 @@ fn a_single_call_survives_script_flush() {
 
 #[test]
 fn a_batch_after_script_flush_runs_every_call_once_in_order() {
-    let server = support::server();
-    support::each_driver_in(&server, CallMode::Evalsha, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
         let (batch, expected) = lock_rounds("l{p}", 6);
         assert!(batch.len() >= 10);
-        script_flush(&mut con);
+        script_flush(con);
         let replies: Vec<i64> = d
             .run(batch.clone())
             .expect("batch after flush")
             .all()
             .expect("replies");
         assert_eq!(replies, expected, "{}", d.name());
-        let fence: i64 = redis::cmd("GET")
-            .arg("l{p}:fence")
-            .query(&mut con)
-            .expect("GET");
+        let fence: i64 = redis::cmd("GET").arg("l{p}:fence").query(con).expect("GET");
         assert_eq!(fence, 6, "no acquire ran twice");
         // Once more with everything cached: fencing tokens go on from 7.
         let again: Vec<i64> = d.run(batch).expect("cached").all().expect("replies");
@@ -185,14 +178,12 @@ fn a_batch_after_script_flush_runs_every_call_once_in_order() {
 
 #[test]
 fn a_batch_that_cannot_keep_order_stops_without_running_anything_twice() {
-    let server = support::server();
-    support::each_driver_in(&server, CallMode::Evalsha, |d| {
-        let mut con = server.connection();
-        script_flush(&mut con);
+    support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
+        script_flush(con);
         // Only acquire is cached: release answers NOSCRIPT while later
         // acquires run.
-        support::script_load(&mut con, &scripts::LOCK_ACQUIRE);
-        stops_after_the_first_call(d, &mut con, "l");
+        support::script_load(con, &scripts::LOCK_ACQUIRE);
+        stops_after_the_first_call(d, con, "l");
     });
 }
 

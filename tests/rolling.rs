@@ -351,18 +351,16 @@ fn writers_with_another_layout_are_refused() {
 
 #[test]
 fn shards_and_index_expire_as_configured() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection(|d, con| {
         // 2 slots of 1 record: every add opens a new shard.
         let store = RollingStore::new(1, 1, Duration::from_secs(5)).unwrap();
         let meta = store.meta_key("k").unwrap();
         let hashes = store.shard_keys("k").unwrap();
         let orders = store.order_keys("k").unwrap();
 
-        let before = server_now_ms(&mut con);
+        let before = server_now_ms(con);
         d.run(store.add("k", "a", &1)).unwrap();
-        let after = server_now_ms(&mut con);
+        let after = server_now_ms(con);
         let shard0 = pexpiretime(d, &hashes[0]);
         assert!(
             (before + 5000..=after + 5000).contains(&shard0),
@@ -381,9 +379,9 @@ fn shards_and_index_expire_as_configured() {
         assert!((64..=65).contains(&ttl), "index TTL {ttl}");
 
         std::thread::sleep(Duration::from_millis(20));
-        let before = server_now_ms(&mut con);
+        let before = server_now_ms(con);
         d.run(store.add("k", "b", &2)).unwrap();
-        let after = server_now_ms(&mut con);
+        let after = server_now_ms(con);
         // The older shard keeps its own expiry; the new one and the index
         // move.
         assert_eq!(pexpiretime(d, &hashes[0]), shard0);
@@ -398,9 +396,9 @@ fn shards_and_index_expire_as_configured() {
             .build()
             .unwrap();
         assert_eq!(store2.index_ttl(), Duration::from_secs(7));
-        let before = server_now_ms(&mut con);
+        let before = server_now_ms(con);
         d.run(store2.add("k2", "a", &1)).unwrap();
-        let after = server_now_ms(&mut con);
+        let after = server_now_ms(con);
         let m2 = pexpiretime(d, &store2.meta_key("k2").unwrap());
         assert!((before + 7000..=after + 7000).contains(&m2));
 

@@ -342,6 +342,21 @@ pub fn on_server(body: impl Fn(&mut Driver)) {
     each_driver(&server(), body);
 }
 
+/// Runs `body` through both drivers on a fresh server; `body` also gets a
+/// plain connection to the server, for setup and checks.
+pub fn on_server_with_connection(body: impl Fn(&mut Driver, &mut redis::Connection)) {
+    on_server_with_connection_in(call_mode(), body)
+}
+
+/// [`on_server_with_connection`] with the drivers in `mode`.
+pub fn on_server_with_connection_in(
+    mode: CallMode,
+    body: impl Fn(&mut Driver, &mut redis::Connection),
+) {
+    let server = server();
+    each_driver_in(&server, mode, |d| body(d, &mut server.connection()));
+}
+
 /// Runs `body` through both drivers on a fresh server; `body` also gets
 /// the server's URL (for bodies that open more clients or run the binary).
 pub fn on_server_at(body: impl Fn(&mut Driver, &str)) {
