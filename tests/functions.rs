@@ -113,17 +113,15 @@ fn reset_stats(con: &mut redis::Connection) {
 
 #[test]
 fn the_library_loads_with_one_function_per_script() {
-    let server = support::server();
-    support::each_driver_in(&server, MODE, |d| {
-        let mut con = server.connection();
-        flush_functions(&mut con);
+    support::on_server_with_connection_in(MODE, |d, con| {
+        flush_functions(con);
         let loaded = d.run(functions::load()).expect("FUNCTION LOAD REPLACE");
         let expected: Vec<(&str, &str)> = ALL.iter().map(|s| (s.name, s.function)).collect();
         assert_eq!(loaded, expected, "{}", d.name());
-        assert_complete(&mut con, "the server");
+        assert_complete(con, "the server");
         // Loading again replaces it: still one function per script.
         d.run(functions::load()).expect("replace");
-        assert_complete(&mut con, "the server, replaced");
+        assert_complete(con, "the server, replaced");
     });
 }
 
@@ -198,9 +196,7 @@ fn calls_reload_the_library_after_function_flush() {
 
 #[test]
 fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
-    let server = support::server();
-    support::each_driver_in(&server, MODE, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection_in(MODE, |d, con| {
         // A library of the same name that has lock_acquire but not
         // lock_release (as an older version might): release answers
         // "Function not found" while the later acquire runs.
@@ -210,9 +206,9 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .arg("LOAD")
             .arg("REPLACE")
             .arg(partial)
-            .query(&mut con)
+            .query(con)
             .expect("load the partial library");
-        stops_after_the_first_call(d, &mut con, "p");
+        stops_after_the_first_call(d, con, "p");
         // A call on its own loads the whole library and runs.
         assert_eq!(
             d.run(scripts::lock::release(
@@ -223,7 +219,7 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .unwrap(),
             0
         );
-        assert_complete(&mut con, "the server");
+        assert_complete(con, "the server");
     });
 }
 
