@@ -708,7 +708,7 @@ fn four_writers_with_overlapping_items() {
                 } else {
                     Engine::Script
                 });
-                let mut d = d.another(&url);
+                let mut d = d.another(url);
                 std::thread::spawn(move || {
                     // Writers overlap by half: writer w adds [w*5000, w*5000 + 10000).
                     let mine = items("u", w * 5000..w * 5000 + 10_000);

@@ -162,7 +162,7 @@ fn polling_mode_still_hands_over_and_times_out() {
             .expect("valid");
         let held = d.run(lock.try_acquire()).expect("free");
         let releaser = {
-            let (lock, mut o, token) = (lock.clone(), d.another(&url), held.token.clone());
+            let (lock, mut o, token) = (lock.clone(), d.another(url), held.token.clone());
             thread::spawn(move || {
                 thread::sleep(Duration::from_millis(50));
                 o.run(lock.release(&token)).expect("release")

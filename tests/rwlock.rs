@@ -143,7 +143,7 @@ fn a_writers_release_wakes_a_waiting_reader() {
         // A 600 s lease and a 120 s deadline: only the message hands it over.
         let lock = RwLock::new("woken", Duration::from_secs(600)).expect("valid");
         let write = d.run(lock.try_write()).expect("free");
-        let reader = waiter(d, &url, lock.read(Duration::from_secs(120)), lock.channel());
+        let reader = waiter(d, url, lock.read(Duration::from_secs(120)), lock.channel());
         thread::sleep(Duration::from_millis(100));
         assert!(d.run(lock.release(&write)).unwrap());
         let read = reader

@@ -88,12 +88,7 @@ fn a_release_wakes_a_waiter() {
         // can hand the permit over.
         let sem = Semaphore::new("one", 1, Duration::from_secs(600)).expect("valid");
         let held = d.run(sem.try_acquire()).expect("free");
-        let waiter = waiter(
-            d,
-            &url,
-            sem.acquire(Duration::from_secs(120)),
-            sem.channel(),
-        );
+        let waiter = waiter(d, url, sem.acquire(Duration::from_secs(120)), sem.channel());
         thread::sleep(Duration::from_millis(100));
         assert!(d.run(sem.release(&held.token)).unwrap());
         let next = waiter.join().unwrap().expect("woken by the release");

@@ -324,7 +324,7 @@ fn concurrent_adds_count_exactly() {
             let handles: Vec<_> = (0..THREADS)
                 .map(|t| {
                     let c = c.clone();
-                    let mut d2 = con.another(&url);
+                    let mut d2 = con.another(url);
                     let mine = ids(t);
                     s.spawn(move || {
                         let mut new = 0u64;
