@@ -18,7 +18,7 @@ use redis_patterns::bloom::{
 use redis_patterns::core::Allocator;
 use redis_patterns::{Batch, Error, ErrorKind, Op, scripts};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
-use support::Driver;
+use support::{Driver, owner};
 
 fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("{prefix}{i}")).collect()
@@ -38,8 +38,24 @@ fn sized(name: &str, n: u64, p: f64, engine: Engine) -> BloomBuilder {
         .max_block_bytes(MULTI_BLOCK_BYTES)
 }
 
+/// Creates the filter `builder` plans (panics on any error).
+fn create(d: &mut Driver, builder: BloomBuilder) -> Bloom {
+    d.run(builder.create())
+        .unwrap_or_else(|e| panic!("{}: create: {e}", d.name()))
+}
+
 fn kind<T>(r: redis_patterns::Result<T>) -> Result<T, ErrorKind> {
     r.map_err(Error::into_kind)
+}
+
+/// Whether `r` is the error of a filter (or a block of one) that is gone.
+fn missing<T>(r: redis_patterns::Result<T>) -> bool {
+    matches!(kind(r), Err(ErrorKind::BloomMissing { .. }))
+}
+
+/// How many of `flags` are set.
+fn trues(flags: &[bool]) -> usize {
+    flags.iter().filter(|&&b| b).count()
 }
 
 fn get(d: &mut Driver, key: &str) -> Vec<u8> {
@@ -78,10 +94,9 @@ fn in_batches(
 
 #[test]
 fn add_then_exists_with_both_engines() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         for (name, engine) in [("bf", Engine::Bitfield), ("sc", Engine::Script)] {
-            let bf = d.run(sized(name, 10_000, 0.01, engine).create()).unwrap();
+            let bf = create(d, sized(name, 10_000, 0.01, engine));
             assert_eq!(bf.engine(), engine);
             assert!(d.run(bf.add("alice")).unwrap(), "first add is new");
             assert!(
@@ -109,14 +124,9 @@ fn add_then_exists_with_both_engines() {
 
 #[test]
 fn engines_write_identical_bits() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let a = d
-            .run(sized("a", 5_000, 0.02, Engine::Bitfield).create())
-            .unwrap();
-        let b = d
-            .run(sized("b", 5_000, 0.02, Engine::Script).create())
-            .unwrap();
+    support::on_server(|d| {
+        let a = create(d, sized("a", 5_000, 0.02, Engine::Bitfield));
+        let b = create(d, sized("b", 5_000, 0.02, Engine::Script));
         let xs = items("item:", 0..3000);
         let fa = d.run(a.multi_add(&xs)).unwrap();
         let fb = d.run(b.multi_add(&xs)).unwrap();
@@ -141,8 +151,8 @@ fn batched_adds_set_exactly_the_bits_locate_names_in_every_block() {
     let server = support::server();
     support::each_driver(&server, |d| {
         for engine in [Engine::Bitfield, Engine::Script] {
-            let a = d.run(sized("a", 1_000_000, 0.01, engine).create()).unwrap();
-            let b = d.run(sized("b", 1_000_000, 0.01, engine).create()).unwrap();
+            let a = create(d, sized("a", 1_000_000, 0.01, engine));
+            let b = create(d, sized("b", 1_000_000, 0.01, engine));
             assert!(a.block_keys().len() >= 2);
             let xs = items("bit:", 0..3000);
             d.run(a.multi_add(&xs)).unwrap();
@@ -171,8 +181,7 @@ fn batched_adds_set_exactly_the_bits_locate_names_in_every_block() {
 
 #[test]
 fn no_false_negatives_and_a_plausible_false_positive_rate() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d.run(Bloom::create("users", 20_000, 0.01)).unwrap();
         let members = items("member:", 0..20_000);
         for chunk in members.chunks(1000) {
@@ -184,12 +193,7 @@ fn no_false_negatives_and_a_plausible_false_positive_rate() {
         let others = items("other:", 0..20_000);
         let mut fp = 0;
         for chunk in others.chunks(1000) {
-            fp += d
-                .run(bf.multi_exists(chunk))
-                .unwrap()
-                .iter()
-                .filter(|&&b| b)
-                .count();
+            fp += trues(&d.run(bf.multi_exists(chunk)).unwrap());
         }
         // Expected ~200 (1 %); the hashes are deterministic, so this is not flaky.
         assert!((100..=300).contains(&fp), "false positives: {fp}");
@@ -240,10 +244,7 @@ fn config_is_written_once_and_checked() {
         let opened = d.run(Bloom::open("emails")).unwrap();
         assert_eq!(opened.params(), bf.params());
         assert!(d.run(opened.exists("x")).unwrap());
-        assert!(matches!(
-            kind(d.run(Bloom::open("nope"))),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(Bloom::open("nope"))));
     });
 }
 
@@ -316,11 +317,8 @@ fn bad_input_is_refused_before_anything_is_written() {
 
 #[test]
 fn scripts_refuse_bad_offsets_and_write_nothing() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let bf = d
-            .run(sized("f", 1000, 0.01, Engine::Script).create())
-            .unwrap();
+    support::on_server(|d| {
+        let bf = create(d, sized("f", 1000, 0.01, Engine::Script));
         let key = &bf.block_keys()[0];
         let bits = bf.params().block_bits[0] as i64;
         let before = get(d, key);
@@ -461,24 +459,15 @@ fn a_lost_block_is_an_error_with_both_engines() {
     let server = support::server();
     support::each_driver(&server, |d| {
         for engine in [Engine::Script, Engine::Bitfield] {
-            let bf = d.run(sized("f", 1000, 0.01, engine).create()).unwrap();
+            let bf = create(d, sized("f", 1000, 0.01, engine));
             d.run(bf.add("x")).unwrap();
             d.run(bf.destroy()).unwrap();
             assert_eq!(dbsize(&server), 0);
-            assert!(matches!(
-                kind(d.run(bf.exists("x"))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
-            assert!(matches!(
-                kind(d.run(bf.add("x"))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.exists("x"))));
+            assert!(missing(d.run(bf.add("x"))));
             // It stays an error; the script engine wrote nothing, the
             // BITFIELD engine's re-created block keeps its sentinel cleared.
-            assert!(matches!(
-                kind(d.run(bf.add("x"))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.add("x"))));
             if engine == Engine::Script {
                 assert_eq!(dbsize(&server), 0);
             }
@@ -492,13 +481,10 @@ fn every_block_an_add_re_created_stays_lost() {
     let server = support::server();
     support::each_driver(&server, |d| {
         for spread in [false, true] {
-            let bf = d
-                .run(
-                    sized("f", 1_000_000, 0.01, Engine::Bitfield)
-                        .spread_blocks(spread)
-                        .create(),
-                )
-                .unwrap();
+            let bf = create(
+                d,
+                sized("f", 1_000_000, 0.01, Engine::Bitfield).spread_blocks(spread),
+            );
             assert_eq!(bf.spread_blocks(), spread);
             assert!(bf.block_keys().len() >= 2, "{:?}", bf.params().block_bits);
             // One item in each of the first two blocks.
@@ -514,10 +500,7 @@ fn every_block_an_add_re_created_stays_lost() {
                 let _: i64 = d.cmd(key, redis::cmd("DEL").arg(key));
             }
             // One add touches both lost blocks (and re-creates both).
-            assert!(matches!(
-                kind(d.run(bf.multi_add(&[&a, &b]))),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.multi_add(&[&a, &b]))));
             // Both stay lost: neither answers "absent" or "present".
             for item in [&a, &b] {
                 match kind(d.run(bf.exists(item))) {
@@ -537,11 +520,8 @@ fn every_block_an_add_re_created_stays_lost() {
 
 #[test]
 fn counts_of_a_lost_block_are_an_error_not_empty() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let bf = d
-            .run(sized("f", 1_000_000, 0.01, Engine::Bitfield).create())
-            .unwrap();
+    support::on_server(|d| {
+        let bf = create(d, sized("f", 1_000_000, 0.01, Engine::Bitfield));
         assert!(bf.block_keys().len() >= 2);
         d.run(bf.multi_add(&items("c", 0..2000))).unwrap();
         assert!(d.run(bf.bits_set()).unwrap().iter().all(|&b| b > 0));
@@ -566,14 +546,8 @@ fn counts_of_a_lost_block_are_an_error_not_empty() {
                 }
                 other => panic!("{lose}: expected BloomMissing, got {other:?}"),
             }
-            assert!(matches!(
-                kind(d.run(bf.approx_count())),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
-            assert!(matches!(
-                kind(d.run(bf.info())),
-                Err(ErrorKind::BloomMissing { .. })
-            ));
+            assert!(missing(d.run(bf.approx_count())));
+            assert!(missing(d.run(bf.info())));
         }
         // clear makes it usable again, and counts work.
         d.run(bf.clear()).unwrap();
@@ -584,8 +558,7 @@ fn counts_of_a_lost_block_are_an_error_not_empty() {
 
 #[test]
 fn clear_resets_bits_and_keeps_the_config() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d.run(Bloom::create("f", 10_000, 0.01)).unwrap();
         let xs = items("x", 0..500);
         d.run(bf.multi_add(&xs)).unwrap();
@@ -622,15 +595,11 @@ fn clear_resets_bits_and_keeps_the_config() {
 
 #[test]
 fn blocks_can_spread_over_slots() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let bf = d
-            .run(
-                sized("wide", 1_000_000, 0.01, Engine::Bitfield)
-                    .spread_blocks(true)
-                    .create(),
-            )
-            .unwrap();
+    support::on_server(|d| {
+        let bf = create(
+            d,
+            sized("wide", 1_000_000, 0.01, Engine::Bitfield).spread_blocks(true),
+        );
         assert!(bf.block_keys().len() >= 2);
         let slots: BTreeSet<u16> = bf
             .block_keys()
@@ -658,8 +627,7 @@ fn blocks_can_spread_over_slots() {
 
 #[test]
 fn spread_create_writes_the_config_last_and_refuses_leftovers() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let spread =
             |name: &str| sized(name, 1_000_000, 0.01, Engine::Bitfield).spread_blocks(true);
         // What a create that crashed between blocks and config leaves: the
@@ -707,10 +675,7 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
         let config: i64 = d.cmd("bloom:{stale}", redis::cmd("EXISTS").arg("bloom:{stale}"));
         assert_eq!(config, 0, "no config next to a refused leftover");
         assert_eq!(before, get(d, &stale[1]));
-        assert!(matches!(
-            kind(d.run(Bloom::open("stale"))),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(Bloom::open("stale"))));
         // Once the leftover is gone the retry succeeds (adopting the
         // pristine blocks the refused attempt created).
         let _: i64 = d.cmd(&stale[1], redis::cmd("DEL").arg(&stale[1]));
@@ -728,18 +693,13 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
         );
         // And a spread filter whose config exists but a block is gone is refused.
         let _: i64 = d.cmd(&stale[0], redis::cmd("DEL").arg(&stale[0]));
-        assert!(matches!(
-            kind(d.run(spread("stale").create())),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(spread("stale").create())));
     });
 }
 
 #[test]
 fn four_writers_with_overlapping_items() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| {
+    support::on_server_at(|d, url| {
         let bf = d.run(Bloom::create("shared", 40_000, 0.001)).unwrap();
         let handles: Vec<_> = (0..4u32)
             .map(|w| {
@@ -748,18 +708,13 @@ fn four_writers_with_overlapping_items() {
                 } else {
                     Engine::Script
                 });
-                let mut d = d.another(&url);
+                let mut d = d.another(url);
                 std::thread::spawn(move || {
                     // Writers overlap by half: writer w adds [w*5000, w*5000 + 10000).
                     let mine = items("u", w * 5000..w * 5000 + 10_000);
                     let mut new = 0;
                     for chunk in mine.chunks(250) {
-                        new += d
-                            .run(bf.multi_add(chunk))
-                            .unwrap()
-                            .iter()
-                            .filter(|&&b| b)
-                            .count();
+                        new += trues(&d.run(bf.multi_add(chunk)).unwrap());
                     }
                     new
                 })
@@ -778,8 +733,7 @@ fn four_writers_with_overlapping_items() {
 
 #[test]
 fn bulk_load_is_resumable() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let bf = d.run(Bloom::create("load", 10_000, 0.01)).unwrap();
         let xs = items("l", 0..2_345);
         // An interrupted load: only the first 1,000 lines were available.
@@ -860,9 +814,7 @@ const FOLDED_MAX: u64 = 1_999_999_999;
 
 #[test]
 fn jshash_filters_read_and_extend_php_bitmaps() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection(|d, con| {
         // What PHP's loadDb2bloom wrote: SETBIT bloom_user_email JSHash(email) 1.
         let php_emails = ["hello@example.com", "a@b.cn", "张三@example.com"];
         for e in php_emails {
@@ -870,12 +822,12 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
                 .arg("bloom_user_email")
                 .arg(js_hash(e.as_bytes(), true))
                 .arg(1)
-                .query(&mut con)
+                .query(con)
                 .unwrap();
         }
         let raw_max = u64::from(js_hash(b"a", false).max(js_hash(b"b", false)));
-        pregrow(&mut con, "bloom_user_telephone", FOLDED_MAX);
-        pregrow(&mut con, "bloom_raw", raw_max);
+        pregrow(con, "bloom_user_telephone", FOLDED_MAX);
+        pregrow(con, "bloom_raw", raw_max);
         let php = JsHashBloom::new("bloom_user_email").unwrap();
         assert!(php.limit_memory());
         assert_eq!(php.offset(b"hello@example.com").unwrap(), 701432834);
@@ -892,7 +844,7 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
         let bit: i64 = redis::cmd("GETBIT")
             .arg("bloom_user_email")
             .arg(js_hash(b"new@example.com", true))
-            .query(&mut con)
+            .query(con)
             .unwrap();
         assert_eq!(bit, 1);
         // k = 1 and folding: "a" and "b" share an offset, so "b" is a false positive.
@@ -1160,7 +1112,7 @@ fn check_trace(t: &Trace) {
     assert!(t.first_adds[4000..].iter().all(|&b| !b), "repeats");
     assert_eq!(t.single, vec![true, false, true, false]);
     assert!(t.found[..4000].iter().all(|&b| b), "no false negatives");
-    assert!(t.found[4000..].iter().filter(|&&b| b).count() < 40);
+    assert!(trues(&t.found[4000..]) < 40);
     assert!((3900..=4100).contains(&t.approx), "{}", t.approx);
     assert_eq!(t.info.approx_count, t.approx);
     assert_eq!(t.opened.1, t.block_keys);
@@ -1206,24 +1158,10 @@ fn php_exercise(d: &mut Driver, php: &JsHashBloom) -> JsHashTrace {
 }
 
 fn check_php_trace(t: &JsHashTrace) {
-    assert!(t.adds.iter().filter(|&&b| b).count() >= 190, "{:?}", t.adds);
+    assert!(trues(&t.adds) >= 190, "{:?}", t.adds);
     assert_eq!(&t.single[..3], &[true, false, true]);
     assert!(t.found[..200].iter().all(|&b| b));
     assert!(t.bits >= 190);
-}
-
-/// The node that owns `key` (only it answers without MOVED).
-fn owner(cluster: &LocalCluster, key: &str) -> usize {
-    cluster
-        .nodes()
-        .iter()
-        .position(|n| {
-            redis::cmd("EXISTS")
-                .arg(key)
-                .query::<i64>(&mut n.connection())
-                .is_ok()
-        })
-        .expect("some node owns every slot")
 }
 
 /// [`pregrow`] on the node of the cluster that owns `key`.
@@ -1378,10 +1316,7 @@ fn both_drivers_match_on_one_server() {
             kind(d.run(Bloom::open("a{b}"))),
             Err(ErrorKind::InvalidArgument { .. })
         ));
-        assert!(matches!(
-            kind(d.run(Bloom::open("nope"))),
-            Err(ErrorKind::BloomMissing { .. })
-        ));
+        assert!(missing(d.run(Bloom::open("nope"))));
         assert!(matches!(
             kind(d.run(JsHashBloom::new("s").unwrap().add(""))),
             Err(ErrorKind::InvalidArgument { .. })

@@ -3,10 +3,13 @@
 //! scripts on a replica, and a real Redis Cluster. The `NOSCRIPT` tests run
 //! in `EVALSHA` mode; their functions-mode twins are in `tests/functions.rs`.
 
+#[path = "support/batches.rs"]
+mod batches;
 mod support;
 
 use std::path::{Path, PathBuf};
 
+use batches::{lock_rounds, stops_after_the_first_call};
 use redis_patterns::core::CallMode;
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns::{Batch, Error, ErrorKind, Request, load_all};
@@ -23,10 +26,7 @@ fn lua_dir() -> PathBuf {
 }
 
 fn script_flush(con: &mut redis::Connection) {
-    let _: () = redis::cmd("SCRIPT")
-        .arg("FLUSH")
-        .query(con)
-        .expect("SCRIPT FLUSH");
+    support::command_ok(con, &["SCRIPT", "FLUSH"]);
 }
 
 fn script_exists(con: &mut redis::Connection, sha: &str) -> bool {
@@ -134,76 +134,40 @@ fn every_error_code_maps_to_a_typed_variant() {
     assert_eq!(support::dbsize(&mut con), 0);
 }
 
-/// `SCRIPT LOAD` of one script, raw.
-fn script_load(con: &mut redis::Connection, s: &redis_patterns::ScriptInfo) {
-    let sha: String = redis::cmd("SCRIPT")
-        .arg("LOAD")
-        .arg(s.source())
-        .query(con)
-        .expect("SCRIPT LOAD");
-    assert_eq!(sha, s.sha1);
-}
-
 #[test]
 fn a_single_call_survives_script_flush() {
-    let server = support::server();
-    support::each_driver_in(&server, CallMode::Evalsha, |d| {
-        let mut con = server.connection();
-        script_flush(&mut con);
+    support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
+        script_flush(con);
         let call = || scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000);
         assert_eq!(d.run(call()).expect("first call"), 1, "{}", d.name());
-        script_flush(&mut con);
-        assert!(!script_exists(&mut con, scripts::LOCK_RELEASE.sha1));
+        script_flush(con);
+        assert!(!script_exists(con, scripts::LOCK_RELEASE.sha1));
         assert_eq!(
             d.run(scripts::lock::release("l{a}", "t1", "l{a}:wake"))
                 .expect("after flush"),
             1
         );
         assert!(
-            script_exists(&mut con, scripts::LOCK_RELEASE.sha1),
+            script_exists(con, scripts::LOCK_RELEASE.sha1),
             "reloaded by SCRIPT LOAD"
         );
         assert_eq!(d.run(call()).expect("again"), 2);
     });
 }
 
-/// Six acquire/release rounds on one lock, interleaved with releases by a
-/// stranger: each reply depends on the calls before it having run once, in
-/// order.
-fn ordered_batch(key: &str, fence: &str) -> (Batch, Vec<i64>) {
-    let mut batch = Batch::new();
-    let mut expected = Vec::new();
-    let wake = format!("{key}:wake");
-    for round in 0..6 {
-        let token = format!("tok-{round}");
-        batch.script(scripts::lock::acquire(key, fence, &token, 60_000));
-        expected.push(round + 1); // the fencing token counts acquisitions
-        batch.script(scripts::lock::release(key, "someone-else", &wake));
-        expected.push(0);
-        batch.script(scripts::lock::release(key, &token, &wake));
-        expected.push(1);
-    }
-    (batch, expected)
-}
-
 #[test]
 fn a_batch_after_script_flush_runs_every_call_once_in_order() {
-    let server = support::server();
-    support::each_driver_in(&server, CallMode::Evalsha, |d| {
-        let mut con = server.connection();
-        let (batch, expected) = ordered_batch("l{p}", "l{p}:fence");
+    support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
+        let (batch, expected) = lock_rounds("l{p}", 6);
         assert!(batch.len() >= 10);
-        script_flush(&mut con);
+        script_flush(con);
         let replies: Vec<i64> = d
             .run(batch.clone())
             .expect("batch after flush")
             .all()
             .expect("replies");
         assert_eq!(replies, expected, "{}", d.name());
-        let fence: i64 = redis::cmd("GET")
-            .arg("l{p}:fence")
-            .query(&mut con)
-            .expect("GET");
+        let fence: i64 = redis::cmd("GET").arg("l{p}:fence").query(con).expect("GET");
         assert_eq!(fence, 6, "no acquire ran twice");
         // Once more with everything cached: fencing tokens go on from 7.
         let again: Vec<i64> = d.run(batch).expect("cached").all().expect("replies");
@@ -218,34 +182,12 @@ fn a_batch_after_script_flush_runs_every_call_once_in_order() {
 
 #[test]
 fn a_batch_that_cannot_keep_order_stops_without_running_anything_twice() {
-    let server = support::server();
-    support::each_driver_in(&server, CallMode::Evalsha, |d| {
-        let mut con = server.connection();
-        script_flush(&mut con);
+    support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
+        script_flush(con);
         // Only acquire is cached: release answers NOSCRIPT while later
         // acquires run.
-        script_load(&mut con, &scripts::LOCK_ACQUIRE);
-        let mut batch = Batch::new();
-        batch.script(scripts::lock::acquire("l{q}", "l{q}:fence", "a", 60_000));
-        batch.script(scripts::lock::release("l{q}", "a", "l{q}:wake"));
-        batch.script(scripts::lock::acquire("l{r}", "l{r}:fence", "b", 60_000));
-        let err = d.run(batch).unwrap_err();
-        assert!(
-            matches!(
-                err.kind(),
-                ErrorKind::PipelineInterrupted {
-                    ran_in_order: 1,
-                    total: 3
-                }
-            ),
-            "{err:?}"
-        );
-        let fences: (i64, i64) = redis::pipe()
-            .get("l{q}:fence")
-            .get("l{r}:fence")
-            .query(&mut con)
-            .expect("GET");
-        assert_eq!(fences, (1, 1), "each acquire ran exactly once");
+        support::script_load(con, &scripts::LOCK_ACQUIRE);
+        stops_after_the_first_call(d, con, "l");
     });
 }
 
@@ -417,8 +359,7 @@ fn wrapped_connections_recover_from_script_flush() {
                 .expect("release");
             assert_eq!(released, 1);
             script_flush(&mut sync);
-            let (batch, expected) =
-                ordered_batch(&format!("l{{n{i}}}"), &format!("l{{n{i}}}:fence"));
+            let (batch, expected) = lock_rounds(&format!("l{{n{i}}}"), 6);
             let replies: Vec<i64> = batch
                 .run_async(con)
                 .await
@@ -433,7 +374,7 @@ fn wrapped_connections_recover_from_script_flush() {
     // A plain sync connection, wrapped, too.
     let mut con = redis_patterns::Connection::from_redis(server.connection()).expect("wrap");
     script_flush(&mut server.connection());
-    let (batch, expected) = ordered_batch("l{w}", "l{w}:fence");
+    let (batch, expected) = lock_rounds("l{w}", 6);
     let replies: Vec<i64> = batch.run(&mut con).expect("batch").all().expect("replies");
     assert_eq!(replies, expected);
 }
@@ -596,7 +537,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         &mut Driver::Sync(redis_patterns::Connection::open(cluster.nodes()[1].url()).unwrap()),
         "n",
     );
-    let (batch, _) = ordered_batch("l{k}", "l{k}:fence");
+    let (batch, _) = lock_rounds("l{k}", 6);
     let replies: Vec<i64> = batch
         .run(&mut con)
         .expect("command by command")

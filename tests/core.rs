@@ -155,8 +155,7 @@ fn get(key: &str) -> Op<Option<String>> {
 
 #[test]
 fn joined_ops_share_round_trips_and_loops_do_not_nest() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         d.run(Op::<()>::cmd("a", cmd("SET", &["a", "1"]))).unwrap();
         d.run(Op::<()>::cmd("b", cmd("SET", &["b", "2"]))).unwrap();
         let sends = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -270,43 +269,39 @@ fn a_cluster_with_replicas_forms_and_serves_from_its_primaries() {
 /// (a zero-timeout wait) and before its next wait wakes that wait at once;
 /// a wait with no message ends at its timeout; a wait inside a join ends
 /// with the join's. Whatever the timing, the outcomes are fixed by order.
-fn waits(d: &mut Driver) {
-    let ch = "w:{chan}:wake";
-    let publish = move |payload: &'static str| Op::<i64>::cmd(ch, cmd("SPUBLISH", &[ch, payload]));
-    let woken = d
-        .run(Op::wait(ch, Duration::ZERO).and_then(move |first| {
-            publish("one").and_then(move |receivers| {
-                Op::wait(ch, Duration::from_secs(60)).map(move |w| (first, receivers, w))
-            })
-        }))
-        .unwrap();
-    assert_eq!(
-        woken,
-        (false, 1, true),
-        "{}: subscribed, published to 1, woken",
-        d.name()
-    );
-    // Nothing published: the timeout ends it.
-    assert!(
-        !d.run(Op::wait("w:{quiet}:wake", Duration::from_millis(30)))
-            .unwrap()
-    );
-    // Two waits side by side end together (the shorter timeout).
-    let both = d
-        .run(Op::join(vec![
-            Op::wait("w:{a}:wake", Duration::from_millis(20)),
-            Op::wait("w:{b}:wake", Duration::from_secs(60)),
-        ]))
-        .unwrap();
-    assert_eq!(both, [false, false]);
-}
-
 #[test]
 fn a_wait_is_woken_by_a_message_on_its_shard_channel_on_one_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, waits);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, waits);
+    support::on_server_and_cluster(|d| {
+        let ch = "w:{chan}:wake";
+        let publish =
+            move |payload: &'static str| Op::<i64>::cmd(ch, cmd("SPUBLISH", &[ch, payload]));
+        let woken = d
+            .run(Op::wait(ch, Duration::ZERO).and_then(move |first| {
+                publish("one").and_then(move |receivers| {
+                    Op::wait(ch, Duration::from_secs(60)).map(move |w| (first, receivers, w))
+                })
+            }))
+            .unwrap();
+        assert_eq!(
+            woken,
+            (false, 1, true),
+            "{}: subscribed, published to 1, woken",
+            d.name()
+        );
+        // Nothing published: the timeout ends it.
+        assert!(
+            !d.run(Op::wait("w:{quiet}:wake", Duration::from_millis(30)))
+                .unwrap()
+        );
+        // Two waits side by side end together (the shorter timeout).
+        let both = d
+            .run(Op::join(vec![
+                Op::wait("w:{a}:wake", Duration::from_millis(20)),
+                Op::wait("w:{b}:wake", Duration::from_secs(60)),
+            ]))
+            .unwrap();
+        assert_eq!(both, [false, false]);
+    });
 }
 
 /// Under a storm of `SCRIPT FLUSH` from another client, batches of script

@@ -8,16 +8,19 @@
 //! replicas, by replication). Every test here runs in functions mode,
 //! whatever `REDIS_PATTERNS_CALL_MODE` says.
 
+#[path = "support/batches.rs"]
+mod batches;
 mod support;
 
 use std::time::{Duration, Instant};
 
+use batches::{lock_rounds, stops_after_the_first_call};
 use redis::Value;
 use redis_patterns::core::CallMode;
 use redis_patterns::scripts::{self, ALL};
-use redis_patterns::{Batch, ErrorKind, ServerErrorKind, functions};
+use redis_patterns::{Batch, ServerErrorKind, functions};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
-use support::Driver;
+use support::{Driver, key_on};
 
 const MODE: CallMode = CallMode::Functions;
 
@@ -88,10 +91,7 @@ fn assert_complete(con: &mut redis::Connection, node: &str) {
 }
 
 fn flush_functions(con: &mut redis::Connection) {
-    let _: () = redis::cmd("FUNCTION")
-        .arg("FLUSH")
-        .query(con)
-        .expect("FUNCTION FLUSH");
+    support::command_ok(con, &["FUNCTION", "FLUSH"]);
 }
 
 /// `calls` of `cmdstat_<name>` in `INFO commandstats` (0 when absent).
@@ -108,53 +108,21 @@ fn calls(con: &mut redis::Connection, name: &str) -> u64 {
 }
 
 fn reset_stats(con: &mut redis::Connection) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(con)
-        .expect("CONFIG RESETSTAT");
+    support::command_ok(con, &["CONFIG", "RESETSTAT"]);
 }
 
 #[test]
 fn the_library_loads_with_one_function_per_script() {
-    let server = support::server();
-    support::each_driver_in(&server, MODE, |d| {
-        let mut con = server.connection();
-        flush_functions(&mut con);
+    support::on_server_with_connection_in(MODE, |d, con| {
+        flush_functions(con);
         let loaded = d.run(functions::load()).expect("FUNCTION LOAD REPLACE");
         let expected: Vec<(&str, &str)> = ALL.iter().map(|s| (s.name, s.function)).collect();
         assert_eq!(loaded, expected, "{}", d.name());
-        assert_complete(&mut con, "the server");
+        assert_complete(con, "the server");
         // Loading again replaces it: still one function per script.
         d.run(functions::load()).expect("replace");
-        assert_complete(&mut con, "the server, replaced");
+        assert_complete(con, "the server, replaced");
     });
-}
-
-/// Alternating acquires and releases of one lock, with a stranger's
-/// release between: each reply depends on every call before it having run
-/// exactly once, in order.
-fn lock_rounds(key: &str, rounds: i64) -> (Batch, Vec<i64>) {
-    let fence = format!("{key}:fence");
-    let mut batch = Batch::new();
-    let mut expected = Vec::new();
-    for round in 0..rounds {
-        let token = format!("t{round}");
-        batch.script(scripts::lock::acquire(key, &fence, &token, 60_000));
-        expected.push(round + 1);
-        batch.script(scripts::lock::release(
-            key,
-            "stranger",
-            &format!("{}:wake", key),
-        ));
-        expected.push(0);
-        batch.script(scripts::lock::release(
-            key,
-            &token,
-            &format!("{}:wake", key),
-        ));
-        expected.push(1);
-    }
-    (batch, expected)
 }
 
 /// After the library is deleted a single call and a batch load it again
@@ -228,9 +196,7 @@ fn calls_reload_the_library_after_function_flush() {
 
 #[test]
 fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
-    let server = support::server();
-    support::each_driver_in(&server, MODE, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection_in(MODE, |d, con| {
         // A library of the same name that has lock_acquire but not
         // lock_release (as an older version might): release answers
         // "Function not found" while the later acquire runs.
@@ -240,34 +206,9 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .arg("LOAD")
             .arg("REPLACE")
             .arg(partial)
-            .query(&mut con)
+            .query(con)
             .expect("load the partial library");
-        let mut batch = Batch::new();
-        batch.script(scripts::lock::acquire("p{q}", "p{q}:fence", "a", 60_000));
-        batch.script(scripts::lock::release(
-            "p{q}",
-            "a",
-            &format!("{}:wake", "p{q}"),
-        ));
-        batch.script(scripts::lock::acquire("p{r}", "p{r}:fence", "b", 60_000));
-        let err = d.run(batch).unwrap_err();
-        assert!(
-            matches!(
-                err.kind(),
-                ErrorKind::PipelineInterrupted {
-                    ran_in_order: 1,
-                    total: 3
-                }
-            ),
-            "{}: {err:?}",
-            d.name()
-        );
-        let fences: (i64, i64) = redis::pipe()
-            .get("p{q}:fence")
-            .get("p{r}:fence")
-            .query(&mut con)
-            .expect("GET");
-        assert_eq!(fences, (1, 1), "each acquire ran exactly once");
+        stops_after_the_first_call(d, con, "p");
         // A call on its own loads the whole library and runs.
         assert_eq!(
             d.run(scripts::lock::release(
@@ -278,7 +219,7 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .unwrap(),
             0
         );
-        assert_complete(&mut con, "the server");
+        assert_complete(con, "the server");
     });
 }
 
@@ -390,20 +331,6 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
     }
 }
 
-/// A key whose slot `node` (a primary of `cluster`) serves.
-fn key_on(cluster: &LocalCluster, node: usize) -> String {
-    let mut con = cluster.nodes()[node].connection();
-    (0..)
-        .map(|i| format!("k{{{i}}}"))
-        .find(|k| {
-            redis::cmd("GET")
-                .arg(k)
-                .query::<Option<String>>(&mut con)
-                .is_ok()
-        })
-        .expect("some key lives on every primary")
-}
-
 #[test]
 fn load_reaches_every_primary_and_the_replicas_get_it() {
     let cluster = LocalCluster::builder()
@@ -441,7 +368,7 @@ fn load_reaches_every_primary_and_the_replicas_get_it() {
     // FCALL_RO straight to each replica (READONLY: serve reads of the
     // primary's slots) runs there.
     for &n in &primaries {
-        let key = key_on(&cluster, n);
+        let key = key_on(&cluster.nodes()[n], "k");
         let mut con = cluster.nodes()[n].connection();
         let fence: i64 = redis::cmd("FCALL")
             .arg("lock_acquire")
@@ -460,7 +387,7 @@ fn load_reaches_every_primary_and_the_replicas_get_it() {
         let served = primaries
             .iter()
             .filter(|&&p| {
-                let key = key_on(&cluster, p);
+                let key = key_on(&cluster.nodes()[p], "k");
                 let (mut left, mut moved) = (0, false);
                 eventually("replication of the lock", || {
                     match redis::cmd("FCALL_RO")

@@ -1,6 +1,6 @@
 //! The hash functions against reference values computed by real PHP:
 //! `tests/data/jshash_vectors.tsv` (the seed's `JSHash`, copied verbatim into
-//! `tests/data/jshash_vectors.php`) and `tests/data/sized_vectors.tsv` (the
+//! `tests/data/shared.php`, run by `tests/data/jshash_vectors.php`) and `tests/data/sized_vectors.tsv` (the
 //! sized filters' scheme computed with PHP's built-in `murmur3a`).
 
 use redis_patterns::bloom::hash::{

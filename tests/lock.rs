@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use leased::{assert_no_script_call, eventually, subscribers};
+use leased::{assert_invalid, assert_no_script_call, eventually, subscribers, waiter};
 use redis::Value;
 use redis_patterns::lock::{
     AsyncLockGuard, DEFAULT_PREFIX, Lock, LostReason, MAX_LEASE_MS, Replication, WaitMode,
@@ -78,53 +78,37 @@ fn racy_counter(d: &mut Driver, url: &str) {
     assert_eq!(get(d, lock.key()), None, "released at the end");
 }
 
-#[test]
-fn mutual_exclusion_with_woken_waiters_keeps_a_racy_counter_exact() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| racy_counter(d, &url));
-}
-
-#[test]
-fn mutual_exclusion_with_woken_waiters_on_a_real_cluster() {
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| racy_counter(d, &url));
-}
+support::server_and_cluster_tests!(
+    racy_counter:
+    mutual_exclusion_with_woken_waiters_keeps_a_racy_counter_exact,
+    mutual_exclusion_with_woken_waiters_on_a_real_cluster
+);
 
 /// The holder's lease is 600 s and the waiter's deadline 120 s, and the
 /// waiter never polls: only the release's message can hand it the lock.
-fn woken_by_the_release(d: &mut Driver, url: &str) {
-    let lock = Lock::new("handoff", Duration::from_secs(600)).expect("valid");
-    let held = d.run(lock.try_acquire()).expect("free");
-    let waiter = {
-        let (lock, mut w) = (lock.clone(), d.another(url));
-        thread::spawn(move || w.run(lock.acquire(Duration::from_secs(120))))
-    };
-    eventually("the waiter subscribed", || {
-        subscribers(d, lock.channel()) == 1
-    });
-    // Most likely the waiter is in its wait by now (if not, its re-check
-    // after subscribing finds the lock free: the handoff is correct either way).
-    thread::sleep(Duration::from_millis(100));
-    assert!(d.run(lock.release(&held.token)).expect("release"));
-    let next = waiter
-        .join()
-        .expect("waiter thread")
-        .expect("woken by the release long before the holder's lease or its own deadline");
-    assert!(next.fence > held.fence);
-    assert_eq!(get(d, lock.key()), Some(next.token.clone()));
-    assert!(d.run(lock.release(&next.token)).unwrap());
-}
-
 #[test]
 fn a_release_wakes_the_waiter_on_a_server_and_a_cluster() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| woken_by_the_release(d, &url));
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| woken_by_the_release(d, &url));
+    support::on_server_and_cluster_at(|d, url| {
+        let lock = Lock::new("handoff", Duration::from_secs(600)).expect("valid");
+        let held = d.run(lock.try_acquire()).expect("free");
+        let waiter = waiter(
+            d,
+            url,
+            lock.acquire(Duration::from_secs(120)),
+            lock.channel(),
+        );
+        // Most likely the waiter is in its wait by now (if not, its re-check
+        // after subscribing finds the lock free: the handoff is correct either way).
+        thread::sleep(Duration::from_millis(100));
+        assert!(d.run(lock.release(&held.token)).expect("release"));
+        let next = waiter
+            .join()
+            .expect("waiter thread")
+            .expect("woken by the release long before the holder's lease or its own deadline");
+        assert!(next.fence > held.fence);
+        assert_eq!(get(d, lock.key()), Some(next.token.clone()));
+        assert!(d.run(lock.release(&next.token)).unwrap());
+    });
 }
 
 #[test]
@@ -144,13 +128,12 @@ fn a_lost_wake_up_costs_at_most_the_holders_lease() {
         // without a message: the waiter still gets it, by the holder's lease.
         let lock = Lock::new("dropped", Duration::from_millis(1500)).expect("valid");
         let held = d.run(lock.try_acquire()).expect("free");
-        let waiter = {
-            let (lock, mut w) = (lock.clone(), d.another(&url));
-            thread::spawn(move || w.run(lock.acquire(Duration::from_secs(30))))
-        };
-        eventually("the waiter subscribed", || {
-            subscribers(d, lock.channel()) == 1
-        });
+        let waiter = waiter(
+            d,
+            &url,
+            lock.acquire(Duration::from_secs(30)),
+            lock.channel(),
+        );
         let killed: i64 = redis::cmd("CLIENT")
             .arg("KILL")
             .arg("TYPE")
@@ -169,9 +152,7 @@ fn a_lost_wake_up_costs_at_most_the_holders_lease() {
 
 #[test]
 fn polling_mode_still_hands_over_and_times_out() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| {
+    support::on_server_at(|d, url| {
         let lock = Lock::builder("polled")
             .lease(Duration::from_secs(30))
             .wait_mode(WaitMode::Polling {
@@ -181,7 +162,7 @@ fn polling_mode_still_hands_over_and_times_out() {
             .expect("valid");
         let held = d.run(lock.try_acquire()).expect("free");
         let releaser = {
-            let (lock, mut o, token) = (lock.clone(), d.another(&url), held.token.clone());
+            let (lock, mut o, token) = (lock.clone(), d.another(url), held.token.clone());
             thread::spawn(move || {
                 thread::sleep(Duration::from_millis(50));
                 o.run(lock.release(&token)).expect("release")
@@ -202,8 +183,7 @@ fn polling_mode_still_hands_over_and_times_out() {
 
 #[test]
 fn only_the_owner_can_release_or_extend() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::new("job", Duration::from_secs(30)).expect("valid");
         let lease = d.run(lock.try_acquire()).expect("free lock");
         assert_eq!(lease.token.len(), 32);
@@ -242,8 +222,7 @@ fn only_the_owner_can_release_or_extend() {
 
 #[test]
 fn an_acquire_retried_with_its_own_token_gets_the_same_fencing_token() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::new("retried", Duration::from_secs(30)).expect("valid");
         let token = "retry-after-an-unknown-outcome";
         let first = d.run(lock.try_acquire_as(token)).expect("free");
@@ -271,8 +250,7 @@ fn an_acquire_retried_with_its_own_token_gets_the_same_fencing_token() {
 
 #[test]
 fn try_acquire_on_a_held_lock_is_busy_with_the_remaining_lease() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::new("busy", Duration::from_secs(20)).expect("valid");
         let _held = d.run(lock.try_acquire()).expect("free");
         let err = d.run(lock.try_acquire()).expect_err("held");
@@ -292,8 +270,7 @@ fn try_acquire_on_a_held_lock_is_busy_with_the_remaining_lease() {
 
 #[test]
 fn an_expired_lease_goes_to_the_next_owner_and_the_old_one_cannot_touch_it() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         // A short first lease; the next owner takes a long one, so that a
         // slow machine cannot let it run out before the checks below.
         let short = Lock::new("lease", Duration::from_millis(50)).expect("valid");
@@ -341,8 +318,7 @@ fn fencing_tokens_strictly_increase_across_owners_and_lock_objects() {
 
 #[test]
 fn blocking_acquire_times_out_with_a_typed_error() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::new("wait", Duration::from_secs(30)).expect("valid");
         let _held = d.run(lock.try_acquire()).expect("free");
         match d
@@ -366,8 +342,7 @@ fn blocking_acquire_times_out_with_a_typed_error() {
 
 #[test]
 fn status_reports_the_holder_lease_and_the_fencing_counter() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::new("status", Duration::from_secs(30)).expect("valid");
         let free = d.run(lock.status()).unwrap();
         assert_eq!(
@@ -389,8 +364,7 @@ fn status_reports_the_holder_lease_and_the_fencing_counter() {
 /// behind its back.
 #[test]
 fn the_guard_renews_across_leases_and_reports_a_loss() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::new("renewed", Duration::from_millis(900)).expect("valid");
         let key = lock.key().to_string();
         let mut del = redis::cmd("DEL");
@@ -454,8 +428,7 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
 /// lease was lost while it ran.
 #[test]
 fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::new("guard", Duration::from_secs(5)).expect("valid");
         let short = Lock::new("guard", Duration::from_millis(300)).expect("valid");
         let key = lock.key().to_string();
@@ -535,8 +508,7 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
 
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, |d| {
+    support::on_cluster(|d| {
         for name in ["a", "b", "c", "d", "e", "f"] {
             let lock = Lock::new(name, Duration::from_secs(5)).expect("valid");
             let lease = d
@@ -570,8 +542,7 @@ fn every_operation_runs_on_a_real_cluster() {
 
 #[test]
 fn an_acknowledged_acquire_without_replicas_fails_cleanly_and_auto_does_not_wait() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = Lock::builder("replicated")
             .replication(Replication::Acknowledged {
                 replicas: 1,
@@ -646,30 +617,18 @@ fn an_acknowledged_acquire_waits_for_the_replica_even_after_a_script_flush() {
 fn bad_input_is_refused_before_anything_is_sent() {
     let server = support::server();
     assert_no_script_call(&server, || {
-        let invalid =
-            |r: redis_patterns::Result<Lock>, name: &str| match r.as_ref().map_err(|e| e.kind()) {
-                Err(ErrorKind::InvalidArgument {
-                    name: n,
-                    reason,
-                    script: None,
-                }) => {
-                    assert_eq!(n, name);
-                    assert!(!reason.is_empty() && !reason.ends_with('.'));
-                }
-                other => panic!("expected InvalidArgument({name}), got {other:?}"),
-            };
-        invalid(Lock::new("", Duration::from_secs(1)), "lock name");
-        invalid(Lock::new("a{b}", Duration::from_secs(1)), "lock name");
+        assert_invalid(Lock::new("", Duration::from_secs(1)), "lock name");
+        assert_invalid(Lock::new("a{b}", Duration::from_secs(1)), "lock name");
         assert!(Prefix::new("p{").is_err());
         assert!(Prefix::new("").is_err());
         assert_eq!(Prefix::new(DEFAULT_PREFIX).unwrap().as_str(), "redis:lock:");
-        invalid(Lock::new("a", Duration::ZERO), "lease");
-        invalid(Lock::new("a", Duration::from_micros(999)), "lease");
-        invalid(
+        assert_invalid(Lock::new("a", Duration::ZERO), "lease");
+        assert_invalid(Lock::new("a", Duration::from_micros(999)), "lease");
+        assert_invalid(
             Lock::new("a", Duration::from_millis(MAX_LEASE_MS + 1)),
             "lease",
         );
-        invalid(
+        assert_invalid(
             Lock::builder("a")
                 .wait_mode(WaitMode::Polling {
                     interval: Duration::ZERO,
@@ -677,7 +636,7 @@ fn bad_input_is_refused_before_anything_is_sent() {
                 .build(),
             "poll interval",
         );
-        invalid(
+        assert_invalid(
             Lock::builder("a")
                 .replication(Replication::Acknowledged {
                     replicas: 0,

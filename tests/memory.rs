@@ -10,22 +10,13 @@
 mod support;
 
 use chrono::NaiveDate;
-use redis_patterns::bloom::{Bloom, JsHashBloom};
+use redis_patterns::bloom::{Bloom, BloomBuilder, JsHashBloom};
 use redis_patterns::login_log::LoginLog;
 use redis_patterns::packed::{Layout, Le, PackedRecords};
 use redis_patterns::signin::SignIn;
 use redis_patterns::{ErrorKind, MemoryLimit, scripts};
 use redis_patterns_test_support::LocalServer;
 use support::Driver;
-
-/// `used_memory` of `server`.
-fn used_memory(server: &LocalServer) -> u64 {
-    server
-        .info("memory")
-        .lines()
-        .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
-        .expect("used_memory")
-}
 
 fn dbsize(server: &LocalServer) -> i64 {
     support::dbsize(&mut server.connection())
@@ -52,22 +43,24 @@ fn refusal<T: std::fmt::Debug>(
 
 const MB: u64 = 1 << 20;
 
+/// A sized filter for `n` items at a 1 % false-positive rate.
+fn filter(name: &str, n: u64) -> BloomBuilder {
+    Bloom::builder(name).expected(n).fp_rate(0.01)
+}
+
 #[test]
 fn a_filter_beyond_maxmemory_is_refused_and_allocates_nothing() {
     let server = support::server_with(&["--maxmemory", "64mb"]);
     support::each_driver(&server, |d| {
         for spread in [false, true] {
-            let before = used_memory(&server);
-            let big = Bloom::builder("huge")
-                .expected(1_000_000_000)
-                .fp_rate(0.01)
-                .spread_blocks(spread);
+            let before = support::used_memory(&server);
+            let big = filter("huge", 1_000_000_000).spread_blocks(spread);
             let (needed, available, limit, script) = refusal(d.run(big.create()));
             assert_eq!(limit, MemoryLimit::Maxmemory);
             assert_eq!(script, None, "refused before any script ran");
             assert!(needed > 1_198_000_000, "{needed}");
             assert!(available < 64 * MB, "{available}");
-            let after = used_memory(&server);
+            let after = support::used_memory(&server);
             assert!(
                 after.abs_diff(before) < MB,
                 "spread {spread}: used_memory {before} -> {after}"
@@ -88,10 +81,7 @@ fn a_spread_filter_is_checked_on_every_node_that_holds_a_block() {
         .expect("a cluster with maxmemory");
     support::each_cluster_driver(&cluster, |d| {
         for spread in [false, true] {
-            let big = Bloom::builder("huge")
-                .expected(300_000_000)
-                .fp_rate(0.01)
-                .spread_blocks(spread);
+            let big = filter("huge", 300_000_000).spread_blocks(spread);
             let (needed, available, limit, _) = refusal(d.run(big.create()));
             assert_eq!(limit, MemoryLimit::Maxmemory);
             assert!(needed > 64 * MB && available < 64 * MB);
@@ -100,9 +90,7 @@ fn a_spread_filter_is_checked_on_every_node_that_holds_a_block() {
             }
         }
         // 3 x 20 MB blocks on three nodes fit, though not on one.
-        let wide = Bloom::builder("wide")
-            .expected(50_000_000)
-            .fp_rate(0.01)
+        let wide = filter("wide", 50_000_000)
             .max_block_bytes(20 * MB)
             .spread_blocks(true);
         let bf = d.run(wide.create()).unwrap_or_else(|e| panic!("{e}"));
@@ -131,7 +119,7 @@ fn raising_the_ceiling_is_an_explicit_opt_in() {
     support::each_driver(&server, |d| {
         // A ceiling lowered for the test stands for the default: a
         // 1.2 MB filter is above 1 MiB.
-        let sized = || Bloom::builder("f").expected(1_000_000).fp_rate(0.01);
+        let sized = || filter("f", 1_000_000);
         let (needed, available, limit, _) = refusal(d.run(sized().max_memory(MB).create()));
         assert_eq!((available, limit), (MB, MemoryLimit::Ceiling));
         assert!(needed > 1_198_000 && needed < 2 * MB, "{needed}");
@@ -176,12 +164,7 @@ fn a_create_that_fails_on_a_block_deletes_the_blocks_it_created() {
     let server = support::server();
     support::each_driver(&server, |d| {
         // Several blocks on every server (libc plans one where it can).
-        let probe = || {
-            Bloom::builder("probe")
-                .expected(1_000_000)
-                .fp_rate(0.01)
-                .max_block_bytes(512 << 10)
-        };
+        let probe = || filter("probe", 1_000_000).max_block_bytes(512 << 10);
         let plan = d.run(probe().create()).unwrap();
         let keys = plan.block_keys().to_vec();
         d.run(plan.destroy()).unwrap();

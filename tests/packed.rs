@@ -124,8 +124,7 @@ fn set_many_writes_one_call_per_shard_and_scan_decodes_whole_shards() {
 /// `SCAN_BATCH_BYTES`) visits every stored record once, in id order.
 #[test]
 fn scan_spans_several_batches_in_id_order() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let ips = 8 << 20;
         let p = PackedRecords::builder("big", Bytes(1), 5 * ips - 1)
             .ids_per_shard(ips)
@@ -157,8 +156,7 @@ fn scan_spans_several_batches_in_id_order() {
 
 #[test]
 fn add_is_an_atomic_read_modify_write_of_one_field() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let p = PackedRecords::new("cnt", ByteArray::<8>, 1_000).unwrap();
         let logins = IntField {
             offset: 2,
@@ -230,8 +228,7 @@ fn add_is_an_atomic_read_modify_write_of_one_field() {
 
 #[test]
 fn compare_and_set_replaces_only_the_expected_record() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let p = PackedRecords::new("cas", Le::<u32>::new(), 100).unwrap();
         assert_eq!(d.run(p.compare_and_set(3, &0, &10)).unwrap(), Ok(()));
         assert_eq!(d.run(p.compare_and_set(3, &0, &20)).unwrap(), Err(10));
@@ -242,8 +239,7 @@ fn compare_and_set_replaces_only_the_expected_record() {
 
 #[test]
 fn sparse_layout_grows_only_as_written() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let dense = PackedRecords::new("d", Le::<u32>::new(), 1_000_000).unwrap();
         let sparse = PackedRecords::builder("s", Le::<u32>::new(), 1_000_000)
             .layout(Layout::Sparse)
@@ -542,8 +538,5 @@ fn add_once_applies_once_per_request(d: &mut Driver) {
 
 #[test]
 fn add_once_applies_once_per_request_on_a_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, add_once_applies_once_per_request);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, add_once_applies_once_per_request);
+    support::on_server_and_cluster(add_once_applies_once_per_request);
 }

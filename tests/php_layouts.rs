@@ -27,19 +27,14 @@ use support::Driver;
 /// Runs the PHP file against `server` in `mode`; its JSON output.
 fn php(server: &LocalServer, mode: &str) -> Value {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/php_layouts.php");
-    let out = Command::new("php")
-        .arg(&file)
-        .arg(server.port().to_string())
-        .arg(mode)
-        .output()
-        .expect("php must be installed (apt-get install php-cli php-redis)");
-    assert!(
-        out.status.success(),
-        "php {mode} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::stdout_of(
+        Command::new("php")
+            .arg(&file)
+            .arg(server.port().to_string())
+            .arg(mode),
+        &format!("php {mode}"),
     );
-    serde_json::from_slice(&out.stdout).expect("the PHP file prints JSON")
+    serde_json::from_str(&out).expect("the PHP file prints JSON")
 }
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {

@@ -10,8 +10,6 @@
 //! in 2096, so keys that expire at them (by the server's clock) outlive the
 //! test.
 
-#[path = "support/everywhere.rs"]
-mod everywhere;
 mod support;
 
 use std::collections::{HashMap, VecDeque};
@@ -428,8 +426,7 @@ fn sliding_counter_follows_its_formula_and_its_overshoot_bound() {
 
 #[test]
 fn decisions_read_like_cl_throttle() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         // 5 at once, then one an hour: nothing refills while the test runs.
         let hour = 3_600_000u64;
         let limiter = RateLimiter::new(Limit::gcra(4, 1, Duration::from_secs(3600))).unwrap();
@@ -737,7 +734,7 @@ fn on_a_cluster_subjects_spread_and_each_stays_within_its_limit() {
         for s in &subjects {
             assert!(d.run(slow.throttle(s, 1)).unwrap().allowed());
         }
-        let per_node = everywhere::keys_per_node(&cluster);
+        let per_node = support::keys_per_node(&cluster);
         assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
         assert_eq!(per_node.iter().sum::<i64>(), subjects.len() as i64);
         // The windows run on the cluster too.

@@ -131,8 +131,7 @@ fn adds_rotate_evict_the_oldest_shard_and_read_back() {
 
 #[test]
 fn replacing_a_record_keeps_the_shard_size_and_moves_it_to_the_front() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let store = RollingStore::new(2, 2, hour()).unwrap(); // 2 slots of 2
         d.run(store.add("k", "a", "a1")).unwrap();
         d.run(store.add("k", "b", "b1")).unwrap();
@@ -167,8 +166,7 @@ fn replacing_a_record_keeps_the_shard_size_and_moves_it_to_the_front() {
 
 #[test]
 fn a_writer_with_a_stale_head_retries_and_lands_in_the_right_shard() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let a = RollingStore::new(3, 1, hour()).unwrap(); // 4 slots of 1
         for i in 0..6 {
             d.run(a.add("k", &format!("f{i}"), &i)).unwrap();
@@ -196,8 +194,7 @@ fn a_writer_with_a_stale_head_retries_and_lands_in_the_right_shard() {
 
 #[test]
 fn the_script_writes_nothing_when_the_head_is_not_among_the_slots_passed() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let store = RollingStore::new(4, 1, hour()).unwrap(); // 5 slots
         for i in 0..3 {
             d.run(store.add("k", &format!("f{i}"), &i)).unwrap();
@@ -354,18 +351,16 @@ fn writers_with_another_layout_are_refused() {
 
 #[test]
 fn shards_and_index_expire_as_configured() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection(|d, con| {
         // 2 slots of 1 record: every add opens a new shard.
         let store = RollingStore::new(1, 1, Duration::from_secs(5)).unwrap();
         let meta = store.meta_key("k").unwrap();
         let hashes = store.shard_keys("k").unwrap();
         let orders = store.order_keys("k").unwrap();
 
-        let before = server_now_ms(&mut con);
+        let before = server_now_ms(con);
         d.run(store.add("k", "a", &1)).unwrap();
-        let after = server_now_ms(&mut con);
+        let after = server_now_ms(con);
         let shard0 = pexpiretime(d, &hashes[0]);
         assert!(
             (before + 5000..=after + 5000).contains(&shard0),
@@ -384,9 +379,9 @@ fn shards_and_index_expire_as_configured() {
         assert!((64..=65).contains(&ttl), "index TTL {ttl}");
 
         std::thread::sleep(Duration::from_millis(20));
-        let before = server_now_ms(&mut con);
+        let before = server_now_ms(con);
         d.run(store.add("k", "b", &2)).unwrap();
-        let after = server_now_ms(&mut con);
+        let after = server_now_ms(con);
         // The older shard keeps its own expiry; the new one and the index
         // move.
         assert_eq!(pexpiretime(d, &hashes[0]), shard0);
@@ -401,9 +396,9 @@ fn shards_and_index_expire_as_configured() {
             .build()
             .unwrap();
         assert_eq!(store2.index_ttl(), Duration::from_secs(7));
-        let before = server_now_ms(&mut con);
+        let before = server_now_ms(con);
         d.run(store2.add("k2", "a", &1)).unwrap();
-        let after = server_now_ms(&mut con);
+        let after = server_now_ms(con);
         let m2 = pexpiretime(d, &store2.meta_key("k2").unwrap());
         assert!((before + 7000..=after + 7000).contains(&m2));
 
@@ -702,11 +697,7 @@ fn runs_unchanged_on_a_real_cluster() {
         assert_eq!(d.run(fresh.len("stale")).unwrap(), 26);
         // The logical keys spread over the nodes; each one's keys stay on
         // one.
-        let per_node: Vec<i64> = cluster
-            .nodes()
-            .iter()
-            .map(|n| support::dbsize(&mut n.connection()))
-            .collect();
+        let per_node = support::keys_per_node(&cluster);
         assert!(
             per_node.iter().filter(|&&n| n > 0).count() >= 2,
             "{per_node:?}"
@@ -716,8 +707,7 @@ fn runs_unchanged_on_a_real_cluster() {
 
 #[test]
 fn an_add_is_one_call_and_each_miss_one_more() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         // 101 slots of 1: every add rotates.
         let a = RollingStore::new(100, 1, hour()).unwrap();
         for i in 0..50 {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use leased::{assert_no_script_call, eventually, subscribers};
+use leased::{assert_invalid, assert_no_script_call, eventually, waiter};
 use redis_patterns::ErrorKind;
 use redis_patterns::rwlock::{DEFAULT_PREFIX, Role, RwLock};
 use support::Driver;
@@ -19,20 +19,19 @@ use support::Driver;
 /// between acquire and release, inside the holds on the server) never see
 /// a writer with a reader or two writers; readers do share.
 fn exclusive_writers(d: &mut Driver, url: &str) {
+    /// Holders at the moment, and what the threads saw.
+    #[derive(Default)]
+    struct Holds {
+        readers: AtomicUsize,
+        writers: AtomicUsize,
+        shared: AtomicUsize,
+        violations: AtomicUsize,
+    }
     let lock = RwLock::new("doc", Duration::from_secs(10)).expect("valid");
-    let readers = Arc::new(AtomicUsize::new(0));
-    let writers = Arc::new(AtomicUsize::new(0));
-    let shared = Arc::new(AtomicUsize::new(0));
-    let violations = Arc::new(AtomicUsize::new(0));
+    let holds = Arc::new(Holds::default());
     let handles: Vec<_> = (0..8)
         .map(|t| {
-            let (lock, mut d) = (lock.clone(), d.another(url));
-            let (readers, writers, shared, violations) = (
-                readers.clone(),
-                writers.clone(),
-                shared.clone(),
-                violations.clone(),
-            );
+            let (lock, mut d, holds) = (lock.clone(), d.another(url), holds.clone());
             thread::spawn(move || {
                 for i in 0..60 {
                     let write = (i + t) % 4 == 0;
@@ -42,22 +41,22 @@ fn exclusive_writers(d: &mut Driver, url: &str) {
                         d.run(lock.read(Duration::from_secs(60))).expect("read")
                     };
                     if write {
-                        let w = writers.fetch_add(1, Ordering::SeqCst) + 1;
-                        if w != 1 || readers.load(Ordering::SeqCst) != 0 {
-                            violations.fetch_add(1, Ordering::SeqCst);
+                        let w = holds.writers.fetch_add(1, Ordering::SeqCst) + 1;
+                        if w != 1 || holds.readers.load(Ordering::SeqCst) != 0 {
+                            holds.violations.fetch_add(1, Ordering::SeqCst);
                         }
                         thread::sleep(Duration::from_millis(1));
-                        writers.fetch_sub(1, Ordering::SeqCst);
+                        holds.writers.fetch_sub(1, Ordering::SeqCst);
                     } else {
-                        let r = readers.fetch_add(1, Ordering::SeqCst) + 1;
+                        let r = holds.readers.fetch_add(1, Ordering::SeqCst) + 1;
                         if r > 1 {
-                            shared.fetch_add(1, Ordering::SeqCst);
+                            holds.shared.fetch_add(1, Ordering::SeqCst);
                         }
-                        if writers.load(Ordering::SeqCst) != 0 {
-                            violations.fetch_add(1, Ordering::SeqCst);
+                        if holds.writers.load(Ordering::SeqCst) != 0 {
+                            holds.violations.fetch_add(1, Ordering::SeqCst);
                         }
                         thread::sleep(Duration::from_millis(2));
-                        readers.fetch_sub(1, Ordering::SeqCst);
+                        holds.readers.fetch_sub(1, Ordering::SeqCst);
                     }
                     assert!(d.run(lock.release(&lease)).expect("release"), "held it");
                 }
@@ -67,23 +66,18 @@ fn exclusive_writers(d: &mut Driver, url: &str) {
     for h in handles {
         h.join().expect("thread");
     }
-    assert_eq!(violations.load(Ordering::SeqCst), 0, "{}", d.name());
-    assert!(shared.load(Ordering::SeqCst) > 0, "readers shared the lock");
+    assert_eq!(holds.violations.load(Ordering::SeqCst), 0, "{}", d.name());
+    assert!(
+        holds.shared.load(Ordering::SeqCst) > 0,
+        "readers shared the lock"
+    );
 }
 
-#[test]
-fn never_a_writer_with_a_reader_or_two_writers() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| exclusive_writers(d, &url));
-}
-
-#[test]
-fn never_a_writer_with_a_reader_or_two_writers_on_a_real_cluster() {
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| exclusive_writers(d, &url));
-}
+support::server_and_cluster_tests!(
+    exclusive_writers:
+    never_a_writer_with_a_reader_or_two_writers,
+    never_a_writer_with_a_reader_or_two_writers_on_a_real_cluster
+);
 
 /// Four readers keep overlapping (each re-reads as soon as it released), so
 /// the lock is never free of readers; a waiting writer still gets in, and
@@ -140,29 +134,16 @@ fn writer_is_not_starved(d: &mut Driver, url: &str) {
 
 #[test]
 fn a_waiting_writer_gets_in_while_readers_keep_arriving() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| writer_is_not_starved(d, &url));
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| writer_is_not_starved(d, &url));
+    support::on_server_and_cluster_at(writer_is_not_starved);
 }
 
 #[test]
 fn a_writers_release_wakes_a_waiting_reader() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| {
+    support::on_server_at(|d, url| {
         // A 600 s lease and a 120 s deadline: only the message hands it over.
         let lock = RwLock::new("woken", Duration::from_secs(600)).expect("valid");
         let write = d.run(lock.try_write()).expect("free");
-        let reader = {
-            let (lock, mut r) = (lock.clone(), d.another(&url));
-            thread::spawn(move || r.run(lock.read(Duration::from_secs(120))))
-        };
-        eventually("the reader subscribed", || {
-            subscribers(d, lock.channel()) == 1
-        });
+        let reader = waiter(d, url, lock.read(Duration::from_secs(120)), lock.channel());
         thread::sleep(Duration::from_millis(100));
         assert!(d.run(lock.release(&write)).unwrap());
         let read = reader
@@ -175,8 +156,7 @@ fn a_writers_release_wakes_a_waiting_reader() {
 
 #[test]
 fn crashed_holders_and_writers_that_give_up_free_the_lock() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = RwLock::new("crash", Duration::from_millis(400)).expect("valid");
         // A reader that crashes: a writer gets in at the end of its lease.
         d.run(lock.try_read()).expect("free");
@@ -210,8 +190,7 @@ fn crashed_holders_and_writers_that_give_up_free_the_lock() {
 
 #[test]
 fn leases_renew_retry_and_release_per_holder() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let lock = RwLock::new("ops", Duration::from_secs(30)).expect("valid");
         let token = "reader-retry";
         let read = d.run(lock.try_as(Role::Read, token)).unwrap();
@@ -252,14 +231,7 @@ fn bad_input_is_refused_before_anything_is_sent() {
             (RwLock::new("a}", Duration::from_secs(1)), "lock name"),
             (RwLock::new("a", Duration::ZERO), "lease"),
         ] {
-            match r.map_err(|e| e.into_kind()) {
-                Err(ErrorKind::InvalidArgument {
-                    name: n,
-                    script: None,
-                    ..
-                }) => assert_eq!(n, name),
-                other => panic!("expected InvalidArgument({name}), got {other:?}"),
-            }
+            assert_invalid(r, name);
         }
         let lock = RwLock::new("a", Duration::from_secs(1)).unwrap();
         assert!(lock.writer_key().starts_with(DEFAULT_PREFIX));

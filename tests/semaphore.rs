@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use leased::{assert_no_script_call, eventually, subscribers};
+use leased::{assert_invalid, assert_no_script_call, waiter};
 use redis_patterns::ErrorKind;
 use redis_patterns::semaphore::{DEFAULT_PREFIX, MAX_LIMIT, Semaphore};
 use support::Driver;
@@ -51,24 +51,15 @@ fn at_most_n_holders(d: &mut Driver, url: &str) {
     assert_eq!(left, 0, "every permit given back");
 }
 
-#[test]
-fn never_more_than_n_holders_under_8_threads() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| at_most_n_holders(d, &url));
-}
-
-#[test]
-fn never_more_than_n_holders_on_a_real_cluster() {
-    let cluster = support::cluster();
-    let url = cluster.nodes()[0].url();
-    support::each_cluster_driver(&cluster, |d| at_most_n_holders(d, &url));
-}
+support::server_and_cluster_tests!(
+    at_most_n_holders:
+    never_more_than_n_holders_under_8_threads,
+    never_more_than_n_holders_on_a_real_cluster
+);
 
 #[test]
 fn a_crashed_holders_permit_returns_at_the_end_of_its_lease() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let sem = Semaphore::new("crash", 2, Duration::from_millis(400)).expect("valid");
         // Two holders that crash: they never release.
         d.run(sem.try_acquire()).expect("first");
@@ -92,20 +83,12 @@ fn a_crashed_holders_permit_returns_at_the_end_of_its_lease() {
 
 #[test]
 fn a_release_wakes_a_waiter() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |d| {
+    support::on_server_at(|d, url| {
         // A 600 s lease and a 120 s deadline: only the release's message
         // can hand the permit over.
         let sem = Semaphore::new("one", 1, Duration::from_secs(600)).expect("valid");
         let held = d.run(sem.try_acquire()).expect("free");
-        let waiter = {
-            let (sem, mut w) = (sem.clone(), d.another(&url));
-            thread::spawn(move || w.run(sem.acquire(Duration::from_secs(120))))
-        };
-        eventually("the waiter subscribed", || {
-            subscribers(d, sem.channel()) == 1
-        });
+        let waiter = waiter(d, url, sem.acquire(Duration::from_secs(120)), sem.channel());
         thread::sleep(Duration::from_millis(100));
         assert!(d.run(sem.release(&held.token)).unwrap());
         let next = waiter.join().unwrap().expect("woken by the release");
@@ -115,8 +98,7 @@ fn a_release_wakes_a_waiter() {
 
 #[test]
 fn release_extend_and_retries_with_the_holders_token() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let sem = Semaphore::new("ops", 1, Duration::from_secs(30)).expect("valid");
         let token = "my-retry-token";
         let permit = d.run(sem.try_acquire_as(token)).expect("free");
@@ -154,8 +136,7 @@ fn release_extend_and_retries_with_the_holders_token() {
 
 #[test]
 fn every_operation_runs_on_a_real_cluster() {
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, |d| {
+    support::on_cluster(|d| {
         for name in ["a", "b", "c", "d", "e", "f"] {
             let sem = Semaphore::new(name, 2, Duration::from_secs(5)).expect("valid");
             let one = d.run(sem.acquire(Duration::from_secs(1))).unwrap();
@@ -175,32 +156,20 @@ fn every_operation_runs_on_a_real_cluster() {
 fn bad_input_is_refused_before_anything_is_sent() {
     let server = support::server();
     assert_no_script_call(&server, || {
-        let invalid =
-            |r: redis_patterns::Result<Semaphore>, name: &str| match r.map_err(|e| e.into_kind()) {
-                Err(ErrorKind::InvalidArgument {
-                    name: n,
-                    reason,
-                    script: None,
-                }) => {
-                    assert_eq!(n, name);
-                    assert!(!reason.is_empty() && !reason.ends_with('.'));
-                }
-                other => panic!("expected InvalidArgument({name}), got {other:?}"),
-            };
-        invalid(
+        assert_invalid(
             Semaphore::new("", 1, Duration::from_secs(1)),
             "semaphore name",
         );
-        invalid(
+        assert_invalid(
             Semaphore::new("a{b}", 1, Duration::from_secs(1)),
             "semaphore name",
         );
-        invalid(Semaphore::new("a", 0, Duration::from_secs(1)), "limit");
-        invalid(
+        assert_invalid(Semaphore::new("a", 0, Duration::from_secs(1)), "limit");
+        assert_invalid(
             Semaphore::new("a", MAX_LIMIT + 1, Duration::from_secs(1)),
             "limit",
         );
-        invalid(Semaphore::new("a", 1, Duration::ZERO), "lease");
+        assert_invalid(Semaphore::new("a", 1, Duration::ZERO), "lease");
         let sem = Semaphore::new("a", 1, Duration::from_secs(1)).unwrap();
         assert!(sem.key().starts_with(DEFAULT_PREFIX));
         support::each_driver(&server, |d| {

@@ -116,18 +116,16 @@ fn a_named_separator_joins_base_and_shard_id() {
 
 #[test]
 fn get_many_keeps_order_reports_missing_and_sends_one_hmget_per_shard() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection(|d, con| {
         let h = ShardedHash::new("m", 4).unwrap();
         let pairs: Vec<(String, String)> = (0..40)
             .map(|i| (format!("f{i}"), format!("v{i}")))
             .collect();
         assert_eq!(d.run(h.set_many(&pairs)).unwrap(), 40);
         let fields = ["f7", "nope", "f0", "f39", "f7", "missing2", "f12"];
-        let before = hmget_calls(&mut con);
+        let before = hmget_calls(con);
         let got: Vec<Option<String>> = d.run(h.get_many(&fields)).unwrap();
-        let after = hmget_calls(&mut con);
+        let after = hmget_calls(con);
         let expected: Vec<Option<String>> = fields
             .iter()
             .map(|f| f.strip_prefix('f').map(|n| format!("v{n}")))
@@ -227,8 +225,7 @@ fn planner_never_overflows_at_a_lowered_entry_limit() {
 
 #[test]
 fn sizing_by_the_mean_overflows_where_the_plan_does_not() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let n = 100_000u64;
         // ~500 per shard on average against the 512 limit (the example).
         let h = ShardedHash::builder(
@@ -273,8 +270,7 @@ fn config_refused_falls_back_to_the_documented_defaults() {
 
 #[test]
 fn strict_writes_never_convert_a_shard() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let limits = ListpackLimits {
             entries: 4,
             value: 8,
@@ -320,9 +316,7 @@ fn strict_writes_never_convert_a_shard() {
 
 #[test]
 fn bad_input_is_refused_before_anything_is_written() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection(|d, con| {
         assert!(matches!(
             ShardedHash::new("", 4).map_err(Error::into_kind),
             Err(ErrorKind::InvalidArgument { name, .. }) if name == "base"
@@ -370,7 +364,7 @@ fn bad_input_is_refused_before_anything_is_written() {
             d.run(ids.set("007", "v")).map_err(Error::into_kind),
             Err(ErrorKind::InvalidArgument { .. })
         ));
-        assert_eq!(support::dbsize(&mut con), 0);
+        assert_eq!(support::dbsize(con), 0);
         assert!(d.run(h.inspect(0)).is_err());
         // Not strict: the long value is stored and its shard converts; inspect says so.
         let loose = ShardedHash::builder("b", h.sharding())
@@ -387,8 +381,7 @@ fn bad_input_is_refused_before_anything_is_written() {
 
 #[test]
 fn integer_ids_fill_shards_evenly() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let h = ShardedHash::by_id("ids", 500, 9_999).unwrap();
         assert_eq!(h.shards(), 20);
         assert_eq!(
@@ -415,8 +408,7 @@ fn integer_ids_fill_shards_evenly() {
 
 #[test]
 fn import_from_any_iterator() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let h = ShardedHash::builder("it", Sharding::Crc32 { shards: 16 })
             .strict(false)
             .build()
@@ -455,17 +447,12 @@ fn import_from_any_iterator() {
 /// how many batches went out; rejections name the caller's positions.
 #[test]
 fn import_batches_by_bytes_and_keeps_the_callers_positions() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_server_with_connection(|d, con| {
         let h = ShardedHash::new("nb", 1).unwrap();
         // Loads the put script (or the library) first, so no reload retry
         // adds a call.
         assert!(d.run(h.set("warm", "v")).unwrap());
-        let _: () = redis::cmd("CONFIG")
-            .arg("RESETSTAT")
-            .query(&mut con)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
         // 10 items of 10 bytes (5 + 5), 30 bytes per batch: batches of 3, 3, 3, 1.
         let items = (0..10u64).map(|i| (100 + i, format!("f{i:04}"), "vvvvv".to_string()));
         let options = ImportOptions {
@@ -477,10 +464,7 @@ fn import_batches_by_bytes_and_keeps_the_callers_positions() {
             (report.items, report.inserted, report.rejected),
             (10, 10, 0)
         );
-        let info: String = redis::cmd("INFO")
-            .arg("commandstats")
-            .query(&mut con)
-            .unwrap();
+        let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
         let calls = |name: &str| -> u64 {
             info.lines()
                 .find_map(|l| l.strip_prefix(&format!("cmdstat_{name}:calls=")))
@@ -724,8 +708,5 @@ fn incr_once_applies_once_per_request(d: &mut Driver) {
 
 #[test]
 fn incr_once_applies_once_per_request_on_a_server_and_a_cluster() {
-    let server = support::server();
-    support::each_driver(&server, incr_once_applies_once_per_request);
-    let cluster = support::cluster();
-    support::each_cluster_driver(&cluster, incr_once_applies_once_per_request);
+    support::on_server_and_cluster(incr_once_applies_once_per_request);
 }

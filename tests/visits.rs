@@ -65,8 +65,7 @@ fn invalid(k: &ErrorKind) -> bool {
 
 #[test]
 fn add_counts_each_member_once_and_sets_end_of_day_expiry() {
-    let server = support::server();
-    support::each_driver(&server, |con| {
+    support::on_server(|con| {
         let c = VisitCounter::new("site", Utc, 8).unwrap();
         let d = day(2099, 5, 17);
 
@@ -141,8 +140,7 @@ fn contains_runs_read_only() {
 
 #[test]
 fn grace_and_fixed_offset_zone() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         let ist = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
         let c = VisitCounter::builder("ist", ist, 4)
             .retention(Retention::After(Duration::from_secs(3600)))
@@ -185,22 +183,14 @@ fn end_of_day_across_dst_changes_pure() {
     // Berlin 2024: 23-hour day 2024-03-31 ends at 00:00 CEST = 22:00 UTC;
     // 25-hour day 2024-10-27 ends at 00:00 CET = 23:00 UTC.
     let berlin = VisitCounter::new("b", Europe::Berlin, 1).unwrap();
-    assert_eq!(
-        berlin.end_of_day(day(2024, 3, 30)).unwrap(),
-        utc(2024, 3, 30, 23, 0)
-    );
-    assert_eq!(
-        berlin.end_of_day(day(2024, 3, 31)).unwrap(),
-        utc(2024, 3, 31, 22, 0)
-    );
-    assert_eq!(
-        berlin.end_of_day(day(2024, 10, 26)).unwrap(),
-        utc(2024, 10, 26, 22, 0)
-    );
-    assert_eq!(
-        berlin.end_of_day(day(2024, 10, 27)).unwrap(),
-        utc(2024, 10, 27, 23, 0)
-    );
+    for (d, end) in [
+        (day(2024, 3, 30), utc(2024, 3, 30, 23, 0)),
+        (day(2024, 3, 31), utc(2024, 3, 31, 22, 0)),
+        (day(2024, 10, 26), utc(2024, 10, 26, 22, 0)),
+        (day(2024, 10, 27), utc(2024, 10, 27, 23, 0)),
+    ] {
+        assert_eq!(berlin.end_of_day(d).unwrap(), end, "Berlin {d}");
+    }
     let len = |d: NaiveDate| {
         (berlin.end_of_day(d).unwrap() - berlin.end_of_day(d.pred_opt().unwrap()).unwrap())
             .num_hours()
@@ -208,14 +198,12 @@ fn end_of_day_across_dst_changes_pure() {
     assert_eq!((len(day(2024, 3, 31)), len(day(2024, 10, 27))), (23, 25));
     // New York 2024: changes on 03-10 and 11-03 at 02:00 local.
     let ny = VisitCounter::new("n", America::New_York, 1).unwrap();
-    assert_eq!(
-        ny.end_of_day(day(2024, 3, 10)).unwrap(),
-        utc(2024, 3, 11, 4, 0)
-    );
-    assert_eq!(
-        ny.end_of_day(day(2024, 11, 3)).unwrap(),
-        utc(2024, 11, 4, 5, 0)
-    );
+    for (d, end) in [
+        (day(2024, 3, 10), utc(2024, 3, 11, 4, 0)),
+        (day(2024, 11, 3), utc(2024, 11, 4, 5, 0)),
+    ] {
+        assert_eq!(ny.end_of_day(d).unwrap(), end, "New York {d}");
+    }
     // São Paulo 2018-11-04: clocks jumped from 00:00 to 01:00, so local
     // midnight did not exist; the day before ends at 01:00 -02:00.
     let sp = VisitCounter::new("s", America::Sao_Paulo, 1).unwrap();
@@ -274,8 +262,7 @@ fn expireat_on_the_server_across_dst_changes() {
 
 #[test]
 fn batch_and_pipelined_adds() {
-    let server = support::server();
-    support::each_driver(&server, |con| {
+    support::on_server(|con| {
         let c = VisitCounter::new("batch", Utc, 16).unwrap();
         let d = day(2099, 7, 1);
         con.run(c.add(d, 3)).unwrap();
@@ -312,27 +299,23 @@ fn batch_and_pipelined_adds() {
 
 #[test]
 fn concurrent_adds_count_exactly() {
-    let server = support::server();
-    let url = server.url();
-    support::each_driver(&server, |con| {
+    support::on_server_at(|con, url| {
         let c = VisitCounter::new("conc", Utc, 16).unwrap();
         let d = day(2099, 2, 3);
         const THREADS: i64 = 8;
         const PER_THREAD: i64 = 10_000;
         // Each thread: 5,000 ids shared by all threads + 5,000 of its own, in
-        // its own shuffled order; threads use single, pipelined and batched
-        // adds.
+        // its own shuffled order (sorted by a hash of thread and id); threads
+        // use single, pipelined and batched adds.
         let ids = |t: i64| -> Vec<i64> {
             let mut v: Vec<i64> = (0..PER_THREAD / 2)
                 .chain((0..PER_THREAD / 2).map(|i| 1_000_000 * (t + 1) + i))
                 .collect();
-            let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ t as u64;
-            for i in (1..v.len()).rev() {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                v.swap(i, (x % (i as u64 + 1)) as usize);
-            }
+            v.sort_by_key(|&id| {
+                let mut h = std::hash::DefaultHasher::new();
+                std::hash::Hash::hash(&(t, id), &mut h);
+                std::hash::Hasher::finish(&h)
+            });
             v
         };
         let expected: HashSet<i64> = (0..THREADS).flat_map(ids).collect();
@@ -341,7 +324,7 @@ fn concurrent_adds_count_exactly() {
             let handles: Vec<_> = (0..THREADS)
                 .map(|t| {
                     let c = c.clone();
-                    let mut d2 = con.another(&url);
+                    let mut d2 = con.another(url);
                     let mine = ids(t);
                     s.spawn(move || {
                         let mut new = 0u64;
@@ -388,8 +371,7 @@ fn concurrent_adds_count_exactly() {
 
 #[test]
 fn distinct_over_several_days() {
-    let server = support::server();
-    support::each_driver(&server, |con| {
+    support::on_server(|con| {
         let c = VisitCounter::new("multi", Utc, 32).unwrap();
         let days = [day(2099, 12, 31), day(2100, 1, 1), day(2100, 1, 2)];
         let per_day: Vec<Vec<i64>> = vec![
@@ -523,8 +505,7 @@ fn planner_keeps_every_shard_an_intset() {
 
 #[test]
 fn string_ids_map_to_i32_members() {
-    let server = support::server();
-    support::each_driver(&server, |con| {
+    support::on_server(|con| {
         let c = VisitCounter::new("str", Utc, 4).unwrap();
         let d = day(2099, 4, 4);
         let ids = ["alice", "bob", "e4d909c290d0fb1ca068ffaddf22cbd0", "alice"];
@@ -597,11 +578,7 @@ fn bad_input_writes_nothing() {
         // A non-integer member sent straight to the script (as another
         // language would): BADARG, typed, nothing written.
         let script = redis_patterns::ScriptInfo::by_name("visits.add").unwrap();
-        let _: String = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(script.source())
-            .query(&mut con)
-            .unwrap();
+        support::script_load(&mut con, script);
         for member in ["abc", "007", "12 ", "99999999999999999999"] {
             let reply: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA")
                 .arg(script.sha1)
@@ -618,11 +595,7 @@ fn bad_input_writes_nothing() {
         // visits.contains refuses exactly what visits.add refuses (one header
         // type, one generated check), e.g. a member beyond int64.
         let contains = redis_patterns::ScriptInfo::by_name("visits.contains").unwrap();
-        let _: String = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(contains.source())
-            .query(&mut con)
-            .unwrap();
+        support::script_load(&mut con, contains);
         for member in [
             "abc",
             "007",
@@ -842,11 +815,7 @@ fn every_operation_runs_on_a_real_cluster() {
         reference.into_inner().unwrap()
     );
     // The days really are spread over the nodes.
-    let per_node: Vec<i64> = cluster
-        .nodes()
-        .iter()
-        .map(|n| support::dbsize(&mut n.connection()))
-        .collect();
+    let per_node = support::keys_per_node(&cluster);
     assert!(
         per_node.iter().filter(|&&n| n > 0).count() >= 2,
         "{per_node:?}"

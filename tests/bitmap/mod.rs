@@ -13,6 +13,16 @@ pub fn kind_of<T>(reply: &redis_patterns::Result<T>) -> Option<&ErrorKind> {
     reply.as_ref().err().map(Error::kind)
 }
 
+/// Whether a reply is the refusal of a uid out of range.
+pub fn uid_out_of_range<T>(reply: &redis_patterns::Result<T>) -> bool {
+    matches!(kind_of(reply), Some(ErrorKind::UidOutOfRange { .. }))
+}
+
+/// Whether a reply is the refusal of an invalid argument.
+pub fn invalid_argument<T>(reply: &redis_patterns::Result<T>) -> bool {
+    matches!(kind_of(reply), Some(ErrorKind::InvalidArgument { .. }))
+}
+
 /// Whether a script refused its arguments (`BADARG`) before writing.
 pub fn script_refused<T>(reply: &redis_patterns::Result<T>) -> bool {
     matches!(

@@ -1,7 +1,8 @@
 <?php
 // Generates tests/data/jshash_vectors.tsv: reference values of the seed's
-// PHP BloomFilter::JSHash (source: ../shared/seeds/003_a810c6066df339dd.txt),
-// copied below verbatim, as computed by real PHP 8 on a 64-bit machine.
+// PHP BloomFilter::JSHash (source: ../shared/seeds/003_a810c6066df339dd.txt,
+// copied verbatim into shared.php), as computed by real PHP 8 on a 64-bit
+// machine.
 //
 //   php tests/data/jshash_vectors.php > tests/data/jshash_vectors.tsv
 //
@@ -11,42 +12,7 @@
 // is exactly the behaviour the Rust port must reproduce; PHP 8.1+ reports
 // that float-to-int conversion as a deprecation, silenced here.
 error_reporting(E_ALL & ~E_DEPRECATED);
-
- class BloomFilter
-{
-    /**
-     *  下面的哈希函數(shù)隨便用一個(gè)都行,都是把字符串轉(zhuǎn)換成數(shù)字
-     */
-     /**
-     * hash方法類
-     * 由Justin Sobel編寫的按位散列函數(shù)
-     * update：Denny
-     * 返回之前做了內(nèi)存限制在160M,超過10億的哈希后的數(shù)值,把它限制在10億內(nèi),此時(shí)1000W的數(shù)據(jù)可做到1%誤判,內(nèi)存不差這600多M的話就別限制了
-     * 因?yàn)閞edis的bitmap申請(qǐng)內(nèi)存是看offset申請(qǐng)內(nèi)存的,setbit mykey 400000000 1，這樣直接申請(qǐng)了600M內(nèi)存
-     */
-    public static function JSHash($string, $limitMemory=true,$len = null)
-    {
-        $hash = 1315423911;
-        $len || $len = strlen($string);
-         for($i = 0; $i < $len; $i++)
-        {
-            $hash ^= (($hash << 5) + ord($string[$i]) + ($hash >> 2));
-        }
-         $hashNum = ($hash % 0xFFFFFFFF) & 0xFFFFFFFF;
-         //為了節(jié)省內(nèi)存,超過10億就對(duì)半拆,10億,這時(shí)候大約是130M內(nèi)存占用,千萬級(jí)數(shù)據(jù)可以做到1%誤判率,內(nèi)存足夠可以不用判斷,直接生成就行了
-        //如果數(shù)據(jù)過4000W的話不用限制了,因?yàn)樯傻臄?shù)據(jù)最大也是2^32次方40多億,此時(shí)內(nèi)存占用大概在600M封頂了
-        if($limitMemory){
-            if($hashNum>4000000000){
-                $hashNum = intval($hashNum/5);
-            }elseif($hashNum>3000000000){
-                $hashNum = intval($hashNum/4);
-            }elseif($hashNum>2000000000){
-                $hashNum = intval($hashNum/3);
-            }
-        }
-         return $hashNum;
-    }
-}
+require __DIR__ . '/shared.php';
 
 if (PHP_INT_SIZE !== 8) {
     fwrite(STDERR, "needs a 64-bit PHP\n");
@@ -78,14 +44,7 @@ foreach ([100, 128, 255, 256, 1000, 1024, 4096, 10000, 65536] as $len) {
 // Deterministic pseudo-random bytes and emails (mt_rand is seeded, so the
 // list is the same on every run).
 mt_srand(20240501);
-for ($i = 0; $i < 60; $i++) {
-    $len = mt_rand(1, 200);
-    $s = "";
-    for ($j = 0; $j < $len; $j++) {
-        $s .= chr(mt_rand(0, 255));
-    }
-    $inputs[] = $s;
-}
+array_push($inputs, ...seeded_byte_strings(60, 1, 200));
 for ($i = 0; $i < 40; $i++) {
     $inputs[] = "user" . mt_rand(1, 99999999) . "@example.com";
     $inputs[] = "1" . mt_rand(3000000000, 9999999999);

@@ -29,30 +29,8 @@ function loginLogSet($redis, $type, $uid, $date)
     return $redis->setBit('loginLog_'.date('Y-m', $ts).'_'.$type.'_'.$uid, (int)date('j', $ts), 1);
 }
 
-// ---- 003: the Bloom filter on a bitmap (BloomFilter::JSHash: its code verbatim, its comments left out). ----
- class BloomFilter
-{
-    public static function JSHash($string, $limitMemory=true,$len = null)
-    {
-        $hash = 1315423911;
-        $len || $len = strlen($string);
-         for($i = 0; $i < $len; $i++)
-        {
-            $hash ^= (($hash << 5) + ord($string[$i]) + ($hash >> 2));
-        }
-         $hashNum = ($hash % 0xFFFFFFFF) & 0xFFFFFFFF;
-        if($limitMemory){
-            if($hashNum>4000000000){
-                $hashNum = intval($hashNum/5);
-            }elseif($hashNum>3000000000){
-                $hashNum = intval($hashNum/4);
-            }elseif($hashNum>2000000000){
-                $hashNum = intval($hashNum/3);
-            }
-        }
-         return $hashNum;
-    }
-}
+// ---- 003: the Bloom filter on a bitmap (BloomFilter::JSHash, verbatim in shared.php). ----
+require __DIR__ . '/shared.php';
 
 if (PHP_INT_SIZE !== 8 || $argc < 3) {
     fwrite(STDERR, "usage (64-bit PHP): php php_layouts.php <port> write|read\n");

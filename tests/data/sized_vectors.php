@@ -14,6 +14,8 @@
 // block_hash mod blocks: with M the sum of all block_bits and S_j the bits
 // before block j, x = floor(block_hash * M / 2^32) and the block is the j with
 // S_j <= x < S_(j+1).
+require __DIR__ . '/shared.php';
+
 if (PHP_INT_SIZE !== 8) {
     fwrite(STDERR, "needs a 64-bit PHP\n");
     exit(1);
@@ -45,14 +47,7 @@ function select_block($hb, $block_bits) {
 $inputs = ["", "a", "abc", "hello", "hello@example.com", "13800138000", "布隆過濾器", "😀",
     "\x00", "\xff\xfe", "The quick brown fox jumps over the lazy dog", str_repeat("x", 1000)];
 mt_srand(7);
-for ($i = 0; $i < 40; $i++) {
-    $len = mt_rand(0, 40);
-    $s = "";
-    for ($j = 0; $j < $len; $j++) {
-        $s .= chr(mt_rand(0, 255));
-    }
-    $inputs[] = $s;
-}
+array_push($inputs, ...seeded_byte_strings(40, 0, 40));
 for ($i = 0; $i < 40; $i++) {
     $inputs[] = "member:" . $i;
 }

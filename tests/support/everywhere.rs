@@ -31,19 +31,10 @@ pub fn same_everywhere<T: PartialEq + std::fmt::Debug>(
         assert!(d.is_cluster());
         assert_eq!(body(d), expected, "{} on the cluster", d.name());
         // The shards really live on different nodes.
-        let per_node = keys_per_node(cluster);
+        let per_node = support::keys_per_node(cluster);
         assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
         assert_eq!(per_node.iter().sum::<i64>(), keys);
     });
-}
-
-/// `DBSIZE` of every node of `cluster`.
-pub fn keys_per_node(cluster: &LocalCluster) -> Vec<i64> {
-    cluster
-        .nodes()
-        .iter()
-        .map(|n| support::dbsize(&mut n.connection()))
-        .collect()
 }
 
 /// Every field of each hash key, sorted.

@@ -2,9 +2,11 @@
 //! `#[path]`-included next to `mod support`.
 #![allow(dead_code)]
 
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use redis::Value;
+use redis_patterns::{ErrorKind, Op};
 
 use crate::support::Driver;
 
@@ -27,6 +29,37 @@ pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
     while !cond() {
         assert!(Instant::now() < deadline, "never happened: {what}");
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A waiter: `op` (an acquire that waits) run in a thread on a new driver
+/// of `d`'s kind connected to `url`, returned once it has subscribed to
+/// `channel` (its wake-up channel).
+pub fn waiter<T: Send + 'static>(
+    d: &mut Driver,
+    url: &str,
+    op: Op<T>,
+    channel: &str,
+) -> JoinHandle<redis_patterns::Result<T>> {
+    let mut w = d.another(url);
+    let handle = thread::spawn(move || w.run(op));
+    eventually("the waiter subscribed", || subscribers(d, channel) == 1);
+    handle
+}
+
+/// Checks that `r` was refused as an invalid argument `name` before
+/// anything was sent (no script named), with a reason.
+pub fn assert_invalid<T: std::fmt::Debug>(r: redis_patterns::Result<T>, name: &str) {
+    match r.map_err(|e| e.into_kind()) {
+        Err(ErrorKind::InvalidArgument {
+            name: n,
+            reason,
+            script: None,
+        }) => {
+            assert_eq!(n, name);
+            assert!(!reason.is_empty() && !reason.ends_with('.'), "{reason:?}");
+        }
+        other => panic!("expected InvalidArgument({name}), got {other:?}"),
     }
 }
 

@@ -33,9 +33,47 @@ pub fn all_keys(con: &mut redis::Connection) -> Vec<String> {
     keys
 }
 
+/// Runs `command` (name and arguments), which answers `OK`, on `con`:
+/// `SCRIPT FLUSH`, `FUNCTION FLUSH`, `CONFIG RESETSTAT`.
+pub fn command_ok(con: &mut redis::Connection, command: &[&str]) {
+    let _: () = redis::cmd(command[0])
+        .arg(&command[1..])
+        .query(con)
+        .unwrap_or_else(|e| panic!("{}: {e}", command.join(" ")));
+}
+
+/// `SCRIPT LOAD` of one shipped script, raw; checks the SHA1 the server
+/// answers.
+pub fn script_load(con: &mut redis::Connection, s: &ScriptInfo) {
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(s.source())
+        .query(con)
+        .expect("SCRIPT LOAD");
+    assert_eq!(sha, s.sha1, "{}", s.name);
+}
+
+/// `used_memory` of `server` (`INFO memory`).
+pub fn used_memory(server: &LocalServer) -> u64 {
+    server
+        .info("memory")
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:")?.trim().parse().ok())
+        .expect("used_memory")
+}
+
 /// `DBSIZE`
 pub fn dbsize(con: &mut redis::Connection) -> i64 {
     redis::cmd("DBSIZE").query(con).expect("DBSIZE")
+}
+
+/// `DBSIZE` of every node of `cluster`.
+pub fn keys_per_node(cluster: &LocalCluster) -> Vec<i64> {
+    cluster
+        .nodes()
+        .iter()
+        .map(|n| dbsize(&mut n.connection()))
+        .collect()
 }
 
 /// A current-thread tokio runtime for the async tests.
@@ -258,6 +296,53 @@ pub fn without_generated_code(shipped: &str) -> Option<String> {
     Some(out)
 }
 
+/// Runs `cmd` (another program: php, python3, redis-cli) to its end and
+/// returns its stdout; panics with both of its streams unless it exited 0.
+/// `what` names it in the messages.
+pub fn stdout_of(cmd: &mut std::process::Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start {what} ({e}): is it installed?"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// A key `{prefix}{N}` (N in braces, the hash tag) whose slot the primary
+/// `node` of a cluster serves: the first that `node` answers a `GET` of
+/// instead of redirecting.
+pub fn key_on(node: &LocalServer, prefix: &str) -> String {
+    let mut con = node.connection();
+    (0..)
+        .map(|i| format!("{prefix}{{{i}}}"))
+        .find(|k| {
+            redis::cmd("GET")
+                .arg(k)
+                .query::<Option<String>>(&mut con)
+                .is_ok()
+        })
+        .expect("every primary serves some key")
+}
+
+/// The node of `cluster` that owns `key`'s slot (an index into
+/// `cluster.nodes()`): the one that answers a command on it without `MOVED`.
+pub fn owner(cluster: &LocalCluster, key: &str) -> usize {
+    cluster
+        .nodes()
+        .iter()
+        .position(|n| {
+            redis::cmd("EXISTS")
+                .arg(key)
+                .query::<i64>(&mut n.connection())
+                .is_ok()
+        })
+        .expect("some node owns every slot")
+}
+
 /// Runs `body` through both drivers on a fresh server, then through both
 /// drivers on a fresh three-node cluster.
 pub fn on_server_and_cluster(body: impl Fn(&mut Driver)) {
@@ -266,3 +351,73 @@ pub fn on_server_and_cluster(body: impl Fn(&mut Driver)) {
     let cluster = cluster();
     each_cluster_driver(&cluster, &body);
 }
+
+/// Runs `body` through both drivers on a fresh server (for bodies that
+/// need nothing else of the server).
+pub fn on_server(body: impl Fn(&mut Driver)) {
+    each_driver(&server(), body);
+}
+
+/// Runs `body` through both drivers on a fresh server; `body` also gets a
+/// plain connection to the server, for setup and checks.
+pub fn on_server_with_connection(body: impl Fn(&mut Driver, &mut redis::Connection)) {
+    on_server_with_connection_in(call_mode(), body)
+}
+
+/// [`on_server_with_connection`] with the drivers in `mode`.
+pub fn on_server_with_connection_in(
+    mode: CallMode,
+    body: impl Fn(&mut Driver, &mut redis::Connection),
+) {
+    let server = server();
+    each_driver_in(&server, mode, |d| body(d, &mut server.connection()));
+}
+
+/// Runs `body` through both drivers on a fresh server; `body` also gets
+/// the server's URL (for bodies that open more clients or run the binary).
+pub fn on_server_at(body: impl Fn(&mut Driver, &str)) {
+    let server = server();
+    let url = server.url();
+    each_driver(&server, |d| body(d, &url));
+}
+
+/// Runs `body` through both drivers on a fresh three-node cluster (for
+/// bodies that need nothing else of the cluster).
+pub fn on_cluster(body: impl Fn(&mut Driver)) {
+    each_cluster_driver(&cluster(), body);
+}
+
+/// Runs `body` through both drivers on a fresh three-node cluster; `body`
+/// also gets the URL of the node the drivers connect to.
+pub fn on_cluster_at(body: impl Fn(&mut Driver, &str)) {
+    let cluster = cluster();
+    let url = cluster.nodes()[0].url();
+    each_cluster_driver(&cluster, |d| body(d, &url));
+}
+
+/// [`on_server_and_cluster`] for bodies that open more clients or run the
+/// binary: [`on_server_at`], then [`on_cluster_at`].
+pub fn on_server_and_cluster_at(body: impl Fn(&mut Driver, &str)) {
+    on_server_at(&body);
+    on_cluster_at(&body);
+}
+
+/// Two tests of `body` (a `fn(&mut Driver, &str)` that gets its driver's
+/// URL): `$server` runs it with [`on_server_at`], `$cluster` with
+/// [`on_cluster_at`].
+#[allow(unused_macros)]
+macro_rules! server_and_cluster_tests {
+    ($body:ident: $server:ident, $cluster:ident) => {
+        #[test]
+        fn $server() {
+            $crate::support::on_server_at($body);
+        }
+
+        #[test]
+        fn $cluster() {
+            $crate::support::on_cluster_at($body);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use server_and_cluster_tests;

@@ -80,42 +80,36 @@ impl Drop for Proxy {
 }
 
 fn forward(client: TcpStream, server: TcpStream, cut: Arc<AtomicBool>, cuts: Arc<AtomicUsize>) {
-    let (mut c_read, mut s_write) = (
+    let (c_read, s_write) = (
         client.try_clone().expect("clone socket"),
         server.try_clone().expect("clone socket"),
     );
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            match c_read.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if s_write.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            }
+    pump(c_read, s_write, || false);
+    pump(server, client, move || {
+        let now = cut.swap(false, Ordering::SeqCst);
+        if now {
+            cuts.fetch_add(1, Ordering::SeqCst);
         }
-        let _ = s_write.shutdown(Shutdown::Both);
+        now
     });
-    let (mut s_read, mut c_write) = (server, client);
+}
+
+/// In a thread: copies what `from` sends to `to` until either side ends or
+/// `cut()` says to drop the bytes just read; then closes both.
+fn pump(mut from: TcpStream, mut to: TcpStream, cut: impl Fn() -> bool + Send + 'static) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
         loop {
-            match s_read.read(&mut buf) {
+            match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    if cut.swap(false, Ordering::SeqCst) {
-                        cuts.fetch_add(1, Ordering::SeqCst);
-                        break;
-                    }
-                    if c_write.write_all(&buf[..n]).is_err() {
+                    if cut() || to.write_all(&buf[..n]).is_err() {
                         break;
                     }
                 }
             }
         }
-        let _ = c_write.shutdown(Shutdown::Both);
-        let _ = s_read.shutdown(Shutdown::Both);
+        let _ = to.shutdown(Shutdown::Both);
+        let _ = from.shutdown(Shutdown::Both);
     });
 }

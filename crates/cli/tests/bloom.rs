@@ -1,10 +1,11 @@
 //! `redis-patterns bloom load` driven as a binary.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
 use redis_patterns::bloom::{Bloom, JsHashBloom};
-use support::Driver;
+use support::{Driver, owner};
 
 /// Runs `redis-patterns bloom load NAME FILE ARGS.. --url URL`; (success, stdout, stderr).
 fn cli_load(
@@ -13,25 +14,16 @@ fn cli_load(
     file: &std::path::Path,
     args: &[&str],
 ) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
-        .args(["bloom", "load", name])
-        .arg(file)
-        .args(args)
-        .args(["--url", url])
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut all = vec!["bloom", "load", name, file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let run = common::cli(url, &all);
+    (run.ok(), run.stdout, run.stderr)
 }
 
 #[test]
 fn cli_jshash_load_skips_empty_lines_and_counts_them_in_the_position() {
     let server = support::server();
-    let dir = server.dir().join("cli-empty");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli-empty");
     let path = dir.join("lines.txt");
     // 12 lines: empty ones inside batches, at a batch start, CRLF ones, and a
     // trailing empty line; plus one line longer than --max-line.
@@ -132,32 +124,14 @@ fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("{prefix}{i}")).collect()
 }
 
-/// The cluster node that owns `key`'s slot (index into `cluster.nodes()`):
-/// the one that answers a command on it instead of redirecting.
-fn owner(cluster: &redis_patterns_test_support::LocalCluster, key: &str) -> usize {
-    cluster
-        .nodes()
-        .iter()
-        .position(|n| {
-            redis::cmd("EXISTS")
-                .arg(key)
-                .query::<i64>(&mut n.connection())
-                .is_ok()
-        })
-        .expect("some node owns every slot")
-}
-
 #[test]
 fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
     let cluster = support::cluster();
-    let server = &cluster.nodes()[0];
     // The CLI finds out it talks to a cluster node and follows the keys.
-    let dir = server.dir().join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli-cluster");
     let path = dir.join("lines.txt");
     let lines = items("line", 0..3000);
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let bin = env!("CARGO_BIN_EXE_redis-patterns");
     for args in [
         &[
             "cli-wide",
@@ -172,19 +146,13 @@ fn cli_bloom_load_finds_a_cluster_and_follows_the_keys() {
         ][..],
         &["bloom_cli", "--jshash"][..],
     ] {
-        let out = std::process::Command::new(bin)
-            .args(["bloom", "load", args[0]])
-            .arg(&path)
-            .args(&args[1..])
-            .args(["--batch", "500", "--url", &cluster.nodes()[0].url()])
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout} {}",
-            String::from_utf8_lossy(&out.stderr)
+        let (ok, stdout, stderr) = cli_load(
+            &cluster.nodes()[0].url(),
+            args[0],
+            &path,
+            &[&args[1..], &["--batch", "500"]].concat(),
         );
+        assert!(ok, "{stdout} {stderr}");
         assert!(stdout.contains("last position done: 3000"), "{stdout}");
     }
     let url = cluster.nodes()[0].url();

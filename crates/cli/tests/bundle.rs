@@ -1,18 +1,13 @@
 //! The CLI's bundle commands: `list`, `export`, `load` with redis-cli
 //! `EVALSHA`, errors on stderr, and the demo.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
+use common::{bin, export, redis_cli, repo_root, temp_dir};
 use redis_patterns::manifest::{Manifest, manifest};
 use redis_patterns::scripts::{self, ALL};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn sha1_of(bytes: &[u8]) -> String {
     redis::Script::new(std::str::from_utf8(bytes).expect("scripts are UTF-8"))
@@ -20,30 +15,20 @@ fn sha1_of(bytes: &[u8]) -> String {
         .to_string()
 }
 
-fn lua_dir() -> PathBuf {
-    repo_root().join("lua")
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("redis-patterns-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
+/// The manifest's entry of the script `name`.
+fn entry<'a>(raw: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    raw["scripts"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("{name}"))
 }
 
 #[test]
 fn export_writes_identical_scripts_and_a_matching_manifest() {
     let dir = temp_dir("export");
-    let out = bin().arg("export").arg(&dir).output().expect("run export");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    export(None, &dir);
     for s in ALL {
         // The shipped bytes: the file with the generated checks (and the
         // functions of its includes) inserted.
@@ -52,7 +37,7 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
         assert_eq!(sha1_of(exported.as_bytes()), s.sha1, "{}", s.file);
         assert_eq!(
             support::without_generated_code(&exported),
-            Some(std::fs::read_to_string(lua_dir().join(s.file)).expect("source")),
+            Some(std::fs::read_to_string(repo_root().join("lua").join(s.file)).expect("source")),
             "{}",
             s.file
         );
@@ -85,12 +70,7 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     ] {
         assert!(first.get(field).is_some(), "manifest entry lacks {field}");
     }
-    let acquire = raw["scripts"]
-        .as_array()
-        .expect("array")
-        .iter()
-        .find(|s| s["name"] == "lock.acquire")
-        .expect("lock.acquire");
+    let acquire = entry(&raw, "lock.acquire");
     assert_eq!(acquire["file"], "lock/acquire.lua");
     assert_eq!(acquire["function"], "lock_acquire");
     assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
@@ -113,12 +93,7 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
             "meaning": "the new owner's token (unguessable; the Rust API uses 32 hex digits)"})
     );
     assert_eq!(acquire["writes"], serde_json::json!(["INCR", "SET"]));
-    let add = raw["scripts"]
-        .as_array()
-        .expect("array")
-        .iter()
-        .find(|s| s["name"] == "rolling.add")
-        .expect("rolling.add");
+    let add = entry(&raw, "rolling.add");
     assert_eq!(
         add["args"][0]["max"],
         serde_json::json!({"arg": "shards", "offset": -1})
@@ -138,13 +113,9 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
 
 #[test]
 fn list_needs_no_server_and_names_every_script() {
-    let out = bin()
-        .arg("list")
-        .env("REDIS_URL", "redis://127.0.0.1:1/")
-        .output()
-        .expect("run list");
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let text = common::run(bin().arg("list").env("REDIS_URL", "redis://127.0.0.1:1/"))
+        .success()
+        .stdout;
     for s in ALL {
         let line = text
             .lines()
@@ -159,20 +130,12 @@ fn list_needs_no_server_and_names_every_script() {
 
 #[test]
 fn cli_errors_go_to_stderr_with_nonzero_exit() {
-    let out = bin()
-        .args(["load", "--url", "redis://127.0.0.1:1/"])
-        .env_remove("REDIS_URL")
-        .output()
-        .expect("run load");
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("redis-patterns: "));
-    let out = bin()
-        .arg("load")
-        .env_remove("REDIS_URL")
-        .output()
-        .expect("run load");
+    // (bin() runs without REDIS_URL.)
+    let out = common::cli("redis://127.0.0.1:1/", &["load"]);
+    assert!(!out.ok());
+    assert!(out.stderr.starts_with("redis-patterns: "));
     assert!(
-        !out.status.success(),
+        !common::plain(&["load"]).ok(),
         "load without --url or REDIS_URL must fail"
     );
 }
@@ -181,26 +144,12 @@ fn cli_errors_go_to_stderr_with_nonzero_exit() {
 fn redis_cli_eval_runs_an_exported_file() {
     let server = support::server();
     let dir = temp_dir("eval");
-    let out = bin().arg("export").arg(&dir).output().expect("run export");
-    assert!(out.status.success());
+    export(None, &dir);
     let file = dir.join("lock/acquire.lua");
     let eval = |args: &[&str]| -> String {
-        let out = Command::new("redis-cli")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &server.port().to_string(),
-                "--eval",
-            ])
-            .arg(&file)
-            .args(args)
-            .output()
-            .expect("redis-cli must be installed (apt-get install redis-tools)");
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .trim()
-            .to_string()
+        let mut all = vec!["--eval", file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        redis_cli(server.port(), false, &all)
     };
     let keys = ["redis:lock:{job}", "redis:lock:{job}:fence", ","];
     let with = |args: &[&'static str]| -> Vec<&str> { keys.iter().chain(args).copied().collect() };
@@ -232,34 +181,14 @@ fn redis_cli_eval_runs_an_exported_file() {
 #[test]
 fn redis_cli_evalsha_runs_the_exported_lock() {
     let server = support::server();
-    let out = bin()
-        .args(["load", "--url", &server.url()])
-        .output()
-        .expect("run load");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let text = common::cli(&server.url(), &["load"]).success().stdout;
     let sha = |name: &str| -> String {
         text.lines()
             .find_map(|l| l.strip_prefix(&format!("{name} ")))
             .unwrap_or_else(|| panic!("{name} in load output"))
             .to_string()
     };
-    let cli = |args: &[&str]| -> String {
-        let out = Command::new(redis_patterns_test_support::cli_binary())
-            .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
-            .args(args)
-            .output()
-            .expect("redis-cli must be installed (apt-get install redis-tools)");
-        assert!(out.status.success());
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .trim()
-            .to_string()
-    };
+    let cli = |args: &[&str]| redis_cli(server.port(), false, args);
     let (acquire, release) = (sha("lock.acquire"), sha("lock.release"));
     assert_eq!(acquire, scripts::LOCK_ACQUIRE.sha1);
     let key = "redis:lock:{job}";
@@ -292,17 +221,7 @@ fn redis_cli_evalsha_runs_the_exported_lock() {
 
 #[test]
 fn demo_starts_its_own_server_and_runs_every_pattern() {
-    let out = bin()
-        .arg("demo")
-        .env_remove("REDIS_URL")
-        .output()
-        .expect("run demo");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "demo failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = common::plain(&["demo"]).success().stdout;
     assert!(stdout.contains("started a throwaway redis-server on 127.0.0.1:"));
     assert!(stdout.contains(&format!("loaded {} scripts", ALL.len())));
     let mut patterns: Vec<&str> = ALL
@@ -321,14 +240,13 @@ fn demo_starts_its_own_server_and_runs_every_pattern() {
 
 #[test]
 fn demo_says_clearly_when_redis_server_is_missing() {
-    let out = bin()
-        .arg("demo")
-        .env_remove("REDIS_URL")
-        .env("REDIS_SERVER", "/nonexistent/redis-server")
-        .output()
-        .expect("run demo");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = common::run(
+        bin()
+            .arg("demo")
+            .env("REDIS_SERVER", "/nonexistent/redis-server"),
+    );
+    assert!(!out.ok());
+    let stderr = out.stderr;
     assert!(
         stderr.contains("/nonexistent/redis-server` was not found")
             && stderr.contains("install Redis"),
@@ -338,14 +256,11 @@ fn demo_says_clearly_when_redis_server_is_missing() {
 
 #[test]
 fn readme_script_table_matches_list() {
-    let out = bin().arg("list").output().expect("run list");
-    let listed = String::from_utf8(out.stdout).expect("utf-8");
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
-    let table = readme
-        .split("<!-- scripts-table -->\n```text\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```\n<!-- /scripts-table -->").next())
-        .expect("README has the scripts table markers");
+    let listed = common::plain(&["list"]).stdout;
+    let table = common::readme_between(
+        "<!-- scripts-table -->\n```text\n",
+        "```\n<!-- /scripts-table -->",
+    );
     assert_eq!(
         table, listed,
         "README's script table is stale: paste `cargo run -- list` between the markers"

@@ -6,11 +6,12 @@
 //! processes. Needs python3 with redis-py (and jsonschema) on PYTHONPATH and
 //! php-cli with php-redis; `.ci/run` installs them.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use redis_patterns::bloom::{Bloom, BloomParams, DEFAULT_MAX_BITS, JsHashBloom, MAX_BLOCK_BYTES};
@@ -24,37 +25,10 @@ use redis_patterns::signin::SignIn;
 use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Connection, Request};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{export, repo_root, temp_dir};
 
 fn scripts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "redis-patterns-clients-{tag}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
-
-/// `redis-patterns export [--lang LANG] DIR`.
-fn export(lang: Option<&str>, dir: &Path) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_redis-patterns"));
-    cmd.arg("export");
-    if let Some(lang) = lang {
-        cmd.args(["--lang", lang]);
-    }
-    let out = cmd.arg(dir).output().expect("run export");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn python_path(dir: &Path) -> String {
@@ -95,30 +69,95 @@ fn php() -> Command {
     Command::new("php")
 }
 
-fn ok(out: Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
+/// One of the generated clients.
+#[derive(Clone, Copy)]
+enum Lang {
+    Python,
+    Php,
+}
+
+impl Lang {
+    /// Its name for `export --lang`.
+    fn name(self) -> &'static str {
+        match self {
+            Lang::Python => "python",
+            Lang::Php => "php",
+        }
+    }
+
+    /// The short name its scripts write under (`py-lock`, `m:php`).
+    fn tag(self) -> &'static str {
+        match self {
+            Lang::Python => "py",
+            Lang::Php => "php",
+        }
+    }
+
+    /// The visits its e2e script adds beyond the other client's: the
+    /// asyncio part of the Python one adds one more.
+    fn extra_visits(self) -> u64 {
+        match self {
+            Lang::Python => 1,
+            Lang::Php => 0,
+        }
+    }
+
+    /// A fresh directory `{tag}-{what}` with the client exported into it.
+    fn exported(self, what: &str) -> PathBuf {
+        let dir = temp_dir(&format!("{}-{what}", self.tag()));
+        export(Some(self.name()), &dir);
+        dir
+    }
+
+    /// The interpreter running the test script `script` (`vectors`, `e2e`,
+    /// `visits_worker`, of tests/clients) with the client exported in
+    /// `dir`; the script's own arguments follow.
+    fn script(self, dir: &Path, script: &str) -> Command {
+        match self {
+            Lang::Python => {
+                let mut cmd = python(dir);
+                cmd.arg(scripts_dir().join(format!("{script}.py")));
+                cmd
+            }
+            Lang::Php => {
+                let mut cmd = php();
+                cmd.arg(scripts_dir().join(format!("{script}.php")))
+                    .arg(dir.join("autoload.php"));
+                cmd
+            }
+        }
+    }
+}
+
+/// Two tests of `body`, one for each client: `$python` and `$php`.
+macro_rules! client_tests {
+    ($body:ident: $python:ident, $php:ident) => {
+        #[test]
+        fn $python() {
+            $body(Lang::Python);
+        }
+
+        #[test]
+        fn $php() {
+            $body(Lang::Php);
+        }
+    };
 }
 
 #[test]
 fn the_manifest_validates_against_its_json_schema() {
     let dir = temp_dir("schema");
     export(None, &dir);
-    let out = python(&dir)
-        .arg(scripts_dir().join("schema.py"))
-        .arg(repo_root().join("manifest.schema.json"))
-        .arg(dir.join("manifest.json"))
-        .output()
-        .expect("python3");
-    assert!(ok(out, "schema.py").contains("manifest valid"));
+    let out = support::stdout_of(
+        Lang::Python
+            .script(&dir, "schema")
+            .arg(repo_root().join("manifest.schema.json"))
+            .arg(dir.join("manifest.json")),
+        "schema.py",
+    );
+    assert!(out.contains("manifest valid"));
     // The clients ship the same manifest.
-    let py = temp_dir("schema-py");
-    export(Some("python"), &py);
+    let py = Lang::Python.exported("schema");
     let a = std::fs::read(dir.join("manifest.json")).expect("manifest");
     assert_eq!(
         a,
@@ -163,38 +202,27 @@ fn params_tsv(dir: &Path) -> PathBuf {
     path
 }
 
-#[test]
-fn the_python_client_computes_the_golden_vectors() {
-    let dir = temp_dir("py-vectors");
-    export(Some("python"), &dir);
+/// The client computes the golden vectors and the Rust planner's
+/// parameters; its script prints `{name} vectors` when all agree.
+fn computes_the_golden_vectors(lang: Lang) {
+    let dir = lang.exported("vectors");
     let data = repo_root().join("tests/data");
-    let out = python(&dir)
-        .arg(scripts_dir().join("vectors.py"))
-        .arg(data.join("jshash_vectors.tsv"))
-        .arg(data.join("sized_vectors.tsv"))
-        .arg(params_tsv(&dir))
-        .output()
-        .expect("python3");
-    assert!(ok(out, "vectors.py").contains("python vectors"));
+    let out = support::stdout_of(
+        lang.script(&dir, "vectors")
+            .arg(data.join("jshash_vectors.tsv"))
+            .arg(data.join("sized_vectors.tsv"))
+            .arg(params_tsv(&dir)),
+        "vectors",
+    );
+    assert!(out.contains(&format!("{} vectors", lang.name())), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn the_php_client_computes_the_golden_vectors() {
-    let dir = temp_dir("php-vectors");
-    export(Some("php"), &dir);
-    let data = repo_root().join("tests/data");
-    let out = php()
-        .arg(scripts_dir().join("vectors.php"))
-        .arg(dir.join("autoload.php"))
-        .arg(data.join("jshash_vectors.tsv"))
-        .arg(data.join("sized_vectors.tsv"))
-        .arg(params_tsv(&dir))
-        .output()
-        .expect("php");
-    assert!(ok(out, "vectors.php").contains("php vectors"));
-    let _ = std::fs::remove_dir_all(&dir);
-}
+client_tests!(
+    computes_the_golden_vectors:
+    the_python_client_computes_the_golden_vectors,
+    the_php_client_computes_the_golden_vectors
+);
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).expect("a date")
@@ -264,6 +292,12 @@ fn rust_writes(con: &mut Connection) -> String {
     token
 }
 
+/// Whether `bf` answers "maybe present" for every one of `items`.
+fn all_present(con: &mut Connection, bf: &Bloom, items: &[String]) -> bool {
+    let answers = bf.multi_exists(items).run(con).unwrap();
+    answers.iter().all(|&b| b)
+}
+
 /// What the Rust side reads after a client ran (`lang`: `py` or `php`, the
 /// names the client wrote under), with the client's lock token.
 fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: u64) {
@@ -310,14 +344,7 @@ fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: 
     assert_eq!(rs[0].0, "tx39");
     for name in ["rs-bloom", "rs-spread"] {
         let bf = Bloom::open(name).run(con).unwrap();
-        assert!(
-            bf.multi_exists(&items("p"))
-                .run(con)
-                .unwrap()
-                .iter()
-                .all(|&b| b),
-            "{name}"
-        );
+        assert!(all_present(con, &bf, &items("p")), "{name}");
     }
     // The failure: a filter created by another language is refused
     // by Bloom::create with the same n and p unless every parameter agrees.
@@ -332,14 +359,7 @@ fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: 
             .create()
             .run(con)
             .unwrap();
-        assert!(
-            bf.multi_exists(&items("q"))
-                .run(con)
-                .unwrap()
-                .iter()
-                .all(|&b| b),
-            "{name}"
-        );
+        assert!(all_present(con, &bf, &items("q")), "{name}");
         assert!(bf.add("from-rust").run(con).unwrap());
         assert_eq!(bf.spread_blocks(), spread);
     }
@@ -377,65 +397,35 @@ fn underscored() -> ShardedHash {
     .unwrap()
 }
 
-#[test]
-fn the_python_client_drives_every_pattern_and_agrees_with_rust() {
+/// The Rust side writes, the client's e2e script drives every pattern
+/// (reading what Rust wrote), and the Rust side reads what it wrote;
+fn drives_every_pattern_and_agrees_with_rust(lang: Lang) {
     let server = support::server();
-    let dir = temp_dir("py-e2e");
-    export(Some("python"), &dir);
+    let dir = lang.exported("e2e");
     let mut con = Connection::open(server.url()).unwrap();
     let token = rust_writes(&mut con);
-    let out = python(&dir)
-        .arg(scripts_dir().join("e2e.py"))
-        .arg(server.port().to_string())
-        .arg(&token)
-        .output()
-        .expect("python3");
-    let printed: serde_json::Value = serde_json::from_str(ok(out, "e2e.py").trim()).expect("json");
-    // The asyncio part of the script added one more visit.
+    let out = support::stdout_of(
+        lang.script(&dir, "e2e")
+            .arg(server.port().to_string())
+            .arg(&token),
+        "e2e",
+    );
+    let printed: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+    let lock_token = &printed[format!("{}_lock_token", lang.tag())];
     rust_checks(
         &mut con,
-        "py",
-        printed["py_lock_token"].as_str().unwrap(),
-        1,
+        lang.tag(),
+        lock_token.as_str().unwrap(),
+        lang.extra_visits(),
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn the_php_client_drives_every_pattern_and_agrees_with_rust() {
-    let server = support::server();
-    let dir = temp_dir("php-e2e");
-    export(Some("php"), &dir);
-    let mut con = Connection::open(server.url()).unwrap();
-    let token = rust_writes(&mut con);
-    let out = php()
-        .arg(scripts_dir().join("e2e.php"))
-        .arg(dir.join("autoload.php"))
-        .arg(server.port().to_string())
-        .arg(&token)
-        .output()
-        .expect("php");
-    let printed: serde_json::Value = serde_json::from_str(ok(out, "e2e.php").trim()).expect("json");
-    rust_checks(
-        &mut con,
-        "php",
-        printed["php_lock_token"].as_str().unwrap(),
-        0,
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Four processes count overlapping members of one day at once; the count
-/// is exact: every distinct member once.
-fn visits_exact_under_four_processes(spawn: impl Fn(u64) -> Command) {
-    let mut children: Vec<_> = (0..4u64)
-        .map(|w| spawn(w * 50).spawn().expect("start a worker"))
-        .collect();
-    for c in &mut children {
-        let status = c.wait().expect("worker");
-        assert!(status.success(), "a worker failed");
-    }
-}
+client_tests!(
+    drives_every_pattern_and_agrees_with_rust:
+    the_python_client_drives_every_pattern_and_agrees_with_rust,
+    the_php_client_drives_every_pattern_and_agrees_with_rust
+);
 
 fn crowd() -> VisitCounter<redis_patterns::chrono::Utc> {
     VisitCounter::builder("crowd", redis_patterns::chrono::Utc, 16)
@@ -445,18 +435,24 @@ fn crowd() -> VisitCounter<redis_patterns::chrono::Utc> {
         .unwrap()
 }
 
-#[test]
-fn python_visits_are_exact_under_four_processes() {
+/// Four processes of the client count overlapping members of one day at
+/// once; the count is exact: every distinct member once.
+fn visits_exact_under_four_processes(lang: Lang) {
     let server = support::server();
-    let dir = temp_dir("py-crowd");
-    export(Some("python"), &dir);
+    let dir = lang.exported("crowd");
     let port = server.port().to_string();
-    visits_exact_under_four_processes(|first| {
-        let mut cmd = python(&dir);
-        cmd.arg(scripts_dir().join("visits_worker.py"))
-            .args([&port, &first.to_string(), "100"]);
-        cmd
-    });
+    let mut children: Vec<_> = (0..4u64)
+        .map(|w| {
+            lang.script(&dir, "visits_worker")
+                .args([&port, &(w * 50).to_string(), "100"])
+                .spawn()
+                .expect("start a worker")
+        })
+        .collect();
+    for c in &mut children {
+        let status = c.wait().expect("worker");
+        assert!(status.success(), "a worker failed");
+    }
     let mut con = Connection::open(server.url()).unwrap();
     assert_eq!(crowd().count(day(2024, 2, 29)).run(&mut con).unwrap(), 250);
     let sizes: u64 = crowd()
@@ -469,24 +465,11 @@ fn python_visits_are_exact_under_four_processes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn php_visits_are_exact_under_four_processes() {
-    let server = support::server();
-    let dir = temp_dir("php-crowd");
-    export(Some("php"), &dir);
-    let port = server.port().to_string();
-    let autoload = dir.join("autoload.php");
-    visits_exact_under_four_processes(|first| {
-        let mut cmd = php();
-        cmd.arg(scripts_dir().join("visits_worker.php"))
-            .arg(&autoload)
-            .args([&port, &first.to_string(), "100"]);
-        cmd
-    });
-    let mut con = Connection::open(server.url()).unwrap();
-    assert_eq!(crowd().count(day(2024, 2, 29)).run(&mut con).unwrap(), 250);
-    let _ = std::fs::remove_dir_all(&dir);
-}
+client_tests!(
+    visits_exact_under_four_processes:
+    python_visits_are_exact_under_four_processes,
+    php_visits_are_exact_under_four_processes
+);
 
 /// The README's table of key templates, from the contracts.
 fn key_table() -> String {
@@ -504,12 +487,7 @@ fn key_table() -> String {
 
 #[test]
 fn readme_key_templates_match_the_contracts() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
-    let table = readme
-        .split("<!-- key-templates -->\n")
-        .nth(1)
-        .and_then(|rest| rest.split("<!-- /key-templates -->").next())
-        .expect("README has the key-templates markers");
+    let table = common::readme_between("<!-- key-templates -->\n", "<!-- /key-templates -->");
     assert_eq!(
         table,
         key_table(),

@@ -65,23 +65,9 @@ fn every_command(url: &str, dir: &std::path::Path) {
         json_lines(url, &["bloom", "exists", "emails", "a@x"])[0]["maybe_present"],
         false
     );
-    let items = dir.join("items.txt");
-    std::fs::write(
-        &items,
-        (0..500).map(|i| format!("item{i}\n")).collect::<String>(),
-    )
-    .unwrap();
-    let load = json(
-        url,
-        &[
-            "bloom",
-            "load",
-            "emails",
-            items.to_str().unwrap(),
-            "--batch",
-            "100",
-        ],
-    );
+    let items = common::write_lines(dir, "items.txt", "item", 500);
+    let items = items.to_str().unwrap();
+    let load = json(url, &["bloom", "load", "emails", items, "--batch", "100"]);
     assert_eq!(load["position"], 500);
     // A false positive of the 1 % filter counts as not new.
     assert!(
@@ -100,23 +86,9 @@ fn every_command(url: &str, dir: &std::path::Path) {
     // hash plan / import / get / set / inspect
     let plan = json(url, &["hash", "plan", "--expected", "100000"]);
     assert!(plan["shards"].as_u64().unwrap() > 195, "{plan}");
-    let lines = dir.join("users.txt");
-    std::fs::write(
-        &lines,
-        (0..300).map(|i| format!("user{i}\n")).collect::<String>(),
-    )
-    .unwrap();
-    let import = json(
-        url,
-        &[
-            "hash",
-            "import",
-            "users",
-            lines.to_str().unwrap(),
-            "--batch",
-            "64",
-        ],
-    );
+    let lines = common::write_lines(dir, "users.txt", "user", 300);
+    let lines = lines.to_str().unwrap();
+    let import = json(url, &["hash", "import", "users", lines, "--batch", "64"]);
     assert_eq!(import["inserted"], 300);
     assert_eq!(import["layout"]["shards"], "1");
     assert_eq!(import["complete"], true);
@@ -139,10 +111,7 @@ fn every_command(url: &str, dir: &std::path::Path) {
         (Some(301), Some(0))
     );
     // The alias runs the same import: everything is present now.
-    let again = json(
-        url,
-        &["import", "sharded-hash", "users", lines.to_str().unwrap()],
-    );
+    let again = json(url, &["import", "sharded-hash", "users", lines]);
     assert_eq!(again["already_present"], 300);
 
     // packed set / get

@@ -1,43 +1,42 @@
 //! `redis-patterns import sharded-hash` driven as a binary, on one server and
 //! on a real cluster.
 
-#[path = "../../../tests/support/everywhere.rs"]
-mod everywhere;
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
-use std::process::Command;
-
+use common::{bin, write_file};
 use redis_patterns::sharded_hash::ShardedHash;
 
-fn write_file(dir: &std::path::Path, name: &str, parts: &[&[u8]]) -> std::path::PathBuf {
-    let path = dir.join(name);
-    let mut f = std::fs::File::create(&path).expect("create file");
-    for p in parts {
-        std::io::Write::write_all(&mut f, p).expect("write file");
-    }
-    path
+/// Runs `redis-patterns import sharded-hash ARGS.. FILE EXTRA.. --url URL`.
+fn import(url: &str, args: &[&str], file: &std::path::Path, extra: &[&str]) -> common::Run {
+    let all = [
+        &["import", "sharded-hash"][..],
+        args,
+        &[file.to_str().unwrap()],
+        extra,
+    ];
+    common::cli(url, &all.concat())
 }
 
 #[test]
 fn cli_import_reports_counts_and_a_missing_file_clearly() {
     let server = support::server();
     let mut con = server.connection();
-    let dir = server.dir().join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli");
     let path = write_file(&dir, "lines.txt", &[b"a\n\nb\nc\n"]);
-    let bin = env!("CARGO_BIN_EXE_redis-patterns");
-    let out = Command::new(bin)
-        .args(["import", "sharded-hash", "cli"])
-        .arg(&path)
-        .env("REDIS_URL", server.url())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The URL from REDIS_URL.
+    let out = common::run(
+        bin()
+            .args(["import", "sharded-hash", "cli"])
+            .arg(&path)
+            .env("REDIS_URL", server.url()),
+    );
+    let stdout = &out.stdout;
     // A rejected line fails the run (every count still printed) unless
     // rejects are allowed.
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stdout} {stderr}");
+    let stderr = &out.stderr;
+    assert_eq!(out.status, Some(1), "{stdout} {stderr}");
     assert!(
         stderr.contains("1 of 4 lines were rejected") && stderr.contains("--allow-rejects"),
         "{stderr}"
@@ -47,21 +46,21 @@ fn cli_import_reports_counts_and_a_missing_file_clearly() {
     assert!(stdout.contains("rejected 1\n"), "{stdout}");
     assert!(stdout.contains("line 2: blank line"), "{stdout}");
     // Not a terminal: no progress bar on stderr.
-    assert!(!String::from_utf8_lossy(&out.stderr).contains('\r'));
+    assert!(!out.stderr.contains('\r'));
     let h = ShardedHash::new("cli", 1).unwrap();
     for mut d in support::drivers(&server.url()) {
         assert_eq!(d.run(h.get::<String>("3")).unwrap().as_deref(), Some("c"));
     }
 
     let before = support::all_keys(&mut con);
-    let out = Command::new(bin)
-        .args(["import", "sharded-hash", "cli"])
-        .arg(dir.join("does-not-exist.txt"))
-        .args(["--url", &server.url()])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = import(
+        &server.url(),
+        &["cli"],
+        &dir.join("does-not-exist.txt"),
+        &[],
+    );
+    assert!(!out.ok());
+    let stderr = out.stderr;
     assert!(
         stderr.contains("cannot open") && stderr.contains("does-not-exist.txt"),
         "{stderr}"
@@ -75,26 +74,14 @@ fn cli_import_reports_counts_and_a_missing_file_clearly() {
 #[test]
 fn cli_import_finds_a_cluster_by_itself() {
     let cluster = support::cluster();
-    let dir = cluster.nodes()[0].dir().join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("cli-cluster");
     let text: String = (0..300).map(|i| format!("line{i}\n")).collect();
     let path = write_file(&dir, "lines.txt", &[text.as_bytes(), b"\n"]);
     let tsv = write_file(&dir, "pairs.tsv", &[b"a\t1\nb\t2\nc\t3\n"]);
-    let bin = env!("CARGO_BIN_EXE_redis-patterns");
     let url = cluster.nodes()[1].url();
     let run = |args: &[&str], file: &std::path::Path| {
-        let out = Command::new(bin)
-            .args(["import", "sharded-hash"])
-            .args(args)
-            .arg(file)
-            .args(["--url", &url, "--allow-rejects"])
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let out = import(&url, args, file, &["--allow-rejects"]);
+        (out.ok(), out.stdout, out.stderr)
     };
 
     // Detected from the node's INFO cluster.
@@ -138,7 +125,7 @@ fn cli_import_finds_a_cluster_by_itself() {
     }
 
     // The shards spread over every node.
-    let per_node = everywhere::keys_per_node(&cluster);
+    let per_node = support::keys_per_node(&cluster);
     assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
 
     // No flag forces a topology any more (forcing one server onto a
@@ -177,10 +164,7 @@ fn commands_run(con: &mut redis::Connection) -> Vec<String> {
 fn cli_import_refuses_bad_arguments_before_touching_the_server() {
     let server = support::server();
     let mut con = server.connection();
-    let dir = server.dir().join("cli-bad");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = write_file(&dir, "lines.txt", &[b"a\nb\n"]);
-    let bin = env!("CARGO_BIN_EXE_redis-patterns");
+    let path = write_file(&common::temp_dir("cli-bad"), "lines.txt", &[b"a\nb\n"]);
     let cases: [(&[&str], &str); 4] = [
         (
             &["cli", "--shards", "0"],
@@ -195,15 +179,9 @@ fn cli_import_refuses_bad_arguments_before_touching_the_server() {
         .query(&mut con)
         .unwrap();
     for (args, message) in cases {
-        let out = Command::new(bin)
-            .args(["import", "sharded-hash", args[0]])
-            .arg(&path)
-            .args(&args[1..])
-            .args(["--url", &server.url()])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let out = import(&server.url(), &args[..1], &path, &args[1..]);
+        let stderr = out.stderr;
+        assert_eq!(out.status, Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }

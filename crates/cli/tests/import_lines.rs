@@ -2,6 +2,7 @@
 //! rejected lines counted by line number) against real servers, every body
 //! through both drivers.
 
+mod common;
 #[path = "../../../tests/support/everywhere.rs"]
 mod everywhere;
 #[path = "../../../tests/support/mod.rs"]
@@ -15,20 +16,10 @@ mod lines;
 #[path = "../src/import_lines.rs"]
 mod import_lines;
 
-use std::io::Write as _;
-
+use common::write_file;
 use import_lines::{LineFormat, LineOptions, LineRejection, import_lines};
 use redis_patterns::sharded_hash::{ImportOptions, RejectReason, ShardedHash, Sharding};
 use support::Driver;
-
-fn write_file(dir: &std::path::Path, name: &str, parts: &[&[u8]]) -> std::path::PathBuf {
-    let path = dir.join(name);
-    let mut f = std::fs::File::create(&path).unwrap();
-    for p in parts {
-        f.write_all(p).unwrap();
-    }
-    path
-}
 
 fn reader(path: &std::path::Path) -> std::io::BufReader<std::fs::File> {
     std::io::BufReader::new(std::fs::File::open(path).unwrap())

@@ -4,6 +4,7 @@
 //! read-only ones on replicas too, and after `load --functions` (or
 //! `FUNCTION LOAD` of the exported `functions.lua`) `FCALL` runs.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
@@ -15,22 +16,16 @@ use redis_patterns::functions;
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns_test_support::{LocalCluster, LocalServer, cli_binary};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
-}
+use common::redis_cli as cli;
+use support::key_on;
 
 /// Runs `redis-patterns load --url <url> [extra]`; returns its stdout and
 /// stderr.
 fn load(url: &str, extra: &[&str]) -> (String, String) {
-    let out = bin()
-        .args(["load", "--url", url])
-        .args(extra)
-        .env_remove("REDIS_URL")
-        .output()
-        .expect("run load");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "load failed: {stderr}");
-    (String::from_utf8(out.stdout).expect("utf-8"), stderr)
+    let mut args = vec!["load"];
+    args.extend_from_slice(extra);
+    let run = common::cli(url, &args).success();
+    (run.stdout, run.stderr)
 }
 
 /// The columns after `name` on its line of `load`'s output.
@@ -42,40 +37,15 @@ fn columns<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// `redis-cli [-c] -h 127.0.0.1 -p <port> <args>`, its reply trimmed.
-fn cli(port: u16, follow: bool, args: &[&str]) -> String {
-    let mut cmd = Command::new(cli_binary());
-    if follow {
-        cmd.arg("-c");
-    }
-    let out = cmd
-        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-        .args(args)
-        .output()
-        .expect("redis-cli must be installed (apt-get install redis-tools)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_string()
-}
-
-/// A key that the primary `node` serves.
-fn key_on(node: &LocalServer) -> String {
-    let mut con = node.connection();
-    (0..)
-        .map(|i| format!("job{{{i}}}"))
-        .find(|k| {
-            redis::cmd("GET")
-                .arg(k)
-                .query::<Option<String>>(&mut con)
-                .is_ok()
-        })
-        .expect("every primary serves some key")
+/// `FCALL lock_acquire` of the lock `key` (its fence `{key}:fence`) with
+/// `token` and a lease of `lease_ms`, through `redis-cli -c` at `port`.
+fn fcall_acquire(port: u16, key: &str, token: &str, lease_ms: &str) -> String {
+    let fence = format!("{key}:fence");
+    cli(
+        port,
+        true,
+        &["FCALL", "lock_acquire", "2", key, &fence, token, lease_ms],
+    )
 }
 
 fn script_exists(node: &LocalServer, sha: &str) -> bool {
@@ -123,7 +93,7 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
     // redirect and EVALSHA finds the script where the key lives.
     let entry = nodes[0].port();
     for n in nodes {
-        let key = key_on(n);
+        let key = key_on(n, "job");
         let fence = format!("{key}:fence");
         let evalsha = |token: &str| {
             cli(
@@ -161,14 +131,9 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
     }
     for n in nodes {
         assert_eq!(function_count(n), ALL.len(), "port {}", n.port());
-        let key = key_on(n);
-        let fence = format!("{key}:fence");
+        let key = key_on(n, "job");
         assert_eq!(
-            cli(
-                entry,
-                true,
-                &["FCALL", "lock_acquire", "2", &key, &fence, "tok2", "30000"]
-            ),
+            fcall_acquire(entry, &key, "tok2", "30000"),
             "2",
             "the fence goes on from EVALSHA's"
         );
@@ -231,16 +196,8 @@ fn load_on_a_cluster_with_replicas_puts_the_read_only_scripts_on_the_replicas() 
     let owned = columns(&out, "lock.owned")[0].to_string();
     let entry = nodes[primaries[0]].port();
     for &p in &primaries {
-        let key = key_on(&nodes[p]);
-        let fence = format!("{key}:fence");
-        assert_eq!(
-            cli(
-                entry,
-                true,
-                &["FCALL", "lock_acquire", "2", &key, &fence, "tok", "60000"]
-            ),
-            "1"
-        );
+        let key = key_on(&nodes[p], "job");
+        assert_eq!(fcall_acquire(entry, &key, "tok", "60000"), "1");
         let mut served = 0;
         for &r in &replicas {
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -269,10 +226,8 @@ fn load_on_a_cluster_with_replicas_puts_the_read_only_scripts_on_the_replicas() 
 #[test]
 fn redis_cli_loads_the_exported_library_and_calls_it() {
     let server = support::server();
-    let dir = std::env::temp_dir().join(format!("redis-patterns-functions-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = bin().arg("export").arg(&dir).output().expect("run export");
-    assert!(out.status.success());
+    let dir = common::temp_dir("functions");
+    common::export(None, &dir);
     let path = dir.join("functions.lua");
     let library = std::fs::read_to_string(&path).expect("functions.lua");
     assert_eq!(library, functions::LIBRARY);
@@ -289,21 +244,7 @@ fn redis_cli_loads_the_exported_library_and_calls_it() {
     assert_eq!(function_count(&server), ALL.len());
     let port = server.port();
     let key = "redis:lock:{job}";
-    let fcall = |token: &str, lease: &str| {
-        cli(
-            port,
-            false,
-            &[
-                "FCALL",
-                "lock_acquire",
-                "2",
-                key,
-                "redis:lock:{job}:fence",
-                token,
-                lease,
-            ],
-        )
-    };
+    let fcall = |token: &str, lease: &str| fcall_acquire(port, key, token, lease);
     assert_eq!(fcall("my-token", "30000"), "1");
     // The generated checks run inside the function, before any write.
     assert_eq!(

@@ -6,7 +6,7 @@ mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
-use common::{bin, cli, plain};
+use common::{bin, cli, plain, run};
 
 /// One line, lowercase first, no trailing period, no Debug text.
 fn well_formed(message: &str) {
@@ -32,22 +32,11 @@ fn well_formed(message: &str) {
 #[test]
 fn a_closed_pipe_ends_list_quietly_with_status_0() {
     let bin = env!("CARGO_BIN_EXE_redis-patterns");
-    let out = std::process::Command::new("bash")
-        .args(["-c", &format!("set -o pipefail; '{bin}' list | head -1")])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run(std::process::Command::new("bash")
+        .args(["-c", &format!("set -o pipefail; '{bin}' list | head -1")]));
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 1);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
 }
 
 #[test]
@@ -74,14 +63,10 @@ fn connection_problems_name_the_url_and_the_cause() {
         well_formed(m);
     }
     // From REDIS_URL too.
-    let out = bin()
-        .arg("load")
-        .env("REDIS_URL", "nonsense")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = run(bin().arg("load").env("REDIS_URL", "nonsense"));
+    let stderr = &out.stderr;
     assert!(
-        !out.status.success() && stderr.contains("the url nonsense (from --url or REDIS_URL)"),
+        !out.ok() && stderr.contains("the url nonsense (from --url or REDIS_URL)"),
         "{stderr}"
     );
     for r in [refused, masked] {
@@ -194,13 +179,9 @@ fn bad_input_is_refused_or_counted_and_fails_the_run() {
 
 #[test]
 fn a_server_binary_that_exits_is_named() {
-    let out = bin()
-        .arg("demo")
-        .env("REDIS_SERVER", "/bin/false")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let out = run(bin().arg("demo").env("REDIS_SERVER", "/bin/false"));
+    let stderr = &out.stderr;
+    assert!(!out.ok());
     assert!(
         stderr.starts_with(
             "redis-patterns: `/bin/false` exited (exit status: 1) before it answered on 127.0.0.1:"

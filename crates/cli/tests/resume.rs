@@ -10,14 +10,18 @@ mod support;
 use std::io::Read;
 use std::process::{Child, Stdio};
 
-use common::{bin, cli, json};
+use common::{bin, cli, json, write_lines};
 use redis_patterns_test_support::LocalServer;
 
-fn write_lines(dir: &std::path::Path, name: &str, prefix: &str, n: usize) -> std::path::PathBuf {
-    let path = dir.join(name);
-    let text: String = (0..n).map(|i| format!("{prefix}{i}\n")).collect();
-    std::fs::write(&path, text).unwrap();
-    path
+/// The arguments of `hash import users FILE EXTRA..`.
+fn import_users<'a>(file: &'a std::path::Path, extra: &[&'a str]) -> Vec<&'a str> {
+    [&["hash", "import", "users", file.to_str().unwrap()], extra].concat()
+}
+
+/// A server that keeps every write it answered (AOF, fsync always) when it
+/// is killed.
+fn durable_server() -> LocalServer {
+    support::server_with(&["--appendonly", "yes", "--appendfsync", "always"])
 }
 
 fn digest(server: &LocalServer) -> String {
@@ -34,22 +38,11 @@ fn a_second_import_with_another_shard_count_is_refused_and_writes_nothing() {
     let dir = common::temp_dir("layouts");
     let big = write_lines(&dir, "big.txt", "big", 5000);
     let small = write_lines(&dir, "small.txt", "small", 1000);
-    let first = json(&url, &["hash", "import", "users", big.to_str().unwrap()]);
+    let first = json(&url, &import_users(&big, &[]));
     let shards = first["layout"]["shards"].as_str().unwrap().to_string();
     assert_ne!(shards, "3");
     let before = digest(&server);
-    let refused = cli(
-        &url,
-        &[
-            "hash",
-            "import",
-            "users",
-            small.to_str().unwrap(),
-            "--shards",
-            "3",
-        ],
-    )
-    .failure();
+    let refused = cli(&url, &import_users(&small, &["--shards", "3"])).failure();
     let message = refused.message();
     assert!(
         message.contains(&format!("shards={shards}"))
@@ -66,7 +59,7 @@ fn a_second_import_with_another_shard_count_is_refused_and_writes_nothing() {
     // Reading with the wrong shard count is refused too.
     cli(&url, &["hash", "get", "users", "0", "--shards", "3"]).failure();
     // Without --shards the stored layout is used.
-    let second = json(&url, &["hash", "import", "users", small.to_str().unwrap()]);
+    let second = json(&url, &import_users(&small, &[]));
     assert_eq!(second["layout"]["shards"], shards);
     assert_eq!(
         (
@@ -86,7 +79,7 @@ fn the_layout_is_kept_on_a_cluster_too() {
     let dir = common::temp_dir("layouts-cluster");
     let big = write_lines(&dir, "big.txt", "big", 3000);
     let small = write_lines(&dir, "small.txt", "small", 10);
-    let first = json(&url, &["hash", "import", "users", big.to_str().unwrap()]);
+    let first = json(&url, &import_users(&big, &[]));
     let keys = |c: &redis_patterns_test_support::LocalCluster| -> i64 {
         c.nodes()
             .iter()
@@ -94,21 +87,10 @@ fn the_layout_is_kept_on_a_cluster_too() {
             .sum()
     };
     let before = keys(&cluster);
-    let refused = cli(
-        &url,
-        &[
-            "hash",
-            "import",
-            "users",
-            small.to_str().unwrap(),
-            "--shards",
-            "2",
-        ],
-    )
-    .failure();
+    let refused = cli(&url, &import_users(&small, &["--shards", "2"])).failure();
     assert!(refused.message().contains("shards=2"), "{}", refused.stderr);
     assert_eq!(keys(&cluster), before);
-    let second = json(&url, &["hash", "import", "users", small.to_str().unwrap()]);
+    let second = json(&url, &import_users(&small, &[]));
     assert_eq!(second["layout"], first["layout"]);
     assert_eq!(second["already_present"], 10);
 }
@@ -219,10 +201,9 @@ fn import_args(path: &str) -> [&str; 9] {
 
 #[test]
 fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
-    let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut server = durable_server();
     let url = server.url();
-    let dir = common::temp_dir("killed");
-    let file = write_lines(&dir, "lines.txt", "v", LINES);
+    let file = write_lines(&common::temp_dir("killed"), "lines.txt", "v", LINES);
     let path = file.to_str().unwrap();
     let args = import_args(path);
     let mut child = spawn(&url, &[&args[..], &["--retries", "2"]].concat());
@@ -270,8 +251,7 @@ fn an_import_cut_by_a_dead_server_resumes_from_its_printed_position() {
 fn ctrl_c_stops_an_import_between_batches_with_its_position() {
     let server = support::server();
     let url = server.url();
-    let dir = common::temp_dir("ctrl-c");
-    let file = write_lines(&dir, "lines.txt", "v", LINES);
+    let file = write_lines(&common::temp_dir("ctrl-c"), "lines.txt", "v", LINES);
     let path = file.to_str().unwrap();
     let args = import_args(path);
     let mut child = spawn(&url, &args);
@@ -306,10 +286,14 @@ fn ctrl_c_stops_an_import_between_batches_with_its_position() {
 
 #[test]
 fn a_bloom_load_cut_by_a_dead_server_resumes_from_its_printed_position() {
-    let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut server = durable_server();
     let url = server.url();
-    let dir = common::temp_dir("bloom-killed");
-    let file = write_lines(&dir, "items.txt", "item", LINES);
+    let file = write_lines(
+        &common::temp_dir("bloom-killed"),
+        "items.txt",
+        "item",
+        LINES,
+    );
     let path = file.to_str().unwrap();
     json(
         &url,

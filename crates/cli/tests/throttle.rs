@@ -1,22 +1,13 @@
 //! `redis-patterns throttle` driven as a binary against a real server.
 
+mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
-use std::process::Command;
-
+/// Runs `redis-patterns throttle ARGS.. --url URL`; (success, stdout, stderr).
 fn throttle(url: &str, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_redis-patterns"))
-        .arg("throttle")
-        .args(args)
-        .args(["--url", url])
-        .output()
-        .expect("run redis-patterns throttle");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = common::cli(url, &[&["throttle"], args].concat());
+    (run.ok(), run.stdout, run.stderr)
 }
 
 #[test]
