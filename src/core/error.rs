@@ -512,10 +512,13 @@ impl Error {
         }
         // Redis 7.0 answers a command its ACL denies inside a script with a
         // plain `ERR` (`The user executing the script can't run this
-        // command or subcommand`), not `NOPERM`: the same refusal.
+        // command or subcommand`), Valkey with `ERR ACL failure in script`,
+        // not `NOPERM`: the same refusal.
         let kind = match ServerErrorKind::of_code(code) {
             ServerErrorKind::Other
-                if code == "ERR" && detail.contains("can't run this command") =>
+                if code == "ERR"
+                    && (detail.contains("can't run this command")
+                        || detail.starts_with("ACL failure in script")) =>
             {
                 ServerErrorKind::NoPermission
             }
