@@ -529,6 +529,15 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         }
         let values: Vec<Option<i64>> = batch.run_async(&mut con).await.unwrap().all().unwrap();
         assert_eq!(values.len(), names.len());
+        // Through the router, command by command, it stops at a call that
+        // did not run as the sync one below does.
+        let replies: Vec<i64> = release_not_loaded(&cluster, "l{j}")
+            .run_async(&mut con)
+            .await
+            .expect("command by command, resumed after the NOSCRIPT")
+            .all()
+            .unwrap();
+        assert_eq!(replies, [1, 1, 2], "each call ran once, in order");
     });
     // A wrapped sync ClusterConnection (no node URLs) sends command by
     // command, with the same results.
@@ -537,18 +546,40 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         &mut Driver::Sync(redis_patterns::Connection::open(cluster.nodes()[1].url()).unwrap()),
         "n",
     );
-    // Sent command by command, a call that meets NOSCRIPT after a later one
-    // ran would stop the batch (nothing runs twice): the scripts are loaded
-    // first, as they are in the EVALSHA pass by the calls above (in the
-    // functions pass those went out as FCALL).
-    redis_patterns::load_all()
+    // Sent command by command, a part stops at a call that did not run.
+    let replies: Vec<i64> = release_not_loaded(&cluster, "l{k}")
         .run(&mut con)
-        .expect("load through the wrapped connection");
-    let (batch, _) = lock_rounds("l{k}", 6);
+        .expect("command by command, resumed after the NOSCRIPT")
+        .all()
+        .unwrap();
+    assert_eq!(replies, [1, 1, 2], "each call ran once, in order");
+    let (batch, expected) = lock_rounds("l{m}", 6);
     let replies: Vec<i64> = batch
         .run(&mut con)
         .expect("command by command")
         .all()
         .unwrap();
-    assert_eq!(replies.len(), 18);
+    assert_eq!(replies, expected);
+}
+
+/// Flushes the scripts of every node of `cluster` and loads only
+/// `lock.acquire` again; returns a batch that acquires `key`, releases it
+/// and acquires it with another token. Its release meets NOSCRIPT: sent
+/// command by command, the batch stops there, loads the script and sends
+/// the rest after it, so the replies are `[1, 1, 2]` (a pipeline would have
+/// run the second acquire while the first still held the lock, and stopped
+/// with `PipelineInterrupted`).
+fn release_not_loaded(cluster: &redis_patterns_test_support::LocalCluster, key: &str) -> Batch {
+    for node in cluster.nodes() {
+        let mut c = node.connection();
+        support::command_ok(&mut c, &["SCRIPT", "FLUSH"]);
+        support::script_load(&mut c, &scripts::LOCK_ACQUIRE);
+    }
+    let (fence, wake) = (format!("{key}:fence"), format!("{key}:wake"));
+    let mut batch = Batch::new();
+    batch
+        .script(scripts::lock::acquire(key, &fence, "a", 60_000))
+        .script(scripts::lock::release(key, "a", &wake))
+        .script(scripts::lock::acquire(key, &fence, "b", 60_000));
+    batch
 }

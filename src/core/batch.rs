@@ -33,7 +33,10 @@
 //! domain (the whole batch on one server, the command's slot on a cluster)
 //! ran in between, so that commands run in order (reads commute: when
 //! neither writes, the later one may have run); otherwise the batch stops
-//! with [`ErrorKind::PipelineInterrupted`]. Nothing that is not idempotent
+//! with [`ErrorKind::PipelineInterrupted`]. (A part the cluster router
+//! sends command by command, on a wrapped cluster connection, stops at the
+//! first command that did not run and sends the rest in the next round, so
+//! there nothing runs ahead of it.) Nothing that is not idempotent
 //! ever runs twice. A command added as repeatable (`WAIT`, which only waits
 //! for the writes before it to reach replicas) is sent again after the
 //! commands before it that go again. With a [`Durability`] every pipeline
@@ -258,6 +261,11 @@ impl Part {
 pub(crate) enum Outcome {
     /// A reply per command (error replies in place, as `Value::ServerError`).
     Replies(Vec<Value>),
+    /// A part sent command by command stopped after a command that did not
+    /// run ([`did_not_run`]): the replies up to and including that one; the
+    /// commands behind it were not sent (so none of them ran ahead of it),
+    /// and go in the next round, after it.
+    Stopped(Vec<Value>),
     /// The connection failed: the replies read before it did, the error,
     /// and whether the request may have reached the server (`false` when
     /// connecting failed, so nothing of it was sent).
@@ -524,6 +532,7 @@ impl Exchange {
                     return Err(Error::short_reply());
                 }
                 Outcome::Replies(v) => (v, None),
+                Outcome::Stopped(v) => (v, None),
                 Outcome::Failed {
                     replies,
                     error,
@@ -606,6 +615,18 @@ impl Exchange {
                     self.last = Some(Error::from_redis(self.entries[i].script, e.clone().into()));
                 }
                 resend.push(i);
+            }
+            if failure.is_none() {
+                // A stopped part: what was not sent goes in the next round
+                // (after what is resent above, by their order).
+                for item in &part.items[received..] {
+                    if let Item::Cmd(i) = *item {
+                        resend.push(i);
+                        // At once, as a reload round would (the reply that
+                        // stopped the part may ask for nothing else).
+                        reload = true;
+                    }
+                }
             }
             if let Some((error, reached)) = failure {
                 // Everything after the replies read is lost.
@@ -736,6 +757,14 @@ pub(crate) fn reply_in_place(
             Err(e) => Err(e),
         },
     }
+}
+
+/// Whether `reply` proves that its command did not run (a `NOSCRIPT`, a
+/// "Function not found", or a refusal [`not_run`] names): a part sent
+/// command by command stops there, so that no command behind it runs
+/// before it (see [`Outcome::Stopped`]).
+pub(crate) fn did_not_run(reply: &Value) -> bool {
+    not_run(reply).is_some() || CallMode::Functions.not_loaded(reply)
 }
 
 /// The outcome of a part whose request failed with `e` after `replies`.

@@ -26,7 +26,9 @@ use std::time::Duration;
 
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{Addr, Batch, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place};
+use super::batch::{
+    Addr, Batch, Outcome, Part, Refresh, Target, did_not_run, failed, not_sent, reply_in_place,
+};
 use super::call_mode::CallMode;
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
@@ -476,7 +478,13 @@ impl ClusterLink {
                 None => redis::ConnectionLike::req_command(router, cmd),
             };
             match reply_in_place(reply) {
-                Ok(v) => replies.push(v),
+                Ok(v) => {
+                    let stop = did_not_run(&v);
+                    replies.push(v);
+                    if stop && replies.len() < part.len() {
+                        return Outcome::Stopped(replies);
+                    }
+                }
                 Err(e) => {
                     if self.own.is_some() {
                         self.router = None;

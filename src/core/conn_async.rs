@@ -30,7 +30,9 @@ use std::time::Duration;
 use redis::aio::ConnectionLike as _;
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{Addr, Batch, Outcome, Part, Refresh, Target, failed, not_sent, reply_in_place};
+use super::batch::{
+    Addr, Batch, Outcome, Part, Refresh, Target, did_not_run, failed, not_sent, reply_in_place,
+};
 use super::call_mode::CallMode;
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
@@ -509,7 +511,13 @@ impl ClusterLink {
                         None => router.req_packed_command(cmd).await,
                     };
                     match reply_in_place(reply) {
-                        Ok(v) => replies.push(v),
+                        Ok(v) => {
+                            let stop = did_not_run(&v);
+                            replies.push(v);
+                            if stop && replies.len() < pipe.len() {
+                                return Outcome::Stopped(replies);
+                            }
+                        }
                         Err(e) => {
                             if self.own.is_some() {
                                 *self.router.lock().expect("router lock") = None;
