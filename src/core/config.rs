@@ -23,6 +23,19 @@ pub enum LimitsSource {
     Given,
 }
 
+/// What a report says: `the server's`, `the default (CONFIG GET refused)`,
+/// `the default (not reported)`, `given`.
+impl std::fmt::Display for LimitsSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Server => "the server's",
+            Self::DefaultBecauseDenied => "the default (CONFIG GET refused)",
+            Self::DefaultBecauseUnreported => "the default (not reported)",
+            Self::Given => "given",
+        })
+    }
+}
+
 /// `CONFIG GET name...` as an operation: a map of parameter to value, or
 /// `None` when the server refuses `CONFIG` (renamed away, denied by an ACL,
 /// a managed service), so the caller can fall back to the documented

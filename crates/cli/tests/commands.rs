@@ -152,7 +152,7 @@ fn every_command(url: &str, dir: &std::path::Path) {
         (added["count"].as_u64(), added["new"].clone()),
         (Some(4), json!([false, true]))
     );
-    json(
+    let planned = json(
         url,
         &[
             "visits",
@@ -166,6 +166,14 @@ fn every_command(url: &str, dir: &std::path::Path) {
             "2099-01-02",
         ],
     );
+    // The new day's shards were planned against the server's limit, and
+    // the report says so (a server that refuses CONFIG GET: the default).
+    assert_eq!(
+        planned["plan"],
+        json!({"shards": 1, "max_intset_entries": 512, "limits_source": "Server"}),
+        "{planned}"
+    );
+    assert_eq!(planned["shards"], 1);
     assert_eq!(
         json(url, &["visits", "count", "site", day[0], day[1]])["count"],
         4

@@ -3,7 +3,9 @@
 
 use redis_patterns::chrono::{NaiveDate, Utc};
 use redis_patterns::keys::Prefix;
-use redis_patterns::visits::{DEFAULT_PREFIX, VisitCounter, parse_member, planned_shards};
+use redis_patterns::visits::{
+    DEFAULT_PREFIX, ShardPlan, VisitCounter, parse_member, planned_shards,
+};
 use redis_patterns::{Connection, ErrorKind, Request};
 use serde::Serialize;
 
@@ -122,6 +124,9 @@ struct Added {
     shards: u32,
     count: u64,
     new: Vec<bool>,
+    /// How `--expected` planned a new day's shards (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<ShardPlan>,
 }
 
 pub fn run(command: VisitsCommand) -> CliResult {
@@ -139,12 +144,13 @@ pub fn run(command: VisitsCommand) -> CliResult {
                 .collect::<redis_patterns::Result<Vec<i64>>>()?;
             let day = day.unwrap_or_else(today);
             let mut con = url.connect()?;
+            let mut plan = None;
             let c = match counter(&mut con, &args, day, day)? {
                 Some(c) => c,
                 None => match expected {
                     Some(n) => {
-                        let shards = planned_shards(n).run(&mut con)?.shards;
-                        VisitCounter::builder(&args.name, Utc, shards)
+                        let planned = plan.insert(planned_shards(n).run(&mut con)?);
+                        VisitCounter::builder(&args.name, Utc, planned.shards)
                             .prefix(Prefix::new(&args.prefix)?)
                             .build()?
                     }
@@ -163,15 +169,24 @@ pub fn run(command: VisitsCommand) -> CliResult {
                 shards: c.shards(),
                 count: b.count,
                 new: b.new.clone(),
+                plan,
             };
             out::emit(&added, || {
-                vec![format!(
+                let mut lines = Vec::new();
+                if let (Some(p), Some(n)) = (&added.plan, expected) {
+                    lines.push(format!(
+                        "planned {} shards for {n} daily uniques against set-max-intset-entries {} ({})",
+                        p.shards, p.max_intset_entries, p.limits_source
+                    ));
+                }
+                lines.push(format!(
                     "{} new of {} members; {} distinct on {}",
                     b.new.iter().filter(|&&n| n).count(),
                     members.len(),
                     b.count,
                     iso(day)
-                )]
+                ));
+                lines
             });
             Ok(())
         }
