@@ -37,20 +37,19 @@ fn main() {
     // lock.release with a token that does not own the (absent) lock: a GET and
     // a compare, no write, so every call does identical work.
     let (key, token) = ("bench:{lock}", "not-the-owner");
-    let sha = scripts::LOCK_RELEASE.sha1;
+    let raw_release = redis::cmd("EVALSHA")
+        .arg(scripts::LOCK_RELEASE.sha1)
+        .arg(1)
+        .arg(key)
+        .arg(token)
+        .arg("bench:{lock}:wake")
+        .clone();
     let (raw, wrapped, unpiped) = paired(
         calls,
         &mut ours,
         |(con, _)| {
             for _ in 0..calls {
-                let v: i64 = redis::cmd("EVALSHA")
-                    .arg(sha)
-                    .arg(1)
-                    .arg(key)
-                    .arg(token)
-                    .arg("bench:{lock}:wake")
-                    .query(con)
-                    .expect("raw EVALSHA");
+                let v: i64 = raw_release.query(con).expect("raw EVALSHA");
                 assert_eq!(v, 0);
             }
         },
@@ -68,21 +67,7 @@ fn main() {
     let (raw_pipe, wrapped_pipe, piped) = paired(
         batches * depth,
         &mut ours,
-        |(con, _)| {
-            for _ in 0..batches {
-                let mut pipe = redis::pipe();
-                for _ in 0..depth {
-                    pipe.cmd("EVALSHA")
-                        .arg(sha)
-                        .arg(1)
-                        .arg(key)
-                        .arg(token)
-                        .arg("bench:{lock}:wake");
-                }
-                let v: Vec<i64> = pipe.query(con).expect("raw pipeline");
-                assert_eq!(v.len(), depth);
-            }
-        },
+        |(con, _)| common::raw_pipelines(con, batches, depth, &raw_release),
         |(_, con)| {
             for _ in 0..batches {
                 let mut batch = Batch::new();

@@ -167,16 +167,7 @@ fn main() {
         let (ceiling16, ours16, ratio16) = paired(
             batches * depth,
             &mut ctx,
-            |(raw, _)| {
-                for _ in 0..batches {
-                    let mut pipe = redis::pipe();
-                    for _ in 0..depth {
-                        pipe.add_command(evalsha(&trivial, ceiling_key));
-                    }
-                    let v: Vec<i64> = pipe.query(raw).expect("pipeline");
-                    assert_eq!(v.len(), depth);
-                }
-            },
+            |(raw, _)| common::raw_pipelines(raw, batches, depth, &evalsha(&trivial, ceiling_key)),
             |(raw, con)| {
                 for _ in 0..batches {
                     let chunk: Vec<&String> = (0..depth).map(|_| subject()).collect();

@@ -234,6 +234,19 @@ pub fn paired<C>(
     (median(&mut ra), median(&mut rb), median(&mut ratios))
 }
 
+/// The baseline of batched calls: sends `batches` raw pipelines of `depth`
+/// copies of `cmd` on `con`, checking that each answers `depth` replies.
+pub fn raw_pipelines(con: &mut redis::Connection, batches: usize, depth: usize, cmd: &redis::Cmd) {
+    for _ in 0..batches {
+        let mut pipe = redis::pipe();
+        for _ in 0..depth {
+            pipe.add_command(cmd.clone());
+        }
+        let v: Vec<redis::Value> = pipe.query(con).expect("raw pipeline");
+        assert_eq!(v.len(), depth);
+    }
+}
+
 /// Times one closure.
 pub fn time(f: impl FnOnce()) -> Duration {
     let t = Instant::now();
