@@ -763,8 +763,49 @@ pub(crate) fn reply_in_place(
 /// "Function not found", or a refusal [`not_run`] names): a part sent
 /// command by command stops there, so that no command behind it runs
 /// before it (see [`Outcome::Stopped`]).
-pub(crate) fn did_not_run(reply: &Value) -> bool {
+fn did_not_run(reply: &Value) -> bool {
     not_run(reply).is_some() || CallMode::Functions.not_loaded(reply)
+}
+
+/// The replies of a part the cluster router sends command by command.
+pub(crate) struct Routed {
+    replies: Vec<Value>,
+    total: usize,
+}
+
+impl Routed {
+    /// For a part of `total` commands.
+    pub(crate) fn new(total: usize) -> Self {
+        Self {
+            replies: Vec::with_capacity(total),
+            total,
+        }
+    }
+
+    /// Files the reply to the next command; the part's outcome when it ends
+    /// here: the last command answered, a command did not run (the rest is
+    /// not sent: [`Outcome::Stopped`]), or the connection failed.
+    pub(crate) fn file(&mut self, reply: redis::RedisResult<Value>) -> Option<Outcome> {
+        match reply_in_place(reply) {
+            Ok(v) => {
+                let stop = did_not_run(&v);
+                self.replies.push(v);
+                if self.replies.len() == self.total {
+                    Some(Outcome::Replies(std::mem::take(&mut self.replies)))
+                } else if stop {
+                    Some(Outcome::Stopped(std::mem::take(&mut self.replies)))
+                } else {
+                    None
+                }
+            }
+            Err(e) => Some(failed(std::mem::take(&mut self.replies), e)),
+        }
+    }
+
+    /// The outcome of a part with no commands.
+    pub(crate) fn empty() -> Outcome {
+        Outcome::Replies(Vec::new())
+    }
 }
 
 /// The outcome of a part whose request failed with `e` after `replies`.

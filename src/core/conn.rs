@@ -27,7 +27,7 @@ use std::time::Duration;
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
 use super::batch::{
-    Addr, Batch, Outcome, Part, Refresh, Target, did_not_run, failed, not_sent, reply_in_place,
+    Addr, Batch, Outcome, Part, Refresh, Routed, Target, failed, not_sent, reply_in_place,
 };
 use super::call_mode::CallMode;
 use super::drive::{Input, Io, Run};
@@ -471,28 +471,20 @@ impl ClusterLink {
             Ok(r) => r,
             Err(e) => return not_sent(e),
         };
-        let mut replies = Vec::with_capacity(part.len());
+        let mut routed = Routed::new(part.len());
         for (cmd, route) in part.pipe.cmd_iter().zip(&part.routes) {
             let reply = match route {
                 Some(slot) => router.route_command(cmd, to_slot_node(*slot)),
                 None => redis::ConnectionLike::req_command(router, cmd),
             };
-            match reply_in_place(reply) {
-                Ok(v) => {
-                    let stop = did_not_run(&v);
-                    replies.push(v);
-                    if stop && replies.len() < part.len() {
-                        return Outcome::Stopped(replies);
-                    }
-                }
-                Err(e) => {
-                    if self.own.is_some() {
-                        self.router = None;
-                    }
-                    return failed(replies, e);
-                }
+            let Some(outcome) = routed.file(reply) else {
+                continue;
+            };
+            if matches!(outcome, Outcome::Failed { .. }) && self.own.is_some() {
+                self.router = None;
             }
+            return outcome;
         }
-        Outcome::Replies(replies)
+        Routed::empty()
     }
 }

@@ -30,9 +30,7 @@ use std::time::Duration;
 use redis::aio::ConnectionLike as _;
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{
-    Addr, Batch, Outcome, Part, Refresh, Target, did_not_run, failed, not_sent, reply_in_place,
-};
+use super::batch::{Addr, Batch, Outcome, Part, Refresh, Routed, Target, failed, not_sent};
 use super::call_mode::CallMode;
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
@@ -504,29 +502,21 @@ impl ClusterLink {
                     Ok(r) => r,
                     Err(e) => return not_sent(e),
                 };
-                let mut replies = Vec::with_capacity(pipe.len());
+                let mut routed = Routed::new(pipe.len());
                 for (cmd, route) in pipe.cmd_iter().zip(routes) {
                     let reply = match route {
                         Some(slot) => router.route_command(cmd.clone(), to_slot_node(*slot)).await,
                         None => router.req_packed_command(cmd).await,
                     };
-                    match reply_in_place(reply) {
-                        Ok(v) => {
-                            let stop = did_not_run(&v);
-                            replies.push(v);
-                            if stop && replies.len() < pipe.len() {
-                                return Outcome::Stopped(replies);
-                            }
-                        }
-                        Err(e) => {
-                            if self.own.is_some() {
-                                *self.router.lock().expect("router lock") = None;
-                            }
-                            return failed(replies, e);
-                        }
+                    let Some(outcome) = routed.file(reply) else {
+                        continue;
+                    };
+                    if matches!(outcome, Outcome::Failed { .. }) && self.own.is_some() {
+                        *self.router.lock().expect("router lock") = None;
                     }
+                    return outcome;
                 }
-                Outcome::Replies(replies)
+                Routed::empty()
             }
         }
     }
