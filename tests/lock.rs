@@ -123,6 +123,10 @@ fn a_lost_wake_up_costs_at_most_the_holders_lease() {
             .run(lock.acquire(Duration::from_secs(30)))
             .expect("taken after the crashed holder's lease");
         assert!(next.fence > gone.fence);
+        // Its waits were subscribed, and no message came: they timed out.
+        let stats = d.wait_stats();
+        assert!(stats.timed_out >= 1, "{}: {stats:?}", d.name());
+        assert_eq!((stats.unsubscribed, stats.last_refusal), (0, None));
 
         // The waiter's subscription is killed, then the lock is deleted
         // without a message: the waiter still gets it, by the holder's lease.
@@ -725,6 +729,27 @@ fn a_release_refuses_a_channel_outside_the_locks_slot_and_a_user_denied_the_chan
             "not deleted"
         );
         let _: () = d.cmd(lock.key(), redis::cmd("DEL").arg(lock.key()));
+        // Its waits cannot subscribe either: they sleep out their timeouts
+        // (the lock is still taken, after the holder's lease), and the
+        // connection's wait stats say why.
+        let holder = Lock::new("chan3", Duration::from_millis(300)).expect("valid");
+        let mut admin = support::connect(&server.url());
+        let held = redis_patterns::Request::run(holder.try_acquire(), &mut admin).unwrap();
+        let next = d
+            .run(holder.acquire(Duration::from_secs(10)))
+            .expect("taken after the holder's lease, without a message");
+        assert!(next.fence > held.fence);
+        let stats = d.wait_stats();
+        assert!(stats.unsubscribed >= 1, "{}: {stats:?}", d.name());
+        assert_eq!(stats.woken, 0);
+        assert!(
+            stats
+                .last_refusal
+                .as_deref()
+                .is_some_and(|r| r.starts_with("NOPERM")),
+            "{stats:?}"
+        );
+        let _: () = d.cmd(holder.key(), redis::cmd("DEL").arg(holder.key()));
     }
 }
 

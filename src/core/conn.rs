@@ -46,6 +46,7 @@ use super::settings::{Settings, driver_settings};
 #[cfg(feature = "cluster")]
 use super::slots::SlotMap;
 use super::subscriber::Subscriber;
+use super::wait_stats::WaitStats;
 use crate::error::{Error, Result};
 use crate::keys::cluster_slot;
 
@@ -174,6 +175,14 @@ impl Connection {
 
     driver_settings!("Connection", "", "");
 
+    /// What the waits of this connection's operations met (lock, semaphore
+    /// and read-write lock waits): how many a message woke, and how many
+    /// could not subscribe and slept out their timeout, with the server's
+    /// refusal ([`WaitStats`]).
+    pub fn wait_stats(&self) -> WaitStats {
+        self.subscriber.stats()
+    }
+
     /// Whether it sends each node's commands itself (not a wrapped
     /// `ClusterConnection`), so that a `WAIT` can follow them.
     fn sends_per_node(&self) -> bool {
@@ -258,7 +267,7 @@ impl Connection {
     /// connection cannot open one (wrapped without its client).
     fn wait(&mut self, channel: &[u8], timeout: Duration) -> bool {
         let Some((node, info)) = self.wait_target(cluster_slot(channel)) else {
-            std::thread::sleep(timeout);
+            self.subscriber.sleep(timeout);
             return false;
         };
         let mut stale = false;

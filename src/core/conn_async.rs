@@ -47,6 +47,7 @@ use super::retry::RetryPolicy;
 use super::settings::{Settings, driver_settings};
 use super::slots::SlotMap;
 use super::subscriber_async::{Hub, Waits};
+use super::wait_stats::WaitStats;
 use crate::error::{Error, Result};
 use crate::keys::cluster_slot;
 
@@ -247,6 +248,14 @@ impl AsyncConnection {
         " (this clone)"
     );
 
+    /// What the waits of the operations of this connection and its clones
+    /// met (lock, semaphore and read-write lock waits): how many a message
+    /// woke, and how many could not subscribe and slept out their timeout,
+    /// with the server's refusal ([`WaitStats`]).
+    pub fn wait_stats(&self) -> WaitStats {
+        self.hub.wait_stats()
+    }
+
     /// Whether it sends each node's commands itself (not a wrapped
     /// `ClusterConnection`), so that a `WAIT` can follow them.
     fn sends_per_node(&self) -> bool {
@@ -295,7 +304,7 @@ impl AsyncConnection {
     /// cannot open one.
     async fn wait(&mut self, channel: &[u8], timeout: Duration, waits: &mut Waits) -> bool {
         let Some((node, info)) = self.wait_target(cluster_slot(channel)).await else {
-            tokio::time::sleep(timeout).await;
+            self.hub.sleep(timeout).await;
             return false;
         };
         let hub = Arc::clone(&self.hub);

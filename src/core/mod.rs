@@ -42,6 +42,7 @@ pub(crate) mod slots;
 pub(crate) mod subscriber;
 #[cfg(feature = "tokio")]
 pub(crate) mod subscriber_async;
+pub(crate) mod wait_stats;
 
 pub use batch::{Batch, MAX_ROUNDS};
 pub use call_mode::CallMode;
@@ -55,6 +56,7 @@ pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
 pub use retry::{RetryPolicy, RetryPolicyBuilder};
+pub use wait_stats::WaitStats;
 
 pub use config::LimitsSource;
 /// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).

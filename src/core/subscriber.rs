@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionInfo, ProtocolVersion, PushKind, Value};
 
+use super::wait_stats::{WaitStats, refusal_text};
+
 /// How long subscribing may take (connect, `SSUBSCRIBE`, its confirmation).
 const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -65,8 +67,9 @@ struct Link {
 enum Subscribed {
     /// Subscribed (now or earlier in this op).
     Yes,
-    /// The server refused or the connection failed: sleep out the wait.
-    No,
+    /// The server refused (with this reply) or the connection failed
+    /// (`None`): sleep out the wait.
+    No(Option<String>),
 }
 
 /// The subscription connections of one sync [`Connection`](super::Connection),
@@ -74,6 +77,7 @@ enum Subscribed {
 #[derive(Default)]
 pub(crate) struct Subscriber {
     links: HashMap<(String, u16), Link>,
+    stats: WaitStats,
 }
 
 impl Subscriber {
@@ -93,19 +97,41 @@ impl Subscriber {
         refused: &mut dyn FnMut(),
     ) -> bool {
         let started = Instant::now();
-        match self.subscribe(&node, info, channel) {
-            Subscribed::Yes => {}
-            Subscribed::No => {
-                refused();
-                std::thread::sleep(timeout.saturating_sub(started.elapsed()));
-                return false;
-            }
+        if let Subscribed::No(refusal) = self.subscribe(&node, info, channel) {
+            self.stats.unsubscribed(refusal);
+            refused();
+            std::thread::sleep(timeout.saturating_sub(started.elapsed()));
+            return false;
         }
+        let woken = self.wait_subscribed(node, channel, started + timeout, refused);
+        self.stats.ended(woken);
+        woken
+    }
+
+    /// A wait with no node to subscribe on (a wrapped connection without
+    /// node addresses): sleeps out `timeout`.
+    pub(crate) fn sleep(&mut self, timeout: Duration) {
+        self.stats.unsubscribed(None);
+        std::thread::sleep(timeout);
+    }
+
+    /// What this connection's waits met.
+    pub(crate) fn stats(&self) -> WaitStats {
+        self.stats.clone()
+    }
+
+    /// A subscribed wait, until `deadline`.
+    fn wait_subscribed(
+        &mut self,
+        node: (String, u16),
+        channel: &[u8],
+        deadline: Instant,
+        refused: &mut dyn FnMut(),
+    ) -> bool {
         let link = self.links.get_mut(&node).expect("subscribed above");
         if link.pending.remove(channel) {
             return true;
         }
-        let deadline = started + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -168,7 +194,7 @@ impl Subscriber {
             let Ok(con) = redis::Client::open(resp3(info))
                 .and_then(|c| c.get_connection_with_timeout(SUBSCRIBE_TIMEOUT))
             else {
-                return Subscribed::No;
+                return Subscribed::No(None);
             };
             self.links.insert(
                 node.clone(),
@@ -186,7 +212,7 @@ impl Subscriber {
             || link.con.set_read_timeout(Some(SUBSCRIBE_TIMEOUT)).is_err()
         {
             self.links.remove(node);
-            return Subscribed::No;
+            return Subscribed::No(None);
         }
         // Read up to the confirmation; messages of the op's other channels
         // on the way are remembered.
@@ -208,9 +234,13 @@ impl Subscriber {
                     }
                 }
                 // An error reply (MOVED, NOPERM ...) to the SSUBSCRIBE.
-                Ok(Value::ServerError(_)) | Err(_) => {
+                Ok(Value::ServerError(e)) => {
                     self.links.remove(node);
-                    return Subscribed::No;
+                    return Subscribed::No(Some(refusal_text(e.code(), e.details())));
+                }
+                Err(e) => {
+                    self.links.remove(node);
+                    return Subscribed::No(e.code().map(|c| refusal_text(c, e.detail())));
                 }
                 Ok(_) => {}
             }

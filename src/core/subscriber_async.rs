@@ -24,6 +24,7 @@ use tokio::sync::Notify;
 
 use super::nodes::{CONNECT_TIMEOUT, RESPONSE_TIMEOUT};
 use super::subscriber::{push_channel, resp3, subscribe_cmd};
+use super::wait_stats::{WaitStats, refusal_text};
 
 /// The subscription connections of one async connection (and its clones).
 #[derive(Default)]
@@ -31,6 +32,7 @@ pub(crate) struct Hub {
     links: Mutex<HashMap<(String, u16), Arc<NodeLink>>>,
     /// One connect at a time, so that concurrent waiters share one link.
     connecting: tokio::sync::Mutex<()>,
+    stats: Mutex<WaitStats>,
 }
 
 /// The subscription connection to one node.
@@ -173,8 +175,9 @@ impl Drop for Waits {
 
 /// Why a subscription failed.
 enum Failed {
-    /// The node refused it (`MOVED`, `NOPERM` ...): the slot map may be stale.
-    Refused,
+    /// The node refused it (`MOVED`, `NOPERM` ...; its reply, when it was
+    /// an error): the slot map may be stale.
+    Refused(Option<String>),
     /// No connection.
     Unreachable,
 }
@@ -202,8 +205,18 @@ impl Hub {
             match self.register(node, info, channel).await {
                 Ok(reg) => waits.regs.push(reg),
                 Err(failed) => {
+                    let refused = match failed {
+                        Failed::Refused(refusal) => {
+                            self.stats().unsubscribed(refusal);
+                            true
+                        }
+                        Failed::Unreachable => {
+                            self.stats().unsubscribed(None);
+                            false
+                        }
+                    };
                     tokio::time::sleep(timeout.saturating_sub(started.elapsed())).await;
-                    return (false, matches!(failed, Failed::Refused));
+                    return (false, refused);
                 }
             }
         }
@@ -216,7 +229,24 @@ impl Hub {
         let woken = tokio::time::timeout(left, reg.waiter.notified())
             .await
             .is_ok();
+        self.stats().ended(woken);
         (woken, false)
+    }
+
+    /// A wait with no node to subscribe on (a wrapped connection without
+    /// node addresses): sleeps out `timeout`.
+    pub(crate) async fn sleep(&self, timeout: Duration) {
+        self.stats().unsubscribed(None);
+        tokio::time::sleep(timeout).await;
+    }
+
+    /// What the waits through this hub met.
+    pub(crate) fn wait_stats(&self) -> WaitStats {
+        self.stats().clone()
+    }
+
+    fn stats(&self) -> std::sync::MutexGuard<'_, WaitStats> {
+        self.stats.lock().expect("wait stats")
     }
 
     /// Registers a waiter for `channel` on `node`, subscribing when it is the
@@ -263,8 +293,11 @@ impl Hub {
                 }
                 return Ok(reg);
             }
-            Ok(_) => Failed::Refused,
-            Err(e) if e.code().is_some() => Failed::Refused,
+            Ok(Value::ServerError(e)) => Failed::Refused(Some(refusal_text(e.code(), e.details()))),
+            Ok(_) => Failed::Refused(None),
+            Err(e) if e.code().is_some() => {
+                Failed::Refused(e.code().map(|c| refusal_text(c, e.detail())))
+            }
             Err(_) => {
                 t.dead = true;
                 Failed::Unreachable

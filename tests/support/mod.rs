@@ -140,6 +140,15 @@ impl Driver {
             Driver::Async(con, _) => con.is_cluster(),
         }
     }
+
+    /// What the connection's waits met.
+    #[allow(dead_code)]
+    pub fn wait_stats(&self) -> redis_patterns::core::WaitStats {
+        match self {
+            Driver::Sync(con) => con.wait_stats(),
+            Driver::Async(con, _) => con.wait_stats(),
+        }
+    }
 }
 
 /// The environment variable that selects the tests' call mode.
