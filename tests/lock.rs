@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use leased::{assert_invalid, assert_no_script_call, eventually, subscribers, waiter};
 use redis::Value;
+use redis_patterns::core::WaitStats;
 use redis_patterns::lock::{
-    AsyncLockGuard, DEFAULT_PREFIX, Lock, LostReason, MAX_LEASE_MS, Replication, WaitMode,
+    AsyncLockGuard, DEFAULT_PREFIX, Lease, Lock, LostReason, MAX_LEASE_MS, Replication, WaitMode,
 };
 use redis_patterns::{ErrorKind, keys::Prefix};
 use redis_patterns_test_support::LocalCluster;
@@ -119,12 +120,8 @@ fn a_lost_wake_up_costs_at_most_the_holders_lease() {
         // A holder that crashed: no release, no message; the lease ends.
         let lock = Lock::new("crashed", Duration::from_millis(400)).expect("valid");
         let gone = d.run(lock.try_acquire()).expect("free");
-        let next = d
-            .run(lock.acquire(Duration::from_secs(30)))
-            .expect("taken after the crashed holder's lease");
-        assert!(next.fence > gone.fence);
         // Its waits were subscribed, and no message came: they timed out.
-        let stats = d.wait_stats();
+        let stats = waited_out(d, &lock, &gone);
         assert!(stats.timed_out >= 1, "{}: {stats:?}", d.name());
         assert_eq!((stats.unsubscribed, stats.last_refusal), (0, None));
 
@@ -735,11 +732,7 @@ fn a_release_refuses_a_channel_outside_the_locks_slot_and_a_user_denied_the_chan
         let holder = Lock::new("chan3", Duration::from_millis(300)).expect("valid");
         let mut admin = support::connect(&server.url());
         let held = redis_patterns::Request::run(holder.try_acquire(), &mut admin).unwrap();
-        let next = d
-            .run(holder.acquire(Duration::from_secs(10)))
-            .expect("taken after the holder's lease, without a message");
-        assert!(next.fence > held.fence);
-        let stats = d.wait_stats();
+        let stats = waited_out(&mut d, &holder, &held);
         assert!(stats.unsubscribed >= 1, "{}: {stats:?}", d.name());
         assert_eq!(stats.woken, 0);
         assert!(
@@ -751,6 +744,17 @@ fn a_release_refuses_a_channel_outside_the_locks_slot_and_a_user_denied_the_chan
         );
         let _: () = d.cmd(holder.key(), redis::cmd("DEL").arg(holder.key()));
     }
+}
+
+/// Acquires `lock`, held by `gone`, a holder that never releases it,
+/// through `d`, which waits out the holder's lease (no message comes);
+/// returns what `d`'s waits met.
+fn waited_out(d: &mut Driver, lock: &Lock, gone: &Lease) -> WaitStats {
+    let next = d
+        .run(lock.acquire(Duration::from_secs(30)))
+        .expect("taken after the holder's lease, without a message");
+    assert!(next.fence > gone.fence);
+    d.wait_stats()
 }
 
 /// The slot ranges the node on `port` serves (from `CLUSTER SLOTS`).
