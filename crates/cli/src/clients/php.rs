@@ -10,7 +10,7 @@ use redis_patterns::contract::ERROR_CODES;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
-use super::syntax::{Syntax, check, check_order, contract_tables};
+use super::syntax::{Syntax, call_lists, checks, contract_tables};
 use super::{File, bundle, camel, patterns};
 
 /// The hand-written files, emitted as they are.
@@ -98,6 +98,39 @@ impl Syntax for Php {
         format!("${name}")
     }
 
+    fn encode(a: &ArgSpec, v: &str) -> String {
+        match a.ty {
+            ArgType::Integer | ArgType::Int64 => format!("(string) {v}"),
+            ArgType::Float => format!("Runtime::floatText({v})"),
+            ArgType::Bool => format!("({v} ? '1' : '0')"),
+            _ => v.to_string(),
+        }
+    }
+
+    const ITEM: &'static str = "$item";
+
+    fn each_item(name: &str) -> (String, String) {
+        (
+            format!("        foreach (${name} as $item) {{\n"),
+            "        }\n".into(),
+        )
+    }
+
+    fn key_expr(name: &str, variadic: bool) -> String {
+        if variadic {
+            format!("...Runtime::keys(${name})")
+        } else {
+            format!("${name}")
+        }
+    }
+
+    fn spread(a: &ArgSpec, encoded: String) -> String {
+        format!(
+            "...array_map(fn($item) => {encoded}, array_values(${}))",
+            a.name
+        )
+    }
+
     fn check_call(pad: &str, check: &str, args: &[String]) -> String {
         format!("{pad}Runtime::{check}({});\n", args.join(", "))
     }
@@ -105,15 +138,6 @@ impl Syntax for Php {
 
 fn php_str(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
-fn encode(a: &ArgSpec, v: &str) -> String {
-    match a.ty {
-        ArgType::Integer | ArgType::Int64 => format!("(string) {v}"),
-        ArgType::Float => format!("Runtime::floatText({v})"),
-        ArgType::Bool => format!("({v} ? '1' : '0')"),
-        _ => v.to_string(),
-    }
 }
 
 fn method(out: &mut String, s: &ScriptInfo) {
@@ -163,44 +187,8 @@ fn method(out: &mut String, s: &ScriptInfo) {
         "    public static function {op}({}): Call\n    {{",
         params.join(", ")
     );
-    let first_key = s
-        .keys
-        .first()
-        .map_or(String::new(), |k| format!("${}", k.name));
-    for a in check_order(s.args) {
-        if a.variadic {
-            let _ = writeln!(out, "        foreach (${} as $item) {{", a.name);
-            out.push_str(&check::<Php>(a, "$item", "            ", &first_key));
-            out.push_str("        }\n");
-        } else {
-            out.push_str(&check::<Php>(
-                a,
-                &format!("${}", a.name),
-                "        ",
-                &first_key,
-            ));
-        }
-    }
-    let mut keys = Vec::new();
-    for k in s.keys {
-        keys.push(if k.variadic {
-            format!("...Runtime::keys(${})", k.name)
-        } else {
-            format!("${}", k.name)
-        });
-    }
-    let mut args = Vec::new();
-    for a in s.args {
-        if a.variadic {
-            args.push(format!(
-                "...array_map(fn($item) => {}, array_values(${}))",
-                encode(a, "$item"),
-                a.name
-            ));
-        } else {
-            args.push(encode(a, &format!("${}", a.name)));
-        }
-    }
+    out.push_str(&checks::<Php>(s));
+    let (keys, args) = call_lists::<Php>(s);
     let _ = writeln!(
         out,
         "        return new Call({}, {}, {}, {}, [{}], [{}]);\n    }}\n",

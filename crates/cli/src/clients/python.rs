@@ -10,7 +10,7 @@ use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 use serde_json::Value;
 
-use super::syntax::{Syntax, check, check_order, contract_tables};
+use super::syntax::{Syntax, call_lists, checks, contract_tables};
 use super::{File, bundle, camel, patterns};
 
 const ROOT: &str = "redis_patterns/";
@@ -87,6 +87,46 @@ impl Syntax for Python {
         ident(name)
     }
 
+    fn encode(a: &ArgSpec, v: &str) -> String {
+        match a.ty {
+            ArgType::Integer | ArgType::Int64 => format!("str({v})"),
+            ArgType::Float => format!("repr(float({v}))"),
+            ArgType::Bool => format!("\"1\" if {v} else \"0\""),
+            _ => v.to_string(),
+        }
+    }
+
+    const ITEM: &'static str = "item";
+
+    fn each_item(name: &str) -> (String, String) {
+        (
+            format!(
+                "        for item in _many({}, {}):\n",
+                py_str(name),
+                ident(name)
+            ),
+            String::new(),
+        )
+    }
+
+    fn key_expr(name: &str, variadic: bool) -> String {
+        if variadic {
+            format!("*_keys({}, {})", py_str(name), ident(name))
+        } else {
+            format!("_key({}, {})", py_str(name), ident(name))
+        }
+    }
+
+    fn spread(a: &ArgSpec, encoded: String) -> String {
+        format!("*[{encoded} for item in {}]", ident(a.name))
+    }
+
+    /// An argument that accepts every value (no refusal reason) is not
+    /// checked, unless it is text (whose check still tests str or bytes).
+    fn checks(a: &ArgSpec) -> bool {
+        !a.reason.is_empty() || matches!(a.ty, ArgType::String | ArgType::Bytes)
+    }
+
     fn check_call(pad: &str, check: &str, args: &[String]) -> String {
         format!("{pad}_{check}({})\n", args.join(", "))
     }
@@ -101,16 +141,6 @@ fn ident(name: &str) -> String {
         format!("{name}_")
     } else {
         name.to_string()
-    }
-}
-
-/// The wire form of one value of `a`.
-fn encode(a: &ArgSpec, v: &str) -> String {
-    match a.ty {
-        ArgType::Integer | ArgType::Int64 => format!("str({v})"),
-        ArgType::Float => format!("repr(float({v}))"),
-        ArgType::Bool => format!("\"1\" if {v} else \"0\""),
-        _ => v.to_string(),
     }
 }
 
@@ -164,36 +194,8 @@ fn script_fn(out: &mut String, s: &ScriptInfo) {
     );
     let doc = doc.replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"");
     let _ = writeln!(out, "        \"\"\"{doc}\"\"\"");
-    let first_key = s.keys.first().map_or(String::new(), |k| ident(k.name));
-    for a in check_order(s.args) {
-        if a.reason.is_empty() && !matches!(a.ty, ArgType::String | ArgType::Bytes) {
-            continue;
-        }
-        let v = ident(a.name);
-        if a.variadic {
-            let _ = writeln!(out, "        for item in _many({}, {v}):", py_str(a.name));
-            out.push_str(&check::<Python>(a, "item", "            ", &first_key));
-        } else {
-            out.push_str(&check::<Python>(a, &v, "        ", &first_key));
-        }
-    }
-    let mut keys = Vec::new();
-    for k in s.keys {
-        if k.variadic {
-            keys.push(format!("*_keys({}, {})", py_str(k.name), ident(k.name)));
-        } else {
-            keys.push(format!("_key({}, {})", py_str(k.name), ident(k.name)));
-        }
-    }
-    let mut args = Vec::new();
-    for a in s.args {
-        let v = ident(a.name);
-        if a.variadic {
-            args.push(format!("*[{} for item in {v}]", encode(a, "item")));
-        } else {
-            args.push(encode(a, &v));
-        }
-    }
+    out.push_str(&checks::<Python>(s));
+    let (keys, args) = call_lists::<Python>(s);
     let _ = writeln!(
         out,
         "        return Call({}, [{}], [{}])\n",

@@ -4,7 +4,7 @@
 //! the contract's tables (key templates, defaults, constants).
 
 use redis_patterns::contract::{PatternContract, all};
-use redis_patterns::script::{ArgSpec, ArgType, Bound};
+use redis_patterns::script::{ArgSpec, ArgType, Bound, ScriptInfo};
 use serde_json::Value;
 
 /// How a language spells what the generators write.
@@ -33,10 +33,73 @@ pub(super) trait Syntax {
     /// with `args`, indented by `pad`.
     fn check_call(pad: &str, check: &str, args: &[String]) -> String;
 
+    /// The wire form of one value `v` of `a` (the text the script reads).
+    fn encode(a: &ArgSpec, v: &str) -> String;
+
+    /// The loop over the items of the variadic parameter `name`, whose
+    /// body checks each item ([`Syntax::ITEM`]): its first line and its
+    /// closing line (empty where indentation closes it), at 8 spaces.
+    fn each_item(name: &str) -> (String, String);
+
+    /// The variable a loop over a variadic parameter's items names each.
+    const ITEM: &'static str;
+
+    /// The KEYS expression of key `name` (a variadic one spreads its list).
+    fn key_expr(name: &str, variadic: bool) -> String;
+
+    /// The ARGV expression that spreads the encoded items of the variadic
+    /// argument `a` (`encoded`: one item's wire form, of [`Syntax::ITEM`]).
+    fn spread(a: &ArgSpec, encoded: String) -> String;
+
+    /// Whether the client checks `a` at all (default: every argument).
+    fn checks(_a: &ArgSpec) -> bool {
+        true
+    }
+
     /// `true` or `false`.
     fn bool(b: bool) -> &'static str {
         if b { Self::TRUE } else { Self::FALSE }
     }
+}
+
+/// The checks of `s`'s arguments before a call, in the script's order
+/// ([`check_order`]), at 8 spaces; a variadic argument's in a loop over its
+/// items.
+pub(super) fn checks<S: Syntax>(s: &ScriptInfo) -> String {
+    let first_key = s.keys.first().map_or(String::new(), |k| S::var(k.name));
+    let mut out = String::new();
+    for a in check_order(s.args).filter(|a| S::checks(a)) {
+        if a.variadic {
+            let (open, close) = S::each_item(a.name);
+            out.push_str(&open);
+            out.push_str(&check::<S>(a, S::ITEM, "            ", &first_key));
+            out.push_str(&close);
+        } else {
+            out.push_str(&check::<S>(a, &S::var(a.name), "        ", &first_key));
+        }
+    }
+    out
+}
+
+/// The KEYS and ARGV expressions of a call of `s`.
+pub(super) fn call_lists<S: Syntax>(s: &ScriptInfo) -> (Vec<String>, Vec<String>) {
+    let keys = s
+        .keys
+        .iter()
+        .map(|k| S::key_expr(k.name, k.variadic))
+        .collect();
+    let args = s
+        .args
+        .iter()
+        .map(|a| {
+            if a.variadic {
+                S::spread(a, S::encode(a, S::ITEM))
+            } else {
+                S::encode(a, &S::var(a.name))
+            }
+        })
+        .collect();
+    (keys, args)
 }
 
 /// A JSON value as a literal.
