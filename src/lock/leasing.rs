@@ -123,23 +123,16 @@ pub(crate) use leased_accessors;
 /// `prefix`, `lease` (documented with `$lease_doc`) and `wait_mode`.
 macro_rules! leasing_setters {
     ($lease_doc:literal) => {
-        /// The key prefix (default [`DEFAULT_PREFIX`]).
-        pub fn prefix(mut self, prefix: $crate::keys::Prefix) -> Self {
-            self.leasing.prefix = prefix;
-            self
-        }
+        $crate::core::setters! {
+            /// The key prefix (default [`DEFAULT_PREFIX`]).
+            prefix(prefix: $crate::keys::Prefix) => leasing.prefix;
 
-        #[doc = $lease_doc]
-        pub fn lease(mut self, lease: std::time::Duration) -> Self {
-            self.leasing.lease = lease;
-            self
-        }
+            #[doc = $lease_doc]
+            lease(lease: std::time::Duration) => leasing.lease;
 
-        /// How a blocking acquire waits (default
-        /// [`WaitMode::Notified`](crate::lock::WaitMode::Notified)).
-        pub fn wait_mode(mut self, mode: $crate::lock::WaitMode) -> Self {
-            self.leasing.wait = mode;
-            self
+            /// How a blocking acquire waits (default
+            /// [`WaitMode::Notified`](crate::lock::WaitMode::Notified)).
+            wait_mode(mode: $crate::lock::WaitMode) => leasing.wait;
         }
     };
 }

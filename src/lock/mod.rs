@@ -78,7 +78,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::core::{Batch, Op};
+use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -169,10 +169,9 @@ pub(crate) fn check_token(token: &str) -> Result<()> {
 impl LockBuilder {
     leasing_setters!("The lease every acquire asks for (default 30 s).");
 
-    /// Whether acquires wait for replicas (default [`Replication::None`]).
-    pub fn replication(mut self, replication: Replication) -> Self {
-        self.replication = replication;
-        self
+    setters! {
+        /// Whether acquires wait for replicas (default [`Replication::None`]).
+        replication(replication: Replication) => replication;
     }
 
     /// Checks the settings.
