@@ -234,15 +234,14 @@ impl Lock {
     /// held with `token` (an earlier attempt whose reply was lost did take
     /// it), returns the same fencing token, with a fresh lease.
     pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
-        with_token(token, || {
-            let key = self.leased.key.clone();
-            self.attempt(token, Arc::default()).try_map(|a| {
-                a.or_busy(|retry_after_ms| ErrorKind::LockBusy {
-                    key,
-                    retry_after_ms,
-                })
-            })
-        })
+        self.leased.try_once(
+            token,
+            |token| self.attempt(token, Arc::default()),
+            |key, retry_after_ms| ErrorKind::LockBusy {
+                key,
+                retry_after_ms,
+            },
+        )
     }
 
     /// Waits until it gets the lock (see [`WaitMode`]) or `timeout` has
@@ -255,14 +254,11 @@ impl Lock {
     /// [`Lock::acquire`] with the caller's own token (see
     /// [`Lock::try_acquire_as`]).
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Lease> {
-        with_token(token, || {
-            let lock = self.clone();
-            let token = token.to_string();
-            // Auto replication asks INFO replication once per acquire.
-            let plan = Arc::new(OnceLock::new());
-            wait::until_acquired(self.leased.waiting(timeout), move || {
-                lock.attempt(&token, plan.clone())
-            })
+        let lock = self.clone();
+        // Auto replication asks INFO replication once per acquire.
+        let plan = Arc::new(OnceLock::new());
+        self.leased.wait_for(token, timeout, move |token| {
+            lock.attempt(token, plan.clone())
         })
     }
 
