@@ -56,8 +56,9 @@ pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
 pub use retry::{RetryPolicy, RetryPolicyBuilder};
-pub(crate) use setters::setters;
 
 pub use config::LimitsSource;
 /// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).
 pub use config::get as config_get;
+
+pub(crate) use setters::setters;
