@@ -80,7 +80,7 @@ use std::ops::Range;
 use redis::{FromRedisValue, Value};
 
 use crate::core::request_id::request_args;
-use crate::core::{Batch, Env, Machine, Op, Replies, RequestId, Step};
+use crate::core::{Batch, Env, Machine, Op, Replies, RequestId, Step, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -243,26 +243,19 @@ pub struct IntField {
 }
 
 impl<C: Codec> PackedRecordsBuilder<C> {
-    /// The number of ids per shard (shard length = ids × W, at most
-    /// 512 MiB). Default: as many as fit in [`DEFAULT_SHARD_BYTES`] (at
-    /// least one).
-    pub fn ids_per_shard(mut self, ids_per_shard: u64) -> Self {
-        self.ids_per_shard = Some(ids_per_shard);
-        self
-    }
+    setters! {
+        /// The number of ids per shard (shard length = ids × W, at most
+        /// 512 MiB). Default: as many as fit in [`DEFAULT_SHARD_BYTES`] (at
+        /// least one).
+        ids_per_shard(ids_per_shard: u64) => ids_per_shard = Some(ids_per_shard);
 
-    /// How shards grow (default [`Layout::Dense`]).
-    pub fn layout(mut self, layout: Layout) -> Self {
-        self.layout = layout;
-        self
-    }
+        /// How shards grow (default [`Layout::Dense`]).
+        layout(layout: Layout) => layout;
 
-    /// Record the layout (width, ids per shard) with the data (default:
-    /// no): the first write stores it in the meta key `<base>:meta`, or is
-    /// refused with [`ErrorKind::LayoutMismatch`] when another one is stored.
-    pub fn record_layout(mut self, record: bool) -> Self {
-        self.record_layout = record;
-        self
+        /// Record the layout (width, ids per shard) with the data (default:
+        /// no): the first write stores it in the meta key `<base>:meta`, or is
+        /// refused with [`ErrorKind::LayoutMismatch`] when another one is stored.
+        record_layout(record: bool) => record_layout;
     }
 
     /// Checks the settings.

@@ -48,7 +48,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lock::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
 };
-use crate::lock::wait::{self, Attempt};
+use crate::lock::wait::Attempt;
 use crate::lock::{WaitMode, new_token};
 use crate::scripts;
 
@@ -144,15 +144,14 @@ impl Semaphore {
     /// holds a permit (a retry whose reply was lost) keeps it, with a fresh
     /// lease.
     pub fn try_acquire_as(&self, token: &str) -> Op<Permit> {
-        with_token(token, || {
-            let key = self.leased.key.clone();
-            self.attempt(token).try_map(|a| {
-                a.or_busy(|retry_after_ms| ErrorKind::NoPermit {
-                    key,
-                    retry_after_ms,
-                })
-            })
-        })
+        self.leased.try_once(
+            token,
+            |token| self.attempt(token),
+            |key, retry_after_ms| ErrorKind::NoPermit {
+                key,
+                retry_after_ms,
+            },
+        )
     }
 
     /// Waits for a permit (woken by a release, or when the first lease
@@ -164,11 +163,9 @@ impl Semaphore {
 
     /// [`Semaphore::acquire`] with the caller's own token.
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Permit> {
-        with_token(token, || {
-            let sem = self.clone();
-            let token = token.to_string();
-            wait::until_acquired(self.leased.waiting(timeout), move || sem.attempt(&token))
-        })
+        let sem = self.clone();
+        self.leased
+            .wait_for(token, timeout, move |token| sem.attempt(token))
     }
 
     fn attempt(&self, token: &str) -> Op<Attempt<Permit>> {

@@ -71,23 +71,16 @@ impl Settings {
 /// (documented with `$retention_doc`).
 macro_rules! settings_setters {
     ($prefix_doc:literal, $retention_doc:literal) => {
-        #[doc = $prefix_doc]
-        pub fn prefix(mut self, prefix: Prefix) -> Self {
-            self.settings.prefix = prefix;
-            self
-        }
+        $crate::core::setters! {
+            #[doc = $prefix_doc]
+            prefix(prefix: Prefix) => settings.prefix;
 
-        /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
-        /// [`MAX_OFFSET`]).
-        pub fn max_uid(mut self, max_uid: u64) -> Self {
-            self.settings.max_uid = max_uid;
-            self
-        }
+            /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
+            /// [`MAX_OFFSET`]).
+            max_uid(max_uid: u64) => settings.max_uid;
 
-        #[doc = concat!($retention_doc, " (default [`Retention::Forever`]).")]
-        pub fn retention(mut self, retention: Retention) -> Self {
-            self.settings.retention = retention;
-            self
+            #[doc = concat!($retention_doc, " (default [`Retention::Forever`]).")]
+            retention(retention: Retention) => settings.retention;
         }
     };
 }

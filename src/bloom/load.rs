@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::seed::JsHashBloom;
 use super::sized::Bloom;
-use crate::core::Op;
+use crate::core::{Op, setters};
 use crate::error::Error;
 
 /// Where a bulk load stands: `done` positions of the input are settled
@@ -189,16 +189,12 @@ impl<I> Load<I> {
         }
     }
 
-    /// Items per batch (default 1000; 0 is refused by the first op).
-    pub fn batch(mut self, items: usize) -> Self {
-        self.batch = items;
-        self
-    }
+    setters! {
+        /// Items per batch (default 1000; 0 is refused by the first op).
+        batch(items: usize) => batch;
 
-    /// Skips the first `position` positions of the input (default 0).
-    pub fn start(mut self, position: u64) -> Self {
-        self.start = position;
-        self
+        /// Skips the first `position` positions of the input (default 0).
+        start(position: u64) => start;
     }
 
     /// The progress of the batches that finished.

@@ -4,7 +4,7 @@
 
 use super::hash::js_hash;
 use super::load::{Filter, Load, LoadItem};
-use crate::core::Op;
+use crate::core::{Op, setters};
 use crate::error::{Error, Result};
 use crate::keys::Prefix;
 use crate::scripts;
@@ -32,18 +32,14 @@ pub struct JsHashBloomBuilder {
 }
 
 impl JsHashBloomBuilder {
-    /// A prefix in front of the key (default none: the PHP recipe's bare
-    /// keys).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
-    }
+    setters! {
+        /// A prefix in front of the key (default none: the PHP recipe's bare
+        /// keys).
+        prefix(prefix: Prefix) => prefix;
 
-    /// PHP's `limitMemory` (default `true`, as in the recipe): must match
-    /// what the PHP side uses.
-    pub fn limit_memory(mut self, limit_memory: bool) -> Self {
-        self.limit_memory = limit_memory;
-        self
+        /// PHP's `limitMemory` (default `true`, as in the recipe): must match
+        /// what the PHP side uses.
+        limit_memory(limit_memory: bool) => limit_memory;
     }
 
     /// Checks the settings.

@@ -14,7 +14,7 @@ use super::params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
 };
 use crate::core::memory::{self, ServerMemory};
-use crate::core::{Allocator, Batch, Op, Replies};
+use crate::core::{Allocator, Batch, Op, Replies, setters};
 use crate::error::{Error, ErrorKind, MemoryLimit, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
@@ -95,75 +95,50 @@ pub struct BloomInfo {
 }
 
 impl BloomBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
-    }
+    setters! {
+        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        prefix(prefix: Prefix) => prefix;
 
-    /// The number of items the filter is sized for (needed to create it).
-    pub fn expected(mut self, items: u64) -> Self {
-        self.expected = Some(items);
-        self
-    }
+        /// The number of items the filter is sized for (needed to create it).
+        expected(items: u64) => expected = Some(items);
 
-    /// The target false-positive rate at the expected items (needed to
-    /// create it).
-    pub fn fp_rate(mut self, p: f64) -> Self {
-        self.fp_rate = Some(p);
-        self
-    }
+        /// The target false-positive rate at the expected items (needed to
+        /// create it).
+        fp_rate(p: f64) => fp_rate = Some(p);
 
-    /// Refuse filters whose theoretical m exceeds this many bits (default
-    /// [`DEFAULT_MAX_BITS`]).
-    pub fn max_bits(mut self, bits: u64) -> Self {
-        self.max_bits = bits;
-        self
-    }
+        /// Refuse filters whose theoretical m exceeds this many bits (default
+        /// [`DEFAULT_MAX_BITS`]).
+        max_bits(bits: u64) => max_bits;
 
-    /// The largest block in bytes (default and most [`MAX_BLOCK_BYTES`], a
-    /// Redis string's limit). A server whose `proto-max-bulk-len` is lower
-    /// (read with `CONFIG GET` when allowed) gets blocks within its limit.
-    pub fn max_block_bytes(mut self, bytes: u64) -> Self {
-        self.max_block_bytes = bytes;
-        self
-    }
+        /// The largest block in bytes (default and most [`MAX_BLOCK_BYTES`], a
+        /// Redis string's limit). A server whose `proto-max-bulk-len` is lower
+        /// (read with `CONFIG GET` when allowed) gets blocks within its limit.
+        max_block_bytes(bytes: u64) => max_block_bytes;
 
-    /// The ceiling on the memory of the filter's blocks, as the server's
-    /// allocator will hold them ([`BloomParams::memory`]; default
-    /// [`DEFAULT_MAX_MEMORY`], 4 GiB). A bigger filter is refused with
-    /// [`ErrorKind::NotEnoughMemory`] (limit [`MemoryLimit::Ceiling`])
-    /// before anything is written, with or without `maxmemory`; raise it to
-    /// create one on purpose. (The server's own `maxmemory` headroom is
-    /// checked as well.)
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
-        self
-    }
+        /// The ceiling on the memory of the filter's blocks, as the server's
+        /// allocator will hold them ([`BloomParams::memory`]; default
+        /// [`DEFAULT_MAX_MEMORY`], 4 GiB). A bigger filter is refused with
+        /// [`ErrorKind::NotEnoughMemory`] (limit [`MemoryLimit::Ceiling`])
+        /// before anything is written, with or without `maxmemory`; raise it to
+        /// create one on purpose. (The server's own `maxmemory` headroom is
+        /// checked as well.)
+        max_memory(bytes: u64) => max_memory;
 
-    /// Plan the blocks for this allocator instead of the one the server
-    /// reports (`mem_allocator` in `INFO memory`): for a filter that will be
-    /// copied to a server built otherwise. Only
-    /// [`create`](BloomBuilder::create) uses it; an existing filter keeps
-    /// its stored plan.
-    pub fn plan_for(mut self, allocator: Allocator) -> Self {
-        self.plan_for = Some(allocator);
-        self
-    }
+        /// Plan the blocks for this allocator instead of the one the server
+        /// reports (`mem_allocator` in `INFO memory`): for a filter that will be
+        /// copied to a server built otherwise. Only
+        /// [`create`](BloomBuilder::create) uses it; an existing filter keeps
+        /// its stored plan.
+        plan_for(allocator: Allocator) => plan_for = Some(allocator);
 
-    /// Give each block its own hash tag, so the blocks may spread over the
-    /// nodes of a Redis Cluster (default: one hash tag for the whole filter).
-    /// Only [`create`](BloomBuilder::create) uses it; an opened filter
-    /// follows its config.
-    pub fn spread_blocks(mut self, spread: bool) -> Self {
-        self.spread = spread;
-        self
-    }
+        /// Give each block its own hash tag, so the blocks may spread over the
+        /// nodes of a Redis Cluster (default: one hash tag for the whole filter).
+        /// Only [`create`](BloomBuilder::create) uses it; an opened filter
+        /// follows its config.
+        spread_blocks(spread: bool) => spread;
 
-    /// How operations reach Redis (default [`Engine::Bitfield`]).
-    pub fn engine(mut self, engine: Engine) -> Self {
-        self.engine = engine;
-        self
+        /// How operations reach Redis (default [`Engine::Bitfield`]).
+        engine(engine: Engine) => engine;
     }
 
     /// Creates the filter, or opens it when it exists with exactly these

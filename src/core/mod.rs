@@ -12,7 +12,7 @@
 //! [`RetryPolicy`], and which replies prove a command did not run),
 //! `resend` (which plain commands are safe to send twice), `durability`
 //! (waiting for replicas), `request_id` (a name for one call, so that a
-//! resend is recognised), `slots` (a cluster's slot map), `script` (the
+//! resend is recognised), `setters` (the builders' setters, written once), `slots` (a cluster's slot map), `script` (the
 //! script registry and one prepared call), `error` (the error type), `keys`
 //! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
 //! memory figures and allocator, read before a big allocation), `retention` (how long
@@ -37,6 +37,7 @@ pub(crate) mod resend;
 pub(crate) mod retention;
 pub mod retry;
 pub mod script;
+pub(crate) mod setters;
 pub(crate) mod settings;
 pub(crate) mod slots;
 pub(crate) mod subscriber;
@@ -61,3 +62,5 @@ pub use wait_stats::WaitStats;
 pub use config::LimitsSource;
 /// `CONFIG GET` as an operation (`None` when the server refuses `CONFIG`).
 pub use config::get as config_get;
+
+pub(crate) use setters::setters;

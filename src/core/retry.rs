@@ -54,6 +54,7 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
+use crate::core::setters;
 use crate::error::{Error, Result};
 
 /// How often and how long a connection retries a command (see the module
@@ -143,29 +144,19 @@ impl RetryPolicy {
 }
 
 impl RetryPolicyBuilder {
-    /// How many times a command is sent at most (default 20; 1 disables
-    /// retries).
-    pub fn attempts(mut self, attempts: u32) -> Self {
-        self.policy.attempts = attempts;
-        self
-    }
+    setters! {
+        /// How many times a command is sent at most (default 20; 1 disables
+        /// retries).
+        attempts(attempts: u32) => policy.attempts;
 
-    /// The wait before the first retry (default 50 ms).
-    pub fn base_delay(mut self, delay: Duration) -> Self {
-        self.policy.base_delay = delay;
-        self
-    }
+        /// The wait before the first retry (default 50 ms).
+        base_delay(delay: Duration) => policy.base_delay;
 
-    /// The longest wait between attempts (default 2 s).
-    pub fn max_delay(mut self, delay: Duration) -> Self {
-        self.policy.max_delay = delay;
-        self
-    }
+        /// The longest wait between attempts (default 2 s).
+        max_delay(delay: Duration) => policy.max_delay;
 
-    /// No retry starts later than this after the first attempt (default 20 s).
-    pub fn deadline(mut self, deadline: Duration) -> Self {
-        self.policy.deadline = deadline;
-        self
+        /// No retry starts later than this after the first attempt (default 20 s).
+        deadline(deadline: Duration) => policy.deadline;
     }
 
     /// Checks the settings: at least one attempt, a base delay of at least

@@ -1,14 +1,16 @@
 //! What every leased resource (lock, semaphore, read-write lock) sets,
 //! checks and does alike: its builder's key prefix, lease and wait mode;
 //! the resolved key, wake-up channel and lease in ms, with their
-//! accessors; a token's checks, and the replies of a release or extend.
+//! accessors; a token's checks, one attempt with a caller's token and the
+//! waiting acquire around its attempts, and the replies of a release or
+//! extend.
 
 use std::time::Duration;
 
-use super::wait::Waiting;
+use super::wait::{self, Attempt, Waiting};
 use super::{WaitMode, check_token, check_wait, lease_ms};
 use crate::core::Op;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::script::ScriptCall;
 
@@ -73,6 +75,36 @@ impl Leased {
             max_wait: None,
         }
     }
+
+    /// One attempt with the caller's `token` (an empty one is refused,
+    /// nothing sent): what `attempt` got, or the error `busy` makes of the
+    /// key and the holder's remaining lease in ms (when known).
+    pub(crate) fn try_once<T: Send + 'static>(
+        &self,
+        token: &str,
+        attempt: impl FnOnce(&str) -> Op<Attempt<T>>,
+        busy: impl FnOnce(String, Option<u64>) -> ErrorKind + Send + 'static,
+    ) -> Op<T> {
+        with_token(token, || {
+            let key = self.key.clone();
+            attempt(token).try_map(move |a| a.or_busy(|left| busy(key, left)))
+        })
+    }
+
+    /// Attempts with the caller's `token` (an empty one is refused, nothing
+    /// sent) until one gets the resource or `timeout` has passed
+    /// ([`wait::until_acquired`]).
+    pub(crate) fn wait_for<T: Send + 'static>(
+        &self,
+        token: &str,
+        timeout: Duration,
+        mut attempt: impl FnMut(&str) -> Op<Attempt<T>> + Send + 'static,
+    ) -> Op<T> {
+        with_token(token, || {
+            let token = token.to_string();
+            wait::until_acquired(self.waiting(timeout), move || attempt(&token))
+        })
+    }
 }
 
 /// `op()` when the caller's `token` is acceptable (not empty); otherwise an
@@ -123,23 +155,16 @@ pub(crate) use leased_accessors;
 /// `prefix`, `lease` (documented with `$lease_doc`) and `wait_mode`.
 macro_rules! leasing_setters {
     ($lease_doc:literal) => {
-        /// The key prefix (default [`DEFAULT_PREFIX`]).
-        pub fn prefix(mut self, prefix: $crate::keys::Prefix) -> Self {
-            self.leasing.prefix = prefix;
-            self
-        }
+        $crate::core::setters! {
+            /// The key prefix (default [`DEFAULT_PREFIX`]).
+            prefix(prefix: $crate::keys::Prefix) => leasing.prefix;
 
-        #[doc = $lease_doc]
-        pub fn lease(mut self, lease: std::time::Duration) -> Self {
-            self.leasing.lease = lease;
-            self
-        }
+            #[doc = $lease_doc]
+            lease(lease: std::time::Duration) => leasing.lease;
 
-        /// How a blocking acquire waits (default
-        /// [`WaitMode::Notified`](crate::lock::WaitMode::Notified)).
-        pub fn wait_mode(mut self, mode: $crate::lock::WaitMode) -> Self {
-            self.leasing.wait = mode;
-            self
+            /// How a blocking acquire waits (default
+            /// [`WaitMode::Notified`](crate::lock::WaitMode::Notified)).
+            wait_mode(mode: $crate::lock::WaitMode) => leasing.wait;
         }
     };
 }

@@ -78,7 +78,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::core::{Batch, Op};
+use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -169,10 +169,9 @@ pub(crate) fn check_token(token: &str) -> Result<()> {
 impl LockBuilder {
     leasing_setters!("The lease every acquire asks for (default 30 s).");
 
-    /// Whether acquires wait for replicas (default [`Replication::None`]).
-    pub fn replication(mut self, replication: Replication) -> Self {
-        self.replication = replication;
-        self
+    setters! {
+        /// Whether acquires wait for replicas (default [`Replication::None`]).
+        replication(replication: Replication) => replication;
     }
 
     /// Checks the settings.
@@ -235,15 +234,14 @@ impl Lock {
     /// held with `token` (an earlier attempt whose reply was lost did take
     /// it), returns the same fencing token, with a fresh lease.
     pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
-        with_token(token, || {
-            let key = self.leased.key.clone();
-            self.attempt(token, Arc::default()).try_map(|a| {
-                a.or_busy(|retry_after_ms| ErrorKind::LockBusy {
-                    key,
-                    retry_after_ms,
-                })
-            })
-        })
+        self.leased.try_once(
+            token,
+            |token| self.attempt(token, Arc::default()),
+            |key, retry_after_ms| ErrorKind::LockBusy {
+                key,
+                retry_after_ms,
+            },
+        )
     }
 
     /// Waits until it gets the lock (see [`WaitMode`]) or `timeout` has
@@ -256,14 +254,11 @@ impl Lock {
     /// [`Lock::acquire`] with the caller's own token (see
     /// [`Lock::try_acquire_as`]).
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Lease> {
-        with_token(token, || {
-            let lock = self.clone();
-            let token = token.to_string();
-            // Auto replication asks INFO replication once per acquire.
-            let plan = Arc::new(OnceLock::new());
-            wait::until_acquired(self.leased.waiting(timeout), move || {
-                lock.attempt(&token, plan.clone())
-            })
+        let lock = self.clone();
+        // Auto replication asks INFO replication once per acquire.
+        let plan = Arc::new(OnceLock::new());
+        self.leased.wait_for(token, timeout, move |token| {
+            lock.attempt(token, plan.clone())
         })
     }
 

@@ -1,7 +1,7 @@
 //! [`RateLimiter`]: a [`Limit`] applied to subjects (a user, an API key, an
 //! IP address ...), one key per subject, one script call per decision.
 
-use crate::core::Op;
+use crate::core::{Op, setters};
 use crate::error::{Error, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
@@ -34,10 +34,9 @@ pub struct RateLimiterBuilder {
 }
 
 impl RateLimiterBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
+    setters! {
+        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        prefix(prefix: Prefix) => prefix;
     }
 
     /// Checks the limit against the ranges of its script's header.

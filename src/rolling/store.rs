@@ -11,7 +11,7 @@ use super::add::{Add, Added};
 use super::head::HeadCache;
 use super::ring::Ring;
 use super::{DEFAULT_INDEX_MARGIN, DEFAULT_PREFIX, MAX_SHARDS, MAX_TTL_MS};
-use crate::core::Op;
+use crate::core::{Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
@@ -90,17 +90,13 @@ fn decode_pairs<T: DeserializeOwned>(reply: Vec<Option<Vec<u8>>>) -> Result<Vec<
 }
 
 impl RollingStoreBuilder {
-    /// The key prefix (default [`DEFAULT_PREFIX`]).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
-    }
+    setters! {
+        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        prefix(prefix: Prefix) => prefix;
 
-    /// How much longer than the shards the index lives (default
-    /// [`DEFAULT_INDEX_MARGIN`], 60 s).
-    pub fn index_margin(mut self, margin: Duration) -> Self {
-        self.index_margin = margin;
-        self
+        /// How much longer than the shards the index lives (default
+        /// [`DEFAULT_INDEX_MARGIN`], 60 s).
+        index_margin(margin: Duration) => index_margin;
     }
 
     /// Checks the settings: `ttl` at least 1 ms, `shard_size` at least 1,

@@ -90,7 +90,7 @@ pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
 use crate::core::request_id::request_args;
-use crate::core::{Batch, Op, RequestId};
+use crate::core::{Batch, Op, RequestId, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
@@ -161,39 +161,29 @@ fn check_base(base: &str) -> Result<()> {
 }
 
 impl ShardedHashBuilder {
-    /// The limits that strict writes enforce (default
-    /// [`ListpackLimits::DEFAULT`]; read the server's with
-    /// [`ListpackLimits::from_server`]).
-    pub fn limits(mut self, limits: ListpackLimits) -> Self {
-        self.limits = limits;
-        self
-    }
+    setters! {
+        /// The limits that strict writes enforce (default
+        /// [`ListpackLimits::DEFAULT`]; read the server's with
+        /// [`ListpackLimits::from_server`]).
+        limits(limits: ListpackLimits) => limits;
 
-    /// Strict (the default): fields or values over the value limit are
-    /// refused before anything is sent, and writes refuse to push a shard
-    /// past the entry limit. Not strict: writes are plain `HSET`/`HSETNX`
-    /// and such writes convert their shard (see [`ShardedHash::inspect`]).
-    pub fn strict(mut self, strict: bool) -> Self {
-        self.strict = strict;
-        self
-    }
+        /// Strict (the default): fields or values over the value limit are
+        /// refused before anything is sent, and writes refuse to push a shard
+        /// past the entry limit. Not strict: writes are plain `HSET`/`HSETNX`
+        /// and such writes convert their shard (see [`ShardedHash::inspect`]).
+        strict(strict: bool) => strict;
 
-    /// What joins the base and the shard id in a shard key (default
-    /// [`DEFAULT_SEPARATOR`], `base:<shard>`): `"_"` gives the PHP recipe's
-    /// `base_<shard>`. Not empty, no `{` or `}` (shard keys carry no hash
-    /// tag, so that they spread over a cluster's nodes).
-    pub fn separator(mut self, separator: &str) -> Self {
-        self.separator = separator.to_string();
-        self
-    }
+        /// What joins the base and the shard id in a shard key (default
+        /// [`DEFAULT_SEPARATOR`], `base:<shard>`): `"_"` gives the PHP recipe's
+        /// `base_<shard>`. Not empty, no `{` or `}` (shard keys carry no hash
+        /// tag, so that they spread over a cluster's nodes).
+        separator(separator: &str) => separator = separator.to_string();
 
-    /// Record the layout with the data (default: no): the first write
-    /// stores it in the meta key `<base>:meta` (see
-    /// [`ShardedHash::claim_layout`]), or is refused with
-    /// [`ErrorKind::LayoutMismatch`] when another layout is stored there.
-    pub fn record_layout(mut self, record: bool) -> Self {
-        self.record_layout = record;
-        self
+        /// Record the layout with the data (default: no): the first write
+        /// stores it in the meta key `<base>:meta` (see
+        /// [`ShardedHash::claim_layout`]), or is refused with
+        /// [`ErrorKind::LayoutMismatch`] when another layout is stored there.
+        record_layout(record: bool) => record_layout;
     }
 
     /// Checks the settings.

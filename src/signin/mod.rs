@@ -74,7 +74,7 @@ use chrono::NaiveDate;
 
 pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
 use crate::bitmap::{Settings, checked, days, offsets, settings_accessors, settings_setters};
-use crate::core::{Op, Retention};
+use crate::core::{Op, Retention, setters};
 use crate::error::Result;
 use crate::keys::{self, Prefix};
 use crate::scripts;
@@ -99,11 +99,10 @@ pub struct SignInBuilder {
 }
 
 impl SignInBuilder {
-    /// A hash tag after the prefix (`<prefix>{<tag>}:<YYYYMMDD>`), which puts
-    /// every day in one cluster slot; not empty, no `{` or `}`.
-    pub fn tag(mut self, tag: &str) -> Self {
-        self.tag = Some(tag.to_string());
-        self
+    setters! {
+        /// A hash tag after the prefix (`<prefix>{<tag>}:<YYYYMMDD>`), which puts
+        /// every day in one cluster slot; not empty, no `{` or `}`.
+        tag(tag: &str) => tag = Some(tag.to_string());
     }
 
     settings_setters!(

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::shards::{ShardPlan, planned_shards, shard_of};
 use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
-use crate::core::{Batch, Op, Replies, Retention};
+use crate::core::{Batch, Op, Replies, Retention, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::scripts;
@@ -65,31 +65,24 @@ pub struct VisitCounterBuilder<Tz: TimeZone> {
 }
 
 impl<Tz: TimeZone> VisitCounterBuilder<Tz> {
-    /// The key prefix (default [`DEFAULT_PREFIX`]).
-    pub fn prefix(mut self, prefix: Prefix) -> Self {
-        self.prefix = prefix;
-        self
-    }
+    setters! {
+        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        prefix(prefix: Prefix) => prefix;
 
-    /// How long a day's keys live after the day ends: `After(grace)` (whole
-    /// seconds, at most 366 days) or `Forever`. The default is
-    /// [`DEFAULT_RETENTION`] (two days: see the module docs).
-    pub fn retention(mut self, retention: Retention) -> Self {
-        self.retention = retention;
-        self
-    }
+        /// How long a day's keys live after the day ends: `After(grace)` (whole
+        /// seconds, at most 366 days) or `Forever`. The default is
+        /// [`DEFAULT_RETENTION`] (two days: see the module docs).
+        retention(retention: Retention) => retention;
 
-    /// How long after a day ends a visit stamped on that day is still
-    /// accepted (whole seconds, at most the retention's grace), after which
-    /// it is refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded))
-    /// and the day's count is final ([`VisitCounter::final_count`]). The
-    /// default is [`DEFAULT_LATE_WINDOW`] (five minutes: see the module
-    /// docs); `None` accepts visits as long as the day's keys live (to
-    /// backfill history into a counter kept `Forever`), and no count is
-    /// ever final.
-    pub fn late_window(mut self, window: Option<Duration>) -> Self {
-        self.late_window = window;
-        self
+        /// How long after a day ends a visit stamped on that day is still
+        /// accepted (whole seconds, at most the retention's grace), after which
+        /// it is refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded))
+        /// and the day's count is final ([`VisitCounter::final_count`]). The
+        /// default is [`DEFAULT_LATE_WINDOW`] (five minutes: see the module
+        /// docs); `None` accepts visits as long as the day's keys live (to
+        /// backfill history into a counter kept `Forever`), and no count is
+        /// ever final.
+        late_window(window: Option<Duration>) => late_window;
     }
 
     /// Checks the settings.
