@@ -89,16 +89,29 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     );
     lock.release(&lease.token).run(&mut b)?;
 
+    // A long job holds its lock with a guard, which renews the lease. (A
+    // lease of a second: renewed every lease/3, it survives a stalled
+    // renewal of up to two thirds of it.)
+    let job = Lock::builder("report:42")
+        .prefix(Prefix::new(prefix)?)
+        .lease(Duration::from_secs(1))
+        .build()?;
     {
-        let guard = lock.guard(&mut a, Duration::from_secs(1))?;
-        std::thread::sleep(lock.lease() * 3);
+        let guard = job.guard(&mut a, Duration::from_secs(1))?;
+        std::thread::sleep(job.lease() * 2);
         guard.check()?;
         crate::out::outln!(
-            "a guard held it through 3 leases of {} ms (renewed every lease/3), fencing token {}; dropping it releases",
-            lock.lease().as_millis(),
+            "a guard held {} through 2 leases of {} ms (renewed every lease/3), fencing token {}; dropping it releases",
+            job.key(),
+            job.lease().as_millis(),
             guard.fence()
         );
     }
-    let _: () = a.query(redis::cmd("DEL").arg(lock.key()).arg(lock.fence_key()))?;
+    let _: () = a.query(
+        redis::cmd("DEL")
+            .arg(lock.key())
+            .arg(lock.fence_key())
+            .arg(job.fence_key()),
+    )?;
     Ok(())
 }
