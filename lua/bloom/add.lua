@@ -25,14 +25,9 @@
 -- src/bloom.rs: passing thousands of arguments through Lua costs ~4x the
 -- BITFIELD itself); this script is the server-validated variant, for other
 -- languages and `Engine::Script`.
-local k = tonumber(ARGV[2])
-local refused = block_refusal(KEYS[1], ARGV[1], k, #ARGV - 2)
-if refused then
-  return refused
+local reply, args = block_call(KEYS[1], ARGV[1], ARGV[2], ARGV, 'SET')
+if reply then
+  return reply
 end
-if #ARGV == 2 then
-  return {}
-end
-local args, a = u1_ops(ARGV, 3, 'SET')
 -- An item is new when one of its old bits was 0.
-return per_item(redis.call('BITFIELD', KEYS[1], unpack(args, 1, a)), k, 1, 0, {})
+return per_item(redis.call('BITFIELD', KEYS[1], unpack(args)), tonumber(ARGV[2]), 1, 0, {})

@@ -13,14 +13,9 @@
 -- The read-only twin of add.lua (EVALSHA_RO, so it runs on replicas): one
 -- `BITFIELD_RO key GET u1 o GET u1 o ...`, its replies folded per item. A
 -- missing block is an error, never a silent "absent" for every item.
-local k = tonumber(ARGV[2])
-local refused = block_refusal(KEYS[1], ARGV[1], k, #ARGV - 2)
-if refused then
-  return refused
+local reply, args = block_call(KEYS[1], ARGV[1], ARGV[2], ARGV, 'GET')
+if reply then
+  return reply
 end
-if #ARGV == 2 then
-  return {}
-end
-local args, a = u1_ops(ARGV, 3, 'GET')
 -- An item may be present when all its bits are set.
-return per_item(redis.call('BITFIELD_RO', KEYS[1], unpack(args, 1, a)), k, 0, 1, {})
+return per_item(redis.call('BITFIELD_RO', KEYS[1], unpack(args)), tonumber(ARGV[2]), 0, 1, {})

@@ -27,13 +27,9 @@ local refused = #ARGV > 0 and bulk_len_refusal(KEYS[1], top, 'offsets', 'bit ' .
 if refused then
   return refused
 end
-local args, a = u1_ops(ARGV, 1, 'SET')
 local out = {}
-local from = 1
-while from <= a do
-  local to = math.min(from + 7995, a)
+for _, args in ipairs(u1_calls(ARGV, 1, 'SET')) do
   -- New when its old bit was 0.
-  per_item(redis.call('BITFIELD', KEYS[1], unpack(args, from, to)), 1, 1, 0, out)
-  from = to + 1
+  per_item(redis.call('BITFIELD', KEYS[1], unpack(args)), 1, 1, 0, out)
 end
 return out

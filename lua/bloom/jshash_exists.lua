@@ -5,13 +5,9 @@
 -- RETURNS integers: one per item, in order: 1 when its bit is set (maybe present), 0 when not (absent)
 -- READS BITFIELD_RO
 -- INCLUDE bitfield_u1
-local args, a = u1_ops(ARGV, 1, 'GET')
 local out = {}
-local from = 1
-while from <= a do
-  local to = math.min(from + 7994, a)
+for _, args in ipairs(u1_calls(ARGV, 1, 'GET')) do
   -- Maybe present when its bit is set.
-  per_item(redis.call('BITFIELD_RO', KEYS[1], unpack(args, from, to)), 1, 0, 1, out)
-  from = to + 1
+  per_item(redis.call('BITFIELD_RO', KEYS[1], unpack(args)), 1, 0, 1, out)
 end
 return out

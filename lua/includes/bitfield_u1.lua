@@ -1,21 +1,27 @@
---- The arguments of one BITFIELD over single bits (u1), and its replies folded per item of k bits
+--- The arguments of BITFIELD calls over single bits (u1), and their replies folded per item of k bits
 
--- `u1_ops(offsets, from, op)`: `op` (SET: set the bit to 1, GET: read it)
--- for each of offsets[from..]; returns the arguments and their count.
-local function u1_ops(offsets, from, op)
-  local args = {}
-  local a = 0
+-- `u1_calls(offsets, from, op)`: the arguments of the BITFIELD calls that
+-- do `op` (SET: set the bit to 1, GET: read it) for each of offsets[from..],
+-- in order: one list per call, each within Lua's ~8000-value unpack cap
+-- (1999 SETs of 4 values, or 2665 GETs of 3, per call).
+local function u1_calls(offsets, from, op)
+  local width = op == 'SET' and 4 or 3
+  local per_call = math.floor(7996 / width)
+  local calls = {}
+  local args
   for i = from, #offsets do
-    args[a + 1] = op
-    args[a + 2] = 'u1'
-    args[a + 3] = offsets[i]
-    a = a + 3
+    if (i - from) % per_call == 0 then
+      args = {}
+      calls[#calls + 1] = args
+    end
+    args[#args + 1] = op
+    args[#args + 1] = 'u1'
+    args[#args + 1] = offsets[i]
     if op == 'SET' then
-      args[a + 1] = 1
-      a = a + 1
+      args[#args + 1] = 1
     end
   end
-  return args, a
+  return calls
 end
 
 -- `per_item(bits, k, zero, all_set, out)`: appends to `out`, for each item

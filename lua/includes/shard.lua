@@ -6,14 +6,16 @@
 -- ERRORS BADARG MAXMEMORY
 
 -- The packed scripts' last step before they write: the shard after the
--- call is `target` bytes long (its reserve, or the farthest byte written),
--- which must be within the server's string limit (else a later SETRANGE
--- would fail after the first write) and fit under maxmemory. Then a shard
+-- call is `target` bytes long, the larger of its reserve and `farthest`
+-- (the end of the farthest byte the call writes), which must be within
+-- the server's string limit (else a later SETRANGE would fail after the
+-- first write) and fit under maxmemory. Then a shard
 -- shorter than its reserve grows to exactly the reserve, zero-filled, in
 -- one SET (KEEPTTL), so that later SETRANGEs never over-allocate. Returns
 -- the refusal (naming the argument `name`), or nil once grown: the caller
 -- writes nothing before it, and nothing that can fail after it.
-local function shard_room(key, reserve, target, name)
+local function shard_room(key, reserve, farthest, name)
+  local target = math.max(reserve, farthest)
   local len = redis.call('STRLEN', key)
   local refused = target > 0 and bulk_len_refusal(key, target * 8 - 1, name, 'shard length ' .. target)
     or memory_refusal(target - len, key)

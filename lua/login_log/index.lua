@@ -10,26 +10,11 @@
 -- WRITES EXPIREAT SADD SETBIT
 -- READS EXPIRETIME INFO SISMEMBER STRLEN
 -- ERRORS MAXMEMORY UIDRANGE
+-- INCLUDE login_index
 -- INCLUDE uid_bit
 -- IDEMPOTENT yes: the bits and the type are set already; the expiries are absolute
 local refused = uid_refusal(KEYS[1], ARGV[1], ARGV[2])
 if refused then
   return refused
 end
-local known = redis.call('SISMEMBER', KEYS[2], ARGV[3])
--- The types set's expiry only ever moves later (read before any write).
-local types_at = -1
-if ARGV[4] ~= '0' then
-  types_at = redis.call('EXPIRETIME', KEYS[2])
-end
-local before = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
-if known == 0 then
-  redis.call('SADD', KEYS[2], ARGV[3])
-end
-if ARGV[4] ~= '0' then
-  redis.call('EXPIREAT', KEYS[1], ARGV[4])
-  if types_at < tonumber(ARGV[4]) then
-    redis.call('EXPIREAT', KEYS[2], ARGV[4])
-  end
-end
-return 1 - before
+return 1 - index_login(KEYS[1], KEYS[2], ARGV[1], ARGV[3], ARGV[4])

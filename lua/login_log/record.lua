@@ -13,42 +13,21 @@
 -- ARGV[6] index_expire_at integer 0..999999999999999: unix seconds at which the day index and types expire, 0 to keep them
 -- RETURNS integer: 1 when this is the user's first login recorded that day, 0 otherwise
 -- WRITES EXPIREAT SADD SETBIT
--- READS EXPIRETIME GETBIT INFO SISMEMBER STRLEN
+-- READS EXPIRETIME INFO SISMEMBER STRLEN
 -- ERRORS MAXMEMORY UIDRANGE
--- INCLUDE memory
+-- INCLUDE login_index
+-- INCLUDE uid_bit
 -- IDEMPOTENT yes: the bits and the type are set already; the expiries are absolute
-if tonumber(ARGV[2]) > tonumber(ARGV[3]) then
-  return redis.error_reply('UIDRANGE uid ' .. ARGV[2] .. ' is above the configured maximum ' .. ARGV[3])
-end
--- Reads first: which bits and members are there already, and the types
--- set's expiry (it only ever moves later).
--- (GETBIT also refuses a uid beyond the server's proto-max-bulk-len, before
--- any write.)
-local indexed = redis.call('GETBIT', KEYS[2], ARGV[2])
--- Room under maxmemory for the day index up to bit uid.
-local refused = memory_refusal(math.floor(tonumber(ARGV[2]) / 8) + 1 - redis.call('STRLEN', KEYS[2]), KEYS[2])
+
+-- The index half (login_log.index) first, its SETBIT the first write (see
+-- lua/includes/login_index.lua), then the log's bit (login_log.mark).
+local refused = uid_refusal(KEYS[2], ARGV[2], ARGV[3])
 if refused then
   return refused
 end
-local known = redis.call('SISMEMBER', KEYS[3], ARGV[4])
-local types_at = -1
-if ARGV[6] ~= '0' then
-  types_at = redis.call('EXPIRETIME', KEYS[3])
-end
+index_login(KEYS[2], KEYS[3], ARGV[2], ARGV[4], ARGV[6])
 local before = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
-if indexed == 0 then
-  redis.call('SETBIT', KEYS[2], ARGV[2], 1)
-end
-if known == 0 then
-  redis.call('SADD', KEYS[3], ARGV[4])
-end
 if ARGV[5] ~= '0' then
   redis.call('EXPIREAT', KEYS[1], ARGV[5])
-end
-if ARGV[6] ~= '0' then
-  redis.call('EXPIREAT', KEYS[2], ARGV[6])
-  if types_at < tonumber(ARGV[6]) then
-    redis.call('EXPIREAT', KEYS[3], ARGV[6])
-  end
 end
 return 1 - before

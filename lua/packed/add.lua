@@ -48,8 +48,7 @@ if new < lo or new > hi then
 end
 -- Within the server's string limit and maxmemory, grown to the reserve
 -- (lua/includes/shard.lua); then, with nothing left that can fail, write.
-local reserve = tonumber(ARGV[1])
-local refused = shard_room(KEYS[1], reserve, math.max(reserve, offset + size), 'offset')
+local refused = shard_room(KEYS[1], tonumber(ARGV[1]), offset + size, 'offset')
 if refused then
   return refused
 end

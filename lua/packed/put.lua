@@ -21,16 +21,15 @@ for i = 2, #ARGV, 2 do
     return redis.error_reply('BADARG items offset ' .. string.sub(off, 1, 40) .. ' is not an integer with offset + width <= 536870912')
   end
 end
-local reserve = tonumber(ARGV[1])
--- The shard's length after this call: the reserve, or the farthest record.
-local target = reserve
+-- The end of the farthest record.
+local farthest = 0
 for i = 2, #ARGV, 2 do
-  target = math.max(target, tonumber(ARGV[i]) + #ARGV[i + 1])
+  farthest = math.max(farthest, tonumber(ARGV[i]) + #ARGV[i + 1])
 end
 -- Within the server's string limit (a SETRANGE beyond it would fail after
 -- the first write) and maxmemory, grown to the reserve
 -- (lua/includes/shard.lua).
-local refused = shard_room(KEYS[1], reserve, target, 'items')
+local refused = shard_room(KEYS[1], tonumber(ARGV[1]), farthest, 'items')
 if refused then
   return refused
 end

@@ -29,8 +29,7 @@ if cur ~= ARGV[3] then
 end
 -- Within the server's string limit and maxmemory, grown to the reserve
 -- (lua/includes/shard.lua).
-local reserve = tonumber(ARGV[1])
-local refused = shard_room(KEYS[1], reserve, math.max(reserve, offset + width), 'offset')
+local refused = shard_room(KEYS[1], tonumber(ARGV[1]), offset + width, 'offset')
 if refused then
   return refused
 end

@@ -6,15 +6,12 @@
 -- RETURNS bulk: the newest stored value of the field, or nil
 -- READS HGET HMGET
 -- ERRORS RINGCONF
-local m = redis.call('HMGET', KEYS[1], 'head', 'shards')
+-- INCLUDE ring
 local shards = #KEYS - 1
-if not m[1] then
-  return false
+local refused, head = ring_head(KEYS[1], shards)
+if not head then
+  return refused or false
 end
-if tonumber(m[2]) ~= shards then
-  return redis.error_reply('RINGCONF stored shards=' .. tostring(m[2]) .. ', called with shards=' .. shards)
-end
-local head = tonumber(m[1])
 for i = 0, shards - 1 do
   local v = redis.call('HGET', KEYS[2 + (head - i) % shards], ARGV[1])
   if v then

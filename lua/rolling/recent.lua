@@ -7,20 +7,20 @@
 --    appears once, with its newest value
 -- READS HMGET LLEN LRANGE
 -- ERRORS BADARG RINGCONF
-local m = redis.call('HMGET', KEYS[1], 'head', 'shards')
+-- INCLUDE ring
 local want = tonumber(ARGV[1])
 local shards = (#KEYS - 1) / 2
 if shards < 2 or shards ~= math.floor(shards) then
   return redis.error_reply('BADARG slots pass the meta key and a (hash, order) key pair per ring slot')
 end
 local out = {}
-if not m[1] or want == 0 then
+if want == 0 then
   return out
 end
-if tonumber(m[2]) ~= shards then
-  return redis.error_reply('RINGCONF stored shards=' .. tostring(m[2]) .. ', called with shards=' .. shards)
+local refused, head = ring_head(KEYS[1], shards)
+if not head then
+  return refused or out
 end
-local head = tonumber(m[1])
 local seen = {}
 local count = 0
 local chunk = 500

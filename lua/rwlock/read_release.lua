@@ -6,17 +6,14 @@
 -- RETURNS integer: 1 when released, 0 when the token held no read lease (or its lease had ended)
 -- WRITES ZREM ZREMRANGEBYSCORE
 -- READS SPUBLISH TIME ZCOUNT ZSCORE
--- INCLUDE clock
+-- INCLUDE lease_release
 -- IDEMPOTENT yes: a second call finds no read lease of the token and removes nothing (it answers 0)
-local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not ends then
+local live, now = release_lease(KEYS[1], ARGV[1])
+if live == nil then
   return 0
 end
-local now = now_ms()
-local live = tonumber(ends) > now
--- Readers with a live lease, this one included when its lease is live.
-local others = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf') - (live and 1 or 0)
-redis.call('ZREM', KEYS[1], ARGV[1])
+-- The other readers with a live lease (this one's is gone).
+local others = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if others == 0 then
   redis.call('SPUBLISH', ARGV[2], 'released')

@@ -6,15 +6,9 @@
 -- RETURNS integer: 1 when released (a message on the channel wakes the waiters), 0 when the token held no permit (or its lease had ended)
 -- WRITES ZREM
 -- READS SPUBLISH TIME ZSCORE
--- INCLUDE clock
+-- INCLUDE lease_release
 -- IDEMPOTENT yes: a second call finds no permit of the token and removes nothing (it answers 0)
-local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not ends then
-  return 0
-end
-local now = now_ms()
-redis.call('ZREM', KEYS[1], ARGV[1])
-if tonumber(ends) <= now then
+if not release_lease(KEYS[1], ARGV[1]) then
   return 0
 end
 redis.call('SPUBLISH', ARGV[2], 'released')

@@ -13,14 +13,12 @@
 -- WRITES EXPIREAT HSET INCR SADD
 -- READS GET HGET SISMEMBER TIME
 -- ERRORS DAYENDED LAYOUT
+-- INCLUDE day_layout
 -- INCLUDE day_open
 -- IDEMPOTENT yes: the member is in its shard already, so the counter is not incremented again
 --    (the second reply says it is not new)
-local stored = redis.call('HGET', KEYS[3], 'shards')
-if stored and stored ~= ARGV[4] then
-  return redis.error_reply('LAYOUT ' .. KEYS[3] .. ' holds shards=' .. stored .. ', this call uses shards=' .. ARGV[4])
-end
-local refused = day_refusal(ARGV[1], ARGV[2])
+local refused, stored = layout_refusal(KEYS[3], ARGV[4])
+refused = refused or day_refusal(ARGV[1], ARGV[2])
 if refused then
   return refused
 end
@@ -30,12 +28,8 @@ end
 -- INCR first: the one write that can fail on what its key holds.
 local count = redis.call('INCR', KEYS[1])
 redis.call('SADD', KEYS[2], ARGV[3])
-if not stored then
-  redis.call('HSET', KEYS[3], 'pattern', 'visits', 'version', '1', 'shards', ARGV[4])
-end
 if ARGV[1] ~= '0' then
-  redis.call('EXPIREAT', KEYS[1], ARGV[1])
   redis.call('EXPIREAT', KEYS[2], ARGV[1])
-  redis.call('EXPIREAT', KEYS[3], ARGV[1])
 end
+day_written(KEYS[1], KEYS[3], stored, ARGV[4], ARGV[1])
 return {1, count}

@@ -14,6 +14,7 @@
 -- WRITES EXPIREAT HSET INCRBY SADD
 -- READS GET HGET SMISMEMBER TIME
 -- ERRORS BADARG DAYENDED LAYOUT
+-- INCLUDE day_layout
 -- INCLUDE day_open
 -- IDEMPOTENT yes: the members are in their shards already, so the counter is not incremented again
 --    (the second reply says none is new)
@@ -24,9 +25,9 @@
 -- counter (INCRBY: the one write that can fail on what its key holds) is
 -- written first.
 local stored = redis.call('GET', KEYS[1])
-local layout = redis.call('HGET', KEYS[2], 'shards')
-if layout and layout ~= ARGV[3] then
-  return redis.error_reply('LAYOUT ' .. KEYS[2] .. ' holds shards=' .. layout .. ', this call uses shards=' .. ARGV[3])
+local refused, layout = layout_refusal(KEYS[2], ARGV[3])
+if refused then
+  return refused
 end
 local groups = {}
 local i = 4
@@ -44,7 +45,7 @@ end
 if i ~= #ARGV + 1 then
   return redis.error_reply('BADARG groups more arguments than the groups announce')
 end
-local refused = day_refusal(ARGV[1], ARGV[2])
+refused = day_refusal(ARGV[1], ARGV[2])
 if refused then
   return refused
 end
@@ -88,11 +89,5 @@ for g, group in ipairs(groups) do
     end
   end
 end
-if not layout then
-  redis.call('HSET', KEYS[2], 'pattern', 'visits', 'version', '1', 'shards', ARGV[3])
-end
-if ARGV[1] ~= '0' then
-  redis.call('EXPIREAT', KEYS[1], ARGV[1])
-  redis.call('EXPIREAT', KEYS[2], ARGV[1])
-end
+day_written(KEYS[1], KEYS[2], layout, ARGV[3], ARGV[1])
 return out
