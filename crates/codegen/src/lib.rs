@@ -577,6 +577,16 @@ impl From<(usize, String)> for Fault {
     }
 }
 
+/// A header entry as lists and indexes show it: `text`, or `text..` for a
+/// variadic tail (`members..`, `KEYS[3..]`).
+pub(crate) fn tail(text: impl std::fmt::Display, variadic: bool) -> String {
+    if variadic {
+        format!("{text}..")
+    } else {
+        text.to_string()
+    }
+}
+
 pub(crate) fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_lowercase())

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Arg, ArgType, Bound, Idempotency, ScriptSpec};
+use crate::{Arg, ArgType, Bound, Idempotency, ScriptSpec, tail};
 
 fn rust_str(s: &str) -> String {
     format!("{s:?}")
@@ -37,13 +37,14 @@ fn rust_one(ty: ArgType) -> &'static str {
     }
 }
 
-fn rust_many(ty: ArgType) -> &'static str {
-    match ty {
-        ArgType::Integer | ArgType::Int64 => "&[i64]",
-        ArgType::Float => "&[f64]",
-        ArgType::Bool => "&[bool]",
-        ArgType::Enum | ArgType::String => "&[impl AsRef<str>]",
-        ArgType::Bytes => "&[impl AsRef<[u8]>]",
+/// A variadic tail's parameter: a slice of [`rust_one`]'s type, or for a
+/// borrowed one (`&str`) a slice of anything that lends it (`&[String]` as
+/// well as `&[&str]`).
+fn rust_many(ty: ArgType) -> String {
+    let one = rust_one(ty);
+    match one.strip_prefix('&') {
+        Some(lent) => format!("&[impl AsRef<{lent}>]"),
+        None => format!("&[{one}]"),
     }
 }
 
@@ -255,11 +256,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
     let _ = writeln!(out, "    /// {}", doc_text(&s.summary));
     out.push_str("    ///\n");
     for (i, k) in s.keys.iter().enumerate() {
-        let idx = if k.variadic {
-            format!("{}..", i + 1)
-        } else {
-            (i + 1).to_string()
-        };
+        let idx = tail(i + 1, k.variadic);
         let types: Vec<&str> = k.types.iter().map(|t| t.name()).collect();
         let _ = writeln!(
             out,
@@ -271,11 +268,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
         );
     }
     for (i, a) in s.args.iter().enumerate() {
-        let idx = if a.variadic {
-            format!("{}..", i + 1)
-        } else {
-            (i + 1).to_string()
-        };
+        let idx = tail(i + 1, a.variadic);
         let _ = writeln!(
             out,
             "    /// * `ARGV[{idx}]` `{}` ({}): {}",
@@ -339,7 +332,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
             if a.variadic {
                 rust_many(a.ty)
             } else {
-                rust_one(a.ty)
+                rust_one(a.ty).to_string()
             }
         ));
     }
