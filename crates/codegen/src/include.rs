@@ -25,8 +25,11 @@
 //! and in that order.
 
 use crate::commands::Command;
-use crate::lua::{self, BlockKind, Structure, Tok, Token};
-use crate::{Body, HeaderError, command_list, error_reply_spans, is_ident, upper_words};
+use crate::lua::{BlockKind, Tok, Token};
+use crate::{
+    Body, HeaderError, body_below, command_list, error_list, error_reply_spans, is_ident,
+    summary_of,
+};
 
 /// A parsed include.
 #[derive(Debug, Clone)]
@@ -147,15 +150,12 @@ pub fn parse_include_with(
         return Err(err(0, "an include's name must be snake_case".into()));
     }
     let lines: Vec<&str> = source.lines().collect();
-    let summary = match lines.first().and_then(|l| l.strip_prefix("--- ")) {
-        Some(s) if !s.trim().is_empty() => s.trim().to_string(),
-        _ => {
-            return Err(err(
-                1,
-                "an include's first line is `--- <summary>` (no shebang: it is no script)".into(),
-            ));
-        }
-    };
+    let summary = summary_of(lines.first().copied()).ok_or_else(|| {
+        err(
+            1,
+            "an include's first line is `--- <summary>` (no shebang: it is no script)".into(),
+        )
+    })?;
     let (mut writes, mut reads, mut errors) = (None, None, None);
     let mut nested: Vec<(&Include, usize)> = Vec::new();
     let mut header_end = lines.len();
@@ -200,27 +200,19 @@ pub fn parse_include_with(
             return Err(err(lineno, format!("{word} given twice")));
         }
         let list = if word == "ERRORS" {
-            upper_words(rest, "error code")
-                .map_err(|m| err(lineno, format!("ERRORS {m}")))?
-                .into_iter()
-                .map(String::from)
-                .collect()
+            error_list(rest)
         } else {
-            command_list(word, rest).map_err(|m| err(lineno, m))?
-        };
+            command_list(word, rest)
+        }
+        .map_err(|m| err(lineno, m))?;
         *slot = Some((list, lineno));
     }
     let (writes, writes_line) = writes.unwrap_or_default();
     let (reads, reads_line) = reads.unwrap_or_default();
     let (errors, errors_line) = errors.unwrap_or_default();
 
-    let body_offset = lines[..header_end]
-        .iter()
-        .map(|l| l.len() + 1)
-        .sum::<usize>()
-        .min(source.len());
-    let toks = lua::tokenize(&source[body_offset..], header_end + 1).map_err(|(l, m)| err(l, m))?;
-    let structure = Structure::of(&toks).map_err(|(l, m)| err(l, m))?;
+    let (body_offset, toks, structure) =
+        body_below(source, &lines, header_end).map_err(|(l, m)| err(l, m))?;
     let body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
     if let Some(u) = body.keys.iter().chain(&body.argv).next() {
         return Err(err(

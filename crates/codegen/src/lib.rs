@@ -640,6 +640,40 @@ pub(crate) fn upper_words<'a>(rest: &'a str, what: &str) -> Result<Vec<&'a str>,
     Ok(out)
 }
 
+/// An `ERRORS` list: upper-case codes, as listed.
+pub(crate) fn error_list(rest: &str) -> Result<Vec<String>, String> {
+    Ok(upper_words(rest, "error code")
+        .map_err(|m| format!("ERRORS {m}"))?
+        .into_iter()
+        .map(String::from)
+        .collect())
+}
+
+/// The summary of a `--- <summary>` line; `None` when `line` is none or
+/// its text is empty.
+pub(crate) fn summary_of(line: Option<&str>) -> Option<String> {
+    let text = line?.strip_prefix("--- ")?.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// The body below a header of `header_end` lines (of `lines`, the lines of
+/// `source`): its byte offset in `source`, its tokens (numbered from line
+/// `header_end + 1`) and their block structure.
+pub(crate) fn body_below(
+    source: &str,
+    lines: &[&str],
+    header_end: usize,
+) -> Result<(usize, Vec<Token>, Structure), (usize, String)> {
+    let body_offset = lines[..header_end]
+        .iter()
+        .map(|l| l.len() + 1)
+        .sum::<usize>()
+        .min(source.len());
+    let toks = lua::tokenize(&source[body_offset..], header_end + 1)?;
+    let structure = Structure::of(&toks)?;
+    Ok((body_offset, toks, structure))
+}
+
 /// A `WRITES` (`word`) or `READS` list: known commands of that kind, sorted.
 pub(crate) fn command_list(word: &str, rest: &str) -> Result<Vec<String>, String> {
     let write = word == "WRITES";
@@ -804,10 +838,8 @@ pub fn parse_script_with(
             ));
         }
     };
-    let summary = match lines.get(1).and_then(|l| l.strip_prefix("--- ")) {
-        Some(s) if !s.trim().is_empty() => s.trim().to_string(),
-        _ => return Err(err(2, "second line must be `--- <summary>`".into())),
-    };
+    let summary = summary_of(lines.get(1).copied())
+        .ok_or_else(|| err(2, "second line must be `--- <summary>`".into()))?;
 
     let mut keys: Vec<Key> = Vec::new();
     let mut args: Vec<Arg> = Vec::new();
@@ -992,11 +1024,7 @@ pub fn parse_script_with(
                     return Err(err(lineno, "ERRORS given twice".into()));
                 }
                 errors_line = lineno;
-                errors = upper_words(rest, "error code")
-                    .map_err(|m| err(lineno, format!("ERRORS {m}")))?
-                    .into_iter()
-                    .map(String::from)
-                    .collect();
+                errors = error_list(rest).map_err(|m| err(lineno, m))?;
                 last = Last::None;
             }
             "IDEMPOTENT" => {
@@ -1101,14 +1129,8 @@ pub fn parse_script_with(
         }
     }
 
-    let body_offset = lines[..header_end]
-        .iter()
-        .map(|l| l.len() + 1)
-        .sum::<usize>();
-    let body_offset = body_offset.min(source.len());
-    let body_src = &source[body_offset..];
-    let toks = lua::tokenize(body_src, header_end + 1).map_err(|(l, m)| err(l, m))?;
-    let structure = Structure::of(&toks).map_err(|(l, m)| err(l, m))?;
+    let (body_offset, toks, structure) =
+        body_below(source, &lines, header_end).map_err(|(l, m)| err(l, m))?;
     let mut spec = ScriptSpec {
         name: format!("{pattern}.{op}"),
         pattern,
