@@ -27,7 +27,7 @@
 use crate::commands::Command;
 use crate::lua::{BlockKind, Tok, Token};
 use crate::{
-    Body, HeaderError, body_below, command_list, error_list, error_reply_spans, is_ident,
+    Body, Header, HeaderError, body_below, command_list, error_list, error_reply_spans, is_ident,
     summary_of,
 };
 
@@ -36,24 +36,12 @@ use crate::{
 pub struct Include {
     /// `<name>` of `lua/includes/<name>.lua`: what `-- INCLUDE` names.
     pub name: String,
-    /// Path relative to `lua/`: `includes/<name>.lua`.
-    pub file: String,
-    pub summary: String,
-    /// The header's `WRITES`, sorted.
-    pub writes: Vec<String>,
-    /// The header's `READS`, sorted.
-    pub reads: Vec<String>,
-    /// The header's `ERRORS`, as listed.
-    pub errors: Vec<String>,
-    /// The header's `INCLUDE` names: includes whose functions its own call
-    /// (inlined before it).
-    pub includes: Vec<String>,
+    /// Its file (`includes/<name>.lua`), summary, lists and text; its
+    /// `INCLUDE` names are includes whose functions its own call (inlined
+    /// before it).
+    pub header: Header,
     /// The functions it defines, in file order.
     pub functions: Vec<Function>,
-    /// The file's text.
-    pub source: String,
-    /// Byte offset of the body (the first line after the header) in `source`.
-    pub body_offset: usize,
     /// Each command it calls, with the line of its first call.
     pub(crate) command_lines: Vec<(&'static Command, usize)>,
     /// Each error code it raises, with the line where it is first raised.
@@ -108,16 +96,17 @@ impl Include {
     /// The text a script that includes it ships after its generated
     /// checks: the include's body between two marker lines.
     pub fn inlined(&self) -> String {
-        let body = self.source[self.body_offset..].trim_start_matches('\n');
+        let header = &self.header;
+        let body = header.source[header.body_offset..].trim_start_matches('\n');
         let mut out = format!(
             "-- included from lua/{} (crates/codegen: INCLUDE {})\n",
-            self.file, self.name
+            header.file, self.name
         );
         out.push_str(body);
         if !body.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&format!("-- end of lua/{}\n", self.file));
+        out.push_str(&format!("-- end of lua/{}\n", header.file));
         out
     }
 
@@ -250,7 +239,10 @@ pub fn parse_include_with(
         if let Some((other, _)) = nested.iter().find(|(n, _)| n.function(fname).is_some()) {
             return Err(err(
                 t.line,
-                format!("function `{fname}` is also defined by lua/{}", other.file),
+                format!(
+                    "function `{fname}` is also defined by lua/{}",
+                    other.header.file
+                ),
             ));
         }
         let mut params = Vec::new();
@@ -383,7 +375,7 @@ pub fn parse_include_with(
                 t.line,
                 format!(
                     "`{n}` (lua/{}) is only ever called, by name: `{n}(...)`",
-                    nested[k].0.file
+                    nested[k].0.header.file
                 ),
             ));
         };
@@ -619,15 +611,17 @@ pub fn parse_include_with(
     reads.sort();
     Ok(Include {
         name: name.to_string(),
-        file: file.to_string(),
-        summary,
-        includes: nested.iter().map(|(i, _)| i.name.clone()).collect(),
-        writes,
-        reads,
-        errors,
+        header: Header {
+            file: file.to_string(),
+            summary,
+            errors,
+            writes,
+            reads,
+            includes: nested.iter().map(|(i, _)| i.name.clone()).collect(),
+            source: source.to_string(),
+            body_offset,
+        },
         functions: functions.into_iter().map(|(_, _, f)| f).collect(),
-        source: source.to_string(),
-        body_offset,
         command_lines,
         error_lines,
         called,

@@ -424,6 +424,27 @@ pub struct AclCheck {
     pub key: String,
 }
 
+/// What the header of a script and that of an include both declare, with
+/// the file they head.
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// Path relative to `lua/`, with `/` separators.
+    pub file: String,
+    pub summary: String,
+    /// The header's `ERRORS`, as listed.
+    pub errors: Vec<String>,
+    /// The header's `WRITES`, sorted.
+    pub writes: Vec<String>,
+    /// The header's `READS`, sorted.
+    pub reads: Vec<String>,
+    /// The header's `INCLUDE` names, in header order.
+    pub includes: Vec<String>,
+    /// The file's text.
+    pub source: String,
+    /// Byte offset of the body (the first line after the header) in `source`.
+    pub body_offset: usize,
+}
+
 /// A parsed script: its place in the bundle, its header and what the
 /// generated checks test.
 #[derive(Debug, Clone)]
@@ -432,20 +453,12 @@ pub struct ScriptSpec {
     pub name: String,
     pub pattern: String,
     pub op: String,
-    /// Path relative to `lua/`, with `/` separators.
-    pub file: String,
-    pub summary: String,
+    /// Its file, summary, lists and text.
+    pub header: Header,
     pub keys: Vec<Key>,
     pub args: Vec<Arg>,
     pub returns: ReturnType,
     pub returns_doc: String,
-    /// The error codes a call may answer with as domain errors: `BADARG`
-    /// (the generated checks), then the header's `ERRORS`.
-    pub errors: Vec<String>,
-    /// The header's `WRITES`, sorted.
-    pub writes: Vec<String>,
-    /// The header's `READS`, sorted.
-    pub reads: Vec<String>,
     pub read_only: bool,
     /// The header's `IDEMPOTENT` (`Always` for a `no-writes` script that
     /// does not say).
@@ -461,12 +474,6 @@ pub struct ScriptSpec {
     /// in a writing script every write command, and every other command
     /// that may run after a write.
     pub acl_checks: Vec<AclCheck>,
-    /// The file's text.
-    pub source: String,
-    /// Byte offset of the body (the first line after the header) in `source`.
-    pub body_offset: usize,
-    /// The header's `INCLUDE` names, in header order.
-    pub includes: Vec<String>,
     /// What [`ScriptSpec::shipped`] inserts after the generated checks: the
     /// body of each include, between marker lines ([`Include::inlined`]).
     pub inlined: String,
@@ -479,8 +486,9 @@ impl ScriptSpec {
     /// functions of its includes, then the file's body (so line 1 stays
     /// the shebang).
     pub fn shipped(&self) -> String {
-        let (head, body) = self.source.split_at(self.body_offset);
-        let mut out = String::with_capacity(self.source.len() + self.inlined.len() + 2048);
+        let source = &self.header.source;
+        let (head, body) = source.split_at(self.header.body_offset);
+        let mut out = String::with_capacity(source.len() + self.inlined.len() + 2048);
         out.push_str(head);
         if !head.ends_with('\n') {
             out.push('\n');
@@ -489,6 +497,15 @@ impl ScriptSpec {
         out.push_str(&self.inlined);
         out.push_str(body);
         out
+    }
+
+    /// The error codes a call may answer with as domain errors: `BADARG`
+    /// (the generated checks), then the header's other `ERRORS`.
+    pub fn errors(&self) -> Vec<String> {
+        let listed = self.header.errors.iter().filter(|c| *c != "BADARG");
+        std::iter::once("BADARG".to_string())
+            .chain(listed.cloned())
+            .collect()
     }
 
     /// The generated checks alone (what [`ScriptSpec::shipped`] inserts).
@@ -559,7 +576,7 @@ impl std::fmt::Display for HeaderError {
 }
 
 /// A problem in a script: at one of its lines, or (`include`, an index in
-/// [`ScriptSpec::includes`]) at a line of one of its includes.
+/// [`Header::includes`]) at a line of one of its includes.
 #[derive(Debug)]
 struct Fault {
     line: usize,
@@ -1135,23 +1152,25 @@ pub fn parse_script_with(
         name: format!("{pattern}.{op}"),
         pattern,
         op,
-        file: file.to_string(),
-        summary,
+        header: Header {
+            file: file.to_string(),
+            summary,
+            errors: Vec::new(),
+            writes: Vec::new(),
+            reads: Vec::new(),
+            includes: includes.iter().map(|(n, _)| n.clone()).collect(),
+            source: source.to_string(),
+            body_offset,
+        },
         keys,
         args,
         returns,
         returns_doc,
-        errors: Vec::new(),
-        writes: Vec::new(),
-        reads: Vec::new(),
         read_only,
         idempotent: Idempotency::Always,
         idempotent_doc: String::new(),
         type_checked: Vec::new(),
         acl_checks: Vec::new(),
-        source: source.to_string(),
-        body_offset,
-        includes: Vec::new(),
         inlined: String::new(),
         sha1_hex: String::new(),
     };
@@ -1165,13 +1184,12 @@ pub fn parse_script_with(
         })?;
         resolved.push(inc);
     }
-    spec.includes = includes.iter().map(|(n, _)| n.clone()).collect();
     spec.inlined = inline_all(&resolved, known);
     let fault = |f: Fault| match f.include {
         None => err(f.line, f.message),
         Some(k) => HeaderError {
             included_by: Some(format!("lua/{file}")),
-            ..HeaderError::in_lua(&resolved[k].file, f.line, f.message)
+            ..HeaderError::in_lua(&resolved[k].header.file, f.line, f.message)
         },
     };
     let mut body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
@@ -1193,11 +1211,9 @@ pub fn parse_script_with(
         (&reads, reads_line),
     )
     .map_err(fault)?;
-    spec.writes = writes;
-    spec.reads = reads;
-    spec.errors = std::iter::once("BADARG".to_string())
-        .chain(errors.into_iter().filter(|c| c != "BADARG"))
-        .collect();
+    spec.header.writes = writes;
+    spec.header.reads = reads;
+    spec.header.errors = errors;
     analyse(&mut spec, &body, &toks, &structure).map_err(fault)?;
     (spec.idempotent, spec.idempotent_doc) =
         check_idempotent(&spec, idempotent, header_end + 1).map_err(|(l, m)| err(l, m))?;
@@ -1217,7 +1233,7 @@ fn inline_all(listed: &[&Include], known: &[Include]) -> String {
         if done.contains(&inc.name.as_str()) {
             return;
         }
-        for name in &inc.includes {
+        for name in &inc.header.includes {
             let dep = known
                 .iter()
                 .find(|i| &i.name == name)
@@ -1286,7 +1302,7 @@ enum FirstArg {
 /// Where a command an included function calls comes from.
 #[derive(Debug, Clone)]
 struct Via {
-    /// Index in [`ScriptSpec::includes`].
+    /// Index in [`Header::includes`] (of the script).
     include: usize,
     /// Line of the command in the include.
     line: usize,
@@ -1596,7 +1612,7 @@ impl Body {
                         t.line,
                         format!(
                             "`{name}` is a function of lua/{}: add `-- INCLUDE {}` to the header",
-                            inc.file, inc.name
+                            inc.header.file, inc.name
                         ),
                     )));
                 }
@@ -1608,7 +1624,7 @@ impl Body {
                     t.line,
                     format!(
                         "`{name}` is defined here and by lua/{} (INCLUDE {}): rename one",
-                        inc.file, inc.name
+                        inc.header.file, inc.name
                     ),
                 )));
             }
@@ -1621,7 +1637,7 @@ impl Body {
                     t.line,
                     format!(
                         "`{name}` (lua/{}) is only ever called, by name: `{name}(...)`",
-                        inc.file
+                        inc.header.file
                     ),
                 )));
             };
@@ -1686,7 +1702,7 @@ impl Body {
                             t.line,
                             format!(
                                 "`{name}` raises BADARG with its `{}` (lua/{}:{line}): pass the name refused as a string literal",
-                                f.params[*p], inc.file
+                                f.params[*p], inc.header.file
                             ),
                         )));
                     };
@@ -1856,7 +1872,7 @@ fn check_errors(
     }
     for code in errors {
         let raised = body.error_codes.iter().any(|e| &e.code == code)
-            || includes.iter().any(|i| i.errors.contains(code));
+            || includes.iter().any(|i| i.header.errors.contains(code));
         if !raised {
             return Err(Fault::from((
                 errors_line,
@@ -2322,14 +2338,15 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
     }
     includes.sort_by(|a, b| a.name.cmp(&b.name));
     for (i, inc) in includes.iter().enumerate() {
-        let at = |line: usize, message: String| HeaderError::in_lua(&inc.file, line, message);
+        let at =
+            |line: usize, message: String| HeaderError::in_lua(&inc.header.file, line, message);
         for f in &inc.functions {
             if let Some(other) = includes[..i].iter().find(|o| o.function(&f.name).is_some()) {
                 return Err(at(
                     f.line,
                     format!(
                         "function `{}` is also defined by lua/{}",
-                        f.name, other.file
+                        f.name, other.header.file
                     ),
                 ));
             }
@@ -2340,7 +2357,7 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
                     *line,
                     format!(
                         "`{name}` is a function of lua/{}: add `-- INCLUDE {}` to this include's header",
-                        other.file, other.name
+                        other.header.file, other.name
                     ),
                 ));
             }
@@ -2362,18 +2379,18 @@ pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
     // Included by a script, or by an include that is.
     let mut used: Vec<&str> = specs
         .iter()
-        .flat_map(|s| s.includes.iter().map(String::as_str))
+        .flat_map(|s| s.header.includes.iter().map(String::as_str))
         .collect();
     let mut k = 0;
     while k < used.len() {
         if let Some(inc) = includes.iter().find(|i| i.name == used[k]) {
-            used.extend(inc.includes.iter().map(String::as_str));
+            used.extend(inc.header.includes.iter().map(String::as_str));
         }
         k += 1;
     }
     if let Some(unused) = includes.iter().find(|i| !used.contains(&i.name.as_str())) {
         return Err(HeaderError::in_lua(
-            &unused.file,
+            &unused.header.file,
             1,
             format!(
                 "no script includes it: add `-- INCLUDE {}` to a header, or delete the file",
