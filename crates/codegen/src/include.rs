@@ -27,8 +27,7 @@
 use crate::commands::Command;
 use crate::lua::{BlockKind, Tok, Token};
 use crate::{
-    Body, Header, HeaderError, body_below, command_list, error_list, error_reply_spans, is_ident,
-    summary_of,
+    Body, Header, HeaderError, Lists, body_below, error_reply_spans, is_ident, summary_of,
 };
 
 /// A parsed include.
@@ -145,7 +144,7 @@ pub fn parse_include_with(
             "an include's first line is `--- <summary>` (no shebang: it is no script)".into(),
         )
     })?;
-    let (mut writes, mut reads, mut errors) = (None, None, None);
+    let mut lists = Lists::default();
     let mut nested: Vec<(&Include, usize)> = Vec::new();
     let mut header_end = lines.len();
     for (idx, raw) in lines.iter().enumerate().skip(1) {
@@ -158,10 +157,10 @@ pub fn parse_include_with(
             break;
         };
         let (word, rest) = text.split_at(text.find(' ').unwrap_or(text.len()));
-        let slot = match word {
-            "WRITES" => &mut writes,
-            "READS" => &mut reads,
-            "ERRORS" => &mut errors,
+        match word {
+            "WRITES" | "READS" | "ERRORS" => {
+                lists.read(word, rest, lineno).map_err(|m| err(lineno, m))?;
+            }
             "INCLUDE" => {
                 let n = rest.trim();
                 if nested.iter().any(|(i, _)| i.name == n) {
@@ -174,7 +173,6 @@ pub fn parse_include_with(
                     )
                 })?;
                 nested.push((inc, lineno));
-                continue;
             }
             other => {
                 return Err(err(
@@ -184,21 +182,13 @@ pub fn parse_include_with(
                     ),
                 ));
             }
-        };
-        if slot.is_some() {
-            return Err(err(lineno, format!("{word} given twice")));
         }
-        let list = if word == "ERRORS" {
-            error_list(rest)
-        } else {
-            command_list(word, rest)
-        }
-        .map_err(|m| err(lineno, m))?;
-        *slot = Some((list, lineno));
     }
-    let (writes, writes_line) = writes.unwrap_or_default();
-    let (reads, reads_line) = reads.unwrap_or_default();
-    let (errors, errors_line) = errors.unwrap_or_default();
+    let Lists {
+        writes: (writes, writes_line),
+        reads: (reads, reads_line),
+        errors: (errors, errors_line),
+    } = lists;
 
     let (body_offset, toks, structure) =
         body_below(source, &lines, header_end).map_err(|(l, m)| err(l, m))?;

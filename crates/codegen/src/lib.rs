@@ -691,6 +691,39 @@ pub(crate) fn body_below(
     Ok((body_offset, toks, structure))
 }
 
+/// The `WRITES`, `READS` and `ERRORS` lines of a header (a script's or an
+/// include's) as read so far: each list with the line that gave it (0: none
+/// did).
+#[derive(Default)]
+pub(crate) struct Lists {
+    pub writes: (Vec<String>, usize),
+    pub reads: (Vec<String>, usize),
+    pub errors: (Vec<String>, usize),
+}
+
+impl Lists {
+    /// Reads the list of a `WRITES`, `READS` or `ERRORS` (`word`) line
+    /// given at `line`.
+    pub(crate) fn read(&mut self, word: &str, rest: &str, line: usize) -> Result<(), String> {
+        let slot = match word {
+            "WRITES" => &mut self.writes,
+            "READS" => &mut self.reads,
+            "ERRORS" => &mut self.errors,
+            other => unreachable!("`{other}` is no list line"),
+        };
+        if slot.1 != 0 {
+            return Err(format!("{word} given twice"));
+        }
+        let list = if word == "ERRORS" {
+            error_list(rest)?
+        } else {
+            command_list(word, rest)?
+        };
+        *slot = (list, line);
+        Ok(())
+    }
+}
+
 /// A `WRITES` (`word`) or `READS` list: known commands of that kind, sorted.
 pub(crate) fn command_list(word: &str, rest: &str) -> Result<Vec<String>, String> {
     let write = word == "WRITES";
@@ -861,10 +894,7 @@ pub fn parse_script_with(
     let mut keys: Vec<Key> = Vec::new();
     let mut args: Vec<Arg> = Vec::new();
     let mut returns: Option<(ReturnType, String)> = None;
-    let mut errors: Vec<String> = Vec::new();
-    let mut errors_line = 0;
-    let mut writes: Option<(Vec<String>, usize)> = None;
-    let mut reads: Option<(Vec<String>, usize)> = None;
+    let mut lists = Lists::default();
     let mut idempotent: Option<(Idempotency, String, usize)> = None;
     let mut includes: Vec<(String, usize)> = Vec::new();
     // Which doc string a continuation line extends.
@@ -1036,14 +1066,6 @@ pub fn parse_script_with(
                 returns = Some((ty, doc.trim().to_string()));
                 last = Last::Returns;
             }
-            "ERRORS" => {
-                if errors_line != 0 {
-                    return Err(err(lineno, "ERRORS given twice".into()));
-                }
-                errors_line = lineno;
-                errors = error_list(rest).map_err(|m| err(lineno, m))?;
-                last = Last::None;
-            }
             "IDEMPOTENT" => {
                 if idempotent.is_some() {
                     return Err(err(lineno, "IDEMPOTENT given twice".into()));
@@ -1075,19 +1097,8 @@ pub fn parse_script_with(
                 idempotent = Some((value, doc.trim().to_string(), lineno));
                 last = Last::Idempotent;
             }
-            "WRITES" | "READS" => {
-                let slot = if word == "WRITES" {
-                    &mut writes
-                } else {
-                    &mut reads
-                };
-                if slot.is_some() {
-                    return Err(err(lineno, format!("{word} given twice")));
-                }
-                *slot = Some((
-                    command_list(word, rest).map_err(|m| err(lineno, m))?,
-                    lineno,
-                ));
+            "WRITES" | "READS" | "ERRORS" => {
+                lists.read(word, rest, lineno).map_err(|m| err(lineno, m))?;
                 last = Last::None;
             }
             "INCLUDE" => {
@@ -1200,9 +1211,12 @@ pub fn parse_script_with(
     body.scan_includes(&toks, &resolved, &includes, known, &names)
         .map_err(fault)?;
     check_uses(&spec, &body).map_err(|(l, m)| err(l, m))?;
+    let Lists {
+        writes: (writes, writes_line),
+        reads: (reads, reads_line),
+        errors: (errors, errors_line),
+    } = lists;
     check_errors(&spec, &body, &resolved, &errors, errors_line).map_err(fault)?;
-    let (writes, writes_line) = writes.unwrap_or((Vec::new(), 0));
-    let (reads, reads_line) = reads.unwrap_or((Vec::new(), 0));
     check_commands(
         &spec,
         &body,
