@@ -27,7 +27,8 @@
 use crate::commands::Command;
 use crate::lua::{BlockKind, Tok, Token};
 use crate::{
-    Body, Header, HeaderError, Lists, body_below, error_reply_spans, is_ident, summary_of,
+    Body, Header, HeaderError, Lists, body_below, error_reply_spans, find_include, is_ident,
+    summary_of,
 };
 
 /// A parsed include.
@@ -166,12 +167,7 @@ pub fn parse_include_with(
                 if nested.iter().any(|(i, _)| i.name == n) {
                     return Err(err(lineno, format!("include `{n}` is listed twice")));
                 }
-                let inc = known.iter().find(|i| i.name == n).ok_or_else(|| {
-                    err(
-                        lineno,
-                        format!("include `{n}` not found: there is no lua/includes/{n}.lua"),
-                    )
-                })?;
+                let inc = find_include(known, n).map_err(|m| err(lineno, m))?;
                 nested.push((inc, lineno));
             }
             other => {

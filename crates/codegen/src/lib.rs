@@ -724,6 +724,14 @@ impl Lists {
     }
 }
 
+/// The include `-- INCLUDE <name>` names, among those `known`.
+pub(crate) fn find_include<'a>(known: &'a [Include], name: &str) -> Result<&'a Include, String> {
+    known
+        .iter()
+        .find(|i| i.name == name)
+        .ok_or_else(|| format!("include `{name}` not found: there is no lua/includes/{name}.lua"))
+}
+
 /// A `WRITES` (`word`) or `READS` list: known commands of that kind, sorted.
 pub(crate) fn command_list(word: &str, rest: &str) -> Result<Vec<String>, String> {
     let write = word == "WRITES";
@@ -1187,13 +1195,7 @@ pub fn parse_script_with(
     };
     let mut resolved: Vec<&Include> = Vec::with_capacity(includes.len());
     for (name, line) in &includes {
-        let inc = known.iter().find(|i| &i.name == name).ok_or_else(|| {
-            err(
-                *line,
-                format!("include `{name}` not found: there is no lua/includes/{name}.lua"),
-            )
-        })?;
-        resolved.push(inc);
+        resolved.push(find_include(known, name).map_err(|m| err(*line, m))?);
     }
     spec.inlined = inline_all(&resolved, known);
     let fault = |f: Fault| match f.include {
