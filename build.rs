@@ -54,14 +54,14 @@ fn main() {
                     dir.file_name().to_string_lossy(),
                     file.file_name().to_string_lossy()
                 );
-                if !specs.iter().any(|s| s.file == rel) {
+                if !specs.iter().any(|s| s.header.file == rel) {
                     std::fs::remove_file(file.path()).expect("remove a stale shipped script");
                 }
             }
         }
     }
     for s in &specs {
-        write_if_changed(&shipped.join(&s.file), &s.shipped());
+        write_if_changed(&shipped.join(&s.header.file), &s.shipped());
     }
     // The key and argument types, one definition with the generator's.
     write_if_changed(

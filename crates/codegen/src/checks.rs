@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Arg, ArgType, Bound, KeyType, ScriptSpec};
+use crate::{Arg, ArgType, Bound, KeyType, ScriptSpec, tail};
 
 /// First line of the generated block (tests find the block by it).
 pub const BEGIN: &str = "-- generated checks (crates/codegen, from the header above): arity, arguments, ACL and key types, before the body";
@@ -228,13 +228,7 @@ pub fn lua_checks(spec: &ScriptSpec) -> String {
     out.push_str("do\n");
     let fixed_keys = spec.fixed_keys();
     let key_tail = spec.keys.iter().any(|k| k.variadic);
-    let key_names = names(spec.keys.iter().map(|k| {
-        if k.variadic {
-            format!("{}..", k.name)
-        } else {
-            k.name.clone()
-        }
-    }));
+    let key_names = names(spec.keys.iter().map(|k| tail(&k.name, k.variadic)));
     if !key_tail {
         let _ = writeln!(
             out,
@@ -257,13 +251,7 @@ pub fn lua_checks(spec: &ScriptSpec) -> String {
 
     let fixed = spec.fixed_args();
     let arg_tail = spec.args.iter().any(|a| a.variadic);
-    let arg_names = names(spec.args.iter().map(|a| {
-        if a.variadic {
-            format!("{}..", a.name)
-        } else {
-            a.name.clone()
-        }
-    }));
+    let arg_names = names(spec.args.iter().map(|a| tail(&a.name, a.variadic)));
     let missing = || {
         let list: Vec<String> = spec.args[..fixed].iter().map(|a| lit(&a.name)).collect();
         format!(

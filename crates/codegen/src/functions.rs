@@ -55,7 +55,7 @@ pub fn library(specs: &[ScriptSpec]) -> Result<String, HeaderError> {
         let name = s.function_name();
         if !valid_function_name(&name) {
             return Err(HeaderError::in_lua(
-                &s.file,
+                &s.header.file,
                 1,
                 format!(
                     "function name {name:?} (from the file's path) must be letters, digits and '_'"
@@ -64,12 +64,12 @@ pub fn library(specs: &[ScriptSpec]) -> Result<String, HeaderError> {
         }
         if let Some((_, other)) = seen.iter().find(|(n, _)| *n == name) {
             return Err(HeaderError::in_lua(
-                &s.file,
+                &s.header.file,
                 1,
                 format!("its function name {name} is also lua/{other}'s"),
             ));
         }
-        seen.push((name.clone(), &s.file));
+        seen.push((name.clone(), &s.header.file));
         let shipped = s.shipped();
         // The shebang line becomes the registration's flags.
         let body = shipped.split_once('\n').map_or("", |(_, rest)| rest);
@@ -77,13 +77,13 @@ pub fn library(specs: &[ScriptSpec]) -> Result<String, HeaderError> {
         let _ = writeln!(
             out,
             "\n-- {} (lua/{}, sha1 {} as a script)",
-            s.name, s.file, s.sha1_hex
+            s.name, s.header.file, s.sha1_hex
         );
         let _ = writeln!(
             out,
             "redis.register_function{{function_name = {}, flags = {flags}, description = {},",
             checks::lit(&name),
-            checks::lit(&s.summary)
+            checks::lit(&s.header.summary)
         );
         out.push_str("callback = function(KEYS, ARGV)\n");
         out.push_str(body);

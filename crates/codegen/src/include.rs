@@ -25,32 +25,23 @@
 //! and in that order.
 
 use crate::commands::Command;
-use crate::lua::{self, BlockKind, Structure, Tok, Token};
-use crate::{Body, HeaderError, command_list, error_reply_spans, is_ident, upper_words};
+use crate::lua::{BlockKind, Tok, Token};
+use crate::{
+    Body, Header, HeaderError, Lists, body_below, error_reply_spans, find_include, is_ident,
+    summary_of,
+};
 
 /// A parsed include.
 #[derive(Debug, Clone)]
 pub struct Include {
     /// `<name>` of `lua/includes/<name>.lua`: what `-- INCLUDE` names.
     pub name: String,
-    /// Path relative to `lua/`: `includes/<name>.lua`.
-    pub file: String,
-    pub summary: String,
-    /// The header's `WRITES`, sorted.
-    pub writes: Vec<String>,
-    /// The header's `READS`, sorted.
-    pub reads: Vec<String>,
-    /// The header's `ERRORS`, as listed.
-    pub errors: Vec<String>,
-    /// The header's `INCLUDE` names: includes whose functions its own call
-    /// (inlined before it).
-    pub includes: Vec<String>,
+    /// Its file (`includes/<name>.lua`), summary, lists and text; its
+    /// `INCLUDE` names are includes whose functions its own call (inlined
+    /// before it).
+    pub header: Header,
     /// The functions it defines, in file order.
     pub functions: Vec<Function>,
-    /// The file's text.
-    pub source: String,
-    /// Byte offset of the body (the first line after the header) in `source`.
-    pub body_offset: usize,
     /// Each command it calls, with the line of its first call.
     pub(crate) command_lines: Vec<(&'static Command, usize)>,
     /// Each error code it raises, with the line where it is first raised.
@@ -105,16 +96,17 @@ impl Include {
     /// The text a script that includes it ships after its generated
     /// checks: the include's body between two marker lines.
     pub fn inlined(&self) -> String {
-        let body = self.source[self.body_offset..].trim_start_matches('\n');
+        let header = &self.header;
+        let body = header.source[header.body_offset..].trim_start_matches('\n');
         let mut out = format!(
             "-- included from lua/{} (crates/codegen: INCLUDE {})\n",
-            self.file, self.name
+            header.file, self.name
         );
         out.push_str(body);
         if !body.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&format!("-- end of lua/{}\n", self.file));
+        out.push_str(&format!("-- end of lua/{}\n", header.file));
         out
     }
 
@@ -147,16 +139,13 @@ pub fn parse_include_with(
         return Err(err(0, "an include's name must be snake_case".into()));
     }
     let lines: Vec<&str> = source.lines().collect();
-    let summary = match lines.first().and_then(|l| l.strip_prefix("--- ")) {
-        Some(s) if !s.trim().is_empty() => s.trim().to_string(),
-        _ => {
-            return Err(err(
-                1,
-                "an include's first line is `--- <summary>` (no shebang: it is no script)".into(),
-            ));
-        }
-    };
-    let (mut writes, mut reads, mut errors) = (None, None, None);
+    let summary = summary_of(lines.first().copied()).ok_or_else(|| {
+        err(
+            1,
+            "an include's first line is `--- <summary>` (no shebang: it is no script)".into(),
+        )
+    })?;
+    let mut lists = Lists::default();
     let mut nested: Vec<(&Include, usize)> = Vec::new();
     let mut header_end = lines.len();
     for (idx, raw) in lines.iter().enumerate().skip(1) {
@@ -169,23 +158,17 @@ pub fn parse_include_with(
             break;
         };
         let (word, rest) = text.split_at(text.find(' ').unwrap_or(text.len()));
-        let slot = match word {
-            "WRITES" => &mut writes,
-            "READS" => &mut reads,
-            "ERRORS" => &mut errors,
+        match word {
+            "WRITES" | "READS" | "ERRORS" => {
+                lists.read(word, rest, lineno).map_err(|m| err(lineno, m))?;
+            }
             "INCLUDE" => {
                 let n = rest.trim();
                 if nested.iter().any(|(i, _)| i.name == n) {
                     return Err(err(lineno, format!("include `{n}` is listed twice")));
                 }
-                let inc = known.iter().find(|i| i.name == n).ok_or_else(|| {
-                    err(
-                        lineno,
-                        format!("include `{n}` not found: there is no lua/includes/{n}.lua"),
-                    )
-                })?;
+                let inc = find_include(known, n).map_err(|m| err(lineno, m))?;
                 nested.push((inc, lineno));
-                continue;
             }
             other => {
                 return Err(err(
@@ -195,32 +178,16 @@ pub fn parse_include_with(
                     ),
                 ));
             }
-        };
-        if slot.is_some() {
-            return Err(err(lineno, format!("{word} given twice")));
         }
-        let list = if word == "ERRORS" {
-            upper_words(rest, "error code")
-                .map_err(|m| err(lineno, format!("ERRORS {m}")))?
-                .into_iter()
-                .map(String::from)
-                .collect()
-        } else {
-            command_list(word, rest).map_err(|m| err(lineno, m))?
-        };
-        *slot = Some((list, lineno));
     }
-    let (writes, writes_line) = writes.unwrap_or_default();
-    let (reads, reads_line) = reads.unwrap_or_default();
-    let (errors, errors_line) = errors.unwrap_or_default();
+    let Lists {
+        writes: (writes, writes_line),
+        reads: (reads, reads_line),
+        errors: (errors, errors_line),
+    } = lists;
 
-    let body_offset = lines[..header_end]
-        .iter()
-        .map(|l| l.len() + 1)
-        .sum::<usize>()
-        .min(source.len());
-    let toks = lua::tokenize(&source[body_offset..], header_end + 1).map_err(|(l, m)| err(l, m))?;
-    let structure = Structure::of(&toks).map_err(|(l, m)| err(l, m))?;
+    let (body_offset, toks, structure) =
+        body_below(source, &lines, header_end).map_err(|(l, m)| err(l, m))?;
     let body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
     if let Some(u) = body.keys.iter().chain(&body.argv).next() {
         return Err(err(
@@ -258,7 +225,10 @@ pub fn parse_include_with(
         if let Some((other, _)) = nested.iter().find(|(n, _)| n.function(fname).is_some()) {
             return Err(err(
                 t.line,
-                format!("function `{fname}` is also defined by lua/{}", other.file),
+                format!(
+                    "function `{fname}` is also defined by lua/{}",
+                    other.header.file
+                ),
             ));
         }
         let mut params = Vec::new();
@@ -391,7 +361,7 @@ pub fn parse_include_with(
                 t.line,
                 format!(
                     "`{n}` (lua/{}) is only ever called, by name: `{n}(...)`",
-                    nested[k].0.file
+                    nested[k].0.header.file
                 ),
             ));
         };
@@ -627,15 +597,17 @@ pub fn parse_include_with(
     reads.sort();
     Ok(Include {
         name: name.to_string(),
-        file: file.to_string(),
-        summary,
-        includes: nested.iter().map(|(i, _)| i.name.clone()).collect(),
-        writes,
-        reads,
-        errors,
+        header: Header {
+            file: file.to_string(),
+            summary,
+            errors,
+            writes,
+            reads,
+            includes: nested.iter().map(|(i, _)| i.name.clone()).collect(),
+            source: source.to_string(),
+            body_offset,
+        },
         functions: functions.into_iter().map(|(_, _, f)| f).collect(),
-        source: source.to_string(),
-        body_offset,
         command_lines,
         error_lines,
         called,

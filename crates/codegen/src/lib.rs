@@ -424,6 +424,27 @@ pub struct AclCheck {
     pub key: String,
 }
 
+/// What the header of a script and that of an include both declare, with
+/// the file they head.
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// Path relative to `lua/`, with `/` separators.
+    pub file: String,
+    pub summary: String,
+    /// The header's `ERRORS`, as listed.
+    pub errors: Vec<String>,
+    /// The header's `WRITES`, sorted.
+    pub writes: Vec<String>,
+    /// The header's `READS`, sorted.
+    pub reads: Vec<String>,
+    /// The header's `INCLUDE` names, in header order.
+    pub includes: Vec<String>,
+    /// The file's text.
+    pub source: String,
+    /// Byte offset of the body (the first line after the header) in `source`.
+    pub body_offset: usize,
+}
+
 /// A parsed script: its place in the bundle, its header and what the
 /// generated checks test.
 #[derive(Debug, Clone)]
@@ -432,20 +453,12 @@ pub struct ScriptSpec {
     pub name: String,
     pub pattern: String,
     pub op: String,
-    /// Path relative to `lua/`, with `/` separators.
-    pub file: String,
-    pub summary: String,
+    /// Its file, summary, lists and text.
+    pub header: Header,
     pub keys: Vec<Key>,
     pub args: Vec<Arg>,
     pub returns: ReturnType,
     pub returns_doc: String,
-    /// The error codes a call may answer with as domain errors: `BADARG`
-    /// (the generated checks), then the header's `ERRORS`.
-    pub errors: Vec<String>,
-    /// The header's `WRITES`, sorted.
-    pub writes: Vec<String>,
-    /// The header's `READS`, sorted.
-    pub reads: Vec<String>,
     pub read_only: bool,
     /// The header's `IDEMPOTENT` (`Always` for a `no-writes` script that
     /// does not say).
@@ -461,12 +474,6 @@ pub struct ScriptSpec {
     /// in a writing script every write command, and every other command
     /// that may run after a write.
     pub acl_checks: Vec<AclCheck>,
-    /// The file's text.
-    pub source: String,
-    /// Byte offset of the body (the first line after the header) in `source`.
-    pub body_offset: usize,
-    /// The header's `INCLUDE` names, in header order.
-    pub includes: Vec<String>,
     /// What [`ScriptSpec::shipped`] inserts after the generated checks: the
     /// body of each include, between marker lines ([`Include::inlined`]).
     pub inlined: String,
@@ -479,8 +486,9 @@ impl ScriptSpec {
     /// functions of its includes, then the file's body (so line 1 stays
     /// the shebang).
     pub fn shipped(&self) -> String {
-        let (head, body) = self.source.split_at(self.body_offset);
-        let mut out = String::with_capacity(self.source.len() + self.inlined.len() + 2048);
+        let source = &self.header.source;
+        let (head, body) = source.split_at(self.header.body_offset);
+        let mut out = String::with_capacity(source.len() + self.inlined.len() + 2048);
         out.push_str(head);
         if !head.ends_with('\n') {
             out.push('\n');
@@ -489,6 +497,15 @@ impl ScriptSpec {
         out.push_str(&self.inlined);
         out.push_str(body);
         out
+    }
+
+    /// The error codes a call may answer with as domain errors: `BADARG`
+    /// (the generated checks), then the header's other `ERRORS`.
+    pub fn errors(&self) -> Vec<String> {
+        let listed = self.header.errors.iter().filter(|c| *c != "BADARG");
+        std::iter::once("BADARG".to_string())
+            .chain(listed.cloned())
+            .collect()
     }
 
     /// The generated checks alone (what [`ScriptSpec::shipped`] inserts).
@@ -559,7 +576,7 @@ impl std::fmt::Display for HeaderError {
 }
 
 /// A problem in a script: at one of its lines, or (`include`, an index in
-/// [`ScriptSpec::includes`]) at a line of one of its includes.
+/// [`Header::includes`]) at a line of one of its includes.
 #[derive(Debug)]
 struct Fault {
     line: usize,
@@ -574,6 +591,16 @@ impl From<(usize, String)> for Fault {
             include: None,
             message,
         }
+    }
+}
+
+/// A header entry as lists and indexes show it: `text`, or `text..` for a
+/// variadic tail (`members..`, `KEYS[3..]`).
+pub(crate) fn tail(text: impl std::fmt::Display, variadic: bool) -> String {
+    if variadic {
+        format!("{text}..")
+    } else {
+        text.to_string()
     }
 }
 
@@ -628,6 +655,81 @@ pub(crate) fn upper_words<'a>(rest: &'a str, what: &str) -> Result<Vec<&'a str>,
         return Err(format!("lists no {what}"));
     }
     Ok(out)
+}
+
+/// An `ERRORS` list: upper-case codes, as listed.
+pub(crate) fn error_list(rest: &str) -> Result<Vec<String>, String> {
+    Ok(upper_words(rest, "error code")
+        .map_err(|m| format!("ERRORS {m}"))?
+        .into_iter()
+        .map(String::from)
+        .collect())
+}
+
+/// The summary of a `--- <summary>` line; `None` when `line` is none or
+/// its text is empty.
+pub(crate) fn summary_of(line: Option<&str>) -> Option<String> {
+    let text = line?.strip_prefix("--- ")?.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// The body below a header of `header_end` lines (of `lines`, the lines of
+/// `source`): its byte offset in `source`, its tokens (numbered from line
+/// `header_end + 1`) and their block structure.
+pub(crate) fn body_below(
+    source: &str,
+    lines: &[&str],
+    header_end: usize,
+) -> Result<(usize, Vec<Token>, Structure), (usize, String)> {
+    let body_offset = lines[..header_end]
+        .iter()
+        .map(|l| l.len() + 1)
+        .sum::<usize>()
+        .min(source.len());
+    let toks = lua::tokenize(&source[body_offset..], header_end + 1)?;
+    let structure = Structure::of(&toks)?;
+    Ok((body_offset, toks, structure))
+}
+
+/// The `WRITES`, `READS` and `ERRORS` lines of a header (a script's or an
+/// include's) as read so far: each list with the line that gave it (0: none
+/// did).
+#[derive(Default)]
+pub(crate) struct Lists {
+    pub writes: (Vec<String>, usize),
+    pub reads: (Vec<String>, usize),
+    pub errors: (Vec<String>, usize),
+}
+
+impl Lists {
+    /// Reads the list of a `WRITES`, `READS` or `ERRORS` (`word`) line
+    /// given at `line`.
+    pub(crate) fn read(&mut self, word: &str, rest: &str, line: usize) -> Result<(), String> {
+        let slot = match word {
+            "WRITES" => &mut self.writes,
+            "READS" => &mut self.reads,
+            "ERRORS" => &mut self.errors,
+            other => unreachable!("`{other}` is no list line"),
+        };
+        if slot.1 != 0 {
+            return Err(format!("{word} given twice"));
+        }
+        let list = if word == "ERRORS" {
+            error_list(rest)?
+        } else {
+            command_list(word, rest)?
+        };
+        *slot = (list, line);
+        Ok(())
+    }
+}
+
+/// The include `-- INCLUDE <name>` names, among those `known`.
+pub(crate) fn find_include<'a>(known: &'a [Include], name: &str) -> Result<&'a Include, String> {
+    known
+        .iter()
+        .find(|i| i.name == name)
+        .ok_or_else(|| format!("include `{name}` not found: there is no lua/includes/{name}.lua"))
 }
 
 /// A `WRITES` (`word`) or `READS` list: known commands of that kind, sorted.
@@ -794,18 +896,13 @@ pub fn parse_script_with(
             ));
         }
     };
-    let summary = match lines.get(1).and_then(|l| l.strip_prefix("--- ")) {
-        Some(s) if !s.trim().is_empty() => s.trim().to_string(),
-        _ => return Err(err(2, "second line must be `--- <summary>`".into())),
-    };
+    let summary = summary_of(lines.get(1).copied())
+        .ok_or_else(|| err(2, "second line must be `--- <summary>`".into()))?;
 
     let mut keys: Vec<Key> = Vec::new();
     let mut args: Vec<Arg> = Vec::new();
     let mut returns: Option<(ReturnType, String)> = None;
-    let mut errors: Vec<String> = Vec::new();
-    let mut errors_line = 0;
-    let mut writes: Option<(Vec<String>, usize)> = None;
-    let mut reads: Option<(Vec<String>, usize)> = None;
+    let mut lists = Lists::default();
     let mut idempotent: Option<(Idempotency, String, usize)> = None;
     let mut includes: Vec<(String, usize)> = Vec::new();
     // Which doc string a continuation line extends.
@@ -977,18 +1074,6 @@ pub fn parse_script_with(
                 returns = Some((ty, doc.trim().to_string()));
                 last = Last::Returns;
             }
-            "ERRORS" => {
-                if errors_line != 0 {
-                    return Err(err(lineno, "ERRORS given twice".into()));
-                }
-                errors_line = lineno;
-                errors = upper_words(rest, "error code")
-                    .map_err(|m| err(lineno, format!("ERRORS {m}")))?
-                    .into_iter()
-                    .map(String::from)
-                    .collect();
-                last = Last::None;
-            }
             "IDEMPOTENT" => {
                 if idempotent.is_some() {
                     return Err(err(lineno, "IDEMPOTENT given twice".into()));
@@ -1020,19 +1105,8 @@ pub fn parse_script_with(
                 idempotent = Some((value, doc.trim().to_string(), lineno));
                 last = Last::Idempotent;
             }
-            "WRITES" | "READS" => {
-                let slot = if word == "WRITES" {
-                    &mut writes
-                } else {
-                    &mut reads
-                };
-                if slot.is_some() {
-                    return Err(err(lineno, format!("{word} given twice")));
-                }
-                *slot = Some((
-                    command_list(word, rest).map_err(|m| err(lineno, m))?,
-                    lineno,
-                ));
+            "WRITES" | "READS" | "ERRORS" => {
+                lists.read(word, rest, lineno).map_err(|m| err(lineno, m))?;
                 last = Last::None;
             }
             "INCLUDE" => {
@@ -1091,55 +1165,44 @@ pub fn parse_script_with(
         }
     }
 
-    let body_offset = lines[..header_end]
-        .iter()
-        .map(|l| l.len() + 1)
-        .sum::<usize>();
-    let body_offset = body_offset.min(source.len());
-    let body_src = &source[body_offset..];
-    let toks = lua::tokenize(body_src, header_end + 1).map_err(|(l, m)| err(l, m))?;
-    let structure = Structure::of(&toks).map_err(|(l, m)| err(l, m))?;
+    let (body_offset, toks, structure) =
+        body_below(source, &lines, header_end).map_err(|(l, m)| err(l, m))?;
     let mut spec = ScriptSpec {
         name: format!("{pattern}.{op}"),
         pattern,
         op,
-        file: file.to_string(),
-        summary,
+        header: Header {
+            file: file.to_string(),
+            summary,
+            errors: Vec::new(),
+            writes: Vec::new(),
+            reads: Vec::new(),
+            includes: includes.iter().map(|(n, _)| n.clone()).collect(),
+            source: source.to_string(),
+            body_offset,
+        },
         keys,
         args,
         returns,
         returns_doc,
-        errors: Vec::new(),
-        writes: Vec::new(),
-        reads: Vec::new(),
         read_only,
         idempotent: Idempotency::Always,
         idempotent_doc: String::new(),
         type_checked: Vec::new(),
         acl_checks: Vec::new(),
-        source: source.to_string(),
-        body_offset,
-        includes: Vec::new(),
         inlined: String::new(),
         sha1_hex: String::new(),
     };
     let mut resolved: Vec<&Include> = Vec::with_capacity(includes.len());
     for (name, line) in &includes {
-        let inc = known.iter().find(|i| &i.name == name).ok_or_else(|| {
-            err(
-                *line,
-                format!("include `{name}` not found: there is no lua/includes/{name}.lua"),
-            )
-        })?;
-        resolved.push(inc);
+        resolved.push(find_include(known, name).map_err(|m| err(*line, m))?);
     }
-    spec.includes = includes.iter().map(|(n, _)| n.clone()).collect();
     spec.inlined = inline_all(&resolved, known);
     let fault = |f: Fault| match f.include {
         None => err(f.line, f.message),
         Some(k) => HeaderError {
             included_by: Some(format!("lua/{file}")),
-            ..HeaderError::in_lua(&resolved[k].file, f.line, f.message)
+            ..HeaderError::in_lua(&resolved[k].header.file, f.line, f.message)
         },
     };
     let mut body = Body::scan(&toks).map_err(|(l, m)| err(l, m))?;
@@ -1150,9 +1213,12 @@ pub fn parse_script_with(
     body.scan_includes(&toks, &resolved, &includes, known, &names)
         .map_err(fault)?;
     check_uses(&spec, &body).map_err(|(l, m)| err(l, m))?;
+    let Lists {
+        writes: (writes, writes_line),
+        reads: (reads, reads_line),
+        errors: (errors, errors_line),
+    } = lists;
     check_errors(&spec, &body, &resolved, &errors, errors_line).map_err(fault)?;
-    let (writes, writes_line) = writes.unwrap_or((Vec::new(), 0));
-    let (reads, reads_line) = reads.unwrap_or((Vec::new(), 0));
     check_commands(
         &spec,
         &body,
@@ -1161,11 +1227,9 @@ pub fn parse_script_with(
         (&reads, reads_line),
     )
     .map_err(fault)?;
-    spec.writes = writes;
-    spec.reads = reads;
-    spec.errors = std::iter::once("BADARG".to_string())
-        .chain(errors.into_iter().filter(|c| c != "BADARG"))
-        .collect();
+    spec.header.writes = writes;
+    spec.header.reads = reads;
+    spec.header.errors = errors;
     analyse(&mut spec, &body, &toks, &structure).map_err(fault)?;
     (spec.idempotent, spec.idempotent_doc) =
         check_idempotent(&spec, idempotent, header_end + 1).map_err(|(l, m)| err(l, m))?;
@@ -1185,7 +1249,7 @@ fn inline_all(listed: &[&Include], known: &[Include]) -> String {
         if done.contains(&inc.name.as_str()) {
             return;
         }
-        for name in &inc.includes {
+        for name in &inc.header.includes {
             let dep = known
                 .iter()
                 .find(|i| &i.name == name)
@@ -1254,7 +1318,7 @@ enum FirstArg {
 /// Where a command an included function calls comes from.
 #[derive(Debug, Clone)]
 struct Via {
-    /// Index in [`ScriptSpec::includes`].
+    /// Index in [`Header::includes`] (of the script).
     include: usize,
     /// Line of the command in the include.
     line: usize,
@@ -1564,7 +1628,7 @@ impl Body {
                         t.line,
                         format!(
                             "`{name}` is a function of lua/{}: add `-- INCLUDE {}` to the header",
-                            inc.file, inc.name
+                            inc.header.file, inc.name
                         ),
                     )));
                 }
@@ -1576,7 +1640,7 @@ impl Body {
                     t.line,
                     format!(
                         "`{name}` is defined here and by lua/{} (INCLUDE {}): rename one",
-                        inc.file, inc.name
+                        inc.header.file, inc.name
                     ),
                 )));
             }
@@ -1589,7 +1653,7 @@ impl Body {
                     t.line,
                     format!(
                         "`{name}` (lua/{}) is only ever called, by name: `{name}(...)`",
-                        inc.file
+                        inc.header.file
                     ),
                 )));
             };
@@ -1654,7 +1718,7 @@ impl Body {
                             t.line,
                             format!(
                                 "`{name}` raises BADARG with its `{}` (lua/{}:{line}): pass the name refused as a string literal",
-                                f.params[*p], inc.file
+                                f.params[*p], inc.header.file
                             ),
                         )));
                     };
@@ -1824,7 +1888,7 @@ fn check_errors(
     }
     for code in errors {
         let raised = body.error_codes.iter().any(|e| &e.code == code)
-            || includes.iter().any(|i| i.errors.contains(code));
+            || includes.iter().any(|i| i.header.errors.contains(code));
         if !raised {
             return Err(Fault::from((
                 errors_line,
@@ -2290,14 +2354,15 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
     }
     includes.sort_by(|a, b| a.name.cmp(&b.name));
     for (i, inc) in includes.iter().enumerate() {
-        let at = |line: usize, message: String| HeaderError::in_lua(&inc.file, line, message);
+        let at =
+            |line: usize, message: String| HeaderError::in_lua(&inc.header.file, line, message);
         for f in &inc.functions {
             if let Some(other) = includes[..i].iter().find(|o| o.function(&f.name).is_some()) {
                 return Err(at(
                     f.line,
                     format!(
                         "function `{}` is also defined by lua/{}",
-                        f.name, other.file
+                        f.name, other.header.file
                     ),
                 ));
             }
@@ -2308,7 +2373,7 @@ pub fn parse_includes(root: &Path) -> Result<Vec<Include>, HeaderError> {
                     *line,
                     format!(
                         "`{name}` is a function of lua/{}: add `-- INCLUDE {}` to this include's header",
-                        other.file, other.name
+                        other.header.file, other.name
                     ),
                 ));
             }
@@ -2330,18 +2395,18 @@ pub fn parse_dir(root: &Path) -> Result<Vec<ScriptSpec>, HeaderError> {
     // Included by a script, or by an include that is.
     let mut used: Vec<&str> = specs
         .iter()
-        .flat_map(|s| s.includes.iter().map(String::as_str))
+        .flat_map(|s| s.header.includes.iter().map(String::as_str))
         .collect();
     let mut k = 0;
     while k < used.len() {
         if let Some(inc) = includes.iter().find(|i| i.name == used[k]) {
-            used.extend(inc.includes.iter().map(String::as_str));
+            used.extend(inc.header.includes.iter().map(String::as_str));
         }
         k += 1;
     }
     if let Some(unused) = includes.iter().find(|i| !used.contains(&i.name.as_str())) {
         return Err(HeaderError::in_lua(
-            &unused.file,
+            &unused.header.file,
             1,
             format!(
                 "no script includes it: add `-- INCLUDE {}` to a header, or delete the file",

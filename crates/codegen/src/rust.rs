@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Arg, ArgType, Bound, Idempotency, ScriptSpec};
+use crate::{Arg, ArgType, Bound, Idempotency, ScriptSpec, tail};
 
 fn rust_str(s: &str) -> String {
     format!("{s:?}")
@@ -37,13 +37,14 @@ fn rust_one(ty: ArgType) -> &'static str {
     }
 }
 
-fn rust_many(ty: ArgType) -> &'static str {
-    match ty {
-        ArgType::Integer | ArgType::Int64 => "&[i64]",
-        ArgType::Float => "&[f64]",
-        ArgType::Bool => "&[bool]",
-        ArgType::Enum | ArgType::String => "&[impl AsRef<str>]",
-        ArgType::Bytes => "&[impl AsRef<[u8]>]",
+/// A variadic tail's parameter: a slice of [`rust_one`]'s type, or for a
+/// borrowed one (`&str`) a slice of anything that lends it (`&[String]` as
+/// well as `&[&str]`).
+fn rust_many(ty: ArgType) -> String {
+    let one = rust_one(ty);
+    match one.strip_prefix('&') {
+        Some(lent) => format!("&[impl AsRef<{lent}>]"),
+        None => format!("&[{one}]"),
     }
 }
 
@@ -155,7 +156,7 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
     let _ = writeln!(
         out,
         "/// Registry entry of `{}` (`lua/{}`).",
-        s.name, s.file
+        s.name, s.header.file
     );
     let _ = writeln!(
         out,
@@ -163,10 +164,10 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
         upper(&s.name)
     );
     let _ = writeln!(out, "    name: {},", rust_str(&s.name));
-    let _ = writeln!(out, "    file: {},", rust_str(&s.file));
+    let _ = writeln!(out, "    file: {},", rust_str(&s.header.file));
     let _ = writeln!(out, "    sha1: {},", rust_str(&s.sha1_hex));
     let _ = writeln!(out, "    function: {},", rust_str(&s.function_name()));
-    let _ = writeln!(out, "    summary: {},", rust_str(&s.summary));
+    let _ = writeln!(out, "    summary: {},", rust_str(&s.header.summary));
     out.push_str("    keys: &[\n");
     for k in &s.keys {
         let types: Vec<String> = k
@@ -205,9 +206,9 @@ fn registry_entry(out: &mut String, s: &ScriptSpec) {
     out.push_str("    ],\n");
     let _ = writeln!(out, "    returns: {},", rust_str(s.returns.name()));
     let _ = writeln!(out, "    returns_doc: {},", rust_str(&s.returns_doc));
-    let _ = writeln!(out, "    errors: &{:?},", s.errors);
-    let _ = writeln!(out, "    writes: &{:?},", s.writes);
-    let _ = writeln!(out, "    reads: &{:?},", s.reads);
+    let _ = writeln!(out, "    errors: &{:?},", s.errors());
+    let _ = writeln!(out, "    writes: &{:?},", s.header.writes);
+    let _ = writeln!(out, "    reads: &{:?},", s.header.reads);
     let _ = writeln!(out, "    read_only: {},", s.read_only);
     let idempotent = match &s.idempotent {
         Idempotency::Always => "Idempotency::Always".to_string(),
@@ -252,14 +253,10 @@ fn constants(out: &mut String, s: &ScriptSpec) {
 
 fn wrapper(out: &mut String, s: &ScriptSpec) {
     out.push('\n');
-    let _ = writeln!(out, "    /// {}", doc_text(&s.summary));
+    let _ = writeln!(out, "    /// {}", doc_text(&s.header.summary));
     out.push_str("    ///\n");
     for (i, k) in s.keys.iter().enumerate() {
-        let idx = if k.variadic {
-            format!("{}..", i + 1)
-        } else {
-            (i + 1).to_string()
-        };
+        let idx = tail(i + 1, k.variadic);
         let types: Vec<&str> = k.types.iter().map(|t| t.name()).collect();
         let _ = writeln!(
             out,
@@ -271,11 +268,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
         );
     }
     for (i, a) in s.args.iter().enumerate() {
-        let idx = if a.variadic {
-            format!("{}..", i + 1)
-        } else {
-            (i + 1).to_string()
-        };
+        let idx = tail(i + 1, a.variadic);
         let _ = writeln!(
             out,
             "    /// * `ARGV[{idx}]` `{}` ({}): {}",
@@ -291,7 +284,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
         s.returns.name(),
         doc_text(&s.returns_doc)
     );
-    let codes: Vec<String> = s.errors.iter().map(|c| format!("`{c}`")).collect();
+    let codes: Vec<String> = s.errors().iter().map(|c| format!("`{c}`")).collect();
     out.push_str("    ///\n");
     let _ = writeln!(out, "    /// Domain errors: {}.", codes.join(", "));
     out.push_str("    ///\n");
@@ -318,7 +311,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
         if s.read_only { "EVALSHA_RO" } else { "EVALSHA" },
         if s.read_only { "FCALL_RO" } else { "FCALL" },
         s.function_name(),
-        s.file
+        s.header.file
     );
     let mut params = Vec::new();
     for k in &s.keys {
@@ -339,7 +332,7 @@ fn wrapper(out: &mut String, s: &ScriptSpec) {
             if a.variadic {
                 rust_many(a.ty)
             } else {
-                rust_one(a.ty)
+                rust_one(a.ty).to_string()
             }
         ));
     }

@@ -42,7 +42,7 @@ fn generated_code_matches_golden_file() {
 fn shipped_scripts_match_golden_files() {
     let specs = parse_dir(&fixtures().join("lua")).expect("fixture headers are valid");
     for s in &specs {
-        golden(&format!("shipped/{}.golden", s.file), &s.shipped());
+        golden(&format!("shipped/{}.golden", s.header.file), &s.shipped());
     }
 }
 
@@ -125,9 +125,9 @@ fn fixture_specs_are_parsed_as_declared() {
         put.returns_doc,
         "{new keys, counter} counter after the increment"
     );
-    assert_eq!(put.errors, ["BADARG"]);
-    assert_eq!(put.writes, ["INCRBYFLOAT", "PEXPIRE", "SET"]);
-    assert!(put.reads.is_empty());
+    assert_eq!(put.errors(), ["BADARG"]);
+    assert_eq!(put.header.writes, ["INCRBYFLOAT", "PEXPIRE", "SET"]);
+    assert!(put.header.reads.is_empty());
     assert_eq!(put.idempotent, Idempotency::IfArg("grace_ms".into()));
     assert!(specs[0].read_only && specs[0].idempotent == Idempotency::Always);
     assert_eq!(specs[2].idempotent, Idempotency::Never);
@@ -141,8 +141,8 @@ fn fixture_specs_are_parsed_as_declared() {
     assert_ne!(put.sha1_hex, sha1(source.as_bytes()));
     // The shipped script is the file with the checks between header and body.
     let shipped = put.shipped();
-    assert!(shipped.starts_with(&source[..put.body_offset]));
-    assert!(shipped.ends_with(&source[put.body_offset..]));
+    assert!(shipped.starts_with(&source[..put.header.body_offset]));
+    assert!(shipped.ends_with(&source[put.header.body_offset..]));
     assert_eq!(shipped.len(), source.len() + put.checks().len());
     assert!(specs[0].read_only);
     assert!(
@@ -730,9 +730,9 @@ fn an_include_is_inlined_after_the_generated_checks() {
     let [spec] = specs.as_slice() else {
         panic!("one script")
     };
-    assert_eq!(spec.includes, ["lease"]);
+    assert_eq!(spec.header.includes, ["lease"]);
     golden(
-        &format!("shipped_with_includes/{}.golden", spec.file),
+        &format!("shipped_with_includes/{}.golden", spec.header.file),
         &spec.shipped(),
     );
     let include = std::fs::read_to_string(root.join("includes/lease.lua")).expect("fixture");
@@ -748,9 +748,9 @@ fn an_include_is_inlined_after_the_generated_checks() {
         shipped,
         format!(
             "{}{}{inlined}{}",
-            &source[..spec.body_offset],
+            &source[..spec.header.body_offset],
             spec.checks(),
-            &source[spec.body_offset..]
+            &source[spec.header.body_offset..]
         )
     );
     assert_eq!(spec.sha1_hex, sha1(shipped.as_bytes()));
@@ -943,7 +943,7 @@ fn an_include_may_include_another_inlined_once_before_it() {
         std::slice::from_ref(&inner),
     )
     .expect("valid");
-    assert_eq!(outer.includes, ["lease"]);
+    assert_eq!(outer.header.includes, ["lease"]);
     // What the inner include calls and raises, the outer one declares.
     let e = parse_include_with(
         "includes/twice.lua",
