@@ -62,3 +62,23 @@ pub fn emit<T: Serialize + ?Sized>(value: &T, human: impl FnOnce() -> Vec<String
         }
     }
 }
+
+/// Text lines `name value` for the named top-level fields of `value`'s
+/// JSON form (strings without quotes, numbers and booleans as JSON writes
+/// them), so that a report's text and its `--json` form say the same values
+/// under the same names.
+pub fn field_lines<T: Serialize + ?Sized>(value: &T, names: &[&str]) -> Vec<String> {
+    let json = serde_json::to_value(value).expect("a report serializes");
+    names
+        .iter()
+        .map(|name| {
+            let field = json
+                .get(name)
+                .unwrap_or_else(|| panic!("the report has no field {name}"));
+            match field {
+                serde_json::Value::String(s) => format!("{name} {s}"),
+                other => format!("{name} {other}"),
+            }
+        })
+        .collect()
+}

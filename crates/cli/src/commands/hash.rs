@@ -173,15 +173,10 @@ pub fn run(command: HashCommand) -> CliResult {
                 health: &health,
             };
             out::emit(&report, || {
-                let mut lines = vec![
-                    format!("layout {}", hash.layout()),
-                    format!("sampled {}", health.sampled),
-                    format!("missing {}", health.missing),
-                    format!("listpack {}", health.listpack),
-                    format!("converted {}", health.converted),
-                    format!("max_len {}", health.max_len),
-                    format!("fields_in_sample {}", health.sampled_len),
-                ];
+                let mut lines = vec![format!("layout {}", hash.layout())];
+                let counts = ["sampled", "missing", "listpack", "converted", "max_len"];
+                lines.extend(out::field_lines(&report, &counts));
+                lines.push(format!("fields_in_sample {}", health.sampled_len));
                 lines.extend(
                     health
                         .converted_keys
@@ -293,19 +288,20 @@ fn peak_rss_kib() -> Option<u64> {
 impl ImportSummary {
     fn print(&self) {
         out::emit(self, || {
-            let mut lines = vec![
-                format!(
-                    "imported {} into {} ({})",
-                    self.file, self.base, self.layout
-                ),
-                format!("topology {}", self.topology),
-                format!("start {}", self.start),
-                format!("position {}", self.position),
-                format!("lines {}", self.lines),
-                format!("inserted {}", self.inserted),
-                format!("already_present {}", self.already_present),
-                format!("rejected {}", self.rejected),
+            let mut lines = vec![format!(
+                "imported {} into {} ({})",
+                self.file, self.base, self.layout
+            )];
+            let fields = [
+                "topology",
+                "start",
+                "position",
+                "lines",
+                "inserted",
+                "already_present",
+                "rejected",
             ];
+            lines.extend(out::field_lines(self, &fields));
             for r in &self.rejections {
                 lines.push(format!("  line {}: {}", r.line, r.reason));
             }
