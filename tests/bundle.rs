@@ -5,6 +5,8 @@
 
 #[path = "support/batches.rs"]
 mod batches;
+#[path = "support/examples.rs"]
+mod examples;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -553,6 +555,30 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         .all()
         .unwrap();
     assert_eq!(replies, [1, 1, 2], "each call ran once, in order");
+    // More scripts missing than MAX_ROUNDS: the part stops at each, and
+    // every such round gives a call its reply, so the batch finishes.
+    for node in cluster.nodes() {
+        support::command_ok(&mut node.connection(), &["SCRIPT", "FLUSH"]);
+    }
+    let mut many = Batch::new();
+    let calls = example_calls(&cluster, redis_patterns::core::MAX_ROUNDS + 4);
+    for (script, keys, args) in &calls {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        many.script(support::raw_call::<redis::Value>(script, &keys, &args));
+    }
+    let replies = many
+        .run(&mut con)
+        .expect("every missing script loaded in turn")
+        .into_values();
+    assert_eq!(replies.len(), calls.len());
+    for ((script, ..), reply) in calls.iter().zip(&replies) {
+        assert!(
+            !matches!(reply, redis::Value::ServerError(_)),
+            "{}: {reply:?}",
+            script.name
+        );
+    }
     let (batch, expected) = lock_rounds("l{m}", 6);
     let replies: Vec<i64> = batch
         .run(&mut con)
@@ -582,4 +608,48 @@ fn release_not_loaded(cluster: &redis_patterns_test_support::LocalCluster, key: 
         .script(scripts::lock::release(key, "a", &wake))
         .script(scripts::lock::acquire(key, &fence, "b", 60_000));
     batch
+}
+
+/// `n` valid calls of distinct scripts from the registry's examples, each
+/// on keys of its own (the `{t}` tag of example `i` becomes `{t<i>}`), with
+/// their data written on `cluster`: script, keys and arguments.
+fn example_calls(
+    cluster: &redis_patterns_test_support::LocalCluster,
+    n: usize,
+) -> Vec<(
+    &'static redis_patterns::ScriptInfo,
+    Vec<String>,
+    Vec<String>,
+)> {
+    let mut con = redis_patterns::Connection::open(cluster.nodes()[0].url()).unwrap();
+    let mut calls = Vec::new();
+    for (i, e) in examples::examples(false)
+        .into_iter()
+        .filter(|e| e.keys.iter().all(|k| k.contains("{t}")) && !e.keys.is_empty())
+        .take(n)
+        .enumerate()
+    {
+        let own = |text: &str| text.replace("{t}", &format!("{{t{i}}}"));
+        let mut setup = Batch::new();
+        for c in &e.setup {
+            let mut cmd = redis::Cmd::new();
+            for arg in c.args_iter() {
+                if let redis::Arg::Simple(bytes) = arg {
+                    cmd.arg(own(&String::from_utf8_lossy(bytes)));
+                }
+            }
+            setup.add(own(&e.keys[0]), cmd);
+        }
+        setup.run(&mut con).expect("the example's data");
+        let info = ALL
+            .iter()
+            .copied()
+            .find(|s| s.name == e.script)
+            .expect("a script of the registry");
+        let keys = e.keys.iter().map(|k| own(k)).collect();
+        let args = e.args.iter().map(|a| own(a)).collect();
+        calls.push((info, keys, args));
+    }
+    assert_eq!(calls.len(), n, "enough examples");
+    calls
 }

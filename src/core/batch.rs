@@ -11,8 +11,8 @@
 //!
 //! * A command answered `NOSCRIPT` did not run: its script is loaded with
 //!   `SCRIPT LOAD` in front of it in the next round, which goes at once.
-//!   Reloads are repeated up to [`MAX_ROUNDS`] rounds (a server whose cache
-//!   is flushed again and again).
+//!   Reloads are repeated up to [`MAX_ROUNDS`] rounds in which no command
+//!   got its reply (a server whose cache is flushed again and again).
 //! * A command answered `MOVED` goes again once the slot map is read anew;
 //!   `ASK` sends it to the node named, after `ASKING`.
 //! * A command answered `LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
@@ -54,8 +54,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
 use crate::script::ScriptInfo;
 
-/// The most rounds of script reloads one exchange makes before giving up on
-/// a server whose script cache keeps being flushed.
+/// The most rounds of script reloads in which no command got its reply that
+/// one exchange makes before giving up on a server whose script cache keeps
+/// being flushed.
 pub const MAX_ROUNDS: usize = 8;
 
 /// One command of a batch.
@@ -512,7 +513,7 @@ impl Exchange {
         self.refresh.slots = true;
         self.refresh.router = true;
         self.last = Some(error);
-        self.schedule(true, false, false)
+        self.schedule(true, false, false, false)
     }
 
     /// Files what came back for each part of the round and decides what is
@@ -524,6 +525,8 @@ impl Exchange {
         // How the commands to resend go: after a backoff, at once as a
         // redirect (an attempt), at once as a script reload.
         let (mut later, mut redirect, mut reload) = (false, false, false);
+        // Whether a command got its reply in this round.
+        let mut progressed = false;
         let mut not_durable = None;
         for (part, outcome) in parts.into_iter().zip(outcomes) {
             let router = part.target == Target::Router;
@@ -580,6 +583,7 @@ impl Exchange {
                         continue;
                     }
                     self.out[i] = Some(reply);
+                    progressed = true;
                     if held.iter().any(|&(d, w)| d == domain && (w || writes)) {
                         return Err(self.interrupted());
                     }
@@ -658,16 +662,27 @@ impl Exchange {
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.schedule(later, redirect, reload)
+        self.schedule(later, redirect, reload, progressed)
     }
 
     /// Decides how the pending commands go again: after a backoff (`later`),
     /// at once as a redirect (counted as an attempt), or at once as a script
-    /// reload (counted against [`MAX_ROUNDS`]).
-    fn schedule(&mut self, later: bool, redirect: bool, reload: bool) -> Result<()> {
+    /// reload (counted against [`MAX_ROUNDS`] unless the round `progressed`:
+    /// gave a command its reply, so the pending ones are fewer; a part the
+    /// router sends command by command stops at each script it finds
+    /// missing, and a batch of many such scripts takes a round each).
+    fn schedule(
+        &mut self,
+        later: bool,
+        redirect: bool,
+        reload: bool,
+        progressed: bool,
+    ) -> Result<()> {
         if !later && !redirect {
             debug_assert!(reload);
-            self.reloads += 1;
+            if !progressed {
+                self.reloads += 1;
+            }
             if self.reloads > MAX_ROUNDS {
                 return Err(self.interrupted());
             }
