@@ -558,25 +558,18 @@ fn scripts_run_unchanged_on_a_real_cluster() {
     // More scripts missing than MAX_ROUNDS: the part stops at each, and
     // every such round gives a call its reply, so the batch finishes.
     for node in cluster.nodes() {
-        support::command_ok(&mut node.connection(), &["SCRIPT", "FLUSH"]);
+        script_flush(&mut node.connection());
     }
-    let mut many = Batch::new();
-    let calls = example_calls(&cluster, redis_patterns::core::MAX_ROUNDS + 4);
-    for (script, keys, args) in &calls {
-        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        many.script(support::raw_call::<redis::Value>(script, &keys, &args));
-    }
+    let (many, names) = example_calls(&cluster, redis_patterns::core::MAX_ROUNDS + 4);
     let replies = many
         .run(&mut con)
         .expect("every missing script loaded in turn")
         .into_values();
-    assert_eq!(replies.len(), calls.len());
-    for ((script, ..), reply) in calls.iter().zip(&replies) {
+    assert_eq!(replies.len(), names.len());
+    for (name, reply) in names.iter().zip(&replies) {
         assert!(
             !matches!(reply, redis::Value::ServerError(_)),
-            "{}: {reply:?}",
-            script.name
+            "{name}: {reply:?}"
         );
     }
     let (batch, expected) = lock_rounds("l{m}", 6);
@@ -598,7 +591,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
 fn release_not_loaded(cluster: &redis_patterns_test_support::LocalCluster, key: &str) -> Batch {
     for node in cluster.nodes() {
         let mut c = node.connection();
-        support::command_ok(&mut c, &["SCRIPT", "FLUSH"]);
+        script_flush(&mut c);
         support::script_load(&mut c, &scripts::LOCK_ACQUIRE);
     }
     let (fence, wake) = (format!("{key}:fence"), format!("{key}:wake"));
@@ -610,19 +603,15 @@ fn release_not_loaded(cluster: &redis_patterns_test_support::LocalCluster, key: 
     batch
 }
 
-/// `n` valid calls of distinct scripts from the registry's examples, each
-/// on keys of its own (the `{t}` tag of example `i` becomes `{t<i>}`), with
-/// their data written on `cluster`: script, keys and arguments.
+/// A batch of `n` valid calls of distinct scripts from the registry's
+/// examples, each on keys of its own (the `{t}` tag of example `i` becomes
+/// `{t<i>}`), with their data written on `cluster`; and the scripts' names.
 fn example_calls(
     cluster: &redis_patterns_test_support::LocalCluster,
     n: usize,
-) -> Vec<(
-    &'static redis_patterns::ScriptInfo,
-    Vec<String>,
-    Vec<String>,
-)> {
+) -> (Batch, Vec<&'static str>) {
     let mut con = redis_patterns::Connection::open(cluster.nodes()[0].url()).unwrap();
-    let mut calls = Vec::new();
+    let (mut calls, mut names) = (Batch::new(), Vec::new());
     for (i, e) in examples::examples(false)
         .into_iter()
         .filter(|e| e.keys.iter().all(|k| k.contains("{t}")) && !e.keys.is_empty())
@@ -641,15 +630,15 @@ fn example_calls(
             setup.add(own(&e.keys[0]), cmd);
         }
         setup.run(&mut con).expect("the example's data");
-        let info = ALL
-            .iter()
-            .copied()
-            .find(|s| s.name == e.script)
-            .expect("a script of the registry");
-        let keys = e.keys.iter().map(|k| own(k)).collect();
-        let args = e.args.iter().map(|a| own(a)).collect();
-        calls.push((info, keys, args));
+        let script =
+            redis_patterns::ScriptInfo::by_name(e.script).expect("a script of the registry");
+        let keys: Vec<String> = e.keys.iter().map(|k| own(k)).collect();
+        let args: Vec<String> = e.args.iter().map(|a| own(a)).collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        calls.script(support::raw_call::<redis::Value>(script, &keys, &args));
+        names.push(script.name);
     }
-    assert_eq!(calls.len(), n, "enough examples");
-    calls
+    assert_eq!(names.len(), n, "enough examples");
+    (calls, names)
 }
