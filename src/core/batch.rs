@@ -530,17 +530,17 @@ impl Exchange {
         let mut not_durable = None;
         for (part, outcome) in parts.into_iter().zip(outcomes) {
             let router = part.target == Target::Router;
-            let (replies, failure) = match outcome {
+            let (replies, stopped, failure) = match outcome {
                 Outcome::Replies(v) if v.len() != part.items.len() => {
                     return Err(Error::short_reply());
                 }
-                Outcome::Replies(v) => (v, None),
-                Outcome::Stopped(v) => (v, None),
+                Outcome::Replies(v) => (v, false, None),
+                Outcome::Stopped(v) => (v, true, None),
                 Outcome::Failed {
                     replies,
                     error,
                     reached,
-                } => (replies, Some((error, reached))),
+                } => (replies, false, Some((error, reached))),
             };
             let received = replies.len();
             // Domains in which a command of this part did not run (and
@@ -620,9 +620,9 @@ impl Exchange {
                 }
                 resend.push(i);
             }
-            if failure.is_none() {
-                // A stopped part: what was not sent goes in the next round
-                // (after what is resent above, by their order).
+            if stopped {
+                // What was not sent goes in the next round (after what is
+                // resent above, by their order).
                 for item in &part.items[received..] {
                     if let Item::Cmd(i) = *item {
                         resend.push(i);
