@@ -236,11 +236,11 @@ impl Subscriber {
                 // An error reply (MOVED, NOPERM ...) to the SSUBSCRIBE.
                 Ok(Value::ServerError(e)) => {
                     self.links.remove(node);
-                    return Subscribed::No(Some(refusal_text(e.code(), e.details())));
+                    return Subscribed::No(refusal_text(&e.into()));
                 }
                 Err(e) => {
                     self.links.remove(node);
-                    return Subscribed::No(e.code().map(|c| refusal_text(c, e.detail())));
+                    return Subscribed::No(refusal_text(&e));
                 }
                 Ok(_) => {}
             }

@@ -293,11 +293,9 @@ impl Hub {
                 }
                 return Ok(reg);
             }
-            Ok(Value::ServerError(e)) => Failed::Refused(Some(refusal_text(e.code(), e.details()))),
+            Ok(Value::ServerError(e)) => Failed::Refused(refusal_text(&e.into())),
             Ok(_) => Failed::Refused(None),
-            Err(e) if e.code().is_some() => {
-                Failed::Refused(e.code().map(|c| refusal_text(c, e.detail())))
-            }
+            Err(e) if e.code().is_some() => Failed::Refused(refusal_text(&e)),
             Err(_) => {
                 t.dead = true;
                 Failed::Unreachable

@@ -67,10 +67,12 @@ impl WaitStats {
     }
 }
 
-/// A server's error reply as text: its code, then its details.
-pub(crate) fn refusal_text(code: &str, details: Option<&str>) -> String {
-    match details {
+/// A server's error reply as text, its code then its details (`NOPERM
+/// ...`); `None` for an error that is no reply (the connection failed).
+pub(crate) fn refusal_text(e: &redis::RedisError) -> Option<String> {
+    let code = e.code()?;
+    Some(match e.detail() {
         Some(d) => format!("{code} {d}"),
         None => code.to_string(),
-    }
+    })
 }
