@@ -31,7 +31,7 @@ fn cmd(args: &[&str]) -> Cmd {
 }
 
 fn acquire() -> crate::ScriptCall<i64> {
-    scripts::lock::acquire("l{a}", "l{a}:fence", "tok", 1000).unwrap()
+    scripts::lock::acquire("l{a}", "l{a}:fence", "tok", 1000, &[]).unwrap()
 }
 
 /// The exchange of `batch`, with no backoff between rounds.

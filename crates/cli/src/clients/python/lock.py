@@ -64,7 +64,7 @@ class Lock:
 
     def _try(self):
         token = new_token()
-        reply = yield scripts.Lock.acquire(self.key, self.fence_key, token, self.lease_ms)
+        reply = yield scripts.Lock.acquire(self.key, self.fence_key, token, self.lease_ms, [])
         if reply > 0:
             return Lease(token, reply)
         raise LockBusy(self.key, -reply if reply < 0 else None)
