@@ -191,3 +191,27 @@ pub struct Header {
     /// Byte offset of the body (the first line after the header) in `source`.
     pub body_offset: usize,
 }
+
+impl Header {
+    /// The header of `file` (its `source`, whose body starts at
+    /// `body_offset`) as read: its summary, lists and `INCLUDE` names.
+    pub(crate) fn of(
+        file: &str,
+        source: &str,
+        body_offset: usize,
+        summary: String,
+        lists: Lists,
+        includes: Vec<(String, usize)>,
+    ) -> Self {
+        Self {
+            file: file.to_string(),
+            summary,
+            errors: lists.errors.0,
+            writes: lists.writes.0,
+            reads: lists.reads.0,
+            includes: includes.into_iter().map(|(n, _)| n).collect(),
+            source: source.to_string(),
+            body_offset,
+        }
+    }
+}

@@ -46,19 +46,16 @@ pub fn parse_include_with(
         .collect();
     let (body_offset, code) = Code::below(source, &lines, header.end).map_err(err)?;
     let facts = analyse_include(&code, &header.lists, &nested).map_err(err)?;
-    let lists = header.lists;
     Ok(Include {
         name: name.to_string(),
-        header: Header {
-            file: file.to_string(),
-            summary: header.summary,
-            errors: lists.errors.0,
-            writes: lists.writes.0,
-            reads: lists.reads.0,
-            includes: header.includes.into_iter().map(|(n, _)| n).collect(),
-            source: source.to_string(),
+        header: Header::of(
+            file,
+            source,
             body_offset,
-        },
+            header.summary,
+            header.lists,
+            header.includes,
+        ),
         functions: facts.functions,
         command_lines: facts.command_lines,
         error_lines: facts.error_lines,

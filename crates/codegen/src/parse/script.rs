@@ -61,21 +61,18 @@ pub fn parse_script_with(
         header.end + 1,
     )
     .map_err(err)?;
-    let lists = header.lists;
     let mut spec = ScriptSpec {
         name: format!("{pattern}.{op}"),
         pattern,
         op,
-        header: Header {
-            file: file.to_string(),
-            summary: header.summary,
-            errors: lists.errors.0,
-            writes: lists.writes.0,
-            reads: lists.reads.0,
-            includes: header.includes.into_iter().map(|(n, _)| n).collect(),
-            source: source.to_string(),
+        header: Header::of(
+            file,
+            source,
             body_offset,
-        },
+            header.summary,
+            header.lists,
+            header.includes,
+        ),
         keys: header.keys,
         args: header.args,
         returns: header.returns,
