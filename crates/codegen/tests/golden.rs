@@ -277,6 +277,35 @@ fn malformed_headers_fail_with_file_and_line() {
 }
 
 #[test]
+fn a_comment_right_after_the_header_starts_the_body() {
+    let head = format!(
+        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: one\n-- WRITES DEL\n-- IDEMPOTENT yes: deleted already\n"
+    );
+    let body = "-- the key goes first\nreturn redis.call('DEL', KEYS[1])\n";
+    let spec =
+        parse_script("p/op.lua", &format!("{head}{body}")).expect("a comment starts the body");
+    assert_eq!(spec.header.body_offset, head.len());
+    assert!(
+        spec.shipped()
+            .ends_with(&format!("-- end of generated checks\n{body}"))
+    );
+    // The same with a blank line in front, as before.
+    let blank = parse_script("p/op.lua", &format!("{head}\n{body}")).expect("valid");
+    assert_eq!(blank.checks(), spec.checks());
+    // A misspelt header word is refused, not read as a comment.
+    assert_rejected(
+        &format!("{head}-- WRTIES DEL\n{body}"),
+        7,
+        "unknown header line `WRTIES`",
+    );
+    assert_rejected(
+        &format!("{head}--WRITES DEL\n{body}"),
+        7,
+        "start with `-- `",
+    );
+}
+
+#[test]
 fn key_declarations_name_a_type_and_an_access() {
     assert_rejected(&format!("{GOOD_HEAD}-- KEYS[1] k: a key\n"), 3, "<ro|rw>");
     assert_rejected(
