@@ -38,6 +38,11 @@ pub struct Function {
     /// the first argument of a command or inside `redis.error_reply(...)`
     /// (a key passed there may be read in ways the checker does not follow).
     pub(crate) escapes: Vec<bool>,
+    /// For each parameter: the entries it is read at with a literal index
+    /// (`argv[2]`: 2), by the function or by a nested function it passes
+    /// the parameter to whole. A script that passes its `KEYS` or `ARGV`
+    /// there uses those entries.
+    pub(crate) table_reads: Vec<Vec<usize>>,
     /// The commands it calls, in text order.
     pub(crate) calls: Vec<FnCall>,
     /// The detail of each `BADARG` it raises: a name, or a parameter the

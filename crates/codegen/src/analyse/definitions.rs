@@ -85,6 +85,7 @@ fn definition(
             name: fname.clone(),
             line: t.line,
             escapes: vec![false; params.len()],
+            table_reads: vec![Vec::new(); params.len()],
             params,
             calls: Vec::new(),
             badarg: Vec::new(),

@@ -5,7 +5,9 @@
 
 use super::code::Code;
 use super::definitions::{Defined, definitions};
-use super::patterns::{args_of_call, error_reply_spans, is_called, is_field, string_literal};
+use super::patterns::{
+    args_of_call, error_reply_spans, is_called, is_field, literal_index, string_literal,
+};
 use super::sites::{ErrorSite, Sites};
 use super::statement::unconditional_in;
 use super::tokens::{LineError, Tok, Token};
@@ -41,6 +43,9 @@ struct NestedCalls {
     badargs: Vec<(usize, Detail, usize)>,
     /// The names called that are no nested function.
     called: Vec<(String, usize)>,
+    /// (function, parameter, entries): a parameter passed whole to a
+    /// nested function that reads those entries of it.
+    tables: Vec<(usize, usize, Vec<usize>)>,
 }
 
 /// An include's body being analysed.
@@ -192,6 +197,11 @@ impl IncludeBody<'_> {
                 out.passed
                     .push((a, g.escapes.get(q).copied().unwrap_or(true)));
             }
+            if let Some(p) = self.param_at(fi, a, b)
+                && let Some(reads) = g.table_reads.get(q).filter(|r| !r.is_empty())
+            {
+                out.tables.push((fi, p, reads.clone()));
+            }
         }
         for (detail, _) in &g.badarg {
             let detail = self.passed_detail(detail, (fi, i), g, &args)?;
@@ -305,6 +315,38 @@ impl IncludeBody<'_> {
                 || passed.iter().any(|&(at, escapes)| at == i && !escapes);
             if i > d.params_end && !inert {
                 d.f.escapes[p] = true;
+            }
+        }
+    }
+
+    /// Records the entries each parameter is read at with a literal index
+    /// (`argv[2]`), by the function itself or, passed whole (`tables`), by
+    /// a nested function.
+    fn mark_table_reads(&mut self, tables: Vec<(usize, usize, Vec<usize>)>) {
+        let toks = &self.code.toks;
+        for (i, t) in toks.iter().enumerate() {
+            let Tok::Name(n) = &t.tok else { continue };
+            if is_field(toks, i) || self.code.structure.inner[i].is_none() {
+                continue;
+            }
+            let Some(index) = literal_index(toks, i) else {
+                continue;
+            };
+            let fi = self.function_of(i);
+            let d = &mut self.defined[fi];
+            if let Some(p) = d.f.params.iter().position(|x| x == n)
+                && i > d.params_end
+            {
+                d.f.table_reads[p].push(index);
+            }
+        }
+        for (fi, p, reads) in tables {
+            self.defined[fi].f.table_reads[p].extend(reads);
+        }
+        for d in &mut self.defined {
+            for reads in &mut d.f.table_reads {
+                reads.sort_unstable();
+                reads.dedup();
             }
         }
     }
@@ -455,6 +497,7 @@ pub(crate) fn analyse_include(
     let command_lines = body.place(events);
     check_command_lists(&command_lines, lists)?;
     body.mark_escapes(&calls.passed);
+    body.mark_table_reads(calls.tables);
     let error_lines = body.errors(&lists.errors, calls.badargs)?;
     Ok(IncludeFacts {
         functions: body.defined.into_iter().map(|d| d.f).collect(),

@@ -4,7 +4,7 @@
 
 use super::fault::Fault;
 use super::patterns::{args_of_call, is_called, is_field, literal_entry, string_literal};
-use super::sites::{CallSite, FirstArg, Sites, Via};
+use super::sites::{CallSite, FirstArg, Sites, Use, Via};
 use super::tokens::{Tok, Token};
 use crate::include::{Detail, Function, Include};
 
@@ -78,6 +78,30 @@ impl Call<'_> {
                 unconditional_in_fn: fc.unconditional,
             }
         })
+    }
+
+    /// The entries the function reads (`argv[2]`) of a whole `KEYS` or
+    /// `ARGV` passed to it: uses of them, where the table is passed.
+    fn table_uses(&self, sites: &mut Sites) {
+        for (p, reads) in self.f.table_reads.iter().enumerate() {
+            let Some(&(from, _)) = self.args.get(p).filter(|(a, b)| *b == a + 1) else {
+                continue;
+            };
+            let uses = if self.toks[from].is_name("KEYS") {
+                &mut sites.keys
+            } else if self.toks[from].is_name("ARGV") {
+                &mut sites.argv
+            } else {
+                continue;
+            };
+            if let Some(table) = uses.iter().find(|u| u.at == from).copied() {
+                uses.extend(reads.iter().map(|&n| Use {
+                    index: Some(n),
+                    length: false,
+                    ..table
+                }));
+            }
+        }
     }
 
     /// A `BADARG` the function raises with a name the caller passes: a
@@ -250,9 +274,12 @@ impl Sites {
                     u.include_arg = Some(escapes);
                 }
             }
+            call.table_uses(self);
             call.check_badarg_names(names)?;
         }
         self.calls.sort_by_key(|c| c.at);
+        self.keys.sort_by_key(|u| u.at);
+        self.argv.sort_by_key(|u| u.at);
         check_used(&used, includes, listed)
     }
 }

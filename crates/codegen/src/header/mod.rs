@@ -73,7 +73,10 @@
 //! reads the body too (`analyse`) and refuses:
 //!
 //! * a literal `KEYS[n]` / `ARGV[n]` that is not declared, and a declared
-//!   one that the body never uses literally; a variadic tail must be read
+//!   one that the body never uses. A use is a literal `ARGV[n]` in the
+//!   body, or an entry an included function reads with a literal index
+//!   (`argv[2]`) of the whole `ARGV` the body passes it (the entries such a
+//!   function reads must be declared too). A variadic tail must be read
 //!   with a computed index (`KEYS[i]`) or `#KEYS` (passing the whole table
 //!   to an included function counts);
 //! * an `error_reply("CODE ...")` code not listed in `ERRORS`, and a listed
