@@ -160,7 +160,12 @@ impl Type {
 
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |ts: &[Type]| ts.iter().map(Type::to_string).collect::<Vec<_>>().join(", ");
+        let list = |ts: &[Type]| {
+            ts.iter()
+                .map(Type::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         match self {
             Type::Str => f.write_str("str"),
             Type::Bytes => f.write_str("bytes"),
@@ -591,7 +596,11 @@ class Lock "a lock"
         let mut sorted = named.clone();
         sorted.sort_unstable();
         sorted.dedup();
-        assert_eq!(sorted.len(), named.len(), "record and class names are unique");
+        assert_eq!(
+            sorted.len(),
+            named.len(),
+            "record and class names are unique"
+        );
         fn check(t: &Type, named: &[&str], at: &str) {
             match t {
                 Type::Named(n) => assert!(named.contains(&n.as_str()), "{at}: unknown type {n}"),
