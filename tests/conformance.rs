@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use redis_patterns::contract::{all, api};
 
-use engine::{Cases, Target};
+use engine::{Cases, Part, Target};
 
 fn cases() -> Cases {
     Cases::load(&engine::cases_path())
@@ -85,4 +85,19 @@ fn the_rust_api_passes_every_case_on_a_cluster() {
     let report = engine::run_all(&cases(), &target);
     println!("conformance rust (cluster): {}", report.summary());
     report.assert_passed();
+}
+
+/// The cross-language cases with the Rust API on both sides: every write
+/// part, then every read part, without a flush between (the other languages'
+/// runs pair up the same way).
+#[test]
+fn the_cross_cases_read_back_what_the_rust_api_wrote() {
+    let server = support::server();
+    let target = Target::server(&server.url());
+    let cases = cases();
+    let wrote = engine::run_selected(&cases, &target, Part::Write, false);
+    wrote.assert_passed();
+    let read = engine::run_selected(&cases, &target, Part::Read, false);
+    println!("conformance cross rust -> rust: {}", read.summary());
+    read.assert_passed();
 }

@@ -33,8 +33,8 @@
 //!
 //! Types ([`Type`]): `str`, `bytes` (text or bytes in, bytes out), `int`,
 //! `uint` (>= 0), `int[a..b]`, `float`, `bool`, `date` (a calendar day:
-//! a date object or `YYYY-MM-DD`), `ms` (a duration in whole milliseconds,
-//! >= 1), `name` (not empty, no `{` or `}`), `token` (not empty), `prefix`
+//! a date object or `YYYY-MM-DD`), `ms` (a duration in whole milliseconds, at
+//! least 1), `name` (not empty, no `{` or `}`), `token` (not empty), `prefix`
 //! (no `{` or `}`), `enum[a, b]`, `any` (a JSON value), `list[T]`,
 //! `opt[T]` (may be null), `tuple[A, B]`, `map[K, V]`, and the name of a
 //! record or class. An input with `= <JSON literal>` is optional. Every

@@ -27,6 +27,9 @@ use super::engine::{Ctx, Saved};
 
 type Tz = redis_patterns::chrono::FixedOffset;
 
+/// `(field, value)` pairs of bytes.
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Every `Class.op` this dispatcher runs (the test compares it with the
 /// description).
 pub const OPERATIONS: &[&str] = &[
@@ -539,7 +542,7 @@ impl Args<'_> {
             .collect()
     }
 
-    fn pairs(&self, name: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Failure> {
+    fn pairs(&self, name: &str) -> Result<Pairs, Failure> {
         self.list(name)?
             .iter()
             .map(|p| match (value_bytes(&p[0]), value_bytes(&p[1])) {
@@ -877,7 +880,7 @@ fn hold(
     step: &Value,
 ) -> Result<Value, Failure> {
     let mut own = ctx.target.connect();
-    let guard = l.guard(&mut own, a.ms("timeout_ms")?)?;
+    let guard = redis_patterns::lock::LockGuard::acquire(l, &mut own, a.ms("timeout_ms")?)?;
     let (token, fence) = (guard.token().to_string(), guard.fence());
     if let Some(name) = step["as_held"].as_str() {
         ctx.saved.insert(

@@ -52,10 +52,8 @@ impl Cases {
                 if let (Some(on), Some(op)) = (s["on"].as_str(), s["op"].as_str()) {
                     let class = classes.get(on).cloned().unwrap_or_else(|| on.to_string());
                     out.insert(format!("{class}.{op}"));
-                    if let Some(save) = s["save"].as_str() {
-                        if let Some(c) = s["class"].as_str() {
-                            classes.insert(save.to_string(), c.to_string());
-                        }
+                    if let (Some(save), Some(c)) = (s["save"].as_str(), s["class"].as_str()) {
+                        classes.insert(save.to_string(), c.to_string());
                     }
                 }
             });
@@ -91,21 +89,18 @@ fn walk(steps: &Value, f: &mut impl FnMut(&Value)) {
 pub struct Target {
     /// Every node (one for a server).
     pub urls: Vec<String>,
-    pub cluster: bool,
 }
 
 impl Target {
     pub fn server(url: &str) -> Self {
         Self {
             urls: vec![url.to_string()],
-            cluster: false,
         }
     }
 
     pub fn cluster(urls: &[String]) -> Self {
         Self {
             urls: urls.to_vec(),
-            cluster: true,
         }
     }
 
@@ -208,7 +203,8 @@ pub fn run_all(cases: &Cases, target: &Target) -> Report {
 pub fn run_selected(cases: &Cases, target: &Target, part: Part, flush_each: bool) -> Report {
     let mut report = Report::default();
     let mut con = target.connect();
-    if !flush_each {
+    // A read part reads what the write part left: no flush before it.
+    if !flush_each && part != Part::Read {
         target.flush();
     }
     for case in &cases.cases {
