@@ -103,8 +103,17 @@ pub struct Param {
     #[serde(rename = "type")]
     pub ty: Type,
     /// The default of an optional input (`null` is a default too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub default: Option<Value>,
+}
+
+/// A field that is there, `null` included (absent: the serde default).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// An operation of a class.
@@ -580,6 +589,13 @@ class Lock "a lock"
         let json = serde_json::to_value(&api).unwrap();
         let back: Api = serde_json::from_value(json).unwrap();
         assert_eq!(back, api);
+        let with_null = parse("test", "class X\n  new(a: opt[int] = null)");
+        let json = serde_json::to_string(&with_null).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Api>(&json).unwrap(),
+            with_null,
+            "a null default stays a default"
+        );
     }
 
     /// Every named type, raised error and record of every pattern's
