@@ -19,8 +19,9 @@ use crate::script::{Bound, Idempotency};
 
 /// The version of the manifest's format (separate from the crate version):
 /// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
-/// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`.
-pub const MANIFEST_VERSION: u32 = 3;
+/// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`;
+/// 4 added the patterns' `api` and `error_kinds` (the client API).
+pub const MANIFEST_VERSION: u32 = 4;
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +35,9 @@ pub struct Manifest {
     pub patterns: Vec<PatternContract>,
     /// Every domain error code of the scripts.
     pub errors: Vec<ErrorEntry>,
+    /// Every error kind a client raises, with its data
+    /// ([`crate::contract::api::errors`]).
+    pub error_kinds: Vec<crate::contract::api::ErrorDecl>,
 }
 
 /// One domain error code (`-CODE detail` replies).
@@ -200,6 +204,7 @@ pub fn manifest() -> Manifest {
                 meaning: e.meaning.into(),
             })
             .collect(),
+        error_kinds: crate::contract::api::errors().errors,
         scripts: crate::scripts::ALL
             .iter()
             .map(|s| ScriptEntry {
