@@ -288,6 +288,10 @@ pub(crate) enum Outcome {
         error: Error,
         reached: bool,
     },
+    /// Nothing was sent: the connection is lost and cannot be opened again
+    /// (wrapped without its client). The batch fails with this error at
+    /// once instead of retrying until its deadline.
+    Gone(Error),
 }
 
 /// What the connection should refresh before the next round.
@@ -626,6 +630,7 @@ impl Exchange {
                 error,
                 reached,
             } => (replies, false, Some((error, reached))),
+            Outcome::Gone(error) => return Err(error),
         };
         let received = replies.len();
         let mut filing = Filing::default();

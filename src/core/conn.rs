@@ -76,6 +76,8 @@ struct Single {
     /// Reconnects with it after the connection broke (when known).
     client: Option<Box<redis::Client>>,
     con: Option<Box<redis::Connection>>,
+    /// How the connection broke, for the error of one that cannot reconnect.
+    lost: Option<String>,
 }
 
 #[cfg(feature = "cluster")]
@@ -128,6 +130,7 @@ impl Connection {
         Ok(Self::with_link(Link::Single(Single {
             client: Some(Box::new(client)),
             con: Some(Box::new(con)),
+            lost: None,
         })))
     }
 
@@ -159,6 +162,7 @@ impl Connection {
         Ok(Self::with_link(Link::Single(Single {
             client: None,
             con: Some(Box::new(con)),
+            lost: None,
         })))
     }
 
@@ -218,6 +222,7 @@ impl Connection {
             }) => Link::Single(Single {
                 con: Some(Box::new(connect(client)?)),
                 client: Some(client.clone()),
+                lost: None,
             }),
             #[cfg(feature = "cluster")]
             Link::Cluster(c) if let Some(own) = &c.own => {
@@ -353,22 +358,24 @@ impl Single {
     /// The connection, reconnecting first when it broke earlier.
     fn con(&mut self) -> Result<&mut redis::Connection> {
         if self.con.is_none() {
-            let Some(client) = &self.client else {
-                return Err(cannot_reconnect());
-            };
+            let client = self.client.as_ref().expect("checked by send");
             self.con = Some(Box::new(connect(client)?));
         }
         Ok(self.con.as_mut().expect("set above"))
     }
 
     fn send(&mut self, part: &Part) -> Outcome {
+        if self.con.is_none() && self.client.is_none() {
+            return Outcome::Gone(cannot_reconnect(self.lost.as_deref()));
+        }
         let outcome = match self.con() {
             Ok(con) => pipeline(con, part),
             Err(e) => return not_sent(e),
         };
-        if matches!(outcome, Outcome::Failed { .. }) {
+        if let Outcome::Failed { error, .. } = &outcome {
             // It may hold unread replies, or be dead: open a fresh one next.
             self.con = None;
+            self.lost = Some(error.to_string());
         }
         outcome
     }

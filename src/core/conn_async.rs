@@ -89,6 +89,8 @@ struct Mux {
     /// The connection (none after it broke) and its generation: a handle
     /// that failed drops the connection only if no clone replaced it since.
     con: Mutex<(Option<redis::aio::MultiplexedConnection>, u64)>,
+    /// How the connection broke, for the error of one that cannot reconnect.
+    lost: Mutex<Option<String>>,
 }
 
 #[cfg(feature = "cluster")]
@@ -224,6 +226,7 @@ impl AsyncConnection {
         let mux = Mux {
             client,
             con: Mutex::new((Some(con), 0)),
+            lost: Mutex::new(None),
         };
         Ok(Self::with_link(Link::Multiplexed(Arc::new(mux)), info))
     }
@@ -396,15 +399,19 @@ impl Mux {
                 }
                 Err(e) => return not_sent(e),
             },
-            (None, None) => return not_sent(cannot_reconnect()),
+            (None, None) => {
+                let lost = self.lost.lock().expect("connection lock").clone();
+                return Outcome::Gone(cannot_reconnect(lost.as_deref()));
+            }
         };
         match part.pipe.query_async::<Vec<Value>>(&mut con).await {
             Ok(v) => Outcome::Replies(v),
             Err(e) => {
-                if e.is_unrecoverable_error() && self.client.is_some() {
+                if e.is_unrecoverable_error() {
                     let mut slot = self.con.lock().expect("connection lock");
                     if slot.1 == generation {
                         slot.0 = None;
+                        *self.lost.lock().expect("connection lock") = Some(e.to_string());
                     }
                 }
                 failed(Vec::new(), e)

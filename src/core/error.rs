@@ -258,6 +258,18 @@ pub enum ErrorKind {
         timeout_ms: u64,
     },
 
+    /// The connection broke (`cause`) and cannot be opened again: it was
+    /// wrapped without its client (`Connection::from_redis`,
+    /// `AsyncConnection::from_multiplexed`), so the crate has nothing to
+    /// reconnect with. Not retryable on this connection: make one that
+    /// reconnects by itself — `Connection::open` / `AsyncConnection::open`
+    /// with a URL, `AsyncConnection::from_manager` with a
+    /// `ConnectionManager`, or `AsyncConnection::from_multiplexed_with_client`.
+    #[error(
+        "the connection was lost ({cause}) and cannot be opened again: it was handed over without its client; make one that reconnects: Connection::open or AsyncConnection::open with a URL, AsyncConnection::from_manager, or AsyncConnection::from_multiplexed_with_client"
+    )]
+    ConnectionLost { cause: String },
+
     /// The server sent fewer replies than commands, or a reply of another
     /// shape than the operation expects.
     #[error("unexpected reply from server: {detail}")]
