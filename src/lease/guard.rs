@@ -352,3 +352,27 @@ impl<R: Leasable> Drop for Guard<'_, R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_runs_out_with_its_lease_and_stays_run_out() {
+        let lease = Duration::from_secs(60);
+        let d = Deadline::new(lease);
+        assert!(d.expired(7).is_none() && d.left() > lease / 2);
+        // The last confirmation was sent longer than a lease ago.
+        let long_ago = Instant::now() - lease - Duration::from_secs(1);
+        d.state.lock().unwrap().0 = long_ago;
+        let lost = d.expired(7).expect("run out");
+        assert_eq!((lost.fence, lost.reason), (7, LostReason::Expired));
+        d.confirm(Instant::now());
+        assert!(d.expired(7).is_some(), "a later renewal does not revive it");
+        assert_eq!(d.left(), Duration::ZERO);
+        // A confirmation moves an open deadline on, never back.
+        let d = Deadline::new(lease);
+        d.confirm(long_ago);
+        assert!(d.left() > lease / 2);
+    }
+}
