@@ -116,6 +116,9 @@ pub struct Batch {
     pub(crate) entries: Vec<Entry>,
     /// The first refused script call: returned before anything is sent.
     pub(crate) refused: Option<Error>,
+    /// No retry after a backoff starts later than this (an op's own
+    /// deadline, such as a blocking acquire's timeout).
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 impl Clone for Batch {
@@ -123,6 +126,7 @@ impl Clone for Batch {
         Self {
             entries: self.entries.clone(),
             refused: self.refused.as_ref().map(Error::duplicate),
+            deadline: self.deadline,
         }
     }
 }
@@ -136,6 +140,7 @@ impl Batch {
         Self {
             entries: Vec::with_capacity(n),
             refused: None,
+            deadline: None,
         }
     }
 
@@ -206,12 +211,24 @@ impl Batch {
         self
     }
 
-    /// Moves every command of `other` to the end of this batch.
+    /// Moves every command of `other` to the end of this batch (the earlier
+    /// of their deadlines holds for both).
     pub fn append(&mut self, mut other: Batch) -> &mut Self {
         self.entries.append(&mut other.entries);
+        self.deadline = match (self.deadline, other.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if let Some(e) = other.refused {
             self.refused.get_or_insert(e);
         }
+        self
+    }
+
+    /// Retries after a backoff start no later than `deadline` (an earlier
+    /// deadline already set stays); redirects and script reloads still go.
+    pub(crate) fn until(&mut self, deadline: std::time::Instant) -> &mut Self {
+        self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
         self
     }
 
@@ -381,6 +398,8 @@ pub(crate) struct Exchange {
     pending: Vec<usize>,
     /// Ordering domains: the whole batch on one server, the slot on a cluster.
     cluster: bool,
+    /// The connection reaches nodes itself ([`Settings`]'s `per_node`).
+    per_node: bool,
     retries: Retries,
     durability: Durability,
     /// How script calls go out, and what loads a missing one.
@@ -410,6 +429,7 @@ impl Exchange {
             env,
             policy,
             durability,
+            per_node,
         } = *settings;
         let mode = env.call_mode;
         let n = batch.entries.len();
@@ -427,7 +447,8 @@ impl Exchange {
             prep: vec![Prep::default(); n],
             pending: (0..n).collect(),
             cluster: env.cluster,
-            retries: Retries::new(policy),
+            per_node,
+            retries: Retries::new(policy, batch.deadline),
             durability,
             mode,
             reloads: 0,
@@ -469,13 +490,16 @@ impl Exchange {
 
     /// The pipelines of the next round: `targets[k]` is where the `k`-th
     /// pending command goes. A command that answered `ASK` goes to the node
-    /// it named instead, after `ASKING` (unless its target is the router).
+    /// it named instead, after `ASKING` — also one the router sent (a plain
+    /// command of `Connection::query`), unless the connection reaches no
+    /// node itself (a wrapped `ClusterConnection` follows redirects by its
+    /// own settings).
     pub(crate) fn round(&mut self, targets: Vec<Target>) -> Vec<Part> {
         debug_assert_eq!(targets.len(), self.pending.len());
         let mut groups: Vec<(Target, bool, Vec<usize>)> = Vec::new();
         for (&i, target) in self.pending.iter().zip(targets) {
             let (target, asking) = match (&self.prep[i].ask, target) {
-                (_, Target::Router) => (Target::Router, false),
+                (Some(_), Target::Router) if !self.per_node => (Target::Router, false),
                 (Some(addr), _) => (Target::Node(addr.clone()), true),
                 (None, t) => (t, false),
             };

@@ -145,11 +145,13 @@ impl Connection {
 
     fn with_link(link: Link) -> Self {
         let cluster = !matches!(link, Link::Single(_));
-        Self {
+        let mut con = Self {
             link,
             settings: Settings::new(cluster),
             subscriber: Subscriber::default(),
-        }
+        };
+        con.settings.per_node = con.sends_per_node();
+        con
     }
 
     /// Wraps a connection to one server. A connection to a Redis Cluster

@@ -179,12 +179,14 @@ impl AsyncConnection {
         let cluster = matches!(link, Link::Cluster(_));
         #[cfg(not(feature = "cluster"))]
         let cluster = false;
-        Self {
+        let mut con = Self {
             link,
             settings: Settings::new(cluster),
             info: info.map(Arc::new),
             hub: Arc::default(),
-        }
+        };
+        con.settings.per_node = con.sends_per_node();
+        con
     }
 
     /// Wraps a `ConnectionManager` of one server (refused for a cluster

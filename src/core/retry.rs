@@ -195,14 +195,19 @@ pub(crate) struct Retries {
     policy: RetryPolicy,
     started: Instant,
     made: u32,
+    /// The op's own deadline for retries after a backoff.
+    until: Option<Instant>,
 }
 
 impl Retries {
-    pub(crate) fn new(policy: RetryPolicy) -> Self {
+    /// The retries of an exchange starting now, under `policy` and the
+    /// op's own deadline `until`.
+    pub(crate) fn new(policy: RetryPolicy, until: Option<Instant>) -> Self {
         Self {
             policy,
             started: Instant::now(),
             made: 0,
+            until,
         }
     }
 
@@ -218,7 +223,9 @@ impl Retries {
         } else {
             self.policy.backoff(self.made)
         };
-        (self.started.elapsed() + wait <= self.policy.deadline).then_some(wait)
+        // A redirect goes at once, whatever the op's deadline: one round trip.
+        let in_time = now || self.until.is_none_or(|u| Instant::now() + wait <= u);
+        (self.started.elapsed() + wait <= self.policy.deadline && in_time).then_some(wait)
     }
 }
 
@@ -300,11 +307,15 @@ mod tests {
             let d = p.backoff(retry);
             assert!(d >= full / 2 && d <= full, "{retry}: {d:?}");
         }
-        let mut r = Retries::new(RetryPolicy::builder().attempts(3).build().unwrap());
+        let mut r = Retries::new(RetryPolicy::builder().attempts(3).build().unwrap(), None);
         assert_eq!(r.next(true), Some(Duration::ZERO));
         assert!(r.next(false).is_some());
         assert_eq!(r.next(false), None, "3 attempts: 2 retries");
-        assert_eq!(Retries::new(RetryPolicy::none()).next(true), None);
+        assert_eq!(Retries::new(RetryPolicy::none(), None).next(true), None);
+        // The op's own deadline stops backoffs, not redirects.
+        let mut r = Retries::new(RetryPolicy::default(), Some(Instant::now()));
+        assert_eq!(r.next(true), Some(Duration::ZERO));
+        assert_eq!(r.next(false), None);
         assert!(RetryPolicy::builder().attempts(0).build().is_err());
         assert!(
             RetryPolicy::builder()
