@@ -134,8 +134,8 @@ class Target:
         self.urls, self.cluster, self.asyncio = urls, cluster, use_asyncio
         self.nodes = [redis.Redis.from_url(u) for u in urls]
 
-    def client(self):
-        if self.asyncio:
+    def client(self, sync=False):
+        if self.asyncio and not sync:
             cls = redis.asyncio.RedisCluster if self.cluster else redis.asyncio.Redis
         else:
             cls = redis.RedisCluster if self.cluster else redis.Redis
@@ -164,7 +164,7 @@ def today(offset):
 class Case:
     def __init__(self, target, loop):
         self.target, self.loop = target, loop
-        self.client = target.client() if loop is None else loop.run_until_complete(self._aclient())
+        self.client = target.client(sync=True) if loop is None else loop.run_until_complete(self._aclient())
         self.saved = {}
         self.threads = []
         self.errors = []

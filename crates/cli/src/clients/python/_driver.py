@@ -386,6 +386,15 @@ def _nodes(client: Any, cluster: bool) -> List[str]:
     return sorted(f"{n.host}:{n.port}" for n in client.get_primaries())
 
 
+def _only(reply: Any) -> Any:
+    """The reply of a command sent to one named node (redis-py may key it by node)."""
+    if isinstance(reply, dict) and len(reply) == 1:
+        return next(iter(reply.values()))
+    if isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], dict) and len(reply[0]) == 1:
+        return [next(iter(reply[0].values())), reply[1]]  # SCAN: ({node: cursor}, keys)
+    return reply
+
+
 def _node(client: Any, name: str) -> Any:
     host, _, port = name.rpartition(":")
     return client.get_node(host=host, port=int(port))
@@ -427,10 +436,19 @@ class SyncRunner:
                 return _nodes(c, self.cluster), None
             if kind == _COMMAND:
                 if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
-                    return c.execute_command(*arg.command(True), target_nodes=_node(c, arg.node)), None
+                    return _only(c.execute_command(*arg.command(True), target_nodes=_node(c, arg.node))), None
                 return c.execute_command(*arg.command(self.cluster)), None
             if kind == _LOAD:
                 return c.script_load(arg), None
+            if self.cluster and any(isinstance(r, Cmd) and r.node is not None for r in arg):
+                # Commands for a named node (SCAN of each primary): one each.
+                out: List[Any] = []
+                for req in arg:
+                    try:
+                        out.append(self._io(subs, _COMMAND, req)[0])
+                    except redis.exceptions.ResponseError as e:
+                        out.append(e)
+                return out, None
             pipe = c.pipeline(transaction=False)
             for req in arg:
                 pipe.execute_command(*req.command(self.cluster))
@@ -520,10 +538,16 @@ class AsyncRunner:
                 return _nodes(c, self.cluster), None
             if kind == _COMMAND:
                 if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
-                    return await c.execute_command(*arg.command(True), target_nodes=_node(c, arg.node)), None
+                    return _only(await c.execute_command(*arg.command(True), target_nodes=_node(c, arg.node))), None
                 return await c.execute_command(*arg.command(self.cluster)), None
             if kind == _LOAD:
                 return await c.script_load(arg), None
+            if self.cluster and any(isinstance(r, Cmd) and r.node is not None for r in arg):
+                out: List[Any] = []
+                for req in arg:
+                    got, err = await self._io(subs, _COMMAND, req)
+                    out.append(err if err is not None else got)
+                return out, None
             pipe = c.pipeline(transaction=False)
             for req in arg:
                 pipe.execute_command(*req.command(self.cluster))
