@@ -322,7 +322,7 @@ fn contract() -> String {
         out.push_str("}\n\n");
     }
     out.push_str(
-        "def render(template: str, **values: object) -> str:\n    \"\"\"`template` with every `<var>` replaced by str(values[var]).\"\"\"\n    out: List[str] = []\n    rest = template\n    while \"<\" in rest:\n        i = rest.index(\"<\")\n        j = rest.index(\">\", i)\n        out.append(rest[:i])\n        out.append(str(values[rest[i + 1:j]]))\n        rest = rest[j + 1:]\n    out.append(rest)\n    return \"\".join(out)\n\n\ndef key(pattern, role, **values):\n    \"\"\"The key of `role` in `pattern`, rendered from its template.\"\"\"\n    return render(KEYS[pattern][role], **values)\n",
+        "def render(template: str, **values: object) -> str:\n    \"\"\"`template` with every `<var>` replaced by str(values[var]).\"\"\"\n    out: List[str] = []\n    rest = template\n    while \"<\" in rest:\n        i = rest.index(\"<\")\n        j = rest.index(\">\", i)\n        out.append(rest[:i])\n        out.append(str(values[rest[i + 1:j]]))\n        rest = rest[j + 1:]\n    out.append(rest)\n    return \"\".join(out)\n\n\ndef key(pattern: str, role: str, **values: object) -> str:\n    \"\"\"The key of `role` in `pattern`, rendered from its template.\"\"\"\n    return render(str(KEYS[pattern][role]), **values)\n",
     );
     out
 }

@@ -361,6 +361,7 @@ def main(argv):
         if part == "all":
             target.flush()
         loop = asyncio.new_event_loop() if target.asyncio else None
+        case = None
         try:
             case = Case(target, loop)
             case.steps(select(c["steps"], part))
@@ -372,6 +373,11 @@ def main(argv):
             failed.append((c["name"], traceback.format_exc(limit=3)))
         finally:
             if loop is not None:
+                try:
+                    if case is not None:
+                        loop.run_until_complete(case.client.aclose())
+                except Exception:
+                    pass
                 loop.close()
     where = ("cluster" if target.cluster else "server") + (", asyncio" if target.asyncio else "") + (
         f", {part} part" if part != "all" else "")

@@ -114,7 +114,7 @@ def opt(v: Optional[object], each: Callable[[object], T]) -> Optional[T]:
 def list_(what: str, v: object, each: Callable[[object], T]) -> List[T]:
     if isinstance(v, (str, bytes, bytearray, Mapping)) or not hasattr(v, "__iter__"):
         raise _bad(what, "must be a list")
-    return [each(x) for x in v]  # type: ignore[attr-defined]
+    return [each(x) for x in v]  # type: ignore[attr-defined,unused-ignore]
 
 
 def pair(what: str, v: object, first: Callable[[object], T], second: Callable[[object], U]) -> Tuple[T, U]:

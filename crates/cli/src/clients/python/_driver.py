@@ -29,7 +29,6 @@ import asyncio
 import math
 import os
 import time
-import types
 from typing import (
     Any, Awaitable, Callable, Dict, Generator, Iterable, List, NamedTuple, Optional, Sequence, Tuple,
     TypeVar, Union, cast,
@@ -48,8 +47,8 @@ T = TypeVar("T")
 #: An operation: a generator of steps, returning its result.
 Op = Generator[Any, Any, T]
 
-SyncClient = Union["redis.Redis[Any]", "redis.RedisCluster[Any]"]
-AsyncClient = Union["redis.asyncio.Redis[Any]", "redis.asyncio.RedisCluster[Any]"]
+SyncClient = Union[redis.Redis, redis.RedisCluster]
+AsyncClient = Union[redis.asyncio.Redis, redis.asyncio.RedisCluster]
 
 
 class Script(NamedTuple):
@@ -113,6 +112,8 @@ class Env(NamedTuple):
 
 
 ENV = "env"
+#: The node name of a keyless command any node answers (CONFIG GET, TIME).
+ANY = "any"
 NODES = "nodes"
 SERVER = "server"
 
@@ -162,7 +163,7 @@ def _text(name: str, v: Any, non_empty: bool, reason: str) -> None:
         raise _bad(name, reason)
 
 
-def hash_tag(name: Union[str, bytes]) -> bytes:
+def hash_tag(name: Union[str, bytes, bytearray]) -> bytes:
     """The part of a key that picks its cluster slot."""
     b = name.encode() if isinstance(name, str) else bytes(name)
     start = b.find(b"{")
@@ -320,7 +321,7 @@ def _raw_twin(client: Any, asyncio_client: bool) -> Any:
         node = client.get_default_node()
         extra = {k: v for k, v in kwargs.items() if k in ("username", "password", "socket_timeout", "ssl")}
         cls = redis.asyncio.RedisCluster if asyncio_client else redis.RedisCluster
-        return cls(host=node.host, port=node.port, decode_responses=False, **extra)
+        return cls(host=node.host, port=int(node.port), decode_responses=False, **extra)
     kwargs = dict(kwargs, decode_responses=False)
     kwargs.pop("encoding_errors", None)
     if asyncio_client:
@@ -357,6 +358,7 @@ class _Subscription:
                 return False
 
     def _subscribe(self, channel: str) -> Any:
+        conn: Any
         if self.cluster:
             node = self.client.get_node_from_key(channel)
             conn = redis.Redis(host=node.host, port=node.port, **_node_kwargs(self.client))
@@ -386,16 +388,19 @@ def _nodes(client: Any, cluster: bool) -> List[str]:
     return sorted(f"{n.host}:{n.port}" for n in client.get_primaries())
 
 
-def _only(reply: Any) -> Any:
-    """The reply of a command sent to one named node (redis-py may key it by node)."""
-    if isinstance(reply, dict) and len(reply) == 1:
-        return next(iter(reply.values()))
-    if isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], dict) and len(reply[0]) == 1:
-        return [next(iter(reply[0].values())), reply[1]]  # SCAN: ({node: cursor}, keys)
+def _only(reply: Any, node: Any) -> Any:
+    """The reply of a command sent to `node` (redis-py may key it by the node's name)."""
+    name = node.name
+    if isinstance(reply, dict) and set(reply) == {name}:
+        return reply[name]
+    if isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], dict) and set(reply[0]) == {name}:
+        return [reply[0][name], reply[1]]  # SCAN: ({node: cursor}, keys)
     return reply
 
 
 def _node(client: Any, name: str) -> Any:
+    if name == ANY:
+        return client.get_default_node()
     host, _, port = name.rpartition(":")
     return client.get_node(host=host, port=int(port))
 
@@ -409,9 +414,7 @@ class SyncRunner:
         self.client: Any = _raw_twin(client, False)
         self.cluster = isinstance(client, redis.RedisCluster)
 
-    def __call__(self, op: Union[Op[T], T]) -> T:
-        if not isinstance(op, types.GeneratorType):
-            return cast(T, op)  # an operation that needs no server (a key, an offset)
+    def __call__(self, op: Op[T]) -> T:
         steps = _steps(op, Env(self.cluster))
         subs = _Subscription(self.client, self.cluster)
         outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
@@ -436,7 +439,8 @@ class SyncRunner:
                 return _nodes(c, self.cluster), None
             if kind == _COMMAND:
                 if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
-                    return _only(c.execute_command(*arg.command(True), target_nodes=_node(c, arg.node))), None
+                    node = _node(c, arg.node)
+                    return _only(c.execute_command(*arg.command(True), target_nodes=node), node), None
                 return c.execute_command(*arg.command(self.cluster)), None
             if kind == _LOAD:
                 return c.script_load(arg), None
@@ -511,9 +515,7 @@ class AsyncRunner:
         self.client: Any = _raw_twin(client, True)
         self.cluster = isinstance(client, redis.asyncio.RedisCluster)
 
-    async def __call__(self, op: Union[Op[T], T]) -> T:
-        if not isinstance(op, types.GeneratorType):
-            return cast(T, op)  # an operation that needs no server (a key, an offset)
+    async def __call__(self, op: Op[T]) -> T:
         steps = _steps(op, Env(self.cluster))
         subs = _AsyncSubscription(self.client, self.cluster)
         outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
@@ -535,10 +537,14 @@ class AsyncRunner:
             if kind == _WAIT:
                 return await subs.wait(arg), None
             if kind == _NODES:
+                if self.cluster:
+                    await c.initialize()
                 return _nodes(c, self.cluster), None
             if kind == _COMMAND:
                 if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
-                    return _only(await c.execute_command(*arg.command(True), target_nodes=_node(c, arg.node))), None
+                    await c.initialize()  # the async cluster learns its nodes lazily
+                    node = _node(c, arg.node)
+                    return _only(await c.execute_command(*arg.command(True), target_nodes=node), node), None
                 return await c.execute_command(*arg.command(self.cluster)), None
             if kind == _LOAD:
                 return await c.script_load(arg), None
@@ -574,6 +580,6 @@ def each(replies: Iterable[Any]) -> List[Any]:
 
 
 __all__ = [
-    "AsyncRunner", "Call", "Cmd", "ENV", "Env", "NODES", "Op", "Runner", "SERVER", "Script", "Sleep", "SyncRunner",
+    "ANY", "AsyncRunner", "Call", "Cmd", "ENV", "Env", "NODES", "Op", "Runner", "SERVER", "Script", "Sleep", "SyncRunner",
     "Wait", "each", "error_of", "hash_tag", "one", "slot", "source", "text", "Awaitable", "Callable",
 ]

@@ -128,7 +128,7 @@ def jshash(item: Union[str, bytes], limit_memory: bool = True) -> int:
             if num > above:
                 num //= by
                 break
-    return num
+    return int(num)
 
 
 # Sized filters: parameters and block planning.
@@ -136,31 +136,31 @@ def jshash(item: Union[str, bytes], limit_memory: bool = True) -> int:
 
 def _size_class(size: int) -> int:
     if size <= _B["min_class"]:
-        return _B["min_class"]
+        return int(_B["min_class"])
     lg = (size - 1).bit_length() - 1
     step = 1 << max(lg - _B["lg_classes_per_doubling"], _B["lg_quantum"])
-    return -(-size // step) * step
+    return int(-(-size // step) * step)
 
 
 def _class_below(c: int) -> int:
     if c <= _B["min_class"]:
         return 0
     if c <= 2 * _B["min_class"]:
-        return _B["min_class"]
+        return int(_B["min_class"])
     lg = (c - 1).bit_length() - 1
-    return c - (1 << max(lg - _B["lg_classes_per_doubling"], _B["lg_quantum"]))
+    return int(c - (1 << max(lg - _B["lg_classes_per_doubling"], _B["lg_quantum"])))
 
 
 def _sds_overhead(n: int) -> int:
     h = _B["sds_headers"]
-    return 1 + (h[0] if n < 1 << 8 else h[1] if n < 1 << 16 else h[2] if n < 1 << 32 else h[3])
+    return int(1 + (h[0] if n < 1 << 8 else h[1] if n < 1 << 16 else h[2] if n < 1 << 32 else h[3]))
 
 
 def _payload_of_class(c: int) -> int:
     for h in _B["sds_headers"]:
         p = max(0, c - 1 - h)
         if p + _sds_overhead(p) <= c:
-            return p
+            return int(p)
     return 0
 
 

@@ -264,6 +264,13 @@ impl Surface for PySurface {
             return;
         }
         let ret = self.ty(&op.returns, Dir::Out);
+        if op.pure {
+            // A client-side computation: answered at once, sync or async.
+            let _ = writeln!(out, "    def {}(self{sep}{sig}) -> {ret}:\n        {docs}", ident(&op.name));
+            self.checks(out, &op.params);
+            let _ = writeln!(out, "        return self._core.{}({})\n", ident(&op.name), self.call_args(&op.params));
+            return;
+        }
         if op.is_static {
             let _ = writeln!(
                 out,
@@ -309,12 +316,16 @@ def from_code(code: str, detail: str, script: str) -> RedisPatternsError:
         return InvalidArgument(arg, reason, script)
     if kind == "NotEnoughMemory" or code == "MAXMEMORY":
         words = detail.split(" ")
-        num = lambda w: int(words[words.index(w) + 1].rstrip(":")) if w in words and words.index(w) + 1 < len(words) else 0
+
+        def num(w: str) -> int:
+            at = words.index(w) + 1 if w in words else len(words)
+            return int(words[at].rstrip(":")) if at < len(words) and words[at].rstrip(":").isdigit() else 0
+
         what = detail.split(": ", 1)[1] if ": " in detail else detail
         return NotEnoughMemory(what, num("needed"), num("available"), "maxmemory", script)
     if kind == "LayoutMismatch":
         return LayoutMismatch(detail.split(" ", 1)[0], detail, "")
-    cls = globals().get(kind or "")
+    cls: Any = globals().get(kind or "")
     if cls is None:
         return Script(script, code, detail)
     fields = list(cls.__init__.__code__.co_varnames[1 : cls.__init__.__code__.co_argcount - 1])

@@ -44,10 +44,10 @@ class Lock:
             self.key, self.channel, self.notified, self.poll_ms, timeout_ms, lambda: self._attempt(token)))
 
     def release(self, token: str) -> Op[bool]:
-        return (yield scripts.Lock.release(self.key, token, self.channel)) == 1
+        return int((yield scripts.Lock.release(self.key, token, self.channel))) == 1
 
     def extend(self, token: str, lease_ms: int) -> Op[bool]:
-        return (yield scripts.Lock.extend(self.key, token, lease_ms)) == 1
+        return int((yield scripts.Lock.extend(self.key, token, lease_ms))) == 1
 
     def owned(self, token: str) -> Op[Optional[int]]:
         ms = int((yield scripts.Lock.owned(self.key, token)))

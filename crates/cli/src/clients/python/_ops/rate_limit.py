@@ -37,7 +37,8 @@ class RateLimiter:
             interval = -(-period_ms * 1000 // count_per_period)
             if interval * (max_burst + 1) > _MAX_TOLERANCE_US:
                 raise _bad("max_burst", "(max_burst + 1) emission intervals must not exceed 10^15 microseconds")
-            self.args = (max_burst, count_per_period, period_ms)
+            self.gcra = (max_burst, count_per_period, period_ms)
+            self.window = (0, 0)
             self.max_quantity = max_burst + 1
         else:
             most = 1_000_000 if kind == "sliding_counter" else 100_000
@@ -46,11 +47,12 @@ class RateLimiter:
                 raise _bad("limit", f"must be from 1 to {most}")
             if not 1 <= window_ms <= longest:
                 raise _bad("window", f"must be from 1 to {longest} ms")
-            self.args = (limit, window_ms)
+            self.gcra = (0, 0, 0)
+            self.window = (limit, window_ms)
             self.max_quantity = limit
 
     def __repr__(self) -> str:
-        return f"kind={self.kind!r}, args={self.args}, prefix={self.prefix!r}"
+        return f"kind={self.kind!r}, prefix={self.prefix!r}"
 
     def key(self, subject: str) -> str:
         role = {"gcra": "tat", "sliding_counter": "counter", "sliding_log": "log"}[self.kind]
@@ -60,12 +62,13 @@ class RateLimiter:
         k = self.key(subject)
         if quantity > self.max_quantity:
             raise _bad("quantity", f"must be at most {self.max_quantity}, the most one call may take")
+        (burst, count, period), (limit, window) = self.gcra, self.window
         if self.kind == "gcra":
-            call = scripts.RateLimit.throttle(k, *self.args, quantity, [])
+            call = scripts.RateLimit.throttle(k, burst, count, period, quantity, [])
         elif self.kind == "sliding_counter":
-            call = scripts.RateLimit.window_counter(k, *self.args, quantity, [])
+            call = scripts.RateLimit.window_counter(k, limit, window, quantity, [])
         else:
-            call = scripts.RateLimit.window_log(k, *self.args, quantity, [])
+            call = scripts.RateLimit.window_log(k, limit, window, quantity, [])
         return _decision((yield call))
 
     def peek(self, subject: str) -> Op[records.Decision]:

@@ -73,14 +73,14 @@ class RwLock:
             call = scripts.Rwlock.read_release(self.readers_key, lease.token, self.channel)
         else:
             call = scripts.Rwlock.write_release(self.writer_key, self.intents_key, lease.token, self.channel)
-        return (yield call) == 1
+        return int((yield call)) == 1
 
     def extend(self, lease: records.RwLease, duration_ms: int) -> Op[bool]:
         if lease.role == "read":
             call = scripts.Rwlock.read_extend(self.readers_key, lease.token, duration_ms)
         else:
             call = scripts.Rwlock.write_extend(self.writer_key, lease.token, duration_ms)
-        return (yield call) == 1
+        return int((yield call)) == 1
 
 
 _ = Any

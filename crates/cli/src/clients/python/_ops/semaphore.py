@@ -39,7 +39,7 @@ class Semaphore:
             self.key, self.channel, self.notified, self.poll_ms, timeout_ms, lambda: self._attempt(token)))
 
     def release(self, token: str) -> Op[bool]:
-        return (yield scripts.Semaphore.release(self.key, token, self.channel)) == 1
+        return int((yield scripts.Semaphore.release(self.key, token, self.channel))) == 1
 
     def extend(self, token: str, lease_ms: int) -> Op[bool]:
-        return (yield scripts.Semaphore.extend(self.key, token, lease_ms)) == 1
+        return int((yield scripts.Semaphore.extend(self.key, token, lease_ms))) == 1

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import errors, records, scripts
 from .._contract import key
-from .._driver import Cmd, Op, Request, each
+from .._driver import ANY, Cmd, Op, Request, each
 from . import layout
 
 _ID = re.compile(rb"^(0|[1-9][0-9]*)$")
@@ -258,7 +258,7 @@ def _limits() -> Op[Tuple[Tuple[int, int], Any]]:
     """The server's hash-max-listpack-entries/-value (CONFIG GET), or the defaults."""
     names = ("hash-max-listpack-entries", "hash-max-listpack-value")
     try:
-        got = yield [Cmd("CONFIG", "GET", n) for n in names]
+        got = yield [Cmd("CONFIG", "GET", n, node=ANY) for n in names]
     except errors.RedisPatternsError:
         return (512, 64), "default_because_denied"
     vals: List[int] = []

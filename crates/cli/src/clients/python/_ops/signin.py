@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from .. import _days, errors, records, scripts
 from .._contract import key
@@ -44,7 +44,7 @@ def combined(env: Env, base: str, keys: List[str]) -> Optional[str]:
     return tmp if all(slot(k) == s for k in keys) else None
 
 
-def read_groups(env: Env, op: str, groups: List[tuple]) -> List[Request]:
+def read_groups(env: Env, op: str, groups: List[Tuple[str, List[str]]]) -> List[Request]:
     """Per (base, keys) group: one signin.combine call, or a GET of each key."""
     batch: List[Request] = []
     for base, keys in groups:

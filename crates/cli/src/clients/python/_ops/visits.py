@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime
 import time
 import zlib
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import _days, errors, records, scripts
 from .._contract import key
-from .._driver import Cmd, Op, Request, each
+from .._driver import ANY, Cmd, Op, Request, each
 
 MAX_GRACE_S = 366 * 86400
 UNION_SETS = 512
@@ -117,7 +117,7 @@ class VisitCounter:
         expire = None if self.retention_s is None else _days.end_of_day(day, self.zone) + self.retention_s
         accept = None if self.late_window_s is None else _days.end_of_day(day, self.zone) + self.late_window_s
         k = self.counter_key(day)
-        now_reply, count = each((yield [Cmd("TIME"), Cmd("GET", k)]))
+        now_reply, count = each((yield [Cmd("TIME", node=ANY), Cmd("GET", k)]))
         now = int(now_reply[0])
 
         def when(at: int) -> str:
@@ -179,13 +179,14 @@ class VisitCounter:
         if expected_daily_uniques == 0:
             raise _bad("expected daily uniques", "must be at least 1")
         try:
-            reply = yield Cmd("CONFIG", "GET", "set-max-intset-entries")
+            reply = yield Cmd("CONFIG", "GET", "set-max-intset-entries", node=ANY)
             pairs = list(reply.items()) if isinstance(reply, dict) else list(zip(reply[::2], reply[1::2]))
             limit, source = (int(pairs[0][1]), "server") if pairs else (512, "default_because_unreported")
+            source_: Any = source
         except errors.RedisPatternsError:
-            limit, source = 512, "default_because_denied"
+            limit, source_ = 512, "default_because_denied"
         shards = plan_shards(expected_daily_uniques, limit)
-        return VisitCounter(name, shards, time_zone, "visits:", 172800, 300), records.ShardPlan(shards, limit, source)
+        return VisitCounter(name, shards, time_zone, "visits:", 172800, 300), records.ShardPlan(shards, limit, source_)
 
 
 def plan_shards(expected: int, max_intset_entries: int) -> int:
