@@ -6,13 +6,13 @@
 //! DIR` installs it, `mypy --strict` accepts it. Needs python3 with redis-py
 //! and mypy on PYTHONPATH (`.ci/run` installs them).
 
+mod common;
 #[allow(dead_code)]
 #[path = "../../../tests/conformance/dispatch.rs"]
 mod dispatch;
 #[allow(dead_code)]
 #[path = "../../../tests/conformance/engine.rs"]
 mod engine;
-mod common;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
@@ -103,7 +103,11 @@ fn python_passes_every_case_on_a_cluster() {
     let cluster = support::cluster();
     let dir = exported("conformance-cluster");
     expect_all(&run_python(&dir, &cluster.urls(), &["--cluster"]));
-    expect_all(&run_python(&dir, &cluster.urls(), &["--cluster", "--asyncio"]));
+    expect_all(&run_python(
+        &dir,
+        &cluster.urls(),
+        &["--cluster", "--asyncio"],
+    ));
 }
 
 /// Data written by the Rust API is read back by Python, and the reverse:
@@ -121,7 +125,10 @@ fn python_and_rust_read_back_what_the_other_wrote() {
     let wrote = engine::run_selected(&cases, &target, Part::Write, false);
     wrote.assert_passed();
     let read = run_python(&dir, &[server.url()], &["--part=read"]);
-    assert!(read.contains(&format!(": {cross} passed, 0 failed")), "{read}");
+    assert!(
+        read.contains(&format!(": {cross} passed, 0 failed")),
+        "{read}"
+    );
     println!("cross rust -> python: {cross} cases");
 
     run_python(&dir, &[server.url()], &["--part=write"]);
@@ -138,7 +145,14 @@ fn the_python_package_installs_and_type_checks() {
     let dir = exported("package");
     let target = temp_dir("py-installed");
     let out = python(&dir, "pip")
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+        ])
         .arg("--target")
         .arg(&target)
         .arg(&dir)
@@ -149,17 +163,37 @@ fn the_python_package_installs_and_type_checks() {
         "pip install of the exported client failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for f in ["py.typed", "manifest.json", "lua/lock/acquire.lua", "_ops/lock.py"] {
-        assert!(target.join("redis_patterns").join(f).exists(), "pip did not install {f}");
+    for f in [
+        "py.typed",
+        "manifest.json",
+        "lua/lock/acquire.lua",
+        "_ops/lock.py",
+    ] {
+        assert!(
+            target.join("redis_patterns").join(f).exists(),
+            "pip did not install {f}"
+        );
     }
     let out = python(&dir, "mypy")
-        .args(["-m", "mypy", "--strict", "--no-incremental", "redis_patterns"])
+        .args([
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "redis_patterns",
+        ])
         .current_dir(&dir)
         .output()
         .expect("mypy runs");
     let report = String::from_utf8_lossy(&out.stdout);
-    println!("mypy --strict: {}", report.lines().last().unwrap_or_default());
-    assert!(out.status.success(), "mypy --strict refused the client:\n{report}");
+    println!(
+        "mypy --strict: {}",
+        report.lines().last().unwrap_or_default()
+    );
+    assert!(
+        out.status.success(),
+        "mypy --strict refused the client:\n{report}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&target);
 }

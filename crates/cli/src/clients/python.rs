@@ -31,13 +31,25 @@ const ASSETS: &[(&str, &str)] = &[
     ("hashing.py", include_str!("python/hashing.py")),
     ("_ops/__init__.py", include_str!("python/_ops/__init__.py")),
     ("_ops/lock.py", include_str!("python/_ops/lock.py")),
-    ("_ops/semaphore.py", include_str!("python/_ops/semaphore.py")),
+    (
+        "_ops/semaphore.py",
+        include_str!("python/_ops/semaphore.py"),
+    ),
     ("_ops/rwlock.py", include_str!("python/_ops/rwlock.py")),
-    ("_ops/rate_limit.py", include_str!("python/_ops/rate_limit.py")),
-    ("_ops/sharded_hash.py", include_str!("python/_ops/sharded_hash.py")),
+    (
+        "_ops/rate_limit.py",
+        include_str!("python/_ops/rate_limit.py"),
+    ),
+    (
+        "_ops/sharded_hash.py",
+        include_str!("python/_ops/sharded_hash.py"),
+    ),
     ("_ops/packed.py", include_str!("python/_ops/packed.py")),
     ("_ops/visits.py", include_str!("python/_ops/visits.py")),
-    ("_ops/login_log.py", include_str!("python/_ops/login_log.py")),
+    (
+        "_ops/login_log.py",
+        include_str!("python/_ops/login_log.py"),
+    ),
     ("_ops/signin.py", include_str!("python/_ops/signin.py")),
     ("_ops/bloom.py", include_str!("python/_ops/bloom.py")),
     ("_ops/rolling.py", include_str!("python/_ops/rolling.py")),
@@ -63,10 +75,22 @@ pub fn files() -> Vec<File> {
     let generated = [
         ("scripts.py", scripts()),
         ("_contract.py", contract()),
-        ("errors.py", surface::emit(&mut PySurface::new(false), Part::Errors)),
-        ("records.py", surface::emit(&mut PySurface::new(false), Part::Records)),
-        ("_sync.py", surface::emit(&mut PySurface::new(false), Part::Classes)),
-        ("asyncio.py", surface::emit(&mut PySurface::new(true), Part::Classes)),
+        (
+            "errors.py",
+            surface::emit(&mut PySurface::new(false), Part::Errors),
+        ),
+        (
+            "records.py",
+            surface::emit(&mut PySurface::new(false), Part::Records),
+        ),
+        (
+            "_sync.py",
+            surface::emit(&mut PySurface::new(false), Part::Classes),
+        ),
+        (
+            "asyncio.py",
+            surface::emit(&mut PySurface::new(true), Part::Classes),
+        ),
         ("__init__.py", init()),
     ];
     for (name, text) in generated {
@@ -210,7 +234,11 @@ fn script_fn(out: &mut String, s: &ScriptInfo) {
         params.push(format!("{}: {}", ident(k.name), arg_type(None, k.variadic)));
     }
     for a in s.args {
-        params.push(format!("{}: {}", ident(a.name), arg_type(Some(a), a.variadic)));
+        params.push(format!(
+            "{}: {}",
+            ident(a.name),
+            arg_type(Some(a), a.variadic)
+        ));
     }
     let _ = writeln!(
         out,
@@ -326,4 +354,3 @@ fn contract() -> String {
     );
     out
 }
-

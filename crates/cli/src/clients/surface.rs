@@ -7,8 +7,8 @@
 //! so a new language is one more implementation of that trait (plus its
 //! runtime), not a copy of the walk.
 
-use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Record, Type};
 use redis_patterns::contract::all;
+use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Record, Type};
 
 /// Whether a type is read (an input) or written (a result).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

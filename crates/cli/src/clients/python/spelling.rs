@@ -26,7 +26,10 @@ impl PySurface {
 
 /// A docstring literal.
 fn doc(text: &str) -> String {
-    format!("\"\"\"{}\"\"\"", text.replace('\\', "\\\\").replace("\"\"\"", "'''"))
+    format!(
+        "\"\"\"{}\"\"\"",
+        text.replace('\\', "\\\\").replace("\"\"\"", "'''")
+    )
 }
 
 /// A JSON default as a Python literal.
@@ -69,7 +72,11 @@ impl Surface for PySurface {
             (Type::Null, _) => "None".into(),
             (Type::Enum(words), _) => format!(
                 "Literal[{}]",
-                words.iter().map(|w| py_str(w)).collect::<Vec<_>>().join(", ")
+                words
+                    .iter()
+                    .map(|w| py_str(w))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             (Type::List(t), Dir::In) => format!("Sequence[{}]", each(t)),
             (Type::List(t), Dir::Out) => format!("List[{}]", each(t)),
@@ -106,7 +113,11 @@ impl Surface for PySurface {
             Type::Null => "None".into(),
             Type::Enum(words) => format!(
                 "_c.enum({n}, {var}, ({},))",
-                words.iter().map(|w| py_str(w)).collect::<Vec<_>>().join(", ")
+                words
+                    .iter()
+                    .map(|w| py_str(w))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Type::List(t) => format!("_c.list_({n}, {var}, {})", inner(t)),
             Type::Opt(t) => format!("_c.opt({var}, {})", inner(t)),
@@ -183,7 +194,12 @@ impl Surface for PySurface {
     }
 
     fn record(&mut self, out: &mut String, r: &Record) {
-        let _ = writeln!(out, "@dataclasses.dataclass(frozen=True)\nclass {}:\n    {}\n", r.name, doc(&r.doc));
+        let _ = writeln!(
+            out,
+            "@dataclasses.dataclass(frozen=True)\nclass {}:\n    {}\n",
+            r.name,
+            doc(&r.doc)
+        );
         for f in &r.fields {
             let ty = self.ty(&f.ty, Dir::Out).replace("records.", "");
             let _ = writeln!(out, "    {}: {ty}", ident(&f.name));
@@ -195,14 +211,29 @@ impl Surface for PySurface {
     }
 
     fn class_open(&mut self, out: &mut String, pattern: &str, c: &Class) {
-        let client = if self.asyncio { "_driver.AsyncClient" } else { "_driver.SyncClient" };
-        let runner = if self.asyncio { "_driver.AsyncRunner" } else { "_driver.SyncRunner" };
-        let which = if self.asyncio { "redis.asyncio" } else { "redis-py" };
+        let client = if self.asyncio {
+            "_driver.AsyncClient"
+        } else {
+            "_driver.SyncClient"
+        };
+        let runner = if self.asyncio {
+            "_driver.AsyncRunner"
+        } else {
+            "_driver.SyncRunner"
+        };
+        let which = if self.asyncio {
+            "redis.asyncio"
+        } else {
+            "redis-py"
+        };
         let _ = writeln!(
             out,
             "class {}:\n    {}\n\n    _core: _ops.{pattern}.{}\n    _run: {runner}\n",
             c.name,
-            doc(&format!("{}\n\n    Runs on a {which} client (standalone or cluster).", c.doc)),
+            doc(&format!(
+                "{}\n\n    Runs on a {which} client (standalone or cluster).",
+                c.doc
+            )),
             c.name
         );
         if let Some(new) = &c.new {
@@ -242,33 +273,65 @@ impl Surface for PySurface {
     }
 
     fn op(&mut self, out: &mut String, pattern: &str, c: &Class, op: &Operation) {
-        let (def, wait) = if self.asyncio { ("async def", "await ") } else { ("def", "") };
-        let runner = if self.asyncio { "_driver.AsyncRunner" } else { "_driver.SyncRunner" };
-        let client = if self.asyncio { "_driver.AsyncClient" } else { "_driver.SyncClient" };
+        let (def, wait) = if self.asyncio {
+            ("async def", "await ")
+        } else {
+            ("def", "")
+        };
+        let runner = if self.asyncio {
+            "_driver.AsyncRunner"
+        } else {
+            "_driver.SyncRunner"
+        };
+        let client = if self.asyncio {
+            "_driver.AsyncClient"
+        } else {
+            "_driver.SyncClient"
+        };
         let sig = self.signature(&op.params);
         let sep = if op.params.is_empty() { "" } else { ", " };
         let raises = if op.raises.is_empty() {
             String::new()
         } else {
-            format!("\n\n        Raises {} (redis_patterns.errors).", op.raises.join(", "))
+            format!(
+                "\n\n        Raises {} (redis_patterns.errors).",
+                op.raises.join(", ")
+            )
         };
         let docs = doc(&format!("{}{raises}", op.doc));
         if op.name == "hold" {
-            let hold = if self.asyncio { "AsyncHold" } else { "SyncHold" };
+            let hold = if self.asyncio {
+                "AsyncHold"
+            } else {
+                "SyncHold"
+            };
             let _ = writeln!(
                 out,
                 "    def hold(self{sep}{sig}) -> _hold.{hold}:\n        {docs}"
             );
             self.checks(out, &op.params);
-            let _ = writeln!(out, "        return _hold.{hold}(self._run, self._core, {})\n", self.call_args(&op.params));
+            let _ = writeln!(
+                out,
+                "        return _hold.{hold}(self._run, self._core, {})\n",
+                self.call_args(&op.params)
+            );
             return;
         }
         let ret = self.ty(&op.returns, Dir::Out);
         if op.pure {
             // A client-side computation: answered at once, sync or async.
-            let _ = writeln!(out, "    def {}(self{sep}{sig}) -> {ret}:\n        {docs}", ident(&op.name));
+            let _ = writeln!(
+                out,
+                "    def {}(self{sep}{sig}) -> {ret}:\n        {docs}",
+                ident(&op.name)
+            );
             self.checks(out, &op.params);
-            let _ = writeln!(out, "        return self._core.{}({})\n", ident(&op.name), self.call_args(&op.params));
+            let _ = writeln!(
+                out,
+                "        return self._core.{}({})\n",
+                ident(&op.name),
+                self.call_args(&op.params)
+            );
             return;
         }
         if op.is_static {
@@ -279,13 +342,31 @@ impl Surface for PySurface {
             );
             self.checks(out, &op.params);
             let _ = writeln!(out, "        run = {runner}(client)");
-            let call = format!("_ops.{pattern}.{}.{}({})", c.name, ident(&op.name), self.call_args(&op.params));
+            let call = format!(
+                "_ops.{pattern}.{}.{}({})",
+                c.name,
+                ident(&op.name),
+                self.call_args(&op.params)
+            );
             self.ret(out, &op.returns, &format!("{wait}run({call})"), "run");
         } else {
-            let _ = writeln!(out, "    {def} {}(self{sep}{sig}) -> {ret}:\n        {docs}", ident(&op.name));
+            let _ = writeln!(
+                out,
+                "    {def} {}(self{sep}{sig}) -> {ret}:\n        {docs}",
+                ident(&op.name)
+            );
             self.checks(out, &op.params);
-            let call = format!("self._core.{}({})", ident(&op.name), self.call_args(&op.params));
-            self.ret(out, &op.returns, &format!("{wait}self._run({call})"), "self._run");
+            let call = format!(
+                "self._core.{}({})",
+                ident(&op.name),
+                self.call_args(&op.params)
+            );
+            self.ret(
+                out,
+                &op.returns,
+                &format!("{wait}self._run({call})"),
+                "self._run",
+            );
         }
     }
 
@@ -356,12 +437,21 @@ impl PySurface {
     fn checks(&self, out: &mut String, params: &[Param]) {
         for p in params {
             let var = ident(&p.name);
-            let _ = writeln!(out, "        v_{} = {}", p.name, self.check(&p.ty, &p.name, &var, 0));
+            let _ = writeln!(
+                out,
+                "        v_{} = {}",
+                p.name,
+                self.check(&p.ty, &p.name, &var, 0)
+            );
         }
     }
 
     fn call_args(&self, params: &[Param]) -> String {
-        params.iter().map(|p| format!("v_{}", p.name)).collect::<Vec<_>>().join(", ")
+        params
+            .iter()
+            .map(|p| format!("v_{}", p.name))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// `return <run>`, wrapping a core handle in its class.
@@ -375,9 +465,17 @@ impl PySurface {
             }
             Some((i, class)) => {
                 let _ = writeln!(out, "        got = {run}");
-                let Type::Tuple(ts) = t else { unreachable!("a tuple") };
+                let Type::Tuple(ts) = t else {
+                    unreachable!("a tuple")
+                };
                 let parts: Vec<String> = (0..ts.len())
-                    .map(|j| if j == i { format!("{class}._of({runner}, got[{j}])") } else { format!("got[{j}]") })
+                    .map(|j| {
+                        if j == i {
+                            format!("{class}._of({runner}, got[{j}])")
+                        } else {
+                            format!("got[{j}]")
+                        }
+                    })
                     .collect();
                 let _ = writeln!(out, "        return ({})\n", parts.join(", "));
             }
@@ -413,13 +511,19 @@ pub(crate) fn init() -> String {
     );
     let _ = writeln!(out, "from ._sync import {}", names.join(", "));
     let _ = writeln!(out, "from .records import {}", record_names.join(", "));
-    out.push_str("from .errors import *  # noqa: F401,F403\nfrom . import errors, records, scripts\n\n");
+    out.push_str(
+        "from .errors import *  # noqa: F401,F403\nfrom . import errors, records, scripts\n\n",
+    );
     names.extend(record_names);
     names.extend(["errors", "records", "scripts"].map(String::from));
     let _ = writeln!(
         out,
         "__all__ = [{}]",
-        names.iter().map(|n| py_str(n)).collect::<Vec<_>>().join(", ")
+        names
+            .iter()
+            .map(|n| py_str(n))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     out
 }
