@@ -312,7 +312,7 @@ impl Surface for PySurface {
             self.checks(out, &op.params);
             let _ = writeln!(
                 out,
-                "        return _hold.{hold}(self._run, self._core, {})\n",
+                "        return _hold.{hold}(self._run, self._core.holder({}))\n",
                 self.call_args(&op.params)
             );
             return;

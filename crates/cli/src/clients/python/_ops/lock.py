@@ -7,6 +7,7 @@ from typing import Any, List, Optional
 from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Cmd, Op
+from .._hold import Holder
 from .._wait import Attempt, busy_ms, new_token, until_acquired
 
 
@@ -52,6 +53,11 @@ class Lock:
     def owned(self, token: str) -> Op[Optional[int]]:
         ms = int((yield scripts.Lock.owned(self.key, token)))
         return None if ms == 0 else (ms if ms > 0 else -1)
+
+    def holder(self, timeout_ms: int) -> Holder:
+        return Holder(self.key, self.lease_ms, lambda: self.acquire(timeout_ms),
+                      lambda lease: self.extend(lease.token, self.lease_ms), lambda lease: self.release(lease.token),
+                      lambda lease: int(lease.fence))
 
     def status(self) -> Op[records.LockStatus]:
         pttl, fence = yield [Cmd("PTTL", self.key), Cmd("GET", self.fence_key)]

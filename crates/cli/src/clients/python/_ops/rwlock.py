@@ -7,6 +7,7 @@ from typing import Any
 from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
+from .._hold import Holder
 from .._wait import Attempt, busy_ms, new_token, until_acquired
 
 
@@ -67,6 +68,10 @@ class RwLock:
             if role == "write":
                 yield from self._withdraw(token)
             raise
+
+    def holder(self, role: str, timeout_ms: int) -> Holder:
+        return Holder(self.writer_key, self.lease_ms, lambda: self.wait_as(role, new_token(), timeout_ms),
+                      lambda l: self.extend(l, self.lease_ms), self.release, lambda l: None)
 
     def release(self, lease: records.RwLease) -> Op[bool]:
         if lease.role == "read":

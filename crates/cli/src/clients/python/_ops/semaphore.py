@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
+from .._hold import Holder
 from .._wait import Attempt, busy_ms, new_token, until_acquired
 
 
@@ -37,6 +38,10 @@ class Semaphore:
     def acquire_as(self, token: str, timeout_ms: int) -> Op[records.Permit]:
         return (yield from until_acquired(
             self.key, self.channel, self.notified, self.poll_ms, timeout_ms, lambda: self._attempt(token)))
+
+    def holder(self, timeout_ms: int) -> Holder:
+        return Holder(self.key, self.lease_ms, lambda: self.acquire(timeout_ms),
+                      lambda p: self.extend(p.token, self.lease_ms), lambda p: self.release(p.token), lambda p: None)
 
     def release(self, token: str) -> Op[bool]:
         return int((yield scripts.Semaphore.release(self.key, token, self.channel))) == 1
