@@ -247,6 +247,12 @@ impl Connection {
     /// The I/O of a [`Run`].
     fn drive<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
         let mut run = Run::new(op, self.settings);
+        let result = self.drive_run(&mut run);
+        self.settings.env.caps = run.caps();
+        result
+    }
+
+    fn drive_run<T: Send + 'static>(&mut self, run: &mut Run<T>) -> Result<T> {
         let mut input = Input::Start;
         loop {
             input = match run.next(input)? {

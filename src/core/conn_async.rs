@@ -281,6 +281,12 @@ impl AsyncConnection {
     /// returns.
     pub(crate) async fn execute<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
         let mut run = Run::new(op, self.settings);
+        let result = self.drive_run(&mut run).await;
+        self.settings.env.caps = run.caps();
+        result
+    }
+
+    async fn drive_run<T: Send + 'static>(&mut self, run: &mut Run<T>) -> Result<T> {
         let mut input = Input::Start;
         let mut waits = Waits::default();
         loop {
