@@ -2,7 +2,8 @@
 //!
 //! Each pattern — an owner-token lock ([`lock`]: waiters woken by the
 //! release, renewal, replica-acknowledged fencing), a semaphore with
-//! expiring permits ([`semaphore`]), a read-write lock ([`rwlock`]), sharded hashes that stay
+//! expiring permits ([`semaphore`]), a read-write lock ([`rwlock`]) — the
+//! three with guards that renew their leases ([`lease`]) —, sharded hashes that stay
 //! listpack-encoded ([`sharded_hash`], with a shard-count planner and a
 //! streaming bulk import), fixed-width records packed into sharded strings
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
@@ -49,7 +50,7 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;
-//! use redis_patterns::lock::Lock;
+//! use redis_patterns::lock::{Lock, LockGuard};
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
@@ -57,7 +58,7 @@
 //! {
 //!     // Waits for at most one second, woken by the holder's release; the
 //!     // guard renews the lease every lease/3 while it is held.
-//!     let mut guard = lock.guard(&mut con, Duration::from_secs(1))?;
+//!     let mut guard = LockGuard::acquire(&lock, &mut con, Duration::from_secs(1))?;
 //!     let fence = guard.fence(); // pass this to the resource you protect
 //!     let _: () = guard
 //!         .conn()
@@ -95,6 +96,7 @@ pub mod core;
 pub use crate::core::{error, keys, script};
 pub mod functions;
 pub mod layout;
+pub mod lease;
 pub mod lock;
 pub mod login_log;
 pub mod manifest;

@@ -16,6 +16,12 @@
 //! shard channel `<prefix>{<name>}:wake` (a writer's release, and the last
 //! reader's), which wakes the waiters ([`WaitMode`]).
 //!
+//! A lease held while its holder works is best held by a guard
+//! ([`RwLockGuard`] sync, [`AsyncRwLockGuard`] async, of
+//! [`RwLock::reading`] or [`RwLock::writing`]; see [`lease`](crate::lease)):
+//! it renews the lease every lease/3, reports its loss, and gives it back
+//! when dropped.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;
@@ -47,11 +53,11 @@ use serde::Serialize;
 
 use crate::core::Op;
 use crate::error::{ErrorKind, Result};
-use crate::lock::leasing::{
+use crate::lease::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
 };
-use crate::lock::wait::{self, Attempt, Waiting};
-use crate::lock::{WaitMode, new_token};
+use crate::lease::wait::{self, Attempt, Waiting};
+use crate::lease::{Guard, Resource, WaitMode, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -282,3 +288,82 @@ impl RwLock {
         )
     }
 }
+
+/// One side of a read-write lock, for a guard: [`RwLock::reading`] or
+/// [`RwLock::writing`]. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Access {
+    lock: RwLock,
+    role: Role,
+}
+
+impl Access {
+    /// The lock.
+    pub fn lock(&self) -> &RwLock {
+        &self.lock
+    }
+
+    /// Which lease a guard of it holds.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+}
+
+impl RwLock {
+    /// The read side, for a guard: `RwLockGuard::acquire(&lock.reading(),
+    /// &mut con, timeout)`.
+    pub fn reading(&self) -> Access {
+        Access {
+            lock: self.clone(),
+            role: Role::Read,
+        }
+    }
+
+    /// The write side, for a guard: `RwLockGuard::acquire(&lock.writing(),
+    /// &mut con, timeout)`.
+    pub fn writing(&self) -> Access {
+        Access {
+            lock: self.clone(),
+            role: Role::Write,
+        }
+    }
+}
+
+impl Resource for Access {
+    type Lease = RwLease;
+
+    fn key(&self) -> &str {
+        &self.lock.leased.key
+    }
+
+    fn lease(&self) -> Duration {
+        self.lock.leased.lease()
+    }
+
+    fn acquire(&self, timeout: Duration) -> Op<RwLease> {
+        self.lock.wait_as(self.role, &new_token(), timeout)
+    }
+
+    fn extend(&self, lease: &RwLease, duration: Duration) -> Op<bool> {
+        self.lock.extend(lease, duration)
+    }
+
+    fn release(&self, lease: &RwLease) -> Op<bool> {
+        self.lock.release(lease)
+    }
+
+    fn token(lease: &RwLease) -> &str {
+        &lease.token
+    }
+}
+
+/// Holds a read or write lease until dropped or released, renewing it
+/// every lease/3 on a thread of its own: `RwLockGuard::acquire(&lock.reading(),
+/// &mut con, timeout)` (see [`Guard`]).
+pub type RwLockGuard<'a> = Guard<'a, Access>;
+
+/// Holds a read or write lease until released or dropped, renewing it
+/// every lease/3 in a tokio task: `AsyncRwLockGuard::acquire(&lock.writing(),
+/// &con, timeout).await` (see [`AsyncGuard`](crate::lease::AsyncGuard)).
+#[cfg(feature = "tokio")]
+pub type AsyncRwLockGuard = crate::lease::AsyncGuard<Access>;

@@ -15,6 +15,11 @@
 //! Every client of one semaphore must use the same `limit`: it is an
 //! argument of each acquire, not stored.
 //!
+//! A permit held while its holder works is best held by a guard
+//! ([`PermitGuard`] sync, [`AsyncPermitGuard`] async; see
+//! [`lease`](crate::lease)): it renews the permit every lease/3, reports
+//! its loss, and gives it back when dropped.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;
@@ -45,11 +50,11 @@ use serde::Serialize;
 
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lock::leasing::{
+use crate::lease::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
 };
-use crate::lock::wait::Attempt;
-use crate::lock::{WaitMode, new_token};
+use crate::lease::wait::Attempt;
+use crate::lease::{Guard, Resource, WaitMode, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -201,3 +206,42 @@ impl Semaphore {
         )
     }
 }
+
+impl Resource for Semaphore {
+    type Lease = Permit;
+
+    fn key(&self) -> &str {
+        &self.leased.key
+    }
+
+    fn lease(&self) -> Duration {
+        self.leased.lease()
+    }
+
+    fn acquire(&self, timeout: Duration) -> Op<Permit> {
+        Semaphore::acquire(self, timeout)
+    }
+
+    fn extend(&self, permit: &Permit, duration: Duration) -> Op<bool> {
+        Semaphore::extend(self, &permit.token, duration)
+    }
+
+    fn release(&self, permit: &Permit) -> Op<bool> {
+        Semaphore::release(self, &permit.token)
+    }
+
+    fn token(permit: &Permit) -> &str {
+        &permit.token
+    }
+}
+
+/// Holds a permit until dropped or released, renewing its lease every
+/// lease/3 on a thread of its own: `PermitGuard::acquire(&semaphore, &mut
+/// con, timeout)` (see [`Guard`]).
+pub type PermitGuard<'a> = Guard<'a, Semaphore>;
+
+/// Holds a permit until released or dropped, renewing its lease every
+/// lease/3 in a tokio task: `AsyncPermitGuard::acquire(&semaphore, &con,
+/// timeout).await` (see [`AsyncGuard`](crate::lease::AsyncGuard)).
+#[cfg(feature = "tokio")]
+pub type AsyncPermitGuard = crate::lease::AsyncGuard<Semaphore>;

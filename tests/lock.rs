@@ -17,7 +17,8 @@ use leased::{assert_invalid, assert_no_script_call, eventually, subscribers, wai
 use redis::Value;
 use redis_patterns::core::WaitStats;
 use redis_patterns::lock::{
-    AsyncLockGuard, DEFAULT_PREFIX, Lease, Lock, LostReason, MAX_LEASE_MS, Replication, WaitMode,
+    AsyncLockGuard, DEFAULT_PREFIX, Lease, Lock, LockGuard, LostReason, MAX_LEASE_MS, Replication,
+    WaitMode,
 };
 use redis_patterns::{ErrorKind, keys::Prefix};
 use redis_patterns_test_support::LocalCluster;
@@ -374,7 +375,8 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
         del.arg(&key);
         match d {
             Driver::Sync(con) => {
-                let mut guard = lock.guard(con, Duration::from_secs(5)).expect("acquire");
+                let mut guard =
+                    LockGuard::acquire(&lock, con, Duration::from_secs(5)).expect("acquire");
                 let started = Instant::now();
                 while started.elapsed() < lock.lease() * 2 + lock.lease() / 2 {
                     thread::sleep(Duration::from_millis(50)); // the work
@@ -438,7 +440,8 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
         match d {
             Driver::Sync(con) => {
                 {
-                    let guard = lock.guard(con, Duration::from_secs(1)).expect("acquire");
+                    let guard =
+                        LockGuard::acquire(&lock, con, Duration::from_secs(1)).expect("acquire");
                     assert_eq!(guard.fence(), 1);
                 }
                 let mut other = con.try_clone().expect("another connection");
@@ -447,7 +450,8 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
                 };
                 assert_eq!(read(&mut other), None, "dropped guard released");
                 let fence = {
-                    let guard = short.guard(con, Duration::from_secs(1)).expect("acquire");
+                    let guard =
+                        LockGuard::acquire(&short, con, Duration::from_secs(1)).expect("acquire");
                     // Taken over: someone deletes it and takes it.
                     let _: () = other.query(redis::cmd("DEL").arg(&key)).unwrap();
                     let theirs = redis_patterns::Request::run(lock.try_acquire(), &mut other)

@@ -4,37 +4,10 @@ use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
 use crate::contract::{
-    Constant, KeyTemplate, Param, PatternContract, constant, function, key, name_param, param,
-    prefix_param, protocol, scripts_of,
+    PatternContract, constant, function, key, name_param, param, prefix_param, protocol, scripts_of,
 };
-
-/// The token length in random bytes (32 hex digits).
-pub(crate) const TOKEN_BYTES: usize = 16;
-
-/// The wake-up channel of a leased resource (lock, semaphore, read-write
-/// lock): a release publishes on it, a waiter subscribes to it.
-pub(crate) fn wake_key() -> KeyTemplate {
-    key(
-        "wake",
-        "<prefix>{<name>}:wake",
-        "channel",
-        "the shard channel a release publishes on (no key): a waiter subscribes to it (SSUBSCRIBE)",
-    )
-}
-
-/// The `lease_ms` param of a leased resource (default 30 s).
-pub(crate) fn lease_param(meaning: &str) -> Param {
-    param("lease_ms", "integer", json!(30_000), meaning)
-}
-
-/// The `max_lease_ms` constant of a leased resource.
-pub(crate) fn max_lease_constant(max_lease_ms: u64) -> Constant {
-    constant(
-        "max_lease_ms",
-        max_lease_ms,
-        "the longest lease the scripts accept",
-    )
-}
+use crate::lease::TOKEN_BYTES;
+use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {

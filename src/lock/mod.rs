@@ -15,7 +15,7 @@
 //!   in the lock's slot), and otherwise sleeps until the holder's remaining
 //!   lease has run out; no polling ([`WaitMode`]; [`WaitMode::Polling`]
 //!   keeps the old 50 ms retries).
-//! * **Renewal**: [`Lock::guard`] (sync, a thread) and
+//! * **Renewal**: [`LockGuard`] (sync, a thread) and
 //!   [`AsyncLockGuard`] / [`Lock::with_lock`] (async, a tokio task) renew
 //!   the lease every lease/3 while the lock is held and tell the holder
 //!   when it was lost ([`Lost`]).
@@ -38,7 +38,7 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;
-//! use redis_patterns::lock::Lock;
+//! use redis_patterns::lock::{Lock, LockGuard};
 //!
 //! # fn main() -> redis_patterns::Result<()> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
@@ -47,7 +47,7 @@
 //! // ... pass lease.fence to the resource you protect ...
 //! lock.release(&lease.token).run(&mut con)?;
 //! {
-//!     let guard = lock.guard(&mut con, Duration::from_secs(1))?; // renewed every lease/3
+//!     let guard = LockGuard::acquire(&lock, &mut con, Duration::from_secs(1))?; // renewed every lease/3
 //!     guard.check()?; // Err(LockLost) once the lease was lost
 //! } // released here, only if we still own it
 //! # Ok(())
@@ -65,13 +65,9 @@
 //! ```
 
 mod contract;
-mod guard;
-#[cfg(feature = "tokio")]
-mod guard_async;
-pub(crate) mod leasing;
+mod guards;
 mod replication;
 mod status;
-pub(crate) mod wait;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -80,17 +76,20 @@ use serde::Serialize;
 
 use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
+use crate::lease::Resource;
+use crate::lease::leasing::{
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
+};
+use crate::lease::wait::Attempt;
 use crate::scripts;
 
-pub(crate) use contract::{contract, lease_param, max_lease_constant, wake_key};
-pub use guard::{LockGuard, Lost, LostReason};
+pub use crate::lease::{Lost, LostReason, WaitMode, new_token};
+pub(crate) use contract::contract;
+pub use guards::LockGuard;
 #[cfg(feature = "tokio")]
-pub use guard_async::{AsyncLockGuard, Held};
-use leasing::{Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token};
+pub use guards::{AsyncLockGuard, Held};
 pub use replication::Replication;
 pub use status::LockStatus;
-use wait::Attempt;
-pub use wait::WaitMode;
 
 /// The default key prefix (the PHP recipe's `redis:lock:`).
 pub const DEFAULT_PREFIX: &str = "redis:lock:";
@@ -126,44 +125,6 @@ pub struct Lease {
     pub token: String,
     /// The fencing token: greater than that of every earlier acquire.
     pub fence: u64,
-}
-
-/// A lease as the scripts take it, in milliseconds, or the refusal.
-pub(crate) fn lease_ms(what: &'static str, lease: Duration, max: i64) -> Result<i64> {
-    let ms = lease.as_millis();
-    if ms == 0 {
-        return Err(Error::invalid(what, "must be at least 1 ms"));
-    }
-    if ms > max as u128 {
-        return Err(Error::invalid(what, format!("must be at most {max} ms")));
-    }
-    Ok(ms as i64)
-}
-
-/// A refused wait mode.
-pub(crate) fn check_wait(mode: WaitMode) -> Result<()> {
-    match mode {
-        WaitMode::Polling { interval } if interval.is_zero() => {
-            Err(Error::invalid("poll interval", "must be greater than zero"))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// A fresh unguessable 128-bit owner token, as 32 lowercase hex digits.
-pub fn new_token() -> String {
-    let mut buf = [0u8; contract::TOKEN_BYTES];
-    // The OS random source failing is not recoverable for a lock: a
-    // predictable token would let others release our lock.
-    getrandom::fill(&mut buf).expect("the operating system's random source is unavailable");
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-pub(crate) fn check_token(token: &str) -> Result<()> {
-    if token.is_empty() {
-        return Err(Error::invalid("token", "must not be empty"));
-    }
-    Ok(())
 }
 
 impl LockBuilder {
@@ -359,6 +320,38 @@ impl Lock {
                 _ => Some(Duration::MAX),
             })
         })
+    }
+}
+
+impl Resource for Lock {
+    type Lease = Lease;
+
+    fn key(&self) -> &str {
+        &self.leased.key
+    }
+
+    fn lease(&self) -> Duration {
+        self.leased.lease()
+    }
+
+    fn acquire(&self, timeout: Duration) -> Op<Lease> {
+        Lock::acquire(self, timeout)
+    }
+
+    fn extend(&self, lease: &Lease, duration: Duration) -> Op<bool> {
+        Lock::extend(self, &lease.token, duration)
+    }
+
+    fn release(&self, lease: &Lease) -> Op<bool> {
+        Lock::release(self, &lease.token)
+    }
+
+    fn token(lease: &Lease) -> &str {
+        &lease.token
+    }
+
+    fn fence(lease: &Lease) -> u64 {
+        lease.fence
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
 use crate::contract::{PatternContract, key, name_param, prefix_param, protocol, scripts_of};
-use crate::lock::{lease_param, max_lease_constant, wake_key};
+use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {

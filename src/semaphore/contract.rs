@@ -6,7 +6,7 @@ use super::{DEFAULT_PREFIX, MAX_LEASE_MS, MAX_LIMIT};
 use crate::contract::{
     PatternContract, constant, key, name_param, param, prefix_param, protocol, scripts_of,
 };
-use crate::lock::{lease_param, max_lease_constant, wake_key};
+use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {

@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use redis_patterns::keys::Prefix;
-use redis_patterns::lock::Lock;
+use redis_patterns::lock::{Lock, LockGuard};
 use redis_patterns::{Connection, ErrorKind, Op, Request};
 
 /// Waits (at most 5 s) until someone subscribed to the shard channel.
@@ -97,7 +97,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .lease(Duration::from_secs(1))
         .build()?;
     {
-        let guard = job.guard(&mut a, Duration::from_secs(1))?;
+        let guard = LockGuard::acquire(&job, &mut a, Duration::from_secs(1))?;
         std::thread::sleep(job.lease() * 2);
         guard.check()?;
         crate::out::outln!(

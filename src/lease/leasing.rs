@@ -7,12 +7,34 @@
 
 use std::time::Duration;
 
-use super::wait::{self, Attempt, Waiting};
-use super::{WaitMode, check_token, check_wait, lease_ms};
+use super::check_token;
+use super::wait::{self, Attempt, WaitMode, Waiting};
 use crate::core::Op;
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::script::ScriptCall;
+
+/// A lease as the scripts take it, in milliseconds, or the refusal.
+pub(crate) fn lease_ms(what: &'static str, lease: Duration, max: i64) -> Result<i64> {
+    let ms = lease.as_millis();
+    if ms == 0 {
+        return Err(Error::invalid(what, "must be at least 1 ms"));
+    }
+    if ms > max as u128 {
+        return Err(Error::invalid(what, format!("must be at most {max} ms")));
+    }
+    Ok(ms as i64)
+}
+
+/// A refused wait mode.
+pub(crate) fn check_wait(mode: WaitMode) -> Result<()> {
+    match mode {
+        WaitMode::Polling { interval } if interval.is_zero() => {
+            Err(Error::invalid("poll interval", "must be greater than zero"))
+        }
+        _ => Ok(()),
+    }
+}
 
 /// The settings every leased resource's builder holds.
 #[derive(Debug, Clone)]
@@ -163,8 +185,8 @@ macro_rules! leasing_setters {
             lease(lease: std::time::Duration) => leasing.lease;
 
             /// How a blocking acquire waits (default
-            /// [`WaitMode::Notified`](crate::lock::WaitMode::Notified)).
-            wait_mode(mode: $crate::lock::WaitMode) => leasing.wait;
+            /// [`WaitMode::Notified`](crate::lease::WaitMode::Notified)).
+            wait_mode(mode: $crate::lease::WaitMode) => leasing.wait;
         }
     };
 }

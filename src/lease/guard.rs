@@ -1,0 +1,267 @@
+//! [`Guard`]: the sync guard of any [`Leasable`] resource. It holds the
+//! lease until dropped or released, and a renewal thread of its own (with a
+//! connection of its own, [`Connection::try_clone`]) extends the lease
+//! every lease/3 while it is held. The thread stops when the guard is
+//! dropped or released, and at the first renewal that finds the lease no
+//! longer the guard's (the extend scripts compare the token, so a lease
+//! someone else holds is never renewed), or when renewals failed until the
+//! lease had run out; the guard then reports the loss ([`Guard::lost`],
+//! [`Guard::check`]).
+//!
+//! What both guards share lives here too: the renewals' bookkeeping
+//! ([`Renewals`]: the period, the extend, when the lease counts as lost)
+//! and the error a loss gives.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::Leasable;
+use crate::core::{Connection, Op, Request};
+use crate::error::{ErrorKind, Result};
+use crate::lock::Lock;
+
+/// A lease that a guard lost while it held it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Lost {
+    /// The fencing token that was lost (a lock's; 0 for a semaphore permit
+    /// or a read-write lock's lease, which hand out none).
+    pub fence: u64,
+    pub reason: LostReason,
+}
+
+/// Why a guard's lease was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum LostReason {
+    /// A renewal found the lease gone or held with another token (deleted,
+    /// expired, taken over).
+    NotOwned,
+    /// Renewals failed (the server unreachable) until the lease had run out.
+    Unrenewed,
+}
+
+/// What both guards' renewals share: the resource and the lease they
+/// renew, every lease/3, and when the last renewal succeeded.
+pub(crate) struct Renewals<R: Leasable> {
+    resource: R,
+    lease: R::Lease,
+    renewed: Instant,
+}
+
+impl<R: Leasable> Renewals<R> {
+    pub(crate) fn new(resource: R, lease: R::Lease) -> Self {
+        Self {
+            resource,
+            lease,
+            renewed: Instant::now(),
+        }
+    }
+
+    /// How long to wait before the next renewal.
+    pub(crate) fn period(&self) -> Duration {
+        self.resource.lease() / 3
+    }
+
+    /// One renewal: a fresh lease, if the guard's token still holds it.
+    pub(crate) fn extend(&self) -> Op<bool> {
+        self.resource.extend(&self.lease, self.resource.lease())
+    }
+
+    /// The release when the guard goes (the task's; the thread's guard
+    /// releases itself).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn release(&self) -> Op<bool> {
+        self.resource.release(&self.lease)
+    }
+
+    /// Files the outcome of a renewal: the lost lease when it is no longer
+    /// the guard's, or when renewals failed until the lease had run out;
+    /// `None` while it is held (a failed renewal is tried again at the
+    /// next period).
+    pub(crate) fn after(&mut self, result: Result<bool>) -> Option<Lost> {
+        let reason = match result {
+            Ok(true) => {
+                self.renewed = Instant::now();
+                return None;
+            }
+            Ok(false) => LostReason::NotOwned,
+            Err(_) if self.renewed.elapsed() >= self.resource.lease() => LostReason::Unrenewed,
+            Err(_) => return None,
+        };
+        Some(Lost {
+            fence: R::fence(&self.lease),
+            reason,
+        })
+    }
+}
+
+/// The error a lost lease of `resource` gives.
+pub(crate) fn lost_error<R: Leasable>(resource: &R, lost: &Lost) -> crate::Error {
+    ErrorKind::LockLost {
+        key: resource.key().to_string(),
+        fence: lost.fence,
+    }
+    .into()
+}
+
+#[derive(Default)]
+struct State {
+    stop: bool,
+    lost: Option<Lost>,
+}
+
+/// The renewal thread and what it shares with the guard.
+struct Renewer {
+    shared: Arc<(Mutex<State>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Renewer {
+    fn start<R: Leasable>(mut renewals: Renewals<R>, mut con: Connection) -> std::io::Result<Self> {
+        let shared = Arc::new((Mutex::new(State::default()), Condvar::new()));
+        let theirs = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("lease-renewal".into())
+            .spawn(move || {
+                let (state, wake) = &*theirs;
+                loop {
+                    let s = state.lock().expect("renewal state");
+                    let (s, _) = wake
+                        .wait_timeout_while(s, renewals.period(), |s| !s.stop)
+                        .expect("renewal state");
+                    if s.stop {
+                        return;
+                    }
+                    drop(s);
+                    let result = renewals.extend().run(&mut con);
+                    if let Some(lost) = renewals.after(result) {
+                        state.lock().expect("renewal state").lost = Some(lost);
+                        return;
+                    }
+                }
+            })?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    fn lost(&self) -> Option<Lost> {
+        self.shared.0.lock().expect("renewal state").lost.clone()
+    }
+
+    /// Stops the thread and waits for it (a renewal in flight finishes).
+    fn stop(&mut self) {
+        self.shared.0.lock().expect("renewal state").stop = true;
+        self.shared.1.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Holds a lease of `R` (a lock, a semaphore permit, a read or write
+/// lease) until dropped or [released](Guard::release), renewing it every
+/// lease/3 on a thread of its own. Dropping it releases the lease only if
+/// this holder still has it; errors on drop are ignored (the lease bounds
+/// how long a lost release can block others).
+pub struct Guard<'a, R: Leasable> {
+    resource: R,
+    con: &'a mut Connection,
+    lease: R::Lease,
+    renewer: Renewer,
+    released: bool,
+}
+
+impl<R: Leasable> std::fmt::Debug for Guard<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("key", &self.resource.key())
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, R: Leasable> Guard<'a, R> {
+    /// Blocking acquire of `resource` on a sync connection (as its
+    /// `acquire(timeout)`), returning a guard that renews the lease every
+    /// lease/3 until it is dropped or released. The guard borrows the
+    /// connection (use [`Guard::conn`] meanwhile); the renewal thread opens
+    /// a connection of its own first ([`Connection::try_clone`]).
+    pub fn acquire(resource: &R, con: &'a mut Connection, timeout: Duration) -> Result<Self> {
+        let renewals = con.try_clone()?;
+        let lease = resource.acquire(timeout).run(con)?;
+        match Renewer::start(Renewals::new(resource.clone(), lease.clone()), renewals) {
+            Ok(renewer) => Ok(Guard {
+                resource: resource.clone(),
+                con,
+                lease,
+                renewer,
+                released: false,
+            }),
+            Err(e) => {
+                let _ = resource.release(&lease).run(con);
+                Err(crate::Error::from(redis::RedisError::from(e)))
+            }
+        }
+    }
+
+    /// The connection, for work under the lease.
+    pub fn conn(&mut self) -> &mut Connection {
+        self.con
+    }
+
+    /// The lease (a lock's [`Lease`](crate::lock::Lease), a
+    /// [`Permit`](crate::semaphore::Permit), an
+    /// [`RwLease`](crate::rwlock::RwLease)).
+    pub fn lease(&self) -> &R::Lease {
+        &self.lease
+    }
+
+    /// The holder's token.
+    pub fn token(&self) -> &str {
+        R::token(&self.lease)
+    }
+
+    /// The lost lease, once a renewal found it lost.
+    pub fn lost(&self) -> Option<Lost> {
+        self.renewer.lost()
+    }
+
+    /// `Ok` while the lease is held as far as the renewals know;
+    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) once it was
+    /// lost. Check it before acting on what the lease protects.
+    pub fn check(&self) -> Result<()> {
+        match self.lost() {
+            Some(lost) => Err(lost_error(&self.resource, &lost)),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops the renewals, releases now and reports whether this holder
+    /// still had the lease.
+    pub fn release(mut self) -> Result<bool> {
+        self.renewer.stop();
+        self.released = true;
+        self.resource.release(&self.lease).run(self.con)
+    }
+}
+
+impl Guard<'_, Lock> {
+    /// The fencing token of this acquire: pass it to the resource you
+    /// protect.
+    pub fn fence(&self) -> u64 {
+        self.lease.fence
+    }
+}
+
+impl<R: Leasable> Drop for Guard<'_, R> {
+    fn drop(&mut self) {
+        self.renewer.stop();
+        if !self.released {
+            let _ = self.resource.release(&self.lease).run(self.con);
+        }
+    }
+}

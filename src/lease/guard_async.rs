@@ -1,0 +1,233 @@
+//! [`AsyncGuard`]: the async guard of any [`Leasable`] resource, and its
+//! scoped form [`AsyncGuard::hold`]. A tokio task (on a clone of the
+//! [`AsyncConnection`]) extends the lease every lease/3 while it is held;
+//! it stops when the guard is released or dropped, and at the first
+//! renewal that finds the lease no longer the guard's, or when renewals
+//! failed until the lease had run out. The holder learns of a loss through
+//! [`Held`]: a flag to check, and a future to `select!` on.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+
+use super::Leasable;
+use super::guard::{Lost, Renewals, lost_error};
+use crate::core::{AsyncConnection, Request};
+use crate::error::Result;
+use crate::lock::Lock;
+
+/// What a holder sees of its lease while an [`AsyncGuard`] holds it: the
+/// lease, and whether it was lost. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Held<R: Leasable> {
+    resource: R,
+    lease: R::Lease,
+    lost: watch::Receiver<Option<Lost>>,
+}
+
+impl<R: Leasable> Held<R> {
+    /// The key the lease is held on.
+    pub fn key(&self) -> &str {
+        self.resource.key()
+    }
+
+    /// The lease (a lock's [`Lease`](crate::lock::Lease), a
+    /// [`Permit`](crate::semaphore::Permit), an
+    /// [`RwLease`](crate::rwlock::RwLease)).
+    pub fn lease(&self) -> &R::Lease {
+        &self.lease
+    }
+
+    /// The holder's token.
+    pub fn token(&self) -> &str {
+        R::token(&self.lease)
+    }
+
+    /// The lost lease, once a renewal found it lost.
+    pub fn lost(&self) -> Option<Lost> {
+        self.lost.borrow().clone()
+    }
+
+    /// `Ok` while the lease is held as far as the renewals know;
+    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) once it was
+    /// lost. Check it before acting on what the lease protects.
+    pub fn check(&self) -> Result<()> {
+        match self.lost() {
+            Some(lost) => Err(lost_error(&self.resource, &lost)),
+            None => Ok(()),
+        }
+    }
+
+    /// Resolves when the lease is lost (never, while it is held): race the
+    /// critical section against it with `tokio::select!`.
+    pub async fn lost_signal(&self) -> Lost {
+        let mut rx = self.lost.clone();
+        loop {
+            if let Some(lost) = rx.borrow_and_update().clone() {
+                return lost;
+            }
+            if rx.changed().await.is_err() {
+                // The renewals ended without a loss (released).
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+impl Held<Lock> {
+    /// The fencing token of this acquire: pass it to the resource you
+    /// protect.
+    pub fn fence(&self) -> u64 {
+        self.lease.fence
+    }
+}
+
+/// Holds a lease of `R` (a lock, a semaphore permit, a read or write
+/// lease) until released or dropped, renewing it every lease/3 in a tokio
+/// task. Dropping it has the task release the lease (only if this holder
+/// still has it); [`AsyncGuard::release`] does it now and reports the
+/// outcome.
+#[derive(Debug)]
+pub struct AsyncGuard<R: Leasable> {
+    held: Held<R>,
+    con: AsyncConnection,
+    /// Tells the task to stop: `true` to release the lease on its way out.
+    stop: Option<oneshot::Sender<bool>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl<R: Leasable> AsyncGuard<R> {
+    /// Waits for `resource` as its `acquire(timeout)` does (on a clone of
+    /// `con`) and starts the renewals. Call it inside a tokio runtime.
+    pub async fn acquire(resource: &R, con: &AsyncConnection, timeout: Duration) -> Result<Self> {
+        let mut con = con.clone();
+        let lease = resource.acquire(timeout).run_async(&mut con).await?;
+        let (lost_tx, lost) = watch::channel(None);
+        let (stop, stopped) = oneshot::channel();
+        let renewals = Renewals::new(resource.clone(), lease.clone());
+        let task = tokio::spawn(renew(renewals, con.clone(), lost_tx, stopped));
+        Ok(Self {
+            held: Held {
+                resource: resource.clone(),
+                lease,
+                lost,
+            },
+            con,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// Runs `critical` while holding `resource` (acquired as
+    /// [`AsyncGuard::acquire`] does, renewed every lease/3), then releases
+    /// it. `critical` gets a [`Held`]: the lease (a lock's fencing token to
+    /// pass on), and the loss signal to check or race against. Returns its
+    /// output, or [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) when
+    /// the lease was lost while it ran (its output is dropped: it ran
+    /// without the lease for a while). A failed release is not an error
+    /// (the lease bounds it).
+    pub async fn hold<T, F, Fut>(
+        resource: &R,
+        con: &AsyncConnection,
+        timeout: Duration,
+        critical: F,
+    ) -> Result<T>
+    where
+        F: FnOnce(Held<R>) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let guard = Self::acquire(resource, con, timeout).await?;
+        let out = critical(guard.held()).await;
+        let lost = guard.held.check();
+        let _ = guard.release().await;
+        lost.map(|_| out)
+    }
+
+    /// What the holder sees: the lease and whether it was lost.
+    pub fn held(&self) -> Held<R> {
+        self.held.clone()
+    }
+
+    /// The lease.
+    pub fn lease(&self) -> &R::Lease {
+        &self.held.lease
+    }
+
+    /// The holder's token.
+    pub fn token(&self) -> &str {
+        self.held.token()
+    }
+
+    /// The lost lease, once a renewal found it lost.
+    pub fn lost(&self) -> Option<Lost> {
+        self.held.lost()
+    }
+
+    /// See [`Held::check`].
+    pub fn check(&self) -> Result<()> {
+        self.held.check()
+    }
+
+    /// Stops the renewals, releases now and reports whether this holder
+    /// still had the lease.
+    pub async fn release(mut self) -> Result<bool> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(false);
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        let Held {
+            resource, lease, ..
+        } = &self.held;
+        resource.release(lease).run_async(&mut self.con).await
+    }
+}
+
+impl AsyncGuard<Lock> {
+    /// The fencing token of this acquire.
+    pub fn fence(&self) -> u64 {
+        self.held.fence()
+    }
+}
+
+impl<R: Leasable> Drop for AsyncGuard<R> {
+    fn drop(&mut self) {
+        // Dropping the sender (or sending `true`) has the task release the
+        // lease; without a runtime left, the lease bounds it.
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+    }
+}
+
+/// The renewal task: every lease/3 an extend, until told to stop (and
+/// perhaps release) or the lease is lost.
+async fn renew<R: Leasable>(
+    mut renewals: Renewals<R>,
+    mut con: AsyncConnection,
+    lost: watch::Sender<Option<Lost>>,
+    mut stop: oneshot::Receiver<bool>,
+) {
+    loop {
+        match tokio::time::timeout(renewals.period(), &mut stop).await {
+            Ok(release) => {
+                // A dropped sender (the guard dropped) releases too.
+                if release.unwrap_or(true) {
+                    let _ = renewals.release().run_async(&mut con).await;
+                }
+                return;
+            }
+            Err(_) => {
+                let result = renewals.extend().run_async(&mut con).await;
+                if let Some(lease_lost) = renewals.after(result) {
+                    let _ = lost.send(Some(lease_lost));
+                    // Wait for the guard to go, keeping the flag up.
+                    let _ = stop.await;
+                    return;
+                }
+            }
+        }
+    }
+}

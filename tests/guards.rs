@@ -1,0 +1,202 @@
+//! The guards of every leased resource ([`Guard`] sync, [`AsyncGuard`]
+//! async) on a semaphore permit and on both sides of a read-write lock,
+//! against a real redis-server, through both drivers: built the same way
+//! on both, renewed across more than a lease, the loss reported once
+//! the lease is taken away behind the guard's back, given back on drop and
+//! on release (the lock's own guards are tested in `tests/lock.rs`).
+
+#[path = "support/leased.rs"]
+mod leased;
+mod support;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use leased::eventually;
+use redis_patterns::lease::{AsyncGuard, Guard, Leasable, LostReason};
+use redis_patterns::rwlock::RwLock;
+use redis_patterns::semaphore::{AsyncPermitGuard, PermitGuard, Semaphore};
+use redis_patterns::{ErrorKind, Request};
+use support::Driver;
+
+/// What a test needs to know of a resource's keys: whether `token` holds
+/// a lease now, and how to take it away behind the guard's back.
+struct Keys {
+    holds: Probe,
+    steal: Action,
+}
+
+/// A question about a token's lease, asked through a driver.
+type Probe = Box<dyn Fn(&mut Driver, &str) -> bool>;
+/// Something done to a token's lease through a driver.
+type Action = Box<dyn Fn(&mut Driver, &str)>;
+
+/// A sorted set of leases (a semaphore's permits, the rwlock's readers).
+fn zset_keys(key: &str) -> Keys {
+    let (k1, k2) = (key.to_string(), key.to_string());
+    Keys {
+        holds: Box::new(move |d, token| {
+            let score: Option<f64> = d.cmd(&k1, redis::cmd("ZSCORE").arg(&k1).arg(token));
+            score.is_some()
+        }),
+        steal: Box::new(move |d, token| {
+            let _: i64 = d.cmd(&k2, redis::cmd("ZREM").arg(&k2).arg(token));
+        }),
+    }
+}
+
+/// A string holding its owner's token (the rwlock's writer).
+fn string_keys(key: &str) -> Keys {
+    let (k1, k2) = (key.to_string(), key.to_string());
+    Keys {
+        holds: Box::new(move |d, token| {
+            let owner: Option<String> = d.cmd(&k1, redis::cmd("GET").arg(&k1));
+            owner.as_deref() == Some(token)
+        }),
+        steal: Box::new(move |d, _| {
+            let _: i64 = d.cmd(&k2, redis::cmd("DEL").arg(&k2));
+        }),
+    }
+}
+
+/// One guard of `resource` (lease `lease`) through `d`: held and renewed
+/// for 2.5 leases, then its lease taken away: the loss is reported
+/// (`LockLost`, `NotOwned`) and release answers `false`; a second guard is
+/// dropped, which gives its lease back.
+fn guard_lifecycle<R: Leasable>(d: &mut Driver, url: &str, resource: &R, keys: &Keys) {
+    // The observer is sync on both drivers: it runs inside the async test.
+    let mut other = Driver::Sync(support::connect(url));
+    let lease = LEASE;
+    let wait = Duration::from_secs(5);
+    match d {
+        Driver::Sync(con) => {
+            let guard = Guard::acquire(resource, con, wait).expect("acquire");
+            let token = guard.token().to_string();
+            let started = Instant::now();
+            while started.elapsed() < lease * 3 / 2 {
+                thread::sleep(Duration::from_millis(50)); // the work
+                guard.check().expect("held while renewed");
+            }
+            assert!(
+                (keys.holds)(&mut other, &token),
+                "still held after 1.5 leases"
+            );
+            (keys.steal)(&mut other, &token);
+            eventually("the loss is reported", || guard.lost().is_some());
+            assert_eq!(guard.lost().unwrap().reason, LostReason::NotOwned);
+            assert!(matches!(
+                guard.check().map_err(|e| e.into_kind()),
+                Err(ErrorKind::LockLost { .. })
+            ));
+            assert!(!guard.release().unwrap(), "nothing left to give back");
+            let token = {
+                let guard = Guard::acquire(resource, con, wait).expect("acquire again");
+                assert!((keys.holds)(&mut other, guard.token()));
+                guard.token().to_string()
+            };
+            assert!(
+                !(keys.holds)(&mut other, &token),
+                "a dropped guard gives it back"
+            );
+        }
+        Driver::Async(con, rt) => rt.block_on(async {
+            let guard = AsyncGuard::acquire(resource, con, wait)
+                .await
+                .expect("acquire");
+            let token = guard.token().to_string();
+            let started = Instant::now();
+            while started.elapsed() < lease * 3 / 2 {
+                tokio::time::sleep(Duration::from_millis(50)).await; // the work
+                guard.check().expect("held while renewed");
+            }
+            let held = guard.held();
+            assert!(
+                (keys.holds)(&mut other, &token),
+                "still held after 1.5 leases"
+            );
+            (keys.steal)(&mut other, &token);
+            let lost = tokio::time::timeout(Duration::from_secs(30), held.lost_signal())
+                .await
+                .expect("the loss is reported");
+            assert_eq!(lost.reason, LostReason::NotOwned);
+            assert!(!guard.release().await.unwrap(), "nothing left to give back");
+            let guard = AsyncGuard::acquire(resource, con, wait)
+                .await
+                .expect("acquire again");
+            let token = guard.token().to_string();
+            drop(guard);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while (keys.holds)(&mut other, &token) {
+                assert!(Instant::now() < deadline, "a dropped guard gives it back");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }),
+    }
+}
+
+/// Renewed every lease/3, a lease of 2.4 s survives a renewal stalled for
+/// up to 1.6 s (a loaded machine).
+const LEASE: Duration = Duration::from_millis(2400);
+
+#[test]
+fn a_permit_guard_renews_reports_its_loss_and_gives_the_permit_back() {
+    let sem = Semaphore::new("guarded", 2, LEASE).expect("valid");
+    let keys = zset_keys(sem.key());
+    support::on_server_at(|d, url| guard_lifecycle(d, url, &sem, &keys));
+}
+
+#[test]
+fn read_and_write_guards_renew_report_their_loss_and_give_the_lease_back() {
+    let lock = RwLock::new("guarded", LEASE).expect("valid");
+    let (readers, writer) = (
+        zset_keys(lock.readers_key()),
+        string_keys(lock.writer_key()),
+    );
+    support::on_server_at(|d, url| {
+        guard_lifecycle(d, url, &lock.reading(), &readers);
+        guard_lifecycle(d, url, &lock.writing(), &writer);
+    });
+}
+
+/// The guards' aliases name the same types, built the same way sync and
+/// async; a writer's guard keeps readers out while it is held.
+#[test]
+fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
+    let sem = Semaphore::new("alike", 1, LEASE).expect("valid");
+    let lock = RwLock::new("alike", LEASE).expect("valid");
+    support::on_server_at(|d, url| {
+        let mut other = Driver::Sync(support::connect(url));
+        match d {
+            Driver::Sync(con) => {
+                let permit = PermitGuard::acquire(&sem, con, Duration::ZERO).expect("a permit");
+                let busy = other.run(sem.try_acquire()).map_err(|e| e.into_kind());
+                assert!(matches!(busy, Err(ErrorKind::NoPermit { .. })), "{busy:?}");
+                assert!(permit.release().expect("release"));
+                let write = Guard::acquire(&lock.writing(), con, Duration::ZERO).expect("write");
+                let read = other.run(lock.try_read()).map_err(|e| e.into_kind());
+                assert!(matches!(read, Err(ErrorKind::LockBusy { .. })), "{read:?}");
+                assert!(write.release().expect("release"));
+            }
+            Driver::Async(con, rt) => rt.block_on(async {
+                let permit = AsyncPermitGuard::acquire(&sem, con, Duration::ZERO)
+                    .await
+                    .expect("a permit");
+                let busy = sem.try_acquire().run_async(&mut con.clone()).await;
+                assert!(matches!(
+                    busy.map_err(|e| e.into_kind()),
+                    Err(ErrorKind::NoPermit { .. })
+                ));
+                assert!(permit.release().await.expect("release"));
+                let write = AsyncGuard::acquire(&lock.writing(), con, Duration::ZERO)
+                    .await
+                    .expect("write");
+                let read = lock.try_read().run_async(&mut con.clone()).await;
+                assert!(matches!(
+                    read.map_err(|e| e.into_kind()),
+                    Err(ErrorKind::LockBusy { .. })
+                ));
+                assert!(write.release().await.expect("release"));
+            }),
+        }
+    });
+}
