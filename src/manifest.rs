@@ -20,8 +20,9 @@ use crate::script::{Bound, Idempotency};
 /// The version of the manifest's format (separate from the crate version):
 /// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
 /// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`;
-/// 4 added `capabilities`.
-pub const MANIFEST_VERSION: u32 = 4;
+/// 4 added the patterns' `api` and `error_kinds` (the client API); 5
+/// added `capabilities`.
+pub const MANIFEST_VERSION: u32 = 5;
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +36,9 @@ pub struct Manifest {
     pub patterns: Vec<PatternContract>,
     /// Every domain error code of the scripts.
     pub errors: Vec<ErrorEntry>,
+    /// Every error kind a client raises, with its data
+    /// ([`crate::contract::api::errors`]).
+    pub error_kinds: Vec<crate::contract::api::ErrorDecl>,
     /// What a client detects of the server once per connection
     /// ([`crate::core::caps`]), by the names `redis-patterns info --json`
     /// reports.
@@ -234,6 +238,7 @@ pub fn manifest() -> Manifest {
                 meaning: e.meaning.into(),
             })
             .collect(),
+        error_kinds: crate::contract::api::errors().errors,
         capabilities: crate::core::CAPABILITIES
             .iter()
             .map(|c| CapabilityEntry {

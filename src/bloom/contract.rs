@@ -171,6 +171,7 @@ pub(crate) fn contract() -> PatternContract {
                 &["tests/data/jshash_vectors.tsv (input_hex, limit_memory, jshash)"],
             ),
         ],
+        api: crate::contract::api::parse("bloom", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "create",

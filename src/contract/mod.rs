@@ -24,6 +24,7 @@
 //! assert_eq!(key, "redis:lock:{job}:fence");
 //! ```
 
+pub mod api;
 mod errors;
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,9 @@ pub struct PatternContract {
     /// Operations of more than one script call, or of a call and a rule for
     /// its answer.
     pub protocols: Vec<Protocol>,
+    /// The public API every client exposes: classes, operations, records
+    /// ([`api`], from `src/<pattern>/client.api`).
+    pub api: api::Api,
 }
 
 /// A setting a client chooses.

@@ -16,6 +16,7 @@ pub(crate) fn contract() -> PatternContract {
         )],
         constants: vec![],
         functions: vec![],
+        api: crate::contract::api::parse("layout", include_str!("client.api")),
         protocols: vec![protocol(
             "claim",
             &["layout.claim"],

@@ -58,6 +58,7 @@ pub(crate) fn contract() -> PatternContract {
                 "as lowercase hex (32 digits): unguessable, so no other client can release the lock",
             ],
         )],
+        api: crate::contract::api::parse("lock", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "try_acquire",

@@ -41,6 +41,7 @@ pub(crate) fn contract() -> PatternContract {
                 &["the range from..to (at most max_range_days, not reversed) cut at month boundaries: one (first day, last day) per calendar month"],
             ),
         ],
+        api: crate::contract::api::parse("login_log", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "record",

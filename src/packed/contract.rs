@@ -98,6 +98,7 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        api: crate::contract::api::parse("packed", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "record_layout",

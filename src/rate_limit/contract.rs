@@ -106,6 +106,7 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        api: crate::contract::api::parse("rate_limit", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "throttle",

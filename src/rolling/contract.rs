@@ -39,6 +39,7 @@ pub(crate) fn contract() -> PatternContract {
             ),
             function("ring", "ring(key) -> keys", &["window(key, 0, shards): every slot, slot 0 first"]),
         ],
+        api: crate::contract::api::parse("rolling", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "add",

@@ -38,6 +38,7 @@ pub(crate) fn contract() -> PatternContract {
         ],
         constants: vec![max_lease_constant(MAX_LEASE_MS)],
         functions: vec![],
+        api: crate::contract::api::parse("rwlock", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "read",

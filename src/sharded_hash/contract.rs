@@ -93,6 +93,7 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        api: crate::contract::api::parse("sharded_hash", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "record_layout",

@@ -96,6 +96,7 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        api: crate::contract::api::parse("signin", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "sign_in",

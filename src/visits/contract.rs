@@ -111,6 +111,7 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        api: crate::contract::api::parse("visits", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "add",

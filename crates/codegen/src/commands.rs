@@ -10,7 +10,7 @@
 //! command's key positions from its arguments, so it must get a complete
 //! call). Add a command here before a script uses it.
 
-use crate::KeyType;
+use crate::types::KeyType;
 
 /// One command of the table.
 #[derive(Debug, Clone, Copy)]

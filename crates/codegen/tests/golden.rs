@@ -277,6 +277,35 @@ fn malformed_headers_fail_with_file_and_line() {
 }
 
 #[test]
+fn a_comment_right_after_the_header_starts_the_body() {
+    let head = format!(
+        "{GOOD_HEAD}-- KEYS[1] k string rw: a key\n-- RETURNS integer: one\n-- WRITES DEL\n-- IDEMPOTENT yes: deleted already\n"
+    );
+    let body = "-- the key goes first\nreturn redis.call('DEL', KEYS[1])\n";
+    let spec =
+        parse_script("p/op.lua", &format!("{head}{body}")).expect("a comment starts the body");
+    assert_eq!(spec.header.body_offset, head.len());
+    assert!(
+        spec.shipped()
+            .ends_with(&format!("-- end of generated checks\n{body}"))
+    );
+    // The same with a blank line in front, as before.
+    let blank = parse_script("p/op.lua", &format!("{head}\n{body}")).expect("valid");
+    assert_eq!(blank.checks(), spec.checks());
+    // A misspelt header word is refused, not read as a comment.
+    assert_rejected(
+        &format!("{head}-- WRTIES DEL\n{body}"),
+        7,
+        "unknown header line `WRTIES`",
+    );
+    assert_rejected(
+        &format!("{head}--WRITES DEL\n{body}"),
+        7,
+        "start with `-- `",
+    );
+}
+
+#[test]
 fn key_declarations_name_a_type_and_an_access() {
     assert_rejected(&format!("{GOOD_HEAD}-- KEYS[1] k: a key\n"), 3, "<ro|rw>");
     assert_rejected(
@@ -987,4 +1016,84 @@ fn an_include_may_include_another_inlined_once_before_it() {
     // on its key, with its type checked by them.
     let acl = acl_of(&spec);
     assert_eq!(acl, [("ZADD", "KEYS[1]"), ("ZSCORE", "KEYS[1]")]);
+}
+
+/// An include whose function takes a script's table (`KEYS` or `ARGV`)
+/// whole and reads its entry `index` (and its length).
+fn table_reader(index: usize) -> Include {
+    parse_include(
+        "includes/args.lua",
+        &format!(
+            "--- Reads an entry of a table\n\nlocal function entry_of(t, at)\n  return tonumber(t[{index}]) + #t - at\nend\n"
+        ),
+    )
+    .expect("a valid include")
+}
+
+/// A read-only script over `KEYS[1]`, `ARGV[1..2]` (and with `tails` a
+/// variadic tail of each, the key tail read as `#KEYS`), whose body reads
+/// `ARGV[1]` and `KEYS[1]` and makes `call`.
+fn passing_tables(
+    call: &str,
+    known: &[Include],
+    tails: bool,
+) -> Result<redis_patterns_codegen::ScriptSpec, HeaderError> {
+    let (key_tail, arg_tail, key_count) = if tails {
+        (
+            "-- KEYS[2..] more_keys string ro: more\n",
+            "-- ARGV[3..] more bytes: more\n",
+            " + #KEYS",
+        )
+    } else {
+        ("", "", "")
+    };
+    parse_script_with(
+        "p/op.lua",
+        &format!(
+            "{RO_HEAD}-- KEYS[1] k string ro: a key\n{key_tail}-- ARGV[1] a integer 0..9: read by the body\n-- ARGV[2] ttl integer 0..9: read by the include only\n{arg_tail}-- RETURNS integer: x\n-- INCLUDE {}\nreturn {call} + ARGV[1] + #KEYS[1]{key_count}\n",
+            known.last().expect("an include").name
+        ),
+        known,
+    )
+}
+
+#[test]
+fn an_entry_an_included_function_reads_of_a_whole_table_is_used() {
+    // ARGV[2] appears only as `t[2]` in the include that gets ARGV whole.
+    passing_tables("entry_of(ARGV, 3)", &[table_reader(2)], true)
+        .expect("ARGV[2] read by the include");
+    // An include that reads another entry leaves ARGV[2] unused: refused.
+    let e = passing_tables("entry_of(ARGV, 3)", &[table_reader(1)], true).unwrap_err();
+    assert_eq!(
+        (e.line, e.message.as_str()),
+        (6, "ARGV[2] `ttl` is declared but never used")
+    );
+    // An entry the include reads must be declared: without the tails,
+    // `t[4]` is ARGV[4], which the header does not declare.
+    let e = passing_tables("entry_of(ARGV, 3)", &[table_reader(4)], false).unwrap_err();
+    assert_eq!(
+        (e.line, e.message.as_str()),
+        (8, "ARGV[4] is used but not declared in the header")
+    );
+    // The same for KEYS: `t[5]` of a whole KEYS is KEYS[5], undeclared.
+    let both = "entry_of(KEYS, 3) + entry_of(ARGV, 3)";
+    passing_tables(both, &[table_reader(2)], true).expect("KEYS[2] is in the tail");
+    let e = passing_tables("entry_of(KEYS, 3) + ARGV[2]", &[table_reader(5)], false).unwrap_err();
+    assert_eq!(e.message, "KEYS[5] is used but not declared in the header");
+    // Through a nested include that passes the table on whole.
+    let inner = table_reader(2);
+    let outer = parse_include_with(
+        "includes/outer.lua",
+        "--- Passes a table on\n-- INCLUDE args\n\nlocal function outer(t)\n  return entry_of(t, 3)\nend\n",
+        std::slice::from_ref(&inner),
+    )
+    .expect("valid");
+    let known = [inner, outer];
+    assert!(passing_tables("outer(ARGV)", &known, true).is_ok());
+    let e = passing_tables("outer(KEYS) + #ARGV", &known, true).unwrap_err();
+    assert!(
+        e.message
+            .contains("ARGV[2] `ttl` is declared but never used"),
+        "{e}"
+    );
 }

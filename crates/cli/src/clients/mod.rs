@@ -11,6 +11,27 @@
 //!
 //! Every client ships the bundle's scripts (for `SCRIPT LOAD` after
 //! `NOSCRIPT`) and the manifest.
+//!
+//! # The architecture every client follows
+//!
+//! * **One description** of the public API of every pattern
+//!   ([`redis_patterns::contract::api`], `src/<pattern>/client.api` next to
+//!   the pattern's Rust code): classes, settings, accessors, operations with
+//!   typed and optional inputs, results (records) and errors with their
+//!   data. The conformance suite (`tests/conformance.rs`) fails when the
+//!   Rust API and the description disagree.
+//! * **One walk, a spelling per language**: `surface` walks the
+//!   description and asks the language's `Surface` implementation for each
+//!   piece (a type, an input check, an error class, a record, a class, an
+//!   operation); `syntax` does the same for the script calls and contract
+//!   tables. A new language is one more implementation of both traits.
+//! * **One runtime per language**, hand-written where the description does
+//!   not reach: the drivers (sync and async, standalone and cluster, one
+//!   pipeline per node), the input checks the emitted code calls, the
+//!   protocols (notified waiting, the hold's renewal, the rolling retry,
+//!   hashing, day math) and each pattern's operation bodies.
+//! * **One conformance suite** (`tests/conformance/cases.json`) that every
+//!   client runs on a server and a cluster, plus cross-language cases.
 
 mod php;
 mod python;

@@ -19,7 +19,9 @@
 
 use std::fmt::Write as _;
 
-use crate::{HeaderError, ScriptSpec, checks};
+use super::lua_literal::lit;
+use crate::error::HeaderError;
+use crate::script::ScriptSpec;
 
 /// The library's name (`FUNCTION LOAD` answers it, `FUNCTION LIST
 /// LIBRARYNAME` finds it).
@@ -82,8 +84,8 @@ pub fn library(specs: &[ScriptSpec]) -> Result<String, HeaderError> {
         let _ = writeln!(
             out,
             "redis.register_function{{function_name = {}, flags = {flags}, description = {},",
-            checks::lit(&name),
-            checks::lit(&s.header.summary)
+            lit(&name),
+            lit(&s.header.summary)
         );
         out.push_str("callback = function(KEYS, ARGV)\n");
         out.push_str(body);

@@ -1,0 +1,159 @@
+//! The token patterns the analyser reads: a call's arguments, a literal
+//! `KEYS[n]` / `ARGV[n]`, the inside of `error_reply(...)`, a field access.
+
+use super::tokens::{Tok, Token};
+
+/// For each token, whether it is inside the arguments of
+/// `error_reply( ... )`.
+pub(crate) fn error_reply_spans(toks: &[Token]) -> Vec<bool> {
+    let mut in_reply = vec![false; toks.len()];
+    for i in 0..toks.len() {
+        if toks[i].is_name("error_reply") && toks.get(i + 1).is_some_and(|t| t.is_sym("(")) {
+            let mut depth = 0;
+            let mut j = i + 1;
+            while j < toks.len() {
+                if toks[j].is_sym("(") {
+                    depth += 1;
+                } else if toks[j].is_sym(")") {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                in_reply[j] = true;
+                j += 1;
+            }
+        }
+    }
+    in_reply
+}
+
+/// The literal `KEYS[n]` / `ARGV[n]` spanning exactly `toks[from..to]`.
+pub(crate) fn literal_entry(
+    toks: &[Token],
+    from: usize,
+    to: usize,
+) -> Option<(&'static str, usize)> {
+    match &toks[from..to] {
+        [
+            t,
+            open,
+            Token {
+                tok: Tok::Num(n), ..
+            },
+            close,
+        ] if open.is_sym("[") && close.is_sym("]") => {
+            let table = if t.is_name("KEYS") {
+                "KEYS"
+            } else if t.is_name("ARGV") {
+                "ARGV"
+            } else {
+                return None;
+            };
+            Some((table, n.parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
+/// The `n` of `[n]` (a number literal) right after token `i`.
+pub(crate) fn literal_index(toks: &[Token], i: usize) -> Option<usize> {
+    match (toks.get(i + 1), toks.get(i + 2), toks.get(i + 3)) {
+        (
+            Some(open),
+            Some(Token {
+                tok: Tok::Num(n), ..
+            }),
+            Some(close),
+        ) if open.is_sym("[") && close.is_sym("]") => n.parse::<usize>().ok(),
+        _ => None,
+    }
+}
+
+/// The arguments of the call whose `(` is at `open`: token ranges, and the
+/// index of the closing `)`.
+pub(crate) fn call_args(toks: &[Token], open: usize) -> Option<(Vec<(usize, usize)>, usize)> {
+    let mut args = Vec::new();
+    let mut depth = 0;
+    let mut start = open + 1;
+    for (j, t) in toks.iter().enumerate().skip(open + 1) {
+        match &t.tok {
+            Tok::Sym("(" | "[" | "{") => depth += 1,
+            Tok::Sym(")") if depth == 0 => {
+                if j > start {
+                    args.push((start, j));
+                }
+                return Some((args, j));
+            }
+            Tok::Sym(")" | "]" | "}") => depth -= 1,
+            Tok::Sym(",") if depth == 0 => {
+                args.push((start, j));
+                start = j + 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The arguments of a call of the name at `i` (`name(...)`), if it is one.
+pub(crate) fn args_of_call(toks: &[Token], i: usize) -> Option<Vec<(usize, usize)>> {
+    toks.get(i + 1)
+        .filter(|t| t.is_sym("("))
+        .and_then(|_| call_args(toks, i + 1))
+        .map(|(args, _)| args)
+}
+
+/// Whether the token at `i` is a field (`a.i`, `a:i`), not a name of its own.
+pub(crate) fn is_field(toks: &[Token], i: usize) -> bool {
+    i > 0 && (toks[i - 1].is_sym(".") || toks[i - 1].is_sym(":"))
+}
+
+/// Whether the name at `i` is called: `name(`.
+pub(crate) fn is_called(toks: &[Token], i: usize) -> bool {
+    toks.get(i + 1).is_some_and(|t| t.is_sym("("))
+}
+
+/// The string literal that is exactly `toks[from..to]`.
+pub(crate) fn string_literal(toks: &[Token], from: usize, to: usize) -> Option<&str> {
+    match &toks[from..to] {
+        [
+            Token {
+                tok: Tok::Str(s), ..
+            },
+        ] => Some(s),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyse::tokens::tokenize;
+
+    #[test]
+    fn calls_split_into_their_arguments() {
+        let toks = tokenize("f(KEYS[1], g(a, b), {1, 2}, 'x')", 1).expect("tokens");
+        let args = args_of_call(&toks, 0).expect("a call");
+        assert_eq!(args.len(), 4);
+        assert_eq!(
+            literal_entry(&toks, args[0].0, args[0].1),
+            Some(("KEYS", 1))
+        );
+        assert_eq!(literal_entry(&toks, args[1].0, args[1].1), None);
+        assert_eq!(string_literal(&toks, args[3].0, args[3].1), Some("x"));
+        assert_eq!(literal_index(&toks, 2), Some(1));
+        assert!(is_called(&toks, 0) && !is_field(&toks, 0));
+    }
+
+    #[test]
+    fn an_error_reply_spans_its_parentheses() {
+        let toks = tokenize("x(redis.error_reply('A ' .. (b)), c)", 1).expect("tokens");
+        let spans = error_reply_spans(&toks);
+        let inside: Vec<bool> = (toks.iter().zip(&spans))
+            .filter(|(t, _)| t.is_name("b") || t.is_name("c"))
+            .map(|(_, s)| *s)
+            .collect();
+        assert_eq!(inside, [true, false]);
+    }
+}

@@ -1,0 +1,42 @@
+//! The ACL probes: `redis.acl_check_cmd` for each command the analysis
+//! chose, refusing with the server's own `NOPERM` text.
+
+use std::fmt::Write as _;
+
+use crate::emit::lua_literal::lit;
+use crate::script::ScriptSpec;
+
+/// One probe line per ACL check (inside `if #KEYS > 0` when the script has
+/// no fixed key to name).
+pub(super) fn probes(out: &mut String, spec: &ScriptSpec) {
+    if spec.acl_checks.is_empty() {
+        return;
+    }
+    let guard = spec.fixed_keys() == 0;
+    let indent = if guard { "    " } else { "  " };
+    if guard {
+        out.push_str("  if #KEYS > 0 then\n");
+    }
+    for a in &spec.acl_checks {
+        let mut call = vec![lit(a.command.name)];
+        call.extend(
+            a.command
+                .probe
+                .iter()
+                .map(|p| if *p == "$K" { a.key.clone() } else { lit(p) }),
+        );
+        let message = format!(
+            "NOPERM this user has no permissions to run the '{}' command",
+            a.command.name.to_ascii_lowercase()
+        );
+        let _ = writeln!(
+            out,
+            "{indent}if not redis.acl_check_cmd({}) then return redis.error_reply({}) end",
+            call.join(", "),
+            lit(&message)
+        );
+    }
+    if guard {
+        out.push_str("  end\n");
+    }
+}
