@@ -57,6 +57,19 @@ pub struct CapabilityEntry {
     pub meaning: String,
 }
 
+/// Every capability of [`crate::core::CAPABILITIES`].
+fn capabilities() -> Vec<CapabilityEntry> {
+    crate::core::CAPABILITIES
+        .iter()
+        .map(|c| CapabilityEntry {
+            name: c.name.into(),
+            commands: strings(c.commands),
+            detect: detect_text(c),
+            meaning: c.meaning.into(),
+        })
+        .collect()
+}
+
 /// How a client detects `cap`: `COMMAND INFO` of its commands, or the
 /// operator tokens of `COMMAND DOCS BITOP`.
 fn detect_text(cap: &crate::core::Capability) -> String {
@@ -239,15 +252,7 @@ pub fn manifest() -> Manifest {
             })
             .collect(),
         error_kinds: crate::contract::api::errors().errors,
-        capabilities: crate::core::CAPABILITIES
-            .iter()
-            .map(|c| CapabilityEntry {
-                name: c.name.into(),
-                commands: strings(c.commands),
-                detect: detect_text(c),
-                meaning: c.meaning.into(),
-            })
-            .collect(),
+        capabilities: capabilities(),
         scripts: crate::scripts::ALL
             .iter()
             .map(|s| ScriptEntry {
