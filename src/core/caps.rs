@@ -6,10 +6,13 @@
 //! Both drivers detect it the same way: the first operation a connection
 //! runs first runs the detection (one round trip: `INFO server`, `COMMAND
 //! INFO …`, `COMMAND DOCS BITOP`), and the connection keeps the answer for
-//! every later operation (its clones made after that share it; a
-//! [`Connection::try_clone`](crate::Connection::try_clone) copies it). An
-//! operation reads it from its [`Env`] ([`Env::caps`]); a
-//! caller with [`server_caps`], or with `redis-patterns info --json`.
+//! every later operation (clones made after that, and
+//! [`Connection::try_clone`](crate::Connection::try_clone), copy it; an
+//! async clone made before detects once for itself). An operation reads it
+//! from its [`Env`] ([`Env::caps`]); a caller with [`server_caps`] or
+//! `caps()`, or with `redis-patterns info --json`; `set_caps` sets it
+//! instead (e.g. [`Caps::without`] a capability while a cluster is upgraded
+//! node by node: the nodes asked may not be the ones a call reaches).
 //!
 //! **Nothing is inferred from `redis_version` alone**: Valkey reports
 //! `redis_version:7.2.4` for compatibility beside `server_name:valkey` and
