@@ -278,89 +278,41 @@ impl Surface for PySurface {
         } else {
             ("def", "")
         };
-        let runner = if self.asyncio {
-            "_driver.AsyncRunner"
-        } else {
-            "_driver.SyncRunner"
-        };
-        let client = if self.asyncio {
-            "_driver.AsyncClient"
-        } else {
-            "_driver.SyncClient"
-        };
-        let sig = self.signature(&op.params);
-        let sep = if op.params.is_empty() { "" } else { ", " };
-        let raises = if op.raises.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "\n\n        Raises {} (redis_patterns.errors).",
-                op.raises.join(", ")
-            )
-        };
-        let docs = doc(&format!("{}{raises}", op.doc));
-        if op.name == "hold" {
-            let hold = if self.asyncio {
-                "AsyncHold"
-            } else {
-                "SyncHold"
-            };
-            let _ = writeln!(
-                out,
-                "    def hold(self{sep}{sig}) -> _hold.{hold}:\n        {docs}"
-            );
-            self.checks(out, &op.params);
-            let _ = writeln!(
-                out,
-                "        return _hold.{hold}(self._run, self._core.holder({}))\n",
-                self.call_args(&op.params)
-            );
-            return;
-        }
+        let head = self.head(op);
         let ret = self.ty(&op.returns, Dir::Out);
+        let args = self.call_args(&op.params);
+        let name = ident(&op.name);
+        if op.name == "hold" {
+            return self.hold(out, op, &head);
+        }
         if op.pure {
             // A client-side computation: answered at once, sync or async.
             let _ = writeln!(
                 out,
-                "    def {}(self{sep}{sig}) -> {ret}:\n        {docs}",
-                ident(&op.name)
+                "    def {name}(self{}) -> {ret}:\n        {}",
+                head.sig, head.docs
             );
             self.checks(out, &op.params);
+            let _ = writeln!(out, "        return self._core.{name}({args})\n");
+        } else if op.is_static {
+            let (runner, client) = self.driver();
             let _ = writeln!(
                 out,
-                "        return self._core.{}({})\n",
-                ident(&op.name),
-                self.call_args(&op.params)
-            );
-            return;
-        }
-        if op.is_static {
-            let _ = writeln!(
-                out,
-                "    @classmethod\n    {def} {}(cls, client: {client}{sep}{sig}) -> {ret}:\n        {docs}",
-                ident(&op.name)
+                "    @classmethod\n    {def} {name}(cls, client: {client}{}) -> {ret}:\n        {}",
+                head.sig, head.docs
             );
             self.checks(out, &op.params);
             let _ = writeln!(out, "        run = {runner}(client)");
-            let call = format!(
-                "_ops.{pattern}.{}.{}({})",
-                c.name,
-                ident(&op.name),
-                self.call_args(&op.params)
-            );
+            let call = format!("_ops.{pattern}.{}.{name}({args})", c.name);
             self.ret(out, &op.returns, &format!("{wait}run({call})"), "run");
         } else {
             let _ = writeln!(
                 out,
-                "    {def} {}(self{sep}{sig}) -> {ret}:\n        {docs}",
-                ident(&op.name)
+                "    {def} {name}(self{}) -> {ret}:\n        {}",
+                head.sig, head.docs
             );
             self.checks(out, &op.params);
-            let call = format!(
-                "self._core.{}({})",
-                ident(&op.name),
-                self.call_args(&op.params)
-            );
+            let call = format!("self._core.{name}({args})");
             self.ret(
                 out,
                 &op.returns,
@@ -417,7 +369,62 @@ def from_code(code: str, detail: str, script: str) -> RedisPatternsError:
     return err
 "#;
 
+/// An operation's signature tail (`, name: type, ...`) and docstring.
+struct Head {
+    sig: String,
+    docs: String,
+}
+
 impl PySurface {
+    /// The driver's runner and client types.
+    fn driver(&self) -> (&'static str, &'static str) {
+        if self.asyncio {
+            ("_driver.AsyncRunner", "_driver.AsyncClient")
+        } else {
+            ("_driver.SyncRunner", "_driver.SyncClient")
+        }
+    }
+
+    fn head(&self, op: &Operation) -> Head {
+        let sig = self.signature(&op.params);
+        let raises = if op.raises.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n\n        Raises {} (redis_patterns.errors).",
+                op.raises.join(", ")
+            )
+        };
+        Head {
+            sig: if sig.is_empty() {
+                sig
+            } else {
+                format!(", {sig}")
+            },
+            docs: doc(&format!("{}{raises}", op.doc)),
+        }
+    }
+
+    /// `hold(...)`: the hold idiom over the pattern's Holder.
+    fn hold(&self, out: &mut String, op: &Operation, head: &Head) {
+        let hold = if self.asyncio {
+            "AsyncHold"
+        } else {
+            "SyncHold"
+        };
+        let _ = writeln!(
+            out,
+            "    def hold(self{}) -> _hold.{hold}:\n        {}",
+            head.sig, head.docs
+        );
+        self.checks(out, &op.params);
+        let _ = writeln!(
+            out,
+            "        return _hold.{hold}(self._run, self._core.holder({}))\n",
+            self.call_args(&op.params)
+        );
+    }
+
     /// `name: type = default, ...`
     fn signature(&self, params: &[Param]) -> String {
         params
