@@ -89,6 +89,12 @@
 //! # }
 //! ```
 
+/// `docs/tls.md`, whose Rust example compiles as one of the crate's
+/// doctests (its Python and PHP examples run in `crates/cli/tests/tls.rs`).
+#[cfg(all(doctest, feature = "tls"))]
+#[doc = include_str!("../docs/tls.md")]
+pub struct TlsGuide;
+
 pub mod bitmap;
 pub mod bloom;
 pub mod contract;

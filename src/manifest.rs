@@ -20,8 +20,9 @@ use crate::script::{Bound, Idempotency};
 /// The version of the manifest's format (separate from the crate version):
 /// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
 /// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`;
-/// 4 added the patterns' `api` and `error_kinds` (the client API).
-pub const MANIFEST_VERSION: u32 = 4;
+/// 4 added the patterns' `api` and `error_kinds` (the client API); 5
+/// added `capabilities`.
+pub const MANIFEST_VERSION: u32 = 5;
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +39,52 @@ pub struct Manifest {
     /// Every error kind a client raises, with its data
     /// ([`crate::contract::api::errors`]).
     pub error_kinds: Vec<crate::contract::api::ErrorDecl>,
+    /// What a client detects of the server once per connection
+    /// ([`crate::core::caps`]), by the names `redis-patterns info --json`
+    /// reports.
+    pub capabilities: Vec<CapabilityEntry>,
+}
+
+/// One server capability ([`crate::core::Capability`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapabilityEntry {
+    pub name: String,
+    /// The server has it when it has every one of these (`BITOP DIFF`: an
+    /// operator of `BITOP`).
+    pub commands: Vec<String>,
+    /// How a client detects it.
+    pub detect: String,
+    pub meaning: String,
+}
+
+/// Every capability of [`crate::core::CAPABILITIES`].
+fn capabilities() -> Vec<CapabilityEntry> {
+    crate::core::CAPABILITIES
+        .iter()
+        .map(|c| CapabilityEntry {
+            name: c.name.into(),
+            commands: strings(c.commands),
+            detect: detect_text(c),
+            meaning: c.meaning.into(),
+        })
+        .collect()
+}
+
+/// How a client detects `cap`: `COMMAND INFO` of its commands, or the
+/// operator tokens of `COMMAND DOCS BITOP`.
+fn detect_text(cap: &crate::core::Capability) -> String {
+    if cap.commands.iter().all(|c| c.starts_with("BITOP ")) {
+        let ops: Vec<&str> = cap.commands.iter().map(|c| &c[6..]).collect();
+        format!(
+            "COMMAND DOCS BITOP lists every one of {} as a token of its operation argument",
+            ops.join(", ")
+        )
+    } else {
+        format!(
+            "COMMAND INFO {} answers no nil (a nil is a command the server does not have)",
+            cap.commands.join(" ")
+        )
+    }
 }
 
 /// One domain error code (`-CODE detail` replies).
@@ -205,6 +252,7 @@ pub fn manifest() -> Manifest {
             })
             .collect(),
         error_kinds: crate::contract::api::errors().errors,
+        capabilities: capabilities(),
         scripts: crate::scripts::ALL
             .iter()
             .map(|s| ScriptEntry {

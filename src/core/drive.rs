@@ -39,6 +39,9 @@ pub(crate) enum Input {
 /// An op being run, and the exchange of the batch it sent (if any).
 pub(crate) struct Run<T> {
     op: Op<T>,
+    /// The capability detection that runs first, on a connection that does
+    /// not know its server's [`Caps`](super::caps::Caps) yet.
+    detect: Option<Op<super::caps::Caps>>,
     settings: Settings,
     exchange: Option<Exchange>,
     /// The round being sent.
@@ -52,6 +55,7 @@ impl<T: Send + 'static> Run<T> {
     pub(crate) fn new(op: Op<T>, settings: Settings) -> Self {
         Self {
             op,
+            detect: settings.env.caps.is_none().then(super::caps::detect),
             settings,
             exchange: None,
             parts: Vec::new(),
@@ -106,7 +110,18 @@ impl<T: Send + 'static> Run<T> {
                     Next::Done => unreachable!("a finished exchange was taken"),
                 });
             }
-            match self.op.step(&self.settings.env, replies.take())? {
+            let step = match &mut self.detect {
+                Some(detect) => match detect.step(&self.settings.env, replies.take())? {
+                    Step::Done(caps) => {
+                        self.settings.env.caps = Some(caps);
+                        self.detect = None;
+                        continue;
+                    }
+                    other => other.forward().expect("not done"),
+                },
+                None => self.op.step(&self.settings.env, replies.take())?,
+            };
+            match step {
                 Step::Done(v) => return Ok(Io::Done(v)),
                 Step::Sleep(d) => return Ok(Io::Sleep(d)),
                 Step::Wait { channel, timeout } => return Ok(Io::Wait { channel, timeout }),
@@ -116,6 +131,12 @@ impl<T: Send + 'static> Run<T> {
                 }
             }
         }
+    }
+
+    /// What the server can do, once detected (the driver keeps it for the
+    /// connection's later operations).
+    pub(crate) fn caps(&self) -> Option<super::caps::Caps> {
+        self.settings.env.caps
     }
 
     /// The replies of the exchange when it is done (it is then dropped);

@@ -17,10 +17,12 @@
 //! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
 //! memory figures and allocator, read before a big allocation), `retention` (how long
 //! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
-//! `FCALL`).
+//! `FCALL`), [`caps`] (what the server can do, detected once per
+//! connection).
 
 pub(crate) mod batch;
 pub(crate) mod call_mode;
+pub mod caps;
 pub(crate) mod config;
 pub(crate) mod conn;
 #[cfg(feature = "tokio")]
@@ -47,6 +49,7 @@ pub(crate) mod wait_stats;
 
 pub use batch::{Batch, MAX_ROUNDS};
 pub use call_mode::CallMode;
+pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version, server_caps};
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;

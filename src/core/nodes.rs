@@ -103,46 +103,106 @@ pub(crate) fn node_key(info: &ConnectionInfo) -> Addr {
     addr_of(info).unwrap_or_else(|| (info.addr().to_string(), 0))
 }
 
+/// The TLS certificates a connection was opened with
+/// (`Connection::open_tls`): a private CA, a client certificate. A
+/// single server's client carries them in its connection info; a cluster
+/// client needs them besides the nodes' URLs. Empty without the `tls`
+/// feature, and for `rediss://` URLs opened with `open` (the system's
+/// roots).
+#[derive(Clone, Default)]
+pub(crate) struct Tls {
+    #[cfg(feature = "tls")]
+    pub(crate) certs: Option<redis::TlsCertificates>,
+}
+
+impl Tls {
+    /// With these certificates.
+    #[cfg(feature = "tls")]
+    pub(crate) fn with(certs: redis::TlsCertificates) -> Self {
+        Self { certs: Some(certs) }
+    }
+
+    /// A client for `info`, with the certificates when there are some (a
+    /// plain `redis://` URL with certificates is refused).
+    pub(crate) fn client(&self, info: ConnectionInfo) -> Result<redis::Client> {
+        #[cfg(feature = "tls")]
+        if let Some(certs) = &self.certs {
+            return Ok(redis::Client::build_with_tls(info, certs.clone())?);
+        }
+        Ok(redis::Client::open(info)?)
+    }
+
+    #[cfg(feature = "cluster")]
+    fn apply(
+        &self,
+        builder: redis::cluster::ClusterClientBuilder,
+    ) -> redis::cluster::ClusterClientBuilder {
+        #[cfg(feature = "tls")]
+        if let Some(certs) = &self.certs {
+            return builder.certs(certs.clone());
+        }
+        builder
+    }
+}
+
 #[cfg(feature = "cluster")]
 /// The nodes a cluster connection starts from, the first of which says how
-/// to reach every other (credentials, TLS).
+/// to reach every other (credentials, TLS), and its TLS certificates.
 pub(crate) struct Seeds {
     pub(crate) seeds: Vec<ConnectionInfo>,
     pub(crate) base: ConnectionInfo,
+    pub(crate) tls: Tls,
 }
 
 #[cfg(feature = "cluster")]
 impl Seeds {
-    /// The seeds of `nodes`: at least one.
-    pub(crate) fn of<T: IntoConnectionInfo>(nodes: impl IntoIterator<Item = T>) -> Result<Self> {
+    /// The seeds of `nodes`: at least one; each carries `tls`'s
+    /// certificates (so that a node reached from the first has them too).
+    pub(crate) fn of<T: IntoConnectionInfo>(
+        nodes: impl IntoIterator<Item = T>,
+        tls: Tls,
+    ) -> Result<Self> {
         let seeds = nodes
             .into_iter()
-            .map(|n| n.into_connection_info())
-            .collect::<redis::RedisResult<Vec<_>>>()?;
+            .map(|n| {
+                Ok(tls
+                    .client(n.into_connection_info()?)?
+                    .get_connection_info()
+                    .clone())
+            })
+            .collect::<Result<Vec<_>>>()?;
         let base = seeds
             .first()
             .cloned()
             .ok_or_else(|| Error::invalid("nodes", "must name at least one node"))?;
-        Ok(Self { seeds, base })
+        Ok(Self { seeds, base, tls })
     }
 
     /// How to reach the node at `addr`.
     pub(crate) fn node(&self, addr: &Addr) -> ConnectionInfo {
         node_info(&self.base, &addr.0, addr.1)
     }
+
+    /// A cluster client seeded with these seeds and every node known
+    /// since (see [`cluster_client`]).
+    pub(crate) fn client(&self, known: &Known) -> Result<redis::cluster::ClusterClient> {
+        cluster_client(known.with_seeds(self), &self.tls)
+    }
 }
 
 /// A cluster client with the crate's timeouts (connect 5 s, reply 30 s)
-/// that never retries by itself (the exchange decides), seeded with `nodes`.
+/// that never retries by itself (the exchange decides), seeded with `nodes`
+/// and reaching them with `tls`'s certificates.
 #[cfg(feature = "cluster")]
 pub(crate) fn cluster_client<T: IntoConnectionInfo>(
     nodes: impl IntoIterator<Item = T>,
+    tls: &Tls,
 ) -> Result<redis::cluster::ClusterClient> {
-    Ok(redis::cluster::ClusterClient::builder(nodes)
+    let builder = redis::cluster::ClusterClient::builder(nodes)
         .connection_timeout(CONNECT_TIMEOUT)
         .response_timeout(RESPONSE_TIMEOUT)
-        .retries(0)
-        .build()?)
+        .retries(0);
+    Ok(tls.apply(builder).build()?)
 }
 
 /// Routing to the primary that serves `slot` (a keyless command for one
@@ -198,11 +258,8 @@ impl Known {
     }
 
     /// The seeds of a cluster client: `own` seeds, then every node known
-    /// since (same credentials as the first); none without seeds.
-    pub(crate) fn with_seeds(&self, own: &Option<Seeds>) -> Vec<ConnectionInfo> {
-        let Some(own) = own else {
-            return Vec::new();
-        };
+    /// since (same credentials as the first).
+    pub(crate) fn with_seeds(&self, own: &Seeds) -> Vec<ConnectionInfo> {
         let mut out = own.seeds.clone();
         for addr in &self.0 {
             let info = own.node(addr);

@@ -21,6 +21,7 @@ use redis::{FromRedisValue, Value};
 
 use super::batch::Batch;
 use super::call_mode::CallMode;
+use super::caps::Caps;
 use super::conn::Connection;
 #[cfg(feature = "tokio")]
 use super::conn_async::AsyncConnection;
@@ -32,6 +33,9 @@ use crate::script::{ScriptCall, ScriptInfo};
 pub struct Env {
     pub(crate) cluster: bool,
     pub(crate) call_mode: CallMode,
+    /// What the server can do: `None` until the driver detected it (or it
+    /// was set), which happens before a connection's first operation.
+    pub(crate) caps: Option<Caps>,
 }
 
 impl Env {
@@ -43,6 +47,13 @@ impl Env {
     /// How the connection sends script calls.
     pub fn call_mode(&self) -> CallMode {
         self.call_mode
+    }
+
+    /// What the server can do ([`Caps`], detected once per connection);
+    /// [`Caps::default`] (no newer command) for an op stepped outside a
+    /// driver.
+    pub fn caps(&self) -> Caps {
+        self.caps.unwrap_or_default()
     }
 }
 
@@ -187,7 +198,7 @@ pub enum Step<T> {
 impl<T> Step<T> {
     /// A step that is not `Done`, for an op with another output type (what
     /// combinators forward); `Done` gives its value back.
-    fn forward<U>(self) -> std::result::Result<Step<U>, T> {
+    pub(crate) fn forward<U>(self) -> std::result::Result<Step<U>, T> {
         match self {
             Step::Send(b) => Ok(Step::Send(b)),
             Step::Sleep(d) => Ok(Step::Sleep(d)),

@@ -192,6 +192,7 @@ pub(crate) fn traits(cmd: &Cmd) -> Traits {
         }
         "SCRIPT" if matches!(sub.as_str(), "LOAD" | "EXISTS") => SAFE_WRITE,
         "ACL" if sub == "WHOAMI" => READ,
+        "COMMAND" if matches!(sub.as_str(), "INFO" | "DOCS" | "COUNT") => READ,
         "CLIENT" if matches!(sub.as_str(), "ID" | "INFO" | "GETNAME") => READ,
         "MEMORY" if sub == "USAGE" => READ,
         "ASKING" | "READONLY" | "READWRITE" => READ,

@@ -96,6 +96,22 @@ macro_rules! driver_settings {
             self
         }
 
+        /// What the server can do ([`Caps`](crate::core::Caps)): `None`
+        /// until the connection's first operation detected it (or it was
+        /// set); [`server_caps`](crate::core::server_caps) detects it when
+        /// needed.
+        pub fn caps(&self) -> Option<crate::core::Caps> {
+            self.settings.env.caps
+        }
+
+        #[doc = concat!("Sets what the server is taken to be able to do", $scope, ", instead of detecting it:")]
+        /// e.g. the detected caps [`without`](crate::core::Caps::without) a
+        /// capability, to keep every node of a cluster being upgraded on
+        /// the path every server has.
+        pub fn set_caps(&mut self, caps: crate::core::Caps) {
+            self.settings.env.caps = Some(caps);
+        }
+
         /// How this connection retries (see [`RetryPolicy`]).
         pub fn retry_policy(&self) -> RetryPolicy {
             self.settings.policy

@@ -50,6 +50,7 @@ pub const OPERATIONS: &[&str] = &[
     "Semaphore.acquire_as",
     "Semaphore.release",
     "Semaphore.extend",
+    "Semaphore.hold",
     "RwLock.new",
     "RwLock.try_read",
     "RwLock.try_write",
@@ -59,6 +60,7 @@ pub const OPERATIONS: &[&str] = &[
     "RwLock.wait_as",
     "RwLock.release",
     "RwLock.extend",
+    "RwLock.hold",
     "RateLimiter.new",
     "RateLimiter.key",
     "RateLimiter.throttle",
@@ -818,8 +820,8 @@ pub fn call(
     let v = |x: Value| Ok(Saved::Value(x));
     match (handle, class) {
         (Some(Handle::Lock(l)), _) => lock(ctx, con, l, op, a, step).and_then(v),
-        (Some(Handle::Semaphore(s)), _) => semaphore(con, s, op, a).and_then(v),
-        (Some(Handle::RwLock(l)), _) => rwlock(con, l, op, a).and_then(v),
+        (Some(Handle::Semaphore(s)), _) => semaphore(ctx, con, s, op, a, step).and_then(v),
+        (Some(Handle::RwLock(l)), _) => rwlock(ctx, con, l, op, a, step).and_then(v),
         (Some(Handle::Limiter(l)), _) => limiter(con, l, op, a).and_then(v),
         (Some(Handle::Hash(h)), _) => hash(con, h, op, a).and_then(v),
         (Some(Handle::Packed(p)), _) => packed_op(con, p, op, a).and_then(v),
@@ -865,29 +867,24 @@ fn lock(
             Some(d) => json!(d.as_millis() as u64),
         },
         "status" => to_json(run(con, l.status())?),
-        "hold" => return hold(ctx, con, l, a, step),
+        "hold" => return hold(ctx, con, l, |g| Some(g.fence()), a, step),
         _ => return Err(unknown(op)),
     })
 }
 
 /// `hold`: the guard on a connection of its own, the body's steps on the
 /// case's connection meanwhile; a lost lease is LockLost at the end.
-fn hold(
+fn hold<R: redis_patterns::lease::Leasable>(
     ctx: &mut Ctx,
     con: &mut Connection,
-    l: &Lock,
+    resource: &R,
+    fence: impl Fn(&redis_patterns::lease::Guard<'_, R>) -> Option<u64>,
     a: &Args,
     step: &Value,
 ) -> Result<Value, Failure> {
     let mut own = ctx.target.connect();
-    let guard = redis_patterns::lock::LockGuard::acquire(l, &mut own, a.ms("timeout_ms")?)?;
-    let (token, fence) = (guard.token().to_string(), guard.fence());
-    if let Some(name) = step["as_held"].as_str() {
-        ctx.saved.insert(
-            name.to_string(),
-            Saved::Value(json!({"token": token, "fence": fence, "lost": false})),
-        );
-    }
+    let guard = redis_patterns::lease::Guard::acquire(resource, &mut own, a.ms("timeout_ms")?)?;
+    let (token, fence) = (guard.token().to_string(), fence(&guard));
     let body = step["body"].as_array().cloned().unwrap_or_default();
     let outcome = ctx.steps(con, &body);
     let lost = guard.check();
@@ -897,7 +894,14 @@ fn hold(
     Ok(json!({"token": token, "fence": fence, "lost": false}))
 }
 
-fn semaphore(con: &mut Connection, s: &Semaphore, op: &str, a: &Args) -> Result<Value, Failure> {
+fn semaphore(
+    ctx: &mut Ctx,
+    con: &mut Connection,
+    s: &Semaphore,
+    op: &str,
+    a: &Args,
+    step: &Value,
+) -> Result<Value, Failure> {
     Ok(match op {
         "try_acquire" => to_json(run(con, s.try_acquire())?),
         "try_acquire_as" => to_json(run(con, s.try_acquire_as(&a.s("token")?))?),
@@ -905,6 +909,7 @@ fn semaphore(con: &mut Connection, s: &Semaphore, op: &str, a: &Args) -> Result<
         "acquire_as" => to_json(run(con, s.acquire_as(&a.s("token")?, a.ms("timeout_ms")?))?),
         "release" => to_json(run(con, s.release(&a.s("token")?))?),
         "extend" => to_json(run(con, s.extend(&a.s("token")?, a.ms("lease_ms")?))?),
+        "hold" => return hold(ctx, con, s, |_| None, a, step),
         _ => return Err(unknown(op)),
     })
 }
@@ -925,7 +930,14 @@ fn rw_lease(a: &Args) -> Result<RwLease, Failure> {
     })
 }
 
-fn rwlock(con: &mut Connection, l: &RwLock, op: &str, a: &Args) -> Result<Value, Failure> {
+fn rwlock(
+    ctx: &mut Ctx,
+    con: &mut Connection,
+    l: &RwLock,
+    op: &str,
+    a: &Args,
+    step: &Value,
+) -> Result<Value, Failure> {
     let lease = |r: RwLease| json!({"token": r.token, "role": if r.role == Role::Read { "read" } else { "write" }});
     Ok(match op {
         "try_read" => lease(run(con, l.try_read())?),
@@ -939,6 +951,13 @@ fn rwlock(con: &mut Connection, l: &RwLock, op: &str, a: &Args) -> Result<Value,
         )?),
         "release" => to_json(run(con, l.release(&rw_lease(a)?))?),
         "extend" => to_json(run(con, l.extend(&rw_lease(a)?, a.ms("duration_ms")?))?),
+        "hold" => {
+            let side = match a.role("role")? {
+                Role::Read => l.reading(),
+                Role::Write => l.writing(),
+            };
+            return hold(ctx, con, &side, |_| None, a, step);
+        }
         _ => return Err(unknown(op)),
     })
 }

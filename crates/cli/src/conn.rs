@@ -1,7 +1,12 @@
 //! The server a command talks to: `--url` (or `REDIS_URL`), checked before
 //! connecting, and the connection to one server or, from any of its nodes,
-//! to a whole Redis Cluster.
+//! to a whole Redis Cluster. A `rediss://` URL connects over TLS, verified
+//! against the system's root certificates or the CA of `--tls-ca`; a URL
+//! that asks to accept any certificate (`#insecure`) is refused.
 
+use std::path::PathBuf;
+
+use redis::{ConnectionInfo, TlsCertificates};
 use redis_patterns::Connection;
 
 use crate::fail::{self, CliResult, Failure};
@@ -13,12 +18,92 @@ pub struct UrlArg {
     /// Redis Cluster: any node; the cluster is detected).
     #[arg(long, env = "REDIS_URL")]
     pub url: String,
+    /// For a rediss:// URL: the CA certificate (PEM) that signed the
+    /// server's, instead of the system's root certificates.
+    #[arg(long, env = "REDIS_TLS_CA", value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// For a rediss:// URL whose server asks for a client certificate: the
+    /// certificate (PEM); needs --tls-key.
+    #[arg(
+        long,
+        env = "REDIS_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(
+        long,
+        env = "REDIS_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl UrlArg {
     /// Connects (see [`connect`]).
     pub fn connect(&self) -> CliResult<Connection> {
-        connect(&self.url)
+        check(&self.url)?;
+        fail::set_url(&self.url);
+        match self.certs()? {
+            None => Connection::open(self.url.as_str()),
+            Some(certs) => Connection::open_tls(self.url.as_str(), certs),
+        }
+        .map_err(Failure::from)
+    }
+
+    /// The URL's connection info, with the certificates of `--tls-ca`,
+    /// `--tls-cert` and `--tls-key` when given (for connections of a
+    /// command's own, e.g. to each node of a cluster).
+    pub fn info(&self) -> CliResult<ConnectionInfo> {
+        check(&self.url)?;
+        let info = redis::IntoConnectionInfo::into_connection_info(self.url.as_str())
+            .map_err(|e| Failure::from(redis_patterns::Error::from(e)))?;
+        let Some(certs) = self.certs()? else {
+            return Ok(info);
+        };
+        let client = redis::Client::build_with_tls(info, certs)
+            .map_err(|e| Failure::from(redis_patterns::Error::from(e)))?;
+        Ok(client.get_connection_info().clone())
+    }
+
+    /// The certificates the options name; `None` without any. Refused for
+    /// a URL that is not `rediss://`.
+    fn certs(&self) -> CliResult<Option<TlsCertificates>> {
+        if self.tls_ca.is_none() && self.tls_cert.is_none() {
+            return Ok(None);
+        }
+        if !self.url.starts_with("rediss://") {
+            return Err(Failure::new(
+                "--tls-ca, --tls-cert and --tls-key need a rediss:// url (TLS)".to_string(),
+            ));
+        }
+        let read = |p: &PathBuf, what: &str| {
+            std::fs::read(p).map_err(|e| {
+                Failure::new(format!(
+                    "cannot read the {what} {}: {}",
+                    p.display(),
+                    fail::io_text(&e)
+                ))
+            })
+        };
+        let root_cert = self
+            .tls_ca
+            .as_ref()
+            .map(|p| read(p, "CA certificate (--tls-ca)"))
+            .transpose()?;
+        let client_tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(redis::ClientTlsConfig {
+                client_cert: read(cert, "client certificate (--tls-cert)")?,
+                client_key: read(key, "client key (--tls-key)")?,
+            }),
+            _ => None,
+        };
+        Ok(Some(TlsCertificates {
+            client_tls,
+            root_cert,
+        }))
     }
 }
 
@@ -46,13 +131,20 @@ impl<T: clap::Args + Open> At<T> {
     }
 }
 
-/// Refuses a URL that does not parse, naming it and `REDIS_URL`.
+/// Refuses a URL that does not parse, naming it and `REDIS_URL`, and one
+/// that asks to accept any certificate.
 pub fn check(url: &str) -> CliResult<()> {
+    if url.starts_with("rediss://") && url.ends_with("#insecure") {
+        return Err(Failure::new(format!(
+            "the url {} asks to accept any certificate (#insecure), which redis-patterns never does: give the CA that signed the server's certificate with --tls-ca FILE",
+            fail::mask(url)
+        )));
+    }
     redis::IntoConnectionInfo::into_connection_info(url)
         .map(drop)
         .map_err(|_| {
             Failure::new(format!(
-                "the url {} (from --url or REDIS_URL) does not parse: write it as redis://[:PASSWORD@]HOST[:PORT][/DB]",
+                "the url {} (from --url or REDIS_URL) does not parse: write it as redis://[:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS)",
                 fail::mask(url)
             ))
         })

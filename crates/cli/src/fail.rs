@@ -193,6 +193,20 @@ fn server_words(code: &str, detail: &str) -> Option<String> {
     })
 }
 
+/// Why the TLS handshake refused the server's certificate, when that is
+/// what the error (or one of its causes) says.
+fn certificate_refusal(e: &redis::RedisError) -> Option<String> {
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if text.to_lowercase().contains("certificate") {
+            return Some(lower_first(text.trim()));
+        }
+        cause = c.source();
+    }
+    None
+}
+
 /// A client library error in words.
 fn redis_words(e: &redis::RedisError) -> String {
     let u = url();
@@ -213,6 +227,9 @@ fn redis_words(e: &redis::RedisError) -> String {
         ),
         _ if e.is_connection_refusal() => format!("cannot connect to {u}: connection refused"),
         _ if e.is_timeout() => format!("no answer from {u} in time"),
+        _ if let Some(reason) = certificate_refusal(e) => format!(
+            "cannot verify the TLS certificate of {u} ({reason}): give the CA that signed it with --tls-ca FILE"
+        ),
         _ if e.is_connection_dropped() || e.is_io_error() => {
             let cause = io.map_or_else(|| "the connection was closed".to_string(), io_text);
             format!("lost the connection to {u}: {cause}")

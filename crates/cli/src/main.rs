@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    bloom, bundle, hash, load, lock, login_log, packed, rolling, signin, throttle, visits,
+    bloom, bundle, hash, info, load, lock, login_log, packed, rolling, signin, throttle, visits,
 };
 use crate::fail::CliResult;
 
@@ -59,6 +59,13 @@ enum Command {
         /// redis-cli FCALL / FCALL_RO.
         #[arg(long)]
         functions: bool,
+    },
+    /// What the server is and can do: name, version, allocator, cluster and
+    /// the capabilities the patterns may use (newer commands), as detected
+    /// once per connection.
+    Info {
+        #[command(flatten)]
+        url: conn::UrlArg,
     },
     /// Owner-token locks with fencing tokens.
     #[command(subcommand)]
@@ -113,6 +120,7 @@ fn run(command: Command) -> CliResult {
             lang: Some(lang),
         } => bundle::export_client(lang, &dir),
         Command::Load { url, functions } => load::run(&url, functions),
+        Command::Info { url } => info::run(&url),
         Command::Lock(c) => lock::run(c),
         Command::Bloom(c) => bloom::run(c),
         Command::Hash(c) => hash::run(c),

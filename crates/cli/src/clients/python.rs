@@ -5,28 +5,56 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::contract::ERROR_CODES;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 use serde_json::Value;
 
+use super::surface::{self, Part};
 use super::syntax::{Syntax, call_lists, checks, contract_tables};
 use super::{File, bundle, camel, patterns};
 
+mod spelling;
+use spelling::{PySurface, init};
+
 const ROOT: &str = "redis_patterns/";
 
-/// The hand-written modules, emitted as they are.
+/// The hand-written runtime, emitted as it is: the drivers (sync and
+/// asyncio, standalone and cluster), the input checks, the protocols
+/// (notified waiting, the hold's renewal, the rolling retry, hashing) and
+/// each pattern's operations over the generated surface.
 const ASSETS: &[(&str, &str)] = &[
-    ("__init__.py", include_str!("python/__init__.py")),
-    ("_core.py", include_str!("python/_core.py")),
+    ("_driver.py", include_str!("python/_driver.py")),
+    ("_checks.py", include_str!("python/_checks.py")),
+    ("_wait.py", include_str!("python/_wait.py")),
+    ("_hold.py", include_str!("python/_hold.py")),
+    ("_days.py", include_str!("python/_days.py")),
     ("hashing.py", include_str!("python/hashing.py")),
-    ("lock.py", include_str!("python/lock.py")),
-    ("visits.py", include_str!("python/visits.py")),
-    ("bitmaps.py", include_str!("python/bitmaps.py")),
-    ("rolling.py", include_str!("python/rolling.py")),
-    ("bloom.py", include_str!("python/bloom.py")),
-    ("sharded_hash.py", include_str!("python/sharded_hash.py")),
-    ("packed.py", include_str!("python/packed.py")),
+    ("_ops/__init__.py", include_str!("python/_ops/__init__.py")),
+    ("_ops/lock.py", include_str!("python/_ops/lock.py")),
+    (
+        "_ops/semaphore.py",
+        include_str!("python/_ops/semaphore.py"),
+    ),
+    ("_ops/rwlock.py", include_str!("python/_ops/rwlock.py")),
+    (
+        "_ops/rate_limit.py",
+        include_str!("python/_ops/rate_limit.py"),
+    ),
+    (
+        "_ops/sharded_hash.py",
+        include_str!("python/_ops/sharded_hash.py"),
+    ),
+    ("_ops/packed.py", include_str!("python/_ops/packed.py")),
+    ("_ops/visits.py", include_str!("python/_ops/visits.py")),
+    (
+        "_ops/login_log.py",
+        include_str!("python/_ops/login_log.py"),
+    ),
+    ("_ops/signin.py", include_str!("python/_ops/signin.py")),
+    ("_ops/bloom.py", include_str!("python/_ops/bloom.py")),
+    ("_ops/rolling.py", include_str!("python/_ops/rolling.py")),
+    ("_ops/layout.py", include_str!("python/_ops/layout.py")),
+    ("py.typed", ""),
 ];
 
 const KEYWORDS: &[&str] = &[
@@ -44,21 +72,60 @@ pub fn files() -> Vec<File> {
             text: text.to_string(),
         })
         .collect();
+    let generated = [
+        ("scripts.py", scripts()),
+        ("_contract.py", contract()),
+        (
+            "errors.py",
+            surface::emit(&mut PySurface::new(false), Part::Errors),
+        ),
+        (
+            "records.py",
+            surface::emit(&mut PySurface::new(false), Part::Records),
+        ),
+        (
+            "_sync.py",
+            surface::emit(&mut PySurface::new(false), Part::Classes),
+        ),
+        (
+            "asyncio.py",
+            surface::emit(&mut PySurface::new(true), Part::Classes),
+        ),
+        ("__init__.py", init()),
+    ];
+    for (name, text) in generated {
+        out.push(File {
+            path: format!("{ROOT}{name}"),
+            text,
+        });
+    }
     out.push(File {
-        path: format!("{ROOT}scripts.py"),
-        text: scripts(),
-    });
-    out.push(File {
-        path: format!("{ROOT}_contract.py"),
-        text: contract(),
-    });
-    out.push(File {
-        path: format!("{ROOT}_errors.py"),
-        text: errors(),
+        path: "pyproject.toml".into(),
+        text: PYPROJECT.replace("{version}", env!("CARGO_PKG_VERSION")),
     });
     out.extend(bundle(ROOT));
     out
 }
+
+/// `pip install DIR` installs the package (with its scripts, manifest and
+/// `py.typed`).
+const PYPROJECT: &str = r#"[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "redis-patterns"
+version = "{version}"
+description = "Compound Redis patterns as atomic Lua scripts (generated client of the redis-patterns crate)"
+requires-python = ">=3.9"
+dependencies = ["redis>=5.0"]
+
+[tool.setuptools]
+packages = ["redis_patterns", "redis_patterns._ops"]
+
+[tool.setuptools.package-data]
+redis_patterns = ["py.typed", "manifest.json", "lua/*/*.lua"]
+"#;
 
 /// Python's spelling.
 pub(super) struct Python;
@@ -144,18 +211,38 @@ fn ident(name: &str) -> String {
     }
 }
 
+/// The Python type of a script's key or argument.
+fn arg_type(a: Option<&ArgSpec>, variadic: bool) -> String {
+    let one = match a.map(|a| a.ty) {
+        None => "str",
+        Some(ArgType::Integer | ArgType::Int64) => "int",
+        Some(ArgType::Float) => "float",
+        Some(ArgType::Bool) => "bool",
+        Some(_) => "Union[str, bytes]",
+    };
+    if variadic {
+        format!("Sequence[{one}]")
+    } else {
+        one.to_string()
+    }
+}
+
 fn script_fn(out: &mut String, s: &ScriptInfo) {
     let op = s.name.split('.').nth(1).expect("pattern.op");
     let mut params = Vec::new();
     for k in s.keys {
-        params.push(ident(k.name));
+        params.push(format!("{}: {}", ident(k.name), arg_type(None, k.variadic)));
     }
     for a in s.args {
-        params.push(ident(a.name));
+        params.push(format!(
+            "{}: {}",
+            ident(a.name),
+            arg_type(Some(a), a.variadic)
+        ));
     }
     let _ = writeln!(
         out,
-        "    @staticmethod\n    def {}({}):",
+        "    @staticmethod\n    def {}({}) -> Call:",
         ident(op),
         params.join(", ")
     );
@@ -209,8 +296,8 @@ fn scripts() -> String {
     let mut out = String::from(
         "\"\"\"One typed function per bundled script, generated from the script headers by\n`redis-patterns export --lang python`: each checks its arguments like the\nheader says (the same reasons as the script's own checks) and returns a Call,\nwhich redis_patterns.run(client, call) sends with EVALSHA (EVALSHA_RO for\nread-only scripts), loading the script after NOSCRIPT. Do not edit.\"\"\"\n\n",
     );
-    out.push_str("from ._core import Call, Script, _bool, _enum, _float, _int, _key, _keys, _many, _tagged, _text\n\n");
-    out.push_str("#: Every script of the bundle by name: its SHA1, file and whether it is read-only.\nSCRIPTS = {\n");
+    out.push_str("from typing import Dict, Sequence, Union\n\nfrom ._driver import Call, Script, _bool, _enum, _float, _int, _key, _keys, _many, _tagged, _text\n\n");
+    out.push_str("#: Every script of the bundle by name: its SHA1, file and whether it is read-only.\nSCRIPTS: Dict[str, Script] = {\n");
     for s in ALL {
         let _ = writeln!(
             out,
@@ -238,7 +325,7 @@ fn scripts() -> String {
             script_fn(&mut out, s);
         }
     }
-    out.push_str("\n\n#: The classes by pattern name.\nBY_PATTERN = {\n");
+    out.push_str("\n\n#: The classes by pattern name.\nBY_PATTERN: Dict[str, type] = {\n");
     for p in patterns() {
         let _ = writeln!(out, "    {}: {},", py_str(p), camel(p));
     }
@@ -248,38 +335,22 @@ fn scripts() -> String {
 
 fn contract() -> String {
     let mut out = String::from(
-        "\"\"\"Key templates, settings and constants of every pattern, generated from\nredis_patterns::contract by `redis-patterns export --lang python`. Do not edit.\"\"\"\n\n",
+        "\"\"\"Key templates, settings and constants of every pattern, generated from\nredis_patterns::contract by `redis-patterns export --lang python`. Do not edit.\"\"\"\n\nfrom typing import Any, Dict, List\n\n",
     );
     for table in contract_tables() {
-        let _ = writeln!(out, "#: {}\n{} = {{", table.doc::<Python>(), table.name);
+        let _ = writeln!(
+            out,
+            "#: {}\n{}: Dict[str, Dict[str, Any]] = {{",
+            table.doc::<Python>(),
+            table.name
+        );
         for (pattern, entries) in table.rows::<Python>() {
             let _ = writeln!(out, "    {pattern}: {entries},");
         }
         out.push_str("}\n\n");
     }
     out.push_str(
-        "def render(template, **values):\n    \"\"\"`template` with every `<var>` replaced by str(values[var]).\"\"\"\n    out = []\n    rest = template\n    while \"<\" in rest:\n        i = rest.index(\"<\")\n        j = rest.index(\">\", i)\n        out.append(rest[:i])\n        out.append(str(values[rest[i + 1:j]]))\n        rest = rest[j + 1:]\n    out.append(rest)\n    return \"\".join(out)\n\n\ndef key(pattern, role, **values):\n    \"\"\"The key of `role` in `pattern`, rendered from its template.\"\"\"\n    return render(KEYS[pattern][role], **values)\n",
+        "def render(template: str, **values: object) -> str:\n    \"\"\"`template` with every `<var>` replaced by str(values[var]).\"\"\"\n    out: List[str] = []\n    rest = template\n    while \"<\" in rest:\n        i = rest.index(\"<\")\n        j = rest.index(\">\", i)\n        out.append(rest[:i])\n        out.append(str(values[rest[i + 1:j]]))\n        rest = rest[j + 1:]\n    out.append(rest)\n    return \"\".join(out)\n\n\ndef key(pattern: str, role: str, **values: object) -> str:\n    \"\"\"The key of `role` in `pattern`, rendered from its template.\"\"\"\n    return render(str(KEYS[pattern][role]), **values)\n",
     );
-    out
-}
-
-fn errors() -> String {
-    let mut out = String::from(
-        "\"\"\"The exceptions of the generated client, one per error kind of the bundle\n(generated from redis_patterns::contract::ERROR_CODES). Do not edit.\"\"\"\n\n\nclass RedisPatternsError(Exception):\n    \"\"\"Every error of this package.\"\"\"\n\n\nclass InvalidArgument(RedisPatternsError, ValueError):\n    \"\"\"An argument was refused: by this client before anything was sent (script\n    is None), or by a script's own checks (BADARG) before its first write.\"\"\"\n\n    code = \"BADARG\"\n\n    def __init__(self, name, reason, script=None):\n        self.name, self.reason, self.script = name, reason, script\n        where = f\"script {script}: \" if script else \"\"\n        super().__init__(f\"{where}invalid {name}: {reason}\")\n\n\nclass ScriptError(RedisPatternsError):\n    \"\"\"A script answered with one of its domain error codes.\"\"\"\n\n    code = None\n\n    def __init__(self, script, detail):\n        self.script, self.detail = script, detail\n        where = f\"script {script}: \" if script else \"\"\n        super().__init__(f\"{where}{self.code} {detail}\")\n\n\nclass ServerError(RedisPatternsError):\n    \"\"\"The server refused a command with one of its own codes (OOM, WRONGTYPE,\n    NOPERM, ...).\"\"\"\n\n    def __init__(self, code, message, script=None):\n        self.code, self.message, self.script = code, message, script\n        where = f\"script {script}: \" if script else \"\"\n        super().__init__(f\"{where}{code} {message}\")\n\n\nclass PipelineInterrupted(RedisPatternsError):\n    \"\"\"A batch met NOSCRIPT in the middle while later calls ran: the first\n    ran_in_order calls ran, in order, and none ran twice.\"\"\"\n\n    def __init__(self, ran_in_order, total):\n        self.ran_in_order, self.total = ran_in_order, total\n        super().__init__(f\"pipeline interrupted by NOSCRIPT after {ran_in_order} of {total} calls ran in order\")\n",
-    );
-    for e in ERROR_CODES.iter().filter(|e| e.code != "BADARG") {
-        let _ = write!(
-            out,
-            "\n\nclass {}(ScriptError):\n    {}\n\n    code = {}\n",
-            e.kind,
-            py_str(&format!("{} ({}: {})", e.meaning, e.code, e.detail)),
-            py_str(e.code)
-        );
-    }
-    out.push_str("\n\n#: The exception class of each domain error code.\nBY_CODE = {\n    \"BADARG\": InvalidArgument,\n");
-    for e in ERROR_CODES.iter().filter(|e| e.code != "BADARG") {
-        let _ = writeln!(out, "    {}: {},", py_str(e.code), e.kind);
-    }
-    out.push_str("}\n");
     out
 }

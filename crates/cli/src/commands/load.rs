@@ -14,7 +14,7 @@
 //! Prints `name sha1` per script (with `--functions`: `name sha1 function`)
 //! on stdout, and what went where on stderr.
 
-use redis::{ConnectionInfo, IntoConnectionInfo, Value};
+use redis::{ConnectionInfo, Value};
 use redis_patterns::core::node_info;
 use redis_patterns::functions;
 use redis_patterns::scripts::ALL;
@@ -162,7 +162,7 @@ pub fn run(url: &UrlArg, with_functions: bool) -> CliResult {
     // refused connection, a missing password); the load then opens one
     // connection per node.
     drop(url.connect()?);
-    load(&url.url, with_functions).map_err(|e| {
+    load(url.info()?, with_functions).map_err(|e| {
         Failure::new(format!(
             "cannot load the bundle via {}: {e}",
             fail::mask(&url.url)
@@ -170,8 +170,7 @@ pub fn run(url: &UrlArg, with_functions: bool) -> CliResult {
     })
 }
 
-fn load(url: &str, with_functions: bool) -> LoadResult {
-    let base = url.into_connection_info()?;
+fn load(base: ConnectionInfo, with_functions: bool) -> LoadResult {
     let mut first = connect(base.clone())?;
     let info: String = redis::cmd("INFO").arg("cluster").query(&mut first)?;
     let cluster = info.lines().any(|l| l.trim() == "cluster_enabled:1");

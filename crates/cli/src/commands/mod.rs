@@ -5,6 +5,7 @@
 pub mod bloom;
 pub mod bundle;
 pub mod hash;
+pub mod info;
 pub mod load;
 pub mod lock;
 pub mod login_log;

@@ -4,7 +4,7 @@ Rust test writes). Usage: vectors.py JSHASH_TSV SIZED_TSV PARAMS_TSV"""
 
 import sys
 
-import redis_patterns as rp
+import redis_patterns.hashing as rp
 
 
 def rows(path):
@@ -22,7 +22,7 @@ sized = rows(sys.argv[2])
 assert len(sized) >= 60
 for hex_input, h1, h2, hb, blocks, k, block, offsets in sized:
     item = bytes.fromhex(hex_input)
-    assert rp.hashing.sized_hashes(item) == (int(h1), int(h2), int(hb)), hex_input
+    assert rp.sized_hashes(item) == (int(h1), int(h2), int(hb)), hex_input
     got_block, got = rp.sized_offsets(item, [int(b) for b in blocks.split(",")], int(k))
     assert got_block == int(block) and got == [int(o) for o in offsets.split(",")], (hex_input, got_block, got)
 

@@ -8,7 +8,7 @@ import redis
 import redis_patterns as rp
 
 port, first, count = (int(a) for a in sys.argv[1:4])
-v = rp.VisitCounter(redis.Redis(port=port), "crowd", 16, grace_s=None, late_s=None)
+v = rp.VisitCounter(redis.Redis(port=port), "crowd", 16, retention_s=None, late_window_s=None)
 day = datetime.date(2024, 2, 29)
 members = list(range(first, first + count))
 for m in members[: count // 2]:

@@ -4,28 +4,31 @@ filters' offsets and block selection, their parameters and size-class block
 planning, and PHP's JSHash (with its overflow to float and limitMemory
 folding). Every constant comes from the generated _contract."""
 
+from __future__ import annotations
+
 import math
 import zlib
+from typing import Any, List, Optional, Tuple, Union
 
 from ._contract import CONSTANTS
-from ._errors import InvalidArgument
+from .errors import InvalidArgument
 
-_B = CONSTANTS["bloom"]
+_B: Any = CONSTANTS["bloom"]
 _M32 = 0xFFFFFFFF
 
 
-def crc32(data):
+def crc32(data: Union[str, bytes]) -> int:
     """CRC-32/ISO-HDLC of bytes (or of a str's UTF-8)."""
     if isinstance(data, str):
         data = data.encode()
     return zlib.crc32(data) & _M32
 
 
-def _rotl(x, r):
+def _rotl(x: int, r: int) -> int:
     return ((x << r) | (x >> (32 - r))) & _M32
 
 
-def murmur3_32(data, h=0):
+def murmur3_32(data: Union[str, bytes], h: int = 0) -> int:
     """MurmurHash3_x86_32 of `data` with initial hash state `h`."""
     if isinstance(data, str):
         data = data.encode()
@@ -51,12 +54,12 @@ def murmur3_32(data, h=0):
     return h
 
 
-def sized_hashes(item):
+def sized_hashes(item: Union[str, bytes]) -> Tuple[int, int, int]:
     """(h1, h2, hb) of an item under the sized filters' scheme."""
     return (murmur3_32(item, _B["h1_init"]), murmur3_32(item, _B["h2_init"]), murmur3_32(item, _B["hb_init"]))
 
 
-def select_block(hb, block_bits):
+def select_block(hb: int, block_bits: List[int]) -> int:
     """The block j with S_j <= floor(hb * M / 2^32) < S_(j+1)."""
     x = (hb * sum(block_bits)) >> 32
     start = 0
@@ -67,7 +70,7 @@ def select_block(hb, block_bits):
     raise AssertionError("block point beyond the last block")
 
 
-def sized_offsets(item, block_bits, k):
+def sized_offsets(item: Union[str, bytes], block_bits: List[int], k: int) -> Tuple[int, List[int]]:
     """(block, [g_0 .. g_(k-1)]) of an item."""
     h1, h2, hb = sized_hashes(item)
     block = select_block(hb, block_bits)
@@ -81,12 +84,12 @@ _I64 = 1 << 64
 _MIN, _MAX = -(1 << 63), (1 << 63) - 1
 
 
-def _wrap(v):
+def _wrap(v: int) -> int:
     v &= _I64 - 1
     return v - _I64 if v >= 1 << 63 else v
 
 
-def _php_add(a, b):
+def _php_add(a: Union[int, float], b: int) -> Union[int, float]:
     """PHP's + of a number (int or float) and an int: int, or float on overflow."""
     if isinstance(a, float):
         return a + float(b)
@@ -96,7 +99,7 @@ def _php_add(a, b):
     return float(a) + float(b)
 
 
-def _php_int(v):
+def _php_int(v: Union[int, float]) -> int:
     """PHP 8's float-to-int conversion of a bitwise operand (64-bit)."""
     if isinstance(v, int):
         return v
@@ -110,7 +113,7 @@ def _php_int(v):
     return _wrap(int(d))
 
 
-def jshash(item, limit_memory=True):
+def jshash(item: Union[str, bytes], limit_memory: bool = True) -> int:
     """The PHP recipe's BloomFilter::JSHash(item, limitMemory), as PHP 8 computes it."""
     if isinstance(item, str):
         item = item.encode()
@@ -125,48 +128,49 @@ def jshash(item, limit_memory=True):
             if num > above:
                 num //= by
                 break
-    return num
+    return int(num)
 
 
 # Sized filters: parameters and block planning.
 
 
-def _size_class(size):
+def _size_class(size: int) -> int:
     if size <= _B["min_class"]:
-        return _B["min_class"]
+        return int(_B["min_class"])
     lg = (size - 1).bit_length() - 1
     step = 1 << max(lg - _B["lg_classes_per_doubling"], _B["lg_quantum"])
-    return -(-size // step) * step
+    return int(-(-size // step) * step)
 
 
-def _class_below(c):
+def _class_below(c: int) -> int:
     if c <= _B["min_class"]:
         return 0
     if c <= 2 * _B["min_class"]:
-        return _B["min_class"]
+        return int(_B["min_class"])
     lg = (c - 1).bit_length() - 1
-    return c - (1 << max(lg - _B["lg_classes_per_doubling"], _B["lg_quantum"]))
+    return int(c - (1 << max(lg - _B["lg_classes_per_doubling"], _B["lg_quantum"])))
 
 
-def _sds_overhead(n):
+def _sds_overhead(n: int) -> int:
     h = _B["sds_headers"]
-    return 1 + (h[0] if n < 1 << 8 else h[1] if n < 1 << 16 else h[2] if n < 1 << 32 else h[3])
+    return int(1 + (h[0] if n < 1 << 8 else h[1] if n < 1 << 16 else h[2] if n < 1 << 32 else h[3]))
 
 
-def _payload_of_class(c):
+def _payload_of_class(c: int) -> int:
     for h in _B["sds_headers"]:
         p = max(0, c - 1 - h)
         if p + _sds_overhead(p) <= c:
-            return p
+            return int(p)
     return 0
 
 
-def plan_blocks(m, max_block_bytes):
+def plan_blocks(m: int, max_block_bytes: int) -> List[int]:
     """The usable bits of each block of a filter of m bits (fills size classes)."""
     total = -(-(m + 1) // 8)
     tolerance = max(total // _B["waste_divisor"], _B["min_waste"])
     max_blocks = -(-total // max_block_bytes) + _B["extra_blocks"]
-    blocks, need = [], m
+    blocks: List[int] = []
+    need = m
     while True:
         need_bytes = -(-(need + 1) // 8)
         c = _size_class(need_bytes + _sds_overhead(need_bytes))
@@ -186,35 +190,35 @@ def plan_blocks(m, max_block_bytes):
             return blocks
 
 
-def _round_half_away(x):
+def _round_half_away(x: float) -> int:
     r = math.floor(x)
     return r + 1 if x - r >= 0.5 else r
 
 
-def bloom_params(n, p, max_bits=None, max_block_bytes=None):
+def bloom_params(n: int, p: float, max_bits: Optional[int] = None, max_block_bytes: Optional[int] = None) -> Tuple[int, int, List[int]]:
     """(m, k, block_bits) of a sized filter for n items at false-positive rate p."""
     from ._contract import DEFAULTS
 
     max_bits = DEFAULTS["bloom"]["max_bits"] if max_bits is None else max_bits
     max_block_bytes = _B["max_block_bytes"] if max_block_bytes is None else max_block_bytes
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InvalidArgument("expected items", "must be at least 1")
+        raise InvalidArgument("expected items", "must be at least 1", None)
     if not (isinstance(p, (int, float)) and 0.0 < p < 1.0):
-        raise InvalidArgument("false-positive rate", f"{p} is not strictly between 0 and 1")
+        raise InvalidArgument("false-positive rate", f"{p} is not strictly between 0 and 1", None)
     if not 64 <= max_block_bytes <= _B["max_block_bytes"]:
-        raise InvalidArgument("max block bytes", f"must be from 64 to {_B['max_block_bytes']}")
+        raise InvalidArgument("max block bytes", f"must be from 64 to {_B['max_block_bytes']}", None)
     ln2 = _B["ln2"]
     mf = math.ceil(-float(n) * math.log(p) / (ln2 * ln2))
     if mf > max_bits:
-        raise InvalidArgument("filter size", f"m = {mf} bits exceeds the configured bound of {max_bits} bits")
+        raise InvalidArgument("filter size", f"m = {mf} bits exceeds the configured bound of {max_bits} bits", None)
     m = max(1, int(mf))
     k = max(1, _round_half_away((float(m) / float(n)) * ln2))
     if k > _B["max_k"]:
-        raise InvalidArgument("false-positive rate", f"{p} needs k = {k} > {_B['max_k']} hash functions")
+        raise InvalidArgument("false-positive rate", f"{p} needs k = {k} > {_B['max_k']} hash functions", None)
     return m, k, plan_blocks(m, max_block_bytes)
 
 
-def format_p(p):
+def format_p(p: float) -> str:
     """The config's p field: the shortest round-trip decimal, as Rust's {:?} writes it."""
     s = repr(float(p))
     if "e" in s:

@@ -1,0 +1,585 @@
+"""The drivers: every operation is written once, as a generator of steps (an
+op), and run by the sync driver (SyncRunner, on a redis.Redis or
+redis.RedisCluster) or the asyncio driver (AsyncRunner, on their
+redis.asyncio twins).
+
+An op yields what it wants, and gets the answer back:
+
+* a Call (one script) or a Cmd (one plain command): its reply; an error reply
+  is raised into the op as its redis_patterns.errors class;
+* a list of Calls and Cmds (a batch): one pipeline (on a cluster, redis-py
+  sends one pipeline per node), the replies in order, each error reply as an
+  exception object in its place;
+* Sleep(seconds); Wait(channel, seconds): True when a message on the shard
+  channel woke it (SSUBSCRIBE on the node of the channel's slot, subscribed
+  at the op's first Wait and until the op ends, so a message published after
+  a zero-timeout Wait is not missed), False at the timeout;
+* ENV: the Env (cluster or not); NODES: the names of the primaries.
+
+EVALSHA answers NOSCRIPT after SCRIPT FLUSH or a restart: the script is loaded
+(its SHA1 checked) and the call sent again; in a batch, when every call from
+the first NOSCRIPT on failed that way, exactly that tail is sent again, else
+PipelineInterrupted. A client made with decode_responses=True is accepted: the
+driver talks through a twin without decoding (records and bitmaps are bytes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+from typing import (
+    Any, Awaitable, Callable, Dict, Generator, Iterable, List, NamedTuple, Optional, Sequence, Tuple,
+    TypeVar, Union, cast,
+)
+
+import redis
+import redis.asyncio
+import redis.asyncio.cluster
+import redis.cluster
+from redis.crc import key_slot
+
+from . import errors
+
+T = TypeVar("T")
+
+#: An operation: a generator of steps, returning its result.
+Op = Generator[Any, Any, T]
+
+SyncClient = Union[redis.Redis, redis.RedisCluster]
+AsyncClient = Union[redis.asyncio.Redis, redis.asyncio.RedisCluster]
+
+
+class Script(NamedTuple):
+    """A bundled script: name, SHA1, file below lua/, read-only, error codes."""
+
+    name: str
+    sha1: str
+    file: str
+    read_only: bool
+    errors: Tuple[str, ...]
+
+
+_LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
+
+
+class Call:
+    """One call of a bundled script with its keys and (encoded) arguments."""
+
+    __slots__ = ("script", "keys", "args")
+
+    def __init__(self, script: str, keys: Sequence[Union[str, bytes]], args: Sequence[Union[str, bytes]]) -> None:
+        self.script, self.keys, self.args = script, list(keys), list(args)
+
+    def info(self) -> Script:
+        from .scripts import SCRIPTS
+
+        return SCRIPTS[self.script]
+
+    def command(self, cluster: bool) -> Tuple[Any, ...]:
+        s = self.info()
+        name = "EVALSHA_RO" if s.read_only and not cluster else "EVALSHA"
+        return (name, s.sha1, len(self.keys), *self.keys, *self.args)
+
+
+class Cmd:
+    """One plain command; `node` sends it to that primary (a name from NODES)."""
+
+    __slots__ = ("args", "node")
+
+    def __init__(self, *args: Any, node: Optional[str] = None) -> None:
+        self.args, self.node = args, node
+
+    def command(self, cluster: bool) -> Tuple[Any, ...]:
+        return tuple(self.args)
+
+
+Request = Union[Call, Cmd]
+
+
+class Sleep(NamedTuple):
+    seconds: float
+
+
+class Wait(NamedTuple):
+    channel: str
+    seconds: float
+
+
+class Env(NamedTuple):
+    cluster: bool
+
+
+ENV = "env"
+#: The node name of a keyless command any node answers (CONFIG GET, TIME).
+ANY = "any"
+NODES = "nodes"
+SERVER = "server"
+
+
+def source(script: Script) -> bytes:
+    """The shipped script, as SCRIPT LOAD gets it."""
+    with open(os.path.join(_LUA, script.file), "rb") as f:
+        return f.read()
+
+
+def text(v: Any) -> str:
+    """A reply as str."""
+    return v.decode() if isinstance(v, (bytes, bytearray)) else str(v)
+
+
+# Argument checks of the generated script functions (scripts.py).
+
+
+def _bad(name: str, reason: str) -> errors.InvalidArgument:
+    return errors.InvalidArgument(name, reason, None)
+
+
+def _int(name: str, v: Any, lo: int, hi: int, reason: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo or v > hi:
+        raise _bad(name, reason)
+
+
+def _float(name: str, v: Any, reason: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise _bad(name, reason)
+
+
+def _bool(name: str, v: Any, reason: str) -> None:
+    if not isinstance(v, bool):
+        raise _bad(name, reason)
+
+
+def _enum(name: str, v: Any, words: Tuple[str, ...], reason: str) -> None:
+    if v not in words:
+        raise _bad(name, reason)
+
+
+def _text(name: str, v: Any, non_empty: bool, reason: str) -> None:
+    if not isinstance(v, (str, bytes, bytearray)):
+        raise _bad(name, "must be a str or bytes")
+    if non_empty and len(v) == 0:
+        raise _bad(name, reason)
+
+
+def hash_tag(name: Union[str, bytes, bytearray]) -> bytes:
+    """The part of a key that picks its cluster slot."""
+    b = name.encode() if isinstance(name, str) else bytes(name)
+    start = b.find(b"{")
+    if start >= 0:
+        end = b.find(b"}", start + 1)
+        if end > start + 1:
+            return b[start + 1 : end]
+    return b
+
+
+def _tagged(name: str, v: Any, key: Any, reason: str) -> None:
+    _text(name, v, True, reason)
+    if not isinstance(key, (str, bytes, bytearray)) or hash_tag(v) != hash_tag(key):
+        raise _bad(name, reason)
+
+
+def _many(name: str, v: Any) -> Any:
+    if isinstance(v, (str, bytes, bytearray)) or not hasattr(v, "__iter__"):
+        raise _bad(name, "must be a list")
+    return v
+
+
+def _key(name: str, k: Any) -> Any:
+    if not isinstance(k, (str, bytes)):
+        raise _bad(name, "a key must be a str or bytes")
+    return k
+
+
+def _keys(name: str, ks: Any) -> List[Any]:
+    return [_key(name, k) for k in _many(name, ks)]
+
+
+def slot(key: Union[str, bytes]) -> int:
+    """The cluster slot of a key (or channel)."""
+    return int(key_slot(key.encode() if isinstance(key, str) else key))
+
+
+# Errors.
+
+
+def error_of(script: Optional[Script], exc: BaseException) -> BaseException:
+    """The redis_patterns error of an error reply to a call of `script` (None: a command)."""
+    if isinstance(exc, errors.RedisPatternsError) or not isinstance(exc, redis.exceptions.ResponseError):
+        return exc
+    msg = str(exc.args[0]) if exc.args else str(exc)
+    code, _, detail = msg.partition(" ")
+    at = detail.find(" script: ")
+    if at >= 0:
+        detail = detail[:at].rstrip()
+    if isinstance(exc, redis.exceptions.NoScriptError):
+        code = "NOSCRIPT"
+    name = script.name if script is not None else None
+    if script is not None and code in script.errors:
+        return errors.from_code(code, detail, script.name)
+    if code == "MAXMEMORY" and name is not None:
+        return errors.from_code(code, detail, name)
+    return errors.Server(code, detail, name)
+
+
+def _is_noscript(reply: Any) -> bool:
+    return isinstance(reply, redis.exceptions.NoScriptError) or (
+        isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith("NOSCRIPT")
+    )
+
+
+def _checked_load(script: Script, sha: Any) -> None:
+    if text(sha).lower() != script.sha1:
+        raise errors.ShaMismatch(script.name, script.sha1, text(sha))
+
+
+def _script_of(req: Request) -> Optional[Script]:
+    return req.info() if isinstance(req, Call) else None
+
+
+# The I/O of a run, written once: _steps is a generator of I/O requests
+# (kind, argument) that a driver answers with (reply, None) or (None, error).
+
+_SLEEP, _COMMAND, _PIPELINE, _LOAD, _WAIT, _NODES, _DONE = "sleep", "command", "pipeline", "load", "wait", "nodes", "done"
+
+Io = Generator[Tuple[str, Any], Tuple[Any, Optional[BaseException]], Any]
+
+
+def _reply(outcome: Tuple[Any, Optional[BaseException]]) -> Any:
+    reply, error = outcome
+    if error is not None:
+        raise error
+    return reply
+
+
+def _one(req: Request) -> Io:
+    try:
+        return _reply((yield _COMMAND, req))
+    except redis.exceptions.ResponseError as e:
+        if isinstance(req, Call) and _is_noscript(e):
+            s = req.info()
+            _checked_load(s, _reply((yield _LOAD, source(s))))
+            try:
+                return _reply((yield _COMMAND, req))
+            except redis.exceptions.ResponseError as again:
+                raise error_of(s, again) from None
+        raise error_of(_script_of(req), e) from None
+
+
+def _batch(batch: List[Request]) -> Io:
+    done: List[Any] = []
+    while batch:
+        replies = list(_reply((yield _PIPELINE, batch)))
+        first = next((i for i, r in enumerate(replies) if _is_noscript(r)), None)
+        if first is None:
+            return done + [error_of(_script_of(q), r) if isinstance(r, BaseException) else r for q, r in zip(batch, replies)]
+        tail = range(first, len(batch))
+        if not all(isinstance(batch[i], Call) and _is_noscript(replies[i]) for i in tail):
+            raise errors.PipelineInterrupted(first, len(batch))
+        done += [error_of(_script_of(q), r) if isinstance(r, BaseException) else r for q, r in zip(batch[:first], replies[:first])]
+        loads = {cast(Call, batch[i]).script: cast(Call, batch[i]).info() for i in tail}
+        for s in loads.values():
+            _checked_load(s, _reply((yield _LOAD, source(s))))
+        batch = batch[first:]
+    return done
+
+
+def _steps(op: Op[Any], env: Env) -> Io:
+    reply: Any = None
+    exc: Optional[BaseException] = None
+    while True:
+        try:
+            req = op.throw(exc) if exc is not None else op.send(reply)
+        except StopIteration as stop:
+            yield _DONE, stop.value
+            return
+        reply, exc = None, None
+        try:
+            if isinstance(req, Sleep):
+                _reply((yield _SLEEP, req.seconds))
+            elif isinstance(req, Wait):
+                reply = _reply((yield _WAIT, req))
+            elif req == ENV:
+                reply = env
+            elif req == NODES:
+                reply = _reply((yield _NODES, None))
+            elif isinstance(req, list):
+                reply = yield from _batch(req)
+            else:
+                reply = yield from _one(req)
+        except (errors.RedisPatternsError, redis.exceptions.ResponseError) as e:
+            exc = e
+
+
+def _raw_twin(client: Any, asyncio_client: bool) -> Any:
+    """`client`, or a twin of it that does not decode replies."""
+    kwargs = client.get_connection_kwargs()
+    if not kwargs.get("decode_responses"):
+        return client
+    if isinstance(client, (redis.RedisCluster, redis.asyncio.RedisCluster)):
+        node = client.get_default_node()
+        extra = {k: v for k, v in kwargs.items() if k in ("username", "password", "socket_timeout", "ssl")}
+        cls = redis.asyncio.RedisCluster if asyncio_client else redis.RedisCluster
+        return cls(host=node.host, port=int(node.port), decode_responses=False, **extra)
+    kwargs = dict(kwargs, decode_responses=False)
+    kwargs.pop("encoding_errors", None)
+    if asyncio_client:
+        return redis.asyncio.Redis(connection_pool=redis.asyncio.ConnectionPool(**kwargs))
+    return redis.Redis(connection_pool=redis.ConnectionPool(**kwargs))
+
+
+def _node_kwargs(client: Any) -> Dict[str, Any]:
+    kwargs = dict(client.get_connection_kwargs())
+    kwargs["decode_responses"] = False
+    for k in ("host", "port", "connection_class", "retry", "redis_connect_func", "parser_class", "lib_name", "lib_version"):
+        kwargs.pop(k, None)
+    return {k: v for k, v in kwargs.items() if k in ("username", "password", "db", "socket_timeout", "ssl")}
+
+
+class _Subscription:
+    """The sync subscriptions of one op run, per channel."""
+
+    def __init__(self, client: Any, cluster: bool) -> None:
+        self.client, self.cluster = client, cluster
+        self.subs: Dict[str, Any] = {}
+
+    def wait(self, w: Wait) -> bool:
+        sub = self.subs.get(w.channel)
+        if sub is None:
+            sub = self._subscribe(w.channel)
+        deadline = time.monotonic() + w.seconds
+        while True:
+            left = deadline - time.monotonic()
+            msg = sub.get_message(ignore_subscribe_messages=True, timeout=max(left, 0.0))
+            if msg is not None and msg.get("type") in ("smessage", "message"):
+                return True
+            if left <= 0:
+                return False
+
+    def _subscribe(self, channel: str) -> Any:
+        conn: Any
+        if self.cluster:
+            node = self.client.get_node_from_key(channel)
+            conn = redis.Redis(host=node.host, port=node.port, **_node_kwargs(self.client))
+        else:
+            conn = self.client
+        sub = conn.pubsub()
+        sub.ssubscribe(channel)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            msg = sub.get_message(timeout=0.5)
+            if msg is not None and msg.get("type") == "ssubscribe":
+                break
+        self.subs[channel] = sub
+        return sub
+
+    def close(self) -> None:
+        for sub in self.subs.values():
+            try:
+                sub.close()
+            except redis.exceptions.RedisError:
+                pass
+
+
+def _nodes(client: Any, cluster: bool) -> List[str]:
+    if not cluster:
+        return [SERVER]
+    return sorted(f"{n.host}:{n.port}" for n in client.get_primaries())
+
+
+def _only(reply: Any, node: Any) -> Any:
+    """The reply of a command sent to `node` (redis-py may key it by the node's name)."""
+    name = node.name
+    if isinstance(reply, dict) and set(reply) == {name}:
+        return reply[name]
+    if isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], dict) and set(reply[0]) == {name}:
+        return [reply[0][name], reply[1]]  # SCAN: ({node: cursor}, keys)
+    return reply
+
+
+def _node(client: Any, name: str) -> Any:
+    if name == ANY:
+        return client.get_default_node()
+    host, _, port = name.rpartition(":")
+    return client.get_node(host=host, port=int(port))
+
+
+class SyncRunner:
+    """Runs ops on a redis.Redis or redis.RedisCluster."""
+
+    def __init__(self, client: SyncClient) -> None:
+        if not isinstance(client, (redis.Redis, redis.RedisCluster)):
+            raise TypeError("expected a redis.Redis or redis.RedisCluster (redis_patterns.asyncio takes redis.asyncio clients)")
+        self.client: Any = _raw_twin(client, False)
+        self.cluster = isinstance(client, redis.RedisCluster)
+
+    def __call__(self, op: Op[T]) -> T:
+        steps = _steps(op, Env(self.cluster))
+        subs = _Subscription(self.client, self.cluster)
+        outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
+        try:
+            while True:
+                kind, arg = steps.send(outcome)  # type: ignore[arg-type]
+                if kind == _DONE:
+                    return cast(T, arg)
+                outcome = self._io(subs, kind, arg)
+        finally:
+            subs.close()
+
+    def _io(self, subs: _Subscription, kind: str, arg: Any) -> Tuple[Any, Optional[BaseException]]:
+        c = self.client
+        try:
+            if kind == _SLEEP:
+                time.sleep(arg)
+                return None, None
+            if kind == _WAIT:
+                return subs.wait(arg), None
+            if kind == _NODES:
+                return _nodes(c, self.cluster), None
+            if kind == _COMMAND:
+                if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
+                    node = _node(c, arg.node)
+                    return _only(c.execute_command(*arg.command(True), target_nodes=node), node), None
+                return c.execute_command(*arg.command(self.cluster)), None
+            if kind == _LOAD:
+                return c.script_load(arg), None
+            if self.cluster and any(isinstance(r, Cmd) and r.node is not None for r in arg):
+                # Commands for a named node (SCAN of each primary): one each.
+                out: List[Any] = []
+                for req in arg:
+                    try:
+                        out.append(self._io(subs, _COMMAND, req)[0])
+                    except redis.exceptions.ResponseError as e:
+                        out.append(e)
+                return out, None
+            pipe = c.pipeline(transaction=False)
+            for req in arg:
+                pipe.execute_command(*req.command(self.cluster))
+            return pipe.execute(raise_on_error=False), None
+        except redis.exceptions.ResponseError as e:
+            return None, e
+
+
+class _AsyncSubscription:
+    def __init__(self, client: Any, cluster: bool) -> None:
+        self.client, self.cluster = client, cluster
+        self.subs: Dict[str, Tuple[Any, Any]] = {}
+
+    async def wait(self, w: Wait) -> bool:
+        got = self.subs.get(w.channel)
+        sub = got[0] if got is not None else await self._subscribe(w.channel)
+        deadline = time.monotonic() + w.seconds
+        while True:
+            left = deadline - time.monotonic()
+            msg = await sub.get_message(ignore_subscribe_messages=True, timeout=max(left, 0.0))
+            if msg is not None and msg.get("type") in ("smessage", "message"):
+                return True
+            if left <= 0:
+                return False
+
+    async def _subscribe(self, channel: str) -> Any:
+        owned = None
+        if self.cluster:
+            node = self.client.get_node_from_key(channel)
+            owned = redis.asyncio.Redis(host=node.host, port=node.port, **_node_kwargs(self.client))
+            conn = owned
+        else:
+            conn = self.client
+        sub = conn.pubsub()
+        await sub.ssubscribe(channel)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            msg = await sub.get_message(timeout=0.5)
+            if msg is not None and msg.get("type") == "ssubscribe":
+                break
+        self.subs[channel] = (sub, owned)
+        return sub
+
+    async def close(self) -> None:
+        for sub, owned in self.subs.values():
+            try:
+                await sub.aclose()
+                if owned is not None:
+                    await owned.aclose()
+            except redis.exceptions.RedisError:
+                pass
+
+
+class AsyncRunner:
+    """Runs ops on a redis.asyncio.Redis or redis.asyncio.RedisCluster."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        if not isinstance(client, (redis.asyncio.Redis, redis.asyncio.RedisCluster)):
+            raise TypeError("expected a redis.asyncio.Redis or redis.asyncio.RedisCluster (redis_patterns takes sync clients)")
+        self.client: Any = _raw_twin(client, True)
+        self.cluster = isinstance(client, redis.asyncio.RedisCluster)
+
+    async def __call__(self, op: Op[T]) -> T:
+        steps = _steps(op, Env(self.cluster))
+        subs = _AsyncSubscription(self.client, self.cluster)
+        outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
+        try:
+            while True:
+                kind, arg = steps.send(outcome)  # type: ignore[arg-type]
+                if kind == _DONE:
+                    return cast(T, arg)
+                outcome = await self._io(subs, kind, arg)
+        finally:
+            await subs.close()
+
+    async def _io(self, subs: _AsyncSubscription, kind: str, arg: Any) -> Tuple[Any, Optional[BaseException]]:
+        c = self.client
+        try:
+            if kind == _SLEEP:
+                await asyncio.sleep(arg)
+                return None, None
+            if kind == _WAIT:
+                return await subs.wait(arg), None
+            if kind == _NODES:
+                if self.cluster:
+                    await c.initialize()
+                return _nodes(c, self.cluster), None
+            if kind == _COMMAND:
+                if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
+                    await c.initialize()  # the async cluster learns its nodes lazily
+                    node = _node(c, arg.node)
+                    return _only(await c.execute_command(*arg.command(True), target_nodes=node), node), None
+                return await c.execute_command(*arg.command(self.cluster)), None
+            if kind == _LOAD:
+                return await c.script_load(arg), None
+            if self.cluster and any(isinstance(r, Cmd) and r.node is not None for r in arg):
+                out: List[Any] = []
+                for req in arg:
+                    got, err = await self._io(subs, _COMMAND, req)
+                    out.append(err if err is not None else got)
+                return out, None
+            pipe = c.pipeline(transaction=False)
+            for req in arg:
+                pipe.execute_command(*req.command(self.cluster))
+            return await pipe.execute(raise_on_error=False), None
+        except redis.exceptions.ResponseError as e:
+            return None, e
+
+
+Runner = Union[SyncRunner, AsyncRunner]
+
+
+def one(req: Request) -> Op[Any]:
+    """An op of one request."""
+    return (yield req)
+
+
+def each(replies: Iterable[Any]) -> List[Any]:
+    """The replies of a batch, the first error raised."""
+    out = list(replies)
+    for r in out:
+        if isinstance(r, BaseException):
+            raise r
+    return out
+
+
+__all__ = [
+    "ANY", "AsyncRunner", "Call", "Cmd", "ENV", "Env", "NODES", "Op", "Runner", "SERVER", "Script", "Sleep", "SyncRunner",
+    "Wait", "each", "error_of", "hash_tag", "one", "slot", "source", "text", "Awaitable", "Callable",
+]
