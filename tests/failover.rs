@@ -410,7 +410,9 @@ fn patterns(label: &str, url: &str) -> Patterns {
             .build()
             .unwrap(),
         bloom,
-        shared: Lock::new(&format!("{label}:shared"), Duration::from_secs(2)).unwrap(),
+        // A short lease: a release lost in the switch holds the others up
+        // for at most a second.
+        shared: Lock::new(&format!("{label}:shared"), Duration::from_secs(1)).unwrap(),
     }
 }
 
