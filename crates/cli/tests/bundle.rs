@@ -251,16 +251,3 @@ fn demo_says_clearly_when_redis_server_is_missing() {
         "{stderr}"
     );
 }
-
-#[test]
-fn readme_script_table_matches_list() {
-    let listed = common::plain(&["list"]).stdout;
-    let table = common::readme_between(
-        "<!-- scripts-table -->\n```text\n",
-        "```\n<!-- /scripts-table -->",
-    );
-    assert_eq!(
-        table, listed,
-        "README's script table is stale: paste `cargo run -- list` between the markers"
-    );
-}

@@ -197,30 +197,3 @@ fn the_python_package_installs_and_type_checks() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&target);
 }
-
-/// The README's Python example runs as pasted (against a test server).
-#[test]
-fn the_readme_python_example_runs() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
-    let start = readme
-        .find("```python\nimport datetime, redis")
-        .expect("the README's Python example");
-    let body = &readme[start + "```python\n".len()..];
-    let code = &body[..body.find("```").expect("a closed code block")];
-    let server = support::server();
-    let code = code.replace(
-        "redis.Redis()",
-        &format!("redis.Redis(port={})", server.port()),
-    );
-    let dir = exported("readme");
-    let out = python(&dir, "redis")
-        .args(["-c", &code])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "the README's Python example failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
