@@ -144,9 +144,7 @@ impl Mode {
             .flags
             .iter()
             .copied()
-            .filter(|fl| {
-                !(self == Mode::Dts && *fl == "async") && !(self == Mode::Js && *fl == "private")
-            })
+            .filter(|fl| !matches!((self, *fl), (Mode::Dts, "async") | (Mode::Js, "private")))
             .collect();
         let flags = flags.iter().map(|fl| format!("{fl} ")).collect::<String>();
         let head = format!(
