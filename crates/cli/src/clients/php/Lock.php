@@ -45,7 +45,7 @@ final class Lock
     public function tryAcquire(): array
     {
         $token = self::newToken();
-        $reply = Runtime::run($this->redis, LockScripts::acquire($this->key, $this->fenceKey, $token, $this->leaseMs));
+        $reply = Runtime::run($this->redis, LockScripts::acquire($this->key, $this->fenceKey, $token, $this->leaseMs, []));
         if ($reply > 0) {
             return ['token' => $token, 'fence' => $reply];
         }
