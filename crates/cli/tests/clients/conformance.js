@@ -171,6 +171,8 @@ function matches(want, got) {
           return true;
         case "$range":
           return typeof got === "number" && got >= arg[0] && got <= arg[1];
+        case "$above":
+          return typeof got === "number" && got > arg;
         case "$len":
           return Array.isArray(got) && got.length === arg;
         case "$hex":

@@ -2,8 +2,8 @@
 export declare function crc32(data: string | Buffer): number;
 /** CRC-16/XMODEM, as Redis Cluster picks a key's slot. */
 export declare function crc16(data: Buffer): number;
-/** MurmurHash3_x86_32 of `data` with initial hash state `seed`. */
-export declare function murmur3_32(data: string | Buffer, seed?: number): number;
+/** MurmurHash3_x86_32 of `data` with initial hash state `init`. */
+export declare function murmur3_32(data: string | Buffer, init?: number): number;
 /** The block j with S_j <= floor(hb * M / 2^32) < S_(j+1). */
 export declare function selectBlock(hb: number, blockBits: readonly number[]): number;
 /** [block, [g_0 .. g_(k-1)]] of an item. */

@@ -51,12 +51,12 @@ function rotl(x: number, r: number): number {
   return ((x << r) | (x >>> (32 - r))) >>> 0;
 }
 
-/** MurmurHash3_x86_32 of `data` with initial hash state `seed`. */
-export function murmur3_32(data: string | Buffer, seed = 0): number {
+/** MurmurHash3_x86_32 of `data` with initial hash state `init`. */
+export function murmur3_32(data: string | Buffer, init = 0): number {
   const d = utf8(data);
   const c1 = 0xcc9e2d51;
   const c2 = 0x1b873593;
-  let h = seed >>> 0;
+  let h = init >>> 0;
   const end = d.length - (d.length % 4);
   for (let i = 0; i < end; i += 4) {
     let k = d.readUInt32LE(i);

@@ -24,7 +24,7 @@ class Lock {
         this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
     }
     async attempt(io, token) {
-        const reply = (0, driver_1.int)(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs)));
+        const reply = (0, driver_1.int)(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs, [])));
         return reply > 0 ? [{ token, fence: reply }, null] : [null, (0, wait_1.busyMs)(reply)];
     }
     tryAcquire(io) {

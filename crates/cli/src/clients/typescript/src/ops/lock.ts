@@ -29,7 +29,7 @@ export class Lock {
   }
 
   private async attempt(io: Io, token: string): Promise<Attempt<Lease>> {
-    const reply = int(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs)));
+    const reply = int(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs, [])));
     return reply > 0 ? [{ token, fence: reply }, null] : [null, busyMs(reply)];
   }
 
