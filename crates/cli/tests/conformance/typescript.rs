@@ -390,3 +390,50 @@ fn typescript_batches_go_out_as_one_pipeline_per_node() {
     assert_eq!(got["writes"], got["nodes"], "one pipeline per node: {got}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The README's TypeScript example compiles with `tsc --strict` and runs as
+/// pasted (an ES module, against a test server).
+#[test]
+fn the_readme_typescript_example_runs() {
+    let readme =
+        std::fs::read_to_string(super::common::repo_root().join("README.md")).expect("README.md");
+    let start = readme
+        .find("```typescript\nimport { Redis }")
+        .expect("the README's TypeScript example");
+    let body = &readme[start + "```typescript\n".len()..];
+    let code = &body[..body.find("```").expect("a closed code block")];
+    let server = support::server();
+    let code = code.replace("new Redis()", &format!("new Redis({})", server.port()));
+    let dir = exported_ts("readme");
+    let project = temp_dir("ts-readme-project");
+    let modules = project.join("node_modules");
+    std::fs::create_dir_all(&modules).expect("mkdir");
+    std::os::unix::fs::symlink(&dir, modules.join("redis-patterns")).expect("link the package");
+    for package in ["ioredis", "@types", "typescript"] {
+        std::os::unix::fs::symlink(node_modules().join(package), modules.join(package))
+            .expect("link a dependency");
+    }
+    std::fs::write(project.join("readme.mts"), code).expect("write");
+    std::fs::write(
+        project.join("tsconfig.json"),
+        r#"{"compilerOptions": {"target": "ES2022", "module": "nodenext", "strict": true, "types": ["node"], "outDir": "out"}, "files": ["readme.mts"]}"#,
+    )
+    .expect("write");
+    tsc(&project, &["-p", "."]);
+    let out = Command::new("node")
+        .arg("out/readme.mjs")
+        .current_dir(&project)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "the README's TypeScript example failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!(
+        "README TypeScript example: {}",
+        String::from_utf8_lossy(&out.stdout).trim()
+    );
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&dir);
+}
