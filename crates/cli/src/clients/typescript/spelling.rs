@@ -295,7 +295,7 @@ impl TsSurface {
         let described: Vec<String> = data.iter().map(|(n, p)| format!("{n}: {p}")).collect();
         let kind = lit(&e.name);
         let body = format!(
-            "super({kind}, text ?? describe({kind}, {{ {} }}));\n{assigns}",
+            "super({kind}, text ?? describe({{ {} }}));\n{assigns}",
             described.join(", ")
         );
         let ctor = F {
@@ -543,9 +543,9 @@ fn error_base(m: Mode) -> String {
     let mut out = String::new();
     if m != Mode::Dts {
         out.push_str(&format!(
-            "\nfunction describe(kind{0}, data{1}){0} {{\n  const parts = Object.entries(data)\n    .filter(([, v]) => v !== null && v !== undefined)\n    .map(([k, v]) => `${{k}}=${{JSON.stringify(v)}}`);\n  return `${{kind}}: ${{parts.join(\", \")}}`;\n}}\n",
-            m.typed(": string"),
-            m.typed(": Record<string, unknown>")
+            "\n/** The message of an error: its data (its name says its kind). */\nfunction describe(data{0}){1} {{\n  return Object.entries(data)\n    .filter(([, v]) => v !== null && v !== undefined)\n    .map(([k, v]) => `${{k}}=${{JSON.stringify(v)}}`)\n    .join(\", \");\n}}\n",
+            m.typed(": Record<string, unknown>"),
+            m.typed(": string")
         ));
     }
     let ctor = F {
