@@ -75,8 +75,8 @@ impl Surface for TsSurface {
             (Type::Any, _) => "unknown".into(),
             (Type::Null, _) => "null".into(),
             (Type::Enum(words), _) => words.iter().map(|w| lit(w)).collect::<Vec<_>>().join(" | "),
-            (Type::List(t), Dir::In) => format!("readonly ({})[]", each(t)),
-            (Type::List(t), Dir::Out) => format!("({})[]", each(t)),
+            (Type::List(t), Dir::In) => format!("readonly {}", array(&each(t))),
+            (Type::List(t), Dir::Out) => array(&each(t)),
             (Type::Opt(t), _) => format!("{} | null", each(t)),
             (Type::Tuple(ts), _) => {
                 let ro = if dir == Dir::In { "readonly " } else { "" };
@@ -501,6 +501,15 @@ impl TsSurface {
                 self.checks(&op.params)
             ),
         })
+    }
+}
+
+/// `T[]`, with parentheses around a union.
+pub(crate) fn array(of: &str) -> String {
+    if of.contains(' ') {
+        format!("({of})[]")
+    } else {
+        format!("{of}[]")
     }
 }
 
