@@ -101,7 +101,7 @@ fn every_error_code_maps_to_a_typed_variant() {
     // validation (the typed wrapper refuses the same call before sending).
     let server = support::server();
     let mut con = server.connection();
-    let refused = scripts::lock::acquire("l{x}", "l{x}:fence", "t", 0).unwrap_err();
+    let refused = scripts::lock::acquire("l{x}", "l{x}:fence", "t", 0, &[0]).unwrap_err();
     assert!(
         matches!(
             refused.kind(),
@@ -140,7 +140,7 @@ fn every_error_code_maps_to_a_typed_variant() {
 fn a_single_call_survives_script_flush() {
     support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
         script_flush(con);
-        let call = || scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000);
+        let call = || scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000, &[0]);
         assert_eq!(d.run(call()).expect("first call"), 1, "{}", d.name());
         script_flush(con);
         assert!(!script_exists(con, scripts::LOCK_RELEASE.sha1));
@@ -207,6 +207,7 @@ fn mixed_batch(tag: &str) -> Batch {
         &format!("{a}:fence"),
         "a",
         1_000,
+        &[0],
     ));
     batch.script(support::raw_call::<i64>(
         &scripts::LOCK_ACQUIRE,
@@ -218,6 +219,7 @@ fn mixed_batch(tag: &str) -> Batch {
         &format!("{c}:fence"),
         "c",
         1_000,
+        &[0],
     ));
     batch
 }
@@ -255,8 +257,20 @@ fn errors_stay_in_place(d: &mut Driver, tag: &str) {
     ));
     // A refused typed call fails the whole batch before anything is sent.
     let mut refused = Batch::new();
-    refused.script(scripts::lock::acquire("l{z}", "l{z}:fence", "a", 1_000));
-    refused.script(scripts::lock::acquire("l{z}", "l{z}:fence", "", 1_000));
+    refused.script(scripts::lock::acquire(
+        "l{z}",
+        "l{z}:fence",
+        "a",
+        1_000,
+        &[0],
+    ));
+    refused.script(scripts::lock::acquire(
+        "l{z}",
+        "l{z}:fence",
+        "",
+        1_000,
+        &[0],
+    ));
     let e = d.run(refused).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::InvalidArgument { script: None, name, .. } if name == "token"),
@@ -282,7 +296,7 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
     // replicates to the replica before the key does.
     let mut p = support::connect(&primary.url());
     assert!(
-        scripts::lock::acquire("l{ro}", "l{ro}:fence", token, 60_000)
+        scripts::lock::acquire("l{ro}", "l{ro}:fence", token, 60_000, &[0])
             .run(&mut p)
             .expect("acquire")
             > 0
@@ -349,7 +363,7 @@ fn wrapped_connections_recover_from_script_flush() {
         for (i, con) in cons.iter_mut().enumerate() {
             let (key, fence) = (format!("l{{m{i}}}"), format!("l{{m{i}}}:fence"));
             script_flush(&mut sync);
-            let fence = scripts::lock::acquire(&key, &fence, "t", 60_000)
+            let fence = scripts::lock::acquire(&key, &fence, "t", 60_000, &[0])
                 .run_async(con)
                 .await
                 .expect("acquire");
@@ -421,7 +435,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         for n in names {
             let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
             assert_eq!(
-                d.run(scripts::lock::acquire(&key, &fence, "t", 60_000))
+                d.run(scripts::lock::acquire(&key, &fence, "t", 60_000, &[0]))
                     .expect("acquire on cluster"),
                 1,
                 "{}",
@@ -471,6 +485,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
                 &format!("l{{{n}}}:fence"),
                 "w",
                 60_000,
+                &[0],
             ));
             batch.script(scripts::lock::release(
                 &format!("l{{{n}}}"),
@@ -597,9 +612,9 @@ fn release_not_loaded(cluster: &redis_patterns_test_support::LocalCluster, key: 
     let (fence, wake) = (format!("{key}:fence"), format!("{key}:wake"));
     let mut batch = Batch::new();
     batch
-        .script(scripts::lock::acquire(key, &fence, "a", 60_000))
+        .script(scripts::lock::acquire(key, &fence, "a", 60_000, &[0]))
         .script(scripts::lock::release(key, "a", &wake))
-        .script(scripts::lock::acquire(key, &fence, "b", 60_000));
+        .script(scripts::lock::acquire(key, &fence, "b", 60_000, &[0]));
     batch
 }
 

@@ -98,7 +98,13 @@ fn flush_scripts(con: &mut redis::Connection) {
 fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
     flush();
     let fence = d
-        .run(scripts::lock::acquire("l{a}", "l{a}:fence", "t", 10_000))
+        .run(scripts::lock::acquire(
+            "l{a}",
+            "l{a}:fence",
+            "t",
+            10_000,
+            &[0],
+        ))
         .unwrap();
     assert_eq!(fence, 1, "{}", d.name());
     flush();
@@ -109,6 +115,7 @@ fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
             "l{a}:fence",
             "t",
             10_000,
+            &[0],
         ));
     }
     let fences: Vec<i64> = d.run(b).unwrap().all().unwrap();
@@ -408,7 +415,13 @@ fn reads_that_did_not_run_are_sent_again_after_later_reads_of_their_slot() {
         assert_eq!(replies.take::<i64>().unwrap(), 3);
         flush_scripts(&mut con);
         let mut writes = Batch::new();
-        writes.script(scripts::lock::acquire("v{t}:l", "v{t}:f", "a", 60_000));
+        writes.script(scripts::lock::acquire(
+            "v{t}:l",
+            "v{t}:f",
+            "a",
+            60_000,
+            &[0],
+        ));
         writes.add("v{t}:count", cmd("INCR", &["v{t}:count"]));
         let e = d.run(writes).unwrap_err();
         assert!(

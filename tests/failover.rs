@@ -1,20 +1,34 @@
 //! The failover suite: a real Redis Cluster on loopback (3 primaries, 3
-//! replicas, a short `cluster-node-timeout`) loses a primary (`kill`, as a
-//! crash) while clients — one per driver — keep adding visits, rolling
-//! records and Bloom items and taking locks, each call on keys of its own
-//! spread over every node. The killed primary's replica takes over; the old
-//! primary comes back as its replica. Then everything the clients saw
-//! acknowledged is looked for, and a table reports per driver and workload:
-//! calls attempted, succeeded, failed during the switch (of which with an
-//! unknown outcome), acknowledged but lost, and applied twice.
+//! replicas, a short `cluster-node-timeout`) loses a primary while clients
+//! — one per driver — keep adding visits, rolling records and Bloom items,
+//! taking locks (each call on keys of its own, spread over every node) and
+//! taking one shared lock in turn, recording its fencing tokens. Two
+//! scenarios:
 //!
-//! Two runs on the same cluster: first with the default durability
-//! (Redis replicates asynchronously, so a write acknowledged just before the
-//! crash may be lost: the table shows how many, the test does not insist),
-//! then with `Durability::replicas(1, ..)` (a `WAIT` after the writes of
-//! each node's pipeline), where no acknowledged write may be lost. In both,
-//! nothing may be applied twice (a call that is not idempotent is never
-//! resent), every client must recover by itself, and every call returns a
+//! * **replication cut, then kill**: the primary's link to its replica
+//!   breaks (while the replica is busy, so it cannot catch up from the
+//!   backlog), the primary acknowledges more writes, then crashes; its
+//!   replica takes over, and the old primary comes back as its replica;
+//! * **frozen primary**: the primary is stopped (`SIGSTOP`) for longer than
+//!   the node timeout, its replica takes over, and the old primary resumes
+//!   (`SIGCONT`) with the view it had: it answers what it was sent while it
+//!   was frozen, as a primary, until it learns it was replaced and turns
+//!   into a replica (its `WAIT`s answer `UNBLOCKED`).
+//!
+//! Each runs twice on the same cluster: with the default durability (Redis
+//! replicates asynchronously, so a write acknowledged just before the event
+//! may be lost: the table shows how many, the test does not insist), then
+//! with `Durability::replicas(1, ..)` (a `WAIT` after the writes of each
+//! node's pipeline), where no acknowledged write may be lost. Everything
+//! the clients saw acknowledged is looked for, and a table reports per
+//! driver and workload: calls attempted, succeeded, failed during the switch
+//! (of which with an unknown outcome), acknowledged but lost, applied twice,
+//! and for the shared lock the fencing tokens that repeated one handed out
+//! before or were not above every token whose acquisition had returned
+//! before theirs was sent. In every run nothing is applied twice, no
+//! fencing token repeats or goes back (with `Replication::None`: they follow
+//! the server's clock), every client recovers by itself and acquires the
+//! shared lock again within 5 s of the event, and every call returns a
 //! result or an error.
 //!
 //! Run it alone with `cargo test --test failover -- --nocapture` to see the
@@ -23,8 +37,8 @@
 mod support;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{Days, NaiveDate};
@@ -43,9 +57,16 @@ enum Work {
     Rolling,
     Bloom,
     Lock,
+    Fenced,
 }
 
-const WORK: [Work; 4] = [Work::Visit, Work::Rolling, Work::Bloom, Work::Lock];
+const WORK: [Work; 5] = [
+    Work::Visit,
+    Work::Rolling,
+    Work::Bloom,
+    Work::Lock,
+    Work::Fenced,
+];
 
 impl Work {
     fn name(self) -> &'static str {
@@ -54,8 +75,18 @@ impl Work {
             Work::Rolling => "rolling adds",
             Work::Bloom => "bloom adds",
             Work::Lock => "lock acquisitions",
+            Work::Fenced => "shared lock",
         }
     }
+}
+
+/// How the primary is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scenario {
+    /// Its replication link cut, then killed; back later as a replica.
+    CutThenKill,
+    /// Stopped past the node timeout, then resumed.
+    Freeze,
 }
 
 /// One call a client made.
@@ -64,8 +95,20 @@ struct Call {
     i: u64,
     ok: bool,
     unknown: bool,
-    /// The lock's token, when acquired.
-    token: Option<String>,
+    /// The error, when it failed.
+    error: Option<String>,
+    /// The lock's lease, when acquired.
+    lease: Option<redis_patterns::lock::Lease>,
+}
+
+/// One acquisition of the shared lock: when it was sent, when it returned,
+/// its fencing token.
+#[derive(Clone, Copy)]
+struct Fenced {
+    client: &'static str,
+    sent: Instant,
+    returned: Instant,
+    fence: u64,
 }
 
 /// The patterns' objects, shared by the clients and the checks.
@@ -73,16 +116,28 @@ struct Patterns {
     visits: VisitCounter<chrono::Utc>,
     rolling: RollingStore,
     bloom: Bloom,
+    /// The lock every client takes in turn.
+    shared: Lock,
+}
+
+/// What the clients share: when to stop, whether the event is over, how
+/// many calls succeeded after it, and the shared lock's acquisitions.
+#[derive(Default)]
+struct Shared {
+    stop: AtomicBool,
+    phase: AtomicU8,
+    ok_after: AtomicUsize,
+    fenced: Mutex<Vec<Fenced>>,
 }
 
 /// Days spread over slots: each day has its own hash tag.
 const DAYS: u64 = 24;
 const ROLLING_KEYS: u64 = 24;
 
-/// The day of call `i` (every fourth call is a visit: `i / 4` spreads them
+/// The day of call `i` (every fifth call is a visit: `i / 5` spreads them
 /// over every day).
 fn day(i: u64) -> NaiveDate {
-    NaiveDate::from_ymd_opt(2100, 1, 1).unwrap() + Days::new((i / 4) % DAYS)
+    NaiveDate::from_ymd_opt(2100, 1, 1).unwrap() + Days::new((i / 5) % DAYS)
 }
 
 /// The visitor of call `i` of client `name`: each client its own.
@@ -91,11 +146,30 @@ fn member(name: &str, i: u64) -> i64 {
 }
 
 fn rolling_key(i: u64) -> String {
-    format!("m{}", (i / 4) % ROLLING_KEYS)
+    format!("m{}", (i / 5) % ROLLING_KEYS)
 }
 
 fn lock(run: &str, client: &str, i: u64) -> Lock {
     Lock::new(&format!("{run}:{client}:{i}"), Duration::from_secs(3600)).unwrap()
+}
+
+/// One turn of the shared lock: acquire, release; the acquisition.
+fn take_shared(
+    d: &mut Driver,
+    client: &'static str,
+    p: &Patterns,
+) -> redis_patterns::Result<Fenced> {
+    let sent = Instant::now();
+    let lease = d.run(p.shared.acquire(Duration::from_secs(3)))?;
+    let returned = Instant::now();
+    // A release lost in the switch leaves the lock to its lease.
+    let _ = d.run(p.shared.release(&lease.token));
+    Ok(Fenced {
+        client,
+        sent,
+        returned,
+        fence: lease.fence,
+    })
 }
 
 /// Calls until `stop`, cycling through the workloads.
@@ -104,37 +178,39 @@ fn client(
     run: String,
     name: &'static str,
     p: Arc<Patterns>,
-    stop: Arc<AtomicBool>,
-    phase: Arc<AtomicU8>,
-    ok_after: Arc<AtomicUsize>,
+    sh: Arc<Shared>,
 ) -> Vec<Call> {
     let mut calls = Vec::new();
     let mut i = 0u64;
-    while !stop.load(Ordering::SeqCst) {
-        let work = WORK[(i % 4) as usize];
-        let after = phase.load(Ordering::SeqCst) == 2;
-        let mut token = None;
+    while !sh.stop.load(Ordering::SeqCst) {
+        let work = WORK[(i % WORK.len() as u64) as usize];
+        let after = sh.phase.load(Ordering::SeqCst) == 2;
+        let mut lease = None;
         let result = match work {
             Work::Visit => d.run(p.visits.add(day(i), member(name, i))).map(drop),
             Work::Rolling => d
                 .run(p.rolling.add(&rolling_key(i), &format!("{name}:{i}"), &i))
                 .map(drop),
             Work::Bloom => d.run(p.bloom.add(format!("{run}:{name}:{i}"))).map(drop),
-            Work::Lock => d.run(lock(&run, name, i).try_acquire()).map(|lease| {
-                token = Some(lease.token);
+            Work::Lock => d.run(lock(&run, name, i).try_acquire()).map(|l| {
+                lease = Some(l);
+            }),
+            Work::Fenced => take_shared(&mut d, name, &p).map(|f| {
+                sh.fenced.lock().unwrap().push(f);
             }),
         };
         let unknown =
             matches!(&result, Err(e) if matches!(e.kind(), ErrorKind::OutcomeUnknown { .. }));
         if result.is_ok() && after {
-            ok_after.fetch_add(1, Ordering::SeqCst);
+            sh.ok_after.fetch_add(1, Ordering::SeqCst);
         }
         calls.push(Call {
             work,
             i,
             ok: result.is_ok(),
             unknown,
-            token,
+            error: result.err().map(|e| e.to_string()),
+            lease,
         });
         i += 1;
     }
@@ -148,6 +224,11 @@ type Check = Op<(bool, bool)>;
 /// the keys the clients share (visits, rolling).
 type Found = (String, HashMap<Work, Row>, (usize, usize));
 
+/// What one run found: per driver its rows, the shared lock's repeated and
+/// backward fencing tokens, and per client how long after the event it
+/// took the shared lock again.
+type RunResult = (Vec<Found>, (usize, usize), Vec<(String, Option<Duration>)>);
+
 /// One line of the report.
 #[derive(Default)]
 struct Row {
@@ -157,6 +238,43 @@ struct Row {
     unknown: usize,
     lost: usize,
     twice: usize,
+}
+
+/// The check of one acknowledged call (and of every lock acquisition:
+/// whether it ran twice).
+fn check_of(run: &str, name: &str, p: &Patterns, c: &Call) -> Option<Check> {
+    Some(match c.work {
+        Work::Fenced => return None,
+        // Only acknowledged calls are looked for (and every lock).
+        _ if !c.ok && c.work != Work::Lock => return None,
+        Work::Visit => p
+            .visits
+            .contains(day(c.i), member(name, c.i))
+            .map(|x| (x, false)),
+        Work::Rolling => p
+            .rolling
+            .get::<u64>(&rolling_key(c.i), &format!("{name}:{}", c.i))
+            .map(|x| (x.is_some(), false)),
+        Work::Bloom => p
+            .bloom
+            .exists(format!("{run}:{name}:{}", c.i))
+            .map(|x| (x, false)),
+        Work::Lock => {
+            let l = lock(run, name, c.i);
+            let fence = l.fence_key().to_string();
+            let get = redis::cmd("GET").arg(&fence).clone();
+            let lease = c.lease.clone();
+            // While the lock is held its fence key holds the holder's
+            // token: another one means a second acquisition.
+            Op::<Option<u64>>::cmd(&fence, get).and_then(move |f| match lease {
+                Some(lease) => l.owned(&lease.token).map(move |o| {
+                    let owned = o.is_some();
+                    (owned, owned && f != Some(lease.fence))
+                }),
+                None => Op::ready((false, false)),
+            })
+        }
+    })
 }
 
 /// Looks for everything each client saw acknowledged: one op per call,
@@ -169,46 +287,18 @@ fn check(
     calls: &[Call],
 ) -> HashMap<Work, Row> {
     let mut rows: HashMap<Work, Row> = HashMap::new();
-    // (call, its check: whether its effect is there, whether it ran twice)
     let mut checks: Vec<(&Call, Check)> = Vec::new();
     for c in calls {
         let row = rows.entry(c.work).or_default();
         row.attempted += 1;
+        row.ok += usize::from(c.ok);
         if !c.ok {
             row.failed += 1;
             row.unknown += usize::from(c.unknown);
         }
-        let op = match c.work {
-            // Only acknowledged calls are looked for (and every lock's fence).
-            _ if !c.ok && c.work != Work::Lock => continue,
-            Work::Visit => p
-                .visits
-                .contains(day(c.i), member(name, c.i))
-                .map(|x| (x, false)),
-            Work::Rolling => p
-                .rolling
-                .get::<u64>(&rolling_key(c.i), &format!("{name}:{}", c.i))
-                .map(|x| (x.is_some(), false)),
-            Work::Bloom => p
-                .bloom
-                .exists(format!("{run}:{name}:{}", c.i))
-                .map(|x| (x, false)),
-            Work::Lock => {
-                let l = lock(run, name, c.i);
-                let fence = l.fence_key().to_string();
-                let get = redis::cmd("GET").arg(&fence).clone();
-                let token = c.token.clone();
-                // Every acquire increments the fence once: more is twice.
-                Op::<Option<u64>>::cmd(&fence, get).and_then(move |f| {
-                    let twice = f.unwrap_or(0) > 1;
-                    match token {
-                        Some(t) => l.owned(&t).map(move |o| (o.is_some(), twice)),
-                        None => Op::ready((false, twice)),
-                    }
-                })
-            }
-        };
-        checks.push((c, op));
+        if let Some(op) = check_of(run, name, p, c) {
+            checks.push((c, op));
+        }
     }
     while !checks.is_empty() {
         let chunk: Vec<(&Call, Check)> = checks.drain(..checks.len().min(1000)).collect();
@@ -216,26 +306,45 @@ fn check(
         for (c, (present, twice)) in calls.into_iter().zip(d.run(Op::join(ops)).unwrap()) {
             let row = rows.get_mut(&c.work).expect("counted above");
             row.twice += usize::from(twice);
-            if c.ok {
-                row.ok += 1;
-                row.lost += usize::from(!present);
-            }
+            row.lost += usize::from(c.ok && !present);
         }
     }
     rows
+}
+
+/// The shared lock's fencing tokens that repeat an earlier one, and those
+/// not above every token whose acquisition returned before theirs was sent
+/// (that happened before it, as the clients saw).
+fn bad_fences(fenced: &[Fenced]) -> (usize, usize) {
+    let mut tokens: Vec<u64> = fenced.iter().map(|f| f.fence).collect();
+    tokens.sort_unstable();
+    let repeated = tokens.windows(2).filter(|w| w[0] == w[1]).count();
+    let mut by_return: Vec<Fenced> = fenced.to_vec();
+    by_return.sort_by_key(|f| f.returned);
+    let mut by_send: Vec<Fenced> = fenced.to_vec();
+    by_send.sort_by_key(|f| f.sent);
+    let (mut before, mut max, mut back) = (0, 0u64, 0);
+    for f in &by_send {
+        while before < by_return.len() && by_return[before].returned < f.sent {
+            max = max.max(by_return[before].fence);
+            before += 1;
+        }
+        back += usize::from(f.fence <= max);
+    }
+    (repeated, back)
 }
 
 /// Visits: a counter above its members would be a double count; rolling:
 /// a record stored twice. (Both are idempotent by construction.)
 fn twice_in_shared_keys(d: &mut Driver, p: &Patterns) -> (usize, usize) {
     let mut visits = 0;
-    for i in (0..DAYS).map(|d| d * 4) {
+    for i in (0..DAYS).map(|d| d * 5) {
         let count = d.run(p.visits.count(day(i))).unwrap();
         let members: u64 = d.run(p.visits.shard_sizes(day(i))).unwrap().iter().sum();
         visits += count.saturating_sub(members) as usize;
     }
     let mut rolling = 0;
-    for i in (0..ROLLING_KEYS).map(|k| k * 4) {
+    for i in (0..ROLLING_KEYS).map(|k| k * 5) {
         let key = rolling_key(i);
         let len = d.run(p.rolling.len(&key)).unwrap();
         let distinct = d
@@ -247,16 +356,15 @@ fn twice_in_shared_keys(d: &mut Driver, p: &Patterns) -> (usize, usize) {
     (visits, rolling)
 }
 
-/// The node indices that are primaries and answer `cluster_state:ok`.
+/// The node indices that are primaries and answer `cluster_state:ok` (a
+/// frozen node answers nothing).
 fn healthy_primaries(cluster: &LocalCluster) -> usize {
     cluster
         .primaries()
         .into_iter()
         .filter(|&n| {
             cluster.nodes()[n]
-                .client()
-                .get_connection_with_timeout(Duration::from_millis(500))
-                .ok()
+                .answering(Duration::from_millis(500))
                 .and_then(|mut c| {
                     redis::cmd("CLUSTER")
                         .arg("INFO")
@@ -279,11 +387,20 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// One run: traffic, a primary killed, its replica promoted, the old one
-/// back as a replica, more traffic; then the checks and the table.
-fn run(cluster: &mut LocalCluster, label: &str, durability: Durability) -> Vec<Found> {
-    let url = cluster.nodes()[0].url();
-    let p = Arc::new(Patterns {
+/// The patterns of run `label`, the Bloom filter created through `url`.
+fn patterns(label: &str, url: &str) -> Patterns {
+    let mut d = Driver::Sync(redis_patterns::Connection::open(url).unwrap());
+    let bloom = d
+        .run(
+            Bloom::builder(&format!("b-{label}"))
+                .expected(200_000)
+                .fp_rate(0.0001)
+                .max_block_bytes(4096)
+                .spread_blocks(true)
+                .create(),
+        )
+        .unwrap();
+    Patterns {
         visits: VisitCounter::builder(&format!("v-{label}"), chrono::Utc, 4)
             .retention(Retention::Forever)
             .build()
@@ -292,47 +409,15 @@ fn run(cluster: &mut LocalCluster, label: &str, durability: Durability) -> Vec<F
             .prefix(redis_patterns::keys::Prefix::new(&format!("r-{label}:")).unwrap())
             .build()
             .unwrap(),
-        bloom: {
-            let mut d = Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap());
-            d.run(
-                Bloom::builder(&format!("b-{label}"))
-                    .expected(200_000)
-                    .fp_rate(0.0001)
-                    .max_block_bytes(4096)
-                    .spread_blocks(true)
-                    .create(),
-            )
-            .unwrap()
-        },
-    });
-    // Every node has the filter's blocks before a primary is lost.
-    cluster.wait_ready(Duration::from_secs(60)).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let phase = Arc::new(AtomicU8::new(0));
-    let ok_after = Arc::new(AtomicUsize::new(0));
-    let mut threads = Vec::new();
-    for (name, mut d) in ["sync", "async"].into_iter().zip(support::drivers(&url)) {
-        match &mut d {
-            Driver::Sync(c) => c.set_durability(durability).unwrap(),
-            Driver::Async(c, _) => c.set_durability(durability).unwrap(),
-        }
-        let (label, p, stop, phase, ok_after) = (
-            label.to_string(),
-            p.clone(),
-            stop.clone(),
-            phase.clone(),
-            ok_after.clone(),
-        );
-        threads.push((
-            name,
-            std::thread::spawn(move || client(d, label, name, p, stop, phase, ok_after)),
-        ));
+        bloom,
+        // A short lease: a release lost in the switch holds the others up
+        // for at most a second.
+        shared: Lock::new(&format!("{label}:shared"), Duration::from_secs(1)).unwrap(),
     }
-    std::thread::sleep(Duration::from_millis(500));
+}
 
-    // The primary to lose, and its replica.
+/// The primary to lose, and its replica.
+fn victim_and_replica(cluster: &LocalCluster) -> (usize, usize) {
     let victim = cluster.primaries()[0];
     let victim_port = cluster.nodes()[victim].port();
     let replica = cluster
@@ -344,12 +429,13 @@ fn run(cluster: &mut LocalCluster, label: &str, durability: Durability) -> Vec<F
                 .contains(&format!("master_port:{victim_port}"))
         })
         .expect("the victim has a replica");
-    let switch = Instant::now();
-    phase.store(1, Ordering::SeqCst);
-    // The replication link breaks just before the crash, while the replica
-    // is busy (so it cannot reconnect and catch up from the backlog): what
-    // the primary acknowledges meanwhile never reaches the replica that
-    // takes over.
+    (victim, replica)
+}
+
+/// Cuts `victim`'s replication link while its replica is busy (so it
+/// cannot reconnect and catch up from the backlog), lets it acknowledge
+/// writes that never reach the replica, and kills it.
+fn cut_then_kill(cluster: &mut LocalCluster, victim: usize, replica: usize) {
     let busy = {
         let mut con = cluster.nodes()[replica].connection();
         std::thread::spawn(move || {
@@ -368,19 +454,95 @@ fn run(cluster: &mut LocalCluster, label: &str, durability: Durability) -> Vec<F
     std::thread::sleep(Duration::from_millis(150));
     cluster.nodes_mut()[victim].kill();
     busy.join().expect("the replica's DEBUG SLEEP");
-    wait_until("the replica's promotion", Duration::from_secs(60), || {
+}
+
+/// Loses the primary as `scenario` says; returns when the cluster serves
+/// every slot again (the event: from then on a client can recover), with
+/// the time the replica took over, counted from the loss.
+fn lose_primary(cluster: &mut LocalCluster, scenario: Scenario) -> (usize, Duration, Instant) {
+    let (victim, replica) = victim_and_replica(cluster);
+    let lost = Instant::now();
+    let promoted = |cluster: &LocalCluster| {
         healthy_primaries(cluster) == 3
-    });
-    let promoted = switch.elapsed();
-    phase.store(2, Ordering::SeqCst);
-    // The old primary comes back, as the new primary's replica.
-    cluster.nodes_mut()[victim]
-        .resume()
-        .expect("restart the old primary");
-    wait_until("calls after the switch", Duration::from_secs(60), || {
-        ok_after.load(Ordering::SeqCst) >= 80
-    });
-    stop.store(true, Ordering::SeqCst);
+            && cluster.nodes()[replica]
+                .info("replication")
+                .contains("role:master")
+    };
+    match scenario {
+        Scenario::CutThenKill => {
+            cut_then_kill(cluster, victim, replica);
+            wait_until("the replica's promotion", Duration::from_secs(60), || {
+                promoted(cluster)
+            });
+            let took = lost.elapsed();
+            let event = Instant::now();
+            // The old primary comes back, as the new primary's replica.
+            cluster.nodes_mut()[victim]
+                .resume()
+                .expect("restart the old primary");
+            (victim, took, event)
+        }
+        Scenario::Freeze => {
+            cluster.nodes()[victim].freeze();
+            wait_until("the replica's promotion", Duration::from_secs(60), || {
+                promoted(cluster)
+            });
+            let took = lost.elapsed();
+            cluster.nodes()[victim].thaw();
+            (victim, took, Instant::now())
+        }
+    }
+}
+
+/// One run: traffic, a primary lost as `scenario` says, its replica
+/// promoted, the old primary back as a replica, more traffic; then the
+/// checks and the table. Returns the rows, the shared lock's bad fences,
+/// and per client how long after the event it took the shared lock again.
+fn run(
+    cluster: &mut LocalCluster,
+    label: &str,
+    scenario: Scenario,
+    durability: Durability,
+) -> RunResult {
+    let url = cluster.nodes()[0].url();
+    let p = Arc::new(patterns(label, &url));
+    // Every node has the filter's blocks before a primary is lost.
+    cluster.wait_ready(Duration::from_secs(60)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+
+    let sh = Arc::new(Shared::default());
+    let mut threads = Vec::new();
+    for (name, mut d) in ["sync", "async"].into_iter().zip(support::drivers(&url)) {
+        match &mut d {
+            Driver::Sync(c) => c.set_durability(durability).unwrap(),
+            Driver::Async(c, _) => c.set_durability(durability).unwrap(),
+        }
+        let (label, p, sh) = (label.to_string(), p.clone(), sh.clone());
+        threads.push((
+            name,
+            std::thread::spawn(move || client(d, label, name, p, sh)),
+        ));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    sh.phase.store(1, Ordering::SeqCst);
+    let started = Instant::now();
+    let (victim, promoted, event) = lose_primary(cluster, scenario);
+    sh.phase.store(2, Ordering::SeqCst);
+    // Enough calls after the event, and each client's turn at the shared
+    // lock (or a minute: the test then says which did not recover).
+    let took_turn = |client: &str| {
+        let fenced = sh.fenced.lock().unwrap();
+        fenced
+            .iter()
+            .any(|f| f.client == client && f.returned > event)
+    };
+    let started_after = Instant::now();
+    while !(sh.ok_after.load(Ordering::SeqCst) >= 100 && took_turn("sync") && took_turn("async"))
+        && started_after.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sh.stop.store(true, Ordering::SeqCst);
     let results: Vec<(&str, Vec<Call>)> = threads
         .into_iter()
         .map(|(name, t)| (name, t.join().expect("no client panicked")))
@@ -388,26 +550,66 @@ fn run(cluster: &mut LocalCluster, label: &str, durability: Durability) -> Vec<F
     cluster
         .wait_ready(Duration::from_secs(60))
         .expect("the old primary is back as a replica");
-    let whole = switch.elapsed();
+    let whole = started.elapsed();
+    let fenced = sh.fenced.lock().unwrap().clone();
+    report(
+        cluster,
+        label,
+        scenario,
+        (victim, promoted, whole, event),
+        &p,
+        &results,
+        &fenced,
+    )
+}
 
-    let mut reader = Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap());
-    let shared = twice_in_shared_keys(&mut reader, &p);
+/// The checks and the table of one run.
+fn report(
+    cluster: &LocalCluster,
+    label: &str,
+    scenario: Scenario,
+    (victim, promoted, whole, event): (usize, Duration, Duration, Instant),
+    p: &Patterns,
+    results: &[(&str, Vec<Call>)],
+    fenced: &[Fenced],
+) -> RunResult {
+    let mut reader =
+        Driver::Sync(redis_patterns::Connection::open(cluster.nodes()[0].url().as_str()).unwrap());
+    let shared = twice_in_shared_keys(&mut reader, p);
+    let bad = bad_fences(fenced);
+    let how = match scenario {
+        Scenario::CutThenKill => "replication cut, then killed",
+        Scenario::Freeze => "frozen (SIGSTOP) until its replica took over, then resumed",
+    };
     println!(
-        "\n{label}: primary {victim} killed; replica promoted after {:.1} s, old primary back as a replica after {:.1} s",
+        "\n{label}: primary {victim} {how}; replica promoted after {:.1} s, old primary back as a replica after {:.1} s",
         promoted.as_secs_f64(),
         whole.as_secs_f64()
     );
     println!(
-        "{:<6} {:<18} {:>9} {:>9} {:>7} {:>8} {:>5} {:>6}",
-        "driver", "workload", "attempted", "succeeded", "failed", "unknown", "lost", "twice"
+        "{:<6} {:<18} {:>9} {:>9} {:>7} {:>8} {:>5} {:>6} {:>15}",
+        "driver",
+        "workload",
+        "attempted",
+        "succeeded",
+        "failed",
+        "unknown",
+        "lost",
+        "twice",
+        "fences rep/back"
     );
     let mut out = Vec::new();
-    for (name, calls) in &results {
-        let mut rows = check(&mut reader, label, name, &p, calls);
+    let mut recovered = Vec::new();
+    for (name, calls) in results {
+        let mut rows = check(&mut reader, label, name, p, calls);
         for w in WORK {
             let r = rows.entry(w).or_default();
+            let fences = match w {
+                Work::Fenced => format!("{}/{}", bad.0, bad.1),
+                _ => "-".to_string(),
+            };
             println!(
-                "{:<6} {:<18} {:>9} {:>9} {:>7} {:>8} {:>5} {:>6}",
+                "{:<6} {:<18} {:>9} {:>9} {:>7} {:>8} {:>5} {:>6} {:>15}",
                 name,
                 w.name(),
                 r.attempted,
@@ -415,16 +617,53 @@ fn run(cluster: &mut LocalCluster, label: &str, durability: Durability) -> Vec<F
                 r.failed,
                 r.unknown,
                 r.lost,
-                r.twice
+                r.twice,
+                fences
             );
         }
         out.push((name.to_string(), rows, shared));
+        // Its first turn of the shared lock that returned after the event.
+        let first = fenced
+            .iter()
+            .filter(|f| f.client == *name && f.returned > event)
+            .map(|f| f.returned - event)
+            .min();
+        recovered.push((name.to_string(), first));
+    }
+    // What the failed calls were told, each kind of error once.
+    let mut errors: Vec<(String, usize)> = Vec::new();
+    for e in results
+        .iter()
+        .flat_map(|(_, c)| c)
+        .filter_map(|c| c.error.as_ref())
+    {
+        let e: String = e.chars().take(100).collect();
+        match errors.iter_mut().find(|(k, _)| *k == e) {
+            Some((_, n)) => *n += 1,
+            None => errors.push((e, 1)),
+        }
+    }
+    for (e, n) in &errors {
+        println!("failed {n}x: {e}");
+    }
+    for (name, first) in &recovered {
+        match first {
+            Some(d) => println!(
+                "{name}: took the shared lock again {:.2} s after the event",
+                d.as_secs_f64()
+            ),
+            None => println!("{name}: did not take the shared lock again after the event"),
+        }
     }
     println!(
-        "shared keys: {} visits counted twice, {} rolling records stored twice",
-        shared.0, shared.1
+        "shared keys: {} visits counted twice, {} rolling records stored twice; fencing tokens: {} handed out, {} repeated, {} not above an earlier one",
+        shared.0,
+        shared.1,
+        fenced.len(),
+        bad.0,
+        bad.1
     );
-    out
+    (out, bad, recovered)
 }
 
 #[test]
@@ -439,14 +678,27 @@ fn a_primary_fails_over_under_load_and_nothing_acknowledged_is_lost_with_durabil
         .args(&["--enable-debug-command", "local"])
         .start()
         .expect("a cluster of 3 primaries and 3 replicas");
-    for (label, durability) in [
-        ("async-replication", Durability::Primary),
-        (
-            "wait-1-replica",
-            Durability::replicas(1, Duration::from_millis(500)).unwrap(),
-        ),
+    let durable = Durability::replicas(1, Duration::from_millis(500)).unwrap();
+    for (label, scenario, durability) in [
+        ("cut-async", Scenario::CutThenKill, Durability::Primary),
+        ("cut-wait", Scenario::CutThenKill, durable),
+        ("frozen-async", Scenario::Freeze, Durability::Primary),
+        ("frozen-wait", Scenario::Freeze, durable),
     ] {
-        let results = run(&mut cluster, label, durability);
+        let (results, (repeated, back), recovered) = run(&mut cluster, label, scenario, durability);
+        assert_eq!(
+            (repeated, back),
+            (0, 0),
+            "{label}: fencing tokens repeated / not above an earlier one"
+        );
+        for (driver, first) in recovered {
+            let first = first
+                .unwrap_or_else(|| panic!("{label} {driver}: never took the shared lock again"));
+            assert!(
+                first <= Duration::from_secs(5),
+                "{label} {driver}: took the shared lock again only {first:?} after the event"
+            );
+        }
         for (driver, rows, (visits_twice, rolling_twice)) in results {
             assert_eq!(
                 (visits_twice, rolling_twice),

@@ -130,7 +130,13 @@ fn the_library_loads_with_one_function_per_script() {
 fn reload_after_flush(d: &mut Driver, flush: &dyn Fn()) {
     flush();
     let fence = d
-        .run(scripts::lock::acquire("f{a}", "f{a}:fence", "t", 60_000))
+        .run(scripts::lock::acquire(
+            "f{a}",
+            "f{a}:fence",
+            "t",
+            60_000,
+            &[0],
+        ))
         .expect("a call loads the library");
     assert_eq!(fence, 1, "{}", d.name());
     flush();
@@ -228,7 +234,13 @@ fn restart_and_release(mode: CallMode) -> (LocalServer, u64, u64) {
     let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
     let mut con = support::drivers_in(&server.url(), mode).remove(0);
     let fence = con
-        .run(scripts::lock::acquire("r{a}", "r{a}:fence", "t", 600_000))
+        .run(scripts::lock::acquire(
+            "r{a}",
+            "r{a}:fence",
+            "t",
+            600_000,
+            &[0],
+        ))
         .expect("acquire");
     assert_eq!(fence, 1);
     drop(con);
@@ -280,7 +292,8 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
             "ro{a}",
             "ro{a}:fence",
             "owner",
-            60_000
+            60_000,
+            &[0]
         ))
         .expect("acquire")
             > 0
@@ -377,6 +390,7 @@ fn load_reaches_every_primary_and_the_replicas_get_it() {
             .arg(format!("{key}:fence"))
             .arg("tok")
             .arg(60_000)
+            .arg(0) // now_us 0: the fencing token counts acquisitions
             .query(&mut con)
             .expect("FCALL on the primary");
         assert_eq!(fence, 1);

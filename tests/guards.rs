@@ -200,3 +200,107 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
         }
     });
 }
+
+/// The holder process of [`a_frozen_holder_learns_at_once_that_its_lease_ran_out`]:
+/// holds a lock with a 1 s lease, then checks it every 5 ms, printing the
+/// time since its previous check and the verdict, until it is lost.
+fn frozen_holder(url: &str) {
+    use std::io::Write;
+    let mut con = redis_patterns::Connection::open(url).expect("connect");
+    let lock = redis_patterns::lock::Lock::new("frozen", Duration::from_secs(1)).unwrap();
+    let guard = Guard::acquire(&lock, &mut con, Duration::from_secs(5)).expect("acquire");
+    let mut out = std::io::stdout();
+    writeln!(out, "held {}", guard.fence()).unwrap();
+    let mut last = Instant::now();
+    loop {
+        let gap = last.elapsed();
+        last = Instant::now();
+        let verdict = match guard.lost() {
+            None => "ok".to_string(),
+            Some(lost) => format!("lost {:?}", lost.reason),
+        };
+        writeln!(out, "check {} {verdict}", gap.as_millis()).unwrap();
+        out.flush().unwrap();
+        if verdict != "ok" {
+            assert!(guard.check().is_err(), "check agrees with lost");
+            return;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A holder frozen (`SIGSTOP`) for 3 s with a 1 s lease: its first check
+/// after it resumes reports the lease lost, before any renewal could tell
+/// it (the reason is the deadline's `Expired`, unless the renewal thread
+/// happened to learn `NotOwned` first); before the freeze every check was
+/// `Ok`. The holder is this test binary run again as a child process.
+#[test]
+fn a_frozen_holder_learns_at_once_that_its_lease_ran_out() {
+    use std::io::BufRead;
+    const HOLDER: &str = "REDIS_PATTERNS_FROZEN_HOLDER_URL";
+    if let Ok(url) = std::env::var(HOLDER) {
+        return frozen_holder(&url);
+    }
+    let server = support::server();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_frozen_holder_learns_at_once_that_its_lease_ran_out",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HOLDER, server.url())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the holder process");
+    let pid = child.id().to_string();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut checks = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if line.starts_with("check ") {
+            checks.push(line);
+            if checks.len() == 20 {
+                break;
+            }
+        }
+    }
+    let signal = |s: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([s, &pid])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {s} {pid}");
+    };
+    signal("-STOP");
+    thread::sleep(Duration::from_secs(3));
+    signal("-CONT");
+    let rest: Vec<String> = lines
+        .map(|l| l.unwrap())
+        .filter(|l| l.starts_with("check "))
+        .collect();
+    assert!(child.wait().unwrap().success(), "the holder ended cleanly");
+    let gap_and_verdict = |l: &str| -> (u64, String) {
+        let mut w = l.splitn(3, ' ').skip(1);
+        (
+            w.next().unwrap().parse().unwrap(),
+            w.next().unwrap().to_string(),
+        )
+    };
+    assert!(
+        checks.iter().all(|l| gap_and_verdict(l).1 == "ok"),
+        "held before the freeze: {checks:?}"
+    );
+    let frozen = rest
+        .iter()
+        .position(|l| gap_and_verdict(l).0 >= 1000)
+        .unwrap_or_else(|| panic!("a check spans the freeze: {rest:?}"));
+    let (gap, verdict) = gap_and_verdict(&rest[frozen]);
+    println!("first check after the freeze ({gap} ms since the one before): {verdict}");
+    assert!(
+        verdict.starts_with("lost"),
+        "the first check after the freeze knows the lease ran out: {:?}",
+        &rest[frozen..]
+    );
+}

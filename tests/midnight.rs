@@ -84,7 +84,7 @@ fn midnight_in_a_fixed_offset_zone_keeps_late_visits_and_the_day_readable() {
         let (default, _) = counters(d.name());
         assert_eq!(d.run(default.count(day)).unwrap(), 2, "{}", d.name());
         let late = d.run(default.add_at(&stamped, 3)).unwrap();
-        assert!(late.new && late.count == 3, "{}", d.name());
+        assert!(late.new == Some(true) && late.count == 3, "{}", d.name());
         let b = d.run(default.add_batch(day, &[4, 5])).unwrap();
         assert_eq!(b.count, 5);
         assert!(matches!(

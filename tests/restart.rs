@@ -256,3 +256,170 @@ fn cluster_connections_recover_from_a_node_restart_with_aof() {
         check(&mut reader, name, kind, t);
     }
 }
+
+/// What one way of making a connection did after its server restarted.
+struct Probe {
+    kind: &'static str,
+    /// The first call after the restart: how long it took, and its error.
+    first: (Duration, Option<redis_patterns::Error>),
+    /// How long until a call succeeded again (none within the probe).
+    recovered: Option<Duration>,
+}
+
+/// Calls `SET` on `key` through `d` until one succeeds (at most 5 calls or
+/// 30 s): what the first call did and when one succeeded.
+fn probe(kind: &'static str, d: &mut Driver, key: &str) -> Probe {
+    let started = Instant::now();
+    let mut first = None;
+    let mut recovered = None;
+    for _ in 0..5 {
+        let call = Instant::now();
+        let set = redis::cmd("SET").arg(key).arg("after").clone();
+        let r = d.run(redis_patterns::Op::<()>::cmd(key, set));
+        let ok = r.is_ok();
+        first.get_or_insert((call.elapsed(), r.err()));
+        if ok {
+            recovered = Some(started.elapsed());
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+    }
+    Probe {
+        kind,
+        first: first.expect("one call made"),
+        recovered,
+    }
+}
+
+fn print_probes(probes: &[Probe]) {
+    println!(
+        "{:<46} | {:>10} | {:<9} | first call after the restart",
+        "connection", "recovered", "waited"
+    );
+    for p in probes {
+        let first = match &p.first.1 {
+            None => "ok".to_string(),
+            Some(e) => e.to_string().chars().take(110).collect(),
+        };
+        println!(
+            "{:<46} | {:>10} | {:>7.2} s | {first}",
+            p.kind,
+            p.recovered
+                .map_or("no".to_string(), |d| format!("{:.2} s", d.as_secs_f64())),
+            p.first.0.as_secs_f64()
+        );
+    }
+}
+
+/// Each way of making a connection to one server, the server restarted
+/// (AOF off: the data does not matter): those that hold their client
+/// (`Connection::open`, `AsyncConnection::open`, `from_manager`,
+/// `from_multiplexed_with_client`) recover by themselves; those wrapped
+/// without it (`Connection::from_redis`, `AsyncConnection::from_multiplexed`)
+/// fail at once with `ConnectionLost`, which names the lost connection's
+/// error and how to make one that reconnects, instead of retrying until
+/// their deadline. The table says how long each call waited.
+#[test]
+fn every_way_of_making_a_connection_recovers_or_says_at_once_that_it_cannot() {
+    let mut server = support::server();
+    let url = server.url();
+    let client = || redis::Client::open(url.as_str()).unwrap();
+    let rt = || support::runtime();
+    let async_driver =
+        |make: &dyn Fn(&tokio::runtime::Runtime) -> redis_patterns::AsyncConnection| {
+            let rt = rt();
+            let con = make(&rt);
+            Driver::Async(con, rt)
+        };
+    let mut ways: Vec<(&'static str, bool, Driver)> = vec![
+        (
+            "Connection::open(url)",
+            true,
+            Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap()),
+        ),
+        (
+            "Connection::from_redis(redis::Connection)",
+            false,
+            Driver::Sync(
+                redis_patterns::Connection::from_redis(client().get_connection().unwrap()).unwrap(),
+            ),
+        ),
+        (
+            "AsyncConnection::open(url)",
+            true,
+            async_driver(&|rt| {
+                rt.block_on(redis_patterns::AsyncConnection::open(url.as_str()))
+                    .unwrap()
+            }),
+        ),
+        (
+            "AsyncConnection::from_manager(manager)",
+            true,
+            async_driver(&|rt| {
+                rt.block_on(async {
+                    let m = client().get_connection_manager().await.unwrap();
+                    redis_patterns::AsyncConnection::from_manager(m)
+                        .await
+                        .unwrap()
+                })
+            }),
+        ),
+        (
+            "AsyncConnection::from_multiplexed(mux)",
+            false,
+            async_driver(&|rt| {
+                rt.block_on(async {
+                    let m = client().get_multiplexed_async_connection().await.unwrap();
+                    redis_patterns::AsyncConnection::from_multiplexed(m)
+                        .await
+                        .unwrap()
+                })
+            }),
+        ),
+        (
+            "AsyncConnection::from_multiplexed_with_client",
+            true,
+            async_driver(&|rt| {
+                rt.block_on(async {
+                    let c = client();
+                    let m = c.get_multiplexed_async_connection().await.unwrap();
+                    redis_patterns::AsyncConnection::from_multiplexed_with_client(c, m)
+                        .await
+                        .unwrap()
+                })
+            }),
+        ),
+    ];
+    for (kind, _, d) in &mut ways {
+        let set = redis::cmd("SET").arg("probe").arg("before").clone();
+        d.run(redis_patterns::Op::<()>::cmd("probe", set))
+            .unwrap_or_else(|e| panic!("{kind} before the restart: {e}"));
+    }
+    server.kill();
+    std::thread::sleep(Duration::from_millis(300));
+    server.resume().expect("restart the server");
+    let probes: Vec<Probe> = ways
+        .iter_mut()
+        .map(|(kind, _, d)| probe(kind, d, "probe"))
+        .collect();
+    println!();
+    print_probes(&probes);
+    for ((_, reconnects, _), p) in ways.iter().zip(&probes) {
+        if *reconnects {
+            assert!(p.recovered.is_some(), "{} recovers by itself", p.kind);
+            continue;
+        }
+        assert!(p.recovered.is_none(), "{} cannot reconnect", p.kind);
+        // Every call fails with the reason and the way out, not retried.
+        let (_, e) = &p.first;
+        let e = e.as_ref().expect("it failed");
+        assert!(
+            matches!(e.kind(), ErrorKind::ConnectionLost { .. }) && !e.is_retryable(),
+            "{}: {e}",
+            p.kind
+        );
+        assert!(e.to_string().contains("Connection::open"), "{e}");
+    }
+}

@@ -70,13 +70,13 @@ fn add_counts_each_member_once_and_sets_end_of_day_expiry() {
         let d = day(2099, 5, 17);
 
         let first = con.run(c.add(d, 1001)).unwrap();
-        assert!(first.new);
+        assert!(first.new == Some(true));
         assert_eq!(first.count, 1);
         let again = con.run(c.add(d, 1001)).unwrap();
-        assert!(!again.new);
+        assert!(again.new == Some(false));
         assert_eq!(again.count, 1);
         let other = con.run(c.add(d, -7)).unwrap();
-        assert!(other.new);
+        assert!(other.new == Some(true));
         assert_eq!(other.count, 2);
 
         assert_eq!(con.run(c.count(d)).unwrap(), 2);
@@ -252,7 +252,7 @@ fn expireat_on_the_server_across_dst_changes() {
         ];
         for (d, expected) in cases {
             let v = con.run(c.add(d, 7)).unwrap();
-            assert!(v.new);
+            assert!(v.new == Some(true));
             assert_eq!(c.expire_at(d).unwrap(), Some(expected), "{d}");
             assert_eq!(expiretime(con, &c.counter_key(d)), expected, "{d}");
             assert_eq!(expiretime(con, &c.member_shard_key(d, 7)), expected, "{d}");
@@ -270,7 +270,7 @@ fn batch_and_pipelined_adds() {
         let b = con.run(c.add_batch(d, &members)).unwrap();
         // 3 was counted before; repeats within the batch are new at most once.
         assert_eq!(
-            b.new,
+            b.new.unwrap(),
             vec![true, true, false, false, true, true, false, true]
         );
         let distinct: HashSet<i64> = members.iter().copied().chain([3]).collect();
@@ -278,7 +278,7 @@ fn batch_and_pipelined_adds() {
         assert_eq!(scard_sum(con, &c, d), distinct.len() as u64);
 
         let p = con.run(c.add_pipelined(d, &[4, 9, 9, 10])).unwrap();
-        let flags: Vec<bool> = p.iter().map(|v| v.new).collect();
+        let flags: Vec<bool> = p.iter().map(|v| v.new.unwrap()).collect();
         assert_eq!(flags, vec![false, true, false, true]);
         assert_eq!(p.last().unwrap().count, distinct.len() as u64 + 2);
         assert_eq!(con.run(c.count(d)).unwrap(), distinct.len() as u64 + 2);
@@ -288,12 +288,12 @@ fn batch_and_pipelined_adds() {
         let big: Vec<i64> = (0..9_000).collect();
         let r = con.run(one.add_batch(d, &big)).unwrap();
         assert_eq!(r.count, 9_000);
-        assert!(r.new.iter().all(|&n| n));
+        assert!(r.new.unwrap().iter().all(|&n| n));
         let r = con.run(one.add_batch(d, &big[8_000..])).unwrap();
         assert_eq!(r.count, 9_000);
-        assert!(r.new.iter().all(|&n| !n));
+        assert!(r.new.unwrap().iter().all(|&n| !n));
         let empty = con.run(one.add_batch(d, &[])).unwrap();
-        assert_eq!((empty.count, empty.new.len()), (9_000, 0));
+        assert_eq!((empty.count, empty.new.unwrap().len()), (9_000, 0));
     });
 }
 
@@ -331,19 +331,19 @@ fn concurrent_adds_count_exactly() {
                         match t % 3 {
                             0 => {
                                 for &m in &mine {
-                                    new += d2.run(c.add(d, m)).unwrap().new as u64;
+                                    new += d2.run(c.add(d, m)).unwrap().new.unwrap() as u64;
                                 }
                             }
                             1 => {
                                 for chunk in mine.chunks(50) {
                                     let r = d2.run(c.add_pipelined(d, chunk)).unwrap();
-                                    new += r.iter().filter(|v| v.new).count() as u64;
+                                    new += r.iter().filter(|v| v.new.unwrap()).count() as u64;
                                 }
                             }
                             _ => {
                                 for chunk in mine.chunks(250) {
                                     let r = d2.run(c.add_batch(d, chunk)).unwrap();
-                                    new += r.new.iter().filter(|&&n| n).count() as u64;
+                                    new += r.new.unwrap().iter().filter(|&&n| n).count() as u64;
                                 }
                             }
                         }
@@ -661,7 +661,7 @@ fn bad_input_writes_nothing() {
             .late_window(None)
             .build()
             .unwrap();
-        assert!(d.run(keep.add(day(2020, 1, 1), 1)).unwrap().new);
+        assert!(d.run(keep.add(day(2020, 1, 1), 1)).unwrap().new.unwrap());
         let key = keep.counter_key(day(2020, 1, 1));
         let ttl: i64 = d.cmd(&key, redis::cmd("TTL").arg(&key));
         assert_eq!(ttl, -1);
@@ -678,18 +678,18 @@ fn exercise(con: &mut Driver, c: &VisitCounter<Utc>) -> Vec<String> {
     let mut model: Vec<HashSet<i64>> = vec![HashSet::new(); days.len()];
     // add / add_at
     let v = con.run(c.add(days[0], 1001)).unwrap();
-    assert_eq!((v.new, v.count), (true, 1));
+    assert_eq!((v.new, v.count), (Some(true), 1));
     model[0].insert(1001);
     let at = Utc.with_ymd_and_hms(2099, 12, 31, 23, 59, 59).unwrap();
     let v = con.run(c.add_at(&at, 1001)).unwrap();
-    assert_eq!((v.new, v.count), (true, 1));
+    assert_eq!((v.new, v.count), (Some(true), 1));
     model[1].insert(1001);
     out.push(format!("{v:?}"));
     // add_pipelined: repeats within the call are new once.
     let p = con
         .run(c.add_pipelined(days[0], &[1001, 7, 7, -3, 0]))
         .unwrap();
-    let flags: Vec<bool> = p.iter().map(|v| v.new).collect();
+    let flags: Vec<bool> = p.iter().map(|v| v.new.unwrap()).collect();
     assert_eq!(flags, [false, true, false, true, true]);
     model[0].extend([7, -3, 0]);
     assert_eq!(p.last().unwrap().count, model[0].len() as u64);
@@ -700,12 +700,15 @@ fn exercise(con: &mut Driver, c: &VisitCounter<Utc>) -> Vec<String> {
         let b = con.run(c.add_batch(*d, &members)).unwrap();
         let new_expected: Vec<bool> = members.iter().map(|m| !model[i].contains(m)).collect();
         model[i].extend(&members);
-        assert_eq!(b.new, new_expected);
+        assert_eq!(b.new.clone().unwrap(), new_expected);
         assert_eq!(b.count, model[i].len() as u64);
         out.push(format!("{b:?}"));
     }
     let empty = con.run(c.add_batch(days[2], &[])).unwrap();
-    assert_eq!((empty.count, empty.new.len()), (model[2].len() as u64, 0));
+    assert_eq!(
+        (empty.count, empty.new.unwrap().len()),
+        (model[2].len() as u64, 0)
+    );
     // count, contains, shard_sizes
     for (i, d) in days.iter().enumerate() {
         assert_eq!(con.run(c.count(*d)).unwrap(), model[i].len() as u64);
@@ -763,20 +766,20 @@ fn exercise_more(con: &mut Driver, c: &VisitCounter<Utc>) -> Vec<String> {
     let days = [day(2099, 3, 1), day(2099, 3, 2)];
     let mut out = Vec::new();
     let v = con.run(c.add(days[0], 5)).unwrap();
-    assert_eq!((v.new, v.count), (true, 1));
+    assert_eq!((v.new, v.count), (Some(true), 1));
     let v = con.run(c.add(days[1], 5)).unwrap();
-    assert_eq!((v.new, v.count), (true, 1));
+    assert_eq!((v.new, v.count), (Some(true), 1));
     let p = con.run(c.add_pipelined(days[0], &[5, 6, 6, 7])).unwrap();
-    let flags: Vec<bool> = p.iter().map(|v| v.new).collect();
+    let flags: Vec<bool> = p.iter().map(|v| v.new.unwrap()).collect();
     assert_eq!(flags, [false, true, false, true]);
     assert_eq!(p.last().unwrap().count, 3);
     out.push(format!("{p:?}"));
     let b = con.run(c.add_batch(days[1], &[1, 2, 5, 2, 3])).unwrap();
-    assert_eq!(b.new, [true, true, false, false, true]);
+    assert_eq!(b.new.clone().unwrap(), [true, true, false, false, true]);
     assert_eq!(b.count, 4);
     out.push(format!("{b:?}"));
     let empty = con.run(c.add_batch(days[0], &[])).unwrap();
-    assert_eq!((empty.count, empty.new.len()), (3, 0));
+    assert_eq!((empty.count, empty.new.unwrap().len()), (3, 0));
     out
 }
 

@@ -16,8 +16,16 @@
 //! * A command answered `MOVED` goes again once the slot map is read anew;
 //!   `ASK` sends it to the node named, after `ASKING`.
 //! * A command answered `LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
-//!   `MASTERDOWN`, `READONLY` or `NOREPLICAS` did not run either: it goes
-//!   again after a backoff ([`RetryPolicy`](super::RetryPolicy)).
+//!   `MASTERDOWN`, `READONLY`, `NOREPLICAS` or `UNBLOCKED` did not run
+//!   either: it goes again after a backoff
+//!   ([`RetryPolicy`](super::RetryPolicy)).
+//! * A `WAIT` that a node could not serve as a primary (`UNBLOCKED ...
+//!   (master -> replica?)`, or `ERR WAIT cannot be used with replica
+//!   instances`: a failover demoted it) is a redirect: the slot map is read
+//!   again, and the commands of its pipeline that ran there, whose effect
+//!   the demoted node may discard, go again when they are idempotent (their
+//!   replies then say so: [`Replies::resent`]); otherwise the batch fails
+//!   with [`ErrorKind::OutcomeUnknown`].
 //! * A pipeline whose connection failed: the commands it could not send (a
 //!   refused connection) go again after a backoff and a reconnect; those
 //!   whose outcome is unknown too when each is idempotent, otherwise the
@@ -40,15 +48,20 @@
 //! ever runs twice. A command added as repeatable (`WAIT`, which only waits
 //! for the writes before it to reach replicas) is sent again after the
 //! commands before it that go again. With a [`Durability`] every pipeline
-//! holding a write ends with its `WAIT`.
+//! holding a write ends with its `WAIT`, and its count is the verdict on
+//! the writes of the pipeline that ran (a call answered `NOSCRIPT` is
+//! loaded and sent again first, with a `WAIT` of its own): the batch fails
+//! with [`ErrorKind::NotDurable`] only when writes ran and too few replicas
+//! confirmed them; an idempotent write whose `WAIT` reply was lost with the
+//! connection goes again.
 
 use redis::{Cmd, Value};
 
 use super::call_mode::CallMode;
-use super::durability::Durability;
+use super::durability::{Durability, Verdicts};
 use super::op::{IntoCall, Replies};
 use super::resend;
-use super::retry::{NotRun, Retries, may_have_reached, not_run};
+use super::retry::{NotRun, Retries, demoted, may_have_reached, not_run};
 use super::settings::Settings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::cluster_slot;
@@ -103,6 +116,9 @@ pub struct Batch {
     pub(crate) entries: Vec<Entry>,
     /// The first refused script call: returned before anything is sent.
     pub(crate) refused: Option<Error>,
+    /// No retry after a backoff starts later than this (an op's own
+    /// deadline, such as a blocking acquire's timeout).
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 impl Clone for Batch {
@@ -110,6 +126,7 @@ impl Clone for Batch {
         Self {
             entries: self.entries.clone(),
             refused: self.refused.as_ref().map(Error::duplicate),
+            deadline: self.deadline,
         }
     }
 }
@@ -123,6 +140,7 @@ impl Batch {
         Self {
             entries: Vec::with_capacity(n),
             refused: None,
+            deadline: None,
         }
     }
 
@@ -193,12 +211,24 @@ impl Batch {
         self
     }
 
-    /// Moves every command of `other` to the end of this batch.
+    /// Moves every command of `other` to the end of this batch (the earlier
+    /// of their deadlines holds for both).
     pub fn append(&mut self, mut other: Batch) -> &mut Self {
         self.entries.append(&mut other.entries);
+        self.deadline = match (self.deadline, other.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if let Some(e) = other.refused {
             self.refused.get_or_insert(e);
         }
+        self
+    }
+
+    /// Retries after a backoff start no later than `deadline` (an earlier
+    /// deadline already set stays); redirects and script reloads still go.
+    pub(crate) fn until(&mut self, deadline: std::time::Instant) -> &mut Self {
+        self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
         self
     }
 
@@ -275,6 +305,10 @@ pub(crate) enum Outcome {
         error: Error,
         reached: bool,
     },
+    /// Nothing was sent: the connection is lost and cannot be opened again
+    /// (wrapped without its client). The batch fails with this error at
+    /// once instead of retrying until its deadline.
+    Gone(Error),
 }
 
 /// What the connection should refresh before the next round.
@@ -307,6 +341,54 @@ struct Prep {
     refused: Option<Value>,
 }
 
+/// What the parts of one round found, across parts: what goes again and
+/// how, and what is in doubt.
+#[derive(Default)]
+struct Round {
+    /// Commands to send again.
+    resend: Vec<usize>,
+    /// Commands that may have run and may not be sent again.
+    unknown: Vec<usize>,
+    /// What made their outcome unknown.
+    cause: Option<String>,
+    /// How the commands to resend go: after a backoff, at once as a
+    /// redirect (an attempt), at once as a script reload.
+    later: bool,
+    redirect: bool,
+    reload: bool,
+    /// Whether a command got its reply in this round.
+    progressed: bool,
+}
+
+impl Round {
+    /// Command `i` (`entry`) was sent and its reply is lost or in doubt:
+    /// it goes again when it did not reach the server or is idempotent
+    /// (then `resent` records that its reply will be a resend's, for a
+    /// write); otherwise its outcome is unknown.
+    fn lost(&mut self, i: usize, reached: bool, entry: &Entry, resent: &mut [bool]) {
+        if reached && !entry.resend_safe {
+            self.unknown.push(i);
+            return;
+        }
+        resent[i] |= reached && entry.writes;
+        self.resend.push(i);
+    }
+}
+
+/// What the replies of one part showed so far.
+#[derive(Default)]
+struct Filing {
+    /// Ordering domains in which a command of this part did not run (and
+    /// whether it writes): a later command of the same domain must not
+    /// have run, unless neither writes (reads commute, so sending the one
+    /// that did not run later changes no reply).
+    held: Vec<(Option<u16>, bool)>,
+    /// The commands that ran, in order.
+    ran: Vec<usize>,
+    /// The reply to the part's durability `WAIT`.
+    wait: Option<Value>,
+}
+
 /// One exchange of a batch: see the module docs.
 pub(crate) struct Exchange {
     entries: Vec<Entry>,
@@ -316,6 +398,8 @@ pub(crate) struct Exchange {
     pending: Vec<usize>,
     /// Ordering domains: the whole batch on one server, the slot on a cluster.
     cluster: bool,
+    /// The connection reaches nodes itself ([`Settings`]'s `per_node`).
+    per_node: bool,
     retries: Retries,
     durability: Durability,
     /// How script calls go out, and what loads a missing one.
@@ -325,6 +409,11 @@ pub(crate) struct Exchange {
     refresh: Refresh,
     /// Why the last retry was needed, returned when retries run out.
     last: Option<Error>,
+    /// Per command: its reply will be that of a resend after an earlier
+    /// attempt may have run (a write whose reply was lost).
+    resent: Vec<bool>,
+    /// The durability `WAIT`s' verdicts on the writes that ran.
+    verdicts: Verdicts<Target>,
 }
 
 impl Exchange {
@@ -340,6 +429,7 @@ impl Exchange {
             env,
             policy,
             durability,
+            per_node,
         } = *settings;
         let mode = env.call_mode;
         let n = batch.entries.len();
@@ -357,13 +447,16 @@ impl Exchange {
             prep: vec![Prep::default(); n],
             pending: (0..n).collect(),
             cluster: env.cluster,
-            retries: Retries::new(policy),
+            per_node,
+            retries: Retries::new(policy, batch.deadline),
             durability,
             mode,
             reloads: 0,
             sleep: None,
             refresh: Refresh::default(),
             last: None,
+            resent: vec![false; n],
+            verdicts: Verdicts::default(),
         })
     }
 
@@ -384,6 +477,11 @@ impl Exchange {
         Next::Send(std::mem::take(&mut self.refresh))
     }
 
+    /// What the connection should refresh (taken: asked once).
+    pub(crate) fn take_refresh(&mut self) -> Refresh {
+        std::mem::take(&mut self.refresh)
+    }
+
     /// The slot of each pending command, in order (`None`: no key), for the
     /// connection to pick targets.
     pub(crate) fn pending_slots(&self) -> Vec<Option<u16>> {
@@ -392,13 +490,16 @@ impl Exchange {
 
     /// The pipelines of the next round: `targets[k]` is where the `k`-th
     /// pending command goes. A command that answered `ASK` goes to the node
-    /// it named instead, after `ASKING` (unless its target is the router).
+    /// it named instead, after `ASKING` — also one the router sent (a plain
+    /// command of `Connection::query`), unless the connection reaches no
+    /// node itself (a wrapped `ClusterConnection` follows redirects by its
+    /// own settings).
     pub(crate) fn round(&mut self, targets: Vec<Target>) -> Vec<Part> {
         debug_assert_eq!(targets.len(), self.pending.len());
         let mut groups: Vec<(Target, bool, Vec<usize>)> = Vec::new();
         for (&i, target) in self.pending.iter().zip(targets) {
             let (target, asking) = match (&self.prep[i].ask, target) {
-                (_, Target::Router) => (Target::Router, false),
+                (Some(_), Target::Router) if !self.per_node => (Target::Router, false),
                 (Some(addr), _) => (Target::Node(addr.clone()), true),
                 (None, t) => (t, false),
             };
@@ -475,14 +576,16 @@ impl Exchange {
         }
     }
 
-    /// [`not_run`], on this connection: `READONLY` proves a failover only on
-    /// a cluster (the slot map, read again, names the new primary); one
-    /// server that answers it is a replica, and waiting changes nothing.
+    /// [`not_run`], on this connection: `READONLY` and a demotion
+    /// ([`demoted`]) prove a failover only on a cluster (the slot map, read
+    /// again, names the new primary); one server that answers them is a
+    /// replica, and waiting changes nothing.
     fn classify(&self, reply: &Value) -> Option<NotRun> {
         match not_run(reply) {
             Some(NotRun::Later { .. })
                 if !self.cluster
-                    && matches!(reply, Value::ServerError(e) if e.code() == "READONLY") =>
+                    && (demoted(reply)
+                        || matches!(reply, Value::ServerError(e) if e.code() == "READONLY")) =>
             {
                 None
             }
@@ -519,150 +622,240 @@ impl Exchange {
     /// Files what came back for each part of the round and decides what is
     /// sent next.
     pub(crate) fn settle(&mut self, parts: Vec<Part>, outcomes: Vec<Outcome>) -> Result<()> {
-        let mut resend: Vec<usize> = Vec::new();
-        let mut unknown: Vec<usize> = Vec::new();
-        let mut cause = None;
-        // How the commands to resend go: after a backoff, at once as a
-        // redirect (an attempt), at once as a script reload.
-        let (mut later, mut redirect, mut reload) = (false, false, false);
-        // Whether a command got its reply in this round.
-        let mut progressed = false;
-        let mut not_durable = None;
+        let mut round = Round::default();
         for (part, outcome) in parts.into_iter().zip(outcomes) {
-            let router = part.target == Target::Router;
-            let (replies, stopped, failure) = match outcome {
-                Outcome::Replies(v) if v.len() != part.items.len() => {
-                    return Err(Error::short_reply());
-                }
-                Outcome::Replies(v) => (v, false, None),
-                Outcome::Stopped(v) => (v, true, None),
-                Outcome::Failed {
-                    replies,
-                    error,
-                    reached,
-                } => (replies, false, Some((error, reached))),
-            };
-            let received = replies.len();
-            // Domains in which a command of this part did not run (and
-            // whether it writes): a later command of the same domain must not
-            // have run, unless neither writes (reads commute, so sending
-            // the one that did not run later changes no reply).
-            let mut held: Vec<(Option<u16>, bool)> = Vec::new();
-            for (item, reply) in part.items.iter().zip(replies) {
-                let i = match *item {
-                    Item::Asking => continue,
-                    Item::Wait => {
-                        if let Err(e) = self.durability.check(reply) {
-                            not_durable.get_or_insert(e);
-                        }
-                        continue;
-                    }
-                    Item::Load(s) => {
-                        // A load the server could not take now: the calls
-                        // behind it answer the same (or "not loaded") and
-                        // go again after a backoff.
-                        match self.classify(&reply) {
-                            Some(NotRun::Later { stale }) => {
-                                later = true;
-                                self.refresh.slots |= stale;
-                                self.refresh.router |= stale && router;
-                            }
-                            _ => self.mode.check_loaded(s, reply)?,
-                        }
-                        continue;
-                    }
-                    Item::Cmd(i) => i,
-                };
-                let domain = self.domain(i);
-                let writes = self.entries[i].writes;
-                let Some(kind) = self.not_run(i, &reply) else {
-                    if self.entries[i].repeatable && held.iter().any(|&(d, _)| d == domain) {
-                        // It ran before a command it must follow: again,
-                        // after it.
-                        resend.push(i);
-                        continue;
-                    }
-                    self.out[i] = Some(reply);
-                    progressed = true;
-                    if held.iter().any(|&(d, w)| d == domain && (w || writes)) {
-                        return Err(self.interrupted());
-                    }
-                    continue;
-                };
-                held.push((domain, writes));
-                let prep = &mut self.prep[i];
-                match kind {
-                    NotRun::NoScript => {
-                        prep.load = true;
-                        reload = true;
-                    }
-                    NotRun::Moved => {
-                        prep.ask = None;
-                        self.refresh.slots = true;
-                        self.refresh.router |= router;
-                        redirect = true;
-                    }
-                    NotRun::Ask(host, port) => {
-                        prep.ask = Some((host, port));
-                        redirect = true;
-                    }
-                    NotRun::Later { stale } => {
-                        later = true;
-                        if stale {
-                            self.refresh.slots = true;
-                            self.refresh.router |= router;
-                        }
-                    }
-                }
-                self.prep[i].refused = Some(reply.clone());
-                if let Value::ServerError(e) = &reply {
-                    self.last = Some(Error::from_redis(self.entries[i].script, e.clone().into()));
-                }
-                resend.push(i);
-            }
-            if stopped {
-                // What was not sent goes in the next round (after what is
-                // resent above, by their order).
-                for item in &part.items[received..] {
-                    if let Item::Cmd(i) = *item {
-                        resend.push(i);
-                        // At once, as a reload round would (the reply that
-                        // stopped the part may ask for nothing else).
-                        reload = true;
-                    }
-                }
-            }
-            if let Some((error, reached)) = failure {
-                // Everything after the replies read is lost.
-                for item in &part.items[received..] {
-                    if let Item::Cmd(i) = *item {
-                        self.prep[i].refused = None;
-                        if reached && !self.entries[i].resend_safe {
-                            unknown.push(i);
-                        } else {
-                            resend.push(i);
-                        }
-                    }
-                }
-                later = true;
-                self.refresh.slots = true;
-                self.refresh.router |= router;
-                cause = Some(error.to_string());
-                self.last = Some(error);
-            }
+            self.settle_part(part, outcome, &mut round)?;
         }
-        if !unknown.is_empty() {
-            return Err(self.outcome_unknown(unknown, cause.unwrap_or_default()));
+        if !round.unknown.is_empty() {
+            return Err(self.outcome_unknown(round.unknown, round.cause.unwrap_or_default()));
         }
-        if let Some(e) = not_durable {
-            return Err(e);
-        }
-        resend.sort_unstable();
-        self.pending = resend;
+        round.resend.sort_unstable();
+        round.resend.dedup();
+        self.pending = round.resend;
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.schedule(later, redirect, reload, progressed)
+        self.schedule(round.later, round.redirect, round.reload, round.progressed)
+    }
+
+    /// Files what came back for one part: each reply, what was not sent
+    /// (a stopped part) or lost (a failed connection), and the verdict of
+    /// its durability `WAIT` on the commands that ran.
+    fn settle_part(&mut self, part: Part, outcome: Outcome, round: &mut Round) -> Result<()> {
+        let router = part.target == Target::Router;
+        let (replies, stopped, failure) = match outcome {
+            Outcome::Replies(v) if v.len() != part.items.len() => {
+                return Err(Error::short_reply());
+            }
+            Outcome::Replies(v) => (v, false, None),
+            Outcome::Stopped(v) => (v, true, None),
+            Outcome::Failed {
+                replies,
+                error,
+                reached,
+            } => (replies, false, Some((error, reached))),
+            Outcome::Gone(error) => return Err(error),
+        };
+        let received = replies.len();
+        let mut filing = Filing::default();
+        for (item, reply) in part.items.iter().zip(replies) {
+            match *item {
+                Item::Asking => {}
+                Item::Wait => filing.wait = Some(reply),
+                Item::Load(s) => self.file_load(s, reply, router, round)?,
+                Item::Cmd(i) => self.file_cmd(i, reply, router, &mut filing, round)?,
+            }
+        }
+        let unsent = part.items[received..]
+            .iter()
+            .filter_map(|item| match *item {
+                Item::Cmd(i) => Some(i),
+                _ => None,
+            });
+        if stopped {
+            // What was not sent goes in the next round (after what is
+            // resent above, by their order), at once, as a reload round
+            // would (the reply that stopped the part may ask for nothing
+            // else).
+            for i in unsent {
+                round.resend.push(i);
+                round.reload = true;
+            }
+        } else if let Some((error, reached)) = failure {
+            // Everything after the replies read is lost.
+            for i in unsent.collect::<Vec<_>>() {
+                self.prep[i].refused = None;
+                round.lost(i, reached, &self.entries[i], &mut self.resent);
+            }
+            self.verdicts.reconnected(&part.target);
+            round.later = true;
+            self.refresh.slots = true;
+            self.refresh.router |= router;
+            round.cause = Some(format!("the connection was lost ({error})"));
+            self.last = Some(error);
+        }
+        if part.items.iter().any(|it| matches!(it, Item::Wait)) {
+            self.judge_wait(&part.target, filing, round)?;
+        }
+        Ok(())
+    }
+
+    /// Files the reply to a script load.
+    fn file_load(
+        &mut self,
+        s: &'static ScriptInfo,
+        reply: Value,
+        router: bool,
+        round: &mut Round,
+    ) -> Result<()> {
+        // A load the server could not take now: the calls behind it answer
+        // the same (or "not loaded") and go again after a backoff.
+        match self.classify(&reply) {
+            Some(NotRun::Later { stale }) => {
+                round.later = true;
+                self.refresh.slots |= stale;
+                self.refresh.router |= stale && router;
+                Ok(())
+            }
+            _ => self.mode.check_loaded(s, reply),
+        }
+    }
+
+    /// Files the reply to command `i`: its result, or how it goes again
+    /// when the reply proves it did not run. A command that follows one of
+    /// its ordering domain that did not run must not have run either
+    /// (unless neither writes: reads commute), or the batch stops.
+    fn file_cmd(
+        &mut self,
+        i: usize,
+        reply: Value,
+        router: bool,
+        filing: &mut Filing,
+        round: &mut Round,
+    ) -> Result<()> {
+        let domain = self.domain(i);
+        let writes = self.entries[i].writes;
+        let Some(kind) = self.not_run(i, &reply) else {
+            if self.entries[i].repeatable && filing.held.iter().any(|&(d, _)| d == domain) {
+                // It ran before a command it must follow: again, after it.
+                round.resend.push(i);
+                return Ok(());
+            }
+            self.out[i] = Some(reply);
+            round.progressed = true;
+            if filing
+                .held
+                .iter()
+                .any(|&(d, w)| d == domain && (w || writes))
+            {
+                return Err(self.interrupted());
+            }
+            filing.ran.push(i);
+            return Ok(());
+        };
+        if self.entries[i].repeatable && demoted(&reply) {
+            // A WAIT after writes that ran on a primary a failover
+            // replaced: they may be discarded there.
+            let before: Vec<usize> = filing
+                .ran
+                .iter()
+                .copied()
+                .filter(|&r| self.domain(r) == domain)
+                .collect();
+            self.uncertain(&before, &reply, round);
+            filing.ran.retain(|r| !before.contains(r));
+        }
+        filing.held.push((domain, writes));
+        let prep = &mut self.prep[i];
+        match kind {
+            NotRun::NoScript => {
+                prep.load = true;
+                round.reload = true;
+            }
+            NotRun::Moved => {
+                prep.ask = None;
+                self.refresh.slots = true;
+                self.refresh.router |= router;
+                round.redirect = true;
+            }
+            NotRun::Ask(host, port) => {
+                prep.ask = Some((host, port));
+                round.redirect = true;
+            }
+            NotRun::Later { stale } => {
+                round.later = true;
+                self.refresh.slots |= stale;
+                self.refresh.router |= stale && router;
+            }
+        }
+        self.prep[i].refused = Some(reply.clone());
+        if let Value::ServerError(e) = &reply {
+            self.last = Some(Error::from_redis(self.entries[i].script, e.clone().into()));
+        }
+        round.resend.push(i);
+        Ok(())
+    }
+
+    /// The durability `WAIT` of a part, on the commands of it that ran: it
+    /// counts only when one of them writes. Enough replicas confirm the
+    /// writes of the node's connection so far; fewer are the batch's
+    /// verdict unless a later `WAIT` on the same connection confirms them
+    /// ([`Verdicts`]). A `WAIT` the node could not serve as a primary (it
+    /// was demoted), or whose reply was lost with the connection, leaves
+    /// the writes in doubt: what is idempotent goes again (with its own
+    /// `WAIT`); the rest fails the batch with
+    /// [`ErrorKind::OutcomeUnknown`] (demoted: it may be discarded) or
+    /// [`ErrorKind::NotDurable`] (it ran; whether a replica has it is not
+    /// known).
+    fn judge_wait(&mut self, target: &Target, filing: Filing, round: &mut Round) -> Result<()> {
+        if let Some(reply) = filing.wait.as_ref().filter(|r| demoted(r)) {
+            self.refresh.slots = true;
+            self.refresh.router |= *target == Target::Router;
+            round.later = true;
+            let wrote = filing.ran.iter().any(|&i| self.entries[i].writes);
+            if wrote {
+                self.uncertain(&filing.ran, reply, round);
+            }
+            return Ok(());
+        }
+        if !filing.ran.iter().any(|&i| self.entries[i].writes) {
+            return Ok(());
+        }
+        let Some(reply) = filing.wait else {
+            // Lost with the connection.
+            for &i in &filing.ran {
+                if self.entries[i].resend_safe {
+                    self.out[i] = None;
+                    self.resent[i] = true;
+                    round.resend.push(i);
+                } else if self.entries[i].writes {
+                    self.verdicts.unknown(target, &self.durability);
+                }
+            }
+            return Ok(());
+        };
+        let short = self.durability.verdict(reply)?;
+        self.verdicts.judge(target, short);
+        Ok(())
+    }
+
+    /// Commands that ran on a node that turned out to have been demoted
+    /// (`reply` says so): idempotent ones go again, the others fail the
+    /// batch with an unknown outcome.
+    fn uncertain(&mut self, ran: &[usize], reply: &Value, round: &mut Round) {
+        for &i in ran {
+            self.out[i] = None;
+            round.lost(i, true, &self.entries[i], &mut self.resent);
+        }
+        round.later = true;
+        self.refresh.slots = true;
+        if let Value::ServerError(e) = reply {
+            let error = Error::from_redis(None, e.clone().into());
+            round.cause = Some(format!(
+                "its node turned out to be a replaced primary, whose writes may be discarded ({error})"
+            ));
+            self.last = Some(error);
+        }
     }
 
     /// Decides how the pending commands go again: after a backoff (`later`),
@@ -747,15 +940,17 @@ impl Exchange {
         .into()
     }
 
-    /// Every reply, in the batch's order.
+    /// Every reply, in the batch's order; [`ErrorKind::NotDurable`] when
+    /// too few replicas confirmed writes that ran.
     pub(crate) fn finish(self) -> Result<Replies> {
+        self.verdicts.outcome()?;
         let scripts = self.entries.iter().map(|e| e.script).collect();
         let values = self
             .out
             .into_iter()
             .map(|v| v.ok_or_else(Error::short_reply))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Replies::new(values, scripts))
+        Ok(Replies::new(values, scripts).with_resent(self.resent))
     }
 }
 
@@ -840,3 +1035,7 @@ pub(crate) fn not_sent(e: Error) -> Outcome {
         reached: false,
     }
 }
+
+#[cfg(test)]
+#[path = "exchange_tests.rs"]
+mod tests;

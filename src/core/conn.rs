@@ -76,6 +76,8 @@ struct Single {
     /// Reconnects with it after the connection broke (when known).
     client: Option<Box<redis::Client>>,
     con: Option<Box<redis::Connection>>,
+    /// How the connection broke, for the error of one that cannot reconnect.
+    lost: Option<String>,
 }
 
 #[cfg(feature = "cluster")]
@@ -143,6 +145,7 @@ impl Connection {
         Ok(Self::with_link(Link::Single(Single {
             client: Some(Box::new(client)),
             con: Some(Box::new(con)),
+            lost: None,
         })))
     }
 
@@ -165,11 +168,13 @@ impl Connection {
 
     fn with_link(link: Link) -> Self {
         let cluster = !matches!(link, Link::Single(_));
-        Self {
+        let mut con = Self {
             link,
             settings: Settings::new(cluster),
             subscriber: Subscriber::default(),
-        }
+        };
+        con.settings.per_node = con.sends_per_node();
+        con
     }
 
     /// Wraps a connection to one server. A connection to a Redis Cluster
@@ -182,6 +187,7 @@ impl Connection {
         Ok(Self::with_link(Link::Single(Single {
             client: None,
             con: Some(Box::new(con)),
+            lost: None,
         })))
     }
 
@@ -241,6 +247,7 @@ impl Connection {
             }) => Link::Single(Single {
                 con: Some(Box::new(connect(client)?)),
                 client: Some(client.clone()),
+                lost: None,
             }),
             #[cfg(feature = "cluster")]
             Link::Cluster(c) if let Some(own) = &c.own => {
@@ -382,22 +389,24 @@ impl Single {
     /// The connection, reconnecting first when it broke earlier.
     fn con(&mut self) -> Result<&mut redis::Connection> {
         if self.con.is_none() {
-            let Some(client) = &self.client else {
-                return Err(cannot_reconnect());
-            };
+            let client = self.client.as_ref().expect("checked by send");
             self.con = Some(Box::new(connect(client)?));
         }
         Ok(self.con.as_mut().expect("set above"))
     }
 
     fn send(&mut self, part: &Part) -> Outcome {
+        if self.con.is_none() && self.client.is_none() {
+            return Outcome::Gone(cannot_reconnect(self.lost.as_deref()));
+        }
         let outcome = match self.con() {
             Ok(con) => pipeline(con, part),
             Err(e) => return not_sent(e),
         };
-        if matches!(outcome, Outcome::Failed { .. }) {
+        if let Outcome::Failed { error, .. } = &outcome {
             // It may hold unread replies, or be dead: open a fresh one next.
             self.con = None;
+            self.lost = Some(error.to_string());
         }
         outcome
     }
@@ -457,7 +466,7 @@ impl ClusterLink {
 
     fn router(&mut self) -> Result<&mut redis::cluster::ClusterConnection> {
         if self.router.is_none() {
-            let own = self.own.as_ref().ok_or_else(cannot_reconnect)?;
+            let own = self.own.as_ref().ok_or_else(|| cannot_reconnect(None))?;
             self.router = Some(own.client(&self.known)?.get_connection()?);
         }
         Ok(self.router.as_mut().expect("set above"))
@@ -507,6 +516,10 @@ impl ClusterLink {
     fn send_routed(&mut self, part: &Part) -> Outcome {
         let router = match self.router() {
             Ok(r) => r,
+            // A wrapped router that broke is not rebuilt: say so at once.
+            Err(e) if matches!(e.kind(), crate::ErrorKind::ConnectionLost { .. }) => {
+                return Outcome::Gone(e);
+            }
             Err(e) => return not_sent(e),
         };
         let mut routed = Routed::new(part.len());

@@ -89,6 +89,8 @@ struct Mux {
     /// The connection (none after it broke) and its generation: a handle
     /// that failed drops the connection only if no clone replaced it since.
     con: Mutex<(Option<redis::aio::MultiplexedConnection>, u64)>,
+    /// How the connection broke, for the error of one that cannot reconnect.
+    lost: Mutex<Option<String>>,
 }
 
 #[cfg(feature = "cluster")]
@@ -200,12 +202,14 @@ impl AsyncConnection {
         let cluster = matches!(link, Link::Cluster(_));
         #[cfg(not(feature = "cluster"))]
         let cluster = false;
-        Self {
+        let mut con = Self {
             link,
             settings: Settings::new(cluster),
             info: info.map(Arc::new),
             hub: Arc::default(),
-        }
+        };
+        con.settings.per_node = con.sends_per_node();
+        con
     }
 
     /// Wraps a `ConnectionManager` of one server (refused for a cluster
@@ -247,6 +251,7 @@ impl AsyncConnection {
         let mux = Mux {
             client,
             con: Mutex::new((Some(con), 0)),
+            lost: Mutex::new(None),
         };
         Ok(Self::with_link(Link::Multiplexed(Arc::new(mux)), info))
     }
@@ -425,15 +430,19 @@ impl Mux {
                 }
                 Err(e) => return not_sent(e),
             },
-            (None, None) => return not_sent(cannot_reconnect()),
+            (None, None) => {
+                let lost = self.lost.lock().expect("connection lock").clone();
+                return Outcome::Gone(cannot_reconnect(lost.as_deref()));
+            }
         };
         match part.pipe.query_async::<Vec<Value>>(&mut con).await {
             Ok(v) => Outcome::Replies(v),
             Err(e) => {
-                if e.is_unrecoverable_error() && self.client.is_some() {
+                if e.is_unrecoverable_error() {
                     let mut slot = self.con.lock().expect("connection lock");
                     if slot.1 == generation {
                         slot.0 = None;
+                        *self.lost.lock().expect("connection lock") = Some(e.to_string());
                     }
                 }
                 failed(Vec::new(), e)
@@ -510,7 +519,7 @@ impl ClusterLink {
             return Ok(r);
         }
         let client = {
-            let own = self.own.as_ref().ok_or_else(cannot_reconnect)?;
+            let own = self.own.as_ref().ok_or_else(|| cannot_reconnect(None))?;
             own.client(&self.known.lock().expect("known lock"))?
         };
         let router = client.get_async_connection().await?;
@@ -541,6 +550,10 @@ impl ClusterLink {
             _ => {
                 let mut router = match self.router().await {
                     Ok(r) => r,
+                    // A wrapped router that broke is not rebuilt: say so at once.
+                    Err(e) if matches!(e.kind(), crate::ErrorKind::ConnectionLost { .. }) => {
+                        return Outcome::Gone(e);
+                    }
                     Err(e) => return not_sent(e),
                 };
                 let mut routed = Routed::new(pipe.len());

@@ -46,6 +46,9 @@ pub(crate) struct Run<T> {
     exchange: Option<Exchange>,
     /// The round being sent.
     parts: Vec<Part>,
+    /// The error of an exchange that failed, returned once the driver has
+    /// refreshed what the exchange asked for.
+    failed: Option<crate::Error>,
 }
 
 impl<T: Send + 'static> Run<T> {
@@ -56,6 +59,7 @@ impl<T: Send + 'static> Run<T> {
             settings,
             exchange: None,
             parts: Vec::new(),
+            failed: None,
         }
     }
 
@@ -66,6 +70,11 @@ impl<T: Send + 'static> Run<T> {
             Input::Woken(woken) => Some(wait_replies(woken)),
             Input::Slept if self.exchange.is_none() => Some(Replies::default()),
             Input::Slept => self.exchange_next()?,
+            Input::Targets(_) if self.failed.is_some() => {
+                // The refresh of a failed exchange is done.
+                self.exchange = None;
+                return Err(self.failed.take().expect("matched above"));
+            }
             Input::Targets(targets) => {
                 let ex = self.exchange.as_mut().expect("routed for an exchange");
                 match targets {
@@ -79,7 +88,17 @@ impl<T: Send + 'static> Run<T> {
             }
             Input::Sent(outcomes) => {
                 let ex = self.exchange.as_mut().expect("sent for an exchange");
-                ex.settle(std::mem::take(&mut self.parts), outcomes)?;
+                if let Err(e) = ex.settle(std::mem::take(&mut self.parts), outcomes) {
+                    // What the round learnt of the topology outlives the
+                    // exchange: the next call must not meet the same stale
+                    // view (a demoted primary, a moved slot).
+                    let refresh = ex.take_refresh();
+                    if refresh == Refresh::default() {
+                        return Err(e);
+                    }
+                    self.failed = Some(e);
+                    return Ok(Io::Route(refresh, Vec::new()));
+                }
                 self.exchange_next()?
             }
         };

@@ -8,9 +8,15 @@
 //! write ends with `WAIT <replicas> <timeout>`, sent on the same connection
 //! to the same node as the writes (so it covers them), and the call succeeds
 //! only when that many replicas acknowledged them; otherwise it fails with
-//! [`ErrorKind::NotDurable`](crate::ErrorKind::NotDurable) — the writes are
+//! [`ErrorKind::NotDurable`](crate::ErrorKind::NotDurable) — the writes ran
 //! on the primary but may not survive its loss (idempotent calls can simply
-//! be made again).
+//! be made again). The verdict is on the writes that ran: a call that did
+//! not run (`NOSCRIPT` on a fresh primary, a redirect) is loaded or
+//! redirected and sent again, with its own `WAIT`, before the batch is
+//! judged; a `WAIT` refused by a node that a failover demoted (`UNBLOCKED`,
+//! "WAIT cannot be used with replica instances") sends the idempotent
+//! writes again to the new primary, and fails the others with
+//! [`ErrorKind::OutcomeUnknown`](crate::ErrorKind::OutcomeUnknown).
 //!
 //! `WAIT` is no consensus: when a primary has several replicas and the one
 //! promoted is not one that acknowledged, a write can still be lost. With
@@ -83,19 +89,16 @@ impl Durability {
         }
     }
 
-    /// Checks the reply of that `WAIT`.
-    pub(crate) fn check(&self, reply: Value) -> Result<()> {
-        let Self::Replicas { replicas, timeout } = *self else {
-            return Ok(());
+    /// Reads the reply of that `WAIT`: `None` when enough replicas
+    /// acknowledged, the [`ErrorKind::NotDurable`] error when fewer did, or
+    /// the error of a reply that is no count.
+    pub(crate) fn verdict(&self, reply: Value) -> Result<Option<Error>> {
+        let Self::Replicas { replicas, .. } = *self else {
+            return Ok(None);
         };
         match reply {
-            Value::Int(n) if n >= i64::from(replicas) => Ok(()),
-            Value::Int(n) => Err(ErrorKind::NotDurable {
-                acknowledged: n.max(0) as u32,
-                wanted: replicas,
-                timeout_ms: timeout.as_millis() as u64,
-            }
-            .into()),
+            Value::Int(n) if n >= i64::from(replicas) => Ok(None),
+            Value::Int(n) => Ok(Some(self.short_of(n.max(0) as u32))),
             Value::ServerError(e) => Err(Error::from_redis(None, e.into())),
             other => Err(Error::unexpected(format!(
                 "WAIT answered {}",
@@ -104,6 +107,89 @@ impl Durability {
                     _ => "something other than an integer",
                 }
             ))),
+        }
+    }
+
+    /// The error of writes that `acknowledged` replicas acknowledged.
+    fn short_of(&self, acknowledged: u32) -> Error {
+        let (wanted, timeout_ms) = match *self {
+            Self::Primary => (0, 0),
+            Self::Replicas { replicas, timeout } => (replicas, timeout.as_millis() as u64),
+        };
+        ErrorKind::NotDurable {
+            acknowledged,
+            wanted,
+            timeout_ms,
+        }
+        .into()
+    }
+}
+
+/// The verdicts of one exchange's durability `WAIT`s on the writes that
+/// ran, per connection (`K`: where a pipeline went). A `WAIT` counts the
+/// replicas that have every write its connection sent before it, so a
+/// short count is overruled by a later sufficient one on the same
+/// connection — unless the connection was opened anew in between, or the
+/// count of a write was never read (its `WAIT`'s reply was lost).
+#[derive(Debug)]
+pub(crate) struct Verdicts<K> {
+    short: Vec<Short<K>>,
+}
+
+#[derive(Debug)]
+struct Short<K> {
+    at: K,
+    error: Error,
+    /// No later `WAIT` can overrule it.
+    settled: bool,
+}
+
+impl<K> Default for Verdicts<K> {
+    fn default() -> Self {
+        Self { short: Vec::new() }
+    }
+}
+
+impl<K: PartialEq + Clone> Verdicts<K> {
+    /// A `WAIT`'s verdict on the writes sent to `at` so far (`short`: the
+    /// error when too few replicas acknowledged).
+    pub(crate) fn judge(&mut self, at: &K, short: Option<Error>) {
+        let open = self.short.iter_mut().find(|s| s.at == *at && !s.settled);
+        match (short, open) {
+            (None, _) => self.short.retain(|s| s.settled || s.at != *at),
+            (Some(error), Some(s)) => s.error = error,
+            (Some(error), None) => self.short.push(Short {
+                at: at.clone(),
+                error,
+                settled: false,
+            }),
+        }
+    }
+
+    /// A write that is not idempotent ran at `at`, and the reply of its
+    /// `WAIT` was lost: how many replicas have it is not known.
+    pub(crate) fn unknown(&mut self, at: &K, durability: &Durability) {
+        self.short.push(Short {
+            at: at.clone(),
+            error: durability.short_of(0),
+            settled: true,
+        });
+    }
+
+    /// The connection to `at` broke: a `WAIT` on the next one cannot
+    /// confirm what was sent on this one.
+    pub(crate) fn reconnected(&mut self, at: &K) {
+        for s in self.short.iter_mut().filter(|s| s.at == *at) {
+            s.settled = true;
+        }
+    }
+
+    /// `Ok` when every write that ran was confirmed; otherwise the first
+    /// short verdict.
+    pub(crate) fn outcome(self) -> Result<()> {
+        match self.short.into_iter().next() {
+            Some(s) => Err(s.error),
+            None => Ok(()),
         }
     }
 }
@@ -122,8 +208,8 @@ mod tests {
             wait,
             redis::cmd("WAIT").arg(2).arg(250).get_packed_command()
         );
-        assert!(d.check(Value::Int(2)).is_ok());
-        let e = d.check(Value::Int(1)).unwrap_err();
+        assert!(d.verdict(Value::Int(2)).unwrap().is_none());
+        let e = d.verdict(Value::Int(1)).unwrap().unwrap();
         assert!(matches!(
             e.kind(),
             ErrorKind::NotDurable {
@@ -133,5 +219,36 @@ mod tests {
             }
         ));
         assert!(Durability::Primary.wait_cmd().is_none());
+        assert!(d.verdict(Value::Nil).is_err());
+    }
+
+    #[test]
+    fn a_later_wait_on_the_same_connection_overrules_a_short_one() {
+        let d = Durability::replicas(1, Duration::from_millis(5)).unwrap();
+        let short = || d.verdict(Value::Int(0)).unwrap();
+        let mut v = Verdicts::default();
+        v.judge(&"a", short());
+        v.judge(&"b", None);
+        v.judge(&"a", None);
+        assert!(v.outcome().is_ok(), "a's later WAIT confirmed its writes");
+
+        let mut v = Verdicts::default();
+        v.judge(&"a", short());
+        v.reconnected(&"a");
+        v.judge(&"a", None);
+        assert!(v.outcome().is_err(), "not on another connection");
+
+        let mut v = Verdicts::default();
+        v.unknown(&"a", &d);
+        v.judge(&"a", None);
+        let e = v.outcome().unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::NotDurable {
+                acknowledged: 0,
+                wanted: 1,
+                ..
+            }
+        ));
     }
 }

@@ -226,15 +226,19 @@ pub enum ErrorKind {
     )]
     PipelineInterrupted { ran_in_order: usize, total: usize },
 
-    /// The connection was lost after requests that are not idempotent were
-    /// written: the server may or may not have run them, and they were not
+    /// Requests that are not idempotent were written, and then the
+    /// connection was lost before their replies came, or their node turned
+    /// out to be a primary that a failover had replaced (its `WAIT` answered
+    /// `UNBLOCKED ... (master -> replica?)`: what ran there may be
+    /// discarded): they may or may not have taken effect, and they were not
     /// sent again. `scripts` names the scripts among them (a call of a
     /// script whose header says `IDEMPOTENT no`, or `if <arg>` without it),
-    /// `commands` the plain commands (`INCR` …); `cause` is the connection
-    /// error. Other commands of the same batch may have run. Check the data
-    /// before making the call again, or use a call that is idempotent (e.g.
-    /// with a [`RequestId`](crate::core::RequestId)).
-    #[error("outcome unknown: the connection was lost after {} {} sent ({cause}); it may have run and was not sent again", unknown_names(.scripts, .commands), if .scripts.len() + .commands.len() == 1 { "was" } else { "were" })]
+    /// `commands` the plain commands (`INCR` …); `cause` says what happened
+    /// (with the connection's or the server's error). Other commands of the
+    /// same batch may have run. Check the data before making the call
+    /// again, or use a call that is idempotent (e.g. with a
+    /// [`RequestId`](crate::core::RequestId)).
+    #[error("outcome unknown: {} {} sent, then {cause}; it may have run and was not sent again", unknown_names(.scripts, .commands), if .scripts.len() + .commands.len() == 1 { "was" } else { "were" })]
     OutcomeUnknown {
         scripts: Vec<&'static str>,
         commands: Vec<String>,
@@ -253,6 +257,18 @@ pub enum ErrorKind {
         wanted: u32,
         timeout_ms: u64,
     },
+
+    /// The connection broke (`cause`) and cannot be opened again: it was
+    /// wrapped without its client (`Connection::from_redis`,
+    /// `AsyncConnection::from_multiplexed`), so the crate has nothing to
+    /// reconnect with. Not retryable on this connection: make one that
+    /// reconnects by itself — `Connection::open` / `AsyncConnection::open`
+    /// with a URL, `AsyncConnection::from_manager` with a
+    /// `ConnectionManager`, or `AsyncConnection::from_multiplexed_with_client`.
+    #[error(
+        "the connection was lost ({cause}) and cannot be opened again: it was handed over without its client; make one that reconnects: Connection::open or AsyncConnection::open with a URL, AsyncConnection::from_manager, or AsyncConnection::from_multiplexed_with_client"
+    )]
+    ConnectionLost { cause: String },
 
     /// The server sent fewer replies than commands, or a reply of another
     /// shape than the operation expects.
@@ -332,6 +348,12 @@ pub enum ServerErrorKind {
     Redirect,
     /// `NOSCRIPT`: the script is not in the server's cache.
     NoScript,
+    /// The node stopped being a primary (a failover): `UNBLOCKED` (a `WAIT`
+    /// released when the node turned into a replica) or a `WAIT` that a
+    /// replica refused (`ERR WAIT cannot be used with replica instances`).
+    /// The topology changed: the same call on a fresh view of it may
+    /// succeed.
+    Demoted,
     /// `ERR` and any other code.
     Other,
 }
@@ -352,6 +374,7 @@ impl ServerErrorKind {
             "CROSSSLOT" => Self::CrossSlot,
             "MOVED" | "ASK" => Self::Redirect,
             "NOSCRIPT" => Self::NoScript,
+            "UNBLOCKED" => Self::Demoted,
             _ => Self::Other,
         }
     }
@@ -368,6 +391,7 @@ impl ServerErrorKind {
                 | Self::ClusterDown
                 | Self::ReadOnly
                 | Self::Redirect
+                | Self::Demoted
         )
     }
 }
@@ -515,6 +539,7 @@ impl Error {
         // command or subcommand`), Valkey with `ERR ACL failure in script`,
         // not `NOPERM`: the same refusal.
         let kind = match ServerErrorKind::of_code(code) {
+            _ if crate::core::retry::demotion_code(code, detail) => ServerErrorKind::Demoted,
             ServerErrorKind::Other
                 if code == "ERR"
                     && (detail.contains("can't run this command")

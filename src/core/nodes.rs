@@ -14,7 +14,7 @@ use super::batch::Addr;
 use super::batch::Target;
 #[cfg(feature = "cluster")]
 use super::slots::SlotMap;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// How long connecting may take.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -60,14 +60,13 @@ pub(crate) fn refuse_cluster_node(info: &Value, driver: &str) -> Result<()> {
     Ok(())
 }
 
-/// The error of a connection that broke and was handed over without its
-/// client.
-pub(crate) fn cannot_reconnect() -> Error {
-    Error::from(redis::RedisError::from((
-        redis::ErrorKind::Io,
-        "connection lost",
-        "it was handed to redis-patterns without its client, so it cannot reconnect".to_string(),
-    )))
+/// The error of a connection that broke (`cause`: how, when known) and
+/// was handed over without its client.
+pub(crate) fn cannot_reconnect(cause: Option<&str>) -> Error {
+    ErrorKind::ConnectionLost {
+        cause: cause.unwrap_or("an earlier call failed").to_string(),
+    }
+    .into()
 }
 
 /// `base` with another host and port (same credentials and TLS settings):

@@ -65,15 +65,42 @@ impl Env {
 pub struct Replies {
     values: std::vec::IntoIter<Value>,
     scripts: std::vec::IntoIter<Option<&'static ScriptInfo>>,
+    resent: std::vec::IntoIter<bool>,
 }
 
 impl Replies {
     pub(crate) fn new(values: Vec<Value>, scripts: Vec<Option<&'static ScriptInfo>>) -> Self {
         debug_assert_eq!(values.len(), scripts.len());
+        let n = values.len();
         Self {
             values: values.into_iter(),
             scripts: scripts.into_iter(),
+            resent: vec![false; n].into_iter(),
         }
+    }
+
+    /// The same replies, with whether each answers a resend (see
+    /// [`Replies::resent`]).
+    pub(crate) fn with_resent(mut self, resent: Vec<bool>) -> Self {
+        debug_assert_eq!(resent.len(), self.values.len());
+        self.resent = resent.into_iter();
+        self
+    }
+
+    /// Whether the next reply answers a write that was sent again because
+    /// the reply to an earlier attempt was lost (the connection broke, or
+    /// its node was a primary a failover replaced): only idempotent calls
+    /// are, and the data is as one run leaves it, but the reply describes
+    /// the second run, which may have found the first one's effect (a
+    /// visit that is no longer new, a lock that is no longer held).
+    pub fn resent(&self) -> bool {
+        self.resent.as_slice().first().copied().unwrap_or(false)
+    }
+
+    /// Moves past the next reply's resend flag (with its value).
+    fn advance(&mut self) -> Option<&'static ScriptInfo> {
+        self.resent.next();
+        self.scripts.next().flatten()
     }
 
     /// Replies not taken yet.
@@ -87,13 +114,13 @@ impl Replies {
 
     /// The next reply, raw: an error reply is `Ok(Value::ServerError)`.
     pub fn take_value(&mut self) -> Result<Value> {
-        self.scripts.next();
+        self.advance();
         self.values.next().ok_or_else(Error::short_reply)
     }
 
     /// The next reply decoded as `T`; an error reply becomes its [`Error`].
     pub fn take<T: FromRedisValue>(&mut self) -> Result<T> {
-        let script = self.scripts.next().flatten();
+        let script = self.advance();
         let value = self.values.next().ok_or_else(Error::short_reply)?;
         decode(script, value)
     }
@@ -124,7 +151,8 @@ impl Replies {
     pub(crate) fn split_first(&mut self, n: usize) -> Replies {
         let values: Vec<Value> = self.values.by_ref().take(n).collect();
         let scripts: Vec<_> = self.scripts.by_ref().take(n).collect();
-        Replies::new(values, scripts)
+        let resent: Vec<bool> = self.resent.by_ref().take(n).collect();
+        Replies::new(values, scripts).with_resent(resent)
     }
 }
 
@@ -397,6 +425,19 @@ impl<R: FromRedisValue + Send + 'static> Op<R> {
             Ok(call) => Self::call(call),
             Err(e) => Self::fail(e),
         }
+    }
+
+    /// One script call from a generated wrapper, decoded, with whether its
+    /// reply is that of a resend after an earlier attempt's reply was lost
+    /// ([`Replies::resent`]): for a call whose reply depends on whether it
+    /// ran before (a visit that is new, an item that was absent).
+    pub fn script_resent(call: impl IntoCall<R>) -> Op<(R, bool)> {
+        let mut batch = Batch::new();
+        batch.script(call);
+        Op::send(batch, |mut r| {
+            let resent = r.resent();
+            Ok((r.take()?, resent))
+        })
     }
 
     /// One plain command on `key`'s slot.

@@ -9,7 +9,10 @@
 //!   `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `READONLY` (on a cluster, where
 //!   the slot map read again names the new primary; one server that answers
 //!   it is a replica, and the reply is returned), `LOADING`, `BUSY`,
-//!   `NOREPLICAS` — idempotent or not;
+//!   `NOREPLICAS`, `UNBLOCKED` — idempotent or not;
+//! * a write that ran on a primary that a failover demoted (its `WAIT`
+//!   answered `UNBLOCKED` or was refused as a replica's: the write may be
+//!   discarded) only when it is idempotent, as below;
 //! * every command that was not sent, because connecting failed;
 //! * a command whose request was written when the connection then failed
 //!   (its outcome is unknown) only when it is idempotent: a script whose
@@ -192,14 +195,19 @@ pub(crate) struct Retries {
     policy: RetryPolicy,
     started: Instant,
     made: u32,
+    /// The op's own deadline for retries after a backoff.
+    until: Option<Instant>,
 }
 
 impl Retries {
-    pub(crate) fn new(policy: RetryPolicy) -> Self {
+    /// The retries of an exchange starting now, under `policy` and the
+    /// op's own deadline `until`.
+    pub(crate) fn new(policy: RetryPolicy, until: Option<Instant>) -> Self {
         Self {
             policy,
             started: Instant::now(),
             made: 0,
+            until,
         }
     }
 
@@ -215,7 +223,9 @@ impl Retries {
         } else {
             self.policy.backoff(self.made)
         };
-        (self.started.elapsed() + wait <= self.policy.deadline).then_some(wait)
+        // A redirect goes at once, whatever the op's deadline: one round trip.
+        let in_time = now || self.until.is_none_or(|u| Instant::now() + wait <= u);
+        (self.started.elapsed() + wait <= self.policy.deadline && in_time).then_some(wait)
     }
 }
 
@@ -229,8 +239,9 @@ pub(crate) enum NotRun {
     /// `ASK <slot> <host:port>`: send again to that node, after `ASKING`.
     Ask(String, u16),
     /// The server cannot take it now (`LOADING`, `BUSY`, `TRYAGAIN`,
-    /// `CLUSTERDOWN`, `MASTERDOWN`, `READONLY`, `NOREPLICAS`): wait, then
-    /// send again; `stale` when the topology may have changed.
+    /// `CLUSTERDOWN`, `MASTERDOWN`, `READONLY`, `NOREPLICAS`, a demotion:
+    /// [`demoted`]): wait, then send again; `stale` when the topology may
+    /// have changed.
     Later { stale: bool },
 }
 
@@ -249,8 +260,28 @@ pub(crate) fn not_run(reply: &Value) -> Option<NotRun> {
         }
         "LOADING" | "BUSY" | "TRYAGAIN" | "NOREPLICAS" => NotRun::Later { stale: false },
         "CLUSTERDOWN" | "MASTERDOWN" | "READONLY" => NotRun::Later { stale: true },
+        _ if demoted(reply) => NotRun::Later { stale: true },
         _ => return None,
     })
+}
+
+/// Whether `reply` says that its node stopped being a primary: `UNBLOCKED`
+/// (a `WAIT` or another blocked command released when the node turned
+/// into a replica: `force unblock ... (master -> replica?)`) or a `WAIT`
+/// refused by a replica (`ERR WAIT cannot be used with replica
+/// instances`). The command itself did not do its work; writes sent to the
+/// node before it may have run there and be discarded when it syncs with
+/// its new primary.
+pub(crate) fn demoted(reply: &Value) -> bool {
+    let Value::ServerError(e) = reply else {
+        return false;
+    };
+    demotion_code(e.code(), e.details().unwrap_or(""))
+}
+
+/// [`demoted`] by an error's code and text.
+pub(crate) fn demotion_code(code: &str, detail: &str) -> bool {
+    code == "UNBLOCKED" || (code == "ERR" && detail.contains("cannot be used with replica"))
 }
 
 /// Whether a request that failed with `e` may have reached the server (so
@@ -276,11 +307,15 @@ mod tests {
             let d = p.backoff(retry);
             assert!(d >= full / 2 && d <= full, "{retry}: {d:?}");
         }
-        let mut r = Retries::new(RetryPolicy::builder().attempts(3).build().unwrap());
+        let mut r = Retries::new(RetryPolicy::builder().attempts(3).build().unwrap(), None);
         assert_eq!(r.next(true), Some(Duration::ZERO));
         assert!(r.next(false).is_some());
         assert_eq!(r.next(false), None, "3 attempts: 2 retries");
-        assert_eq!(Retries::new(RetryPolicy::none()).next(true), None);
+        assert_eq!(Retries::new(RetryPolicy::none(), None).next(true), None);
+        // The op's own deadline stops backoffs, not redirects.
+        let mut r = Retries::new(RetryPolicy::default(), Some(Instant::now()));
+        assert_eq!(r.next(true), Some(Duration::ZERO));
+        assert_eq!(r.next(false), None);
         assert!(RetryPolicy::builder().attempts(0).build().is_err());
         assert!(
             RetryPolicy::builder()
@@ -329,6 +364,14 @@ mod tests {
             ("MASTERDOWN Link with MASTER is down", later(true)),
             (
                 "READONLY You can't write against a read only replica.",
+                later(true),
+            ),
+            (
+                "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+                later(true),
+            ),
+            (
+                "ERR WAIT cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.",
                 later(true),
             ),
             (

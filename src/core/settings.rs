@@ -13,6 +13,10 @@ pub(crate) struct Settings {
     pub(crate) env: Env,
     pub(crate) policy: RetryPolicy,
     pub(crate) durability: Durability,
+    /// Whether it reaches cluster nodes itself (not only through a wrapped
+    /// `ClusterConnection`): then a command the router sent that answers
+    /// `ASK` goes to the node named, after `ASKING`.
+    pub(crate) per_node: bool,
 }
 
 impl Settings {
@@ -25,6 +29,7 @@ impl Settings {
             },
             policy: RetryPolicy::default(),
             durability: Durability::default(),
+            per_node: true,
         }
     }
 

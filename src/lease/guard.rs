@@ -40,23 +40,86 @@ pub enum LostReason {
     NotOwned,
     /// Renewals failed (the server unreachable) until the lease had run out.
     Unrenewed,
+    /// The lease ran out before a renewal confirmed it again: the holder's
+    /// process or its renewals were held up (frozen, paused, starved) for
+    /// longer than the lease. The holder's own check tells it at once,
+    /// from the time since the last confirmed renewal was sent, without
+    /// waiting for the next renewal to find the lease gone.
+    Expired,
+}
+
+/// When a lease runs out unless a renewal confirms it again: the instant
+/// the last confirmed renewal was sent (the acquire: when its reply came)
+/// plus the lease. Shared by the renewals and the holder's checks; once a
+/// check found it passed, it stays passed (a renewal that succeeds later
+/// does not revive the lease: the holder may have stopped trusting it).
+#[derive(Debug, Clone)]
+pub(crate) struct Deadline {
+    lease: Duration,
+    /// The last confirmation, and whether a check found the lease run out.
+    state: Arc<Mutex<(Instant, bool)>>,
+}
+
+impl Deadline {
+    /// A lease of `lease` confirmed now.
+    pub(crate) fn new(lease: Duration) -> Self {
+        Self {
+            lease,
+            state: Arc::new(Mutex::new((Instant::now(), false))),
+        }
+    }
+
+    /// A renewal sent at `sent` succeeded (unless the lease counts as run
+    /// out already).
+    fn confirm(&self, sent: Instant) {
+        let mut s = self.state.lock().expect("lease deadline");
+        if !s.1 {
+            s.0 = s.0.max(sent);
+        }
+    }
+
+    /// How long the lease has left (zero once it ran out); a lease found
+    /// run out stays so.
+    pub(crate) fn left(&self) -> Duration {
+        let mut s = self.state.lock().expect("lease deadline");
+        let left = (s.0 + self.lease).saturating_duration_since(Instant::now());
+        s.1 |= left.is_zero();
+        if s.1 { Duration::ZERO } else { left }
+    }
+
+    /// The loss of `fence`'s lease when it ran out.
+    pub(crate) fn expired(&self, fence: u64) -> Option<Lost> {
+        self.left().is_zero().then_some(Lost {
+            fence,
+            reason: LostReason::Expired,
+        })
+    }
 }
 
 /// What both guards' renewals share: the resource and the lease they
-/// renew, every lease/3, and when the last renewal succeeded.
+/// renew, every lease/3, and the lease's deadline.
 pub(crate) struct Renewals<R: Leasable> {
     resource: R,
     lease: R::Lease,
-    renewed: Instant,
+    deadline: Deadline,
+    /// When the renewal in flight was sent.
+    sent: Instant,
 }
 
 impl<R: Leasable> Renewals<R> {
+    /// The renewals of `lease`, acquired just now.
     pub(crate) fn new(resource: R, lease: R::Lease) -> Self {
         Self {
+            deadline: Deadline::new(resource.lease()),
             resource,
             lease,
-            renewed: Instant::now(),
+            sent: Instant::now(),
         }
+    }
+
+    /// The lease's deadline, for the holder's checks.
+    pub(crate) fn deadline(&self) -> Deadline {
+        self.deadline.clone()
     }
 
     /// How long to wait before the next renewal.
@@ -64,8 +127,10 @@ impl<R: Leasable> Renewals<R> {
         self.resource.lease() / 3
     }
 
-    /// One renewal: a fresh lease, if the guard's token still holds it.
-    pub(crate) fn extend(&self) -> Op<bool> {
+    /// One renewal, sent now: a fresh lease, if the guard's token still
+    /// holds it.
+    pub(crate) fn extend(&mut self) -> Op<bool> {
+        self.sent = Instant::now();
         self.resource.extend(&self.lease, self.resource.lease())
     }
 
@@ -83,11 +148,12 @@ impl<R: Leasable> Renewals<R> {
     pub(crate) fn after(&mut self, result: Result<bool>) -> Option<Lost> {
         let reason = match result {
             Ok(true) => {
-                self.renewed = Instant::now();
-                return None;
+                self.deadline.confirm(self.sent);
+                // A holder's check may have found it run out meanwhile.
+                return self.deadline.expired(R::fence(&self.lease));
             }
             Ok(false) => LostReason::NotOwned,
-            Err(_) if self.renewed.elapsed() >= self.resource.lease() => LostReason::Unrenewed,
+            Err(_) if self.deadline.left().is_zero() => LostReason::Unrenewed,
             Err(_) => return None,
         };
         Some(Lost {
@@ -172,6 +238,7 @@ pub struct Guard<'a, R: Leasable> {
     con: &'a mut Connection,
     lease: R::Lease,
     renewer: Renewer,
+    deadline: Deadline,
     released: bool,
 }
 
@@ -193,12 +260,15 @@ impl<'a, R: Leasable> Guard<'a, R> {
     pub fn acquire(resource: &R, con: &'a mut Connection, timeout: Duration) -> Result<Self> {
         let renewals = con.try_clone()?;
         let lease = resource.acquire(timeout).run(con)?;
-        match Renewer::start(Renewals::new(resource.clone(), lease.clone()), renewals) {
+        let renewing = Renewals::new(resource.clone(), lease.clone());
+        let deadline = renewing.deadline();
+        match Renewer::start(renewing, renewals) {
             Ok(renewer) => Ok(Guard {
                 resource: resource.clone(),
                 con,
                 lease,
                 renewer,
+                deadline,
                 released: false,
             }),
             Err(e) => {
@@ -225,14 +295,31 @@ impl<'a, R: Leasable> Guard<'a, R> {
         R::token(&self.lease)
     }
 
-    /// The lost lease, once a renewal found it lost.
+    /// The lost lease: once a renewal found it lost, or once the lease ran
+    /// out since the last confirmed renewal was sent ([`LostReason::Expired`],
+    /// known at once, without waiting for the next renewal).
     pub fn lost(&self) -> Option<Lost> {
-        self.renewer.lost()
+        self.renewer
+            .lost()
+            .or_else(|| self.deadline.expired(R::fence(&self.lease)))
     }
 
-    /// `Ok` while the lease is held as far as the renewals know;
-    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) once it was
-    /// lost. Check it before acting on what the lease protects.
+    /// How long the lease lasts at least, as far as this holder knows (the
+    /// time since the last confirmed renewal was sent, taken from the
+    /// lease); zero once it was lost.
+    pub fn remaining(&self) -> Duration {
+        match self.renewer.lost() {
+            Some(_) => Duration::ZERO,
+            None => self.deadline.left(),
+        }
+    }
+
+    /// `Ok` while the lease is held as far as this holder knows: no renewal
+    /// found it lost, and the lease has not run out since the last
+    /// confirmed renewal (a holder that was frozen for longer than the
+    /// lease learns it here at once);
+    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) otherwise. Check
+    /// it before acting on what the lease protects.
     pub fn check(&self) -> Result<()> {
         match self.lost() {
             Some(lost) => Err(lost_error(&self.resource, &lost)),
@@ -263,5 +350,29 @@ impl<R: Leasable> Drop for Guard<'_, R> {
         if !self.released {
             let _ = self.resource.release(&self.lease).run(self.con);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_runs_out_with_its_lease_and_stays_run_out() {
+        let lease = Duration::from_secs(60);
+        let d = Deadline::new(lease);
+        assert!(d.expired(7).is_none() && d.left() > lease / 2);
+        // The last confirmation was sent longer than a lease ago.
+        let long_ago = Instant::now() - lease - Duration::from_secs(1);
+        d.state.lock().unwrap().0 = long_ago;
+        let lost = d.expired(7).expect("run out");
+        assert_eq!((lost.fence, lost.reason), (7, LostReason::Expired));
+        d.confirm(Instant::now());
+        assert!(d.expired(7).is_some(), "a later renewal does not revive it");
+        assert_eq!(d.left(), Duration::ZERO);
+        // A confirmation moves an open deadline on, never back.
+        let d = Deadline::new(lease);
+        d.confirm(long_ago);
+        assert!(d.left() > lease / 2);
     }
 }

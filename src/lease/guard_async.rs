@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 
 use super::Leasable;
-use super::guard::{Lost, Renewals, lost_error};
+use super::guard::{Deadline, Lost, Renewals, lost_error};
 use crate::core::{AsyncConnection, Request};
 use crate::error::Result;
 use crate::lock::Lock;
@@ -24,6 +24,7 @@ pub struct Held<R: Leasable> {
     resource: R,
     lease: R::Lease,
     lost: watch::Receiver<Option<Lost>>,
+    deadline: Deadline,
 }
 
 impl<R: Leasable> Held<R> {
@@ -44,14 +45,30 @@ impl<R: Leasable> Held<R> {
         R::token(&self.lease)
     }
 
-    /// The lost lease, once a renewal found it lost.
+    /// The lost lease: once a renewal found it lost, or once the lease ran
+    /// out since the last confirmed renewal was sent
+    /// ([`LostReason::Expired`](super::LostReason::Expired), known at
+    /// once, without waiting for the next renewal).
     pub fn lost(&self) -> Option<Lost> {
-        self.lost.borrow().clone()
+        let found = self.lost.borrow().clone();
+        found.or_else(|| self.deadline.expired(R::fence(&self.lease)))
     }
 
-    /// `Ok` while the lease is held as far as the renewals know;
-    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) once it was
-    /// lost. Check it before acting on what the lease protects.
+    /// How long the lease lasts at least, as far as this holder knows
+    /// (zero once it was lost).
+    pub fn remaining(&self) -> Duration {
+        match &*self.lost.borrow() {
+            Some(_) => Duration::ZERO,
+            None => self.deadline.left(),
+        }
+    }
+
+    /// `Ok` while the lease is held as far as this holder knows: no renewal
+    /// found it lost, and the lease has not run out since the last
+    /// confirmed renewal (a holder held up for longer than the lease
+    /// learns it here at once);
+    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) otherwise.
+    /// Check it before acting on what the lease protects.
     pub fn check(&self) -> Result<()> {
         match self.lost() {
             Some(lost) => Err(lost_error(&self.resource, &lost)),
@@ -67,7 +84,11 @@ impl<R: Leasable> Held<R> {
             if let Some(lost) = rx.borrow_and_update().clone() {
                 return lost;
             }
-            if rx.changed().await.is_err() {
+            if let Some(lost) = self.deadline.expired(R::fence(&self.lease)) {
+                return lost;
+            }
+            // A renewal's news, or the deadline, whichever comes first.
+            if let Ok(Err(_)) = tokio::time::timeout(self.deadline.left(), rx.changed()).await {
                 // The renewals ended without a loss (released).
                 std::future::pending::<()>().await;
             }
@@ -106,12 +127,14 @@ impl<R: Leasable> AsyncGuard<R> {
         let (lost_tx, lost) = watch::channel(None);
         let (stop, stopped) = oneshot::channel();
         let renewals = Renewals::new(resource.clone(), lease.clone());
+        let deadline = renewals.deadline();
         let task = tokio::spawn(renew(renewals, con.clone(), lost_tx, stopped));
         Ok(Self {
             held: Held {
                 resource: resource.clone(),
                 lease,
                 lost,
+                deadline,
             },
             con,
             stop: Some(stop),

@@ -154,7 +154,12 @@ where
                 self.current = None;
                 self.pause(started, hint)
             }
-            Step::Send(b) => Ok(Step::Send(b)),
+            Step::Send(mut b) => {
+                // Retries of an attempt (a slot migrating, a failover) keep
+                // to the acquire's timeout.
+                b.until(started + self.waiting.timeout);
+                Ok(Step::Send(b))
+            }
             Step::Sleep(d) => Ok(Step::Sleep(d)),
             Step::Wait { channel, timeout } => Ok(Step::Wait { channel, timeout }),
         }

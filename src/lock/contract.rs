@@ -38,7 +38,7 @@ pub(crate) fn contract() -> PatternContract {
                 "fence",
                 "<prefix>{<name>}:fence",
                 "string",
-                "the fencing counter: INCR per acquire, never expires",
+                "the last fencing token handed out (max(last + 1, the server's clock in µs) per acquire), never expires",
             ),
             wake_key(),
         ],

@@ -26,8 +26,30 @@
 //! * **Failover** ([`Replication`]): an acquire that waits for replicas
 //!   (`WAIT`) hands out a fencing token only once replicas have it.
 //!
+//! # Fencing tokens and the clock
+//!
+//! A fencing token is `max(last + 1, now)`, where `last` is the lock's
+//! previous token (its `:fence` key) and `now` the lock primary's clock in
+//! unix microseconds (`TIME`). Redis replicates asynchronously, so after a
+//! failover the promoted replica may have missed the last increments (or
+//! the old primary, frozen and resumed, may hand out a token before it
+//! learns it was replaced): a counter alone would then hand out the same
+//! tokens again. The clock does not go back with the data: a token handed
+//! out after the failover is greater than every token handed out before
+//! it, **as long as the nodes' clocks differ by less than the failover
+//! takes** (at least `cluster-node-timeout`: 15 s by default; keep the
+//! nodes' clocks synchronised, e.g. with NTP, well within that). A replica
+//! whose clock runs behind by more can hand out smaller tokens until its
+//! clock catches up with the last token it missed (`tests/lock.rs` shows
+//! both). A token is never smaller than the previous one of the same
+//! primary, whatever the clocks do; a lock that holds an older counter
+//! (below the clock) simply jumps to the clock at its next acquire. The
+//! tokens stay below 2^53, so every client language holds them exactly.
+//! [`Replication::Acknowledged`] adds a `WAIT`, which also makes the lease
+//! itself survive a failover to an acknowledging replica.
+//!
 //! Keys: `<prefix>{<name>}` holds the token with the lease as TTL, and
-//! `<prefix>{<name>}:fence` counts acquisitions (never expires); the
+//! `<prefix>{<name>}:fence` the last fencing token (never expires); the
 //! wake-up channel is `<prefix>{<name>}:wake`. All share the hash tag
 //! `{<name>}`. The default prefix is [`DEFAULT_PREFIX`].
 //!
@@ -123,7 +145,8 @@ pub struct Lease {
     /// The owner token stored in the lock key (32 lowercase hex digits, or
     /// the caller's own with [`Lock::try_acquire_as`]).
     pub token: String,
-    /// The fencing token: greater than that of every earlier acquire.
+    /// The fencing token: greater than that of every earlier acquire (also
+    /// across a failover, see [the module docs](self#fencing-tokens-and-the-clock)).
     pub fence: u64,
 }
 
@@ -256,11 +279,13 @@ impl Lock {
                 }
             },
         };
+        // No now_us: the token is taken from the server's clock.
         let call = scripts::lock::acquire(
             &self.leased.key,
             &self.fence_key,
             token,
             self.leased.lease_ms,
+            &[],
         );
         let token = token.to_string();
         let Some((replicas, timeout)) = waits else {

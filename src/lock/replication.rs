@@ -1,22 +1,23 @@
 //! [`Replication`]: whether an acquire waits for its write to reach
 //! replicas before it hands out the fencing token.
 //!
-//! The fencing counter is an `INCR` on the lock's primary, and Redis
-//! replicates asynchronously: when the primary fails before a replica
-//! received the increment, the promoted replica hands out the same token
-//! again. An acknowledged acquire sends `WAIT <replicas> <timeout>` in the
-//! same pipeline, to the same node, right after the acquire script, and
-//! returns the lease only when that many replicas have the write:
+//! Redis replicates asynchronously: when the lock's primary fails before a
+//! replica received an acquire, the promoted replica does not know the
+//! lock was taken. Fencing tokens still go on increasing (they follow the
+//! server's clock, see [the lock's docs](super#fencing-tokens-and-the-clock)),
+//! but the lease itself is lost: the new primary can grant the lock to
+//! someone else while the first holder still believes it holds it. An
+//! acknowledged acquire sends `WAIT <replicas> <timeout>` in the same
+//! pipeline, to the same node, right after the acquire script, and returns
+//! the lease only when that many replicas have the write:
 //!
-//! * **Without it** ([`Replication::None`]), a fencing token is strictly
-//!   greater than every earlier one as long as the lock's primary keeps its
-//!   data (no failover, or a failover to a replica that had received
-//!   everything).
-//! * **With it**, a token handed out is on `replicas` replicas too, so a
-//!   failover to one of them continues the counter from at least there:
-//!   tokens never repeat across a failover to an acknowledging replica
-//!   (with one replica per primary, the one that takes over). An acquire
-//!   that was not acknowledged in time fails with
+//! * **Without it** ([`Replication::None`]), a lease survives only as long
+//!   as the lock's primary keeps its data (no failover, or a failover to a
+//!   replica that had received it); fencing tokens never repeat either way.
+//! * **With it**, a lease handed out is on `replicas` replicas too, so a
+//!   failover to one of them keeps the lock held (with one replica per
+//!   primary, the one that takes over). An acquire that was not
+//!   acknowledged in time fails with
 //!   [`ErrorKind::NotReplicated`](crate::ErrorKind::NotReplicated); its
 //!   lock is released (best effort) and its token is never used.
 //!

@@ -21,8 +21,11 @@ const MAX_GRACE: Duration = Duration::from_secs(366 * 86_400);
 /// The outcome of one visit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Visit {
-    /// The member had not been counted that day.
-    pub new: bool,
+    /// Whether the member had not been counted that day: `None` when it is
+    /// not known — the call was sent again after the reply to an earlier
+    /// attempt was lost, and that attempt may have counted the member (the
+    /// resend then found it counted). The count is right either way.
+    pub new: Option<bool>,
     /// The day's distinct count after this visit.
     pub count: u64,
 }
@@ -33,8 +36,10 @@ pub struct BatchVisits {
     /// The day's distinct count after the batch.
     pub count: u64,
     /// Per member, in the order given: counted for the first time by this
-    /// batch (a member repeated within the batch is new at most once).
-    pub new: Vec<bool>,
+    /// batch (a member repeated within the batch is new at most once);
+    /// `None` when it is not known (as [`Visit::new`]: the batch's call was
+    /// sent again after its first reply was lost).
+    pub new: Option<Vec<bool>>,
 }
 
 /// A daily unique-visitor counter in the zone `Tz` (`chrono::Utc`,
@@ -137,11 +142,11 @@ fn count_of(v: i64) -> u64 {
     v.max(0) as u64
 }
 
-/// A `visits.add` reply: `{new, count}`.
-fn visit(reply: Vec<i64>) -> Result<Visit> {
+/// A `visits.add` reply: `{new, count}` (and whether it is a resend's).
+fn visit((reply, resent): (Vec<i64>, bool)) -> Result<Visit> {
     match reply.as_slice() {
         [new, count] => Ok(Visit {
-            new: *new == 1,
+            new: (!resent).then_some(*new == 1),
             count: count_of(*count),
         }),
         _ => Err(Error::short_reply()),
@@ -202,7 +207,10 @@ impl BatchPlan {
     }
 
     /// Decodes the reply `{count, new_1, ..., new_m}`.
-    fn result(positions: Vec<Option<usize>>, reply: Vec<i64>) -> Result<BatchVisits> {
+    fn result(
+        positions: Vec<Option<usize>>,
+        (reply, resent): (Vec<i64>, bool),
+    ) -> Result<BatchVisits> {
         let count = *reply.first().ok_or_else(Error::short_reply)?;
         let new = positions
             .into_iter()
@@ -213,7 +221,7 @@ impl BatchPlan {
             .collect::<Result<Vec<bool>>>()?;
         Ok(BatchVisits {
             count: count_of(count),
-            new,
+            new: (!resent).then_some(new),
         })
     }
 }
@@ -287,7 +295,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     pub fn add(&self, day: NaiveDate, member: i64) -> Op<Visit> {
         self.day_args(day)
             .map_or_else(Op::fail, |(expire, accept)| {
-                Op::script(scripts::visits::add(
+                Op::script_resent(scripts::visits::add(
                     &self.counter_key(day),
                     &self.member_shard_key(day, member),
                     &self.meta_key(day),
@@ -328,8 +336,13 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
                 i64::from(self.shards),
             ));
         }
-        Op::send(batch, |replies| {
-            replies.all::<Vec<i64>>()?.into_iter().map(visit).collect()
+        Op::send(batch, |mut replies| {
+            (0..replies.len())
+                .map(|_| {
+                    let resent = replies.resent();
+                    visit((replies.take()?, resent))
+                })
+                .collect()
         })
     }
 
@@ -344,14 +357,14 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         if members.is_empty() {
             return self.count(day).map(|count| BatchVisits {
                 count,
-                new: Vec::new(),
+                new: Some(Vec::new()),
             });
         }
         let plan = BatchPlan::new(members, self.shards);
         let tag = self.day_tag(day);
         let shard_keys: Vec<String> = plan.shards.iter().map(|s| format!("{tag}:{s}")).collect();
         let positions = plan.positions;
-        Op::script(scripts::visits::add_batch(
+        Op::script_resent(scripts::visits::add_batch(
             &format!("{tag}:count"),
             &format!("{tag}:meta"),
             &shard_keys,

@@ -25,7 +25,8 @@
 //! let visits = VisitCounter::new("site", Utc, 64)?;
 //! let today = visits.day_of(&Utc::now());
 //! let v = visits.add(today, 1001).run(&mut con)?;
-//! println!("new visitor: {}, distinct today: {}", v.new, v.count);
+//! // `new` is None when the call had to be sent again after a lost reply.
+//! println!("new visitor: {:?}, distinct today: {}", v.new, v.count);
 //! let week = visits
 //!     .distinct_between(today - Days::new(6), today)
 //!     .run(&mut con)?;

@@ -442,7 +442,7 @@ fn today(offset: i64) -> String {
 }
 
 /// Whether `got` matches `want`: equal JSON, where an object with one `$`
-/// key is a matcher (`$any`, `$range`, `$len`, `$hex`, `$unordered`,
+/// key is a matcher (`$any`, `$range`, `$above`, `$len`, `$hex`, `$unordered`,
 /// `$prefix`, `$type`).
 pub fn matcher(want: &Value, got: &Value) -> Result<bool, String> {
     if let Value::Object(o) = want
@@ -458,6 +458,10 @@ pub fn matcher(want: &Value, got: &Value) -> Result<bool, String> {
                     arg[1].as_f64().ok_or("$range [lo, hi]")?,
                 );
                 got.as_f64().is_some_and(|g| g >= lo && g <= hi)
+            }
+            "$above" => {
+                let lo = arg.as_f64().ok_or("$above takes a number")?;
+                got.as_f64().is_some_and(|g| g > lo)
             }
             "$len" => got
                 .as_array()

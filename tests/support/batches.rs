@@ -18,8 +18,9 @@ pub fn lock_rounds(key: &str, rounds: i64) -> (Batch, Vec<i64>) {
     let mut expected = Vec::new();
     for round in 0..rounds {
         let token = format!("tok-{round}");
-        batch.script(scripts::lock::acquire(key, &fence, &token, 60_000));
-        expected.push(round + 1); // the fencing token counts acquisitions
+        batch.script(scripts::lock::acquire(key, &fence, &token, 60_000, &[0]));
+        // With now_us 0 the fencing token counts acquisitions.
+        expected.push(round + 1);
         batch.script(scripts::lock::release(key, "someone-else", &wake));
         expected.push(0);
         batch.script(scripts::lock::release(key, &token, &wake));
@@ -40,6 +41,7 @@ pub fn stops_after_the_first_call(d: &mut Driver, con: &mut redis::Connection, p
         &format!("{q}:fence"),
         "a",
         60_000,
+        &[0],
     ));
     batch.script(scripts::lock::release(&q, "a", &format!("{q}:wake")));
     batch.script(scripts::lock::acquire(
@@ -47,6 +49,7 @@ pub fn stops_after_the_first_call(d: &mut Driver, con: &mut redis::Connection, p
         &format!("{r}:fence"),
         "b",
         60_000,
+        &[0],
     ));
     let err = d.run(batch).unwrap_err();
     assert!(

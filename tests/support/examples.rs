@@ -153,7 +153,8 @@ pub fn examples(big: bool) -> Vec<Example> {
         "lock.acquire",
         &[&["SET", "lock{t}:fence", "5"]],
         &["lock{t}", "lock{t}:fence"],
-        &["tok", "30000"],
+        // now_us 0: a token that does not depend on when it runs.
+        &["tok", "30000", "0"],
     ));
     out.push(ex("lock.extend", &[held], &["lock{t}"], &["tok", "30000"]));
     out.push(ex("lock.owned", &[held], &["lock{t}"], &["tok"]));

@@ -101,9 +101,17 @@ impl Input {
             .ok()
             .filter(|m| m.is_file())
             .map(|m| m.len());
+        let mut reader: BufReader<Box<dyn Read + Send>> =
+            BufReader::with_capacity(1 << 16, Box::new(file));
+        // Read the first chunk now: an input that cannot be read (a
+        // directory opens, then fails to read) is refused before the
+        // command writes anything, its layout key included.
+        reader
+            .fill_buf()
+            .map_err(|e| fail::file("read", path, &e))?;
         Ok(Self {
             name: path.display().to_string(),
-            reader: BufReader::with_capacity(1 << 16, Box::new(file)),
+            reader,
             size,
         })
     }

@@ -77,7 +77,7 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     assert_eq!(
         acquire["key_specs"][1],
         serde_json::json!({"name": "fence", "types": ["string"], "written": true, "variadic": false,
-            "meaning": "the lock's fencing counter (never expires); while the lock is held it holds the holder's fencing token"})
+            "meaning": "the last fencing token handed out (never expires); while the lock is held, its holder's"})
     );
     assert_eq!(
         acquire["args"][1],
@@ -92,7 +92,7 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
             "reason": "must not be empty", "variadic": false,
             "meaning": "the new owner's token (unguessable; the Rust API uses 32 hex digits)"})
     );
-    assert_eq!(acquire["writes"], serde_json::json!(["INCR", "SET"]));
+    assert_eq!(acquire["writes"], serde_json::json!(["SET"]));
     let add = entry(&raw, "rolling.add");
     assert_eq!(
         add["args"][0]["max"],
@@ -153,7 +153,8 @@ fn redis_cli_eval_runs_an_exported_file() {
     };
     let keys = ["redis:lock:{job}", "redis:lock:{job}:fence", ","];
     let with = |args: &[&'static str]| -> Vec<&str> { keys.iter().chain(args).copied().collect() };
-    assert_eq!(eval(&with(&["tok-1", "30000"])), "1");
+    // now_us 0: the fencing token counts acquisitions.
+    assert_eq!(eval(&with(&["tok-1", "30000", "0"])), "1");
     // EVAL cached exactly the shipped bytes: their SHA1 is the registry's.
     let mut con = server.connection();
     let cached: Vec<i64> = redis::cmd("SCRIPT")
@@ -201,6 +202,7 @@ fn redis_cli_evalsha_runs_the_exported_lock() {
             "redis:lock:{job}:fence",
             token,
             lease,
+            "0", // now_us 0: the fencing token counts acquisitions
         ])
     };
     assert_eq!(acquire_as("tok-1", "30000"), "1");

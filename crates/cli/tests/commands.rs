@@ -15,7 +15,8 @@ fn every_command(url: &str, dir: &std::path::Path) {
     let lease = json(url, &["lock", "acquire", "job", "--lease-ms", "60000"]);
     let token = lease["token"].as_str().unwrap().to_string();
     assert_eq!(token.len(), 32);
-    assert_eq!(lease["fence"], 1);
+    let first = lease["fence"].as_u64().unwrap();
+    assert!(first > 0);
     let busy = cli(url, &["lock", "acquire", "job"]).failure();
     assert!(
         busy.message().contains("held by another owner"),
@@ -32,7 +33,12 @@ fn every_command(url: &str, dir: &std::path::Path) {
         json(url, &["lock", "release", "job", &token]),
         json!({"released": true})
     );
-    assert_eq!(json(url, &["lock", "acquire", "job"])["fence"], 2);
+    assert!(
+        json(url, &["lock", "acquire", "job"])["fence"]
+            .as_u64()
+            .unwrap()
+            > first
+    );
 
     // bloom create / add / exists / info / clear / load
     let params = json(

@@ -38,13 +38,23 @@ fn columns<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
 }
 
 /// `FCALL lock_acquire` of the lock `key` (its fence `{key}:fence`) with
-/// `token` and a lease of `lease_ms`, through `redis-cli -c` at `port`.
+/// `token` and a lease of `lease_ms`, through `redis-cli -c` at `port`
+/// (with now_us 0: the fencing token counts acquisitions).
 fn fcall_acquire(port: u16, key: &str, token: &str, lease_ms: &str) -> String {
     let fence = format!("{key}:fence");
     cli(
         port,
         true,
-        &["FCALL", "lock_acquire", "2", key, &fence, token, lease_ms],
+        &[
+            "FCALL",
+            "lock_acquire",
+            "2",
+            key,
+            &fence,
+            token,
+            lease_ms,
+            "0",
+        ],
     )
 }
 
@@ -99,7 +109,7 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
             cli(
                 entry,
                 true,
-                &["EVALSHA", &acquire, "2", &key, &fence, token, "30000"],
+                &["EVALSHA", &acquire, "2", &key, &fence, token, "30000", "0"],
             )
         };
         assert_eq!(evalsha("tok"), "1", "{key} on port {}", n.port());

@@ -32,6 +32,29 @@ fn digest(server: &LocalServer) -> String {
 }
 
 #[test]
+fn an_import_of_an_input_it_cannot_read_is_refused_before_anything_is_written() {
+    let server = support::server();
+    let url = server.url();
+    let dir = common::temp_dir("unreadable");
+    let refused = cli(&url, &import_users(&dir, &["--shards", "4"])).failure();
+    assert!(refused.message().contains("read"), "{}", refused.message());
+    assert!(
+        !refused.stderr.contains("imported") && !refused.stdout.contains("imported"),
+        "no summary of an import that did not happen: {} {}",
+        refused.stdout,
+        refused.stderr
+    );
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query(&mut server.connection())
+        .unwrap();
+    assert!(keys.is_empty(), "nothing written, no layout key: {keys:?}");
+    // The next import with another shard count is not refused.
+    let file = write_lines(&dir, "users.txt", "u", 10);
+    json(&url, &import_users(&file, &["--shards", "8"]));
+}
+
+#[test]
 fn a_second_import_with_another_shard_count_is_refused_and_writes_nothing() {
     let server = support::server_with(&["--enable-debug-command", "local"]);
     let url = server.url();

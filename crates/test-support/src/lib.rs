@@ -267,6 +267,34 @@ impl LocalServer {
         self.spawn()
     }
 
+    /// Stops the process (`SIGSTOP`), as a machine that hangs would: it
+    /// keeps its sockets, accepts connections and answers nothing until
+    /// [`LocalServer::thaw`] (its clients' requests wait; a cluster's other
+    /// nodes see it fail after `cluster-node-timeout`).
+    pub fn freeze(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets a frozen process go on (`SIGCONT`): it answers what it was sent
+    /// meanwhile, with the view it had when it froze.
+    pub fn thaw(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        let pid = self
+            .child
+            .as_ref()
+            .expect("the server is running")
+            .id()
+            .to_string();
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status()
+            .unwrap_or_else(|e| panic!("kill -{name} {pid}: {e}"));
+        assert!(status.success(), "kill -{name} {pid}: {status}");
+    }
+
     /// Kills and starts it again: [`LocalServer::kill`] then
     /// [`LocalServer::resume`].
     pub fn restart(&mut self) -> Result<(), StartError> {
@@ -304,6 +332,16 @@ impl LocalServer {
     /// A client for this server.
     pub fn client(&self) -> redis::Client {
         redis::Client::open(self.url()).expect("a loopback url is valid")
+    }
+
+    /// A new sync connection whose connect, reads and writes each give up
+    /// after `timeout` (so that a frozen or dead server cannot hang the
+    /// caller); `None` when connecting failed.
+    pub fn answering(&self, timeout: Duration) -> Option<redis::Connection> {
+        let con = self.client().get_connection_with_timeout(timeout).ok()?;
+        con.set_read_timeout(Some(timeout)).ok()?;
+        con.set_write_timeout(Some(timeout)).ok()?;
+        Some(con)
     }
 
     /// A new sync connection.
@@ -497,10 +535,7 @@ impl LocalCluster {
 
     fn is_ready(&self) -> bool {
         self.nodes.iter().all(|n| {
-            let Ok(mut con) = n
-                .client()
-                .get_connection_with_timeout(Duration::from_secs(1))
-            else {
+            let Some(mut con) = n.answering(Duration::from_secs(1)) else {
                 return false;
             };
             let ok = redis::cmd("CLUSTER")
@@ -541,10 +576,7 @@ impl LocalCluster {
     fn with_role(&self, role: &str) -> Vec<usize> {
         (0..self.nodes.len())
             .filter(|&i| {
-                let Ok(mut con) = self.nodes[i]
-                    .client()
-                    .get_connection_with_timeout(Duration::from_millis(500))
-                else {
+                let Some(mut con) = self.nodes[i].answering(Duration::from_millis(500)) else {
                     return false;
                 };
                 redis::cmd("INFO")

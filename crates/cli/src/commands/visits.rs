@@ -123,7 +123,7 @@ struct Added {
     day: String,
     shards: u32,
     count: u64,
-    new: Vec<bool>,
+    new: Option<Vec<bool>>,
     /// How `--expected` planned a new day's shards (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<ShardPlan>,
@@ -179,9 +179,14 @@ pub fn run(command: VisitsCommand) -> CliResult {
                         p.shards, p.max_intset_entries, p.limits_source
                     ));
                 }
+                let new = match &b.new {
+                    Some(flags) => flags.iter().filter(|&&n| n).count().to_string(),
+                    // Sent again after a lost reply: the first attempt may
+                    // have counted them.
+                    None => "unknown (the call was sent again)".to_string(),
+                };
                 lines.push(format!(
-                    "{} new of {} members; {} distinct on {}",
-                    b.new.iter().filter(|&&n| n).count(),
+                    "{new} new of {} members; {} distinct on {}",
                     members.len(),
                     b.count,
                     iso(day)

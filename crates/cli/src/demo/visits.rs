@@ -20,7 +20,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         let v = counter.add(today, member).run(&mut con)?;
         crate::out::outln!(
             "visit of {member} on {today}: new = {}, distinct count = {}",
-            v.new,
+            v.new.map_or("unknown".to_string(), |n| n.to_string()),
             v.count
         );
     }
@@ -29,7 +29,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     crate::out::outln!(
         "batch of {} members (2 already counted) in one script call: {} new, count {}",
         batch.len(),
-        b.new.iter().filter(|&&n| n).count(),
+        b.new.iter().flatten().filter(|&&n| n).count(),
         b.count
     );
     let p = counter

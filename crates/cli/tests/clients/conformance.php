@@ -149,6 +149,8 @@ function matches(mixed $want, mixed $got): bool
                 return true;
             case '$range':
                 return (is_int($got) || is_float($got)) && $got >= $arg[0] && $got <= $arg[1];
+            case '$above':
+                return (is_int($got) || is_float($got)) && $got > $arg;
             case '$len':
                 return is_array($got) && array_is_list($got) && count($got) === $arg;
             case '$hex':

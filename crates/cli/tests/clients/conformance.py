@@ -97,6 +97,8 @@ def matches(want, got):
             return True
         if k == "$range":
             return isinstance(got, (int, float)) and not isinstance(got, bool) and arg[0] <= got <= arg[1]
+        if k == "$above":
+            return isinstance(got, (int, float)) and not isinstance(got, bool) and got > arg
         if k == "$len":
             return isinstance(got, list) and len(got) == arg
         if k == "$hex":

@@ -23,7 +23,7 @@ class Lock:
         return f"key={self.key!r}, lease_ms={self.lease_ms}"
 
     def _attempt(self, token: str) -> Op[Attempt[records.Lease]]:
-        reply = yield scripts.Lock.acquire(self.key, self.fence_key, token, self.lease_ms)
+        reply = yield scripts.Lock.acquire(self.key, self.fence_key, token, self.lease_ms, [])
         if reply > 0:
             return records.Lease(token, int(reply)), None
         return None, busy_ms(int(reply))

@@ -40,7 +40,7 @@ final class Lock
     /** @return array{?Lease, ?int} */
     private function attempt(Runner $run, string $token): array
     {
-        $reply = (int) $run->one(LockScripts::acquire($this->key, $this->fenceKey, $token, $this->leaseMs));
+        $reply = (int) $run->one(LockScripts::acquire($this->key, $this->fenceKey, $token, $this->leaseMs, []));
         return $reply > 0 ? [new Lease($token, $reply), null] : [null, Waiting::busyMs($reply)];
     }
 
