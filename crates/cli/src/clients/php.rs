@@ -37,33 +37,87 @@ const ASSETS: &[(&str, &str)] = &[
         "src/Errors/RedisPatternsError.php",
         include_str!("php/Errors/RedisPatternsError.php"),
     ),
-    ("src/Internal/Runner.php", include_str!("php/Internal/Runner.php")),
+    (
+        "src/Internal/Runner.php",
+        include_str!("php/Internal/Runner.php"),
+    ),
     ("src/Internal/Cmd.php", include_str!("php/Internal/Cmd.php")),
-    ("src/Internal/Pipeline.php", include_str!("php/Internal/Pipeline.php")),
-    ("src/Internal/Slots.php", include_str!("php/Internal/Slots.php")),
-    ("src/Internal/Wire.php", include_str!("php/Internal/Wire.php")),
-    ("src/Internal/Endpoint.php", include_str!("php/Internal/Endpoint.php")),
-    ("src/Internal/ErrorMap.php", include_str!("php/Internal/ErrorMap.php")),
+    (
+        "src/Internal/Pipeline.php",
+        include_str!("php/Internal/Pipeline.php"),
+    ),
+    (
+        "src/Internal/Slots.php",
+        include_str!("php/Internal/Slots.php"),
+    ),
+    (
+        "src/Internal/Wire.php",
+        include_str!("php/Internal/Wire.php"),
+    ),
+    (
+        "src/Internal/Endpoint.php",
+        include_str!("php/Internal/Endpoint.php"),
+    ),
+    (
+        "src/Internal/ErrorMap.php",
+        include_str!("php/Internal/ErrorMap.php"),
+    ),
     (
         "src/Internal/Subscription.php",
         include_str!("php/Internal/Subscription.php"),
     ),
-    ("src/Internal/Renewer.php", include_str!("php/Internal/Renewer.php")),
-    ("src/Internal/WireError.php", include_str!("php/Internal/WireError.php")),
-    ("src/Internal/ReplyError.php", include_str!("php/Internal/ReplyError.php")),
-    ("src/Internal/MovedError.php", include_str!("php/Internal/MovedError.php")),
-    ("src/Internal/Ops/Plan.php", include_str!("php/Internal/Ops/Plan.php")),
-    ("src/Internal/Checks.php", include_str!("php/Internal/Checks.php")),
-    ("src/Internal/Days.php", include_str!("php/Internal/Days.php")),
-    ("src/Internal/Waiting.php", include_str!("php/Internal/Waiting.php")),
-    ("src/Internal/Holder.php", include_str!("php/Internal/Holder.php")),
-    ("src/Internal/Hold.php", include_str!("php/Internal/Hold.php")),
-    ("src/Internal/Ops/Lock.php", include_str!("php/Internal/Ops/Lock.php")),
+    (
+        "src/Internal/Renewer.php",
+        include_str!("php/Internal/Renewer.php"),
+    ),
+    (
+        "src/Internal/WireError.php",
+        include_str!("php/Internal/WireError.php"),
+    ),
+    (
+        "src/Internal/ReplyError.php",
+        include_str!("php/Internal/ReplyError.php"),
+    ),
+    (
+        "src/Internal/MovedError.php",
+        include_str!("php/Internal/MovedError.php"),
+    ),
+    (
+        "src/Internal/Ops/Plan.php",
+        include_str!("php/Internal/Ops/Plan.php"),
+    ),
+    (
+        "src/Internal/Checks.php",
+        include_str!("php/Internal/Checks.php"),
+    ),
+    (
+        "src/Internal/Days.php",
+        include_str!("php/Internal/Days.php"),
+    ),
+    (
+        "src/Internal/Waiting.php",
+        include_str!("php/Internal/Waiting.php"),
+    ),
+    (
+        "src/Internal/Holder.php",
+        include_str!("php/Internal/Holder.php"),
+    ),
+    (
+        "src/Internal/Hold.php",
+        include_str!("php/Internal/Hold.php"),
+    ),
+    (
+        "src/Internal/Ops/Lock.php",
+        include_str!("php/Internal/Ops/Lock.php"),
+    ),
     (
         "src/Internal/Ops/Semaphore.php",
         include_str!("php/Internal/Ops/Semaphore.php"),
     ),
-    ("src/Internal/Ops/RwLock.php", include_str!("php/Internal/Ops/RwLock.php")),
+    (
+        "src/Internal/Ops/RwLock.php",
+        include_str!("php/Internal/Ops/RwLock.php"),
+    ),
     (
         "src/Internal/Ops/RateLimiter.php",
         include_str!("php/Internal/Ops/RateLimiter.php"),
@@ -80,9 +134,18 @@ const ASSETS: &[(&str, &str)] = &[
         "src/Internal/Ops/VisitCounter.php",
         include_str!("php/Internal/Ops/VisitCounter.php"),
     ),
-    ("src/Internal/Ops/LoginLog.php", include_str!("php/Internal/Ops/LoginLog.php")),
-    ("src/Internal/Ops/SignIn.php", include_str!("php/Internal/Ops/SignIn.php")),
-    ("src/Internal/Ops/Bloom.php", include_str!("php/Internal/Ops/Bloom.php")),
+    (
+        "src/Internal/Ops/LoginLog.php",
+        include_str!("php/Internal/Ops/LoginLog.php"),
+    ),
+    (
+        "src/Internal/Ops/SignIn.php",
+        include_str!("php/Internal/Ops/SignIn.php"),
+    ),
+    (
+        "src/Internal/Ops/Bloom.php",
+        include_str!("php/Internal/Ops/Bloom.php"),
+    ),
     (
         "src/Internal/Ops/JsHashBloom.php",
         include_str!("php/Internal/Ops/JsHashBloom.php"),
@@ -91,7 +154,10 @@ const ASSETS: &[(&str, &str)] = &[
         "src/Internal/Ops/RollingStore.php",
         include_str!("php/Internal/Ops/RollingStore.php"),
     ),
-    ("src/Internal/Ops/Layouts.php", include_str!("php/Internal/Ops/Layouts.php")),
+    (
+        "src/Internal/Ops/Layouts.php",
+        include_str!("php/Internal/Ops/Layouts.php"),
+    ),
 ];
 
 pub fn files() -> Vec<File> {

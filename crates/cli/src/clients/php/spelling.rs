@@ -94,6 +94,24 @@ fn doc_ty(t: &Type, dir: Dir) -> String {
     }
 }
 
+/// `'a', 'b'`: the description's names of `fields`, as PHP strings.
+fn names(fields: &[Field]) -> String {
+    fields
+        .iter()
+        .map(|f| php_str(&f.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `'a' => $this->a, ...`: the fields by the description's names.
+fn by_name(fields: &[Field]) -> String {
+    fields
+        .iter()
+        .map(|f| format!("{} => $this->{}", php_str(&f.name), camel_lower(&f.name)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The PHP surface.
 pub(crate) struct PhpSurface;
 
@@ -156,11 +174,9 @@ impl Surface for PhpSurface {
                     .join(", ")
             ),
             Type::List(t) => match t.as_ref() {
-                Type::Tuple(ts) if ts.len() == 2 => format!(
-                    "C::pairs({n}, {v}, {}, {})",
-                    inner(&ts[0]),
-                    inner(&ts[1])
-                ),
+                Type::Tuple(ts) if ts.len() == 2 => {
+                    format!("C::pairs({n}, {v}, {}, {})", inner(&ts[0]), inner(&ts[1]))
+                }
                 t => format!("C::list({n}, {v}, {})", inner(t)),
             },
             Type::Opt(t) => format!("C::opt({v}, {})", inner(t)),
@@ -179,7 +195,7 @@ impl Surface for PhpSurface {
     fn error(&mut self, out: &mut String, e: &ErrorDecl) {
         let _ = writeln!(out, "{FILE}src/Errors/{}.php", e.name);
         out.push_str(&opening("RedisPatterns\\Errors"));
-        out.push_str(&doc("", &[e.doc.clone()]));
+        out.push_str(&doc("", std::slice::from_ref(&e.doc)));
         let _ = writeln!(
             out,
             "final class {} extends RedisPatternsError\n{{\n    public const KIND = {};\n",
@@ -189,22 +205,13 @@ impl Surface for PhpSurface {
         let _ = writeln!(
             out,
             "    /** The description's names of the data, in the constructor's order. */\n    public const FIELDS = [{}];\n",
-            e.fields
-                .iter()
-                .map(|f| php_str(&f.name))
-                .collect::<Vec<_>>()
-                .join(", ")
+            names(&e.fields)
         );
         self.error_constructor(out, e);
-        let data: Vec<String> = e
-            .fields
-            .iter()
-            .map(|f| format!("{} => $this->{}", php_str(&f.name), camel_lower(&f.name)))
-            .collect();
         let _ = writeln!(
             out,
             "    /** The error's data, by the description's names. */\n    public function data(): array\n    {{\n        return [{}];\n    }}\n}}",
-            data.join(", ")
+            by_name(&e.fields)
         );
     }
 
@@ -225,11 +232,7 @@ impl Surface for PhpSurface {
             out,
             "final class {} implements \\JsonSerializable\n{{\n    public const FIELDS = [{}];\n",
             r.name,
-            r.fields
-                .iter()
-                .map(|f| php_str(&f.name))
-                .collect::<Vec<_>>()
-                .join(", ")
+            names(&r.fields)
         );
         let params: Vec<String> = r
             .fields
@@ -241,15 +244,10 @@ impl Surface for PhpSurface {
             "    public function __construct(\n{}\n    ) {{\n    }}\n",
             params.join(",\n")
         );
-        let fields: Vec<String> = r
-            .fields
-            .iter()
-            .map(|f| format!("{} => $this->{}", php_str(&f.name), camel_lower(&f.name)))
-            .collect();
         let _ = writeln!(
             out,
             "    /** The fields by the description's names (records inside stay objects). */\n    public function toArray(): array\n    {{\n        return [{}];\n    }}\n\n    public function jsonSerialize(): array\n    {{\n        return $this->toArray();\n    }}\n}}",
-            fields.join(", ")
+            by_name(&r.fields)
         );
     }
 
@@ -279,10 +277,7 @@ impl Surface for PhpSurface {
                 camel_lower(&g.name)
             );
         }
-        let _ = writeln!(
-            out,
-            "    private Runner $run;\n    private {core} $core;\n"
-        );
+        let _ = writeln!(out, "    private Runner $run;\n    private {core} $core;\n");
         if let Some(new) = &c.new {
             self.constructor(out, c, &core, new);
         }
