@@ -326,3 +326,114 @@ const USER_TSCONFIG: &str = r#"{
   "files": ["use.ts"]
 }
 "#;
+
+/// Counts the socket writes of `ShardedHash.len()` over 2,048 shards: one
+/// pipeline on a server, one per node on a cluster (ioredis writes a
+/// pipeline with one `write`).
+const ROUND_TRIPS: &str = r#"
+const Redis = require("ioredis");
+const rp = require(process.argv[1]);
+const urls = process.argv.slice(2);
+function hostPort(u) { const x = new URL(u); return { host: x.hostname, port: Number(x.port) }; }
+async function writes(conns, body) {
+  let n = 0;
+  const undo = conns.map((c) => {
+    const s = c.stream;
+    const write = s.write;
+    s.write = function (...args) { n += 1; return write.apply(this, args); };
+    return () => { s.write = write; };
+  });
+  await body();
+  undo.forEach((u) => u());
+  return n;
+}
+(async () => {
+  const client = urls.length > 1 ? new Redis.Cluster(urls.map(hostPort)) : new Redis(urls[0]);
+  const h = new rp.ShardedHash(client, "rt", { shards: 2048 });
+  await h.setMany([["a", "1"], ["b", "2"], ["c", "3"]]);
+  const n = await h.len();
+  const conns = client.isCluster ? client.nodes("master") : [client];
+  const count = await writes(conns, () => h.len());
+  console.log(JSON.stringify({ len: n, writes: count, nodes: conns.length }));
+  client.disconnect();
+})().catch((e) => { console.error(e); process.exit(1); });
+"#;
+
+fn round_trips(dir: &Path, urls: &[String]) -> serde_json::Value {
+    let out = node()
+        .args(["-e", ROUND_TRIPS])
+        .arg(dir)
+        .args(urls)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON line")
+}
+
+#[test]
+fn typescript_batches_go_out_as_one_pipeline_per_node() {
+    let dir = exported_ts("round-trips");
+    let server = support::server();
+    let got = round_trips(&dir, &[server.url()]);
+    println!("ShardedHash.len() over 2048 shards, server: {got}");
+    assert_eq!(got["len"], 3);
+    assert_eq!(got["writes"], 1, "one pipeline on a server: {got}");
+    drop(server);
+    let cluster = support::cluster();
+    let got = round_trips(&dir, &cluster.urls());
+    println!("ShardedHash.len() over 2048 shards, cluster: {got}");
+    assert_eq!(got["len"], 3);
+    assert_eq!(got["writes"], got["nodes"], "one pipeline per node: {got}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The README's TypeScript example compiles with `tsc --strict` and runs as
+/// pasted (an ES module, against a test server).
+#[test]
+fn the_readme_typescript_example_runs() {
+    let readme =
+        std::fs::read_to_string(super::common::repo_root().join("README.md")).expect("README.md");
+    let start = readme
+        .find("```typescript\nimport { Redis }")
+        .expect("the README's TypeScript example");
+    let body = &readme[start + "```typescript\n".len()..];
+    let code = &body[..body.find("```").expect("a closed code block")];
+    let server = support::server();
+    let code = code.replace("new Redis()", &format!("new Redis({})", server.port()));
+    let dir = exported_ts("readme");
+    let project = temp_dir("ts-readme-project");
+    let modules = project.join("node_modules");
+    std::fs::create_dir_all(&modules).expect("mkdir");
+    std::os::unix::fs::symlink(&dir, modules.join("redis-patterns")).expect("link the package");
+    for package in ["ioredis", "@types", "typescript"] {
+        std::os::unix::fs::symlink(node_modules().join(package), modules.join(package))
+            .expect("link a dependency");
+    }
+    std::fs::write(project.join("readme.mts"), code).expect("write");
+    std::fs::write(
+        project.join("tsconfig.json"),
+        r#"{"compilerOptions": {"target": "ES2022", "module": "nodenext", "strict": true, "types": ["node"], "outDir": "out"}, "files": ["readme.mts"]}"#,
+    )
+    .expect("write");
+    tsc(&project, &["-p", "."]);
+    let out = Command::new("node")
+        .arg("out/readme.mjs")
+        .current_dir(&project)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "the README's TypeScript example failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!(
+        "README TypeScript example: {}",
+        String::from_utf8_lossy(&out.stdout).trim()
+    );
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&dir);
+}
