@@ -4,7 +4,8 @@
 //! `redis.asyncio` clients; the cross-language cases written by the Rust API
 //! and read by Python, and the reverse; and the package checks: `pip install
 //! DIR` installs it, `mypy --strict` accepts it. Needs python3 with redis-py
-//! and mypy on PYTHONPATH (`.ci/run` installs them).
+//! and mypy on PYTHONPATH (`.ci/run` installs them). The TypeScript client's
+//! runs (node + ioredis, cross with Rust and Python) are in `typescript`.
 
 mod common;
 #[allow(dead_code)]
@@ -15,6 +16,8 @@ mod dispatch;
 mod engine;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
+#[path = "conformance/typescript.rs"]
+mod typescript;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
