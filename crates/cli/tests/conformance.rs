@@ -458,49 +458,6 @@ fn php_honours_opt_prefix() {
     });
 }
 
-/// The PHP example of `file` opening with `require '<autoload>'` runs as
-/// pasted (against a test server); it takes the lock `orders:42`.
-fn php_example_runs(file: &str, autoload: &str) {
-    let text = std::fs::read_to_string(repo_root().join(file)).expect("the page");
-    let opening = format!("```php\nrequire '{autoload}';");
-    let start = text
-        .find(&opening)
-        .unwrap_or_else(|| panic!("{file} has no PHP example opening with {opening}"));
-    let body = &text[start + "```php\n".len()..];
-    let code = &body[..body.find("```").expect("a closed code block")];
-    let server = support::server();
-    let code = code
-        .replace(&format!("'{autoload}'"), "'autoload.php'")
-        .replace(
-            "connect('127.0.0.1', 6379)",
-            &format!("connect('127.0.0.1', {})", server.port()),
-        );
-    let dir = php_exported("example");
-    let out = php()
-        .args(["-r", &code])
-        .current_dir(&dir)
-        .output()
-        .expect("php runs");
-    assert!(
-        out.status.success(),
-        "the PHP example of {file} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fence: Option<String> = redis::cmd("GET")
-        .arg("redis:lock:{orders:42}:fence")
-        .query(&mut server.connection())
-        .unwrap();
-    assert!(fence.is_some(), "the example of {file} took the lock");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn the_readme_and_docs_php_examples_run() {
-    php_example_runs("README.md", "php/autoload.php");
-    php_example_runs("docs/php.md", "DIR/autoload.php");
-}
-
 /// synchronized() keeps a lease alive while the body blocks in one C call
 /// (sleep) for 2.5 leases — the renewer is a process of its own, which a
 /// signal handler between PHP statements could not be — and in 'calls'

@@ -236,10 +236,11 @@ impl Session {
         self.interpret(&format!("block{n}.php"), &code, &mut self.command("php"))
     }
 
-    /// A TypeScript block: compiled by `tsc --strict` against the exported
-    /// TypeScript client (as `npm install ./ts` installs it) and ioredis,
-    /// then run by node. Needs REDIS_PATTERNS_NODE_MODULES (a node_modules
-    /// with ioredis, typescript and @types/node: `.ci/run` installs them).
+    /// A TypeScript block: an ES module (top-level `await` allowed),
+    /// compiled by `tsc --strict` against the exported TypeScript client (as
+    /// `npm install ./ts` installs it) and ioredis, then run by node. Needs
+    /// REDIS_PATTERNS_NODE_MODULES (a node_modules with ioredis, typescript
+    /// and @types/node: `.ci/run` installs them).
     pub fn typescript(&self, n: usize, code: &str) -> Result<(), String> {
         let modules = std::env::var("REDIS_PATTERNS_NODE_MODULES").map_err(|_| {
             "REDIS_PATTERNS_NODE_MODULES is not set: point it at a node_modules with ioredis, typescript and @types/node (.ci/run installs them)".to_string()
@@ -254,7 +255,7 @@ impl Session {
                 let _ = std::os::unix::fs::symlink(entry.path(), nm.join(entry.file_name()));
             }
         }
-        let file = format!("block{n}.ts");
+        let file = format!("block{n}.mts");
         std::fs::write(self.dir.join(&file), self.to_real(code)).unwrap();
         let tsc = Path::new(&modules).join("typescript/bin/tsc");
         let mut compile = self.command("node");
@@ -263,10 +264,7 @@ impl Session {
             "--target",
             "es2022",
             "--module",
-            "commonjs",
-            "--moduleResolution",
-            "node",
-            "--esModuleInterop",
+            "nodenext",
             "--skipLibCheck",
             "--types",
             "node",
@@ -279,7 +277,7 @@ impl Session {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        run_file(&format!("block{n}.js"), &mut self.command("node"))
+        run_file(&format!("block{n}.mjs"), &mut self.command("node"))
     }
 }
 
