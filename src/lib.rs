@@ -1,3 +1,5 @@
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
 //! Each pattern — an owner-token lock ([`lock`]: waiters woken by the

@@ -161,6 +161,7 @@ impl Codec for Bytes {
 pub struct Le<T>(PhantomData<fn() -> T>);
 
 impl<T> Le<T> {
+    /// The little-endian codec of `T`.
     pub fn new() -> Self {
         Self(PhantomData)
     }
@@ -324,6 +325,7 @@ impl<C: Codec> PackedRecords<C> {
     pub fn base(&self) -> &str {
         &self.base
     }
+    /// The codec of the records.
     pub fn codec(&self) -> &C {
         &self.codec
     }
@@ -331,12 +333,15 @@ impl<C: Codec> PackedRecords<C> {
     pub fn width(&self) -> usize {
         self.width as usize
     }
+    /// Consecutive ids per shard string.
     pub fn ids_per_shard(&self) -> u64 {
         self.ids_per_shard
     }
+    /// The largest id.
     pub fn max_id(&self) -> u64 {
         self.max_id
     }
+    /// Dense (shards written whole before their first record) or sparse.
     pub fn layout(&self) -> Layout {
         self.layout
     }

@@ -18,7 +18,9 @@ use crate::error::Error;
 /// were new.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct LoadProgress {
+    /// Input positions done (skipped ones included).
     pub done: u64,
+    /// Items that were new to the filter.
     pub added: u64,
 }
 

@@ -120,7 +120,9 @@ pub const DEFAULT_PREFIX: &str = "loginLog_";
 /// One user who logged in, as query (7) returns it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ActiveUser {
+    /// The user's type (`client`).
     pub user_type: String,
+    /// The user's id.
     pub uid: u64,
 }
 

@@ -45,7 +45,9 @@ pub fn sync_months(today: NaiveDate) -> Vec<NaiveDate> {
 pub struct MonthLogins {
     /// `YYYY-MM`
     pub month: String,
+    /// The user's type (`client`).
     pub user_type: String,
+    /// The user's id.
     pub uid: u64,
     /// Days of the month (1 to 31), ascending.
     pub days: Vec<u32>,
@@ -56,13 +58,23 @@ pub struct MonthLogins {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Expiry {
     /// Past retention and exported after it ended: its keys were deleted.
-    Deleted { month: String, keys: u64 },
+    Deleted {
+        /// The month (`YYYY-MM`).
+        month: String,
+        /// How many keys were deleted.
+        keys: u64,
+    },
     /// Not past retention yet.
-    Kept { month: String },
+    Kept {
+        /// The month (`YYYY-MM`).
+        month: String,
+    },
     /// Past retention, but its last export ran before the month ended (or
     /// it never was exported): export it again first.
     NotExported {
+        /// The month (`YYYY-MM`).
         month: String,
+        /// When its last export ran (`YYYY-MM-DD`), if it ever did.
         last_export: Option<String>,
     },
 }

@@ -98,10 +98,18 @@ use crate::scripts;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Sharding {
     /// `crc32(field) % shards` (the PHP recipe's `shardKey`).
-    Crc32 { shards: u32 },
+    Crc32 {
+        /// How many shards.
+        shards: u32,
+    },
     /// `id / fields_per_shard` for fields that are decimal integer ids
     /// `0..=max_id`.
-    ById { fields_per_shard: u64, max_id: u64 },
+    ById {
+        /// Consecutive ids per shard.
+        fields_per_shard: u64,
+        /// The largest id.
+        max_id: u64,
+    },
 }
 
 /// A logical hash stored as listpack-sized shards `base:<shard>` (or another
@@ -301,6 +309,7 @@ impl ShardedHash {
         &self.separator
     }
 
+    /// How fields map to shards.
     pub fn sharding(&self) -> Sharding {
         self.sharding
     }
@@ -310,6 +319,7 @@ impl ShardedHash {
         self.limits
     }
 
+    /// Whether it refuses what would convert a shard out of listpack.
     pub fn is_strict(&self) -> bool {
         self.strict
     }
