@@ -27,6 +27,14 @@
 //! [`ErrorKind::InvalidArgument`] from the script otherwise. Nothing is
 //! written either way.
 //!
+//! [`PackedRecords::add_once`] adds once per request, as the sharded
+//! hash's `incr_once` does: its result is kept under a request key in the
+//! shard's slot, so a resend answers it without adding again. With
+//! [`record_layout(true)`](PackedRecordsBuilder::record_layout) (as the
+//! command line does) the store claims its width and shard length in
+//! `<base>:meta` before its first write; [`PackedRecords::open`] reads
+//! them back.
+//!
 //! Records never written read as all-zero bytes (the codec decides what that
 //! means). [`PackedRecords::scan`] reads whole shards and decodes them
 //! client-side, e.g. to count records per field value

@@ -37,6 +37,23 @@
 //! on one server and as one pipeline per node on a cluster — one round trip
 //! either way, not one per shard.
 //!
+//! The planners say what they assumed: [`ShardedHash::planned`] returns a
+//! [`Plan`] whose `limits_source` is `LimitsSource::Server`, or
+//! `DefaultBecauseDenied` (512 entries, 64 bytes) when `CONFIG GET` was
+//! refused.
+//!
+//! Built with [`record_layout(true)`](ShardedHashBuilder::record_layout)
+//! (as the command line does), a hash claims its layout in `<base>:meta`
+//! before its first write ([`crate::layout`]), and a writer with another
+//! one is refused ([`ErrorKind::LayoutMismatch`]); [`ShardedHash::open`]
+//! reads it back (`ErrorKind::LayoutMissing` for data written without
+//! one).
+//!
+//! [`ShardedHash::incr_once`] adds once per request: it keeps its result
+//! under a request key in the shard's slot (`{<shard key>}:req:<id>`, one
+//! hour by default), so a resend — by the connection, or by the caller
+//! after a crash — answers the first result without adding again.
+//!
 //! [`ShardedHash::import`] streams `(field, value)` items from any iterator
 //! into the hash with set-if-absent (the PHP bulk-load recipe, a pipelined
 //! `hsetNx` of every line, without loading the input whole): bounded
