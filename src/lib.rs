@@ -26,6 +26,9 @@
 //! data: a connection in [`CallMode::Functions`] sends every script call as
 //! `FCALL` / `FCALL_RO`.
 //!
+//! The guide ([`guide`], the book of the repository's `docs/`) shows every pattern at work, from Rust and from
+//! the other languages, on one server and on a cluster.
+//!
 //! # Running an operation
 //!
 //! Every pattern method builds an [`Op`] and sends nothing; a driver runs

@@ -136,6 +136,7 @@ pub fn regions(pages: &[Page]) -> Vec<Region> {
 /// Regions that copy a hand-written region of another page: (the copy's
 /// name, the page, the source region).
 const COPIES: &[(&str, &str, &str)] = &[
+    ("copy:README.md#what-it-is", "README.md", "what-it-is"),
     (
         "copy:docs/languages.md#three-tasks",
         "docs/languages.md",
@@ -147,6 +148,17 @@ const COPIES: &[(&str, &str, &str)] = &[
         "servers-table",
     ),
 ];
+
+/// A region's text for `page`: a copy of a README region shown in a
+/// page under `docs/` has its links made relative to `docs/`.
+fn rebased(text: &str, region: &str, page: &str) -> String {
+    if region.starts_with("copy:README.md#") && page.starts_with("docs/") {
+        text.replace("](docs/", "](")
+            .replace("](tests/", "](../tests/")
+    } else {
+        text.to_string()
+    }
+}
 
 /// A stale place of a page: where and what it should say.
 pub struct Stale {
@@ -169,13 +181,14 @@ pub fn generate(page: &Page, regions: &[Region]) -> (String, Vec<Stale>) {
         let len = text[start..]
             .find(&end)
             .unwrap_or_else(|| panic!("{}: {begin} is not closed by {end}", page.name));
-        if text[start..start + len] != r.text {
+        let want = rebased(&r.text, r.name, &page.name);
+        if text[start..start + len] != want {
             stale.push(Stale {
                 page: page.name.clone(),
                 line: page.line_of(at.min(page.text.len())),
                 what: format!("the region {} is stale", r.name),
             });
-            text.replace_range(start..start + len, &r.text);
+            text.replace_range(start..start + len, &want);
         }
     }
     let (text, shas) = sha1s(&page.name, &text);

@@ -50,9 +50,35 @@ pub fn to_markdown(doc: &str, down: usize, rust_examples: bool) -> String {
         }
     }
     out.push_str(&prose_to_markdown(&prose, down));
+    out = without_empty_sections(&out);
     // Two blank lines where an example was left out: one.
     while out.contains("\n\n\n") {
         out = out.replace("\n\n\n", "\n\n");
+    }
+    format!("{}\n", out.trim_end())
+}
+
+/// `text` without the headings whose section is empty (an example's, once
+/// the example was left out).
+fn without_empty_sections(text: &str) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let level = |l: &str| {
+        l.starts_with('#')
+            .then(|| l.chars().take_while(|c| *c == '#').count())
+    };
+    let mut out = String::new();
+    let mut in_code = false;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        }
+        if !in_code && let Some(n) = level(line) {
+            let next = lines[i + 1..].iter().find(|l| !l.trim().is_empty());
+            if next.is_none_or(|l| level(l).is_some_and(|m| m <= n)) {
+                continue;
+            }
+        }
+        out.push_str(line);
     }
     out
 }
@@ -157,7 +183,9 @@ mod tests {
     #[test]
     fn links_become_their_text_and_code_spans_stay() {
         assert_eq!(
-            unlink("see [`Lock`], [`x`](crate::x), [the docs](self#a), [web](https://a.b) and `KEYS[1]`"),
+            unlink(
+                "see [`Lock`], [`x`](crate::x), [the docs](self#a), [web](https://a.b) and `KEYS[1]`"
+            ),
             "see `Lock`, `x`, the docs, [web](https://a.b) and `KEYS[1]`"
         );
         assert_eq!(
@@ -170,7 +198,7 @@ mod tests {
 
     #[test]
     fn examples_go_headings_go_down() {
-        let doc = "Text.\n\n# Keys\n\n```no_run\nlet x = 1;\n```\n\n```text\nkept\n```\n";
+        let doc = "Text.\n\n# Keys\n\n```no_run\nlet x = 1;\n```\n\n```text\nkept\n```\n\n# Example\n\n```\nx\n```\n";
         assert_eq!(
             to_markdown(doc, 1, false),
             "Text.\n\n## Keys\n\n```text\nkept\n```\n"
