@@ -100,6 +100,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+pub mod acl;
 pub mod bitmap;
 pub mod bloom;
 pub mod contract;

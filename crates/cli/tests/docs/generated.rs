@@ -99,6 +99,10 @@ pub fn regions(pages: &[Page]) -> Vec<Region> {
             text: patterns_table(),
         },
         Region {
+            name: "acl-rules",
+            text: format!("```text\n{}```\n", redis_patterns::acl::rules_text("svc")),
+        },
+        Region {
             name: "header-grammar",
             text: header_grammar(),
         },
