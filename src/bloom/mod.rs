@@ -186,3 +186,8 @@ pub(crate) fn check_item(item: &[u8]) -> Result<()> {
 pub(crate) fn first_flag(flags: Vec<bool>) -> bool {
     flags.first().copied().unwrap_or(false)
 }
+
+/// The "newly added" answer of a one-item add (see [`Bloom::add`]).
+pub(crate) fn first_added(flags: Vec<Option<bool>>) -> Option<bool> {
+    flags.first().copied().unwrap_or(Some(false))
+}

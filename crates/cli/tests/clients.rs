@@ -303,7 +303,7 @@ fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: 
         "the client's token owns its lock"
     );
     assert!(lock.try_acquire().run(con).unwrap_err().is_busy());
-    assert!(!lock.release("not-the-owner").run(con).unwrap());
+    assert_eq!(lock.release("not-the-owner").run(con).unwrap(), Some(false));
     let visits = VisitCounter::builder("site", redis_patterns::chrono::Utc, 8)
         .retention(redis_patterns::Retention::Forever)
         .late_window(None)
@@ -356,7 +356,7 @@ fn rust_checks(con: &mut Connection, lang: &str, lock_token: &str, extra_visit: 
             .run(con)
             .unwrap();
         assert!(all_present(con, &bf, &items("q")), "{name}");
-        assert!(bf.add("from-rust").run(con).unwrap());
+        assert_eq!(bf.add("from-rust").run(con).unwrap(), Some(true));
         assert_eq!(bf.spread_blocks(), spread);
     }
     let js = JsHashBloom::new("bloom_user_email").unwrap();
