@@ -46,7 +46,8 @@ enum Command {
         /// Target directory (created if missing).
         dir: PathBuf,
         /// Write a client for this language instead: a Python package
-        /// (DIR/redis_patterns, redis-py) or a PHP library (DIR/src, phpredis).
+        /// (DIR/redis_patterns, redis-py), a PHP library (DIR/src, phpredis)
+        /// or a Node package (DIR/package.json, ioredis; TypeScript).
         #[arg(long, value_enum)]
         lang: Option<clients::Lang>,
     },

@@ -4,7 +4,8 @@
 //! `redis.asyncio` clients; the cross-language cases written by the Rust API
 //! and read by Python, and the reverse; and the package checks: `pip install
 //! DIR` installs it, `mypy --strict` accepts it. Needs python3 with redis-py
-//! and mypy on PYTHONPATH (`.ci/run` installs them).
+//! and mypy on PYTHONPATH (`.ci/run` installs them). The TypeScript client's
+//! runs (node + ioredis, cross with Rust and Python) are in `typescript`.
 
 mod common;
 #[allow(dead_code)]
@@ -15,12 +16,15 @@ mod dispatch;
 mod engine;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
+#[path = "conformance/typescript.rs"]
+mod typescript;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{export, repo_root, temp_dir};
 use engine::{Cases, Part, Target};
+use redis_patterns_test_support::LocalServer;
 
 fn cases_path() -> PathBuf {
     repo_root().join("tests/conformance/cases.json")
@@ -222,5 +226,328 @@ fn the_readme_python_example_runs() {
         "the README's Python example failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// The PHP client (phpredis): every case on a server and a cluster, the
+// cross-language cases with Rust and with Python both ways, composer
+// validate --strict, and one round trip per node for a fan-out.
+
+/// php with phpredis (and pcntl, which `spawn` steps and synchronized()
+/// use); panics naming what is missing.
+fn php() -> Command {
+    let probe = Command::new("php")
+        .args([
+            "-r",
+            "exit(extension_loaded('redis') && function_exists('pcntl_fork') ? 0 : 1);",
+        ])
+        .output()
+        .expect("php-cli must be installed (apt-get install php-cli php-redis)");
+    assert!(
+        probe.status.success(),
+        "PHP needs the extensions redis (apt-get install php-redis) and pcntl (php-cli has it)"
+    );
+    Command::new("php")
+}
+
+fn php_exported(what: &str) -> PathBuf {
+    let dir = temp_dir(&format!("php-{what}"));
+    export(Some("php"), &dir);
+    dir
+}
+
+/// Runs the PHP runner on the client in `dir`; prints its summary and
+/// failures; panics when a case failed or none ran.
+fn run_php(dir: &Path, urls: &[String], flags: &[&str]) -> String {
+    let runner = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/conformance.php");
+    let out = php()
+        .arg(runner)
+        .arg(dir)
+        .arg(cases_path())
+        .args(urls)
+        .args(flags)
+        .output()
+        .expect("php runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "the PHP client failed conformance cases:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn php_passes_every_case_on_a_server() {
+    let server = support::server();
+    let dir = php_exported("conformance-server");
+    expect_all(&run_php(&dir, &[server.url()], &[]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn php_passes_every_case_on_a_cluster() {
+    let cluster = support::cluster();
+    let dir = php_exported("conformance-cluster");
+    expect_all(&run_php(&dir, &cluster.urls(), &["--cluster"]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Data written by the Rust API and by Python is read back by PHP, and the
+/// reverse: every cross-language case's write part with one client, then
+/// its read part with the other (no flush between).
+#[test]
+fn php_reads_back_what_rust_and_python_wrote_and_the_reverse() {
+    let server = support::server();
+    let php_dir = php_exported("conformance-cross");
+    let py_dir = exported("conformance-cross-php");
+    let target = Target::server(&server.url());
+    let cases = Cases::load(&cases_path());
+    let cross = cases.cases.iter().filter(|c| engine::is_cross(c)).count();
+    let url = [server.url()];
+    let read_by_php = |from: &str| {
+        let read = run_php(&php_dir, &url, &["--part=read"]);
+        assert!(
+            read.contains(&format!(": {cross} passed, 0 failed")),
+            "{read}"
+        );
+        println!("cross {from} -> php: {cross} cases");
+    };
+
+    engine::run_selected(&cases, &target, Part::Write, false).assert_passed();
+    read_by_php("rust");
+    run_php(&php_dir, &url, &["--part=write"]);
+    let read = engine::run_selected(&cases, &target, Part::Read, false);
+    println!("cross php -> rust: {}", read.summary());
+    read.assert_passed();
+    assert_eq!(read.passed, cross);
+
+    run_python(&py_dir, &url, &["--part=write"]);
+    read_by_php("python");
+    run_php(&php_dir, &url, &["--part=write"]);
+    let read = run_python(&py_dir, &url, &["--part=read"]);
+    assert!(
+        read.contains(&format!(": {cross} passed, 0 failed")),
+        "{read}"
+    );
+    println!("cross php -> python: {cross} cases");
+    let _ = std::fs::remove_dir_all(&php_dir);
+    let _ = std::fs::remove_dir_all(&py_dir);
+}
+
+/// `composer validate --strict` accepts the exported package (composer
+/// from Debian's package `composer`, which `.ci/run` installs).
+#[test]
+fn the_php_package_validates_with_composer() {
+    let dir = php_exported("composer");
+    let out = Command::new("composer")
+        .args(["validate", "--strict", "--no-interaction"])
+        .current_dir(&dir)
+        .env("COMPOSER_HOME", dir.join(".composer"))
+        .output()
+        .expect("composer must be installed (apt-get install composer)");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("composer validate --strict: {}", said.trim());
+    assert!(out.status.success(), "composer validate --strict: {said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs tests/clients/php_client.php in `mode` against `urls`; its JSON.
+fn php_client(dir: &Path, mode: &str, urls: &[String], cluster: bool) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/php_client.php");
+    let mut cmd = php();
+    cmd.arg(script).arg(dir).arg(mode).args(urls);
+    if cluster {
+        cmd.arg("--cluster");
+    }
+    let out = cmd.output().expect("php runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "php_client.php {mode}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// One `INFO` field of a node, as a number (0 when absent).
+fn info_number(node: &LocalServer, section: &str, field: &str) -> u64 {
+    node.info(section)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| {
+            let v = v.trim();
+            let v = v.strip_prefix("calls=").unwrap_or(v);
+            v.split(',').next().unwrap_or("0").parse().unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
+/// ShardedHash::len over 2,048 shards is one pipeline per node: every node
+/// receives its HLENs in a handful of read events (one per request would be
+/// 2,048 in all), and together the nodes answer exactly 2,048 HLENs.
+fn fans_out_in_one_round_trip_per_node(nodes: &[&LocalServer], urls: &[String], cluster: bool) {
+    let dir = php_exported("fanout");
+    for n in nodes {
+        support::command_ok(&mut n.connection(), &["CONFIG", "RESETSTAT"]);
+    }
+    let before: Vec<u64> = nodes
+        .iter()
+        .map(|n| info_number(n, "stats", "total_reads_processed"))
+        .collect();
+    let got = php_client(&dir, "fanout", urls, cluster);
+    assert_eq!(got["len"], 0);
+    let mut hlen = 0;
+    for (n, b) in nodes.iter().zip(before) {
+        // The INFO that read `before` is one read event of its own.
+        let reads = info_number(n, "stats", "total_reads_processed") - b - 1;
+        let calls = info_number(n, "commandstats", "cmdstat_hlen");
+        println!(
+            "ShardedHash::len over 2048 shards, node {}: {calls} HLEN in {reads} read events",
+            n.port()
+        );
+        assert!(
+            calls > 0 && reads <= 16,
+            "node {}: {calls} HLEN took {reads} read events: not one pipeline",
+            n.port()
+        );
+        hlen += calls;
+    }
+    assert_eq!(hlen, 2048);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn php_fans_out_in_one_round_trip_per_node() {
+    let server = support::server();
+    fans_out_in_one_round_trip_per_node(&[&server], &[server.url()], false);
+    let cluster = support::cluster();
+    let nodes: Vec<&LocalServer> = cluster.nodes().iter().collect();
+    fans_out_in_one_round_trip_per_node(&nodes, &cluster.urls(), true);
+}
+
+/// A client with phpredis's OPT_PREFIX: every key the library writes
+/// carries it (as phpredis's own commands do), the wake channel too, and a
+/// map of numeric-string fields works in setMany.
+fn honours_opt_prefix(urls: &[String], cluster: bool, keys: impl Fn() -> Vec<String>) {
+    let dir = php_exported("prefix");
+    let got = php_client(&dir, "prefix", urls, cluster);
+    assert_eq!(got["key"], "redis:lock:{job}", "accessors stay unprefixed");
+    assert_eq!(got["fence_positive"], true);
+    assert_eq!(got["owned"], true);
+    assert_eq!(got["released"], true);
+    let woken = got["woken_ms"].as_u64().unwrap();
+    assert!(
+        woken < 5000,
+        "the waiter slept until its timeout: {woken} ms"
+    );
+    assert_eq!(got["set_many"], 3);
+    assert_eq!(
+        got["get_many"],
+        serde_json::json!(["4", "numeric", "2", null])
+    );
+    assert_eq!(got["len"], 3);
+    assert_eq!(got["visits"], 3);
+    assert_eq!(got["reindex_logs"], 1);
+    assert_eq!(got["active"], serde_json::json!([7]));
+    let keys = keys();
+    assert!(!keys.is_empty());
+    for k in &keys {
+        assert!(k.starts_with("app:"), "{k} does not carry OPT_PREFIX");
+    }
+    assert!(
+        keys.contains(&"app:loginLog_2017-10_client_7".to_string()),
+        "{keys:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn php_honours_opt_prefix() {
+    let server = support::server();
+    honours_opt_prefix(&[server.url()], false, || {
+        support::all_keys(&mut server.connection())
+    });
+    let cluster = support::cluster();
+    honours_opt_prefix(&cluster.urls(), true, || {
+        let mut all: Vec<String> = cluster
+            .nodes()
+            .iter()
+            .flat_map(|n| support::all_keys(&mut n.connection()))
+            .collect();
+        all.sort();
+        all
+    });
+}
+
+/// The PHP example of `file` opening with `require '<autoload>'` runs as
+/// pasted (against a test server); it takes the lock `orders:42`.
+fn php_example_runs(file: &str, autoload: &str) {
+    let text = std::fs::read_to_string(repo_root().join(file)).expect("the page");
+    let opening = format!("```php\nrequire '{autoload}';");
+    let start = text
+        .find(&opening)
+        .unwrap_or_else(|| panic!("{file} has no PHP example opening with {opening}"));
+    let body = &text[start + "```php\n".len()..];
+    let code = &body[..body.find("```").expect("a closed code block")];
+    let server = support::server();
+    let code = code
+        .replace(&format!("'{autoload}'"), "'autoload.php'")
+        .replace(
+            "connect('127.0.0.1', 6379)",
+            &format!("connect('127.0.0.1', {})", server.port()),
+        );
+    let dir = php_exported("example");
+    let out = php()
+        .args(["-r", &code])
+        .current_dir(&dir)
+        .output()
+        .expect("php runs");
+    assert!(
+        out.status.success(),
+        "the PHP example of {file} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fence: Option<String> = redis::cmd("GET")
+        .arg("redis:lock:{orders:42}:fence")
+        .query(&mut server.connection())
+        .unwrap();
+    assert!(fence.is_some(), "the example of {file} took the lock");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_readme_and_docs_php_examples_run() {
+    php_example_runs("README.md", "php/autoload.php");
+    php_example_runs("docs/php.md", "DIR/autoload.php");
+}
+
+/// synchronized() keeps a lease alive while the body blocks in one C call
+/// (sleep) for 2.5 leases — the renewer is a process of its own, which a
+/// signal handler between PHP statements could not be — and in 'calls'
+/// mode renews only on keepAlive().
+#[test]
+fn php_synchronized_renews_while_the_body_blocks() {
+    let server = support::server();
+    let dir = php_exported("hold");
+    let got = php_client(&dir, "hold", &[server.url()], false);
+    println!("php synchronized: {got}");
+    assert_eq!(got["result"], "done");
+    assert_eq!(got["lost"], false);
+    let pttl = got["pttl_after_sleep"].as_i64().unwrap();
+    assert!(pttl > 0, "the lease ran out while the body slept: {got}");
+    assert!(got["body_ms"].as_u64().unwrap() >= 3000);
+    assert_eq!(got["held_after"], 0, "released after the body");
+    assert!(
+        got["calls"].as_i64().unwrap() > 0,
+        "keepAlive() renewed: {got}"
+    );
+    assert_eq!(got["calls_unrenewed"], "LockLost");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,6 @@
-//! The generated clients of `redis-patterns export --lang python|php DIR`:
-//! a Python package (redis-py, sync and `redis.asyncio`) and a PHP library
-//! (phpredis, PSR-4), both generated from the same script headers (the
+//! The generated clients of `redis-patterns export --lang python|php|typescript
+//! DIR`: a Python package (redis-py, sync and `redis.asyncio`), a PHP library
+//! (phpredis, PSR-4) and a Node package (ioredis, TypeScript), all generated from the same script headers (the
 //! registry: one typed method per script, validating its arguments like the
 //! header says) and the same contracts (`redis_patterns::contract`: key
 //! templates, constants, error codes). The pattern helpers (shard keys,
@@ -37,6 +37,7 @@ mod php;
 mod python;
 mod surface;
 mod syntax;
+mod typescript;
 
 use std::path::Path;
 
@@ -49,6 +50,9 @@ pub enum Lang {
     Python,
     /// A PHP library, namespace `RedisPatterns` (phpredis; PSR-4).
     Php,
+    /// A Node package, `redis-patterns` (ioredis; TypeScript sources,
+    /// CommonJS modules and declarations).
+    Typescript,
 }
 
 impl Lang {
@@ -57,6 +61,7 @@ impl Lang {
         match self {
             Lang::Python => "Python",
             Lang::Php => "PHP",
+            Lang::Typescript => "TypeScript",
         }
     }
 }
@@ -72,6 +77,7 @@ pub fn files(lang: Lang) -> Vec<File> {
     match lang {
         Lang::Python => python::files(),
         Lang::Php => php::files(),
+        Lang::Typescript => typescript::files(),
     }
 }
 

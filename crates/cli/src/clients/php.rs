@@ -1,8 +1,12 @@
-//! The PHP library (namespace `RedisPatterns`, PSR-4 below `src/`):
-//! `src/Scripts/<Pattern>Scripts.php` (one typed static method per script,
-//! from the registry), `src/Contract.php` (key templates, settings,
-//! constants, from the contracts), `src/Errors/<Kind>.php` (one exception
-//! per error kind), and the hand-written runtime and helpers in `php/`.
+//! The PHP library (namespace `RedisPatterns`, PSR-4 below `src/`, for
+//! phpredis): generated from the API description — the classes
+//! (`src/<Class>.php`), the records (`src/Records/`) and the errors
+//! (`src/Errors/`), see [`spelling`] — and from the registry and the
+//! contracts: `src/Scripts/<Pattern>Scripts.php` (one typed static method
+//! per script) and `src/Contract.php` (key templates, settings, constants,
+//! scripts, error codes); plus the hand-written runtime of `php/` (the
+//! driver, the checks, notified waiting, the hold, days, hashing and each
+//! pattern's operations) and `composer.json`.
 
 use std::fmt::Write as _;
 
@@ -10,41 +14,149 @@ use redis_patterns::contract::ERROR_CODES;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
+use super::surface::{self, Part};
 use super::syntax::{Syntax, call_lists, checks, contract_tables};
 use super::{File, bundle, camel, patterns};
 
-/// The hand-written files, emitted as they are.
+mod spelling;
+use spelling::{FILE, PhpSurface};
+
+/// The hand-written runtime, emitted as it is (below `src/`, but
+/// `autoload.php`).
 const ASSETS: &[(&str, &str)] = &[
-    ("composer.json", include_str!("php/composer.json")),
     ("autoload.php", include_str!("php/autoload.php")),
-    ("src/Runtime.php", include_str!("php/Runtime.php")),
     ("src/Call.php", include_str!("php/Call.php")),
+    ("src/Runtime.php", include_str!("php/Runtime.php")),
     ("src/Hashing.php", include_str!("php/Hashing.php")),
-    ("src/Lock.php", include_str!("php/Lock.php")),
-    ("src/Visits.php", include_str!("php/Visits.php")),
-    ("src/Bitmaps.php", include_str!("php/Bitmaps.php")),
-    ("src/SignIn.php", include_str!("php/SignIn.php")),
-    ("src/LoginLog.php", include_str!("php/LoginLog.php")),
-    ("src/Rolling.php", include_str!("php/Rolling.php")),
-    ("src/Bloom.php", include_str!("php/Bloom.php")),
-    ("src/JsHashBloom.php", include_str!("php/JsHashBloom.php")),
-    ("src/ShardedHash.php", include_str!("php/ShardedHash.php")),
-    ("src/Packed.php", include_str!("php/Packed.php")),
+    ("src/Holding.php", include_str!("php/Holding.php")),
     (
-        "src/Errors/LockBusy.php",
-        include_str!("php/Errors/LockBusy.php"),
+        "src/SideConnections.php",
+        include_str!("php/SideConnections.php"),
     ),
     (
-        "src/Errors/LockTimeout.php",
-        include_str!("php/Errors/LockTimeout.php"),
+        "src/Errors/RedisPatternsError.php",
+        include_str!("php/Errors/RedisPatternsError.php"),
     ),
     (
-        "src/Errors/IdOutOfRange.php",
-        include_str!("php/Errors/IdOutOfRange.php"),
+        "src/Internal/Runner.php",
+        include_str!("php/Internal/Runner.php"),
+    ),
+    ("src/Internal/Cmd.php", include_str!("php/Internal/Cmd.php")),
+    (
+        "src/Internal/Pipeline.php",
+        include_str!("php/Internal/Pipeline.php"),
     ),
     (
-        "src/Errors/ListpackValueTooLong.php",
-        include_str!("php/Errors/ListpackValueTooLong.php"),
+        "src/Internal/Slots.php",
+        include_str!("php/Internal/Slots.php"),
+    ),
+    (
+        "src/Internal/Wire.php",
+        include_str!("php/Internal/Wire.php"),
+    ),
+    (
+        "src/Internal/Endpoint.php",
+        include_str!("php/Internal/Endpoint.php"),
+    ),
+    (
+        "src/Internal/ErrorMap.php",
+        include_str!("php/Internal/ErrorMap.php"),
+    ),
+    (
+        "src/Internal/Subscription.php",
+        include_str!("php/Internal/Subscription.php"),
+    ),
+    (
+        "src/Internal/Renewer.php",
+        include_str!("php/Internal/Renewer.php"),
+    ),
+    (
+        "src/Internal/WireError.php",
+        include_str!("php/Internal/WireError.php"),
+    ),
+    (
+        "src/Internal/ReplyError.php",
+        include_str!("php/Internal/ReplyError.php"),
+    ),
+    (
+        "src/Internal/MovedError.php",
+        include_str!("php/Internal/MovedError.php"),
+    ),
+    (
+        "src/Internal/Ops/Plan.php",
+        include_str!("php/Internal/Ops/Plan.php"),
+    ),
+    (
+        "src/Internal/Checks.php",
+        include_str!("php/Internal/Checks.php"),
+    ),
+    (
+        "src/Internal/Days.php",
+        include_str!("php/Internal/Days.php"),
+    ),
+    (
+        "src/Internal/Waiting.php",
+        include_str!("php/Internal/Waiting.php"),
+    ),
+    (
+        "src/Internal/Holder.php",
+        include_str!("php/Internal/Holder.php"),
+    ),
+    (
+        "src/Internal/Hold.php",
+        include_str!("php/Internal/Hold.php"),
+    ),
+    (
+        "src/Internal/Ops/Lock.php",
+        include_str!("php/Internal/Ops/Lock.php"),
+    ),
+    (
+        "src/Internal/Ops/Semaphore.php",
+        include_str!("php/Internal/Ops/Semaphore.php"),
+    ),
+    (
+        "src/Internal/Ops/RwLock.php",
+        include_str!("php/Internal/Ops/RwLock.php"),
+    ),
+    (
+        "src/Internal/Ops/RateLimiter.php",
+        include_str!("php/Internal/Ops/RateLimiter.php"),
+    ),
+    (
+        "src/Internal/Ops/ShardedHash.php",
+        include_str!("php/Internal/Ops/ShardedHash.php"),
+    ),
+    (
+        "src/Internal/Ops/PackedRecords.php",
+        include_str!("php/Internal/Ops/PackedRecords.php"),
+    ),
+    (
+        "src/Internal/Ops/VisitCounter.php",
+        include_str!("php/Internal/Ops/VisitCounter.php"),
+    ),
+    (
+        "src/Internal/Ops/LoginLog.php",
+        include_str!("php/Internal/Ops/LoginLog.php"),
+    ),
+    (
+        "src/Internal/Ops/SignIn.php",
+        include_str!("php/Internal/Ops/SignIn.php"),
+    ),
+    (
+        "src/Internal/Ops/Bloom.php",
+        include_str!("php/Internal/Ops/Bloom.php"),
+    ),
+    (
+        "src/Internal/Ops/JsHashBloom.php",
+        include_str!("php/Internal/Ops/JsHashBloom.php"),
+    ),
+    (
+        "src/Internal/Ops/RollingStore.php",
+        include_str!("php/Internal/Ops/RollingStore.php"),
+    ),
+    (
+        "src/Internal/Ops/Layouts.php",
+        include_str!("php/Internal/Ops/Layouts.php"),
     ),
 ];
 
@@ -66,9 +178,64 @@ pub fn files() -> Vec<File> {
         path: "src/Contract.php".into(),
         text: contract(),
     });
-    out.extend(errors());
+    for part in [Part::Errors, Part::Records, Part::Classes] {
+        out.extend(split(&surface::emit(&mut PhpSurface, part)));
+    }
+    out.push(File {
+        path: "composer.json".into(),
+        text: COMPOSER.to_string(),
+    });
     out.extend(bundle(""));
     out
+}
+
+/// The files of a walk's text, each opened by a [`FILE`] line.
+fn split(text: &str) -> Vec<File> {
+    text.split(FILE)
+        .filter(|piece| !piece.is_empty())
+        .map(|piece| {
+            let (path, body) = piece.split_once('\n').expect("a FILE line");
+            File {
+                path: path.to_string(),
+                text: body.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// `composer validate --strict` accepts it; `composer install` in a project
+/// requiring it autoloads `RedisPatterns\` from `src/` (PSR-4).
+const COMPOSER: &str = r#"{
+    "name": "redis-patterns/redis-patterns",
+    "description": "Compound Redis patterns as atomic Lua scripts: the PHP client (phpredis) generated by the redis-patterns crate",
+    "type": "library",
+    "license": "MIT",
+    "keywords": ["redis", "lua", "lock", "bloom filter", "rate limit", "phpredis"],
+    "require": {
+        "php": ">=8.1",
+        "ext-json": "*",
+        "ext-redis": ">=5.3"
+    },
+    "suggest": {
+        "ext-pcntl": "synchronized() renews the lease from a forked process while the body runs",
+        "ext-posix": "the renewer process ends without running the application's shutdown code"
+    },
+    "autoload": {
+        "psr-4": {
+            "RedisPatterns\\": "src/"
+        }
+    }
+}
+"#;
+
+/// `lease_ms` -> `leaseMs`, `init_block` -> `initBlock`.
+fn camel_lower(name: &str) -> String {
+    let c = camel(name);
+    let mut chars = c.chars();
+    chars
+        .next()
+        .map(|f| f.to_ascii_lowercase().to_string() + chars.as_str())
+        .unwrap_or_default()
 }
 
 /// PHP's spelling.
@@ -95,7 +262,7 @@ impl Syntax for Php {
     }
 
     fn var(name: &str) -> String {
-        format!("${name}")
+        format!("${}", camel_lower(name))
     }
 
     fn encode(a: &ArgSpec, v: &str) -> String {
@@ -111,23 +278,23 @@ impl Syntax for Php {
 
     fn each_item(name: &str) -> (String, String) {
         (
-            format!("        foreach (${name} as $item) {{\n"),
+            format!("        foreach (${} as $item) {{\n", camel_lower(name)),
             "        }\n".into(),
         )
     }
 
     fn key_expr(name: &str, variadic: bool) -> String {
         if variadic {
-            format!("...Runtime::keys(${name})")
+            format!("...Runtime::keys(${})", camel_lower(name))
         } else {
-            format!("${name}")
+            format!("${}", camel_lower(name))
         }
     }
 
     fn spread(a: &ArgSpec, encoded: String) -> String {
         format!(
             "...array_map(fn($item) => {encoded}, array_values(${}))",
-            a.name
+            camel_lower(a.name)
         )
     }
 
@@ -140,21 +307,39 @@ fn php_str(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// The positions in ARGV of the arguments that name a channel or key
+/// (`tagged`): a client prefix (phpredis OPT_PREFIX) applies to them as to
+/// the keys.
+fn tagged_positions(s: &ScriptInfo) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (i, a) in s.args.iter().enumerate() {
+        if a.tagged {
+            assert!(
+                s.args[..i].iter().all(|b| !b.variadic),
+                "{}: a tagged argument after a variadic one",
+                s.name
+            );
+            out.push(i);
+        }
+    }
+    out
+}
+
 fn method(out: &mut String, s: &ScriptInfo) {
     let op = s.name.split('.').nth(1).expect("pattern.op");
     let mut params = Vec::new();
     let _ = writeln!(out, "    /**\n     * {}\n     *", s.summary);
     for k in s.keys {
         params.push(if k.variadic {
-            format!("array ${}", k.name)
+            format!("array ${}", camel_lower(k.name))
         } else {
-            format!("string ${}", k.name)
+            format!("string ${}", camel_lower(k.name))
         });
         let _ = writeln!(
             out,
             "     * @param {} ${} {}",
-            if k.variadic { "string[]" } else { "string" },
-            k.name,
+            if k.variadic { "list<string>" } else { "string" },
+            camel_lower(k.name),
             k.doc
         );
     }
@@ -166,11 +351,11 @@ fn method(out: &mut String, s: &ScriptInfo) {
             (false, ArgType::Bool) => "bool",
             (false, _) => "string",
         };
-        params.push(format!("{ty} ${}", a.name));
+        params.push(format!("{ty} ${}", camel_lower(a.name)));
         let _ = writeln!(
             out,
             "     * @param {ty} ${} ({}) {}",
-            a.name,
+            camel_lower(a.name),
             a.ty.name(),
             a.doc
         );
@@ -184,35 +369,33 @@ fn method(out: &mut String, s: &ScriptInfo) {
     );
     let _ = writeln!(
         out,
-        "    public static function {op}({}): Call\n    {{",
+        "    public static function {}({}): Call\n    {{",
+        camel_lower(op),
         params.join(", ")
     );
     out.push_str(&checks::<Php>(s));
     let (keys, args) = call_lists::<Php>(s);
+    let tagged: Vec<String> = tagged_positions(s).iter().map(usize::to_string).collect();
     let _ = writeln!(
         out,
-        "        return new Call({}, {}, {}, {}, [{}], [{}]);\n    }}\n",
+        "        return new Call({}, [{}], [{}], [{}]);\n    }}\n",
         php_str(s.name),
-        php_str(s.sha1),
-        php_str(s.file),
-        if s.read_only { "true" } else { "false" },
         keys.join(", "),
-        args.join(", ")
+        args.join(", "),
+        tagged.join(", ")
     );
 }
 
 fn scripts(pattern: &str) -> String {
     let mut out = format!(
-        "<?php\n// Generated from the script headers by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Scripts;\n\nuse RedisPatterns\\Call;\nuse RedisPatterns\\Runtime;\n\n/**\n * The `{pattern}` scripts (lua/{pattern}/): one typed method per script, checking\n * its arguments like the header says; run the Call with Runtime::run().\n */\nfinal class {}Scripts\n{{\n",
+        "<?php\n// Generated from the script headers by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Scripts;\n\nuse RedisPatterns\\Call;\nuse RedisPatterns\\Runtime;\n\n/**\n * The `{pattern}` scripts (lua/{pattern}/): one typed method per script, checking\n * its arguments like the header says; Runtime::run($client, $call) sends the Call.\n */\nfinal class {}Scripts\n{{\n",
         camel(pattern)
     );
-    let mut codes: Vec<&str> = Vec::new();
     for s in ALL
         .iter()
         .filter(|s| s.name.split('.').next() == Some(pattern))
     {
         method(&mut out, s);
-        codes.extend(s.errors.iter().copied());
     }
     out.push_str("}\n");
     out
@@ -220,7 +403,7 @@ fn scripts(pattern: &str) -> String {
 
 fn contract() -> String {
     let mut out = String::from(
-        "<?php\n// Generated from redis_patterns::contract by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns;\n\n/** Key templates, settings, constants and error codes of every pattern. */\nfinal class Contract\n{\n",
+        "<?php\n// Generated from redis_patterns::contract by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns;\n\n/** Key templates, settings, constants, scripts and error codes of every pattern. */\nfinal class Contract\n{\n",
     );
     for table in contract_tables() {
         let _ = writeln!(
@@ -235,56 +418,58 @@ fn contract() -> String {
         out.push_str("    ];\n\n");
     }
     out.push_str(
-        "    /** The exception class of each domain error code. */\n    public const ERRORS = [\n",
+        "    /** Every script of the bundle by name: [sha1, file below lua/, read-only, its error codes]. */\n    public const SCRIPTS = [\n",
     );
-    for e in ERROR_CODES {
+    for s in ALL {
+        let codes: Vec<String> = s.errors.iter().map(|e| php_str(e)).collect();
         let _ = writeln!(
             out,
-            "        {} => Errors\\{}::class,",
-            php_str(e.code),
-            e.kind
+            "        {} => [{}, {}, {}, [{}]],",
+            php_str(s.name),
+            php_str(s.sha1),
+            php_str(s.file),
+            s.read_only,
+            codes.join(", ")
         );
+    }
+    out.push_str("    ];\n\n    /** The error kind of each domain error code of the scripts. */\n    public const ERRORS = [\n");
+    for e in ERROR_CODES {
+        let _ = writeln!(out, "        {} => {},", php_str(e.code), php_str(e.kind));
     }
     out.push_str("    ];\n\n");
     out.push_str(
-        "    /** `$template` with every `<var>` replaced by its value. */\n    public static function render(string $template, array $values): string\n    {\n        return preg_replace_callback('/<([^>]+)>/', function ($m) use ($values, $template) {\n            if (!array_key_exists($m[1], $values)) {\n                throw new \\LogicException(\"template $template needs <{$m[1]}>\");\n            }\n            return (string) $values[$m[1]];\n        }, $template);\n    }\n\n    /** The key of `$role` in `$pattern`, rendered from its template. */\n    public static function key(string $pattern, string $role, array $values): string\n    {\n        return self::render(self::KEYS[$pattern][$role], $values);\n    }\n}\n",
+        "    /** `$template` with every `<var>` replaced by its value. */\n    public static function render(string $template, array $values): string\n    {\n        return (string) preg_replace_callback('/<([^>]+)>/', function (array $m) use ($values, $template): string {\n            if (!array_key_exists($m[1], $values)) {\n                throw new \\LogicException(\"template $template needs <{$m[1]}>\");\n            }\n            return (string) $values[$m[1]];\n        }, $template);\n    }\n\n    /** The key of `$role` in `$pattern`, rendered from its template. */\n    public static function key(string $pattern, string $role, array $values): string\n    {\n        return self::render(self::KEYS[$pattern][$role], $values);\n    }\n}\n",
     );
     out
 }
 
-fn errors() -> Vec<File> {
-    let mut out = vec![File {
-        path: "src/Errors/RedisPatternsError.php".into(),
-        text: "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/** Every error of this library. */\nclass RedisPatternsError extends \\RuntimeException\n{\n}\n".into(),
-    }];
-    out.push(File {
-        path: "src/Errors/ScriptError.php".into(),
-        text: "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/** A script answered with one of its domain error codes. */\nclass ScriptError extends RedisPatternsError\n{\n    public const CODE = '';\n\n    public function __construct(public readonly ?string $script, public readonly string $detail)\n    {\n        parent::__construct(($script !== null ? \"script $script: \" : '') . static::CODE . ' ' . $detail);\n    }\n}\n".into(),
-    });
-    out.push(File {
-        path: "src/Errors/ServerError.php".into(),
-        text: "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/** The server refused a command with one of its own codes (OOM, WRONGTYPE, NOPERM, ...). */\nclass ServerError extends RedisPatternsError\n{\n    public function __construct(public readonly string $redisCode, public readonly string $detail, public readonly ?string $script = null)\n    {\n        parent::__construct(($script !== null ? \"script $script: \" : '') . $redisCode . ' ' . $detail);\n    }\n}\n".into(),
-    });
-    for e in ERROR_CODES {
-        let text = if e.code == "BADARG" {
-            format!(
-                "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/**\n * An argument was refused: by this library before anything was sent ($script\n * null), or by a script's own checks (BADARG) before its first write.\n */\nfinal class InvalidArgument extends RedisPatternsError\n{{\n    public const CODE = {};\n\n    public function __construct(public readonly string $name, public readonly string $reason, public readonly ?string $script = null)\n    {{\n        parent::__construct(($script !== null ? \"script $script: \" : '') . \"invalid $name: $reason\");\n    }}\n}}\n",
-                php_str(e.code)
-            )
-        } else {
-            format!(
-                "<?php\n// Generated by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Errors;\n\n/**\n * {} ({}: {})\n */\nfinal class {} extends ScriptError\n{{\n    public const CODE = {};\n}}\n",
-                e.meaning.replace("*/", "* /"),
-                e.code,
-                e.detail,
-                e.kind,
-                php_str(e.code)
-            )
-        };
-        out.push(File {
-            path: format!("src/Errors/{}.php", e.kind),
-            text,
-        });
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_class_record_and_error_gets_its_own_file() {
+        let files = files();
+        let has = |p: &str| files.iter().any(|f| f.path == p);
+        for p in [
+            "src/Lock.php",
+            "src/Records/Lease.php",
+            "src/Errors/LockBusy.php",
+            "src/Errors/RedisPatternsError.php",
+            "src/Scripts/LockScripts.php",
+            "composer.json",
+        ] {
+            assert!(has(p), "{p}");
+        }
+        for f in files.iter().filter(|f| f.path.ends_with(".php")) {
+            assert!(
+                f.text.starts_with("<?php\n"),
+                "{} does not open with <?php",
+                f.path
+            );
+            assert!(!f.text.contains(FILE), "{}", f.path);
+        }
+        assert_eq!(camel_lower("lease_ms"), "leaseMs");
+        assert_eq!(camel_lower("init_block"), "initBlock");
     }
-    out
 }

@@ -170,25 +170,25 @@ final class Hashing
         $maxBits ??= Contract::DEFAULTS['bloom']['max_bits'];
         $maxBlockBytes ??= self::c('max_block_bytes');
         if ($n < 1) {
-            throw new InvalidArgument('expected items', 'must be at least 1');
+            throw new InvalidArgument('expected items', 'must be at least 1', null);
         }
         if (!($p > 0.0 && $p < 1.0)) {
-            throw new InvalidArgument('false-positive rate', "$p is not strictly between 0 and 1");
+            throw new InvalidArgument('false-positive rate', "$p is not strictly between 0 and 1", null);
         }
         if ($maxBlockBytes < 64 || $maxBlockBytes > self::c('max_block_bytes')) {
-            throw new InvalidArgument('max block bytes', 'must be from 64 to ' . self::c('max_block_bytes'));
+            throw new InvalidArgument('max block bytes', 'must be from 64 to ' . self::c('max_block_bytes'), null);
         }
         $ln2 = self::c('ln2');
         $mf = ceil(-(float) $n * log($p) / ($ln2 * $ln2));
         if ($mf > $maxBits) {
-            throw new InvalidArgument('filter size', "m = $mf bits exceeds the configured bound of $maxBits bits");
+            throw new InvalidArgument('filter size', "m = $mf bits exceeds the configured bound of $maxBits bits", null);
         }
         $m = max(1, (int) $mf);
         $x = ((float) $m / (float) $n) * $ln2;
         $r = floor($x);
         $k = max(1, (int) ($x - $r >= 0.5 ? $r + 1 : $r));
         if ($k > self::c('max_k')) {
-            throw new InvalidArgument('false-positive rate', "$p needs k = $k > " . self::c('max_k') . ' hash functions');
+            throw new InvalidArgument('false-positive rate', "$p needs k = $k > " . self::c('max_k') . ' hash functions', null);
         }
         return [$m, $k, self::planBlocks($m, $maxBlockBytes)];
     }

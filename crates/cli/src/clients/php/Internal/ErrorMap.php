@@ -1,0 +1,84 @@
+<?php
+
+declare(strict_types=1);
+
+namespace RedisPatterns\Internal;
+
+use RedisPatterns\Call;
+use RedisPatterns\Contract;
+use RedisPatterns\Errors;
+
+/**
+ * Error replies as this library's errors: a script's domain code (`-CODE
+ * detail`, Contract::ERRORS) as the error of its kind with its data, any
+ * other reply as Errors\Server. A RedisException whose message is no error
+ * reply (a lost connection) is not an error reply and stays what it is.
+ */
+final class ErrorMap
+{
+    /** Whether `$message` is an error reply (`CODE detail`), not a connection failure. */
+    public static function isReply(string $message): bool
+    {
+        return preg_match('/^[A-Z][A-Z0-9_]*( |$)/', $message) === 1;
+    }
+
+    /** The error of the error reply `$message` to `$req` (a Call, a Cmd, or null when unknown). */
+    public static function of(Call|Cmd|null $req, string $message): Errors\RedisPatternsError
+    {
+        [$code, $detail] = array_pad(explode(' ', $message, 2), 2, '');
+        $at = strpos($detail, ' script: ');
+        if ($at !== false) {
+            $detail = rtrim(substr($detail, 0, $at));
+        }
+        $script = $req instanceof Call ? $req->script : null;
+        if ($req instanceof Call && (in_array($code, $req->errors, true) || $code === 'MAXMEMORY')) {
+            return self::fromCode($code, $detail, $req->script);
+        }
+        return new Errors\Server($code, $detail, $script);
+    }
+
+    /** The error of the first error reply `$message` of a batch: attributed to the first call whose script has its code. */
+    public static function ofBatch(array $reqs, string $message): Errors\RedisPatternsError
+    {
+        $code = explode(' ', $message, 2)[0];
+        foreach ($reqs as $req) {
+            if ($req instanceof Call && (in_array($code, $req->errors, true) || $code === 'MAXMEMORY')) {
+                return self::of($req, $message);
+            }
+        }
+        return self::of(null, $message);
+    }
+
+    /** The error a script's `-CODE detail` reply stands for. */
+    public static function fromCode(string $code, string $detail, string $script): Errors\RedisPatternsError
+    {
+        $kind = Contract::ERRORS[$code] ?? null;
+        if ($kind === 'InvalidArgument') {
+            [$arg, $reason] = array_pad(explode(' ', $detail, 2), 2, '');
+            return new Errors\InvalidArgument($arg, $reason, $script);
+        }
+        if ($kind === 'NotEnoughMemory' || $code === 'MAXMEMORY') {
+            $num = function (string $word) use ($detail): int {
+                return preg_match('/\b' . $word . ':? (\d+)/', $detail, $m) === 1 ? (int) $m[1] : 0;
+            };
+            $what = str_contains($detail, ': ') ? explode(': ', $detail, 2)[1] : $detail;
+            return new Errors\NotEnoughMemory($what, $num('needed'), $num('available'), 'maxmemory', $script);
+        }
+        if ($kind === 'LayoutMismatch') {
+            return new Errors\LayoutMismatch(explode(' ', $detail, 2)[0], $detail, '');
+        }
+        $class = $kind === null ? null : 'RedisPatterns\\Errors\\' . $kind;
+        if ($class === null || !class_exists($class)) {
+            return new Errors\Script($script, $code, $detail);
+        }
+        $given = ['script' => $script, 'detail' => $detail];
+        $values = [];
+        foreach ($class::FIELDS as $field) {
+            if (!array_key_exists($field, $given)) {
+                return new Errors\Script($script, $code, $detail);
+            }
+            $values[] = $given[$field];
+        }
+        return new $class(...$values, text: "script $script: $code $detail");
+    }
+}

@@ -1,0 +1,329 @@
+<?php
+
+declare(strict_types=1);
+
+namespace RedisPatterns\Internal\Ops;
+
+use RedisPatterns\Contract;
+use RedisPatterns\Internal\Checks;
+use RedisPatterns\Internal\Cmd;
+use RedisPatterns\Internal\Days;
+use RedisPatterns\Internal\Runner;
+use RedisPatterns\Records\ActiveUser;
+use RedisPatterns\Records\Expiry;
+use RedisPatterns\Records\MonthLogins;
+use RedisPatterns\Records\ReindexReport;
+use RedisPatterns\Scripts\LoginLogScripts;
+
+/** The monthly login log of the PHP recipe (src/login_log, lua/login_log). */
+final class LoginLog
+{
+    private const MIN_RETENTION_DAYS = 32;
+
+    public function __construct(private readonly string $prefix, private readonly int $maxUid, private readonly ?int $retentionS)
+    {
+        SignIn::checkSettings($prefix, $maxUid);
+    }
+
+    public static function checkType(string $userType): void
+    {
+        if (preg_match('/^[A-Za-z0-9-]+$/', $userType) !== 1) {
+            throw Checks::bad('user type', "`$userType` must be non-empty ASCII letters, digits or '-'");
+        }
+    }
+
+    private static function month(int $year, int $month): string
+    {
+        if ($year < 0 || $year > 9999 || !checkdate($month, 1, $year)) {
+            throw Checks::bad('month', sprintf('%d-%02d is not a valid month', $year, $month));
+        }
+        return sprintf('%04d-%02d-01', $year, $month);
+    }
+
+    public function logKey(string $userType, int $uid, string $day): string
+    {
+        return Contract::key('login_log', 'log', ['prefix' => $this->prefix, 'type' => $userType, 'uid' => $uid, 'YYYY-MM' => substr($day, 0, 7)]);
+    }
+
+    public function indexKey(string $userType, string $day): string
+    {
+        return Contract::key('login_log', 'day_index', ['prefix' => $this->prefix, 'type' => $userType,
+            'YYYYMMDD' => str_replace('-', '', $day), 'YYYY-MM' => substr($day, 0, 7)]);
+    }
+
+    public function typesKey(string $day): string
+    {
+        return Contract::key('login_log', 'types', ['prefix' => $this->prefix, 'YYYY-MM' => substr($day, 0, 7)]);
+    }
+
+    private function tag(string $day): string
+    {
+        return $this->prefix . '{' . substr($day, 0, 7) . '}';
+    }
+
+    public function record(Runner $run, string $userType, int $uid, string $day): bool
+    {
+        self::checkType($userType);
+        SignIn::checkUid($uid, $this->maxUid);
+        $logExp = Days::expireAt($this->retentionS, Days::nextMonth($day));
+        $indexExp = Days::expireAt($this->retentionS, Days::add($day, 1));
+        $log = $this->logKey($userType, $uid, $day);
+        $index = $this->indexKey($userType, $day);
+        $types = $this->typesKey($day);
+        if (!$run->cluster || $run->slot($log) === $run->slot($index)) {
+            return (int) $run->one(LoginLogScripts::record($log, $index, $types, Days::dom($day), $uid, $this->maxUid, $userType, $logExp, $indexExp)) === 1;
+        }
+        [$first] = $run->batch([
+            LoginLogScripts::mark($log, Days::dom($day), $logExp),
+            LoginLogScripts::index($index, $types, $uid, $this->maxUid, $userType, $indexExp),
+        ]);
+        return (int) $first === 1;
+    }
+
+    public function loggedInOn(Runner $run, string $userType, int $uid, string $day): bool
+    {
+        self::checkType($userType);
+        return (int) $run->one(Cmd::key('GETBIT', $this->logKey($userType, $uid, $day), Days::dom($day))) === 1;
+    }
+
+    public function daysInMonth(Runner $run, string $userType, int $uid, int $year, int $month): int
+    {
+        self::checkType($userType);
+        return max((int) $run->one(Cmd::key('BITCOUNT', $this->logKey($userType, $uid, self::month($year, $month)))), 0);
+    }
+
+    public function loggedInInMonth(Runner $run, string $userType, int $uid, int $year, int $month): bool
+    {
+        return $this->daysInMonth($run, $userType, $uid, $year, $month) > 0;
+    }
+
+    public function loggedInBetween(Runner $run, string $userType, int $uid, string $from, string $to): bool
+    {
+        self::checkType($userType);
+        $batch = [];
+        foreach (Days::months($from, $to) as [$a, $b]) {
+            $batch[] = Cmd::key('BITCOUNT', $this->logKey($userType, $uid, $a), Days::dom($a), Days::dom($b), 'BIT');
+        }
+        foreach ($run->batch($batch) as $n) {
+            if ((int) $n > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return list<string> */
+    public function loginDays(Runner $run, string $userType, int $uid, string $from, string $to): array
+    {
+        self::checkType($userType);
+        $months = Days::months($from, $to);
+        $batch = array_map(fn (array $m) => LoginLogScripts::days($this->logKey($userType, $uid, $m[0]), Days::dom($m[0]), Days::dom($m[1])), $months);
+        $out = [];
+        foreach ($run->batch($batch) as $i => $days) {
+            foreach ($days as $d) {
+                $out[] = substr($months[$i][0], 0, 8) . sprintf('%02d', (int) $d);
+            }
+        }
+        return $out;
+    }
+
+    private function union(Runner $run, string $userType, array $months): string
+    {
+        $groups = [];
+        foreach ($months as [$a, $b]) {
+            $groups[] = [$this->tag($a), array_map(fn (string $d): string => $this->indexKey($userType, $d), Days::range($a, $b))];
+        }
+        return Days::fold('OR', SignIn::readGroups($run, 'OR', $groups));
+    }
+
+    /** @return list<int> */
+    public function activeUsers(Runner $run, string $userType, string $from, string $to): array
+    {
+        self::checkType($userType);
+        return Days::decodeBits($this->union($run, $userType, Days::months($from, $to)));
+    }
+
+    /** @return list<string> */
+    private function types(Runner $run, array $months): array
+    {
+        $sets = $run->batch(array_map(fn (array $m): Cmd => Cmd::key('SMEMBERS', $this->typesKey($m[0])), $months));
+        $out = [];
+        foreach ($sets as $set) {
+            foreach ($set as $t) {
+                $out[(string) $t] = true;
+            }
+        }
+        $out = array_map('strval', array_keys($out));
+        sort($out, SORT_STRING);
+        return $out;
+    }
+
+    public function typesBetween(Runner $run, string $from, string $to): array
+    {
+        return $this->types($run, Days::months($from, $to));
+    }
+
+    /** @return list<ActiveUser> */
+    public function allActiveUsers(Runner $run, string $from, string $to): array
+    {
+        $months = Days::months($from, $to);
+        $out = [];
+        foreach ($this->types($run, $months) as $t) {
+            foreach (Days::decodeBits($this->union($run, $t, $months)) as $uid) {
+                $out[] = new ActiveUser($t, $uid);
+            }
+        }
+        return $out;
+    }
+
+    public function monthUsers(Runner $run, string $month): array
+    {
+        $first = Days::monthStart($month);
+        return $this->allActiveUsers($run, $first, Days::add(Days::nextMonth($first), -1));
+    }
+
+    /**
+     * @param list<ActiveUser> $users
+     * @return list<MonthLogins>
+     */
+    public function monthLogins(Runner $run, string $month, array $users): array
+    {
+        $first = Days::monthStart($month);
+        $logs = $run->batch(array_map(fn (ActiveUser $u): Cmd => Cmd::key('GET', $this->logKey($u->userType, $u->uid, $first)), $users));
+        $out = [];
+        foreach ($users as $i => $u) {
+            $days = array_values(array_filter(Days::decodeBits($logs[$i]), fn (int $d): bool => $d >= 1 && $d <= 31));
+            $out[] = new MonthLogins(substr($first, 0, 7), $u->userType, $u->uid, $days);
+        }
+        return $out;
+    }
+
+    private function exportsKey(): string
+    {
+        return $this->prefix . 'exports';
+    }
+
+    public function markExported(Runner $run, string $month, string $on): void
+    {
+        $run->one(Cmd::key('HSET', $this->exportsKey(), substr($month, 0, 7), $on));
+    }
+
+    /** @return list<array{string, string}> */
+    public function exports(Runner $run): array
+    {
+        $out = [];
+        foreach (Layouts::pairs($run->one(Cmd::key('HGETALL', $this->exportsKey()))) as $m => $d) {
+            $first = $m . '-01';
+            try {
+                $out[] = [Checks::date('month', $first), Checks::date('export', $d)];
+            } catch (\RedisPatterns\Errors\InvalidArgument) {
+                continue;
+            }
+        }
+        sort($out);
+        return $out;
+    }
+
+    public function expireMonth(Runner $run, string $month, int $keepDays, string $today): Expiry
+    {
+        if ($keepDays < self::MIN_RETENTION_DAYS) {
+            throw Checks::bad('retention', 'must be at least ' . self::MIN_RETENTION_DAYS . ' days after a month ends');
+        }
+        $first = Days::monthStart($month);
+        $end = Days::nextMonth($first);
+        $label = substr($first, 0, 7);
+        if (Days::number($today) - Days::number($end) < $keepDays) {
+            return new Expiry('kept', $label, null, null);
+        }
+        $last = $run->one(Cmd::key('HGET', $this->exportsKey(), $label));
+        if ($last === null || (string) $last < $end) {
+            return new Expiry('not_exported', $label, null, $last === null ? null : (string) $last);
+        }
+        $doomed = array_map(fn (ActiveUser $u): string => $this->logKey($u->userType, $u->uid, $first), $this->monthUsers($run, $first));
+        foreach ($this->types($run, [[$first, $first]]) as $t) {
+            foreach (Days::range($first, Days::add($end, -1)) as $d) {
+                $doomed[] = $this->indexKey($t, $d);
+            }
+        }
+        $doomed[] = $this->typesKey($first);
+        $batch = array_map(fn (string $k): Cmd => Cmd::key('DEL', $k), $doomed);
+        $batch[] = Cmd::key('HDEL', $this->exportsKey(), $label);
+        $got = $run->batch($batch);
+        array_pop($got);
+        return new Expiry('deleted', $label, array_sum(array_map('intval', $got)), null);
+    }
+
+    public function reindex(Runner $run, int $year, int $month, int $count): ReindexReport
+    {
+        $first = self::month($year, $month);
+        if ($count === 0) {
+            throw Checks::bad('count', 'must be at least 1');
+        }
+        $monthPrefix = $this->prefix . substr($first, 0, 7) . '_';
+        $pattern = preg_replace('/([*?\[\]\\\\])/', '\\\\$1', $run->prefix . $monthPrefix) . '*';
+        $cursors = array_fill_keys($run->nodes(), '0');
+        $logs = $days = $new = $skipped = 0;
+        while ($cursors !== []) {
+            $pages = $run->batch(array_map(fn (string $n, string $at): Cmd => new Cmd(['SCAN', $at, 'MATCH', $pattern, 'COUNT', (string) $count, 'TYPE', 'string'],
+                node: $run->cluster ? $n : null), array_keys($cursors), array_values($cursors)));
+            $found = [];
+            foreach (array_keys($cursors) as $i => $n) {
+                [$next, $keys] = $pages[$i];
+                if ((string) $next === '0') {
+                    unset($cursors[$n]);
+                } else {
+                    $cursors[$n] = (string) $next;
+                }
+                foreach ($keys as $k) {
+                    $parsed = $this->parse(substr((string) $k, strlen($run->prefix)), $monthPrefix);
+                    if ($parsed === null) {
+                        $skipped++;
+                    } else {
+                        $found[] = $parsed;
+                    }
+                }
+            }
+            if ($found === []) {
+                continue;
+            }
+            $bits = $run->batch(array_map(fn (array $f): Cmd => Cmd::key('GETRANGE', $f[0], 0, 3), $found));
+            $calls = [];
+            foreach ($found as $i => [, $userType, $uid]) {
+                $logs++;
+                foreach (Days::decodeBits($bits[$i]) as $d) {
+                    if ($d >= 1 && $d <= 31 && checkdate($month, $d, $year)) {
+                        $day = substr($first, 0, 8) . sprintf('%02d', $d);
+                        $exp = Days::expireAt($this->retentionS, Days::add($day, 1));
+                        $calls[] = LoginLogScripts::index($this->indexKey($userType, $day), $this->typesKey($day), $uid, $this->maxUid, $userType, $exp);
+                    }
+                }
+            }
+            if ($calls !== []) {
+                $got = $run->batch($calls);
+                $days += count($got);
+                $new += array_sum(array_map('intval', $got));
+            }
+        }
+        return new ReindexReport($logs, $days, $new, $skipped, true);
+    }
+
+    /** @return array{string, string, int}|null [key, user type, uid] of a log key of this month, null for another key */
+    private function parse(string $k, string $monthPrefix): ?array
+    {
+        if (!str_starts_with($k, $monthPrefix)) {
+            return null;
+        }
+        $rest = substr($k, strlen($monthPrefix));
+        $at = strrpos($rest, '_');
+        if ($at === false) {
+            return null;
+        }
+        $userType = substr($rest, 0, $at);
+        $uid = substr($rest, $at + 1);
+        if (preg_match('/^[A-Za-z0-9-]+$/', $userType) !== 1 || preg_match('/^(0|[1-9][0-9]{0,17})$/', $uid) !== 1) {
+            return null;
+        }
+        $n = (int) $uid;
+        return $n <= $this->maxUid ? [$k, $userType, $n] : null;
+    }
+}

@@ -1,0 +1,57 @@
+import type { Cluster, Redis } from "ioredis";
+import { Arg, Request } from "./call";
+import { ScriptInfo } from "./scripts";
+/** An ioredis client: a standalone Redis or a Cluster. */
+export type Client = Redis | Cluster;
+/** The node name of a keyless command any node answers (CONFIG GET, TIME). */
+export declare const ANY = "any";
+/** The one node of a standalone server. */
+export declare const SERVER = "server";
+/** The shipped script, as SCRIPT LOAD gets it. */
+export declare function source(script: ScriptInfo): Buffer;
+/** A reply as text. */
+export declare function text(v: unknown): string;
+/** A reply as an integer. */
+export declare function int(v: unknown): number;
+/** A reply as bytes (null stays null). */
+export declare function bytes(v: unknown): Buffer | null;
+/** The field-value pairs of a HGETALL-like reply (an array, or ioredis's object). */
+export declare function pairs(v: unknown): [string, Buffer][];
+/** The cluster slot of a key (or channel). */
+export declare function slot(key: Arg): number;
+/** The error of an error reply to a call of `script` (null: a command). */
+export declare function errorOf(script: ScriptInfo | null, e: unknown): unknown;
+/** The I/O of one run of an operation. */
+export declare class Io {
+    private readonly client;
+    readonly cluster: boolean;
+    private readonly subs;
+    constructor(client: Client);
+    /** One request: its reply; an error reply thrown as its errors.ts class. */
+    one(req: Request): Promise<any>;
+    /** One pipeline per node: the replies in order, error replies as Error objects in place. */
+    batch(reqs: readonly Request[]): Promise<any[]>;
+    /** A batch whose first error reply is thrown. */
+    all(reqs: readonly Request[]): Promise<any[]>;
+    sleep(ms: number): Promise<void>;
+    /** Waits up to ms for a message on the shard channel (subscribing at the first wait). */
+    wait(channel: string, ms: number): Promise<boolean>;
+    /** The names of the primaries ([SERVER] for a standalone server). */
+    nodes(): Promise<string[]>;
+    /** Ends the run: closes its subscriptions. */
+    close(): Promise<void>;
+    private subscribe;
+    private nodeConn;
+    private send;
+    /** Loads a script where `key` lives (every primary of a cluster). */
+    private load;
+    /** One pipeline on one connection, with the NOSCRIPT tail sent again. */
+    private pipeline;
+}
+/** Runs operations on an ioredis Redis or Cluster. */
+export declare class Runner {
+    readonly client: Client;
+    constructor(client: Client);
+    /** Runs one operation with an Io of its own (its subscriptions end with it). */
+    op<T>(body: (io: Io) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,425 @@
+"use strict";
+// The driver: every operation is written once, as an async function over
+// an Io (the I/O of one run of it), and run by a Runner on an ioredis Redis
+// or Cluster.
+//
+// * one(request): one script Call or plain Cmd, its reply; an error reply is
+//   thrown as its errors.ts class;
+// * batch(requests): one pipeline per node (on a cluster the requests are
+//   grouped by the primary that serves their slot), the replies in order,
+//   each error reply as an Error object in its place; all(requests) throws
+//   the first;
+// * wait(channel, ms): true when a message on the shard channel woke it
+//   (SSUBSCRIBE on a connection of its own to the node of the channel's
+//   slot, subscribed at the run's first wait and until the run ends, so a
+//   message published after a zero-timeout wait is not missed), false at the
+//   timeout; sleep(ms); nodes(): the names of the primaries.
+//
+// EVALSHA answers NOSCRIPT after SCRIPT FLUSH or a restart: the script is
+// loaded (its SHA1 checked) and the call sent again; in a pipeline, when
+// every call from the first NOSCRIPT on failed that way, exactly that tail
+// is sent again, else PipelineInterrupted. Replies are raw (bulk strings as
+// Buffers): records and bitmaps are bytes.
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Runner = exports.Io = exports.SERVER = exports.ANY = void 0;
+exports.source = source;
+exports.text = text;
+exports.int = int;
+exports.bytes = bytes;
+exports.pairs = pairs;
+exports.slot = slot;
+exports.errorOf = errorOf;
+const fs = require("fs");
+const path = require("path");
+const call_1 = require("./call");
+const errors_1 = require("./errors");
+const scripts_1 = require("./scripts");
+const hashing_1 = require("./hashing");
+/** The node name of a keyless command any node answers (CONFIG GET, TIME). */
+exports.ANY = "any";
+/** The one node of a standalone server. */
+exports.SERVER = "server";
+const LUA = path.join(__dirname, "..", "lua");
+/** The shipped script, as SCRIPT LOAD gets it. */
+function source(script) {
+    return fs.readFileSync(path.join(LUA, script.file));
+}
+/** A reply as text. */
+function text(v) {
+    return Buffer.isBuffer(v) ? v.toString("utf8") : String(v);
+}
+/** A reply as an integer. */
+function int(v) {
+    return typeof v === "number" ? v : Number(text(v));
+}
+/** A reply as bytes (null stays null). */
+function bytes(v) {
+    if (v === null || v === undefined) {
+        return null;
+    }
+    return Buffer.isBuffer(v) ? v : Buffer.from(String(v));
+}
+/** The field-value pairs of a HGETALL-like reply (an array, or ioredis's object). */
+function pairs(v) {
+    if (Array.isArray(v)) {
+        const out = [];
+        for (let i = 0; i + 1 < v.length; i += 2) {
+            out.push([text(v[i]), bytes(v[i + 1]) ?? Buffer.alloc(0)]);
+        }
+        return out;
+    }
+    if (v !== null && typeof v === "object") {
+        return Object.entries(v).map(([k, x]) => [k, bytes(x) ?? Buffer.alloc(0)]);
+    }
+    return [];
+}
+/** The cluster slot of a key (or channel). */
+function slot(key) {
+    return (0, hashing_1.crc16)((0, call_1.hashTag)(key)) % 16384;
+}
+function isReplyError(e) {
+    return e instanceof Error && e.name === "ReplyError";
+}
+function isNoScript(e) {
+    return isReplyError(e) && e.message.startsWith("NOSCRIPT");
+}
+function isRedirect(e) {
+    return isReplyError(e) && (e.message.startsWith("MOVED") || e.message.startsWith("ASK"));
+}
+/** The error of an error reply to a call of `script` (null: a command). */
+function errorOf(script, e) {
+    if (e instanceof errors_1.RedisPatternsError || !isReplyError(e)) {
+        return e;
+    }
+    const msg = e.message;
+    const space = msg.indexOf(" ");
+    const code = space < 0 ? msg : msg.slice(0, space);
+    let detail = space < 0 ? "" : msg.slice(space + 1);
+    const at = detail.indexOf(" script: ");
+    if (at >= 0) {
+        detail = detail.slice(0, at).trimEnd();
+    }
+    if (script !== null && (script.errors.includes(code) || code === "MAXMEMORY")) {
+        return (0, errors_1.fromCode)(code, detail, script.name);
+    }
+    return new errors_1.Server(code, detail, script === null ? null : script.name);
+}
+function infoOf(req) {
+    return req instanceof call_1.Call ? scripts_1.SCRIPTS[req.script] : null;
+}
+function wireOf(req) {
+    if (req instanceof call_1.Cmd) {
+        return [text(req.args[0]), req.args.slice(1)];
+    }
+    const s = scripts_1.SCRIPTS[req.script];
+    return [s.readOnly ? "EVALSHA_RO" : "EVALSHA", [s.sha1, String(req.keys.length), ...req.keys, ...req.args]];
+}
+function routeOf(req) {
+    return req instanceof call_1.Call ? (req.keys[0] ?? null) : req.key;
+}
+function checkedLoad(script, sha) {
+    if (text(sha).toLowerCase() !== script.sha1) {
+        throw new errors_1.ShaMismatch(script.name, script.sha1, text(sha));
+    }
+}
+/** The subscription of one run to one shard channel. */
+class Subscription {
+    conn;
+    pending = 0;
+    waker = null;
+    constructor(conn, channel) {
+        this.conn = conn;
+        conn.on("smessageBuffer", (ch) => {
+            if (ch.toString() === channel) {
+                this.pending += 1;
+                const w = this.waker;
+                this.waker = null;
+                if (w !== null) {
+                    w();
+                }
+            }
+        });
+    }
+    wait(ms) {
+        if (this.pending > 0) {
+            this.pending -= 1;
+            return Promise.resolve(true);
+        }
+        if (ms <= 0) {
+            return Promise.resolve(false);
+        }
+        return new Promise((resolve) => {
+            const timer = setTimeout(() => {
+                this.waker = null;
+                resolve(false);
+            }, ms);
+            this.waker = () => {
+                clearTimeout(timer);
+                this.pending -= 1;
+                resolve(true);
+            };
+        });
+    }
+    close() {
+        this.conn.disconnect();
+    }
+}
+/** The I/O of one run of an operation. */
+class Io {
+    client;
+    cluster;
+    subs = new Map();
+    constructor(client) {
+        this.client = client;
+        this.cluster = client.isCluster;
+    }
+    /** One request: its reply; an error reply thrown as its errors.ts class. */
+    async one(req) {
+        try {
+            return await this.send(req);
+        }
+        catch (e) {
+            const s = infoOf(req);
+            if (s === null || !isNoScript(e)) {
+                throw errorOf(s, e);
+            }
+            await this.load(s, routeOf(req));
+            try {
+                return await this.send(req);
+            }
+            catch (again) {
+                throw errorOf(s, again);
+            }
+        }
+    }
+    /** One pipeline per node: the replies in order, error replies as Error objects in place. */
+    async batch(reqs) {
+        if (reqs.length === 0) {
+            return [];
+        }
+        if (!this.cluster) {
+            return this.pipeline(this.client, reqs);
+        }
+        const cluster = this.client;
+        await ready(cluster);
+        const groups = new Map();
+        const alone = [];
+        reqs.forEach((req, i) => {
+            const key = routeOf(req);
+            if (req instanceof call_1.Cmd && req.node !== null) {
+                alone.push(i);
+            }
+            else {
+                const node = key === null ? exports.ANY : (cluster.slots[slot(key)]?.[0] ?? exports.ANY);
+                const g = groups.get(node);
+                if (g === undefined) {
+                    groups.set(node, [i]);
+                }
+                else {
+                    g.push(i);
+                }
+            }
+        });
+        const out = new Array(reqs.length);
+        const sent = [...groups].map(async ([node, idx]) => {
+            const conn = this.nodeConn(node);
+            const replies = await this.pipeline(conn, idx.map((i) => reqs[i]));
+            await Promise.all(idx.map(async (i, j) => {
+                // A slot that moved since the slot map was read: not executed there, sent again by the cluster.
+                out[i] = isRedirect(replies[j]) ? await this.one(reqs[i]).catch((e) => e) : replies[j];
+            }));
+        });
+        // Commands for a named node (SCAN of each primary): one each.
+        const named = alone.map(async (i) => {
+            out[i] = await this.one(reqs[i]).catch((e) => e);
+        });
+        await Promise.all([...sent, ...named]);
+        return out;
+    }
+    /** A batch whose first error reply is thrown. */
+    async all(reqs) {
+        const replies = await this.batch(reqs);
+        for (const r of replies) {
+            if (r instanceof Error) {
+                throw r;
+            }
+        }
+        return replies;
+    }
+    sleep(ms) {
+        return new Promise((resolve) => setTimeout(resolve, Math.max(ms, 0)));
+    }
+    /** Waits up to ms for a message on the shard channel (subscribing at the first wait). */
+    async wait(channel, ms) {
+        let sub = this.subs.get(channel);
+        if (sub === undefined) {
+            sub = this.subscribe(channel);
+            this.subs.set(channel, sub);
+        }
+        return (await sub).wait(ms);
+    }
+    /** The names of the primaries ([SERVER] for a standalone server). */
+    async nodes() {
+        if (!this.cluster) {
+            return [exports.SERVER];
+        }
+        const cluster = this.client;
+        await ready(cluster);
+        return cluster
+            .nodes("master")
+            .map(nodeName)
+            .sort();
+    }
+    /** Ends the run: closes its subscriptions. */
+    async close() {
+        for (const sub of this.subs.values()) {
+            try {
+                (await sub).close();
+            }
+            catch {
+                // a subscription that never opened has nothing to close
+            }
+        }
+        this.subs.clear();
+    }
+    async subscribe(channel) {
+        let conn;
+        if (this.cluster) {
+            const cluster = this.client;
+            await ready(cluster);
+            conn = this.nodeConn(cluster.slots[slot(channel)]?.[0] ?? exports.ANY).duplicate();
+        }
+        else {
+            conn = this.client.duplicate();
+        }
+        const sub = new Subscription(conn, channel);
+        try {
+            await conn.ssubscribe(channel);
+        }
+        catch (e) {
+            sub.close();
+            throw errorOf(null, e);
+        }
+        return sub;
+    }
+    nodeConn(name) {
+        const cluster = this.client;
+        const masters = cluster.nodes("master");
+        const found = name === exports.ANY ? masters[0] : masters.find((n) => nodeName(n) === name);
+        if (found === undefined) {
+            throw new errors_1.InvalidArgument("node", `${name} is not a primary of the cluster`, null);
+        }
+        return found;
+    }
+    async send(req) {
+        const [name, args] = wireOf(req);
+        if (req instanceof call_1.Cmd && req.node !== null && this.cluster) {
+            const cluster = this.client;
+            await ready(cluster);
+            return this.nodeConn(req.node).callBuffer(name, args);
+        }
+        return this.client.callBuffer(name, args);
+    }
+    /** Loads a script where `key` lives (every primary of a cluster). */
+    async load(s, _key) {
+        const src = source(s);
+        if (!this.cluster) {
+            checkedLoad(s, await this.client.callBuffer("SCRIPT", ["LOAD", src]));
+            return;
+        }
+        const cluster = this.client;
+        await ready(cluster);
+        for (const n of cluster.nodes("master")) {
+            checkedLoad(s, await n.callBuffer("SCRIPT", ["LOAD", src]));
+        }
+    }
+    /** One pipeline on one connection, with the NOSCRIPT tail sent again. */
+    async pipeline(conn, reqs) {
+        const done = [];
+        let rest = reqs;
+        while (rest.length > 0) {
+            const p = conn.pipeline();
+            for (const req of rest) {
+                const [name, args] = wireOf(req);
+                p.callBuffer(name, args);
+            }
+            const got = (await p.exec()) ?? [];
+            const replies = got.map(([err, reply]) => (err === null ? reply : err));
+            const first = replies.findIndex(isNoScript);
+            const mapped = (upTo) => replies.slice(0, upTo).map((r, i) => (r instanceof Error ? errorOf(infoOf(rest[i]), r) : r));
+            if (first < 0) {
+                return done.concat(mapped(replies.length));
+            }
+            for (let i = first; i < rest.length; i++) {
+                if (!(rest[i] instanceof call_1.Call) || !isNoScript(replies[i])) {
+                    throw new errors_1.PipelineInterrupted(done.length + first, done.length + rest.length);
+                }
+            }
+            done.push(...mapped(first));
+            const tail = rest.slice(first);
+            const loads = new Map();
+            for (const req of tail) {
+                const s = infoOf(req);
+                if (s !== null) {
+                    loads.set(s.name, s);
+                }
+            }
+            for (const s of loads.values()) {
+                checkedLoad(s, await conn.callBuffer("SCRIPT", ["LOAD", source(s)]));
+            }
+            rest = tail;
+        }
+        return done;
+    }
+}
+exports.Io = Io;
+function nodeName(n) {
+    return `${n.options.host}:${n.options.port}`;
+}
+/** Resolves once the cluster knows its slots. */
+async function ready(cluster) {
+    if (cluster.status === "ready") {
+        return;
+    }
+    if (cluster.status === "wait") {
+        await cluster.connect();
+        return;
+    }
+    await new Promise((resolve, reject) => {
+        const onReady = () => {
+            cluster.off("end", onEnd);
+            resolve();
+        };
+        const onEnd = () => {
+            cluster.off("ready", onReady);
+            reject(new Error("the cluster connection ended before it was ready"));
+        };
+        cluster.once("ready", onReady);
+        cluster.once("end", onEnd);
+    });
+}
+/** Runs operations on an ioredis Redis or Cluster. */
+class Runner {
+    client;
+    constructor(client) {
+        this.client = client;
+        if (client === null || typeof client !== "object" || typeof client.callBuffer !== "function") {
+            throw new errors_1.InvalidArgument("client", "must be an ioredis Redis or Cluster", null);
+        }
+        const options = client.options;
+        if (options.keyPrefix || options.redisOptions?.keyPrefix) {
+            throw new errors_1.InvalidArgument("client", "has a keyPrefix: the patterns name every key themselves (use their prefix settings) so that every language finds the same keys", null);
+        }
+    }
+    /** Runs one operation with an Io of its own (its subscriptions end with it). */
+    async op(body) {
+        const io = new Io(this.client);
+        try {
+            return await body(io);
+        }
+        finally {
+            await io.close();
+        }
+    }
+}
+exports.Runner = Runner;

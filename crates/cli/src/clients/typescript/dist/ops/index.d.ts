@@ -1,0 +1,12 @@
+export * as bloom from "./bloom";
+export * as layout from "./layout";
+export * as lock from "./lock";
+export * as loginLog from "./login_log";
+export * as packed from "./packed";
+export * as rateLimit from "./rate_limit";
+export * as rolling from "./rolling";
+export * as rwlock from "./rwlock";
+export * as semaphore from "./semaphore";
+export * as shardedHash from "./sharded_hash";
+export * as signin from "./signin";
+export * as visits from "./visits";

@@ -1,0 +1,22 @@
+import { Io } from "../driver";
+import type { Holder } from "../hold";
+import type { Lease, LockStatus } from "../records";
+export declare class Lock {
+    readonly name: string;
+    readonly leaseMs: number;
+    readonly key: string;
+    readonly fenceKey: string;
+    readonly channel: string;
+    private readonly wait;
+    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number);
+    private attempt;
+    tryAcquire(io: Io): Promise<Lease>;
+    tryAcquireAs(io: Io, token: string): Promise<Lease>;
+    acquire(io: Io, timeoutMs: number): Promise<Lease>;
+    acquireAs(io: Io, token: string, timeoutMs: number): Promise<Lease>;
+    release(io: Io, token: string): Promise<boolean>;
+    extend(io: Io, token: string, leaseMs: number): Promise<boolean>;
+    owned(io: Io, token: string): Promise<number | null>;
+    status(io: Io): Promise<LockStatus>;
+    holder(timeoutMs: number): Holder<Lease>;
+}

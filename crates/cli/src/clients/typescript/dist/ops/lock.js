@@ -1,0 +1,78 @@
+"use strict";
+// The lock's operations (src/lock, lua/lock).
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Lock = void 0;
+const contract_1 = require("../contract");
+const call_1 = require("../call");
+const driver_1 = require("../driver");
+const errors_1 = require("../errors");
+const scripts = require("../scripts");
+const wait_1 = require("../wait");
+class Lock {
+    name;
+    leaseMs;
+    key;
+    fenceKey;
+    channel;
+    wait;
+    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs) {
+        this.name = name;
+        this.leaseMs = leaseMs;
+        this.key = (0, contract_1.key)("lock", "lock", { prefix, name });
+        this.fenceKey = (0, contract_1.key)("lock", "fence", { prefix, name });
+        this.channel = (0, contract_1.key)("lock", "wake", { prefix, name });
+        this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+    }
+    async attempt(io, token) {
+        const reply = (0, driver_1.int)(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs, [])));
+        return reply > 0 ? [{ token, fence: reply }, null] : [null, (0, wait_1.busyMs)(reply)];
+    }
+    tryAcquire(io) {
+        return this.tryAcquireAs(io, (0, wait_1.newToken)());
+    }
+    async tryAcquireAs(io, token) {
+        const [got, hint] = await this.attempt(io, token);
+        if (got === null) {
+            throw new errors_1.LockBusy(this.key, hint);
+        }
+        return got;
+    }
+    acquire(io, timeoutMs) {
+        return this.acquireAs(io, (0, wait_1.newToken)(), timeoutMs);
+    }
+    acquireAs(io, token, timeoutMs) {
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token));
+    }
+    async release(io, token) {
+        return (0, driver_1.int)(await io.one(scripts.Lock.release(this.key, token, this.channel))) === 1;
+    }
+    async extend(io, token, leaseMs) {
+        return (0, driver_1.int)(await io.one(scripts.Lock.extend(this.key, token, leaseMs))) === 1;
+    }
+    async owned(io, token) {
+        const ms = (0, driver_1.int)(await io.one(scripts.Lock.owned(this.key, token)));
+        return ms === 0 ? null : ms > 0 ? ms : -1;
+    }
+    async status(io) {
+        const [pttl, fence] = await io.all([(0, call_1.cmd)("PTTL", this.key), (0, call_1.cmd)("GET", this.fenceKey)]);
+        const ttl = (0, driver_1.int)(pttl);
+        return {
+            key: this.key,
+            held: ttl !== -2,
+            remainingLeaseMs: ttl >= 0 ? ttl : null,
+            fence: fence === null ? 0 : (0, driver_1.int)(fence),
+        };
+    }
+    holder(timeoutMs) {
+        return {
+            key: this.key,
+            leaseMs: this.leaseMs,
+            acquire: (io) => this.acquire(io, timeoutMs),
+            extend: (io, lease) => this.extend(io, lease.token, this.leaseMs),
+            release: (io, lease) => this.release(io, lease.token),
+            token: (lease) => lease.token,
+            fence: (lease) => lease.fence,
+        };
+    }
+}
+exports.Lock = Lock;

@@ -1,0 +1,33 @@
+import { Io } from "../driver";
+import type { PackedLayout } from "../records";
+export declare class PackedRecords {
+    readonly base: string;
+    readonly width: number;
+    private readonly maxId;
+    private readonly recordsLayout;
+    readonly idsPerShard: number;
+    readonly shards: number;
+    readonly metaKey: string;
+    private readonly dense;
+    private claimed;
+    constructor(base: string, width: number, maxId: number, idsPerShard: number, layout: "dense" | "sparse", recordsLayout: boolean);
+    private fields;
+    keyOfShard(shard: number): string;
+    locate(id: number): [string, number];
+    private reserve;
+    private padded;
+    private record;
+    private claimedLayout;
+    claimLayout(io: Io): Promise<void>;
+    get(io: Io, id: number): Promise<Buffer>;
+    getMany(io: Io, ids: readonly number[]): Promise<Buffer[]>;
+    set(io: Io, id: number, value: Buffer): Promise<void>;
+    setMany(io: Io, items: readonly [number, Buffer][]): Promise<void>;
+    private addTo;
+    add(io: Io, id: number, offset: number, size: number, signed: boolean, delta: number | bigint): Promise<number>;
+    addOnce(io: Io, id: number, offset: number, size: number, signed: boolean, delta: number | bigint, requestId: string, requestTtlMs: number): Promise<number>;
+    compareAndSet(io: Io, id: number, expected: Buffer, next: Buffer): Promise<Buffer | null>;
+    scan(io: Io): Promise<[number, Buffer][]>;
+    static storedLayout(io: Io, base: string): Promise<PackedLayout | null>;
+    static open(io: Io, base: string, width: number, maxId: number): Promise<PackedRecords>;
+}

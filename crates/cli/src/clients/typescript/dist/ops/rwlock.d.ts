@@ -1,0 +1,25 @@
+import { Io } from "../driver";
+import type { Holder } from "../hold";
+import type { RwLease } from "../records";
+type Role = "read" | "write";
+export declare class RwLock {
+    readonly leaseMs: number;
+    readonly writerKey: string;
+    readonly readersKey: string;
+    readonly intentsKey: string;
+    readonly channel: string;
+    private readonly wait;
+    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number);
+    private attempt;
+    private withdraw;
+    tryRead(io: Io): Promise<RwLease>;
+    tryWrite(io: Io): Promise<RwLease>;
+    tryAs(io: Io, role: Role, token: string): Promise<RwLease>;
+    read(io: Io, timeoutMs: number): Promise<RwLease>;
+    write(io: Io, timeoutMs: number): Promise<RwLease>;
+    waitAs(io: Io, role: Role, token: string, timeoutMs: number): Promise<RwLease>;
+    release(io: Io, lease: RwLease): Promise<boolean>;
+    extend(io: Io, lease: RwLease, durationMs: number): Promise<boolean>;
+    holder(role: Role, timeoutMs: number): Holder<RwLease>;
+}
+export {};

@@ -1,0 +1,14 @@
+import type { Io } from "./driver";
+/** One attempt: what it got, or null and the holder's remaining lease in ms (null: unknown). */
+export type Attempt<T> = [T | null, number | null];
+/** The remaining lease of a refusal `-<ms>` (null: unknown). */
+export declare function busyMs(reply: number): number | null;
+/** An unguessable owner token: 16 random bytes as lowercase hex. */
+export declare function newToken(): string;
+export interface WaitSettings {
+    key: string;
+    channel: string;
+    notified: boolean;
+    pollMs: number;
+}
+export declare function untilAcquired<T>(io: Io, w: WaitSettings, timeoutMs: number, attempt: () => Promise<Attempt<T>>, maxWaitMs?: number | null): Promise<T>;

@@ -1,0 +1,235 @@
+// The input checks the generated classes run before anything is sent, one
+// per type of the API description: each refuses a bad input with
+// InvalidArgument (nothing sent, nothing written) and returns the input
+// normalized (a Buffer for bytes, a Day for a date).
+
+import { Day, dayOf } from "./days";
+import { InvalidArgument } from "./errors";
+
+function bad(name: string, reason: string): InvalidArgument {
+  return new InvalidArgument(name, reason, null);
+}
+
+function what(v: unknown): string {
+  if (v === null) {
+    return "null";
+  }
+  if (Array.isArray(v)) {
+    return "an array";
+  }
+  return typeof v;
+}
+
+export function str(name: string, v: unknown): string {
+  if (typeof v !== "string") {
+    throw bad(name, `must be a string, got ${what(v)}`);
+  }
+  return v;
+}
+
+/** Not empty, no `{` or `}`. */
+export function name(what: string, v: unknown): string {
+  const s = str(what, v);
+  if (s.length === 0 || s.includes("{") || s.includes("}")) {
+    throw bad(what, "must not be empty and must not contain '{' or '}'");
+  }
+  return s;
+}
+
+export function token(what: string, v: unknown): string {
+  const s = str(what, v);
+  if (s.length === 0) {
+    throw bad(what, "must not be empty");
+  }
+  return s;
+}
+
+export function prefix(what: string, v: unknown): string {
+  const s = str(what, v);
+  if (s.includes("{") || s.includes("}")) {
+    throw bad(what, "must not contain '{' or '}'");
+  }
+  return s;
+}
+
+/** Text (its UTF-8) or bytes, as a Buffer. */
+export function bytes(name: string, v: unknown): Buffer {
+  if (typeof v === "string") {
+    return Buffer.from(v, "utf8");
+  }
+  if (Buffer.isBuffer(v)) {
+    return v;
+  }
+  if (v instanceof Uint8Array) {
+    return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  }
+  throw bad(name, `must be a string, a Buffer or a Uint8Array, got ${what(v)}`);
+}
+
+const I64_MIN = -(2n ** 63n);
+const I64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A signed 64-bit integer: a safe integer number, or a bigint for the whole
+ * range. A number within ±(2^53 − 1) comes back as a number, a larger
+ * bigint as a bigint.
+ */
+export function int(name: string, v: unknown): number | bigint {
+  if (typeof v === "bigint") {
+    if (v < I64_MIN || v > I64_MAX) {
+      throw bad(name, `must be a 64-bit signed integer, got ${v}`);
+    }
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  }
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) {
+    throw bad(name, `must be an integer (a safe integer number, or a bigint), got ${String(v)}`);
+  }
+  return v;
+}
+
+/** An integer from lo to hi (numbers; a bigint in range is taken as its number). */
+export function range(name: string, v: unknown, lo: number, hi: number): number {
+  const n = typeof v === "bigint" && v >= BigInt(lo) && v <= BigInt(hi) ? Number(v) : v;
+  if (typeof n !== "number" || !Number.isSafeInteger(n)) {
+    throw bad(name, `must be an integer, got ${String(v)}`);
+  }
+  if (n < lo || n > hi) {
+    throw bad(name, `must be from ${lo} to ${hi}, got ${n}`);
+  }
+  return n;
+}
+
+/** A non-negative integer (at most 2^53 − 1). */
+export function uint(name: string, v: unknown): number {
+  return range(name, v, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/** A duration in whole milliseconds, at least 1. */
+export function ms(name: string, v: unknown): number {
+  return range(name, v, 1, Number.MAX_SAFE_INTEGER);
+}
+
+export function float(name: string, v: unknown): number {
+  if (typeof v !== "number" || !Number.isFinite(v)) {
+    throw bad(name, "must be a finite number");
+  }
+  return v;
+}
+
+export function bool(name: string, v: unknown): boolean {
+  if (typeof v !== "boolean") {
+    throw bad(name, `must be true or false, got ${what(v)}`);
+  }
+  return v;
+}
+
+/**
+ * A calendar day: 'YYYY-MM-DD', or a Date at midnight (UTC midnight, as
+ * new Date('2026-01-02') makes, is that UTC day; local midnight, as
+ * new Date(2026, 0, 2) makes, that local day). A Date with a time of day
+ * is an instant, not a day, and is refused.
+ */
+export function date(name: string, v: unknown): Day {
+  const day = dayOf(v);
+  if (day === null) {
+    const shown = v instanceof Date ? v.toISOString() : JSON.stringify(v) ?? String(v);
+    throw bad(
+      name,
+      `must be 'YYYY-MM-DD' or a Date at midnight (a Date with a time of day is an instant: pick the day in the zone you mean), got ${shown}`,
+    );
+  }
+  return day;
+}
+
+/** A JSON value. */
+export function json(name: string, v: unknown): unknown {
+  let encoded: string | undefined;
+  try {
+    encoded = JSON.stringify(v);
+  } catch (e) {
+    throw bad(name, `must be JSON: ${(e as Error).message}`);
+  }
+  if (encoded === undefined) {
+    throw bad(name, `must be JSON, got ${what(v)}`);
+  }
+  return v;
+}
+
+export function oneOf<T extends string>(name: string, v: unknown, words: readonly T[]): T {
+  if (typeof v !== "string" || !(words as readonly string[]).includes(v)) {
+    throw bad(name, `must be one of ${words.join(", ")}, got ${JSON.stringify(v) ?? String(v)}`);
+  }
+  return v as T;
+}
+
+export function opt<T>(v: unknown, each: (x: unknown) => T): T | null {
+  return v === null || v === undefined ? null : each(v);
+}
+
+export function list<T>(name: string, v: unknown, each: (x: unknown) => T): T[] {
+  if (!Array.isArray(v)) {
+    throw bad(name, `must be an array, got ${what(v)}`);
+  }
+  return v.map((x) => each(x));
+}
+
+export function pair<A, B>(name: string, v: unknown, first: (x: unknown) => A, second: (x: unknown) => B): [A, B] {
+  if (!Array.isArray(v) || v.length !== 2) {
+    throw bad(name, "must be pairs [a, b]");
+  }
+  return [first(v[0]), second(v[1])];
+}
+
+/** A map: a Map or a plain object, as a Map. */
+export function map<K, V>(name: string, v: unknown, key: (x: unknown) => K, value: (x: unknown) => V): Map<K, V> {
+  const entries: [unknown, unknown][] =
+    v instanceof Map
+      ? [...v.entries()]
+      : v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.entries(v)
+        : (() => {
+            throw bad(name, `must be a Map or an object, got ${what(v)}`);
+          })();
+  return new Map(entries.map(([k, x]) => [key(k), value(x)]));
+}
+
+/** A record (a plain object with exactly these fields), each field checked. */
+export function record<T>(name: string, v: unknown, fields: { [K in keyof T]: (x: unknown) => T[K] }): T {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw bad(name, `must be an object, got ${what(v)}`);
+  }
+  const given = v as Record<string, unknown>;
+  const names = Object.keys(fields);
+  const extra = Object.keys(given).filter((k) => !names.includes(k));
+  if (extra.length > 0) {
+    throw bad(name, `has no field ${extra.join(", ")} (its fields: ${names.join(", ")})`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of names) {
+    out[k] = (fields as Record<string, (x: unknown) => unknown>)[k](given[k]);
+  }
+  return out as T;
+}
+
+/** The options object of the optional inputs: an object (or undefined) naming only these. */
+export function options<T extends object>(name: string, v: T | undefined, names: readonly string[]): Partial<T> {
+  if (v === undefined) {
+    return {};
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw bad(name, `must be an object of optional inputs, got ${what(v)}`);
+  }
+  const extra = Object.keys(v).filter((k) => !names.includes(k));
+  if (extra.length > 0) {
+    throw bad(name, `has no option ${extra.join(", ")} (its options: ${names.join(", ")})`);
+  }
+  return v;
+}
+
+/** A function (the body of `using`). */
+export function fn<F extends (...args: never[]) => unknown>(name: string, v: F): F {
+  if (typeof v !== "function") {
+    throw bad(name, `must be a function, got ${what(v)}`);
+  }
+  return v;
+}

@@ -1,0 +1,91 @@
+// The lock's operations (src/lock, lua/lock).
+
+import { key } from "../contract";
+import { cmd } from "../call";
+import { Io, int } from "../driver";
+import { LockBusy } from "../errors";
+import type { Holder } from "../hold";
+import type { Lease, LockStatus } from "../records";
+import * as scripts from "../scripts";
+import { Attempt, WaitSettings, busyMs, newToken, untilAcquired } from "../wait";
+
+export class Lock {
+  readonly key: string;
+  readonly fenceKey: string;
+  readonly channel: string;
+  private readonly wait: WaitSettings;
+
+  constructor(
+    readonly name: string,
+    readonly leaseMs: number,
+    prefix: string,
+    waitMode: string,
+    pollIntervalMs: number,
+  ) {
+    this.key = key("lock", "lock", { prefix, name });
+    this.fenceKey = key("lock", "fence", { prefix, name });
+    this.channel = key("lock", "wake", { prefix, name });
+    this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+  }
+
+  private async attempt(io: Io, token: string): Promise<Attempt<Lease>> {
+    const reply = int(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs, [])));
+    return reply > 0 ? [{ token, fence: reply }, null] : [null, busyMs(reply)];
+  }
+
+  tryAcquire(io: Io): Promise<Lease> {
+    return this.tryAcquireAs(io, newToken());
+  }
+
+  async tryAcquireAs(io: Io, token: string): Promise<Lease> {
+    const [got, hint] = await this.attempt(io, token);
+    if (got === null) {
+      throw new LockBusy(this.key, hint);
+    }
+    return got;
+  }
+
+  acquire(io: Io, timeoutMs: number): Promise<Lease> {
+    return this.acquireAs(io, newToken(), timeoutMs);
+  }
+
+  acquireAs(io: Io, token: string, timeoutMs: number): Promise<Lease> {
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token));
+  }
+
+  async release(io: Io, token: string): Promise<boolean> {
+    return int(await io.one(scripts.Lock.release(this.key, token, this.channel))) === 1;
+  }
+
+  async extend(io: Io, token: string, leaseMs: number): Promise<boolean> {
+    return int(await io.one(scripts.Lock.extend(this.key, token, leaseMs))) === 1;
+  }
+
+  async owned(io: Io, token: string): Promise<number | null> {
+    const ms = int(await io.one(scripts.Lock.owned(this.key, token)));
+    return ms === 0 ? null : ms > 0 ? ms : -1;
+  }
+
+  async status(io: Io): Promise<LockStatus> {
+    const [pttl, fence] = await io.all([cmd("PTTL", this.key), cmd("GET", this.fenceKey)]);
+    const ttl = int(pttl);
+    return {
+      key: this.key,
+      held: ttl !== -2,
+      remainingLeaseMs: ttl >= 0 ? ttl : null,
+      fence: fence === null ? 0 : int(fence),
+    };
+  }
+
+  holder(timeoutMs: number): Holder<Lease> {
+    return {
+      key: this.key,
+      leaseMs: this.leaseMs,
+      acquire: (io) => this.acquire(io, timeoutMs),
+      extend: (io, lease) => this.extend(io, lease.token, this.leaseMs),
+      release: (io, lease) => this.release(io, lease.token),
+      token: (lease) => lease.token,
+      fence: (lease) => lease.fence,
+    };
+  }
+}

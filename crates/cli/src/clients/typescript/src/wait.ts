@@ -1,0 +1,65 @@
+// Notified waiting, written once for the lock, the semaphore and the
+// read-write lock (the protocol of src/lock/wait.rs; manifest: the
+// `acquire` protocols): after a refused attempt, subscribe to the
+// resource's wake channel (a zero-timeout wait), try once more (a release
+// in between is not missed), then wait for a release's message or for the
+// holder's remaining lease (plus 1 ms), whichever comes first, and try
+// again, until the timeout (LockTimeout). A lost message costs at most the
+// holder's lease. Polling mode sleeps interval * uniform(0.5, 1.5) between
+// attempts instead.
+
+import { randomBytes } from "crypto";
+
+import type { Io } from "./driver";
+import { LockTimeout } from "./errors";
+
+/** One attempt: what it got, or null and the holder's remaining lease in ms (null: unknown). */
+export type Attempt<T> = [T | null, number | null];
+
+/** The remaining lease of a refusal `-<ms>` (null: unknown). */
+export function busyMs(reply: number): number | null {
+  return reply < 0 ? -reply : null;
+}
+
+/** An unguessable owner token: 16 random bytes as lowercase hex. */
+export function newToken(): string {
+  return randomBytes(16).toString("hex");
+}
+
+export interface WaitSettings {
+  key: string;
+  channel: string;
+  notified: boolean;
+  pollMs: number;
+}
+
+export async function untilAcquired<T>(
+  io: Io,
+  w: WaitSettings,
+  timeoutMs: number,
+  attempt: () => Promise<Attempt<T>>,
+  maxWaitMs: number | null = null,
+): Promise<T> {
+  const started = performance.now();
+  let subscribed = false;
+  for (;;) {
+    const [got, hint] = await attempt();
+    if (got !== null) {
+      return got;
+    }
+    const waited = performance.now() - started;
+    if (waited >= timeoutMs) {
+      throw new LockTimeout(w.key, Math.floor(waited));
+    }
+    const left = timeoutMs - waited;
+    const most = maxWaitMs === null ? left : Math.min(left, maxWaitMs);
+    if (!w.notified) {
+      await io.sleep(Math.min(w.pollMs * (0.5 + Math.random()), most));
+    } else if (!subscribed) {
+      subscribed = true;
+      await io.wait(w.channel, 0);
+    } else {
+      await io.wait(w.channel, hint === null ? most : Math.min(hint + 1, most));
+    }
+  }
+}
