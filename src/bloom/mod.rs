@@ -16,7 +16,9 @@
 //! // A filter sized for 1 million items at a 1 % false-positive rate.
 //! let bf = Bloom::create("emails", 1_000_000, 0.01).run(&mut con)?;
 //! let new = bf.multi_add(&["alice@example.com", "bob@example.com"]).run(&mut con)?;
-//! assert_eq!(new, [true, true]);
+//! // Per item: newly added (None only when a lost reply made the crate send
+//! // the call again and the resend found the item's bits set).
+//! assert_eq!(new, [Some(true), Some(true)]);
 //! assert!(bf.exists("alice@example.com").run(&mut con)?);
 //! // A bitmap that PHP code of the `BloomFilter::JSHash` recipe writes.
 //! let php = JsHashBloom::new("bloom_user_email")?;
