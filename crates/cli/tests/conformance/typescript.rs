@@ -1,6 +1,6 @@
 //! The conformance suite on the generated TypeScript client with the real
 //! interpreter (node + ioredis): every case on one server and on a 3-node
-//! cluster; the cross-language cases written by Rust or Python and read by
+//! cluster; the cross-language cases written by Rust, Python or PHP and read by
 //! TypeScript, and the reverse; and the package checks: `tsc --strict
 //! --noEmit` accepts its sources, the shipped runtime JavaScript and
 //! declarations are what tsc makes of them, the generated declarations are
@@ -15,7 +15,7 @@ use std::process::Command;
 
 use super::common::{export, temp_dir};
 use super::engine::{self, Cases, Part, Target};
-use super::{cases_path, expect_all, exported, run_python, support};
+use super::{cases_path, expect_all, exported, php_exported, run_php, run_python, support};
 
 const NODE_MODULES: &str = "REDIS_PATTERNS_NODE_MODULES";
 
@@ -150,6 +150,33 @@ fn typescript_and_python_read_back_what_the_other_wrote() {
     println!("cross typescript -> python: {cross} cases");
     let _ = std::fs::remove_dir_all(&ts);
     let _ = std::fs::remove_dir_all(&py);
+}
+
+/// Data written by the PHP client is read back by TypeScript, and the reverse.
+#[test]
+fn typescript_and_php_read_back_what_the_other_wrote() {
+    let server = support::server();
+    let ts = exported_ts("cross-php");
+    let php = php_exported("cross-typescript");
+    let cross = cross_count();
+
+    run_php(&php, &[server.url()], &["--part=write"]);
+    let read = run_ts(&ts, &[server.url()], &["--part=read"]);
+    assert!(
+        read.contains(&format!(": {cross} passed, 0 failed")),
+        "{read}"
+    );
+    println!("cross php -> typescript: {cross} cases");
+
+    run_ts(&ts, &[server.url()], &["--part=write"]);
+    let read = run_php(&php, &[server.url()], &["--part=read"]);
+    assert!(
+        read.contains(&format!(": {cross} passed, 0 failed")),
+        "{read}"
+    );
+    println!("cross typescript -> php: {cross} cases");
+    let _ = std::fs::remove_dir_all(&ts);
+    let _ = std::fs::remove_dir_all(&php);
 }
 
 fn tsc(dir: &Path, args: &[&str]) -> String {
@@ -388,52 +415,5 @@ fn typescript_batches_go_out_as_one_pipeline_per_node() {
     println!("ShardedHash.len() over 2048 shards, cluster: {got}");
     assert_eq!(got["len"], 3);
     assert_eq!(got["writes"], got["nodes"], "one pipeline per node: {got}");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The README's TypeScript example compiles with `tsc --strict` and runs as
-/// pasted (an ES module, against a test server).
-#[test]
-fn the_readme_typescript_example_runs() {
-    let readme =
-        std::fs::read_to_string(super::common::repo_root().join("README.md")).expect("README.md");
-    let start = readme
-        .find("```typescript\nimport { Redis }")
-        .expect("the README's TypeScript example");
-    let body = &readme[start + "```typescript\n".len()..];
-    let code = &body[..body.find("```").expect("a closed code block")];
-    let server = support::server();
-    let code = code.replace("new Redis()", &format!("new Redis({})", server.port()));
-    let dir = exported_ts("readme");
-    let project = temp_dir("ts-readme-project");
-    let modules = project.join("node_modules");
-    std::fs::create_dir_all(&modules).expect("mkdir");
-    std::os::unix::fs::symlink(&dir, modules.join("redis-patterns")).expect("link the package");
-    for package in ["ioredis", "@types", "typescript"] {
-        std::os::unix::fs::symlink(node_modules().join(package), modules.join(package))
-            .expect("link a dependency");
-    }
-    std::fs::write(project.join("readme.mts"), code).expect("write");
-    std::fs::write(
-        project.join("tsconfig.json"),
-        r#"{"compilerOptions": {"target": "ES2022", "module": "nodenext", "strict": true, "types": ["node"], "outDir": "out"}, "files": ["readme.mts"]}"#,
-    )
-    .expect("write");
-    tsc(&project, &["-p", "."]);
-    let out = Command::new("node")
-        .arg("out/readme.mjs")
-        .current_dir(&project)
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "the README's TypeScript example failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    println!(
-        "README TypeScript example: {}",
-        String::from_utf8_lossy(&out.stdout).trim()
-    );
-    let _ = std::fs::remove_dir_all(&project);
     let _ = std::fs::remove_dir_all(&dir);
 }
