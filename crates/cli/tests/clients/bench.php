@@ -5,9 +5,11 @@
 //   php bench.php CLIENT_DIR PORT [ROUNDS]
 //
 // * PING round trip (median of 2,000), the floor of the figures below;
+// * one PING after an idle pause of 2 to 11 ms, and the floor of a woken
+//   handoff (a raw subscriber woken by SPUBLISH sends one PING);
 // * lock handoff: a holder process releases, the waiter (blocked in
 //   acquire: notified waiting) returns; p50 / p99 of ROUNDS handoffs, also as
-//   multiples of the PING round trip (hrtime is CLOCK_MONOTONIC, shared by
+//   multiples of the round trips above (hrtime is CLOCK_MONOTONIC, shared by
 //   both processes);
 // * acquire + release pairs/s (tryAcquire + release) against phpredis's raw
 //   SET NX PX + an EVALSHA compare-and-delete, and the ratio;
@@ -57,6 +59,45 @@ for ($i = 0; $i < 2000; $i++) {
 $ping = pct($pings, 0.5);
 printf("php PING round trip: %.1f us (median of 2000)\n", $ping);
 
+// A handoff wakes an idle process, so besides the hot round trip two
+// baselines are measured like the handoffs (as benches/lock.rs does): one
+// PING after the same idle pause, and the floor of any woken handoff: a
+// raw subscriber (SSUBSCRIBE on a socket of its own) woken by an SPUBLISH
+// sends one PING.
+$pause = fn (int $i): int => 2000 + ($i * 7 % 10) * 1000;
+$idle = [];
+for ($i = 0; $i < $rounds; $i++) {
+    usleep($pause($i));
+    $t = hrtime(true);
+    $r->ping();
+    $idle[] = (hrtime(true) - $t) / 1000;
+}
+$idlePing = pct($idle, 0.5);
+$floorPair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+$pid = pcntl_fork();
+if ($pid === 0) {
+    $sub = RedisPatterns\Internal\Subscription::open(new RedisPatterns\Internal\Endpoint('127.0.0.1', $port), 'bench:{raw}');
+    $own = connect($port);
+    fwrite($floorPair[1], "ready\n");
+    for ($i = 0; $i < $rounds; $i++) {
+        $sub->wait(10000);
+        $own->ping();
+        fwrite($floorPair[1], hrtime(true) . "\n");
+    }
+    posix_kill(getmypid(), SIGKILL);
+}
+fgets($floorPair[0]);
+$floor = [];
+for ($i = 0; $i < $rounds; $i++) {
+    usleep($pause($i));
+    $t = hrtime(true);
+    $r->rawCommand('SPUBLISH', 'bench:{raw}', 'x');
+    $floor[] = ((int) fgets($floorPair[0]) - $t) / 1000;
+}
+pcntl_waitpid($pid, $status);
+printf("php one round trip after the same idle pause: %.1f us; floor (raw SPUBLISH wakes a subscriber, which sends one PING): p50 %.1f us, p99 %.1f us\n",
+    $idlePing, pct($floor, 0.5), pct($floor, 0.99));
+
 // Handoff: the holder takes the lock, tells the waiter, waits until the waiter
 // is blocked, stamps the time and releases.
 $pair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
@@ -69,7 +110,7 @@ if ($pid === 0) {
         $lease = $lock->tryAcquire();
         fwrite($pair[1], "held\n");
         fgets($pair[1]); // the waiter is about to wait
-        usleep(20000);
+        usleep(20000 + $i * 7 % 10 * 1000);
         $t = hrtime(true);
         $lock->release($lease->token);
         fwrite($pair[1], "$t\n");
@@ -91,7 +132,8 @@ for ($i = 0; $i < $rounds; $i++) {
 }
 pcntl_waitpid($pid, $status);
 [$p50, $p99] = [pct($handoffs, 0.5), pct($handoffs, 0.99)];
-printf("php lock handoff (%d rounds): p50 %.1f us = %.2f x PING, p99 %.1f us = %.2f x PING\n", $rounds, $p50, $p50 / $ping, $p99, $p99 / $ping);
+printf("php lock handoff (%d rounds): p50 %.1f us = %.2f x hot PING = %.2f x idle PING = %.2f x floor, p99 %.1f us = %.2f x hot PING\n",
+    $rounds, $p50, $p50 / $ping, $p50 / $idlePing, $p50 / pct($floor, 0.5), $p99, $p99 / $ping);
 
 // Pairs per second.
 $n = 5000;
