@@ -1,6 +1,6 @@
 //! The conformance suite on the generated TypeScript client with the real
 //! interpreter (node + ioredis): every case on one server and on a 3-node
-//! cluster; the cross-language cases written by Rust or Python and read by
+//! cluster; the cross-language cases written by Rust, Python or PHP and read by
 //! TypeScript, and the reverse; and the package checks: `tsc --strict
 //! --noEmit` accepts its sources, the shipped runtime JavaScript and
 //! declarations are what tsc makes of them, the generated declarations are
@@ -15,7 +15,7 @@ use std::process::Command;
 
 use super::common::{export, temp_dir};
 use super::engine::{self, Cases, Part, Target};
-use super::{cases_path, expect_all, exported, run_python, support};
+use super::{cases_path, expect_all, exported, php_exported, run_php, run_python, support};
 
 const NODE_MODULES: &str = "REDIS_PATTERNS_NODE_MODULES";
 
@@ -150,6 +150,33 @@ fn typescript_and_python_read_back_what_the_other_wrote() {
     println!("cross typescript -> python: {cross} cases");
     let _ = std::fs::remove_dir_all(&ts);
     let _ = std::fs::remove_dir_all(&py);
+}
+
+/// Data written by the PHP client is read back by TypeScript, and the reverse.
+#[test]
+fn typescript_and_php_read_back_what_the_other_wrote() {
+    let server = support::server();
+    let ts = exported_ts("cross-php");
+    let php = php_exported("cross-typescript");
+    let cross = cross_count();
+
+    run_php(&php, &[server.url()], &["--part=write"]);
+    let read = run_ts(&ts, &[server.url()], &["--part=read"]);
+    assert!(
+        read.contains(&format!(": {cross} passed, 0 failed")),
+        "{read}"
+    );
+    println!("cross php -> typescript: {cross} cases");
+
+    run_ts(&ts, &[server.url()], &["--part=write"]);
+    let read = run_php(&php, &[server.url()], &["--part=read"]);
+    assert!(
+        read.contains(&format!(": {cross} passed, 0 failed")),
+        "{read}"
+    );
+    println!("cross typescript -> php: {cross} cases");
+    let _ = std::fs::remove_dir_all(&ts);
+    let _ = std::fs::remove_dir_all(&php);
 }
 
 fn tsc(dir: &Path, args: &[&str]) -> String {

@@ -94,7 +94,7 @@ fn arg_type(a: Option<&ArgSpec>, variadic: bool) -> String {
         Some(_) => "a.Arg",
     };
     if variadic {
-        format!("readonly ({one})[]")
+        format!("readonly {}", super::spelling::array(one))
     } else {
         one.to_string()
     }

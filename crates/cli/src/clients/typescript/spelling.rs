@@ -75,8 +75,8 @@ impl Surface for TsSurface {
             (Type::Any, _) => "unknown".into(),
             (Type::Null, _) => "null".into(),
             (Type::Enum(words), _) => words.iter().map(|w| lit(w)).collect::<Vec<_>>().join(" | "),
-            (Type::List(t), Dir::In) => format!("readonly ({})[]", each(t)),
-            (Type::List(t), Dir::Out) => format!("({})[]", each(t)),
+            (Type::List(t), Dir::In) => format!("readonly {}", array(&each(t))),
+            (Type::List(t), Dir::Out) => array(&each(t)),
             (Type::Opt(t), _) => format!("{} | null", each(t)),
             (Type::Tuple(ts), _) => {
                 let ro = if dir == Dir::In { "readonly " } else { "" };
@@ -295,7 +295,7 @@ impl TsSurface {
         let described: Vec<String> = data.iter().map(|(n, p)| format!("{n}: {p}")).collect();
         let kind = lit(&e.name);
         let body = format!(
-            "super({kind}, text ?? describe({kind}, {{ {} }}));\n{assigns}",
+            "super({kind}, text ?? describe({{ {} }}));\n{assigns}",
             described.join(", ")
         );
         let ctor = F {
@@ -504,6 +504,15 @@ impl TsSurface {
     }
 }
 
+/// `T[]`, with parentheses around a union.
+pub(crate) fn array(of: &str) -> String {
+    if of.contains(' ') {
+        format!("({of})[]")
+    } else {
+        format!("{of}[]")
+    }
+}
+
 /// `null` results resolve to nothing.
 fn promised(ty: &str) -> String {
     if ty == "null" {
@@ -543,9 +552,9 @@ fn error_base(m: Mode) -> String {
     let mut out = String::new();
     if m != Mode::Dts {
         out.push_str(&format!(
-            "\nfunction describe(kind{0}, data{1}){0} {{\n  const parts = Object.entries(data)\n    .filter(([, v]) => v !== null && v !== undefined)\n    .map(([k, v]) => `${{k}}=${{JSON.stringify(v)}}`);\n  return `${{kind}}: ${{parts.join(\", \")}}`;\n}}\n",
-            m.typed(": string"),
-            m.typed(": Record<string, unknown>")
+            "\n/** The message of an error: its data (its name says its kind). */\nfunction describe(data{0}){1} {{\n  return Object.entries(data)\n    .filter(([, v]) => v !== null && v !== undefined)\n    .map(([k, v]) => `${{k}}=${{JSON.stringify(v)}}`)\n    .join(\", \");\n}}\n",
+            m.typed(": Record<string, unknown>"),
+            m.typed(": string")
         ));
     }
     let ctor = F {

@@ -2,7 +2,8 @@
 // lock, a semaphore's permit and a read or write lease: take it (waiting as
 // acquire does), renew its lease every lease/3 while the body runs (a
 // timer), give it back after, and report a lost lease: held.lost turns true
-// as soon as a renewal finds it gone or taken, and the body's end throws
+// as soon as a renewal finds it gone or taken (or renewals failed for a
+// whole lease since the last one that succeeded), and the body's end throws
 // LockLost when it was lost and the body threw nothing itself. Each
 // pattern's operations give a Holder (what to acquire, extend and release).
 
@@ -41,14 +42,21 @@ export async function hold<L, T>(run: Runner, holder: Holder<L>, body: (held: He
   let timer: ReturnType<typeof setTimeout> | null = null;
   let renewing: Promise<void> = Promise.resolve();
   const every = holder.leaseMs / 3;
+  let renewed = performance.now();
   const renew = async (): Promise<void> => {
     try {
       if (!(await run.op((io) => holder.extend(io, lease)))) {
         held.lost = true;
         return;
       }
+      renewed = performance.now();
     } catch {
-      // a failed renewal (a lost connection) is tried again at the next tick
+      // A failed renewal (a lost connection) is tried again at the next
+      // tick; failures for a whole lease since the last success lost it.
+      if (performance.now() - renewed >= holder.leaseMs) {
+        held.lost = true;
+        return;
+      }
     }
     schedule();
   };
