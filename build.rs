@@ -7,7 +7,10 @@
 //! `src/functions.rs` embeds, and the key and argument types of the
 //! headers (the generator's own definition) to `$OUT_DIR/header_types.rs`,
 //! which `src/core/script.rs` includes. A malformed header fails
-//! the build with `lua/<file>:<line>: <message>`.
+//! the build with `lua/<file>:<line>: <message>`. It also writes the guide's
+//! chapters (`docs/`, listed by `docs/SUMMARY.md`) as rustdoc to
+//! `$OUT_DIR/guide/` and their modules to `$OUT_DIR/guide.rs`, which
+//! `src/guide.rs` includes.
 
 use std::path::Path;
 
@@ -80,4 +83,24 @@ fn main() {
             std::process::exit(1);
         }
     }
+    guide(Path::new(&manifest), &out);
+}
+
+/// The guide's chapters as rustdoc (see `redis_patterns_codegen::guide`).
+fn guide(manifest: &Path, out: &Path) {
+    use redis_patterns_codegen::guide;
+    println!("cargo:rerun-if-changed=docs");
+    let docs = manifest.join("docs");
+    let summary =
+        std::fs::read_to_string(docs.join("SUMMARY.md")).expect("docs/SUMMARY.md lists the guide");
+    let chapters = guide::chapters(&summary);
+    for c in &chapters {
+        let text = std::fs::read_to_string(docs.join(&c.file))
+            .unwrap_or_else(|e| panic!("docs/SUMMARY.md lists docs/{}: {e}", c.file));
+        write_if_changed(
+            &out.join("guide").join(&c.file),
+            &guide::rustdoc_chapter(&c.file, &text, &chapters),
+        );
+    }
+    write_if_changed(&out.join("guide.rs"), &guide::modules(&chapters));
 }

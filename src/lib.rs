@@ -89,11 +89,11 @@
 //! # }
 //! ```
 
-/// `docs/tls.md`, whose Rust example compiles as one of the crate's
-/// doctests (its Python and PHP examples run in `crates/cli/tests/tls.rs`).
-#[cfg(all(doctest, feature = "tls"))]
-#[doc = include_str!("../docs/tls.md")]
-pub struct TlsGuide;
+/// The README, whose Rust examples are doctests too (its other examples
+/// run in `crates/cli/tests/docs`, as the guide's do).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 pub mod bitmap;
 pub mod bloom;
@@ -101,6 +101,7 @@ pub mod contract;
 pub mod core;
 pub use crate::core::{error, keys, script};
 pub mod functions;
+pub mod guide;
 pub mod layout;
 pub mod lease;
 pub mod lock;

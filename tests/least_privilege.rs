@@ -1,5 +1,5 @@
-//! The README's ACL rules are exactly enough: for each pattern, a user made
-//! of the README's first line, the pattern's line (and on a cluster the
+//! The ACL rules of `docs/operations.md` are exactly enough: for each
+//! pattern, a user made of the block's first line, the pattern's line (and on a cluster the
 //! cluster line) runs every operation of the pattern, on one server and on
 //! a cluster, through both drivers. Without `+config|get` the planners say
 //! that they assumed the defaults; with the planners' line they read the
@@ -27,16 +27,16 @@ use redis_patterns::visits::VisitCounter;
 use redis_patterns::{ErrorKind, Retention};
 use support::Driver;
 
-/// The README's ACL block: each group's lines, by the first word of the
+/// The ACL block of docs/operations.md: each group's lines, by the first word of the
 /// comment above them (`every`, `cluster`, `lock` …).
 fn rules() -> BTreeMap<String, Vec<String>> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let block = readme
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .expect("docs/operations.md");
+    let block = page
         .split("<!-- acl-rules -->\n```text\n")
         .nth(1)
         .and_then(|rest| rest.split("```\n<!-- /acl-rules -->").next())
-        .expect("README has the acl-rules markers");
+        .expect("docs/operations.md has the acl-rules markers");
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut current = String::new();
     for line in block.lines() {
@@ -56,7 +56,7 @@ fn rules() -> BTreeMap<String, Vec<String>> {
     groups
 }
 
-/// Creates user `user` on `con` from the README's groups.
+/// Creates user `user` on `con` from the page's groups.
 fn create_user(con: &mut redis::Connection, user: &str, groups: &[&str]) {
     let rules = rules();
     let _: () = redis::cmd("ACL")
@@ -68,7 +68,7 @@ fn create_user(con: &mut redis::Connection, user: &str, groups: &[&str]) {
     for g in groups {
         let lines = rules
             .get(*g)
-            .unwrap_or_else(|| panic!("README's acl-rules has no `# {g}:` group"));
+            .unwrap_or_else(|| panic!("the acl-rules block has no `# {g}:` group"));
         for line in lines {
             let mut cmd = redis::cmd("ACL");
             for word in line.split_whitespace().skip(1) {
@@ -79,7 +79,7 @@ fn create_user(con: &mut redis::Connection, user: &str, groups: &[&str]) {
     }
 }
 
-/// The README's groups for `groups`, with the functions line when the tests
+/// The page's groups for `groups`, with the functions line when the tests
 /// run in functions mode.
 fn in_mode<'a>(groups: &[&'a str]) -> Vec<&'a str> {
     let mut out = groups.to_vec();

@@ -1,5 +1,5 @@
-//! The server a command talks to: `--url` (or `REDIS_URL`), checked before
-//! connecting, and the connection to one server or, from any of its nodes,
+//! The server a command talks to: `--url`, else `REDIS_URL`, else
+//! [`DEFAULT_URL`], checked before connecting, and the connection to one server or, from any of its nodes,
 //! to a whole Redis Cluster. A `rediss://` URL connects over TLS, verified
 //! against the system's root certificates or the CA of `--tls-ca`; a URL
 //! that asks to accept any certificate (`#insecure`) is refused.
@@ -11,13 +11,17 @@ use redis_patterns::Connection;
 
 use crate::fail::{self, CliResult, Failure};
 
+/// The URL a command talks to when neither `--url` nor `REDIS_URL` names one.
+pub const DEFAULT_URL: &str = "redis://127.0.0.1:6379/";
+
 /// The server to talk to.
 #[derive(clap::Args, Debug, Clone)]
 pub struct UrlArg {
-    /// Redis URL, e.g. redis://127.0.0.1:6379/ or redis://:PASSWORD@host/ (on a
-    /// Redis Cluster: any node; the cluster is detected).
-    #[arg(long, env = "REDIS_URL")]
-    pub url: String,
+    /// Redis URL, e.g. redis://host:6379/ or redis://:PASSWORD@host/ (on a
+    /// Redis Cluster: any node; the cluster is detected) [default:
+    /// redis://127.0.0.1:6379/]
+    #[arg(long, env = "REDIS_URL", value_name = "URL")]
+    url: Option<String>,
     /// For a rediss:// URL: the CA certificate (PEM) that signed the
     /// server's, instead of the system's root certificates.
     #[arg(long, env = "REDIS_TLS_CA", value_name = "FILE")]
@@ -42,23 +46,40 @@ pub struct UrlArg {
 }
 
 impl UrlArg {
-    /// Connects (see [`connect`]).
+    /// The URL: `--url`, else `REDIS_URL`, else [`DEFAULT_URL`].
+    pub fn url(&self) -> &str {
+        self.url.as_deref().unwrap_or(DEFAULT_URL)
+    }
+
+    /// Connects (see [`connect`]). When the default URL was used and no
+    /// server answers there, the message says so and how to name another.
     pub fn connect(&self) -> CliResult<Connection> {
-        check(&self.url)?;
-        fail::set_url(&self.url);
+        let url = self.url();
+        check(url)?;
+        fail::set_url(url);
         match self.certs()? {
-            None => Connection::open(self.url.as_str()),
-            Some(certs) => Connection::open_tls(self.url.as_str(), certs),
+            None => Connection::open(url),
+            Some(certs) => Connection::open_tls(url, certs),
         }
-        .map_err(Failure::from)
+        .map_err(|e| {
+            let unreachable = e.is_retryable();
+            let failure = Failure::from(e);
+            if self.url.is_some() || !unreachable {
+                return failure;
+            }
+            Failure::new(format!(
+                "{} (the default url, as neither --url nor REDIS_URL is set: name your server with --url URL or REDIS_URL=URL)",
+                failure.message
+            ))
+        })
     }
 
     /// The URL's connection info, with the certificates of `--tls-ca`,
     /// `--tls-cert` and `--tls-key` when given (for connections of a
     /// command's own, e.g. to each node of a cluster).
     pub fn info(&self) -> CliResult<ConnectionInfo> {
-        check(&self.url)?;
-        let info = redis::IntoConnectionInfo::into_connection_info(self.url.as_str())
+        check(self.url())?;
+        let info = redis::IntoConnectionInfo::into_connection_info(self.url())
             .map_err(|e| Failure::from(redis_patterns::Error::from(e)))?;
         let Some(certs) = self.certs()? else {
             return Ok(info);
@@ -74,7 +95,7 @@ impl UrlArg {
         if self.tls_ca.is_none() && self.tls_cert.is_none() {
             return Ok(None);
         }
-        if !self.url.starts_with("rediss://") {
+        if !self.url().starts_with("rediss://") {
             return Err(Failure::new(
                 "--tls-ca, --tls-cert and --tls-key need a rediss:// url (TLS)".to_string(),
             ));

@@ -255,28 +255,3 @@ client_tests!(
     python_visits_are_exact_under_four_processes,
     php_visits_are_exact_under_four_processes
 );
-
-/// The README's table of key templates, from the contracts.
-fn key_table() -> String {
-    let mut out = String::from("| pattern | key | template | type |\n| --- | --- | --- | --- |\n");
-    for c in redis_patterns::contract::all() {
-        for k in &c.keys {
-            out.push_str(&format!(
-                "| {} | {} | `{}` | {} |\n",
-                c.name, k.role, k.template, k.ty
-            ));
-        }
-    }
-    out
-}
-
-#[test]
-fn readme_key_templates_match_the_contracts() {
-    let table = common::readme_between("<!-- key-templates -->\n", "<!-- /key-templates -->");
-    assert_eq!(
-        table,
-        key_table(),
-        "README's key templates are stale; the table is:\n{}",
-        key_table()
-    );
-}

@@ -202,33 +202,6 @@ fn the_python_package_installs_and_type_checks() {
     let _ = std::fs::remove_dir_all(&target);
 }
 
-/// The README's Python example runs as pasted (against a test server).
-#[test]
-fn the_readme_python_example_runs() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
-    let start = readme
-        .find("```python\nimport datetime, redis")
-        .expect("the README's Python example");
-    let body = &readme[start + "```python\n".len()..];
-    let code = &body[..body.find("```").expect("a closed code block")];
-    let server = support::server();
-    let code = code.replace(
-        "redis.Redis()",
-        &format!("redis.Redis(port={})", server.port()),
-    );
-    let dir = exported("readme");
-    let out = python(&dir, "redis")
-        .args(["-c", &code])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "the README's Python example failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
 // The PHP client (phpredis): every case on a server and a cluster, the
 // cross-language cases with Rust and with Python both ways, composer
 // validate --strict, and one round trip per node for a fan-out.
@@ -483,49 +456,6 @@ fn php_honours_opt_prefix() {
         all.sort();
         all
     });
-}
-
-/// The PHP example of `file` opening with `require '<autoload>'` runs as
-/// pasted (against a test server); it takes the lock `orders:42`.
-fn php_example_runs(file: &str, autoload: &str) {
-    let text = std::fs::read_to_string(repo_root().join(file)).expect("the page");
-    let opening = format!("```php\nrequire '{autoload}';");
-    let start = text
-        .find(&opening)
-        .unwrap_or_else(|| panic!("{file} has no PHP example opening with {opening}"));
-    let body = &text[start + "```php\n".len()..];
-    let code = &body[..body.find("```").expect("a closed code block")];
-    let server = support::server();
-    let code = code
-        .replace(&format!("'{autoload}'"), "'autoload.php'")
-        .replace(
-            "connect('127.0.0.1', 6379)",
-            &format!("connect('127.0.0.1', {})", server.port()),
-        );
-    let dir = php_exported("example");
-    let out = php()
-        .args(["-r", &code])
-        .current_dir(&dir)
-        .output()
-        .expect("php runs");
-    assert!(
-        out.status.success(),
-        "the PHP example of {file} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fence: Option<String> = redis::cmd("GET")
-        .arg("redis:lock:{orders:42}:fence")
-        .query(&mut server.connection())
-        .unwrap();
-    assert!(fence.is_some(), "the example of {file} took the lock");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn the_readme_and_docs_php_examples_run() {
-    php_example_runs("README.md", "php/autoload.php");
-    php_example_runs("docs/php.md", "DIR/autoload.php");
 }
 
 /// synchronized() keeps a lease alive while the body blocks in one C call

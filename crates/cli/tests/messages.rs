@@ -74,6 +74,39 @@ fn connection_problems_name_the_url_and_the_cause() {
     }
 }
 
+/// Without `--url` or `REDIS_URL` a command talks to
+/// redis://127.0.0.1:6379/, and when nothing answers there it says which
+/// URL it tried and how to name another. (Only run when nothing listens on
+/// 6379 here: the test must not talk to a server it did not start.)
+#[test]
+fn the_default_url_is_local_6379_and_says_how_to_name_another() {
+    match std::net::TcpListener::bind("127.0.0.1:6379") {
+        Ok(free) => drop(free),
+        Err(e) => {
+            println!("skipped: 127.0.0.1:6379 is in use here ({e})");
+            return;
+        }
+    }
+    let out = run(bin().args(["lock", "status", "job"])).failure();
+    assert_eq!(
+        out.message(),
+        "cannot connect to redis://127.0.0.1:6379/: connection refused (the default url, as neither --url nor REDIS_URL is set: name your server with --url URL or REDIS_URL=URL)"
+    );
+    well_formed(out.message());
+    // A URL that was named is not called the default.
+    let named = cli("redis://127.0.0.1:6379/", &["lock", "status", "job"]).failure();
+    assert_eq!(
+        named.message(),
+        "cannot connect to redis://127.0.0.1:6379/: connection refused"
+    );
+    let help = run(bin().args(["lock", "status", "--help"])).success();
+    assert!(
+        help.stdout.contains("[default: redis://127.0.0.1:6379/]"),
+        "{}",
+        help.stdout
+    );
+}
+
 #[test]
 fn a_password_protected_server_says_what_to_put_in_the_url() {
     let server = support::server_with(&["--requirepass", "s3cret"]);

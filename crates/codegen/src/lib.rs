@@ -59,6 +59,7 @@ mod analyse;
 mod commands;
 mod emit;
 mod error;
+pub mod guide;
 mod include;
 mod parse;
 mod script;

@@ -71,6 +71,58 @@ pub fn cli_binary() -> String {
     std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into())
 }
 
+/// For the guide's doctests: a throwaway server, with `REDIS_URL` set to
+/// its URL in this process, where the examples read it (`REDIS_URL`, else
+/// redis://127.0.0.1:6379/, as the command line does). Each doctest runs
+/// in a process of its own; call it first, before any thread is started.
+pub fn doc_server() -> LocalServer {
+    let server = LocalServer::start().unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: called at the start of a doctest's process, before it starts
+    // any thread, so nothing reads the environment meanwhile.
+    unsafe { std::env::set_var("REDIS_URL", server.url()) };
+    server
+}
+
+/// For the guide's doctests: a throwaway 3-node cluster, with `REDIS_URL`
+/// set to its first node's URL (as [`doc_server`]).
+pub fn doc_cluster() -> LocalCluster {
+    let cluster = LocalCluster::start().unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: as in doc_server.
+    unsafe { std::env::set_var("REDIS_URL", cluster.nodes()[0].url()) };
+    cluster
+}
+
+/// For the guide's doctests: a throwaway server that also listens for TLS
+/// with throwaway certificates, with `REDIS_URL` set to its `rediss://`
+/// URL and `REDIS_TLS_CA` to its CA's file (as [`doc_server`]); `None`
+/// when `REDIS_PATTERNS_SKIP_TLS` is set (a server built without TLS: CI
+/// runs the TLS tests once, with Debian's redis-server).
+pub fn doc_tls_server() -> Option<(LocalServer, TlsFiles)> {
+    if std::env::var_os("REDIS_PATTERNS_SKIP_TLS").is_some() {
+        return None;
+    }
+    let files = TlsFiles::generate().unwrap_or_else(|e| panic!("{e}"));
+    let server = LocalServer::start_tls(&files, &[]).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: as in doc_server.
+    unsafe {
+        std::env::set_var("REDIS_URL", server.tls_url().expect("a TLS port"));
+        std::env::set_var("REDIS_TLS_CA", files.ca_file());
+    }
+    Some((server, files))
+}
+
+/// For the examples (`cargo run --example <pattern>`): the server of
+/// `REDIS_URL` when it is set, else a throwaway one started here (stopped
+/// when the returned guard is dropped); the URL to use.
+pub fn example_server() -> Result<(Option<LocalServer>, String), StartError> {
+    if let Ok(url) = std::env::var("REDIS_URL") {
+        return Ok((None, url));
+    }
+    let server = LocalServer::start()?;
+    let url = server.url();
+    Ok((Some(server), url))
+}
+
 /// A running throwaway `redis-server`.
 #[derive(Debug)]
 pub struct LocalServer {

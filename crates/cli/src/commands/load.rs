@@ -165,7 +165,7 @@ pub fn run(url: &UrlArg, with_functions: bool) -> CliResult {
     load(url.info()?, with_functions).map_err(|e| {
         Failure::new(format!(
             "cannot load the bundle via {}: {e}",
-            fail::mask(&url.url)
+            fail::mask(url.url())
         ))
     })
 }
