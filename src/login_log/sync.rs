@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::{ActiveUser, LoginLog};
 use crate::bitmap::days::{DayRange, end_of_month};
 use crate::bitmap::{checked, decode_bits};
+use crate::core::resend::changed_count;
 use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
 
@@ -55,8 +56,10 @@ pub struct MonthLogins {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Expiry {
-    /// Past retention and exported after it ended: its keys were deleted.
-    Deleted { month: String, keys: u64 },
+    /// Past retention and exported after it ended: its keys were deleted;
+    /// `keys` of them existed (`None` when that is not known: a `DEL` was
+    /// sent again after its reply was lost and found its key gone).
+    Deleted { month: String, keys: Option<u64> },
     /// Not past retention yet.
     Kept { month: String },
     /// Past retention, but its last export ran before the month ended (or
@@ -180,8 +183,8 @@ impl LoginLog {
     }
 
     /// Deletes every key of `month` (one `DEL` per key, one batch) and its
-    /// export record; returns how many keys existed.
-    fn delete_month(&self, month: NaiveDate) -> Op<u64> {
+    /// export record; returns how many keys existed (`None`: not known).
+    fn delete_month(&self, month: NaiveDate) -> Op<Option<u64>> {
         let log = self.clone();
         checked(|| {
             let (first, last) = month_bounds(month)?;
@@ -209,9 +212,13 @@ impl LoginLog {
                     hdel.arg(&exports).arg(first.format("%Y-%m").to_string());
                     batch.add(&exports, hdel);
                     Op::send(batch, |replies| {
+                        let resent = replies.resent_each();
                         let mut n: Vec<i64> = replies.all()?;
                         n.pop();
-                        Ok(n.into_iter().sum::<i64>() as u64)
+                        Ok(n.into_iter()
+                            .zip(resent)
+                            .map(|(n, resent)| changed_count(n.max(0) as u64, 1, resent))
+                            .sum::<Option<u64>>())
                     })
                 })
             }))
