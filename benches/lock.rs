@@ -153,11 +153,17 @@ fn main() {
     };
     let (floor, lock_rate, lock_ratio) = against_floor(&|con| {
         let lease = lock.try_acquire().run(con).expect("free lock");
-        assert!(lock.release(&lease.token).run(con).expect("release"));
+        assert_eq!(
+            lock.release(&lease.token).run(con).expect("release"),
+            Some(true)
+        );
     });
     let (sem_floor, sem_rate, sem_ratio) = against_floor(&|con| {
         let permit = sem.try_acquire().run(con).expect("a free permit");
-        assert!(sem.release(&permit.token).run(con).expect("release"));
+        assert_eq!(
+            sem.release(&permit.token).run(con).expect("release"),
+            Some(true)
+        );
     });
     let mut t = Table::new(
         "Acquire + release pairs/s, one client, uncontended",
@@ -374,7 +380,10 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
                         .run(&mut con)
                         .expect("acquire");
                     let at = Instant::now();
-                    assert!(lock.release(&lease.token).run(&mut con).expect("release"));
+                    assert_eq!(
+                        lock.release(&lease.token).run(&mut con).expect("release"),
+                        Some(true)
+                    );
                     done.send(at).expect("report");
                 }
             }
@@ -392,11 +401,12 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
                             .await
                             .expect("acquire");
                         let at = Instant::now();
-                        assert!(
+                        assert_eq!(
                             lock.release(&lease.token)
                                 .run_async(&mut con)
                                 .await
-                                .expect("release")
+                                .expect("release"),
+                            Some(true)
                         );
                         done.send(at).expect("report");
                     }
@@ -421,7 +431,10 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
             thread::sleep(Duration::from_millis(20 + (i as u64 * 37) % 60));
         }
         let released = Instant::now();
-        assert!(lock.release(&held.token).run(holder).expect("release"));
+        assert_eq!(
+            lock.release(&held.token).run(holder).expect("release"),
+            Some(true)
+        );
         let at = got.recv().expect("the waiter got it");
         waits.push(at.duration_since(released).as_secs_f64() * 1000.0);
     }

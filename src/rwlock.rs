@@ -54,7 +54,7 @@ use serde::Serialize;
 use crate::core::Op;
 use crate::error::{ErrorKind, Result};
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
 };
 use crate::lease::wait::{self, Attempt, Waiting};
 use crate::lease::{Guard, Resource, WaitMode, new_token};
@@ -260,9 +260,12 @@ impl RwLock {
     }
 
     /// Gives the lease back and wakes the waiters (a writer's release, or
-    /// the last reader's); `false` when the token did not hold it (its
-    /// lease had ended).
-    pub fn release(&self, lease: &RwLease) -> Op<bool> {
+    /// the last reader's): `Some(true)`; `Some(false)` when the token did
+    /// not hold it (its lease had ended); `None` when the call was sent
+    /// again after its reply was lost (a broken connection, a failover) and
+    /// the resend found nothing to give back: the first attempt may have
+    /// released it. Either way the token holds nothing now.
+    pub fn release(&self, lease: &RwLease) -> Op<Option<bool>> {
         let Leased {
             key: writer,
             channel,
@@ -270,7 +273,7 @@ impl RwLock {
         } = &self.leased;
         let token = &lease.token;
         with_token(token, || {
-            held(match lease.role {
+            released(match lease.role {
                 Role::Read => scripts::rwlock::read_release(&self.readers, token, channel),
                 Role::Write => {
                     scripts::rwlock::write_release(writer, &self.intents, token, channel)
@@ -351,7 +354,7 @@ impl Resource for Access {
         self.lock.extend(lease, duration)
     }
 
-    fn release(&self, lease: &RwLease) -> Op<bool> {
+    fn release(&self, lease: &RwLease) -> Op<Option<bool>> {
         self.lock.release(lease)
     }
 

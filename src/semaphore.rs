@@ -51,7 +51,7 @@ use serde::Serialize;
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
 };
 use crate::lease::wait::Attempt;
 use crate::lease::{Guard, Resource, WaitMode, new_token};
@@ -187,12 +187,17 @@ impl Semaphore {
         })
     }
 
-    /// Gives the permit of `token` back and wakes the waiters; `false` when
-    /// it held none (its lease had ended: the permit was free already).
-    pub fn release(&self, token: &str) -> Op<bool> {
+    /// Gives the permit of `token` back and wakes the waiters:
+    /// `Some(true)`; `Some(false)` when it held none (its lease had ended:
+    /// the permit was free already);
+    /// `None` when the call was sent again after its reply was lost (a
+    /// broken connection, a failover) and the resend found nothing to give
+    /// back: the first attempt may have given it back. Either way `token`
+    /// holds nothing now.
+    pub fn release(&self, token: &str) -> Op<Option<bool>> {
         let Leased { key, channel, .. } = &self.leased;
         with_token(token, || {
-            held(scripts::semaphore::release(key, token, channel))
+            released(scripts::semaphore::release(key, token, channel))
         })
     }
 
@@ -226,7 +231,7 @@ impl Resource for Semaphore {
         Semaphore::extend(self, &permit.token, duration)
     }
 
-    fn release(&self, permit: &Permit) -> Op<bool> {
+    fn release(&self, permit: &Permit) -> Op<Option<bool>> {
         Semaphore::release(self, &permit.token)
     }
 

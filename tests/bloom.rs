@@ -58,6 +58,15 @@ fn trues(flags: &[bool]) -> usize {
     flags.iter().filter(|&&b| b).count()
 }
 
+/// The "newly added" answers of adds that were not sent again (nothing
+/// cuts a reply here: each is known).
+fn sure(flags: Vec<Option<bool>>) -> Vec<bool> {
+    flags
+        .into_iter()
+        .map(|f| f.expect("known: nothing was resent"))
+        .collect()
+}
+
 fn get(d: &mut Driver, key: &str) -> Vec<u8> {
     d.cmd(key, redis::cmd("GET").arg(key))
 }
@@ -80,11 +89,11 @@ const CHECK_BATCH: usize = 2000;
 
 /// `op` over `items` in ops of [`CHECK_BATCH`] items, the flags in order;
 /// the first error ends it.
-fn in_batches(
+fn in_batches<T: Send + 'static>(
     d: &mut Driver,
     items: &[String],
-    op: impl Fn(&[String]) -> Op<Vec<bool>>,
-) -> redis_patterns::Result<Vec<bool>> {
+    op: impl Fn(&[String]) -> Op<Vec<T>>,
+) -> redis_patterns::Result<Vec<T>> {
     let mut flags = Vec::with_capacity(items.len());
     for chunk in items.chunks(CHECK_BATCH) {
         flags.extend(d.run(op(chunk))?);
@@ -98,9 +107,14 @@ fn add_then_exists_with_both_engines() {
         for (name, engine) in [("bf", Engine::Bitfield), ("sc", Engine::Script)] {
             let bf = create(d, sized(name, 10_000, 0.01, engine));
             assert_eq!(bf.engine(), engine);
-            assert!(d.run(bf.add("alice")).unwrap(), "first add is new");
-            assert!(
-                !d.run(bf.add("alice")).unwrap(),
+            assert_eq!(
+                d.run(bf.add("alice")).unwrap(),
+                Some(true),
+                "first add is new"
+            );
+            assert_eq!(
+                d.run(bf.add("alice")).unwrap(),
+                Some(false),
                 "second add is maybe-present"
             );
             assert!(d.run(bf.exists("alice")).unwrap());
@@ -109,14 +123,14 @@ fn add_then_exists_with_both_engines() {
             let flags = d
                 .run(bf.multi_add(&["bob", "carol", "bob", "alice"]))
                 .unwrap();
-            assert_eq!(flags, vec![true, true, false, false]);
+            assert_eq!(sure(flags), vec![true, true, false, false]);
             let found = d
                 .run(bf.multi_exists(&["alice", "bob", "carol", "dave"]))
                 .unwrap();
             assert_eq!(found, vec![true, true, true, false]);
             assert!(d.run(bf.multi_add::<&str>(&[])).unwrap().is_empty());
             // Empty items are ordinary items in sized filters.
-            assert!(d.run(bf.add("")).unwrap());
+            assert_eq!(d.run(bf.add("")).unwrap(), Some(true));
             assert!(d.run(bf.exists("")).unwrap());
         }
     });
@@ -589,7 +603,7 @@ fn clear_resets_bits_and_keeps_the_config() {
         }
         assert_eq!(sizes, strlen(d));
         assert_eq!(d.run(Bloom::open("f")).unwrap().params(), bf.params());
-        assert!(d.run(bf.add("again")).unwrap());
+        assert_eq!(d.run(bf.add("again")).unwrap(), Some(true));
     });
 }
 
@@ -652,7 +666,7 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
         assert_eq!(made, 1);
         let bf = d.run(spread("crashed").create()).unwrap();
         assert_eq!(bf.block_keys(), &crashed[..]);
-        assert!(d.run(bf.add("x")).unwrap());
+        assert_eq!(d.run(bf.add("x")).unwrap(), Some(true));
         assert!(d.run(bf.exists("x")).unwrap());
         assert_eq!(d.run(Bloom::open("crashed")).unwrap().params(), bf.params());
 
@@ -714,7 +728,7 @@ fn four_writers_with_overlapping_items() {
                     let mine = items("u", w * 5000..w * 5000 + 10_000);
                     let mut new = 0;
                     for chunk in mine.chunks(250) {
-                        new += trues(&d.run(bf.multi_add(chunk)).unwrap());
+                        new += trues(&sure(d.run(bf.multi_add(chunk)).unwrap()));
                     }
                     new
                 })
@@ -747,7 +761,8 @@ fn bulk_load_is_resumable() {
             first,
             LoadProgress {
                 done: 1000,
-                added: 1000
+                added: 1000,
+                unknown: 0
             }
         );
         assert_eq!(
@@ -784,7 +799,14 @@ fn bulk_load_is_resumable() {
                     .into_op(|_| {}),
             )
             .unwrap();
-        assert_eq!(gaps, LoadProgress { done: 5, added: 2 });
+        assert_eq!(
+            gaps,
+            LoadProgress {
+                done: 5,
+                added: 2,
+                unknown: 0
+            }
+        );
         // A batch that fails ends the load; its progress is where to resume.
         let php = JsHashBloom::new("bloom_load").unwrap();
         let mut load = php.load(["a@x", "b@x", "", "c@x"]).batch(2);
@@ -794,7 +816,14 @@ fn bulk_load_is_resumable() {
             Err(ErrorKind::InvalidArgument { .. })
         ));
         assert!(load.next().is_none());
-        assert_eq!(load.progress(), LoadProgress { done: 2, added: 2 });
+        assert_eq!(
+            load.progress(),
+            LoadProgress {
+                done: 2,
+                added: 2,
+                unknown: 0
+            }
+        );
     });
 }
 
@@ -839,8 +868,8 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
         );
         assert!(!d.run(php.exists("new@example.com")).unwrap());
         // Rust adds; the PHP side (GETBIT at JSHash) sees it.
-        assert!(d.run(php.add("new@example.com")).unwrap());
-        assert!(!d.run(php.add("new@example.com")).unwrap());
+        assert_eq!(d.run(php.add("new@example.com")).unwrap(), Some(true));
+        assert_eq!(d.run(php.add("new@example.com")).unwrap(), Some(false));
         let bit: i64 = redis::cmd("GETBIT")
             .arg("bloom_user_email")
             .arg(js_hash(b"new@example.com", true))
@@ -866,7 +895,14 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
                     .into_op(|_| {}),
             )
             .unwrap();
-        assert_eq!(done, LoadProgress { done: 2, added: 2 });
+        assert_eq!(
+            done,
+            LoadProgress {
+                done: 2,
+                added: 2,
+                unknown: 0
+            }
+        );
         assert!(d.run(tel.exists("13800138000")).unwrap());
         // More items than one BITFIELD of the scripts takes (they split them).
         let many = items("1390000", 0..3000);
@@ -1046,10 +1082,10 @@ fn exercise(d: &mut Driver, name: &str, engine: Engine, spread: bool) -> Trace {
     );
     let mut xs = items("x", 0..4000);
     xs.extend(items("x", 0..50));
-    let first_adds = in_batches(d, &xs, |c| bf.multi_add(c)).expect("multi_add");
+    let first_adds = sure(in_batches(d, &xs, |c| bf.multi_add(c)).expect("multi_add"));
     let single = vec![
-        d.run(bf.add("alice")).expect("add"),
-        d.run(bf.add("alice")).expect("add"),
+        d.run(bf.add("alice")).expect("add") == Some(true),
+        d.run(bf.add("alice")).expect("add") == Some(true),
         d.run(bf.exists("alice")).expect("exists"),
         d.run(bf.exists("bob")).expect("exists"),
     ];
@@ -1071,7 +1107,7 @@ fn exercise(d: &mut Driver, name: &str, engine: Engine, spread: bool) -> Trace {
     let after_clear = (
         d.run(bf.bits_set()).expect("bits_set"),
         d.run(bf.exists("x1")).expect("exists"),
-        d.run(bf.add("x1")).expect("add"),
+        d.run(bf.add("x1")).expect("add") == Some(true),
     );
     let lost_key = &bf.block_keys()[1];
     let _: i64 = d.cmd(lost_key, redis::cmd("DEL").arg(lost_key));
@@ -1082,7 +1118,7 @@ fn exercise(d: &mut Driver, name: &str, engine: Engine, spread: bool) -> Trace {
         err_text(d.run(Bloom::builder(name).engine(engine).open())),
     ];
     d.run(bf.clear()).expect("clear repairs");
-    let repaired = d.run(bf.add("x2")).expect("add after repair");
+    let repaired = d.run(bf.add("x2")).expect("add after repair") == Some(true);
     d.run(bf.destroy()).expect("destroy");
     let mut left_after_destroy = 0;
     for k in bf.all_keys() {
@@ -1140,10 +1176,10 @@ fn php_items() -> Vec<String> {
 
 fn php_exercise(d: &mut Driver, php: &JsHashBloom) -> JsHashTrace {
     let xs = php_items();
-    let adds = d.run(php.multi_add(&xs[..200])).expect("multi_add");
+    let adds = sure(d.run(php.multi_add(&xs[..200])).expect("multi_add"));
     let single = vec![
-        d.run(php.add("new@example.com")).expect("add"),
-        d.run(php.add("new@example.com")).expect("add"),
+        d.run(php.add("new@example.com")).expect("add") == Some(true),
+        d.run(php.add("new@example.com")).expect("add") == Some(true),
         d.run(php.exists("new@example.com")).expect("exists"),
         d.run(php.exists("other@example.com")).expect("exists"),
     ];
@@ -1267,7 +1303,8 @@ fn every_operation_runs_on_a_real_cluster() {
         progress[0].1,
         LoadProgress {
             done: 2_345,
-            added: 1_345
+            added: 1_345,
+            unknown: 0
         }
     );
 
@@ -1278,7 +1315,7 @@ fn every_operation_runs_on_a_real_cluster() {
             .run(scenario("after-flush", Engine::Script, true).create())
             .unwrap();
         flush_scripts(&cluster);
-        assert!(d.run(bf.multi_add(&xs)).unwrap().iter().all(|&b| b));
+        assert!(sure(d.run(bf.multi_add(&xs)).unwrap()).iter().all(|&b| b));
         flush_scripts(&cluster);
         assert!(d.run(bf.multi_exists(&xs)).unwrap().iter().all(|&b| b));
     });
@@ -1354,7 +1391,7 @@ fn both_drivers_reload_scripts_per_node_on_a_real_cluster() {
             // After SCRIPT FLUSH on every node each node's pipeline reloads.
             flush_scripts(&cluster);
             let added = d.run(bf.multi_add(&xs)).unwrap();
-            assert!(added.iter().all(|&b| b));
+            assert!(sure(added).iter().all(|&b| b));
             flush_scripts(&cluster);
             let found = d.run(bf.multi_exists(&xs)).unwrap();
             assert!(found.iter().all(|&b| b));

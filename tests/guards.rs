@@ -88,7 +88,11 @@ fn guard_lifecycle<R: Leasable>(d: &mut Driver, url: &str, resource: &R, keys: &
                 guard.check().map_err(|e| e.into_kind()),
                 Err(ErrorKind::LockLost { .. })
             ));
-            assert!(!guard.release().unwrap(), "nothing left to give back");
+            assert_eq!(
+                guard.release().unwrap(),
+                Some(false),
+                "nothing left to give back"
+            );
             let token = {
                 let guard = Guard::acquire(resource, con, wait).expect("acquire again");
                 assert!((keys.holds)(&mut other, guard.token()));
@@ -119,7 +123,11 @@ fn guard_lifecycle<R: Leasable>(d: &mut Driver, url: &str, resource: &R, keys: &
                 .await
                 .expect("the loss is reported");
             assert_eq!(lost.reason, LostReason::NotOwned);
-            assert!(!guard.release().await.unwrap(), "nothing left to give back");
+            assert_eq!(
+                guard.release().await.unwrap(),
+                Some(false),
+                "nothing left to give back"
+            );
             let guard = AsyncGuard::acquire(resource, con, wait)
                 .await
                 .expect("acquire again");
@@ -171,11 +179,11 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                 let permit = PermitGuard::acquire(&sem, con, Duration::ZERO).expect("a permit");
                 let busy = other.run(sem.try_acquire()).map_err(|e| e.into_kind());
                 assert!(matches!(busy, Err(ErrorKind::NoPermit { .. })), "{busy:?}");
-                assert!(permit.release().expect("release"));
+                assert_eq!(permit.release().expect("release"), Some(true));
                 let write = Guard::acquire(&lock.writing(), con, Duration::ZERO).expect("write");
                 let read = other.run(lock.try_read()).map_err(|e| e.into_kind());
                 assert!(matches!(read, Err(ErrorKind::LockBusy { .. })), "{read:?}");
-                assert!(write.release().expect("release"));
+                assert_eq!(write.release().expect("release"), Some(true));
             }
             Driver::Async(con, rt) => rt.block_on(async {
                 let permit = AsyncPermitGuard::acquire(&sem, con, Duration::ZERO)
@@ -186,7 +194,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                     busy.map_err(|e| e.into_kind()),
                     Err(ErrorKind::NoPermit { .. })
                 ));
-                assert!(permit.release().await.expect("release"));
+                assert_eq!(permit.release().await.expect("release"), Some(true));
                 let write = AsyncGuard::acquire(&lock.writing(), con, Duration::ZERO)
                     .await
                     .expect("write");
@@ -195,7 +203,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                     read.map_err(|e| e.into_kind()),
                     Err(ErrorKind::LockBusy { .. })
                 ));
-                assert!(write.release().await.expect("release"));
+                assert_eq!(write.release().await.expect("release"), Some(true));
             }),
         }
     });

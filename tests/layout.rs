@@ -55,7 +55,7 @@ fn sharded_hash(d: &mut Driver) {
         d.run(ShardedHash::open("users")).map_err(|e| e.into_kind()),
         Err(ErrorKind::LayoutMissing { .. })
     ));
-    assert!(d.run(first.set("alice", "1")).unwrap());
+    assert_eq!(d.run(first.set("alice", "1")).unwrap(), Some(true));
     assert_eq!(
         d.run(ShardedHash::stored_sharding("users")).unwrap(),
         Some(Sharding::Crc32 { shards: 16 })

@@ -190,7 +190,7 @@ fn tour(pattern: &str, d: &mut Driver) {
                 d.run(lock.extend(&lease.token, Duration::from_secs(60)))
                     .unwrap()
             );
-            assert!(d.run(lock.release(&lease.token)).unwrap());
+            assert_eq!(d.run(lock.release(&lease.token)).unwrap(), Some(true));
         }
         "semaphore" => {
             let sem = Semaphore::new("pool", 1, Duration::from_secs(30)).unwrap();
@@ -201,7 +201,7 @@ fn tour(pattern: &str, d: &mut Driver) {
                 d.run(sem.extend(&permit.token, Duration::from_secs(60)))
                     .unwrap()
             );
-            assert!(d.run(sem.release(&permit.token)).unwrap());
+            assert_eq!(d.run(sem.release(&permit.token)).unwrap(), Some(true));
         }
         "rwlock" => {
             let rw = RwLock::new("doc", Duration::from_secs(30)).unwrap();
@@ -209,10 +209,10 @@ fn tour(pattern: &str, d: &mut Driver) {
             assert!(d.run(rw.try_write()).unwrap_err().is_busy());
             assert!(d.run(rw.write(Duration::from_millis(50))).is_err());
             assert!(d.run(rw.extend(&reader, Duration::from_secs(60))).unwrap());
-            assert!(d.run(rw.release(&reader)).unwrap());
+            assert_eq!(d.run(rw.release(&reader)).unwrap(), Some(true));
             let writer = d.run(rw.write(Duration::from_secs(1))).unwrap();
             assert!(d.run(rw.extend(&writer, Duration::from_secs(60))).unwrap());
-            assert!(d.run(rw.release(&writer)).unwrap());
+            assert_eq!(d.run(rw.release(&writer)).unwrap(), Some(true));
         }
         "rate_limit" => {
             for limit in [
@@ -253,7 +253,7 @@ fn tour(pattern: &str, d: &mut Driver) {
         }
         "sharded_hash" => {
             let h = ShardedHash::new("users", 8).unwrap();
-            assert!(d.run(h.set("alice", "1")).unwrap());
+            assert_eq!(d.run(h.set("alice", "1")).unwrap(), Some(true));
             ok(
                 d.run(h.set_many(&[("bob", "2"), ("carol", "3")])).map(drop),
                 "set_many",
@@ -279,7 +279,7 @@ fn tour(pattern: &str, d: &mut Driver) {
             let req = RequestId::random();
             assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
             assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
-            assert!(d.run(h.delete("bob")).unwrap());
+            assert_eq!(d.run(h.delete("bob")).unwrap(), Some(true));
             ok(d.run(h.len()).map(drop), "len");
             ok(d.run(h.inspect(8)).map(drop), "inspect");
             let items = (0..20).map(|i| (format!("f{i}"), format!("v{i}")));
@@ -360,7 +360,7 @@ fn tour(pattern: &str, d: &mut Driver) {
                             .create(),
                     )
                     .unwrap();
-                assert!(d.run(bf.add("a@example.com")).unwrap());
+                assert_eq!(d.run(bf.add("a@example.com")).unwrap(), Some(true));
                 ok(
                     d.run(bf.multi_add(&["b@example.com", "c@example.com"]))
                         .map(drop),
@@ -416,7 +416,7 @@ fn tour(pattern: &str, d: &mut Driver) {
                 .retention(Retention::days(30))
                 .build()
                 .unwrap();
-            assert!(d.run(log.record("client", 7, day(3))).unwrap());
+            assert_eq!(d.run(log.record("client", 7, day(3))).unwrap(), Some(true));
             ok(d.run(log.record("admin", 8, day(4))).map(drop), "record");
             assert!(d.run(log.logged_in_on("client", 7, day(3))).unwrap());
             assert!(d.run(log.logged_in_in_month("client", 7, 2099, 5)).unwrap());
@@ -452,7 +452,7 @@ fn tour(pattern: &str, d: &mut Driver) {
                     .unwrap(),
                 SignIn::builder().tag("app").build().unwrap(),
             ] {
-                assert!(d.run(s.sign_in(100, day(1))).unwrap());
+                assert_eq!(d.run(s.sign_in(100, day(1))).unwrap(), Some(true));
                 ok(d.run(s.sign_in(100, day(2))).map(drop), "sign_in");
                 ok(d.run(s.sign_in(101, day(2))).map(drop), "sign_in");
                 assert!(d.run(s.signed_in(100, day(1))).unwrap());

@@ -55,8 +55,9 @@ fn racy_counter(d: &mut Driver, url: &str) {
                         "counter",
                         redis::cmd("SET").arg("counter").arg(v.unwrap_or(0) + 1),
                     );
-                    assert!(
+                    assert_eq!(
                         d.run(lock.release(&lease.token)).expect("release"),
+                        Some(true),
                         "still the owner"
                     );
                 }
@@ -108,14 +109,17 @@ fn a_release_wakes_the_waiter_on_a_server_and_a_cluster() {
         // Most likely the waiter is in its wait by now (if not, its re-check
         // after subscribing finds the lock free: the handoff is correct either way).
         thread::sleep(Duration::from_millis(100));
-        assert!(d.run(lock.release(&held.token)).expect("release"));
+        assert_eq!(
+            d.run(lock.release(&held.token)).expect("release"),
+            Some(true)
+        );
         let next = waiter
             .join()
             .expect("waiter thread")
             .expect("woken by the release long before the holder's lease or its own deadline");
         assert!(next.fence > held.fence);
         assert_eq!(get(d, lock.key()), Some(next.token.clone()));
-        assert!(d.run(lock.release(&next.token)).unwrap());
+        assert_eq!(d.run(lock.release(&next.token)).unwrap(), Some(true));
     });
 }
 
@@ -179,7 +183,7 @@ fn polling_mode_still_hands_over_and_times_out() {
         let next = d
             .run(lock.acquire(Duration::from_secs(30)))
             .expect("polled until free");
-        assert!(releaser.join().unwrap());
+        assert_eq!(releaser.join().unwrap(), Some(true));
         assert!(next.fence > held.fence);
         assert_eq!(
             subscribers(d, lock.channel()),
@@ -196,7 +200,10 @@ fn only_the_owner_can_release_or_extend() {
         let lease = d.run(lock.try_acquire()).expect("free lock");
         assert_eq!(lease.token.len(), 32);
         assert!(lease.token.chars().all(|c| c.is_ascii_hexdigit()));
-        assert!(!d.run(lock.release("intruder")).expect("release"));
+        assert_eq!(
+            d.run(lock.release("intruder")).expect("release"),
+            Some(false)
+        );
         assert!(
             !d.run(lock.extend("intruder", Duration::from_secs(300)))
                 .expect("extend")
@@ -220,9 +227,13 @@ fn only_the_owner_can_release_or_extend() {
             .expect("owned")
             .expect("owner");
         assert!(left > Duration::from_secs(30));
-        assert!(d.run(lock.release(&lease.token)).expect("release"));
-        assert!(
-            !d.run(lock.release(&lease.token)).expect("second release"),
+        assert_eq!(
+            d.run(lock.release(&lease.token)).expect("release"),
+            Some(true)
+        );
+        assert_eq!(
+            d.run(lock.release(&lease.token)).expect("second release"),
+            Some(false),
             "nothing left to release"
         );
     });
@@ -250,7 +261,7 @@ fn an_acquire_retried_with_its_own_token_gets_the_same_fencing_token() {
             d.run(lock.try_acquire()).unwrap_err().is_busy(),
             "others wait"
         );
-        assert!(d.run(lock.release(token)).unwrap());
+        assert_eq!(d.run(lock.release(token)).unwrap(), Some(true));
         let next = d.run(lock.try_acquire_as(token)).expect("free again");
         assert!(next.fence > first.fence, "a new acquisition");
     });
@@ -287,7 +298,10 @@ fn an_expired_lease_goes_to_the_next_owner_and_the_old_one_cannot_touch_it() {
         thread::sleep(Duration::from_millis(80));
         let second = d.run(lock.try_acquire()).expect("expired lease is free");
         assert!(second.fence > first.fence);
-        assert!(!d.run(lock.release(&first.token)).expect("late release"));
+        assert_eq!(
+            d.run(lock.release(&first.token)).expect("late release"),
+            Some(false)
+        );
         assert!(
             !d.run(lock.extend(&first.token, Duration::from_secs(5)))
                 .expect("late extend")
@@ -316,7 +330,10 @@ fn fencing_tokens_strictly_increase_across_owners_and_lock_objects() {
             );
             last = lease.fence;
             if i % 2 == 0 {
-                assert!(d.run(lock.release(&lease.token)).expect("release"));
+                assert_eq!(
+                    d.run(lock.release(&lease.token)).expect("release"),
+                    Some(true)
+                );
             } else {
                 let _: () = d.cmd(lock.key(), redis::cmd("DEL").arg(lock.key())); // as if the lease expired
             }
@@ -402,7 +419,11 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
                     Err(ErrorKind::LockLost { fence, .. }) => assert_eq!(fence, guard.fence()),
                     other => panic!("expected LockLost, got {other:?}"),
                 }
-                assert!(!guard.release().unwrap(), "nothing left to release");
+                assert_eq!(
+                    guard.release().unwrap(),
+                    Some(false),
+                    "nothing left to release"
+                );
             }
             Driver::Async(con, rt) => rt.block_on(async {
                 let guard = AsyncLockGuard::acquire(&lock, con, Duration::from_secs(5))
@@ -428,7 +449,11 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
                     guard.check().map_err(|e| e.into_kind()),
                     Err(ErrorKind::LockLost { .. })
                 ));
-                assert!(!guard.release().await.unwrap(), "nothing left to release");
+                assert_eq!(
+                    guard.release().await.unwrap(),
+                    Some(false),
+                    "nothing left to release"
+                );
             }),
         }
     });
@@ -537,7 +562,7 @@ fn every_operation_runs_on_a_real_cluster() {
             );
             assert!(d.run(lock.owned(&lease.token)).unwrap().unwrap() > Duration::from_secs(5));
             assert!(d.run(lock.status()).unwrap().held);
-            assert!(d.run(lock.release(&lease.token)).unwrap());
+            assert_eq!(d.run(lock.release(&lease.token)).unwrap(), Some(true));
             let second = d.run(lock.try_acquire()).unwrap().fence;
             assert!(second > lease.fence);
             // Auto asks the lock's own primary (INFO with the key's slot):
@@ -622,7 +647,7 @@ fn an_acknowledged_acquire_waits_for_the_replica_even_after_a_script_flush() {
                 .query(&mut replica.connection())
                 .unwrap();
             assert_eq!(on_replica, Some(lease.token.clone()), "the replica had it");
-            assert!(d.run(lock.release(&lease.token)).unwrap());
+            assert_eq!(d.run(lock.release(&lease.token)).unwrap(), Some(true));
         }
     });
 }
@@ -661,12 +686,14 @@ fn bad_input_is_refused_before_anything_is_sent() {
         );
         let lock = Lock::new("a", Duration::from_secs(1)).expect("valid");
         support::each_driver(&server, |d| {
-            let name_of = |r: redis_patterns::Result<bool>| match r.map_err(|e| e.into_kind()) {
-                Err(ErrorKind::InvalidArgument {
-                    name, script: None, ..
-                }) => name,
-                other => panic!("expected InvalidArgument, got {other:?}"),
-            };
+            fn name_of<T: std::fmt::Debug>(r: redis_patterns::Result<T>) -> String {
+                match r.map_err(|e| e.into_kind()) {
+                    Err(ErrorKind::InvalidArgument {
+                        name, script: None, ..
+                    }) => name,
+                    other => panic!("expected InvalidArgument, got {other:?}"),
+                }
+            }
             assert_eq!(name_of(d.run(lock.release(""))), "token");
             assert_eq!(name_of(d.run(lock.extend("t", Duration::ZERO))), "lease");
             assert_eq!(
@@ -908,7 +935,10 @@ fn fence_at(con: &mut redis_patterns::Connection, lock: &Lock, now_us: &[i64]) -
     );
     let fence: i64 = redis_patterns::Request::run(call, con).expect("acquire");
     assert!(fence > 0, "free");
-    assert!(redis_patterns::Request::run(lock.release(&token), con).unwrap());
+    assert_eq!(
+        redis_patterns::Request::run(lock.release(&token), con).unwrap(),
+        Some(true)
+    );
     fence as u64
 }
 

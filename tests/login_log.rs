@@ -76,7 +76,7 @@ fn record_all(dr: &mut Driver, log: &LoginLog) -> Model {
         let new = model.insert((t.to_string(), uid, d));
         assert_eq!(
             first,
-            new,
+            Some(new),
             "{} record({t}, {uid}, {d}) first-of-day flag",
             dr.name()
         );
@@ -275,7 +275,7 @@ fn a_query_over_six_months_is_one_batch() {
         for (t, uid, at) in [("client", 1, a), ("office", 2, b)] {
             assert_eq!(
                 counted(d, log.record(t, uid, at)),
-                (true, 1),
+                (Some(true), 1),
                 "{}",
                 d.name()
             );

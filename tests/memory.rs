@@ -69,7 +69,7 @@ fn a_filter_beyond_maxmemory_is_refused_and_allocates_nothing() {
         }
         // What fits is created.
         let bf = d.run(Bloom::create("small", 100_000, 0.01)).unwrap();
-        assert!(d.run(bf.add("x")).unwrap());
+        assert_eq!(d.run(bf.add("x")).unwrap(), Some(true));
     });
 }
 
@@ -95,7 +95,7 @@ fn a_spread_filter_is_checked_on_every_node_that_holds_a_block() {
             .spread_blocks(true);
         let bf = d.run(wide.create()).unwrap_or_else(|e| panic!("{e}"));
         assert!(bf.block_keys().len() >= 3);
-        assert!(d.run(bf.add("x")).unwrap());
+        assert_eq!(d.run(bf.add("x")).unwrap(), Some(true));
         d.run(bf.destroy()).unwrap();
     });
 }
@@ -125,7 +125,7 @@ fn raising_the_ceiling_is_an_explicit_opt_in() {
         assert!(needed > 1_198_000 && needed < 2 * MB, "{needed}");
         assert_eq!(dbsize(&server), 0);
         let bf = d.run(sized().max_memory(2 * MB).create()).unwrap();
-        assert!(d.run(bf.add("alice")).unwrap());
+        assert_eq!(d.run(bf.add("alice")).unwrap(), Some(true));
         assert!(d.run(bf.exists("alice")).unwrap());
     });
 }
@@ -251,8 +251,8 @@ fn a_bitmap_grown_to_a_high_uid_beyond_maxmemory_is_refused() {
         assert_eq!(script, Some("bloom.jshash_add"));
         assert_eq!(dbsize(&server), 0);
         // Low uids grow little and go through.
-        assert!(d.run(signin.sign_in(1000, day)).unwrap());
-        assert!(d.run(log.record("client", 1000, day)).unwrap());
+        assert_eq!(d.run(signin.sign_in(1000, day)).unwrap(), Some(true));
+        assert_eq!(d.run(log.record("client", 1000, day)).unwrap(), Some(true));
     });
 }
 
@@ -280,7 +280,7 @@ fn under_allkeys_policies_the_data_set_counts_as_free() {
         if policy == "noeviction" {
             refusal(r);
         } else {
-            assert!(r.unwrap_or_else(|e| panic!("{policy}: {e}")));
+            assert_eq!(r.unwrap_or_else(|e| panic!("{policy}: {e}")), Some(true));
         }
     };
     for policy in ["noeviction", "allkeys-lru"] {
@@ -315,7 +315,7 @@ fn strings_beyond_proto_max_bulk_len_are_refused_before_any_write() {
         let bf = d.run(Bloom::create("f", 2_000_000, 0.01)).unwrap();
         assert!(bf.block_keys().len() >= 3, "{:?}", bf.params().block_bits);
         assert!(bf.params().block_bytes().all(|b| b <= MB));
-        assert!(d.run(bf.add("x")).unwrap());
+        assert_eq!(d.run(bf.add("x")).unwrap(), Some(true));
         d.run(bf.clear()).unwrap();
         // One block over the limit, as another client may send it: refused
         // before the config is written.
@@ -378,7 +378,7 @@ fn a_user_denied_info_keeps_the_ceiling_and_the_servers_own_check() {
         // Usage unknown: maxmemory itself (CONFIG GET) is the bound.
         assert_eq!(mem.available(), Some(64 * MB));
         let bf = d.run(Bloom::create("f", 1_000_000, 0.01)).unwrap();
-        assert!(d.run(bf.add("x")).unwrap());
+        assert_eq!(d.run(bf.add("x")).unwrap(), Some(true));
         let (_, _, limit, _) = refusal(d.run(Bloom::create("big", 1_000_000_000, 0.01)));
         assert_eq!(limit, MemoryLimit::Maxmemory);
         let (_, _, limit, _) = refusal(d.run(Bloom::create("huge", 4_000_000_000, 0.01)));
@@ -386,7 +386,7 @@ fn a_user_denied_info_keeps_the_ceiling_and_the_servers_own_check() {
         // The scripts skip their own headroom check (INFO denied); the write
         // goes through under the server's own check.
         let signin = SignIn::builder().max_uid(u32::MAX.into()).build().unwrap();
-        assert!(d.run(signin.sign_in(8 * MB, day)).unwrap());
+        assert_eq!(d.run(signin.sign_in(8 * MB, day)).unwrap(), Some(true));
     }
 }
 

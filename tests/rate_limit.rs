@@ -473,8 +473,8 @@ fn decisions_read_like_cl_throttle() {
         // A quantity: two units of a fresh subject.
         let two = d.run(limiter.throttle("bulk", 2)).unwrap();
         assert_eq!((two.remaining, two.reset_after_ms), (3, 2 * hour));
-        assert!(d.run(limiter.reset("user123")).unwrap());
-        assert!(!d.run(limiter.reset("user123")).unwrap());
+        assert_eq!(d.run(limiter.reset("user123")).unwrap(), Some(true));
+        assert_eq!(d.run(limiter.reset("user123")).unwrap(), Some(false));
         let fresh = d.run(limiter.throttle("user123", 1)).unwrap();
         assert_eq!(fresh, first, "{}: reset forgets the subject", d.name());
     });
@@ -521,7 +521,7 @@ fn peeks_write_nothing_and_each_limiter_keeps_one_key_per_subject() {
                 pttl > 0 && pttl as u64 <= refused.reset_after_ms + 1,
                 "{kind}"
             );
-            assert!(d.run(limiter.reset("u:1")).unwrap());
+            assert_eq!(d.run(limiter.reset("u:1")).unwrap(), Some(true));
         }
     });
 }

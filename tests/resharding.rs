@@ -80,7 +80,7 @@ fn turn(con: &mut Connection, lock: &Lock) -> u64 {
         .acquire(Duration::from_secs(5))
         .run(con)
         .unwrap_or_else(|e| panic!("acquire of {}: {e}", lock.key()));
-    assert!(lock.release(&lease.token).run(con).unwrap());
+    assert_eq!(lock.release(&lease.token).run(con).unwrap(), Some(true));
     lease.fence
 }
 
@@ -139,8 +139,9 @@ fn move_slot(
         Ok(l) => panic!("acquired a held lock: {l:?}"),
     }
     migrate(cluster, from, to, &[lock.key(), "{rs}:here"]);
-    assert!(
+    assert_eq!(
         lock.release(&held.token).run(con).unwrap(),
+        Some(true),
         "released on the target (ASK)"
     );
     plain_commands(con, 2);

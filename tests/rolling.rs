@@ -92,9 +92,13 @@ fn adds_rotate_evict_the_oldest_shard_and_read_back() {
         let gens: Vec<u64> = added.iter().map(|a| a.generation).collect();
         assert_eq!(slots, [0, 0, 1, 1, 2, 2, 0]);
         assert_eq!(gens, [0, 0, 1, 1, 2, 2, 3]);
-        let evicted: Vec<u64> = added.iter().map(|a| a.evicted).collect();
-        assert_eq!(evicted, [0, 0, 0, 0, 0, 0, 2]);
-        assert!(added.iter().all(|a| !a.replaced && a.misses == 0));
+        let evicted: Vec<Option<u64>> = added.iter().map(|a| a.evicted).collect();
+        assert_eq!(evicted, [0, 0, 0, 0, 0, 0, 2].map(Some));
+        assert!(
+            added
+                .iter()
+                .all(|a| a.replaced == Some(false) && a.misses == 0)
+        );
 
         assert_eq!(d.run(store.len("m1")).unwrap(), 5);
         assert_eq!(d.run(store.get::<Tx>("m1", "tx0")).unwrap(), None);
@@ -121,10 +125,10 @@ fn adds_rotate_evict_the_oldest_shard_and_read_back() {
         assert_eq!(d.run(store.len("m2")).unwrap(), 1);
         assert_eq!(d.run(store.get::<u8>("m1", "only")).unwrap(), None);
 
-        assert_eq!(d.run(store.clear("m1")).unwrap(), 5);
+        assert_eq!(d.run(store.clear("m1")).unwrap(), Some(5));
         assert_eq!(d.run(store.len("m1")).unwrap(), 0);
         assert!(d.run(store.recent::<Tx>("m1", 10)).unwrap().is_empty());
-        assert_eq!(d.run(store.clear("m2")).unwrap(), 1);
+        assert_eq!(d.run(store.clear("m2")).unwrap(), Some(1));
         assert_eq!(dbsize(&server), 0);
     });
 }
@@ -137,8 +141,11 @@ fn replacing_a_record_keeps_the_shard_size_and_moves_it_to_the_front() {
         d.run(store.add("k", "b", "b1")).unwrap();
         // The head is full, but "a" is in it: replaced in place, no rotation.
         let again = d.run(store.add("k", "a", "a2")).unwrap();
-        assert!(again.replaced);
-        assert_eq!((again.slot, again.generation, again.evicted), (0, 0, 0));
+        assert_eq!(again.replaced, Some(true));
+        assert_eq!(
+            (again.slot, again.generation, again.evicted),
+            (0, 0, Some(0))
+        );
         assert_eq!(d.run(store.len("k")).unwrap(), 2);
         let recent = d.run(store.recent::<String>("k", 5)).unwrap();
         assert_eq!(
@@ -151,7 +158,7 @@ fn replacing_a_record_keeps_the_shard_size_and_moves_it_to_the_front() {
         // Java recipe would).
         d.run(store.add("k", "c", "c1")).unwrap();
         let b2 = d.run(store.add("k", "b", "b2")).unwrap();
-        assert!(!b2.replaced);
+        assert_eq!(b2.replaced, Some(false));
         assert_eq!((b2.slot, b2.generation), (1, 1));
         assert_eq!(d.run(store.len("k")).unwrap(), 4);
         assert_eq!(
@@ -175,7 +182,10 @@ fn a_writer_with_a_stale_head_retries_and_lands_in_the_right_shard() {
         let b = RollingStore::new(3, 1, hour()).unwrap();
         let added = d.run(b.add("k", "f6", &6)).unwrap();
         assert_eq!(added.misses, 1);
-        assert_eq!((added.slot, added.generation, added.evicted), (2, 6, 1));
+        assert_eq!(
+            (added.slot, added.generation, added.evicted),
+            (2, 6, Some(1))
+        );
         let added = d.run(b.add("k", "f7", &7)).unwrap();
         assert_eq!(added.misses, 0);
         assert_eq!((added.slot, added.generation), (3, 7));
@@ -476,7 +486,7 @@ fn eight_concurrent_writers_never_overfill_and_evict_the_oldest() {
                         let added = wd
                             .run(store.add("merchant", &format!("w{w}:{i}"), &tx(w, i)))
                             .unwrap();
-                        assert!(!added.replaced);
+                        assert_eq!(added.replaced, Some(false));
                         misses += added.misses;
                         gens.push(added.generation);
                     }
@@ -603,7 +613,7 @@ fn every_operation_runs_on_both_drivers() {
         assert_eq!(d.run(store.get::<Tx>("k", "f0")).unwrap(), None);
         let recent = d.run(store.recent::<Tx>("k", 2)).unwrap();
         assert_eq!(fields(&recent), ["f3", "f2"]);
-        assert_eq!(d.run(store.clear("k")).unwrap(), 3);
+        assert_eq!(d.run(store.clear("k")).unwrap(), Some(3));
         assert_eq!(dbsize(&server), 0, "{}", d.name());
     });
 }
@@ -638,7 +648,7 @@ fn one_record_shards_under_contention_miss_retry_and_stay_exact() {
                 misses += a.misses;
                 whole_ring += u32::from(a.misses >= 3);
                 assert!(a.misses <= 3);
-                assert_eq!(a.evicted, u64::from(a.generation >= 9));
+                assert_eq!(a.evicted, Some(u64::from(a.generation >= 9)));
                 assert_eq!(a.slot as u64, a.generation % 9);
                 // Every generation is exactly one record.
                 assert!(by_gen.insert(a.generation, f).is_none());

@@ -58,7 +58,11 @@ fn exclusive_writers(d: &mut Driver, url: &str) {
                         thread::sleep(Duration::from_millis(2));
                         holds.readers.fetch_sub(1, Ordering::SeqCst);
                     }
-                    assert!(d.run(lock.release(&lease)).expect("release"), "held it");
+                    assert_eq!(
+                        d.run(lock.release(&lease)).expect("release"),
+                        Some(true),
+                        "held it"
+                    );
                 }
             })
         })
@@ -121,7 +125,7 @@ fn writer_is_not_starved(d: &mut Driver, url: &str) {
         redis::cmd("ZCARD").arg(lock.readers_key()),
     );
     assert_eq!(readers_now, 0, "alone while it writes");
-    assert!(d.run(lock.release(&lease)).unwrap());
+    assert_eq!(d.run(lock.release(&lease)).unwrap(), Some(true));
     writer_done.store(true, Ordering::SeqCst);
     eventually("readers go on after the writer", || {
         after.load(Ordering::SeqCst) >= 4
@@ -145,7 +149,7 @@ fn a_writers_release_wakes_a_waiting_reader() {
         let write = d.run(lock.try_write()).expect("free");
         let reader = waiter(d, url, lock.read(Duration::from_secs(120)), lock.channel());
         thread::sleep(Duration::from_millis(100));
-        assert!(d.run(lock.release(&write)).unwrap());
+        assert_eq!(d.run(lock.release(&write)).unwrap(), Some(true));
         let read = reader
             .join()
             .unwrap()
@@ -163,7 +167,7 @@ fn crashed_holders_and_writers_that_give_up_free_the_lock() {
         let w = d
             .run(lock.write(Duration::from_secs(30)))
             .expect("after the reader's lease");
-        assert!(d.run(lock.release(&w)).unwrap());
+        assert_eq!(d.run(lock.release(&w)).unwrap(), Some(true));
 
         let long = RwLock::new("giveup", Duration::from_secs(30)).expect("valid");
         let r = d.run(long.try_read()).expect("free");
@@ -183,7 +187,7 @@ fn crashed_holders_and_writers_that_give_up_free_the_lock() {
         assert!(d.run(long.try_write()).unwrap_err().is_busy());
         let r3 = d.run(long.try_read()).expect("still let in");
         for l in [r, r2, r3] {
-            assert!(d.run(long.release(&l)).unwrap());
+            assert_eq!(d.run(long.release(&l)).unwrap(), Some(true));
         }
     });
 }
@@ -202,9 +206,13 @@ fn leases_renew_retry_and_release_per_holder() {
         assert!(d.run(lock.extend(&read, Duration::from_secs(300))).unwrap());
         let other = d.run(lock.try_read()).expect("readers share");
         assert!(d.run(lock.try_write()).unwrap_err().is_busy());
-        assert!(d.run(lock.release(&read)).unwrap());
-        assert!(!d.run(lock.release(&read)).unwrap(), "nothing left");
-        assert!(d.run(lock.release(&other)).unwrap());
+        assert_eq!(d.run(lock.release(&read)).unwrap(), Some(true));
+        assert_eq!(
+            d.run(lock.release(&read)).unwrap(),
+            Some(false),
+            "nothing left"
+        );
+        assert_eq!(d.run(lock.release(&other)).unwrap(), Some(true));
         let write = d.run(lock.try_as(Role::Write, "writer-retry")).unwrap();
         assert_eq!(
             d.run(lock.try_as(Role::Write, "writer-retry")).unwrap(),
@@ -218,7 +226,7 @@ fn leases_renew_retry_and_release_per_holder() {
         let pttl: i64 = d.cmd(lock.writer_key(), redis::cmd("PTTL").arg(lock.writer_key()));
         assert!(pttl > 30_000, "{pttl}");
         assert!(!d.run(lock.extend(&read, Duration::from_secs(1))).unwrap());
-        assert!(d.run(lock.release(&write)).unwrap());
+        assert_eq!(d.run(lock.release(&write)).unwrap(), Some(true));
     });
 }
 

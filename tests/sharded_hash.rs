@@ -38,19 +38,19 @@ fn basic_operations_use_base_colon_shard_keys() {
     let server = support::server();
     support::each_driver(&server, |d| {
         let h = ShardedHash::new("users", 8).unwrap();
-        assert!(d.run(h.set("alice", "1")).unwrap());
-        assert!(!d.run(h.set("alice", "2")).unwrap());
+        assert_eq!(d.run(h.set("alice", "1")).unwrap(), Some(true));
+        assert_eq!(d.run(h.set("alice", "2")).unwrap(), Some(false));
         assert_eq!(get(d, &h, "alice").as_deref(), Some("2"));
-        assert!(!d.run(h.set_if_absent("alice", "3")).unwrap());
-        assert!(d.run(h.set_if_absent("bob", "b")).unwrap());
+        assert_eq!(d.run(h.set_if_absent("alice", "3")).unwrap(), Some(false));
+        assert_eq!(d.run(h.set_if_absent("bob", "b")).unwrap(), Some(true));
         assert_eq!(get(d, &h, "alice").as_deref(), Some("2"));
         assert!(d.run(h.exists("bob")).unwrap());
         assert!(!d.run(h.exists("carol")).unwrap());
         assert_eq!(d.run(h.incr("visits", 5)).unwrap(), 5);
         assert_eq!(d.run(h.incr("visits", -2)).unwrap(), 3);
         assert_eq!(d.run(h.len()).unwrap(), 3);
-        assert!(d.run(h.delete("bob")).unwrap());
-        assert!(!d.run(h.delete("bob")).unwrap());
+        assert_eq!(d.run(h.delete("bob")).unwrap(), Some(true));
+        assert_eq!(d.run(h.delete("bob")).unwrap(), Some(false));
         assert_eq!(get(d, &h, "bob"), None);
         assert_eq!(d.run(h.len()).unwrap(), 2);
 
@@ -81,8 +81,8 @@ fn a_named_separator_joins_base_and_shard_id() {
             let shard = crc32fast::hash(b"alice") % 8;
             let key = format!("users{sep}{shard}");
             assert_eq!(h.shard_key(b"alice").unwrap(), key);
-            assert!(d.run(h.set("alice", "1")).unwrap());
-            assert!(d.run(h.set_if_absent("bob", "b")).unwrap());
+            assert_eq!(d.run(h.set("alice", "1")).unwrap(), Some(true));
+            assert_eq!(d.run(h.set_if_absent("bob", "b")).unwrap(), Some(true));
             assert_eq!(d.run(h.incr("visits", 2)).unwrap(), 2);
             let v: String = d.cmd(&key, redis::cmd("HGET").arg(&key).arg("alice"));
             assert_eq!(v, "1", "{sep}: written where the key says");
@@ -90,7 +90,7 @@ fn a_named_separator_joins_base_and_shard_id() {
             assert_eq!(got, [Some("1".into()), Some("b".into()), None]);
             assert_eq!(d.run(h.len()).unwrap(), 3);
             assert_eq!(d.run(h.inspect(8)).unwrap().sampled_len, 3);
-            assert!(d.run(h.delete("bob")).unwrap());
+            assert_eq!(d.run(h.delete("bob")).unwrap(), Some(true));
         }
         let keys = support::all_keys(&mut server.connection());
         assert!(keys.iter().any(|k| k.starts_with("users_")), "{keys:?}");
@@ -121,7 +121,7 @@ fn get_many_keeps_order_reports_missing_and_sends_one_hmget_per_shard() {
         let pairs: Vec<(String, String)> = (0..40)
             .map(|i| (format!("f{i}"), format!("v{i}")))
             .collect();
-        assert_eq!(d.run(h.set_many(&pairs)).unwrap(), 40);
+        assert_eq!(d.run(h.set_many(&pairs)).unwrap(), Some(40));
         let fields = ["f7", "nope", "f0", "f39", "f7", "missing2", "f12"];
         let before = hmget_calls(con);
         let got: Vec<Option<String>> = d.run(h.get_many(&fields)).unwrap();
@@ -280,9 +280,9 @@ fn strict_writes_never_convert_a_shard() {
             .build()
             .unwrap();
         let pairs: Vec<(String, String)> = (0..4).map(|i| (format!("f{i}"), "v".into())).collect();
-        assert_eq!(d.run(h.set_many(&pairs)).unwrap(), 4);
+        assert_eq!(d.run(h.set_many(&pairs)).unwrap(), Some(4));
         // Overwriting existing fields is fine at the limit.
-        assert!(!d.run(h.set("f0", "w")).unwrap());
+        assert_eq!(d.run(h.set("f0", "w")).unwrap(), Some(false));
         match d.run(h.set("f4", "v")).map_err(Error::into_kind) {
             Err(ErrorKind::ShardFull { detail, .. }) => {
                 assert!(detail.contains("s:0"), "{detail}")
@@ -306,7 +306,7 @@ fn strict_writes_never_convert_a_shard() {
         assert_eq!(
             d.run(h.set_if_absent_many(&[("f2", "z"), ("f2", "q")]))
                 .unwrap(),
-            0
+            Some(0)
         );
         assert_eq!(get(d, &h, "f2").as_deref(), Some("v"));
         let health = d.run(h.inspect(10)).unwrap();
@@ -372,7 +372,7 @@ fn bad_input_is_refused_before_anything_is_written() {
             .build()
             .unwrap();
         assert!(!loose.is_strict());
-        assert!(d.run(loose.set("f", &long)).unwrap());
+        assert_eq!(d.run(loose.set("f", &long)).unwrap(), Some(true));
         let health = d.run(loose.inspect(4)).unwrap();
         assert_eq!(health.converted, 1);
         assert_eq!(health.missing, 3);
@@ -394,7 +394,7 @@ fn integer_ids_fill_shards_evenly() {
         let pairs: Vec<(String, String)> = (0..10_000)
             .map(|i| (i.to_string(), format!("v{i}")))
             .collect();
-        assert_eq!(d.run(h.set_many(&pairs)).unwrap(), 10_000);
+        assert_eq!(d.run(h.set_many(&pairs)).unwrap(), Some(10_000));
         assert_eq!(h.shard_key(b"499").unwrap(), "ids:0");
         assert_eq!(h.shard_key(b"500").unwrap(), "ids:1");
         let health = d.run(h.inspect(100)).unwrap();
@@ -451,7 +451,7 @@ fn import_batches_by_bytes_and_keeps_the_callers_positions() {
         let h = ShardedHash::new("nb", 1).unwrap();
         // Loads the put script (or the library) first, so no reload retry
         // adds a call.
-        assert!(d.run(h.set("warm", "v")).unwrap());
+        assert_eq!(d.run(h.set("warm", "v")).unwrap(), Some(true));
         let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
         // 10 items of 10 bytes (5 + 5), 30 bytes per batch: batches of 3, 3, 3, 1.
         let items = (0..10u64).map(|i| (100 + i, format!("f{i:04}"), "vvvvv".to_string()));
@@ -501,8 +501,11 @@ fn one_batch_per_call(d: &mut Driver) {
         .map(|i| (format!("f{i}"), format!("v{i}")))
         .collect();
     let fields: Vec<&str> = pairs.iter().map(|(f, _)| f.as_str()).collect();
-    assert_eq!(counting::counted(d, h.set_many(&pairs)), (500, 1));
-    assert_eq!(counting::counted(d, h.set_if_absent_many(&pairs)), (0, 1));
+    assert_eq!(counting::counted(d, h.set_many(&pairs)), (Some(500), 1));
+    assert_eq!(
+        counting::counted(d, h.set_if_absent_many(&pairs)),
+        (Some(0), 1)
+    );
     let (got, sends) = counting::counted(d, h.get_many::<String, _>(&fields));
     assert_eq!((got.iter().flatten().count(), sends), (500, 1));
     assert_eq!(counting::counted(d, h.len()), (500, 1));

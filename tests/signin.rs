@@ -45,12 +45,12 @@ fn the_php_recipes_example() {
         let s = SignIn::new("sign:").unwrap();
         // setbit 20220320 100 1; setbit 20220320 200 1; setbit 20220321 100 1; setbit 20220321 300 1
         let (d20, d21) = (day(2022, 3, 20), day(2022, 3, 21));
-        assert!(d.run(s.sign_in(100, d20)).unwrap());
-        assert!(d.run(s.sign_in(200, d20)).unwrap());
-        assert!(d.run(s.sign_in(100, d21)).unwrap());
-        assert!(d.run(s.sign_in(300, d21)).unwrap());
+        assert_eq!(d.run(s.sign_in(100, d20)).unwrap(), Some(true));
+        assert_eq!(d.run(s.sign_in(200, d20)).unwrap(), Some(true));
+        assert_eq!(d.run(s.sign_in(100, d21)).unwrap(), Some(true));
+        assert_eq!(d.run(s.sign_in(300, d21)).unwrap(), Some(true));
         // The recipe's trap: setting an existing bit again answers 1 (here: not first).
-        assert!(!d.run(s.sign_in(100, d20)).unwrap());
+        assert_eq!(d.run(s.sign_in(100, d20)).unwrap(), Some(false));
         assert_eq!(s.key(d20), "sign:20220320");
         let raw: i64 = d.cmd(
             "sign:20220320",
@@ -92,7 +92,7 @@ fn reads_the_php_recipes_bare_date_keys() {
         assert_eq!(d.run(s.count(d20)).unwrap(), 2);
         assert_eq!(d.run(s.active_every(d20, d21)).unwrap(), vec![100]);
         assert_eq!(d.run(s.count_any(d20, d21)).unwrap(), 2);
-        assert!(d.run(s.sign_in(300, d21)).unwrap());
+        assert_eq!(d.run(s.sign_in(300, d21)).unwrap(), Some(true));
         let raw: i64 = d.cmd("20220321", redis::cmd("GETBIT").arg("20220321").arg(300));
         assert_eq!(raw, 1, "written where the recipe reads it");
         assert!(tmp_keys(&server).is_empty());
@@ -121,7 +121,7 @@ fn model_check(d: &mut Driver, s: &SignIn) {
         }
         let first = d.run(Op::join(sign_ins)).unwrap();
         assert!(
-            first.iter().all(|f| *f),
+            first.iter().all(|f| *f == Some(true)),
             "{at}: every sign-in is the day's first"
         );
     }

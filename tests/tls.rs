@@ -73,7 +73,7 @@ fn tour(d: &mut Driver, tag: &str) {
         let lock = Lock::new(&format!("tls-{tag}-{i}"), Duration::from_secs(30)).unwrap();
         let lease = d.run(lock.try_acquire()).expect("acquire over TLS");
         assert!(d.run(lock.try_acquire()).is_err(), "held");
-        assert!(d.run(lock.release(&lease.token)).unwrap());
+        assert_eq!(d.run(lock.release(&lease.token)).unwrap(), Some(true));
     }
     let day = Utc::now().date_naive();
     let visits = VisitCounter::new(&format!("tls-{tag}"), Utc, 8).unwrap();

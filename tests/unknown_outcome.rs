@@ -3,7 +3,10 @@
 //! idempotent call is sent again on a new connection and returns its
 //! result; a call that is not idempotent fails with
 //! `ErrorKind::OutcomeUnknown` naming it, ran exactly once, and is never
-//! sent again. Through every kind of connection of the crate.
+//! sent again. Through every kind of connection of the crate. An
+//! idempotent call whose answer a resend can turn false (a release that
+//! finds nothing to release, a visit already counted) answers "not known"
+//! after such a resend.
 
 #[path = "support/kinds.rs"]
 mod kinds;
@@ -11,11 +14,21 @@ mod kinds;
 mod proxy;
 mod support;
 
+use std::time::Duration;
+
 use chrono::NaiveDate;
+use redis_patterns::bloom::{Bloom, Engine, JsHashBloom};
 use redis_patterns::core::{RequestId, RetryPolicy};
+use redis_patterns::lock::Lock;
+use redis_patterns::login_log::LoginLog;
+use redis_patterns::rate_limit::{Limit, RateLimiter};
+use redis_patterns::rolling::RollingStore;
+use redis_patterns::rwlock::RwLock;
+use redis_patterns::semaphore::Semaphore;
 use redis_patterns::sharded_hash::ShardedHash;
+use redis_patterns::signin::SignIn;
 use redis_patterns::visits::VisitCounter;
-use redis_patterns::{Batch, ErrorKind, Op, scripts};
+use redis_patterns::{Batch, ErrorKind, Op, Request, scripts};
 use support::Driver;
 
 fn incr(key: &str) -> redis::Cmd {
@@ -47,12 +60,9 @@ fn set_policy(d: &mut Driver, policy: RetryPolicy) {
     }
 }
 
-#[test]
-fn a_lost_reply_is_resent_only_for_idempotent_calls() {
-    let server = support::server();
-    let proxy = proxy::Proxy::start(server.port());
-    // Every script cached (or the library loaded), so that the reply cut is
-    // the call's own.
+/// Every script cached (or the library loaded), so that a reply cut is the
+/// call's own.
+fn load_scripts(server: &redis_patterns_test_support::LocalServer) {
     let mut loader = redis_patterns::Connection::open(server.url()).unwrap();
     match support::call_mode() {
         redis_patterns::CallMode::Evalsha => {
@@ -63,6 +73,198 @@ fn a_lost_reply_is_resent_only_for_idempotent_calls() {
         }
     }
     .unwrap();
+}
+
+/// Runs `req` through `d` with the next reply cut: the request ran, its
+/// reply is lost, and the crate sends it again (one cut).
+fn resent<R: Request>(proxy: &proxy::Proxy, d: &mut Driver, req: R) -> R::Output {
+    // Connected (and its handshake answered) before the cut is armed.
+    let mut ping = Batch::new();
+    ping.add_keyless(redis::cmd("PING"));
+    d.run(ping).unwrap();
+    let before = proxy.cuts();
+    proxy.cut_next_reply();
+    let out = d.run(req).expect("an idempotent call is resent");
+    assert_eq!(proxy.cuts(), before + 1, "one reply was cut");
+    out
+}
+
+/// Each idempotent call whose answer says what it changed, its reply cut
+/// after the first attempt ran: the resend finds the change made and the
+/// answer is "not known", never a `false` (or a count) that would be wrong.
+/// Unchanged by a resend, and checked here too: an acquire answers the
+/// same fence, an extend still holds the lease.
+#[test]
+fn a_resend_that_found_its_work_done_answers_not_known() {
+    let server = support::server();
+    let proxy = proxy::Proxy::start(server.port());
+    load_scripts(&server);
+    let day = NaiveDate::from_ymd_opt(2100, 1, 1).unwrap();
+    for (n, (kind, mut d)) in kinds::KINDS
+        .iter()
+        .zip(kinds::every_kind(&proxy.url()))
+        .enumerate()
+    {
+        let name = |what: &str| format!("{what}{n}");
+        let lock = Lock::new(&name("l"), Duration::from_secs(30)).unwrap();
+        let lease = d.run(lock.try_acquire()).unwrap();
+        let again = resent(&proxy, &mut d, lock.try_acquire_as(&lease.token));
+        assert_eq!(again.fence, lease.fence, "{kind}: an acquire's resend");
+        assert!(resent(
+            &proxy,
+            &mut d,
+            lock.extend(&lease.token, Duration::from_secs(30))
+        ));
+        assert_eq!(
+            resent(&proxy, &mut d, lock.release(&lease.token)),
+            None,
+            "{kind}: lock release"
+        );
+        assert_eq!(
+            d.run(lock.release(&lease.token)).unwrap(),
+            Some(false),
+            "{kind}"
+        );
+
+        let sem = Semaphore::new(&name("s"), 2, Duration::from_secs(30)).unwrap();
+        let permit = d.run(sem.try_acquire()).unwrap();
+        assert_eq!(
+            resent(&proxy, &mut d, sem.release(&permit.token)),
+            None,
+            "{kind}: permit"
+        );
+        let rw = RwLock::new(&name("rw"), Duration::from_secs(30)).unwrap();
+        let read = d.run(rw.try_read()).unwrap();
+        assert_eq!(
+            resent(&proxy, &mut d, rw.release(&read)),
+            None,
+            "{kind}: read lease"
+        );
+        let write = d.run(rw.try_write()).unwrap();
+        assert_eq!(
+            resent(&proxy, &mut d, rw.release(&write)),
+            None,
+            "{kind}: write lease"
+        );
+
+        let visits = VisitCounter::new(&name("v"), chrono::Utc, 4).unwrap();
+        let v = resent(&proxy, &mut d, visits.add(day, 7));
+        assert_eq!((v.new, v.count), (None, 1), "{kind}: visit");
+        let b = resent(&proxy, &mut d, visits.add_batch(day, &[8, 9, 8]));
+        assert_eq!(
+            (b.new, b.count),
+            (vec![None, None, Some(false)], 3),
+            "{kind}: batch"
+        );
+        let p = resent(&proxy, &mut d, visits.add_pipelined(day, &[10]));
+        assert_eq!(p[0].new, None, "{kind}: pipelined visit");
+
+        for engine in [Engine::Script, Engine::Bitfield] {
+            let bf = d
+                .run(
+                    Bloom::builder(&name(&format!("bf{engine:?}")))
+                        .expected(1000)
+                        .fp_rate(0.01)
+                        .engine(engine)
+                        .create(),
+                )
+                .unwrap();
+            assert_eq!(
+                resent(&proxy, &mut d, bf.add("a")),
+                None,
+                "{kind}: {engine:?} add"
+            );
+            let flags = resent(&proxy, &mut d, bf.multi_add(&["b", "c"]));
+            assert_eq!(flags, [None, None], "{kind}: {engine:?} multi_add");
+            assert_eq!(
+                d.run(bf.add("a")).unwrap(),
+                Some(false),
+                "{kind}: known again"
+            );
+        }
+        let php = JsHashBloom::new(&name("js")).unwrap();
+        assert_eq!(
+            resent(&proxy, &mut d, php.add("a@x")),
+            None,
+            "{kind}: jshash"
+        );
+
+        let signin = SignIn::builder().tag(&name("si")).build().unwrap();
+        assert_eq!(
+            resent(&proxy, &mut d, signin.sign_in(5, day)),
+            None,
+            "{kind}: sign_in"
+        );
+        let log = LoginLog::builder()
+            .prefix(redis_patterns::keys::Prefix::new(&name("ll:")).unwrap())
+            .build()
+            .unwrap();
+        assert_eq!(
+            resent(&proxy, &mut d, log.record("client", 5, day)),
+            None,
+            "{kind}: login"
+        );
+
+        let limiter = RateLimiter::new(Limit::gcra(10, 10, Duration::from_secs(1))).unwrap();
+        let subject = name("u");
+        d.run(limiter.throttle(&subject, 1)).unwrap();
+        assert_eq!(
+            resent(&proxy, &mut d, limiter.reset(&subject)),
+            None,
+            "{kind}: reset"
+        );
+
+        let h = ShardedHash::new(&name("h"), 4).unwrap();
+        assert_eq!(resent(&proxy, &mut d, h.set("f", "1")), None, "{kind}: set");
+        assert_eq!(
+            resent(&proxy, &mut d, h.set_if_absent("g", "1")),
+            None,
+            "{kind}: setnx"
+        );
+        assert_eq!(
+            resent(&proxy, &mut d, h.delete("f")),
+            None,
+            "{kind}: delete"
+        );
+        let pairs = [("x", "1"), ("y", "2")];
+        assert_eq!(
+            resent(&proxy, &mut d, h.set_many(&pairs)),
+            None,
+            "{kind}: set_many"
+        );
+        // A resend that found nothing left to find says what it knows.
+        assert_eq!(
+            resent(&proxy, &mut d, h.set_many(&[("z", "3")])),
+            None,
+            "{kind}"
+        );
+        assert_eq!(
+            d.run(h.set("f", "2")).unwrap(),
+            Some(true),
+            "{kind}: known again"
+        );
+
+        let store = RollingStore::new(10, 5, Duration::from_secs(600)).unwrap();
+        let key = name("r");
+        let added = resent(&proxy, &mut d, store.add(&key, "tx1", &1));
+        assert_eq!(
+            (added.replaced, added.evicted),
+            (None, None),
+            "{kind}: rolling add"
+        );
+        assert_eq!(
+            resent(&proxy, &mut d, store.clear(&key)),
+            None,
+            "{kind}: rolling clear"
+        );
+    }
+}
+
+#[test]
+fn a_lost_reply_is_resent_only_for_idempotent_calls() {
+    let server = support::server();
+    let proxy = proxy::Proxy::start(server.port());
+    load_scripts(&server);
     let day = NaiveDate::from_ymd_opt(2100, 1, 1).unwrap();
     for (kind, mut d) in kinds::KINDS.iter().zip(kinds::every_kind(&proxy.url())) {
         let h = ShardedHash::new(&format!("h{}", kind.len()), 8).unwrap();

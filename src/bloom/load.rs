@@ -15,13 +15,15 @@ use crate::error::Error;
 /// Where a bulk load stands: `done` positions of the input are settled
 /// (loaded or skipped, counting from position 0, the skipped `start` ones
 /// included; never more than the input has); `added` of the loaded items
-/// were new.
+/// were new; of `unknown` more it is not known (their call was sent again
+/// after its reply was lost and found them present: see [`Bloom::add`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct LoadProgress {
     /// Input positions done (skipped ones included).
     pub done: u64,
     /// Items that were new to the filter.
     pub added: u64,
+    pub unknown: u64,
 }
 
 /// One position of a bulk load's input: an item's bytes, or `None` for a
@@ -107,7 +109,7 @@ pub(crate) enum Filter {
 }
 
 impl Filter {
-    fn multi_add(&self, items: &[&[u8]]) -> Op<Vec<bool>> {
+    fn multi_add(&self, items: &[&[u8]]) -> Op<Vec<Option<bool>>> {
         match self {
             Filter::Sized(f) => f.multi_add(items),
             Filter::JsHash(f) => f.multi_add(items),
@@ -305,7 +307,8 @@ where
             s.pending = false;
             s.batches += 1;
             s.progress.done += positions;
-            s.progress.added += flags.into_iter().filter(|&b| b).count() as u64;
+            s.progress.added += flags.iter().filter(|&&b| b == Some(true)).count() as u64;
+            s.progress.unknown += flags.iter().filter(|b| b.is_none()).count() as u64;
             s.progress
         }))
     }

@@ -16,7 +16,9 @@
 //! // A filter sized for 1 million items at a 1 % false-positive rate.
 //! let bf = Bloom::create("emails", 1_000_000, 0.01).run(&mut con)?;
 //! let new = bf.multi_add(&["alice@example.com", "bob@example.com"]).run(&mut con)?;
-//! assert_eq!(new, [true, true]);
+//! // Per item: newly added (None only when a lost reply made the crate send
+//! // the call again and the resend found the item's bits set).
+//! assert_eq!(new, [Some(true), Some(true)]);
 //! assert!(bf.exists("alice@example.com").run(&mut con)?);
 //! // A bitmap that PHP code of the `BloomFilter::JSHash` recipe writes.
 //! let php = JsHashBloom::new("bloom_user_email")?;
@@ -185,4 +187,9 @@ pub(crate) fn check_item(item: &[u8]) -> Result<()> {
 /// The flag of a one-item batch.
 pub(crate) fn first_flag(flags: Vec<bool>) -> bool {
     flags.first().copied().unwrap_or(false)
+}
+
+/// The "newly added" answer of a one-item add (see [`Bloom::add`]).
+pub(crate) fn first_added(flags: Vec<Option<bool>>) -> Option<bool> {
+    flags.first().copied().unwrap_or(Some(false))
 }

@@ -4,6 +4,7 @@
 
 use super::hash::js_hash;
 use super::load::{Filter, Load, LoadItem};
+use crate::core::resend::changed;
 use crate::core::{Op, setters};
 use crate::error::{Error, Result};
 use crate::keys::Prefix;
@@ -101,9 +102,11 @@ impl JsHashBloom {
             .collect()
     }
 
-    /// Adds one item; `true` when its bit was 0.
-    pub fn add(&self, item: impl AsRef<[u8]>) -> Op<bool> {
-        self.multi_add(&[item]).map(super::first_flag)
+    /// Adds one item; `Some(true)` when its bit was 0, `None` when not
+    /// known (the call was sent again after its reply was lost and found
+    /// the bit set: see [`Bloom::add`](super::Bloom::add)).
+    pub fn add(&self, item: impl AsRef<[u8]>) -> Op<Option<bool>> {
+        self.multi_add(&[item]).map(super::first_added)
     }
 
     /// Whether the item may be present.
@@ -111,16 +114,24 @@ impl JsHashBloom {
         self.multi_exists(&[item]).map(super::first_flag)
     }
 
-    /// Adds items with one `bloom.jshash_add` call; per item `true` when new.
+    /// Adds items with one `bloom.jshash_add` call; per item `Some(true)`
+    /// when new, `None` when not known (as [`JsHashBloom::add`]).
     /// The first write at a high offset makes Redis allocate the bitmap up
     /// to that offset (up to 250 MB with `limitMemory`), which can outlast an
     /// async connection's response timeout; give such connections a longer
     /// one for the first loads.
-    pub fn multi_add<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<bool>> {
+    pub fn multi_add<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<Option<bool>>> {
         match self.offsets(items) {
             Err(e) => Op::fail(e),
             Ok(offsets) if offsets.is_empty() => Op::ready(Vec::new()),
-            Ok(offsets) => Op::script(scripts::bloom::jshash_add(&self.key, &offsets)).map(flags),
+            Ok(offsets) => Op::script_resent(scripts::bloom::jshash_add(&self.key, &offsets)).map(
+                |(reply, resent)| {
+                    flags(reply)
+                        .into_iter()
+                        .map(|f| changed(f, resent))
+                        .collect()
+                },
+            ),
         }
     }
 

@@ -14,6 +14,7 @@ use super::params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
 };
 use crate::core::memory::{self, ServerMemory};
+use crate::core::resend::changed;
 use crate::core::{Allocator, Batch, Op, Replies, setters};
 use crate::error::{Error, ErrorKind, MemoryLimit, Result};
 use crate::keys::{self, Prefix};
@@ -670,10 +671,12 @@ impl Bloom {
         (block, offsets)
     }
 
-    /// Adds one item; `true` when it was new (some bit was 0), `false` when
-    /// it may have been present.
-    pub fn add(&self, item: impl AsRef<[u8]>) -> Op<bool> {
-        self.multi_add(&[item]).map(super::first_flag)
+    /// Adds one item; `Some(true)` when it was new (some bit was 0),
+    /// `Some(false)` when it may have been present, `None` when it is not
+    /// known: the call was sent again after its reply was lost and found
+    /// every bit set — by the first attempt, or before it.
+    pub fn add(&self, item: impl AsRef<[u8]>) -> Op<Option<bool>> {
+        self.multi_add(&[item]).map(super::first_added)
     }
 
     /// Whether the item may be present (`false`: certainly absent).
@@ -684,15 +687,20 @@ impl Bloom {
     /// Adds items in one batch (one atomic call per block and chunk of 1998
     /// offsets; one pipeline per node); per item `true` when newly added,
     /// `false` when it may have been present (also for a repeat earlier in
-    /// the same batch). The items are hashed when the op is built.
-    pub fn multi_add<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<bool>> {
+    /// the same batch), `None` when not known (see [`Bloom::add`]: its
+    /// block's call was sent again after its reply was lost). The items are
+    /// hashed when the op is built.
+    pub fn multi_add<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<Option<bool>>> {
         self.items_op(items, true)
     }
 
     /// Checks items in one batch (read-only: `BITFIELD_RO` or
     /// `EVALSHA_RO`); per item `true` when it may be present.
     pub fn multi_exists<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<bool>> {
+        // A read is never flagged as a resend's; "maybe present" is the
+        // safe answer anyway.
         self.items_op(items, false)
+            .map(|flags| flags.into_iter().map(|f| f.unwrap_or(true)).collect())
     }
 
     /// Groups the items per block, preserving order within a block, and
@@ -734,7 +742,7 @@ impl Bloom {
     /// `bloom.add` (`bloom.exists`) call per block and chunk, all in one
     /// batch; after an add that found lost blocks, one more batch that keeps
     /// them marked lost.
-    fn items_op<T: AsRef<[u8]>>(&self, items: &[T], add: bool) -> Op<Vec<bool>> {
+    fn items_op<T: AsRef<[u8]>>(&self, items: &[T], add: bool) -> Op<Vec<Option<bool>>> {
         let chunks = match self.plan(items) {
             Ok(chunks) => chunks,
             Err(e) => return Op::fail(e),
@@ -778,6 +786,7 @@ impl Bloom {
     fn settle(&self, chunks: &[Chunk], len: usize, add: bool, replies: Replies) -> Result<Settled> {
         let l = &self.layout;
         let k = l.params.k as usize;
+        let resent = replies.resent_each();
         let replies = replies.all::<Vec<i64>>()?;
         if replies.len() != chunks.len() {
             return Err(Error::short_reply());
@@ -823,13 +832,13 @@ impl Bloom {
                 }
             }
         }
-        let mut flags = vec![false; len];
-        for (chunk, chunk_flags) in chunks.iter().zip(per_chunk) {
+        let mut flags = vec![Some(false); len];
+        for ((chunk, chunk_flags), resent) in chunks.iter().zip(per_chunk).zip(resent) {
             if chunk_flags.len() != chunk.items.len() {
                 return Err(Error::short_reply());
             }
             for (&i, f) in chunk.items.iter().zip(chunk_flags) {
-                flags[i] = f;
+                flags[i] = if add { changed(f, resent) } else { Some(f) };
             }
         }
         Ok(Settled::Flags(flags))
@@ -996,7 +1005,7 @@ struct Chunk {
 
 /// A decoded multi-add or multi-exists.
 enum Settled {
-    Flags(Vec<bool>),
+    Flags(Vec<Option<bool>>),
     /// Blocks lost their sentinel (`block`: the first); `mark` (after an
     /// add) clears the sentinel of EVERY block the add re-created, before
     /// [`ErrorKind::BloomMissing`].

@@ -10,7 +10,8 @@
 //! its accessors), `nodes` (timeouts, cluster detection, node addresses,
 //! the known nodes and routing by the slot map), [`retry`] (what is sent again and when: the
 //! [`RetryPolicy`], and which replies prove a command did not run),
-//! `resend` (which plain commands are safe to send twice), `durability`
+//! `resend` (which plain commands are safe to send twice, and what a
+//! resend's reply can tell), `durability`
 //! (waiting for replicas), `request_id` (a name for one call, so that a
 //! resend is recognised), `setters` (the builders' setters, written once), `slots` (a cluster's slot map), `script` (the
 //! script registry and one prepared call), `error` (the error type), `keys`

@@ -97,6 +97,16 @@ impl Replies {
         self.resent.as_slice().first().copied().unwrap_or(false)
     }
 
+    /// Per remaining reply, in order: [`Replies::resent`] (for a decoder
+    /// that takes them all at once with [`Replies::all`] or
+    /// [`Replies::each`]).
+    pub fn resent_each(&self) -> Vec<bool> {
+        let n = self.values.len();
+        let mut flags = self.resent.as_slice().to_vec();
+        flags.resize(n, false);
+        flags
+    }
+
     /// Moves past the next reply's resend flag (with its value).
     fn advance(&mut self) -> Option<&'static ScriptInfo> {
         self.resent.next();
@@ -453,6 +463,18 @@ impl<R: FromRedisValue + Send + 'static> Op<R> {
         let mut batch = Batch::new();
         batch.add(key, cmd);
         Self::send(batch, |mut r| r.take())
+    }
+
+    /// One plain command on `key`'s slot, decoded, with whether its reply
+    /// is a resend's ([`Replies::resent`]; e.g. `DEL`, whose count a resend
+    /// finds 0).
+    pub fn cmd_resent(key: impl AsRef<[u8]>, cmd: redis::Cmd) -> Op<(R, bool)> {
+        let mut batch = Batch::new();
+        batch.add(key, cmd);
+        Op::send(batch, |mut r| {
+            let resent = r.resent();
+            Ok((r.take()?, resent))
+        })
     }
 }
 

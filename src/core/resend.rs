@@ -2,7 +2,8 @@
 //! which of them write: the one table behind the exchange's resend decision
 //! for commands that are not script calls (a script's own header says it:
 //! [`Idempotency`](crate::script::Idempotency)) and behind the durability
-//! wait.
+//! wait; and what a reply that answers such a resend can tell
+//! ([`changed`], [`changed_count`]).
 //!
 //! Safe to resend: a command that, run a second time right after the first,
 //! leaves the data as one run does — every read, and writes such as `SET`,
@@ -17,6 +18,24 @@
 //! does not know.
 
 use redis::Cmd;
+
+/// What a reply's "this call changed it" answer (a member that was new, a
+/// lock that was released, a bit that was 0) says when the reply may
+/// answer a resend ([`Replies::resent`](super::Replies::resent)): a resend
+/// that changed it knows so (the first attempt did not, or its effect was
+/// lost), but one that found it changed cannot tell whether the first
+/// attempt changed it or it was so before: `None`, not a `false` that may
+/// be wrong.
+pub(crate) fn changed(flag: bool, resent: bool) -> Option<bool> {
+    (flag || !resent).then_some(flag)
+}
+
+/// [`changed`] for a count of changes out of `max` possible (fields new to
+/// a hash, records deleted): known unless a resend found some of them
+/// changed already.
+pub(crate) fn changed_count(n: u64, max: u64, resent: bool) -> Option<u64> {
+    (n >= max || !resent).then_some(n)
+}
 
 /// What the resend decision and the durability wait need to know of one
 /// plain command.
@@ -210,6 +229,18 @@ mod tests {
             cmd.arg(*a);
         }
         traits(&cmd)
+    }
+
+    #[test]
+    fn a_resend_that_found_the_change_made_does_not_know_who_made_it() {
+        assert_eq!(changed(true, false), Some(true));
+        assert_eq!(changed(false, false), Some(false));
+        assert_eq!(changed(true, true), Some(true));
+        assert_eq!(changed(false, true), None);
+        assert_eq!(changed_count(2, 3, false), Some(2));
+        assert_eq!(changed_count(2, 3, true), None);
+        assert_eq!(changed_count(3, 3, true), Some(3));
+        assert_eq!(changed_count(0, 0, true), Some(0));
     }
 
     #[test]

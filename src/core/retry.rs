@@ -39,7 +39,16 @@
 //! connection, or by the caller after a crash — answers the first result
 //! without adding again). A batch keeps its order: a command is sent again
 //! only when no later command of its ordering domain (the whole batch on
-//! one server, its slot on a cluster) ran.
+//! one server, its slot on a cluster) ran. A resend finds the first
+//! attempt's work done, so an answer that says what the call changed is
+//! then *not known* (`None`, `null` in the other languages) instead of a
+//! `false` that may be wrong: `release` (lock, semaphore, read-write
+//! lock), `add` / `multi_add` of the Bloom filters, `Visit.new`,
+//! `BatchVisits.new`, `sign_in`, `record`, `reset`, the sharded hash's
+//! `set`, `set_if_absent`, `delete`, `set_many` counts, `Added.replaced` /
+//! `evicted` and `clear` of the rolling store (the import and reindex
+//! reports count such fields as `unknown`); a resend that did the work
+//! itself still says so.
 //!
 //! Between rounds it waits an exponential, jittered backoff (a redirect and
 //! a script reload go at once), reconnecting and re-reading a cluster's slot

@@ -138,7 +138,7 @@ impl<R: Leasable> Renewals<R> {
     /// The release when the guard goes (the task's; the thread's guard
     /// releases itself).
     #[cfg(feature = "tokio")]
-    pub(crate) fn release(&self) -> Op<bool> {
+    pub(crate) fn release(&self) -> Op<Option<bool>> {
         self.resource.release(&self.lease)
     }
 
@@ -329,8 +329,9 @@ impl<'a, R: Leasable> Guard<'a, R> {
     }
 
     /// Stops the renewals, releases now and reports whether this holder
-    /// still had the lease.
-    pub fn release(mut self) -> Result<bool> {
+    /// still had the lease (`None`: not known, the release was sent again
+    /// after its reply was lost; see [`Lock::release`](crate::lock::Lock::release)).
+    pub fn release(mut self) -> Result<Option<bool>> {
         self.renewer.stop();
         self.released = true;
         self.resource.release(&self.lease).run(self.con)

@@ -193,8 +193,9 @@ impl<R: Leasable> AsyncGuard<R> {
     }
 
     /// Stops the renewals, releases now and reports whether this holder
-    /// still had the lease.
-    pub async fn release(mut self) -> Result<bool> {
+    /// still had the lease (`None`: not known, the release was sent again
+    /// after its reply was lost; see [`Lock::release`](crate::lock::Lock::release)).
+    pub async fn release(mut self) -> Result<Option<bool>> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(false);
         }

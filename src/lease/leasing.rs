@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::check_token;
 use super::wait::{self, Attempt, WaitMode, Waiting};
 use crate::core::Op;
+use crate::core::resend::changed;
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
 use crate::script::ScriptCall;
@@ -144,10 +145,22 @@ pub(crate) fn extend_ms(token: &str, lease: Duration, max: u64) -> Result<i64> {
     lease_ms("lease", lease, max as i64)
 }
 
-/// A release or extend call: `true` when its token held what it names
-/// (the scripts answer 1), `false` when not (nothing changed).
+/// An extend call: `true` when its token held what it names (the scripts
+/// answer 1), `false` when not (nothing changed). A resend's answer is as
+/// true as the first's: an extend cannot take away what it extends, so a
+/// resend after a lost reply answers 0 only when the lease is not held now.
 pub(crate) fn held(call: Result<ScriptCall<i64>>) -> Op<bool> {
     Op::script(call).map(|r| r == 1)
+}
+
+/// A release call: `Some(true)` when its token held what it names (the
+/// scripts answer 1) and this call gave it back, `Some(false)` when it did
+/// not (nothing changed), `None` when the call was sent again after its
+/// reply was lost and the resend found nothing to give back: the first
+/// attempt may have released it ([`changed`]). Either way the token holds
+/// nothing now.
+pub(crate) fn released(call: Result<ScriptCall<i64>>) -> Op<Option<bool>> {
+    Op::script_resent(call).map(|(r, resent)| changed(r == 1, resent))
 }
 
 /// The accessors of [`Leased`] on a resource with a `leased` field (and

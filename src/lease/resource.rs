@@ -34,8 +34,10 @@ pub trait Resource: Clone + Send + Sync + std::fmt::Debug + 'static {
     /// A fresh lease of `lease` from now; `false` when the lease was lost.
     fn extend(&self, lease: &Self::Lease, duration: Duration) -> Op<bool>;
 
-    /// Gives the lease back; `false` when it was lost already.
-    fn release(&self, lease: &Self::Lease) -> Op<bool>;
+    /// Gives the lease back; `Some(false)` when it was lost already, `None`
+    /// when a resend after a lost reply found it given back (see
+    /// [`Lock::release`](crate::lock::Lock::release)).
+    fn release(&self, lease: &Self::Lease) -> Op<Option<bool>>;
 
     /// The holder's token.
     fn token(lease: &Self::Lease) -> &str;

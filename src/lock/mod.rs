@@ -138,7 +138,7 @@ use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::Resource;
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
 };
 use crate::lease::wait::Attempt;
 use crate::scripts;
@@ -356,12 +356,18 @@ impl Lock {
         )
     }
 
-    /// Releases the lock if `token` still owns it, and wakes its waiters;
-    /// `false` when it does not (the lease ran out, perhaps someone else
-    /// holds it now — left intact).
-    pub fn release(&self, token: &str) -> Op<bool> {
+    /// Releases the lock if `token` still owns it, and wakes its waiters:
+    /// `Some(true)`; `Some(false)` when it does not (the lease ran out,
+    /// perhaps someone else holds it now — left intact);
+    /// `None` when the call was sent again after its reply was lost (a
+    /// broken connection, a failover) and the resend found nothing to give
+    /// back: the first attempt may have released it. Either way `token`
+    /// holds nothing now.
+    pub fn release(&self, token: &str) -> Op<Option<bool>> {
         let Leased { key, channel, .. } = &self.leased;
-        with_token(token, || held(scripts::lock::release(key, token, channel)))
+        with_token(token, || {
+            released(scripts::lock::release(key, token, channel))
+        })
     }
 
     /// Gives the owner a fresh lease of `lease` from now; `false` when
@@ -405,7 +411,7 @@ impl Resource for Lock {
         Lock::extend(self, &lease.token, duration)
     }
 
-    fn release(&self, lease: &Lease) -> Op<bool> {
+    fn release(&self, lease: &Lease) -> Op<Option<bool>> {
         Lock::release(self, &lease.token)
     }
 

@@ -6,14 +6,18 @@ use chrono::{Datelike, NaiveDate};
 
 use super::{LoginLog, check_type};
 use crate::bitmap::{checked, days, offsets};
+use crate::core::resend::changed;
 use crate::core::{Batch, Op};
 use crate::keys::cluster_slot;
 use crate::scripts;
 
 impl LoginLog {
-    /// (1) Records a login of user `uid` of `user_type` on `day`; `true`
-    /// when it is the user's first login recorded that day.
-    pub fn record(&self, user_type: &str, uid: u64, day: NaiveDate) -> Op<bool> {
+    /// (1) Records a login of user `uid` of `user_type` on `day`;
+    /// `Some(true)` when it is the user's first login recorded that day,
+    /// `None` when that is not known: the call was sent again after its
+    /// reply was lost (a broken connection, a failover) and found the login
+    /// recorded — by the first attempt, or before it.
+    pub fn record(&self, user_type: &str, uid: u64, day: NaiveDate) -> Op<Option<bool>> {
         checked(|| {
             check_type(user_type)?;
             offsets::check_uid(uid, self.settings.max_uid)?;
@@ -32,10 +36,10 @@ impl LoginLog {
                 if !env.is_cluster()
                     || cluster_slot(log.as_bytes()) == cluster_slot(index.as_bytes())
                 {
-                    return Op::script(scripts::login_log::record(
+                    return Op::script_resent(scripts::login_log::record(
                         &log, &index, &types, day, uid, max_uid, &user_type, log_exp, index_exp,
                     ))
-                    .map(|first| first == 1);
+                    .map(|(first, resent)| changed(first == 1, resent));
                 }
                 let mut batch = Batch::with_capacity(2);
                 batch.script(scripts::login_log::mark(&log, day, log_exp));
@@ -44,7 +48,8 @@ impl LoginLog {
                 ));
                 // The first-of-day flag is the log's (mark's) reply.
                 Op::send(batch, |replies| {
-                    Ok(replies.all::<i64>()?.first() == Some(&1))
+                    let resent = replies.resent();
+                    Ok(changed(replies.all::<i64>()?.first() == Some(&1), resent))
                 })
             }))
         })

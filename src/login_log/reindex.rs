@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use super::{LoginLog, check_type};
 use crate::bitmap::{checked, days};
+use crate::core::resend::changed;
 use crate::core::slots::SlotMap;
 use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
@@ -123,6 +124,10 @@ pub struct ReindexReport {
     /// Of those, bits that were not set yet (0 when the indexes were
     /// complete: a second run).
     pub new: u64,
+    /// Of those, bits whose call was sent again after its reply was lost (a
+    /// broken connection, a failover) and found them set: by the first
+    /// attempt or before, it is not known which (not counted in `new`).
+    pub unknown: u64,
     /// Keys the `SCAN` pattern matched that are no log of this layout (a
     /// type that is not letters, digits or `-`, a uid that is not a
     /// canonical decimal) or whose uid is above the configured maximum.
@@ -136,6 +141,7 @@ impl ReindexReport {
         self.logs += page.logs;
         self.days += page.days;
         self.new += page.new;
+        self.unknown += page.unknown;
         self.skipped += page.skipped;
         self.cursor = page.cursor;
     }
@@ -335,11 +341,12 @@ impl Run {
                 cursor,
                 ..ReindexReport::default()
             };
-            run.index(logs).map(move |(days, new)| {
+            run.index(logs).map(move |(days, new, unknown)| {
                 (
                     ReindexReport {
                         days,
                         new,
+                        unknown,
                         ..report
                     },
                     nodes,
@@ -349,10 +356,11 @@ impl Run {
     }
 
     /// Reads the logs and sets their days in the day indexes; returns the
-    /// (user, day) pairs set and how many were new.
-    fn index(&self, logs: Vec<Log>) -> Op<(u64, u64)> {
+    /// (user, day) pairs set, how many were new and of how many more it is
+    /// not known ([`ReindexReport::unknown`]).
+    fn index(&self, logs: Vec<Log>) -> Op<(u64, u64, u64)> {
         if logs.is_empty() {
-            return Op::ready((0, 0));
+            return Op::ready((0, 0, 0));
         }
         let mut batch = Batch::with_capacity(logs.len());
         for log in &logs {
@@ -393,11 +401,15 @@ impl Run {
                 }
             }
             Op::send(batch, |replies| {
+                let resent = replies.resent_each();
                 let set: Vec<i64> = replies.all()?;
-                Ok((
-                    set.len() as u64,
-                    set.iter().filter(|&&b| b == 1).count() as u64,
-                ))
+                let known: Vec<Option<bool>> = set
+                    .iter()
+                    .zip(resent)
+                    .map(|(&b, resent)| changed(b == 1, resent))
+                    .collect();
+                let count = |f: Option<bool>| known.iter().filter(|&&k| k == f).count() as u64;
+                Ok((set.len() as u64, count(Some(true)), count(None)))
             })
         })
     }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::{ActiveUser, LoginLog};
 use crate::bitmap::days::{DayRange, end_of_month};
 use crate::bitmap::{checked, decode_bits};
+use crate::core::resend::changed_count;
 use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
 
@@ -61,8 +62,10 @@ pub enum Expiry {
     Deleted {
         /// The month (`YYYY-MM`).
         month: String,
-        /// How many keys were deleted.
-        keys: u64,
+        /// How many of its keys existed (`None` when that is not known: a
+        /// `DEL` was sent again after its reply was lost and found its key
+        /// gone).
+        keys: Option<u64>,
     },
     /// Not past retention yet.
     Kept {
@@ -192,8 +195,8 @@ impl LoginLog {
     }
 
     /// Deletes every key of `month` (one `DEL` per key, one batch) and its
-    /// export record; returns how many keys existed.
-    fn delete_month(&self, month: NaiveDate) -> Op<u64> {
+    /// export record; returns how many keys existed (`None`: not known).
+    fn delete_month(&self, month: NaiveDate) -> Op<Option<u64>> {
         let log = self.clone();
         checked(|| {
             let (first, last) = month_bounds(month)?;
@@ -221,9 +224,13 @@ impl LoginLog {
                     hdel.arg(&exports).arg(first.format("%Y-%m").to_string());
                     batch.add(&exports, hdel);
                     Op::send(batch, |replies| {
+                        let resent = replies.resent_each();
                         let mut n: Vec<i64> = replies.all()?;
                         n.pop();
-                        Ok(n.into_iter().sum::<i64>() as u64)
+                        Ok(n.into_iter()
+                            .zip(resent)
+                            .map(|(n, resent)| changed_count(n.max(0) as u64, 1, resent))
+                            .sum::<Option<u64>>())
                     })
                 })
             }))

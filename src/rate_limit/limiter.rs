@@ -102,13 +102,17 @@ impl RateLimiter {
         self.throttle(subject, 0)
     }
 
-    /// Forgets `subject` (deletes its key); `true` when it had one.
-    pub fn reset(&self, subject: &str) -> Op<bool> {
+    /// Forgets `subject` (deletes its key); `Some(true)` when it had one,
+    /// `None` when that is not known: the `DEL` was sent again after its
+    /// reply was lost and found no key (the first attempt may have deleted
+    /// it). Either way the subject has no key now.
+    pub fn reset(&self, subject: &str) -> Op<Option<bool>> {
         match self.key(subject) {
             Ok(key) => {
                 let mut del = redis::cmd("DEL");
                 del.arg(&key);
-                Op::<i64>::cmd(key, del).map(|n| n > 0)
+                Op::<i64>::cmd_resent(key, del)
+                    .map(|(n, resent)| crate::core::resend::changed(n > 0, resent))
             }
             Err(e) => Op::fail(e),
         }

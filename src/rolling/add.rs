@@ -27,10 +27,15 @@ pub struct Added {
     /// time the head moved on. Records of older generations are older.
     pub generation: u64,
     /// The field already existed in the head shard and its value was replaced
-    /// (it moves to the newest position; the shard does not grow).
-    pub replaced: bool,
-    /// Records deleted with the oldest shard when this add moved the head on.
-    pub evicted: u64,
+    /// (it moves to the newest position; the shard does not grow). `None`
+    /// when that is not known: the call was sent again after its reply was
+    /// lost (a broken connection, a failover) and found the record in the
+    /// head shard — written by the first attempt, or before it.
+    pub replaced: Option<bool>,
+    /// Records deleted with the oldest shard when this add moved the head
+    /// on; `None` when not known (as for `replaced`: the first attempt may
+    /// have moved the head on and evicted them).
+    pub evicted: Option<u64>,
     /// Calls that found the head elsewhere than guessed and wrote nothing
     /// before the one that wrote (0 in the common case).
     pub misses: u32,
@@ -98,20 +103,26 @@ impl Add {
         batch
     }
 
-    /// Decodes a reply and remembers the head it reports.
-    fn settle(&self, reply: &[i64]) -> Result<Reply> {
-        let &[status, head, generation, evicted] = reply else {
+    /// Decodes the reply (perhaps a resend's) and remembers the head it
+    /// reports.
+    fn settle(&self, replies: &mut Replies) -> Result<Reply> {
+        let resent = replies.resent();
+        let reply: Vec<i64> = replies.take()?;
+        let &[status, head, generation, evicted] = reply.as_slice() else {
             return Err(Error::short_reply());
         };
         let head = head as u32;
         self.store.heads.store(&self.key, head);
         Ok(match status {
             0 => Reply::Miss { head },
+            // A resend that wrote a new record knows what it did; one that
+            // found the record cannot tell the first attempt's work from
+            // an earlier writer's.
             _ => Reply::Written(Added {
                 slot: head,
                 generation: generation as u64,
-                replaced: status == 2,
-                evicted: evicted as u64,
+                replaced: (status == 1 || !resent).then_some(status == 2),
+                evicted: (status == 1 || !resent).then_some(evicted as u64),
                 misses: self.attempt,
             }),
         })
@@ -125,7 +136,7 @@ impl Machine for Add {
         match replies {
             // Guess when the op starts, not when it was built.
             None => self.guess = self.store.heads.guess(&self.key),
-            Some(mut replies) => match self.settle(&replies.take::<Vec<i64>>()?)? {
+            Some(mut replies) => match self.settle(&mut replies)? {
                 Reply::Written(added) => return Ok(Step::Done(added)),
                 Reply::Miss { head } => {
                     self.guess = head;

@@ -291,10 +291,14 @@ impl RollingStore {
     }
 
     /// Deletes the index and every shard of `key` in one script call; returns
-    /// how many fields were deleted.
-    pub fn clear(&self, key: &str) -> Op<u64> {
+    /// how many fields were deleted, `None` when that is not known: the
+    /// call was sent again after its reply was lost (a broken connection, a
+    /// failover) and found fewer fields than its first attempt may have
+    /// deleted. Either way `key` holds nothing now.
+    pub fn clear(&self, key: &str) -> Op<Option<u64>> {
         self.ring(key).map_or_else(Op::fail, |ring| {
-            Op::script(scripts::rolling::clear(&ring.meta, &ring.all_slots())).map(|n| n as u64)
+            Op::script_resent(scripts::rolling::clear(&ring.meta, &ring.all_slots()))
+                .map(|(n, resent)| (!resent).then_some(n as u64))
         })
     }
 }

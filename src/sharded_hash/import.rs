@@ -39,6 +39,11 @@ pub struct ImportReport {
     pub inserted: u64,
     /// Fields left alone because they were already present.
     pub present: u64,
+    /// Fields whose write was sent again after its reply was lost (a
+    /// broken connection, a failover) and found them present: inserted by
+    /// the first attempt or present before, it is not known which (counted
+    /// neither as inserted nor as present; they hold a value either way).
+    pub unknown: u64,
     /// Items not imported.
     pub rejected: u64,
     /// The first 100 rejections (in the order they were found).
@@ -219,12 +224,19 @@ where
         if replies.len() != in_flight.len() {
             return Err(Error::short_reply());
         }
-        for (positions, reply) in in_flight.iter().zip(replies.each::<i64>()) {
+        let resent = replies.resent_each();
+        for ((positions, reply), resent) in in_flight.iter().zip(replies.each::<i64>()).zip(resent)
+        {
             match reply {
                 Ok(inserted) => {
-                    let inserted = inserted as u64;
+                    let inserted = inserted.max(0) as u64;
+                    let rest = (positions.len() as u64).saturating_sub(inserted);
                     self.report.inserted += inserted;
-                    self.report.present += positions.len() as u64 - inserted;
+                    if resent {
+                        self.report.unknown += rest;
+                    } else {
+                        self.report.present += rest;
+                    }
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::ShardFull { .. }) => {
                     for &p in positions {

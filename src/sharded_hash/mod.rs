@@ -107,6 +107,7 @@ pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
 pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
 use crate::core::request_id::request_args;
+use crate::core::resend::{changed, changed_count};
 use crate::core::{Batch, Op, RequestId, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
@@ -482,8 +483,9 @@ impl ShardedHash {
     }
 
     /// Validates every pair (nothing is sent when one fails) and writes
-    /// them in one batch; returns how many fields were new.
-    fn write(&self, pairs: &[(&[u8], &[u8])], only_absent: bool) -> Op<u64> {
+    /// them in one batch; returns how many fields were new (`None`: not
+    /// known, see [`ShardedHash::set_many`]).
+    fn write(&self, pairs: &[(&[u8], &[u8])], only_absent: bool) -> Op<Option<u64>> {
         let shards = pairs
             .iter()
             .map(|&(f, v)| {
@@ -496,9 +498,24 @@ impl ShardedHash {
             Ok(s) => s,
             Err(e) => return Op::fail(e),
         };
-        let (batch, _) = self.writes(pairs, &shards, only_absent);
-        self.claimed(Op::send(batch, |replies| {
-            Ok(replies.all::<i64>()?.into_iter().sum::<i64>() as u64)
+        let (batch, covers) = self.writes(pairs, &shards, only_absent);
+        // The most fields each command can find new: its distinct fields.
+        let most: Vec<u64> = covers
+            .iter()
+            .map(|idx| {
+                let fields: std::collections::HashSet<&[u8]> =
+                    idx.iter().map(|&i| pairs[i].0).collect();
+                fields.len() as u64
+            })
+            .collect();
+        self.claimed(Op::send(batch, move |replies| {
+            let resent = replies.resent_each();
+            Ok(replies
+                .all::<i64>()?
+                .into_iter()
+                .zip(most.iter().zip(resent))
+                .map(|(n, (&max, resent))| changed_count(n.max(0) as u64, max, resent))
+                .sum::<Option<u64>>())
         }))
     }
 
@@ -506,7 +523,7 @@ impl ShardedHash {
         &self,
         pairs: &[(F, V)],
         only_absent: bool,
-    ) -> Op<u64> {
+    ) -> Op<Option<u64>> {
         let pairs: Vec<(&[u8], &[u8])> = pairs
             .iter()
             .map(|(f, v)| (f.as_ref(), v.as_ref()))
@@ -514,32 +531,46 @@ impl ShardedHash {
         self.write(&pairs, only_absent)
     }
 
-    /// Sets a field; returns whether it was new.
-    pub fn set(&self, field: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Op<bool> {
+    /// Sets a field; returns whether it was new: `Some(true)` or
+    /// `Some(false)`, `None` when that is not known — the write was sent
+    /// again after its reply was lost (a broken connection, a failover) and
+    /// found the field there, written by the first attempt or before it.
+    pub fn set(&self, field: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Op<Option<bool>> {
         self.write(&[(field.as_ref(), value.as_ref())], false)
-            .map(|n| n == 1)
+            .map(|n| n.map(|n| n == 1))
     }
 
     /// Sets a field only if it is absent (`HSETNX`); returns whether it was
-    /// set.
-    pub fn set_if_absent(&self, field: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Op<bool> {
+    /// set (`None`: not known, as for [`ShardedHash::set`]; the field holds
+    /// this call's value or an earlier one either way).
+    pub fn set_if_absent(
+        &self,
+        field: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Op<Option<bool>> {
         self.write(&[(field.as_ref(), value.as_ref())], true)
-            .map(|n| n == 1)
+            .map(|n| n.map(|n| n == 1))
     }
 
     /// Sets many fields: one write per shard touched, all in one batch; each
-    /// shard's part is atomic. Returns how many fields were new. Every pair
+    /// shard's part is atomic. Returns how many fields were new (`None`
+    /// when that is not known: a shard's write was sent again after its
+    /// reply was lost and found some of its fields there). Every pair
     /// is validated before anything is sent. Strict: a shard that would
     /// pass the entry limit refuses its whole part
     /// ([`ErrorKind::ShardFull`], the first such error in shard order is
     /// returned) while the other shards' parts are written.
-    pub fn set_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(&self, pairs: &[(F, V)]) -> Op<u64> {
+    pub fn set_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(&self, pairs: &[(F, V)]) -> Op<Option<u64>> {
         self.write_pairs(pairs, false)
     }
 
     /// Like [`ShardedHash::set_many`] but keeps fields that exist (of a field
-    /// given twice the first value wins). Returns how many were inserted.
-    pub fn set_if_absent_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(&self, pairs: &[(F, V)]) -> Op<u64> {
+    /// given twice the first value wins). Returns how many were inserted
+    /// (`None`: not known, as for [`ShardedHash::set_many`]).
+    pub fn set_if_absent_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        pairs: &[(F, V)],
+    ) -> Op<Option<u64>> {
         self.write_pairs(pairs, true)
     }
 
@@ -591,10 +622,18 @@ impl ShardedHash {
         })
     }
 
-    /// Deletes a field; returns whether it existed.
-    pub fn delete(&self, field: impl AsRef<[u8]>) -> Op<bool> {
-        self.field_cmd::<i64>("HDEL", field.as_ref())
-            .map(|n| n == 1)
+    /// Deletes a field; returns whether it existed (`None` when that is not
+    /// known: the `HDEL` was sent again after its reply was lost and found
+    /// no field — the first attempt may have deleted it).
+    pub fn delete(&self, field: impl AsRef<[u8]>) -> Op<Option<bool>> {
+        match self.shard_key(field.as_ref()) {
+            Ok(key) => {
+                let mut cmd = redis::cmd("HDEL");
+                cmd.arg(&key).arg(field.as_ref());
+                Op::<i64>::cmd_resent(key, cmd).map(|(n, resent)| changed(n == 1, resent))
+            }
+            Err(e) => Op::fail(e),
+        }
     }
 
     /// Whether a field exists.

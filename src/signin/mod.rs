@@ -173,19 +173,21 @@ impl SignIn {
         }
     }
 
-    /// Marks `uid` signed in on `day`; `true` when it is the first sign-in of
-    /// that user that day.
-    pub fn sign_in(&self, uid: u64, day: NaiveDate) -> Op<bool> {
+    /// Marks `uid` signed in on `day`; `Some(true)` when it is the first
+    /// sign-in of that user that day, `None` when that is not known: the
+    /// call was sent again after its reply was lost (a broken connection, a
+    /// failover) and found the bit set — by the first attempt, or before it.
+    pub fn sign_in(&self, uid: u64, day: NaiveDate) -> Op<Option<bool>> {
         checked(|| {
             offsets::check_uid(uid, self.settings.max_uid)?;
             let expire = days::expire_at(self.settings.retention, days::end_of_day(day)?)?;
-            Ok(Op::script(scripts::signin::mark(
+            Ok(Op::script_resent(scripts::signin::mark(
                 &self.key(day),
                 uid as i64,
                 self.settings.max_uid as i64,
                 expire,
             ))
-            .map(|first| first == 1))
+            .map(|(first, resent)| crate::core::resend::changed(first == 1, resent)))
         })
     }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::shards::{ShardPlan, planned_shards, shard_of};
 use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
+use crate::core::resend::changed;
 use crate::core::{Batch, Op, Replies, Retention, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::{self, Prefix};
@@ -24,7 +25,8 @@ pub struct Visit {
     /// Whether the member had not been counted that day: `None` when it is
     /// not known — the call was sent again after the reply to an earlier
     /// attempt was lost, and that attempt may have counted the member (the
-    /// resend then found it counted). The count is right either way.
+    /// resend then found it counted; a resend that counted it answers
+    /// `Some(true)`). The count is right either way.
     pub new: Option<bool>,
     /// The day's distinct count after this visit.
     pub count: u64,
@@ -37,9 +39,10 @@ pub struct BatchVisits {
     pub count: u64,
     /// Per member, in the order given: counted for the first time by this
     /// batch (a member repeated within the batch is new at most once);
-    /// `None` when it is not known (as [`Visit::new`]: the batch's call was
-    /// sent again after its first reply was lost).
-    pub new: Option<Vec<bool>>,
+    /// `None` for a member for which it is not known (as [`Visit::new`]:
+    /// the batch's call was sent again after its first reply was lost, and
+    /// found the member counted).
+    pub new: Vec<Option<bool>>,
 }
 
 /// A daily unique-visitor counter in the zone `Tz` (`chrono::Utc`,
@@ -146,7 +149,7 @@ fn count_of(v: i64) -> u64 {
 fn visit((reply, resent): (Vec<i64>, bool)) -> Result<Visit> {
     match reply.as_slice() {
         [new, count] => Ok(Visit {
-            new: (!resent).then_some(*new == 1),
+            new: changed(*new == 1, resent),
             count: count_of(*count),
         }),
         _ => Err(Error::short_reply()),
@@ -215,13 +218,16 @@ impl BatchPlan {
         let new = positions
             .into_iter()
             .map(|p| match p {
-                Some(i) => reply.get(i).map(|&f| f == 1).ok_or_else(Error::short_reply),
-                None => Ok(false),
+                Some(i) => reply
+                    .get(i)
+                    .map(|&f| changed(f == 1, resent))
+                    .ok_or_else(Error::short_reply),
+                None => Ok(Some(false)),
             })
-            .collect::<Result<Vec<bool>>>()?;
+            .collect::<Result<Vec<Option<bool>>>>()?;
         Ok(BatchVisits {
             count: count_of(count),
-            new: (!resent).then_some(new),
+            new,
         })
     }
 }
@@ -357,7 +363,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         if members.is_empty() {
             return self.count(day).map(|count| BatchVisits {
                 count,
-                new: Some(Vec::new()),
+                new: Vec::new(),
             });
         }
         let plan = BatchPlan::new(members, self.shards);

@@ -1010,7 +1010,7 @@ fn hash(con: &mut Connection, h: &ShardedHash, op: &str, a: &Args) -> Result<Val
                 ..ImportOptions::default()
             };
             let r = run(con, h.import(a.pairs("items")?, options))?;
-            json!({"items": r.items, "inserted": r.inserted, "present": r.present, "rejected": r.rejected})
+            json!({"items": r.items, "inserted": r.inserted, "present": r.present, "unknown": r.unknown, "rejected": r.rejected})
         }
         "claim_layout" => {
             run(con, h.claim_layout())?;
@@ -1248,7 +1248,7 @@ fn login_log(con: &mut Connection, l: &LoginLog, op: &str, a: &Args) -> Result<V
                 ..ReindexOptions::default()
             };
             let r = run(con, l.reindex(y, m, options))?;
-            json!({"logs": r.logs, "days": r.days, "new": r.new, "skipped": r.skipped, "done": r.cursor.is_done()})
+            json!({"logs": r.logs, "days": r.days, "new": r.new, "unknown": r.unknown, "skipped": r.skipped, "done": r.cursor.is_done()})
         }
         _ => return Err(unknown(op)),
     })
@@ -1304,7 +1304,7 @@ fn bloom(con: &mut Connection, b: &Bloom, op: &str, a: &Args) -> Result<Value, F
         "locate" => to_json(b.locate(&a.bytes("item")?)),
         "add" => to_json(run(con, b.add(a.bytes("item")?))?),
         "exists" => to_json(run(con, b.exists(a.bytes("item")?))?),
-        "multi_add" => bools(run(con, b.multi_add(&a.bytes_list("items")?))?),
+        "multi_add" => to_json(run(con, b.multi_add(&a.bytes_list("items")?))?),
         "multi_exists" => bools(run(con, b.multi_exists(&a.bytes_list("items")?))?),
         "bits_set" => to_json(run(con, b.bits_set())?),
         "approx_count" => to_json(run(con, b.approx_count())?),
@@ -1326,7 +1326,7 @@ fn jshash(con: &mut Connection, b: &JsHashBloom, op: &str, a: &Args) -> Result<V
         "offset" => to_json(b.offset(&a.bytes("item")?)?),
         "add" => to_json(run(con, b.add(a.bytes("item")?))?),
         "exists" => to_json(run(con, b.exists(a.bytes("item")?))?),
-        "multi_add" => bools(run(con, b.multi_add(&a.bytes_list("items")?))?),
+        "multi_add" => to_json(run(con, b.multi_add(&a.bytes_list("items")?))?),
         "multi_exists" => bools(run(con, b.multi_exists(&a.bytes_list("items")?))?),
         _ => return Err(unknown(op)),
     })

@@ -95,6 +95,9 @@ pub struct LineReport {
     pub inserted: u64,
     /// Fields left alone because they were already present.
     pub present: u64,
+    /// Fields of writes sent again after a lost reply that found them
+    /// present ([`ImportReport::unknown`]).
+    pub unknown: u64,
     /// Lines not imported.
     pub rejected: u64,
     /// The first [`MAX_REJECTIONS`] rejections, by line (as an
@@ -140,6 +143,7 @@ impl Seen {
             bytes: self.bytes,
             inserted: import.inserted,
             present: import.present,
+            unknown: import.unknown,
             rejected: self.rejected + import.rejected,
             rejections,
         }

@@ -10,6 +10,15 @@ use serde::Serialize;
 static JSON: AtomicBool = AtomicBool::new(false);
 
 /// Turns `--json` output on.
+/// An answer that may not be known (a call sent again after its reply was
+/// lost, whose resend found the change made): the value, or says so.
+pub fn known<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(
+        || "not known (sent again after its reply was lost)".to_string(),
+        |v| v.to_string(),
+    )
+}
+
 pub fn set_json(on: bool) {
     JSON.store(on, Ordering::Relaxed);
 }

@@ -71,6 +71,10 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("php/Internal/Renewer.php"),
     ),
     (
+        "src/Internal/RenewerProcess.php",
+        include_str!("php/Internal/RenewerProcess.php"),
+    ),
+    (
         "src/Internal/WireError.php",
         include_str!("php/Internal/WireError.php"),
     ),

@@ -120,12 +120,12 @@ impl ItemsArgs {
     fn answer(&self, add: bool) -> CliResult {
         let mut con = self.url.connect()?;
         let f = Filter::open(&mut con, &self.name, &self.kind)?;
-        let op = if add {
-            f.multi_add(&self.items)
+        let flags = if add {
+            f.multi_add(&self.items).run(&mut con)?
         } else {
-            f.multi_exists(&self.items)
+            let flags = f.multi_exists(&self.items).run(&mut con)?;
+            flags.into_iter().map(Some).collect()
         };
-        let flags = op.run(&mut con)?;
         answers(&self.items, &flags, add);
         Ok(())
     }
@@ -148,7 +148,7 @@ impl Filter {
         Ok(Filter::Sized(Bloom::open(name).run(con)?))
     }
 
-    fn multi_add<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<bool>> {
+    fn multi_add<T: AsRef<[u8]>>(&self, items: &[T]) -> Op<Vec<Option<bool>>> {
         match self {
             Filter::Sized(f) => f.multi_add(items),
             Filter::JsHash(f) => f.multi_add(items),
@@ -167,8 +167,10 @@ impl Filter {
 #[derive(Serialize)]
 struct Answer<'a> {
     item: &'a str,
+    /// `null` when not known (the add was sent again after its reply was
+    /// lost and found the item's bits set).
     #[serde(skip_serializing_if = "Option::is_none")]
-    new: Option<bool>,
+    new: Option<Option<bool>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     maybe_present: Option<bool>,
 }
@@ -243,11 +245,12 @@ pub fn run(command: BloomCommand) -> CliResult {
     }
 }
 
-fn answers(items: &[String], flags: &[bool], add: bool) {
-    for (item, &flag) in items.iter().zip(flags) {
+fn answers(items: &[String], flags: &[Option<bool>], add: bool) {
+    for (item, &known) in items.iter().zip(flags) {
+        let flag = known.unwrap_or(false);
         let a = Answer {
             item,
-            new: add.then_some(flag),
+            new: add.then_some(known),
             maybe_present: (!add).then_some(flag),
         };
         if out::json() {
@@ -255,7 +258,12 @@ fn answers(items: &[String], flags: &[bool], add: bool) {
         } else if add {
             out::line(&format!(
                 "{item}\t{}",
-                if flag { "new" } else { "maybe present already" }
+                match known {
+                    Some(true) => "new",
+                    Some(false) => "maybe present already",
+                    None =>
+                        "added (new or present already is not known: sent again after its reply was lost)",
+                }
             ));
         } else {
             out::line(&format!(
@@ -274,6 +282,9 @@ struct LoadSummary {
     start: u64,
     position: u64,
     added: u64,
+    /// Items whose add was sent again after a lost reply (by the crate, or
+    /// a batch this command sent again) and found them present.
+    unknown: u64,
     empty_skipped: u64,
     too_long: u64,
     first_too_long: Option<u64>,
@@ -288,6 +299,12 @@ impl LoadSummary {
                 "loaded {} into {}: {} new",
                 self.file, self.name, self.added
             )];
+            if self.unknown > 0 {
+                lines.push(format!(
+                    "{} more added, new or present already not known (sent again after a lost reply)",
+                    self.unknown
+                ));
+            }
             if self.empty_skipped > 0 {
                 lines.push(format!(
                     "skipped {} empty lines (JSHash filters refuse empty items)",
@@ -362,6 +379,7 @@ pub fn load(args: LoadArgs) -> CliResult {
         start: args.bulk.start,
         position: args.bulk.start,
         added: 0,
+        unknown: 0,
         empty_skipped: 0,
         too_long: 0,
         first_too_long: None,
@@ -408,6 +426,7 @@ pub fn load(args: LoadArgs) -> CliResult {
             }
         }
         if !items.is_empty() {
+            let resent_before = bulk.resent;
             let flags = match bulk.send(&mut con, || filter.multi_add(&items)) {
                 Ok(f) => f,
                 Err(f) => {
@@ -417,7 +436,14 @@ pub fn load(args: LoadArgs) -> CliResult {
                     return Err(f);
                 }
             };
-            stats.borrow_mut().added += flags.iter().filter(|&&b| b).count() as u64;
+            // A batch sent again may have been added by its first attempt.
+            let resent = bulk.resent > resent_before;
+            let mut s = stats.borrow_mut();
+            s.added += flags.iter().filter(|&&b| b == Some(true)).count() as u64;
+            s.unknown += flags
+                .iter()
+                .filter(|&&b| b.is_none() || (resent && b == Some(false)))
+                .count() as u64;
         }
         // Positions count the lines there are (a start beyond the end
         // settles only those).

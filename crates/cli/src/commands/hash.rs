@@ -153,7 +153,14 @@ pub fn run(command: HashCommand) -> CliResult {
             let (hash, mut con) = at.hash(&base, true)?;
             let new = hash.set(&field, &value).run(&mut con)?;
             out::emit(&serde_json::json!({"field": field, "new": new}), || {
-                vec![if new { "new field" } else { "updated" }.to_string()]
+                vec![
+                    match new {
+                        Some(true) => "new field",
+                        Some(false) => "updated",
+                        None => "set (whether it was new is not known: the write was sent again after its reply was lost)",
+                    }
+                    .to_string(),
+                ]
             });
             Ok(())
         }
@@ -266,6 +273,10 @@ struct ImportSummary {
     lines: u64,
     inserted: u64,
     already_present: u64,
+    /// Fields whose write was sent again after a lost reply (by the crate,
+    /// or a batch this command sent again) and found them present:
+    /// inserted by the first attempt or present before.
+    unknown: u64,
     rejected: u64,
     rejections: Vec<Rejected>,
     resent_batches: u64,
@@ -299,6 +310,7 @@ impl ImportSummary {
                 "lines",
                 "inserted",
                 "already_present",
+                "unknown",
                 "rejected",
             ];
             lines.extend(out::field_lines(self, &fields));
@@ -415,6 +427,7 @@ pub fn import(args: ImportArgs) -> CliResult {
                 .saturating_sub(args.bulk.start.min(bulk.position)),
             inserted: total.inserted,
             already_present: total.present,
+            unknown: total.unknown,
             rejected: s.rejected + total.rejected,
             rejections: rejections
                 .iter()
@@ -447,6 +460,7 @@ pub fn import(args: ImportArgs) -> CliResult {
             let mut s = import_lines::seen(&seen);
             (s.lines, s.bytes, s.error.take())
         };
+        let resent_before = bulk.resent;
         let result = if chunk.is_empty() {
             Ok(ImportReport::default())
         } else {
@@ -462,7 +476,14 @@ pub fn import(args: ImportArgs) -> CliResult {
             }
         };
         total.inserted += report.inserted;
-        total.present += report.present;
+        // A batch sent again may have been written by its first attempt:
+        // what it found present is not known to have been there before.
+        if bulk.resent > resent_before {
+            total.unknown += report.present;
+        } else {
+            total.present += report.present;
+        }
+        total.unknown += report.unknown;
         total.rejected += report.rejected;
         total.rejections.extend(report.rejections);
         if let Some(e) = error {

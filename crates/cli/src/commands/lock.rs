@@ -108,14 +108,15 @@ pub fn run(command: LockCommand) -> CliResult {
             let mut con = url.connect()?;
             let released = lock.release(&token).run(&mut con)?;
             out::emit(&serde_json::json!({"released": released}), || {
-                vec![if released {
-                    "released".to_string()
-                } else {
-                    "not released: the token does not own the lock (it expired or another owner holds it)"
-                        .to_string()
+                vec![match released {
+                    Some(true) => "released".to_string(),
+                    Some(false) => "not released: the token does not own the lock (it expired or another owner holds it)"
+                        .to_string(),
+                    None => "released or expired before: the release was sent again after its reply was lost and found the lock free of the token"
+                        .to_string(),
                 }]
             });
-            if released {
+            if released != Some(false) {
                 Ok(())
             } else {
                 Err(Failure::new(

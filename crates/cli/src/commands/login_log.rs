@@ -170,10 +170,15 @@ pub fn run(command: LoginLogCommand) -> CliResult {
             out::emit(
                 &serde_json::json!({"user_type": user_type, "uid": uid, "day": iso(day), "first_of_day": first}),
                 || {
-                    vec![if first {
-                        format!("recorded {user_type} {uid} on {}", iso(day))
-                    } else {
-                        format!("{user_type} {uid} was already recorded on {}", iso(day))
+                    vec![match first {
+                        Some(true) => format!("recorded {user_type} {uid} on {}", iso(day)),
+                        Some(false) => {
+                            format!("{user_type} {uid} was already recorded on {}", iso(day))
+                        }
+                        None => format!(
+                            "recorded {user_type} {uid} on {} (whether it was the first of the day is not known: the call was sent again after its reply was lost)",
+                            iso(day)
+                        ),
                     }]
                 },
             );
@@ -367,7 +372,13 @@ fn export(args: ExportArgs) -> CliResult {
             eprintln!(
                 "{}",
                 match e {
-                    Expiry::Deleted { month, keys } => format!("deleted {month} ({keys} keys)"),
+                    Expiry::Deleted {
+                        month,
+                        keys: Some(keys),
+                    } => format!("deleted {month} ({keys} keys)"),
+                    Expiry::Deleted { month, keys: None } => format!(
+                        "deleted {month} (how many keys is not known: a delete was sent again after its reply was lost)"
+                    ),
                     Expiry::Kept { month } => format!("kept {month}: not past retention yet"),
                     Expiry::NotExported { month, last_export } => format!(
                         "kept {month}: past retention but {}: export it again with --month {month}",

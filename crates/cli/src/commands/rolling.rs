@@ -106,11 +106,16 @@ pub fn run(command: RollingCommand) -> CliResult {
                     "added {field} to slot {} (generation {}{}){}",
                     added.slot,
                     added.generation,
-                    if added.replaced { ", replaced" } else { "" },
-                    if added.evicted > 0 {
-                        format!("; evicted {} old records", added.evicted)
-                    } else {
-                        String::new()
+                    match added.replaced {
+                        Some(true) => ", replaced",
+                        Some(false) => "",
+                        None =>
+                            ", sent again after its reply was lost: new or replaced is not known",
+                    },
+                    match added.evicted {
+                        Some(0) => String::new(),
+                        Some(n) => format!("; evicted {n} old records"),
+                        None => "; evictions not known".to_string(),
                     }
                 )]
             });

@@ -80,10 +80,13 @@ pub fn run(command: SigninCommand) -> CliResult {
             out::emit(
                 &serde_json::json!({"uid": uid, "day": iso(day), "first": first}),
                 || {
-                    vec![if first {
-                        format!("{uid} signed in on {}", iso(day))
-                    } else {
-                        format!("{uid} had already signed in on {}", iso(day))
+                    vec![match first {
+                        Some(true) => format!("{uid} signed in on {}", iso(day)),
+                        Some(false) => format!("{uid} had already signed in on {}", iso(day)),
+                        None => format!(
+                            "{uid} signed in on {} (whether it was the first that day is not known: the call was sent again after its reply was lost)",
+                            iso(day)
+                        ),
                     }]
                 },
             );

@@ -123,7 +123,7 @@ struct Added {
     day: String,
     shards: u32,
     count: u64,
-    new: Option<Vec<bool>>,
+    new: Vec<Option<bool>>,
     /// How `--expected` planned a new day's shards (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<ShardPlan>,
@@ -179,11 +179,13 @@ pub fn run(command: VisitsCommand) -> CliResult {
                         p.shards, p.max_intset_entries, p.limits_source
                     ));
                 }
-                let new = match &b.new {
-                    Some(flags) => flags.iter().filter(|&&n| n).count().to_string(),
-                    // Sent again after a lost reply: the first attempt may
-                    // have counted them.
-                    None => "unknown (the call was sent again)".to_string(),
+                let new = b.new.iter().filter(|&&n| n == Some(true)).count();
+                // Sent again after a lost reply: the first attempt may
+                // have counted them.
+                let unknown = b.new.iter().filter(|n| n.is_none()).count();
+                let new = match unknown {
+                    0 => new.to_string(),
+                    u => format!("{new} (and {u} not known: the call was sent again)"),
                 };
                 lines.push(format!(
                     "{new} new of {} members; {} distinct on {}",

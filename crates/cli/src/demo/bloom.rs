@@ -47,7 +47,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let flags = bf.multi_add(&["alice", "bob", "alice"]).run(&mut con)?;
     crate::out::outln!(
         "multi-add [alice, bob, alice] -> newly added {}",
-        list(&flags)
+        list(&flags.into_iter().map(crate::out::known).collect::<Vec<_>>())
     );
     let items: Vec<String> = (0..20_000)
         .map(|i| format!("user{i}@example.com"))

@@ -53,7 +53,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     }
     crate::out::outln!(
         "client B tries to release with a wrong token: released = {}",
-        lock.release("not-the-owner").run(&mut b)?
+        crate::out::known(lock.release("not-the-owner").run(&mut b)?)
     );
     std::thread::sleep(Duration::from_millis(350));
     let second = lock.acquire(Duration::from_secs(1)).run(&mut b)?;
@@ -64,7 +64,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     );
     crate::out::outln!(
         "A's late release (an unconditional EXPIRE would delete B's lock): released = {}",
-        lock.release(&first.token).run(&mut a)?
+        crate::out::known(lock.release(&first.token).run(&mut a)?)
     );
 
     // A waiter is woken by the release (a message in the lock's slot), not

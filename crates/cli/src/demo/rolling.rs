@@ -50,10 +50,12 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
             "add tx{id}: shard slot {} (generation {}){}",
             added.slot,
             added.generation,
-            if added.evicted > 0 {
-                format!(", evicted the oldest shard ({} records)", added.evicted)
-            } else {
-                String::new()
+            match added.evicted {
+                Some(0) => String::new(),
+                n => format!(
+                    ", evicted the oldest shard ({} records)",
+                    crate::out::known(n)
+                ),
             }
         );
     }
@@ -85,7 +87,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     }
     crate::out::outln!(
         "clear removed {} records",
-        store.clear("merchant:7").run(&mut con)?
+        crate::out::known(store.clear("merchant:7").run(&mut con)?)
     );
     Ok(())
 }

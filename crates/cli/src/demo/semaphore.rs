@@ -25,7 +25,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     }
     crate::out::outln!(
         "the first export finishes and gives its permit back: released = {}",
-        exports.release(&one.token).run(&mut con)?
+        crate::out::known(exports.release(&one.token).run(&mut con)?)
     );
     let third = exports.try_acquire().run(&mut con)?;
     crate::out::outln!("the third takes the free permit");

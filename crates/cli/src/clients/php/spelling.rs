@@ -348,10 +348,14 @@ fn ops_class(_pattern: &str, class: &str) -> String {
 impl PhpSurface {
     /// A promoted readonly property of a record or error.
     fn property(&self, f: &Field, pad: &str) -> String {
+        let what = if f.doc.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", f.doc.replace("*/", "* /"))
+        };
         format!(
-            "{pad}/** @var {} {} */\n{pad}public readonly {} ${}",
+            "{pad}/** @var {}{what} */\n{pad}public readonly {} ${}",
             doc_ty(&f.ty, Dir::Out),
-            f.doc.replace("*/", "* /"),
             self.ty(&f.ty, Dir::Out),
             camel_lower(&f.name)
         )
@@ -404,15 +408,20 @@ impl PhpSurface {
             .collect()
     }
 
-    /// The doc comment of an operation; `body`: the hold's callable.
-    fn op_doc(&self, op: &Operation, body: Option<&str>) -> String {
+    /// The doc comment of an operation; `hold`: the hold's template,
+    /// callable and result lines.
+    fn op_doc(&self, op: &Operation, hold: Option<[&str; 3]>) -> String {
         let mut lines = vec![op.doc.clone(), String::new()];
-        if let Some(b) = body {
-            lines.push(b.to_string());
+        if let Some([template, body, _]) = hold {
+            lines.extend([template.to_string(), body.to_string()]);
         }
         lines.extend(self.param_docs(&op.params));
-        if body.is_none() && op.returns != Type::Null {
-            lines.push(format!("@return {}", doc_ty(&op.returns, Dir::Out)));
+        match hold {
+            Some([_, _, result]) => lines.push(result.to_string()),
+            None if op.returns != Type::Null => {
+                lines.push(format!("@return {}", doc_ty(&op.returns, Dir::Out)));
+            }
+            None => {}
         }
         for r in &op.raises {
             lines.push(format!("@throws \\RedisPatterns\\Errors\\{r}"));
@@ -428,7 +437,11 @@ impl PhpSurface {
     fn hold(&self, out: &mut String, op: &Operation) {
         out.push_str(&self.op_doc(
             op,
-            Some("@template T\n     * @param callable(\\RedisPatterns\\Holding): T $body runs while the lease is held (and renewed)\n     * @return T what $body returned"),
+            Some([
+                "@template T",
+                "@param callable(\\RedisPatterns\\Holding): T $body runs while the lease is held (and renewed)",
+                "@return T what $body returned",
+            ]),
         ));
         let sig = self.signature(&op.params);
         let sep = if sig.is_empty() { "" } else { ", " };

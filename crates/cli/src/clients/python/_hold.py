@@ -24,7 +24,7 @@ class Holder:
     """What a hold does with one resource: acquire within its timeout, extend and release a lease."""
 
     def __init__(self, key: str, lease_ms: int, acquire: "Callable[[], Op[Any]]", extend: "Callable[[Any], Op[bool]]",
-                 release: "Callable[[Any], Op[bool]]", fence: Callable[[Any], Optional[int]]) -> None:
+                 release: "Callable[[Any], Op[Optional[bool]]]", fence: Callable[[Any], Optional[int]]) -> None:
         self.key, self.lease_ms = key, lease_ms
         self.acquire, self.extend, self.release, self.fence = acquire, extend, release, fence
 
@@ -78,7 +78,7 @@ class SyncHold:
         if held is None:
             return
         if not held.lost:
-            held.lost = not self.run(self.holder.release(held.lease))
+            held.lost = self.run(self.holder.release(held.lease)) is False
         if held.lost and exc is None:
             raise errors.LockLost(held.key, held.fence or 0)
 
@@ -119,6 +119,6 @@ class AsyncHold:
         if held is None:
             return
         if not held.lost:
-            held.lost = not await self.run(self.holder.release(held.lease))
+            held.lost = (await self.run(self.holder.release(held.lease))) is False
         if held.lost and exc is None:
             raise errors.LockLost(held.key, held.fence or 0)

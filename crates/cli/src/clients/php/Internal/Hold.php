@@ -40,7 +40,8 @@ final class Hold
             }
             throw $e;
         }
-        $lost = $renewer->stop() || !($holder->release)($lease);
+        // null: not known (a resend found it released): not a loss.
+        $lost = $renewer->stop() || ($holder->release)($lease) === false;
         $holding->ended($lost);
         if ($lost) {
             throw new LockLost($holder->key, $fence ?? 0);

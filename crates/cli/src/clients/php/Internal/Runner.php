@@ -36,8 +36,7 @@ final class Runner
     private function __construct(private \Redis|\RedisCluster $client)
     {
         $this->cluster = $client instanceof \RedisCluster;
-        $prefix = $client->getOption(\Redis::OPT_PREFIX);
-        $this->prefix = is_string($prefix) ? $prefix : '';
+        $this->refresh();
     }
 
     /** The runner of `$client` (made at its first use). */
@@ -48,8 +47,6 @@ final class Runner
         if ($run === null) {
             $run = self::$runners[$client] = new self($client);
         }
-        $prefix = $client->getOption(\Redis::OPT_PREFIX);
-        $run->prefix = is_string($prefix) ? $prefix : '';
         return $run;
     }
 
@@ -115,6 +112,7 @@ final class Runner
     /** The cluster slot of a key as sent (with the client's prefix). */
     public function slot(string $key): int
     {
+        $this->refresh();
         return Slots::of($this->prefix . $key);
     }
 
@@ -133,6 +131,7 @@ final class Runner
     /** A subscription to the shard channel `$channel` (without the prefix), on the node of its slot. */
     public function subscribe(string $channel): Subscription
     {
+        $this->refresh();
         return Subscription::open($this->endpoint($channel), $this->prefix . $channel);
     }
 
@@ -159,8 +158,17 @@ final class Runner
         }
     }
 
+    /** Takes the client's current OPT_PREFIX (phpredis applies the current one to every command). */
+    private function refresh(): void
+    {
+        $prefix = $this->client->getOption(\Redis::OPT_PREFIX);
+        $this->prefix = is_string($prefix) ? $prefix : '';
+    }
+
+    /** Refuses a client in MULTI or pipeline mode; takes its current OPT_PREFIX. */
     private function atomic(): void
     {
+        $this->refresh();
         if (!$this->cluster && $this->client->getMode() !== \Redis::ATOMIC) {
             throw new Errors\InvalidArgument('client', 'is in MULTI or pipeline mode: run redis-patterns operations outside it (they send their own pipelines)', null);
         }

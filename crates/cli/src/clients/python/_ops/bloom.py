@@ -130,14 +130,16 @@ class Bloom:
                 out[i] = int(flag) == 1
         return out
 
-    def add(self, item: bytes) -> Op[bool]:
+    # Whether an add was new is never unknown here: redis-py does not say
+    # when it sent a command again (Optional as in the description).
+    def add(self, item: bytes) -> Op[Optional[bool]]:
         return (yield from self._items([item], True))[0]
 
     def exists(self, item: bytes) -> Op[bool]:
         return (yield from self._items([item], False))[0]
 
-    def multi_add(self, items: Sequence[bytes]) -> Op[List[bool]]:
-        return (yield from self._items(items, True))
+    def multi_add(self, items: Sequence[bytes]) -> Op[List[Optional[bool]]]:
+        return [f for f in (yield from self._items(items, True))]
 
     def multi_exists(self, items: Sequence[bytes]) -> Op[List[bool]]:
         return (yield from self._items(items, False))
@@ -204,7 +206,7 @@ class JsHashBloom:
             raise _bad("item", "must not be empty in a JSHash filter")
         return jshash(item, self.limit_memory)
 
-    def multi_add(self, items: Sequence[bytes]) -> Op[List[bool]]:
+    def multi_add(self, items: Sequence[bytes]) -> Op[List[Optional[bool]]]:
         offsets = [self.offset(i) for i in items]
         if not offsets:
             return []
@@ -216,7 +218,7 @@ class JsHashBloom:
             return []
         return [int(f) == 1 for f in (yield scripts.Bloom.jshash_exists(self.key, offsets))]
 
-    def add(self, item: bytes) -> Op[bool]:
+    def add(self, item: bytes) -> Op[Optional[bool]]:
         return (yield from self.multi_add([item]))[0]
 
     def exists(self, item: bytes) -> Op[bool]:

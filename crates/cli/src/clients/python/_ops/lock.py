@@ -44,7 +44,7 @@ class Lock:
         return (yield from until_acquired(
             self.key, self.channel, self.notified, self.poll_ms, timeout_ms, lambda: self._attempt(token)))
 
-    def release(self, token: str) -> Op[bool]:
+    def release(self, token: str) -> Op[Optional[bool]]:
         return int((yield scripts.Lock.release(self.key, token, self.channel))) == 1
 
     def extend(self, token: str, lease_ms: int) -> Op[bool]:

@@ -54,7 +54,7 @@ class LoginLog:
     def _tag(self, day: datetime.date) -> str:
         return self.prefix + "{" + day.strftime("%Y-%m") + "}"
 
-    def record(self, user_type: str, uid: int, day: datetime.date) -> Op[bool]:
+    def record(self, user_type: str, uid: int, day: datetime.date) -> Op[Optional[bool]]:
         check_type(user_type)
         check_uid(uid, self.max_uid)
         log_exp = _days.expire_at(self.retention_s, _days.next_month(day))
@@ -208,7 +208,7 @@ class LoginLog:
                 got = each((yield calls))
                 days += len(got)
                 new += sum(int(x) for x in got)
-        return records.ReindexReport(logs, days, new, skipped, True)
+        return records.ReindexReport(logs, days, new, 0, skipped, True)
 
     def _parse(self, k: str, month_prefix: str) -> Optional[Tuple[str, str, int]]:
         if not k.startswith(month_prefix):

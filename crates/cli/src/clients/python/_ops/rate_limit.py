@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from .. import errors, records, scripts
 from .._contract import key
@@ -74,7 +74,7 @@ class RateLimiter:
     def peek(self, subject: str) -> Op[records.Decision]:
         return (yield from self.throttle(subject, 0))
 
-    def reset(self, subject: str) -> Op[bool]:
+    def reset(self, subject: str) -> Op[Optional[bool]]:
         k = self.key(subject)
         return int((yield Cmd("DEL", k))) > 0
 

@@ -83,5 +83,5 @@ class RollingStore:
     def len(self, k: str) -> Op[int]:
         return int((yield scripts.Rolling.len(self.meta_key(k), self._hashes(k))))
 
-    def clear(self, k: str) -> Op[int]:
+    def clear(self, k: str) -> Op[Optional[int]]:
         return int((yield scripts.Rolling.clear(self.meta_key(k), self._window(k, 0, self.shards))))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from .. import errors, records, scripts
 from .._contract import key
@@ -73,7 +73,7 @@ class RwLock:
         return Holder(self.writer_key, self.lease_ms, lambda: self.wait_as(role, new_token(), timeout_ms),
                       lambda l: self.extend(l, self.lease_ms), self.release, lambda l: None)
 
-    def release(self, lease: records.RwLease) -> Op[bool]:
+    def release(self, lease: records.RwLease) -> Op[Optional[bool]]:
         if lease.role == "read":
             call = scripts.Rwlock.read_release(self.readers_key, lease.token, self.channel)
         else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
@@ -43,7 +45,7 @@ class Semaphore:
         return Holder(self.key, self.lease_ms, lambda: self.acquire(timeout_ms),
                       lambda p: self.extend(p.token, self.lease_ms), lambda p: self.release(p.token), lambda p: None)
 
-    def release(self, token: str) -> Op[bool]:
+    def release(self, token: str) -> Op[Optional[bool]]:
         return int((yield scripts.Semaphore.release(self.key, token, self.channel))) == 1
 
     def extend(self, token: str, lease_ms: int) -> Op[bool]:

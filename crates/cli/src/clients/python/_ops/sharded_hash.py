@@ -123,16 +123,16 @@ class ShardedHash:
             return 0
         return sum(int(r) for r in each((yield batch)))
 
-    def set(self, field: bytes, value: bytes) -> Op[bool]:
+    def set(self, field: bytes, value: bytes) -> Op[Optional[bool]]:
         return (yield from self._write([(field, value)], False)) == 1
 
-    def set_if_absent(self, field: bytes, value: bytes) -> Op[bool]:
+    def set_if_absent(self, field: bytes, value: bytes) -> Op[Optional[bool]]:
         return (yield from self._write([(field, value)], True)) == 1
 
-    def set_many(self, pairs: Sequence[Tuple[bytes, bytes]]) -> Op[int]:
+    def set_many(self, pairs: Sequence[Tuple[bytes, bytes]]) -> Op[Optional[int]]:
         return (yield from self._write(pairs, False))
 
-    def set_if_absent_many(self, pairs: Sequence[Tuple[bytes, bytes]]) -> Op[int]:
+    def set_if_absent_many(self, pairs: Sequence[Tuple[bytes, bytes]]) -> Op[Optional[int]]:
         return (yield from self._write(pairs, True))
 
     def get(self, field: bytes) -> Op[Optional[bytes]]:
@@ -153,7 +153,7 @@ class ShardedHash:
                 out[i] = None if v is None else bytes(v)
         return out
 
-    def delete(self, field: bytes) -> Op[bool]:
+    def delete(self, field: bytes) -> Op[Optional[bool]]:
         return int((yield Cmd("HDEL", self.shard_key(field), field))) == 1
 
     def exists(self, field: bytes) -> Op[bool]:
@@ -225,7 +225,7 @@ class ShardedHash:
                     rejected += 1
             n = (yield from self._write(good, True)) if good else 0
             inserted, present = inserted + n, present + len(good) - n
-        return records.ImportReport(len(items), inserted, present, rejected)
+        return records.ImportReport(len(items), inserted, present, 0, rejected)
 
     @staticmethod
     def planned(base: str, expected: int) -> Op[Tuple["ShardedHash", records.HashPlan]]:

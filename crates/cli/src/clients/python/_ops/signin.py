@@ -75,7 +75,7 @@ class SignIn:
             return self.prefix + "{" + self.tag + "}"
         return self.prefix.rstrip(":") or "signin"
 
-    def sign_in(self, uid: int, day: datetime.date) -> Op[bool]:
+    def sign_in(self, uid: int, day: datetime.date) -> Op[Optional[bool]]:
         check_uid(uid, self.max_uid)
         expire = _days.expire_at(self.retention_s, day + datetime.timedelta(days=1))
         return int((yield scripts.Signin.mark(self.key(day), uid, self.max_uid, expire))) == 1

@@ -106,7 +106,7 @@ class VisitCounter:
             args.extend(groups[s])
         reply = yield scripts.Visits.add_batch(self.counter_key(day), self.meta_key(day),
                                                [self.shard_key(day, s) for s in order], expire, accept, self.shards, args)
-        new = [False if p is None else int(reply[offset[p[0]] + p[1]]) == 1 for p in place]
+        new: List[Optional[bool]] = [False if p is None else int(reply[offset[p[0]] + p[1]]) == 1 for p in place]
         return records.BatchVisits(max(int(reply[0]), 0), new)
 
     def count(self, day: datetime.date) -> Op[int]:

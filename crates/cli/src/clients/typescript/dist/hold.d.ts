@@ -5,7 +5,7 @@ export interface Holder<L> {
     leaseMs: number;
     acquire(io: Io): Promise<L>;
     extend(io: Io, lease: L): Promise<boolean>;
-    release(io: Io, lease: L): Promise<boolean>;
+    release(io: Io, lease: L): Promise<boolean | null>;
     token(lease: L): string;
     /** A lock's fencing token; null for a permit or a read-write lease. */
     fence(lease: L): number | null;

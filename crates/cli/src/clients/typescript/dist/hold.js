@@ -71,7 +71,8 @@ async function hold(run, holder, body) {
     }
     await renewing;
     if (!held.lost) {
-        held.lost = !(await run.op((io) => holder.release(io, lease)));
+        // null: not known (a resend found it released): not a loss.
+        held.lost = (await run.op((io) => holder.release(io, lease))) === false;
     }
     if (failure !== null) {
         throw failure.error;

@@ -16,7 +16,7 @@ export interface Holder<L> {
   leaseMs: number;
   acquire(io: Io): Promise<L>;
   extend(io: Io, lease: L): Promise<boolean>;
-  release(io: Io, lease: L): Promise<boolean>;
+  release(io: Io, lease: L): Promise<boolean | null>;
   token(lease: L): string;
   /** A lock's fencing token; null for a permit or a read-write lease. */
   fence(lease: L): number | null;
@@ -81,7 +81,8 @@ export async function hold<L, T>(run: Runner, holder: Holder<L>, body: (held: He
   }
   await renewing;
   if (!held.lost) {
-    held.lost = !(await run.op((io) => holder.release(io, lease)));
+    // null: not known (a resend found it released): not a loss.
+    held.lost = (await run.op((io) => holder.release(io, lease))) === false;
   }
   if (failure !== null) {
     throw failure.error;

@@ -304,7 +304,7 @@ final class LoginLog
                 $new += array_sum(array_map('intval', $got));
             }
         }
-        return new ReindexReport($logs, $days, $new, $skipped, true);
+        return new ReindexReport($logs, $days, $new, 0, $skipped, true);
     }
 
     /** @return array{string, string, int}|null [key, user type, uid] of a log key of this month, null for another key */

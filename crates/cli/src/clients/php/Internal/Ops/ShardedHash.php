@@ -329,7 +329,7 @@ final class ShardedHash
             $inserted += $n;
             $present += count($good) - $n;
         }
-        return new ImportReport(count($items), $inserted, $present, $rejected);
+        return new ImportReport(count($items), $inserted, $present, 0, $rejected);
     }
 
     /** @return array{self, HashPlan} */

@@ -256,7 +256,7 @@ class LoginLog {
                 fresh += got.reduce((n, x) => n + (0, driver_1.int)(x), 0);
             }
         }
-        return { logs, days: dayCount, new: fresh, skipped, done: true };
+        return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done: true };
     }
     parseKey(k, monthPrefix) {
         if (!k.startsWith(monthPrefix)) {

@@ -315,7 +315,7 @@ class ShardedHash {
             inserted += n;
             present += good.length - n;
         }
-        return { items: items.length, inserted, present, rejected };
+        return { items: items.length, inserted, present, unknown: 0, rejected };
     }
     static async planned(io, base, expected) {
         if (!base) {

@@ -298,7 +298,7 @@ export class LoginLog {
         fresh += got.reduce((n: number, x) => n + int(x), 0);
       }
     }
-    return { logs, days: dayCount, new: fresh, skipped, done: true };
+    return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done: true };
   }
 
   private parseKey(k: string, monthPrefix: string): [string, string, number] | null {

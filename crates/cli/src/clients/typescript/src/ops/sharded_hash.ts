@@ -328,7 +328,7 @@ export class ShardedHash {
       inserted += n;
       present += good.length - n;
     }
-    return { items: items.length, inserted, present, rejected };
+    return { items: items.length, inserted, present, unknown: 0, rejected };
   }
 
   static async planned(io: Io, base: string, expected: number): Promise<[ShardedHash, HashPlan]> {
