@@ -223,7 +223,7 @@ fn tour(pattern: &str, d: &mut Driver) {
                 let r = RateLimiter::new(limit).unwrap();
                 assert!(!d.run(r.throttle("alice", 1)).unwrap().limited);
                 assert_eq!(d.run(r.peek("alice")).unwrap().remaining, 4);
-                assert!(d.run(r.reset("alice")).unwrap());
+                assert_eq!(d.run(r.reset("alice")).unwrap(), Some(true));
             }
             let d1 = d.run(rate_limit::allow_once_per(
                 "42:withdraw",

@@ -23,6 +23,7 @@ pub struct LoadProgress {
     pub done: u64,
     /// Items that were new to the filter.
     pub added: u64,
+    /// Items whose newness is not known (their call was sent again).
     pub unknown: u64,
 }
 
