@@ -12,7 +12,9 @@
 //! [`ErrorKind::LayoutMismatch`], before
 //! anything else is written. [`read`] reads it back (`open` of each pattern).
 //! Data written without a meta key (by other code, such as the PHP
-//! recipes) has none: name its layout explicitly.
+//! recipes) has none: name its layout explicitly. A rolling store needs no
+//! meta key: its index already holds its ring
+//! ([`RollingStore::stored_ring`](crate::rolling::RollingStore::stored_ring)).
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
 //! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an

@@ -1,3 +1,5 @@
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
 //! Each pattern — an owner-token lock ([`lock`]: waiters woken by the
@@ -23,6 +25,9 @@
 //! one Redis Functions library ([`functions`]), which persists with the
 //! data: a connection in [`CallMode::Functions`] sends every script call as
 //! `FCALL` / `FCALL_RO`.
+//!
+//! The guide ([`guide`], the book of the repository's `docs/`) shows every pattern at work, from Rust and from
+//! the other languages, on one server and on a cluster.
 //!
 //! # Running an operation
 //!
@@ -95,6 +100,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+pub mod acl;
 pub mod bitmap;
 pub mod bloom;
 pub mod contract;

@@ -31,6 +31,7 @@ pub struct Manifest {
     pub manifest_version: u32,
     /// The crate version that exported the scripts.
     pub version: String,
+    /// Every script, by name.
     pub scripts: Vec<ScriptEntry>,
     /// Per pattern, what a client computes itself ([`crate::contract`]).
     pub patterns: Vec<PatternContract>,
@@ -48,12 +49,14 @@ pub struct Manifest {
 /// One server capability ([`crate::core::Capability`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapabilityEntry {
+    /// The capability's name (`bitop_diff`).
     pub name: String,
     /// The server has it when it has every one of these (`BITOP DIFF`: an
     /// operator of `BITOP`).
     pub commands: Vec<String>,
     /// How a client detects it.
     pub detect: String,
+    /// What a pattern may do with it.
     pub meaning: String,
 }
 
@@ -90,11 +93,13 @@ fn detect_text(cap: &crate::core::Capability) -> String {
 /// One domain error code (`-CODE detail` replies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorEntry {
+    /// The code (`BADARG`, `FULL` ...).
     pub code: String,
     /// The Rust `ErrorKind` it maps to (and the generated clients' exception).
     pub kind: String,
     /// What the text after the code says.
     pub detail: String,
+    /// What it means.
     pub meaning: String,
 }
 
@@ -116,11 +121,13 @@ pub struct ScriptEntry {
     pub keys: Vec<String>,
     /// The keys in `KEYS` order, with their types.
     pub key_specs: Vec<KeyEntry>,
+    /// The arguments in `ARGV` order, with their checks.
     pub args: Vec<ArgEntry>,
     /// Reply type and meaning, e.g. `integer: 1 when released, 0 ...`.
     pub returns: String,
     /// Call with `EVALSHA_RO` (and allowed on replicas).
     pub read_only: bool,
+    /// What the script does (its header's summary).
     pub description: String,
     /// Domain error codes (`-CODE detail` replies) the script may raise;
     /// `BADARG <arg name> <reason>` for an argument outside its declaration.
@@ -173,8 +180,15 @@ pub struct KeyEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum BoundEntry {
+    /// A number.
     Value(i64),
-    Arg { arg: String, offset: i64 },
+    /// Another argument's value plus an offset.
+    Arg {
+        /// The argument it names.
+        arg: String,
+        /// Added to that argument's value.
+        offset: i64,
+    },
 }
 
 /// One `ARGV` entry.

@@ -27,6 +27,14 @@
 //! [`ErrorKind::InvalidArgument`] from the script otherwise. Nothing is
 //! written either way.
 //!
+//! [`PackedRecords::add_once`] adds once per request, as the sharded
+//! hash's `incr_once` does: its result is kept under a request key in the
+//! shard's slot, so a resend answers it without adding again. With
+//! [`record_layout(true)`](PackedRecordsBuilder::record_layout) (as the
+//! command line does) the store claims its width and shard length in
+//! `<base>:meta` before its first write; [`PackedRecords::open`] reads
+//! them back.
+//!
 //! Records never written read as all-zero bytes (the codec decides what that
 //! means). [`PackedRecords::scan`] reads whole shards and decodes them
 //! client-side, e.g. to count records per field value
@@ -161,6 +169,7 @@ impl Codec for Bytes {
 pub struct Le<T>(PhantomData<fn() -> T>);
 
 impl<T> Le<T> {
+    /// The little-endian codec of `T`.
     pub fn new() -> Self {
         Self(PhantomData)
     }
@@ -324,6 +333,7 @@ impl<C: Codec> PackedRecords<C> {
     pub fn base(&self) -> &str {
         &self.base
     }
+    /// The codec of the records.
     pub fn codec(&self) -> &C {
         &self.codec
     }
@@ -331,12 +341,15 @@ impl<C: Codec> PackedRecords<C> {
     pub fn width(&self) -> usize {
         self.width as usize
     }
+    /// Consecutive ids per shard string.
     pub fn ids_per_shard(&self) -> u64 {
         self.ids_per_shard
     }
+    /// The largest id.
     pub fn max_id(&self) -> u64 {
         self.max_id
     }
+    /// Dense (shards written whole before their first record) or sparse.
     pub fn layout(&self) -> Layout {
         self.layout
     }

@@ -71,7 +71,9 @@ pub const MAX_LEASE_MS: u64 = scripts::rwlock::WRITE_ACQUIRE_LEASE_MS_MAX as u64
 /// Which lease a holder has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Role {
+    /// A shared read lease.
     Read,
+    /// The exclusive write lease.
     Write,
 }
 
@@ -81,6 +83,7 @@ pub enum Role {
 pub struct RwLease {
     /// 32 lowercase hex digits, or the caller's own with `*_as`.
     pub token: String,
+    /// Read or write.
     pub role: Role,
 }
 

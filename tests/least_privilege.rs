@@ -16,8 +16,9 @@ use chrono::{NaiveDate, Utc};
 use redis_patterns::bloom::{Bloom, JsHashBloom};
 use redis_patterns::core::{Durability, LimitsSource, RequestId};
 use redis_patterns::lock::Lock;
-use redis_patterns::login_log::LoginLog;
+use redis_patterns::login_log::{LoginLog, ReindexOptions};
 use redis_patterns::packed::{IntField, Le, PackedRecords};
+use redis_patterns::rate_limit::{self, Limit, RateLimiter};
 use redis_patterns::rolling::RollingStore;
 use redis_patterns::rwlock::RwLock;
 use redis_patterns::semaphore::Semaphore;
@@ -124,10 +125,13 @@ fn url_of(port: u16, user: &str) -> String {
     format!("redis://{user}:secret@127.0.0.1:{port}/")
 }
 
-const PATTERNS: [&str; 10] = [
+/// Every pattern with a group of its own (the layout's scripts are the
+/// sharded hash's and the packed store's, in their groups).
+const PATTERNS: [&str; 11] = [
     "lock",
     "semaphore",
     "rwlock",
+    "rate_limit",
     "visits",
     "sharded_hash",
     "packed",
@@ -136,6 +140,29 @@ const PATTERNS: [&str; 10] = [
     "login_log",
     "signin",
 ];
+
+#[test]
+fn every_pattern_has_a_group_and_a_tour() {
+    let groups: Vec<&str> = redis_patterns::acl::groups()
+        .iter()
+        .map(|g| g.name)
+        .collect();
+    for c in redis_patterns::contract::all() {
+        if c.name == "layout" {
+            continue;
+        }
+        assert!(
+            PATTERNS.contains(&c.name.as_str()),
+            "no tour for {}",
+            c.name
+        );
+        assert!(
+            groups.contains(&c.name.as_str()),
+            "no ACL group for {}",
+            c.name
+        );
+    }
+}
 
 fn day(d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2099, 5, d).unwrap()
@@ -186,6 +213,23 @@ fn tour(pattern: &str, d: &mut Driver) {
             let writer = d.run(rw.write(Duration::from_secs(1))).unwrap();
             assert!(d.run(rw.extend(&writer, Duration::from_secs(60))).unwrap());
             assert_eq!(d.run(rw.release(&writer)).unwrap(), Some(true));
+        }
+        "rate_limit" => {
+            for limit in [
+                Limit::gcra(4, 10, Duration::from_secs(1)),
+                Limit::sliding_counter(5, Duration::from_secs(1)),
+                Limit::sliding_log(5, Duration::from_secs(1)),
+            ] {
+                let r = RateLimiter::new(limit).unwrap();
+                assert!(!d.run(r.throttle("alice", 1)).unwrap().limited);
+                assert_eq!(d.run(r.peek("alice")).unwrap().remaining, 4);
+                assert_eq!(d.run(r.reset("alice")).unwrap(), Some(true));
+            }
+            let d1 = d.run(rate_limit::allow_once_per(
+                "42:withdraw",
+                Duration::from_secs(2),
+            ));
+            assert!(!d1.unwrap().limited);
         }
         "visits" => {
             let v = VisitCounter::new("site", Utc, 8).unwrap();
@@ -256,6 +300,13 @@ fn tour(pattern: &str, d: &mut Driver) {
             ok(d.run(loose.incr("c", 1)).map(drop), "non-strict HINCRBY");
             let (_, plan) = d.run(ShardedHash::planned("users", 10_000)).unwrap();
             assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
+            // A hash that records its layout, and a reader that opens it.
+            let claimed = ShardedHash::builder("users:claimed", Sharding::Crc32 { shards: 4 })
+                .record_layout(true)
+                .build()
+                .unwrap();
+            ok(d.run(claimed.set("a", "1")).map(drop), "set with a layout");
+            ok(d.run(ShardedHash::open("users:claimed")).map(drop), "open");
         }
         "packed" => {
             let p = PackedRecords::new("logins", Le::<u32>::new(), 100_000).unwrap();
@@ -274,6 +325,21 @@ fn tour(pattern: &str, d: &mut Driver) {
                 9
             );
             assert!(d.run(p.compare_and_set(1, &9, &10)).unwrap().is_ok());
+            // A store that records its layout, and a reader that opens it.
+            let claimed = PackedRecords::builder("logins:claimed", Le::<u32>::new(), 1000)
+                .record_layout(true)
+                .build()
+                .unwrap();
+            ok(d.run(claimed.set(3, &1)), "set with a layout");
+            ok(
+                d.run(PackedRecords::open(
+                    "logins:claimed",
+                    Le::<u32>::new(),
+                    1000,
+                ))
+                .map(drop),
+                "open",
+            );
             assert_eq!(
                 d.run(p.count_by(|n| (*n != 0).then_some(*n)))
                     .unwrap()
@@ -372,6 +438,11 @@ fn tour(pattern: &str, d: &mut Driver) {
                 d.run(log.all_active_users(day(1), day(9))).unwrap().len(),
                 2
             );
+            // Day indexes for logs written without them (SCAN, GETRANGE).
+            let report = d
+                .run(log.reindex(2099, 5, ReindexOptions::default()))
+                .unwrap();
+            assert_eq!(report.logs, 2);
         }
         "signin" => {
             for s in [

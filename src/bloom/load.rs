@@ -19,8 +19,11 @@ use crate::error::Error;
 /// after its reply was lost and found them present: see [`Bloom::add`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct LoadProgress {
+    /// Input positions done (skipped ones included).
     pub done: u64,
+    /// Items that were new to the filter.
     pub added: u64,
+    /// Items whose newness is not known (their call was sent again).
     pub unknown: u64,
 }
 

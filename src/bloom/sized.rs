@@ -82,9 +82,13 @@ pub struct BloomBuilder {
 /// What [`Bloom::info`] reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BloomInfo {
+    /// The filter's name.
     pub name: String,
+    /// Its config hash's key.
     pub config_key: String,
+    /// Its blocks' keys, in block order.
     pub block_keys: Vec<String>,
+    /// Its parameters (m, k, blocks ...).
     pub params: BloomParams,
     /// Bits set per block (sentinel excluded).
     pub bits_set: Vec<u64>,

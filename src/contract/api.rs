@@ -51,57 +51,74 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Api {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The error kinds the pattern raises, with their data.
     pub errors: Vec<ErrorDecl>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The named results of its operations.
     pub records: Vec<Record>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Its classes.
     pub classes: Vec<Class>,
 }
 
 /// An error kind and the data it carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorDecl {
+    /// The kind's name (`LockBusy`).
     pub name: String,
+    /// The data it carries.
     pub fields: Vec<Field>,
+    /// What it means.
     pub doc: String,
 }
 
 /// A named result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// The record's name (`Lease`).
     pub name: String,
+    /// What it is.
     pub doc: String,
+    /// Its fields.
     pub fields: Vec<Field>,
 }
 
 /// A record field, an error's datum or an accessor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {
+    /// The name (`retry_after_ms`).
     pub name: String,
     #[serde(rename = "type")]
+    /// Its type.
     pub ty: Type,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// What it holds.
     pub doc: String,
 }
 
 /// A class: one handle of a pattern (a lock, a counter ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Class {
+    /// The class's name (`Lock`).
     pub name: String,
+    /// What a handle is.
     pub doc: String,
     /// The settings of its constructor; `None` for a class made only by a
     /// static operation (a Bloom filter is created or opened).
     pub new: Option<Vec<Param>>,
     /// Read-only accessors.
     pub getters: Vec<Field>,
+    /// Its operations.
     pub ops: Vec<Operation>,
 }
 
 /// An input of a constructor or an operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Param {
+    /// The input's name (`lease_ms`).
     pub name: String,
     #[serde(rename = "type")]
+    /// Its type.
     pub ty: Type,
     /// The default of an optional input (`null` is a default too).
     #[serde(
@@ -120,6 +137,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 /// An operation of a class.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Operation {
+    /// The operation's name (`try_acquire`).
     pub name: String,
     /// A class-level operation (no handle needed; it may return one).
     #[serde(rename = "static")]
@@ -128,10 +146,13 @@ pub struct Operation {
     /// offset), so every client answers it at once, also an async one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pure: bool,
+    /// Its inputs, in order.
     pub params: Vec<Param>,
+    /// What it answers.
     pub returns: Type,
     /// The error kinds it raises besides invalid input and server errors.
     pub raises: Vec<String>,
+    /// What it does.
     pub doc: String,
 }
 
@@ -139,24 +160,43 @@ pub struct Operation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Type {
+    /// `str`: text.
     Str,
+    /// `bytes`: text or bytes in, bytes out.
     Bytes,
+    /// `int`: a 64-bit integer.
     Int,
+    /// `uint`: an integer >= 0.
     UInt,
+    /// `int[a..b]`: an integer from `a` to `b`.
     Range(i64, i64),
+    /// `float`: a number.
     Float,
+    /// `bool`.
     Bool,
+    /// `date`: a calendar day (a date object or `YYYY-MM-DD`).
     Date,
+    /// `ms`: a duration in whole milliseconds, at least 1.
     Ms,
+    /// `name`: not empty, no `{` or `}`.
     Name,
+    /// `token`: not empty.
     Token,
+    /// `prefix`: a key prefix, no `{` or `}`.
     Prefix,
+    /// `any`: a JSON value.
     Any,
+    /// `null`: nothing (an operation that answers nothing).
     Null,
+    /// `enum[a, b]`: one of the words.
     Enum(Vec<String>),
+    /// `list[T]`.
     List(Box<Type>),
+    /// `opt[T]`: a `T`, or null.
     Opt(Box<Type>),
+    /// `tuple[A, B]`.
     Tuple(Vec<Type>),
+    /// `map[K, V]`.
     Map(Box<Type>, Box<Type>),
     /// A record or class.
     Named(String),

@@ -37,6 +37,7 @@ pub use errors::{ERROR_CODES, ErrorCode};
 pub struct PatternContract {
     /// The pattern, as in script names (`lock` for `lock.acquire`).
     pub name: String,
+    /// What the pattern is, in one line.
     pub summary: String,
     /// The pattern's scripts (`lock.acquire`, ...).
     pub scripts: Vec<String>,
@@ -60,6 +61,7 @@ pub struct PatternContract {
 /// A setting a client chooses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Param {
+    /// The setting's name (`prefix`, `shards`).
     pub name: String,
     /// `string`, `integer`, `number`, `bool`, `duration_ms`, `date`,
     /// `time_zone`.
@@ -67,6 +69,7 @@ pub struct Param {
     pub ty: String,
     /// The default, `null` when the setting is required.
     pub default: Value,
+    /// What it means.
     pub meaning: String,
 }
 
@@ -80,20 +83,25 @@ pub struct KeyTemplate {
     /// The Redis type it holds.
     #[serde(rename = "type")]
     pub ty: String,
+    /// What the key holds.
     pub meaning: String,
 }
 
 /// A value a client uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Constant {
+    /// The constant's name (`max_lease_ms`).
     pub name: String,
+    /// Its value.
     pub value: Value,
+    /// What it means.
     pub meaning: String,
 }
 
 /// A client-side computation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Function {
+    /// The function's name (`shard_of`).
     pub name: String,
     /// `name(arg: type, ...) -> type`
     pub signature: String,
@@ -107,6 +115,7 @@ pub struct Function {
 /// A multi-step client protocol.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Protocol {
+    /// The protocol's name (`acquire`).
     pub name: String,
     /// The scripts (and commands) it uses.
     pub uses: Vec<String>,

@@ -132,10 +132,12 @@ impl Clone for Batch {
 }
 
 impl Batch {
+    /// An empty batch.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An empty batch with room for `n` commands.
     pub fn with_capacity(n: usize) -> Self {
         Self {
             entries: Vec::with_capacity(n),
@@ -237,10 +239,12 @@ impl Batch {
         self.refused.take()
     }
 
+    /// How many commands it holds.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether it holds no command.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -77,7 +77,9 @@ pub const CAPABILITIES: &[Capability] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerName {
+    /// Redis (no `server_name`, or `redis`).
     Redis,
+    /// Valkey (`server_name:valkey`).
     Valkey,
     /// Another `server_name`.
     Other,
@@ -101,8 +103,11 @@ impl ServerName {
 /// A server version, `major.minor.patch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Version {
+    /// The major version.
     pub major: u16,
+    /// The minor version.
     pub minor: u16,
+    /// The patch level.
     pub patch: u16,
 }
 

@@ -56,7 +56,12 @@ pub enum Durability {
     Primary,
     /// A write is done when `replicas` replicas acknowledged it within
     /// `timeout` (`WAIT`). Made with [`Durability::replicas`].
-    Replicas { replicas: u32, timeout: Duration },
+    Replicas {
+        /// How many replicas.
+        replicas: u32,
+        /// How long `WAIT` waits for them.
+        timeout: Duration,
+    },
 }
 
 impl Durability {

@@ -29,14 +29,18 @@ pub enum ErrorKind {
     /// (code `BADARG`) before its first write.
     #[error("{}invalid {name}: {reason}", script_prefix(*.script))]
     InvalidArgument {
+        /// The script that refused it, or `None` when the Rust API did.
         script: Option<&'static str>,
+        /// The argument's name.
         name: String,
+        /// Why it was refused.
         reason: String,
     },
 
     /// The lock is held by another owner (non-blocking acquire).
     #[error("lock {key} is held by another owner")]
     LockBusy {
+        /// The lock's key.
         key: String,
         /// The holder's remaining lease, when it has one.
         retry_after_ms: Option<u64>,
@@ -45,11 +49,17 @@ pub enum ErrorKind {
     /// A blocking acquire did not get the lock (a semaphore permit, a
     /// read or write lease) before its deadline.
     #[error("timed out after {waited_ms} ms waiting for lock {key}")]
-    LockTimeout { key: String, waited_ms: u64 },
+    LockTimeout {
+        /// The lock's key.
+        key: String,
+        /// How long it waited.
+        waited_ms: u64,
+    },
 
     /// Every permit of the semaphore is taken (non-blocking acquire).
     #[error("every permit of semaphore {key} is taken")]
     NoPermit {
+        /// The semaphore's key.
         key: String,
         /// How long until the first holder's lease ends.
         retry_after_ms: Option<u64>,
@@ -60,16 +70,25 @@ pub enum ErrorKind {
     /// run out. `fence` is the fencing token that was lost; writes made with
     /// it may have raced with the next holder's.
     #[error("lock {key} was lost (fencing token {fence})")]
-    LockLost { key: String, fence: u64 },
+    LockLost {
+        /// The lock's key.
+        key: String,
+        /// The fencing token that was lost.
+        fence: u64,
+    },
 
     /// An acknowledged acquire (`WAIT`) reached fewer replicas than asked
     /// before its timeout. Its lock was released (best effort) and fencing
     /// token `fence` is never to be used; trying again may succeed.
     #[error("lock {key}: fencing token {fence} reached {acked} of {wanted} replicas in time")]
     NotReplicated {
+        /// The lock's key.
         key: String,
+        /// The fencing token of the acquire, never to be used.
         fence: u64,
+        /// How many replicas acknowledged it.
         acked: u32,
+        /// How many were asked for.
         wanted: u32,
     },
 
@@ -79,7 +98,9 @@ pub enum ErrorKind {
     /// written.
     #[error("script {script} refused a rolling store with another layout: {detail}")]
     RollingLayout {
+        /// The script that refused it.
         script: &'static str,
+        /// The stored layout and the asked one.
         detail: String,
     },
 
@@ -87,7 +108,9 @@ pub enum ErrorKind {
     /// value could not be read back as the requested type.
     #[error("record `{field}`: {source}")]
     RollingValue {
+        /// The record's field.
         field: String,
+        /// The JSON error.
         source: serde_json::Error,
     },
 
@@ -96,8 +119,11 @@ pub enum ErrorKind {
     /// of listpack. Nothing was sent.
     #[error("{what} of {len} bytes exceeds hash-max-listpack-value {limit}")]
     ListpackValueTooLong {
+        /// `field` or `value`.
         what: &'static str,
+        /// Its length in bytes.
         len: usize,
+        /// The server's `hash-max-listpack-value`.
         limit: usize,
     },
 
@@ -105,19 +131,27 @@ pub enum ErrorKind {
     /// `hash-max-listpack-entries` (code `FULL`); nothing was written.
     #[error("script {script}: shard full: {detail}")]
     ShardFull {
+        /// The script that refused it.
         script: &'static str,
+        /// The shard and its entry limit.
         detail: String,
     },
 
     /// A Bloom filter exists with other parameters than the ones asked for
     /// (code `BLOOMCONFIG`); nothing was changed.
     #[error("bloom filter config mismatch: {detail}")]
-    BloomConfigMismatch { detail: String },
+    BloomConfigMismatch {
+        /// The script's detail: which parameters differ.
+        detail: String,
+    },
 
     /// A Bloom filter (or one of its blocks) is missing, or a block lost its
     /// sentinel bit (deleted, evicted, flushed) (code `NOFILTER`).
     #[error("bloom filter not found: {detail}")]
-    BloomMissing { detail: String },
+    BloomMissing {
+        /// The script's detail: which key.
+        detail: String,
+    },
 
     /// A sharded pattern's meta key holds another layout (shard count,
     /// scheme, width, ...) than the one this call uses: every writer and
@@ -136,17 +170,27 @@ pub enum ErrorKind {
     /// No layout is stored at this meta key: the data was written without
     /// one (by other code) or there is none yet. Name the layout explicitly.
     #[error("no layout is stored at {key}")]
-    LayoutMissing { key: String },
+    LayoutMissing {
+        /// The meta key.
+        key: String,
+    },
 
     /// A packed-record id is above the configured maximum; nothing was sent.
     #[error("id {id} is above the configured maximum {max}")]
-    IdOutOfRange { id: u64, max: u64 },
+    IdOutOfRange {
+        /// The refused id.
+        id: u64,
+        /// The configured maximum.
+        max: u64,
+    },
 
     /// An integer field of a packed record would leave its range (code
     /// `OVERFLOW`); the record was not changed.
     #[error("script {script}: overflow: {detail}")]
     Overflow {
+        /// The script that refused it.
         script: &'static str,
+        /// The field and its range.
         detail: String,
     },
 
@@ -154,23 +198,35 @@ pub enum ErrorKind {
     /// trap: `SETBIT key 4000000000 1` makes Redis allocate ~500 MB). Raised
     /// before anything is written; code `UIDRANGE` from a script.
     #[error("uid out of range: {detail}")]
-    UidOutOfRange { detail: String },
+    UidOutOfRange {
+        /// The uid and the maximum.
+        detail: String,
+    },
 
     /// A visit was added to a day whose keys would already have expired
     /// (its end of day plus grace is not after the server's clock); nothing
     /// was written. Code `DAYENDED` from a script.
     #[error("day already ended: {detail}")]
-    DayEnded { detail: String },
+    DayEnded {
+        /// When the day stopped accepting visits, and the server's time.
+        detail: String,
+    },
 
     /// The final count of a day was asked for while the day still accepts
     /// visits (before its end plus the counter's late window).
     #[error("day still open: {detail}")]
-    DayOpen { detail: String },
+    DayOpen {
+        /// The day, and when it stops accepting visits.
+        detail: String,
+    },
 
     /// The final count of a day was asked for after its keys expired (its
     /// end plus the retention's grace): the count is gone, not zero.
     #[error("day expired: {detail}")]
-    DayExpired { detail: String },
+    DayExpired {
+        /// The day, and when its keys expired.
+        detail: String,
+    },
     /// An allocation was refused before it was made: it needs `needed`
     /// bytes, more than `available` under `limit` (the server's `maxmemory`
     /// headroom, or the caller's ceiling on one allocation). Nothing was
@@ -179,18 +235,26 @@ pub enum ErrorKind {
     /// command or script starts, so one call could go far past it).
     #[error("{}{what} needs {needed} bytes, {available} available ({limit})", script_prefix(*.script))]
     NotEnoughMemory {
+        /// What needs the memory (a Bloom filter, a shard's growth ...).
         what: String,
+        /// Bytes the allocation needs.
         needed: u64,
+        /// Bytes available under the limit.
         available: u64,
+        /// Which limit refused it.
         limit: MemoryLimit,
+        /// The script that refused it, or `None` when the Rust API did.
         script: Option<&'static str>,
     },
 
     /// `SCRIPT LOAD` answered a different SHA1 than the one in the registry.
     #[error("server returned sha1 {server} for script {script}, expected {expected}")]
     ShaMismatch {
+        /// The script.
         script: &'static str,
+        /// The SHA1 of the registry.
         expected: &'static str,
+        /// The SHA1 the server answered.
         server: String,
     },
 
@@ -198,8 +262,11 @@ pub enum ErrorKind {
     /// script on the server, or a code missing from the table in this module).
     #[error("script {script} failed: {code} {detail}")]
     Script {
+        /// The script.
         script: &'static str,
+        /// The error code.
         code: String,
+        /// The text after the code.
         detail: String,
     },
 
@@ -209,10 +276,13 @@ pub enum ErrorKind {
     /// one did.
     #[error("{}{code} {message}", script_prefix(*.script))]
     Server {
+        /// Which of the server's codes it is.
         kind: ServerErrorKind,
         /// The error code as the server sent it (`OOM`, `WRONGTYPE` …).
         code: String,
+        /// The text after the code.
         message: String,
+        /// The script whose call failed, when one did.
         script: Option<&'static str>,
     },
 
@@ -224,7 +294,12 @@ pub enum ErrorKind {
     #[error(
         "pipeline interrupted after {ran_in_order} of {total} calls ran in order: a call that did not run (NOSCRIPT, LOADING ...) cannot be sent again without reordering"
     )]
-    PipelineInterrupted { ran_in_order: usize, total: usize },
+    PipelineInterrupted {
+        /// How many calls ran, in order, from the first.
+        ran_in_order: usize,
+        /// How many calls the pipeline held.
+        total: usize,
+    },
 
     /// Requests that are not idempotent were written, and then the
     /// connection was lost before their replies came, or their node turned
@@ -240,8 +315,11 @@ pub enum ErrorKind {
     /// [`RequestId`](crate::core::RequestId)).
     #[error("outcome unknown: {} {} sent, then {cause}; it may have run and was not sent again", unknown_names(.scripts, .commands), if .scripts.len() + .commands.len() == 1 { "was" } else { "were" })]
     OutcomeUnknown {
+        /// The scripts whose outcome is unknown.
         scripts: Vec<&'static str>,
+        /// The plain commands whose outcome is unknown.
         commands: Vec<String>,
+        /// What happened to the connection or the node.
         cause: String,
     },
 
@@ -253,8 +331,11 @@ pub enum ErrorKind {
         "only {acknowledged} of {wanted} replicas acknowledged the writes within {timeout_ms} ms"
     )]
     NotDurable {
+        /// How many replicas acknowledged the writes.
         acknowledged: u32,
+        /// How many were asked for.
         wanted: u32,
+        /// The `WAIT` timeout.
         timeout_ms: u64,
     },
 
@@ -268,12 +349,18 @@ pub enum ErrorKind {
     #[error(
         "the connection was lost ({cause}) and cannot be opened again: it was handed over without its client; make one that reconnects: Connection::open or AsyncConnection::open with a URL, AsyncConnection::from_manager, or AsyncConnection::from_multiplexed_with_client"
     )]
-    ConnectionLost { cause: String },
+    ConnectionLost {
+        /// Why the connection broke.
+        cause: String,
+    },
 
     /// The server sent fewer replies than commands, or a reply of another
     /// shape than the operation expects.
     #[error("unexpected reply from server: {detail}")]
-    UnexpectedReply { detail: String },
+    UnexpectedReply {
+        /// What was expected and what came.
+        detail: String,
+    },
 
     /// Any other error from the connection or the client library (I/O,
     /// protocol, authentication, configuration).

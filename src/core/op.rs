@@ -118,6 +118,7 @@ impl Replies {
         self.values.len()
     }
 
+    /// Whether every reply was taken.
     pub fn is_empty(&self) -> bool {
         self.values.len() == 0
     }
@@ -200,7 +201,12 @@ pub enum Step<T> {
     /// cannot subscribe and only sleeps `timeout`) and waits can end early:
     /// an op re-checks what it waits for after every wait, and bounds every
     /// wait by how long the thing it waits for can last.
-    Wait { channel: Vec<u8>, timeout: Duration },
+    Wait {
+        /// The shard channel to subscribe to.
+        channel: Vec<u8>,
+        /// The longest wait.
+        timeout: Duration,
+    },
     /// Finished with this value.
     Done(T),
 }
@@ -226,6 +232,7 @@ pub(crate) fn wait_replies(woken: bool) -> Replies {
 /// A step machine: the general form of an operation. Most operations are
 /// built with [`Op`]'s constructors and combinators instead.
 pub trait Machine: Send + 'static {
+    /// What the op answers.
     type Output: Send + 'static;
 
     /// The first call gets `None`; each later call gets the replies to the
@@ -252,6 +259,7 @@ impl<T> std::fmt::Debug for Op<T> {
 /// Anything a driver can run: an [`Op`], a [`ScriptCall`] (or a generated
 /// wrapper's `Result<ScriptCall>`) or a [`Batch`].
 pub trait Request: Sized + Send + 'static {
+    /// What the request answers.
     type Output: Send + 'static;
 
     /// The operation this request stands for.
@@ -472,6 +480,7 @@ impl<R: FromRedisValue + Send + 'static> Op<R> {
 
 /// A script call, or the refusal of its arguments.
 pub trait IntoCall<R> {
+    /// The call, or why its arguments were refused.
     fn into_call(self) -> Result<ScriptCall<R>>;
 }
 

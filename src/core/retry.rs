@@ -2,6 +2,13 @@
 //! the [`RetryPolicy`] every connection carries, and the one place that
 //! reads a reply or an error as "did not run" or "outcome unknown".
 //!
+//! Every connection of the crate (`Connection`, `AsyncConnection` on one
+//! server or a cluster, a wrapped `ConnectionManager`, a
+//! `MultiplexedConnection` wrapped with its client) recovers by itself: a
+//! broken connection is opened again on its next use, and a call is sent
+//! again within the connection's policy (default: 20 attempts, 50 ms
+//! doubling to 2 s, within 20 s; `con.set_retry_policy(..)`).
+//!
 //! The exchange of a batch (see [`Batch`](crate::Batch)) resends
 //!
 //! * every command whose reply proves that it did not run — `NOSCRIPT`
@@ -22,6 +29,26 @@
 //!   command whose outcome is unknown fails the batch with
 //!   [`ErrorKind::OutcomeUnknown`](crate::ErrorKind::OutcomeUnknown),
 //!   naming it; it is never sent again silently.
+//!
+//! `visits.add`, `bloom.add`, `login_log.record`, `rolling.add`,
+//! `sharded_hash.put` and most other scripts are idempotent; `lock.acquire`
+//! and `packed.swap` are not, and `sharded_hash.incr` / `packed.add` become
+//! so with a request id ([`RequestId`](crate::core::RequestId):
+//! `ShardedHash::incr_once`, `PackedRecords::add_once` keep the result
+//! under a request key in the shard's slot, so a resend — by the
+//! connection, or by the caller after a crash — answers the first result
+//! without adding again). A batch keeps its order: a command is sent again
+//! only when no later command of its ordering domain (the whole batch on
+//! one server, its slot on a cluster) ran. A resend finds the first
+//! attempt's work done, so an answer that says what the call changed is
+//! then *not known* (`None`, `null` in the other languages) instead of a
+//! `false` that may be wrong: `release` (lock, semaphore, read-write
+//! lock), `add` / `multi_add` of the Bloom filters, `Visit.new`,
+//! `BatchVisits.new`, `sign_in`, `record`, `reset`, the sharded hash's
+//! `set`, `set_if_absent`, `delete`, `set_many` counts, `Added.replaced` /
+//! `evicted` and `clear` of the rolling store (the import and reindex
+//! reports count such fields as `unknown`); a resend that did the work
+//! itself still says so.
 //!
 //! Between rounds it waits an exponential, jittered backoff (a redirect and
 //! a script reload go at once), reconnecting and re-reading a cluster's slot

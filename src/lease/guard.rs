@@ -29,6 +29,7 @@ pub struct Lost {
     /// The fencing token that was lost (a lock's; 0 for a semaphore permit
     /// or a read-write lock's lease, which hand out none).
     pub fence: u64,
+    /// How it was lost.
     pub reason: LostReason,
 }
 

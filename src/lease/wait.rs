@@ -29,7 +29,10 @@ pub enum WaitMode {
     /// times `interval`, without subscribing (how every acquire waited
     /// before notified waiting; for comparison, or a server without
     /// sharded pub/sub).
-    Polling { interval: Duration },
+    Polling {
+        /// The mean pause between attempts (jittered).
+        interval: Duration,
+    },
 }
 
 /// The outcome of one attempt.

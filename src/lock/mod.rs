@@ -46,12 +46,50 @@
 //! (below the clock) simply jumps to the clock at its next acquire. The
 //! tokens stay below 2^53, so every client language holds them exactly.
 //! [`Replication::Acknowledged`] adds a `WAIT`, which also makes the lease
-//! itself survive a failover to an acknowledging replica.
+//! itself survive a failover to an acknowledging replica (else
+//! `ErrorKind::NotReplicated`); [`Replication::Auto`] uses 1 replica and
+//! 1 s when the lock's primary has replicas. `tests/failover.rs` checks the
+//! fencing tokens across failovers with and without it.
 //!
-//! Keys: `<prefix>{<name>}` holds the token with the lease as TTL, and
+//! # Waiting
+//!
+//! The release script publishes on the shard channel `<prefix>{<name>}:wake`,
+//! which shares the lock's hash slot (`SPUBLISH` from the script: on a
+//! cluster a script may publish only there, and the release refuses a
+//! channel without the key's hash tag before it writes). A refused waiter
+//! subscribes (`SSUBSCRIBE` on the node that serves the slot), tries once
+//! more (a release between its attempt and its subscription is not
+//! missed), then sleeps until the message or the holder's remaining lease,
+//! whichever comes first: no polling, and a lost message (the subscription
+//! dropped, a release that published nothing, a crashed holder) costs at
+//! most the holder's remaining lease, never a hang.
+//!
+//! Pub/sub rather than a blocking list: a release with no waiters costs
+//! nothing and leaves nothing behind, every waiter of that lock (and only of
+//! that lock) hears it, and a waiter needs no connection of its own per wait
+//! (the sync `Connection` keeps one RESP3 subscription connection per node;
+//! the async one a hub shared by its clones). A waiter that may not
+//! subscribe (an ACL without the channel rule) still gets the lock, by
+//! sleeping out each wait; `con.wait_stats()` says so: how many waits a
+//! message woke, how many timed out, how many could not subscribe and the
+//! server's last refusal.
+//!
+//! # Renewal
+//!
+//! [`LockGuard::acquire`] (sync: a thread with its own connection,
+//! `Connection::try_clone`) and [`AsyncLockGuard::acquire`] /
+//! [`Lock::with_lock`] (async: a tokio task) extend the lease every lease/3
+//! while held, stop when dropped or released, never renew a lock their
+//! token no longer owns, and flag the loss (`lost()` gives [`Lost`],
+//! `check()` the error `ErrorKind::LockLost`, `Held::lost_signal()` a
+//! future to race a critical section against).
+//!
+//! # Keys
+//!
+//! `<prefix>{<name>}` holds the token with the lease as TTL, and
 //! `<prefix>{<name>}:fence` the last fencing token (never expires); the
 //! wake-up channel is `<prefix>{<name>}:wake`. All share the hash tag
-//! `{<name>}`. The default prefix is [`DEFAULT_PREFIX`].
+//! `{<name>}`. The default prefix is [`DEFAULT_PREFIX`], `redis:lock:`.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
 //! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an

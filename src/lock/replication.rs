@@ -38,7 +38,12 @@ pub enum Replication {
     /// Wait until `replicas` replicas acknowledge the write, at most
     /// `timeout` (`WAIT`); fewer fail the acquire with
     /// [`ErrorKind::NotReplicated`](crate::ErrorKind::NotReplicated).
-    Acknowledged { replicas: u32, timeout: Duration },
+    Acknowledged {
+        /// How many replicas must have the acquire.
+        replicas: u32,
+        /// How long `WAIT` waits for them.
+        timeout: Duration,
+    },
     /// [`Replication::DEFAULT_ACKNOWLEDGED`] when the lock's primary has
     /// replicas (`connected_slaves` in `INFO replication`, asked once per
     /// acquire, of the node that serves the lock's slot); otherwise as

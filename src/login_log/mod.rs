@@ -91,6 +91,28 @@
 //! shorter than the sync interval loses data); a
 //! [`Retention`] sets `EXPIREAT` to the end of the key's period (the month
 //! for a log, the day for an index, 00:00 UTC) plus the retention.
+//!
+//! # Reindexing logs the PHP code wrote
+//!
+//! [`LoginLog::reindex`] gives logs written before the day indexes existed
+//! their indexes: a `SCAN` of the month's log keys (`<prefix><YYYY-MM>_*`,
+//! strings only; on a cluster every primary, each with its own cursor),
+//! page by page, each page's logs read (`GETRANGE`) and every logged day
+//! set with `login_log.index`, the script a login runs — so the indexes,
+//! types set and expiry are exactly what [`LoginLog::record`] writes.
+//! Memory is bounded by one page; a [`ReindexCursor`] (text
+//! `node@cursor|done,...`) resumes it ([`LoginLog::reindex_page`]); a second
+//! run sets nothing new (`ReindexReport::new == 0`); keys of another layout
+//! are counted as skipped.
+//!
+//! # The sync rule
+//!
+//! The PHP login-log recipe decides expiry at sync time, not with a TTL:
+//! [`sync_months`] (this month, and last month before the 8th),
+//! [`LoginLog::month_users`] / [`LoginLog::month_logins`] (each user's days
+//! of a month), [`LoginLog::mark_exported`] and [`LoginLog::expire_month`]
+//! (deletes a month past retention only when its last export ran after it
+//! ended); `redis-patterns login-log export` runs it.
 
 mod active;
 mod contract;
@@ -120,7 +142,9 @@ pub const DEFAULT_PREFIX: &str = "loginLog_";
 /// One user who logged in, as query (7) returns it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ActiveUser {
+    /// The user's type (`client`).
     pub user_type: String,
+    /// The user's id.
     pub uid: u64,
 }
 

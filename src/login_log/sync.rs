@@ -46,7 +46,9 @@ pub fn sync_months(today: NaiveDate) -> Vec<NaiveDate> {
 pub struct MonthLogins {
     /// `YYYY-MM`
     pub month: String,
+    /// The user's type (`client`).
     pub user_type: String,
+    /// The user's id.
     pub uid: u64,
     /// Days of the month (1 to 31), ascending.
     pub days: Vec<u32>,
@@ -56,16 +58,26 @@ pub struct MonthLogins {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Expiry {
-    /// Past retention and exported after it ended: its keys were deleted;
-    /// `keys` of them existed (`None` when that is not known: a `DEL` was
-    /// sent again after its reply was lost and found its key gone).
-    Deleted { month: String, keys: Option<u64> },
+    /// Past retention and exported after it ended: its keys were deleted.
+    Deleted {
+        /// The month (`YYYY-MM`).
+        month: String,
+        /// How many of its keys existed (`None` when that is not known: a
+        /// `DEL` was sent again after its reply was lost and found its key
+        /// gone).
+        keys: Option<u64>,
+    },
     /// Not past retention yet.
-    Kept { month: String },
+    Kept {
+        /// The month (`YYYY-MM`).
+        month: String,
+    },
     /// Past retention, but its last export ran before the month ended (or
     /// it never was exported): export it again first.
     NotExported {
+        /// The month (`YYYY-MM`).
         month: String,
+        /// When its last export ran (`YYYY-MM-DD`), if it ever did.
         last_export: Option<String>,
     },
 }

@@ -17,18 +17,31 @@ pub enum Limit {
     /// `max_burst + 1` units at once. The emission interval is `period /
     /// count_per_period`, rounded up to a whole microsecond.
     Gcra {
+        /// Units allowed at once beyond the steady rate (a burst of `max_burst + 1`).
         max_burst: u64,
+        /// Units per period, the steady rate.
         count_per_period: u64,
+        /// The period.
         period: Duration,
     },
     /// At most about `limit` units in any `window`, counted by a sliding
     /// window counter (`lua/rate_limit/window_counter.lua`): at most `limit`
     /// in each fixed window, at most `2 * limit - 1` in any span of
     /// `window`.
-    SlidingCounter { limit: u64, window: Duration },
+    SlidingCounter {
+        /// At most about this many units per window.
+        limit: u64,
+        /// The window.
+        window: Duration,
+    },
     /// At most `limit` units in any `window`, exactly, with one sorted-set
     /// entry per unit (`lua/rate_limit/window_log.lua`).
-    SlidingLog { limit: u64, window: Duration },
+    SlidingLog {
+        /// At most this many units per window, exactly.
+        limit: u64,
+        /// The window.
+        window: Duration,
+    },
 }
 
 /// The checked form of a [`Limit`], as the scripts take it.

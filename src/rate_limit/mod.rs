@@ -89,7 +89,7 @@
 //! # Keys, cluster, expiry
 //!
 //! One key per subject ([`RateLimiter::key`]): `<prefix>{<subject>}`,
-//! `...:counter` or `...:log`, with the default prefix [`DEFAULT_PREFIX`].
+//! `...:counter` or `...:log`, with the default prefix [`DEFAULT_PREFIX`] (`rate:`).
 //! One subject is one cluster slot; subjects spread over the nodes. Every
 //! key expires when its subject is fully reset (GCRA: at its theoretical
 //! arrival time; the counter: when both fixed windows have passed; the log:

@@ -12,7 +12,9 @@ use crate::keys::{self, Prefix};
 /// A ring layout as stored in an index: ring slots and records per shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct RingLayout {
+    /// Ring slots (shards).
     pub shards: u32,
+    /// Records per shard.
     pub shard_size: u64,
 }
 

@@ -24,7 +24,9 @@ pub enum RejectReason {
 /// the caller's for [`ShardedHash::import_numbered`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rejection {
+    /// The item's position.
     pub position: u64,
+    /// Why it was rejected.
     pub reason: RejectReason,
 }
 

@@ -37,6 +37,23 @@
 //! on one server and as one pipeline per node on a cluster — one round trip
 //! either way, not one per shard.
 //!
+//! The planners say what they assumed: [`ShardedHash::planned`] returns a
+//! [`Plan`] whose `limits_source` is `LimitsSource::Server`, or
+//! `DefaultBecauseDenied` (512 entries, 64 bytes) when `CONFIG GET` was
+//! refused.
+//!
+//! Built with [`record_layout(true)`](ShardedHashBuilder::record_layout)
+//! (as the command line does), a hash claims its layout in `<base>:meta`
+//! before its first write ([`crate::layout`]), and a writer with another
+//! one is refused ([`ErrorKind::LayoutMismatch`]); [`ShardedHash::open`]
+//! reads it back (`ErrorKind::LayoutMissing` for data written without
+//! one).
+//!
+//! [`ShardedHash::incr_once`] adds once per request: it keeps its result
+//! under a request key in the shard's slot (`{<shard key>}:req:<id>`, one
+//! hour by default), so a resend — by the connection, or by the caller
+//! after a crash — answers the first result without adding again.
+//!
 //! [`ShardedHash::import`] streams `(field, value)` items from any iterator
 //! into the hash with set-if-absent (the PHP bulk-load recipe, a pipelined
 //! `hsetNx` of every line, without loading the input whole): bounded
@@ -99,10 +116,18 @@ use crate::scripts;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Sharding {
     /// `crc32(field) % shards` (the PHP recipe's `shardKey`).
-    Crc32 { shards: u32 },
+    Crc32 {
+        /// How many shards.
+        shards: u32,
+    },
     /// `id / fields_per_shard` for fields that are decimal integer ids
     /// `0..=max_id`.
-    ById { fields_per_shard: u64, max_id: u64 },
+    ById {
+        /// Consecutive ids per shard.
+        fields_per_shard: u64,
+        /// The largest id.
+        max_id: u64,
+    },
 }
 
 /// A logical hash stored as listpack-sized shards `base:<shard>` (or another
@@ -302,6 +327,7 @@ impl ShardedHash {
         &self.separator
     }
 
+    /// How fields map to shards.
     pub fn sharding(&self) -> Sharding {
         self.sharding
     }
@@ -311,6 +337,7 @@ impl ShardedHash {
         self.limits
     }
 
+    /// Whether it refuses what would convert a shard out of listpack.
     pub fn is_strict(&self) -> bool {
         self.strict
     }

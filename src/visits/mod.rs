@@ -54,7 +54,7 @@
 //! [`ErrorKind::LayoutMismatch`](crate::ErrorKind::LayoutMismatch) and
 //! readers find it: [`VisitCounter::stored_shards`]). Every key of one day
 //! shares the hash tag `{<name>:<YYYY-MM-DD>}`, so each script call touches
-//! one cluster slot. The default prefix is [`DEFAULT_PREFIX`].
+//! one cluster slot. The default prefix is [`DEFAULT_PREFIX`], `visits:`.
 //!
 //! # Midnight: retention, late visits and the final count
 //!
@@ -96,6 +96,12 @@
 //! (the PHP recipe takes 8 hex digits of an md5 instead; note that those
 //! values go up to 2^32-1 and so force the 8-byte `int64` intset encoding).
 //! Any such mapping may collide: two ids with one value count once.
+//!
+//! At a million daily uniques a member costs about 4.8 bytes in intset
+//! shards, against about 48 in one plain set. [`VisitCounter::planned`] and
+//! [`planned_shards`] return a [`ShardPlan`] saying whether they had to
+//! assume 512 (`limits_source: DefaultBecauseDenied`, when `CONFIG GET`
+//! was refused).
 //!
 //! # Several days
 //!

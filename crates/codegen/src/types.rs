@@ -8,11 +8,17 @@
 /// The Redis type of a key, as its header declares it (bitmaps are strings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyType {
+    /// A string (a bitmap too).
     String,
+    /// A hash.
     Hash,
+    /// A set.
     Set,
+    /// A sorted set.
     Zset,
+    /// A list.
     List,
+    /// A stream.
     Stream,
     /// Any type: not checked.
     Any,

@@ -99,23 +99,36 @@ pub fn line_matches(expected: &str, actual: &str) -> bool {
     rest.ends_with(last)
 }
 
-/// What to show instead of `expected` for `actual`: the shown lines that
-/// still match where the line count is the same, the new output otherwise.
+/// What to show instead of `expected` for `actual`: the actual lines, but
+/// where a shown line still matches one (in order, the longest run of such
+/// pairs) the shown line, so that its `[..]` stay.
 pub fn updated(expected: &[String], actual: &[String]) -> Vec<String> {
-    if expected.len() != actual.len() {
-        return actual.to_vec();
-    }
-    expected
-        .iter()
-        .zip(actual)
-        .map(|(e, a)| {
-            if line_matches(e, a) {
-                e.clone()
+    let (n, m) = (expected.len(), actual.len());
+    // lcs[i][j]: the longest matching run of expected[i..] and actual[j..].
+    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if line_matches(&expected[i], &actual[j]) {
+                lcs[i + 1][j + 1] + 1
             } else {
-                a.clone()
-            }
-        })
-        .collect()
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while j < m {
+        if i < n && line_matches(&expected[i], &actual[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+            out.push(expected[i].clone());
+            i += 1;
+            j += 1;
+        } else if i < n && lcs[i + 1][j] >= lcs[i][j + 1] {
+            i += 1;
+        } else {
+            out.push(actual[j].clone());
+            j += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -136,6 +149,17 @@ mod tests {
         assert!(matches(&lines("a\n...\nz"), &lines("a\nz")));
         assert!(!matches(&lines("a\nz"), &lines("a\nb\nz")));
         assert!(!matches(&lines(""), &lines("x")));
+    }
+
+    #[test]
+    fn an_update_keeps_the_shown_lines_that_still_match() {
+        let shown = lines("a\nseconds [..]\nz");
+        let now = lines("a\nnew line\nseconds 0.1\nz\nmore");
+        assert_eq!(
+            updated(&shown, &now),
+            lines("a\nnew line\nseconds [..]\nz\nmore")
+        );
+        assert_eq!(updated(&lines("x\ny"), &lines("y")), lines("y"));
     }
 
     #[test]

@@ -62,57 +62,13 @@ fn patterns_table() -> String {
 }
 
 /// The grammar of a script's header, as the rustdoc of
-/// `crates/codegen/src/header/mod.rs` writes it (its one copy): the `//!`
-/// lines, headings one level down (under the chapter's own), intra-doc
-/// links as code.
+/// `crates/codegen/src/header/mod.rs` writes it (its one copy).
 fn header_grammar() -> String {
-    let source =
-        std::fs::read_to_string(super::pages::root().join("crates/codegen/src/header/mod.rs"))
-            .expect("the header module");
-    let mut out = String::new();
-    for line in source.lines() {
-        let Some(doc) = line.strip_prefix("//!") else {
-            continue;
-        };
-        let doc = doc.strip_prefix(' ').unwrap_or(doc);
-        let doc = if doc.starts_with('#') && !out.ends_with("```text\n") && !in_code(&out) {
-            format!("##{doc}")
-        } else {
-            doc.to_string()
-        };
-        out.push_str(&unlink(&doc));
-        out.push('\n');
-    }
-    out
-}
-
-/// Whether `text` ends inside a fenced code block.
-fn in_code(text: &str) -> bool {
-    text.lines()
-        .filter(|l| l.trim_start().starts_with("```"))
-        .count()
-        % 2
-        == 1
-}
-
-/// `[`X`](path)` as `` `X` ``.
-fn unlink(line: &str) -> String {
-    let mut out = String::new();
-    let mut rest = line;
-    while let Some(at) = rest.find("[`") {
-        let after = &rest[at + 1..];
-        let Some(close) = after.find("`](") else {
-            break;
-        };
-        let Some(end) = after[close..].find(')') else {
-            break;
-        };
-        out.push_str(&rest[..at]);
-        out.push_str(&after[..=close]);
-        rest = &after[close + end + 1..];
-    }
-    out.push_str(rest);
-    out
+    super::rustdoc::to_markdown(
+        &super::rustdoc::module_docs("crates/codegen/src/header/mod.rs"),
+        2,
+        true,
+    )
 }
 
 /// The text between `<!-- name -->` and `<!-- /name -->` of `page`.
@@ -126,7 +82,8 @@ pub fn region_of<'a>(page: &'a str, name: &str) -> Option<&'a str> {
 
 /// The regions a page may hold, with their current text. A copy region
 /// (`copy:<page>#<region>`) holds the text of another page's hand-written
-/// region, so that one fact is written once and shown twice.
+/// region, and a rustdoc region (`rustdoc:<file>`) a module's rustdoc, so
+/// that one fact is written once and shown twice.
 pub fn regions(pages: &[Page]) -> Vec<Region> {
     let mut out = vec![
         Region {
@@ -142,10 +99,29 @@ pub fn regions(pages: &[Page]) -> Vec<Region> {
             text: patterns_table(),
         },
         Region {
+            name: "acl-rules",
+            text: format!("```text\n{}```\n", redis_patterns::acl::rules_text("svc")),
+        },
+        Region {
             name: "header-grammar",
             text: header_grammar(),
         },
     ];
+    // A module's rustdoc, shown in its chapter: `<!-- rustdoc:src/lock/mod.rs -->`.
+    let mut modules: Vec<&str> = pages
+        .iter()
+        .flat_map(|p| p.text.split("<!-- rustdoc:").skip(1))
+        .filter_map(|rest| rest.split(" -->").next())
+        .collect();
+    modules.sort();
+    modules.dedup();
+    for path in modules {
+        let name: &'static str = Box::leak(format!("rustdoc:{path}").into_boxed_str());
+        out.push(Region {
+            name,
+            text: super::rustdoc::to_markdown(&super::rustdoc::module_docs(path), 1, false),
+        });
+    }
     for (name, from, region) in COPIES {
         let source = pages
             .iter()
@@ -164,6 +140,7 @@ pub fn regions(pages: &[Page]) -> Vec<Region> {
 /// Regions that copy a hand-written region of another page: (the copy's
 /// name, the page, the source region).
 const COPIES: &[(&str, &str, &str)] = &[
+    ("copy:README.md#what-it-is", "README.md", "what-it-is"),
     (
         "copy:docs/languages.md#three-tasks",
         "docs/languages.md",
@@ -175,6 +152,17 @@ const COPIES: &[(&str, &str, &str)] = &[
         "servers-table",
     ),
 ];
+
+/// A region's text for `page`: a copy of a README region shown in a
+/// page under `docs/` has its links made relative to `docs/`.
+fn rebased(text: &str, region: &str, page: &str) -> String {
+    if region.starts_with("copy:README.md#") && page.starts_with("docs/") {
+        text.replace("](docs/", "](")
+            .replace("](tests/", "](../tests/")
+    } else {
+        text.to_string()
+    }
+}
 
 /// A stale place of a page: where and what it should say.
 pub struct Stale {
@@ -197,13 +185,14 @@ pub fn generate(page: &Page, regions: &[Region]) -> (String, Vec<Stale>) {
         let len = text[start..]
             .find(&end)
             .unwrap_or_else(|| panic!("{}: {begin} is not closed by {end}", page.name));
-        if text[start..start + len] != r.text {
+        let want = rebased(&r.text, r.name, &page.name);
+        if text[start..start + len] != want {
             stale.push(Stale {
                 page: page.name.clone(),
                 line: page.line_of(at.min(page.text.len())),
                 what: format!("the region {} is stale", r.name),
             });
-            text.replace_range(start..start + len, &r.text);
+            text.replace_range(start..start + len, &want);
         }
     }
     let (text, shas) = sha1s(&page.name, &text);
@@ -299,15 +288,6 @@ fn sha1s(page: &str, text: &str) -> (String, Vec<Stale>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn intra_doc_links_become_code() {
-        assert_eq!(
-            unlink("a ([`HeaderError`](crate::HeaderError))."),
-            "a (`HeaderError`)."
-        );
-        assert_eq!(unlink("plain [x](y)"), "plain [x](y)");
-    }
 
     #[test]
     fn a_stale_sha1_is_rewritten_from_the_script_its_line_names() {

@@ -22,6 +22,7 @@
 mod console;
 mod generated;
 mod pages;
+mod rustdoc;
 mod session;
 
 use std::collections::BTreeMap;
