@@ -1,5 +1,3 @@
-#![deny(missing_docs)]
-#![cfg_attr(docsrs, feature(doc_cfg))]
 //! Compound Redis patterns as atomic Lua scripts, with typed Rust wrappers.
 //!
 //! Each pattern — an owner-token lock ([`lock`]: waiters woken by the
@@ -93,6 +91,8 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// The README, whose Rust examples are doctests too (its other examples
 /// run in `crates/cli/tests/docs`, as the guide's do).
