@@ -55,9 +55,15 @@ fn main() {
         },
         |(_, con)| {
             for _ in 0..calls {
-                let v = scripts::lock::release(key, token, "bench:{lock}:wake")
-                    .run(con)
-                    .expect("wrapper");
+                let v = scripts::lock::release(
+                    key,
+                    &format!("{}:queue", key),
+                    &format!("{}:places", key),
+                    token,
+                    "bench:{lock}:wake",
+                )
+                .run(con)
+                .expect("wrapper");
                 assert_eq!(v, 0);
             }
         },
@@ -72,7 +78,13 @@ fn main() {
             for _ in 0..batches {
                 let mut batch = Batch::new();
                 for _ in 0..depth {
-                    batch.script(scripts::lock::release(key, token, "bench:{lock}:wake"));
+                    batch.script(scripts::lock::release(
+                        key,
+                        &format!("{}:queue", key),
+                        &format!("{}:places", key),
+                        token,
+                        "bench:{lock}:wake",
+                    ));
                 }
                 let v: Vec<i64> = batch
                     .run(con)

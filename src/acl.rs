@@ -98,7 +98,7 @@ const GRANTS: &[Grant] = &[
     },
     Grant {
         name: "lock",
-        about: "lock: redis:lock:{<name>}, redis:lock:{<name>}:fence and the waiters' shard channel redis:lock:{<name>}:wake (Replication::Acknowledged also needs +wait)",
+        about: "lock: redis:lock:{<name>}, redis:lock:{<name>}:fence, the waiter queue redis:lock:{<name>}:queue and :places, and the waiters' shard channel redis:lock:{<name>}:wake (Replication::Acknowledged also needs +wait)",
         rules: &[
             "~redis:lock:{*",
             "&redis:lock:{*",
@@ -111,7 +111,7 @@ const GRANTS: &[Grant] = &[
     },
     Grant {
         name: "semaphore",
-        about: "semaphore: redis:semaphore:{<name>} (a sorted set of holders) and its shard channel redis:semaphore:{<name>}:wake",
+        about: "semaphore: redis:semaphore:{<name>} (a sorted set of holders), its waiter queue :queue and :places, and its shard channel redis:semaphore:{<name>}:wake",
         rules: &[
             "~redis:semaphore:{*",
             "&redis:semaphore:{*",

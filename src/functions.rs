@@ -28,7 +28,7 @@
 //! # fn main() -> redis_patterns::Result<()> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?.with_call_mode(CallMode::Functions);
 //! functions::load().run(&mut con)?; // FUNCTION LOAD REPLACE on every primary
-//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "my-token", 5_000, &[]).run(&mut con)?; // FCALL lock_acquire ...
+//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "L{x}:queue", "L{x}:places", "my-token", 5_000, 0, false, &[]).run(&mut con)?; // FCALL lock_acquire ...
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {

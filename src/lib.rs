@@ -86,7 +86,7 @@
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
-//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "my-token", 5_000, &[]).run(&mut con)?;
+//! let fence: i64 = scripts::lock::acquire("L{x}", "L{x}:fence", "L{x}:queue", "L{x}:places", "my-token", 5_000, 0, false, &[]).run(&mut con)?;
 //! assert!(fence > 0);
 //! # Ok(())
 //! # }

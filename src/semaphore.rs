@@ -48,7 +48,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::core::Op;
+use crate::core::{Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
@@ -95,6 +95,16 @@ pub struct Permit {
 
 impl SemaphoreBuilder {
     leasing_setters!("The lease of every permit (default 30 s).");
+
+    setters! {
+        /// Whether free permits go to the waiters in arrival order (default
+        /// `false`): an acquire with as many live waiters ahead of it as
+        /// permits are free waits for them, as Redisson's fair locks do; a
+        /// waiter that disappeared is skipped once its place (the lease)
+        /// has ended. Without it whoever comes first takes a free permit;
+        /// either way a release wakes one waiter per free permit.
+        fair(fair: bool) => leasing.fair;
+    }
 
     /// Checks the settings.
     pub fn build(self) -> Result<Semaphore> {
@@ -151,7 +161,7 @@ impl Semaphore {
     pub fn try_acquire_as(&self, token: &str) -> Op<Permit> {
         self.leased.try_once(
             token,
-            |token| self.attempt(token),
+            |token| self.attempt(token, 0),
             |key, retry_after_ms| ErrorKind::NoPermit {
                 key,
                 retry_after_ms,
@@ -169,17 +179,45 @@ impl Semaphore {
     /// [`Semaphore::acquire`] with the caller's own token.
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Permit> {
         let sem = self.clone();
-        self.leased
-            .wait_for(token, timeout, move |token| sem.attempt(token))
+        let place_ms = self.leased.place_ms();
+        self.leased.wait_for(
+            token,
+            timeout,
+            |token| self.release(token),
+            move |token| sem.attempt(token, place_ms),
+        )
     }
 
-    fn attempt(&self, token: &str) -> Op<Attempt<Permit>> {
+    /// Whether free permits go to the waiters in arrival order.
+    pub fn fair(&self) -> bool {
+        self.leased.fair
+    }
+
+    /// The key of the waiter queue (a sorted set: token -> arrival).
+    pub fn queue_key(&self) -> &str {
+        &self.leased.queue
+    }
+
+    /// The key of the waiters' places (a sorted set: token -> the end of
+    /// its place).
+    pub fn places_key(&self) -> &str {
+        &self.leased.places
+    }
+
+    /// One acquire call; a refused one keeps a place in the queue for
+    /// `place_ms` (0: none).
+    fn attempt(&self, token: &str, place_ms: i64) -> Op<Attempt<Permit>> {
         let token = token.to_string();
+        let l = &self.leased;
         Op::script(scripts::semaphore::acquire(
-            &self.leased.key,
+            &l.key,
+            &l.queue,
+            &l.places,
             &token,
             i64::from(self.limit),
-            self.leased.lease_ms,
+            l.lease_ms,
+            place_ms,
+            l.fair,
         ))
         .map(move |reply| match reply {
             1 => Attempt::Got(Permit { token }),
@@ -195,9 +233,18 @@ impl Semaphore {
     /// back: the first attempt may have given it back. Either way `token`
     /// holds nothing now.
     pub fn release(&self, token: &str) -> Op<Option<bool>> {
-        let Leased { key, channel, .. } = &self.leased;
+        let Leased {
+            key,
+            queue,
+            places,
+            channel,
+            ..
+        } = &self.leased;
+        let limit = i64::from(self.limit);
         with_token(token, || {
-            released(scripts::semaphore::release(key, token, channel))
+            released(scripts::semaphore::release(
+                key, queue, places, token, limit, channel,
+            ))
         })
     }
 

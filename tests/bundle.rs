@@ -101,7 +101,18 @@ fn every_error_code_maps_to_a_typed_variant() {
     // validation (the typed wrapper refuses the same call before sending).
     let server = support::server();
     let mut con = server.connection();
-    let refused = scripts::lock::acquire("l{x}", "l{x}:fence", "t", 0, &[0]).unwrap_err();
+    let refused = scripts::lock::acquire(
+        "l{x}",
+        "l{x}:fence",
+        "l{x}:queue",
+        "l{x}:places",
+        "t",
+        0,
+        0,
+        false,
+        &[0],
+    )
+    .unwrap_err();
     assert!(
         matches!(
             refused.kind(),
@@ -140,13 +151,31 @@ fn every_error_code_maps_to_a_typed_variant() {
 fn a_single_call_survives_script_flush() {
     support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
         script_flush(con);
-        let call = || scripts::lock::acquire("l{a}", "l{a}:fence", "t1", 10_000, &[0]);
+        let call = || {
+            scripts::lock::acquire(
+                "l{a}",
+                "l{a}:fence",
+                "l{a}:queue",
+                "l{a}:places",
+                "t1",
+                10_000,
+                0,
+                false,
+                &[0],
+            )
+        };
         assert_eq!(d.run(call()).expect("first call"), 1, "{}", d.name());
         script_flush(con);
         assert!(!script_exists(con, scripts::LOCK_RELEASE.sha1));
         assert_eq!(
-            d.run(scripts::lock::release("l{a}", "t1", "l{a}:wake"))
-                .expect("after flush"),
+            d.run(scripts::lock::release(
+                "l{a}",
+                "l{a}:queue",
+                "l{a}:places",
+                "t1",
+                "l{a}:wake"
+            ))
+            .expect("after flush"),
             1
         );
         assert!(
@@ -205,8 +234,12 @@ fn mixed_batch(tag: &str) -> Batch {
     batch.script(scripts::lock::acquire(
         &a,
         &format!("{a}:fence"),
+        &format!("{}:queue", a),
+        &format!("{}:places", a),
         "a",
         1_000,
+        0,
+        false,
         &[0],
     ));
     batch.script(support::raw_call::<i64>(
@@ -217,8 +250,12 @@ fn mixed_batch(tag: &str) -> Batch {
     batch.script(scripts::lock::acquire(
         &c,
         &format!("{c}:fence"),
+        &format!("{}:queue", c),
+        &format!("{}:places", c),
         "c",
         1_000,
+        0,
+        false,
         &[0],
     ));
     batch
@@ -260,15 +297,23 @@ fn errors_stay_in_place(d: &mut Driver, tag: &str) {
     refused.script(scripts::lock::acquire(
         "l{z}",
         "l{z}:fence",
+        "l{z}:queue",
+        "l{z}:places",
         "a",
         1_000,
+        0,
+        false,
         &[0],
     ));
     refused.script(scripts::lock::acquire(
         "l{z}",
         "l{z}:fence",
+        "l{z}:queue",
+        "l{z}:places",
         "",
         1_000,
+        0,
+        false,
         &[0],
     ));
     let e = d.run(refused).unwrap_err();
@@ -296,9 +341,19 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
     // replicates to the replica before the key does.
     let mut p = support::connect(&primary.url());
     assert!(
-        scripts::lock::acquire("l{ro}", "l{ro}:fence", token, 60_000, &[0])
-            .run(&mut p)
-            .expect("acquire")
+        scripts::lock::acquire(
+            "l{ro}",
+            "l{ro}:fence",
+            "l{ro}:queue",
+            "l{ro}:places",
+            token,
+            60_000,
+            0,
+            false,
+            &[0]
+        )
+        .run(&mut p)
+        .expect("acquire")
             > 0
     );
     // Wait for the replica to have the key (replication is asynchronous).
@@ -330,7 +385,13 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
         );
         // A writing script is refused by the replica, typed.
         let err = d
-            .run(scripts::lock::release("l{ro}", token, "l{ro}:wake"))
+            .run(scripts::lock::release(
+                "l{ro}",
+                "l{ro}:queue",
+                "l{ro}:places",
+                token,
+                "l{ro}:wake",
+            ))
             .unwrap_err();
         assert_eq!(
             err.server_kind(),
@@ -363,16 +424,32 @@ fn wrapped_connections_recover_from_script_flush() {
         for (i, con) in cons.iter_mut().enumerate() {
             let (key, fence) = (format!("l{{m{i}}}"), format!("l{{m{i}}}:fence"));
             script_flush(&mut sync);
-            let fence = scripts::lock::acquire(&key, &fence, "t", 60_000, &[0])
-                .run_async(con)
-                .await
-                .expect("acquire");
+            let fence = scripts::lock::acquire(
+                &key,
+                &fence,
+                &format!("{}:queue", key),
+                &format!("{}:places", key),
+                "t",
+                60_000,
+                0,
+                false,
+                &[0],
+            )
+            .run_async(con)
+            .await
+            .expect("acquire");
             assert_eq!(fence, 1);
             script_flush(&mut sync);
-            let released = scripts::lock::release(&key, "t", &format!("{key}:wake"))
-                .run_async(con)
-                .await
-                .expect("release");
+            let released = scripts::lock::release(
+                &key,
+                &format!("{}:queue", key),
+                &format!("{}:places", key),
+                "t",
+                &format!("{key}:wake"),
+            )
+            .run_async(con)
+            .await
+            .expect("release");
             assert_eq!(released, 1);
             script_flush(&mut sync);
             let (batch, expected) = lock_rounds(&format!("l{{n{i}}}"), 6);
@@ -435,8 +512,18 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         for n in names {
             let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
             assert_eq!(
-                d.run(scripts::lock::acquire(&key, &fence, "t", 60_000, &[0]))
-                    .expect("acquire on cluster"),
+                d.run(scripts::lock::acquire(
+                    &key,
+                    &fence,
+                    &format!("{}:queue", key),
+                    &format!("{}:places", key),
+                    "t",
+                    60_000,
+                    0,
+                    false,
+                    &[0]
+                ))
+                .expect("acquire on cluster"),
                 1,
                 "{}",
                 d.name()
@@ -458,6 +545,8 @@ fn scripts_run_unchanged_on_a_real_cluster() {
             assert_eq!(
                 d.run(scripts::lock::release(
                     &format!("l{{{n}}}"),
+                    &format!("l{{{n}}}:queue"),
+                    &format!("l{{{n}}}:places"),
                     "t",
                     &format!("l{{{n}}}:wake")
                 ))
@@ -483,12 +572,18 @@ fn scripts_run_unchanged_on_a_real_cluster() {
             batch.script(scripts::lock::acquire(
                 &format!("l{{{n}}}"),
                 &format!("l{{{n}}}:fence"),
+                &format!("l{{{n}}}:queue"),
+                &format!("l{{{n}}}:places"),
                 "w",
                 60_000,
+                0,
+                false,
                 &[0],
             ));
             batch.script(scripts::lock::release(
                 &format!("l{{{n}}}"),
+                &format!("l{{{n}}}:queue"),
+                &format!("l{{{n}}}:places"),
                 "w",
                 &format!("l{{{n}}}:wake"),
             ));
@@ -612,9 +707,35 @@ fn release_not_loaded(cluster: &redis_patterns_test_support::LocalCluster, key: 
     let (fence, wake) = (format!("{key}:fence"), format!("{key}:wake"));
     let mut batch = Batch::new();
     batch
-        .script(scripts::lock::acquire(key, &fence, "a", 60_000, &[0]))
-        .script(scripts::lock::release(key, "a", &wake))
-        .script(scripts::lock::acquire(key, &fence, "b", 60_000, &[0]));
+        .script(scripts::lock::acquire(
+            key,
+            &fence,
+            &format!("{}:queue", key),
+            &format!("{}:places", key),
+            "a",
+            60_000,
+            0,
+            false,
+            &[0],
+        ))
+        .script(scripts::lock::release(
+            key,
+            &format!("{}:queue", key),
+            &format!("{}:places", key),
+            "a",
+            &wake,
+        ))
+        .script(scripts::lock::acquire(
+            key,
+            &fence,
+            &format!("{}:queue", key),
+            &format!("{}:places", key),
+            "b",
+            60_000,
+            0,
+            false,
+            &[0],
+        ));
     batch
 }
 

@@ -101,8 +101,12 @@ fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
         .run(scripts::lock::acquire(
             "l{a}",
             "l{a}:fence",
+            "l{a}:queue",
+            "l{a}:places",
             "t",
             10_000,
+            0,
+            false,
             &[0],
         ))
         .unwrap();
@@ -113,8 +117,12 @@ fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
         b.script(scripts::lock::acquire(
             &format!("l{{a}}:{i}"),
             "l{a}:fence",
+            &format!("l{{a}}:{i}:queue"),
+            &format!("l{{a}}:{i}:places"),
             "t",
             10_000,
+            0,
+            false,
             &[0],
         ));
     }
@@ -418,8 +426,12 @@ fn reads_that_did_not_run_are_sent_again_after_later_reads_of_their_slot() {
         writes.script(scripts::lock::acquire(
             "v{t}:l",
             "v{t}:f",
+            "v{t}:l:queue",
+            "v{t}:l:places",
             "a",
             60_000,
+            0,
+            false,
             &[0],
         ));
         writes.add("v{t}:count", cmd("INCR", &["v{t}:count"]));

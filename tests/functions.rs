@@ -133,8 +133,12 @@ fn reload_after_flush(d: &mut Driver, flush: &dyn Fn()) {
         .run(scripts::lock::acquire(
             "f{a}",
             "f{a}:fence",
+            "f{a}:queue",
+            "f{a}:places",
             "t",
             60_000,
+            0,
+            false,
             &[0],
         ))
         .expect("a call loads the library");
@@ -143,6 +147,8 @@ fn reload_after_flush(d: &mut Driver, flush: &dyn Fn()) {
     assert_eq!(
         d.run(scripts::lock::release(
             "f{a}",
+            "f{a}:queue",
+            "f{a}:places",
             "t",
             &format!("{}:wake", "f{a}")
         ))
@@ -219,6 +225,8 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
         assert_eq!(
             d.run(scripts::lock::release(
                 "p{q}",
+                "p{q}:queue",
+                "p{q}:places",
                 "a",
                 &format!("{}:wake", "p{q}")
             ))
@@ -237,8 +245,12 @@ fn restart_and_release(mode: CallMode) -> (LocalServer, u64, u64) {
         .run(scripts::lock::acquire(
             "r{a}",
             "r{a}:fence",
+            "r{a}:queue",
+            "r{a}:places",
             "t",
             600_000,
+            0,
+            false,
             &[0],
         ))
         .expect("acquire");
@@ -291,8 +303,12 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
         p.run(scripts::lock::acquire(
             "ro{a}",
             "ro{a}:fence",
+            "ro{a}:queue",
+            "ro{a}:places",
             "owner",
             60_000,
+            0,
+            false,
             &[0]
         ))
         .expect("acquire")
@@ -313,6 +329,8 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
         let err = d
             .run(scripts::lock::release(
                 "ro{a}",
+                "ro{a}:queue",
+                "ro{a}:places",
                 "owner",
                 &format!("{}:wake", "ro{a}"),
             ))

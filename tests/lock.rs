@@ -721,7 +721,7 @@ fn a_release_refuses_a_channel_outside_the_locks_slot_and_a_user_denied_the_chan
         let lease = d.run(lock.try_acquire()).unwrap();
         let call = support::raw_call::<i64>(
             &redis_patterns::scripts::LOCK_RELEASE,
-            &[lock.key()],
+            &[lock.key(), lock.queue_key(), lock.places_key()],
             &[&lease.token, "elsewhere:wake"],
         );
         match d.run(call).map_err(|e| e.into_kind()) {
@@ -929,8 +929,12 @@ fn fence_at(con: &mut redis_patterns::Connection, lock: &Lock, now_us: &[i64]) -
     let call = redis_patterns::scripts::lock::acquire(
         lock.key(),
         lock.fence_key(),
+        lock.queue_key(),
+        lock.places_key(),
         &token,
         60_000,
+        0,
+        false,
         now_us,
     );
     let fence: i64 = redis_patterns::Request::run(call, con).expect("acquire");

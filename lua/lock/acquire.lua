@@ -1,22 +1,32 @@
 #!lua
---- Take the lock if it is free, or give its owner the same fencing token again, and return the fencing token
+--- Take the lock if it is free, or give its owner the same fencing token again, and return the fencing token; a refused caller waits in the lock's queue
 -- KEYS[1] lock string rw: the lock; its value is the owner's token, its TTL the lease
 -- KEYS[2] fence string rw: the last fencing token handed out (never expires); while the lock is held, its holder's
+-- KEYS[3] queue zset rw: the waiters: token -> arrival (unix µs, server clock), first come first
+-- KEYS[4] places zset rw: the waiters' places: token -> the end of its place (unix ms); a waiter whose place ended is skipped
 -- ARGV[1] token string nonempty: the new owner's token (unguessable; the Rust API uses 32 hex digits)
 -- ARGV[2] lease_ms integer 1..999999999999999: the lease in milliseconds
--- ARGV[3..] now_us integer 0..4102444800000000: at most one: the time in unix microseconds to use instead of the server's TIME
+-- ARGV[3] place_ms integer 0..999999999999999: how long a refused caller keeps its place in the queue unless its next
+--    attempt renews it (0: a single attempt, it takes no place)
+-- ARGV[4] fair bool: 1: the lock goes to the first live waiter of the queue (arrival order): a caller behind another
+--    live waiter is refused even when the lock is free; 0: whoever comes first while it is free
+-- ARGV[5..] now_us integer 0..4102444800000000: at most one: the time in unix microseconds to use instead of the server's TIME
 --    (tests of a clock offset between nodes; production leaves it out)
 -- RETURNS integer: > 0 when acquired: the fencing token, max(last + 1, the server's clock in unix microseconds): greater than
 --    any earlier one of this lock, also after a failover to a replica that missed increments, as long as the nodes' clocks
---    differ by less than the failover took;
+--    differ by less than the failover took; the caller leaves the queue;
 --    when the lock is already held with this token (a retry whose reply was lost): the same fencing token, with a fresh lease;
---    <= 0 when another owner holds it: minus the holder's remaining lease in ms (0 when it has no TTL)
--- WRITES SET
--- READS GET PTTL TIME
+--    <= 0 when another owner holds it: minus the holder's remaining lease in ms (0 when it has no TTL), or (fair, free
+--    lock) minus the remaining place of the first waiter; the caller has (or keeps) its place in the queue
+-- WRITES PEXPIRE SET ZADD ZREM
+-- READS GET PTTL TIME ZRANGE ZSCORE
 -- ERRORS BADARG
 -- INCLUDE call_time
+-- INCLUDE queue
+-- INCLUDE queue_place
 -- IDEMPOTENT yes: a resend with the same token finds the lock held by it and answers the same fencing token
---    with a fresh lease (after the lease ran out: a new fencing token, or busy when another owner took it)
+--    with a fresh lease (after the lease ran out: a new fencing token, or busy when another owner took it); a refused
+--    resend renews the same place
 
 -- The largest integer a Lua number holds exactly.
 local max_fence = 9007199254740991
@@ -36,33 +46,50 @@ local function last_fence()
   return n
 end
 
+-- Every check comes before the first write.
+local now_us, refused = call_time_us(ARGV, 5)
+if refused then
+  return refused
+end
+local now = math.floor(now_us / 1000)
 local owner = redis.call('GET', KEYS[1])
+local wait
 if not owner then
-  -- Both checks come before the first write.
-  local now_us, refused = call_time_us(ARGV, 3)
-  if refused then
-    return refused
-  end
   local last, bad = last_fence()
   if bad then
     return bad
   end
-  local fence = math.max(last + 1, now_us)
-  redis.call('SET', KEYS[2], string.format('%.0f', fence))
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return fence
-end
-if owner == ARGV[1] then
+  if ARGV[4] == '1' then
+    local ahead, dead, at = live_waiters(KEYS[3], KEYS[4], now, 1, ARGV[1])
+    drop_waiters(KEYS[3], KEYS[4], dead)
+    if not at and ahead[1] then
+      -- Fair: the first live waiter is another; the caller waits for it
+      -- (at most until its place ends).
+      wait = now - tonumber(redis.call('ZSCORE', KEYS[4], ahead[1]))
+    end
+  end
+  if not wait then
+    local fence = math.max(last + 1, now_us)
+    redis.call('SET', KEYS[2], string.format('%.0f', fence))
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    leave_queue(KEYS[3], KEYS[4], ARGV[1])
+    return fence
+  end
+elseif owner == ARGV[1] then
   -- Only a free lock takes a new token, so while the lock is held the
   -- fence key holds its holder's fencing token.
   local fence = tonumber(redis.call('GET', KEYS[2]))
   if fence and fence >= 1 then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    leave_queue(KEYS[3], KEYS[4], ARGV[1])
     return fence
   end
 end
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl > 0 then
-  return -pttl
+if not wait then
+  local pttl = redis.call('PTTL', KEYS[1])
+  wait = pttl > 0 and -pttl or 0
 end
-return 0
+if ARGV[3] ~= '0' then
+  keep_place(KEYS[3], KEYS[4], ARGV[1], now, now_us, ARGV[3])
+end
+return wait

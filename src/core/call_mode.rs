@@ -150,7 +150,18 @@ mod tests {
 
     #[test]
     fn a_call_keeps_its_keys_and_arguments_in_either_mode() {
-        let call = scripts::lock::acquire("l{a}", "l{a}:fence", "t", 5_000, &[]).unwrap();
+        let call = scripts::lock::acquire(
+            "l{a}",
+            "l{a}:fence",
+            "l{a}:queue",
+            "l{a}:places",
+            "t",
+            5_000,
+            0,
+            false,
+            &[],
+        )
+        .unwrap();
         let as_fcall = CallMode::Functions.command(call.script(), call.cmd());
         assert_eq!(
             args(&as_fcall),

@@ -291,7 +291,11 @@ impl Connection {
                     std::thread::sleep(d);
                     Input::Slept
                 }
-                Io::Wait { channel, timeout } => Input::Woken(self.wait(&channel, timeout)),
+                Io::Wait {
+                    channel,
+                    to,
+                    timeout,
+                } => Input::Woken(self.wait(&channel, to.as_deref(), timeout)),
                 Io::Route(refresh, slots) => Input::Targets(self.targets(refresh, &slots)),
                 Io::Send(parts) => Input::Sent(self.send_parts(parts)),
             };
@@ -301,7 +305,7 @@ impl Connection {
     /// One wait for a message on `channel`: on the subscription connection
     /// to the node that serves the channel's slot; a plain sleep when the
     /// connection cannot open one (wrapped without its client).
-    fn wait(&mut self, channel: &[u8], timeout: Duration) -> bool {
+    fn wait(&mut self, channel: &[u8], to: Option<&[u8]>, timeout: Duration) -> bool {
         let Some((node, info)) = self.wait_target(cluster_slot(channel)) else {
             self.subscriber.sleep(timeout);
             return false;
@@ -309,7 +313,7 @@ impl Connection {
         let mut stale = false;
         let woken = self
             .subscriber
-            .wait(node, &info, channel, timeout, &mut || stale = true);
+            .wait(node, &info, (channel, to), timeout, &mut || stale = true);
         if stale {
             #[cfg(feature = "cluster")]
             if let Link::Cluster(c) = &mut self.link {

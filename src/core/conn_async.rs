@@ -324,9 +324,11 @@ impl AsyncConnection {
                     tokio::time::sleep(d).await;
                     Input::Slept
                 }
-                Io::Wait { channel, timeout } => {
-                    Input::Woken(self.wait(&channel, timeout, &mut waits).await)
-                }
+                Io::Wait {
+                    channel,
+                    to,
+                    timeout,
+                } => Input::Woken(self.wait(&channel, to, timeout, &mut waits).await),
                 Io::Route(refresh, slots) => Input::Targets(self.targets(refresh, &slots).await),
                 Io::Send(parts) => Input::Sent(self.send_parts(parts).await),
             };
@@ -336,13 +338,19 @@ impl AsyncConnection {
     /// One wait for a message on `channel`, through the hub, on the node
     /// that serves the channel's slot; a plain sleep for a connection that
     /// cannot open one.
-    async fn wait(&mut self, channel: &[u8], timeout: Duration, waits: &mut Waits) -> bool {
+    async fn wait(
+        &mut self,
+        channel: &[u8],
+        to: Option<Vec<u8>>,
+        timeout: Duration,
+        waits: &mut Waits,
+    ) -> bool {
         let Some((node, info)) = self.wait_target(cluster_slot(channel)).await else {
             self.hub.sleep(timeout).await;
             return false;
         };
         let hub = Arc::clone(&self.hub);
-        let (woken, refused) = hub.wait(node, &info, channel, timeout, waits).await;
+        let (woken, refused) = hub.wait(node, &info, (channel, to), timeout, waits).await;
         if refused {
             #[cfg(feature = "cluster")]
             if let Link::Cluster(c) = &self.link {

@@ -17,8 +17,13 @@ pub(crate) enum Io<'a, T> {
     /// Sleep this long, then [`Input::Slept`].
     Sleep(Duration),
     /// Wait for a message on `channel` until `timeout`, then
-    /// [`Input::Woken`] (whether a message came).
-    Wait { channel: Vec<u8>, timeout: Duration },
+    /// [`Input::Woken`] (whether a message came; only one equal to `to`
+    /// or [`BROADCAST`](super::BROADCAST) when `to` is given).
+    Wait {
+        channel: Vec<u8>,
+        to: Option<Vec<u8>>,
+        timeout: Duration,
+    },
     /// Refresh what is asked, then find where each command goes (the slot
     /// of each pending command, `None`: no key): [`Input::Targets`].
     Route(Refresh, Vec<Option<u16>>),
@@ -124,7 +129,17 @@ impl<T: Send + 'static> Run<T> {
             match step {
                 Step::Done(v) => return Ok(Io::Done(v)),
                 Step::Sleep(d) => return Ok(Io::Sleep(d)),
-                Step::Wait { channel, timeout } => return Ok(Io::Wait { channel, timeout }),
+                Step::Wait {
+                    channel,
+                    to,
+                    timeout,
+                } => {
+                    return Ok(Io::Wait {
+                        channel,
+                        to,
+                        timeout,
+                    });
+                }
                 Step::Send(batch) => {
                     self.exchange = Some(Exchange::start(batch, &self.settings)?);
                     replies = self.exchange_next()?;

@@ -31,7 +31,18 @@ fn cmd(args: &[&str]) -> Cmd {
 }
 
 fn acquire() -> crate::ScriptCall<i64> {
-    scripts::lock::acquire("l{a}", "l{a}:fence", "tok", 1000, &[]).unwrap()
+    scripts::lock::acquire(
+        "l{a}",
+        "l{a}:fence",
+        "l{a}:queue",
+        "l{a}:places",
+        "tok",
+        1000,
+        0,
+        false,
+        &[],
+    )
+    .unwrap()
 }
 
 /// The exchange of `batch`, with no backoff between rounds.

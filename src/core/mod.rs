@@ -57,7 +57,7 @@ pub use conn_async::AsyncConnection;
 pub use durability::Durability;
 pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use nodes::node_info;
-pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
+pub use op::{BROADCAST, Env, IntoCall, Machine, Op, Replies, Request, Step};
 pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
 pub use retry::{RetryPolicy, RetryPolicyBuilder};

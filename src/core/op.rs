@@ -204,6 +204,11 @@ pub enum Step<T> {
     Wait {
         /// The shard channel to subscribe to.
         channel: Vec<u8>,
+        /// The waiter's name (a lock waiter's token), when messages name
+        /// the waiter they wake: then only a message equal to it or to
+        /// [`BROADCAST`] wakes this wait (the others are for other
+        /// waiters); `None`: every message on the channel wakes it.
+        to: Option<Vec<u8>>,
         /// The longest wait.
         timeout: Duration,
     },
@@ -218,9 +223,30 @@ impl<T> Step<T> {
         match self {
             Step::Send(b) => Ok(Step::Send(b)),
             Step::Sleep(d) => Ok(Step::Sleep(d)),
-            Step::Wait { channel, timeout } => Ok(Step::Wait { channel, timeout }),
+            Step::Wait {
+                channel,
+                to,
+                timeout,
+            } => Ok(Step::Wait {
+                channel,
+                to,
+                timeout,
+            }),
             Step::Done(v) => Err(v),
         }
+    }
+}
+
+/// The message that wakes every waiter of a channel, also those that wait
+/// for a message naming them ([`Step::Wait`]'s `to`): what a release
+/// publishes when no waiter is queued.
+pub const BROADCAST: &[u8] = b"released";
+
+/// Whether `message` wakes a wait for messages to `to` ([`Step::Wait`]).
+pub(crate) fn wakes(to: Option<&[u8]>, message: Option<&[u8]>) -> bool {
+    match (to, message) {
+        (Some(to), Some(m)) => m == to || m == BROADCAST,
+        _ => true,
     }
 }
 
@@ -424,7 +450,17 @@ impl Op<bool> {
     /// subscribes (the op's later waits on the channel then see every
     /// message published since).
     pub fn wait(channel: impl Into<Vec<u8>>, timeout: Duration) -> Self {
-        Self::from_machine(WaitOnce(Some((channel.into(), timeout))))
+        Self::from_machine(WaitOnce(Some((channel.into(), None, timeout))))
+    }
+
+    /// [`Op::wait`] for a message naming `to` (or [`BROADCAST`]): messages
+    /// for other waiters of the channel do not wake it.
+    pub fn wait_for(
+        channel: impl Into<Vec<u8>>,
+        to: impl Into<Vec<u8>>,
+        timeout: Duration,
+    ) -> Self {
+        Self::from_machine(WaitOnce(Some((channel.into(), Some(to.into()), timeout))))
     }
 }
 
@@ -520,13 +556,17 @@ impl Machine for SleepOnce {
     }
 }
 
-struct WaitOnce(Option<(Vec<u8>, Duration)>);
+struct WaitOnce(Option<(Vec<u8>, Option<Vec<u8>>, Duration)>);
 
 impl Machine for WaitOnce {
     type Output = bool;
     fn step(&mut self, _: &Env, replies: Option<Replies>) -> Result<Step<bool>> {
         Ok(match self.0.take() {
-            Some((channel, timeout)) => Step::Wait { channel, timeout },
+            Some((channel, to, timeout)) => Step::Wait {
+                channel,
+                to,
+                timeout,
+            },
             None => {
                 let woken: i64 = replies.map_or(Ok(0), |mut r| r.take())?;
                 Step::Done(woken == 1)
@@ -667,7 +707,7 @@ where
 enum Want {
     Replies(usize),
     Sleep(Duration),
-    Wait(Vec<u8>, Duration),
+    Wait(Vec<u8>, Option<Vec<u8>>, Duration),
 }
 
 struct Slot<T> {
@@ -744,8 +784,12 @@ impl<T: Send + 'static> Machine for Join<T> {
                     batch.append(b);
                 }
                 Ok(Step::Sleep(d)) => slot.want = Some(Want::Sleep(d)),
-                Ok(Step::Wait { channel, timeout }) => {
-                    slot.want = Some(Want::Wait(channel, timeout));
+                Ok(Step::Wait {
+                    channel,
+                    to,
+                    timeout,
+                }) => {
+                    slot.want = Some(Want::Wait(channel, to, timeout));
                 }
             }
         }
@@ -768,20 +812,26 @@ impl<T: Send + 'static> Machine for Join<T> {
             self.asked = Asked::Sleep;
             return Ok(Step::Sleep(d));
         }
-        let waits: Vec<(usize, &[u8], Duration)> = self
+        type Waiting<'a> = (usize, &'a [u8], Option<&'a [u8]>, Duration);
+        let waits: Vec<Waiting<'_>> = self
             .ops
             .iter()
             .enumerate()
             .filter_map(|(i, s)| match &s.want {
-                Some(Want::Wait(c, t)) => Some((i, c.as_slice(), *t)),
+                Some(Want::Wait(c, to, t)) => Some((i, c.as_slice(), to.as_deref(), *t)),
                 _ => None,
             })
             .collect();
-        if let Some(&(first, channel, _)) = waits.first() {
-            let timeout = waits.iter().map(|w| w.2).min().expect("one wait");
+        if let Some(&(first, channel, to, _)) = waits.first() {
+            let timeout = waits.iter().map(|w| w.3).min().expect("one wait");
             let channel = channel.to_vec();
+            let to = to.map(<[u8]>::to_vec);
             self.asked = Asked::Wait(first);
-            return Ok(Step::Wait { channel, timeout });
+            return Ok(Step::Wait {
+                channel,
+                to,
+                timeout,
+            });
         }
         if self.ops.iter().any(|s| s.op.is_some()) {
             // Ops that asked to send an empty batch: give them their (empty)

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionInfo, ProtocolVersion, PushKind, Value};
 
+use super::op::wakes;
 use super::wait_stats::{WaitStats, refusal_text};
 
 /// How long subscribing may take (connect, `SSUBSCRIBE`, its confirmation).
@@ -45,6 +46,15 @@ pub(crate) fn push_channel(data: &[Value]) -> Option<&[u8]> {
     }
 }
 
+/// The message of a push message (its second element).
+pub(crate) fn push_message(data: &[Value]) -> Option<&[u8]> {
+    match data.get(1) {
+        Some(Value::BulkString(b)) => Some(b),
+        Some(Value::SimpleString(s)) => Some(s.as_bytes()),
+        _ => None,
+    }
+}
+
 /// `SSUBSCRIBE channel` or `SUNSUBSCRIBE channel`.
 pub(crate) fn subscribe_cmd(name: &str, channel: &[u8]) -> redis::Cmd {
     let mut cmd = redis::cmd(name);
@@ -57,10 +67,21 @@ struct Link {
     con: redis::Connection,
     /// Channels the current op subscribed to.
     subscribed: HashSet<Vec<u8>>,
-    /// Subscribed channels with a message not yet taken by a wait.
-    pending: HashSet<Vec<u8>>,
+    /// Messages (channel, message) on subscribed channels not yet taken
+    /// by a wait.
+    pending: HashSet<(Vec<u8>, Vec<u8>)>,
     /// A read timed out since the last reply: the next reply may be dropped.
     timed_out: bool,
+}
+
+impl Link {
+    /// Keeps a message on a subscribed channel for a later wait.
+    fn remember(&mut self, channel: Option<&[u8]>, data: &[Value]) {
+        if let Some(c) = channel.filter(|c| self.subscribed.contains(*c)) {
+            let m = push_message(data).unwrap_or_default();
+            self.pending.insert((c.to_vec(), m.to_vec()));
+        }
+    }
 }
 
 /// What a failed subscription leaves the wait to do.
@@ -82,7 +103,8 @@ pub(crate) struct Subscriber {
 
 impl Subscriber {
     /// One [`Step::Wait`](super::Step::Wait) on the node `info` points at:
-    /// `true` when a message on `channel` woke it. Never fails: a wait that
+    /// `true` when a message on `channel` woke it (one for the waiter `to`,
+    /// when given: [`wakes`]). Never fails: a wait that
     /// cannot subscribe sleeps out its timeout (a lost wake-up), and a
     /// subscription connection that broke ends the wait early (the op
     /// re-checks; the next wait connects again). `refused` is called when
@@ -92,7 +114,7 @@ impl Subscriber {
         &mut self,
         node: (String, u16),
         info: &ConnectionInfo,
-        channel: &[u8],
+        (channel, to): (&[u8], Option<&[u8]>),
         timeout: Duration,
         refused: &mut dyn FnMut(),
     ) -> bool {
@@ -103,7 +125,7 @@ impl Subscriber {
             std::thread::sleep(timeout.saturating_sub(started.elapsed()));
             return false;
         }
-        let woken = self.wait_subscribed(node, channel, started + timeout, refused);
+        let woken = self.wait_subscribed(node, (channel, to), started + timeout, refused);
         self.stats.ended(woken);
         woken
     }
@@ -124,12 +146,20 @@ impl Subscriber {
     fn wait_subscribed(
         &mut self,
         node: (String, u16),
-        channel: &[u8],
+        (channel, to): (&[u8], Option<&[u8]>),
         deadline: Instant,
         refused: &mut dyn FnMut(),
     ) -> bool {
         let link = self.links.get_mut(&node).expect("subscribed above");
-        if link.pending.remove(channel) {
+        // The messages of the channel that came meanwhile: this op's waits
+        // all wait for the same `to`, so those for others are dropped.
+        let mut woken = false;
+        link.pending.retain(|(c, m)| {
+            let mine = c.as_slice() == channel;
+            woken |= mine && wakes(to, Some(m));
+            !mine
+        });
+        if woken {
             return true;
         }
         loop {
@@ -145,12 +175,14 @@ impl Subscriber {
                 Ok(Value::Push { kind, data }) => {
                     let about = push_channel(&data);
                     match kind {
-                        PushKind::SMessage if about == Some(channel) => return true,
-                        PushKind::SMessage => {
-                            if let Some(c) = about.filter(|c| link.subscribed.contains(*c)) {
-                                link.pending.insert(c.to_vec());
-                            }
+                        PushKind::SMessage
+                            if about == Some(channel) && wakes(to, push_message(&data)) =>
+                        {
+                            return true;
                         }
+                        // A message for another waiter of the channel.
+                        PushKind::SMessage if about == Some(channel) => {}
+                        PushKind::SMessage => link.remember(about, &data),
                         // The server dropped the subscription (the slot
                         // moved): end the wait; the next one subscribes
                         // again, on the slot's new node.
@@ -225,11 +257,7 @@ impl Subscriber {
                             link.subscribed.insert(channel.to_vec());
                             return Subscribed::Yes;
                         }
-                        PushKind::SMessage => {
-                            if let Some(c) = about.filter(|c| link.subscribed.contains(*c)) {
-                                link.pending.insert(c.to_vec());
-                            }
-                        }
+                        PushKind::SMessage => link.remember(about, &data),
                         _ => {}
                     }
                 }

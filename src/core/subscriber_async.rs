@@ -23,7 +23,8 @@ use redis::{ConnectionInfo, PushInfo, PushKind, Value};
 use tokio::sync::Notify;
 
 use super::nodes::{CONNECT_TIMEOUT, RESPONSE_TIMEOUT};
-use super::subscriber::{push_channel, resp3, subscribe_cmd};
+use super::op::wakes;
+use super::subscriber::{push_channel, push_message, resp3, subscribe_cmd};
 use super::wait_stats::{WaitStats, refusal_text};
 
 /// The subscription connections of one async connection (and its clones).
@@ -53,7 +54,9 @@ struct Table {
 
 #[derive(Default)]
 struct Channel {
-    waiters: Vec<Arc<Notify>>,
+    /// Each waiter, and whom it waits for (a message naming another
+    /// waiter does not wake it).
+    waiters: Vec<(Arc<Notify>, Option<Vec<u8>>)>,
     subscribed: bool,
 }
 
@@ -64,7 +67,12 @@ fn dispatch(table: &Mutex<Table>, push: PushInfo) {
     match push.kind {
         PushKind::SMessage => {
             if let Some(ch) = push_channel(&push.data).and_then(|c| t.channels.get(c)) {
-                ch.waiters.iter().for_each(|w| w.notify_one());
+                let message = push_message(&push.data);
+                for (w, to) in &ch.waiters {
+                    if wakes(to.as_deref(), message) {
+                        w.notify_one();
+                    }
+                }
             }
         }
         // Our own unsubscription (the channel has no waiters then), or the
@@ -73,14 +81,14 @@ fn dispatch(table: &Mutex<Table>, push: PushInfo) {
         PushKind::SUnsubscribe => {
             if let Some(ch) = push_channel(&push.data).and_then(|c| t.channels.get_mut(c)) {
                 ch.subscribed = false;
-                ch.waiters.iter().for_each(|w| w.notify_one());
+                ch.waiters.iter().for_each(|(w, _)| w.notify_one());
             }
         }
         PushKind::Disconnection => {
             t.dead = true;
             for ch in t.channels.values_mut() {
                 ch.subscribed = false;
-                ch.waiters.iter().for_each(|w| w.notify_one());
+                ch.waiters.iter().for_each(|(w, _)| w.notify_one());
             }
         }
         _ => {}
@@ -100,7 +108,7 @@ impl Registration {
         let t = self.link.table.lock().expect("subscription table");
         !t.dead
             && t.channels.get(&self.channel).is_some_and(|ch| {
-                ch.subscribed && ch.waiters.iter().any(|w| Arc::ptr_eq(w, &self.waiter))
+                ch.subscribed && ch.waiters.iter().any(|(w, _)| Arc::ptr_eq(w, &self.waiter))
             })
     }
 
@@ -113,7 +121,7 @@ impl Registration {
             let dead = t.dead;
             match t.channels.get_mut(&self.channel) {
                 Some(ch) => {
-                    ch.waiters.retain(|w| !Arc::ptr_eq(w, &self.waiter));
+                    ch.waiters.retain(|(w, _)| !Arc::ptr_eq(w, &self.waiter));
                     ch.waiters.is_empty() && ch.subscribed && !dead
                 }
                 None => false,
@@ -184,14 +192,15 @@ enum Failed {
 
 impl Hub {
     /// One [`Step::Wait`](super::Step::Wait) on the node `info` points at:
-    /// whether a message on `channel` woke it, and whether the node refused
+    /// whether a message on `channel` woke it (one for the waiter `to`,
+    /// when given: [`wakes`]), and whether the node refused
     /// the subscription (the slot map may be stale). A wait that cannot
     /// subscribe sleeps out its timeout.
     pub(crate) async fn wait(
         &self,
         node: (String, u16),
         info: &ConnectionInfo,
-        channel: &[u8],
+        (channel, to): (&[u8], Option<Vec<u8>>),
         timeout: Duration,
         waits: &mut Waits,
     ) -> (bool, bool) {
@@ -202,7 +211,7 @@ impl Hub {
             if let Some(i) = at {
                 waits.regs.swap_remove(i).leave();
             }
-            match self.register(node, info, channel).await {
+            match self.register(node, info, channel, to).await {
                 Ok(reg) => waits.regs.push(reg),
                 Err(failed) => {
                     let refused = match failed {
@@ -256,6 +265,7 @@ impl Hub {
         node: (String, u16),
         info: &ConnectionInfo,
         channel: &[u8],
+        to: Option<Vec<u8>>,
     ) -> Result<Registration, Failed> {
         let link = self.link(node, info).await.ok_or(Failed::Unreachable)?;
         let waiter = Arc::new(Notify::new());
@@ -266,7 +276,7 @@ impl Hub {
                 return Err(Failed::Unreachable);
             }
             let ch = t.channels.entry(channel.to_vec()).or_default();
-            ch.waiters.push(waiter.clone());
+            ch.waiters.push((waiter.clone(), to));
             !ch.subscribed
         };
         let reg = Registration {
@@ -302,7 +312,7 @@ impl Hub {
             }
         };
         if let Some(ch) = t.channels.get_mut(channel) {
-            ch.waiters.retain(|w| !Arc::ptr_eq(w, &reg.waiter));
+            ch.waiters.retain(|(w, _)| !Arc::ptr_eq(w, &reg.waiter));
         }
         Err(failed)
     }

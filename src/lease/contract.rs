@@ -17,6 +17,34 @@ pub(crate) fn wake_key() -> KeyTemplate {
     )
 }
 
+/// The waiter queue of a lock or a semaphore and the waiters' places.
+pub(crate) fn queue_keys() -> [KeyTemplate; 2] {
+    [
+        key(
+            "queue",
+            "<prefix>{<name>}:queue",
+            "zset",
+            "the waiters: token -> arrival (unix µs, the server's TIME), first come first; expires with the longest place",
+        ),
+        key(
+            "places",
+            "<prefix>{<name>}:places",
+            "zset",
+            "the waiters' places: token -> the end of its place (unix ms); a waiter whose place ended is skipped",
+        ),
+    ]
+}
+
+/// The `fair` param of a lock or a semaphore.
+pub(crate) fn fair_param() -> Param {
+    param(
+        "fair",
+        "bool",
+        json!(false),
+        "whether the resource goes to its waiters in arrival order (a caller behind a live waiter waits for it)",
+    )
+}
+
 /// The `lease_ms` param of a leased resource (default 30 s).
 pub(crate) fn lease_param(meaning: &str) -> Param {
     param("lease_ms", "integer", json!(30_000), meaning)

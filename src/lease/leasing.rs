@@ -5,6 +5,8 @@
 //! waiting acquire around its attempts, and the replies of a release or
 //! extend.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::check_token;
@@ -44,16 +46,24 @@ pub(crate) struct Leasing {
     pub(crate) prefix: Prefix,
     pub(crate) lease: Duration,
     pub(crate) wait: WaitMode,
+    /// Whether the resource goes to its waiters in arrival order.
+    pub(crate) fair: bool,
 }
 
 /// The settings, checked: the resource's key (`<prefix>{<name>}`), its
-/// wake-up channel (`<key>:wake`, same hash tag) and the lease in ms.
+/// wake-up channel (`<key>:wake`, same hash tag), its waiter queue
+/// (`<key>:queue`, `<key>:places`) and the lease in ms.
 #[derive(Debug, Clone)]
 pub(crate) struct Leased {
     pub(crate) key: String,
     pub(crate) channel: String,
+    pub(crate) queue: String,
+    pub(crate) places: String,
     pub(crate) lease_ms: i64,
     pub(crate) wait: WaitMode,
+    pub(crate) fair: bool,
+    /// Whether the last acquire (of any clone) had to wait.
+    contended: Arc<AtomicBool>,
 }
 
 impl Leasing {
@@ -64,6 +74,7 @@ impl Leasing {
             prefix: Prefix::new(default_prefix).expect("the default prefix is valid"),
             lease: Duration::from_secs(30),
             wait: WaitMode::Notified,
+            fair: false,
         }
     }
 
@@ -74,9 +85,13 @@ impl Leasing {
         let key = self.prefix.tagged(&self.name);
         Ok(Leased {
             channel: format!("{key}:wake"),
+            queue: format!("{key}:queue"),
+            places: format!("{key}:places"),
             key,
             lease_ms: lease_ms("lease", self.lease, max_lease_ms as i64)?,
             wait: self.wait,
+            fair: self.fair,
+            contended: Arc::default(),
         })
     }
 }
@@ -96,7 +111,17 @@ impl Leased {
             mode: self.wait,
             timeout,
             max_wait: None,
+            to: None,
+            contended: None,
+            leave: None,
         }
+    }
+
+    /// How long a waiter keeps its place in the queue unless its next
+    /// attempt renews it: the lease (a waiter that disappeared is skipped
+    /// after it).
+    pub(crate) fn place_ms(&self) -> i64 {
+        self.lease_ms
     }
 
     /// One attempt with the caller's `token` (an empty one is refused,
@@ -116,16 +141,27 @@ impl Leased {
 
     /// Attempts with the caller's `token` (an empty one is refused, nothing
     /// sent) until one gets the resource or `timeout` has passed
-    /// ([`wait::until_acquired`]).
+    /// ([`wait::until_acquired`]), waiting in the resource's queue: woken
+    /// by a message naming `token`, renewing the place every half place
+    /// time, and giving it up with `leave` (the release by `token`) at the
+    /// timeout.
     pub(crate) fn wait_for<T: Send + 'static>(
         &self,
         token: &str,
         timeout: Duration,
+        leave: impl FnOnce(&str) -> Op<Option<bool>>,
         mut attempt: impl FnMut(&str) -> Op<Attempt<T>> + Send + 'static,
     ) -> Op<T> {
         with_token(token, || {
+            let waiting = Waiting {
+                max_wait: Some(Duration::from_millis(self.place_ms() as u64) / 2),
+                to: Some(token.to_string()),
+                contended: Some(Arc::clone(&self.contended)),
+                leave: Some(leave(token).map(|_| ())),
+                ..self.waiting(timeout)
+            };
             let token = token.to_string();
-            wait::until_acquired(self.waiting(timeout), move || attempt(&token))
+            wait::until_acquired(waiting, move || attempt(&token))
         })
     }
 }

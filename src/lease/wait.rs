@@ -8,7 +8,21 @@
 //! remaining lease, as the refusal reported it, has run out — whichever
 //! comes first — and tries again. A lost message therefore costs at most
 //! the holder's remaining lease; no attempt is made in between.
+//!
+//! Woken one at a time (the lock and the semaphore): a refused attempt
+//! gives the waiter a place in the resource's queue (in its slot), and a
+//! release publishes the token of the next live waiter, so only that
+//! waiter tries again ([`Waiting::to`]: the wait ignores messages for
+//! others); the others keep waiting, at most until the holder's lease has
+//! run out or their place needs renewing (half of it: each attempt renews
+//! it). A resource whose last acquire had to wait subscribes before its
+//! first attempt ([`Waiting::contended`]), so that a waiter's refused
+//! attempt needs no second one after subscribing: on a busy lock an
+//! acquisition costs two attempts, the refused one and the one its wake-up
+//! makes. An acquire that times out gives its place up ([`Waiting::leave`]).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -66,8 +80,17 @@ pub(crate) struct Waiting {
     pub(crate) channel: String,
     pub(crate) mode: WaitMode,
     pub(crate) timeout: Duration,
-    /// The longest single wait (a writer renews its intent in between).
+    /// The longest single wait (a writer renews its intent, a queued
+    /// waiter its place, in between).
     pub(crate) max_wait: Option<Duration>,
+    /// The waiter's token, when the release's message names the waiter it
+    /// wakes (a queue): messages for other waiters do not end a wait.
+    pub(crate) to: Option<String>,
+    /// Whether the resource's last acquire had to wait (shared by the
+    /// resource's clones): then the next one subscribes first.
+    pub(crate) contended: Option<Arc<AtomicBool>>,
+    /// Gives the waiter's place in the queue up, when it times out.
+    pub(crate) leave: Option<Op<()>>,
 }
 
 /// Runs `attempt` until it gets the resource or `timeout` has passed
@@ -81,7 +104,9 @@ pub(crate) fn until_acquired<T: Send + 'static>(
         attempt,
         started: None,
         subscribed: false,
+        refused: false,
         current: None,
+        leaving: None,
     })
 }
 
@@ -92,22 +117,33 @@ struct Acquiring<T, F> {
     started: Option<Instant>,
     /// Whether the loop subscribed to the channel already.
     subscribed: bool,
+    /// Whether an attempt was refused.
+    refused: bool,
     /// The attempt in flight; `None` during a pause.
     current: Option<Op<Attempt<T>>>,
+    /// The timeout, while the place in the queue is given up.
+    leaving: Option<(Op<()>, crate::Error)>,
 }
 
 impl<T, F> Acquiring<T, F> {
     /// The pause after a refusal (the holder's remaining lease `hint`), or
     /// the timeout error.
-    fn pause(&mut self, started: Instant, hint: Option<Duration>) -> Result<Step<T>> {
-        let w = &self.waiting;
+    fn pause(&mut self, env: &Env, started: Instant, hint: Option<Duration>) -> Result<Step<T>> {
+        let w = &mut self.waiting;
         let waited = started.elapsed();
         if waited >= w.timeout {
-            return Err(ErrorKind::LockTimeout {
+            let timeout = ErrorKind::LockTimeout {
                 key: w.key.clone(),
                 waited_ms: waited.as_millis() as u64,
             }
-            .into());
+            .into();
+            return match w.leave.take() {
+                Some(leave) => {
+                    self.leaving = Some((leave, timeout));
+                    self.give_up(env, None)
+                }
+                None => Err(timeout),
+            };
         }
         let left = w.timeout - waited;
         let max = w.max_wait.unwrap_or(left).min(left);
@@ -115,10 +151,7 @@ impl<T, F> Acquiring<T, F> {
             WaitMode::Polling { interval } => Step::Sleep(jittered(interval).min(max)),
             WaitMode::Notified if !self.subscribed => {
                 self.subscribed = true;
-                Step::Wait {
-                    channel: w.channel.clone().into_bytes(),
-                    timeout: Duration::ZERO,
-                }
+                w.subscribe()
             }
             WaitMode::Notified => {
                 // Past the holder's lease by a millisecond, so that the key
@@ -126,10 +159,35 @@ impl<T, F> Acquiring<T, F> {
                 let wait = hint.map_or(max, |h| h + Duration::from_millis(1));
                 Step::Wait {
                     channel: w.channel.clone().into_bytes(),
+                    to: w.to.clone().map(String::into_bytes),
                     timeout: wait.min(max),
                 }
             }
         })
+    }
+}
+
+impl<T, F> Acquiring<T, F> {
+    /// A step of giving the place up after the timeout: the timeout error
+    /// once it is done (whether or not it succeeded: the place ends by
+    /// itself otherwise).
+    fn give_up(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
+        let (leave, _) = self.leaving.as_mut().expect("giving up");
+        match leave.step(env, replies) {
+            Ok(Step::Done(())) | Err(_) => Err(self.leaving.take().expect("giving up").1),
+            Ok(step) => Ok(step.forward().unwrap_or_else(|()| unreachable!("not done"))),
+        }
+    }
+}
+
+impl Waiting {
+    /// The zero-timeout wait that subscribes to the channel.
+    fn subscribe<T>(&self) -> Step<T> {
+        Step::Wait {
+            channel: self.channel.clone().into_bytes(),
+            to: self.to.clone().map(String::into_bytes),
+            timeout: Duration::ZERO,
+        }
     }
 }
 
@@ -141,7 +199,24 @@ where
     type Output = T;
 
     fn step(&mut self, env: &Env, mut replies: Option<Replies>) -> Result<Step<T>> {
+        if self.leaving.is_some() {
+            return self.give_up(env, replies);
+        }
+        let first = self.started.is_none();
         let started = *self.started.get_or_insert_with(Instant::now);
+        let contended = self.waiting.contended.clone();
+        if first
+            && self.waiting.mode == WaitMode::Notified
+            && !self.waiting.timeout.is_zero()
+            && contended
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            // The last acquire had to wait: subscribe before the first
+            // attempt, so that a refusal needs no second attempt.
+            self.subscribed = true;
+            return Ok(self.waiting.subscribe());
+        }
         let op = match self.current.as_mut() {
             Some(op) => op,
             None => {
@@ -152,10 +227,16 @@ where
             }
         };
         match op.step(env, replies)? {
-            Step::Done(Attempt::Got(v)) => Ok(Step::Done(v)),
+            Step::Done(Attempt::Got(v)) => {
+                if let Some(c) = contended {
+                    c.store(self.refused, Ordering::Relaxed);
+                }
+                Ok(Step::Done(v))
+            }
             Step::Done(Attempt::Busy(hint)) => {
                 self.current = None;
-                self.pause(started, hint)
+                self.refused = true;
+                self.pause(env, started, hint)
             }
             Step::Send(mut b) => {
                 // Retries of an attempt (a slot migrating, a failover) keep
@@ -164,7 +245,15 @@ where
                 Ok(Step::Send(b))
             }
             Step::Sleep(d) => Ok(Step::Sleep(d)),
-            Step::Wait { channel, timeout } => Ok(Step::Wait { channel, timeout }),
+            Step::Wait {
+                channel,
+                to,
+                timeout,
+            } => Ok(Step::Wait {
+                channel,
+                to,
+                timeout,
+            }),
         }
     }
 }

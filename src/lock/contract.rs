@@ -7,7 +7,7 @@ use crate::contract::{
     PatternContract, constant, function, key, name_param, param, prefix_param, protocol, scripts_of,
 };
 use crate::lease::TOKEN_BYTES;
-use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
+use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -26,6 +26,7 @@ pub(crate) fn contract() -> PatternContract {
                 json!(50),
                 "the mean pause between attempts of a polling acquire (a notified one waits for the wake channel instead)",
             ),
+            fair_param(),
         ],
         keys: vec![
             key(
@@ -41,6 +42,8 @@ pub(crate) fn contract() -> PatternContract {
                 "the last fencing token handed out (max(last + 1, the server's clock in µs) per acquire), never expires",
             ),
             wake_key(),
+            queue_keys()[0].clone(),
+            queue_keys()[1].clone(),
         ],
         constants: vec![
             max_lease_constant(MAX_LEASE_MS),
@@ -64,7 +67,8 @@ pub(crate) fn contract() -> PatternContract {
                 "try_acquire",
                 &["lock.acquire"],
                 &[
-                    "token = new_token(); reply = lock.acquire(lock, fence, token, lease_ms)",
+                    "token = new_token(); reply = lock.acquire(lock, fence, queue, places, token, lease_ms, 0, fair)",
+                    "(place_ms 0: a single attempt takes no place in the queue)",
                     "reply > 0: acquired; the lease is (token, fence = reply)",
                     "reply < 0: busy; the holder's lease ends in -reply ms",
                     "reply = 0: busy; the holder has no TTL",
@@ -75,8 +79,11 @@ pub(crate) fn contract() -> PatternContract {
                 "acquire",
                 &["lock.acquire"],
                 &[
-                    "notified: try_acquire; when busy, SSUBSCRIBE wake (on the node of its slot), try_acquire once more,",
-                    "then wait for a message on wake or for the holder's remaining lease (-reply ms, + 1 ms), at most until the deadline, and try again",
+                    "each attempt: lock.acquire(lock, fence, queue, places, token, lease_ms, place_ms = lease_ms, fair): a refused one takes (or renews) the caller's place in the queue",
+                    "notified: attempt; when busy, SSUBSCRIBE wake (on the node of its slot), attempt once more (or: subscribe before the first attempt),",
+                    "then wait for a message on wake that is the caller's token or `released` (messages naming other waiters are for them),",
+                    "or for the holder's remaining lease (-reply ms, + 1 ms), at most place_ms / 2 (the place is renewed) and until the deadline, and attempt again",
+                    "at the timeout: release(token, wake) gives the place up (timed out)",
                     "polling (no pub/sub): between attempts sleep retry_ms times a uniform random factor from 0.5 to 1.5, at most until the deadline",
                     "until acquired or the timeout has passed (then: timed out); a timeout of 0 makes exactly one attempt",
                 ],
@@ -93,7 +100,8 @@ pub(crate) fn contract() -> PatternContract {
                 "release_and_extend",
                 &["lock.release", "lock.extend", "lock.owned"],
                 &[
-                    "release(token, wake) and extend(token, lease_ms) answer 1 when token owned the lock, 0 when not (nothing changed); a release publishes on wake",
+                    "release(token, wake) and extend(token, lease_ms) answer 1 when token owned the lock, 0 when not (nothing changed)",
+                    "a release (and the release of a queued token, which gives its place up) leaving the lock free publishes on wake the token of the first live waiter, or `released` when none waits",
                     "owned(token) answers the remaining lease in ms, -1 without a TTL, 0 when token does not own it",
                 ],
             ),
@@ -120,7 +128,13 @@ mod tests {
         let vars = [("prefix", "app:lock:"), ("name", "job:7")];
         assert_eq!(
             render_keys(&c, &vars),
-            [lock.key(), lock.fence_key(), lock.channel()]
+            [
+                lock.key(),
+                lock.fence_key(),
+                lock.channel(),
+                lock.queue_key(),
+                lock.places_key()
+            ]
         );
         assert_eq!(new_token().len(), 2 * TOKEN_BYTES);
         assert_eq!(c.params[0].default, json!(DEFAULT_PREFIX));

@@ -194,6 +194,14 @@ impl LockBuilder {
     setters! {
         /// Whether acquires wait for replicas (default [`Replication::None`]).
         replication(replication: Replication) => replication;
+
+        /// Whether the lock goes to its waiters in arrival order (default
+        /// `false`), as Redisson's `RFairLock`: an acquire behind a live
+        /// waiter waits for it even when the lock is free; a waiter that
+        /// disappeared is skipped once its place (the lease) has ended.
+        /// Without it whoever comes first takes a free lock; either way a
+        /// release wakes only the next waiter.
+        fair(fair: bool) => leasing.fair;
     }
 
     /// Checks the settings.
@@ -258,7 +266,7 @@ impl Lock {
     pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
         self.leased.try_once(
             token,
-            |token| self.attempt(token, Arc::default()),
+            |token| self.attempt(token, 0, Arc::default()),
             |key, retry_after_ms| ErrorKind::LockBusy {
                 key,
                 retry_after_ms,
@@ -279,15 +287,37 @@ impl Lock {
         let lock = self.clone();
         // Auto replication asks INFO replication once per acquire.
         let plan = Arc::new(OnceLock::new());
-        self.leased.wait_for(token, timeout, move |token| {
-            lock.attempt(token, plan.clone())
-        })
+        let place_ms = self.leased.place_ms();
+        self.leased.wait_for(
+            token,
+            timeout,
+            |token| self.release(token),
+            move |token| lock.attempt(token, place_ms, plan.clone()),
+        )
     }
 
-    /// One acquire script call, with `WAIT` as [`Replication`] says.
+    /// Whether the lock goes to its waiters in arrival order.
+    pub fn fair(&self) -> bool {
+        self.leased.fair
+    }
+
+    /// The key of the waiter queue (a sorted set: token -> arrival).
+    pub fn queue_key(&self) -> &str {
+        &self.leased.queue
+    }
+
+    /// The key of the waiters' places (a sorted set: token -> the end of
+    /// its place).
+    pub fn places_key(&self) -> &str {
+        &self.leased.places
+    }
+
+    /// One acquire script call, with `WAIT` as [`Replication`] says; a
+    /// refused one keeps a place in the queue for `place_ms` (0: none).
     fn attempt(
         &self,
         token: &str,
+        place_ms: i64,
         plan: Arc<OnceLock<Option<(u32, Duration)>>>,
     ) -> Op<Attempt<Lease>> {
         let waits = match self.replication {
@@ -312,17 +342,22 @@ impl Lock {
                             },
                         };
                         let _ = plan.set(known);
-                        lock.attempt(&token, plan)
+                        lock.attempt(&token, place_ms, plan)
                     });
                 }
             },
         };
         // No now_us: the token is taken from the server's clock.
+        let l = &self.leased;
         let call = scripts::lock::acquire(
-            &self.leased.key,
+            &l.key,
             &self.fence_key,
+            &l.queue,
+            &l.places,
             token,
-            self.leased.lease_ms,
+            l.lease_ms,
+            place_ms,
+            l.fair,
             &[],
         );
         let token = token.to_string();
@@ -364,9 +399,15 @@ impl Lock {
     /// back: the first attempt may have released it. Either way `token`
     /// holds nothing now.
     pub fn release(&self, token: &str) -> Op<Option<bool>> {
-        let Leased { key, channel, .. } = &self.leased;
+        let Leased {
+            key,
+            queue,
+            places,
+            channel,
+            ..
+        } = &self.leased;
         with_token(token, || {
-            released(scripts::lock::release(key, token, channel))
+            released(scripts::lock::release(key, queue, places, token, channel))
         })
     }
 

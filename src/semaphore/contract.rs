@@ -6,7 +6,7 @@ use super::{DEFAULT_PREFIX, MAX_LEASE_MS, MAX_LIMIT};
 use crate::contract::{
     PatternContract, constant, key, name_param, param, prefix_param, protocol, scripts_of,
 };
-use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
+use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -23,6 +23,7 @@ pub(crate) fn contract() -> PatternContract {
                 "holders at once, 1 to max_limit; every client of a semaphore uses the same",
             ),
             lease_param("the lease of every permit, 1 to max_lease_ms"),
+            fair_param(),
         ],
         keys: vec![
             key(
@@ -32,6 +33,8 @@ pub(crate) fn contract() -> PatternContract {
                 "holder token -> the end of its lease (unix ms, the server's TIME); expires with its longest lease",
             ),
             wake_key(),
+            queue_keys()[0].clone(),
+            queue_keys()[1].clone(),
         ],
         constants: vec![
             constant("max_limit", MAX_LIMIT, "the most holders a semaphore allows"),
@@ -44,7 +47,8 @@ pub(crate) fn contract() -> PatternContract {
                 "try_acquire",
                 &["semaphore.acquire"],
                 &[
-                    "token = lock.new_token(); reply = semaphore.acquire(permits, token, limit, lease_ms)",
+                    "token = lock.new_token(); reply = semaphore.acquire(permits, queue, places, token, limit, lease_ms, 0, fair)",
+                    "(place_ms 0: a single attempt takes no place in the queue)",
                     "reply = 1: a permit (also when token held one already: a retry, with a fresh lease)",
                     "reply <= 0: every permit is taken; the first lease ends in -reply ms",
                 ],
@@ -53,15 +57,17 @@ pub(crate) fn contract() -> PatternContract {
                 "acquire",
                 &["semaphore.acquire"],
                 &[
-                    "as the lock's acquire: try; when refused, SSUBSCRIBE wake, try once more, then wait for a message on wake",
-                    "or for the first lease's end (-reply ms, + 1 ms), at most until the deadline, and try again",
+                    "as the lock's acquire, each attempt semaphore.acquire(permits, queue, places, token, limit, lease_ms, place_ms = lease_ms, fair):",
+                    "when refused, SSUBSCRIBE wake, try once more, then wait for a message on wake that is the caller's token or `released`",
+                    "or for the first lease's end (-reply ms, + 1 ms), at most place_ms / 2 and until the deadline, and try again; at the timeout release(token) gives the place up",
                 ],
             ),
             protocol(
                 "release_and_extend",
                 &["semaphore.release", "semaphore.extend"],
                 &[
-                    "release(token, wake) answers 1 when token held a live permit (and publishes on wake), 0 otherwise",
+                    "release(token, limit, wake) answers 1 when token held a live permit, 0 otherwise (a queued token gives its place up);",
+                    "it publishes on wake the tokens of the first live waiters, one per free permit, or `released` when none waits",
                     "extend(token, lease_ms) answers 1 when token held a live permit, now lasting lease_ms from now",
                 ],
             ),
@@ -84,6 +90,9 @@ mod tests {
             .build()
             .unwrap();
         let vars = [("prefix", "app:sem:"), ("name", "exports")];
-        assert_eq!(render_keys(&c, &vars), [sem.key(), sem.channel()]);
+        assert_eq!(
+            render_keys(&c, &vars),
+            [sem.key(), sem.channel(), sem.queue_key(), sem.places_key()]
+        );
     }
 }

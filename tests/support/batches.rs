@@ -14,16 +14,33 @@ use crate::support::Driver;
 /// replies it must give on a fresh lock.
 pub fn lock_rounds(key: &str, rounds: i64) -> (Batch, Vec<i64>) {
     let (fence, wake) = (format!("{key}:fence"), format!("{key}:wake"));
+    let (queue, places) = (format!("{key}:queue"), format!("{key}:places"));
     let mut batch = Batch::new();
     let mut expected = Vec::new();
     for round in 0..rounds {
         let token = format!("tok-{round}");
-        batch.script(scripts::lock::acquire(key, &fence, &token, 60_000, &[0]));
+        batch.script(scripts::lock::acquire(
+            key,
+            &fence,
+            &queue,
+            &places,
+            &token,
+            60_000,
+            0,
+            false,
+            &[0],
+        ));
         // With now_us 0 the fencing token counts acquisitions.
         expected.push(round + 1);
-        batch.script(scripts::lock::release(key, "someone-else", &wake));
+        batch.script(scripts::lock::release(
+            key,
+            &queue,
+            &places,
+            "someone-else",
+            &wake,
+        ));
         expected.push(0);
-        batch.script(scripts::lock::release(key, &token, &wake));
+        batch.script(scripts::lock::release(key, &queue, &places, &token, &wake));
         expected.push(1);
     }
     (batch, expected)
@@ -39,16 +56,30 @@ pub fn stops_after_the_first_call(d: &mut Driver, con: &mut redis::Connection, p
     batch.script(scripts::lock::acquire(
         &q,
         &format!("{q}:fence"),
+        &format!("{q}:queue"),
+        &format!("{q}:places"),
         "a",
         60_000,
+        0,
+        false,
         &[0],
     ));
-    batch.script(scripts::lock::release(&q, "a", &format!("{q}:wake")));
+    batch.script(scripts::lock::release(
+        &q,
+        &format!("{q}:queue"),
+        &format!("{q}:places"),
+        "a",
+        &format!("{q}:wake"),
+    ));
     batch.script(scripts::lock::acquire(
         &r,
         &format!("{r}:fence"),
+        &format!("{r}:queue"),
+        &format!("{r}:places"),
         "b",
         60_000,
+        0,
+        false,
         &[0],
     ));
     let err = d.run(batch).unwrap_err();

@@ -149,19 +149,34 @@ pub fn examples(big: bool) -> Vec<Example> {
 
     // lock
     let held: &[&str] = &["SET", "lock{t}", "tok", "PX", "600000"];
+    // A waiter whose place ended (none recorded) ahead in the queue: a fair
+    // acquire skips and drops it.
+    let ghost: &[&str] = &["ZADD", "lock{t}:queue", "1", "ghost"];
+    let lock_keys = &[
+        "lock{t}",
+        "lock{t}:fence",
+        "lock{t}:queue",
+        "lock{t}:places",
+    ];
     out.push(ex(
         "lock.acquire",
-        &[&["SET", "lock{t}:fence", "5"]],
-        &["lock{t}", "lock{t}:fence"],
+        &[&["SET", "lock{t}:fence", "5"], ghost],
+        lock_keys,
         // now_us 0: a token that does not depend on when it runs.
-        &["tok", "30000", "0"],
+        &["tok", "30000", "30000", "1", "0"],
     ));
     out.push(ex("lock.extend", &[held], &["lock{t}"], &["tok", "30000"]));
     out.push(ex("lock.owned", &[held], &["lock{t}"], &["tok"]));
+    // A live waiter (its place ends in 2100) and a ghost: the release wakes
+    // the waiter and drops the ghost.
     out.push(ex(
         "lock.release",
-        &[held],
-        &["lock{t}"],
+        &[
+            held,
+            &["ZADD", "lock{t}:queue", "1", "ghost", "2", "next"],
+            &["ZADD", "lock{t}:places", LATER_MS, "next"],
+        ],
+        &["lock{t}", "lock{t}:queue", "lock{t}:places"],
         &["tok", "lock{t}:wake"],
     ));
 
@@ -340,9 +355,12 @@ pub fn examples(big: bool) -> Vec<Example> {
     let permit: &[&str] = &["ZADD", "sem{t}", LATER_MS, "tok"];
     out.push(ex(
         "semaphore.acquire",
-        &[&["ZADD", "sem{t}", LATER_MS, "other"]],
-        &["sem{t}"],
-        &["tok", "3", "30000"],
+        &[
+            &["ZADD", "sem{t}", LATER_MS, "other"],
+            &["ZADD", "sem{t}:queue", "1", "ghost"],
+        ],
+        &["sem{t}", "sem{t}:queue", "sem{t}:places"],
+        &["tok", "3", "30000", "30000", "1"],
     ));
     out.push(ex(
         "semaphore.extend",
@@ -352,9 +370,13 @@ pub fn examples(big: bool) -> Vec<Example> {
     ));
     out.push(ex(
         "semaphore.release",
-        &[permit],
-        &["sem{t}"],
-        &["tok", "sem{t}:wake"],
+        &[
+            permit,
+            &["ZADD", "sem{t}:queue", "1", "ghost", "2", "next"],
+            &["ZADD", "sem{t}:places", LATER_MS, "next"],
+        ],
+        &["sem{t}", "sem{t}:queue", "sem{t}:places"],
+        &["tok", "3", "sem{t}:wake"],
     ));
 
     // signin

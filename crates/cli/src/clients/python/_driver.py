@@ -13,7 +13,9 @@ An op yields what it wants, and gets the answer back:
 * Sleep(seconds); Wait(channel, seconds): True when a message on the shard
   channel woke it (SSUBSCRIBE on the node of the channel's slot, subscribed
   at the op's first Wait and until the op ends, so a message published after
-  a zero-timeout Wait is not missed), False at the timeout;
+  a zero-timeout Wait is not missed), False at the timeout; with `to` (a
+  waiter's token) only a message equal to it or to `released` wakes it (the
+  others name other waiters);
 * ENV: the Env (cluster or not); NODES: the names of the primaries.
 
 EVALSHA answers NOSCRIPT after SCRIPT FLUSH or a restart: the script is loaded
@@ -105,6 +107,22 @@ class Sleep(NamedTuple):
 class Wait(NamedTuple):
     channel: str
     seconds: float
+    to: Optional[str] = None
+
+
+#: The message that wakes every waiter (a release with no waiter queued).
+BROADCAST = "released"
+
+
+def _wakes(w: Wait, msg: Any) -> bool:
+    """Whether a pub/sub message wakes the wait `w` (one naming another waiter does not)."""
+    if msg is None or msg.get("type") not in ("smessage", "message"):
+        return False
+    if w.to is None:
+        return True
+    data = msg.get("data")
+    text = data.decode() if isinstance(data, bytes) else str(data)
+    return text in (w.to, BROADCAST)
 
 
 class Env(NamedTuple):
@@ -352,7 +370,7 @@ class _Subscription:
         while True:
             left = deadline - time.monotonic()
             msg = sub.get_message(ignore_subscribe_messages=True, timeout=max(left, 0.0))
-            if msg is not None and msg.get("type") in ("smessage", "message"):
+            if _wakes(w, msg):
                 return True
             if left <= 0:
                 return False
@@ -473,7 +491,7 @@ class _AsyncSubscription:
         while True:
             left = deadline - time.monotonic()
             msg = await sub.get_message(ignore_subscribe_messages=True, timeout=max(left, 0.0))
-            if msg is not None and msg.get("type") in ("smessage", "message"):
+            if _wakes(w, msg):
                 return True
             if left <= 0:
                 return False

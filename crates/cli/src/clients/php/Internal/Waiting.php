@@ -18,6 +18,14 @@ use RedisPatterns\Errors\LockTimeout;
  * refused, see SideConnections) the waiter sleeps until the lease ends
  * instead, polling at most every poll interval. Polling mode sleeps
  * interval * uniform(0.5, 1.5) between attempts.
+ *
+ * Woken one at a time (the lock and the semaphore: `$to` is the waiter's
+ * token): a refused attempt keeps the waiter's place in the resource's
+ * queue, a release publishes the token of the next live waiter, and only a
+ * message naming this waiter (or `released`) ends its wait; every wait lasts
+ * at most `$maxWaitMs` (half the place, which each attempt renews). A
+ * resource whose last acquire had to wait (`$contended`) subscribes before
+ * its first attempt. At the timeout `$leave` gives the place up.
  */
 final class Waiting
 {
@@ -36,6 +44,7 @@ final class Waiting
     /**
      * @template T
      * @param callable(): array{?T, ?int} $attempt one attempt: what it got, or null and the holder's remaining lease
+     * @param ?callable(): mixed $leave gives the place in the queue up (at the timeout)
      * @return T
      */
     public static function untilAcquired(
@@ -47,18 +56,37 @@ final class Waiting
         int $timeoutMs,
         callable $attempt,
         ?int $maxWaitMs = null,
+        ?string $to = null,
+        ?callable $leave = null,
+        ?bool &$contended = null,
     ): mixed {
         $started = hrtime(true);
         $sub = null;
         $subscribed = false;
+        $refused = false;
         try {
+            if ($notified && $timeoutMs > 0 && $contended === true) {
+                $subscribed = true;
+                $sub = self::subscribe($run, $channel);
+            }
             while (true) {
                 [$got, $hint] = $attempt();
                 if ($got !== null) {
+                    if ($contended !== null) {
+                        $contended = $refused;
+                    }
                     return $got;
                 }
+                $refused = true;
                 $waited = (hrtime(true) - $started) / 1e6;
                 if ($waited >= $timeoutMs) {
+                    if ($leave !== null) {
+                        try {
+                            $leave();
+                        } catch (\Throwable) {
+                            // The place ends by itself otherwise.
+                        }
+                    }
                     throw new LockTimeout($key, (int) $waited);
                 }
                 $left = $timeoutMs - $waited;
@@ -71,7 +99,7 @@ final class Waiting
                 } else {
                     $wait = $hint === null ? $most : min($hint + 1, $most);
                     if ($sub !== null) {
-                        $sub->wait($wait);
+                        self::waitFor($sub, $wait, $to);
                     } else {
                         usleep((int) (min($wait, max($pollMs, 1)) * 1000));
                     }
@@ -80,6 +108,21 @@ final class Waiting
         } finally {
             $sub?->close();
         }
+    }
+
+    /** The message that wakes every waiter (a release with no waiter queued). */
+    public const BROADCAST = 'released';
+
+    /** Waits up to `$ms` for a message for `$to` (or any message when null): those naming other waiters are skipped. */
+    private static function waitFor(Subscription $sub, float $ms, ?string $to): void
+    {
+        $deadline = microtime(true) + $ms / 1000;
+        do {
+            $message = $sub->wait(max(($deadline - microtime(true)) * 1000, 0.0));
+            if ($message === null || $to === null || $message === $to || $message === self::BROADCAST) {
+                return;
+            }
+        } while (microtime(true) < $deadline);
     }
 
     private static function subscribe(Runner $run, string $channel): ?Subscription

@@ -12,18 +12,23 @@ from .._wait import Attempt, busy_ms, new_token, until_acquired
 
 
 class Lock:
-    def __init__(self, name: str, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int) -> None:
-        self.name, self.lease_ms, self.prefix = name, lease_ms, prefix
+    def __init__(self, name: str, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int,
+                 fair: bool = False) -> None:
+        self.name, self.lease_ms, self.prefix, self.fair = name, lease_ms, prefix, fair
         self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
         self.key = key("lock", "lock", prefix=prefix, name=name)
         self.fence_key = key("lock", "fence", prefix=prefix, name=name)
         self.channel = key("lock", "wake", prefix=prefix, name=name)
+        self.queue_key = key("lock", "queue", prefix=prefix, name=name)
+        self._contended = [False]  # whether the last acquire had to wait
+        self.places_key = key("lock", "places", prefix=prefix, name=name)
 
     def __repr__(self) -> str:
         return f"key={self.key!r}, lease_ms={self.lease_ms}"
 
-    def _attempt(self, token: str) -> Op[Attempt[records.Lease]]:
-        reply = yield scripts.Lock.acquire(self.key, self.fence_key, token, self.lease_ms, [])
+    def _attempt(self, token: str, place_ms: int = 0) -> Op[Attempt[records.Lease]]:
+        reply = yield scripts.Lock.acquire(self.key, self.fence_key, self.queue_key, self.places_key, token,
+                                           self.lease_ms, place_ms, self.fair, [])
         if reply > 0:
             return records.Lease(token, int(reply)), None
         return None, busy_ms(int(reply))
@@ -42,10 +47,12 @@ class Lock:
 
     def acquire_as(self, token: str, timeout_ms: int) -> Op[records.Lease]:
         return (yield from until_acquired(
-            self.key, self.channel, self.notified, self.poll_ms, timeout_ms, lambda: self._attempt(token)))
+            self.key, self.channel, self.notified, self.poll_ms, timeout_ms,
+            lambda: self._attempt(token, self.lease_ms), self.lease_ms // 2, token, lambda: self.release(token), self._contended))
 
     def release(self, token: str) -> Op[Optional[bool]]:
-        return int((yield scripts.Lock.release(self.key, token, self.channel))) == 1
+        reply = yield scripts.Lock.release(self.key, self.queue_key, self.places_key, token, self.channel)
+        return int(reply) == 1
 
     def extend(self, token: str, lease_ms: int) -> Op[bool]:
         return int((yield scripts.Lock.extend(self.key, token, lease_ms))) == 1

@@ -21,6 +21,8 @@ export declare function pairs(v: unknown): [string, Buffer][];
 export declare function slot(key: Arg): number;
 /** The error of an error reply to a call of `script` (null: a command). */
 export declare function errorOf(script: ScriptInfo | null, e: unknown): unknown;
+/** The message that wakes every waiter (a release with no waiter queued). */
+export declare const BROADCAST = "released";
 /** The I/O of one run of an operation. */
 export declare class Io {
     private readonly client;
@@ -34,8 +36,8 @@ export declare class Io {
     /** A batch whose first error reply is thrown. */
     all(reqs: readonly Request[]): Promise<any[]>;
     sleep(ms: number): Promise<void>;
-    /** Waits up to ms for a message on the shard channel (subscribing at the first wait). */
-    wait(channel: string, ms: number): Promise<boolean>;
+    /** Waits up to ms for a message on the shard channel (subscribing at the first wait); for `to` (a waiter's token), when given. */
+    wait(channel: string, ms: number, to?: string | null): Promise<boolean>;
     /** The names of the primaries ([SERVER] for a standalone server). */
     nodes(): Promise<string[]>;
     /** Ends the run: closes its subscriptions. */

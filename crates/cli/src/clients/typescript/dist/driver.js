@@ -13,7 +13,9 @@
 //   (SSUBSCRIBE on a connection of its own to the node of the channel's
 //   slot, subscribed at the run's first wait and until the run ends, so a
 //   message published after a zero-timeout wait is not missed), false at the
-//   timeout; sleep(ms); nodes(): the names of the primaries.
+//   timeout; with `to` (a waiter's token) only a message equal to it or to
+//   `released` wakes it (the others name other waiters); sleep(ms); nodes():
+//   the names of the primaries.
 //
 // EVALSHA answers NOSCRIPT after SCRIPT FLUSH or a restart: the script is
 // loaded (its SHA1 checked) and the call sent again; in a pipeline, when
@@ -21,7 +23,7 @@
 // is sent again, else PipelineInterrupted. Replies are raw (bulk strings as
 // Buffers): records and bitmaps are bytes.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Runner = exports.Io = exports.SERVER = exports.ANY = void 0;
+exports.Runner = exports.Io = exports.BROADCAST = exports.SERVER = exports.ANY = void 0;
 exports.source = source;
 exports.text = text;
 exports.int = int;
@@ -122,15 +124,18 @@ function checkedLoad(script, sha) {
         throw new errors_1.ShaMismatch(script.name, script.sha1, text(sha));
     }
 }
+/** The message that wakes every waiter (a release with no waiter queued). */
+exports.BROADCAST = "released";
 /** The subscription of one run to one shard channel. */
 class Subscription {
     conn;
     pending = 0;
     waker = null;
-    constructor(conn, channel) {
+    constructor(conn, channel, to) {
         this.conn = conn;
-        conn.on("smessageBuffer", (ch) => {
-            if (ch.toString() === channel) {
+        conn.on("smessageBuffer", (ch, message) => {
+            const m = message === undefined ? null : message.toString();
+            if (ch.toString() === channel && (to === null || m === to || m === exports.BROADCAST)) {
                 this.pending += 1;
                 const w = this.waker;
                 this.waker = null;
@@ -249,11 +254,11 @@ class Io {
     sleep(ms) {
         return new Promise((resolve) => setTimeout(resolve, Math.max(ms, 0)));
     }
-    /** Waits up to ms for a message on the shard channel (subscribing at the first wait). */
-    async wait(channel, ms) {
+    /** Waits up to ms for a message on the shard channel (subscribing at the first wait); for `to` (a waiter's token), when given. */
+    async wait(channel, ms, to = null) {
         let sub = this.subs.get(channel);
         if (sub === undefined) {
-            sub = this.subscribe(channel);
+            sub = this.subscribe(channel, to);
             this.subs.set(channel, sub);
         }
         return (await sub).wait(ms);
@@ -282,7 +287,7 @@ class Io {
         }
         this.subs.clear();
     }
-    async subscribe(channel) {
+    async subscribe(channel, to) {
         let conn;
         if (this.cluster) {
             const cluster = this.client;
@@ -292,7 +297,7 @@ class Io {
         else {
             conn = this.client.duplicate();
         }
-        const sub = new Subscription(conn, channel);
+        const sub = new Subscription(conn, channel, to);
         try {
             await conn.ssubscribe(channel);
         }

@@ -11,4 +11,12 @@ export interface WaitSettings {
     notified: boolean;
     pollMs: number;
 }
-export declare function untilAcquired<T>(io: Io, w: WaitSettings, timeoutMs: number, attempt: () => Promise<Attempt<T>>, maxWaitMs?: number | null): Promise<T>;
+/** A waiter in a resource's queue: its token, how it gives its place up, and whether the resource's last acquire had to wait. */
+export interface Queued {
+    to: string;
+    leave: () => Promise<unknown>;
+    contended: {
+        last: boolean;
+    };
+}
+export declare function untilAcquired<T>(io: Io, w: WaitSettings, timeoutMs: number, attempt: () => Promise<Attempt<T>>, maxWaitMs?: number | null, queue?: Queued | null): Promise<T>;

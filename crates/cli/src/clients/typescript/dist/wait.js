@@ -8,6 +8,15 @@
 // again, until the timeout (LockTimeout). A lost message costs at most the
 // holder's lease. Polling mode sleeps interval * uniform(0.5, 1.5) between
 // attempts instead.
+//
+// Woken one at a time (the lock and the semaphore: `queue.to` is the
+// waiter's token): a refused attempt keeps the waiter's place in the
+// resource's queue, a release publishes the token of the next live waiter,
+// and only a message naming this waiter (or `released`) ends its wait;
+// every wait lasts at most maxWaitMs (half the place, which each attempt
+// renews). A resource whose last acquire had to wait (`queue.contended`)
+// subscribes before its first attempt. At the timeout `queue.leave` gives
+// the place up.
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.busyMs = busyMs;
 exports.newToken = newToken;
@@ -22,16 +31,29 @@ function busyMs(reply) {
 function newToken() {
     return (0, crypto_1.randomBytes)(16).toString("hex");
 }
-async function untilAcquired(io, w, timeoutMs, attempt, maxWaitMs = null) {
+async function untilAcquired(io, w, timeoutMs, attempt, maxWaitMs = null, queue = null) {
     const started = performance.now();
+    const to = queue === null ? null : queue.to;
     let subscribed = false;
+    let refused = false;
+    if (w.notified && timeoutMs > 0 && queue !== null && queue.contended.last) {
+        subscribed = true;
+        await io.wait(w.channel, 0, to);
+    }
     for (;;) {
         const [got, hint] = await attempt();
         if (got !== null) {
+            if (queue !== null) {
+                queue.contended.last = refused;
+            }
             return got;
         }
+        refused = true;
         const waited = performance.now() - started;
         if (waited >= timeoutMs) {
+            if (queue !== null) {
+                await queue.leave().catch(() => undefined); // the place ends by itself otherwise
+            }
             throw new errors_1.LockTimeout(w.key, Math.floor(waited));
         }
         const left = timeoutMs - waited;
@@ -41,10 +63,10 @@ async function untilAcquired(io, w, timeoutMs, attempt, maxWaitMs = null) {
         }
         else if (!subscribed) {
             subscribed = true;
-            await io.wait(w.channel, 0);
+            await io.wait(w.channel, 0, to);
         }
         else {
-            await io.wait(w.channel, hint === null ? most : Math.min(hint + 1, most));
+            await io.wait(w.channel, hint === null ? most : Math.min(hint + 1, most), to);
         }
     }
 }

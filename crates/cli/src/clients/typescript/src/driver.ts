@@ -12,7 +12,9 @@
 //   (SSUBSCRIBE on a connection of its own to the node of the channel's
 //   slot, subscribed at the run's first wait and until the run ends, so a
 //   message published after a zero-timeout wait is not missed), false at the
-//   timeout; sleep(ms); nodes(): the names of the primaries.
+//   timeout; with `to` (a waiter's token) only a message equal to it or to
+//   `released` wakes it (the others name other waiters); sleep(ms); nodes():
+//   the names of the primaries.
 //
 // EVALSHA answers NOSCRIPT after SCRIPT FLUSH or a restart: the script is
 // loaded (its SHA1 checked) and the call sent again; in a pipeline, when
@@ -135,6 +137,9 @@ function checkedLoad(script: ScriptInfo, sha: unknown): void {
   }
 }
 
+/** The message that wakes every waiter (a release with no waiter queued). */
+export const BROADCAST = "released";
+
 /** The subscription of one run to one shard channel. */
 class Subscription {
   private pending = 0;
@@ -143,9 +148,11 @@ class Subscription {
   constructor(
     private readonly conn: Redis,
     channel: string,
+    to: string | null,
   ) {
-    conn.on("smessageBuffer", (ch: Buffer) => {
-      if (ch.toString() === channel) {
+    conn.on("smessageBuffer", (ch: Buffer, message: Buffer) => {
+      const m = message === undefined ? null : message.toString();
+      if (ch.toString() === channel && (to === null || m === to || m === BROADCAST)) {
         this.pending += 1;
         const w = this.waker;
         this.waker = null;
@@ -269,11 +276,11 @@ export class Io {
     return new Promise((resolve) => setTimeout(resolve, Math.max(ms, 0)));
   }
 
-  /** Waits up to ms for a message on the shard channel (subscribing at the first wait). */
-  async wait(channel: string, ms: number): Promise<boolean> {
+  /** Waits up to ms for a message on the shard channel (subscribing at the first wait); for `to` (a waiter's token), when given. */
+  async wait(channel: string, ms: number, to: string | null = null): Promise<boolean> {
     let sub = this.subs.get(channel);
     if (sub === undefined) {
-      sub = this.subscribe(channel);
+      sub = this.subscribe(channel, to);
       this.subs.set(channel, sub);
     }
     return (await sub).wait(ms);
@@ -304,7 +311,7 @@ export class Io {
     this.subs.clear();
   }
 
-  private async subscribe(channel: string): Promise<Subscription> {
+  private async subscribe(channel: string, to: string | null): Promise<Subscription> {
     let conn: Redis;
     if (this.cluster) {
       const cluster = this.client as Cluster;
@@ -313,7 +320,7 @@ export class Io {
     } else {
       conn = (this.client as Redis).duplicate();
     }
-    const sub = new Subscription(conn, channel);
+    const sub = new Subscription(conn, channel, to);
     try {
       await conn.ssubscribe(channel);
     } catch (e) {

@@ -7,6 +7,15 @@
 // again, until the timeout (LockTimeout). A lost message costs at most the
 // holder's lease. Polling mode sleeps interval * uniform(0.5, 1.5) between
 // attempts instead.
+//
+// Woken one at a time (the lock and the semaphore: `queue.to` is the
+// waiter's token): a refused attempt keeps the waiter's place in the
+// resource's queue, a release publishes the token of the next live waiter,
+// and only a message naming this waiter (or `released`) ends its wait;
+// every wait lasts at most maxWaitMs (half the place, which each attempt
+// renews). A resource whose last acquire had to wait (`queue.contended`)
+// subscribes before its first attempt. At the timeout `queue.leave` gives
+// the place up.
 
 import { randomBytes } from "crypto";
 
@@ -33,22 +42,43 @@ export interface WaitSettings {
   pollMs: number;
 }
 
+/** A waiter in a resource's queue: its token, how it gives its place up, and whether the resource's last acquire had to wait. */
+export interface Queued {
+  to: string;
+  leave: () => Promise<unknown>;
+  contended: { last: boolean };
+}
+
 export async function untilAcquired<T>(
   io: Io,
   w: WaitSettings,
   timeoutMs: number,
   attempt: () => Promise<Attempt<T>>,
   maxWaitMs: number | null = null,
+  queue: Queued | null = null,
 ): Promise<T> {
   const started = performance.now();
+  const to = queue === null ? null : queue.to;
   let subscribed = false;
+  let refused = false;
+  if (w.notified && timeoutMs > 0 && queue !== null && queue.contended.last) {
+    subscribed = true;
+    await io.wait(w.channel, 0, to);
+  }
   for (;;) {
     const [got, hint] = await attempt();
     if (got !== null) {
+      if (queue !== null) {
+        queue.contended.last = refused;
+      }
       return got;
     }
+    refused = true;
     const waited = performance.now() - started;
     if (waited >= timeoutMs) {
+      if (queue !== null) {
+        await queue.leave().catch(() => undefined); // the place ends by itself otherwise
+      }
       throw new LockTimeout(w.key, Math.floor(waited));
     }
     const left = timeoutMs - waited;
@@ -57,9 +87,9 @@ export async function untilAcquired<T>(
       await io.sleep(Math.min(w.pollMs * (0.5 + Math.random()), most));
     } else if (!subscribed) {
       subscribed = true;
-      await io.wait(w.channel, 0);
+      await io.wait(w.channel, 0, to);
     } else {
-      await io.wait(w.channel, hint === null ? most : Math.min(hint + 1, most));
+      await io.wait(w.channel, hint === null ? most : Math.min(hint + 1, most), to);
     }
   }
 }

@@ -20,6 +20,10 @@ final class Lock
     public readonly string $key;
     public readonly string $fenceKey;
     public readonly string $channel;
+    public readonly string $queueKey;
+    public readonly string $placesKey;
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    private bool $contended = false;
 
     public function __construct(
         public readonly string $name,
@@ -27,20 +31,26 @@ final class Lock
         string $prefix,
         string $waitMode,
         private readonly int $pollMs,
+        public readonly bool $fair = false,
     ) {
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->key = Contract::key('lock', 'lock', $vars);
         $this->fenceKey = Contract::key('lock', 'fence', $vars);
         $this->channel = Contract::key('lock', 'wake', $vars);
+        $this->queueKey = Contract::key('lock', 'queue', $vars);
+        $this->placesKey = Contract::key('lock', 'places', $vars);
         $this->notified = $waitMode === 'notified';
     }
 
     private readonly bool $notified;
 
     /** @return array{?Lease, ?int} */
-    private function attempt(Runner $run, string $token): array
+    private function attempt(Runner $run, string $token, int $placeMs = 0): array
     {
-        $reply = (int) $run->one(LockScripts::acquire($this->key, $this->fenceKey, $token, $this->leaseMs, []));
+        $reply = (int) $run->one(LockScripts::acquire(
+            $this->key, $this->fenceKey, $this->queueKey, $this->placesKey, $token, $this->leaseMs, $placeMs,
+            $this->fair, [],
+        ));
         return $reply > 0 ? [new Lease($token, $reply), null] : [null, Waiting::busyMs($reply)];
     }
 
@@ -66,12 +76,13 @@ final class Lock
     public function acquireAs(Runner $run, string $token, int $timeoutMs): Lease
     {
         return Waiting::untilAcquired($run, $this->key, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $token));
+            fn (): array => $this->attempt($run, $token, $this->leaseMs), intdiv($this->leaseMs, 2), $token,
+            fn () => $this->release($run, $token), $this->contended);
     }
 
     public function release(Runner $run, string $token): bool
     {
-        return (int) $run->one(LockScripts::release($this->key, $token, $this->channel)) === 1;
+        return (int) $run->one(LockScripts::release($this->key, $this->queueKey, $this->placesKey, $token, $this->channel)) === 1;
     }
 
     public function extend(Runner $run, string $token, int $leaseMs): bool

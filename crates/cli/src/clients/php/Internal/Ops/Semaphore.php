@@ -17,6 +17,10 @@ final class Semaphore
 {
     public readonly string $key;
     public readonly string $channel;
+    public readonly string $queueKey;
+    public readonly string $placesKey;
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    private bool $contended = false;
     private readonly bool $notified;
 
     public function __construct(
@@ -26,17 +30,22 @@ final class Semaphore
         string $prefix,
         string $waitMode,
         private readonly int $pollMs,
+        public readonly bool $fair = false,
     ) {
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->key = Contract::key('semaphore', 'permits', $vars);
         $this->channel = Contract::key('semaphore', 'wake', $vars);
+        $this->queueKey = Contract::key('semaphore', 'queue', $vars);
+        $this->placesKey = Contract::key('semaphore', 'places', $vars);
         $this->notified = $waitMode === 'notified';
     }
 
     /** @return array{?Permit, ?int} */
-    private function attempt(Runner $run, string $token): array
+    private function attempt(Runner $run, string $token, int $placeMs = 0): array
     {
-        $reply = (int) $run->one(SemaphoreScripts::acquire($this->key, $token, $this->limit, $this->leaseMs));
+        $reply = (int) $run->one(SemaphoreScripts::acquire(
+            $this->key, $this->queueKey, $this->placesKey, $token, $this->limit, $this->leaseMs, $placeMs, $this->fair,
+        ));
         return $reply === 1 ? [new Permit($token), null] : [null, Waiting::busyMs($reply)];
     }
 
@@ -62,12 +71,15 @@ final class Semaphore
     public function acquireAs(Runner $run, string $token, int $timeoutMs): Permit
     {
         return Waiting::untilAcquired($run, $this->key, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $token));
+            fn (): array => $this->attempt($run, $token, $this->leaseMs), intdiv($this->leaseMs, 2), $token,
+            fn () => $this->release($run, $token), $this->contended);
     }
 
     public function release(Runner $run, string $token): bool
     {
-        return (int) $run->one(SemaphoreScripts::release($this->key, $token, $this->channel)) === 1;
+        return (int) $run->one(SemaphoreScripts::release(
+            $this->key, $this->queueKey, $this->placesKey, $token, $this->limit, $this->channel,
+        )) === 1;
     }
 
     public function extend(Runner $run, string $token, int $leaseMs): bool

@@ -4,11 +4,16 @@ import type { Lease, LockStatus } from "../records";
 export declare class Lock {
     readonly name: string;
     readonly leaseMs: number;
+    readonly fair: boolean;
     readonly key: string;
     readonly fenceKey: string;
     readonly channel: string;
+    readonly queueKey: string;
+    readonly placesKey: string;
     private readonly wait;
-    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number);
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    private readonly contended;
+    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean);
     private attempt;
     tryAcquire(io: Io): Promise<Lease>;
     tryAcquireAs(io: Io, token: string): Promise<Lease>;

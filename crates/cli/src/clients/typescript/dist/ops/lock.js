@@ -11,20 +11,28 @@ const wait_1 = require("../wait");
 class Lock {
     name;
     leaseMs;
+    fair;
     key;
     fenceKey;
     channel;
+    queueKey;
+    placesKey;
     wait;
-    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs) {
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    contended = { last: false };
+    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false) {
         this.name = name;
         this.leaseMs = leaseMs;
+        this.fair = fair;
         this.key = (0, contract_1.key)("lock", "lock", { prefix, name });
         this.fenceKey = (0, contract_1.key)("lock", "fence", { prefix, name });
         this.channel = (0, contract_1.key)("lock", "wake", { prefix, name });
+        this.queueKey = (0, contract_1.key)("lock", "queue", { prefix, name });
+        this.placesKey = (0, contract_1.key)("lock", "places", { prefix, name });
         this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
     }
-    async attempt(io, token) {
-        const reply = (0, driver_1.int)(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs, [])));
+    async attempt(io, token, placeMs = 0) {
+        const reply = (0, driver_1.int)(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, this.queueKey, this.placesKey, token, this.leaseMs, placeMs, this.fair, [])));
         return reply > 0 ? [{ token, fence: reply }, null] : [null, (0, wait_1.busyMs)(reply)];
     }
     tryAcquire(io) {
@@ -41,10 +49,11 @@ class Lock {
         return this.acquireAs(io, (0, wait_1.newToken)(), timeoutMs);
     }
     acquireAs(io, token, timeoutMs) {
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token));
+        const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
     }
     async release(io, token) {
-        return (0, driver_1.int)(await io.one(scripts.Lock.release(this.key, token, this.channel))) === 1;
+        return (0, driver_1.int)(await io.one(scripts.Lock.release(this.key, this.queueKey, this.placesKey, token, this.channel))) === 1;
     }
     async extend(io, token, leaseMs) {
         return (0, driver_1.int)(await io.one(scripts.Lock.extend(this.key, token, leaseMs))) === 1;

@@ -4,10 +4,15 @@ import type { Permit } from "../records";
 export declare class Semaphore {
     readonly limit: number;
     readonly leaseMs: number;
+    readonly fair: boolean;
     readonly key: string;
     readonly channel: string;
+    readonly queueKey: string;
+    readonly placesKey: string;
     private readonly wait;
-    constructor(name: string, limit: number, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number);
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    private readonly contended;
+    constructor(name: string, limit: number, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean);
     private attempt;
     tryAcquire(io: Io): Promise<Permit>;
     tryAcquireAs(io: Io, token: string): Promise<Permit>;

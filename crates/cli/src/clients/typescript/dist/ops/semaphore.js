@@ -10,18 +10,26 @@ const wait_1 = require("../wait");
 class Semaphore {
     limit;
     leaseMs;
+    fair;
     key;
     channel;
+    queueKey;
+    placesKey;
     wait;
-    constructor(name, limit, leaseMs, prefix, waitMode, pollIntervalMs) {
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    contended = { last: false };
+    constructor(name, limit, leaseMs, prefix, waitMode, pollIntervalMs, fair = false) {
         this.limit = limit;
         this.leaseMs = leaseMs;
+        this.fair = fair;
         this.key = (0, contract_1.key)("semaphore", "permits", { prefix, name });
         this.channel = (0, contract_1.key)("semaphore", "wake", { prefix, name });
+        this.queueKey = (0, contract_1.key)("semaphore", "queue", { prefix, name });
+        this.placesKey = (0, contract_1.key)("semaphore", "places", { prefix, name });
         this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
     }
-    async attempt(io, token) {
-        const reply = (0, driver_1.int)(await io.one(scripts.Semaphore.acquire(this.key, token, this.limit, this.leaseMs)));
+    async attempt(io, token, placeMs = 0) {
+        const reply = (0, driver_1.int)(await io.one(scripts.Semaphore.acquire(this.key, this.queueKey, this.placesKey, token, this.limit, this.leaseMs, placeMs, this.fair)));
         return reply === 1 ? [{ token }, null] : [null, (0, wait_1.busyMs)(reply)];
     }
     tryAcquire(io) {
@@ -38,10 +46,11 @@ class Semaphore {
         return this.acquireAs(io, (0, wait_1.newToken)(), timeoutMs);
     }
     acquireAs(io, token, timeoutMs) {
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token));
+        const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
     }
     async release(io, token) {
-        return (0, driver_1.int)(await io.one(scripts.Semaphore.release(this.key, token, this.channel))) === 1;
+        return (0, driver_1.int)(await io.one(scripts.Semaphore.release(this.key, this.queueKey, this.placesKey, token, this.limit, this.channel))) === 1;
     }
     async extend(io, token, leaseMs) {
         return (0, driver_1.int)(await io.one(scripts.Semaphore.extend(this.key, token, leaseMs))) === 1;

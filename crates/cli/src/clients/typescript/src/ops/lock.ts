@@ -13,7 +13,11 @@ export class Lock {
   readonly key: string;
   readonly fenceKey: string;
   readonly channel: string;
+  readonly queueKey: string;
+  readonly placesKey: string;
   private readonly wait: WaitSettings;
+  /** Whether the last acquire had to wait (the next one subscribes first). */
+  private readonly contended = { last: false };
 
   constructor(
     readonly name: string,
@@ -21,15 +25,20 @@ export class Lock {
     prefix: string,
     waitMode: string,
     pollIntervalMs: number,
+    readonly fair: boolean = false,
   ) {
     this.key = key("lock", "lock", { prefix, name });
     this.fenceKey = key("lock", "fence", { prefix, name });
     this.channel = key("lock", "wake", { prefix, name });
+    this.queueKey = key("lock", "queue", { prefix, name });
+    this.placesKey = key("lock", "places", { prefix, name });
     this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
   }
 
-  private async attempt(io: Io, token: string): Promise<Attempt<Lease>> {
-    const reply = int(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, token, this.leaseMs, [])));
+  private async attempt(io: Io, token: string, placeMs = 0): Promise<Attempt<Lease>> {
+    const reply = int(await io.one(scripts.Lock.acquire(
+          this.key, this.fenceKey, this.queueKey, this.placesKey, token, this.leaseMs, placeMs, this.fair, [],
+        )));
     return reply > 0 ? [{ token, fence: reply }, null] : [null, busyMs(reply)];
   }
 
@@ -50,11 +59,12 @@ export class Lock {
   }
 
   acquireAs(io: Io, token: string, timeoutMs: number): Promise<Lease> {
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token));
+    const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
   }
 
   async release(io: Io, token: string): Promise<boolean> {
-    return int(await io.one(scripts.Lock.release(this.key, token, this.channel))) === 1;
+    return int(await io.one(scripts.Lock.release(this.key, this.queueKey, this.placesKey, token, this.channel))) === 1;
   }
 
   async extend(io: Io, token: string, leaseMs: number): Promise<boolean> {

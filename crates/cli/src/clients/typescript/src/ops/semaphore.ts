@@ -11,7 +11,11 @@ import { Attempt, WaitSettings, busyMs, newToken, untilAcquired } from "../wait"
 export class Semaphore {
   readonly key: string;
   readonly channel: string;
+  readonly queueKey: string;
+  readonly placesKey: string;
   private readonly wait: WaitSettings;
+  /** Whether the last acquire had to wait (the next one subscribes first). */
+  private readonly contended = { last: false };
 
   constructor(
     name: string,
@@ -20,14 +24,19 @@ export class Semaphore {
     prefix: string,
     waitMode: string,
     pollIntervalMs: number,
+    readonly fair: boolean = false,
   ) {
     this.key = key("semaphore", "permits", { prefix, name });
     this.channel = key("semaphore", "wake", { prefix, name });
+    this.queueKey = key("semaphore", "queue", { prefix, name });
+    this.placesKey = key("semaphore", "places", { prefix, name });
     this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
   }
 
-  private async attempt(io: Io, token: string): Promise<Attempt<Permit>> {
-    const reply = int(await io.one(scripts.Semaphore.acquire(this.key, token, this.limit, this.leaseMs)));
+  private async attempt(io: Io, token: string, placeMs = 0): Promise<Attempt<Permit>> {
+    const reply = int(await io.one(scripts.Semaphore.acquire(
+          this.key, this.queueKey, this.placesKey, token, this.limit, this.leaseMs, placeMs, this.fair,
+        )));
     return reply === 1 ? [{ token }, null] : [null, busyMs(reply)];
   }
 
@@ -48,11 +57,12 @@ export class Semaphore {
   }
 
   acquireAs(io: Io, token: string, timeoutMs: number): Promise<Permit> {
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token));
+    const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
   }
 
   async release(io: Io, token: string): Promise<boolean> {
-    return int(await io.one(scripts.Semaphore.release(this.key, token, this.channel))) === 1;
+    return int(await io.one(scripts.Semaphore.release(this.key, this.queueKey, this.placesKey, token, this.limit, this.channel))) === 1;
   }
 
   async extend(io: Io, token: string, leaseMs: number): Promise<boolean> {
