@@ -8,6 +8,8 @@
 //! polling mode takes a tenth of them, each costs up to its 50 ms interval).
 
 mod common;
+#[path = "lock/contended.rs"]
+mod contended;
 
 use std::sync::mpsc;
 use std::thread;
@@ -39,8 +41,10 @@ fn main() {
     let (key, token) = ("bench:{lock}", "not-the-owner");
     let raw_release = redis::cmd("EVALSHA")
         .arg(scripts::LOCK_RELEASE.sha1)
-        .arg(1)
+        .arg(3)
         .arg(key)
+        .arg(format!("{key}:queue"))
+        .arg(format!("{key}:places"))
         .arg(token)
         .arg("bench:{lock}:wake")
         .clone();
@@ -295,6 +299,50 @@ fn main() {
         &mut idle,
     );
     t.print();
+
+    // --- Contended: 16 waiters on one lock --------------------------------------
+    let rounds = common::env_or("BENCH_CONTENDED_ROUNDS", 20);
+    let lock = |name: &str, fair: bool| {
+        Lock::builder(name)
+            .lease(Duration::from_secs(10))
+            .fair(fair)
+            .build()
+            .expect("valid lock")
+    };
+    let url = server.url();
+    let mut runs = vec![
+        (
+            "fair, sync Connection per waiter",
+            contended::run(&url, &mut con, &lock("bench-fair", true), rounds, true),
+        ),
+        (
+            "not fair, sync Connection per waiter",
+            contended::run(&url, &mut con, &lock("bench-unfair", false), rounds, true),
+        ),
+        (
+            "fair, tasks on one AsyncConnection",
+            contended::run(
+                &url,
+                &mut con,
+                &lock("bench-fair-async", true),
+                rounds,
+                false,
+            ),
+        ),
+        (
+            "not fair, tasks on one AsyncConnection",
+            contended::run(
+                &url,
+                &mut con,
+                &lock("bench-unfair-async", false),
+                rounds,
+                false,
+            ),
+        ),
+    ];
+    let in_order = contended::fair_order(&url, &mut con, &lock("bench-order", true));
+    let mut floor = raw_wakeups(&url, &mut con, samples);
+    contended::print(&mut runs, &mut floor, in_order);
 }
 
 /// The idle pause before sample `i` (2 to 11 ms).

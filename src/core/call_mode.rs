@@ -168,11 +168,15 @@ mod tests {
             [
                 b"FCALL".to_vec(),
                 b"lock_acquire".to_vec(),
-                b"2".to_vec(),
+                b"4".to_vec(),
                 b"l{a}".to_vec(),
                 b"l{a}:fence".to_vec(),
+                b"l{a}:queue".to_vec(),
+                b"l{a}:places".to_vec(),
                 b"t".to_vec(),
-                b"5000".to_vec()
+                b"5000".to_vec(),
+                b"0".to_vec(),
+                b"0".to_vec()
             ]
         );
         assert_eq!(

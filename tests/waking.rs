@@ -1,0 +1,260 @@
+//! Waiters woken one at a time (`lua/lock`, `lua/semaphore`, the queue of
+//! `lua/includes/queue.lua`): 16 waiters on one lock cost at most two
+//! acquire scripts per acquisition once they run (the refused attempt and
+//! the one its wake-up makes; `INFO commandstats` counts the scripts), a
+//! fair lock and a fair semaphore go to their waiters in arrival order, and
+//! a waiter that gives up or disappears leaves the queue. No timing: every
+//! assertion is about counts, order and keys.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use redis_patterns::lock::Lock;
+use redis_patterns::prelude::*;
+use redis_patterns::semaphore::Semaphore;
+use redis_patterns::{Connection, ErrorKind};
+
+const WAITERS: usize = 16;
+const ROUNDS: usize = 5;
+
+/// Script calls the server counted (`EVALSHA`, `FCALL` and their `_RO`s).
+fn script_calls(con: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(con)
+        .expect("INFO commandstats");
+    ["evalsha", "evalsha_ro", "fcall", "fcall_ro"]
+        .iter()
+        .map(|name| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(&format!("cmdstat_{name}:calls=")))
+                .and_then(|r| r.split(',').next())
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Blocks until the queue `key` holds `n` waiters (each arrives with a
+/// refused attempt, so the next one arrives after it).
+fn until_queued(con: &mut redis::Connection, key: &str, n: usize) {
+    loop {
+        let len: usize = redis::cmd("ZCARD").arg(key).query(con).expect("ZCARD");
+        if len >= n {
+            return;
+        }
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn connect(url: &str) -> Connection {
+    support::connect(url)
+}
+
+#[test]
+fn sixteen_waiters_on_a_fair_lock_cost_at_most_two_acquire_scripts_per_acquisition() {
+    let server = support::server();
+    let mut admin = server.connection();
+    let lock = Lock::builder("hot")
+        .lease(Duration::from_secs(60))
+        .fair(true)
+        .build()
+        .expect("valid");
+    // Load every script once, outside the count.
+    let mut con = connect(&server.url());
+    let lease = lock.try_acquire().run(&mut con).unwrap();
+    lock.release(&lease.token).run(&mut con).unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut admin)
+        .unwrap();
+    let before = script_calls(&mut admin);
+    let inside = Arc::new(Mutex::new(0usize));
+    let workers: Vec<_> = (0..WAITERS)
+        .map(|_| {
+            let (lock, url, inside) = (lock.clone(), server.url(), Arc::clone(&inside));
+            thread::spawn(move || {
+                let mut con = connect(&url);
+                for _ in 0..ROUNDS {
+                    let lease = lock
+                        .acquire(Duration::from_secs(120))
+                        .run(&mut con)
+                        .unwrap();
+                    {
+                        let mut n = inside.lock().unwrap();
+                        *n += 1;
+                        assert_eq!(*n, 1, "one holder at a time");
+                    }
+                    *inside.lock().unwrap() -= 1;
+                    assert_eq!(
+                        lock.release(&lease.token).run(&mut con).unwrap(),
+                        Some(true)
+                    );
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let acquisitions = (WAITERS * ROUNDS) as u64;
+    // CONFIG RESETSTAT and INFO are no scripts; every release is one.
+    let acquires = script_calls(&mut admin) - before - acquisitions;
+    // Each waiter's first acquire does not know the lock is busy: its refused
+    // attempt is followed by one more after subscribing. From then on a
+    // waiter subscribes first: refused once, woken once.
+    assert!(
+        acquires <= 2 * acquisitions + WAITERS as u64,
+        "{acquires} acquire scripts for {acquisitions} acquisitions"
+    );
+    assert!(
+        acquires >= acquisitions,
+        "every acquisition runs the script"
+    );
+    let queued: usize = redis::cmd("ZCARD")
+        .arg(lock.queue_key())
+        .query(&mut admin)
+        .unwrap();
+    assert_eq!(queued, 0, "every waiter left the queue");
+}
+
+/// Holds `key` (`take` it), lets `WAITERS` waiters arrive one after
+/// another, then lets go: the order in which they got it.
+fn order_of_arrival_kept(
+    url: &str,
+    queue_key: &str,
+    acquire: impl Fn(&mut Connection) -> String + Send + Sync + 'static,
+    release: impl Fn(&mut Connection, &str) + Send + Sync + 'static,
+    first: (Connection, String),
+) {
+    let mut admin = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let (acquire, release) = (Arc::new(acquire), Arc::new(release));
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let mut workers = Vec::new();
+    for i in 0..WAITERS {
+        let (acquire, release, got, url) = (
+            Arc::clone(&acquire),
+            Arc::clone(&release),
+            Arc::clone(&got),
+            url.to_string(),
+        );
+        workers.push(thread::spawn(move || {
+            let mut con = connect(&url);
+            let token = acquire(&mut con);
+            got.lock().unwrap().push(i);
+            release(&mut con, &token);
+        }));
+        until_queued(&mut admin, queue_key, i + 1);
+    }
+    let (mut con, token) = first;
+    release(&mut con, &token);
+    for w in workers {
+        w.join().expect("waiter");
+    }
+    let order = got.lock().unwrap().clone();
+    assert_eq!(order, (0..WAITERS).collect::<Vec<_>>(), "arrival order");
+}
+
+#[test]
+fn a_fair_lock_goes_to_its_waiters_in_arrival_order() {
+    let server = support::server();
+    let lock = Lock::builder("fifo")
+        .lease(Duration::from_secs(60))
+        .fair(true)
+        .build()
+        .expect("valid");
+    let mut con = connect(&server.url());
+    let held = lock.try_acquire().run(&mut con).unwrap();
+    let (a, r) = (lock.clone(), lock.clone());
+    order_of_arrival_kept(
+        &server.url(),
+        lock.queue_key(),
+        move |con| a.acquire(Duration::from_secs(120)).run(con).unwrap().token,
+        move |con, token| {
+            assert_eq!(r.release(token).run(con).unwrap(), Some(true));
+        },
+        (con, held.token),
+    );
+}
+
+#[test]
+fn a_fair_semaphore_gives_its_permits_in_arrival_order() {
+    let server = support::server();
+    let sem = Semaphore::builder("fifo", 1)
+        .lease(Duration::from_secs(60))
+        .fair(true)
+        .build()
+        .expect("valid");
+    let mut con = connect(&server.url());
+    let held = sem.try_acquire().run(&mut con).unwrap();
+    let (a, r) = (sem.clone(), sem.clone());
+    order_of_arrival_kept(
+        &server.url(),
+        sem.queue_key(),
+        move |con| a.acquire(Duration::from_secs(120)).run(con).unwrap().token,
+        move |con, token| {
+            assert_eq!(r.release(token).run(con).unwrap(), Some(true));
+        },
+        (con, held.token),
+    );
+}
+
+#[test]
+fn a_waiter_that_times_out_or_disappears_leaves_the_queue() {
+    let server = support::server();
+    let mut admin = server.connection();
+    let lock = Lock::builder("leave")
+        .lease(Duration::from_secs(60))
+        .fair(true)
+        .build()
+        .expect("valid");
+    let mut con = connect(&server.url());
+    let held = lock.try_acquire().run(&mut con).unwrap();
+    // A single attempt takes no place.
+    let mut other = connect(&server.url());
+    assert!(matches!(
+        lock.try_acquire()
+            .run(&mut other)
+            .map_err(|e| e.into_kind()),
+        Err(ErrorKind::LockBusy { .. })
+    ));
+    let card = |admin: &mut redis::Connection| -> usize {
+        redis::cmd("ZCARD")
+            .arg(lock.queue_key())
+            .query(admin)
+            .unwrap()
+    };
+    assert_eq!(card(&mut admin), 0);
+    // A waiter that times out gives its place up.
+    let err = lock
+        .acquire(Duration::from_millis(20))
+        .run(&mut other)
+        .unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::LockTimeout { .. }));
+    assert_eq!(card(&mut admin), 0, "the timed-out waiter left");
+    assert_eq!(lock.release(&held.token).run(&mut con).unwrap(), Some(true));
+    // A waiter that disappeared (its place ended: here, a place that was
+    // never renewed, as a crashed client leaves it) is skipped: the free
+    // fair lock goes to the next caller, and the dead waiter is dropped.
+    let _: () = redis::pipe()
+        .cmd("ZADD")
+        .arg(lock.queue_key())
+        .arg(1)
+        .arg("crashed")
+        .cmd("ZADD")
+        .arg(lock.places_key())
+        .arg(1)
+        .arg("crashed")
+        .query(&mut admin)
+        .unwrap();
+    assert_eq!(card(&mut admin), 1);
+    let next = lock
+        .try_acquire()
+        .run(&mut other)
+        .expect("the dead waiter is skipped");
+    assert_eq!(card(&mut admin), 0, "the dead waiter was dropped");
+    lock.release(&next.token).run(&mut other).unwrap();
+}
