@@ -120,10 +120,13 @@ fn every_error_code_maps_to_a_typed_variant() {
         ),
         "{refused:?}"
     );
-    let err =
-        support::raw_call::<i64>(&scripts::LOCK_ACQUIRE, &["l{x}", "l{x}:fence"], &["t", "0"])
-            .run(&mut redis_patterns::Connection::open(server.url()).expect("connect"))
-            .unwrap_err();
+    let err = support::raw_call::<i64>(
+        &scripts::LOCK_ACQUIRE,
+        &["l{x}", "l{x}:fence", "l{x}:queue", "l{x}:places"],
+        &["t", "0", "0", "0"],
+    )
+    .run(&mut redis_patterns::Connection::open(server.url()).expect("connect"))
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         format!("script lock.acquire: {refused}"),

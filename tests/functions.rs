@@ -403,11 +403,15 @@ fn load_reaches_every_primary_and_the_replicas_get_it() {
         let mut con = cluster.nodes()[n].connection();
         let fence: i64 = redis::cmd("FCALL")
             .arg("lock_acquire")
-            .arg(2)
+            .arg(4)
             .arg(&key)
             .arg(format!("{key}:fence"))
+            .arg(format!("{key}:queue"))
+            .arg(format!("{key}:places"))
             .arg("tok")
             .arg(60_000)
+            .arg(0) // place_ms 0
+            .arg(0) // not fair
             .arg(0) // now_us 0: the fencing token counts acquisitions
             .query(&mut con)
             .expect("FCALL on the primary");

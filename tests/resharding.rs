@@ -138,7 +138,12 @@ fn move_slot(
         ),
         Ok(l) => panic!("acquired a held lock: {l:?}"),
     }
-    migrate(cluster, from, to, &[lock.key(), "{rs}:here"]);
+    migrate(
+        cluster,
+        from,
+        to,
+        &[lock.key(), lock.queue_key(), lock.places_key(), "{rs}:here"],
+    );
     assert_eq!(
         lock.release(&held.token).run(con).unwrap(),
         Some(true),

@@ -658,7 +658,9 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
     let a = &Args(args);
     Ok(match class {
         "Lock" => {
-            let mut b = Lock::builder(&a.s("name")?).wait_mode(wait_mode(a)?);
+            let mut b = Lock::builder(&a.s("name")?)
+                .wait_mode(wait_mode(a)?)
+                .fair(a.b_or("fair", false)?);
             if a.has("lease_ms") {
                 b = b.lease(a.ms("lease_ms")?);
             }
@@ -669,7 +671,9 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
         }
         "Semaphore" => {
             let limit = u32::try_from(a.u("limit")?).map_err(|_| refused("limit", "too large"))?;
-            let mut b = Semaphore::builder(&a.s("name")?, limit).wait_mode(wait_mode(a)?);
+            let mut b = Semaphore::builder(&a.s("name")?, limit)
+                .wait_mode(wait_mode(a)?)
+                .fair(a.b_or("fair", false)?);
             if a.has("lease_ms") {
                 b = b.lease(a.ms("lease_ms")?);
             }

@@ -73,7 +73,10 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
     let acquire = entry(&raw, "lock.acquire");
     assert_eq!(acquire["file"], "lock/acquire.lua");
     assert_eq!(acquire["function"], "lock_acquire");
-    assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
+    assert_eq!(
+        acquire["keys"],
+        serde_json::json!(["lock", "fence", "queue", "places"])
+    );
     assert_eq!(
         acquire["key_specs"][1],
         serde_json::json!({"name": "fence", "types": ["string"], "written": true, "variadic": false,
@@ -92,7 +95,10 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
             "reason": "must not be empty", "variadic": false,
             "meaning": "the new owner's token (unguessable; the Rust API uses 32 hex digits)"})
     );
-    assert_eq!(acquire["writes"], serde_json::json!(["SET"]));
+    assert_eq!(
+        acquire["writes"],
+        serde_json::json!(["PEXPIRE", "SET", "ZADD", "ZREM"])
+    );
     let add = entry(&raw, "rolling.add");
     assert_eq!(
         add["args"][0]["max"],
@@ -147,10 +153,16 @@ fn redis_cli_eval_runs_an_exported_file() {
         all.extend_from_slice(args);
         redis_cli(server.port(), false, &all)
     };
-    let keys = ["redis:lock:{job}", "redis:lock:{job}:fence", ","];
+    let keys = [
+        "redis:lock:{job}",
+        "redis:lock:{job}:fence",
+        "redis:lock:{job}:queue",
+        "redis:lock:{job}:places",
+        ",",
+    ];
     let with = |args: &[&'static str]| -> Vec<&str> { keys.iter().chain(args).copied().collect() };
     // now_us 0: the fencing token counts acquisitions.
-    assert_eq!(eval(&with(&["tok-1", "30000", "0"])), "1");
+    assert_eq!(eval(&with(&["tok-1", "30000", "0", "0", "0"])), "1");
     // EVAL cached exactly the shipped bytes: their SHA1 is the registry's.
     let mut con = server.connection();
     let cached: Vec<i64> = redis::cmd("SCRIPT")
@@ -160,7 +172,7 @@ fn redis_cli_eval_runs_an_exported_file() {
         .expect("SCRIPT EXISTS");
     assert_eq!(cached, [1]);
     // The generated checks run from the file too, before anything is written.
-    let err = eval(&with(&["tok-2", "-5"]));
+    let err = eval(&with(&["tok-2", "-5", "0", "0"]));
     assert!(
         err.contains("BADARG lease_ms must be an integer from 1 to 999999999999999"),
         "{err}"
@@ -193,11 +205,15 @@ fn redis_cli_evalsha_runs_the_exported_lock() {
         cli(&[
             "EVALSHA",
             &acquire,
-            "2",
+            "4",
             key,
             "redis:lock:{job}:fence",
+            "redis:lock:{job}:queue",
+            "redis:lock:{job}:places",
             token,
             lease,
+            "0", // place_ms 0
+            "0", // not fair
             "0", // now_us 0: the fencing token counts acquisitions
         ])
     };
@@ -208,10 +224,34 @@ fn redis_cli_evalsha_runs_the_exported_lock() {
         "busy answer is minus the remaining lease: {busy}"
     );
     let wake = "redis:lock:{job}:wake";
-    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-2", wake]), "0");
+    assert_eq!(
+        cli(&[
+            "EVALSHA",
+            &release,
+            "3",
+            key,
+            "redis:lock:{job}:queue",
+            "redis:lock:{job}:places",
+            "tok-2",
+            wake,
+        ]),
+        "0"
+    );
     // A retry with the holder's own token: the same fencing token.
     assert_eq!(acquire_as("tok-1", "30000"), "1");
-    assert_eq!(cli(&["EVALSHA", &release, "1", key, "tok-1", wake]), "1");
+    assert_eq!(
+        cli(&[
+            "EVALSHA",
+            &release,
+            "3",
+            key,
+            "redis:lock:{job}:queue",
+            "redis:lock:{job}:places",
+            "tok-1",
+            wake,
+        ]),
+        "1"
+    );
     assert_eq!(acquire_as("tok-2", "30000"), "2");
     let err = acquire_as("tok-3", "-5");
     assert!(err.contains("BADARG"), "{err}");

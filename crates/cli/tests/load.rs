@@ -41,18 +41,26 @@ fn columns<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
 /// `token` and a lease of `lease_ms`, through `redis-cli -c` at `port`
 /// (with now_us 0: the fencing token counts acquisitions).
 fn fcall_acquire(port: u16, key: &str, token: &str, lease_ms: &str) -> String {
-    let fence = format!("{key}:fence");
+    let (fence, queue, places) = (
+        format!("{key}:fence"),
+        format!("{key}:queue"),
+        format!("{key}:places"),
+    );
     cli(
         port,
         true,
         &[
             "FCALL",
             "lock_acquire",
-            "2",
+            "4",
             key,
             &fence,
+            &queue,
+            &places,
             token,
             lease_ms,
+            "0",
+            "0",
             "0",
         ],
     )
@@ -104,12 +112,19 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
     let entry = nodes[0].port();
     for n in nodes {
         let key = key_on(n, "job");
-        let fence = format!("{key}:fence");
+        let (fence, queue, places) = (
+            format!("{key}:fence"),
+            format!("{key}:queue"),
+            format!("{key}:places"),
+        );
         let evalsha = |token: &str| {
             cli(
                 entry,
                 true,
-                &["EVALSHA", &acquire, "2", &key, &fence, token, "30000", "0"],
+                &[
+                    "EVALSHA", &acquire, "4", &key, &fence, &queue, &places, token, "30000", "0",
+                    "0", "0",
+                ],
             )
         };
         assert_eq!(evalsha("tok"), "1", "{key} on port {}", n.port());
@@ -121,8 +136,10 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
                 &[
                     "EVALSHA",
                     &release,
-                    "1",
+                    "3",
                     &key,
+                    &queue,
+                    &places,
                     "tok",
                     &format!("{key}:wake")
                 ]
@@ -268,8 +285,10 @@ fn redis_cli_loads_the_exported_library_and_calls_it() {
             &[
                 "FCALL",
                 "lock_release",
-                "1",
+                "3",
                 key,
+                "redis:lock:{job}:queue",
+                "redis:lock:{job}:places",
                 "my-token",
                 &format!("{key}:wake")
             ]
