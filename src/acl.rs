@@ -220,6 +220,8 @@ const GRANTS: &[Grant] = &[
             "+get",
             "+getrange",
             "+del",
+            // signin.combine's
+            "+getdel",
             "+sismember",
             "+smembers",
             "+expiretime",
