@@ -31,7 +31,7 @@
 //!
 //! Every pattern method builds an [`Op`] and sends nothing; a driver runs
 //! it. The same op runs on the sync [`Connection`] (`.run(&mut con)`) and on
-//! the async [`AsyncConnection`] (`.run_async(&mut con).await`), on one
+//! the async [`AsyncConnection`] (`.run_async(&con).await`), on one
 //! server or on a Redis Cluster: the connection finds out which (`INFO
 //! cluster`, once) and sends a fan-out as one pipeline per node.
 //!
@@ -72,8 +72,8 @@
 //! # async fn run() -> Result<(), redis_patterns::Error> {
 //! # let lock = Lock::new("orders:42", Duration::from_secs(5))?;
 //! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let lease = lock.acquire(Duration::from_secs(1)).run_async(&mut con).await?;
-//! lock.release(&lease.token).run_async(&mut con).await?;
+//! let lease = lock.acquire(Duration::from_secs(1)).run_async(&con).await?;
+//! lock.release(&lease.token).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

@@ -189,7 +189,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                 let permit = AsyncPermitGuard::acquire(&sem, con, Duration::ZERO)
                     .await
                     .expect("a permit");
-                let busy = sem.try_acquire().run_async(&mut con.clone()).await;
+                let busy = sem.try_acquire().run_async(con).await;
                 assert!(matches!(
                     busy.map_err(|e| e.into_kind()),
                     Err(ErrorKind::NoPermit { .. })
@@ -198,7 +198,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                 let write = AsyncGuard::acquire(&lock.writing(), con, Duration::ZERO)
                     .await
                     .expect("write");
-                let read = lock.try_read().run_async(&mut con.clone()).await;
+                let read = lock.try_read().run_async(con).await;
                 assert!(matches!(
                     read.map_err(|e| e.into_kind()),
                     Err(ErrorKind::LockBusy { .. })
