@@ -32,7 +32,7 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let stored = layout::read("users:meta").run_async(&con).await?;
 //! # Ok(())
 //! # }

@@ -38,7 +38,7 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let prices = RwLock::new("prices", Duration::from_secs(10))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let write = prices.try_write().run_async(&con).await?; // Err(LockBusy) when held
 //! prices.release(&write).run_async(&con).await?;
 //! # Ok(())

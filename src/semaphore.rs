@@ -35,7 +35,7 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let exports = Semaphore::new("exports", 4, Duration::from_secs(60))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let permit = exports.try_acquire().run_async(&con).await?; // Err(NoPermit) when all are taken
 //! exports.release(&permit.token).run_async(&con).await?;
 //! # Ok(())

@@ -312,3 +312,29 @@ fn a_frozen_holder_learns_at_once_that_its_lease_ran_out() {
         &rest[frozen..]
     );
 }
+
+/// The scoped form is the same on both drivers: `Guard::hold` (sync) and
+/// `AsyncGuard::hold` run the work while the lease is held and give it
+/// back afterwards.
+#[test]
+fn hold_runs_the_work_under_the_lease_and_gives_it_back_on_both_drivers() {
+    let sem = Semaphore::new("held", 1, LEASE).expect("valid");
+    let keys = zset_keys(sem.key());
+    support::on_server_at(|d, url| {
+        let mut other = Driver::Sync(support::connect(url));
+        let wait = Duration::from_secs(5);
+        let token = match d {
+            Driver::Sync(con) => Guard::hold(&sem, con, wait, |g| {
+                assert!((keys.holds)(&mut other, g.token()), "held while it runs");
+                g.token().to_string()
+            }),
+            Driver::Async(con, rt) => rt.block_on(AsyncGuard::hold(&sem, con, wait, |h| {
+                assert!((keys.holds)(&mut other, h.token()), "held while it runs");
+                let token = h.token().to_string();
+                async move { token }
+            })),
+        }
+        .expect("held");
+        assert!(!(keys.holds)(&mut other, &token), "given back afterwards");
+    });
+}

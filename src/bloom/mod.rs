@@ -27,7 +27,7 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let bf = Bloom::builder("wide")
 //!     .expected(10_000_000)
 //!     .fp_rate(0.001)

@@ -881,3 +881,39 @@ impl<T: Send + 'static> Machine for Join<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An op that sends one command, with an undo that sends `name`.
+    fn taking(name: &str) -> Op<()> {
+        let undo = Op::<()>::cmd("k", redis::cmd(name));
+        Op::<()>::cmd("k", redis::cmd("SET")).undo_on_cancel(undo)
+    }
+
+    fn undo_names(op: &mut Op<()>) -> usize {
+        let mut undo = Vec::new();
+        op.take_undo(&mut undo);
+        undo.len()
+    }
+
+    #[test]
+    fn combinators_keep_the_undo_of_the_ops_they_run() {
+        let env = Env::default();
+        // Built inside a step: found once that step revealed it.
+        let mut op = Op::ready(()).and_then(|_| taking("DEL"));
+        assert_eq!(undo_names(&mut op), 0, "not built yet");
+        assert!(matches!(op.step(&env, None), Ok(Step::Send(_))));
+        assert_eq!(undo_names(&mut op), 1);
+        assert_eq!(undo_names(&mut op), 0, "taken once");
+        // Every op of a join, through map and or_else.
+        let mut op = Op::join(vec![taking("A"), taking("B").map(|_| ())])
+            .map(|_| ())
+            .or_else(|_| Op::ready(()));
+        assert_eq!(undo_names(&mut op), 2);
+        // Two undos of one op run together.
+        let mut op = taking("A").undo_on_cancel(Op::ready(()));
+        assert_eq!(undo_names(&mut op), 1);
+    }
+}

@@ -114,7 +114,7 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let lock = Lock::new("orders:42", Duration::from_secs(5))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let lease = lock.try_acquire().run_async(&con).await?;
 //! lock.release(&lease.token).run_async(&con).await?;
 //! let fence = lock

@@ -35,7 +35,7 @@
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let day = NaiveDate::from_ymd_opt(2024, 2, 29).expect("a date");
 //! # let log = LoginLog::default();
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! log.record("client", 1001, day).run_async(&con).await?;
 //! let from = NaiveDate::from_ymd_opt(2024, 1, 1).expect("a date");
 //! let days = log.login_days("client", 1001, from, day).run_async(&con).await?;

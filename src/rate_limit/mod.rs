@@ -39,7 +39,7 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let api = RateLimiter::new(Limit::gcra(99, 100, Duration::from_secs(1)))?;
 //! let d = api.throttle("key:7f3a", 1).run_async(&con).await?;
 //! let left = api.peek("key:7f3a").run_async(&con).await?.remaining;

@@ -32,7 +32,7 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let store = RollingStore::new(10_000, 1_000, Duration::from_secs(3600))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! store.add("merchant:42", "tx-1002", &250_i64).run_async(&con).await?;
 //! let newest: Vec<(String, i64)> = store.recent("merchant:42", 10).run_async(&con).await?;
 //! # Ok(())

@@ -80,7 +80,7 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let users = ShardedHash::new("users", 2_048)?;
 //! let items = (0..10_000).map(|i| (format!("user:{i:06}"), format!("v{i}")));
 //! let report = users.import(items, ImportOptions::default()).run_async(&con).await?;

@@ -27,7 +27,7 @@
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let day = |d| NaiveDate::from_ymd_opt(2022, 3, d).expect("a date");
 //! # let s = SignIn::builder().tag("app").build()?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! s.sign_in(100, day(21)).run_async(&con).await?;
 //! let streak = s.streak(100, day(1), day(21)).run_async(&con).await?;
 //! # Ok(())

@@ -36,7 +36,7 @@
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let visits = VisitCounter::new("site", Utc, 64)?;
 //! # let today = visits.day_of(&Utc::now());
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let batch = visits.add_batch(today, &[1, 2, 3]).run_async(&con).await?;
 //! let seen = visits.contains(today, 2).run_async(&con).await?;
 //! # Ok(())
