@@ -429,6 +429,10 @@ pub enum ServerErrorKind {
     TryAgain,
     /// `CLUSTERDOWN`: the cluster cannot serve the slot.
     ClusterDown,
+    /// `NOREPLICAS`: fewer replicas are connected than the primary's
+    /// `min-replicas-to-write` asks (a replica lost during a failover);
+    /// nothing was written.
+    NoReplicas,
     /// `CROSSSLOT`: the keys of one command live in different slots.
     CrossSlot,
     /// `MOVED` / `ASK`: the slot lives on another node.
@@ -458,6 +462,7 @@ impl ServerErrorKind {
             "MASTERDOWN" => Self::MasterDown,
             "TRYAGAIN" => Self::TryAgain,
             "CLUSTERDOWN" => Self::ClusterDown,
+            "NOREPLICAS" => Self::NoReplicas,
             "CROSSSLOT" => Self::CrossSlot,
             "MOVED" | "ASK" => Self::Redirect,
             "NOSCRIPT" => Self::NoScript,
@@ -476,6 +481,7 @@ impl ServerErrorKind {
                 | Self::MasterDown
                 | Self::TryAgain
                 | Self::ClusterDown
+                | Self::NoReplicas
                 | Self::ReadOnly
                 | Self::Redirect
                 | Self::Demoted
@@ -884,6 +890,11 @@ mod tests {
             ("BUSY", ServerErrorKind::Busy, true),
             ("LOADING", ServerErrorKind::Loading, true),
             ("MASTERDOWN", ServerErrorKind::MasterDown, true),
+            ("NOREPLICAS", ServerErrorKind::NoReplicas, true),
+            ("TRYAGAIN", ServerErrorKind::TryAgain, true),
+            ("CLUSTERDOWN", ServerErrorKind::ClusterDown, true),
+            ("UNBLOCKED", ServerErrorKind::Demoted, true),
+            ("ASK", ServerErrorKind::Redirect, true),
         ] {
             assert_eq!(ServerErrorKind::of_code(code), kind);
             assert_eq!(kind.is_retryable(), retry, "{code}");
