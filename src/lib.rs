@@ -101,6 +101,7 @@
 pub struct ReadmeDoctests;
 
 pub mod acl;
+pub mod analytics;
 pub mod bitmap;
 pub mod bloom;
 pub mod contract;

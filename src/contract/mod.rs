@@ -181,6 +181,7 @@ pub fn template_vars(template: &str) -> Vec<&str> {
 /// The contract of every pattern, sorted by name.
 pub fn all() -> Vec<PatternContract> {
     let mut out = vec![
+        crate::analytics::contract(),
         crate::bloom::contract(),
         crate::layout::contract(),
         crate::lock::contract(),
@@ -401,11 +402,14 @@ mod tests {
         "base",
         "tag",
         "request_id",
+        "event",
+        "period",
     ];
 
     /// Script key roles that stand for several templated keys (variadic
     /// tails whose keys each have a template of another role).
     const VARIABLE_ROLES: &[&str] = &[
         "shards", "slots", "hashes", "blocks", "block", "days", "counter", "bitmap", "day",
+        "bitmaps", "operands",
     ];
 }
