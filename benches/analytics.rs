@@ -54,22 +54,30 @@ impl Rng {
     }
 }
 
+/// One event's marks of one day.
+type Marks = Vec<(u64, chrono::DateTime<Utc>)>;
+
 /// Marks the activity: each user signs up on a uniform day, is active that
 /// day and on each later day with probability 0.6 × 0.85^(days since);
 /// an active user buys with probability 0.1. Returns the user-days marked.
 fn generate(con: &mut Connection, a: &Analytics, users: u64) -> u64 {
     let mut rng = Rng(2024);
-    let mut per_day: Vec<[Vec<(u64, chrono::DateTime<Utc>)>; 3]> =
-        (0..DAYS).map(|_| Default::default()).collect();
+    let mut per_day: Vec<[Marks; 3]> = (0..DAYS).map(|_| Default::default()).collect();
     for id in 0..users {
         let signup = (rng.unit() * DAYS as f64) as i64;
         for d in signup..DAYS {
-            let p = if d == signup { 1.0 } else { 0.6 * 0.85f64.powi((d - signup) as i32) };
+            let p = if d == signup {
+                1.0
+            } else {
+                0.6 * 0.85f64.powi((d - signup) as i32)
+            };
             if rng.unit() >= p {
                 continue;
             }
             let date = start() + chrono::TimeDelta::days(d);
-            let at = Utc.with_ymd_and_hms(date.year(), date.month(), date.day(), 12, 0, 0).unwrap();
+            let at = Utc
+                .with_ymd_and_hms(date.year(), date.month(), date.day(), 12, 0, 0)
+                .unwrap();
             per_day[d as usize][0].push((id, at));
             if d == signup {
                 per_day[d as usize][2].push((id, at));
@@ -105,9 +113,14 @@ fn bitmapist_key(event: &str, p: Period) -> String {
 fn periods() -> Vec<Period> {
     let mut out: Vec<Period> = (0..DAYS).map(day).collect();
     for i in 0..DAYS {
-        let Period::Day(d) = day(i) else { unreachable!() };
+        let Period::Day(d) = day(i) else {
+            unreachable!()
+        };
         let w = d.iso_week();
-        for p in [Period::Week(w.year(), w.week()), Period::Month(d.year(), d.month())] {
+        for p in [
+            Period::Week(w.year(), w.week()),
+            Period::Month(d.year(), d.month()),
+        ] {
             if !out.contains(&p) {
                 out.push(p);
             }
@@ -125,7 +138,10 @@ fn used_memory(con: &mut redis::Connection) -> u64 {
 }
 
 fn python(port: u16, rounds: usize, mode: &str) -> String {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/analytics/bitmapist_side.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/analytics/bitmapist_side.py"
+    );
     let path = std::env::var("BITMAPIST_PATH").unwrap_or_else(|_| "/opt/rp/bitmapist".into());
     let out = Command::new("python3")
         .arg(script)
@@ -177,15 +193,30 @@ fn main() {
     // bitmapist's own marks against this crate's, byte for byte.
     python(server.port(), 1, "sample");
     for (id, d) in [(3u64, 0i64), (77, 0), (77, 1), (999_999, 9), (12_345, 20)] {
-        let Period::Day(date) = day(d) else { unreachable!() };
-        let at = Utc.with_ymd_and_hms(date.year(), date.month(), date.day(), 12, 0, 0).unwrap();
+        let Period::Day(date) = day(d) else {
+            unreachable!()
+        };
+        let at = Utc
+            .with_ymd_and_hms(date.year(), date.month(), date.day(), 12, 0, 0)
+            .unwrap();
         a.mark("sample", id, &at).run(&mut con).expect("mark");
     }
-    for p in periods().into_iter().filter(|p| p.start().unwrap() <= day(20).start().unwrap()) {
-        let ours: Option<Vec<u8>> = redis::cmd("GET").arg(a.key("sample", p)).query(&mut raw).unwrap();
-        let theirs: Option<Vec<u8>> =
-            redis::cmd("GET").arg(bitmapist_key("sample", p)).query(&mut raw).unwrap();
-        assert_eq!(ours, theirs, "bitmapist's mark_event and ours differ in {p}");
+    for p in periods()
+        .into_iter()
+        .filter(|p| p.start().unwrap() <= day(20).start().unwrap())
+    {
+        let ours: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(a.key("sample", p))
+            .query(&mut raw)
+            .unwrap();
+        let theirs: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(bitmapist_key("sample", p))
+            .query(&mut raw)
+            .unwrap();
+        assert_eq!(
+            ours, theirs,
+            "bitmapist's mark_event and ours differ in {p}"
+        );
     }
 
     let before: u64 = used_memory(&mut raw);
@@ -202,7 +233,10 @@ fn main() {
                 .query(&mut raw)
                 .unwrap();
             if matches!(p, Period::Day(_)) && event == "active" {
-                let n: u64 = redis::cmd("STRLEN").arg(a.key(event, p)).query(&mut raw).unwrap();
+                let n: u64 = redis::cmd("STRLEN")
+                    .arg(a.key(event, p))
+                    .query(&mut raw)
+                    .unwrap();
                 day_bytes += n;
             }
         }
@@ -210,13 +244,27 @@ fn main() {
 
     let theirs: Value = serde_json::from_str(&python(server.port(), rounds, "run")).expect("json");
     let mut table = Table::new(
-        &format!("analytics vs bitmapist: {users} users, {DAYS} days, {user_days} active user-days (median of {rounds})"),
-        &["question", "ours ms", "bitmapist ms", "speed-up", "round trips (ours / bitmapist)"],
+        &format!(
+            "analytics vs bitmapist: {users} users, {DAYS} days, {user_days} active user-days (median of {rounds})"
+        ),
+        &[
+            "question",
+            "ours ms",
+            "bitmapist ms",
+            "speed-up",
+            "round trips (ours / bitmapist)",
+        ],
     );
     let mut row = |name: &str, ours: f64, key: &str, trips: usize| {
         let b = theirs[key]["seconds"].as_f64().unwrap();
         let calls = theirs[key]["calls"].as_u64().unwrap();
-        table.row(vec![name.into(), num(ours * 1e3), num(b * 1e3), ratio(b, ours), format!("{trips} / {calls}")]);
+        table.row(vec![
+            name.into(),
+            num(ours * 1e3),
+            num(b * 1e3),
+            ratio(b, ours),
+            format!("{trips} / {calls}"),
+        ]);
     };
 
     let (daily, t_daily) = timed(rounds, || {
@@ -225,17 +273,33 @@ fn main() {
             let k = a.key("active", day(i));
             batch.add(&k, redis::cmd("BITCOUNT").arg(&k).clone());
         }
-        let v: Vec<u64> = redis_patterns::Op::send(batch, |r| r.all()).run(&mut con).unwrap();
+        let v: Vec<u64> = redis_patterns::Op::send(batch, |r| r.all())
+            .run(&mut con)
+            .unwrap();
         v
     });
-    assert_eq!(serde_json::json!(daily), theirs["daily"]["answer"], "daily actives");
+    assert_eq!(
+        serde_json::json!(daily),
+        theirs["daily"]["answer"],
+        "daily actives"
+    );
     row("daily actives (30 days)", t_daily, "daily", 1);
 
-    let weeks: Vec<Period> = periods().into_iter().filter(|p| matches!(p, Period::Week(..))).collect();
+    let weeks: Vec<Period> = periods()
+        .into_iter()
+        .filter(|p| matches!(p, Period::Week(..)))
+        .collect();
     let (weekly, t_weekly) = timed(rounds, || {
-        weeks.iter().map(|w| a.count("active", *w).run(&mut con).unwrap()).collect::<Vec<_>>()
+        weeks
+            .iter()
+            .map(|w| a.count("active", *w).run(&mut con).unwrap())
+            .collect::<Vec<_>>()
     });
-    assert_eq!(serde_json::json!(weekly), theirs["weekly"]["answer"], "weekly actives");
+    assert_eq!(
+        serde_json::json!(weekly),
+        theirs["weekly"]["answer"],
+        "weekly actives"
+    );
     row("weekly actives", t_weekly, "weekly", weeks.len());
 
     let ev = |name: &str, i| Expr::event(name, day(i));
@@ -245,20 +309,44 @@ fn main() {
         Expr::And(vec![ev("signup", 0), ev("active", 7), ev("bought", 14)]),
     ];
     let (counts, t_expr) = timed(rounds, || {
-        exprs.iter().map(|e| a.query(e.clone()).count().run(&mut con).unwrap()).collect::<Vec<_>>()
+        exprs
+            .iter()
+            .map(|e| a.query(e.clone()).count().run(&mut con).unwrap())
+            .collect::<Vec<_>>()
     });
-    assert_eq!(serde_json::json!(counts), theirs["expressions"]["answer"], "expressions");
+    assert_eq!(
+        serde_json::json!(counts),
+        theirs["expressions"]["answer"],
+        "expressions"
+    );
     row("three expressions (counts)", t_expr, "expressions", 3);
 
-    let (daily_t, t_dt) = timed(rounds, || a.cohort("signup", "active", day(0), 30, 30).run(&mut con).unwrap());
-    assert_eq!(as_json(&daily_t), theirs["daily_table"]["answer"], "daily retention table");
+    let (daily_t, t_dt) = timed(rounds, || {
+        a.cohort("signup", "active", day(0), 30, 30)
+            .run(&mut con)
+            .unwrap()
+    });
+    assert_eq!(
+        as_json(&daily_t),
+        theirs["daily_table"]["answer"],
+        "daily retention table"
+    );
     row("30-day daily retention table", t_dt, "daily_table", 1);
 
-    let Period::Day(first) = day(0) else { unreachable!() };
+    let Period::Day(first) = day(0) else {
+        unreachable!()
+    };
     let w = first.iso_week();
-    let (weekly_t, t_wt) =
-        timed(rounds, || a.cohort("signup", "active", Period::Week(w.year(), w.week()), 12, 12).run(&mut con).unwrap());
-    assert_eq!(as_json(&weekly_t), theirs["weekly_table"]["answer"], "weekly retention table");
+    let (weekly_t, t_wt) = timed(rounds, || {
+        a.cohort("signup", "active", Period::Week(w.year(), w.week()), 12, 12)
+            .run(&mut con)
+            .unwrap()
+    });
+    assert_eq!(
+        as_json(&weekly_t),
+        theirs["weekly_table"]["answer"],
+        "weekly retention table"
+    );
     row("12-week weekly retention table", t_wt, "weekly_table", 1);
     table.print();
 

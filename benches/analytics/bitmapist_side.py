@@ -64,9 +64,14 @@ def expressions():
 
 
 def table(time_group, rows):
+    # get_dates_data moves start_date on by rows - 1 days, then back by
+    # rows - 1 periods: for weeks, ask for the date that lands on START's week.
+    start = START
+    if time_group == "weeks":
+        start = START + timedelta(weeks=rows - 1) - timedelta(days=rows - 1)
     data = cohort.get_dates_data(
         select1="signup", select2="active", time_group=time_group, as_percent=False,
-        num_results=rows, num_of_rows=rows - 1, start_date=START.isoformat(),
+        num_results=rows, num_of_rows=rows - 1, start_date=start.isoformat(),
     )
     out = []
     for r in data:

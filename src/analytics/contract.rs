@@ -15,7 +15,7 @@ pub(crate) fn contract() -> PatternContract {
             param("prefix", "string", json!(DEFAULT_PREFIX), "what every key starts with (no whitespace, no `{` or `}`)"),
             param("tag", "string", json!(null), "optional hash tag shared by every event (one cluster slot for all); null: each event's own tag"),
             param("max_id", "integer", json!(DEFAULT_MAX_UID), "the largest id accepted, at most max_offset (a bitmap grows to max_id / 8 bytes)"),
-            param("granularities", "string[]", json!(["day", "week", "month"]), "the periods a mark sets: hour, day, week (ISO), month, year"),
+            param("granularities", "string", json!(null), "the periods a mark sets, comma-separated from hour, day, week (ISO), month, year; null: day, week, month"),
         ],
         keys: vec![
             key("event", "<prefix>{<event>}:<period>", "string", "an event's bitmap of one period without a tag (bit id); <period> is H:<YYYY-MM-DD>T<HH>, D:<YYYY-MM-DD>, W:<ISO year>-W<ww>, M:<YYYY-MM>, Y:<YYYY>, or U for a unique event"),
