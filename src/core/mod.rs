@@ -8,7 +8,8 @@
 //! its steps and exchanges, as requests for I/O), `conn` / `conn_async`
 //! (the two drivers, I/O only), `settings` (what a driver is set to, and
 //! its accessors), `nodes` (timeouts, cluster detection, node addresses,
-//! the known nodes and routing by the slot map), [`retry`] (what is sent again and when: the
+//! a cluster's seeds), `cluster` (one cluster's state without I/O, for both
+//! drivers: the slot map, the known nodes, routing and refresh decisions), [`retry`] (what is sent again and when: the
 //! [`RetryPolicy`], and which replies prove a command did not run),
 //! `resend` (which plain commands are safe to send twice, and what a
 //! resend's reply can tell), `durability`
@@ -24,6 +25,8 @@
 pub(crate) mod batch;
 pub(crate) mod call_mode;
 pub mod caps;
+#[cfg(feature = "cluster")]
+pub(crate) mod cluster;
 pub(crate) mod config;
 pub(crate) mod conn;
 #[cfg(feature = "tokio")]
