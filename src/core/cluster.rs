@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use redis::{ConnectionInfo, Value};
 
-use super::batch::{Addr, Refresh, Target};
+use super::exchange::{Addr, Refresh, Target};
 use super::nodes::{Seeds, addr_of, cannot_reconnect, node_info};
 use super::slots::SlotMap;
 use crate::error::{Error, Result};

@@ -25,14 +25,15 @@ use std::time::Duration;
 
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{
-    Addr, Batch, Outcome, Part, Refresh, Routed, Target, failed, not_sent, reply_in_place,
-};
+use super::batch::Batch;
 use super::call_mode::CallMode;
 #[cfg(feature = "cluster")]
 use super::cluster::{Ask, ClusterState, Lookup, SlotRead, route};
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
+use super::exchange::{
+    Addr, Outcome, Part, Refresh, Routed, Target, failed, not_sent, reply_in_place,
+};
 #[cfg(not(feature = "cluster"))]
 use super::nodes::cluster_feature_needed;
 use super::nodes::{

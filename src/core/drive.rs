@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::batch::{Exchange, Next, Outcome, Part, Refresh, Target};
+use super::exchange::{Exchange, Next, Outcome, Part, Refresh, Target};
 use super::op::{Op, Replies, Step, wait_replies};
 use super::settings::Settings;
 use crate::error::Result;

@@ -4,7 +4,8 @@
 //! per node, with `NOSCRIPT` reloads and redirects handled underneath.
 //!
 //! One file per concept: `op` (the op and its combinators), `batch` (a
-//! batch and the exchange protocol), `drive` (one op run to completion:
+//! batch), `exchange` (the protocol that sends one: reloads, redirects,
+//! retries), `drive` (one op run to completion:
 //! its steps and exchanges, as requests for I/O), `conn` / `conn_async`
 //! (the two drivers, I/O only), `settings` (what a driver is set to, and
 //! its accessors), `nodes` (timeouts, cluster detection, node addresses,
@@ -34,6 +35,7 @@ pub(crate) mod conn_async;
 pub(crate) mod drive;
 pub(crate) mod durability;
 pub mod error;
+pub(crate) mod exchange;
 pub mod keys;
 pub(crate) mod memory;
 pub(crate) mod nodes;
@@ -51,13 +53,14 @@ pub(crate) mod subscriber;
 pub(crate) mod subscriber_async;
 pub(crate) mod wait_stats;
 
-pub use batch::{Batch, MAX_ROUNDS};
+pub use batch::Batch;
 pub use call_mode::CallMode;
 pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version, server_caps};
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
+pub use exchange::MAX_ROUNDS;
 pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use nodes::node_info;
 pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};

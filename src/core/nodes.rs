@@ -9,9 +9,9 @@ use std::time::Duration;
 use redis::IntoConnectionInfo;
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, Value};
 
-use super::batch::Addr;
 #[cfg(feature = "cluster")]
 use super::cluster::Known;
+use super::exchange::Addr;
 use crate::error::{Error, ErrorKind, Result};
 
 /// How long connecting may take.
