@@ -140,4 +140,5 @@ pub mod prelude {
     pub use crate::AsyncConnection;
     pub use crate::{Connection, Op, Request};
 }
-pub use script::{ScriptCall, ScriptInfo, load_all};
+pub use script::{ScriptCall, ScriptInfo};
+pub use scripts::load_all;

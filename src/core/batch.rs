@@ -5,11 +5,10 @@
 
 use redis::Cmd;
 
-use super::op::IntoCall;
 use super::resend;
 use crate::error::Error;
 use crate::keys::cluster_slot;
-use crate::script::ScriptInfo;
+use crate::script::{IntoCall, ScriptInfo};
 
 /// One command of a batch.
 #[derive(Debug, Clone)]

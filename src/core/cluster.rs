@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use redis::{ConnectionInfo, Value};
 
 use super::exchange::{Addr, Refresh, Target};
-use super::nodes::{Seeds, addr_of, cannot_reconnect, node_info};
+use super::nodes::{Seeds, addr_of, cannot_reconnect, cluster_client, node_info};
 use super::slots::SlotMap;
 use crate::error::{Error, Result};
 
@@ -128,12 +128,12 @@ impl<C, R> ClusterState<C, R> {
         self.router.as_mut()
     }
 
-    /// The client to build the router again from, seeded with every node
-    /// known; a wrapped router that broke cannot be rebuilt (the error says
+    /// The client to build the router again from, seeded with the seeds
+    /// and every node known since (see [`cluster_client`]); a wrapped router that broke cannot be rebuilt (the error says
     /// so).
     pub(crate) fn router_client(&self) -> Result<redis::cluster::ClusterClient> {
         let own = self.own.as_ref().ok_or_else(|| cannot_reconnect(None))?;
-        own.client(&self.known)
+        cluster_client(self.known.with_seeds(own), &own.tls)
     }
 
     /// Keeps a router built again.

@@ -21,7 +21,8 @@
 //! memory figures and allocator, read before a big allocation), `retention` (how long
 //! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
 //! `FCALL`), [`caps`] (what the server can do, detected once per
-//! connection).
+//! connection), `probe` (its detection, as ops), `request` (what a driver
+//! runs: [`Request`], above the drivers).
 
 pub(crate) mod batch;
 pub(crate) mod call_mode;
@@ -40,6 +41,8 @@ pub mod keys;
 pub(crate) mod memory;
 pub(crate) mod nodes;
 pub(crate) mod op;
+pub(crate) mod probe;
+pub(crate) mod request;
 pub(crate) mod request_id;
 pub(crate) mod resend;
 pub(crate) mod retention;
@@ -55,7 +58,7 @@ pub(crate) mod wait_stats;
 
 pub use batch::Batch;
 pub use call_mode::CallMode;
-pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version, server_caps};
+pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version};
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
@@ -63,10 +66,13 @@ pub use durability::Durability;
 pub use exchange::MAX_ROUNDS;
 pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use nodes::node_info;
-pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
+pub use op::{Env, Machine, Op, Replies, Step};
+pub use probe::server_caps;
+pub use request::Request;
 pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
 pub use retry::{RetryPolicy, RetryPolicyBuilder};
+pub use script::IntoCall;
 pub use wait_stats::WaitStats;
 
 pub use config::LimitsSource;

@@ -9,8 +9,6 @@ use std::time::Duration;
 use redis::IntoConnectionInfo;
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, Value};
 
-#[cfg(feature = "cluster")]
-use super::cluster::Known;
 use super::exchange::Addr;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -189,12 +187,6 @@ impl Seeds {
     /// How to reach the node at `addr`.
     pub(crate) fn node(&self, addr: &Addr) -> ConnectionInfo {
         node_info(&self.base, &addr.0, addr.1)
-    }
-
-    /// A cluster client seeded with these seeds and every node known
-    /// since (see [`cluster_client`]).
-    pub(crate) fn client(&self, known: &Known) -> Result<redis::cluster::ClusterClient> {
-        cluster_client(known.with_seeds(self), &self.tls)
     }
 }
 
