@@ -29,8 +29,6 @@ mod errors;
 pub(crate) mod parts;
 
 pub use errors::{ERROR_CODES, ErrorCode};
-#[cfg(test)]
-pub(crate) use parts::render_keys;
 pub use parts::{
     Constant, Function, KeyTemplate, Param, PatternContract, Protocol, render, template_vars,
 };

@@ -239,7 +239,7 @@ pub trait Machine: Send + 'static {
 }
 
 /// One operation of a pattern, ready to run on any connection of the crate:
-/// [`run`](Request::run) (sync) or [`run_async`](Request::run_async).
+/// [`run`](super::Request::run) (sync) or [`run_async`](super::Request::run_async).
 ///
 /// Building an op sends nothing; an op whose input was refused carries the
 /// error and returns it from `run` before anything is sent.
