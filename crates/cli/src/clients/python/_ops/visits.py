@@ -72,6 +72,10 @@ class VisitCounter:
         today = datetime.datetime.now(self.zone).date()
         return (yield from self.add(today, member))
 
+    def add_at(self, at_ms: int, member: int) -> Op[records.Visit]:
+        day = datetime.datetime.fromtimestamp(at_ms // 1000, self.zone).date()
+        return (yield from self.add(day, member))
+
     def add_pipelined(self, day: datetime.date, members: Sequence[int]) -> Op[List[records.Visit]]:
         if not members:
             return []

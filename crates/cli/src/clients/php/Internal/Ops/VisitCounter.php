@@ -102,6 +102,11 @@ final class VisitCounter
         return $this->add($run, Days::today($this->zone), $member);
     }
 
+    public function addAt(Runner $run, int $atMs, int $member): Visit
+    {
+        return $this->add($run, Days::at(intdiv($atMs, 1000), $this->zone), $member);
+    }
+
     /** @param list<int> $members */
     public function addPipelined(Runner $run, string $day, array $members): array
     {

@@ -76,6 +76,9 @@ class VisitCounter {
     addNow(io, member) {
         return this.add(io, this.zone.dayAt(Date.now()), member);
     }
+    addAt(io, atMs, member) {
+        return this.add(io, this.zone.dayAt(atMs), member);
+    }
     async addPipelined(io, day, members) {
         if (members.length === 0) {
             return [];

@@ -96,6 +96,10 @@ export class VisitCounter {
     return this.add(io, this.zone.dayAt(Date.now()), member);
   }
 
+  addAt(io: Io, atMs: number, member: Member): Promise<Visit> {
+    return this.add(io, this.zone.dayAt(atMs), member);
+  }
+
   async addPipelined(io: Io, day: Day, members: readonly Member[]): Promise<Visit[]> {
     if (members.length === 0) {
       return [];
