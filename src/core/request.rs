@@ -27,11 +27,20 @@ pub trait Request: Sized + Send + 'static {
         con.execute(self.into_op())
     }
 
-    /// Runs it on an async connection.
+    /// Runs it on an async connection (a shared reference: the connection
+    /// is a cheap handle whose clones share its connections, so concurrent
+    /// tasks can run requests on one `&AsyncConnection`).
+    ///
+    /// Dropping the future at an await (`tokio::time::timeout`, `select!`,
+    /// an aborted task) stops the request there: what it sent may have run
+    /// on the server, and nothing more is sent, except the op's undo
+    /// ([`Op::undo_on_cancel`]: an acquire's release), which a spawned task
+    /// runs; the subscriptions of its waits are left (see the
+    /// [cancellation guide](crate::guide::cancellation)).
     #[cfg(feature = "tokio")]
     fn run_async(
         self,
-        con: &mut AsyncConnection,
+        con: &AsyncConnection,
     ) -> impl std::future::Future<Output = Result<Self::Output>> + Send {
         con.execute(self.into_op())
     }
