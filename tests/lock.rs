@@ -512,7 +512,7 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
                 assert!(first > 0);
                 let free: Option<String> = con.query(redis::cmd("GET").arg(&key)).await.unwrap();
                 assert_eq!(free, None, "released after the section");
-                let mut other = con.clone();
+                let other = con.clone();
                 let lost = short
                     .with_lock(con, Duration::from_secs(1), |held| async move {
                         let _: () = other

@@ -132,8 +132,10 @@ fn move_slot(
             Err(e) => e.to_string(),
         }
     );
+    // Within its timeout and about a round trip; the margin is for a
+    // loaded machine, not the bound (before, it took 2.5-4.4 s).
     assert!(
-        took < timeout + Duration::from_millis(500),
+        took < timeout + Duration::from_secs(2),
         "acquire({timeout:?}) returned after {took:?}"
     );
     match got {

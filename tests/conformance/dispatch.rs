@@ -109,6 +109,8 @@ pub const OPERATIONS: &[&str] = &[
     "VisitCounter.new",
     "VisitCounter.counter_key",
     "VisitCounter.shard_key",
+    "VisitCounter.day_of",
+    "VisitCounter.member_from_string_id",
     "VisitCounter.add",
     "VisitCounter.add_now",
     "VisitCounter.add_at",
@@ -1145,6 +1147,14 @@ fn visits_op(
     };
     Ok(match op {
         "counter_key" => Value::from(c.counter_key(a.date("day")?)),
+        "day_of" => {
+            let at = redis_patterns::chrono::DateTime::from_timestamp_millis(a.i("at_ms")?)
+                .ok_or_else(|| refused("at_ms", "out of chrono's range"))?;
+            day_json(c.day_of(&at))
+        }
+        "member_from_string_id" => {
+            Value::from(redis_patterns::visits::member_from_string_id(&a.s("id")?))
+        }
         "shard_key" => Value::from(c.shard_key(a.date("day")?, a.u("index")? as u32)),
         "add" => to_json(run(con, c.add(a.date("day")?, a.i("member")?))?),
         "add_now" => to_json(run(
