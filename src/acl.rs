@@ -231,6 +231,12 @@ const GRANTS: &[Grant] = &[
         scripts_of: &["login_log"],
     },
     Grant {
+        name: "analytics",
+        about: "analytics: an:{<event>}:<period>, or an:{<tag>}:<event>:<period> with a tag (and their tmp and cache keys)",
+        rules: &["~an:*", "+getbit", "+bitcount", "+get"],
+        scripts_of: &["analytics"],
+    },
+    Grant {
         name: "signin",
         about: "signin: signin:<YYYYMMDD>, or signin:{<tag>}:<YYYYMMDD> with a tag",
         rules: &[
