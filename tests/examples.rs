@@ -41,6 +41,7 @@ macro_rules! examples {
 }
 
 examples!(
+    analytics: "../examples/analytics.rs",
     bloom: "../examples/bloom.rs",
     layout: "../examples/layout.rs",
     lock: "../examples/lock.rs",

@@ -99,13 +99,13 @@ pub fn run(
             let con = AsyncConnection::open(url).await.expect("connect");
             let tasks: Vec<_> = (0..WAITERS)
                 .map(|_| {
-                    let (lock, mut con) = (lock.clone(), con.clone());
+                    let (lock, con) = (lock.clone(), con.clone());
                     let (released, handoffs) = (Arc::clone(&released), Arc::clone(&handoffs));
                     tokio::spawn(async move {
                         for _ in 0..rounds {
                             let lease = lock
                                 .acquire(Duration::from_secs(600))
-                                .run_async(&mut con)
+                                .run_async(&con)
                                 .await
                                 .expect("acquire");
                             if let Some(ms) = handoff(&released) {
@@ -113,7 +113,7 @@ pub fn run(
                             }
                             *released.lock().expect("released") = Some(Instant::now());
                             lock.release(&lease.token)
-                                .run_async(&mut con)
+                                .run_async(&con)
                                 .await
                                 .expect("release");
                         }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::batch::{Exchange, Next, Outcome, Part, Refresh, Target};
+use super::exchange::{Exchange, Next, Outcome, Part, Refresh, Target};
 use super::op::{Op, Replies, Step, wait_replies};
 use super::settings::Settings;
 use crate::error::Result;
@@ -60,7 +60,7 @@ impl<T: Send + 'static> Run<T> {
     pub(crate) fn new(op: Op<T>, settings: Settings) -> Self {
         Self {
             op,
-            detect: settings.env.caps.is_none().then(super::caps::detect),
+            detect: settings.env.caps.is_none().then(super::probe::detect),
             settings,
             exchange: None,
             parts: Vec::new(),
@@ -70,6 +70,17 @@ impl<T: Send + 'static> Run<T> {
 
     /// The next I/O, after `input` (the outcome of the previous one).
     pub(crate) fn next(&mut self, input: Input) -> Result<Io<'_, T>> {
+        self.next_undoable(input, &mut Vec::new())
+    }
+
+    /// [`Run::next`], moving the undo ops the op's steps revealed
+    /// ([`Op::undo_on_cancel`]) into `undo`: what a driver that can be
+    /// dropped at an await runs when it is.
+    pub(crate) fn next_undoable(
+        &mut self,
+        input: Input,
+        undo: &mut Vec<Op<()>>,
+    ) -> Result<Io<'_, T>> {
         let mut replies = match input {
             Input::Start => None,
             Input::Woken(woken) => Some(wait_replies(woken)),
@@ -124,7 +135,11 @@ impl<T: Send + 'static> Run<T> {
                     }
                     other => other.forward().expect("not done"),
                 },
-                None => self.op.step(&self.settings.env, replies.take())?,
+                None => {
+                    let step = self.op.step(&self.settings.env, replies.take());
+                    self.op.take_undo(undo);
+                    step?
+                }
             };
             match step {
                 Step::Done(v) => return Ok(Io::Done(v)),

@@ -11,7 +11,7 @@
 //!   trip (goal p50 <= 3, p99 <= 10) and of one PING after an idle pause;
 //! * acquire + release pairs/s (`try_acquire` + `release`) against that
 //!   language's raw `SET NX PX` + an `EVALSHA` compare-and-delete
-//!   (goal >= 0.9x; median of 3 alternating rounds);
+//!   (goal >= 0.9x; the median of 5 interleaved rounds' ratios);
 //! * `ShardedHash` length over 2,048 shards: the HLENs each node ran and the
 //!   read events it took (`INFO stats` / `commandstats` around the one call)
 //!   on a server and on the cluster, next to one raw pipeline of 2,048 HLENs
@@ -253,8 +253,9 @@ fn rust_handoffs(url: &str, n: usize) -> Vec<f64> {
     waits
 }
 
-/// 3 rounds of `n` pairs: the Lock's, then redis-rs's raw SET NX PX +
-/// EVALSHA compare-and-delete.
+/// 5 rounds of `n` pairs of the Lock's and of redis-rs's raw SET NX PX +
+/// EVALSHA compare-and-delete, interleaved (a b, b a, ...) after a warm-up
+/// of each, as the scripts measure theirs.
 fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> (Vec<f64>, Vec<f64>) {
     let mut con = Connection::open(server.url()).expect("connect");
     let lock = Lock::new("bench-pairs", Duration::from_secs(30)).expect("valid lock");
@@ -263,16 +264,14 @@ fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> (V
         .arg("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
         .query(raw)
         .expect("SCRIPT LOAD");
-    let (mut ours, mut floor) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
-        let t = Instant::now();
-        for _ in 0..n {
+    let mut ours = |k: usize| {
+        for _ in 0..k {
             let lease = lock.try_acquire().run(&mut con).expect("free lock");
             lock.release(&lease.token).run(&mut con).expect("release");
         }
-        ours.push(n as f64 / t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        for i in 0..n {
+    };
+    let mut floor = |k: usize| {
+        for i in 0..k {
             let token = format!("{i:032x}");
             let ok: Option<String> = redis::cmd("SET")
                 .arg("bench-raw")
@@ -292,9 +291,25 @@ fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> (V
                 .expect("compare-and-delete");
             assert_eq!(v, 1);
         }
-        floor.push(n as f64 / t.elapsed().as_secs_f64());
+    };
+    let timed = |f: &mut dyn FnMut(usize)| {
+        let t = Instant::now();
+        f(n);
+        n as f64 / t.elapsed().as_secs_f64()
+    };
+    ours(n / 10);
+    floor(n / 10);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for round in 0..5 {
+        if round % 2 == 0 {
+            a.push(timed(&mut ours));
+            b.push(timed(&mut floor));
+        } else {
+            b.push(timed(&mut floor));
+            a.push(timed(&mut ours));
+        }
     }
-    (ours, floor)
+    (a, b)
 }
 
 fn handoff_table(all: &mut [(&str, Figures)]) {
@@ -339,7 +354,7 @@ fn pairs_table(all: &[(&str, Figures)]) {
             "client",
             "raw SET NX PX + compare-and-delete",
             "Lock try_acquire + release",
-            "ours / raw (median of 3 rounds)",
+            "ours / raw (median of 5 rounds)",
         ],
     );
     for (name, f) in all {

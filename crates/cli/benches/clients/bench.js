@@ -10,8 +10,9 @@
 // handoffs (a holder on its own connection releases; the waiter, blocked in
 // acquire on another, returns: microseconds from just before the release is
 // sent; both run on this process's event loop, as in one Node service), and
-// 3 rounds of PAIRS acquire + release pairs/s (tryAcquire + release)
-// alternating with ioredis's raw SET NX PX + EVALSHA compare-and-delete.
+// 5 rounds of PAIRS acquire + release pairs/s (tryAcquire + release) and of
+// ioredis's raw SET NX PX + EVALSHA compare-and-delete, interleaved (a b,
+// b a, ...) after a warm-up of each.
 //
 // fanout builds a ShardedHash of 2,048 shards, calls len once (the client's
 // first use: connections, script loads), prints "ready", reads a line,
@@ -61,22 +62,36 @@ async function pairs(r, n) {
     "LOAD",
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
   );
-  const ours = [];
-  const raw = [];
-  for (let round = 0; round < 3; round++) {
-    let t = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) {
+  const oursPairs = async (k) => {
+    for (let i = 0; i < k; i++) {
       const lease = await lock.tryAcquire();
       await lock.release(lease.token);
     }
-    ours.push(n / (Number(process.hrtime.bigint() - t) / 1e9));
-    t = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) {
+  };
+  const rawPairs = async (k) => {
+    for (let i = 0; i < k; i++) {
       const token = crypto.randomBytes(16).toString("hex");
       if ((await r.set("bench-raw", token, "PX", 30000, "NX")) !== "OK") throw new Error("SET NX");
       if ((await r.evalsha(cad, 1, "bench-raw", token)) !== 1) throw new Error("CAD");
     }
-    raw.push(n / (Number(process.hrtime.bigint() - t) / 1e9));
+  };
+  const timed = async (f) => {
+    const t = process.hrtime.bigint();
+    await f(n);
+    return n / (Number(process.hrtime.bigint() - t) / 1e9);
+  };
+  await oursPairs(Math.floor(n / 10));
+  await rawPairs(Math.floor(n / 10));
+  const ours = [];
+  const raw = [];
+  for (let round = 0; round < 5; round++) {
+    if (round % 2 === 0) {
+      ours.push(await timed(oursPairs));
+      raw.push(await timed(rawPairs));
+    } else {
+      raw.push(await timed(rawPairs));
+      ours.push(await timed(oursPairs));
+    }
   }
   return { ours, raw };
 }

@@ -9,9 +9,10 @@
 // one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
 // handoffs (a holder process releases; this process, blocked in acquire:
 // notified waiting, returns: microseconds from just before the release is
-// sent; hrtime is CLOCK_MONOTONIC, shared by both processes), and 3 rounds
-// of PAIRS acquire + release pairs/s (tryAcquire + release) alternating
-// with phpredis's raw SET NX PX + EVALSHA compare-and-delete.
+// sent; hrtime is CLOCK_MONOTONIC, shared by both processes), and 5 rounds
+// of PAIRS acquire + release pairs/s (tryAcquire + release) and of
+// phpredis's raw SET NX PX + EVALSHA compare-and-delete, interleaved (a b,
+// b a, ...) after a warm-up of each.
 //
 // fanout builds a ShardedHash of 2,048 shards, calls len once (the client's
 // first use: connections, script loads), prints "ready", reads a line,
@@ -86,21 +87,35 @@ function pairs(Redis $r, int $n): array
 {
     $lock = new Lock($r, 'bench-pairs', 30000);
     $cad = $r->script('load', "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
-    [$ours, $raw] = [[], []];
-    for ($round = 0; $round < 3; $round++) {
-        $t = hrtime(true);
-        for ($i = 0; $i < $n; $i++) {
+    $oursPairs = function (int $k) use ($lock): void {
+        for ($i = 0; $i < $k; $i++) {
             $lease = $lock->tryAcquire();
             $lock->release($lease->token);
         }
-        $ours[] = $n / ((hrtime(true) - $t) / 1e9);
-        $t = hrtime(true);
-        for ($i = 0; $i < $n; $i++) {
+    };
+    $rawPairs = function (int $k) use ($r, $cad): void {
+        for ($i = 0; $i < $k; $i++) {
             $token = bin2hex(random_bytes(16));
             $r->set('bench-raw', $token, ['nx', 'px' => 30000]) or throw new RuntimeException('SET NX');
             $r->evalSha($cad, ['bench-raw', $token], 1) === 1 or throw new RuntimeException('CAD');
         }
-        $raw[] = $n / ((hrtime(true) - $t) / 1e9);
+    };
+    $timed = function (callable $f) use ($n): float {
+        $t = hrtime(true);
+        $f($n);
+        return $n / ((hrtime(true) - $t) / 1e9);
+    };
+    $oursPairs(intdiv($n, 10));
+    $rawPairs(intdiv($n, 10));
+    [$ours, $raw] = [[], []];
+    for ($round = 0; $round < 5; $round++) {
+        if ($round % 2 === 0) {
+            $ours[] = $timed($oursPairs);
+            $raw[] = $timed($rawPairs);
+        } else {
+            $raw[] = $timed($rawPairs);
+            $ours[] = $timed($oursPairs);
+        }
     }
     return [$ours, $raw];
 }

@@ -9,9 +9,10 @@
 # one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
 # handoffs (a holder process releases; this process, blocked in acquire,
 # returns: microseconds from just before the release is sent, on
-# CLOCK_MONOTONIC, which both processes share), and 3 rounds of PAIRS
-# acquire + release pairs/s (try_acquire + release) alternating with
-# redis-py's raw SET NX PX + EVALSHA compare-and-delete.
+# CLOCK_MONOTONIC, which both processes share), and 5 rounds of PAIRS
+# acquire + release pairs/s (try_acquire + release) and of redis-py's raw
+# SET NX PX + EVALSHA compare-and-delete, interleaved (a b, b a, ...) after
+# a warm-up of each.
 #
 # fanout builds ShardedHash(2,048 shards), calls len once (the client's first
 # use: connections, script loads), prints "ready", reads a line, calls len
@@ -26,6 +27,9 @@ dir_, mode = sys.argv[1], sys.argv[2]
 sys.path.insert(0, dir_)
 import redis  # noqa: E402
 from redis_patterns import Lock, ShardedHash  # noqa: E402
+
+
+ROUNDS = 5
 
 
 def now_us():
@@ -70,19 +74,32 @@ def handoffs(port, rounds):
 def pairs(r, n):
     lock = Lock(r, "bench-pairs", lease_ms=30000)
     cad = r.script_load("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
-    ours, raw = [], []
-    for _ in range(3):
-        t = time.perf_counter()
-        for _ in range(n):
+    def ours_pairs(k):
+        for _ in range(k):
             lease = lock.try_acquire()
             lock.release(lease.token)
-        ours.append(n / (time.perf_counter() - t))
-        t = time.perf_counter()
-        for _ in range(n):
+
+    def raw_pairs(k):
+        for _ in range(k):
             token = os.urandom(16).hex()
             assert r.set("bench-raw", token, nx=True, px=30000)
             assert r.evalsha(cad, 1, "bench-raw", token) == 1
-        raw.append(n / (time.perf_counter() - t))
+
+    def timed(f):
+        t = time.perf_counter()
+        f(n)
+        return n / (time.perf_counter() - t)
+
+    ours_pairs(n // 10)
+    raw_pairs(n // 10)
+    ours, raw = [], []
+    for i in range(ROUNDS):
+        if i % 2 == 0:
+            ours.append(timed(ours_pairs))
+            raw.append(timed(raw_pairs))
+        else:
+            raw.append(timed(raw_pairs))
+            ours.append(timed(ours_pairs))
     return ours, raw
 
 
