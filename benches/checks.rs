@@ -1,10 +1,14 @@
 //! `cargo bench --bench checks`: what the generated checks cost on the
 //! server. For every script, the shipped script (generated checks + body)
 //! against the same body without the checks (the file under `lua/`, loaded
-//! here with `SCRIPT LOAD`), in the same run on the same server: server
-//! microseconds per call from `INFO commandstats` (`cmdstat_evalsha` /
-//! `cmdstat_evalsha_ro`, usec / calls, after `CONFIG RESETSTAT`), median of
-//! the rounds, the variants interleaved (a b, b a, ...). Each call runs on
+//! here with `SCRIPT LOAD`) and against the floor: the commands the body
+//! issues for that call (recorded by the body itself, its `redis.call`s
+//! logged), sent natively in one `MULTI` ... `EXEC`. All in the same run on
+//! the same server: server microseconds per call from `INFO commandstats`
+//! (`cmdstat_evalsha` / `cmdstat_evalsha_ro` / `cmdstat_exec`, usec /
+//! calls, after `CONFIG RESETSTAT`), median of the rounds, the variants
+//! interleaved (a b c, c b a, ...); rows sorted by the ratio of the shipped
+//! script to its body, highest first. Each call runs on
 //! freshly reset data (the example's, `tests/support/examples.rs`), sent in
 //! one pipeline with the reset, so every call does the same work; only the
 //! script calls count in the figures. Batch scripts run a second time with
@@ -26,37 +30,115 @@ use redis::Value;
 use redis_patterns::ScriptInfo;
 use redis_patterns::scripts::ALL;
 
-/// One pipeline: reset the data, then call `sha` once; returns its reply.
-fn once(con: &mut redis::Connection, s: &ScriptInfo, sha: &str, e: &Example) -> Value {
+/// How a call is made: the script by its SHA1, or its commands natively.
+#[derive(Clone, Copy)]
+enum Variant<'a> {
+    Script(&'a str),
+    Multi(&'a [Vec<Vec<u8>>]),
+}
+
+/// One pipeline: reset the data, then call the variant once; returns its
+/// reply.
+fn once(con: &mut redis::Connection, s: &ScriptInfo, v: Variant, e: &Example) -> Value {
     let mut pipe = redis::pipe();
     pipe.cmd("FLUSHALL").ignore();
     for c in examples::seed().iter().chain(&e.setup) {
         pipe.add_command(c.clone()).ignore();
     }
-    pipe.cmd(if s.read_only { "EVALSHA_RO" } else { "EVALSHA" })
-        .arg(sha)
-        .arg(e.keys.len())
-        .arg(&e.keys)
-        .arg(&e.args);
+    match v {
+        Variant::Script(sha) => {
+            pipe.cmd(if s.read_only { "EVALSHA_RO" } else { "EVALSHA" })
+                .arg(sha)
+                .arg(e.keys.len())
+                .arg(&e.keys)
+                .arg(&e.args);
+        }
+        Variant::Multi(cmds) => {
+            pipe.cmd("MULTI").ignore();
+            for c in cmds {
+                let mut cmd = redis::cmd(std::str::from_utf8(&c[0]).expect("a command name"));
+                cmd.arg(&c[1..]);
+                pipe.add_command(cmd).ignore();
+            }
+            pipe.cmd("EXEC");
+        }
+    }
     let mut replies: Vec<Value> = pipe.query(con).expect("pipeline");
-    replies.pop().expect("the script's reply")
+    replies.pop().unwrap_or(Value::Nil)
 }
 
-/// Server microseconds per call of `sha` over `calls` calls.
+/// Server microseconds per call of the variant over `calls` calls.
 fn usec_per_call(
     con: &mut redis::Connection,
     s: &ScriptInfo,
-    sha: &str,
+    v: Variant,
     e: &Example,
     calls: usize,
 ) -> f64 {
     common::reset_stats(con);
     for _ in 0..calls {
-        once(con, s, sha, e);
+        once(con, s, v, e);
     }
-    let (n, usec) = common::command_stats(con, if s.read_only { "evalsha_ro" } else { "evalsha" });
+    let stat = match v {
+        Variant::Multi(_) => "exec",
+        Variant::Script(_) if s.read_only => "evalsha_ro",
+        Variant::Script(_) => "evalsha",
+    };
+    let (n, usec) = common::command_stats(con, stat);
     assert_eq!(n as usize, calls, "{}: every call counted", s.name);
     usec as f64 / n as f64
+}
+
+/// The body of `shipped` (no checks) made to record its commands: every
+/// `redis.call` / `redis.pcall` logged with its arguments as the server
+/// receives them (numbers as Lua's `tostring`), and the log returned
+/// instead of the body's reply.
+fn recorder(shipped: &str) -> String {
+    let body = support::without_generated_checks(shipped).expect("a checks block");
+    let (shebang, rest) = body.split_once('\n').expect("a shebang line");
+    let rest = rest
+        .replace("redis.call(", "__record(redis.call, ")
+        .replace("redis.pcall(", "__record(redis.pcall, ");
+    format!(
+        "{shebang}\nlocal __log = {{}}\nlocal function __record(f, ...)\n  local a = {{...}}\n  for i = 1, select('#', ...) do a[i] = tostring(a[i]) end\n  __log[#__log + 1] = a\n  return f(...)\nend\nlocal function __body()\n{rest}\nend\n__body()\nreturn __log\n"
+    )
+}
+
+/// The commands the body issues for the call `e`, as recorded.
+fn commands_of(con: &mut redis::Connection, s: &ScriptInfo, e: &Example) -> Vec<Vec<Vec<u8>>> {
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(recorder(s.source()))
+        .query(con)
+        .expect("SCRIPT LOAD the recording body");
+    let log = once(con, s, Variant::Script(&sha), e);
+    let Value::Array(cmds) = log else {
+        panic!("{}: the recording body answers its log: {log:?}", s.name)
+    };
+    cmds.into_iter()
+        .map(|c| match c {
+            Value::Array(args) => args
+                .into_iter()
+                .map(|a| match a {
+                    Value::BulkString(b) => b,
+                    other => panic!("{}: a logged argument: {other:?}", s.name),
+                })
+                .collect(),
+            other => panic!("{}: a logged command: {other:?}", s.name),
+        })
+        .collect()
+}
+
+/// Whether two replies agree but for their integers (time-dependent
+/// scripts answer remaining milliseconds, which move between two calls).
+fn alike(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(_), Value::Int(_)) => true,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| alike(a, b))
+        }
+        _ => a == b,
+    }
 }
 
 /// What the generated checks of `s` do for the call `e`: ACL checks and
@@ -79,6 +161,80 @@ fn work(s: &ScriptInfo, e: &Example) -> (usize, usize) {
     (acl, types)
 }
 
+/// One measured call: medians of shipped, body and floor, and of the
+/// shipped / body ratio.
+struct Row {
+    name: &'static str,
+    keys: usize,
+    cells: Vec<String>,
+    ratio: f64,
+}
+
+/// Measures the call `e` of `s` (the body loaded as `unchecked`).
+fn measure(
+    con: &mut redis::Connection,
+    s: &'static ScriptInfo,
+    unchecked: &str,
+    e: &Example,
+    (rounds, calls): (usize, usize),
+) -> Row {
+    // Shipped and unchecked answer alike, and the calls succeed.
+    let (x, y) = (
+        once(con, s, Variant::Script(s.sha1), e),
+        once(con, s, Variant::Script(unchecked), e),
+    );
+    assert!(
+        alike(&x, &y),
+        "{}: shipped and unchecked answer alike: {x:?} {y:?}",
+        s.name
+    );
+    assert!(!matches!(x, Value::ServerError(_)), "{}: {x:?}", s.name);
+    let cmds = commands_of(con, s, e);
+    let variants = [
+        Variant::Script(s.sha1),
+        Variant::Script(unchecked),
+        Variant::Multi(&cmds),
+    ];
+    let mut us: [Vec<f64>; 3] = Default::default();
+    let mut ratios = Vec::new();
+    for v in variants {
+        usec_per_call(con, s, v, e, calls / 4);
+    }
+    for round in 0..rounds {
+        let mut got = [0.0; 3];
+        for i in 0..3 {
+            let i = if round % 2 == 0 { i } else { 2 - i };
+            got[i] = usec_per_call(con, s, variants[i], e, calls);
+        }
+        for i in 0..3 {
+            us[i].push(got[i]);
+        }
+        ratios.push(got[0] / got[1]);
+    }
+    let [a, u, f] = us.map(|mut v| median(&mut v));
+    let r = median(&mut ratios);
+    let (acl, types) = work(s, e);
+    Row {
+        name: s.name,
+        keys: e.keys.len(),
+        ratio: r,
+        cells: vec![
+            s.name.to_string(),
+            e.keys.len().to_string(),
+            e.args.len().to_string(),
+            cmds.len().to_string(),
+            acl.to_string(),
+            types.to_string(),
+            num(a),
+            num(u),
+            num(f),
+            format!("{r:.2}x"),
+            num(a - u),
+            format!("{:.2}x", u / f),
+        ],
+    }
+}
+
 fn main() {
     let server = common::server(&[]);
     let mut con = server.connection();
@@ -90,22 +246,25 @@ fn main() {
         server.port()
     );
     let mut table = Table::new(
-        "server us per call: shipped (generated checks + body) vs the body alone",
+        "server us per call: shipped (generated checks + body) vs the body alone vs its commands in MULTI (the floor); by shipped/body, highest first",
         &[
             "script",
             "keys",
             "args",
+            "cmds",
             "acl",
             "type",
             "shipped us",
-            "unchecked us",
-            "ratio",
-            "extra us",
+            "body us",
+            "floor us",
+            "shipped/body",
+            "checks us",
+            "body/floor",
         ],
     );
     let small = examples::examples(false);
     let big = examples::examples(true);
-    let mut single = Vec::new();
+    let mut rows = Vec::new();
     for s in ALL {
         let body = support::without_generated_checks(s.source()).expect("a checks block");
         let unchecked: String = redis::cmd("SCRIPT")
@@ -119,57 +278,38 @@ fn main() {
             calls_of.push(b);
         }
         for e in calls_of {
-            // Both variants answer the same.
-            let (x, y) = (
-                once(&mut con, s, s.sha1, e),
-                once(&mut con, s, &unchecked, e),
-            );
-            assert_eq!(x, y, "{}: shipped and unchecked answer alike", s.name);
-            assert!(!matches!(x, Value::ServerError(_)), "{}: {x:?}", s.name);
-            let (mut a, mut u, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-            usec_per_call(&mut con, s, s.sha1, e, calls / 4);
-            usec_per_call(&mut con, s, &unchecked, e, calls / 4);
-            for round in 0..rounds {
-                let (x, y) = if round % 2 == 0 {
-                    let x = usec_per_call(&mut con, s, s.sha1, e, calls);
-                    (x, usec_per_call(&mut con, s, &unchecked, e, calls))
-                } else {
-                    let y = usec_per_call(&mut con, s, &unchecked, e, calls);
-                    (usec_per_call(&mut con, s, s.sha1, e, calls), y)
-                };
-                a.push(x);
-                u.push(y);
-                ratios.push(x / y);
-            }
-            let (a, u, r) = (median(&mut a), median(&mut u), median(&mut ratios));
-            let (acl, types) = work(s, e);
-            let one_key = e.keys.len() == 1;
-            if one_key {
-                single.push((s.name, r));
-            }
-            table.row(vec![
-                s.name.to_string(),
-                e.keys.len().to_string(),
-                e.args.len().to_string(),
-                acl.to_string(),
-                types.to_string(),
-                num(a),
-                num(u),
-                format!("{r:.2}x"),
-                num(a - u),
-            ]);
+            rows.push(measure(&mut con, s, &unchecked, e, (rounds, calls)));
         }
     }
+    rows.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+    for r in &rows {
+        table.row(r.cells.clone());
+    }
     table.print();
-    let mut ratios: Vec<f64> = single.iter().map(|(_, r)| *r).collect();
-    let worst = single
-        .iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("single-key scripts");
     println!(
-        "\nsingle-key calls: median ratio {:.2}x, worst {} {:.2}x (acl: redis.acl_check_cmd calls, type: TYPE calls the checks make)",
-        median(&mut ratios),
-        worst.0,
-        worst.1
+        "\n(cmds: the commands the body issued; acl: redis.acl_check_cmd calls, type: TYPE calls the checks make; checks us: shipped - body)"
     );
+    for (what, single, limit) in [("single-key", true, 1.10), ("multi-key", false, 1.3)] {
+        let mut of: Vec<&Row> = rows.iter().filter(|r| (r.keys == 1) == single).collect();
+        if of.is_empty() {
+            continue;
+        }
+        of.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+        let mut ratios: Vec<f64> = of.iter().map(|r| r.ratio).collect();
+        let over: Vec<String> = (of.iter().filter(|r| r.ratio > limit))
+            .map(|r| format!("{} {:.2}x", r.name, r.ratio))
+            .collect();
+        println!(
+            "{what} calls: {} calls, median ratio {:.2}x, worst {} {:.2}x; above {limit:.2}x: {}",
+            of.len(),
+            median(&mut ratios),
+            of[0].name,
+            of[0].ratio,
+            if over.is_empty() {
+                "none".to_string()
+            } else {
+                over.join(", ")
+            }
+        );
+    }
 }
