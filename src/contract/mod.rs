@@ -182,6 +182,7 @@ pub fn template_vars(template: &str) -> Vec<&str> {
 pub fn all() -> Vec<PatternContract> {
     let mut out = vec![
         crate::bloom::contract(),
+        crate::expiring_map::contract(),
         crate::layout::contract(),
         crate::lock::contract(),
         crate::login_log::contract(),

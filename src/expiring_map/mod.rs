@@ -62,6 +62,7 @@
 //! # }
 //! ```
 
+mod contract;
 mod native;
 mod ops;
 mod path;
@@ -72,6 +73,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub(crate) use self::contract::contract;
 pub use self::path::{PROBE_ENTRIES, Path, PathChoice};
 pub use self::scan::{EntriesPage, Entry, SweepReport};
 use crate::core::Op;
