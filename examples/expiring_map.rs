@@ -24,7 +24,7 @@ pub fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
         planned.path().name(),
         plan.path.reason
     );
-    let sessions = ExpiringMap::builder("example:sessions", plan.plan.shards as u32)
+    let sessions = ExpiringMap::builder("example:sessions", plan.plan.shards)
         .path(planned.path())
         .max_idle(Some(Duration::from_millis(300)))
         .build()?;
