@@ -393,17 +393,17 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
                     .build()
                     .expect("runtime");
                 rt.block_on(async {
-                    let mut con = AsyncConnection::open(url.as_str()).await.expect("connect");
+                    let con = AsyncConnection::open(url.as_str()).await.expect("connect");
                     while jobs.recv().is_ok() {
                         let lease = lock
                             .acquire(Duration::from_secs(10))
-                            .run_async(&mut con)
+                            .run_async(&con)
                             .await
                             .expect("acquire");
                         let at = Instant::now();
                         assert_eq!(
                             lock.release(&lease.token)
-                                .run_async(&mut con)
+                                .run_async(&con)
                                 .await
                                 .expect("release"),
                             Some(true)

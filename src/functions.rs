@@ -32,10 +32,10 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/")
+//! let con = AsyncConnection::open("redis://127.0.0.1/")
 //!     .await?
 //!     .with_call_mode(CallMode::Functions);
-//! let left: i64 = scripts::lock::owned("L{x}", "my-token").run_async(&mut con).await?; // FCALL_RO lock_owned ...
+//! let left: i64 = scripts::lock::owned("L{x}", "my-token").run_async(&con).await?; // FCALL_RO lock_owned ...
 //! # Ok(())
 //! # }
 //! ```

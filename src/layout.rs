@@ -17,7 +17,7 @@
 //! ([`RollingStore::stored_ring`](crate::rolling::RollingStore::stored_ring)).
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
-//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
@@ -32,8 +32,8 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let stored = layout::read("users:meta").run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let stored = layout::read("users:meta").run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

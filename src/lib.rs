@@ -31,9 +31,17 @@
 //!
 //! Every pattern method builds an [`Op`] and sends nothing; a driver runs
 //! it. The same op runs on the sync [`Connection`] (`.run(&mut con)`) and on
-//! the async [`AsyncConnection`] (`.run_async(&mut con).await`), on one
+//! the async [`AsyncConnection`] (`.run_async(&con).await`), on one
 //! server or on a Redis Cluster: the connection finds out which (`INFO
 //! cluster`, once) and sends a fan-out as one pipeline per node.
+//!
+//! Every async operation is safe to cancel: dropped at any await (a
+//! `tokio::time::timeout`, a `select!` branch that lost, an aborted task),
+//! it leaves no lock, permit, lease or subscription behind — an acquire's
+//! token is chosen before anything is sent, and what it may have taken is
+//! released by a task the connection spawns ([`Op::undo_on_cancel`]). Each
+//! coordination operation's docs say what a drop leaves; the guide's
+//! [cancellation chapter](guide::cancellation) has the whole picture.
 //!
 //! Connections recover by themselves after a restart or a failover: a call
 //! whose reply proves it did not run, or that could not be sent, is sent
@@ -54,6 +62,7 @@
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;
 //! use redis_patterns::lock::{Lock, LockGuard};
+//! use redis_patterns::redis; // the redis crate, re-exported
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
@@ -71,9 +80,9 @@
 //! # }
 //! # async fn run() -> Result<(), redis_patterns::Error> {
 //! # let lock = Lock::new("orders:42", Duration::from_secs(5))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let lease = lock.acquire(Duration::from_secs(1)).run_async(&mut con).await?;
-//! lock.release(&lease.token).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let lease = lock.acquire(Duration::from_secs(1)).run_async(&con).await?;
+//! lock.release(&lease.token).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

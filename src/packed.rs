@@ -49,7 +49,7 @@
 //! holds more than that of the data at once.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
-//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
@@ -68,10 +68,10 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let logins = PackedRecords::new("logins", Le::<u32>::new(), 10_000_000)?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let some: Vec<u32> = logins.get_many(&[1, 2, 123_456]).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let some: Vec<u32> = logins.get_many(&[1, 2, 123_456]).run_async(&con).await?;
 //! // Users per login count, reading whole shards.
-//! let per_count = logins.count_by(|n| (*n != 0).then_some(*n)).run_async(&mut con).await?;
+//! let per_count = logins.count_by(|n| (*n != 0).then_some(*n)).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

@@ -38,9 +38,9 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let prices = RwLock::new("prices", Duration::from_secs(10))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let write = prices.try_write().run_async(&mut con).await?; // Err(LockBusy) when held
-//! prices.release(&write).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let write = prices.try_write().run_async(&con).await?; // Err(LockBusy) when held
+//! prices.release(&write).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -54,7 +54,8 @@ use serde::Serialize;
 use crate::core::Op;
 use crate::error::{ErrorKind, Result};
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
+    released_on_cancel, with_token,
 };
 use crate::lease::wait::{self, Attempt, Waiting};
 use crate::lease::{Guard, Resource, WaitMode, new_token};
@@ -166,7 +167,20 @@ impl RwLock {
     /// One attempt of `role` with the caller's own `token`; a token that
     /// already holds that lease (a retry whose reply was lost) keeps it,
     /// with a fresh lease.
+    ///
+    /// Cancel-safe, as every acquire of the lock ([`RwLock::try_read`],
+    /// [`RwLock::try_write`], [`RwLock::read`], [`RwLock::write`],
+    /// [`RwLock::wait_as`]): dropped at any await (`tokio::time::timeout`,
+    /// `select!`, an aborted task), it leaves no lease, no writer's intent
+    /// and no subscription behind: a spawned task releases by `token`
+    /// whatever it may have taken (see
+    /// [the cancellation guide](crate::guide::cancellation)).
     pub fn try_as(&self, role: Role, token: &str) -> Op<RwLease> {
+        let attempt = self.try_once_as(role, token);
+        released_on_cancel(attempt, self.release_as(role, token))
+    }
+
+    fn try_once_as(&self, role: Role, token: &str) -> Op<RwLease> {
         with_token(token, || {
             let key = self.leased.key.clone();
             let lock = self.clone();
@@ -201,8 +215,23 @@ impl RwLock {
         self.wait_as(Role::Write, &new_token(), timeout)
     }
 
-    /// [`RwLock::read`] or [`RwLock::write`] with the caller's own token.
+    /// [`RwLock::read`] or [`RwLock::write`] with the caller's own token
+    /// (cancel-safe: see [`RwLock::try_as`]).
     pub fn wait_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
+        let acquire = self.wait_once_as(role, token, timeout);
+        released_on_cancel(acquire, self.release_as(role, token))
+    }
+
+    /// The release of `token`'s lease of `role` (and, for a writer, its
+    /// intent).
+    fn release_as(&self, role: Role, token: &str) -> Op<Option<bool>> {
+        self.release(&RwLease {
+            token: token.to_string(),
+            role,
+        })
+    }
+
+    fn wait_once_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
         with_token(token, || {
             let waiting = Waiting {
                 // A waiting writer renews its intent before it ends.
@@ -264,7 +293,9 @@ impl RwLock {
     /// not hold it (its lease had ended); `None` when the call was sent
     /// again after its reply was lost (a broken connection, a failover) and
     /// the resend found nothing to give back: the first attempt may have
-    /// released it. Either way the token holds nothing now.
+    /// released it. Either way the token holds nothing now. Dropped at an
+    /// await, it may or may not have run (the lease then ends by itself);
+    /// run it again to be sure.
     pub fn release(&self, lease: &RwLease) -> Op<Option<bool>> {
         let Leased {
             key: writer,
@@ -283,7 +314,8 @@ impl RwLock {
     }
 
     /// Gives the lease a fresh `duration` from now; `false` when the token
-    /// holds no live lease of its role.
+    /// holds no live lease of its role. Dropped at an await, it may or may
+    /// not have extended the lease, and leaves nothing else behind.
     pub fn extend(&self, lease: &RwLease, duration: Duration) -> Op<bool> {
         let token = &lease.token;
         held(

@@ -35,9 +35,9 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let exports = Semaphore::new("exports", 4, Duration::from_secs(60))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let permit = exports.try_acquire().run_async(&mut con).await?; // Err(NoPermit) when all are taken
-//! exports.release(&permit.token).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let permit = exports.try_acquire().run_async(&con).await?; // Err(NoPermit) when all are taken
+//! exports.release(&permit.token).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -51,7 +51,8 @@ use serde::Serialize;
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
+    released_on_cancel, with_token,
 };
 use crate::lease::wait::Attempt;
 use crate::lease::{Guard, Resource, WaitMode, new_token};
@@ -140,7 +141,8 @@ impl Semaphore {
     leased_accessors!("The lease of every permit.");
 
     /// One attempt with a fresh token: the permit, or
-    /// [`ErrorKind::NoPermit`] when every permit is taken.
+    /// [`ErrorKind::NoPermit`] when every permit is taken. Cancel-safe (see
+    /// [`Semaphore::try_acquire_as`]).
     pub fn try_acquire(&self) -> Op<Permit> {
         self.try_acquire_as(&new_token())
     }
@@ -148,29 +150,43 @@ impl Semaphore {
     /// One attempt with the caller's own `token`; a token that already
     /// holds a permit (a retry whose reply was lost) keeps it, with a fresh
     /// lease.
+    ///
+    /// Cancel-safe: dropped at any await (`tokio::time::timeout`,
+    /// `select!`, an aborted task), it leaves no permit taken: a spawned task
+    /// releases by `token` whatever the attempt may have taken (see
+    /// [the cancellation guide](crate::guide::cancellation)).
     pub fn try_acquire_as(&self, token: &str) -> Op<Permit> {
-        self.leased.try_once(
+        let attempt = self.leased.try_once(
             token,
             |token| self.attempt(token),
             |key, retry_after_ms| ErrorKind::NoPermit {
                 key,
                 retry_after_ms,
             },
-        )
+        );
+        released_on_cancel(attempt, self.release(token))
     }
 
     /// Waits for a permit (woken by a release, or when the first lease
     /// ends) until `timeout` ([`ErrorKind::LockTimeout`]); a zero timeout
     /// makes exactly one attempt.
+    ///
+    /// Cancel-safe: dropped at any await, it leaves neither a permit nor a
+    /// subscription behind (a spawned task releases by the acquire's token
+    /// whatever it may have taken; see
+    /// [the cancellation guide](crate::guide::cancellation)).
     pub fn acquire(&self, timeout: Duration) -> Op<Permit> {
         self.acquire_as(&new_token(), timeout)
     }
 
-    /// [`Semaphore::acquire`] with the caller's own token.
+    /// [`Semaphore::acquire`] with the caller's own token (cancel-safe
+    /// likewise: a dropped acquire releases by `token`).
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Permit> {
         let sem = self.clone();
-        self.leased
-            .wait_for(token, timeout, move |token| sem.attempt(token))
+        let acquire = self
+            .leased
+            .wait_for(token, timeout, move |token| sem.attempt(token));
+        released_on_cancel(acquire, self.release(token))
     }
 
     fn attempt(&self, token: &str) -> Op<Attempt<Permit>> {
@@ -193,7 +209,8 @@ impl Semaphore {
     /// `None` when the call was sent again after its reply was lost (a
     /// broken connection, a failover) and the resend found nothing to give
     /// back: the first attempt may have given it back. Either way `token`
-    /// holds nothing now.
+    /// holds nothing now. Dropped at an await, it may or may not have run
+    /// (the permit then ends with its lease); run it again to be sure.
     pub fn release(&self, token: &str) -> Op<Option<bool>> {
         let Leased { key, channel, .. } = &self.leased;
         with_token(token, || {
@@ -202,7 +219,8 @@ impl Semaphore {
     }
 
     /// Gives the permit of `token` a fresh lease of `lease` from now;
-    /// `false` when it holds no live permit.
+    /// `false` when it holds no live permit. Dropped at an await, it may or
+    /// may not have extended the lease, and leaves nothing else behind.
     pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
         let max = scripts::semaphore::EXTEND_LEASE_MS_MAX as u64;
         held(

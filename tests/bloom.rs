@@ -711,6 +711,52 @@ fn spread_create_writes_the_config_last_and_refuses_leftovers() {
     });
 }
 
+/// A spread filter's block `j` has the key of the config of a filter named
+/// `<name>:<j>` (`bloom:{c:0}`): whichever is made second is refused with
+/// an error naming the other filter, and the first is left as it was.
+#[test]
+fn filters_whose_keys_collide_are_refused_naming_the_other() {
+    support::on_server(|d| {
+        let spread =
+            |name: &str| sized(name, 1_000_000, 0.01, Engine::Bitfield).spread_blocks(true);
+        let small = |name: &str| sized(name, 1000, 0.01, Engine::Bitfield);
+        let refused = |r: redis_patterns::Result<Bloom>, key: &str, other: &str| match kind(r) {
+            Err(ErrorKind::BloomConfigMismatch { detail }) => assert!(
+                detail.contains(key) && detail.contains(other) && detail.contains("collide"),
+                "{detail}"
+            ),
+            other => panic!("expected a refusal naming {key}, got {other:?}"),
+        };
+        let wide = create(d, spread("c"));
+        assert_eq!(wide.block_keys()[0], "bloom:{c:0}");
+        d.run(wide.add("x")).unwrap();
+        refused(
+            d.run(small("c:0").create()),
+            "bloom:{c:0}",
+            "spread filter c",
+        );
+        refused(d.run(Bloom::open("c:0")), "bloom:{c:0}", "spread filter c");
+        assert!(
+            d.run(wide.exists("x")).unwrap(),
+            "the spread filter is intact"
+        );
+
+        let first = create(d, small("e:0"));
+        d.run(first.add("y")).unwrap();
+        refused(d.run(spread("e").create()), "bloom:{e:0}", "filter e:0");
+        assert!(
+            d.run(first.exists("y")).unwrap(),
+            "the first filter is intact"
+        );
+        let mut left: Vec<String> = d.cmd("bloom:{e}", redis::cmd("KEYS").arg("bloom:{e*"));
+        let mut first_keys: Vec<String> = first.block_keys().to_vec();
+        first_keys.push(first.config_key().to_string());
+        left.sort();
+        first_keys.sort();
+        assert_eq!(left, first_keys, "nothing of the refused filter is left");
+    });
+}
+
 #[test]
 fn four_writers_with_overlapping_items() {
     support::on_server_at(|d, url| {

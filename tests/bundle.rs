@@ -538,18 +538,18 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         }
         let refused: redis::RedisResult<Vec<Option<i64>>> = pipe.query_async(&mut raw).await;
         assert!(refused.is_err(), "one cross-slot pipeline is refused");
-        let mut con = redis_patterns::AsyncConnection::from_cluster(raw);
+        let con = redis_patterns::AsyncConnection::from_cluster(raw);
         let mut batch = Batch::new();
         for n in names {
             let key = format!("l{{{n}}}:fence");
             batch.add(&key, redis::cmd("GET").arg(&key).clone());
         }
-        let values: Vec<Option<i64>> = batch.run_async(&mut con).await.unwrap().all().unwrap();
+        let values: Vec<Option<i64>> = batch.run_async(&con).await.unwrap().all().unwrap();
         assert_eq!(values.len(), names.len());
         // Through the router, command by command, it stops at a call that
         // did not run as the sync one below does.
         let replies: Vec<i64> = release_not_loaded(&cluster, "l{j}")
-            .run_async(&mut con)
+            .run_async(&con)
             .await
             .expect("command by command, resumed after the NOSCRIPT")
             .all()

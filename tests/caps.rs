@@ -149,13 +149,13 @@ fn caps_are_detected_once_per_connection() {
     assert_eq!(command_info_calls(&server), 1, "a clone keeps them");
 
     let rt = support::runtime();
-    let mut asy = rt
+    let asy = rt
         .block_on(redis_patterns::AsyncConnection::open(server.url()))
         .unwrap();
     for _ in 0..3 {
         let _: i64 = rt.block_on(asy.query(&redis::cmd("DBSIZE"))).unwrap();
     }
-    let mut later = asy.clone();
+    let later = asy.clone();
     let _: i64 = rt.block_on(later.query(&redis::cmd("DBSIZE"))).unwrap();
     assert_eq!(
         command_info_calls(&server),

@@ -2,7 +2,8 @@
 //! replicas, a short `cluster-node-timeout`) loses a primary while clients
 //! — one per driver — keep adding visits, rolling records and Bloom items,
 //! taking locks (each call on keys of its own, spread over every node) and
-//! taking one shared lock in turn, recording its fencing tokens. Two
+//! taking one shared lock in turn, recording its fencing tokens (and
+//! keeping a counter under it with plain commands through `query`). Two
 //! scenarios:
 //!
 //! * **replication cut, then kill**: the primary's link to its replica
@@ -153,23 +154,32 @@ fn lock(run: &str, client: &str, i: u64) -> Lock {
     Lock::new(&format!("{run}:{client}:{i}"), Duration::from_secs(3600)).unwrap()
 }
 
-/// One turn of the shared lock: acquire, release; the acquisition.
+/// One turn of the shared lock: acquire, a counter kept under it with
+/// plain `GET` / `SET` through the connection's `query` (a durable
+/// connection that also sends plain commands must recover from a demoted
+/// primary too), release; the acquisition, and what the plain commands
+/// answered.
 fn take_shared(
     d: &mut Driver,
     client: &'static str,
     p: &Patterns,
-) -> redis_patterns::Result<Fenced> {
+) -> redis_patterns::Result<(Fenced, redis_patterns::Result<()>)> {
     let sent = Instant::now();
     let lease = d.run(p.shared.acquire(Duration::from_secs(3)))?;
     let returned = Instant::now();
+    let counter = format!("{}:counter", p.shared.key());
+    let plain = d
+        .query::<Option<i64>>(redis::cmd("GET").arg(&counter))
+        .and_then(|n| d.query::<()>(redis::cmd("SET").arg(&counter).arg(n.unwrap_or(0) + 1)));
     // A release lost in the switch leaves the lock to its lease.
     let _ = d.run(p.shared.release(&lease.token));
-    Ok(Fenced {
+    let fenced = Fenced {
         client,
         sent,
         returned,
         fence: lease.fence,
-    })
+    };
+    Ok((fenced, plain))
 }
 
 /// Calls until `stop`, cycling through the workloads.
@@ -195,8 +205,9 @@ fn client(
             Work::Lock => d.run(lock(&run, name, i).try_acquire()).map(|l| {
                 lease = Some(l);
             }),
-            Work::Fenced => take_shared(&mut d, name, &p).map(|f| {
+            Work::Fenced => take_shared(&mut d, name, &p).and_then(|(f, plain)| {
                 sh.fenced.lock().unwrap().push(f);
+                plain
             }),
         };
         let unknown =

@@ -189,7 +189,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                 let permit = AsyncPermitGuard::acquire(&sem, con, Duration::ZERO)
                     .await
                     .expect("a permit");
-                let busy = sem.try_acquire().run_async(&mut con.clone()).await;
+                let busy = sem.try_acquire().run_async(con).await;
                 assert!(matches!(
                     busy.map_err(|e| e.into_kind()),
                     Err(ErrorKind::NoPermit { .. })
@@ -198,7 +198,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                 let write = AsyncGuard::acquire(&lock.writing(), con, Duration::ZERO)
                     .await
                     .expect("write");
-                let read = lock.try_read().run_async(&mut con.clone()).await;
+                let read = lock.try_read().run_async(con).await;
                 assert!(matches!(
                     read.map_err(|e| e.into_kind()),
                     Err(ErrorKind::LockBusy { .. })
@@ -311,4 +311,30 @@ fn a_frozen_holder_learns_at_once_that_its_lease_ran_out() {
         "the first check after the freeze knows the lease ran out: {:?}",
         &rest[frozen..]
     );
+}
+
+/// The scoped form is the same on both drivers: `Guard::hold` (sync) and
+/// `AsyncGuard::hold` run the work while the lease is held and give it
+/// back afterwards.
+#[test]
+fn hold_runs_the_work_under_the_lease_and_gives_it_back_on_both_drivers() {
+    let sem = Semaphore::new("held", 1, LEASE).expect("valid");
+    let keys = zset_keys(sem.key());
+    support::on_server_at(|d, url| {
+        let mut other = Driver::Sync(support::connect(url));
+        let wait = Duration::from_secs(5);
+        let token = match d {
+            Driver::Sync(con) => Guard::hold(&sem, con, wait, |g| {
+                assert!((keys.holds)(&mut other, g.token()), "held while it runs");
+                g.token().to_string()
+            }),
+            Driver::Async(con, rt) => rt.block_on(AsyncGuard::hold(&sem, con, wait, |h| {
+                assert!((keys.holds)(&mut other, h.token()), "held while it runs");
+                let token = h.token().to_string();
+                async move { token }
+            })),
+        }
+        .expect("held");
+        assert!(!(keys.holds)(&mut other, &token), "given back afterwards");
+    });
 }

@@ -608,7 +608,7 @@ fn the_optional_rules_add_what_they_say() {
             }
             Driver::Async(mut c, rt) => {
                 c.set_durability(durable).unwrap();
-                rt.block_on(redis_patterns::Request::run_async(v.add(day(1), 1), &mut c))
+                rt.block_on(redis_patterns::Request::run_async(v.add(day(1), 1), &c))
                     .unwrap_err()
             }
         };

@@ -512,7 +512,7 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
                 assert!(first > 0);
                 let free: Option<String> = con.query(redis::cmd("GET").arg(&key)).await.unwrap();
                 assert_eq!(free, None, "released after the section");
-                let mut other = con.clone();
+                let other = con.clone();
                 let lost = short
                     .with_lock(con, Duration::from_secs(1), |held| async move {
                         let _: () = other
@@ -760,6 +760,13 @@ fn a_release_refuses_a_channel_outside_the_locks_slot_and_a_user_denied_the_chan
             Some(redis_patterns::ServerErrorKind::NoPermission),
             "{err}"
         );
+        assert!(
+            err.to_string().contains(&format!(
+                "'spublish' command on the channel {}:wake",
+                lock.key()
+            )),
+            "the refusal names the channel: {err}"
+        );
         assert_eq!(
             get(&mut d, lock.key()),
             Some(lease.token.clone()),
@@ -783,6 +790,35 @@ fn a_release_refuses_a_channel_outside_the_locks_slot_and_a_user_denied_the_chan
             "{stats:?}"
         );
         let _: () = d.cmd(holder.key(), redis::cmd("DEL").arg(holder.key()));
+    }
+    // A user denied a command the body runs before any write (GET, which
+    // no generated check probes): the server's refusal names the line, the
+    // error names the command and its key.
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("noget")
+        .arg("on")
+        .arg(">pw")
+        .arg("~*")
+        .arg("allchannels")
+        .arg("+@all")
+        .arg("-get")
+        .query(&mut con)
+        .unwrap();
+    let url = format!("redis://noget:pw@127.0.0.1:{}/", server.port());
+    let lock = Lock::new("chan4", Duration::from_secs(30)).expect("valid");
+    for mut d in support::drivers(&url) {
+        let err = d.run(lock.release("t")).expect_err("GET is denied");
+        assert_eq!(
+            err.server_kind(),
+            Some(redis_patterns::ServerErrorKind::NoPermission),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("denied: GET on KEYS[1] (lock), line "),
+            "the refusal names the command and its key: {err}"
+        );
     }
 }
 

@@ -423,3 +423,77 @@ fn every_way_of_making_a_connection_recovers_or_says_at_once_that_it_cannot() {
         assert!(e.to_string().contains("Connection::open"), "{e}");
     }
 }
+
+/// Each way of making a connection to a cluster, the node that serves the
+/// probed key restarted: every one recovers by itself — those the crate
+/// opens (a node's URL, the nodes' URLs) and those wrapped around
+/// redis-rs's cluster connections, which reconnect by their own client.
+/// The table says how long each call waited (the probes run one after
+/// another: the first one also waits for the node to answer again).
+#[test]
+fn every_way_of_making_a_cluster_connection_recovers_after_a_node_restart() {
+    let mut cluster = support::cluster();
+    let url = cluster.nodes()[0].url();
+    let urls = cluster.urls();
+    let key = "{probe}";
+    let node = support::owner(&cluster, key);
+    let rt = || support::runtime();
+    let mut ways: Vec<(&'static str, Driver)> = vec![
+        (
+            "Connection::open(node url)",
+            Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap()),
+        ),
+        (
+            "Connection::cluster(urls)",
+            Driver::Sync(redis_patterns::Connection::cluster(urls.clone()).unwrap()),
+        ),
+        (
+            "Connection::from_cluster(ClusterConnection)",
+            Driver::Sync(redis_patterns::Connection::from_cluster(
+                cluster.client().get_connection().unwrap(),
+            )),
+        ),
+        ("AsyncConnection::open(node url)", {
+            let rt = rt();
+            let con = rt
+                .block_on(redis_patterns::AsyncConnection::open(url.as_str()))
+                .unwrap();
+            Driver::Async(con, rt)
+        }),
+        ("AsyncConnection::cluster(urls)", {
+            let rt = rt();
+            let con = rt
+                .block_on(redis_patterns::AsyncConnection::cluster(urls.clone()))
+                .unwrap();
+            Driver::Async(con, rt)
+        }),
+        ("AsyncConnection::from_cluster(cluster_async)", {
+            let rt = rt();
+            let con = rt.block_on(async {
+                redis_patterns::AsyncConnection::from_cluster(
+                    cluster.client().get_async_connection().await.unwrap(),
+                )
+            });
+            Driver::Async(con, rt)
+        }),
+    ];
+    for (kind, d) in &mut ways {
+        let set = redis::cmd("SET").arg(key).arg("before").clone();
+        d.run(redis_patterns::Op::<()>::cmd(key, set))
+            .unwrap_or_else(|e| panic!("{kind} before the restart: {e}"));
+    }
+    cluster.nodes_mut()[node].kill();
+    std::thread::sleep(Duration::from_millis(300));
+    cluster.nodes_mut()[node]
+        .resume()
+        .expect("restart the node");
+    let probes: Vec<Probe> = ways
+        .iter_mut()
+        .map(|(kind, d)| probe(kind, d, key))
+        .collect();
+    println!();
+    print_probes(&probes);
+    for p in &probes {
+        assert!(p.recovered.is_some(), "{} recovers by itself", p.kind);
+    }
+}

@@ -170,3 +170,75 @@ fn every_file_says_which_concept_it_holds() {
         missing.join("\n")
     );
 }
+
+/// The Rust examples of the crate's front page (`src/lib.rs`) and of the
+/// README, as their lines read once the doc comment's `//! ` is taken off.
+fn front_page_examples() -> Vec<(String, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(src().join("lib.rs")).expect("src/lib.rs");
+    let lib: Vec<String> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).to_string())
+        .collect();
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let readme: Vec<String> = readme.lines().map(str::to_string).collect();
+    let mut out = Vec::new();
+    for (page, lines) in [("src/lib.rs", lib), ("README.md", readme)] {
+        let mut block: Option<Vec<String>> = None;
+        for line in lines {
+            let fence = line.trim_start().starts_with("```");
+            match block.take() {
+                None if fence => {
+                    let info = line.trim_start().trim_start_matches('`');
+                    let rust =
+                        info.is_empty() || info.starts_with("rust") || info.starts_with("no_run");
+                    block = rust.then(Vec::new);
+                    if !rust {
+                        // Skip a block of another language: up to its end.
+                        block = Some(vec!["\u{0}skip".to_string()]);
+                    }
+                }
+                None => {}
+                Some(b) if fence && b.first().is_none_or(|l| l != "\u{0}skip") => {
+                    out.push((page.to_string(), b));
+                }
+                Some(_) if fence => {}
+                Some(mut b) => {
+                    b.push(line);
+                    block = Some(b);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A user copies the front page's examples into a crate that depends on
+/// `redis-patterns` alone: an example that names the `redis` crate must
+/// import the crate's re-export (`use redis_patterns::redis;`), visibly.
+#[test]
+fn front_page_examples_compile_in_a_crate_of_their_own() {
+    let mut offenders = Vec::new();
+    for (page, block) in front_page_examples() {
+        let shown: Vec<&String> = block
+            .iter()
+            .filter(|l| !l.trim_start().starts_with("# "))
+            .collect();
+        let names_redis = shown.iter().any(|l| {
+            l.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .any(|w| w.starts_with("redis::"))
+        });
+        let imports = shown
+            .iter()
+            .any(|l| l.trim_start().starts_with("use redis_patterns::redis"));
+        if names_redis && !imports {
+            offenders.push(format!("{page}: {}", block.join("\n")));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "examples naming `redis::` without `use redis_patterns::redis;`:\n{}",
+        offenders.join("\n\n")
+    );
+}

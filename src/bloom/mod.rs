@@ -3,7 +3,7 @@
 //!
 //! Two kinds of filter, every operation of both an [`Op`](crate::Op): run it
 //! with `.run(&mut con)` on a [`Connection`](crate::Connection) or
-//! `.run_async(&mut con).await` on an
+//! `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection), on one server or a Redis
 //! Cluster alike (the connection knows which).
 //!
@@ -27,16 +27,16 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let bf = Bloom::builder("wide")
 //!     .expected(10_000_000)
 //!     .fp_rate(0.001)
 //!     .spread_blocks(true) // blocks over the nodes of a cluster
 //!     .create()
-//!     .run_async(&mut con)
+//!     .run_async(&con)
 //!     .await?;
-//! bf.add("carol@example.com").run_async(&mut con).await?;
-//! let info = bf.info().run_async(&mut con).await?;
+//! bf.add("carol@example.com").run_async(&con).await?;
+//! let info = bf.info().run_async(&con).await?;
 //! println!("about {} items, fp rate now {}", info.approx_count, info.current_fp_rate);
 //! # Ok(())
 //! # }

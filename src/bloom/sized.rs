@@ -16,7 +16,7 @@ use super::params::{
 use crate::core::memory::{self, ServerMemory};
 use crate::core::resend::changed;
 use crate::core::{Allocator, Batch, Op, Replies, setters};
-use crate::error::{Error, ErrorKind, MemoryLimit, Result};
+use crate::error::{Error, ErrorKind, MemoryLimit, Result, ServerErrorKind};
 use crate::keys::{self, Prefix};
 use crate::scripts;
 
@@ -181,9 +181,11 @@ impl BloomBuilder {
         let mut cmd = redis::cmd("HGETALL");
         cmd.arg(&config_key);
         batch.add(&config_key, cmd);
-        Op::send(batch, |mut r| {
+        let name = self.name.clone();
+        Op::send(batch, move |mut r| {
             let mem = memory::take(&mut r)?;
-            let cfg: HashMap<String, String> = r.take()?;
+            let cfg: HashMap<String, String> =
+                r.take().map_err(|e| config_taken(&name, &config_key, e))?;
             Ok((mem, cfg))
         })
         .and_then(move |(mem, cfg)| {
@@ -322,15 +324,18 @@ impl BloomBuilder {
         let config_key = self.prefix.tagged(&self.name);
         let mut cmd = redis::cmd("HGETALL");
         cmd.arg(&config_key);
-        Op::<HashMap<String, String>>::cmd(&config_key, cmd).and_then(move |cfg| {
-            match Bloom::from_config(&self.name, &self.prefix, cfg) {
+        let (name, key) = (self.name.clone(), config_key.clone());
+        let read = Op::<HashMap<String, String>>::cmd(&config_key, cmd)
+            .or_else(move |e| Op::fail(config_taken(&name, &key, e)));
+        read.and_then(
+            move |cfg| match Bloom::from_config(&self.name, &self.prefix, cfg) {
                 Ok(bloom) => {
                     let bloom = bloom.with_engine(self.engine);
                     bloom.check_sentinels().map(move |()| bloom)
                 }
                 Err(e) => Op::fail(e),
-            }
-        })
+            },
+        )
     }
 
     /// Validates what the caller gave: the parameters asked for (m and k do
@@ -361,6 +366,43 @@ impl BloomBuilder {
             self.spread,
         ))
     }
+}
+
+/// A spread filter's block `j` has the key of the config of a filter named
+/// `<name>:<j>` (`bloom:{f:0}`): the config key of filter `name` that
+/// holds another type than a hash (`WRONGTYPE`) is, when `name` ends in
+/// `:<j>`, a block of the spread filter before it. Refused naming it.
+fn config_taken(name: &str, key: &str, e: Error) -> Error {
+    let spread_owner = name.rsplit_once(':').filter(|(base, j)| {
+        !base.is_empty() && !j.is_empty() && j.bytes().all(|b| b.is_ascii_digit())
+    });
+    match spread_owner {
+        Some((base, j)) if e.server_kind() == Some(ServerErrorKind::WrongType) => {
+            ErrorKind::BloomConfigMismatch {
+                detail: format!(
+                    "{key}, the config key of the filter {name}, holds block {j} of the spread filter {base}: the two filters' keys collide; choose another name for one of them"
+                ),
+            }
+            .into()
+        }
+        _ => e,
+    }
+}
+
+/// Block `j` of a spread filter whose key holds another type than a
+/// string (`WRONGTYPE`): the config of a filter named `<name>:<j>`.
+/// Refused naming it.
+fn block_taken(l: &Layout, j: usize, e: Error) -> Error {
+    if !l.spread || e.server_kind() != Some(ServerErrorKind::WrongType) {
+        return e;
+    }
+    ErrorKind::BloomConfigMismatch {
+        detail: format!(
+            "{}, block {j} of the spread filter {}, is the config key of the filter {}:{j}: the two filters' keys collide; choose another name for one of them",
+            l.block_keys[j], l.name, l.name
+        ),
+    }
+    .into()
 }
 
 fn block_key(prefix: &Prefix, name: &str, j: usize, spread: bool) -> String {
@@ -526,7 +568,15 @@ impl Bloom {
         for (key, bits) in l.block_keys.iter().zip(&l.params.block_bits) {
             batch.script(scripts::bloom::init_block(key, *bits as i64, create));
         }
-        Op::send(batch, |r| Ok(r.each::<i64>()))
+        let bloom = self.clone();
+        Op::send(batch, move |r| {
+            let l = &bloom.layout;
+            Ok(r.each::<i64>()
+                .into_iter()
+                .enumerate()
+                .map(|(j, res)| res.map_err(|e| block_taken(l, j, e)))
+                .collect())
+        })
     }
 
     /// Creates (or adopts, when pristine) every block before the config

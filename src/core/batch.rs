@@ -21,8 +21,9 @@
 //!   ([`RetryPolicy`](super::RetryPolicy)).
 //! * A `WAIT` that a node could not serve as a primary (`UNBLOCKED ...
 //!   (master -> replica?)`, or `ERR WAIT cannot be used with replica
-//!   instances`: a failover demoted it) is a redirect: the slot map is read
-//!   again, and the commands of its pipeline that ran there, whose effect
+//!   instances`: a failover demoted it, on a cluster or one server) is a
+//!   redirect: the slot map is read again, and the commands of its
+//!   pipeline that ran there, whose effect
 //!   the demoted node may discard, go again when they are idempotent (their
 //!   replies then say so: [`Replies::resent`]); otherwise the batch fails
 //!   with [`ErrorKind::OutcomeUnknown`].
@@ -739,7 +740,13 @@ impl Exchange {
     ) -> Result<()> {
         let domain = self.domain(i);
         let writes = self.entries[i].writes;
-        let Some(kind) = self.not_run(i, &reply) else {
+        // A WAIT (repeatable) that a demoted primary answered, even on one
+        // server: the writes before it may be discarded there (below), and
+        // it goes again with them.
+        let kind = self.not_run(i, &reply).or_else(|| {
+            (self.entries[i].repeatable && demoted(&reply)).then_some(NotRun::Later { stale: true })
+        });
+        let Some(kind) = kind else {
             if self.entries[i].repeatable && filing.held.iter().any(|&(d, _)| d == domain) {
                 // It ran before a command it must follow: again, after it.
                 round.resend.push(i);

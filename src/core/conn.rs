@@ -212,6 +212,11 @@ impl Connection {
         self.subscriber.stats()
     }
 
+    /// Detected caps are kept in the settings (for the `caps` accessor).
+    fn detected_caps(&self) -> Option<crate::core::Caps> {
+        None
+    }
+
     /// Whether it sends each node's commands itself (not a wrapped
     /// `ClusterConnection`), so that a `WAIT` can follow them.
     fn sends_per_node(&self) -> bool {

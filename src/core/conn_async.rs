@@ -47,12 +47,13 @@ use super::retry::RetryPolicy;
 use super::settings::{Settings, driver_settings};
 use super::slots::SlotMap;
 use super::subscriber_async::{Hub, Waits};
+use super::undo::Undo;
 use super::wait_stats::WaitStats;
 use crate::error::{Error, Result};
 use crate::keys::cluster_slot;
 
 /// An async connection to one server or to a Redis Cluster; runs every
-/// operation of the crate (`op.run_async(&mut con).await`), retrying by its
+/// operation of the crate (`op.run_async(&con).await`), retrying by its
 /// [`RetryPolicy`] and waiting for replicas by its [`Durability`]. Clones
 /// share the underlying connections (commands of concurrent tasks are
 /// multiplexed); each clone has its own policy and durability, copied from
@@ -67,6 +68,9 @@ pub struct AsyncConnection {
     info: Option<Arc<ConnectionInfo>>,
     /// The subscription connections, shared by the clones.
     hub: Arc<Hub>,
+    /// What the server can do, once the first op of any clone detected it
+    /// (a handle's own [`set_caps`](AsyncConnection::set_caps) comes first).
+    detected: Arc<std::sync::OnceLock<super::caps::Caps>>,
 }
 
 impl std::fmt::Debug for AsyncConnection {
@@ -207,6 +211,7 @@ impl AsyncConnection {
             settings: Settings::new(cluster),
             info: info.map(Arc::new),
             hub: Arc::default(),
+            detected: Arc::default(),
         };
         con.settings.per_node = con.sends_per_node();
         con
@@ -298,7 +303,7 @@ impl AsyncConnection {
     /// the patterns do not cover. Error replies are returned as errors. It
     /// is retried like a batch's command (see
     /// [`Connection::query`](crate::Connection::query)).
-    pub async fn query<T: redis::FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T> {
+    pub async fn query<T: redis::FromRedisValue>(&self, cmd: &Cmd) -> Result<T> {
         let mut batch = Batch::new();
         batch.add_keyless(cmd.clone());
         self.execute(Op::send(batch, Ok)).await?.take()
@@ -306,19 +311,36 @@ impl AsyncConnection {
 
     /// The async driver: runs `op` to completion (the I/O of a [`Run`]).
     /// The subscriptions its waits made are dropped with `waits` when it
-    /// returns.
-    pub(crate) async fn execute<T: Send + 'static>(&mut self, op: Op<T>) -> Result<T> {
-        let mut run = Run::new(op, self.settings);
-        let result = self.drive_run(&mut run).await;
-        self.settings.env.caps = run.caps();
+    /// returns, or when its future is dropped; so are the undo ops of an
+    /// op dropped unfinished, which run in a spawned task ([`Undo`]).
+    pub(crate) async fn execute<T: Send + 'static>(&self, op: Op<T>) -> Result<T> {
+        let mut settings = self.settings;
+        if settings.env.caps.is_none() {
+            settings.env.caps = self.detected.get().copied();
+        }
+        let mut run = Run::new(op, settings);
+        let mut undo = Undo::default();
+        let result = self.drive_run(&mut run, &mut undo).await;
+        undo.disarm();
+        if let (None, Some(caps)) = (self.settings.env.caps, run.caps()) {
+            let _ = self.detected.set(caps);
+        }
         result
     }
 
-    async fn drive_run<T: Send + 'static>(&mut self, run: &mut Run<T>) -> Result<T> {
+    /// What the server can do as detected by the first op of this handle
+    /// or a clone (for the `caps` accessor).
+    fn detected_caps(&self) -> Option<super::caps::Caps> {
+        self.detected.get().copied()
+    }
+
+    async fn drive_run<T: Send + 'static>(&self, run: &mut Run<T>, undo: &mut Undo) -> Result<T> {
         let mut input = Input::Start;
         let mut waits = Waits::default();
         loop {
-            input = match run.next(input)? {
+            let io = run.next_undoable(input, undo.sink())?;
+            undo.arm(self);
+            input = match io {
                 Io::Done(v) => return Ok(v),
                 Io::Sleep(d) => {
                     tokio::time::sleep(d).await;
@@ -336,7 +358,7 @@ impl AsyncConnection {
     /// One wait for a message on `channel`, through the hub, on the node
     /// that serves the channel's slot; a plain sleep for a connection that
     /// cannot open one.
-    async fn wait(&mut self, channel: &[u8], timeout: Duration, waits: &mut Waits) -> bool {
+    async fn wait(&self, channel: &[u8], timeout: Duration, waits: &mut Waits) -> bool {
         let Some((node, info)) = self.wait_target(cluster_slot(channel)).await else {
             self.hub.sleep(timeout).await;
             return false;
@@ -353,7 +375,7 @@ impl AsyncConnection {
     }
 
     /// The node that serves `slot` and how to connect to it.
-    async fn wait_target(&mut self, slot: u16) -> Option<(Addr, ConnectionInfo)> {
+    async fn wait_target(&self, slot: u16) -> Option<(Addr, ConnectionInfo)> {
         let info = self.info.clone()?;
         match &self.link {
             Link::Manager(_) | Link::Multiplexed(_) => {

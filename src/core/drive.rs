@@ -65,6 +65,17 @@ impl<T: Send + 'static> Run<T> {
 
     /// The next I/O, after `input` (the outcome of the previous one).
     pub(crate) fn next(&mut self, input: Input) -> Result<Io<'_, T>> {
+        self.next_undoable(input, &mut Vec::new())
+    }
+
+    /// [`Run::next`], moving the undo ops the op's steps revealed
+    /// ([`Op::undo_on_cancel`]) into `undo`: what a driver that can be
+    /// dropped at an await runs when it is.
+    pub(crate) fn next_undoable(
+        &mut self,
+        input: Input,
+        undo: &mut Vec<Op<()>>,
+    ) -> Result<Io<'_, T>> {
         let mut replies = match input {
             Input::Start => None,
             Input::Woken(woken) => Some(wait_replies(woken)),
@@ -119,7 +130,11 @@ impl<T: Send + 'static> Run<T> {
                     }
                     other => other.forward().expect("not done"),
                 },
-                None => self.op.step(&self.settings.env, replies.take())?,
+                None => {
+                    let step = self.op.step(&self.settings.env, replies.take());
+                    self.op.take_undo(undo);
+                    step?
+                }
             };
             match step {
                 Step::Done(v) => return Ok(Io::Done(v)),

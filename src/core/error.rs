@@ -429,6 +429,10 @@ pub enum ServerErrorKind {
     TryAgain,
     /// `CLUSTERDOWN`: the cluster cannot serve the slot.
     ClusterDown,
+    /// `NOREPLICAS`: fewer replicas are connected than the primary's
+    /// `min-replicas-to-write` asks (a replica lost during a failover);
+    /// nothing was written.
+    NoReplicas,
     /// `CROSSSLOT`: the keys of one command live in different slots.
     CrossSlot,
     /// `MOVED` / `ASK`: the slot lives on another node.
@@ -458,6 +462,7 @@ impl ServerErrorKind {
             "MASTERDOWN" => Self::MasterDown,
             "TRYAGAIN" => Self::TryAgain,
             "CLUSTERDOWN" => Self::ClusterDown,
+            "NOREPLICAS" => Self::NoReplicas,
             "CROSSSLOT" => Self::CrossSlot,
             "MOVED" | "ASK" => Self::Redirect,
             "NOSCRIPT" => Self::NoScript,
@@ -476,6 +481,7 @@ impl ServerErrorKind {
                 | Self::MasterDown
                 | Self::TryAgain
                 | Self::ClusterDown
+                | Self::NoReplicas
                 | Self::ReadOnly
                 | Self::Redirect
                 | Self::Demoted
@@ -630,20 +636,85 @@ impl Error {
             ServerErrorKind::Other
                 if code == "ERR"
                     && (detail.contains("can't run this command")
+                        || detail.contains("can't publish to the channel")
+                        || detail.contains("can't access at least one of the keys")
                         || detail.starts_with("ACL failure in script")) =>
             {
                 ServerErrorKind::NoPermission
             }
             kind => kind,
         };
+        let mut message = strip_script_location(detail).to_string();
+        if let Some(what) = script
+            .filter(|_| kind == ServerErrorKind::NoPermission)
+            .and_then(|s| denied_call(s, detail))
+        {
+            message = format!("{message} ({what})");
+        }
         ErrorKind::Server {
             kind,
             code: code.to_string(),
-            message: strip_script_location(detail).to_string(),
+            message,
             script: script.map(|s| s.name),
         }
         .into()
     }
+}
+
+/// What a script's call that its user's ACL denied was: Redis names the
+/// line (`on @user_script:<n>.`, `@user_function:<n>` in the Functions
+/// library) but not always the command, and never the channel or key. The
+/// line's `redis.call('CMD', <first argument> ...)` names both: the
+/// command, and its first argument as the header names it (`ARGV[2]` is
+/// `channel` in `lock.release`). `None` when the line is not found.
+fn denied_call(s: &crate::ScriptInfo, detail: &str) -> Option<String> {
+    let (source, at) = if let Some(at) = detail.find("@user_script:") {
+        (s.source(), at + "@user_script:".len())
+    } else {
+        let at = detail.find("@user_function:")?;
+        (crate::functions::LIBRARY, at + "@user_function:".len())
+    };
+    let digits: String = detail[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let line = source
+        .lines()
+        .nth(digits.parse::<usize>().ok()?.checked_sub(1)?)?;
+    let call = line
+        .find("redis.call(")
+        .map(|i| i + "redis.call(".len())
+        .or_else(|| line.find("redis.pcall(").map(|i| i + "redis.pcall(".len()))?;
+    let rest = line[call..].trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let (command, after) = rest[1..].split_once(quote)?;
+    let command = command.to_ascii_uppercase();
+    let first = after
+        .trim_start_matches([',', ' '])
+        .split([',', ')'])
+        .next()
+        .unwrap_or("")
+        .trim();
+    let named = |list: &str, n: &str| -> Option<&'static str> {
+        let n: usize = n
+            .strip_prefix(list)?
+            .strip_prefix('[')?
+            .strip_suffix(']')?
+            .parse()
+            .ok()?;
+        match list {
+            "KEYS" => s.keys.get(n.checked_sub(1)?).map(|k| k.name),
+            _ => s.args.get(n.checked_sub(1)?).map(|a| a.name),
+        }
+    };
+    let role = named("KEYS", first).or_else(|| named("ARGV", first));
+    let channel = matches!(command.as_str(), "PUBLISH" | "SPUBLISH");
+    let what = match (role, channel) {
+        (Some(role), true) => format!("{command} to the channel {first} ({role})"),
+        (Some(role), false) => format!("{command} on {first} ({role})"),
+        (None, _) => command,
+    };
+    Some(format!("denied: {what}, line {digits} of {}", s.name))
 }
 
 /// Redis appends `script: <sha>, on @user_script:<line>.` to errors raised
@@ -884,6 +955,11 @@ mod tests {
             ("BUSY", ServerErrorKind::Busy, true),
             ("LOADING", ServerErrorKind::Loading, true),
             ("MASTERDOWN", ServerErrorKind::MasterDown, true),
+            ("NOREPLICAS", ServerErrorKind::NoReplicas, true),
+            ("TRYAGAIN", ServerErrorKind::TryAgain, true),
+            ("CLUSTERDOWN", ServerErrorKind::ClusterDown, true),
+            ("UNBLOCKED", ServerErrorKind::Demoted, true),
+            ("ASK", ServerErrorKind::Redirect, true),
         ] {
             assert_eq!(ServerErrorKind::of_code(code), kind);
             assert_eq!(kind.is_retryable(), retry, "{code}");
@@ -894,6 +970,45 @@ mod tests {
             "The user executing the script can't run this command or subcommand script: 59e16af4, on @user_script:40.",
         );
         assert_eq!(denied.server_kind(), Some(ServerErrorKind::NoPermission));
+        // The denied call is named from the script's line.
+        let line = crate::scripts::PACKED_PUT
+            .source()
+            .lines()
+            .position(|l| l.contains("redis.call("))
+            .expect("a call")
+            + 1;
+        let e = Error::from_code(
+            Some(&crate::scripts::PACKED_PUT),
+            "ERR",
+            &format!(
+                "The user executing the script can't run this command or subcommand script: 59e16af4, on @user_script:{line}."
+            ),
+        );
+        assert!(e.to_string().contains("denied: "), "{e}");
+        assert!(
+            e.to_string()
+                .contains(&format!("line {line} of packed.put")),
+            "{e}"
+        );
+        let release = crate::scripts::LOCK_RELEASE.source();
+        let line = release
+            .lines()
+            .position(|l| l.contains("redis.call('SPUBLISH'"))
+            .unwrap()
+            + 1;
+        let e = Error::from_code(
+            Some(&crate::scripts::LOCK_RELEASE),
+            "ERR",
+            &format!(
+                "The user executing the script can't publish to the channel mentioned in the command script: 2de997f7, on @user_script:{line}."
+            ),
+        );
+        assert_eq!(e.server_kind(), Some(ServerErrorKind::NoPermission));
+        assert!(
+            e.to_string()
+                .contains("denied: SPUBLISH to the channel ARGV[2] (channel)"),
+            "{e}"
+        );
         assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
     }
 }

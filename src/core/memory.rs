@@ -63,8 +63,8 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let mem = server_memory("any").run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let mem = server_memory("any").run_async(&con).await?;
 //! println!("{} allocator, {:?} bytes free", mem.allocator.name(), mem.available());
 //! # Ok(())
 //! # }

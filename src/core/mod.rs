@@ -12,7 +12,8 @@
 //! [`RetryPolicy`], and which replies prove a command did not run),
 //! `resend` (which plain commands are safe to send twice, and what a
 //! resend's reply can tell), `durability`
-//! (waiting for replicas), `request_id` (a name for one call, so that a
+//! (waiting for replicas), `undo` (what an async op dropped unfinished
+//! gives back), `request_id` (a name for one call, so that a
 //! resend is recognised), `setters` (the builders' setters, written once), `slots` (a cluster's slot map), `script` (the
 //! script registry and one prepared call), `error` (the error type), `keys`
 //! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
@@ -46,6 +47,8 @@ pub(crate) mod slots;
 pub(crate) mod subscriber;
 #[cfg(feature = "tokio")]
 pub(crate) mod subscriber_async;
+#[cfg(feature = "tokio")]
+pub(crate) mod undo;
 pub(crate) mod wait_stats;
 
 pub use batch::{Batch, MAX_ROUNDS};

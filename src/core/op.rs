@@ -238,6 +238,14 @@ pub trait Machine: Send + 'static {
     /// The first call gets `None`; each later call gets the replies to the
     /// batch the previous step asked to send (empty after a sleep).
     fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<Self::Output>>;
+
+    /// Moves the undo ops ([`Op::undo_on_cancel`]) of the ops this machine
+    /// runs inside it into `into`: a machine that holds ops of its own
+    /// forwards them ([`Op::take_undo`] on each), so that a driver whose run
+    /// is dropped before it finished runs them. The default has none.
+    fn take_undo(&mut self, into: &mut Vec<Op<()>>) {
+        let _ = into;
+    }
 }
 
 /// One operation of a pattern, ready to run on any connection of the crate:
@@ -248,6 +256,9 @@ pub trait Machine: Send + 'static {
 #[must_use = "an Op does nothing until it is run"]
 pub struct Op<T> {
     machine: Box<dyn Machine<Output = T>>,
+    /// What to run when the op is dropped unfinished (its driver's future
+    /// dropped at an await): see [`Op::undo_on_cancel`].
+    undo: Option<Box<Op<()>>>,
 }
 
 impl<T> std::fmt::Debug for Op<T> {
@@ -270,11 +281,20 @@ pub trait Request: Sized + Send + 'static {
         con.execute(self.into_op())
     }
 
-    /// Runs it on an async connection.
+    /// Runs it on an async connection (a shared reference: the connection
+    /// is a cheap handle whose clones share its connections, so concurrent
+    /// tasks can run requests on one `&AsyncConnection`).
+    ///
+    /// Dropping the future at an await (`tokio::time::timeout`, `select!`,
+    /// an aborted task) stops the request there: what it sent may have run
+    /// on the server, and nothing more is sent, except the op's undo
+    /// ([`Op::undo_on_cancel`]: an acquire's release), which a spawned task
+    /// runs; the subscriptions of its waits are left (see the
+    /// [cancellation guide](crate::guide::cancellation)).
     #[cfg(feature = "tokio")]
     fn run_async(
         self,
-        con: &mut AsyncConnection,
+        con: &AsyncConnection,
     ) -> impl std::future::Future<Output = Result<Self::Output>> + Send {
         con.execute(self.into_op())
     }
@@ -313,6 +333,7 @@ impl<T: Send + 'static> Op<T> {
     pub fn from_machine(machine: impl Machine<Output = T>) -> Self {
         Self {
             machine: Box::new(machine),
+            undo: None,
         }
     }
 
@@ -320,6 +341,39 @@ impl<T: Send + 'static> Op<T> {
     /// [`Machine`] that runs ops inside it) call.
     pub fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
         self.machine.step(env, replies)
+    }
+
+    /// The same op, with `undo` to run should it be dropped unfinished:
+    /// what makes an op that takes something (a lock, a permit, a lease)
+    /// safe to cancel. The token it takes with is chosen before anything is
+    /// sent, and `undo` gives back whatever that token may hold (a release
+    /// by a token that holds nothing changes nothing, so "may" is enough).
+    ///
+    /// The async driver runs the undo ops of an op whose future was dropped
+    /// at an await before the op finished (`tokio::time::timeout`,
+    /// `select!`, an aborted task) in a tokio task it spawns on a clone of
+    /// the connection (without a runtime left, they are not run: the leases
+    /// bound what they would have given back). An op that finished, with a
+    /// value or an error, runs none of them; nor does one dropped before it
+    /// was first polled (it sent nothing). The sync driver cannot be
+    /// interrupted at a send, and never runs them. Combinators keep the
+    /// undo ops of the ops they run ([`Machine::take_undo`]).
+    pub fn undo_on_cancel(mut self, undo: Op<()>) -> Self {
+        self.undo = Some(Box::new(match self.undo.take() {
+            None => undo,
+            Some(first) => Op::join(vec![*first, undo]).map(|_| ()),
+        }));
+        self
+    }
+
+    /// Moves this op's undo ops (its own, then those of the ops it runs
+    /// inside it) into `into`: what drivers call after each step, and a
+    /// [`Machine`] that holds ops forwards from [`Machine::take_undo`].
+    pub fn take_undo(&mut self, into: &mut Vec<Op<()>>) {
+        if let Some(undo) = self.undo.take() {
+            into.push(*undo);
+        }
+        self.machine.take_undo(into);
     }
 
     /// An op that sends nothing and returns `value`.
@@ -585,6 +639,12 @@ impl<T: Send + 'static> Machine for WithEnv<T> {
             WithEnv::Build(_) => unreachable!(),
         }
     }
+
+    fn take_undo(&mut self, into: &mut Vec<Op<()>>) {
+        if let WithEnv::Run(op) = self {
+            op.take_undo(into);
+        }
+    }
 }
 
 type NextFn<T, U> = Box<dyn FnOnce(T) -> Op<U> + Send>;
@@ -610,6 +670,13 @@ impl<T: Send + 'static, U: Send + 'static> Machine for AndThen<T, U> {
             }
         }
     }
+
+    fn take_undo(&mut self, into: &mut Vec<Op<()>>) {
+        match self {
+            AndThen::First(op, _) => op.take_undo(into),
+            AndThen::Second(op) => op.take_undo(into),
+        }
+    }
 }
 
 type RecoverFn<T> = Box<dyn FnOnce(Error) -> Op<T> + Send>;
@@ -632,6 +699,12 @@ impl<T: Send + 'static> Machine for OrElse<T> {
                 other => other,
             },
             OrElse::Second(op) => op.step(env, replies),
+        }
+    }
+
+    fn take_undo(&mut self, into: &mut Vec<Op<()>>) {
+        match self {
+            OrElse::First(op, _) | OrElse::Second(op) => op.take_undo(into),
         }
     }
 }
@@ -659,6 +732,12 @@ where
                 Err(ControlFlow::Continue(())) => self.current = None,
                 Ok(step) => return Ok(step),
             }
+        }
+    }
+
+    fn take_undo(&mut self, into: &mut Vec<Op<()>>) {
+        if let Some(op) = &mut self.current {
+            op.take_undo(into);
         }
     }
 }
@@ -794,5 +873,47 @@ impl<T: Send + 'static> Machine for Join<T> {
             out.push(slot.result.take().expect("every op finished")?);
         }
         Ok(Step::Done(out))
+    }
+
+    fn take_undo(&mut self, into: &mut Vec<Op<()>>) {
+        for op in self.ops.iter_mut().filter_map(|s| s.op.as_mut()) {
+            op.take_undo(into);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An op that sends one command, with an undo that sends `name`.
+    fn taking(name: &str) -> Op<()> {
+        let undo = Op::<()>::cmd("k", redis::cmd(name));
+        Op::<()>::cmd("k", redis::cmd("SET")).undo_on_cancel(undo)
+    }
+
+    fn undo_names(op: &mut Op<()>) -> usize {
+        let mut undo = Vec::new();
+        op.take_undo(&mut undo);
+        undo.len()
+    }
+
+    #[test]
+    fn combinators_keep_the_undo_of_the_ops_they_run() {
+        let env = Env::default();
+        // Built inside a step: found once that step revealed it.
+        let mut op = Op::ready(()).and_then(|_| taking("DEL"));
+        assert_eq!(undo_names(&mut op), 0, "not built yet");
+        assert!(matches!(op.step(&env, None), Ok(Step::Send(_))));
+        assert_eq!(undo_names(&mut op), 1);
+        assert_eq!(undo_names(&mut op), 0, "taken once");
+        // Every op of a join, through map and or_else.
+        let mut op = Op::join(vec![taking("A"), taking("B").map(|_| ())])
+            .map(|_| ())
+            .or_else(|_| Op::ready(()));
+        assert_eq!(undo_names(&mut op), 2);
+        // Two undos of one op run together.
+        let mut op = taking("A").undo_on_cancel(Op::ready(()));
+        assert_eq!(undo_names(&mut op), 1);
     }
 }

@@ -27,8 +27,8 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let stock = ShardedHash::new("stock", 64)?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let left = stock.incr_once("sku-17", 5, &RequestId::random()).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let left = stock.incr_once("sku-17", 5, &RequestId::random()).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

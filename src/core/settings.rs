@@ -101,7 +101,7 @@ macro_rules! driver_settings {
         /// set); [`server_caps`](crate::core::server_caps) detects it when
         /// needed.
         pub fn caps(&self) -> Option<crate::core::Caps> {
-            self.settings.env.caps
+            self.settings.env.caps.or_else(|| self.detected_caps())
         }
 
         #[doc = concat!("Sets what the server is taken to be able to do", $scope, ", instead of detecting it:")]

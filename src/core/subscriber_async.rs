@@ -7,7 +7,11 @@
 //! round trip), and each message wakes every waiter of its channel.
 //!
 //! A waiter registers when its op first waits on the channel and stays
-//! until the op finishes: a message between two waits leaves a permit that
+//! until the op finishes or its future is dropped, at any await (the
+//! registration is dropped with it and leaves: the waiter is removed
+//! before the `SSUBSCRIBE` is sent, and a channel whose subscription may
+//! be on its way when its last waiter leaves is unsubscribed all the
+//! same): a message between two waits leaves a permit that
 //! the next wait takes at once. Subscriptions and unsubscriptions of one
 //! node are sent one at a time, in the order the hub's table decided them,
 //! so a channel is never left unsubscribed while it has waiters. A
@@ -54,7 +58,11 @@ struct Table {
 #[derive(Default)]
 struct Channel {
     waiters: Vec<Arc<Notify>>,
+    /// The server confirmed the subscription (its messages arrive).
     subscribed: bool,
+    /// An `SSUBSCRIBE` was sent (perhaps by an op dropped before its reply)
+    /// and no `SUNSUBSCRIBE` since: the server may have it subscribed.
+    sent: bool,
 }
 
 /// Called by the connection for every push: wakes the waiters of a
@@ -73,6 +81,7 @@ fn dispatch(table: &Mutex<Table>, push: PushInfo) {
         PushKind::SUnsubscribe => {
             if let Some(ch) = push_channel(&push.data).and_then(|c| t.channels.get_mut(c)) {
                 ch.subscribed = false;
+                ch.sent = false;
                 ch.waiters.iter().for_each(|w| w.notify_one());
             }
         }
@@ -80,6 +89,7 @@ fn dispatch(table: &Mutex<Table>, push: PushInfo) {
             t.dead = true;
             for ch in t.channels.values_mut() {
                 ch.subscribed = false;
+                ch.sent = false;
                 ch.waiters.iter().for_each(|w| w.notify_one());
             }
         }
@@ -87,7 +97,10 @@ fn dispatch(table: &Mutex<Table>, push: PushInfo) {
     }
 }
 
-/// One op's registration on one channel.
+/// One op's registration on one channel: its waiter is in the channel's
+/// list from before the `SSUBSCRIBE` is sent until it is dropped, and
+/// dropping it (the op finished, or its future was dropped at any await)
+/// leaves the channel.
 struct Registration {
     link: Arc<NodeLink>,
     channel: Vec<u8>,
@@ -103,18 +116,21 @@ impl Registration {
                 ch.subscribed && ch.waiters.iter().any(|w| Arc::ptr_eq(w, &self.waiter))
             })
     }
+}
 
+impl Drop for Registration {
     /// Leaves the channel; the last waiter's leaving unsubscribes it (in a
-    /// spawned task; without a runtime the subscription stays until the
-    /// connection closes).
-    fn leave(self) {
+    /// spawned task, after any subscription in flight, whose op may have
+    /// been dropped before its reply; without a runtime the subscription
+    /// stays until the connection closes).
+    fn drop(&mut self) {
         let unsubscribe = {
             let mut t = self.link.table.lock().expect("subscription table");
             let dead = t.dead;
             match t.channels.get_mut(&self.channel) {
                 Some(ch) => {
                     ch.waiters.retain(|w| !Arc::ptr_eq(w, &self.waiter));
-                    ch.waiters.is_empty() && ch.subscribed && !dead
+                    ch.waiters.is_empty() && ch.sent && !dead
                 }
                 None => false,
             }
@@ -125,36 +141,44 @@ impl Registration {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let Registration { link, channel, .. } = self;
-        runtime.spawn(async move {
-            let _order = link.order.lock().await;
-            let still = {
-                let t = link.table.lock().expect("subscription table");
-                t.channels
-                    .get(&channel)
-                    .is_some_and(|ch| ch.waiters.is_empty() && ch.subscribed)
-            };
-            if !still {
-                return;
-            }
-            let reply = link
-                .con
-                .clone()
-                .req_packed_command(&subscribe_cmd("SUNSUBSCRIBE", &channel))
-                .await;
-            let mut t = link.table.lock().expect("subscription table");
-            match reply {
-                Ok(_) => {
-                    if t.channels
-                        .get(&channel)
-                        .is_some_and(|ch| ch.waiters.is_empty())
-                    {
-                        t.channels.remove(&channel);
-                    }
+        let link = Arc::clone(&self.link);
+        let channel = std::mem::take(&mut self.channel);
+        runtime.spawn(unsubscribe_idle(link, channel));
+    }
+}
+
+/// Unsubscribes `channel` if it still has no waiter once the subscription
+/// commands before it were answered.
+async fn unsubscribe_idle(link: Arc<NodeLink>, channel: Vec<u8>) {
+    let _order = link.order.lock().await;
+    let still = {
+        let t = link.table.lock().expect("subscription table");
+        t.channels
+            .get(&channel)
+            .is_some_and(|ch| ch.waiters.is_empty() && ch.sent)
+    };
+    if !still {
+        return;
+    }
+    let reply = link
+        .con
+        .clone()
+        .req_packed_command(&subscribe_cmd("SUNSUBSCRIBE", &channel))
+        .await;
+    let mut t = link.table.lock().expect("subscription table");
+    match reply {
+        Ok(_) => {
+            if let Some(ch) = t.channels.get_mut(&channel) {
+                ch.subscribed = false;
+                ch.sent = false;
+                if ch.waiters.is_empty() {
+                    t.channels.remove(&channel);
                 }
-                Err(_) => t.dead = true,
             }
-        });
+        }
+        // Refused: not subscribed either.
+        Err(e) if e.code().is_some() => {}
+        Err(_) => t.dead = true,
     }
 }
 
@@ -165,13 +189,7 @@ pub(crate) struct Waits {
     regs: Vec<Registration>,
 }
 
-impl Drop for Waits {
-    fn drop(&mut self) {
-        for reg in self.regs.drain(..) {
-            reg.leave();
-        }
-    }
-}
+// Dropping `Waits` drops every registration, which leaves its channel.
 
 /// Why a subscription failed.
 enum Failed {
@@ -200,7 +218,7 @@ impl Hub {
         let live = at.is_some_and(|i| waits.regs[i].live());
         if !live {
             if let Some(i) = at {
-                waits.regs.swap_remove(i).leave();
+                drop(waits.regs.swap_remove(i));
             }
             match self.register(node, info, channel).await {
                 Ok(reg) => waits.regs.push(reg),
@@ -267,8 +285,11 @@ impl Hub {
             }
             let ch = t.channels.entry(channel.to_vec()).or_default();
             ch.waiters.push(waiter.clone());
-            !ch.subscribed
+            let subscribe = !ch.subscribed;
+            ch.sent |= subscribe;
+            subscribe
         };
+        // From here a drop (of this future, at the await below) leaves.
         let reg = Registration {
             link: link.clone(),
             channel: channel.to_vec(),
@@ -282,28 +303,38 @@ impl Hub {
             .clone()
             .req_packed_command(&subscribe_cmd("SSUBSCRIBE", channel))
             .await;
-        let mut t = link.table.lock().expect("subscription table");
-        let failed = match reply {
-            Ok(Value::Push {
-                kind: PushKind::SSubscribe,
-                ..
-            }) => {
-                if let Some(ch) = t.channels.get_mut(channel) {
-                    ch.subscribed = true;
+        let failed = {
+            let mut t = link.table.lock().expect("subscription table");
+            match reply {
+                Ok(Value::Push {
+                    kind: PushKind::SSubscribe,
+                    ..
+                }) => {
+                    if let Some(ch) = t.channels.get_mut(channel) {
+                        ch.subscribed = true;
+                    }
+                    return Ok(reg);
                 }
-                return Ok(reg);
-            }
-            Ok(Value::ServerError(e)) => Failed::Refused(refusal_text(&e.into())),
-            Ok(_) => Failed::Refused(None),
-            Err(e) if e.code().is_some() => Failed::Refused(refusal_text(&e)),
-            Err(_) => {
-                t.dead = true;
-                Failed::Unreachable
+                Ok(Value::ServerError(e)) => Failed::Refused(refusal_text(&e.into())),
+                Ok(_) => Failed::Refused(None),
+                Err(e) if e.code().is_some() => Failed::Refused(refusal_text(&e)),
+                Err(_) => {
+                    t.dead = true;
+                    Failed::Unreachable
+                }
             }
         };
-        if let Some(ch) = t.channels.get_mut(channel) {
-            ch.waiters.retain(|w| !Arc::ptr_eq(w, &reg.waiter));
+        // Not subscribed: the registration leaves, with nothing to undo.
+        if let Some(ch) = link
+            .table
+            .lock()
+            .expect("subscription table")
+            .channels
+            .get_mut(channel)
+        {
+            ch.sent = ch.subscribed;
         }
+        drop(reg);
         Err(failed)
     }
 

@@ -279,6 +279,28 @@ impl<'a, R: Leasable> Guard<'a, R> {
         }
     }
 
+    /// Runs `critical` while holding `resource` (acquired as
+    /// [`Guard::acquire`] does, renewed every lease/3), then releases it:
+    /// the sync form of [`AsyncGuard::hold`](crate::lease::AsyncGuard::hold).
+    /// `critical` gets the guard (its [`conn`](Guard::conn) for the work,
+    /// its [`check`](Guard::check) before acting on what the lease
+    /// protects). Returns its output, or
+    /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) when the lease
+    /// was lost while it ran. A failed release is not an error (the lease
+    /// bounds it).
+    pub fn hold<T>(
+        resource: &R,
+        con: &'a mut Connection,
+        timeout: Duration,
+        critical: impl FnOnce(&mut Guard<'a, R>) -> T,
+    ) -> Result<T> {
+        let mut guard = Self::acquire(resource, con, timeout)?;
+        let out = critical(&mut guard);
+        let lost = guard.check();
+        let _ = guard.release();
+        lost.map(|_| out)
+    }
+
     /// The connection, for work under the lease.
     pub fn conn(&mut self) -> &mut Connection {
         self.con

@@ -109,26 +109,41 @@ impl Held<Lock> {
 /// task. Dropping it has the task release the lease (only if this holder
 /// still has it); [`AsyncGuard::release`] does it now and reports the
 /// outcome.
+///
+/// Cancel-safe: [`AsyncGuard::acquire`] dropped at any await leaves
+/// nothing held (the acquire's undo releases it, see
+/// [`Op::undo_on_cancel`](crate::Op::undo_on_cancel)); the release is the
+/// task's, so [`AsyncGuard::release`] dropped before its reply came still
+/// releases; a guard dropped anywhere has the task release.
 #[derive(Debug)]
 pub struct AsyncGuard<R: Leasable> {
     held: Held<R>,
     con: AsyncConnection,
-    /// Tells the task to stop: `true` to release the lease on its way out.
-    stop: Option<oneshot::Sender<bool>>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    /// Tells the task to stop and release the lease on its way out (a
+    /// dropped sender too).
+    stop: Option<oneshot::Sender<Stop>>,
 }
+
+/// What the renewal task is told when the guard goes: release the lease,
+/// and send the release's outcome back (to [`AsyncGuard::release`]) or
+/// not (the guard was dropped).
+#[derive(Debug)]
+struct Stop(Option<oneshot::Sender<Result<Option<bool>>>>);
 
 impl<R: Leasable> AsyncGuard<R> {
     /// Waits for `resource` as its `acquire(timeout)` does (on a clone of
     /// `con`) and starts the renewals. Call it inside a tokio runtime.
+    /// Cancel-safe: dropped at any await, it leaves nothing held and no
+    /// subscription behind (a spawned task releases what the acquire may
+    /// have taken).
     pub async fn acquire(resource: &R, con: &AsyncConnection, timeout: Duration) -> Result<Self> {
-        let mut con = con.clone();
-        let lease = resource.acquire(timeout).run_async(&mut con).await?;
+        let con = con.clone();
+        let lease = resource.acquire(timeout).run_async(&con).await?;
         let (lost_tx, lost) = watch::channel(None);
         let (stop, stopped) = oneshot::channel();
         let renewals = Renewals::new(resource.clone(), lease.clone());
         let deadline = renewals.deadline();
-        let task = tokio::spawn(renew(renewals, con.clone(), lost_tx, stopped));
+        tokio::spawn(renew(renewals, con.clone(), lost_tx, stopped));
         Ok(Self {
             held: Held {
                 resource: resource.clone(),
@@ -138,7 +153,6 @@ impl<R: Leasable> AsyncGuard<R> {
             },
             con,
             stop: Some(stop),
-            task: Some(task),
         })
     }
 
@@ -195,17 +209,23 @@ impl<R: Leasable> AsyncGuard<R> {
     /// Stops the renewals, releases now and reports whether this holder
     /// still had the lease (`None`: not known, the release was sent again
     /// after its reply was lost; see [`Lock::release`](crate::lock::Lock::release)).
+    ///
+    /// Cancel-safe: the release runs in the guard's renewal task, which
+    /// goes on when this future is dropped (at any await) and releases all
+    /// the same; the guard stays armed until the release's reply came.
     pub async fn release(mut self) -> Result<Option<bool>> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(false);
+        let (reply, outcome) = oneshot::channel();
+        if let Some(stop) = self.stop.take()
+            && stop.send(Stop(Some(reply))).is_ok()
+            && let Ok(result) = outcome.await
+        {
+            return result;
         }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        // The task is gone (its runtime shut down): release from here.
         let Held {
             resource, lease, ..
         } = &self.held;
-        resource.release(lease).run_async(&mut self.con).await
+        resource.release(lease).run_async(&self.con).await
     }
 }
 
@@ -218,37 +238,41 @@ impl AsyncGuard<Lock> {
 
 impl<R: Leasable> Drop for AsyncGuard<R> {
     fn drop(&mut self) {
-        // Dropping the sender (or sending `true`) has the task release the
+        // Dropping the sender (or sending a stop) has the task release the
         // lease; without a runtime left, the lease bounds it.
         if let Some(stop) = self.stop.take() {
-            let _ = stop.send(true);
+            let _ = stop.send(Stop(None));
         }
     }
 }
 
 /// The renewal task: every lease/3 an extend, until told to stop (and
-/// perhaps release) or the lease is lost.
+/// release, replying with the outcome when asked) or the lease is lost.
 async fn renew<R: Leasable>(
     mut renewals: Renewals<R>,
-    mut con: AsyncConnection,
+    con: AsyncConnection,
     lost: watch::Sender<Option<Lost>>,
-    mut stop: oneshot::Receiver<bool>,
+    mut stop: oneshot::Receiver<Stop>,
 ) {
     loop {
         match tokio::time::timeout(renewals.period(), &mut stop).await {
-            Ok(release) => {
-                // A dropped sender (the guard dropped) releases too.
-                if release.unwrap_or(true) {
-                    let _ = renewals.release().run_async(&mut con).await;
+            // A stop, or a dropped sender (the guard dropped): release.
+            Ok(told) => {
+                let result = renewals.release().run_async(&con).await;
+                if let Ok(Stop(Some(reply))) = told {
+                    let _ = reply.send(result);
                 }
                 return;
             }
             Err(_) => {
-                let result = renewals.extend().run_async(&mut con).await;
+                let result = renewals.extend().run_async(&con).await;
                 if let Some(lease_lost) = renewals.after(result) {
                     let _ = lost.send(Some(lease_lost));
-                    // Wait for the guard to go, keeping the flag up.
-                    let _ = stop.await;
+                    // Wait for the guard to go, keeping the flag up; a
+                    // release asked for still runs (and says it was lost).
+                    if let Ok(Stop(Some(reply))) = stop.await {
+                        let _ = reply.send(renewals.release().run_async(&con).await);
+                    }
                     return;
                 }
             }

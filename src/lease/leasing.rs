@@ -130,6 +130,14 @@ impl Leased {
     }
 }
 
+/// `op`, made safe to cancel: dropped unfinished on the async driver, it
+/// has `release` (the release by the token it acquires with, chosen before
+/// anything was sent) run in a spawned task, errors ignored
+/// ([`Op::undo_on_cancel`]).
+pub(crate) fn released_on_cancel<T: Send + 'static>(op: Op<T>, release: Op<Option<bool>>) -> Op<T> {
+    op.undo_on_cancel(release.map(|_| ()).or_else(|_| Op::ready(())))
+}
+
 /// `op()` when the caller's `token` is acceptable (not empty); otherwise an
 /// op that fails with the refusal, sending nothing.
 pub(crate) fn with_token<T: Send + 'static>(token: &str, op: impl FnOnce() -> Op<T>) -> Op<T> {

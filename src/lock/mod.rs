@@ -92,7 +92,7 @@
 //! `{<name>}`. The default prefix is [`DEFAULT_PREFIX`], `redis:lock:`.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
-//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
@@ -114,9 +114,9 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let lock = Lock::new("orders:42", Duration::from_secs(5))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let lease = lock.try_acquire().run_async(&mut con).await?;
-//! lock.release(&lease.token).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let lease = lock.try_acquire().run_async(&con).await?;
+//! lock.release(&lease.token).run_async(&con).await?;
 //! let fence = lock
 //!     .with_lock(&con, Duration::from_secs(1), |held| async move { held.fence() })
 //!     .await?;
@@ -138,7 +138,8 @@ use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::Resource;
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
+    released_on_cancel, with_token,
 };
 use crate::lease::wait::Attempt;
 use crate::scripts;
@@ -247,7 +248,8 @@ impl Lock {
     leased_accessors!("The lease every acquire asks for.");
 
     /// One attempt with a fresh token: the lease, or
-    /// [`ErrorKind::LockBusy`] when someone holds it.
+    /// [`ErrorKind::LockBusy`] when someone holds it. Cancel-safe (see
+    /// [`Lock::try_acquire_as`]).
     pub fn try_acquire(&self) -> Op<Lease> {
         self.try_acquire_as(&new_token())
     }
@@ -255,33 +257,51 @@ impl Lock {
     /// One attempt with the caller's own `token`. When the lock is already
     /// held with `token` (an earlier attempt whose reply was lost did take
     /// it), returns the same fencing token, with a fresh lease.
+    ///
+    /// Cancel-safe: dropped at any await (`tokio::time::timeout`,
+    /// `select!`, an aborted task), it leaves nothing held: a spawned task
+    /// releases by `token` whatever the attempt may have taken (see
+    /// [the cancellation guide](crate::guide::cancellation)).
+    /// A dropped attempt with a token that already held the lock releases
+    /// it too.
     pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
-        self.leased.try_once(
+        let attempt = self.leased.try_once(
             token,
             |token| self.attempt(token, Arc::default()),
             |key, retry_after_ms| ErrorKind::LockBusy {
                 key,
                 retry_after_ms,
             },
-        )
+        );
+        released_on_cancel(attempt, self.release(token))
     }
 
     /// Waits until it gets the lock (see [`WaitMode`]) or `timeout` has
     /// passed ([`ErrorKind::LockTimeout`]), with a fresh token. A zero
     /// timeout makes exactly one attempt.
+    ///
+    /// Cancel-safe: dropped at any await (a `tokio::time::timeout` shorter
+    /// than `timeout`, a `select!` branch that lost, an aborted task), it
+    /// leaves neither the lock nor a subscription behind: a spawned task
+    /// releases by the acquire's token whatever it may have taken, and the
+    /// wait's subscription is left (see
+    /// [the cancellation guide](crate::guide::cancellation)).
     pub fn acquire(&self, timeout: Duration) -> Op<Lease> {
         self.acquire_as(&new_token(), timeout)
     }
 
     /// [`Lock::acquire`] with the caller's own token (see
-    /// [`Lock::try_acquire_as`]).
+    /// [`Lock::try_acquire_as`]). Cancel-safe as [`Lock::acquire`]: a
+    /// dropped acquire releases by `token` (also a lock `token` held
+    /// before).
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Lease> {
         let lock = self.clone();
         // Auto replication asks INFO replication once per acquire.
         let plan = Arc::new(OnceLock::new());
-        self.leased.wait_for(token, timeout, move |token| {
+        let acquire = self.leased.wait_for(token, timeout, move |token| {
             lock.attempt(token, plan.clone())
-        })
+        });
+        released_on_cancel(acquire, self.release(token))
     }
 
     /// One acquire script call, with `WAIT` as [`Replication`] says.
@@ -363,6 +383,11 @@ impl Lock {
     /// broken connection, a failover) and the resend found nothing to give
     /// back: the first attempt may have released it. Either way `token`
     /// holds nothing now.
+    ///
+    /// Dropped at an await, the release may or may not have run (the lock
+    /// then ends with its lease); it is idempotent, so run it again to be
+    /// sure. A guard's release stays armed until its reply came
+    /// ([`AsyncLockGuard::release`]).
     pub fn release(&self, token: &str) -> Op<Option<bool>> {
         let Leased { key, channel, .. } = &self.leased;
         with_token(token, || {
@@ -371,7 +396,8 @@ impl Lock {
     }
 
     /// Gives the owner a fresh lease of `lease` from now; `false` when
-    /// `token` does not own the lock.
+    /// `token` does not own the lock. Dropped at an await, it may or may
+    /// not have extended the lease, and leaves nothing else behind.
     pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
         held(
             extend_ms(token, lease, MAX_LEASE_MS)

@@ -16,7 +16,7 @@
 //! resumable from a [`ReindexCursor`], idempotent.
 //!
 //! Every operation is an [`Op`](crate::Op): run it with `.run(&mut con)` on
-//! a [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! a [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
@@ -35,12 +35,12 @@
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let day = NaiveDate::from_ymd_opt(2024, 2, 29).expect("a date");
 //! # let log = LoginLog::default();
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! log.record("client", 1001, day).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! log.record("client", 1001, day).run_async(&con).await?;
 //! let from = NaiveDate::from_ymd_opt(2024, 1, 1).expect("a date");
-//! let days = log.login_days("client", 1001, from, day).run_async(&mut con).await?;
+//! let days = log.login_days("client", 1001, from, day).run_async(&con).await?;
 //! // Day indexes for logs written before them (by the PHP code), then (6)/(7) see them.
-//! let report = log.reindex(2017, 10, ReindexOptions::default()).run_async(&mut con).await?;
+//! let report = log.reindex(2017, 10, ReindexOptions::default()).run_async(&con).await?;
 //! assert!(report.cursor.is_done());
 //! # Ok(())
 //! # }

@@ -13,7 +13,7 @@
 //! not matter.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
-//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection), on one server or a Redis
 //! Cluster.
 //!
@@ -39,10 +39,10 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let api = RateLimiter::new(Limit::gcra(99, 100, Duration::from_secs(1)))?;
-//! let d = api.throttle("key:7f3a", 1).run_async(&mut con).await?;
-//! let left = api.peek("key:7f3a").run_async(&mut con).await?.remaining;
+//! let d = api.throttle("key:7f3a", 1).run_async(&con).await?;
+//! let left = api.peek("key:7f3a").run_async(&con).await?.remaining;
 //! # Ok(())
 //! # }
 //! ```

@@ -12,7 +12,7 @@
 //! not depend on the number of shards**.
 //!
 //! Every operation is an [`Op`](crate::Op): run it with `.run(&mut con)` on
-//! a [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! a [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
@@ -32,9 +32,9 @@
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let store = RollingStore::new(10_000, 1_000, Duration::from_secs(3600))?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! store.add("merchant:42", "tx-1002", &250_i64).run_async(&mut con).await?;
-//! let newest: Vec<(String, i64)> = store.recent("merchant:42", 10).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! store.add("merchant:42", "tx-1002", &250_i64).run_async(&con).await?;
+//! let newest: Vec<(String, i64)> = store.recent("merchant:42", 10).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

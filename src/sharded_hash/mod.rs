@@ -60,7 +60,7 @@
 //! batches, counts of inserted / already present / rejected items.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
-//! [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
@@ -80,12 +80,12 @@
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
 //! let users = ShardedHash::new("users", 2_048)?;
 //! let items = (0..10_000).map(|i| (format!("user:{i:06}"), format!("v{i}")));
-//! let report = users.import(items, ImportOptions::default()).run_async(&mut con).await?;
+//! let report = users.import(items, ImportOptions::default()).run_async(&con).await?;
 //! println!("{} inserted, {} already present", report.inserted, report.present);
-//! let n = users.len().run_async(&mut con).await?;
+//! let n = users.len().run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

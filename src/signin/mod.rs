@@ -3,7 +3,7 @@
 //! unions and intersections over day ranges, and per-user streaks.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on
-//! a [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! a [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
@@ -27,9 +27,9 @@
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let day = |d| NaiveDate::from_ymd_opt(2022, 3, d).expect("a date");
 //! # let s = SignIn::builder().tag("app").build()?;
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! s.sign_in(100, day(21)).run_async(&mut con).await?;
-//! let streak = s.streak(100, day(1), day(21)).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! s.sign_in(100, day(21)).run_async(&con).await?;
+//! let streak = s.streak(100, day(1), day(21)).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

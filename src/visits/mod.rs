@@ -11,7 +11,7 @@
 //! distinct members.
 //!
 //! Every operation is an [`Op`](crate::Op): run it with `.run(&mut con)` on
-//! a [`Connection`](crate::Connection) or `.run_async(&mut con).await` on an
+//! a [`Connection`](crate::Connection) or `.run_async(&con).await` on an
 //! [`AsyncConnection`](crate::AsyncConnection). The connection knows whether
 //! it talks to a Redis Cluster; the counter does not need to.
 //!
@@ -36,9 +36,9 @@
 //! # async fn run() -> redis_patterns::Result<()> {
 //! # let visits = VisitCounter::new("site", Utc, 64)?;
 //! # let today = visits.day_of(&Utc::now());
-//! let mut con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let batch = visits.add_batch(today, &[1, 2, 3]).run_async(&mut con).await?;
-//! let seen = visits.contains(today, 2).run_async(&mut con).await?;
+//! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
+//! let batch = visits.add_batch(today, &[1, 2, 3]).run_async(&con).await?;
+//! let seen = visits.contains(today, 2).run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```

@@ -86,6 +86,7 @@ pub const OPERATIONS: &[&str] = &[
     "ShardedHash.import_items",
     "ShardedHash.claim_layout",
     "ShardedHash.planned",
+    "ShardedHash.listpack_limits",
     "ShardedHash.open",
     "PackedRecords.new",
     "PackedRecords.locate",
@@ -103,8 +104,11 @@ pub const OPERATIONS: &[&str] = &[
     "VisitCounter.new",
     "VisitCounter.counter_key",
     "VisitCounter.shard_key",
+    "VisitCounter.day_of",
+    "VisitCounter.member_from_string_id",
     "VisitCounter.add",
     "VisitCounter.add_now",
+    "VisitCounter.add_at",
     "VisitCounter.add_pipelined",
     "VisitCounter.add_batch",
     "VisitCounter.count",
@@ -120,6 +124,8 @@ pub const OPERATIONS: &[&str] = &[
     "LoginLog.log_key",
     "LoginLog.index_key",
     "LoginLog.types_key",
+    "LoginLog.month_of",
+    "LoginLog.sync_months",
     "LoginLog.record",
     "LoginLog.logged_in_on",
     "LoginLog.logged_in_in_month",
@@ -1110,12 +1116,25 @@ fn visits_op(
     };
     Ok(match op {
         "counter_key" => Value::from(c.counter_key(a.date("day")?)),
+        "day_of" => {
+            let at = redis_patterns::chrono::DateTime::from_timestamp_millis(a.i("at_ms")?)
+                .ok_or_else(|| refused("at_ms", "out of chrono's range"))?;
+            day_json(c.day_of(&at))
+        }
+        "member_from_string_id" => {
+            Value::from(redis_patterns::visits::member_from_string_id(&a.s("id")?))
+        }
         "shard_key" => Value::from(c.shard_key(a.date("day")?, a.u("index")? as u32)),
         "add" => to_json(run(con, c.add(a.date("day")?, a.i("member")?))?),
         "add_now" => to_json(run(
             con,
             c.add_at(&redis_patterns::chrono::Utc::now(), a.i("member")?),
         )?),
+        "add_at" => {
+            let at = redis_patterns::chrono::DateTime::from_timestamp_millis(a.i("at_ms")?)
+                .ok_or_else(|| refused("at_ms", "out of chrono's range"))?;
+            to_json(run(con, c.add_at(&at, a.i("member")?))?)
+        }
         "add_pipelined" => to_json(run(con, c.add_pipelined(a.date("day")?, &members()?))?),
         "add_batch" => to_json(run(con, c.add_batch(a.date("day")?, &members()?))?),
         "count" => to_json(run(con, c.count(a.date("day")?))?),
@@ -1163,6 +1182,8 @@ fn login_log(con: &mut Connection, l: &LoginLog, op: &str, a: &Args) -> Result<V
         "log_key" => Value::from(l.log_key(&a.s("user_type")?, a.u("uid")?, a.date("day")?)),
         "index_key" => Value::from(l.index_key(&a.s("user_type")?, a.date("day")?)),
         "types_key" => Value::from(l.types_key(a.date("day")?)),
+        "month_of" => day_json(redis_patterns::login_log::month_of(a.date("day")?)),
+        "sync_months" => days(redis_patterns::login_log::sync_months(a.date("today")?)),
         "record" => to_json(run(
             con,
             l.record(&a.s("user_type")?, a.u("uid")?, a.date("day")?),
@@ -1376,6 +1397,7 @@ fn statics(con: &mut Connection, class: &str, op: &str, a: &Args) -> Result<Save
                               "mean_per_shard": plan.mean_per_shard, "overflow_bound": plan.overflow_bound});
             v(json!([Handle::Hash(h).describe(), plan]))
         }
+        ("ShardedHash", "listpack_limits") => v(to_json(run(con, ListpackLimits::query())?)),
         ("ShardedHash", "open") => Ok(Saved::Handle(Handle::Hash(run(
             con,
             ShardedHash::open(&a.s("base")?),

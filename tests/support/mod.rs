@@ -133,6 +133,18 @@ impl Driver {
         }
     }
 
+    /// A plain command through the connection's own `query` (on a
+    /// cluster, the router's path: the command's key routes it).
+    pub fn query<T: redis::FromRedisValue>(
+        &mut self,
+        cmd: &redis::Cmd,
+    ) -> redis_patterns::Result<T> {
+        match self {
+            Driver::Sync(con) => con.query(cmd),
+            Driver::Async(con, rt) => rt.block_on(con.query(cmd)),
+        }
+    }
+
     /// Whether the connection talks to a cluster.
     pub fn is_cluster(&self) -> bool {
         match self {

@@ -365,7 +365,7 @@ fn the_commands_the_pages_name_exist() {
         for (i, line) in page.text.lines().enumerate() {
             for (flag, dirs) in [
                 ("--example ", &["examples"][..]),
-                ("--bench ", &["benches"][..]),
+                ("--bench ", &["benches", "crates/cli/benches"][..]),
                 (
                     "--test ",
                     &["tests", "crates/cli/tests", "crates/codegen/tests"][..],

@@ -1,5 +1,6 @@
 //! The ACL probes: `redis.acl_check_cmd` for each command the analysis
-//! chose, refusing with the server's own `NOPERM` text.
+//! chose, refusing with the server's own `NOPERM` text followed by the
+//! key or channel the probe named.
 
 use std::fmt::Write as _;
 
@@ -25,15 +26,21 @@ pub(super) fn probes(out: &mut String, spec: &ScriptSpec) {
                 .iter()
                 .map(|p| if *p == "$K" { a.key.clone() } else { lit(p) }),
         );
+        // The probe fails when the command or its key (channel) is denied:
+        // the message names both, the key or channel by its value (its
+        // control characters as `?`).
         let message = format!(
-            "NOPERM this user has no permissions to run the '{}' command",
-            a.command.name.to_ascii_lowercase()
+            "NOPERM this user has no permissions to run the '{}' command on the {} ",
+            a.command.name.to_ascii_lowercase(),
+            if a.command.channel { "channel" } else { "key" }
         );
         let _ = writeln!(
             out,
-            "{indent}if not redis.acl_check_cmd({}) then return redis.error_reply({}) end",
+            "{indent}if not redis.acl_check_cmd({}) then return redis.error_reply({} .. {}) end",
             call.join(", "),
-            lit(&message)
+            lit(&message),
+            // Control characters would end the error reply's line.
+            format_args!("(string.gsub({}, '%c', '?'))", a.key)
         );
     }
     if guard {

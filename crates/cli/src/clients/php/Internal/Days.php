@@ -126,6 +126,12 @@ final class Days
         }
     }
 
+    /** The day of the instant `$unixS` (seconds) in `$zone`. */
+    public static function at(int $unixS, \DateTimeZone $zone): string
+    {
+        return (new \DateTimeImmutable("@$unixS"))->setTimezone($zone)->format('Y-m-d');
+    }
+
     /** Today in `$zone`. */
     public static function today(\DateTimeZone $zone): string
     {

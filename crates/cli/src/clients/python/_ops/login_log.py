@@ -11,6 +11,7 @@ from .._driver import ENV, NODES, SERVER, Cmd, Op, each, slot, text
 from .signin import check_settings, check_uid, read_groups
 
 MIN_RETENTION_DAYS = 32
+LAST_MONTH_UNTIL_DAY = 8
 
 
 def _bad(name: str, reason: str) -> errors.InvalidArgument:
@@ -50,6 +51,14 @@ class LoginLog:
 
     def types_key(self, day: datetime.date) -> str:
         return key("login_log", "types", prefix=self.prefix, **{"YYYY-MM": day.strftime("%Y-%m")})
+
+    def month_of(self, day: datetime.date) -> datetime.date:
+        return day.replace(day=1)
+
+    def sync_months(self, today: datetime.date) -> List[datetime.date]:
+        this = today.replace(day=1)
+        before = [(this - datetime.timedelta(days=1)).replace(day=1)] if today.day < LAST_MONTH_UNTIL_DAY else []
+        return before + [this]
 
     def _tag(self, day: datetime.date) -> str:
         return self.prefix + "{" + day.strftime("%Y-%m") + "}"

@@ -238,6 +238,11 @@ class ShardedHash:
         return h, records.HashPlan(shards, expected, entries, value, source, expected / shards, bound)
 
     @staticmethod
+    def listpack_limits() -> Op[Optional[records.ListpackLimits]]:
+        (entries, value), source = yield from _limits()
+        return records.ListpackLimits(entries, value) if source == "server" else None
+
+    @staticmethod
     def open(base: str) -> Op["ShardedHash"]:
         if not base:
             raise _bad("base", "must not be empty")

@@ -72,6 +72,16 @@ class VisitCounter:
         today = datetime.datetime.now(self.zone).date()
         return (yield from self.add(today, member))
 
+    def add_at(self, at_ms: int, member: int) -> Op[records.Visit]:
+        return (yield from self.add(self.day_of(at_ms), member))
+
+    def day_of(self, at_ms: int) -> datetime.date:
+        return datetime.datetime.fromtimestamp(at_ms // 1000, self.zone).date()
+
+    def member_from_string_id(self, id: str) -> int:
+        c = zlib.crc32(id.encode())
+        return c - (1 << 32) if c >= 1 << 31 else c
+
     def add_pipelined(self, day: datetime.date, members: Sequence[int]) -> Op[List[records.Visit]]:
         if not members:
             return []

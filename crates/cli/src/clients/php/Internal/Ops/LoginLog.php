@@ -40,6 +40,19 @@ final class LoginLog
         return sprintf('%04d-%02d-01', $year, $month);
     }
 
+    public function monthOf(string $day): string
+    {
+        return Days::monthStart($day);
+    }
+
+    /** @return list<string> */
+    public function syncMonths(string $today): array
+    {
+        $this_ = Days::monthStart($today);
+        $before = Days::dom($today) < 8 ? [Days::monthStart(Days::add($this_, -1))] : [];
+        return [...$before, $this_];
+    }
+
     public function logKey(string $userType, int $uid, string $day): string
     {
         return Contract::key('login_log', 'log', ['prefix' => $this->prefix, 'type' => $userType, 'uid' => $uid, 'YYYY-MM' => substr($day, 0, 7)]);

@@ -16,6 +16,7 @@ use RedisPatterns\Internal\Runner;
 use RedisPatterns\Records\Health;
 use RedisPatterns\Records\HashPlan;
 use RedisPatterns\Records\ImportReport;
+use RedisPatterns\Records\ListpackLimits;
 use RedisPatterns\Scripts\ShardedHashScripts;
 
 /** The sharded hash's operations (src/sharded_hash, lua/sharded_hash). */
@@ -343,6 +344,12 @@ final class ShardedHash
         $h = new self($base, $shards, 0, 0, ':', true, $entries, $value, false);
         $bound = $shards * Plan::binomialTail(max($expected, 1), 1.0 / $shards, $entries);
         return [$h, new HashPlan($shards, $expected, $entries, $value, $source, $expected / $shards, $bound)];
+    }
+
+    public static function listpackLimits(Runner $run): ?ListpackLimits
+    {
+        [[$entries, $value], $source] = self::limits($run);
+        return $source === 'server' ? new ListpackLimits($entries, $value) : null;
     }
 
     public static function open(Runner $run, string $base): self

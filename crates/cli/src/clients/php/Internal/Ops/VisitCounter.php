@@ -102,6 +102,22 @@ final class VisitCounter
         return $this->add($run, Days::today($this->zone), $member);
     }
 
+    public function addAt(Runner $run, int $atMs, int $member): Visit
+    {
+        return $this->add($run, $this->dayOf($atMs), $member);
+    }
+
+    public function dayOf(int $atMs): string
+    {
+        return Days::at(intdiv($atMs, 1000), $this->zone);
+    }
+
+    public function memberFromStringId(string $id): int
+    {
+        $c = crc32($id);
+        return $c >= 0x80000000 ? $c - 0x100000000 : $c;
+    }
+
     /** @param list<int> $members */
     public function addPipelined(Runner $run, string $day, array $members): array
     {

@@ -7,6 +7,8 @@ export declare class LoginLog {
     private readonly maxUid;
     private readonly retentionS;
     constructor(prefix: string, maxUid: number, retentionS: number | null);
+    monthOf(day: Day): string;
+    syncMonths(today: Day): string[];
     logKey(userType: string, uid: number, day: Day): string;
     indexKey(userType: string, day: Day): string;
     typesKey(day: Day): string;

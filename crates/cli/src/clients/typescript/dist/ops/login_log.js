@@ -10,6 +10,8 @@ const driver_1 = require("../driver");
 const errors_1 = require("../errors");
 const scripts = require("../scripts");
 const signin_1 = require("./signin");
+/** Before this day of the month a sync covers the previous month too. */
+const LAST_MONTH_UNTIL_DAY = 8;
 const MIN_RETENTION_DAYS = 32;
 const TYPE = /^[A-Za-z0-9-]+$/;
 function bad(name, reason) {
@@ -39,6 +41,14 @@ class LoginLog {
         this.maxUid = maxUid;
         this.retentionS = retentionS;
         (0, signin_1.checkSettings)(prefix, maxUid);
+    }
+    monthOf(day) {
+        return (0, days_1.iso)((0, days_1.firstOfMonth)(day));
+    }
+    syncMonths(today) {
+        const first = (0, days_1.firstOfMonth)(today);
+        const before = (0, days_1.parts)(today).d < LAST_MONTH_UNTIL_DAY ? [(0, days_1.iso)((0, days_1.firstOfMonth)(first - 1))] : [];
+        return [...before, (0, days_1.iso)(first)];
     }
     logKey(userType, uid, day) {
         return (0, contract_1.key)("login_log", "log", { prefix: this.prefix, type: userType, uid, "YYYY-MM": (0, days_1.monthLabel)(day) });

@@ -1,5 +1,5 @@
 import { Io } from "../driver";
-import type { HashPlan, Health, ImportReport } from "../records";
+import type { HashPlan, Health, ImportReport, ListpackLimits } from "../records";
 /** The key remembering one call with a request id, in k's slot (manifest: request_key). */
 export declare function requestKey(k: string, requestId: string): string;
 export declare function noRequestKey(k: string): string;
@@ -42,6 +42,7 @@ export declare class ShardedHash {
     inspect(io: Io, sample: number): Promise<Health>;
     importItems(io: Io, items: readonly Pair[], batch: number): Promise<ImportReport>;
     static planned(io: Io, base: string, expected: number): Promise<[ShardedHash, HashPlan]>;
+    static listpackLimits(io: Io): Promise<ListpackLimits | null>;
     static open(io: Io, base: string): Promise<ShardedHash>;
 }
 /** P(X > limit) for X ~ Binomial(n, p), exactly as src/sharded_hash/plan.rs sums it. */

@@ -338,6 +338,10 @@ class ShardedHash {
             },
         ];
     }
+    static async listpackLimits(io) {
+        const [[entries, value], source] = await limits(io);
+        return source === "server" ? { entries, value } : null;
+    }
     static async open(io, base) {
         if (!base) {
             throw bad("base", "must not be empty");

@@ -22,6 +22,9 @@ export declare class VisitCounter {
     private addCall;
     add(io: Io, day: Day, member: Member): Promise<Visit>;
     addNow(io: Io, member: Member): Promise<Visit>;
+    addAt(io: Io, atMs: number, member: Member): Promise<Visit>;
+    dayOf(atMs: number): string;
+    memberFromStringId(id: string): number;
     addPipelined(io: Io, day: Day, members: readonly Member[]): Promise<Visit[]>;
     addBatch(io: Io, day: Day, members: readonly Member[]): Promise<BatchVisits>;
     count(io: Io, day: Day): Promise<number>;

@@ -76,6 +76,16 @@ class VisitCounter {
     addNow(io, member) {
         return this.add(io, this.zone.dayAt(Date.now()), member);
     }
+    addAt(io, atMs, member) {
+        return this.add(io, this.zone.dayAt(atMs), member);
+    }
+    dayOf(atMs) {
+        return (0, days_1.iso)(this.zone.dayAt(atMs));
+    }
+    memberFromStringId(id) {
+        const c = (0, hashing_1.crc32)(id);
+        return c >= 2 ** 31 ? c - 2 ** 32 : c;
+    }
     async addPipelined(io, day, members) {
         if (members.length === 0) {
             return [];

@@ -24,6 +24,9 @@ import type { ActiveUser, Expiry, MonthLogins, ReindexReport } from "../records"
 import * as scripts from "../scripts";
 import { checkSettings, checkUid, readGroups } from "./signin";
 
+/** Before this day of the month a sync covers the previous month too. */
+const LAST_MONTH_UNTIL_DAY = 8;
+
 const MIN_RETENTION_DAYS = 32;
 const TYPE = /^[A-Za-z0-9-]+$/;
 
@@ -56,6 +59,16 @@ export class LoginLog {
     private readonly retentionS: number | null,
   ) {
     checkSettings(prefix, maxUid);
+  }
+
+  monthOf(day: Day): string {
+    return iso(firstOfMonth(day));
+  }
+
+  syncMonths(today: Day): string[] {
+    const first = firstOfMonth(today);
+    const before = parts(today).d < LAST_MONTH_UNTIL_DAY ? [iso(firstOfMonth(first - 1))] : [];
+    return [...before, iso(first)];
   }
 
   logKey(userType: string, uid: number, day: Day): string {

@@ -5,7 +5,7 @@ import { key } from "../contract";
 import { ANY, Io, bytes, int, pairs, text } from "../driver";
 import { IdOutOfRange, InvalidArgument, LayoutMismatch, LayoutMissing, ListpackValueTooLong, RedisPatternsError } from "../errors";
 import { crc32 } from "../hashing";
-import type { HashPlan, Health, ImportReport } from "../records";
+import type { HashPlan, Health, ImportReport, ListpackLimits } from "../records";
 import * as scripts from "../scripts";
 import { Layouts } from "./layout";
 
@@ -351,6 +351,11 @@ export class ShardedHash {
         overflowBound: bound,
       },
     ];
+  }
+
+  static async listpackLimits(io: Io): Promise<ListpackLimits | null> {
+    const [[entries, value], source] = await limits(io);
+    return source === "server" ? { entries, value } : null;
   }
 
   static async open(io: Io, base: string): Promise<ShardedHash> {

@@ -96,6 +96,19 @@ export class VisitCounter {
     return this.add(io, this.zone.dayAt(Date.now()), member);
   }
 
+  addAt(io: Io, atMs: number, member: Member): Promise<Visit> {
+    return this.add(io, this.zone.dayAt(atMs), member);
+  }
+
+  dayOf(atMs: number): string {
+    return iso(this.zone.dayAt(atMs));
+  }
+
+  memberFromStringId(id: string): number {
+    const c = crc32(id);
+    return c >= 2 ** 31 ? c - 2 ** 32 : c;
+  }
+
   async addPipelined(io: Io, day: Day, members: readonly Member[]): Promise<Visit[]> {
     if (members.length === 0) {
       return [];

@@ -1,0 +1,511 @@
+//! `cargo bench --bench clients`: the same three figures for every client
+//! (Rust, Python, PHP, TypeScript), each against its own language's floor
+//! measured in the same run. Starts its own redis-server and a 3-node
+//! cluster on loopback, exports the three generated clients with the CLI
+//! (`redis-patterns export --lang ...`) and drives each language's
+//! interpreter with its script in `crates/cli/benches/clients/` (python3 + redis-py,
+//! php + phpredis, node + ioredis):
+//!
+//! * lock handoff (release -> the waiter, blocked in a notified `acquire`,
+//!   holds the lock): p50 / p99 as multiples of that language's PING round
+//!   trip (goal p50 <= 3, p99 <= 10) and of one PING after an idle pause;
+//! * acquire + release pairs/s (`try_acquire` + `release`) against that
+//!   language's raw `SET NX PX` + an `EVALSHA` compare-and-delete
+//!   (goal >= 0.9x; the median of 5 interleaved rounds' ratios);
+//! * `ShardedHash` length over 2,048 shards: the HLENs each node ran and the
+//!   read events it took (`INFO stats` / `commandstats` around the one call)
+//!   on a server and on the cluster, next to one raw pipeline of 2,048 HLENs
+//!   (goal: one round trip per node).
+//!
+//! Environment: `BENCH_WAITS` handoffs per language (default 200),
+//! `BENCH_CALLS` pairs a round (default 5000); `PYTHONPATH` with redis-py
+//! and `REDIS_PATTERNS_NODE_MODULES` (ioredis) as for the tests.
+
+#[path = "../../../benches/common/mod.rs"]
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{Table, median, num, quantile};
+use redis_patterns::lock::Lock;
+use redis_patterns::sharded_hash::ShardedHash;
+use redis_patterns::{Connection, Request};
+use redis_patterns_test_support::{LocalCluster, LocalServer};
+
+/// What one language measured (the scripts print it as one JSON line).
+struct Figures {
+    ping_us: f64,
+    idle_ping_us: f64,
+    handoffs_us: Vec<f64>,
+    ours_pairs_s: Vec<f64>,
+    raw_pairs_s: Vec<f64>,
+}
+
+/// A generated client and the command that runs its benchmark script.
+struct Client {
+    name: &'static str,
+    dir: PathBuf,
+    program: &'static str,
+    script: &'static str,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Client {
+    fn command(&self, mode: &str) -> Command {
+        let mut cmd = Command::new(self.program);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("benches/clients")
+            .join(self.script);
+        cmd.arg(script).arg(&self.dir).arg(mode);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+}
+
+fn main() {
+    let waits = common::env_or("BENCH_WAITS", 200);
+    let pairs = common::env_or("BENCH_CALLS", 5000);
+    let server = common::server(&[]);
+    let cluster = LocalCluster::start().unwrap_or_else(|e| {
+        eprintln!("benchmark cannot start a cluster: {e}");
+        std::process::exit(2)
+    });
+    let clients = export_clients();
+    println!(
+        "redis-server on 127.0.0.1:{}, a 3-node cluster for the fan-out; {waits} handoffs (BENCH_WAITS), {pairs} pairs a round (BENCH_CALLS), per language",
+        server.port()
+    );
+    let mut all = vec![("Rust (redis-patterns)", rust_figures(&server, waits, pairs))];
+    for c in &clients {
+        all.push((c.name, script_figures(c, &server, waits, pairs)));
+    }
+    handoff_table(&mut all);
+    pairs_table(&all);
+    fanout_table(&server, &cluster, &clients);
+}
+
+/// Exports the Python, PHP and TypeScript clients with the CLI.
+fn export_clients() -> Vec<Client> {
+    let cli = env!("CARGO_BIN_EXE_redis-patterns");
+    let root = std::env::temp_dir().join(format!("rp-bench-clients-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let export = |lang: &str| {
+        let dir = root.join(lang);
+        let out = Command::new(cli)
+            .args(["export", "--lang", lang])
+            .arg(&dir)
+            .output()
+            .expect("run redis-patterns export");
+        assert!(
+            out.status.success(),
+            "redis-patterns export --lang {lang}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    };
+    let node_modules = std::env::var("REDIS_PATTERNS_NODE_MODULES").unwrap_or_else(|_| {
+        eprintln!(
+            "REDIS_PATTERNS_NODE_MODULES must name node_modules with ioredis (as for the tests)"
+        );
+        std::process::exit(2)
+    });
+    vec![
+        Client {
+            name: "Python (redis-py)",
+            dir: export("python"),
+            program: "python3",
+            script: "bench.py",
+            env: vec![],
+        },
+        Client {
+            name: "PHP (phpredis)",
+            dir: export("php"),
+            program: "php",
+            script: "bench.php",
+            env: vec![],
+        },
+        Client {
+            name: "TypeScript (ioredis)",
+            dir: export("typescript"),
+            program: "node",
+            script: "bench.js",
+            env: vec![("NODE_PATH", node_modules)],
+        },
+    ]
+}
+
+/// Runs `client`'s script in figures mode on `server`.
+fn script_figures(client: &Client, server: &LocalServer, waits: usize, pairs: usize) -> Figures {
+    flush(server);
+    let out = client
+        .command("figures")
+        .args([
+            server.port().to_string(),
+            waits.to_string(),
+            pairs.to_string(),
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{} must be installed: {e}", client.program));
+    assert!(
+        out.status.success(),
+        "{} benchmark failed:\n{}{}",
+        client.name,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{}: not JSON ({e})", client.name));
+    let list = |k: &str| -> Vec<f64> {
+        v[k].as_array()
+            .unwrap_or_else(|| panic!("{}: no {k}", client.name))
+            .iter()
+            .map(|x| x.as_f64().expect("a number"))
+            .collect()
+    };
+    Figures {
+        ping_us: v["ping_us"].as_f64().expect("ping_us"),
+        idle_ping_us: v["idle_ping_us"].as_f64().expect("idle_ping_us"),
+        handoffs_us: list("handoffs_us"),
+        ours_pairs_s: list("ours_pairs_s"),
+        raw_pairs_s: list("raw_pairs_s"),
+    }
+}
+
+fn flush(server: &LocalServer) {
+    let _: () = redis::cmd("FLUSHALL")
+        .query(&mut server.connection())
+        .expect("FLUSHALL");
+}
+
+fn us_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+/// The Rust API's figures, measured as the scripts measure theirs.
+fn rust_figures(server: &LocalServer, waits: usize, pairs: usize) -> Figures {
+    flush(server);
+    let mut con = server.connection();
+    let mut pings: Vec<f64> = (0..2000)
+        .map(|_| {
+            let t = Instant::now();
+            let _: String = redis::cmd("PING").query(&mut con).expect("PING");
+            us_since(t)
+        })
+        .collect();
+    let mut idle: Vec<f64> = (0..waits)
+        .map(|i| {
+            thread::sleep(Duration::from_millis(2 + (i as u64 * 7) % 10));
+            let t = Instant::now();
+            let _: String = redis::cmd("PING").query(&mut con).expect("PING");
+            us_since(t)
+        })
+        .collect();
+    let handoffs_us = rust_handoffs(&server.url(), waits);
+    let (ours_pairs_s, raw_pairs_s) = rust_pairs(server, &mut con, pairs);
+    Figures {
+        ping_us: median(&mut pings),
+        idle_ping_us: median(&mut idle),
+        handoffs_us,
+        ours_pairs_s,
+        raw_pairs_s,
+    }
+}
+
+/// `n` handoffs: this thread holds and releases, a waiter thread on its own
+/// connection is blocked in `acquire` (notified waiting).
+fn rust_handoffs(url: &str, n: usize) -> Vec<f64> {
+    let lock = Lock::new("bench-handoff", Duration::from_secs(30)).expect("valid lock");
+    let (go, jobs) = mpsc::channel::<()>();
+    let (done, got) = mpsc::channel::<Instant>();
+    let worker = {
+        let (lock, url) = (lock.clone(), url.to_string());
+        thread::spawn(move || {
+            let mut con = Connection::open(url.as_str()).expect("connect");
+            while jobs.recv().is_ok() {
+                let lease = lock
+                    .acquire(Duration::from_secs(10))
+                    .run(&mut con)
+                    .expect("acquire");
+                let at = Instant::now();
+                lock.release(&lease.token).run(&mut con).expect("release");
+                done.send(at).expect("report");
+            }
+        })
+    };
+    let mut holder = Connection::open(url).expect("connect");
+    let mut waits = Vec::with_capacity(n);
+    for i in 0..n {
+        let held = lock.try_acquire().run(&mut holder).expect("free lock");
+        go.send(()).expect("start the waiter");
+        thread::sleep(Duration::from_millis(20 + (i as u64 * 7) % 10));
+        let released = Instant::now();
+        lock.release(&held.token).run(&mut holder).expect("release");
+        let at = got.recv().expect("the waiter got it");
+        waits.push(at.duration_since(released).as_secs_f64() * 1e6);
+    }
+    drop(go);
+    worker.join().expect("waiter");
+    waits
+}
+
+/// 5 rounds of `n` pairs of the Lock's and of redis-rs's raw SET NX PX +
+/// EVALSHA compare-and-delete, interleaved (a b, b a, ...) after a warm-up
+/// of each, as the scripts measure theirs.
+fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut con = Connection::open(server.url()).expect("connect");
+    let lock = Lock::new("bench-pairs", Duration::from_secs(30)).expect("valid lock");
+    let cad: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
+        .query(raw)
+        .expect("SCRIPT LOAD");
+    let mut ours = |k: usize| {
+        for _ in 0..k {
+            let lease = lock.try_acquire().run(&mut con).expect("free lock");
+            lock.release(&lease.token).run(&mut con).expect("release");
+        }
+    };
+    let mut floor = |k: usize| {
+        for i in 0..k {
+            let token = format!("{i:032x}");
+            let ok: Option<String> = redis::cmd("SET")
+                .arg("bench-raw")
+                .arg(&token)
+                .arg("NX")
+                .arg("PX")
+                .arg(30_000)
+                .query(raw)
+                .expect("SET NX PX");
+            assert!(ok.is_some());
+            let v: i64 = redis::cmd("EVALSHA")
+                .arg(&cad)
+                .arg(1)
+                .arg("bench-raw")
+                .arg(&token)
+                .query(raw)
+                .expect("compare-and-delete");
+            assert_eq!(v, 1);
+        }
+    };
+    let timed = |f: &mut dyn FnMut(usize)| {
+        let t = Instant::now();
+        f(n);
+        n as f64 / t.elapsed().as_secs_f64()
+    };
+    ours(n / 10);
+    floor(n / 10);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for round in 0..5 {
+        if round % 2 == 0 {
+            a.push(timed(&mut ours));
+            b.push(timed(&mut floor));
+        } else {
+            b.push(timed(&mut floor));
+            a.push(timed(&mut ours));
+        }
+    }
+    (a, b)
+}
+
+fn handoff_table(all: &mut [(&str, Figures)]) {
+    let mut t = Table::new(
+        "Lock handoff: release -> the waiter (notified acquire) holds the lock (goal: p50 <= 3x, p99 <= 10x the PING round trip)",
+        &[
+            "client",
+            "handoffs",
+            "PING us",
+            "idle PING us",
+            "p50 us",
+            "p99 us",
+            "p50 / PING",
+            "p99 / PING",
+            "p50 / idle PING",
+        ],
+    );
+    for (name, f) in all.iter_mut() {
+        let (p50, p99) = (
+            quantile(&mut f.handoffs_us, 0.5),
+            quantile(&mut f.handoffs_us, 0.99),
+        );
+        t.row(vec![
+            name.to_string(),
+            f.handoffs_us.len().to_string(),
+            num(f.ping_us),
+            num(f.idle_ping_us),
+            num(p50),
+            num(p99),
+            format!("{:.1}x", p50 / f.ping_us),
+            format!("{:.1}x", p99 / f.ping_us),
+            format!("{:.1}x", p50 / f.idle_ping_us),
+        ]);
+    }
+    t.print();
+}
+
+fn pairs_table(all: &[(&str, Figures)]) {
+    let mut t = Table::new(
+        "Acquire + release pairs/s, one client, uncontended (goal: >= 0.9x the raw floor)",
+        &[
+            "client",
+            "raw SET NX PX + compare-and-delete",
+            "Lock try_acquire + release",
+            "ours / raw (median of 5 rounds)",
+        ],
+    );
+    for (name, f) in all {
+        let mut ratios: Vec<f64> = f
+            .ours_pairs_s
+            .iter()
+            .zip(&f.raw_pairs_s)
+            .map(|(o, r)| o / r)
+            .collect();
+        t.row(vec![
+            name.to_string(),
+            num(median(&mut f.raw_pairs_s.clone())),
+            num(median(&mut f.ours_pairs_s.clone())),
+            format!("{:.2}x", median(&mut ratios)),
+        ]);
+    }
+    t.print();
+}
+
+/// One `INFO` number of a node: a `stats` field, or a command's calls.
+fn info_number(node: &LocalServer, section: &str, field: &str) -> u64 {
+    node.info(section)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| {
+            let v = v.trim();
+            let v = v.strip_prefix("calls=").unwrap_or(v);
+            v.split(',').next().unwrap_or("0").parse().unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `call` (one fan-out) with the nodes' statistics reset before it;
+/// per node, its HLEN calls and the read events the call took (the INFO
+/// that reads the counter before is subtracted).
+fn counted(nodes: &[&LocalServer], call: impl FnOnce()) -> Vec<(u64, u64)> {
+    for n in nodes {
+        let _: () = redis::cmd("CONFIG")
+            .arg("RESETSTAT")
+            .query(&mut n.connection())
+            .expect("CONFIG RESETSTAT");
+    }
+    let before: Vec<u64> = nodes
+        .iter()
+        .map(|n| info_number(n, "stats", "total_reads_processed"))
+        .collect();
+    call();
+    nodes
+        .iter()
+        .zip(before)
+        .map(|(n, b)| {
+            let reads = info_number(n, "stats", "total_reads_processed") - b - 1;
+            (info_number(n, "commandstats", "cmdstat_hlen"), reads)
+        })
+        .collect()
+}
+
+/// The script's fan-out: it warms up, says "ready", runs `len` on "go".
+fn script_fanout(
+    client: &Client,
+    urls: &[String],
+    cluster: bool,
+    nodes: &[&LocalServer],
+) -> Vec<(u64, u64)> {
+    let mut cmd = client.command("fanout");
+    cmd.args(urls);
+    if cluster {
+        cmd.arg("--cluster");
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the script");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("ready");
+    assert_eq!(line.trim(), "ready", "{}: {line}", client.name);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let got = counted(nodes, || {
+        stdin.write_all(b"go\n").expect("go");
+        stdin.flush().expect("go");
+        line.clear();
+        out.read_line(&mut line).expect("the length");
+    });
+    let v: serde_json::Value = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {line}", client.name));
+    assert_eq!(v["len"], 0, "{}: {line}", client.name);
+    drop(stdin);
+    assert!(child.wait().expect("the script ends").success());
+    got
+}
+
+fn fanout_table(server: &LocalServer, cluster: &LocalCluster, clients: &[Client]) {
+    let mut t = Table::new(
+        "ShardedHash length over 2,048 shards: HLENs and read events per node (goal: one round trip per node)",
+        &[
+            "client",
+            "topology",
+            "HLENs per node",
+            "read events per node",
+        ],
+    );
+    let cells = |c: &[(u64, u64)]| {
+        let f = |g: &dyn Fn(&(u64, u64)) -> u64| {
+            c.iter()
+                .map(|x| g(x).to_string())
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        (f(&|x| x.0), f(&|x| x.1))
+    };
+    let cluster_nodes: Vec<&LocalServer> = cluster.nodes().iter().collect();
+    let topologies: [(&str, Vec<String>, Vec<&LocalServer>, bool); 2] = [
+        ("server", vec![server.url()], vec![server], false),
+        ("3-node cluster", cluster.urls(), cluster_nodes, true),
+    ];
+    let hash = ShardedHash::new("bench-fan", 2048).expect("valid");
+    let mut con = server.connection();
+    let floor = counted(&[server], || {
+        let mut pipe = redis::pipe();
+        for i in 0..2048 {
+            pipe.cmd("HLEN").arg(format!("bench-fan:{i}"));
+        }
+        let v: Vec<u64> = pipe.query(&mut con).expect("raw pipeline");
+        assert_eq!(v.len(), 2048);
+    });
+    let (h, r) = cells(&floor);
+    t.row(vec![
+        "floor: one raw redis-rs pipeline".into(),
+        "server".into(),
+        h,
+        r,
+    ]);
+    for (topology, urls, nodes, is_cluster) in &topologies {
+        let mut con = Connection::open(urls[0].as_str()).expect("connect");
+        assert_eq!(hash.len().run(&mut con).expect("len"), 0);
+        let got = counted(nodes, || {
+            assert_eq!(hash.len().run(&mut con).expect("len"), 0);
+        });
+        let (h, r) = cells(&got);
+        t.row(vec![
+            "Rust (redis-patterns)".into(),
+            topology.to_string(),
+            h,
+            r,
+        ]);
+        for c in clients {
+            let (h, r) = cells(&script_fanout(c, urls, *is_cluster, nodes));
+            t.row(vec![c.name.into(), topology.to_string(), h, r]);
+        }
+    }
+    t.print();
+}

@@ -1,0 +1,153 @@
+// The TypeScript client's part of `cargo bench --bench clients` (the
+// compiled package on ioredis), run by crates/cli/benches/clients.rs against
+// the servers it started on loopback (ioredis found through NODE_PATH):
+//
+//   node bench.js DIR figures PORT ROUNDS PAIRS
+//   node bench.js DIR fanout URL [URL...] [--cluster]
+//
+// figures prints one JSON line: the hot PING round trip (median of 2,000),
+// one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
+// handoffs (a holder on its own connection releases; the waiter, blocked in
+// acquire on another, returns: microseconds from just before the release is
+// sent; both run on this process's event loop, as in one Node service), and
+// 5 rounds of PAIRS acquire + release pairs/s (tryAcquire + release) and of
+// ioredis's raw SET NX PX + EVALSHA compare-and-delete, interleaved (a b,
+// b a, ...) after a warm-up of each.
+//
+// fanout builds a ShardedHash of 2,048 shards, calls len once (the client's
+// first use: connections, script loads), prints "ready", reads a line,
+// calls len again (the call the driver counts on the servers) and prints
+// its JSON.
+"use strict";
+
+const path = require("path");
+const crypto = require("crypto");
+const readline = require("readline");
+const Redis = require("ioredis");
+
+const [dir, mode, ...rest] = process.argv.slice(2);
+const { Lock, ShardedHash } = require(path.resolve(dir));
+
+const nowUs = () => Number(process.hrtime.bigint()) / 1000;
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+
+async function handoffs(port, rounds) {
+  const holderClient = new Redis(port, "127.0.0.1");
+  const waiterClient = new Redis(port, "127.0.0.1");
+  const holder = new Lock(holderClient, "bench-handoff", { leaseMs: 30000 });
+  const waiter = new Lock(waiterClient, "bench-handoff", { leaseMs: 30000 });
+  const waits = [];
+  for (let i = 0; i < rounds; i++) {
+    const held = await holder.tryAcquire();
+    const got = waiter.acquire(10000).then((lease) => ({ lease, at: nowUs() }));
+    await sleep(20 + ((i * 7) % 10));
+    const t = nowUs();
+    await holder.release(held.token);
+    const { lease, at } = await got;
+    waits.push(at - t);
+    await waiter.release(lease.token);
+  }
+  holderClient.disconnect();
+  waiterClient.disconnect();
+  return waits;
+}
+
+async function pairs(r, n) {
+  const lock = new Lock(r, "bench-pairs", { leaseMs: 30000 });
+  const cad = await r.script(
+    "LOAD",
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+  );
+  const oursPairs = async (k) => {
+    for (let i = 0; i < k; i++) {
+      const lease = await lock.tryAcquire();
+      await lock.release(lease.token);
+    }
+  };
+  const rawPairs = async (k) => {
+    for (let i = 0; i < k; i++) {
+      const token = crypto.randomBytes(16).toString("hex");
+      if ((await r.set("bench-raw", token, "PX", 30000, "NX")) !== "OK") throw new Error("SET NX");
+      if ((await r.evalsha(cad, 1, "bench-raw", token)) !== 1) throw new Error("CAD");
+    }
+  };
+  const timed = async (f) => {
+    const t = process.hrtime.bigint();
+    await f(n);
+    return n / (Number(process.hrtime.bigint() - t) / 1e9);
+  };
+  await oursPairs(Math.floor(n / 10));
+  await rawPairs(Math.floor(n / 10));
+  const ours = [];
+  const raw = [];
+  for (let round = 0; round < 5; round++) {
+    if (round % 2 === 0) {
+      ours.push(await timed(oursPairs));
+      raw.push(await timed(rawPairs));
+    } else {
+      raw.push(await timed(rawPairs));
+      ours.push(await timed(oursPairs));
+    }
+  }
+  return { ours, raw };
+}
+
+async function figures(port, rounds, n) {
+  const r = new Redis(port, "127.0.0.1");
+  const pings = [];
+  for (let i = 0; i < 2000; i++) {
+    const t = nowUs();
+    await r.ping();
+    pings.push(nowUs() - t);
+  }
+  const idle = [];
+  for (let i = 0; i < rounds; i++) {
+    await sleep(2 + ((i * 7) % 10));
+    const t = nowUs();
+    await r.ping();
+    idle.push(nowUs() - t);
+  }
+  const waits = await handoffs(port, rounds);
+  const { ours, raw } = await pairs(r, n);
+  r.disconnect();
+  console.log(
+    JSON.stringify({
+      ping_us: median(pings),
+      idle_ping_us: median(idle),
+      handoffs_us: waits,
+      ours_pairs_s: ours,
+      raw_pairs_s: raw,
+    }),
+  );
+}
+
+async function fanout(urls, cluster) {
+  const hostPort = (u) => {
+    const p = new URL(u);
+    return { host: p.hostname, port: Number(p.port) };
+  };
+  const r = cluster ? new Redis.Cluster(urls.map(hostPort)) : new Redis(urls[0]);
+  const h = new ShardedHash(r, "bench-fan", { shards: 2048 });
+  await h.len();
+  console.log("ready");
+  const lines = readline.createInterface({ input: process.stdin });
+  await new Promise((res) => lines.once("line", res));
+  lines.close();
+  console.log(JSON.stringify({ len: await h.len() }));
+  r.disconnect();
+}
+
+(async () => {
+  if (mode === "figures") {
+    await figures(Number(rest[0]), Number(rest[1]), Number(rest[2]));
+  } else {
+    await fanout(rest.filter((a) => !a.startsWith("--")), rest.includes("--cluster"));
+  }
+})().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
