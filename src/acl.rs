@@ -245,6 +245,8 @@ const GRANTS: &[Grant] = &[
             "+get",
             "+getrange",
             "+del",
+            // signin.combine's
+            "+getdel",
             "+sismember",
             "+smembers",
             "+expiretime",
@@ -252,6 +254,12 @@ const GRANTS: &[Grant] = &[
             "+scan",
         ],
         scripts_of: &["login_log"],
+    },
+    Grant {
+        name: "analytics",
+        about: "analytics: an:{<event>}:<period>, or an:{<tag>}:<event>:<period> with a tag (and their tmp and cache keys)",
+        rules: &["~an:*", "+getbit", "+bitcount", "+get"],
+        scripts_of: &["analytics"],
     },
     Grant {
         name: "signin",

@@ -110,6 +110,7 @@
 pub struct ReadmeDoctests;
 
 pub mod acl;
+pub mod analytics;
 pub mod bitmap;
 pub mod bloom;
 pub mod contract;
@@ -150,4 +151,5 @@ pub mod prelude {
     pub use crate::AsyncConnection;
     pub use crate::{Connection, Op, Request};
 }
-pub use script::{ScriptCall, ScriptInfo, load_all};
+pub use script::{ScriptCall, ScriptInfo};
+pub use scripts::load_all;

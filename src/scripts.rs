@@ -20,12 +20,59 @@ use crate::error::{Error, Result};
 use crate::script::{
     ArgSpec, ArgType, Bound, Idempotency, KeySpec, KeyType, ScriptCall, ScriptInfo,
 };
+use redis::Value;
 
 /// The shipped scripts, `<pattern>/<op>.lua`, byte for byte as `SCRIPT LOAD`
 /// gets them (generated into `$OUT_DIR/lua` by `build.rs`).
 pub static LUA_DIR: Dir<'static> = include_dir!("$OUT_DIR/lua");
 
 include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
+
+/// What the registry knows of each script besides its entry: its shipped
+/// source (embedded in [`LUA_DIR`]) and its place in [`ALL`].
+impl ScriptInfo {
+    /// The shipped script, byte for byte as `SCRIPT LOAD` gets it: the
+    /// file's header, the checks generated from it, then the file's body.
+    pub fn source(&self) -> &'static str {
+        LUA_DIR
+            .get_file(self.file)
+            .and_then(|f| f.contents_utf8())
+            .unwrap_or_else(|| {
+                panic!(
+                    "build.rs registered lua/{} but it is not embedded",
+                    self.file
+                )
+            })
+    }
+
+    /// Looks a script up by name (`lock.acquire`).
+    pub fn by_name(name: &str) -> Option<&'static ScriptInfo> {
+        ALL.iter().copied().find(|s| s.name == name)
+    }
+}
+
+/// Loads every script of the bundle (`SCRIPT LOAD`, on every primary of a
+/// cluster) and checks each SHA the server reports against the registry.
+/// Returns `(name, sha1)` pairs.
+pub fn load_all() -> crate::Op<Vec<(&'static str, &'static str)>> {
+    let mut batch = crate::Batch::new();
+    for s in ALL {
+        batch.add_keyless(s.load_cmd());
+    }
+    crate::Op::send(batch, |replies| check_all_loaded(replies.into_values()))
+}
+
+fn check_all_loaded(replies: Vec<Value>) -> Result<Vec<(&'static str, &'static str)>> {
+    let mut out = Vec::with_capacity(replies.len());
+    for (s, reply) in ALL.iter().zip(replies) {
+        if let Value::ServerError(e) = reply {
+            return Err(Error::from_redis(Some(s), e.into()));
+        }
+        s.check_loaded(reply)?;
+        out.push((s.name, s.sha1));
+    }
+    Ok(out)
+}
 
 /// The generator's golden file is real Rust: it is compiled here against the
 /// library's runtime types, and these tests check what its wrappers put

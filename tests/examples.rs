@@ -41,6 +41,7 @@ macro_rules! examples {
 }
 
 examples!(
+    analytics: "../examples/analytics.rs",
     bloom: "../examples/bloom.rs",
     expiring_map: "../examples/expiring_map.rs",
     layout: "../examples/layout.rs",

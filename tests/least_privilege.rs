@@ -12,7 +12,8 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use chrono::{NaiveDate, Utc};
+use chrono::{NaiveDate, TimeZone, Utc};
+use redis_patterns::analytics::{Analytics, Expr, Granularity, Period};
 use redis_patterns::bloom::{Bloom, JsHashBloom};
 use redis_patterns::core::{Durability, LimitsSource, RequestId};
 use redis_patterns::lock::Lock;
@@ -127,7 +128,7 @@ fn url_of(port: u16, user: &str) -> String {
 
 /// Every pattern with a group of its own (the layout's scripts are the
 /// sharded hash's and the packed store's, in their groups).
-const PATTERNS: [&str; 12] = [
+const PATTERNS: [&str; 13] = [
     "expiring_map",
     "lock",
     "semaphore",
@@ -140,6 +141,7 @@ const PATTERNS: [&str; 12] = [
     "rolling",
     "login_log",
     "signin",
+    "analytics",
 ];
 
 #[test]
@@ -524,6 +526,38 @@ fn tour(pattern: &str, d: &mut Driver) {
                     2
                 );
                 ok(d.run(s.streak(100, day(1), day(3))).map(drop), "streak");
+            }
+        }
+        "analytics" => {
+            let at = Utc.with_ymd_and_hms(2099, 5, 1, 10, 0, 0).unwrap();
+            for a in [
+                Analytics::builder()
+                    .granularities(&Granularity::ALL)
+                    .retention(Granularity::Day, Retention::days(30))
+                    .build()
+                    .unwrap(),
+                Analytics::builder().tag("app").build().unwrap(),
+            ] {
+                assert_eq!(d.run(a.mark("active", 1, &at)).unwrap(), Some(true));
+                assert_eq!(
+                    d.run(a.mark_many("bought", &[(1, at), (2, at)])).unwrap(),
+                    Some(2)
+                );
+                ok(d.run(a.mark_unique("signup", 1)).map(drop), "mark_unique");
+                assert_eq!(d.run(a.count("active", Period::Day(day(1)))).unwrap(), 1);
+                assert!(d.run(a.contains("active", Period::Day(day(1)), 1)).unwrap());
+                assert_eq!(d.run(a.count_unique("signup")).unwrap(), 1);
+                let e = Expr::event("bought", Period::Day(day(1)))
+                    .and_not(Expr::event("active", Period::Day(day(1))));
+                assert_eq!(d.run(a.query(e.clone()).count()).unwrap(), 1);
+                assert!(d.run(a.query(e.clone()).contains(2)).unwrap());
+                assert_eq!(d.run(a.query(e.clone()).members(0, 10)).unwrap().ids, [2]);
+                let cached = a.query(e).cache("tour", Duration::from_secs(5));
+                assert_eq!(d.run(cached.count()).unwrap(), 1);
+                let t = d
+                    .run(a.cohort("active", "bought", Period::Day(day(1)), 2, 2))
+                    .unwrap();
+                assert_eq!(t.sizes, [1, 0]);
             }
         }
         other => panic!("no tour for {other}"),

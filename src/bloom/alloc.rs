@@ -18,8 +18,17 @@
 //!
 //! [`BloomParams::memory`]: super::BloomParams::memory
 
-use super::params::{LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, SDS_HEADERS};
 use crate::core::Allocator;
+
+/// The smallest jemalloc size class.
+pub(crate) const MIN_CLASS: u64 = 8;
+/// log2 of jemalloc's quantum (16 bytes): the smallest class spacing above it.
+pub(crate) const LG_QUANTUM: u64 = 4;
+/// log2 of jemalloc's classes per doubling (4).
+pub(crate) const LG_CLASSES_PER_DOUBLING: u64 = 2;
+/// The header sizes of Redis' SDS strings (sdshdr8, 16, 32, 64), by the
+/// length ranges they hold: below 2^8, 2^16, 2^32, and beyond.
+pub(crate) const SDS_HEADERS: [u64; 4] = [3, 5, 9, 17];
 
 /// glibc's page size, and the size above which it starts out mapping pages.
 const PAGE: u64 = 4096;

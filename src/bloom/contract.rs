@@ -4,14 +4,12 @@
 
 use serde_json::json;
 
+use super::alloc::{LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, SDS_HEADERS};
 use super::hash::{SEED_BLOCK, SEED_H1, SEED_H2};
-use super::params::{
-    EXTRA_BLOCKS, LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, MIN_WASTE, SDS_HEADERS,
-    WASTE_DIVISOR,
-};
+use super::params::{EXTRA_BLOCKS, MIN_WASTE, WASTE_DIVISOR};
 use super::sized::CHUNK_OFFSETS;
 use super::{DEFAULT_MAX_BITS, DEFAULT_PREFIX, MAX_BLOCK_BYTES, MAX_K, SCHEME, SCHEME_VERSION};
-use crate::contract::{
+use crate::contract::parts::{
     Function, PatternContract, constant, function, key, param, protocol, scripts_of,
 };
 
@@ -219,7 +217,7 @@ pub(crate) fn contract() -> PatternContract {
 mod tests {
     use super::*;
     use crate::bloom::{Bloom, BloomParams, JsHashBloom};
-    use crate::contract::render;
+    use crate::contract::parts::render;
 
     #[test]
     fn templates_render_the_keys_the_filters_use() {

@@ -7,8 +7,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
-use super::seed::JsHashBloom;
-use super::sized::Bloom;
 use crate::core::{Op, setters};
 use crate::error::Error;
 
@@ -16,7 +14,8 @@ use crate::error::Error;
 /// (loaded or skipped, counting from position 0, the skipped `start` ones
 /// included; never more than the input has); `added` of the loaded items
 /// were new; of `unknown` more it is not known (their call was sent again
-/// after its reply was lost and found them present: see [`Bloom::add`]).
+/// after its reply was lost and found them present: see
+/// [`Bloom::add`](super::Bloom::add)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct LoadProgress {
     /// Input positions done (skipped ones included).
@@ -102,20 +101,10 @@ impl<T: LoadItem> LoadItem for Option<T> {
     }
 }
 
-/// The filter a load adds to.
-#[derive(Debug, Clone)]
-pub(crate) enum Filter {
-    Sized(Bloom),
-    JsHash(JsHashBloom),
-}
-
-impl Filter {
-    fn multi_add(&self, items: &[&[u8]]) -> Op<Vec<Option<bool>>> {
-        match self {
-            Filter::Sized(f) => f.multi_add(items),
-            Filter::JsHash(f) => f.multi_add(items),
-        }
-    }
+/// The filter a load adds to (a sized [`Bloom`](super::Bloom) or a
+/// [`JsHashBloom`](super::JsHashBloom)): one batch's add.
+pub(crate) trait Filter: std::fmt::Debug + Send + Sync {
+    fn multi_add(&self, items: &[&[u8]]) -> Op<Vec<Option<bool>>>;
 }
 
 /// What the ops of a load report back.
@@ -128,8 +117,9 @@ struct Shared {
     pending: bool,
 }
 
-/// A bulk load of an iterator into a filter ([`Bloom::load`],
-/// [`JsHashBloom::load`]), in batches of [`batch`](Load::batch) items
+/// A bulk load of an iterator into a filter
+/// ([`Bloom::load`](super::Bloom::load),
+/// [`JsHashBloom::load`](super::JsHashBloom::load)), in batches of [`batch`](Load::batch) items
 /// (default 1000), skipping the first [`start`](Load::start) positions —
 /// pass the `done` of an interrupted load to resume it.
 ///
@@ -160,7 +150,7 @@ struct Shared {
 /// [`Load::into_op`] makes the whole load one op (for an input that is
 /// `Send + 'static`), for either driver.
 pub struct Load<I> {
-    filter: Filter,
+    filter: Arc<dyn Filter>,
     items: I,
     batch: usize,
     start: u64,
@@ -182,9 +172,9 @@ impl<I> std::fmt::Debug for Load<I> {
 }
 
 impl<I> Load<I> {
-    pub(crate) fn new(filter: Filter, items: I) -> Self {
+    pub(crate) fn new(filter: impl Filter + 'static, items: I) -> Self {
         Self {
-            filter,
+            filter: Arc::new(filter),
             items,
             batch: 1000,
             start: 0,

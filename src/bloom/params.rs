@@ -6,7 +6,8 @@
 use serde::Serialize;
 
 use super::alloc::{
-    class_below, libc_exact_request, payload_within, reserved, size_class, string_request,
+    MIN_CLASS, class_below, libc_exact_request, payload_within, reserved, size_class,
+    string_request,
 };
 use crate::core::Allocator;
 use crate::error::{Error, Result};
@@ -138,15 +139,6 @@ impl BloomParams {
     }
 }
 
-/// The smallest jemalloc size class.
-pub(crate) const MIN_CLASS: u64 = 8;
-/// log2 of jemalloc's quantum (16 bytes): the smallest class spacing above it.
-pub(crate) const LG_QUANTUM: u64 = 4;
-/// log2 of jemalloc's classes per doubling (4).
-pub(crate) const LG_CLASSES_PER_DOUBLING: u64 = 2;
-/// The header sizes of Redis' SDS strings (sdshdr8, 16, 32, 64), by the
-/// length ranges they hold: below 2^8, 2^16, 2^32, and beyond.
-pub(crate) const SDS_HEADERS: [u64; 4] = [3, 5, 9, 17];
 /// The planner's tolerated waste: total bytes / this (1 %), ...
 pub(crate) const WASTE_DIVISOR: u64 = 100;
 /// ... but at least this many bytes.

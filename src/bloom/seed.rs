@@ -153,10 +153,16 @@ impl JsHashBloom {
         I: IntoIterator,
         I::Item: LoadItem,
     {
-        Load::new(Filter::JsHash(self.clone()), items.into_iter())
+        Load::new(self.clone(), items.into_iter())
     }
 }
 
 fn flags(reply: Vec<i64>) -> Vec<bool> {
     reply.into_iter().map(|x| x == 1).collect()
+}
+
+impl Filter for JsHashBloom {
+    fn multi_add(&self, items: &[&[u8]]) -> Op<Vec<Option<bool>>> {
+        JsHashBloom::multi_add(self, items)
+    }
 }

@@ -1020,7 +1020,7 @@ impl Bloom {
         I: IntoIterator,
         I::Item: LoadItem,
     {
-        Load::new(Filter::Sized(self.clone()), items.into_iter())
+        Load::new(self.clone(), items.into_iter())
     }
 }
 
@@ -1063,4 +1063,10 @@ enum Settled {
         block: usize,
         mark: Option<Batch>,
     },
+}
+
+impl Filter for Bloom {
+    fn multi_add(&self, items: &[&[u8]]) -> Op<Vec<Option<bool>>> {
+        Bloom::multi_add(self, items)
+    }
 }

@@ -9,7 +9,8 @@
 //! every later operation (clones made after that, and
 //! [`Connection::try_clone`](crate::Connection::try_clone), copy it; an
 //! async clone made before detects once for itself). An operation reads it
-//! from its [`Env`] ([`Env::caps`]); a caller with [`server_caps`] or
+//! from its [`Env`](super::Env) ([`Env::caps`](super::Env::caps)); a caller with
+//! [`server_caps`](super::server_caps) or
 //! `caps()`, or with `redis-patterns info --json`; `set_caps` sets it
 //! instead (e.g. [`Caps::without`] a capability while a cluster is upgraded
 //! node by node: the nodes asked may not be the ones a call reaches).
@@ -30,9 +31,6 @@
 
 use redis::Value;
 use serde::Serialize;
-
-use super::batch::Batch;
-use super::op::{Env, Op};
 
 /// A capability: a set of commands (or `BITOP` operators) a pattern may use
 /// when the server has all of them, with a path for servers without.
@@ -195,7 +193,7 @@ impl Caps {
     }
 
     /// The caps of the replies to [`add`]'s commands.
-    fn from_replies(info: Value, commands: Value, bitop_docs: Value) -> Self {
+    pub(crate) fn from_replies(info: Value, commands: Value, bitop_docs: Value) -> Self {
         let mut caps = Caps::default();
         let texts = texts(info);
         caps.info_reported = !texts.is_empty();
@@ -227,58 +225,12 @@ impl Caps {
 }
 
 /// The plain commands of every capability, for `COMMAND INFO`.
-fn asked_commands() -> Vec<&'static str> {
+pub(crate) fn asked_commands() -> Vec<&'static str> {
     CAPABILITIES
         .iter()
         .flat_map(|c| c.commands.iter().copied())
         .filter(|c| !c.starts_with("BITOP "))
         .collect()
-}
-
-/// Adds what [`detect`] reads: `INFO server`, `COMMAND INFO` of every
-/// capability's commands and `COMMAND DOCS BITOP`, none with a key.
-fn add(batch: &mut Batch) {
-    let mut info = redis::cmd("INFO");
-    info.arg("server");
-    batch.add_keyless(info);
-    let mut command = redis::cmd("COMMAND");
-    command.arg("INFO").arg(asked_commands());
-    batch.add_keyless(command);
-    let mut docs = redis::cmd("COMMAND");
-    docs.arg("DOCS").arg("BITOP");
-    batch.add_keyless(docs);
-}
-
-/// Detects what the server can do, as an operation (what a driver runs
-/// before a connection's first operation).
-pub(crate) fn detect() -> Op<Caps> {
-    let mut batch = Batch::with_capacity(3);
-    add(&mut batch);
-    Op::send(batch, |mut r| {
-        let info = r.take_value()?;
-        let commands = r.take_value()?;
-        let docs = r.take_value()?;
-        Ok(Caps::from_replies(info, commands, docs))
-    })
-}
-
-/// What the connection's server can do, detected once per connection (the
-/// driver detects it before the connection's first operation, and this op
-/// only reads it).
-///
-/// ```no_run
-/// use redis_patterns::core::server_caps;
-/// use redis_patterns::prelude::*;
-///
-/// # fn main() -> redis_patterns::Result<()> {
-/// let mut con = Connection::open("redis://127.0.0.1/")?;
-/// let caps = server_caps().run(&mut con)?;
-/// println!("{} {:?}: {:?}", caps.server.name(), caps.version, caps.names());
-/// # Ok(())
-/// # }
-/// ```
-pub fn server_caps() -> Op<Caps> {
-    Op::with_env(|env: &Env| Op::ready(env.caps()))
 }
 
 /// The texts of an `INFO` reply: one server's, or (a cluster router that

@@ -21,25 +21,27 @@
 //! of its own to the node that serves the channel's slot (see
 //! [`subscriber`](super::subscriber)).
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{
-    Addr, Batch, Outcome, Part, Refresh, Routed, Target, failed, not_sent, reply_in_place,
-};
+use super::batch::Batch;
 use super::call_mode::CallMode;
+#[cfg(feature = "cluster")]
+use super::cluster::{Ask, ClusterState, Lookup, SlotRead, route};
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
+use super::exchange::{
+    Addr, Outcome, Part, Refresh, Routed, Target, failed, not_sent, reply_in_place,
+};
+#[cfg(not(feature = "cluster"))]
+use super::nodes::cluster_feature_needed;
 use super::nodes::{
     CONNECT_TIMEOUT, RESPONSE_TIMEOUT, Tls, cannot_reconnect, cluster_enabled, info_cluster,
     node_key, refuse_cluster_node,
 };
 #[cfg(feature = "cluster")]
-use super::nodes::{
-    Known, Seeds, cluster_client, needs_map, read_map, route, serving, to_slot_node,
-};
+use super::nodes::{Seeds, cluster_client, to_slot_node};
 use super::op::Op;
 use super::retry::RetryPolicy;
 use super::settings::{Settings, driver_settings};
@@ -80,19 +82,10 @@ struct Single {
     lost: Option<String>,
 }
 
+/// A cluster: its state, and the I/O it asks for.
 #[cfg(feature = "cluster")]
 struct ClusterLink {
-    /// The cluster client for commands without a key; `None` until it is
-    /// built again (after it failed).
-    router: Option<redis::cluster::ClusterConnection>,
-    /// Where the router is built from and how to reach a node
-    /// (credentials, TLS); `None` when the router was handed to us: it is
-    /// then never rebuilt, and every command goes through it.
-    own: Option<Seeds>,
-    nodes: HashMap<Addr, redis::Connection>,
-    slots: SlotMap,
-    /// Every node seen, asked in turn for the slot map.
-    known: Known,
+    state: ClusterState<redis::Connection, redis::cluster::ClusterConnection>,
 }
 
 #[cfg(feature = "cluster")]
@@ -101,11 +94,7 @@ impl ClusterLink {
     /// one that sends everything through `router`.
     fn new(router: redis::cluster::ClusterConnection, own: Option<Seeds>) -> Self {
         Self {
-            router: Some(router),
-            known: Known::of(own.as_ref()),
-            own,
-            nodes: HashMap::new(),
-            slots: SlotMap::default(),
+            state: ClusterState::new(router, own),
         }
     }
 }
@@ -137,10 +126,7 @@ impl Connection {
             #[cfg(feature = "cluster")]
             return Self::cluster_with([client.get_connection_info().clone()], tls);
             #[cfg(not(feature = "cluster"))]
-            return Err(Error::invalid(
-                "url",
-                "names a Redis Cluster node: enable the crate's `cluster` feature",
-            ));
+            return Err(cluster_feature_needed());
         }
         Ok(Self::with_link(Link::Single(Single {
             client: Some(Box::new(client)),
@@ -223,7 +209,7 @@ impl Connection {
         match &self.link {
             Link::Single(_) => true,
             #[cfg(feature = "cluster")]
-            Link::Cluster(c) => c.own.is_some(),
+            Link::Cluster(c) => c.state.own().is_some(),
         }
     }
 
@@ -255,7 +241,7 @@ impl Connection {
                 lost: None,
             }),
             #[cfg(feature = "cluster")]
-            Link::Cluster(c) if let Some(own) = &c.own => {
+            Link::Cluster(c) if let Some(own) = c.state.own() => {
                 let Self { link, .. } = Self::cluster_with(own.seeds.clone(), own.tls.clone())?;
                 link
             }
@@ -318,7 +304,7 @@ impl Connection {
         if stale {
             #[cfg(feature = "cluster")]
             if let Link::Cluster(c) = &mut self.link {
-                c.slots = SlotMap::default();
+                c.state.forget_map();
             }
         }
         woken
@@ -332,13 +318,13 @@ impl Connection {
                 Some((node_key(&info), info))
             }
             #[cfg(feature = "cluster")]
-            Link::Cluster(c) => {
-                let base = c.own.as_ref()?.base.clone();
-                if c.slots.is_empty() {
-                    c.read_slots().ok()?;
+            Link::Cluster(c) => match c.state.wait_target(slot) {
+                Lookup::Found(target) => target,
+                Lookup::ReadMap => {
+                    let map = c.read_slots().ok()?;
+                    c.state.serving(&map, slot)
                 }
-                serving(&base, &c.slots, slot)
-            }
+            },
         }
     }
 
@@ -420,61 +406,41 @@ impl Single {
 #[cfg(feature = "cluster")]
 impl ClusterLink {
     fn targets(&mut self, refresh: Refresh, slots: &[Option<u16>]) -> Result<Vec<Target>> {
-        if refresh.slots {
-            self.slots = SlotMap::default();
+        match self.state.targets(refresh, slots) {
+            Lookup::Found(targets) => Ok(targets),
+            Lookup::ReadMap => Ok(route(&self.read_slots()?, slots)),
         }
-        if refresh.router && self.own.is_some() {
-            self.router = None;
-        }
-        if self.own.is_none() {
-            return Ok(vec![Target::Router; slots.len()]);
-        }
-        if needs_map(&self.slots, slots) {
-            self.read_slots()?;
-        }
-        Ok(route(&self.slots, slots))
     }
 
     /// Reads the slot map from the first known node that answers.
-    fn read_slots(&mut self) -> Result<()> {
-        let mut last = None;
-        for addr in self.known.in_order() {
-            let reply = self
-                .node(&addr)
-                .and_then(|con| Ok(SlotMap::cmd().query::<Value>(con)?));
-            match read_map(reply) {
-                Ok(map) => {
-                    self.known.answered(&addr, &map);
-                    self.slots = map;
-                    return Ok(());
-                }
-                Err(e) => {
-                    self.nodes.remove(&addr);
-                    last = Some(e);
+    fn read_slots(&mut self) -> Result<SlotMap> {
+        let mut read = SlotRead::new(&self.state);
+        let mut reply = None;
+        loop {
+            match read.step(&mut self.state, reply.take()) {
+                Ask::Done(map) => return map,
+                Ask::Node(addr) => {
+                    let con = self.node(&addr);
+                    reply = Some(con.and_then(|con| Ok(SlotMap::cmd().query::<Value>(con)?)));
                 }
             }
         }
-        Err(self.known.none_answered(last))
     }
 
     fn node(&mut self, addr: &Addr) -> Result<&mut redis::Connection> {
-        if !self.nodes.contains_key(addr) {
-            let own = self
-                .own
-                .as_ref()
-                .expect("nodes are reached only with seeds of its own");
-            let con = connect(&redis::Client::open(own.node(addr))?)?;
-            self.nodes.insert(addr.clone(), con);
+        if self.state.node(addr).is_none() {
+            let con = connect(&redis::Client::open(self.state.node_info(addr))?)?;
+            return Ok(self.state.keep_node(addr, con));
         }
-        Ok(self.nodes.get_mut(addr).expect("inserted above"))
+        Ok(self.state.node(addr).expect("open"))
     }
 
     fn router(&mut self) -> Result<&mut redis::cluster::ClusterConnection> {
-        if self.router.is_none() {
-            let own = self.own.as_ref().ok_or_else(|| cannot_reconnect(None))?;
-            self.router = Some(own.client(&self.known)?.get_connection()?);
+        if self.state.router().is_none() {
+            let router = self.state.router_client()?.get_connection()?;
+            self.state.keep_router(router);
         }
-        Ok(self.router.as_mut().expect("set above"))
+        Ok(self.state.router().expect("kept above"))
     }
 
     /// Every node part's pipeline is written before any reply is read, so
@@ -489,7 +455,7 @@ impl ClusterLink {
                 Err(e) => *outcome = Some(not_sent(e)),
                 Ok(con) => {
                     if let Err(e) = con.send_packed_command(&part.pipe.get_packed_pipeline()) {
-                        self.nodes.remove(addr);
+                        self.state.drop_node(addr);
                         *outcome = Some(failed(Vec::new(), e));
                     }
                 }
@@ -501,10 +467,10 @@ impl ClusterLink {
             }
             *outcome = Some(match &part.target {
                 Target::Node(addr) => {
-                    let con = self.nodes.get_mut(addr).expect("written above");
+                    let con = self.state.node(addr).expect("written above");
                     let got = receive(con, part.len());
                     if matches!(got, Outcome::Failed { .. }) {
-                        self.nodes.remove(addr);
+                        self.state.drop_node(addr);
                     }
                     got
                 }
@@ -536,8 +502,8 @@ impl ClusterLink {
             let Some(outcome) = routed.file(reply) else {
                 continue;
             };
-            if matches!(outcome, Outcome::Failed { .. }) && self.own.is_some() {
-                self.router = None;
+            if matches!(outcome, Outcome::Failed { .. }) {
+                self.state.router_failed();
             }
             return outcome;
         }

@@ -20,7 +20,6 @@
 //! A [`Step::Wait`](super::Step::Wait) registers with a hub of subscription connections shared
 //! by the connection's clones (see [`subscriber_async`](super::subscriber_async)).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -30,24 +29,28 @@ use std::time::Duration;
 use redis::aio::ConnectionLike as _;
 use redis::{Cmd, ConnectionInfo, IntoConnectionInfo, Value};
 
-use super::batch::{Addr, Batch, Outcome, Part, Refresh, Routed, Target, failed, not_sent};
+use super::batch::Batch;
 use super::call_mode::CallMode;
+#[cfg(feature = "cluster")]
+use super::cluster::{Ask, ClusterState, Lookup, SlotRead, route};
 use super::drive::{Input, Io, Run};
 use super::durability::Durability;
+use super::exchange::{Addr, Outcome, Part, Refresh, Routed, Target, failed, not_sent};
+#[cfg(not(feature = "cluster"))]
+use super::nodes::cluster_feature_needed;
 use super::nodes::{
     CONNECT_TIMEOUT, RESPONSE_TIMEOUT, Tls, cannot_reconnect, cluster_enabled, info_cluster,
     node_key, refuse_cluster_node,
 };
 #[cfg(feature = "cluster")]
-use super::nodes::{
-    Known, Seeds, cluster_client, needs_map, read_map, route, serving, to_slot_node,
-};
+use super::nodes::{Seeds, cluster_client, to_slot_node};
 use super::op::Op;
 use super::retry::RetryPolicy;
 use super::settings::{Settings, driver_settings};
+#[cfg(feature = "cluster")]
 use super::slots::SlotMap;
 use super::subscriber_async::{Hub, Waits};
-use super::undo::Undo;
+use super::undo::{Runner, Undo};
 use super::wait_stats::WaitStats;
 use crate::error::{Error, Result};
 use crate::keys::cluster_slot;
@@ -97,20 +100,18 @@ struct Mux {
     lost: Mutex<Option<String>>,
 }
 
+/// A cluster: its state, shared by the clones behind one lock (never held
+/// across an `.await`), and the I/O it asks for.
 #[cfg(feature = "cluster")]
 struct ClusterLink {
-    /// The cluster client for commands without a key; `None` until built
-    /// again (after it failed).
-    router: Mutex<Option<redis::cluster_async::ClusterConnection>>,
-    /// Where the router is built from and how to reach a node
-    /// (credentials, TLS); `None` when the router was handed to us: it is
-    /// then never rebuilt, and every command goes through it.
-    own: Option<Seeds>,
-    nodes: Mutex<HashMap<Addr, redis::aio::MultiplexedConnection>>,
-    slots: Mutex<SlotMap>,
-    /// Every node seen, asked in turn for the slot map.
-    known: Mutex<Known>,
+    state: Mutex<AsyncState>,
+    /// Whether it reaches nodes itself (seeds of its own), fixed at birth.
+    own: bool,
 }
+
+#[cfg(feature = "cluster")]
+type AsyncState =
+    ClusterState<redis::aio::MultiplexedConnection, redis::cluster_async::ClusterConnection>;
 
 #[cfg(feature = "cluster")]
 impl ClusterLink {
@@ -118,12 +119,13 @@ impl ClusterLink {
     /// one that sends everything through `router`.
     fn new(router: redis::cluster_async::ClusterConnection, own: Option<Seeds>) -> Self {
         Self {
-            router: Mutex::new(Some(router)),
-            known: Mutex::new(Known::of(own.as_ref())),
-            own,
-            nodes: Mutex::new(HashMap::new()),
-            slots: Mutex::new(SlotMap::default()),
+            own: own.is_some(),
+            state: Mutex::new(ClusterState::new(router, own)),
         }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, AsyncState> {
+        self.state.lock().expect("cluster state lock")
     }
 }
 
@@ -171,10 +173,7 @@ impl AsyncConnection {
             #[cfg(feature = "cluster")]
             return Self::cluster_with([info], tls).await;
             #[cfg(not(feature = "cluster"))]
-            return Err(Error::invalid(
-                "url",
-                "names a Redis Cluster node: enable the crate's `cluster` feature",
-            ));
+            return Err(cluster_feature_needed());
         }
         Ok(Self::with_link(Link::Manager(manager), Some(info)))
     }
@@ -295,7 +294,7 @@ impl AsyncConnection {
         match &self.link {
             Link::Manager(_) | Link::Multiplexed(_) => true,
             #[cfg(feature = "cluster")]
-            Link::Cluster(c) => c.own.is_some(),
+            Link::Cluster(c) => c.own,
         }
     }
 
@@ -339,7 +338,7 @@ impl AsyncConnection {
         let mut waits = Waits::default();
         loop {
             let io = run.next_undoable(input, undo.sink())?;
-            undo.arm(self);
+            undo.arm(|| undo_runner(self.clone()));
             input = match io {
                 Io::Done(v) => return Ok(v),
                 Io::Sleep(d) => {
@@ -368,7 +367,7 @@ impl AsyncConnection {
         if refused {
             #[cfg(feature = "cluster")]
             if let Link::Cluster(c) = &self.link {
-                *c.slots.lock().expect("slot map lock") = SlotMap::default();
+                c.state().forget_map();
             }
         }
         woken
@@ -384,11 +383,15 @@ impl AsyncConnection {
             }
             #[cfg(feature = "cluster")]
             Link::Cluster(c) => {
-                let mut map = c.slots.lock().expect("slot map lock").clone();
-                if map.is_empty() {
-                    map = c.read_slots().await.ok()?;
+                let _ = info;
+                let lookup = c.state().wait_target(slot);
+                match lookup {
+                    Lookup::Found(target) => target,
+                    Lookup::ReadMap => {
+                        let map = c.read_slots().await.ok()?;
+                        c.state().serving(&map, slot)
+                    }
                 }
-                serving(&info, &map, slot)
             }
         }
     }
@@ -476,76 +479,57 @@ impl Mux {
 #[cfg(feature = "cluster")]
 impl ClusterLink {
     async fn targets(&self, refresh: Refresh, slots: &[Option<u16>]) -> Result<Vec<Target>> {
-        if refresh.slots {
-            *self.slots.lock().expect("slot map lock") = SlotMap::default();
+        let lookup = self.state().targets(refresh, slots);
+        match lookup {
+            Lookup::Found(targets) => Ok(targets),
+            Lookup::ReadMap => Ok(route(&self.read_slots().await?, slots)),
         }
-        if refresh.router && self.own.is_some() {
-            *self.router.lock().expect("router lock") = None;
-        }
-        if self.own.is_none() {
-            return Ok(vec![Target::Router; slots.len()]);
-        }
-        let mut map = self.slots.lock().expect("slot map lock").clone();
-        if needs_map(&map, slots) {
-            map = self.read_slots().await?;
-        }
-        Ok(route(&map, slots))
     }
 
     /// Reads the slot map from the first known node that answers.
     async fn read_slots(&self) -> Result<SlotMap> {
-        let known = self.known.lock().expect("known lock").in_order();
-        let mut last = None;
-        for addr in &known {
-            let reply = match self.node(addr).await {
-                Ok(mut con) => SlotMap::cmd()
-                    .query_async::<Value>(&mut con)
-                    .await
-                    .map_err(Error::from),
-                Err(e) => Err(e),
-            };
-            match read_map(reply) {
-                Ok(map) => {
-                    self.known.lock().expect("known lock").answered(addr, &map);
-                    *self.slots.lock().expect("slot map lock") = map.clone();
-                    return Ok(map);
-                }
-                Err(e) => {
-                    self.nodes.lock().expect("nodes lock").remove(addr);
-                    last = Some(e);
+        let mut read = SlotRead::new(&*self.state());
+        let mut reply = None;
+        loop {
+            let ask = read.step(&mut self.state(), reply.take());
+            match ask {
+                Ask::Done(map) => return map,
+                Ask::Node(addr) => {
+                    reply = Some(match self.node(&addr).await {
+                        Ok(mut con) => SlotMap::cmd()
+                            .query_async::<Value>(&mut con)
+                            .await
+                            .map_err(Error::from),
+                        Err(e) => Err(e),
+                    });
                 }
             }
         }
-        Err(self.known.lock().expect("known lock").none_answered(last))
     }
 
     async fn node(&self, addr: &Addr) -> Result<redis::aio::MultiplexedConnection> {
-        if let Some(con) = self.nodes.lock().expect("nodes lock").get(addr) {
-            return Ok(con.clone());
-        }
-        let own = self
-            .own
-            .as_ref()
-            .expect("nodes are reached only with seeds of its own");
-        let con = multiplexed(&redis::Client::open(own.node(addr))?).await?;
-        self.nodes
-            .lock()
-            .expect("nodes lock")
-            .entry(addr.clone())
-            .or_insert(con.clone());
+        let info = {
+            let mut state = self.state();
+            if let Some(con) = state.node(addr) {
+                return Ok(con.clone());
+            }
+            state.node_info(addr)
+        };
+        let con = multiplexed(&redis::Client::open(info)?).await?;
+        self.state().keep_node(addr, con.clone());
         Ok(con)
     }
 
     async fn router(&self) -> Result<redis::cluster_async::ClusterConnection> {
-        if let Some(r) = self.router.lock().expect("router lock").clone() {
-            return Ok(r);
-        }
         let client = {
-            let own = self.own.as_ref().ok_or_else(|| cannot_reconnect(None))?;
-            own.client(&self.known.lock().expect("known lock"))?
+            let mut state = self.state();
+            if let Some(r) = state.router() {
+                return Ok(r.clone());
+            }
+            state.router_client()?
         };
         let router = client.get_async_connection().await?;
-        *self.router.lock().expect("router lock") = Some(router.clone());
+        self.state().keep_router(router.clone());
         Ok(router)
     }
 
@@ -564,7 +548,7 @@ impl ClusterLink {
                 match pipe.query_async::<Vec<Value>>(&mut con).await {
                     Ok(v) => Outcome::Replies(v),
                     Err(e) => {
-                        self.nodes.lock().expect("nodes lock").remove(addr);
+                        self.state().drop_node(addr);
                         failed(Vec::new(), e)
                     }
                 }
@@ -587,8 +571,8 @@ impl ClusterLink {
                     let Some(outcome) = routed.file(reply) else {
                         continue;
                     };
-                    if matches!(outcome, Outcome::Failed { .. }) && self.own.is_some() {
-                        *self.router.lock().expect("router lock") = None;
+                    if matches!(outcome, Outcome::Failed { .. }) {
+                        self.state().router_failed();
                     }
                     return outcome;
                 }
@@ -596,6 +580,19 @@ impl ClusterLink {
             }
         }
     }
+}
+
+/// Runs the undo ops of a run dropped unfinished in a spawned task on
+/// `con`, errors ignored; without a tokio runtime they are not run.
+fn undo_runner(con: AsyncConnection) -> Runner {
+    Box::new(move |undo: Op<()>| {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let _ = con.execute(undo).await;
+        });
+    })
 }
 
 type BoxedSend<T> = Pin<Box<dyn Future<Output = T> + Send>>;

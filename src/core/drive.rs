@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::batch::{Exchange, Next, Outcome, Part, Refresh, Target};
+use super::exchange::{Exchange, Next, Outcome, Part, Refresh, Target};
 use super::op::{Op, Replies, Step, wait_replies};
 use super::settings::Settings;
 use crate::error::Result;
@@ -55,7 +55,7 @@ impl<T: Send + 'static> Run<T> {
     pub(crate) fn new(op: Op<T>, settings: Settings) -> Self {
         Self {
             op,
-            detect: settings.env.caps.is_none().then(super::caps::detect),
+            detect: settings.env.caps.is_none().then(super::probe::detect),
             settings,
             exchange: None,
             parts: Vec::new(),

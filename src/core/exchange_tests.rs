@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use redis::Value;
+use redis::{Cmd, Value};
 
 use super::*;
 use crate::ServerErrorKind;
@@ -250,5 +250,418 @@ fn demotion_errors_are_typed_and_retryable() {
         let e = Error::from_redis(None, e.into());
         assert_eq!(e.server_kind(), Some(ServerErrorKind::Demoted), "{text}");
         assert!(e.is_retryable(), "{text}");
+    }
+}
+
+// ---- The protocol's outcomes, one by one: reloads, redirects, backoffs,
+// ---- lost replies, and a wrapped cluster connection's command-by-command
+// ---- sending.
+
+fn node(port: u16) -> Target {
+    Target::Node(("127.0.0.1".into(), port))
+}
+
+fn sha(script: &ScriptInfo) -> Value {
+    Value::BulkString(script.sha1.as_bytes().to_vec())
+}
+
+fn lost() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+}
+
+fn refused() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+}
+
+fn call(key: &str) -> crate::ScriptCall<i64> {
+    scripts::lock::acquire(key, &format!("{key}:fence"), "tok", 1000, &[]).unwrap()
+}
+
+/// A wrapped redis-rs cluster connection: no node reached by the driver.
+fn wrapped() -> Settings {
+    let mut s = Settings::new(true);
+    s.per_node = false;
+    s
+}
+
+/// What the driver's command-by-command loop over the router does with
+/// `answers`, one per command it sends: the part's outcome and how many
+/// commands went out.
+fn route_through(
+    part: &Part,
+    answers: &mut dyn FnMut(usize) -> redis::RedisResult<Value>,
+) -> (Outcome, usize) {
+    let mut routed = Routed::new(part.len());
+    for k in 0..part.len() {
+        if let Some(outcome) = routed.file(answers(k)) {
+            return (outcome, k + 1);
+        }
+    }
+    (Routed::empty(), 0)
+}
+
+#[test]
+fn a_noscript_in_the_middle_reloads_that_script_alone_and_keeps_the_replies_around_it() {
+    let mut b = Batch::new();
+    b.add("x{b}", cmd(&["SET", "x{b}", "1"]));
+    b.script(call("l{a}"));
+    b.add("y{c}", cmd(&["GET", "y{c}"]));
+    let mut ex = start(b, Settings::new(true));
+    let (_, parts) = round(&mut ex, node(7000));
+    assert_eq!(shape(&parts), ["CMD 0", "CMD 1", "CMD 2"]);
+    ex.settle(
+        parts,
+        replies(vec![
+            Value::Okay,
+            err("NOSCRIPT No matching script."),
+            Value::Nil,
+        ]),
+    )
+    .unwrap();
+    assert!(
+        matches!(ex.next(), Next::Send(r) if r == Refresh::default()),
+        "a reload goes at once"
+    );
+    let targets = vec![node(7000); ex.pending_slots().len()];
+    let parts = ex.round(targets);
+    assert_eq!(shape(&parts), ["LOAD", "CMD 1"]);
+    ex.settle(
+        parts,
+        replies(vec![sha(&scripts::LOCK_ACQUIRE), Value::Int(4)]),
+    )
+    .unwrap();
+    let mut r = ex.finish().unwrap();
+    assert!(r.take_value().unwrap() == Value::Okay);
+    assert_eq!(r.take::<i64>().unwrap(), 4);
+    assert_eq!(r.take_value().unwrap(), Value::Nil);
+}
+
+#[test]
+fn a_noscript_before_a_write_of_its_domain_that_ran_interrupts_the_batch() {
+    // One server: the whole batch is one ordering domain. The SET behind
+    // the missing script ran ahead of it; sending the script now would
+    // reorder them.
+    let mut b = Batch::new();
+    b.script(call("l{a}"));
+    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
+    let mut ex = start(b, Settings::new(false));
+    let (_, parts) = round(&mut ex, Target::Server);
+    let e = ex
+        .settle(
+            parts,
+            replies(vec![err("NOSCRIPT No matching script."), Value::Okay]),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::PipelineInterrupted {
+                ran_in_order: 0,
+                total: 2
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn moved_reads_the_slot_map_again_and_ask_goes_to_the_node_named_after_asking() {
+    let mut b = Batch::new();
+    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
+    b.add("m{b}", cmd(&["GET", "m{b}"]));
+    let mut ex = start(b, Settings::new(true));
+    let (_, parts) = round(&mut ex, node(7000));
+    ex.settle(
+        parts,
+        replies(vec![
+            err("MOVED 15495 127.0.0.1:7001"),
+            err("ASK 3300 127.0.0.1:7002"),
+        ]),
+    )
+    .unwrap();
+    // By the old map both still go to 7000: the MOVED one after the map is
+    // read again, the ASK one to the node it named.
+    let (refresh, parts) = round(&mut ex, node(7000));
+    assert!(refresh.slots, "MOVED reads the slot map again");
+    assert_eq!(shape(&parts), ["CMD 0", "ASKING", "CMD 1"]);
+    assert_eq!(parts[0].target, node(7000));
+    assert_eq!(parts[1].target, node(7002));
+    ex.settle(
+        parts,
+        vec![
+            Outcome::Replies(vec![Value::Okay]),
+            Outcome::Replies(vec![Value::Okay, Value::Nil]),
+        ],
+    )
+    .unwrap();
+    let mut r = ex.finish().unwrap();
+    assert_eq!(r.take_value().unwrap(), Value::Okay);
+    assert_eq!(r.take_value().unwrap(), Value::Nil);
+
+    // A wrapped cluster connection follows ASK by its own settings: the
+    // command stays on the router, without ASKING.
+    let mut b = Batch::new();
+    b.add_keyless(cmd(&["PING"]));
+    let mut ex = start(b, wrapped());
+    let (_, parts) = round(&mut ex, Target::Router);
+    ex.settle(parts, replies(vec![err("ASK 1 127.0.0.1:7002")]))
+        .unwrap();
+    let (_, parts) = round(&mut ex, Target::Router);
+    assert_eq!(shape(&parts), ["CMD 0"]);
+    assert_eq!(parts[0].target, Target::Router);
+}
+
+#[test]
+fn tryagain_and_clusterdown_go_again_after_a_backoff_and_end_as_the_refusal() {
+    for (text, stale) in [
+        (
+            "TRYAGAIN Multiple keys request during rehashing of slot",
+            false,
+        ),
+        ("CLUSTERDOWN The cluster is down", true),
+    ] {
+        let mut b = Batch::new();
+        b.add("k{a}", cmd(&["GET", "k{a}"]));
+        let mut settings = Settings::new(true);
+        settings.per_node = false;
+        let mut ex = Exchange::start(b, &{
+            settings.policy = crate::core::RetryPolicy::builder()
+                .attempts(3)
+                .base_delay(Duration::from_millis(1))
+                .max_delay(Duration::from_millis(1))
+                .build()
+                .unwrap();
+            settings
+        })
+        .unwrap();
+        let mut sent = 0;
+        loop {
+            let (refresh, parts) = round(&mut ex, Target::Router);
+            if sent > 0 {
+                assert_eq!(refresh.slots, stale, "{text}");
+                assert_eq!(
+                    refresh.router, stale,
+                    "{text}: the router's view is stale too"
+                );
+            }
+            sent += 1;
+            ex.settle(parts, replies(vec![err(text)])).unwrap();
+            if ex.is_done() {
+                break;
+            }
+            assert!(
+                matches!(ex.next(), Next::Sleep(_)),
+                "{text}: a backoff first"
+            );
+        }
+        assert_eq!(sent, 3, "{text}: as many attempts as the policy allows");
+        let e = ex.finish().unwrap().take::<String>().unwrap_err();
+        assert!(
+            e.to_string().contains(text.split(' ').next().unwrap()),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_reply_lost_after_sending_resends_the_idempotent_and_fails_the_rest_as_unknown() {
+    // SET and GET are safe to send twice: both go again after a reconnect,
+    // and the SET's reply is flagged a resend's.
+    let mut b = Batch::new();
+    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
+    b.add("k{a}", cmd(&["GET", "k{a}"]));
+    let mut ex = start(b, Settings::new(false));
+    let (_, parts) = round(&mut ex, Target::Server);
+    ex.settle(parts, vec![failed(Vec::new(), lost())]).unwrap();
+    assert!(
+        matches!(ex.next(), Next::Sleep(_)),
+        "a reconnect after a backoff"
+    );
+    let (refresh, parts) = round(&mut ex, Target::Server);
+    assert!(refresh.slots);
+    assert_eq!(shape(&parts), ["CMD 0", "CMD 1"]);
+    let one = Value::BulkString(b"1".to_vec());
+    ex.settle(parts, replies(vec![Value::Okay, one])).unwrap();
+    let mut r = ex.finish().unwrap();
+    assert!(r.resent());
+    r.take_value().unwrap();
+    assert_eq!(r.take::<String>().unwrap(), "1");
+
+    // An INCR and a script that is not idempotent may have run: unknown,
+    // naming both; the SET whose reply came back is not in doubt.
+    let mut b = Batch::new();
+    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
+    b.add("n{a}", cmd(&["INCR", "n{a}"]));
+    b.script(crate::ScriptCall::<Value>::raw(
+        &scripts::RATE_LIMIT_THROTTLE,
+        &["t{a}"],
+        &["10", "1", "1000", "1", "1"],
+    ));
+    let mut ex = start(b, Settings::new(false));
+    let (_, parts) = round(&mut ex, Target::Server);
+    let e = ex
+        .settle(parts, vec![failed(vec![Value::Okay], lost())])
+        .unwrap_err();
+    match e.kind() {
+        ErrorKind::OutcomeUnknown {
+            scripts,
+            commands,
+            cause,
+        } => {
+            assert_eq!(commands, &["INCR"]);
+            assert_eq!(scripts, &["rate_limit.throttle"]);
+            assert!(cause.contains("connection was lost"), "{cause}");
+        }
+        other => panic!("{other}"),
+    }
+
+    // A refused connection sent nothing: the INCR goes again, unflagged.
+    let mut b = Batch::new();
+    b.add("n{a}", cmd(&["INCR", "n{a}"]));
+    let mut ex = start(b, Settings::new(false));
+    let (_, parts) = round(&mut ex, Target::Server);
+    ex.settle(parts, vec![failed(Vec::new(), refused())])
+        .unwrap();
+    let (_, parts) = round(&mut ex, Target::Server);
+    ex.settle(parts, replies(vec![Value::Int(1)])).unwrap();
+    let mut r = ex.finish().unwrap();
+    assert!(!r.resent());
+    assert_eq!(r.take::<i64>().unwrap(), 1);
+}
+
+#[test]
+fn a_cache_flushed_every_round_gives_up_after_max_rounds_of_reloads() {
+    let mut b = Batch::new();
+    b.script(call("l{a}"));
+    let mut ex = start(b, Settings::new(false));
+    let mut rounds = 0;
+    let e = loop {
+        let (_, parts) = round(&mut ex, Target::Server);
+        rounds += 1;
+        let mut answer = vec![err("NOSCRIPT No matching script.")];
+        if rounds > 1 {
+            answer.insert(0, sha(&scripts::LOCK_ACQUIRE));
+        }
+        if let Err(e) = ex.settle(parts, replies(answer)) {
+            break e;
+        }
+    };
+    assert_eq!(rounds, MAX_ROUNDS + 1);
+    assert!(
+        matches!(e.kind(), ErrorKind::PipelineInterrupted { .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn more_missing_scripts_than_reload_rounds_load_when_each_round_progresses() {
+    // On a wrapped cluster connection, sent command by command, each
+    // missing script stops its part: a batch of MAX_ROUNDS + 4 scripts the
+    // server lacks takes a reload round each, and succeeds because every
+    // round gave a call its reply.
+    let n = MAX_ROUNDS + 4;
+    let chosen: Vec<&'static ScriptInfo> = scripts::ALL.iter().copied().take(n).collect();
+    let mut b = Batch::new();
+    for (i, s) in chosen.iter().enumerate() {
+        b.script(crate::ScriptCall::<Value>::raw(
+            s,
+            &[format!("k{{{i}}}")],
+            &[] as &[&str],
+        ));
+    }
+    let mut ex = start(b, wrapped());
+    let mut loaded: Vec<&'static str> = Vec::new();
+    let (mut rounds, mut sent_total) = (0, 0);
+    while !ex.is_done() {
+        let (_, parts) = round(&mut ex, Target::Router);
+        assert_eq!(parts.len(), 1);
+        rounds += 1;
+        let part = &parts[0];
+        let (outcome, sent) = route_through(part, &mut |k| {
+            Ok(match part.items[k] {
+                Item::Load(s) => {
+                    loaded.push(s.name);
+                    sha(s)
+                }
+                Item::Cmd(i) if loaded.contains(&chosen[i].name) => Value::Int(i as i64),
+                _ => err("NOSCRIPT No matching script."),
+            })
+        });
+        // It stops at the first call that did not run: the rest is not sent.
+        let expect = if rounds == 1 { 1 } else { 3 };
+        assert_eq!(sent, expect.min(part.len()), "round {rounds}");
+        sent_total += sent;
+        ex.settle(parts, vec![outcome]).unwrap();
+    }
+    assert_eq!(rounds, n + 1);
+    assert_eq!(sent_total, 1 + 3 * (n - 1) + 2);
+    let mut r = ex.finish().unwrap();
+    for i in 0..n {
+        assert_eq!(r.take::<i64>().unwrap(), i as i64);
+    }
+}
+
+#[test]
+fn a_wrapped_cluster_connection_stops_at_the_first_reply_proving_a_command_did_not_run() {
+    let mut b = Batch::new();
+    b.add("a{1}", cmd(&["SET", "a{1}", "1"]));
+    b.add("b{2}", cmd(&["SET", "b{2}", "1"]));
+    b.add("c{3}", cmd(&["SET", "c{3}", "1"]));
+    let mut ex = start(b, wrapped());
+    let (_, parts) = round(&mut ex, Target::Router);
+    for refusal in [
+        "TRYAGAIN later",
+        "MOVED 1 127.0.0.1:7001",
+        "CLUSTERDOWN down",
+    ] {
+        let (outcome, sent) = route_through(&parts[0], &mut |k| {
+            Ok(if k == 1 { err(refusal) } else { Value::Okay })
+        });
+        assert_eq!(sent, 2, "{refusal}: the third SET is not sent");
+        assert!(
+            matches!(&outcome, Outcome::Stopped(v) if v.len() == 2),
+            "{refusal}"
+        );
+    }
+    // An error reply that does not prove a command did not run (it ran and
+    // failed) goes on; a lost connection ends the part, keeping what came.
+    let (outcome, sent) = route_through(&parts[0], &mut |k| {
+        Ok(if k == 0 {
+            err("WRONGTYPE no")
+        } else {
+            Value::Okay
+        })
+    });
+    assert_eq!(sent, 3);
+    assert!(matches!(outcome, Outcome::Replies(v) if v.len() == 3));
+    let (outcome, sent) = route_through(&parts[0], &mut |k| {
+        if k == 1 { Err(lost()) } else { Ok(Value::Okay) }
+    });
+    assert_eq!(sent, 2);
+    assert!(
+        matches!(outcome, Outcome::Failed { ref replies, reached: true, .. } if replies.len() == 1)
+    );
+    // The stopped part's rest goes in the next round, at once, after the
+    // command that stopped it.
+    let (outcome, _) = route_through(&parts[0], &mut |k| {
+        Ok(if k == 1 {
+            err("TRYAGAIN later")
+        } else {
+            Value::Okay
+        })
+    });
+    ex.settle(parts, vec![outcome]).unwrap();
+    assert!(
+        matches!(ex.next(), Next::Sleep(_)),
+        "the TRYAGAIN backs off first"
+    );
+    let (_, parts) = round(&mut ex, Target::Router);
+    assert_eq!(shape(&parts), ["CMD 1", "CMD 2"]);
+    ex.settle(parts, replies(vec![Value::Okay, Value::Okay]))
+        .unwrap();
+    let mut r = ex.finish().unwrap();
+    assert!(!r.resent());
+    for _ in 0..3 {
+        assert_eq!(r.take_value().unwrap(), Value::Okay);
     }
 }

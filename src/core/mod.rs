@@ -4,11 +4,13 @@
 //! per node, with `NOSCRIPT` reloads and redirects handled underneath.
 //!
 //! One file per concept: `op` (the op and its combinators), `batch` (a
-//! batch and the exchange protocol), `drive` (one op run to completion:
+//! batch), `exchange` (the protocol that sends one: reloads, redirects,
+//! retries), `drive` (one op run to completion:
 //! its steps and exchanges, as requests for I/O), `conn` / `conn_async`
 //! (the two drivers, I/O only), `settings` (what a driver is set to, and
 //! its accessors), `nodes` (timeouts, cluster detection, node addresses,
-//! the known nodes and routing by the slot map), [`retry`] (what is sent again and when: the
+//! a cluster's seeds), `cluster` (one cluster's state without I/O, for both
+//! drivers: the slot map, the known nodes, routing and refresh decisions), [`retry`] (what is sent again and when: the
 //! [`RetryPolicy`], and which replies prove a command did not run),
 //! `resend` (which plain commands are safe to send twice, and what a
 //! resend's reply can tell), `durability`
@@ -20,11 +22,14 @@
 //! memory figures and allocator, read before a big allocation), `retention` (how long
 //! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
 //! `FCALL`), [`caps`] (what the server can do, detected once per
-//! connection).
+//! connection), `probe` (its detection, as ops), `request` (what a driver
+//! runs: [`Request`], above the drivers).
 
 pub(crate) mod batch;
 pub(crate) mod call_mode;
 pub mod caps;
+#[cfg(feature = "cluster")]
+pub(crate) mod cluster;
 pub(crate) mod config;
 pub(crate) mod conn;
 #[cfg(feature = "tokio")]
@@ -32,10 +37,13 @@ pub(crate) mod conn_async;
 pub(crate) mod drive;
 pub(crate) mod durability;
 pub mod error;
+pub(crate) mod exchange;
 pub mod keys;
 pub(crate) mod memory;
 pub(crate) mod nodes;
 pub(crate) mod op;
+pub(crate) mod probe;
+pub(crate) mod request;
 pub(crate) mod request_id;
 pub(crate) mod resend;
 pub(crate) mod retention;
@@ -51,19 +59,23 @@ pub(crate) mod subscriber_async;
 pub(crate) mod undo;
 pub(crate) mod wait_stats;
 
-pub use batch::{Batch, MAX_ROUNDS};
+pub use batch::Batch;
 pub use call_mode::CallMode;
-pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version, server_caps};
+pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version};
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
+pub use exchange::MAX_ROUNDS;
 pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use nodes::node_info;
-pub use op::{Env, IntoCall, Machine, Op, Replies, Request, Step};
+pub use op::{Env, Machine, Op, Replies, Step};
+pub use probe::server_caps;
+pub use request::Request;
 pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
 pub use retention::Retention;
 pub use retry::{RetryPolicy, RetryPolicyBuilder};
+pub use script::IntoCall;
 pub use wait_stats::WaitStats;
 
 pub use config::LimitsSource;

@@ -1,7 +1,7 @@
 //! How both drivers find and reach servers: the crate's timeouts, cluster
 //! detection (`INFO cluster`), a node's connection info and address, a
-//! cluster's seeds and the nodes known since, and where each command of a
-//! round goes by the slot map.
+//! cluster's seeds and its client (the cluster's state and routing:
+//! [`cluster`](super::cluster)).
 
 use std::time::Duration;
 
@@ -9,11 +9,7 @@ use std::time::Duration;
 use redis::IntoConnectionInfo;
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, Value};
 
-use super::batch::Addr;
-#[cfg(feature = "cluster")]
-use super::batch::Target;
-#[cfg(feature = "cluster")]
-use super::slots::SlotMap;
+use super::exchange::Addr;
 use crate::error::{Error, ErrorKind, Result};
 
 /// How long connecting may take.
@@ -37,6 +33,16 @@ pub(crate) fn cluster_enabled(reply: &Value) -> bool {
         Value::Map(nodes) => nodes.iter().any(|(_, v)| says(v)),
         v => says(v),
     }
+}
+
+/// The error of a URL that names a cluster node, without the `cluster`
+/// feature.
+#[cfg(not(feature = "cluster"))]
+pub(crate) fn cluster_feature_needed() -> Error {
+    Error::invalid(
+        "url",
+        "names a Redis Cluster node: enable the crate's `cluster` feature",
+    )
 }
 
 pub(crate) fn info_cluster() -> Cmd {
@@ -182,12 +188,6 @@ impl Seeds {
     pub(crate) fn node(&self, addr: &Addr) -> ConnectionInfo {
         node_info(&self.base, &addr.0, addr.1)
     }
-
-    /// A cluster client seeded with these seeds and every node known
-    /// since (see [`cluster_client`]).
-    pub(crate) fn client(&self, known: &Known) -> Result<redis::cluster::ClusterClient> {
-        cluster_client(known.with_seeds(self), &self.tls)
-    }
 }
 
 /// A cluster client with the crate's timeouts (connect 5 s, reply 30 s)
@@ -214,100 +214,4 @@ pub(crate) fn to_slot_node(slot: u16) -> redis::cluster_routing::RoutingInfo {
         slot,
         SlotAddr::Master,
     )))
-}
-
-#[cfg(feature = "cluster")]
-/// Every node seen (the seeds and the slot maps' nodes), in the order they
-/// are asked for the slot map: the one that answered last comes first.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Known(Vec<Addr>);
-
-#[cfg(feature = "cluster")]
-impl Known {
-    /// The seeds' addresses (none without seeds).
-    pub(crate) fn of(own: Option<&Seeds>) -> Self {
-        let seeds = own.map_or(&[][..], |o| &o.seeds);
-        Self(seeds.iter().filter_map(addr_of).collect())
-    }
-
-    /// The nodes to ask, in order.
-    pub(crate) fn in_order(&self) -> Vec<Addr> {
-        self.0.clone()
-    }
-
-    /// `addr` answered with `map`: it is asked first next time, and every
-    /// node the map names is known from now on.
-    pub(crate) fn answered(&mut self, addr: &Addr, map: &SlotMap) {
-        if let Some(at) = self.0.iter().position(|a| a == addr) {
-            self.0.rotate_left(at);
-        }
-        for a in map.all_nodes() {
-            if !self.0.contains(a) {
-                self.0.push(a.clone());
-            }
-        }
-    }
-
-    /// No node answered (`last` is the last failure): the next one is asked
-    /// first next time; the error to return.
-    pub(crate) fn none_answered(&mut self, last: Option<Error>) -> Error {
-        if !self.0.is_empty() {
-            self.0.rotate_left(1);
-        }
-        last.unwrap_or_else(|| Error::invalid("nodes", "no cluster node is known"))
-    }
-
-    /// The seeds of a cluster client: `own` seeds, then every node known
-    /// since (same credentials as the first).
-    pub(crate) fn with_seeds(&self, own: &Seeds) -> Vec<ConnectionInfo> {
-        let mut out = own.seeds.clone();
-        for addr in &self.0 {
-            let info = own.node(addr);
-            if !out.iter().any(|s| s.addr() == info.addr()) {
-                out.push(info);
-            }
-        }
-        out
-    }
-}
-
-#[cfg(feature = "cluster")]
-/// A node's `CLUSTER SLOTS` reply as a slot map; one that names no slot is
-/// refused too.
-pub(crate) fn read_map(reply: Result<Value>) -> Result<SlotMap> {
-    match reply.and_then(SlotMap::parse) {
-        Ok(map) if map.is_empty() => Err(Error::unexpected("CLUSTER SLOTS named no slot")),
-        other => other,
-    }
-}
-
-#[cfg(feature = "cluster")]
-/// Whether the slot map must be read before `slots` can be routed.
-pub(crate) fn needs_map(map: &SlotMap, slots: &[Option<u16>]) -> bool {
-    map.is_empty() && slots.iter().any(Option::is_some)
-}
-
-#[cfg(feature = "cluster")]
-/// Where each command goes by `map`: the primary of its slot, or the
-/// router (no key, or a slot the map does not cover).
-pub(crate) fn route(map: &SlotMap, slots: &[Option<u16>]) -> Vec<Target> {
-    slots
-        .iter()
-        .map(|s| match s.and_then(|s| map.primary_of(s)) {
-            Some(addr) => Target::Node(addr.clone()),
-            None => Target::Router,
-        })
-        .collect()
-}
-
-#[cfg(feature = "cluster")]
-/// The node that serves `slot` by `map`, and how to reach it from `base`.
-pub(crate) fn serving(
-    base: &ConnectionInfo,
-    map: &SlotMap,
-    slot: u16,
-) -> Option<(Addr, ConnectionInfo)> {
-    let (host, port) = map.primary_of(slot)?.clone();
-    let info = node_info(base, &host, port);
-    Some(((host, port), info))
 }

@@ -1,10 +1,11 @@
 //! Operations written once: a request (commands to send and a pure decoder,
 //! or a small step machine for operations of several steps) that the one
-//! sync driver ([`Connection`]) and the one async driver
-//! ([`AsyncConnection`]) both run.
+//! sync driver ([`Connection`](super::Connection)) and the one async driver
+//! ([`AsyncConnection`](super::AsyncConnection)) both run.
 //!
 //! Every pattern method returns an [`Op`]; nothing in a pattern touches a
-//! connection. [`Request::run`] and [`Request::run_async`] hand the op to a
+//! connection. [`Request::run`](super::Request::run) and
+//! [`Request::run_async`](super::Request::run_async) hand the op to a
 //! driver, which sends each [`Batch`] the op asks for (one pipeline on one
 //! server, one pipeline per node of a cluster, `NOSCRIPT` and redirects
 //! handled underneath), sleeps when it asks to, and feeds the replies back
@@ -22,11 +23,8 @@ use redis::{FromRedisValue, Value};
 use super::batch::Batch;
 use super::call_mode::CallMode;
 use super::caps::Caps;
-use super::conn::Connection;
-#[cfg(feature = "tokio")]
-use super::conn_async::AsyncConnection;
 use crate::error::{Error, Result};
-use crate::script::{ScriptCall, ScriptInfo};
+use crate::script::{IntoCall, ScriptCall, ScriptInfo};
 
 /// What the driver tells an operation about the server it runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -249,7 +247,7 @@ pub trait Machine: Send + 'static {
 }
 
 /// One operation of a pattern, ready to run on any connection of the crate:
-/// [`run`](Request::run) (sync) or [`run_async`](Request::run_async).
+/// [`run`](super::Request::run) (sync) or [`run_async`](super::Request::run_async).
 ///
 /// Building an op sends nothing; an op whose input was refused carries the
 /// error and returns it from `run` before anything is sent.
@@ -264,67 +262,6 @@ pub struct Op<T> {
 impl<T> std::fmt::Debug for Op<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Op")
-    }
-}
-
-/// Anything a driver can run: an [`Op`], a [`ScriptCall`] (or a generated
-/// wrapper's `Result<ScriptCall>`) or a [`Batch`].
-pub trait Request: Sized + Send + 'static {
-    /// What the request answers.
-    type Output: Send + 'static;
-
-    /// The operation this request stands for.
-    fn into_op(self) -> Op<Self::Output>;
-
-    /// Runs it on a sync connection.
-    fn run(self, con: &mut Connection) -> Result<Self::Output> {
-        con.execute(self.into_op())
-    }
-
-    /// Runs it on an async connection (a shared reference: the connection
-    /// is a cheap handle whose clones share its connections, so concurrent
-    /// tasks can run requests on one `&AsyncConnection`).
-    ///
-    /// Dropping the future at an await (`tokio::time::timeout`, `select!`,
-    /// an aborted task) stops the request there: what it sent may have run
-    /// on the server, and nothing more is sent, except the op's undo
-    /// ([`Op::undo_on_cancel`]: an acquire's release), which a spawned task
-    /// runs; the subscriptions of its waits are left (see the
-    /// [cancellation guide](crate::guide::cancellation)).
-    #[cfg(feature = "tokio")]
-    fn run_async(
-        self,
-        con: &AsyncConnection,
-    ) -> impl std::future::Future<Output = Result<Self::Output>> + Send {
-        con.execute(self.into_op())
-    }
-}
-
-impl<T: Send + 'static> Request for Op<T> {
-    type Output = T;
-    fn into_op(self) -> Op<T> {
-        self
-    }
-}
-
-impl<R: FromRedisValue + Send + 'static> Request for ScriptCall<R> {
-    type Output = R;
-    fn into_op(self) -> Op<R> {
-        Op::call(self)
-    }
-}
-
-impl<R: FromRedisValue + Send + 'static> Request for Result<ScriptCall<R>> {
-    type Output = R;
-    fn into_op(self) -> Op<R> {
-        Op::script(self)
-    }
-}
-
-impl Request for Batch {
-    type Output = Replies;
-    fn into_op(self) -> Op<Replies> {
-        Op::send(self, Ok)
     }
 }
 
@@ -529,24 +466,6 @@ impl<R: FromRedisValue + Send + 'static> Op<R> {
             let resent = r.resent();
             Ok((r.take()?, resent))
         })
-    }
-}
-
-/// A script call, or the refusal of its arguments.
-pub trait IntoCall<R> {
-    /// The call, or why its arguments were refused.
-    fn into_call(self) -> Result<ScriptCall<R>>;
-}
-
-impl<R> IntoCall<R> for ScriptCall<R> {
-    fn into_call(self) -> Result<ScriptCall<R>> {
-        Ok(self)
-    }
-}
-
-impl<R> IntoCall<R> for Result<ScriptCall<R>> {
-    fn into_call(self) -> Result<ScriptCall<R>> {
-        self
     }
 }
 

@@ -151,28 +151,9 @@ pub struct ScriptInfo {
 }
 
 impl ScriptInfo {
-    /// The shipped script, byte for byte as `SCRIPT LOAD` gets it: the
-    /// file's header, the checks generated from it, then the file's body.
-    pub fn source(&self) -> &'static str {
-        crate::scripts::LUA_DIR
-            .get_file(self.file)
-            .and_then(|f| f.contents_utf8())
-            .unwrap_or_else(|| {
-                panic!(
-                    "build.rs registered lua/{} but it is not embedded",
-                    self.file
-                )
-            })
-    }
-
     /// The argument named `name`.
     pub fn arg(&self, name: &str) -> Option<&'static ArgSpec> {
         self.args.iter().find(|a| a.name == name)
-    }
-
-    /// Looks a script up by name (`lock.acquire`).
-    pub fn by_name(name: &str) -> Option<&'static ScriptInfo> {
-        crate::scripts::ALL.iter().copied().find(|s| s.name == name)
     }
 
     pub(crate) fn load_cmd(&self) -> Cmd {
@@ -193,29 +174,6 @@ impl ScriptInfo {
             }))
         }
     }
-}
-
-/// Loads every script of the bundle (`SCRIPT LOAD`, on every primary of a
-/// cluster) and checks each SHA the server reports against the registry.
-/// Returns `(name, sha1)` pairs.
-pub fn load_all() -> crate::Op<Vec<(&'static str, &'static str)>> {
-    let mut batch = crate::Batch::new();
-    for s in crate::scripts::ALL {
-        batch.add_keyless(s.load_cmd());
-    }
-    crate::Op::send(batch, |replies| check_all_loaded(replies.into_values()))
-}
-
-fn check_all_loaded(replies: Vec<Value>) -> Result<Vec<(&'static str, &'static str)>> {
-    let mut out = Vec::with_capacity(replies.len());
-    for (s, reply) in crate::scripts::ALL.iter().zip(replies) {
-        if let Value::ServerError(e) = reply {
-            return Err(Error::from_redis(Some(s), e.into()));
-        }
-        s.check_loaded(reply)?;
-        out.push((s.name, s.sha1));
-    }
-    Ok(out)
 }
 
 /// One prepared call of a bundled script: its `EVALSHA` (or `EVALSHA_RO`)
@@ -353,5 +311,23 @@ impl<R: FromRedisValue> ScriptCall<R> {
     /// The command, by value.
     pub(crate) fn into_cmd(self) -> Cmd {
         self.cmd
+    }
+}
+
+/// A script call, or the refusal of its arguments.
+pub trait IntoCall<R> {
+    /// The call, or why its arguments were refused.
+    fn into_call(self) -> Result<ScriptCall<R>>;
+}
+
+impl<R> IntoCall<R> for ScriptCall<R> {
+    fn into_call(self) -> Result<ScriptCall<R>> {
+        Ok(self)
+    }
+}
+
+impl<R> IntoCall<R> for Result<ScriptCall<R>> {
+    fn into_call(self) -> Result<ScriptCall<R>> {
+        self
     }
 }

@@ -1,6 +1,6 @@
 //! The layout pattern's contract for other languages (see [`crate::contract`]).
 
-use crate::contract::{PatternContract, key, protocol, scripts_of};
+use crate::contract::parts::{PatternContract, key, protocol, scripts_of};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::contract::{Constant, KeyTemplate, Param, constant, key, param};
+use crate::contract::parts::{Constant, KeyTemplate, Param, constant, key, param};
 
 /// The wake-up channel of a leased resource (lock, semaphore, read-write
 /// lock): a release publishes on it, a waiter subscribes to it.

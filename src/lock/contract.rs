@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
-use crate::contract::{
+use crate::contract::parts::{
     PatternContract, constant, function, key, name_param, param, prefix_param, protocol, scripts_of,
 };
 use crate::lease::TOKEN_BYTES;
@@ -106,7 +106,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::{render, render_keys};
+    use crate::contract::parts::{render, render_keys};
     use crate::keys::Prefix;
     use crate::lock::{Lock, new_token};
 

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_RANGE_DAYS};
-use crate::contract::{
+use crate::contract::parts::{
     PatternContract, constant, function, key, param, protocol, scripts_of, shared,
 };
 
@@ -82,7 +82,7 @@ mod tests {
     use chrono::NaiveDate;
 
     use super::*;
-    use crate::contract::render;
+    use crate::contract::parts::render;
     use crate::login_log::LoginLog;
 
     #[test]

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
-use crate::contract::{
+use crate::contract::parts::{
     PatternContract, constant, function, key, param, protocol, scripts_of, shared,
 };
 
@@ -127,7 +127,7 @@ pub(crate) fn contract() -> PatternContract {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::render;
+    use crate::contract::parts::render;
     use crate::packed::{Le, PackedRecords};
 
     #[test]

@@ -4,7 +4,9 @@ use serde_json::json;
 
 use super::DEFAULT_PREFIX;
 use super::limit::MAX_TOLERANCE_US;
-use crate::contract::{PatternContract, constant, function, key, param, protocol, scripts_of};
+use crate::contract::parts::{
+    PatternContract, constant, function, key, param, protocol, scripts_of,
+};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -144,7 +146,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::render;
+    use crate::contract::parts::render;
     use crate::keys::Prefix;
     use crate::rate_limit::{Limit, RateLimiter};
 

@@ -3,10 +3,12 @@
 //! wider windows when another writer moved the head, then with the whole
 //! ring, and reports what it did ([`Added`]).
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
+use super::head::HeadCache;
 use super::ring::Ring;
-use super::store::RollingStore;
 use crate::core::{Batch, Env, Machine, Replies, Step};
 use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
@@ -18,7 +20,7 @@ use crate::scripts;
 pub(crate) const WINDOWS: [u32; 3] = [2, 4, 16];
 const WINDOW_ATTEMPTS: u32 = WINDOWS.len() as u32;
 
-/// What one [`RollingStore::add`] did.
+/// What one [`RollingStore::add`](super::RollingStore::add) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Added {
     /// The ring slot the record was written to (0 to `shards - 1`).
@@ -45,7 +47,7 @@ pub struct Added {
 /// `rolling.add` call; a miss moves the guess to the head the script
 /// reported and widens the window.
 pub(crate) struct Add {
-    store: RollingStore,
+    store: AddConfig,
     ring: Ring,
     key: String,
     field: String,
@@ -61,16 +63,19 @@ enum Reply {
     Miss { head: u32 },
 }
 
+/// What an add needs of its store: the shard size, the TTLs, and the head
+/// cache the store's clones share.
+pub(crate) struct AddConfig {
+    pub(crate) shard_size: u64,
+    pub(crate) ttl_ms: u64,
+    pub(crate) index_ttl_ms: u64,
+    pub(crate) heads: Arc<HeadCache>,
+}
+
 impl Add {
-    pub(crate) fn new(
-        store: &RollingStore,
-        ring: Ring,
-        key: &str,
-        field: &str,
-        json: Vec<u8>,
-    ) -> Self {
+    pub(crate) fn new(store: AddConfig, ring: Ring, key: &str, field: &str, json: Vec<u8>) -> Self {
         Self {
-            store: store.clone(),
+            store,
             ring,
             key: key.to_string(),
             field: field.to_string(),
@@ -98,7 +103,7 @@ impl Add {
             &self.field,
             &self.json,
             s.ttl_ms as i64,
-            s.index_ttl_ms() as i64,
+            s.index_ttl_ms as i64,
         ));
         batch
     }

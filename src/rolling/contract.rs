@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::add::WINDOWS;
 use super::{DEFAULT_INDEX_MARGIN, DEFAULT_PREFIX, MAX_SHARDS, MAX_TTL_MS};
-use crate::contract::{
+use crate::contract::parts::{
     PatternContract, constant, function, key, param, prefix_param, protocol, scripts_of,
 };
 
@@ -71,7 +71,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::render;
+    use crate::contract::parts::render;
     use crate::rolling::RollingStore;
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::add::{Add, Added};
+use super::add::{Add, AddConfig, Added};
 use super::head::HeadCache;
 use super::ring::Ring;
 use super::{DEFAULT_INDEX_MARGIN, DEFAULT_PREFIX, MAX_SHARDS, MAX_TTL_MS};
@@ -239,7 +239,13 @@ impl RollingStore {
             let ring = self.ring(key)?;
             check_field(field)?;
             let json = serde_json::to_vec(value).map_err(|e| value_error(field, e))?;
-            Ok(Add::new(self, ring, key, field, json))
+            let config = AddConfig {
+                shard_size: self.shard_size,
+                ttl_ms: self.ttl_ms,
+                index_ttl_ms: self.index_ttl_ms(),
+                heads: Arc::clone(&self.heads),
+            };
+            Ok(Add::new(config, ring, key, field, json))
         };
         add().map_or_else(Op::fail, Op::from_machine)
     }

@@ -2,7 +2,9 @@
 //! [`crate::contract`]).
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
-use crate::contract::{PatternContract, key, name_param, prefix_param, protocol, scripts_of};
+use crate::contract::parts::{
+    PatternContract, key, name_param, prefix_param, protocol, scripts_of,
+};
 use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
@@ -85,7 +87,7 @@ pub(crate) fn contract() -> PatternContract {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::render_keys;
+    use crate::contract::parts::render_keys;
     use crate::keys::Prefix;
     use crate::rwlock::RwLock;
 

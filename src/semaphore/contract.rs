@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS, MAX_LIMIT};
-use crate::contract::{
+use crate::contract::parts::{
     PatternContract, constant, key, name_param, param, prefix_param, protocol, scripts_of,
 };
 use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
@@ -72,7 +72,7 @@ pub(crate) fn contract() -> PatternContract {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::render_keys;
+    use crate::contract::parts::render_keys;
     use crate::keys::Prefix;
     use crate::semaphore::Semaphore;
 

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::ListpackLimits;
-use crate::contract::{PatternContract, function, key, param, protocol, scripts_of, shared};
+use crate::contract::parts::{PatternContract, function, key, param, protocol, scripts_of, shared};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -137,7 +137,7 @@ pub(crate) fn contract() -> PatternContract {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::render;
+    use crate::contract::parts::render;
     use crate::sharded_hash::ShardedHash;
 
     #[test]

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
-use crate::contract::{
+use crate::contract::parts::{
     PatternContract, constant, function, key, param, protocol, scripts_of, shared,
 };
 
@@ -123,7 +123,7 @@ mod tests {
     use chrono::NaiveDate;
 
     use super::*;
-    use crate::contract::render;
+    use crate::contract::parts::render;
     use crate::keys::Prefix;
     use crate::signin::SignIn;
 

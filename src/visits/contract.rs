@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
-use crate::contract::{
+use crate::contract::parts::{
     PatternContract, constant, function, key, name_param, param, prefix_param, protocol,
     scripts_of, shared,
 };
@@ -150,7 +150,7 @@ mod tests {
     use chrono::{NaiveDate, Utc};
 
     use super::*;
-    use crate::contract::render;
+    use crate::contract::parts::render;
     use crate::keys::Prefix;
     use crate::visits::{VisitCounter, shard_of};
 

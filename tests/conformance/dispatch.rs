@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use redis_patterns::analytics::{Analytics, Granularity, Period};
 use redis_patterns::bloom::{Bloom, JsHashBloom};
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
@@ -33,6 +34,10 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// Every `Class.op` this dispatcher runs (the test compares it with the
 /// description).
 pub const OPERATIONS: &[&str] = &[
+    "Analytics.new",
+    "Analytics.key",
+    "Analytics.mark",
+    "Analytics.count",
     "Lock.new",
     "Lock.try_acquire",
     "Lock.try_acquire_as",
@@ -359,6 +364,7 @@ pub enum Handle {
     Visits(VisitCounter<Tz>),
     LoginLog(LoginLog),
     SignIn(SignIn),
+    Analytics(Analytics),
     Bloom(Bloom),
     JsHash(JsHashBloom),
     Rolling(RollingStore),
@@ -376,6 +382,7 @@ impl Handle {
             Handle::Visits(_) => "VisitCounter",
             Handle::LoginLog(_) => "LoginLog",
             Handle::SignIn(_) => "SignIn",
+            Handle::Analytics(_) => "Analytics",
             Handle::Bloom(_) => "Bloom",
             Handle::JsHash(_) => "JsHashBloom",
             Handle::Rolling(_) => "RollingStore",
@@ -402,7 +409,7 @@ impl Handle {
                                         "shards": p.shards(), "meta_key": p.meta_key()})
             }
             Handle::Visits(v) => json!({"name": v.name(), "shards": v.shards()}),
-            Handle::LoginLog(_) | Handle::SignIn(_) => json!({}),
+            Handle::LoginLog(_) | Handle::SignIn(_) | Handle::Analytics(_) => json!({}),
             Handle::Bloom(b) => json!({"name": b.name(), "config_key": b.config_key(),
                                        "block_keys": b.block_keys(), "params": to_json(b.params())}),
             Handle::JsHash(b) => json!({"key": b.key()}),
@@ -727,6 +734,29 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
             }
             Handle::LoginLog(b.build()?)
         }
+        "Analytics" => {
+            let mut b = Analytics::builder();
+            if a.has("prefix") {
+                b = b.prefix(prefix(&a.s("prefix")?)?);
+            }
+            if a.has("max_id") {
+                b = b.max_id(a.u("max_id")?);
+            }
+            if a.has("tag") && !a.get("tag")?.is_null() {
+                b = b.tag(&a.s("tag")?);
+            }
+            if a.has("granularities") && !a.get("granularities")?.is_null() {
+                let mut gs = Vec::new();
+                for g in a.list("granularities")? {
+                    let name = g
+                        .as_str()
+                        .ok_or_else(|| refused("granularities", "must be names"))?;
+                    gs.push(Granularity::parse(name)?);
+                }
+                b = b.granularities(&gs);
+            }
+            Handle::Analytics(b.build()?)
+        }
         "SignIn" => {
             let mut b = SignIn::builder().retention(retention(a, None)?);
             if a.has("prefix") {
@@ -834,6 +864,7 @@ pub fn call(
         (Some(Handle::Visits(c)), _) => visits_op(con, c, op, a).and_then(v),
         (Some(Handle::LoginLog(l)), _) => login_log(con, l, op, a).and_then(v),
         (Some(Handle::SignIn(s)), _) => signin(con, s, op, a).and_then(v),
+        (Some(Handle::Analytics(x)), _) => analytics(con, x, op, a).and_then(v),
         (Some(Handle::Bloom(b)), _) => bloom(con, b, op, a).and_then(v),
         (Some(Handle::JsHash(b)), _) => jshash(con, b, op, a).and_then(v),
         (Some(Handle::Rolling(r)), _) => rolling(con, r, op, a).and_then(v),
@@ -1271,6 +1302,33 @@ fn login_log(con: &mut Connection, l: &LoginLog, op: &str, a: &Args) -> Result<V
             let r = run(con, l.reindex(y, m, options))?;
             json!({"logs": r.logs, "days": r.days, "new": r.new, "unknown": r.unknown, "skipped": r.skipped, "done": r.cursor.is_done()})
         }
+        _ => return Err(unknown(op)),
+    })
+}
+
+fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<Value, Failure> {
+    // `U` names the unique event's bitmap, any other label a period.
+    let period = || -> Result<Option<Period>, Failure> {
+        match a.s("period")?.as_str() {
+            "U" => Ok(None),
+            label => Ok(Some(label.parse::<Period>()?)),
+        }
+    };
+    let event = a.s("event")?;
+    Ok(match op {
+        "key" => Value::from(match period()? {
+            Some(p) => x.key(&event, p),
+            None => x.unique_key(&event),
+        }),
+        "mark" => {
+            let at = chrono::DateTime::from_timestamp(a.i("at_s")?, 0)
+                .ok_or_else(|| refused("at_s", "is outside the calendar"))?;
+            to_json(run(con, x.mark(&event, a.u("id")?, &at))?)
+        }
+        "count" => to_json(match period()? {
+            Some(p) => run(con, x.count(&event, p))?,
+            None => run(con, x.count_unique(&event))?,
+        }),
         _ => return Err(unknown(op)),
     })
 }

@@ -88,6 +88,54 @@ pub fn examples(big: bool) -> Vec<Example> {
     let n = |small: usize, large: usize| if big { large } else { small };
     let mut out = Vec::new();
 
+    // analytics
+    let (d1, d2, w1) = (
+        "an:{t}:e:D:2024-01-01",
+        "an:{t}:e:D:2024-01-02",
+        "an:{t}:e:W:2024-W01",
+    );
+    let (f1, f2, f3) = (
+        "an:{t}:f:D:2024-01-01",
+        "an:{t}:f:D:2024-01-02",
+        "an:{t}:f:D:2024-01-03",
+    );
+    out.push(ex(
+        "analytics.mark",
+        &[&["SETBIT", d1, "3", "1"]],
+        &[d1, w1],
+        &["1000", LATER, "0", "7", "9"],
+    ));
+    out.push(ex(
+        "analytics.query",
+        &[
+            &["SETBIT", d1, "3", "1"],
+            &["SETBIT", d2, "3", "1"],
+            &["SETBIT", f1, "5", "1"],
+        ],
+        &["an:{t}:tmp:r", "an:{t}:tmp:0", d1, d2, f1],
+        &[
+            "0",
+            "1",
+            "COUNT",
+            "0",
+            "0",
+            "0",
+            "OR 2 3 4",
+            "AND 2 2 5",
+            "XOR 1 2 3",
+        ],
+    ));
+    out.push(ex(
+        "analytics.cohort",
+        &[
+            &["SETBIT", d1, "3", "1"],
+            &["SETBIT", d2, "4", "1"],
+            &["SETBIT", f2, "3", "1"],
+        ],
+        &["an:{t}:tmp:c", d1, d2, f1, f2, f3],
+        &["2", "2"],
+    ));
+
     // bloom: blocks of 1023 usable bits plus the sentinel (bit 1023).
     let block: &[&str] = &["SETBIT", "bf:{t}:0", "1023", "1"];
     let offsets: Vec<String> = (0..n(4, 1998))

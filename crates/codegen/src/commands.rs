@@ -116,6 +116,7 @@ pub const COMMANDS: &[Command] = &[
     r("EXPIRETIME", None, &["$K"]),
     r("GET", S, &["$K"]),
     r("GETBIT", S, &["$K"]),
+    w("GETDEL", S, &["$K"]),
     r("GETRANGE", S, &["$K"]),
     w("HDEL", H, &["$K"]),
     r("HEXISTS", H, &["$K"]),

@@ -1097,3 +1097,109 @@ fn an_entry_an_included_function_reads_of_a_whole_table_is_used() {
         "{e}"
     );
 }
+
+/// The generated checks of the script `body` under `head` (as
+/// `lua/p/op.lua`), compared with the golden file `checks/<name>.golden`.
+fn checks_golden(name: &str, head: &str, body: &str) -> redis_patterns_codegen::ScriptSpec {
+    let spec = parse_script("p/op.lua", &format!("{GOOD_HEAD}{head}{body}")).expect("valid");
+    golden(&format!("checks/{name}.golden"), &spec.checks());
+    spec
+}
+
+#[test]
+fn a_tail_the_body_hands_to_bitop_first_needs_no_type_checks() {
+    let head = "-- KEYS[1] tmp string rw: the result\n-- KEYS[2..] days string ro: the sources\n-- ARGV[1] op enum OR|AND: how\n-- RETURNS bulk: x\n-- WRITES BITOP GETDEL\n-- ERRORS BADARG\n-- IDEMPOTENT yes: x\n";
+    let bitop = "local bytes = redis.call('BITOP', ARGV[1], KEYS[1], unpack(KEYS, 2))\n";
+    let tail = "return redis.call('GETDEL', KEYS[1])\n";
+    let guard = "if #KEYS < 2 then\n  return redis.error_reply('BADARG days at least one is needed')\nend\n";
+    // BITOP checks every source's type before it writes: only the
+    // destination (which BITOP overwrites whatever it holds) gets a TYPE.
+    let spec = checks_golden("bitop_tail", head, &format!("{guard}{bitop}{tail}"));
+    assert_eq!(spec.type_checked, [true, false]);
+    let spec = |body: &str| {
+        parse_script("p/op.lua", &format!("{GOOD_HEAD}{head}{guard}{body}"))
+            .expect("valid")
+            .type_checked
+    };
+    // Behind a condition, after a write, with the destination among the
+    // unpacked keys, or with another use of the tail: TYPE for each.
+    assert_eq!(
+        spec(&format!("if ARGV[1] == 'OR' then\n  {bitop}end\n{tail}")),
+        [true, true]
+    );
+    // (A GETDEL first checks the destination itself.)
+    assert_eq!(
+        spec(&format!("redis.call('GETDEL', KEYS[1])\n{bitop}{tail}")),
+        [false, true]
+    );
+    assert_eq!(
+        spec(&format!(
+            "local bytes = redis.call('BITOP', ARGV[1], unpack(KEYS, 1))\n{tail}"
+        )),
+        [true, true]
+    );
+    assert_eq!(
+        spec(&format!("{bitop}local d = KEYS[#KEYS]\n{tail}")),
+        [true, true]
+    );
+    assert_eq!(
+        spec(&format!(
+            "local bytes = redis.call('BITOP', ARGV[1], KEYS[1], unpack(KEYS, 3))\n{tail}"
+        )),
+        [true, true]
+    );
+}
+
+#[test]
+fn acl_probes_are_one_per_command_and_key() {
+    let head = "-- KEYS[1] a string rw: one\n-- KEYS[2] b string rw: two\n-- RETURNS integer: x\n-- WRITES SET\n-- READS GET\n-- IDEMPOTENT yes: x\n";
+    // SET on two keys: a probe each (a selector may allow one and not the
+    // other), however often each is written.
+    let spec = checks_golden(
+        "acl_per_key",
+        head,
+        "local v = redis.call('GET', KEYS[1])\nredis.call('SET', KEYS[2], 'x')\nredis.call('SET', KEYS[1], 'x')\nredis.call('SET', KEYS[2], 'y')\nreturn v and 1 or 0\n",
+    );
+    assert_eq!(acl_of(&spec), [("SET", "KEYS[1]"), ("SET", "KEYS[2]")]);
+    let acl = |body: &str| {
+        let body = body.replace("return ", "redis.call('SET', KEYS[2], 'x')\nreturn ");
+        let spec = parse_script("p/op.lua", &format!("{GOOD_HEAD}{head}{body}")).expect("valid");
+        acl_of(&spec)
+            .into_iter()
+            .map(|(c, k)| format!("{c} {k}"))
+            .collect::<Vec<_>>()
+    };
+    // A read after a write is implied by the same read on the same key
+    // before any write, unconditionally: a denial stops the body there.
+    assert_eq!(
+        acl(
+            "local v = redis.call('GET', KEYS[1])\nredis.call('SET', KEYS[1], 'x')\nreturn redis.call('GET', KEYS[1]) == v and 1 or 0\n"
+        ),
+        ["SET KEYS[1]", "SET KEYS[2]"]
+    );
+    // Not by the same command on another key, nor by a conditional one.
+    assert_eq!(
+        acl(
+            "local v = redis.call('GET', KEYS[2])\nredis.call('SET', KEYS[1], 'x')\nreturn redis.call('GET', KEYS[1]) == v and 1 or 0\n"
+        ),
+        ["GET KEYS[1]", "SET KEYS[1]", "SET KEYS[2]"]
+    );
+    assert_eq!(
+        acl(
+            "if KEYS[1] ~= 'x' then\n  redis.call('GET', KEYS[1])\nend\nredis.call('SET', KEYS[1], 'x')\nreturn redis.call('GET', KEYS[1]) and 1 or 0\n"
+        ),
+        ["GET KEYS[1]", "SET KEYS[1]", "SET KEYS[2]"]
+    );
+}
+
+#[test]
+fn a_tagged_argument_is_checked_by_one_pattern_match() {
+    let spec = checks_golden(
+        "tagged",
+        "-- KEYS[1] lock string rw: the lock\n-- ARGV[1] channel string tagged: a channel\n-- RETURNS integer: x\n-- WRITES DEL\n-- READS SPUBLISH\n-- IDEMPOTENT yes: x\n",
+        "redis.call('DEL', KEYS[1])\nredis.call('SPUBLISH', ARGV[1], 'x')\nreturn 1\n",
+    );
+    let checks = spec.checks();
+    assert!(checks.contains("return string.match(name, '^[^{]*{([^}]+)}') or name"));
+    assert!(checks.contains("if v == '' or tag(v) ~= tag(KEYS[1]) then"));
+}

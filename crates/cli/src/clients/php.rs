@@ -143,6 +143,10 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("php/Internal/Ops/LoginLog.php"),
     ),
     (
+        "src/Internal/Ops/Analytics.php",
+        include_str!("php/Internal/Ops/Analytics.php"),
+    ),
+    (
         "src/Internal/Ops/SignIn.php",
         include_str!("php/Internal/Ops/SignIn.php"),
     ),

@@ -32,6 +32,10 @@ const ASSETS: &[(&str, &str)] = &[
     ("_ops/__init__.py", include_str!("python/_ops/__init__.py")),
     ("_ops/lock.py", include_str!("python/_ops/lock.py")),
     (
+        "_ops/analytics.py",
+        include_str!("python/_ops/analytics.py"),
+    ),
+    (
         "_ops/semaphore.py",
         include_str!("python/_ops/semaphore.py"),
     ),

@@ -54,6 +54,7 @@ pub const RUNTIME: &[(&str, &str, &str, &str)] = runtime!(
     "hold",
     "wait",
     "ops/index",
+    "ops/analytics",
     "ops/bloom",
     "ops/layout",
     "ops/lock",

@@ -2,6 +2,7 @@
 //! what happened. One file per pattern; each `run` gets a connection and a
 //! key prefix unique to this run, and cleans up after itself.
 
+mod analytics;
 mod bloom;
 mod compact;
 mod expiring_map;
@@ -70,6 +71,10 @@ const DEMOS: &[(&str, Demo)] = &[
     (
         "signin: daily sign-in bitmaps, ranges and streaks",
         signin::run,
+    ),
+    (
+        "analytics: bitmapist-style events per period, expressions and cohort tables on the server",
+        analytics::run,
     ),
     (
         "rate_limit: GCRA and sliding windows in one round trip, with redis-cell's reply",

@@ -1,11 +1,16 @@
 //! Which commands the generated checks test with `redis.acl_check_cmd`: in
 //! a writing script every write command, and every other command that may
 //! run after a write (so that a denied command refuses the call before
-//! anything is written, not halfway).
+//! anything is written, not halfway), once per distinct command and key
+//! (an ACL selector may allow a command on one key and not another), not
+//! per call site. A read after a write needs none when the same command on
+//! the same key runs before, unconditionally, with no write before it: a
+//! denial stops the body there, before any write.
 
 use super::analysis::Analysis;
 use super::fault::Fault;
 use super::sites::{CallSite, FirstArg};
+use super::statement::unconditional;
 use crate::commands::Command;
 
 /// A command the generated checks test with `redis.acl_check_cmd`.
@@ -37,24 +42,47 @@ impl Analysis<'_> {
         }
     }
 
+    /// Whether the read `c` (after a write) is implied: the same command
+    /// on the same literal key or channel runs before it in the body,
+    /// unconditionally, with no write before it.
+    fn implied(&self, c: &CallSite) -> bool {
+        let code = self.code();
+        !c.command.write
+            && matches!(c.first, FirstArg::Key(_) | FirstArg::Arg(_))
+            && self.calls().iter().any(|e| {
+                e.at < c.at
+                    && e.via.is_none()
+                    && e.command.name == c.command.name
+                    && e.first == c.first
+                    && !self.after_write(e)
+                    && unconditional(&code.toks, &code.structure, e.at)
+            })
+    }
+
     /// The ACL checks of a script that is `read_only` or not (none), sorted
-    /// by command.
+    /// by command and key.
     pub(crate) fn acl_checks(&self, read_only: bool) -> Result<Vec<AclCheck>, Fault> {
         let mut acl: Vec<AclCheck> = Vec::new();
         if read_only {
             return Ok(acl);
         }
         for c in self.calls() {
-            if (c.command.write || self.after_write(c))
-                && !acl.iter().any(|a| a.command.name == c.command.name)
-            {
+            if !(c.command.write || self.after_write(c)) || self.implied(c) {
+                continue;
+            }
+            let key = match c.first {
+                FirstArg::Key(n) => format!("KEYS[{n}]"),
+                FirstArg::Arg(n) => format!("ARGV[{n}]"),
+                FirstArg::Other => self.probed(c)?,
+            };
+            if !(acl.iter()).any(|a| a.command.name == c.command.name && a.key == key) {
                 acl.push(AclCheck {
                     command: c.command,
-                    key: self.probed(c)?,
+                    key,
                 });
             }
         }
-        acl.sort_by_key(|a| a.command.name);
+        acl.sort_by(|a, b| (a.command.name, &a.key).cmp(&(b.command.name, &b.key)));
         Ok(acl)
     }
 }

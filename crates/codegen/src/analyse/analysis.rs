@@ -48,6 +48,11 @@ impl<'a> Analysis<'a> {
         Ok(Self { code, sites })
     }
 
+    /// The body's tokens and block structure.
+    pub(crate) fn code(&self) -> &Code {
+        self.code
+    }
+
     /// What the body uses, calls and raises.
     pub(crate) fn sites(&self) -> &Sites {
         &self.sites

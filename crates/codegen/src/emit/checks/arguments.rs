@@ -174,16 +174,11 @@ fn arg_check(out: &mut String, arg: &Arg, indent: &str) {
 }
 
 /// `tag(name)`: the part of a name that picks its cluster slot (the first
-/// non-empty `{...}`, else the whole name), for `tagged` arguments.
+/// non-empty `{...}`, else the whole name), for `tagged` arguments: one
+/// pattern match (up to the first `{`, then up to the first `}` after it,
+/// at least one character between).
 const TAG_FN: &str = "  local function tag(name)
-    local open = string.find(name, '{', 1, true)
-    if open then
-      local close = string.find(name, '}', open + 1, true)
-      if close and close > open + 1 then
-        return string.sub(name, open + 1, close - 1)
-      end
-    end
-    return name
+    return string.match(name, '^[^{]*{([^}]+)}') or name
   end
 ";
 

@@ -1,3 +1,4 @@
+export * as analytics from "./analytics";
 export * as bloom from "./bloom";
 export * as layout from "./layout";
 export * as lock from "./lock";

@@ -2,6 +2,7 @@
 // (see ../driver) on checked inputs; the generated classes of ../index run
 // them.
 
+export * as analytics from "./analytics";
 export * as bloom from "./bloom";
 export * as layout from "./layout";
 export * as lock from "./lock";

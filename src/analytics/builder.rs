@@ -1,0 +1,124 @@
+//! Building [`Analytics`]: prefix, tag, id bound, granularities, expiry per
+//! granularity and time zone, checked in [`AnalyticsBuilder::build`].
+
+use chrono::{TimeZone, Utc};
+
+use super::{Analytics, Granularity};
+use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET};
+use crate::core::{Retention, setters};
+use crate::error::{Error, Result};
+use crate::keys::{self, Prefix};
+
+/// The default key prefix.
+pub const DEFAULT_PREFIX: &str = "an:";
+
+/// Builds [`Analytics`]: setters never fail, [`AnalyticsBuilder::build`]
+/// checks.
+#[derive(Debug, Clone)]
+pub struct AnalyticsBuilder<Tz: TimeZone = Utc> {
+    prefix: Prefix,
+    tag: Option<String>,
+    max_id: u64,
+    granularities: Vec<Granularity>,
+    retention: [Retention; 5],
+    tz: Tz,
+}
+
+impl Analytics {
+    /// A builder with prefix [`DEFAULT_PREFIX`], no tag, maximum id
+    /// [`DEFAULT_MAX_UID`], day, week and month bitmaps, no expiry, UTC.
+    pub fn builder() -> AnalyticsBuilder {
+        AnalyticsBuilder {
+            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
+            tag: None,
+            max_id: DEFAULT_MAX_UID,
+            granularities: vec![Granularity::Day, Granularity::Week, Granularity::Month],
+            retention: [Retention::Forever; 5],
+            tz: Utc,
+        }
+    }
+}
+
+impl<Tz: TimeZone> AnalyticsBuilder<Tz> {
+    setters! {
+        /// The key prefix (default [`DEFAULT_PREFIX`]); no whitespace.
+        prefix(prefix: Prefix) => prefix;
+
+        /// A hash tag shared by every event (`<prefix>{<tag>}:<event>:<period>`):
+        /// every bitmap in one cluster slot, so that expressions and cohort
+        /// tables over several events run on the server on a cluster too; not
+        /// empty, no `{` or `}`.
+        tag(tag: &str) => tag = Some(tag.to_string());
+
+        /// The largest id accepted (default [`DEFAULT_MAX_UID`], at most
+        /// [`MAX_OFFSET`]): a bitmap grows to `max_id / 8` bytes.
+        max_id(max_id: u64) => max_id;
+
+        /// The granularities a mark sets (default day, week, month); not empty.
+        granularities(granularities: &[Granularity]) => granularities = granularities.to_vec();
+    }
+
+    /// How long the bitmaps of `granularity` live after their period ends
+    /// (default [`Retention::Forever`]).
+    pub fn retention(mut self, granularity: Granularity, retention: Retention) -> Self {
+        self.retention[granularity.index()] = retention;
+        self
+    }
+
+    /// The zone whose local time the periods are in (default UTC).
+    pub fn time_zone<Z: TimeZone>(self, tz: Z) -> AnalyticsBuilder<Z> {
+        AnalyticsBuilder {
+            prefix: self.prefix,
+            tag: self.tag,
+            max_id: self.max_id,
+            granularities: self.granularities,
+            retention: self.retention,
+            tz,
+        }
+    }
+
+    /// Checks the settings.
+    pub fn build(self) -> Result<Analytics<Tz>> {
+        if self.prefix.as_str().chars().any(char::is_whitespace) {
+            return Err(Error::invalid("prefix", "must not contain whitespace"));
+        }
+        if let Some(tag) = &self.tag {
+            check_event_name("tag", tag)?;
+        }
+        if self.max_id > MAX_OFFSET {
+            return Err(Error::invalid(
+                "max id",
+                format!(
+                    "{} is above the largest bit offset {MAX_OFFSET}",
+                    self.max_id
+                ),
+            ));
+        }
+        let mut granularities = self.granularities;
+        granularities.sort();
+        granularities.dedup();
+        if granularities.is_empty() {
+            return Err(Error::invalid("granularities", "must not be empty"));
+        }
+        Ok(Analytics {
+            prefix: self.prefix,
+            tag: self.tag,
+            max_id: self.max_id,
+            granularities,
+            retention: self.retention,
+            tz: self.tz,
+        })
+    }
+}
+
+/// An event name (or tag): not empty, no `{`, `}` or whitespace.
+pub(super) fn check_event_name(what: &'static str, name: &str) -> Result<()> {
+    keys::check_name(what, name)?;
+    if name.chars().any(char::is_whitespace) {
+        return Err(Error::invalid(
+            what,
+            format!("`{name}` must not contain whitespace"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! The bitmap analytics' contract for other languages (see [`crate::contract`]).
+
+use serde_json::json;
+
+use super::DEFAULT_PREFIX;
+use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET};
+use crate::contract::{PatternContract, constant, key, param, protocol, scripts_of};
+
+pub(crate) fn contract() -> PatternContract {
+    PatternContract {
+        name: "analytics".into(),
+        summary: "bitmapist-style product analytics: events mark ids in hour / day / ISO week / month / year bitmaps; set expressions and cohort tables computed on the server".into(),
+        scripts: scripts_of("analytics"),
+        params: vec![
+            param("prefix", "string", json!(DEFAULT_PREFIX), "what every key starts with (no whitespace, no `{` or `}`)"),
+            param("tag", "string", json!(null), "optional hash tag shared by every event (one cluster slot for all); null: each event's own tag"),
+            param("max_id", "integer", json!(DEFAULT_MAX_UID), "the largest id accepted, at most max_offset (a bitmap grows to max_id / 8 bytes)"),
+            param("granularities", "string", json!(null), "the periods a mark sets, comma-separated from hour, day, week (ISO), month, year; null: day, week, month"),
+        ],
+        keys: vec![
+            key("event", "<prefix>{<event>}:<period>", "string", "an event's bitmap of one period without a tag (bit id); <period> is H:<YYYY-MM-DD>T<HH>, D:<YYYY-MM-DD>, W:<ISO year>-W<ww>, M:<YYYY-MM>, Y:<YYYY>, or U for a unique event"),
+            key("event_tagged", "<prefix>{<tag>}:<event>:<period>", "string", "an event's bitmap of one period with a tag"),
+            key("tmp", "<base>:tmp:<hex16>", "string", "a temporary key of analytics.query / analytics.cohort (the result or a register), deleted by the script; <base> is <prefix>{<tag>} with a tag, else <prefix>{<event>} of the first event"),
+            key("result", "<base>:cache:<name>", "string", "a cached expression result, kept for its TTL (or a tmp key)"),
+        ],
+        constants: vec![
+            constant("default_max_id", DEFAULT_MAX_UID, "the default max_id (a bitmap is then at most 1.25 MB)"),
+            constant("max_offset", MAX_OFFSET, "the largest bit offset Redis accepts"),
+        ],
+        functions: vec![],
+        api: crate::contract::api::parse("analytics", include_str!("client.api")),
+        protocols: vec![
+            protocol(
+                "mark",
+                &["analytics.mark"],
+                &[
+                    "id > max_id is refused before sending; the periods of the instant (UTC) for every configured granularity, finest first",
+                    "analytics.mark(bitmaps, max_id, expire_at per bitmap (0: kept), id...) -> how many ids were new in the first bitmap",
+                ],
+            ),
+            protocol(
+                "query",
+                &["analytics.query", "analytics.cohort", "GET"],
+                &[
+                    "an expression compiled to BITOP steps `<OP> <dst> <src>...` over KEYS indices (1: result, then the registers, then the input bitmaps); DIFF, DIFF1, ANDOR and ONE only with bitop_diff = 1 (the server's caps)",
+                    "on a cluster with the bitmaps in several slots: GET every bitmap and compute client-side (a missing key is an empty bitmap)",
+                ],
+            ),
+        ],
+    }
+}
