@@ -115,6 +115,7 @@ pub mod bitmap;
 pub mod bloom;
 pub mod contract;
 pub mod core;
+pub mod expiring_map;
 pub use crate::core::{error, keys, script};
 pub mod functions;
 pub mod guide;

@@ -43,6 +43,7 @@ macro_rules! examples {
 examples!(
     analytics: "../examples/analytics.rs",
     bloom: "../examples/bloom.rs",
+    expiring_map: "../examples/expiring_map.rs",
     layout: "../examples/layout.rs",
     lock: "../examples/lock.rs",
     login_log: "../examples/login_log.rs",

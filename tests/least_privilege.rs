@@ -128,7 +128,8 @@ fn url_of(port: u16, user: &str) -> String {
 
 /// Every pattern with a group of its own (the layout's scripts are the
 /// sharded hash's and the packed store's, in their groups).
-const PATTERNS: [&str; 12] = [
+const PATTERNS: [&str; 13] = [
+    "expiring_map",
     "lock",
     "semaphore",
     "rwlock",
@@ -163,6 +164,62 @@ fn every_pattern_has_a_group_and_a_tour() {
             "no ACL group for {}",
             c.name
         );
+    }
+}
+
+/// The groups of `pattern`'s user on the server behind `con`: the
+/// expiring map's native line only where the server knows its commands.
+fn groups_of(con: &mut redis::Connection, pattern: &'static str) -> Vec<&'static str> {
+    let mut out = vec!["every", pattern];
+    if pattern == "expiring_map" && has_field_ttl(con) {
+        out.push("expiring_map_native");
+    }
+    out
+}
+
+fn has_field_ttl(con: &mut redis::Connection) -> bool {
+    let info: Vec<redis::Value> = redis::cmd("COMMAND")
+        .arg("INFO")
+        .arg("HSETEX")
+        .arg("HPEXPIRE")
+        .query(con)
+        .unwrap();
+    info.iter().all(|v| !matches!(v, redis::Value::Nil))
+}
+
+/// Every operation of the expiring map on each path the server has.
+fn expiring_map_tour(d: &mut Driver) {
+    use redis_patterns::expiring_map::{ExpiringMap, Path};
+    let caps = d.run(redis_patterns::core::server_caps()).unwrap();
+    let mut paths = vec![Path::Portable];
+    if caps.hash_field_ttl && caps.hash_getex {
+        paths.push(Path::Native);
+        let (_, plan) = d.run(ExpiringMap::planned("sessions", 10_000)).unwrap();
+        assert!(plan.path.native_bytes.is_some(), "{}", plan.path.reason);
+    }
+    for path in paths {
+        let cap = if path == Path::Portable { 100 } else { 0 };
+        let m = ExpiringMap::builder("sessions", 8)
+            .path(path)
+            .cap(cap)
+            .max_idle(Some(Duration::from_secs(60)))
+            .build()
+            .unwrap();
+        let ttl = Some(Duration::from_secs(600));
+        assert!(d.run(m.put("a", "1", ttl)).unwrap().is_some());
+        d.run(m.put_if_absent("b", "2", None)).unwrap();
+        d.run(m.put_many(&[("c", "3"), ("d", "4")], ttl)).unwrap();
+        d.run(m.put_if_absent_many(&[("e", "5")], ttl)).unwrap();
+        assert_eq!(d.run(m.get::<String>("a")).unwrap().as_deref(), Some("1"));
+        d.run(m.get_many::<String, _>(&["a", "zz"])).unwrap();
+        d.run(m.ttl_of("a")).unwrap();
+        d.run(m.persist("a")).unwrap();
+        d.run(m.expire("a", Duration::from_secs(30))).unwrap();
+        assert_eq!(d.run(m.remove("b")).unwrap(), Some(true));
+        d.run(m.len()).unwrap();
+        d.run(m.entries(0, 8)).unwrap();
+        d.run(m.sweep(0, 8)).unwrap();
+        d.run(m.inspect(8)).unwrap();
     }
 }
 
@@ -253,6 +310,7 @@ fn tour(pattern: &str, d: &mut Driver) {
             let (_, plan) = d.run(VisitCounter::planned("site", Utc, 10_000)).unwrap();
             assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
         }
+        "expiring_map" => expiring_map_tour(d),
         "sharded_hash" => {
             let h = ShardedHash::new("users", 8).unwrap();
             assert_eq!(d.run(h.set("alice", "1")).unwrap(), Some(true));
@@ -511,11 +569,8 @@ fn every_pattern_runs_as_a_user_with_only_the_readme_rules() {
     let server = support::server();
     for pattern in PATTERNS {
         let user = format!("svc-{pattern}");
-        create_user(
-            &mut server.connection(),
-            &user,
-            &in_mode(&["every", pattern]),
-        );
+        let groups = groups_of(&mut server.connection(), pattern);
+        create_user(&mut server.connection(), &user, &in_mode(&groups));
         let _: () = redis::cmd("FLUSHALL")
             .query(&mut server.connection())
             .unwrap();
@@ -535,11 +590,9 @@ fn every_pattern_runs_as_that_user_on_a_cluster() {
     for pattern in PATTERNS {
         let user = format!("svc-{pattern}");
         for node in cluster.nodes() {
-            create_user(
-                &mut node.connection(),
-                &user,
-                &in_mode(&["every", "cluster", pattern]),
-            );
+            let mut groups = groups_of(&mut node.connection(), pattern);
+            groups.insert(1, "cluster");
+            create_user(&mut node.connection(), &user, &in_mode(&groups));
         }
         let url = url_of(cluster.nodes()[0].port(), &user);
         for mut d in support::drivers(&url) {

@@ -42,6 +42,7 @@ pub fn all() -> Vec<PatternContract> {
     let mut out = vec![
         crate::analytics::contract(),
         crate::bloom::contract(),
+        crate::expiring_map::contract(),
         crate::layout::contract(),
         crate::lock::contract(),
         crate::login_log::contract(),

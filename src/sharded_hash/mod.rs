@@ -760,7 +760,7 @@ impl ShardedHash {
                 health.sampled_len += len;
                 match enc.as_deref() {
                     None => health.missing += 1,
-                    Some("listpack") | Some("ziplist") => health.listpack += 1,
+                    Some("listpack") | Some("listpackex") | Some("ziplist") => health.listpack += 1,
                     Some(_) => {
                         health.converted += 1;
                         if health.converted_keys.len() < 100 {

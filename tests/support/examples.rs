@@ -343,6 +343,44 @@ pub fn examples(big: bool) -> Vec<Example> {
     }
     out.push(put);
 
+    // expiring_map: a shard holding one entry without expiry (its value's
+    // first 6 bytes, 0) and one that expired in 1970 (expiry 1 ms).
+    let em: &[&str] = &[
+        "HSET",
+        "em:{t}:0",
+        "a",
+        "\0\0\0\0\0\0va",
+        "old",
+        "\0\0\0\0\0\x01vo",
+    ];
+    let mut em_put = ex(
+        "expiring_map.put",
+        &[em],
+        &["em:{t}:0"],
+        &["0", "0", "512", "3"],
+    );
+    for i in 0..n(2, 200) {
+        em_put.args.push(format!("field{i}"));
+        em_put.args.push(format!("value{i}"));
+    }
+    out.push(em_put);
+    out.push(ex(
+        "expiring_map.get",
+        &[em],
+        &["em:{t}:0"],
+        &["0", "a", "old", "b"],
+    ));
+    out.push(ex(
+        "expiring_map.remove",
+        &[em],
+        &["em:{t}:0"],
+        &["a", "old"],
+    ));
+    out.push(ex("expiring_map.ttl", &[em], &["em:{t}:0"], &["a"]));
+    out.push(ex("expiring_map.expire", &[em], &["em:{t}:0"], &["a", "0"]));
+    out.push(ex("expiring_map.sweep", &[em], &["em:{t}:0"], &[]));
+    out.push(ex("expiring_map.entries", &[em], &["em:{t}:0"], &[]));
+
     // rwlock: a reader and a writer's intent that end in 2100.
     let rw = ["rw{t}", "rw{t}:readers", "rw{t}:intents"];
     let reader: &[&str] = &["ZADD", "rw{t}:readers", LATER_MS, "tok"];

@@ -20,7 +20,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    bloom, bundle, hash, info, load, lock, login_log, packed, rolling, signin, throttle, visits,
+    bloom, bundle, hash, info, load, lock, login_log, map, packed, rolling, signin, throttle,
+    visits,
 };
 use crate::fail::CliResult;
 
@@ -77,6 +78,9 @@ enum Command {
     /// Sharded hashes that stay listpack-encoded.
     #[command(subcommand)]
     Hash(hash::HashCommand),
+    /// Expiring maps: entries with a time to live and a max-idle time on listpack-sized shards.
+    #[command(subcommand)]
+    Map(map::MapCommand),
     /// Fixed-width records per integer id in sharded strings.
     #[command(subcommand)]
     Packed(packed::PackedCommand),
@@ -125,6 +129,7 @@ fn run(command: Command) -> CliResult {
         Command::Lock(c) => lock::run(c),
         Command::Bloom(c) => bloom::run(c),
         Command::Hash(c) => hash::run(c),
+        Command::Map(c) => map::run(c),
         Command::Packed(c) => packed::run(c),
         Command::Visits(c) => visits::run(c),
         Command::LoginLog(c) => login_log::run(c),

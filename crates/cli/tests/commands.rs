@@ -120,6 +120,52 @@ fn every_command(url: &str, dir: &std::path::Path) {
     let again = json(url, &["import", "sharded-hash", "users", lines]);
     assert_eq!(again["already_present"], 300);
 
+    // map plan / put / get / ttl / sweep / inspect
+    let plan = json(url, &["map", "plan", "sessions", "--expected", "10000"]);
+    assert!(plan["plan"]["shards"].as_u64().unwrap() > 19, "{plan}");
+    assert!(
+        plan["path"]["reason"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty()),
+        "{plan}"
+    );
+    let at = ["--shards", "4"];
+    let put = |args: &[&str]| json(url, &[&["map", "put", "sessions"], args, &at].concat());
+    assert_eq!(
+        put(&["s1", "alice", "--ttl-ms", "600000"]),
+        json!({"field": "s1", "new": true})
+    );
+    assert_eq!(
+        put(&["s2", "bob", "--ttl-ms", "1"]),
+        json!({"field": "s2", "new": true})
+    );
+    assert_eq!(put(&["s3", "carol"]), json!({"field": "s3", "new": true}));
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let got = json(
+        url,
+        &[&["map", "get", "sessions", "s1", "s2", "s3"], &at[..]].concat(),
+    );
+    assert_eq!(got, json!({"s1": "alice", "s2": null, "s3": "carol"}));
+    let ttl = json(url, &[&["map", "ttl", "sessions", "s1"], &at[..]].concat());
+    assert!(
+        ttl["ttl_ms"].as_u64().is_some_and(|ms| ms <= 600_000),
+        "{ttl}"
+    );
+    assert_eq!(
+        cli(url, &[&["map", "ttl", "sessions", "s3"], &at[..]].concat())
+            .success()
+            .stdout,
+        "persistent\n"
+    );
+    let swept = json(url, &[&["map", "sweep", "sessions"], &at[..]].concat());
+    assert_eq!(
+        (swept["removed"].as_u64(), swept["live"].as_u64()),
+        (Some(1), Some(2)),
+        "{swept}"
+    );
+    let inspect = json(url, &[&["map", "inspect", "sessions"], &at[..]].concat());
+    assert_eq!(inspect["converted"].as_u64(), Some(0));
+
     // packed set / get
     assert_eq!(
         json(

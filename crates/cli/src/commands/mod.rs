@@ -9,6 +9,7 @@ pub mod info;
 pub mod load;
 pub mod lock;
 pub mod login_log;
+pub mod map;
 pub mod packed;
 pub mod rolling;
 pub mod signin;

@@ -5,6 +5,7 @@
 mod analytics;
 mod bloom;
 mod compact;
+mod expiring_map;
 mod layout;
 mod lock;
 mod login_log;
@@ -50,6 +51,10 @@ const DEMOS: &[(&str, Demo)] = &[
     (
         "sharded_hash: sharded hashes that stay listpack-encoded",
         compact::run,
+    ),
+    (
+        "expiring_map: entries with a time to live and a max-idle time, still listpack",
+        expiring_map::run,
     ),
     (
         "layout: layouts stored with the data, so a writer with another shard count is refused",

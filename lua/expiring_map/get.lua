@@ -1,0 +1,45 @@
+#!lua
+--- The live values of fields of one shard of an expiring map; with idle_ms, each read pushes its entry's expiry to at least idle_ms from now
+-- KEYS[1] shard hash rw: one shard of an expiring map (written only with idle_ms)
+-- ARGV[1] idle_ms integer 0..999999999999999: the max-idle time: a live entry read expires no sooner than this
+--    many milliseconds from now (an entry without expiry keeps none); 0 reads only
+-- ARGV[2..] fields bytes: the fields, at least one
+-- RETURNS bulks: the values in the order asked, nil for a field with no live entry
+-- WRITES HSET
+-- READS HMGET TIME
+-- ERRORS BADARG
+-- INCLUDE expiry
+-- IDEMPOTENT yes: a second read pushes the same entries' expiries to idle_ms from its own moment
+local idle = tonumber(ARGV[1])
+if #ARGV < 2 then
+  return redis.error_reply('BADARG fields must name at least one field')
+end
+local now = expiry_now()
+local fields = {}
+for i = 2, #ARGV do
+  fields[#fields + 1] = ARGV[i]
+end
+local out, touched = {}, {}
+local chunk = 4000
+for s = 1, #fields, chunk do
+  local e = math.min(s + chunk - 1, #fields)
+  local got = redis.call('HMGET', KEYS[1], unpack(fields, s, e))
+  for j = 1, e - s + 1 do
+    local v = false
+    if got[j] then
+      local at, value = expiry_split(got[j])
+      if expiry_live(at, now) then
+        v = value
+        if idle > 0 and at ~= 0 and at < now + idle then
+          touched[#touched + 1] = fields[s + j - 1]
+          touched[#touched + 1] = expiry_join(now + idle, value)
+        end
+      end
+    end
+    out[s + j - 1] = v
+  end
+end
+for s = 1, #touched, 2 * chunk do
+  redis.call('HSET', KEYS[1], unpack(touched, s, math.min(s + 2 * chunk - 1, #touched)))
+end
+return out

@@ -1,0 +1,340 @@
+//! Expiring maps: a time to live and a max-idle time per entry on sharded
+//! hashes that stay listpack-encoded (`lua/expiring_map/`).
+//!
+//! An [`ExpiringMap`] is sharded like a [`ShardedHash`](crate::sharded_hash::ShardedHash):
+//! the logical map `base` lives in the hashes `base:<shard>`, shard
+//! `crc32(field) % shards`, planned by the same planner so that the fullest
+//! shard stays under `hash-max-listpack-entries`. Each entry has its own
+//! expiry (`put(field, value, Some(ttl))`, or none), and an optional
+//! **max-idle** time ([`ExpiringMapBuilder::max_idle`]): every read of a live
+//! entry pushes its expiry to at least that long from now, so an entry read
+//! more often than that never expires, and one left unread expires on time.
+//! **No read ever returns an expired entry.**
+//!
+//! Two paths ([`Path`]) keep the expiry:
+//!
+//! - [`Path::Portable`] (every server, Redis 7.0 and Valkey 8.1 included):
+//!   the expiry is stored with the entry, as the first 6 bytes of its value
+//!   (big-endian unix milliseconds, 0 for none), so a shard stays one small
+//!   listpack hash (6 bytes more per entry). The scripts read the server's
+//!   clock (`TIME`) and treat an expired entry as absent; [`ExpiringMap::sweep`]
+//!   removes expired entries shard by shard, and a write that would fill a
+//!   shard removes that shard's expired entries first.
+//! - [`Path::Native`] (servers with `hash_field_ttl` and `hash_getex`, see
+//!   [`crate::core::caps`]): the server's per-field TTL (`HSETEX`,
+//!   `HPEXPIRE`, `HPTTL`, `HPERSIST`); the server removes expired fields
+//!   itself. It has no size cap and no entry-limit refusal (the planner's
+//!   shard count is what keeps shards under the limit), and on Valkey 9.1
+//!   a field TTL converts the hash to a hash table.
+//!
+//! [`ExpiringMap::choose_path`] measures both on the server (a probe hash
+//! `<base>:probe` of 200 entries, `MEMORY USAGE`, then deleted) and picks
+//! the native path only where it stays listpack-encoded and costs no more
+//! memory; [`PathChoice`] says what it measured and why. Data written on one
+//! path is read on the same path: the path is part of the map's layout.
+//!
+//! An optional size **cap** per shard ([`ExpiringMapBuilder::cap`], portable
+//! path) keeps each shard at most that many entries: the write's own script
+//! evicts the other entries nearest their expiry first.
+//!
+//! [`ExpiringMap::len`] counts fields with `HLEN`: **it includes entries that
+//! have expired but are not removed yet** (on the portable path until a
+//! sweep or a write to their shard removes them; on the native path until
+//! the server's own expiry does). [`ExpiringMap::sweep`] returns the live
+//! count of the shards it swept, and [`ExpiringMap::entries`] lists only
+//! live entries.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use redis_patterns::prelude::*;
+//! use redis_patterns::expiring_map::ExpiringMap;
+//!
+//! # fn main() -> redis_patterns::Result<()> {
+//! let mut con = Connection::open("redis://127.0.0.1/")?;
+//! let (sessions, plan) = ExpiringMap::planned("sessions", 100_000).run(&mut con)?;
+//! println!("{} shards, {} path: {}", plan.plan.shards, plan.path.path.name(), plan.path.reason);
+//! sessions.put("s:1", "alice", Some(Duration::from_secs(1800))).run(&mut con)?;
+//! let who: Option<String> = sessions.get("s:1").run(&mut con)?;
+//! assert_eq!(who.as_deref(), Some("alice"));
+//! let swept = sessions.sweep(0, 64).run(&mut con)?;
+//! println!("{} expired entries removed, next shard {:?}", swept.removed, swept.next);
+//! # Ok(())
+//! # }
+//! ```
+
+mod contract;
+mod native;
+mod ops;
+mod path;
+mod portable;
+mod scan;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub(crate) use self::contract::contract;
+pub use self::path::{PROBE_ENTRIES, Path, PathChoice};
+pub use self::scan::{EntriesPage, Entry, SweepReport};
+use crate::core::Op;
+use crate::error::{Error, ErrorKind, Result};
+use crate::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, Plan, plan};
+
+/// The bytes the portable path adds before each value: its expiry.
+pub const EXPIRY_BYTES: usize = 6;
+
+/// The longest time to live or max-idle time, in milliseconds (the scripts'
+/// bound).
+pub const MAX_TTL_MS: u64 = 999_999_999_999_999;
+
+/// A logical map of entries that expire, stored as listpack-sized shards
+/// `base:<shard>`. Cheap to clone; holds no connection.
+#[derive(Debug, Clone)]
+pub struct ExpiringMap {
+    base: String,
+    shards: u32,
+    limits: ListpackLimits,
+    path: Path,
+    cap: u64,
+    max_idle_ms: u64,
+}
+
+/// Builds an [`ExpiringMap`]: setters never fail, [`build`](Self::build)
+/// checks.
+#[derive(Debug, Clone)]
+pub struct ExpiringMapBuilder {
+    base: String,
+    shards: u32,
+    limits: ListpackLimits,
+    path: Path,
+    cap: u64,
+    max_idle: Option<Duration>,
+}
+
+/// What [`ExpiringMap::planned`] chose: the shard count and the path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MapPlan {
+    /// The shard count, planned as for a sharded hash.
+    pub plan: Plan,
+    /// The path, and what was measured to choose it.
+    pub path: PathChoice,
+}
+
+/// What [`ExpiringMap::put_many`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PutReport {
+    /// Fields that had no live entry before (for set-if-absent: inserted);
+    /// `None` when not known (a shard's write was sent again after its
+    /// reply was lost and found some of its fields).
+    pub new: Option<u64>,
+    /// Live entries the cap evicted.
+    pub evicted: u64,
+}
+
+/// The time to live of one entry ([`ExpiringMap::ttl_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Ttl {
+    /// No live entry.
+    Missing,
+    /// A live entry without expiry.
+    Persistent,
+    /// A live entry that expires after this long.
+    Expires(Duration),
+}
+
+/// A duration as whole milliseconds from 1 to [`MAX_TTL_MS`], named `name`
+/// in the refusal.
+pub(crate) fn millis(name: &str, d: Duration) -> Result<i64> {
+    let ms = d.as_millis();
+    if ms == 0 || ms > MAX_TTL_MS as u128 {
+        return Err(Error::invalid(
+            name,
+            format!("must be from 1 ms to {MAX_TTL_MS} ms"),
+        ));
+    }
+    Ok(ms as i64)
+}
+
+/// A time to live as the scripts take it: 0 for none.
+pub(crate) fn ttl_ms(ttl: Option<Duration>) -> Result<i64> {
+    ttl.map_or(Ok(0), |d| millis("ttl", d))
+}
+
+impl ExpiringMapBuilder {
+    crate::core::setters! {
+        /// The listpack limits writes keep to (default
+        /// [`ListpackLimits::DEFAULT`]).
+        limits(limits: ListpackLimits) => limits;
+
+        /// Where expiries live (default [`Path::Portable`]; see
+        /// [`ExpiringMap::choose_path`]).
+        path(path: Path) => path;
+
+        /// At most this many entries per shard (portable path; default 0, no
+        /// cap): a write evicts the other entries nearest their expiry first.
+        cap(cap: u64) => cap;
+
+        /// Every read of a live entry that expires pushes its expiry to at
+        /// least this long from now (default: none).
+        max_idle(max_idle: Option<Duration>) => max_idle;
+    }
+
+    /// Checks the settings.
+    pub fn build(self) -> Result<ExpiringMap> {
+        if self.base.is_empty() {
+            return Err(Error::invalid("base", "must not be empty"));
+        }
+        if self.shards == 0 {
+            return Err(Error::invalid("shard count", "must be at least 1"));
+        }
+        if self.path == Path::Native && self.cap > 0 {
+            return Err(Error::invalid(
+                "cap",
+                "needs the portable path (the native path has no eviction script)",
+            ));
+        }
+        if self.limits.value as usize <= EXPIRY_BYTES && self.path == Path::Portable {
+            return Err(Error::invalid(
+                "limits",
+                format!(
+                    "a value limit of {} leaves no room for the expiry",
+                    self.limits.value
+                ),
+            ));
+        }
+        let max_idle_ms = match self.max_idle {
+            Some(d) => millis("max_idle", d)? as u64,
+            None => 0,
+        };
+        Ok(ExpiringMap {
+            base: self.base,
+            shards: self.shards,
+            limits: self.limits,
+            path: self.path,
+            cap: self.cap,
+            max_idle_ms,
+        })
+    }
+}
+
+impl ExpiringMap {
+    /// A builder for the map `base` of `shards` shards: portable, no cap,
+    /// no max-idle, the default limits.
+    pub fn builder(base: &str, shards: u32) -> ExpiringMapBuilder {
+        ExpiringMapBuilder {
+            base: base.to_string(),
+            shards,
+            limits: ListpackLimits::DEFAULT,
+            path: Path::Portable,
+            cap: 0,
+            max_idle: None,
+        }
+    }
+
+    /// The portable map `base` of `shards` shards (see [`ExpiringMap::builder`]).
+    pub fn new(base: &str, shards: u32) -> Result<Self> {
+        Self::builder(base, shards).build()
+    }
+
+    /// Reads the server's listpack limits, plans the shard count for
+    /// `expected` entries as for a sharded hash, and chooses the path
+    /// ([`ExpiringMap::choose_path`]).
+    pub fn planned(base: &str, expected: u64) -> Op<(Self, MapPlan)> {
+        if base.is_empty() {
+            return Op::fail(Error::invalid("base", "must not be empty"));
+        }
+        let base = base.to_string();
+        ListpackLimits::read().and_then(move |(limits, source)| {
+            let mut p = match plan(expected, limits, DEFAULT_OVERFLOW_TARGET) {
+                Ok(p) => p,
+                Err(e) => return Op::fail(e),
+            };
+            p.limits_source = source;
+            Self::choose_path(&base).try_map(move |choice| {
+                let map = Self::builder(&base, p.shards)
+                    .limits(limits)
+                    .path(choice.path)
+                    .build()?;
+                Ok((
+                    map,
+                    MapPlan {
+                        plan: p,
+                        path: choice,
+                    },
+                ))
+            })
+        })
+    }
+
+    /// The logical map's name: shard keys are `<base>:<shard>`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The number of shard keys.
+    pub fn shards(&self) -> u64 {
+        self.shards as u64
+    }
+
+    /// Where expiries live.
+    pub fn path(&self) -> Path {
+        self.path
+    }
+
+    /// The per-shard cap (0: none).
+    pub fn cap(&self) -> u64 {
+        self.cap
+    }
+
+    /// The max-idle time, if any.
+    pub fn max_idle(&self) -> Option<Duration> {
+        (self.max_idle_ms > 0).then(|| Duration::from_millis(self.max_idle_ms))
+    }
+
+    /// The key of shard `shard`: `<base>:<shard>`.
+    pub fn key_of_shard(&self, shard: u64) -> String {
+        format!("{}:{shard}", self.base)
+    }
+
+    /// The shard a field lives in: `crc32(field) % shards`.
+    pub fn shard_of(&self, field: &[u8]) -> u64 {
+        crc32fast::hash(field) as u64 % self.shards as u64
+    }
+
+    /// The key of the shard a field lives in.
+    pub fn shard_key(&self, field: &[u8]) -> String {
+        self.key_of_shard(self.shard_of(field))
+    }
+
+    /// Checks a field/value pair against the value limit: on the portable
+    /// path the stored value is the value and its 6-byte expiry.
+    pub fn check_pair(&self, field: &[u8], value: &[u8]) -> Result<()> {
+        let extra = match self.path {
+            Path::Portable => EXPIRY_BYTES,
+            Path::Native => 0,
+        };
+        let limit = self.limits.value as usize;
+        if field.len() > limit {
+            return Err(ErrorKind::ListpackValueTooLong {
+                what: "field",
+                len: field.len(),
+                limit,
+            }
+            .into());
+        }
+        if value.len() + extra > limit {
+            return Err(ErrorKind::ListpackValueTooLong {
+                what: "value with its expiry",
+                len: value.len() + extra,
+                limit,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The entry limit the portable writes keep to.
+    fn max_entries(&self) -> i64 {
+        self.limits.entries.min(MAX_TTL_MS) as i64
+    }
+}

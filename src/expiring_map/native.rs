@@ -1,0 +1,201 @@
+//! The native path's calls: the server's per-field TTL (`HSETEX`,
+//! `HPEXPIRE`, `HPTTL`, `HPERSIST`), which also removes expired fields.
+
+use std::collections::HashMap;
+
+use super::PutReport;
+use crate::core::resend::changed;
+use crate::core::{Batch, Op, Replies};
+use crate::error::{Error, Result};
+
+/// The distinct pairs of `pairs`, in first-seen order: of a repeated
+/// field the first value with `only_absent`, else the last.
+fn distinct<'a>(pairs: &[(&'a [u8], &'a [u8])], only_absent: bool) -> Vec<(&'a [u8], &'a [u8])> {
+    let mut at: HashMap<&[u8], usize> = HashMap::new();
+    let mut out: Vec<(&[u8], &[u8])> = Vec::new();
+    for &(f, v) in pairs {
+        match at.get(f) {
+            Some(&i) if !only_absent => out[i].1 = v,
+            Some(_) => {}
+            None => {
+                at.insert(f, out.len());
+                out.push((f, v));
+            }
+        }
+    }
+    out
+}
+
+fn hsetex(key: &str, ttl: i64, only_absent: bool, pairs: &[(&[u8], &[u8])]) -> redis::Cmd {
+    let mut cmd = redis::cmd("HSETEX");
+    cmd.arg(key);
+    if only_absent {
+        cmd.arg("FNX");
+    }
+    if ttl > 0 {
+        cmd.arg("PX").arg(ttl);
+    }
+    cmd.arg("FIELDS").arg(pairs.len());
+    for &(f, v) in pairs {
+        cmd.arg(f).arg(v);
+    }
+    cmd
+}
+
+/// One shard's write: with `only_absent` one `HSETEX FNX` per distinct
+/// field, else `HMGET` (which fields are new) and one `HSETEX`. Returns
+/// how many replies it adds.
+pub(super) fn put(
+    batch: &mut Batch,
+    key: &str,
+    pairs: &[(&[u8], &[u8])],
+    ttl: i64,
+    only_absent: bool,
+) -> usize {
+    let pairs = distinct(pairs, only_absent);
+    if only_absent {
+        for p in &pairs {
+            batch.add(key, hsetex(key, ttl, true, &[*p]));
+        }
+        return pairs.len();
+    }
+    let mut hmget = redis::cmd("HMGET");
+    hmget.arg(key);
+    for &(f, _) in &pairs {
+        hmget.arg(f);
+    }
+    batch
+        .add(key, hmget)
+        .add(key, hsetex(key, ttl, false, &pairs));
+    2
+}
+
+/// The report of the shards' writes; `counts[i]`: the replies of shard `i`.
+pub(super) fn put_report(
+    mut replies: Replies,
+    counts: &[usize],
+    only_absent: bool,
+) -> Result<PutReport> {
+    let mut new = Some(0u64);
+    for &n in counts {
+        let resent = replies.resent();
+        let part = if only_absent {
+            let mut set = 0;
+            for _ in 0..n {
+                set += replies.take::<i64>()?.max(0) as u64;
+            }
+            (set as usize == n || !resent).then_some(set)
+        } else {
+            let before: Vec<Option<Vec<u8>>> = replies.take()?;
+            replies.take::<redis::Value>().and_then(|v| match v {
+                redis::Value::ServerError(e) => Err(Error::from(redis::RedisError::from(e))),
+                _ => Ok(()),
+            })?;
+            (!resent).then(|| before.iter().filter(|v| v.is_none()).count() as u64)
+        };
+        new = new.zip(part).map(|(a, b)| a + b);
+    }
+    Ok(PutReport { new, evicted: 0 })
+}
+
+/// One shard's read: `HMGET`, and with a max-idle time `HPEXPIRE … GT`
+/// (an expiry later than that, or none, is kept).
+pub(super) fn get(batch: &mut Batch, key: &str, fields: &[&[u8]], idle_ms: u64) {
+    let mut hmget = redis::cmd("HMGET");
+    hmget.arg(key).arg(fields);
+    batch.add(key, hmget);
+    if idle_ms > 0 {
+        let mut touch = redis::cmd("HPEXPIRE");
+        touch
+            .arg(key)
+            .arg(idle_ms)
+            .arg("GT")
+            .arg("FIELDS")
+            .arg(fields.len())
+            .arg(fields);
+        batch.add(key, touch);
+    }
+}
+
+/// `HDEL` of one field.
+pub(super) fn remove(key: &str, field: &[u8]) -> Op<Option<bool>> {
+    let mut cmd = redis::cmd("HDEL");
+    cmd.arg(key).arg(field);
+    Op::<i64>::cmd_resent(key, cmd).map(|(n, resent)| changed(n == 1, resent))
+}
+
+fn first(v: Vec<i64>) -> Result<i64> {
+    v.first().copied().ok_or_else(Error::short_reply)
+}
+
+/// `HPTTL` of one field.
+pub(super) fn ttl(key: &str, field: &[u8]) -> Op<i64> {
+    let mut cmd = redis::cmd("HPTTL");
+    cmd.arg(key).arg("FIELDS").arg(1).arg(field);
+    Op::<Vec<i64>>::cmd(key, cmd).try_map(first)
+}
+
+/// `HPEXPIRE` of one field, or `HPERSIST` for `ttl` 0: 1, -1 or -2.
+pub(super) fn expire(key: &str, field: &[u8], ttl: i64) -> Op<i64> {
+    let mut cmd = redis::cmd(if ttl == 0 { "HPERSIST" } else { "HPEXPIRE" });
+    cmd.arg(key);
+    if ttl > 0 {
+        cmd.arg(ttl);
+    }
+    cmd.arg("FIELDS").arg(1).arg(field);
+    Op::<Vec<i64>>::cmd(key, cmd).try_map(first)
+}
+
+/// One shard's sweep: the server removes expired fields itself (in its own
+/// time: until then `HLEN` counts them), so it only counts the live ones,
+/// the fields `HKEYS` lists.
+pub(super) fn sweep(batch: &mut Batch, key: &str) {
+    let mut cmd = redis::cmd("HKEYS");
+    cmd.arg(key);
+    batch.add(key, cmd);
+}
+
+/// The live entries of `HGETALL` replies of `keys` with their expiries:
+/// one `HPEXPIRETIME` per shard that had fields (a field gone since, -2,
+/// is left out).
+pub(super) fn with_expiries(
+    keys: Vec<String>,
+    values: Vec<redis::Value>,
+    next: Option<u64>,
+) -> Op<super::EntriesPage> {
+    let shards = match values
+        .into_iter()
+        .map(super::scan::pairs)
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(s) => s,
+        Err(e) => return Op::fail(e),
+    };
+    let mut batch = Batch::new();
+    for (key, pairs) in keys.iter().zip(&shards) {
+        if !pairs.is_empty() {
+            let mut cmd = redis::cmd("HPEXPIRETIME");
+            cmd.arg(key).arg("FIELDS").arg(pairs.len());
+            for (f, _) in pairs {
+                cmd.arg(f);
+            }
+            batch.add(key, cmd);
+        }
+    }
+    Op::send(batch, move |mut replies| {
+        let mut entries = Vec::new();
+        for pairs in shards.into_iter().filter(|p| !p.is_empty()) {
+            let at: Vec<i64> = replies.take()?;
+            for ((field, value), at) in pairs.into_iter().zip(at) {
+                if at != -2 {
+                    entries.push(super::Entry {
+                        field,
+                        value,
+                        expires_at_ms: (at > 0).then_some(at as u64),
+                    });
+                }
+            }
+        }
+        Ok(super::EntriesPage { entries, next })
+    })
+}

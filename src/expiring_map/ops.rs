@@ -1,0 +1,267 @@
+//! The expiring map's reads and writes of entries, each path's commands
+//! built by `portable` and `native`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use redis::FromRedisValue;
+
+use super::{ExpiringMap, Path, PutReport, Ttl, millis, native, portable, ttl_ms};
+use crate::core::{Batch, Op};
+use crate::error::Error;
+
+/// Positions `0..` grouped by shard, shards in order.
+pub(super) fn group(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<usize>> {
+    let mut by: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for (i, s) in shards.into_iter().enumerate() {
+        by.entry(s).or_default().push(i);
+    }
+    by
+}
+
+impl ExpiringMap {
+    /// `op` on this map's path: the native path first checks that the
+    /// connection's server has per-field TTLs (a typed error, nothing sent).
+    pub(super) fn on_path<T: Send + 'static>(
+        &self,
+        op: impl FnOnce() -> Op<T> + Send + 'static,
+    ) -> Op<T> {
+        if self.path == Path::Portable {
+            return op();
+        }
+        Op::with_env(move |env| {
+            let caps = env.caps();
+            if caps.hash_field_ttl && caps.hash_getex {
+                op()
+            } else {
+                Op::fail(Error::invalid(
+                    "path",
+                    "native needs per-field TTLs (hash_field_ttl and hash_getex), which this server lacks",
+                ))
+            }
+        })
+    }
+
+    /// Validates every pair and the time to live (nothing is sent when one
+    /// fails) and writes them: one write per shard touched, one batch.
+    fn write(
+        &self,
+        pairs: &[(&[u8], &[u8])],
+        ttl: Option<Duration>,
+        only_absent: bool,
+    ) -> Op<PutReport> {
+        let ttl = match ttl_ms(ttl) {
+            Ok(t) => t,
+            Err(e) => return Op::fail(e),
+        };
+        for &(f, v) in pairs {
+            if let Err(e) = self.check_pair(f, v) {
+                return Op::fail(e);
+            }
+        }
+        if pairs.is_empty() {
+            return Op::fail(Error::invalid("pairs", "must not be empty"));
+        }
+        let by_shard = group(pairs.iter().map(|(f, _)| self.shard_of(f)));
+        let mut batch = Batch::with_capacity(by_shard.len());
+        let mut most = Vec::with_capacity(by_shard.len());
+        let mut counts = Vec::with_capacity(by_shard.len());
+        for (shard, idx) in &by_shard {
+            let key = self.key_of_shard(*shard);
+            let distinct: HashSet<&[u8]> = idx.iter().map(|&i| pairs[i].0).collect();
+            most.push(distinct.len() as u64);
+            let part: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
+            counts.push(match self.path {
+                Path::Portable => {
+                    portable::put(
+                        &mut batch,
+                        &key,
+                        &part,
+                        ttl,
+                        only_absent,
+                        self.max_entries(),
+                        self.cap,
+                    );
+                    1
+                }
+                Path::Native => native::put(&mut batch, &key, &part, ttl, only_absent),
+            });
+        }
+        let path = self.path;
+        self.on_path(move || {
+            Op::send(batch, move |replies| match path {
+                Path::Portable => portable::put_report(replies, &most),
+                Path::Native => native::put_report(replies, &counts, only_absent),
+            })
+        })
+    }
+
+    fn write_pairs<F: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        pairs: &[(F, V)],
+        ttl: Option<Duration>,
+        only_absent: bool,
+    ) -> Op<PutReport> {
+        let pairs: Vec<(&[u8], &[u8])> = pairs
+            .iter()
+            .map(|(f, v)| (f.as_ref(), v.as_ref()))
+            .collect();
+        self.write(&pairs, ttl, only_absent)
+    }
+
+    /// Sets an entry that expires after `ttl` (`None`: never). Returns
+    /// whether the field had no live entry before (`None`: not known, the
+    /// write was sent again after its reply was lost).
+    pub fn put(
+        &self,
+        field: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        ttl: Option<Duration>,
+    ) -> Op<Option<bool>> {
+        self.write(&[(field.as_ref(), value.as_ref())], ttl, false)
+            .map(|r| r.new.map(|n| n == 1))
+    }
+
+    /// Sets an entry only where the field has no live entry (an expired one
+    /// counts as absent); returns whether it was set (`None`: not known).
+    pub fn put_if_absent(
+        &self,
+        field: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        ttl: Option<Duration>,
+    ) -> Op<Option<bool>> {
+        self.write(&[(field.as_ref(), value.as_ref())], ttl, true)
+            .map(|r| r.new.map(|n| n == 1))
+    }
+
+    /// Sets many entries with one time to live: one write per shard
+    /// touched, one batch; each shard's part is atomic (portable: a shard
+    /// that would pass its entry limit even without its expired entries
+    /// refuses its part, [`ErrorKind::ShardFull`](crate::ErrorKind::ShardFull)).
+    pub fn put_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        pairs: &[(F, V)],
+        ttl: Option<Duration>,
+    ) -> Op<PutReport> {
+        self.write_pairs(pairs, ttl, false)
+    }
+
+    /// [`ExpiringMap::put_many`] keeping the fields that have a live entry.
+    pub fn put_if_absent_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        pairs: &[(F, V)],
+        ttl: Option<Duration>,
+    ) -> Op<PutReport> {
+        self.write_pairs(pairs, ttl, true)
+    }
+
+    /// The live value of a field (`None`: absent or expired); with a
+    /// max-idle time, the read pushes the entry's expiry forward.
+    pub fn get<V: FromRedisValue + Send + 'static>(
+        &self,
+        field: impl AsRef<[u8]>,
+    ) -> Op<Option<V>> {
+        self.get_many::<V, _>(&[field.as_ref()])
+            .try_map(|mut v| v.pop().ok_or_else(Error::short_reply))
+    }
+
+    /// The live values of many fields in the order asked (`None` for absent
+    /// or expired ones): one call per shard touched, one batch.
+    pub fn get_many<V, F>(&self, fields: &[F]) -> Op<Vec<Option<V>>>
+    where
+        V: FromRedisValue + Send + 'static,
+        F: AsRef<[u8]>,
+    {
+        if fields.is_empty() {
+            return Op::ready(Vec::new());
+        }
+        let by_shard = group(fields.iter().map(|f| self.shard_of(f.as_ref())));
+        let mut batch = Batch::with_capacity(2 * by_shard.len());
+        for (shard, idx) in &by_shard {
+            let key = self.key_of_shard(*shard);
+            let part: Vec<&[u8]> = idx.iter().map(|&i| fields[i].as_ref()).collect();
+            match self.path {
+                Path::Portable => portable::get(&mut batch, &key, &part, self.max_idle_ms as i64),
+                Path::Native => native::get(&mut batch, &key, &part, self.max_idle_ms),
+            }
+        }
+        let n = fields.len();
+        let touch = self.path == Path::Native && self.max_idle_ms > 0;
+        self.on_path(move || {
+            Op::send(batch, move |mut replies| {
+                let mut out: Vec<Option<V>> = (0..n).map(|_| None).collect();
+                for idx in by_shard.values() {
+                    let values: Vec<Option<V>> = replies.take()?;
+                    if touch {
+                        replies.take::<redis::Value>()?;
+                    }
+                    if values.len() != idx.len() {
+                        return Err(Error::short_reply());
+                    }
+                    for (&i, v) in idx.iter().zip(values) {
+                        out[i] = v;
+                    }
+                }
+                Ok(out)
+            })
+        })
+    }
+
+    /// Removes an entry; returns whether a live one was there (`None`: not
+    /// known, the removal was sent again after its reply was lost).
+    pub fn remove(&self, field: impl AsRef<[u8]>) -> Op<Option<bool>> {
+        let field = field.as_ref();
+        let key = self.shard_key(field);
+        let op = match self.path {
+            Path::Portable => portable::remove(&key, field),
+            Path::Native => native::remove(&key, field),
+        };
+        self.on_path(move || op)
+    }
+
+    /// The time to live of an entry.
+    pub fn ttl_of(&self, field: impl AsRef<[u8]>) -> Op<Ttl> {
+        let field = field.as_ref();
+        let key = self.shard_key(field);
+        let op = match self.path {
+            Path::Portable => portable::ttl(&key, field),
+            Path::Native => native::ttl(&key, field),
+        };
+        self.on_path(move || {
+            op.map(|ms| match ms {
+                -2 => Ttl::Missing,
+                -1 => Ttl::Persistent,
+                ms => Ttl::Expires(Duration::from_millis(ms.max(0) as u64)),
+            })
+        })
+    }
+
+    /// Removes an entry's expiry: `None` when there is no live entry,
+    /// `Some(true)` when it had one, `Some(false)` when it had none.
+    pub fn persist(&self, field: impl AsRef<[u8]>) -> Op<Option<bool>> {
+        self.expiry_call(field.as_ref(), 0).map(|r| match r {
+            1 => Some(true),
+            -1 => Some(false),
+            _ => None,
+        })
+    }
+
+    /// Gives a live entry a new time to live; returns whether there was one.
+    pub fn expire(&self, field: impl AsRef<[u8]>, ttl: Duration) -> Op<bool> {
+        match millis("ttl", ttl) {
+            Ok(ms) => self.expiry_call(field.as_ref(), ms).map(|r| r == 1),
+            Err(e) => Op::fail(e),
+        }
+    }
+
+    /// `expire.lua`, or `HPEXPIRE` / `HPERSIST`: 1 set, -1 none to remove,
+    /// -2 no live entry.
+    fn expiry_call(&self, field: &[u8], ttl: i64) -> Op<i64> {
+        let key = self.shard_key(field);
+        let op = match self.path {
+            Path::Portable => portable::expire(&key, field, ttl),
+            Path::Native => native::expire(&key, field, ttl),
+        };
+        self.on_path(move || op)
+    }
+}

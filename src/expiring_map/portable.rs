@@ -1,0 +1,87 @@
+//! The portable path's calls: the scripts of `lua/expiring_map/`, which keep
+//! each entry's expiry in its value.
+
+use redis::Value;
+
+use super::PutReport;
+use crate::core::resend::{changed, changed_count};
+use crate::core::{Batch, Op, Replies};
+use crate::error::Result;
+use crate::scripts::expiring_map as script;
+
+/// One shard's `expiring_map.put`.
+pub(super) fn put(
+    batch: &mut Batch,
+    key: &str,
+    pairs: &[(&[u8], &[u8])],
+    ttl: i64,
+    only_absent: bool,
+    max_entries: i64,
+    cap: u64,
+) {
+    let items: Vec<&[u8]> = pairs.iter().flat_map(|&(f, v)| [f, v]).collect();
+    let cap = cap.min(super::MAX_TTL_MS) as i64;
+    batch.script(script::put(key, only_absent, ttl, max_entries, cap, &items));
+}
+
+/// The report of the shards' puts; `most[i]`: the distinct fields of
+/// shard `i`'s part.
+pub(super) fn put_report(replies: Replies, most: &[u64]) -> Result<PutReport> {
+    let resent = replies.resent_each();
+    let mut report = PutReport {
+        new: Some(0),
+        evicted: 0,
+    };
+    for ((r, &max), resent) in replies.all::<Vec<i64>>()?.into_iter().zip(most).zip(resent) {
+        let new = changed_count(r.first().copied().unwrap_or(0).max(0) as u64, max, resent);
+        report.new = report.new.zip(new).map(|(a, b)| a + b);
+        report.evicted += r.get(1).copied().unwrap_or(0).max(0) as u64;
+    }
+    Ok(report)
+}
+
+/// One shard's `expiring_map.get`.
+pub(super) fn get(batch: &mut Batch, key: &str, fields: &[&[u8]], idle_ms: i64) {
+    batch.script(script::get(key, idle_ms, fields));
+}
+
+/// `expiring_map.remove` of one field.
+pub(super) fn remove(key: &str, field: &[u8]) -> Op<Option<bool>> {
+    Op::script_resent(script::remove(key, &[field])).map(|(n, resent)| changed(n == 1, resent))
+}
+
+/// `expiring_map.ttl` of one field.
+pub(super) fn ttl(key: &str, field: &[u8]) -> Op<i64> {
+    Op::script(script::ttl(key, field))
+}
+
+/// `expiring_map.expire` of one field.
+pub(super) fn expire(key: &str, field: &[u8], ttl: i64) -> Op<i64> {
+    Op::script(script::expire(key, field, ttl))
+}
+
+/// One shard's `expiring_map.sweep`: `{removed, live}`.
+pub(super) fn sweep(batch: &mut Batch, key: &str) {
+    batch.script(script::sweep(key));
+}
+
+/// One shard's `expiring_map.entries`: field, value, expiry, ...
+pub(super) fn entries(batch: &mut Batch, key: &str) {
+    batch.script(script::entries(key));
+}
+
+/// The entries of one `expiring_map.entries` reply.
+pub(super) fn decode_entries(v: Value) -> Result<Vec<super::Entry>> {
+    let flat: Vec<Value> = crate::core::op::decode(None, v)?;
+    let mut out = Vec::with_capacity(flat.len() / 3);
+    let mut it = flat.into_iter();
+    while let (Some(f), Some(v), Some(at)) = (it.next(), it.next(), it.next()) {
+        let at: i64 = crate::core::op::decode(None, at)?;
+        out.push(super::Entry {
+            field: crate::core::op::decode(None, f)?,
+            value: crate::core::op::decode(None, v)?,
+            expires_at_ms: (at > 0).then_some(at as u64),
+        });
+    }
+    Ok(out)
+}
