@@ -148,7 +148,7 @@ fn file_errors_name_the_path() {
     let export = plain(&["export", "/proc/nope"]).failure();
     assert_eq!(
         export.message(),
-        "cannot create /proc/nope/bloom: no such file or directory"
+        "cannot create /proc/nope/analytics: no such file or directory"
     );
     let server = support::server();
     let missing = cli(
