@@ -42,7 +42,7 @@ impl Cohort {
 impl<Tz: TimeZone> Analytics<Tz> {
     /// The cohort table of `cohort_event` and `return_event`: `rows` rows
     /// from the period `first` on (its granularity's), `columns` columns
-    /// each (1 to [`MAX_COHORT`]). One script call, or one batch of `GET`s
+    /// each (1 to [`COHORT_ROWS_MAX`](crate::scripts::analytics::COHORT_ROWS_MAX)). One script call, or one batch of `GET`s
     /// when the two events are in different cluster slots.
     pub fn cohort(
         &self,

@@ -114,7 +114,7 @@ impl Query {
     }
 
     /// The expression's ids from `from` on, at most `limit` (1 to
-    /// [`MAX_PAGE`]), ascending; the page says where the next one starts.
+    /// [`QUERY_LIMIT_MAX`](crate::scripts::analytics::QUERY_LIMIT_MAX)), ascending; the page says where the next one starts.
     pub fn members(&self, from: u64, limit: usize) -> Op<Page> {
         if limit == 0 || limit > MAX_PAGE {
             return Op::fail(Error::invalid(
