@@ -12,131 +12,151 @@ pub(crate) fn contract() -> PatternContract {
             "entries with a time to live and a max-idle time on small listpack-encoded hash shards"
                 .into(),
         scripts: scripts_of("expiring_map"),
-        params: vec![
-            param(
-                "base",
-                "string",
-                json!(null),
-                "the logical map's name, not empty",
-            ),
-            param(
-                "shards",
-                "integer",
-                json!(null),
-                "the number of shards, at least 1",
-            ),
-            param(
-                "path",
-                "string",
-                json!("portable"),
-                "portable (the expiry in the entry) or native (per-field TTL; servers with hash_field_ttl and hash_getex); data is read on the path it was written on",
-            ),
-            param(
-                "cap",
-                "integer",
-                json!(0),
-                "portable: at most this many entries per shard, 0 for none",
-            ),
-            param(
-                "max_idle_ms",
-                "integer",
-                json!(0),
-                "each read pushes a live entry's expiry to at least this far ahead; 0 for none",
-            ),
-            param(
-                "max_entries",
-                "integer",
-                json!(ListpackLimits::DEFAULT.entries),
-                "the server's hash-max-listpack-entries",
-            ),
-            param(
-                "max_value",
-                "integer",
-                json!(ListpackLimits::DEFAULT.value),
-                "the server's hash-max-listpack-value (bytes); portable: a value may be 6 bytes shorter",
-            ),
-        ],
-        keys: vec![
-            key(
-                "shard",
-                "<base>:<shard>",
-                "hash",
-                "shard <shard>; no hash tag, so shards spread over a cluster",
-            ),
-            key(
-                "probe",
-                "<base>:probe",
-                "hash",
-                "the planner's probe hash, written and deleted in one batch",
-            ),
-        ],
+        params: params(),
+        keys: keys(),
         constants: vec![],
-        functions: vec![
-            shared::crc32(),
-            function(
-                "shard_of",
-                "shard_of(field: bytes) -> integer",
-                &["crc32(field) mod shards"],
-            ),
-            function(
-                "stored_value",
-                "stored_value(expires_at_ms: integer, value: bytes) -> bytes",
-                &[
-                    "portable: 6 bytes big-endian of expires_at_ms (unix milliseconds, 0 for none), then the value;",
-                    "an entry is live when its expiry is 0 or later than the server's TIME; a stored value shorter than 6 bytes reads as expired",
-                ],
-            ),
-        ],
+        functions: functions(),
         api: crate::contract::api::parse("expiring_map", include_str!("client.api")),
-        protocols: vec![
-            protocol(
-                "portable",
-                &[
-                    "expiring_map.put",
-                    "expiring_map.get",
-                    "expiring_map.remove",
-                    "expiring_map.ttl",
-                    "expiring_map.expire",
-                    "expiring_map.sweep",
-                    "expiring_map.entries",
-                    "HLEN",
-                ],
-                &[
-                    "put_many(pairs, ttl_ms): group by shard_of; one expiring_map.put(shard, only_absent, ttl_ms, max_entries, cap, field, value, ...) per shard",
-                    "get_many(fields): one expiring_map.get(shard, max_idle_ms, field, ...) per shard; nil for absent or expired",
-                    "remove: expiring_map.remove; ttl_of: expiring_map.ttl (-2 absent, -1 persistent, else ms); persist / expire: expiring_map.expire(shard, field, ttl_ms or 0)",
-                    "sweep(from, count): expiring_map.sweep of each shard; entries: expiring_map.entries of each shard; len: HLEN of every shard (counts expired entries not removed yet)",
-                ],
-            ),
-            protocol(
-                "native",
-                &[
-                    "HSETEX",
-                    "HMGET",
-                    "HPEXPIRE",
-                    "HPTTL",
-                    "HPERSIST",
-                    "HDEL",
-                    "HGETALL",
-                    "HPEXPIRETIME",
-                    "HKEYS",
-                    "HLEN",
-                ],
-                &[
-                    "put: HSETEX shard [PX ttl_ms] FIELDS n field value ... (with HMGET before, for the count of new fields); put_if_absent: HSETEX shard FNX ... per field",
-                    "get: HMGET, and with max_idle_ms HPEXPIRE shard max_idle_ms GT FIELDS n field ...; ttl_of: HPTTL; persist: HPERSIST; expire: HPEXPIRE; remove: HDEL",
-                    "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones); no cap",
-                ],
-            ),
-            protocol(
-                "choose_path",
-                &["DEL", "HSET", "HPEXPIRE", "MEMORY", "OBJECT"],
-                &[
-                    "portable unless the server has hash_field_ttl and hash_getex; then 200 entries into <base>:probe with the 6-byte expiry,",
-                    "MEMORY USAGE SAMPLES 0, the same entries plain with HPEXPIRE 3600000 on every field, MEMORY USAGE, OBJECT ENCODING, DEL;",
-                    "native only when its encoding starts with listpack and it costs no more",
-                ],
-            ),
-        ],
+        protocols: protocols(),
     }
+}
+
+/// The map's parameters: its name, shards, path, cap, max-idle and the listpack limits.
+fn params() -> Vec<crate::contract::parts::Param> {
+    vec![
+        param(
+            "base",
+            "string",
+            json!(null),
+            "the logical map's name, not empty",
+        ),
+        param(
+            "shards",
+            "integer",
+            json!(null),
+            "the number of shards, at least 1",
+        ),
+        param(
+            "path",
+            "string",
+            json!("portable"),
+            "portable (the expiry in the entry) or native (per-field TTL; servers with hash_field_ttl and hash_getex); data is read on the path it was written on",
+        ),
+        param(
+            "cap",
+            "integer",
+            json!(0),
+            "portable: at most this many entries per shard, 0 for none",
+        ),
+        param(
+            "max_idle_ms",
+            "integer",
+            json!(0),
+            "each read pushes a live entry's expiry to at least this far ahead; 0 for none",
+        ),
+        param(
+            "max_entries",
+            "integer",
+            json!(ListpackLimits::DEFAULT.entries),
+            "the server's hash-max-listpack-entries",
+        ),
+        param(
+            "max_value",
+            "integer",
+            json!(ListpackLimits::DEFAULT.value),
+            "the server's hash-max-listpack-value (bytes); portable: a value may be 6 bytes shorter",
+        ),
+    ]
+}
+
+/// The map's keys: its shards and the planner's probe.
+fn keys() -> Vec<crate::contract::parts::KeyTemplate> {
+    vec![
+        key(
+            "shard",
+            "<base>:<shard>",
+            "hash",
+            "shard <shard>; no hash tag, so shards spread over a cluster",
+        ),
+        key(
+            "probe",
+            "<base>:probe",
+            "hash",
+            "the planner's probe hash, written and deleted in one batch",
+        ),
+    ]
+}
+
+/// The computations every client does: the shard of a field, the stored value of the portable path.
+fn functions() -> Vec<crate::contract::parts::Function> {
+    vec![
+        shared::crc32(),
+        function(
+            "shard_of",
+            "shard_of(field: bytes) -> integer",
+            &["crc32(field) mod shards"],
+        ),
+        function(
+            "stored_value",
+            "stored_value(expires_at_ms: integer, value: bytes) -> bytes",
+            &[
+                "portable: 6 bytes big-endian of expires_at_ms (unix milliseconds, 0 for none), then the value;",
+                "an entry is live when its expiry is 0 or later than the server's TIME; a stored value shorter than 6 bytes reads as expired",
+            ],
+        ),
+    ]
+}
+
+/// How each operation runs on the portable and the native path, and how the path is chosen.
+fn protocols() -> Vec<crate::contract::parts::Protocol> {
+    vec![
+        protocol(
+            "portable",
+            &[
+                "expiring_map.put",
+                "expiring_map.get",
+                "expiring_map.remove",
+                "expiring_map.ttl",
+                "expiring_map.expire",
+                "expiring_map.sweep",
+                "expiring_map.entries",
+                "HLEN",
+            ],
+            &[
+                "put_many(pairs, ttl_ms): group by shard_of; one expiring_map.put(shard, only_absent, ttl_ms, max_entries, cap, field, value, ...) per shard",
+                "get_many(fields): one expiring_map.get(shard, max_idle_ms, field, ...) per shard; nil for absent or expired",
+                "remove: expiring_map.remove; ttl_of: expiring_map.ttl (-2 absent, -1 persistent, else ms); persist / expire: expiring_map.expire(shard, field, ttl_ms or 0)",
+                "sweep(from, count): expiring_map.sweep of each shard; entries: expiring_map.entries of each shard; len: HLEN of every shard (counts expired entries not removed yet)",
+            ],
+        ),
+        protocol(
+            "native",
+            &[
+                "HSETEX",
+                "HMGET",
+                "HPEXPIRE",
+                "HPTTL",
+                "HPERSIST",
+                "HDEL",
+                "HGETALL",
+                "HPEXPIRETIME",
+                "HKEYS",
+                "HLEN",
+            ],
+            &[
+                "put: HSETEX shard [PX ttl_ms] FIELDS n field value ... (with HMGET before, for the count of new fields); put_if_absent: HSETEX shard FNX ... per field",
+                "get: HMGET, and with max_idle_ms HPEXPIRE shard max_idle_ms GT FIELDS n field ...; ttl_of: HPTTL; persist: HPERSIST; expire: HPEXPIRE; remove: HDEL",
+                "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones); no cap",
+            ],
+        ),
+        protocol(
+            "choose_path",
+            &["DEL", "HSET", "HPEXPIRE", "MEMORY", "OBJECT"],
+            &[
+                "portable unless the server has hash_field_ttl and hash_getex; then 200 entries into <base>:probe with the 6-byte expiry,",
+                "MEMORY USAGE SAMPLES 0, the same entries plain with HPEXPIRE 3600000 on every field, MEMORY USAGE, OBJECT ENCODING, DEL;",
+                "native only when its encoding starts with listpack and it costs no more",
+            ],
+        ),
+    ]
 }
