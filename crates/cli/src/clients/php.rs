@@ -147,6 +147,10 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("php/Internal/Ops/Analytics.php"),
     ),
     (
+        "src/Internal/Ops/ExpiringMap.php",
+        include_str!("php/Internal/Ops/ExpiringMap.php"),
+    ),
+    (
         "src/Internal/Ops/SignIn.php",
         include_str!("php/Internal/Ops/SignIn.php"),
     ),

@@ -36,6 +36,10 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("python/_ops/analytics.py"),
     ),
     (
+        "_ops/expiring_map.py",
+        include_str!("python/_ops/expiring_map.py"),
+    ),
+    (
         "_ops/semaphore.py",
         include_str!("python/_ops/semaphore.py"),
     ),

@@ -56,6 +56,7 @@ pub const RUNTIME: &[(&str, &str, &str, &str)] = runtime!(
     "ops/index",
     "ops/analytics",
     "ops/bloom",
+    "ops/expiring_map",
     "ops/layout",
     "ops/lock",
     "ops/login_log",
