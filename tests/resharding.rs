@@ -172,6 +172,16 @@ fn move_slot(
         "still held (ASK)"
     );
     plain_commands(con, 2);
+    // What else the source holds (on the way back, `{rs}:absent`, which
+    // the first move created on this node), as redis-cli --cluster
+    // reshard does: a source keeping keys cannot give the slot away.
+    let left = keys_in_slot(cluster, from, slot);
+    if !left.is_empty() {
+        let left: Vec<&str> = left.iter().map(String::as_str).collect();
+        migrate(cluster, from, to, &left);
+    }
+    let left = keys_in_slot(cluster, from, slot);
+    assert!(left.is_empty(), "left on the source: {left:?}");
     // The target first, then the source, then the others (as redis-cli
     // --cluster reshard does).
     let others = (0..cluster.nodes().len()).filter(|&n| n != to && n != from);
