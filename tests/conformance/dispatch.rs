@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use redis_patterns::analytics::{Analytics, Granularity, Period};
+use redis_patterns::analytics::{Analytics, Expr, Granularity, Period};
 use redis_patterns::bloom::{Bloom, JsHashBloom};
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
@@ -38,6 +38,10 @@ pub const OPERATIONS: &[&str] = &[
     "Analytics.key",
     "Analytics.mark",
     "Analytics.count",
+    "Analytics.query_count",
+    "Analytics.query_contains",
+    "Analytics.query_members",
+    "Analytics.cohort",
     "Lock.new",
     "Lock.try_acquire",
     "Lock.try_acquire_as",
@@ -1318,6 +1322,24 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             label => Ok(Some(label.parse::<Period>()?)),
         }
     };
+    if let Some(answer) = op.strip_prefix("query_") {
+        return analytics_query(con, x, answer, a);
+    }
+    if op == "cohort" {
+        let first = a.s("first")?.parse::<Period>()?;
+        let (rows, columns) = (a.u("rows")? as usize, a.u("columns")? as usize);
+        let t = run(
+            con,
+            x.cohort(
+                &a.s("cohort_event")?,
+                &a.s("return_event")?,
+                first,
+                rows,
+                columns,
+            ),
+        )?;
+        return Ok(to_json(t));
+    }
     let event = a.s("event")?;
     Ok(match op {
         "key" => Value::from(match period()? {
@@ -1334,6 +1356,32 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             None => run(con, x.count_unique(&event))?,
         }),
         _ => return Err(unknown(op)),
+    })
+}
+
+/// `query_count`, `query_contains`, `query_members`: the expression's JSON
+/// form, optionally cached.
+fn analytics_query(
+    con: &mut Connection,
+    x: &Analytics,
+    answer: &str,
+    a: &Args,
+) -> Result<Value, Failure> {
+    let mut q = x.query(Expr::from_json(a.get("expr")?)?);
+    if a.has("cache") {
+        q = q.cache(
+            &a.s("cache")?,
+            Duration::from_millis(a.u_or("ttl_ms", 60_000)?),
+        );
+    }
+    Ok(match answer {
+        "count" => to_json(run(con, q.count())?),
+        "contains" => to_json(run(con, q.contains(a.u("id")?))?),
+        "members" => {
+            let limit = a.u_or("limit", 1000)? as usize;
+            to_json(run(con, q.members(a.u_or("from", 0)?, limit))?)
+        }
+        _ => return Err(unknown(answer)),
     })
 }
 
