@@ -143,6 +143,10 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("php/Internal/Ops/LoginLog.php"),
     ),
     (
+        "src/Internal/Expr.php",
+        include_str!("php/Internal/Expr.php"),
+    ),
+    (
         "src/Internal/Ops/Analytics.php",
         include_str!("php/Internal/Ops/Analytics.php"),
     ),

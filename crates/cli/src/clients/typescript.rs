@@ -53,6 +53,7 @@ pub const RUNTIME: &[(&str, &str, &str, &str)] = runtime!(
     "hashing",
     "hold",
     "wait",
+    "expr",
     "ops/index",
     "ops/analytics",
     "ops/bloom",
