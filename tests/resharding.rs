@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
+use redis_patterns::core::RetryPolicy;
 use redis_patterns::lock::Lock;
 use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Connection, ErrorKind, Op, Request};
@@ -157,7 +158,21 @@ fn move_slot(
     // waits): an importing node serves a multi-key call only when all its
     // keys are there, so the release is refused, retryable, and runs
     // nowhere until the slot settles.
-    match lock.release(&held.token).run(con) {
+    // (With the default policy it waits out TRYAGAIN for about 20 s; the
+    // test asks for 1 s.)
+    let policy = con.retry_policy();
+    let short = RetryPolicy::builder()
+        .deadline(Duration::from_secs(1))
+        .build();
+    con.set_retry_policy(short.unwrap());
+    let started = Instant::now();
+    let released = lock.release(&held.token).run(con);
+    println!(
+        "release with the lock moved and its queue keys absent: refused after {:?}",
+        started.elapsed()
+    );
+    con.set_retry_policy(policy);
+    match released {
         Err(e) => assert_eq!(
             e.server_kind(),
             Some(redis_patterns::ServerErrorKind::TryAgain),
