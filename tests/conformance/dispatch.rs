@@ -6,18 +6,22 @@
 use std::time::Duration;
 
 use redis_patterns::analytics::{Analytics, Granularity, Period};
-use redis_patterns::bloom::{Bloom, JsHashBloom};
+use redis_patterns::bloom::{Bloom, JsHashBloom, Load};
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
 use redis_patterns::keys::Prefix;
 use redis_patterns::lock::{Lock, WaitMode};
-use redis_patterns::login_log::{ActiveUser, Expiry, LoginLog, ReindexOptions};
+use redis_patterns::login_log::{
+    ActiveUser, Expiry, LoginLog, ReindexCursor, ReindexOptions, ReindexReport,
+};
 use redis_patterns::packed::{Bytes, Layout as PackedLayoutKind, PackedRecords};
 use redis_patterns::rate_limit::{self, Limit, RateLimiter};
 use redis_patterns::rolling::RollingStore;
 use redis_patterns::rwlock::{Role, RwLease, RwLock};
 use redis_patterns::semaphore::Semaphore;
-use redis_patterns::sharded_hash::{ImportOptions, ListpackLimits, ShardedHash, Sharding};
+use redis_patterns::sharded_hash::{
+    ImportOptions, ListpackLimits, RejectReason, ShardedHash, Sharding,
+};
 use redis_patterns::signin::SignIn;
 use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Connection, Error, ErrorKind, Request, Retention};
@@ -103,6 +107,7 @@ pub const OPERATIONS: &[&str] = &[
     "PackedRecords.add_once",
     "PackedRecords.compare_and_set",
     "PackedRecords.scan",
+    "PackedRecords.count_by",
     "PackedRecords.claim_layout",
     "PackedRecords.stored_layout",
     "PackedRecords.open",
@@ -146,6 +151,7 @@ pub const OPERATIONS: &[&str] = &[
     "LoginLog.exports",
     "LoginLog.expire_month",
     "LoginLog.reindex",
+    "LoginLog.reindex_page",
     "SignIn.new",
     "SignIn.key",
     "SignIn.sign_in",
@@ -167,6 +173,7 @@ pub const OPERATIONS: &[&str] = &[
     "Bloom.bits_set",
     "Bloom.approx_count",
     "Bloom.info",
+    "Bloom.load",
     "Bloom.clear",
     "Bloom.destroy",
     "JsHashBloom.new",
@@ -175,6 +182,7 @@ pub const OPERATIONS: &[&str] = &[
     "JsHashBloom.exists",
     "JsHashBloom.multi_add",
     "JsHashBloom.multi_exists",
+    "JsHashBloom.load",
     "RollingStore.new",
     "RollingStore.meta_key",
     "RollingStore.add",
@@ -554,6 +562,19 @@ impl Args<'_> {
         self.list(name)?
             .iter()
             .map(|v| value_bytes(v).ok_or_else(|| refused(name, "must be a list of text")))
+            .collect()
+    }
+
+    /// A list of bytes or nulls.
+    fn opt_bytes_list(&self, name: &str) -> Result<Vec<Option<Vec<u8>>>, Failure> {
+        self.list(name)?
+            .iter()
+            .map(|v| match v {
+                Value::Null => Ok(None),
+                v => value_bytes(v)
+                    .map(Some)
+                    .ok_or_else(|| refused(name, "must be a list of text or null")),
+            })
             .collect()
     }
 
@@ -1051,7 +1072,13 @@ fn hash(con: &mut Connection, h: &ShardedHash, op: &str, a: &Args) -> Result<Val
                 ..ImportOptions::default()
             };
             let r = run(con, h.import(a.pairs("items")?, options))?;
-            json!({"items": r.items, "inserted": r.inserted, "present": r.present, "unknown": r.unknown, "rejected": r.rejected})
+            let rejections: Vec<Value> = r
+                .rejections
+                .iter()
+                .map(|x| json!({"position": x.position, "reason": reject_reason(&x.reason)}))
+                .collect();
+            json!({"items": r.items, "inserted": r.inserted, "present": r.present, "unknown": r.unknown,
+                   "rejected": r.rejected, "rejections": rejections})
         }
         "claim_layout" => {
             run(con, h.claim_layout())?;
@@ -1059,6 +1086,15 @@ fn hash(con: &mut Connection, h: &ShardedHash, op: &str, a: &Args) -> Result<Val
         }
         _ => return Err(unknown(op)),
     })
+}
+
+/// A rejection's reason as the description names it.
+fn reject_reason(r: &RejectReason) -> &'static str {
+    match r {
+        RejectReason::BadField(_) => "bad_field",
+        RejectReason::ValueTooLong(_) => "value_too_long",
+        RejectReason::ShardFull => "shard_full",
+    }
 }
 
 fn packed_op(
@@ -1125,6 +1161,23 @@ fn packed_op(
                 }),
             )?;
             Value::Array(all)
+        }
+        "count_by" => {
+            let f = redis_patterns::packed::IntField {
+                offset: a.u("offset")? as usize,
+                size: a.u("size")? as usize,
+                signed: a.b_or("signed", false)?,
+            };
+            f.check(p.width() as u64)?;
+            let counts = run(
+                con,
+                p.count_by(move |r: &Vec<u8>| {
+                    r.iter().any(|b| *b != 0).then(|| f.read(r)).flatten()
+                }),
+            )?;
+            let mut counts: Vec<(i64, u64)> = counts.into_iter().collect();
+            counts.sort_unstable();
+            to_json(counts)
         }
         "claim_layout" => {
             run(con, p.claim_layout())?;
@@ -1303,11 +1356,21 @@ fn login_log(con: &mut Connection, l: &LoginLog, op: &str, a: &Args) -> Result<V
                 count: a.u_or("count", 1000)? as u32,
                 ..ReindexOptions::default()
             };
-            let r = run(con, l.reindex(y, m, options))?;
-            json!({"logs": r.logs, "days": r.days, "new": r.new, "unknown": r.unknown, "skipped": r.skipped, "done": r.cursor.is_done()})
+            reindex_json(run(con, l.reindex(y, m, options))?)
+        }
+        "reindex_page" => {
+            let (y, m) = month_of(a)?;
+            let cursor: ReindexCursor = a.s_or("cursor", "0")?.parse()?;
+            let count = a.u_or("count", 1000)? as u32;
+            reindex_json(run(con, l.reindex_page(y, m, &cursor, count))?)
         }
         _ => return Err(unknown(op)),
     })
+}
+
+fn reindex_json(r: ReindexReport) -> Value {
+    json!({"logs": r.logs, "days": r.days, "new": r.new, "unknown": r.unknown, "skipped": r.skipped,
+           "done": r.cursor.is_done(), "cursor": r.cursor.to_string()})
 }
 
 fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<Value, Failure> {
@@ -1389,6 +1452,7 @@ fn bloom(con: &mut Connection, b: &Bloom, op: &str, a: &Args) -> Result<Value, F
         "exists" => to_json(run(con, b.exists(a.bytes("item")?))?),
         "multi_add" => to_json(run(con, b.multi_add(&a.bytes_list("items")?))?),
         "multi_exists" => bools(run(con, b.multi_exists(&a.bytes_list("items")?))?),
+        "load" => load(con, b.load(a.opt_bytes_list("items")?), a)?,
         "bits_set" => to_json(run(con, b.bits_set())?),
         "approx_count" => to_json(run(con, b.approx_count())?),
         "info" => to_json(run(con, b.info())?),
@@ -1411,8 +1475,21 @@ fn jshash(con: &mut Connection, b: &JsHashBloom, op: &str, a: &Args) -> Result<V
         "exists" => to_json(run(con, b.exists(a.bytes("item")?))?),
         "multi_add" => to_json(run(con, b.multi_add(&a.bytes_list("items")?))?),
         "multi_exists" => bools(run(con, b.multi_exists(&a.bytes_list("items")?))?),
+        "load" => load(con, b.load(a.opt_bytes_list("items")?), a)?,
         _ => return Err(unknown(op)),
     })
+}
+
+/// A bulk load of either filter, as one op, with the case's batch and start.
+fn load(
+    con: &mut Connection,
+    l: Load<std::vec::IntoIter<Option<Vec<u8>>>>,
+    a: &Args,
+) -> Result<Value, Failure> {
+    let l = l
+        .batch(a.u_or("batch", 1000)? as usize)
+        .start(a.u_or("start", 0)?);
+    Ok(to_json(run(con, l.into_op(|_| {}))?))
 }
 
 fn rolling(con: &mut Connection, r: &RollingStore, op: &str, a: &Args) -> Result<Value, Failure> {
