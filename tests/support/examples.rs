@@ -431,7 +431,7 @@ pub fn examples(big: bool) -> Vec<Example> {
         "rwlock.write_acquire",
         &[&["ZADD", "rw{t}:intents", LATER_MS, "tok"], queued],
         &rw,
-        &["tok", "30000", "30000"],
+        &["tok", "30000", "30000", "1"],
     ));
     out.push(ex(
         "rwlock.write_extend",
