@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
-use redis_patterns::analytics::{Analytics, Granularity, Period};
+use redis_patterns::analytics::{Analytics, Expr, Granularity, Period};
 use redis_patterns::bloom::{Bloom, JsHashBloom, Load};
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
+use redis_patterns::expiring_map::{EntriesPage, ExpiringMap, Ttl};
 use redis_patterns::keys::Prefix;
 use redis_patterns::lock::{Lock, Replication, WaitMode};
 use redis_patterns::login_log::{
@@ -38,10 +39,30 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// Every `Class.op` this dispatcher runs (the test compares it with the
 /// description).
 pub const OPERATIONS: &[&str] = &[
+    "ExpiringMap.new",
+    "ExpiringMap.shard_key",
+    "ExpiringMap.put",
+    "ExpiringMap.put_if_absent",
+    "ExpiringMap.put_many",
+    "ExpiringMap.put_if_absent_many",
+    "ExpiringMap.get",
+    "ExpiringMap.get_many",
+    "ExpiringMap.remove",
+    "ExpiringMap.ttl_of",
+    "ExpiringMap.persist",
+    "ExpiringMap.expire",
+    "ExpiringMap.len",
+    "ExpiringMap.sweep",
+    "ExpiringMap.entries",
+    "ExpiringMap.inspect",
     "Analytics.new",
     "Analytics.key",
     "Analytics.mark",
     "Analytics.count",
+    "Analytics.query_count",
+    "Analytics.query_contains",
+    "Analytics.query_members",
+    "Analytics.cohort",
     "Lock.new",
     "Lock.try_acquire",
     "Lock.try_acquire_as",
@@ -368,6 +389,7 @@ pub enum Handle {
     RwLock(RwLock),
     Limiter(RateLimiter),
     Hash(ShardedHash),
+    Expiring(ExpiringMap),
     Packed(PackedRecords<Bytes>),
     Visits(VisitCounter<Tz>),
     LoginLog(LoginLog),
@@ -386,6 +408,7 @@ impl Handle {
             Handle::RwLock(_) => "RwLock",
             Handle::Limiter(_) => "RateLimiter",
             Handle::Hash(_) => "ShardedHash",
+            Handle::Expiring(_) => "ExpiringMap",
             Handle::Packed(_) => "PackedRecords",
             Handle::Visits(_) => "VisitCounter",
             Handle::LoginLog(_) => "LoginLog",
@@ -417,6 +440,7 @@ impl Handle {
                 json!({"base": p.base(), "width": p.width(), "ids_per_shard": p.ids_per_shard(),
                                         "shards": p.shards(), "meta_key": p.meta_key()})
             }
+            Handle::Expiring(m) => json!({"base": m.base(), "shards": m.shards(), "cap": m.cap()}),
             Handle::Visits(v) => json!({"name": v.name(), "shards": v.shards()}),
             Handle::LoginLog(_) | Handle::SignIn(_) | Handle::Analytics(_) => json!({}),
             Handle::Bloom(b) => json!({"name": b.name(), "config_key": b.config_key(),
@@ -749,6 +773,7 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
             Handle::Limiter(b.build()?)
         }
         "ShardedHash" => Handle::Hash(sharded_hash(a)?),
+        "ExpiringMap" => Handle::Expiring(expiring_map(a)?),
         "PackedRecords" => Handle::Packed(packed(a)?),
         "VisitCounter" => Handle::Visits(visits(a)?),
         "LoginLog" => {
@@ -839,6 +864,20 @@ fn sharded_hash(a: &Args) -> Result<ShardedHash, Failure> {
         .build()?)
 }
 
+fn expiring_map(a: &Args) -> Result<ExpiringMap, Failure> {
+    let shards = u32::try_from(a.u("shards")?).map_err(|_| refused("shards", "too large"))?;
+    let mut b = ExpiringMap::builder(&a.s("base")?, shards)
+        .cap(a.u_or("cap", 0)?)
+        .limits(ListpackLimits {
+            entries: a.u_or("entries_limit", 512)?,
+            value: a.u_or("value_limit", 64)?,
+        });
+    if a.has("max_idle_ms") {
+        b = b.max_idle(Some(a.ms("max_idle_ms")?));
+    }
+    Ok(b.build()?)
+}
+
 fn packed(a: &Args) -> Result<PackedRecords<Bytes>, Failure> {
     let width = usize::try_from(a.u("width")?).map_err(|_| refused("width", "too large"))?;
     let mut b = PackedRecords::builder(&a.s("base")?, Bytes(width), a.u("max_id")?)
@@ -887,6 +926,7 @@ pub fn call(
         (Some(Handle::RwLock(l)), _) => rwlock(ctx, con, l, op, a, step).and_then(v),
         (Some(Handle::Limiter(l)), _) => limiter(con, l, op, a).and_then(v),
         (Some(Handle::Hash(h)), _) => hash(con, h, op, a).and_then(v),
+        (Some(Handle::Expiring(m)), _) => expiring(con, m, op, a).and_then(v),
         (Some(Handle::Packed(p)), _) => packed_op(con, p, op, a).and_then(v),
         (Some(Handle::Visits(c)), _) => visits_op(con, c, op, a).and_then(v),
         (Some(Handle::LoginLog(l)), _) => login_log(con, l, op, a).and_then(v),
@@ -1101,6 +1141,65 @@ fn hash(con: &mut Connection, h: &ShardedHash, op: &str, a: &Args) -> Result<Val
             run(con, h.claim_layout())?;
             Value::Null
         }
+        _ => return Err(unknown(op)),
+    })
+}
+
+/// A time to live in milliseconds, `null` for none.
+fn ttl_arg(a: &Args) -> Result<Option<Duration>, Failure> {
+    if a.has("ttl_ms") {
+        Ok(Some(a.ms("ttl_ms")?))
+    } else {
+        Ok(None)
+    }
+}
+
+fn entries_json(page: EntriesPage) -> Value {
+    let entries: Vec<Value> = page
+        .entries
+        .into_iter()
+        .map(|e| json!({"field": bytes_json(&e.field), "value": bytes_json(&e.value), "expires_at_ms": e.expires_at_ms}))
+        .collect();
+    json!({"entries": entries, "next": page.next})
+}
+
+fn expiring(con: &mut Connection, m: &ExpiringMap, op: &str, a: &Args) -> Result<Value, Failure> {
+    let field = || a.bytes("field");
+    Ok(match op {
+        "shard_key" => Value::from(m.shard_key(&field()?)),
+        "put" => to_json(run(con, m.put(field()?, a.bytes("value")?, ttl_arg(a)?))?),
+        "put_if_absent" => to_json(run(
+            con,
+            m.put_if_absent(field()?, a.bytes("value")?, ttl_arg(a)?),
+        )?),
+        "put_many" => to_json(run(con, m.put_many(&a.pairs("pairs")?, ttl_arg(a)?))?),
+        "put_if_absent_many" => to_json(run(
+            con,
+            m.put_if_absent_many(&a.pairs("pairs")?, ttl_arg(a)?),
+        )?),
+        "get" => opt_bytes(run(con, m.get::<Vec<u8>>(field()?))?),
+        "get_many" => {
+            let got: Vec<Option<Vec<u8>>> = run(con, m.get_many(&a.bytes_list("fields")?))?;
+            Value::Array(got.into_iter().map(opt_bytes).collect())
+        }
+        "remove" => to_json(run(con, m.remove(field()?))?),
+        "ttl_of" => Value::from(match run(con, m.ttl_of(field()?))? {
+            Ttl::Missing => -2,
+            Ttl::Persistent => -1,
+            Ttl::Expires(d) => d.as_millis() as i64,
+        }),
+        "persist" => to_json(run(con, m.persist(field()?))?),
+        "expire" => to_json(run(con, m.expire(field()?, a.ms("ttl_ms")?))?),
+        "len" => to_json(run(con, m.len())?),
+        "sweep" => to_json(run(
+            con,
+            m.sweep(a.u_or("from_shard", 0)?, a.u_or("count", 64)?),
+        )?),
+        "entries" => entries_json(run(
+            con,
+            m.entries(a.u_or("from_shard", 0)?, a.u_or("count", 64)?),
+        )?),
+        "inspect" => to_json(run(con, m.inspect(a.u("sample")?))?),
         _ => return Err(unknown(op)),
     })
 }
@@ -1398,6 +1497,24 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             label => Ok(Some(label.parse::<Period>()?)),
         }
     };
+    if let Some(answer) = op.strip_prefix("query_") {
+        return analytics_query(con, x, answer, a);
+    }
+    if op == "cohort" {
+        let first = a.s("first")?.parse::<Period>()?;
+        let (rows, columns) = (a.u("rows")? as usize, a.u("columns")? as usize);
+        let t = run(
+            con,
+            x.cohort(
+                &a.s("cohort_event")?,
+                &a.s("return_event")?,
+                first,
+                rows,
+                columns,
+            ),
+        )?;
+        return Ok(to_json(t));
+    }
     let event = a.s("event")?;
     Ok(match op {
         "key" => Value::from(match period()? {
@@ -1414,6 +1531,32 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             None => run(con, x.count_unique(&event))?,
         }),
         _ => return Err(unknown(op)),
+    })
+}
+
+/// `query_count`, `query_contains`, `query_members`: the expression's JSON
+/// form, optionally cached.
+fn analytics_query(
+    con: &mut Connection,
+    x: &Analytics,
+    answer: &str,
+    a: &Args,
+) -> Result<Value, Failure> {
+    let mut q = x.query(Expr::from_json(a.get("expr")?)?);
+    if a.has("cache") {
+        q = q.cache(
+            &a.s("cache")?,
+            Duration::from_millis(a.u_or("ttl_ms", 60_000)?),
+        );
+    }
+    Ok(match answer {
+        "count" => to_json(run(con, q.count())?),
+        "contains" => to_json(run(con, q.contains(a.u("id")?))?),
+        "members" => {
+            let limit = a.u_or("limit", 1000)? as usize;
+            to_json(run(con, q.members(a.u_or("from", 0)?, limit))?)
+        }
+        _ => return Err(unknown(answer)),
     })
 }
 
