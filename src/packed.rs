@@ -251,6 +251,43 @@ pub struct IntField {
     pub signed: bool,
 }
 
+impl IntField {
+    /// Checks that the field is 1 to 6 bytes and lies inside a record of
+    /// `width` bytes (what [`PackedRecords::add`] refuses otherwise).
+    pub fn check(&self, width: u64) -> Result<()> {
+        if !(1..=6).contains(&self.size) {
+            return Err(Error::invalid("field size", "must be 1 to 6 bytes"));
+        }
+        if self.offset as u64 + self.size as u64 > width {
+            return Err(Error::invalid(
+                "field",
+                format!(
+                    "bytes {}..{} lie outside the {width}-byte record",
+                    self.offset,
+                    self.offset + self.size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The field's value in `record` (little-endian; two's complement when
+    /// signed), e.g. as the key of [`PackedRecords::count_by`]. `None` when
+    /// the record is too short to hold it (see [`IntField::check`]).
+    pub fn read(&self, record: &[u8]) -> Option<i64> {
+        let bytes = record.get(self.offset..self.offset.checked_add(self.size)?)?;
+        let mut v: u64 = 0;
+        for (i, b) in bytes.iter().enumerate() {
+            v |= u64::from(*b) << (8 * i);
+        }
+        let bits = 8 * bytes.len() as u32;
+        if self.signed && (1..64).contains(&bits) && v >> (bits - 1) == 1 {
+            v |= u64::MAX << bits;
+        }
+        Some(v as i64)
+    }
+}
+
 impl<C: Codec> PackedRecordsBuilder<C> {
     setters! {
         /// The number of ids per shard (shard length = ids × W, at most
@@ -500,19 +537,8 @@ impl<C: Codec> PackedRecords<C> {
         delta: i64,
         request: Option<&RequestId>,
     ) -> Op<i64> {
-        if !(1..=6).contains(&field.size) {
-            return Op::fail(Error::invalid("field size", "must be 1 to 6 bytes"));
-        }
-        if field.offset as u64 + field.size as u64 > self.width {
-            return Op::fail(Error::invalid(
-                "field",
-                format!(
-                    "bytes {}..{} lie outside the {}-byte record",
-                    field.offset,
-                    field.offset + field.size,
-                    self.width
-                ),
-            ));
+        if let Err(e) = field.check(self.width) {
+            return Op::fail(e);
         }
         if delta.unsigned_abs() > 1 << 53 {
             return Op::fail(Error::invalid("delta", "must be within +-2^53"));

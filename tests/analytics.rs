@@ -551,3 +551,55 @@ fn every_operation_runs_on_a_real_cluster() {
         }
     });
 }
+
+/// How many `BITOP` calls the server has run (`INFO commandstats`, which
+/// counts the commands a script calls).
+fn bitop_calls(d: &mut Driver) -> u64 {
+    let info: String = d.cmd("", redis::cmd("INFO").arg("commandstats"));
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_bitop:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().expect("a count"))
+}
+
+/// The `BITOP` calls one count of `e` makes.
+fn bitops_of(d: &mut Driver, a: &Analytics, e: &Expr) -> u64 {
+    let before = bitop_calls(d);
+    d.run(a.query(e.clone()).count()).unwrap();
+    bitop_calls(d) - before
+}
+
+#[test]
+fn the_newer_operators_are_sent_exactly_where_the_server_has_them() {
+    support::on_server(|d| {
+        let a = Analytics::builder()
+            .tag(&format!("n{}", d.name()))
+            .build()
+            .unwrap();
+        let p = Period::Day(day(2024, 3, 1));
+        for (ev, id) in [("a", 1), ("a", 2), ("b", 2), ("c", 3)] {
+            d.run(a.mark(ev, id, &utc(2024, 3, 1, 1))).unwrap();
+        }
+        let (x, y, z) = (
+            Expr::event("a", p),
+            Expr::event("b", p),
+            Expr::event("c", p),
+        );
+        let diff = x.clone().and_not(y.clone().or(z.clone()));
+        let andor = x.clone().and(y.clone().or(z.clone()));
+        let detected = caps_of(d);
+        // Redis 8.2 on has BITOP DIFF/ANDOR/ONE; Redis 7.0 and Valkey do not.
+        let v = detected.version.expect("a version");
+        let newer = detected.server == redis_patterns::core::ServerName::Redis
+            && (v.major, v.minor) >= (8, 2);
+        assert_eq!(detected.bitop_diff, newer, "bitop_diff of {v}");
+        // One DIFF and one ANDOR there; elsewhere OR, AND, XOR and OR, AND.
+        let want = if newer { (1, 1) } else { (3, 2) };
+        assert_eq!((bitops_of(d, &a, &diff), bitops_of(d, &a, &andor)), want);
+        assert_eq!(d.run(a.query(diff.clone()).count()).unwrap(), 1);
+        set_caps(d, detected.without("bitop_diff"));
+        assert_eq!((bitops_of(d, &a, &diff), bitops_of(d, &a, &andor)), (3, 2));
+        assert_eq!(d.run(a.query(diff).count()).unwrap(), 1);
+        set_caps(d, detected);
+    });
+}

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET};
-use crate::contract::{PatternContract, constant, key, param, protocol, scripts_of};
+use crate::contract::parts::{PatternContract, constant, key, param, protocol, scripts_of};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {

@@ -85,6 +85,7 @@ mod compile;
 mod contract;
 mod eval;
 mod expr;
+mod expr_json;
 mod mark;
 mod period;
 mod query;

@@ -676,17 +676,6 @@ class Lock "a lock"
             }
         }
         for c in &all {
-            // A pattern not yet in the generated clients (its scripts are in
-            // the manifest, its protocols in its contract) is listed here,
-            // and the list cannot go stale: it must have no class.
-            if NOT_YET_IN_CLIENTS.contains(&c.name.as_str()) {
-                assert!(
-                    c.api.classes.is_empty(),
-                    "{}: has a class now: take it off NOT_YET_IN_CLIENTS",
-                    c.name
-                );
-                continue;
-            }
             assert!(!c.api.classes.is_empty(), "{}: no class", c.name);
             for r in &c.api.records {
                 r.fields.iter().for_each(|f| check(&f.ty, &named, &r.name));
@@ -706,11 +695,6 @@ class Lock "a lock"
             }
         }
     }
-
-    /// Patterns whose class the Python, PHP and TypeScript clients do not
-    /// have yet (issue 23: the expiring map's class and its op bodies in
-    /// each runtime are still to be written).
-    const NOT_YET_IN_CLIENTS: &[&str] = &["expiring_map"];
 
     #[test]
     fn refuses_malformed_lines() {

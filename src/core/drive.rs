@@ -41,6 +41,16 @@ pub(crate) enum Input {
     Sent(Vec<Outcome>),
 }
 
+/// What [`Run::absorb`] made of the driver's [`Input`].
+enum Absorbed {
+    /// The replies to step on with (`None`: none yet).
+    Replies(Option<Replies>),
+    /// Send the round in `Run::parts`.
+    Send,
+    /// Refresh this, then return the failed exchange's error.
+    Route(Refresh),
+}
+
 /// An op being run, and the exchange of the batch it sent (if any).
 pub(crate) struct Run<T> {
     op: Op<T>,
@@ -81,7 +91,18 @@ impl<T: Send + 'static> Run<T> {
         input: Input,
         undo: &mut Vec<Op<()>>,
     ) -> Result<Io<'_, T>> {
-        let mut replies = match input {
+        let replies = match self.absorb(input)? {
+            Absorbed::Replies(replies) => replies,
+            Absorbed::Send => return Ok(Io::Send(&self.parts)),
+            Absorbed::Route(refresh) => return Ok(Io::Route(refresh, Vec::new())),
+        };
+        self.advance(replies, undo)
+    }
+
+    /// Takes in what the driver did: the replies for the op (or the
+    /// exchange's next step), or the I/O an exchange asks for at once.
+    fn absorb(&mut self, input: Input) -> Result<Absorbed> {
+        Ok(Absorbed::Replies(match input {
             Input::Start => None,
             Input::Woken(woken) => Some(wait_replies(woken)),
             Input::Slept if self.exchange.is_none() => Some(Replies::default()),
@@ -96,7 +117,7 @@ impl<T: Send + 'static> Run<T> {
                 match targets {
                     Ok(targets) => {
                         self.parts = ex.round(targets);
-                        return Ok(Io::Send(&self.parts));
+                        return Ok(Absorbed::Send);
                     }
                     Err(e) => ex.unreachable(e)?,
                 }
@@ -113,11 +134,20 @@ impl<T: Send + 'static> Run<T> {
                         return Err(e);
                     }
                     self.failed = Some(e);
-                    return Ok(Io::Route(refresh, Vec::new()));
+                    return Ok(Absorbed::Route(refresh));
                 }
                 self.exchange_next()?
             }
-        };
+        }))
+    }
+
+    /// Steps the exchange, or the op with `replies`, until one of them asks
+    /// for I/O or the op is done.
+    fn advance(
+        &mut self,
+        mut replies: Option<Replies>,
+        undo: &mut Vec<Op<()>>,
+    ) -> Result<Io<'_, T>> {
         loop {
             if let Some(ex) = &mut self.exchange {
                 return Ok(match ex.next() {
@@ -126,20 +156,8 @@ impl<T: Send + 'static> Run<T> {
                     Next::Done => unreachable!("a finished exchange was taken"),
                 });
             }
-            let step = match &mut self.detect {
-                Some(detect) => match detect.step(&self.settings.env, replies.take())? {
-                    Step::Done(caps) => {
-                        self.settings.env.caps = Some(caps);
-                        self.detect = None;
-                        continue;
-                    }
-                    other => other.forward().expect("not done"),
-                },
-                None => {
-                    let step = self.op.step(&self.settings.env, replies.take());
-                    self.op.take_undo(undo);
-                    step?
-                }
+            let Some(step) = self.step_op(replies.take(), undo)? else {
+                continue;
             };
             match step {
                 Step::Done(v) => return Ok(Io::Done(v)),
@@ -159,6 +177,30 @@ impl<T: Send + 'static> Run<T> {
                     self.exchange = Some(Exchange::start(batch, &self.settings)?);
                     replies = self.exchange_next()?;
                 }
+            }
+        }
+    }
+
+    /// One step of the capability detection, while it runs (`None` when it
+    /// just finished), else of the op.
+    fn step_op(
+        &mut self,
+        replies: Option<Replies>,
+        undo: &mut Vec<Op<()>>,
+    ) -> Result<Option<Step<T>>> {
+        match &mut self.detect {
+            Some(detect) => match detect.step(&self.settings.env, replies)? {
+                Step::Done(caps) => {
+                    self.settings.env.caps = Some(caps);
+                    self.detect = None;
+                    Ok(None)
+                }
+                other => Ok(Some(other.forward().expect("not done"))),
+            },
+            None => {
+                let step = self.op.step(&self.settings.env, replies);
+                self.op.take_undo(undo);
+                step.map(Some)
             }
         }
     }

@@ -729,18 +729,15 @@ struct Join<T> {
     asked: Asked,
 }
 
-impl<T: Send + 'static> Machine for Join<T> {
-    type Output = Vec<T>;
-    fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<Vec<T>>> {
-        let mut replies = replies;
-        let asked = std::mem::replace(&mut self.asked, Asked::Nothing);
-        // Hand each waiting op its share of the replies: after a send the
-        // ops that sent, after a sleep every sleeping and waiting op, after a
-        // wait every waiting op (the one whose wait it was gets its reply,
-        // the others end their waits early: ops re-check after a wait).
+impl<T: Send + 'static> Join<T> {
+    /// Hands each waiting op its share of the replies: after a send the
+    /// ops that sent, after a sleep every sleeping and waiting op, after a
+    /// wait every waiting op (the one whose wait it was gets its reply,
+    /// the others end their waits early: ops re-check after a wait).
+    fn hand_out(&mut self, asked: &Asked, mut replies: Option<Replies>) -> Vec<Option<Replies>> {
         let mut inputs: Vec<Option<Replies>> = Vec::with_capacity(self.ops.len());
         for (i, slot) in self.ops.iter_mut().enumerate() {
-            let input = match (&asked, &slot.want) {
+            let input = match (asked, &slot.want) {
                 (Asked::Send, Some(Want::Replies(n))) => {
                     let n = *n;
                     replies.as_mut().map(|r| r.split_first(n))
@@ -756,6 +753,11 @@ impl<T: Send + 'static> Machine for Join<T> {
             }
             inputs.push(input);
         }
+        inputs
+    }
+
+    /// Steps every op that is not waiting; what they send, in one batch.
+    fn advance(&mut self, env: &Env, inputs: Vec<Option<Replies>>) -> Batch {
         let mut batch = Batch::new();
         for (slot, input) in self.ops.iter_mut().zip(inputs) {
             let Some(op) = slot.op.as_mut() else { continue };
@@ -791,13 +793,13 @@ impl<T: Send + 'static> Machine for Join<T> {
                 }
             }
         }
-        if !batch.is_empty() {
-            self.asked = Asked::Send;
-            return Ok(Step::Send(batch));
-        }
-        // Sleeps first (each sleeper sleeps at least as long as it asked;
-        // waiters end their waits with them), then one wait: the first
-        // waiter's channel, for the shortest of the waiters' timeouts.
+        batch
+    }
+
+    /// Sleeps first (each sleeper sleeps at least as long as it asked;
+    /// waiters end their waits with them), then one wait: the first
+    /// waiter's channel, for the shortest of the waiters' timeouts.
+    fn sleep_or_wait(&mut self) -> Option<Step<Vec<T>>> {
         let sleep = self
             .ops
             .iter()
@@ -808,7 +810,7 @@ impl<T: Send + 'static> Machine for Join<T> {
             .max();
         if let Some(d) = sleep {
             self.asked = Asked::Sleep;
-            return Ok(Step::Sleep(d));
+            return Some(Step::Sleep(d));
         }
         type Waiting<'a> = (usize, &'a [u8], Option<&'a [u8]>, Duration);
         let waits: Vec<Waiting<'_>> = self
@@ -820,16 +822,31 @@ impl<T: Send + 'static> Machine for Join<T> {
                 _ => None,
             })
             .collect();
-        if let Some(&(first, channel, to, _)) = waits.first() {
-            let timeout = waits.iter().map(|w| w.3).min().expect("one wait");
-            let channel = channel.to_vec();
-            let to = to.map(<[u8]>::to_vec);
-            self.asked = Asked::Wait(first);
-            return Ok(Step::Wait {
-                channel,
-                to,
-                timeout,
-            });
+        let &(first, channel, to, _) = waits.first()?;
+        let timeout = waits.iter().map(|w| w.3).min().expect("one wait");
+        let channel = channel.to_vec();
+        let to = to.map(<[u8]>::to_vec);
+        self.asked = Asked::Wait(first);
+        Some(Step::Wait {
+            channel,
+            to,
+            timeout,
+        })
+    }
+}
+
+impl<T: Send + 'static> Machine for Join<T> {
+    type Output = Vec<T>;
+    fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<Vec<T>>> {
+        let asked = std::mem::replace(&mut self.asked, Asked::Nothing);
+        let inputs = self.hand_out(&asked, replies);
+        let batch = self.advance(env, inputs);
+        if !batch.is_empty() {
+            self.asked = Asked::Send;
+            return Ok(Step::Send(batch));
+        }
+        if let Some(step) = self.sleep_or_wait() {
+            return Ok(step);
         }
         if self.ops.iter().any(|s| s.op.is_some()) {
             // Ops that asked to send an empty batch: give them their (empty)

@@ -2,7 +2,10 @@
 
 use serde_json::json;
 
-use crate::contract::{PatternContract, function, key, param, protocol, scripts_of, shared};
+use crate::contract::parts::{
+    Function, KeyTemplate, Param, PatternContract, Protocol, function, key, param, protocol,
+    scripts_of, shared,
+};
 use crate::sharded_hash::ListpackLimits;
 
 pub(crate) fn contract() -> PatternContract {
@@ -22,7 +25,7 @@ pub(crate) fn contract() -> PatternContract {
 }
 
 /// The map's parameters: its name, shards, path, cap, max-idle and the listpack limits.
-fn params() -> Vec<crate::contract::parts::Param> {
+fn params() -> Vec<Param> {
     vec![
         param(
             "base",
@@ -70,7 +73,7 @@ fn params() -> Vec<crate::contract::parts::Param> {
 }
 
 /// The map's keys: its shards and the planner's probe.
-fn keys() -> Vec<crate::contract::parts::KeyTemplate> {
+fn keys() -> Vec<KeyTemplate> {
     vec![
         key(
             "shard",
@@ -88,7 +91,7 @@ fn keys() -> Vec<crate::contract::parts::KeyTemplate> {
 }
 
 /// The computations every client does: the shard of a field, the stored value of the portable path.
-fn functions() -> Vec<crate::contract::parts::Function> {
+fn functions() -> Vec<Function> {
     vec![
         shared::crc32(),
         function(
@@ -108,7 +111,7 @@ fn functions() -> Vec<crate::contract::parts::Function> {
 }
 
 /// How each operation runs on the portable and the native path, and how the path is chosen.
-fn protocols() -> Vec<crate::contract::parts::Protocol> {
+fn protocols() -> Vec<Protocol> {
     vec![
         protocol(
             "portable",

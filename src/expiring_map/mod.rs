@@ -44,6 +44,11 @@
 //! count of the shards it swept, and [`ExpiringMap::entries`] lists only
 //! live entries.
 //!
+//! The generated Python, PHP and TypeScript clients (`redis-patterns export`)
+//! have the class `ExpiringMap` on the portable path, with the same
+//! operations (the conformance cases run each of them and the Rust API on
+//! the same data); a map kept on the native path is read from Rust.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;

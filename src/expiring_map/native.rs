@@ -163,11 +163,7 @@ pub(super) fn with_expiries(
     values: Vec<redis::Value>,
     next: Option<u64>,
 ) -> Op<super::EntriesPage> {
-    let shards = match values
-        .into_iter()
-        .map(super::scan::pairs)
-        .collect::<Result<Vec<_>>>()
-    {
+    let shards = match values.into_iter().map(pairs).collect::<Result<Vec<_>>>() {
         Ok(s) => s,
         Err(e) => return Op::fail(e),
     };
@@ -198,4 +194,15 @@ pub(super) fn with_expiries(
         }
         Ok(super::EntriesPage { entries, next })
     })
+}
+
+/// An `HGETALL` reply as (field, value) pairs.
+fn pairs(v: redis::Value) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let flat: Vec<Vec<u8>> = crate::core::op::decode(None, v)?;
+    let mut out = Vec::with_capacity(flat.len() / 2);
+    let mut it = flat.into_iter();
+    while let (Some(f), Some(v)) = (it.next(), it.next()) {
+        out.push((f, v));
+    }
+    Ok(out)
 }

@@ -2,7 +2,6 @@
 //! the bounded, resumable sweep ([`ExpiringMap::sweep`]), the length and
 //! the shards' encodings.
 
-use redis::Value;
 use serde::Serialize;
 
 use super::{ExpiringMap, Path, native, portable};
@@ -178,15 +177,4 @@ impl ExpiringMap {
     pub fn inspect(&self, sample: u64) -> Op<Health> {
         self.as_hash().inspect(sample)
     }
-}
-
-/// An `HGETALL` reply as (field, value) pairs.
-pub(super) fn pairs(v: Value) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let flat: Vec<Vec<u8>> = crate::core::op::decode(None, v)?;
-    let mut out = Vec::with_capacity(flat.len() / 2);
-    let mut it = flat.into_iter();
-    while let (Some(f), Some(v)) = (it.next(), it.next()) {
-        out.push((f, v));
-    }
-    Ok(out)
 }

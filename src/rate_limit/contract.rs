@@ -5,7 +5,8 @@ use serde_json::json;
 use super::DEFAULT_PREFIX;
 use super::limit::MAX_TOLERANCE_US;
 use crate::contract::parts::{
-    PatternContract, constant, function, key, param, protocol, scripts_of,
+    Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key, param,
+    protocol, scripts_of,
 };
 
 pub(crate) fn contract() -> PatternContract {
@@ -15,130 +16,150 @@ pub(crate) fn contract() -> PatternContract {
                   CL.THROTTLE reply, a sliding window counter and an exact sliding log"
             .into(),
         scripts: scripts_of("rate_limit"),
-        params: vec![
-            param(
-                "prefix",
-                "string",
-                json!(DEFAULT_PREFIX),
-                "what every key starts with (no `{` or `}`); one limit per prefix",
-            ),
-            param(
-                "subject",
-                "string",
-                json!(null),
-                "who is limited (a user, an API key ...): not empty, no `{` or `}`",
-            ),
-            param(
-                "max_burst",
-                "integer",
-                json!(null),
-                "GCRA: units allowed at once beyond the steady rate (the limit is max_burst + 1)",
-            ),
-            param(
-                "count_per_period",
-                "integer",
-                json!(null),
-                "GCRA: units per period",
-            ),
-            param(
-                "period_ms",
-                "duration_ms",
-                json!(null),
-                "GCRA: the period, whole milliseconds",
-            ),
-            param(
-                "limit",
-                "integer",
-                json!(null),
-                "the windows: units allowed per window",
-            ),
-            param(
-                "window_ms",
-                "duration_ms",
-                json!(null),
-                "the windows: the window, whole milliseconds",
-            ),
-        ],
-        keys: vec![
-            key(
-                "tat",
-                "<prefix>{<subject>}",
-                "string",
-                "GCRA: the theoretical arrival time in unix microseconds; expires at it",
-            ),
-            key(
-                "counter",
-                "<prefix>{<subject>}:counter",
-                "hash",
-                "sliding counter: fields w (window number), c (its count), p (the previous \
-                 window's count); expires when both windows have passed",
-            ),
-            key(
-                "log",
-                "<prefix>{<subject>}:log",
-                "zset",
-                "sliding log: one entry per unit taken in the last window, scored by its time in \
-                 unix microseconds; expires when the newest leaves the window",
-            ),
-        ],
+        params: params(),
+        keys: keys(),
         constants: vec![constant(
             "max_tolerance_us",
             MAX_TOLERANCE_US as u64,
             "the longest GCRA burst window, (max_burst + 1) emission intervals, in microseconds",
         )],
-        functions: vec![
-            function(
-                "emission_interval_us",
-                "emission_interval_us(period_ms: integer, count_per_period: integer) -> integer",
-                &[
-                    "ceil(period_ms * 1000 / count_per_period): the GCRA's microseconds per unit",
-                    "refused when count_per_period > period_ms * 1000 (BADARG count_per_period)",
-                    "or when (max_burst + 1) * emission_interval_us > max_tolerance_us (BADARG max_burst)",
-                ],
-            ),
-            function(
-                "decision",
-                "decision(reply: integers) -> {limited, limit, remaining, retry_after_ms, reset_after_ms}",
-                &[
-                    "every script answers CL.THROTTLE's five fields, in its order, times in ms rounded up:",
-                    "limited: 1 refused (nothing taken), 0 taken; limit: the most one call may take",
-                    "(max_burst + 1, or the window's limit); remaining: units a call right after could take;",
-                    "retry_after_ms: -1 when allowed, else how long until the same quantity fits;",
-                    "reset_after_ms: how long until the subject is fully reset (its key expires then)",
-                ],
-            ),
-        ],
+        functions: functions(),
         api: crate::contract::api::parse("rate_limit", include_str!("client.api")),
-        protocols: vec![
-            protocol(
-                "throttle",
-                &["rate_limit.throttle"],
-                &[
-                    "reply = rate_limit.throttle(tat, max_burst, count_per_period, period_ms, quantity)",
-                    "quantity 0 peeks and writes nothing; quantity above max_burst + 1 is refused",
-                    "leave the optional last argument now_us out: the script reads the server's TIME",
-                ],
-            ),
-            protocol(
-                "allow_once_per",
-                &["rate_limit.throttle"],
-                &[
-                    "one action per interval_ms: rate_limit.throttle(tat, 0, 1, interval_ms, 1)",
-                    "limited = 1 means too fast; retry_after_ms says how long to rest",
-                ],
-            ),
-            protocol(
-                "sliding_windows",
-                &["rate_limit.window_counter", "rate_limit.window_log"],
-                &[
-                    "reply = rate_limit.window_counter(counter, limit, window_ms, quantity) or",
-                    "rate_limit.window_log(log, limit, window_ms, quantity); quantity 0 takes nothing",
-                    "the counter allows at most limit per fixed window and 2 * limit - 1 in a span of window_ms;",
-                    "the log allows at most limit in any span of window_ms and never holds more than limit entries",
-                ],
-            ),
-        ],
+        protocols: protocols(),
     }
+}
+
+/// The limiters' parameters: the prefix and subject, the throttle's burst and rate, the windows' limit and length.
+fn params() -> Vec<Param> {
+    vec![
+        param(
+            "prefix",
+            "string",
+            json!(DEFAULT_PREFIX),
+            "what every key starts with (no `{` or `}`); one limit per prefix",
+        ),
+        param(
+            "subject",
+            "string",
+            json!(null),
+            "who is limited (a user, an API key ...): not empty, no `{` or `}`",
+        ),
+        param(
+            "max_burst",
+            "integer",
+            json!(null),
+            "GCRA: units allowed at once beyond the steady rate (the limit is max_burst + 1)",
+        ),
+        param(
+            "count_per_period",
+            "integer",
+            json!(null),
+            "GCRA: units per period",
+        ),
+        param(
+            "period_ms",
+            "duration_ms",
+            json!(null),
+            "GCRA: the period, whole milliseconds",
+        ),
+        param(
+            "limit",
+            "integer",
+            json!(null),
+            "the windows: units allowed per window",
+        ),
+        param(
+            "window_ms",
+            "duration_ms",
+            json!(null),
+            "the windows: the window, whole milliseconds",
+        ),
+    ]
+}
+
+/// The limiters' keys: the throttle's TAT, the fixed window's counter, the sliding window's log.
+fn keys() -> Vec<KeyTemplate> {
+    vec![
+        key(
+            "tat",
+            "<prefix>{<subject>}",
+            "string",
+            "GCRA: the theoretical arrival time in unix microseconds; expires at it",
+        ),
+        key(
+            "counter",
+            "<prefix>{<subject>}:counter",
+            "hash",
+            "sliding counter: fields w (window number), c (its count), p (the previous \
+             window's count); expires when both windows have passed",
+        ),
+        key(
+            "log",
+            "<prefix>{<subject>}:log",
+            "zset",
+            "sliding log: one entry per unit taken in the last window, scored by its time in \
+             unix microseconds; expires when the newest leaves the window",
+        ),
+    ]
+}
+
+/// The computations every client does: the throttle's emission interval and its decision.
+fn functions() -> Vec<Function> {
+    vec![
+        function(
+            "emission_interval_us",
+            "emission_interval_us(period_ms: integer, count_per_period: integer) -> integer",
+            &[
+                "ceil(period_ms * 1000 / count_per_period): the GCRA's microseconds per unit",
+                "refused when count_per_period > period_ms * 1000 (BADARG count_per_period)",
+                "or when (max_burst + 1) * emission_interval_us > max_tolerance_us (BADARG max_burst)",
+            ],
+        ),
+        function(
+            "decision",
+            "decision(reply: integers) -> {limited, limit, remaining, retry_after_ms, reset_after_ms}",
+            &[
+                "every script answers CL.THROTTLE's five fields, in its order, times in ms rounded up:",
+                "limited: 1 refused (nothing taken), 0 taken; limit: the most one call may take",
+                "(max_burst + 1, or the window's limit); remaining: units a call right after could take;",
+                "retry_after_ms: -1 when allowed, else how long until the same quantity fits;",
+                "reset_after_ms: how long until the subject is fully reset (its key expires then)",
+            ],
+        ),
+    ]
+}
+
+/// How each limiter runs: the throttle, allow-once-per, the sliding windows.
+fn protocols() -> Vec<Protocol> {
+    vec![
+        protocol(
+            "throttle",
+            &["rate_limit.throttle"],
+            &[
+                "reply = rate_limit.throttle(tat, max_burst, count_per_period, period_ms, quantity)",
+                "quantity 0 peeks and writes nothing; quantity above max_burst + 1 is refused",
+                "leave the optional last argument now_us out: the script reads the server's TIME",
+            ],
+        ),
+        protocol(
+            "allow_once_per",
+            &["rate_limit.throttle"],
+            &[
+                "one action per interval_ms: rate_limit.throttle(tat, 0, 1, interval_ms, 1)",
+                "limited = 1 means too fast; retry_after_ms says how long to rest",
+            ],
+        ),
+        protocol(
+            "sliding_windows",
+            &["rate_limit.window_counter", "rate_limit.window_log"],
+            &[
+                "reply = rate_limit.window_counter(counter, limit, window_ms, quantity) or",
+                "rate_limit.window_log(log, limit, window_ms, quantity); quantity 0 takes nothing",
+                "the counter allows at most limit per fixed window and 2 * limit - 1 in a span of window_ms;",
+                "the log allows at most limit in any span of window_ms and never holds more than limit entries",
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]

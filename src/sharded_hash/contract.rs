@@ -3,135 +3,158 @@
 use serde_json::json;
 
 use super::ListpackLimits;
-use crate::contract::parts::{PatternContract, function, key, param, protocol, scripts_of, shared};
+use crate::contract::parts::{
+    Function, KeyTemplate, Param, PatternContract, Protocol, function, key, param, protocol,
+    scripts_of, shared,
+};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
         name: "sharded_hash".into(),
         summary: "a logical hash stored as small listpack-encoded hash shards".into(),
         scripts: scripts_of("sharded_hash"),
-        params: vec![
-            param(
-                "base",
-                "string",
-                json!(null),
-                "the logical hash's name, not empty",
-            ),
-            param(
-                "separator",
-                "string",
-                json!(super::DEFAULT_SEPARATOR),
-                "what joins base and shard id in a shard key, not empty, no '{' or '}' (\"_\" is the PHP recipe's shardKey: <base>_<shard>)",
-            ),
-            param(
-                "shards",
-                "integer",
-                json!(null),
-                "crc32 sharding: the number of shards, at least 1",
-            ),
-            param(
-                "fields_per_shard",
-                "integer",
-                json!(null),
-                "id sharding (instead of shards): fields per shard, at least 1",
-            ),
-            param(
-                "max_id",
-                "integer",
-                json!(null),
-                "id sharding: the largest id",
-            ),
-            param(
-                "strict",
-                "bool",
-                json!(true),
-                "refuse fields and values longer than max_value before sending, and write through the scripts that refuse to pass max_entries",
-            ),
-            param(
-                "max_entries",
-                "integer",
-                json!(ListpackLimits::DEFAULT.entries),
-                "the server's hash-max-listpack-entries",
-            ),
-            param(
-                "max_value",
-                "integer",
-                json!(ListpackLimits::DEFAULT.value),
-                "the server's hash-max-listpack-value (bytes)",
-            ),
-        ],
-        keys: vec![
-            key(
-                "shard",
-                "<base><separator><shard>",
-                "hash",
-                "shard <shard>; no hash tag, so shards spread over a cluster",
-            ),
-            key(
-                "request",
-                "{<base><separator><shard>}:req:<request_id>",
-                "string",
-                "the result of one increment with a request id, for its time to live, in the shard's slot (request_key)",
-            ),
-            key(
-                "meta",
-                "<base>:meta",
-                "hash",
-                "the layout stored with the data (pattern, version, scheme, shards or fields_per_shard and max_id, separator): see the layout pattern",
-            ),
-        ],
+        params: params(),
+        keys: keys(),
         constants: vec![],
-        functions: vec![
-            shared::crc32(),
-            shared::request_key(),
-            function(
-                "shard_of",
-                "shard_of(field: bytes) -> integer",
-                &[
-                    "crc32 sharding: crc32(field) mod shards",
-                    "id sharding: the field is a canonical decimal id (no sign, no leading zeros) from 0 to max_id; id / fields_per_shard (integer division)",
-                ],
-            ),
-        ],
+        functions: functions(),
         api: crate::contract::api::parse("sharded_hash", include_str!("client.api")),
-        protocols: vec![
-            protocol(
-                "record_layout",
-                &["layout.claim"],
-                &[
-                    "before a hash's first write: layout.claim(<base>:meta, pattern sharded_hash, version 1, scheme crc32, shards N, separator :)",
-                    "(scheme by_id: fields_per_shard and max_id instead of shards); a stored layout that differs refuses every write",
-                ],
-            ),
-            protocol(
-                "write",
-                &[
-                    "sharded_hash.put",
-                    "sharded_hash.incr",
-                    "HSET",
-                    "HSETNX",
-                    "HINCRBY",
-                ],
-                &[
-                    "strict: a field or value longer than max_value is refused before sending (writing it would convert the shard)",
-                    "set / set_if_absent of pairs: group by shard_of; strict: one sharded_hash.put(shard, only_absent, max_entries, field, value, ...) per shard",
-                    "(FULL: that shard's part was refused, nothing written to it); not strict: HSET (HSETNX per pair for set_if_absent)",
-                    "incr: strict sharded_hash.incr(shard, request_key(shard) without id, field, delta, max_entries, 0), else HINCRBY;",
-                    "not idempotent: after a lost reply its outcome is unknown",
-                    "incr_once(field, delta, request_id): sharded_hash.incr(shard, request_key(shard, request_id), field, delta,",
-                    "max_entries (0 when not strict), request_ttl_ms): a call with the same request returns the first result",
-                    "without adding again, so it may be sent again after a lost reply",
-                ],
-            ),
-            protocol(
-                "read",
-                &["HGET", "HMGET", "HDEL", "HEXISTS", "HLEN"],
-                &[
-                    "get: HGET shard_of(field)'s key; get_many: one HMGET per shard touched; len: HLEN of every shard, summed",
-                ],
-            ),
-        ],
+        protocols: protocols(),
     }
+}
+
+/// The hash's parameters: its base and separator, the shard layout, strictness and the listpack limits.
+fn params() -> Vec<Param> {
+    vec![
+        param(
+            "base",
+            "string",
+            json!(null),
+            "the logical hash's name, not empty",
+        ),
+        param(
+            "separator",
+            "string",
+            json!(super::DEFAULT_SEPARATOR),
+            "what joins base and shard id in a shard key, not empty, no '{' or '}' (\"_\" is the PHP recipe's shardKey: <base>_<shard>)",
+        ),
+        param(
+            "shards",
+            "integer",
+            json!(null),
+            "crc32 sharding: the number of shards, at least 1",
+        ),
+        param(
+            "fields_per_shard",
+            "integer",
+            json!(null),
+            "id sharding (instead of shards): fields per shard, at least 1",
+        ),
+        param(
+            "max_id",
+            "integer",
+            json!(null),
+            "id sharding: the largest id",
+        ),
+        param(
+            "strict",
+            "bool",
+            json!(true),
+            "refuse fields and values longer than max_value before sending, and write through the scripts that refuse to pass max_entries",
+        ),
+        param(
+            "max_entries",
+            "integer",
+            json!(ListpackLimits::DEFAULT.entries),
+            "the server's hash-max-listpack-entries",
+        ),
+        param(
+            "max_value",
+            "integer",
+            json!(ListpackLimits::DEFAULT.value),
+            "the server's hash-max-listpack-value (bytes)",
+        ),
+    ]
+}
+
+/// The hash's keys: its shards, an import's request key, its layout.
+fn keys() -> Vec<KeyTemplate> {
+    vec![
+        key(
+            "shard",
+            "<base><separator><shard>",
+            "hash",
+            "shard <shard>; no hash tag, so shards spread over a cluster",
+        ),
+        key(
+            "request",
+            "{<base><separator><shard>}:req:<request_id>",
+            "string",
+            "the result of one increment with a request id, for its time to live, in the shard's slot (request_key)",
+        ),
+        key(
+            "meta",
+            "<base>:meta",
+            "hash",
+            "the layout stored with the data (pattern, version, scheme, shards or fields_per_shard and max_id, separator): see the layout pattern",
+        ),
+    ]
+}
+
+/// The computations every client does: the shard of a field.
+fn functions() -> Vec<Function> {
+    vec![
+        shared::crc32(),
+        shared::request_key(),
+        function(
+            "shard_of",
+            "shard_of(field: bytes) -> integer",
+            &[
+                "crc32 sharding: crc32(field) mod shards",
+                "id sharding: the field is a canonical decimal id (no sign, no leading zeros) from 0 to max_id; id / fields_per_shard (integer division)",
+            ],
+        ),
+    ]
+}
+
+/// How each operation runs: the recorded layout, writes and reads.
+fn protocols() -> Vec<Protocol> {
+    vec![
+        protocol(
+            "record_layout",
+            &["layout.claim"],
+            &[
+                "before a hash's first write: layout.claim(<base>:meta, pattern sharded_hash, version 1, scheme crc32, shards N, separator :)",
+                "(scheme by_id: fields_per_shard and max_id instead of shards); a stored layout that differs refuses every write",
+            ],
+        ),
+        protocol(
+            "write",
+            &[
+                "sharded_hash.put",
+                "sharded_hash.incr",
+                "HSET",
+                "HSETNX",
+                "HINCRBY",
+            ],
+            &[
+                "strict: a field or value longer than max_value is refused before sending (writing it would convert the shard)",
+                "set / set_if_absent of pairs: group by shard_of; strict: one sharded_hash.put(shard, only_absent, max_entries, field, value, ...) per shard",
+                "(FULL: that shard's part was refused, nothing written to it); not strict: HSET (HSETNX per pair for set_if_absent)",
+                "incr: strict sharded_hash.incr(shard, request_key(shard) without id, field, delta, max_entries, 0), else HINCRBY;",
+                "not idempotent: after a lost reply its outcome is unknown",
+                "incr_once(field, delta, request_id): sharded_hash.incr(shard, request_key(shard, request_id), field, delta,",
+                "max_entries (0 when not strict), request_ttl_ms): a call with the same request returns the first result",
+                "without adding again, so it may be sent again after a lost reply",
+            ],
+        ),
+        protocol(
+            "read",
+            &["HGET", "HMGET", "HDEL", "HEXISTS", "HLEN"],
+            &[
+                "get: HGET shard_of(field)'s key; get_many: one HMGET per shard touched; len: HLEN of every shard, summed",
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]

@@ -5,19 +5,24 @@
 
 use std::time::Duration;
 
-use redis_patterns::analytics::{Analytics, Granularity, Period};
-use redis_patterns::bloom::{Bloom, JsHashBloom};
+use redis_patterns::analytics::{Analytics, Expr, Granularity, Period};
+use redis_patterns::bloom::{Bloom, JsHashBloom, Load};
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
+use redis_patterns::expiring_map::{EntriesPage, ExpiringMap, Ttl};
 use redis_patterns::keys::Prefix;
 use redis_patterns::lock::{Lock, WaitMode};
-use redis_patterns::login_log::{ActiveUser, Expiry, LoginLog, ReindexOptions};
+use redis_patterns::login_log::{
+    ActiveUser, Expiry, LoginLog, ReindexCursor, ReindexOptions, ReindexReport,
+};
 use redis_patterns::packed::{Bytes, Layout as PackedLayoutKind, PackedRecords};
 use redis_patterns::rate_limit::{self, Limit, RateLimiter};
 use redis_patterns::rolling::RollingStore;
 use redis_patterns::rwlock::{Role, RwLease, RwLock};
 use redis_patterns::semaphore::Semaphore;
-use redis_patterns::sharded_hash::{ImportOptions, ListpackLimits, ShardedHash, Sharding};
+use redis_patterns::sharded_hash::{
+    ImportOptions, ListpackLimits, RejectReason, ShardedHash, Sharding,
+};
 use redis_patterns::signin::SignIn;
 use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Connection, Error, ErrorKind, Request, Retention};
@@ -34,10 +39,30 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// Every `Class.op` this dispatcher runs (the test compares it with the
 /// description).
 pub const OPERATIONS: &[&str] = &[
+    "ExpiringMap.new",
+    "ExpiringMap.shard_key",
+    "ExpiringMap.put",
+    "ExpiringMap.put_if_absent",
+    "ExpiringMap.put_many",
+    "ExpiringMap.put_if_absent_many",
+    "ExpiringMap.get",
+    "ExpiringMap.get_many",
+    "ExpiringMap.remove",
+    "ExpiringMap.ttl_of",
+    "ExpiringMap.persist",
+    "ExpiringMap.expire",
+    "ExpiringMap.len",
+    "ExpiringMap.sweep",
+    "ExpiringMap.entries",
+    "ExpiringMap.inspect",
     "Analytics.new",
     "Analytics.key",
     "Analytics.mark",
     "Analytics.count",
+    "Analytics.query_count",
+    "Analytics.query_contains",
+    "Analytics.query_members",
+    "Analytics.cohort",
     "Lock.new",
     "Lock.try_acquire",
     "Lock.try_acquire_as",
@@ -103,6 +128,7 @@ pub const OPERATIONS: &[&str] = &[
     "PackedRecords.add_once",
     "PackedRecords.compare_and_set",
     "PackedRecords.scan",
+    "PackedRecords.count_by",
     "PackedRecords.claim_layout",
     "PackedRecords.stored_layout",
     "PackedRecords.open",
@@ -146,6 +172,7 @@ pub const OPERATIONS: &[&str] = &[
     "LoginLog.exports",
     "LoginLog.expire_month",
     "LoginLog.reindex",
+    "LoginLog.reindex_page",
     "SignIn.new",
     "SignIn.key",
     "SignIn.sign_in",
@@ -167,6 +194,7 @@ pub const OPERATIONS: &[&str] = &[
     "Bloom.bits_set",
     "Bloom.approx_count",
     "Bloom.info",
+    "Bloom.load",
     "Bloom.clear",
     "Bloom.destroy",
     "JsHashBloom.new",
@@ -175,6 +203,7 @@ pub const OPERATIONS: &[&str] = &[
     "JsHashBloom.exists",
     "JsHashBloom.multi_add",
     "JsHashBloom.multi_exists",
+    "JsHashBloom.load",
     "RollingStore.new",
     "RollingStore.meta_key",
     "RollingStore.add",
@@ -360,6 +389,7 @@ pub enum Handle {
     RwLock(RwLock),
     Limiter(RateLimiter),
     Hash(ShardedHash),
+    Expiring(ExpiringMap),
     Packed(PackedRecords<Bytes>),
     Visits(VisitCounter<Tz>),
     LoginLog(LoginLog),
@@ -378,6 +408,7 @@ impl Handle {
             Handle::RwLock(_) => "RwLock",
             Handle::Limiter(_) => "RateLimiter",
             Handle::Hash(_) => "ShardedHash",
+            Handle::Expiring(_) => "ExpiringMap",
             Handle::Packed(_) => "PackedRecords",
             Handle::Visits(_) => "VisitCounter",
             Handle::LoginLog(_) => "LoginLog",
@@ -408,6 +439,7 @@ impl Handle {
                 json!({"base": p.base(), "width": p.width(), "ids_per_shard": p.ids_per_shard(),
                                         "shards": p.shards(), "meta_key": p.meta_key()})
             }
+            Handle::Expiring(m) => json!({"base": m.base(), "shards": m.shards(), "cap": m.cap()}),
             Handle::Visits(v) => json!({"name": v.name(), "shards": v.shards()}),
             Handle::LoginLog(_) | Handle::SignIn(_) | Handle::Analytics(_) => json!({}),
             Handle::Bloom(b) => json!({"name": b.name(), "config_key": b.config_key(),
@@ -554,6 +586,19 @@ impl Args<'_> {
         self.list(name)?
             .iter()
             .map(|v| value_bytes(v).ok_or_else(|| refused(name, "must be a list of text")))
+            .collect()
+    }
+
+    /// A list of bytes or nulls.
+    fn opt_bytes_list(&self, name: &str) -> Result<Vec<Option<Vec<u8>>>, Failure> {
+        self.list(name)?
+            .iter()
+            .map(|v| match v {
+                Value::Null => Ok(None),
+                v => value_bytes(v)
+                    .map(Some)
+                    .ok_or_else(|| refused(name, "must be a list of text or null")),
+            })
             .collect()
     }
 
@@ -726,6 +771,7 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
             Handle::Limiter(b.build()?)
         }
         "ShardedHash" => Handle::Hash(sharded_hash(a)?),
+        "ExpiringMap" => Handle::Expiring(expiring_map(a)?),
         "PackedRecords" => Handle::Packed(packed(a)?),
         "VisitCounter" => Handle::Visits(visits(a)?),
         "LoginLog" => {
@@ -816,6 +862,20 @@ fn sharded_hash(a: &Args) -> Result<ShardedHash, Failure> {
         .build()?)
 }
 
+fn expiring_map(a: &Args) -> Result<ExpiringMap, Failure> {
+    let shards = u32::try_from(a.u("shards")?).map_err(|_| refused("shards", "too large"))?;
+    let mut b = ExpiringMap::builder(&a.s("base")?, shards)
+        .cap(a.u_or("cap", 0)?)
+        .limits(ListpackLimits {
+            entries: a.u_or("entries_limit", 512)?,
+            value: a.u_or("value_limit", 64)?,
+        });
+    if a.has("max_idle_ms") {
+        b = b.max_idle(Some(a.ms("max_idle_ms")?));
+    }
+    Ok(b.build()?)
+}
+
 fn packed(a: &Args) -> Result<PackedRecords<Bytes>, Failure> {
     let width = usize::try_from(a.u("width")?).map_err(|_| refused("width", "too large"))?;
     let mut b = PackedRecords::builder(&a.s("base")?, Bytes(width), a.u("max_id")?)
@@ -864,6 +924,7 @@ pub fn call(
         (Some(Handle::RwLock(l)), _) => rwlock(ctx, con, l, op, a, step).and_then(v),
         (Some(Handle::Limiter(l)), _) => limiter(con, l, op, a).and_then(v),
         (Some(Handle::Hash(h)), _) => hash(con, h, op, a).and_then(v),
+        (Some(Handle::Expiring(m)), _) => expiring(con, m, op, a).and_then(v),
         (Some(Handle::Packed(p)), _) => packed_op(con, p, op, a).and_then(v),
         (Some(Handle::Visits(c)), _) => visits_op(con, c, op, a).and_then(v),
         (Some(Handle::LoginLog(l)), _) => login_log(con, l, op, a).and_then(v),
@@ -1051,7 +1112,13 @@ fn hash(con: &mut Connection, h: &ShardedHash, op: &str, a: &Args) -> Result<Val
                 ..ImportOptions::default()
             };
             let r = run(con, h.import(a.pairs("items")?, options))?;
-            json!({"items": r.items, "inserted": r.inserted, "present": r.present, "unknown": r.unknown, "rejected": r.rejected})
+            let rejections: Vec<Value> = r
+                .rejections
+                .iter()
+                .map(|x| json!({"position": x.position, "reason": reject_reason(&x.reason)}))
+                .collect();
+            json!({"items": r.items, "inserted": r.inserted, "present": r.present, "unknown": r.unknown,
+                   "rejected": r.rejected, "rejections": rejections})
         }
         "claim_layout" => {
             run(con, h.claim_layout())?;
@@ -1059,6 +1126,74 @@ fn hash(con: &mut Connection, h: &ShardedHash, op: &str, a: &Args) -> Result<Val
         }
         _ => return Err(unknown(op)),
     })
+}
+
+/// A time to live in milliseconds, `null` for none.
+fn ttl_arg(a: &Args) -> Result<Option<Duration>, Failure> {
+    if a.has("ttl_ms") {
+        Ok(Some(a.ms("ttl_ms")?))
+    } else {
+        Ok(None)
+    }
+}
+
+fn entries_json(page: EntriesPage) -> Value {
+    let entries: Vec<Value> = page
+        .entries
+        .into_iter()
+        .map(|e| json!({"field": bytes_json(&e.field), "value": bytes_json(&e.value), "expires_at_ms": e.expires_at_ms}))
+        .collect();
+    json!({"entries": entries, "next": page.next})
+}
+
+fn expiring(con: &mut Connection, m: &ExpiringMap, op: &str, a: &Args) -> Result<Value, Failure> {
+    let field = || a.bytes("field");
+    Ok(match op {
+        "shard_key" => Value::from(m.shard_key(&field()?)),
+        "put" => to_json(run(con, m.put(field()?, a.bytes("value")?, ttl_arg(a)?))?),
+        "put_if_absent" => to_json(run(
+            con,
+            m.put_if_absent(field()?, a.bytes("value")?, ttl_arg(a)?),
+        )?),
+        "put_many" => to_json(run(con, m.put_many(&a.pairs("pairs")?, ttl_arg(a)?))?),
+        "put_if_absent_many" => to_json(run(
+            con,
+            m.put_if_absent_many(&a.pairs("pairs")?, ttl_arg(a)?),
+        )?),
+        "get" => opt_bytes(run(con, m.get::<Vec<u8>>(field()?))?),
+        "get_many" => {
+            let got: Vec<Option<Vec<u8>>> = run(con, m.get_many(&a.bytes_list("fields")?))?;
+            Value::Array(got.into_iter().map(opt_bytes).collect())
+        }
+        "remove" => to_json(run(con, m.remove(field()?))?),
+        "ttl_of" => Value::from(match run(con, m.ttl_of(field()?))? {
+            Ttl::Missing => -2,
+            Ttl::Persistent => -1,
+            Ttl::Expires(d) => d.as_millis() as i64,
+        }),
+        "persist" => to_json(run(con, m.persist(field()?))?),
+        "expire" => to_json(run(con, m.expire(field()?, a.ms("ttl_ms")?))?),
+        "len" => to_json(run(con, m.len())?),
+        "sweep" => to_json(run(
+            con,
+            m.sweep(a.u_or("from_shard", 0)?, a.u_or("count", 64)?),
+        )?),
+        "entries" => entries_json(run(
+            con,
+            m.entries(a.u_or("from_shard", 0)?, a.u_or("count", 64)?),
+        )?),
+        "inspect" => to_json(run(con, m.inspect(a.u("sample")?))?),
+        _ => return Err(unknown(op)),
+    })
+}
+
+/// A rejection's reason as the description names it.
+fn reject_reason(r: &RejectReason) -> &'static str {
+    match r {
+        RejectReason::BadField(_) => "bad_field",
+        RejectReason::ValueTooLong(_) => "value_too_long",
+        RejectReason::ShardFull => "shard_full",
+    }
 }
 
 fn packed_op(
@@ -1125,6 +1260,23 @@ fn packed_op(
                 }),
             )?;
             Value::Array(all)
+        }
+        "count_by" => {
+            let f = redis_patterns::packed::IntField {
+                offset: a.u("offset")? as usize,
+                size: a.u("size")? as usize,
+                signed: a.b_or("signed", false)?,
+            };
+            f.check(p.width() as u64)?;
+            let counts = run(
+                con,
+                p.count_by(move |r: &Vec<u8>| {
+                    r.iter().any(|b| *b != 0).then(|| f.read(r)).flatten()
+                }),
+            )?;
+            let mut counts: Vec<(i64, u64)> = counts.into_iter().collect();
+            counts.sort_unstable();
+            to_json(counts)
         }
         "claim_layout" => {
             run(con, p.claim_layout())?;
@@ -1303,11 +1455,21 @@ fn login_log(con: &mut Connection, l: &LoginLog, op: &str, a: &Args) -> Result<V
                 count: a.u_or("count", 1000)? as u32,
                 ..ReindexOptions::default()
             };
-            let r = run(con, l.reindex(y, m, options))?;
-            json!({"logs": r.logs, "days": r.days, "new": r.new, "unknown": r.unknown, "skipped": r.skipped, "done": r.cursor.is_done()})
+            reindex_json(run(con, l.reindex(y, m, options))?)
+        }
+        "reindex_page" => {
+            let (y, m) = month_of(a)?;
+            let cursor: ReindexCursor = a.s_or("cursor", "0")?.parse()?;
+            let count = a.u_or("count", 1000)? as u32;
+            reindex_json(run(con, l.reindex_page(y, m, &cursor, count))?)
         }
         _ => return Err(unknown(op)),
     })
+}
+
+fn reindex_json(r: ReindexReport) -> Value {
+    json!({"logs": r.logs, "days": r.days, "new": r.new, "unknown": r.unknown, "skipped": r.skipped,
+           "done": r.cursor.is_done(), "cursor": r.cursor.to_string()})
 }
 
 fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<Value, Failure> {
@@ -1318,6 +1480,24 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             label => Ok(Some(label.parse::<Period>()?)),
         }
     };
+    if let Some(answer) = op.strip_prefix("query_") {
+        return analytics_query(con, x, answer, a);
+    }
+    if op == "cohort" {
+        let first = a.s("first")?.parse::<Period>()?;
+        let (rows, columns) = (a.u("rows")? as usize, a.u("columns")? as usize);
+        let t = run(
+            con,
+            x.cohort(
+                &a.s("cohort_event")?,
+                &a.s("return_event")?,
+                first,
+                rows,
+                columns,
+            ),
+        )?;
+        return Ok(to_json(t));
+    }
     let event = a.s("event")?;
     Ok(match op {
         "key" => Value::from(match period()? {
@@ -1334,6 +1514,32 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             None => run(con, x.count_unique(&event))?,
         }),
         _ => return Err(unknown(op)),
+    })
+}
+
+/// `query_count`, `query_contains`, `query_members`: the expression's JSON
+/// form, optionally cached.
+fn analytics_query(
+    con: &mut Connection,
+    x: &Analytics,
+    answer: &str,
+    a: &Args,
+) -> Result<Value, Failure> {
+    let mut q = x.query(Expr::from_json(a.get("expr")?)?);
+    if a.has("cache") {
+        q = q.cache(
+            &a.s("cache")?,
+            Duration::from_millis(a.u_or("ttl_ms", 60_000)?),
+        );
+    }
+    Ok(match answer {
+        "count" => to_json(run(con, q.count())?),
+        "contains" => to_json(run(con, q.contains(a.u("id")?))?),
+        "members" => {
+            let limit = a.u_or("limit", 1000)? as usize;
+            to_json(run(con, q.members(a.u_or("from", 0)?, limit))?)
+        }
+        _ => return Err(unknown(answer)),
     })
 }
 
@@ -1389,6 +1595,7 @@ fn bloom(con: &mut Connection, b: &Bloom, op: &str, a: &Args) -> Result<Value, F
         "exists" => to_json(run(con, b.exists(a.bytes("item")?))?),
         "multi_add" => to_json(run(con, b.multi_add(&a.bytes_list("items")?))?),
         "multi_exists" => bools(run(con, b.multi_exists(&a.bytes_list("items")?))?),
+        "load" => load(con, b.load(a.opt_bytes_list("items")?), a)?,
         "bits_set" => to_json(run(con, b.bits_set())?),
         "approx_count" => to_json(run(con, b.approx_count())?),
         "info" => to_json(run(con, b.info())?),
@@ -1411,8 +1618,21 @@ fn jshash(con: &mut Connection, b: &JsHashBloom, op: &str, a: &Args) -> Result<V
         "exists" => to_json(run(con, b.exists(a.bytes("item")?))?),
         "multi_add" => to_json(run(con, b.multi_add(&a.bytes_list("items")?))?),
         "multi_exists" => bools(run(con, b.multi_exists(&a.bytes_list("items")?))?),
+        "load" => load(con, b.load(a.opt_bytes_list("items")?), a)?,
         _ => return Err(unknown(op)),
     })
+}
+
+/// A bulk load of either filter, as one op, with the case's batch and start.
+fn load(
+    con: &mut Connection,
+    l: Load<std::vec::IntoIter<Option<Vec<u8>>>>,
+    a: &Args,
+) -> Result<Value, Failure> {
+    let l = l
+        .batch(a.u_or("batch", 1000)? as usize)
+        .start(a.u_or("start", 0)?);
+    Ok(to_json(run(con, l.into_op(|_| {}))?))
 }
 
 fn rolling(con: &mut Connection, r: &RollingStore, op: &str, a: &Args) -> Result<Value, Failure> {

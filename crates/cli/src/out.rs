@@ -91,3 +91,20 @@ pub fn field_lines<T: Serialize + ?Sized>(value: &T, names: &[&str]) -> Vec<Stri
         })
         .collect()
 }
+
+/// Fields and their values: one JSON object with `--json` (absent ones
+/// null), else a `field<TAB>value` line each (absent ones "(absent)").
+pub fn field_values(fields: &[String], values: &[Option<String>]) {
+    if json() {
+        let map: serde_json::Map<String, serde_json::Value> = fields
+            .iter()
+            .zip(values)
+            .map(|(f, v)| (f.clone(), serde_json::json!(v)))
+            .collect();
+        json_line(&map);
+    } else {
+        for (f, v) in fields.iter().zip(values) {
+            line(&format!("{f}\t{}", v.as_deref().unwrap_or("(absent)")));
+        }
+    }
+}

@@ -143,8 +143,16 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("php/Internal/Ops/LoginLog.php"),
     ),
     (
+        "src/Internal/Expr.php",
+        include_str!("php/Internal/Expr.php"),
+    ),
+    (
         "src/Internal/Ops/Analytics.php",
         include_str!("php/Internal/Ops/Analytics.php"),
+    ),
+    (
+        "src/Internal/Ops/ExpiringMap.php",
+        include_str!("php/Internal/Ops/ExpiringMap.php"),
     ),
     (
         "src/Internal/Ops/SignIn.php",

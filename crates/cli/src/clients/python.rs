@@ -28,12 +28,17 @@ const ASSETS: &[(&str, &str)] = &[
     ("_wait.py", include_str!("python/_wait.py")),
     ("_hold.py", include_str!("python/_hold.py")),
     ("_days.py", include_str!("python/_days.py")),
+    ("_expr.py", include_str!("python/_expr.py")),
     ("hashing.py", include_str!("python/hashing.py")),
     ("_ops/__init__.py", include_str!("python/_ops/__init__.py")),
     ("_ops/lock.py", include_str!("python/_ops/lock.py")),
     (
         "_ops/analytics.py",
         include_str!("python/_ops/analytics.py"),
+    ),
+    (
+        "_ops/expiring_map.py",
+        include_str!("python/_ops/expiring_map.py"),
     ),
     (
         "_ops/semaphore.py",

@@ -1,9 +1,7 @@
 //! `redis-patterns bloom create|add|exists|info|clear|load`: Bloom filters
 //! on plain bitmaps, sized ones and the PHP `BloomFilter::JSHash` bitmaps.
 
-use std::cell::RefCell;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 use redis_patterns::bloom::{Bloom, JsHashBloom};
 use redis_patterns::{Connection, Op, Request};
@@ -350,7 +348,46 @@ pub fn load(args: LoadArgs) -> CliResult {
     let batch = args.bulk.batch_or(5000);
     let input = Input::open(&args.file)?;
     let mut con = args.url.connect()?;
-    let filter = match (args.expected, args.fp_rate, args.kind.jshash) {
+    let filter = load_target(&args, &mut con)?;
+    let mut run = LoadRun {
+        args: &args,
+        bulk: Bulk::new(&args.bulk, input.size),
+        summary: LoadSummary {
+            name: args.name.clone(),
+            file: input.name.clone(),
+            start: args.bulk.start,
+            position: args.bulk.start,
+            added: 0,
+            unknown: 0,
+            empty_skipped: 0,
+            too_long: 0,
+            first_too_long: None,
+            resent_batches: 0,
+            complete: false,
+        },
+        read: 0,
+        consumed: 0,
+        buf: Vec::new(),
+    };
+    run.stream(&mut con, &filter, &mut input.into_reader(), batch)?;
+    run.bulk.finish();
+    let s = &mut run.summary;
+    s.resent_batches = run.bulk.resent;
+    s.complete = true;
+    s.print(args.bulk.max_line);
+    let rejected = s.too_long + s.empty_skipped;
+    if rejected > 0 && !args.bulk.allow_rejects {
+        return Err(Failure::new(format!(
+            "{rejected} lines were skipped (see above): fix them, or pass --allow-rejects"
+        )));
+    }
+    Ok(())
+}
+
+/// The filter `bloom load` adds to: created with `--expected` and
+/// `--fp-rate`, else the one that stands.
+fn load_target(args: &LoadArgs, con: &mut Connection) -> CliResult<Filter> {
+    Ok(match (args.expected, args.fp_rate, args.kind.jshash) {
         (Some(n), Some(p), false) => Filter::Sized(
             sized(
                 &args.name,
@@ -361,110 +398,128 @@ pub fn load(args: LoadArgs) -> CliResult {
                 args.max_memory,
             )
             .create()
-            .run(&mut con)?,
+            .run(con)?,
         ),
         (Some(_), _, true) => {
             return Err(Failure::new(
                 "--expected creates a sized filter: drop it with --jshash",
             ));
         }
-        _ => Filter::open(&mut con, &args.name, &args.kind)?,
-    };
-    let mut bulk = Bulk::new(&args.bulk, input.size);
-    let name = input.name.clone();
-    let mut reader = input.into_reader();
-    let stats = Rc::new(RefCell::new(LoadSummary {
-        name: args.name.clone(),
-        file: name.clone(),
-        start: args.bulk.start,
-        position: args.bulk.start,
-        added: 0,
-        unknown: 0,
-        empty_skipped: 0,
-        too_long: 0,
-        first_too_long: None,
-        resent_batches: 0,
-        complete: false,
-    }));
-    let (mut read, mut consumed) = (0u64, 0u64);
-    let mut buf = Vec::new();
-    let mut ended = false;
-    while !ended {
-        let mut items: Vec<Vec<u8>> = Vec::with_capacity(batch);
+        _ => Filter::open(con, &args.name, &args.kind)?,
+    })
+}
+
+/// A running `bloom load`: where it stands in the input, what it counted.
+struct LoadRun<'a> {
+    args: &'a LoadArgs,
+    bulk: Bulk,
+    summary: LoadSummary,
+    /// Lines read, skipped `--start` lines included.
+    read: u64,
+    /// Bytes read.
+    consumed: u64,
+    buf: Vec<u8>,
+}
+
+impl LoadRun<'_> {
+    /// Adds the items of `reader` batch by batch until it ends; a failure
+    /// prints the summary so far and names the position to resume from.
+    fn stream(
+        &mut self,
+        con: &mut Connection,
+        filter: &Filter,
+        reader: &mut impl std::io::BufRead,
+        batch: usize,
+    ) -> CliResult {
+        let mut ended = false;
+        while !ended {
+            let mut items: Vec<Vec<u8>> = Vec::with_capacity(batch);
+            ended = self.read_items(reader, &mut items, batch)?;
+            if !items.is_empty() {
+                self.add(con, filter, &items)?;
+            }
+            // Positions count the lines there are (a start beyond the end
+            // settles only those).
+            self.summary.position = self.read;
+            let counts = format!("{} new", self.summary.added);
+            if let Err(f) = self.bulk.advance(self.read, self.consumed, &counts) {
+                return Err(self.stopped(f));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads up to `batch` items into `items`: true when the input ended.
+    /// Too long lines and, for JSHash filters, empty ones are skipped and
+    /// counted (JSHash("") is one constant offset).
+    fn read_items(
+        &mut self,
+        reader: &mut impl std::io::BufRead,
+        items: &mut Vec<Vec<u8>>,
+        batch: usize,
+    ) -> CliResult<bool> {
+        let max_line = self.args.bulk.max_line;
         while items.len() < batch {
-            let line =
-                match read_bounded_line(&mut reader, args.bulk.max_line, &mut buf, &mut consumed) {
-                    Ok(BoundedLine::Eof) => {
-                        ended = true;
-                        break;
-                    }
-                    Ok(line) => line,
-                    Err(e) => {
-                        let mut s = stats.borrow_mut();
-                        s.resent_batches = bulk.resent;
-                        s.print(args.bulk.max_line);
-                        return Err(bulk.stopped(Failure::new(format!(
-                            "cannot read {name}: {}",
-                            fail::io_text(&e)
-                        ))));
-                    }
-                };
-            read += 1;
-            if read <= args.bulk.start {
+            let line = match read_bounded_line(reader, max_line, &mut self.buf, &mut self.consumed)
+            {
+                Ok(BoundedLine::Eof) => return Ok(true),
+                Ok(line) => line,
+                Err(e) => {
+                    let f = Failure::new(format!(
+                        "cannot read {}: {}",
+                        self.summary.file,
+                        fail::io_text(&e)
+                    ));
+                    return Err(self.stopped_reading(f));
+                }
+            };
+            self.read += 1;
+            if self.read <= self.args.bulk.start {
                 continue;
             }
-            let mut s = stats.borrow_mut();
+            let s = &mut self.summary;
             match line {
                 BoundedLine::TooLong(_) => {
                     s.too_long += 1;
-                    s.first_too_long.get_or_insert(read);
+                    s.first_too_long.get_or_insert(self.read);
                 }
-                // JSHash filters refuse empty items (JSHash("") is one
-                // constant offset): skip them, counted.
-                BoundedLine::Line if args.kind.jshash && buf.is_empty() => s.empty_skipped += 1,
-                _ => items.push(std::mem::take(&mut buf)),
+                BoundedLine::Line if self.args.kind.jshash && self.buf.is_empty() => {
+                    s.empty_skipped += 1
+                }
+                _ => items.push(std::mem::take(&mut self.buf)),
             }
         }
-        if !items.is_empty() {
-            let resent_before = bulk.resent;
-            let flags = match bulk.send(&mut con, || filter.multi_add(&items)) {
-                Ok(f) => f,
-                Err(f) => {
-                    let mut s = stats.borrow_mut();
-                    s.resent_batches = bulk.resent;
-                    s.print(args.bulk.max_line);
-                    return Err(f);
-                }
-            };
-            // A batch sent again may have been added by its first attempt.
-            let resent = bulk.resent > resent_before;
-            let mut s = stats.borrow_mut();
-            s.added += flags.iter().filter(|&&b| b == Some(true)).count() as u64;
-            s.unknown += flags
-                .iter()
-                .filter(|&&b| b.is_none() || (resent && b == Some(false)))
-                .count() as u64;
-        }
-        // Positions count the lines there are (a start beyond the end
-        // settles only those).
-        let position = read;
-        let counts = format!("{} new", stats.borrow().added);
-        stats.borrow_mut().position = position;
-        if let Err(f) = bulk.advance(position, consumed, &counts) {
-            stats.borrow().print(args.bulk.max_line);
-            return Err(f);
-        }
+        Ok(false)
     }
-    bulk.finish();
-    let mut s = stats.borrow_mut();
-    s.resent_batches = bulk.resent;
-    s.complete = true;
-    s.print(args.bulk.max_line);
-    let rejected = s.too_long + s.empty_skipped;
-    if rejected > 0 && !args.bulk.allow_rejects {
-        return Err(Failure::new(format!(
-            "{rejected} lines were skipped (see above): fix them, or pass --allow-rejects"
-        )));
+
+    /// Adds one batch and counts it. A batch sent again may have been added
+    /// by its first attempt: what it found present is not known to be old.
+    fn add(&mut self, con: &mut Connection, filter: &Filter, items: &[Vec<u8>]) -> CliResult {
+        let resent_before = self.bulk.resent;
+        let flags = match self.bulk.send(con, || filter.multi_add(items)) {
+            Ok(f) => f,
+            Err(f) => return Err(self.stopped(f)),
+        };
+        let resent = self.bulk.resent > resent_before;
+        let s = &mut self.summary;
+        s.added += flags.iter().filter(|&&b| b == Some(true)).count() as u64;
+        s.unknown += flags
+            .iter()
+            .filter(|&&b| b.is_none() || (resent && b == Some(false)))
+            .count() as u64;
+        Ok(())
     }
-    Ok(())
+
+    /// Prints the summary of a load that stopped, and hands `f` on.
+    fn stopped(&mut self, f: Failure) -> Failure {
+        self.summary.resent_batches = self.bulk.resent;
+        self.summary.print(self.args.bulk.max_line);
+        f
+    }
+
+    /// A read error: the summary, then the failure with where to resume.
+    fn stopped_reading(&mut self, f: Failure) -> Failure {
+        let f = self.stopped(f);
+        self.bulk.stopped(f)
+    }
 }

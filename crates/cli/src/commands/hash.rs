@@ -2,6 +2,7 @@
 //! stay listpack-encoded, with their layout stored in `<base>:meta`.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use redis_patterns::layout::Layout;
@@ -15,8 +16,10 @@ use serde::Serialize;
 use crate::bulk::{Bulk, BulkArgs, Input, count_lines};
 use crate::conn::{At, UrlArg};
 use crate::fail::{CliResult, Failure};
-use crate::import_lines::{self, LineFormat, LineOptions, LineRejection, Lines, RejectedLine};
-use crate::out::{self, outln};
+use crate::import_lines::{
+    self, LineFormat, LineOptions, LineRejection, Lines, RejectedLine, Seen,
+};
+use crate::out;
 
 #[derive(clap::Subcommand)]
 pub enum HashCommand {
@@ -109,93 +112,94 @@ pub struct ImportArgs {
 
 pub fn run(command: HashCommand) -> CliResult {
     match command {
-        HashCommand::Plan { expected, url } => {
-            let mut con = url.connect()?;
-            let limits = ListpackLimits::from_server().run(&mut con)?;
-            let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
-            out::emit(&p, || {
-                vec![
-                    format!("shards {}", p.shards),
-                    format!("expected {}", p.expected),
-                    format!("mean_per_shard {:.1}", p.mean_per_shard),
-                    format!("overflow_bound {:.1e}", p.overflow_bound),
-                    format!(
-                        "limits {} entries, {} bytes",
-                        p.limits.entries, p.limits.value
-                    ),
-                ]
-            });
-            Ok(())
-        }
-        HashCommand::Get { base, fields, at } => {
-            let (hash, mut con) = at.hash(&base, false)?;
-            let values: Vec<Option<String>> = hash.get_many(&fields).run(&mut con)?;
-            if out::json() {
-                let map: serde_json::Map<String, serde_json::Value> = fields
-                    .iter()
-                    .zip(&values)
-                    .map(|(f, v)| (f.clone(), serde_json::json!(v)))
-                    .collect();
-                out::json_line(&map);
-            } else {
-                for (f, v) in fields.iter().zip(values) {
-                    outln!("{f}\t{}", v.as_deref().unwrap_or("(absent)"));
-                }
-            }
-            Ok(())
-        }
+        HashCommand::Plan { expected, url } => plan_shards(expected, url),
+        HashCommand::Get { base, fields, at } => get(base, fields, at),
         HashCommand::Set {
             base,
             field,
             value,
             at,
-        } => {
-            let (hash, mut con) = at.hash(&base, true)?;
-            let new = hash.set(&field, &value).run(&mut con)?;
-            out::emit(&serde_json::json!({"field": field, "new": new}), || {
-                vec![
-                    match new {
-                        Some(true) => "new field",
-                        Some(false) => "updated",
-                        None => "set (whether it was new is not known: the write was sent again after its reply was lost)",
-                    }
-                    .to_string(),
-                ]
-            });
-            Ok(())
-        }
-        HashCommand::Inspect { base, sample, at } => {
-            let (hash, mut con) = at.hash(&base, false)?;
-            let health = hash.inspect(sample.unwrap_or(u64::MAX)).run(&mut con)?;
-            #[derive(Serialize)]
-            struct Inspect<'a> {
-                base: &'a str,
-                layout: Layout,
-                #[serde(flatten)]
-                health: &'a redis_patterns::sharded_hash::Health,
-            }
-            let report = Inspect {
-                base: &base,
-                layout: hash.layout(),
-                health: &health,
-            };
-            out::emit(&report, || {
-                let mut lines = vec![format!("layout {}", hash.layout())];
-                let counts = ["sampled", "missing", "listpack", "converted", "max_len"];
-                lines.extend(out::field_lines(&report, &counts));
-                lines.push(format!("fields_in_sample {}", health.sampled_len));
-                lines.extend(
-                    health
-                        .converted_keys
-                        .iter()
-                        .map(|k| format!("  converted {k}")),
-                );
-                lines
-            });
-            Ok(())
-        }
+        } => set(base, field, value, at),
+        HashCommand::Inspect { base, sample, at } => inspect(base, sample, at),
         HashCommand::Import(args) => import(args),
     }
+}
+
+/// `hash plan`: the shard count for `expected` entries from the server's limits.
+fn plan_shards(expected: u64, url: UrlArg) -> CliResult {
+    let mut con = url.connect()?;
+    let limits = ListpackLimits::from_server().run(&mut con)?;
+    let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+    out::emit(&p, || {
+        vec![
+            format!("shards {}", p.shards),
+            format!("expected {}", p.expected),
+            format!("mean_per_shard {:.1}", p.mean_per_shard),
+            format!("overflow_bound {:.1e}", p.overflow_bound),
+            format!(
+                "limits {} entries, {} bytes",
+                p.limits.entries, p.limits.value
+            ),
+        ]
+    });
+    Ok(())
+}
+
+/// `hash get`: the fields' values, absent ones as "(absent)" (null in JSON).
+fn get(base: String, fields: Vec<String>, at: At<LayoutArg>) -> CliResult {
+    let (hash, mut con) = at.hash(&base, false)?;
+    let values: Vec<Option<String>> = hash.get_many(&fields).run(&mut con)?;
+    out::field_values(&fields, &values);
+    Ok(())
+}
+
+/// `hash set`: one field, and whether it was new.
+fn set(base: String, field: String, value: String, at: At<LayoutArg>) -> CliResult {
+    let (hash, mut con) = at.hash(&base, true)?;
+    let new = hash.set(&field, &value).run(&mut con)?;
+    out::emit(&serde_json::json!({"field": field, "new": new}), || {
+        vec![
+            match new {
+                Some(true) => "new field",
+                Some(false) => "updated",
+                None => "set (whether it was new is not known: the write was sent again after its reply was lost)",
+            }
+            .to_string(),
+        ]
+    });
+    Ok(())
+}
+
+/// `hash inspect`: the layout and the shards' encodings.
+fn inspect(base: String, sample: Option<u64>, at: At<LayoutArg>) -> CliResult {
+    let (hash, mut con) = at.hash(&base, false)?;
+    let health = hash.inspect(sample.unwrap_or(u64::MAX)).run(&mut con)?;
+    #[derive(Serialize)]
+    struct Inspect<'a> {
+        base: &'a str,
+        layout: Layout,
+        #[serde(flatten)]
+        health: &'a redis_patterns::sharded_hash::Health,
+    }
+    let report = Inspect {
+        base: &base,
+        layout: hash.layout(),
+        health: &health,
+    };
+    out::emit(&report, || {
+        let mut lines = vec![format!("layout {}", hash.layout())];
+        let counts = ["sampled", "missing", "listpack", "converted", "max_len"];
+        lines.extend(out::field_lines(&report, &counts));
+        lines.push(format!("fields_in_sample {}", health.sampled_len));
+        lines.extend(
+            health
+                .converted_keys
+                .iter()
+                .map(|k| format!("  converted {k}")),
+        );
+        lines
+    });
+    Ok(())
 }
 
 /// The hash `base` for a command: the stored layout, or the one `--shards`
@@ -336,18 +340,7 @@ impl ImportSummary {
 pub fn import(args: ImportArgs) -> CliResult {
     // Everything the arguments alone can tell is checked before connecting.
     args.bulk.check()?;
-    let options = LineOptions {
-        format: if args.tsv {
-            LineFormat::Tsv
-        } else {
-            LineFormat::LineNumber
-        },
-        max_line: args.bulk.max_line,
-        import: ImportOptions {
-            batch: args.bulk.batch_or(50_000),
-            ..ImportOptions::default()
-        },
-    };
+    let options = line_options(&args);
     options.validate()?;
     ShardedHash::builder(
         &args.base,
@@ -358,56 +351,191 @@ pub fn import(args: ImportArgs) -> CliResult {
     .build()?;
     let input = Input::open(&args.file)?;
     let mut con = args.url.connect()?;
-    let limits = ListpackLimits::from_server().run(&mut con)?;
-    let stored = ShardedHash::stored_sharding(&args.base).run(&mut con)?;
+    let hash = import_target(&args, &mut con, input.size)?;
+    let bulk = Bulk::new(&args.bulk, input.size);
+    let name = input.name.clone();
+    let (lines, seen) = Lines::new(input.into_reader(), options, args.bulk.start);
+    let mut run = ImportRun {
+        args: &args,
+        hash: &hash,
+        topology: if con.is_cluster() {
+            "cluster"
+        } else {
+            "standalone"
+        },
+        started: Instant::now(),
+        bulk,
+        name,
+        seen,
+        total: ImportReport::default(),
+    };
+    run.stream(&mut con, lines, options.import)?;
+    run.bulk.finish();
+    let s = run.summary(true);
+    s.print();
+    if s.rejected > 0 && !args.bulk.allow_rejects {
+        return Err(Failure::new(format!(
+            "{} of {} lines were rejected (listed above): fix them, or pass --allow-rejects",
+            s.rejected, s.lines
+        )));
+    }
+    Ok(())
+}
+
+/// How `hash import` reads its lines: line numbers or TSV, bounded, in batches.
+fn line_options(args: &ImportArgs) -> LineOptions {
+    LineOptions {
+        format: if args.tsv {
+            LineFormat::Tsv
+        } else {
+            LineFormat::LineNumber
+        },
+        max_line: args.bulk.max_line,
+        import: ImportOptions {
+            batch: args.bulk.batch_or(50_000),
+            ..ImportOptions::default()
+        },
+    }
+}
+
+/// The hash an import writes, its layout claimed before anything is read
+/// or written: another stored layout refuses the import with nothing written.
+fn import_target(
+    args: &ImportArgs,
+    con: &mut Connection,
+    size: Option<u64>,
+) -> CliResult<ShardedHash> {
+    let limits = ListpackLimits::from_server().run(con)?;
+    let stored = ShardedHash::stored_sharding(&args.base).run(con)?;
     let sharding = match (args.shards, stored) {
         (Some(shards), _) => Sharding::Crc32 { shards },
         (None, Some(stored)) => stored,
-        (None, None) => {
-            let expected = match args.expected {
-                Some(n) => n,
-                None if input.size.is_none() => {
-                    return Err(Failure::new(
-                        "a new hash read from stdin needs its size: pass --shards N or --expected N",
-                    ));
-                }
-                None => count_lines(&args.file)?,
-            };
-            let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
-            if !out::json() {
-                eprintln!(
-                    "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",
-                    p.shards, p.mean_per_shard, p.limits.entries
-                );
-            }
-            p.sharding()
-        }
+        (None, None) => planned_sharding(args, limits, size)?,
     };
     let hash = ShardedHash::builder(&args.base, sharding)
         .limits(limits)
         .strict(!args.no_strict)
         .record_layout(true)
         .build()?;
-    // The layout is claimed before anything is read or written: another
-    // stored layout refuses the import with nothing written.
-    match hash.claim_layout().run(&mut con) {
+    match hash.claim_layout().run(con) {
         Err(e) if matches!(e.kind(), ErrorKind::LayoutMismatch { .. }) => {
             return Err(mismatch(e.into()));
         }
         other => other?,
     }
-    let topology = if con.is_cluster() {
-        "cluster"
-    } else {
-        "standalone"
+    Ok(hash)
+}
+
+/// The planner's sharding for a new hash of `--expected` entries, else of
+/// the file's line count (stdin has none: the user must say).
+fn planned_sharding(
+    args: &ImportArgs,
+    limits: ListpackLimits,
+    size: Option<u64>,
+) -> CliResult<Sharding> {
+    let expected = match args.expected {
+        Some(n) => n,
+        None if size.is_none() => {
+            return Err(Failure::new(
+                "a new hash read from stdin needs its size: pass --shards N or --expected N",
+            ));
+        }
+        None => count_lines(&args.file)?,
     };
-    let started = Instant::now();
-    let mut bulk = Bulk::new(&args.bulk, input.size);
-    let name = input.name.clone();
-    let (mut lines, seen) = Lines::new(input.into_reader(), options, args.bulk.start);
-    let mut total = ImportReport::default();
-    let summary = |total: &ImportReport, bulk: &Bulk, complete: bool| {
-        let s = import_lines::seen(&seen);
+    let p = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+    if !out::json() {
+        eprintln!(
+            "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",
+            p.shards, p.mean_per_shard, p.limits.entries
+        );
+    }
+    Ok(p.sharding())
+}
+
+/// A running `hash import`: what it writes to, where it stands, what it counted.
+struct ImportRun<'a> {
+    args: &'a ImportArgs,
+    hash: &'a ShardedHash,
+    topology: &'static str,
+    started: Instant,
+    bulk: Bulk,
+    name: String,
+    seen: Arc<Mutex<Seen>>,
+    total: ImportReport,
+}
+
+impl ImportRun<'_> {
+    /// Sends the lines chunk by chunk until they end; a failure prints the
+    /// summary so far and names the position to resume from.
+    fn stream(
+        &mut self,
+        con: &mut Connection,
+        mut lines: impl Iterator<Item = NumberedLine>,
+        import: ImportOptions,
+    ) -> CliResult {
+        loop {
+            let chunk = next_chunk(&mut lines, import.batch, import.batch_bytes);
+            let (position, read_bytes, error) = {
+                let mut s = import_lines::seen(&self.seen);
+                (s.lines, s.bytes, s.error.take())
+            };
+            if !chunk.is_empty() {
+                let resent_before = self.bulk.resent;
+                let hash = self.hash;
+                let report = self
+                    .bulk
+                    .send(con, || hash.import_numbered(chunk.clone(), import))
+                    .map_err(|f| self.stopped(f))?;
+                self.add(report, self.bulk.resent > resent_before);
+            }
+            if let Some(e) = error {
+                let f = Failure::new(format!(
+                    "cannot read {}: {}",
+                    self.name,
+                    crate::fail::io_text(&e)
+                ));
+                self.summary(false).print();
+                return Err(self.bulk.stopped(f));
+            }
+            let counts = format!(
+                "{} inserted, {} present",
+                self.total.inserted, self.total.present
+            );
+            self.bulk
+                .advance(position, read_bytes, &counts)
+                .map_err(|f| self.stopped(f))?;
+            if chunk.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Counts a chunk's report. A batch sent again may have been written by
+    /// its first attempt: what it found present is not known to have been
+    /// there before.
+    fn add(&mut self, report: ImportReport, resent: bool) {
+        let total = &mut self.total;
+        total.inserted += report.inserted;
+        if resent {
+            total.unknown += report.present;
+        } else {
+            total.present += report.present;
+        }
+        total.unknown += report.unknown;
+        total.rejected += report.rejected;
+        total.rejections.extend(report.rejections);
+    }
+
+    /// Prints the summary of an import that stopped, and hands `f` on.
+    fn stopped(&self, f: Failure) -> Failure {
+        self.summary(false).print();
+        f
+    }
+
+    /// What the import did so far: the reader's rejections with the hash's.
+    fn summary(&self, complete: bool) -> ImportSummary {
+        let (args, bulk, total) = (self.args, &self.bulk, &self.total);
+        let s = import_lines::seen(&self.seen);
         let mut rejections: Vec<RejectedLine> = s.rejections.clone();
         rejections.extend(total.rejections.iter().map(|r| RejectedLine {
             line: r.position,
@@ -417,9 +545,9 @@ pub fn import(args: ImportArgs) -> CliResult {
         rejections.truncate(100);
         ImportSummary {
             base: args.base.clone(),
-            file: name.clone(),
-            layout: hash.layout(),
-            topology,
+            file: self.name.clone(),
+            layout: self.hash.layout(),
+            topology: self.topology,
             start: args.bulk.start,
             position: bulk.position,
             lines: bulk
@@ -437,80 +565,32 @@ pub fn import(args: ImportArgs) -> CliResult {
                 })
                 .collect(),
             resent_batches: bulk.resent,
-            seconds: started.elapsed().as_secs_f64(),
+            seconds: self.started.elapsed().as_secs_f64(),
             peak_rss_kib: peak_rss_kib(),
             complete,
         }
-    };
-    let batch = options.import.batch;
-    let batch_bytes = options.import.batch_bytes;
-    loop {
-        let mut chunk: Vec<(u64, Vec<u8>, Vec<u8>)> = Vec::with_capacity(batch.min(100_000));
-        let mut bytes = 0usize;
-        while chunk.len() < batch && bytes < batch_bytes {
-            match lines.next() {
-                Some(item) => {
-                    bytes += item.1.len() + item.2.len();
-                    chunk.push(item);
-                }
-                None => break,
+    }
+}
+
+/// A line as the import sends it: its number, its field, its value.
+type NumberedLine = (u64, Vec<u8>, Vec<u8>);
+
+/// The next lines, up to `batch` of them or `batch_bytes` of fields and values.
+fn next_chunk(
+    lines: &mut impl Iterator<Item = NumberedLine>,
+    batch: usize,
+    batch_bytes: usize,
+) -> Vec<NumberedLine> {
+    let mut chunk = Vec::with_capacity(batch.min(100_000));
+    let mut bytes = 0usize;
+    while chunk.len() < batch && bytes < batch_bytes {
+        match lines.next() {
+            Some(item) => {
+                bytes += item.1.len() + item.2.len();
+                chunk.push(item);
             }
-        }
-        let (position, read_bytes, error) = {
-            let mut s = import_lines::seen(&seen);
-            (s.lines, s.bytes, s.error.take())
-        };
-        let resent_before = bulk.resent;
-        let result = if chunk.is_empty() {
-            Ok(ImportReport::default())
-        } else {
-            bulk.send(&mut con, || {
-                hash.import_numbered(chunk.clone(), options.import)
-            })
-        };
-        let report = match result {
-            Ok(r) => r,
-            Err(f) => {
-                summary(&total, &bulk, false).print();
-                return Err(f);
-            }
-        };
-        total.inserted += report.inserted;
-        // A batch sent again may have been written by its first attempt:
-        // what it found present is not known to have been there before.
-        if bulk.resent > resent_before {
-            total.unknown += report.present;
-        } else {
-            total.present += report.present;
-        }
-        total.unknown += report.unknown;
-        total.rejected += report.rejected;
-        total.rejections.extend(report.rejections);
-        if let Some(e) = error {
-            summary(&total, &bulk, false).print();
-            return Err(bulk.stopped(Failure::new(format!(
-                "cannot read {name}: {}",
-                crate::fail::io_text(&e)
-            ))));
-        }
-        let counts = format!("{} inserted, {} present", total.inserted, total.present);
-        let ended = chunk.is_empty();
-        if let Err(f) = bulk.advance(position, read_bytes, &counts) {
-            summary(&total, &bulk, false).print();
-            return Err(f);
-        }
-        if ended {
-            break;
+            None => break,
         }
     }
-    bulk.finish();
-    let s = summary(&total, &bulk, true);
-    s.print();
-    if s.rejected > 0 && !args.bulk.allow_rejects {
-        return Err(Failure::new(format!(
-            "{} of {} lines were rejected (listed above): fix them, or pass --allow-rejects",
-            s.rejected, s.lines
-        )));
-    }
-    Ok(())
+    chunk
 }

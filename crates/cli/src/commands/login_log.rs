@@ -299,19 +299,7 @@ fn export(args: ExportArgs) -> CliResult {
         Format::Csv
     });
     let today = args.today.unwrap_or_else(today);
-    let months: Vec<NaiveDate> = match (args.month, args.since) {
-        (Some(m), _) => vec![m],
-        (None, Some(since)) => {
-            let mut v = Vec::new();
-            let mut m = month_of(since);
-            while m <= month_of(today) {
-                v.push(m);
-                m = m + redis_patterns::chrono::Months::new(1);
-            }
-            v
-        }
-        (None, None) => sync_months(today),
-    };
+    let months = export_months(&args, today);
     let mut sink: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).map_err(|e| fail::file("create", path, &e))?,
@@ -356,40 +344,70 @@ fn export(args: ExportArgs) -> CliResult {
             expired.push(log.expire_month(m, keep, today).run(&mut con)?);
         }
     }
-    // The rows go to stdout (or the file); what the export did goes to stderr.
+    print_export(&args, today, &report, &expired);
+    Ok(())
+}
+
+/// The months `login-log export` writes: `--month`, the months from
+/// `--since` to today's, else those a sync exports.
+fn export_months(args: &ExportArgs, today: NaiveDate) -> Vec<NaiveDate> {
+    match (args.month, args.since) {
+        (Some(m), _) => vec![m],
+        (None, Some(since)) => {
+            let mut v = Vec::new();
+            let mut m = month_of(since);
+            while m <= month_of(today) {
+                v.push(m);
+                m = m + redis_patterns::chrono::Months::new(1);
+            }
+            v
+        }
+        (None, None) => sync_months(today),
+    }
+}
+
+/// What an export did: JSON with `--json` and `--output`, else lines on
+/// stderr (the rows go to stdout or the file).
+fn print_export(
+    args: &ExportArgs,
+    today: NaiveDate,
+    report: &[serde_json::Value],
+    expired: &[Expiry],
+) {
     let summary = serde_json::json!({"today": iso(today), "exported": report, "expiry": expired});
     if out::json() && args.output.is_some() {
         out::json_line(&summary);
     } else {
-        for r in &report {
+        for r in report {
             eprintln!(
                 "exported {} ({} users)",
                 r["month"].as_str().unwrap_or(""),
                 r["users"]
             );
         }
-        for e in &expired {
-            eprintln!(
-                "{}",
-                match e {
-                    Expiry::Deleted {
-                        month,
-                        keys: Some(keys),
-                    } => format!("deleted {month} ({keys} keys)"),
-                    Expiry::Deleted { month, keys: None } => format!(
-                        "deleted {month} (how many keys is not known: a delete was sent again after its reply was lost)"
-                    ),
-                    Expiry::Kept { month } => format!("kept {month}: not past retention yet"),
-                    Expiry::NotExported { month, last_export } => format!(
-                        "kept {month}: past retention but {}: export it again with --month {month}",
-                        match last_export {
-                            Some(d) => format!("last exported on {d}, before the month ended"),
-                            None => "never exported".to_string(),
-                        }
-                    ),
-                }
-            );
+        for e in expired {
+            eprintln!("{}", expiry_text(e));
         }
     }
-    Ok(())
+}
+
+/// One line of what `--delete-expired` did with a month.
+fn expiry_text(e: &Expiry) -> String {
+    match e {
+        Expiry::Deleted {
+            month,
+            keys: Some(keys),
+        } => format!("deleted {month} ({keys} keys)"),
+        Expiry::Deleted { month, keys: None } => format!(
+            "deleted {month} (how many keys is not known: a delete was sent again after its reply was lost)"
+        ),
+        Expiry::Kept { month } => format!("kept {month}: not past retention yet"),
+        Expiry::NotExported { month, last_export } => format!(
+            "kept {month}: past retention but {}: export it again with --month {month}",
+            match last_export {
+                Some(d) => format!("last exported on {d}, before the month ended"),
+                None => "never exported".to_string(),
+            }
+        ),
+    }
 }

@@ -11,7 +11,7 @@ use redis_patterns::{Connection, Request};
 
 use crate::conn::UrlArg;
 use crate::fail::CliResult;
-use crate::out::{self, outln};
+use crate::out;
 
 #[derive(clap::Subcommand)]
 pub enum MapCommand {
@@ -116,108 +116,115 @@ pub fn run(command: MapCommand) -> CliResult {
             base,
             expected,
             url,
-        } => {
-            let mut con = url.connect()?;
-            let (_, plan) = ExpiringMap::planned(&base, expected).run(&mut con)?;
-            out::emit(&plan, || {
-                vec![
-                    format!("shards {}", plan.plan.shards),
-                    format!("path {}", plan.path.path.name()),
-                    format!("reason {}", plan.path.reason),
-                ]
-            });
-            Ok(())
-        }
+        } => plan_shards(base, expected, url),
         MapCommand::Put {
             base,
             field,
             value,
             ttl_ms,
             map,
-        } => {
-            let (m, mut con) = map.open(&base, None)?;
-            let new = m
-                .put(&field, &value, ttl_ms.map(Duration::from_millis))
-                .run(&mut con)?;
-            out::emit(&serde_json::json!({"field": field, "new": new}), || {
-                vec![
-                    match new {
-                        Some(true) => "new entry",
-                        Some(false) => "updated",
-                        None => "set (whether it was new is not known: the write was sent again after its reply was lost)",
-                    }
-                    .to_string(),
-                ]
-            });
-            Ok(())
-        }
+        } => put(base, field, value, ttl_ms, map),
         MapCommand::Get {
             base,
             fields,
             max_idle_ms,
             map,
-        } => {
-            let (m, mut con) = map.open(&base, max_idle_ms)?;
-            let values: Vec<Option<String>> = m.get_many(&fields).run(&mut con)?;
-            if out::json() {
-                let obj: serde_json::Map<String, serde_json::Value> = fields
-                    .iter()
-                    .zip(&values)
-                    .map(|(f, v)| (f.clone(), serde_json::json!(v)))
-                    .collect();
-                out::json_line(&obj);
-            } else {
-                for (f, v) in fields.iter().zip(values) {
-                    outln!("{f}\t{}", v.as_deref().unwrap_or("(absent)"));
-                }
-            }
-            Ok(())
-        }
-        MapCommand::Ttl { base, field, map } => {
-            let (m, mut con) = map.open(&base, None)?;
-            let (word, ms) = match m.ttl_of(&field).run(&mut con)? {
-                Ttl::Missing => ("absent".to_string(), None),
-                Ttl::Persistent => ("persistent".to_string(), None),
-                Ttl::Expires(d) => (format!("{} ms", d.as_millis()), Some(d.as_millis() as u64)),
-            };
-            out::emit(
-                &serde_json::json!({"field": field, "ttl_ms": ms, "state": word}),
-                || vec![word.clone()],
-            );
-            Ok(())
-        }
+        } => get(base, fields, max_idle_ms, map),
+        MapCommand::Ttl { base, field, map } => ttl(base, field, map),
         MapCommand::Sweep {
             base,
             from,
             count,
             map,
-        } => {
-            let (m, mut con) = map.open(&base, None)?;
-            let r = m.sweep(from, count.unwrap_or(u64::MAX)).run(&mut con)?;
-            out::emit(&r, || {
-                vec![
-                    format!(
-                        "swept {} shards: {} expired entries removed, {} live",
-                        r.shards, r.removed, r.live
-                    ),
-                    match r.next {
-                        Some(n) => format!("resume with --from {n}"),
-                        None => "done: the last shard was swept".to_string(),
-                    },
-                ]
-            });
-            Ok(())
-        }
-        MapCommand::Inspect { base, sample, map } => {
-            let (m, mut con) = map.open(&base, None)?;
-            let health = m.inspect(sample.unwrap_or(u64::MAX)).run(&mut con)?;
-            out::emit(&health, || {
-                out::field_lines(
-                    &health,
-                    &["sampled", "missing", "listpack", "converted", "max_len"],
-                )
-            });
-            Ok(())
-        }
+        } => sweep(base, from, count, map),
+        MapCommand::Inspect { base, sample, map } => inspect(base, sample, map),
     }
+}
+
+/// `map plan`: the shard count for `expected` entries from the server's limits.
+fn plan_shards(base: String, expected: u64, url: UrlArg) -> CliResult {
+    let mut con = url.connect()?;
+    let (_, plan) = ExpiringMap::planned(&base, expected).run(&mut con)?;
+    out::emit(&plan, || {
+        vec![
+            format!("shards {}", plan.plan.shards),
+            format!("path {}", plan.path.path.name()),
+            format!("reason {}", plan.path.reason),
+        ]
+    });
+    Ok(())
+}
+
+/// `map put`: one entry, with a time to live or none.
+fn put(base: String, field: String, value: String, ttl_ms: Option<u64>, map: MapArgs) -> CliResult {
+    let (m, mut con) = map.open(&base, None)?;
+    let new = m
+        .put(&field, &value, ttl_ms.map(Duration::from_millis))
+        .run(&mut con)?;
+    out::emit(&serde_json::json!({"field": field, "new": new}), || {
+        vec![
+            match new {
+                Some(true) => "new entry",
+                Some(false) => "updated",
+                None => "set (whether it was new is not known: the write was sent again after its reply was lost)",
+            }
+            .to_string(),
+        ]
+    });
+    Ok(())
+}
+
+/// `map get`: the live values of fields, absent or expired ones as "(absent)" (null in JSON).
+fn get(base: String, fields: Vec<String>, max_idle_ms: Option<u64>, map: MapArgs) -> CliResult {
+    let (m, mut con) = map.open(&base, max_idle_ms)?;
+    let values: Vec<Option<String>> = m.get_many(&fields).run(&mut con)?;
+    out::field_values(&fields, &values);
+    Ok(())
+}
+
+/// `map ttl`: the time an entry has left.
+fn ttl(base: String, field: String, map: MapArgs) -> CliResult {
+    let (m, mut con) = map.open(&base, None)?;
+    let (word, ms) = match m.ttl_of(&field).run(&mut con)? {
+        Ttl::Missing => ("absent".to_string(), None),
+        Ttl::Persistent => ("persistent".to_string(), None),
+        Ttl::Expires(d) => (format!("{} ms", d.as_millis()), Some(d.as_millis() as u64)),
+    };
+    out::emit(
+        &serde_json::json!({"field": field, "ttl_ms": ms, "state": word}),
+        || vec![word.clone()],
+    );
+    Ok(())
+}
+
+/// `map sweep`: removes expired entries, a bounded and resumable pass.
+fn sweep(base: String, from: u64, count: Option<u64>, map: MapArgs) -> CliResult {
+    let (m, mut con) = map.open(&base, None)?;
+    let r = m.sweep(from, count.unwrap_or(u64::MAX)).run(&mut con)?;
+    out::emit(&r, || {
+        vec![
+            format!(
+                "swept {} shards: {} expired entries removed, {} live",
+                r.shards, r.removed, r.live
+            ),
+            match r.next {
+                Some(n) => format!("resume with --from {n}"),
+                None => "done: the last shard was swept".to_string(),
+            },
+        ]
+    });
+    Ok(())
+}
+
+/// `map inspect`: the shards' encodings.
+fn inspect(base: String, sample: Option<u64>, map: MapArgs) -> CliResult {
+    let (m, mut con) = map.open(&base, None)?;
+    let health = m.inspect(sample.unwrap_or(u64::MAX)).run(&mut con)?;
+    out::emit(&health, || {
+        out::field_lines(
+            &health,
+            &["sampled", "missing", "listpack", "converted", "max_len"],
+        )
+    });
+    Ok(())
 }

@@ -137,130 +137,147 @@ pub fn run(command: VisitsCommand) -> CliResult {
             day,
             expected,
             url,
-        } => {
-            let members = members
-                .iter()
-                .map(|m| parse_member(m))
-                .collect::<redis_patterns::Result<Vec<i64>>>()?;
-            let day = day.unwrap_or_else(today);
-            let mut con = url.connect()?;
-            let mut plan = None;
-            let c = match counter(&mut con, &args, day, day)? {
-                Some(c) => c,
-                None => match expected {
-                    Some(n) => {
-                        let planned = plan.insert(planned_shards(n).run(&mut con)?);
-                        VisitCounter::builder(&args.name, Utc, planned.shards)
-                            .prefix(Prefix::new(&args.prefix)?)
-                            .build()?
-                    }
-                    None => {
-                        return Err(Failure::new(format!(
-                            "{} has no visits on {} yet: pass --shards N or --expected N for its layout",
-                            args.name,
-                            iso(day)
-                        )));
-                    }
-                },
-            };
-            let b = c.add_batch(day, &members).run(&mut con)?;
-            let added = Added {
-                day: iso(day),
-                shards: c.shards(),
-                count: b.count,
-                new: b.new.clone(),
-                plan,
-            };
-            out::emit(&added, || {
-                let mut lines = Vec::new();
-                if let (Some(p), Some(n)) = (&added.plan, expected) {
-                    lines.push(format!(
-                        "planned {} shards for {n} daily uniques against set-max-intset-entries {} ({})",
-                        p.shards, p.max_intset_entries, p.limits_source
-                    ));
-                }
-                let new = b.new.iter().filter(|&&n| n == Some(true)).count();
-                // Sent again after a lost reply: the first attempt may
-                // have counted them.
-                let unknown = b.new.iter().filter(|n| n.is_none()).count();
-                let new = match unknown {
-                    0 => new.to_string(),
-                    u => format!("{new} (and {u} not known: the call was sent again)"),
-                };
-                lines.push(format!(
-                    "{new} new of {} members; {} distinct on {}",
-                    members.len(),
-                    b.count,
-                    iso(day)
-                ));
-                lines
-            });
-            Ok(())
-        }
+        } => add(args, members, day, expected, url),
         VisitsCommand::Count {
             counter: args,
             day,
             url,
-        } => {
-            let day = day.unwrap_or_else(today);
-            let mut con = url.connect()?;
-            let c = VisitCounter::builder(&args.name, Utc, args.shards.unwrap_or(1))
-                .prefix(Prefix::new(&args.prefix)?)
-                .build()?;
-            let count = c.count(day).run(&mut con)?;
-            out::emit(
-                &serde_json::json!({"day": iso(day), "count": count}),
-                || vec![count.to_string()],
-            );
-            Ok(())
-        }
+        } => count(args, day, url),
         VisitsCommand::Contains {
             counter: args,
             member,
             day,
             url,
-        } => {
-            let m = parse_member(&member)?;
-            let day = day.unwrap_or_else(today);
-            let mut con = url.connect()?;
-            let c = counter(&mut con, &args, day, day)?.ok_or_else(|| no_layout(&args, day))?;
-            let counted = c.contains(day, m).run(&mut con)?;
-            out::emit(
-                &serde_json::json!({"day": iso(day), "member": m, "counted": counted}),
-                || vec![if counted { "counted" } else { "not counted" }.to_string()],
-            );
-            Ok(())
-        }
+        } => contains(args, member, day, url),
         VisitsCommand::Distinct {
             counter: args,
             from,
             to,
             url,
-        } => {
-            let mut con = url.connect()?;
-            let distinct = match counter(&mut con, &args, from, to)? {
-                Some(c) => c.distinct_between(from, to).run(&mut con)?,
-                // No day of the range stores a layout: no visits at all,
-                // or visits written by other code (name their shard count).
-                None => {
-                    let c = VisitCounter::builder(&args.name, Utc, 1)
-                        .prefix(Prefix::new(&args.prefix)?)
-                        .build()?;
-                    let days: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
-                    let counts =
-                        redis_patterns::Op::join(days.iter().map(|&d| c.count(d)).collect())
-                            .run(&mut con)?;
-                    if let Some(i) = counts.iter().position(|&n| n > 0) {
-                        return Err(no_layout(&args, days[i]));
-                    }
-                    0
-                }
-            };
-            out::emit(
-                &serde_json::json!({"from": iso(from), "to": iso(to), "distinct": distinct}),
-                || vec![distinct.to_string()],
-            );
-            Ok(())
-        }
+        } => distinct(args, from, to, url),
     }
+}
+
+/// `visits add`: count members on a day, planning the shards of a new counter from `--expected`.
+fn add(
+    args: CounterArgs,
+    members: Vec<String>,
+    day: Option<NaiveDate>,
+    expected: Option<u64>,
+    url: UrlArg,
+) -> CliResult {
+    let members = members
+        .iter()
+        .map(|m| parse_member(m))
+        .collect::<redis_patterns::Result<Vec<i64>>>()?;
+    let day = day.unwrap_or_else(today);
+    let mut con = url.connect()?;
+    let mut plan = None;
+    let c = match counter(&mut con, &args, day, day)? {
+        Some(c) => c,
+        None => match expected {
+            Some(n) => {
+                let planned = plan.insert(planned_shards(n).run(&mut con)?);
+                VisitCounter::builder(&args.name, Utc, planned.shards)
+                    .prefix(Prefix::new(&args.prefix)?)
+                    .build()?
+            }
+            None => {
+                return Err(Failure::new(format!(
+                    "{} has no visits on {} yet: pass --shards N or --expected N for its layout",
+                    args.name,
+                    iso(day)
+                )));
+            }
+        },
+    };
+    let b = c.add_batch(day, &members).run(&mut con)?;
+    let added = Added {
+        day: iso(day),
+        shards: c.shards(),
+        count: b.count,
+        new: b.new.clone(),
+        plan,
+    };
+    out::emit(&added, || {
+        let mut lines = Vec::new();
+        if let (Some(p), Some(n)) = (&added.plan, expected) {
+            lines.push(format!(
+                "planned {} shards for {n} daily uniques against set-max-intset-entries {} ({})",
+                p.shards, p.max_intset_entries, p.limits_source
+            ));
+        }
+        let new = b.new.iter().filter(|&&n| n == Some(true)).count();
+        // Sent again after a lost reply: the first attempt may
+        // have counted them.
+        let unknown = b.new.iter().filter(|n| n.is_none()).count();
+        let new = match unknown {
+            0 => new.to_string(),
+            u => format!("{new} (and {u} not known: the call was sent again)"),
+        };
+        lines.push(format!(
+            "{new} new of {} members; {} distinct on {}",
+            members.len(),
+            b.count,
+            iso(day)
+        ));
+        lines
+    });
+    Ok(())
+}
+
+/// `visits count`: a day's distinct count.
+fn count(args: CounterArgs, day: Option<NaiveDate>, url: UrlArg) -> CliResult {
+    let day = day.unwrap_or_else(today);
+    let mut con = url.connect()?;
+    let c = VisitCounter::builder(&args.name, Utc, args.shards.unwrap_or(1))
+        .prefix(Prefix::new(&args.prefix)?)
+        .build()?;
+    let count = c.count(day).run(&mut con)?;
+    out::emit(
+        &serde_json::json!({"day": iso(day), "count": count}),
+        || vec![count.to_string()],
+    );
+    Ok(())
+}
+
+/// `visits contains`: whether a member was counted on a day.
+fn contains(args: CounterArgs, member: String, day: Option<NaiveDate>, url: UrlArg) -> CliResult {
+    let m = parse_member(&member)?;
+    let day = day.unwrap_or_else(today);
+    let mut con = url.connect()?;
+    let c = counter(&mut con, &args, day, day)?.ok_or_else(|| no_layout(&args, day))?;
+    let counted = c.contains(day, m).run(&mut con)?;
+    out::emit(
+        &serde_json::json!({"day": iso(day), "member": m, "counted": counted}),
+        || vec![if counted { "counted" } else { "not counted" }.to_string()],
+    );
+    Ok(())
+}
+
+/// `visits distinct`: the exact distinct count over a range of days.
+fn distinct(args: CounterArgs, from: NaiveDate, to: NaiveDate, url: UrlArg) -> CliResult {
+    let mut con = url.connect()?;
+    let distinct = match counter(&mut con, &args, from, to)? {
+        Some(c) => c.distinct_between(from, to).run(&mut con)?,
+        // No day of the range stores a layout: no visits at all,
+        // or visits written by other code (name their shard count).
+        None => {
+            let c = VisitCounter::builder(&args.name, Utc, 1)
+                .prefix(Prefix::new(&args.prefix)?)
+                .build()?;
+            let days: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
+            let counts = redis_patterns::Op::join(days.iter().map(|&d| c.count(d)).collect())
+                .run(&mut con)?;
+            if let Some(i) = counts.iter().position(|&n| n > 0) {
+                return Err(no_layout(&args, days[i]));
+            }
+            0
+        }
+    };
+    out::emit(
+        &serde_json::json!({"from": iso(from), "to": iso(to), "distinct": distinct}),
+        || vec![distinct.to_string()],
+    );
+    Ok(())
 }

@@ -1,7 +1,9 @@
 use std::time::{Duration, Instant};
 
 use redis_patterns::keys::Prefix;
-use redis_patterns::lock::{Lock, LockGuard};
+use redis_patterns::lock::{Lease, Lock, LockGuard};
+
+use crate::fail::CliResult;
 use redis_patterns::{Connection, ErrorKind, Op, Request};
 
 /// Waits (at most 5 s) until someone subscribed to the shard channel.
@@ -27,16 +29,30 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         .lease(Duration::from_millis(300))
         .build()?;
 
-    // The PHP lock recipe's "you are going too fast": a user who repeats an
-    // action within the lease is refused at once, nothing waits.
-    let first = lock.try_acquire().run(&mut a)?;
+    let first = too_fast(&lock, &mut a, &mut b)?;
+    let second = late_release(&lock, &mut a, &mut b, &first)?;
+    woken_waiter(url, &lock, &mut b, &second)?;
+    let job = guarded_job(prefix, &mut a)?;
+    let _: () = a.query(
+        redis::cmd("DEL")
+            .arg(lock.key())
+            .arg(lock.fence_key())
+            .arg(job.fence_key()),
+    )?;
+    Ok(())
+}
+
+/// The PHP lock recipe's "you are going too fast": a user who repeats an
+/// action within the lease is refused at once, nothing waits.
+fn too_fast(lock: &Lock, a: &mut Connection, b: &mut Connection) -> CliResult<Lease> {
+    let first = lock.try_acquire().run(a)?;
     crate::out::outln!(
         "user 42 clicks withdraw: acquired {} (fencing token {})",
         lock.key(),
         first.fence
     );
     let busy = super::refusal(
-        lock.try_acquire().run(&mut b),
+        lock.try_acquire().run(b),
         |k| matches!(k, ErrorKind::LockBusy { .. }),
         "a second withdraw got a lock the first one holds",
     )?;
@@ -51,12 +67,23 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
             "user 42 clicks withdraw again: refused at once (the lock has no lease)"
         ),
     }
+    Ok(first)
+}
+
+/// A wrong token releases nothing; a lease that ran out goes to the next
+/// owner with a higher fencing token, and the late owner's release is refused.
+fn late_release(
+    lock: &Lock,
+    a: &mut Connection,
+    b: &mut Connection,
+    first: &Lease,
+) -> CliResult<Lease> {
     crate::out::outln!(
         "client B tries to release with a wrong token: released = {}",
-        crate::out::known(lock.release("not-the-owner").run(&mut b)?)
+        crate::out::known(lock.release("not-the-owner").run(b)?)
     );
     std::thread::sleep(Duration::from_millis(350));
-    let second = lock.acquire(Duration::from_secs(1)).run(&mut b)?;
+    let second = lock.acquire(Duration::from_secs(1)).run(b)?;
     crate::out::outln!(
         "A's lease ran out; B acquired with fencing token {} (> {})",
         second.fence,
@@ -64,11 +91,14 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     );
     crate::out::outln!(
         "A's late release (an unconditional EXPIRE would delete B's lock): released = {}",
-        crate::out::known(lock.release(&first.token).run(&mut a)?)
+        crate::out::known(lock.release(&first.token).run(a)?)
     );
+    Ok(second)
+}
 
-    // A waiter is woken by the release (a message in the lock's slot), not
-    // by polling.
+/// A waiter is woken by the release (a message in the lock's slot), not
+/// by polling.
+fn woken_waiter(url: &str, lock: &Lock, b: &mut Connection, second: &Lease) -> CliResult {
     let waiter = {
         let (lock, mut con) = (lock.clone(), Connection::open(url)?);
         std::thread::spawn(move || {
@@ -76,10 +106,10 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
             (lease, Instant::now())
         })
     };
-    await_subscriber(&mut b, lock.channel())?;
+    await_subscriber(b, lock.channel())?;
     std::thread::sleep(Duration::from_millis(20));
     let released = Instant::now();
-    lock.release(&second.token).run(&mut b)?;
+    lock.release(&second.token).run(b)?;
     let (lease, got) = waiter.join().map_err(|_| "the waiter panicked")?;
     let lease = lease?;
     crate::out::outln!(
@@ -87,17 +117,20 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         got.duration_since(released).as_micros(),
         lease.fence
     );
-    lock.release(&lease.token).run(&mut b)?;
+    lock.release(&lease.token).run(b)?;
+    Ok(())
+}
 
-    // A long job holds its lock with a guard, which renews the lease. (A
-    // lease of a second: renewed every lease/3, it survives a stalled
-    // renewal of up to two thirds of it.)
+/// A long job holds its lock with a guard, which renews the lease. (A
+/// lease of a second: renewed every lease/3, it survives a stalled
+/// renewal of up to two thirds of it.)
+fn guarded_job(prefix: &str, a: &mut Connection) -> CliResult<Lock> {
     let job = Lock::builder("report:42")
         .prefix(Prefix::new(prefix)?)
         .lease(Duration::from_secs(1))
         .build()?;
     {
-        let guard = LockGuard::acquire(&job, &mut a, Duration::from_secs(1))?;
+        let guard = LockGuard::acquire(&job, a, Duration::from_secs(1))?;
         std::thread::sleep(job.lease() * 2);
         guard.check()?;
         crate::out::outln!(
@@ -107,11 +140,5 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
             guard.fence()
         );
     }
-    let _: () = a.query(
-        redis::cmd("DEL")
-            .arg(lock.key())
-            .arg(lock.fence_key())
-            .arg(job.fence_key()),
-    )?;
-    Ok(())
+    Ok(job)
 }

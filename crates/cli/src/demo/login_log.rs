@@ -33,47 +33,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         logins.len(),
         log.log_key("client", 1001, day(2024, 2, 29))
     );
-    crate::out::outln!(
-        "(2) client 1001 on 2024-02-29: {}, on 2024-02-28: {}",
-        log.logged_in_on("client", 1001, day(2024, 2, 29))
-            .run(&mut con)?,
-        log.logged_in_on("client", 1001, day(2024, 2, 28))
-            .run(&mut con)?
-    );
-    crate::out::outln!(
-        "(3) client 1001 in 2024-02: {} ({} day(s)); in 2024-04: {}",
-        log.logged_in_in_month("client", 1001, 2024, 2)
-            .run(&mut con)?,
-        log.days_in_month("client", 1001, 2024, 2).run(&mut con)?,
-        log.logged_in_in_month("client", 1001, 2024, 4)
-            .run(&mut con)?
-    );
-    crate::out::outln!(
-        "(4) client 1001 between 2024-01-02 and 2024-02-28: {}",
-        log.logged_in_between("client", 1001, day(2024, 1, 2), day(2024, 2, 28))
-            .run(&mut con)?
-    );
-    let days = log
-        .login_days("client", 1001, day(2023, 12, 31), day(2024, 2, 29))
-        .run(&mut con)?;
-    crate::out::outln!(
-        "(5) client 1001 login days 2023-12-31..2024-02-29 (2024-03-01 is outside): {}",
-        list(days)
-    );
-    crate::out::outln!(
-        "(6) client users active 2024-02-28..2024-03-01: {}",
-        list(
-            log.active_users("client", day(2024, 2, 28), day(2024, 3, 1))
-                .run(&mut con)?
-        )
-    );
-    let all = log
-        .all_active_users(day(2024, 2, 29), day(2024, 2, 29))
-        .run(&mut con)?;
-    crate::out::outln!(
-        "(7) all users active 2024-02-29..2024-02-29: {}",
-        list(all.iter().map(|u| format!("{} {}", u.user_type, u.uid)))
-    );
+    queries(&mut con, &log)?;
     match log
         .record("client", 4_000_000_000, day(2024, 3, 1))
         .run(&mut con)
@@ -95,4 +55,48 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
         })
         .collect();
     super::delete(&mut con, keys)
+}
+
+/// The seven queries of the PHP login-log recipe over the recorded logins.
+fn queries(con: &mut Connection, log: &LoginLog) -> super::DemoResult {
+    crate::out::outln!(
+        "(2) client 1001 on 2024-02-29: {}, on 2024-02-28: {}",
+        log.logged_in_on("client", 1001, day(2024, 2, 29))
+            .run(con)?,
+        log.logged_in_on("client", 1001, day(2024, 2, 28))
+            .run(con)?
+    );
+    crate::out::outln!(
+        "(3) client 1001 in 2024-02: {} ({} day(s)); in 2024-04: {}",
+        log.logged_in_in_month("client", 1001, 2024, 2).run(con)?,
+        log.days_in_month("client", 1001, 2024, 2).run(con)?,
+        log.logged_in_in_month("client", 1001, 2024, 4).run(con)?
+    );
+    crate::out::outln!(
+        "(4) client 1001 between 2024-01-02 and 2024-02-28: {}",
+        log.logged_in_between("client", 1001, day(2024, 1, 2), day(2024, 2, 28))
+            .run(con)?
+    );
+    let days = log
+        .login_days("client", 1001, day(2023, 12, 31), day(2024, 2, 29))
+        .run(con)?;
+    crate::out::outln!(
+        "(5) client 1001 login days 2023-12-31..2024-02-29 (2024-03-01 is outside): {}",
+        list(days)
+    );
+    crate::out::outln!(
+        "(6) client users active 2024-02-28..2024-03-01: {}",
+        list(
+            log.active_users("client", day(2024, 2, 28), day(2024, 3, 1))
+                .run(con)?
+        )
+    );
+    let all = log
+        .all_active_users(day(2024, 2, 29), day(2024, 2, 29))
+        .run(con)?;
+    crate::out::outln!(
+        "(7) all users active 2024-02-29..2024-02-29: {}",
+        list(all.iter().map(|u| format!("{} {}", u.user_type, u.uid)))
+    );
+    Ok(())
 }

@@ -112,6 +112,33 @@ fn by_name(fields: &[Field]) -> String {
         .join(", ")
 }
 
+/// An error's field as its class holds it: a datum named like a property of
+/// PHP's `Exception` (`code`, `message`, `file`, `line`) is the property
+/// `errorCode`, `errorMessage` ... (PHP refuses to redeclare those as
+/// readonly); `data()` still answers the description's names.
+fn error_field(f: &Field) -> Field {
+    let mut f = f.clone();
+    if ["code", "message", "file", "line"].contains(&f.name.as_str()) {
+        f.name = format!("error_{}", f.name);
+    }
+    f
+}
+
+/// `'a' => $this->a, ...` of an error's data.
+fn error_by_name(fields: &[Field]) -> String {
+    fields
+        .iter()
+        .map(|f| {
+            format!(
+                "{} => $this->{}",
+                php_str(&f.name),
+                camel_lower(&error_field(f).name)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The PHP surface.
 pub(crate) struct PhpSurface;
 
@@ -211,7 +238,7 @@ impl Surface for PhpSurface {
         let _ = writeln!(
             out,
             "    /** The error's data, by the description's names. */\n    public function data(): array\n    {{\n        return [{}];\n    }}\n}}",
-            by_name(&e.fields)
+            error_by_name(&e.fields)
         );
     }
 
@@ -365,13 +392,19 @@ impl PhpSurface {
         let mut params: Vec<String> = e
             .fields
             .iter()
-            .map(|f| self.property(f, "        "))
+            .map(|f| self.property(&error_field(f), "        "))
             .collect();
         params.push("        ?string $text = null".into());
         let data: Vec<String> = e
             .fields
             .iter()
-            .map(|f| format!("{} => ${}", php_str(&f.name), camel_lower(&f.name)))
+            .map(|f| {
+                format!(
+                    "{} => ${}",
+                    php_str(&f.name),
+                    camel_lower(&error_field(f).name)
+                )
+            })
             .collect();
         let _ = writeln!(
             out,

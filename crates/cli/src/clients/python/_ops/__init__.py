@@ -2,9 +2,9 @@
 redis_patterns._driver) over checked inputs; the generated classes of
 redis_patterns (sync) and redis_patterns.asyncio run them."""
 
-from . import analytics, bloom, layout, lock, login_log, packed, rate_limit, rolling, rwlock, semaphore, sharded_hash, signin, visits
+from . import analytics, bloom, expiring_map, layout, lock, login_log, packed, rate_limit, rolling, rwlock, semaphore, sharded_hash, signin, visits
 
 __all__ = [
-    "analytics", "bloom", "layout", "lock", "login_log", "packed", "rate_limit", "rolling", "rwlock", "semaphore", "sharded_hash",
+    "analytics", "bloom", "expiring_map", "layout", "lock", "login_log", "packed", "rate_limit", "rolling", "rwlock", "semaphore", "sharded_hash",
     "signin", "visits",
 ]

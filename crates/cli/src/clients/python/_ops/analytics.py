@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import datetime
+import os
 import re
-from typing import List, Optional
+from typing import Any, List, Optional
 
-from .. import errors, scripts
+from .. import _expr, errors, records, scripts
 from .._contract import key
-from .._driver import Cmd, Op
+from .._driver import ENV, Cmd, Op, each, slot
 
 MAX_OFFSET = 4294967295
+MAX_PAGE = 100000
 ORDER = ["hour", "day", "week", "month", "year"]
 
 
@@ -29,6 +31,50 @@ def labels(at: datetime.datetime, granularities: List[str]) -> List[str]:
         "year": f"Y:{at.year:04d}",
     }
     return [by[g] for g in granularities]
+
+
+def offset(label: str, n: int) -> str:
+    """The label of the period n periods after the one labelled label (hour, day, ISO week, month or year)."""
+    if not _expr.LABEL.match(label) or label == "U":
+        raise _bad("first", f"`{label}` is not a period label (H:, D:, W:, M: or Y:)")
+    kind, text = label[0], label[2:]
+    try:
+        if kind == "H":
+            t = datetime.datetime.strptime(text, "%Y-%m-%dT%H") + datetime.timedelta(hours=n)
+            return t.strftime("H:%Y-%m-%dT%H")
+        if kind == "D":
+            d = datetime.datetime.strptime(text, "%Y-%m-%d").date() + datetime.timedelta(days=n)
+            return d.strftime("D:%Y-%m-%d")
+        if kind == "W":
+            d = datetime.date.fromisocalendar(int(text[:4]), int(text[6:]), 1) + datetime.timedelta(weeks=n)
+            iso = d.isocalendar()
+            return f"W:{iso[0]:04d}-W{iso[1]:02d}"
+        if kind == "M":
+            m = int(text[:4]) * 12 + int(text[5:]) - 1 + n
+            return f"M:{m // 12:04d}-{m % 12 + 1:02d}"
+        return f"Y:{int(text) + n:04d}"
+    except (ValueError, OverflowError):
+        raise _bad("first", f"`{label}` is not a period of the calendar") from None
+
+
+def tmp_key(base: str) -> str:
+    return f"{base}:tmp:{os.urandom(8).hex()}"
+
+
+def cohort_table(periods: List[str], rows: int, columns: int, flat: List[int]) -> records.Cohort:
+    """The table of analytics.cohort's reply: every return bitmap's count, then per row its size and cells."""
+    returns = rows + columns - 1
+    back, at = flat[:returns], returns
+    sizes: List[int] = []
+    counts: List[List[Optional[int]]] = []
+    for i in range(rows):
+        size = max(flat[at], 0)
+        at += 1
+        cells = min(columns, returns - i)
+        counts.append([max(flat[at + k], 0) if size > 0 and back[i + k] > 0 else None for k in range(cells)])
+        at += cells
+        sizes.append(size)
+    return records.Cohort(periods, sizes, counts)
 
 
 class Analytics:
@@ -64,3 +110,66 @@ class Analytics:
 
     def count(self, event: str, period: str) -> Op[int]:
         return max(int((yield Cmd("BITCOUNT", self.key(event, period)))), 0)
+
+    def _base(self, event: str) -> str:
+        return self.prefix + "{" + (self.tag if self.tag is not None else event) + "}"
+
+    def _leaf(self, event: str, period: str) -> str:
+        if not event or "{" in event or "}" in event:
+            raise _bad("event", "must not be empty and must not contain '{' or '}'")
+        return self.key(event, period)
+
+    def _query(self, expr: Any, answer: str, at: int, limit: int, cache: Optional[str], ttl_ms: int) -> Op[List[int]]:
+        events: List[str] = []
+
+        def leaf(event: str, period: str) -> str:
+            events.append(event)
+            return self._leaf(event, period)
+
+        node, leaves = _expr.read(expr, leaf)
+        base = self._base(events[0])
+        if cache is not None and re.search(r"\s", cache):
+            raise _bad("cache", f"`{cache}` must not contain whitespace")
+        result, ttl = (f"{base}:cache:{cache}", ttl_ms) if cache is not None else (tmp_key(base), 0)
+        env = yield ENV
+        if not env.cluster or all(slot(k) == slot(result) for k in leaves):
+            prog = _expr.compile_(node)
+            operands = [tmp_key(base) for _ in range(prog.registers)] + prog.inputs
+            call = scripts.Analytics.query(result, operands, False, prog.registers, answer, at, limit, ttl, prog.steps())
+            return [int(x) for x in (yield call)]
+        keys = sorted(set(leaves))
+        bitmaps, n = _expr.ints(each((yield [Cmd("GET", k) for k in keys])))
+        bits = _expr.evaluate(node, dict(zip(keys, bitmaps)))
+        return _expr.answer(bits, n, answer, at, limit)
+
+    def query_count(self, expr: Any, cache: Optional[str], ttl_ms: int) -> Op[int]:
+        return max((yield from self._query(expr, "COUNT", 0, 0, cache, ttl_ms))[0], 0)
+
+    def query_contains(self, expr: Any, id: int, cache: Optional[str], ttl_ms: int) -> Op[bool]:
+        if id > MAX_OFFSET:
+            _expr.read(expr, self._leaf)
+            return False
+        return (yield from self._query(expr, "MEMBER", id, 0, cache, ttl_ms))[0] == 1
+
+    def query_members(self, expr: Any, from_: int, limit: int, cache: Optional[str], ttl_ms: int) -> Op[records.Page]:
+        if from_ > MAX_OFFSET:
+            _expr.read(expr, self._leaf)
+            return records.Page([], None)
+        reply = yield from self._query(expr, "MEMBERS", from_, limit, cache, ttl_ms)
+        return records.Page(reply[1:], reply[0] if reply[0] >= 0 else None)
+
+    def cohort(self, cohort_event: str, return_event: str, first: str, rows: int, columns: int) -> Op[records.Cohort]:
+        periods = [offset(first, i) for i in range(rows + columns - 1)]
+        bitmaps = [self.key(cohort_event, p) for p in periods[:rows]] + [self.key(return_event, p) for p in periods]
+        tmp = tmp_key(self._base(cohort_event))
+        env = yield ENV
+        if not env.cluster or all(slot(k) == slot(tmp) for k in bitmaps):
+            flat = [int(x) for x in (yield scripts.Analytics.cohort(tmp, bitmaps, rows, columns))]
+            return cohort_table(periods[:rows], rows, columns, flat)
+        blobs, n = _expr.ints(each((yield [Cmd("GET", k) for k in bitmaps])))
+        cohorts, back = blobs[:rows], blobs[rows:]
+        flat = [bin(b).count("1") for b in back]
+        for i, c in enumerate(cohorts):
+            flat.append(bin(c).count("1"))
+            flat.extend(bin(c & r).count("1") for r in back[i : i + columns])
+        return cohort_table(periods[:rows], rows, columns, flat)

@@ -4,7 +4,7 @@ PHP JSHash bitmap."""
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import errors, records, scripts
 from .._contract import CONSTANTS, key
@@ -178,12 +178,37 @@ class Bloom:
         else:
             yield scripts.Bloom.clear(self.block_keys, bits)
 
+    def load(self, items: Sequence[Optional[bytes]], batch: int, start: int) -> Op[records.LoadProgress]:
+        return (yield from _load(self.multi_add, items, batch, start))
+
     def destroy(self) -> Op[None]:
         keys = [self.config_key, *self.block_keys]
         if self.spread:
             each((yield [Cmd("DEL", k) for k in keys]))
         else:
             yield Cmd("DEL", *keys)
+
+
+def _load(multi_add: Callable[[Sequence[bytes]], Op[List[Optional[bool]]]], items: Sequence[Optional[bytes]],
+          batch: int, start: int) -> Op[records.LoadProgress]:
+    """A bulk load (Rust: Load::into_op): batches of `batch` items, one multi_add each, after `start` skipped positions."""
+    if batch == 0:
+        raise _bad("batch size", "must be at least 1")
+    done = min(start, len(items))
+    added = unknown = 0
+    while done < len(items):
+        buf: List[bytes] = []
+        at = done
+        while at < len(items) and len(buf) < batch:
+            item = items[at]
+            if item is not None:
+                buf.append(item)
+            at += 1
+        flags = (yield from multi_add(buf)) if buf else []
+        done = at
+        added += sum(1 for f in flags if f is True)
+        unknown += sum(1 for f in flags if f is None)
+    return records.LoadProgress(done, added, unknown)
 
 
 def _config(raw: object) -> Dict[str, str]:
@@ -223,6 +248,9 @@ class JsHashBloom:
 
     def exists(self, item: bytes) -> Op[bool]:
         return (yield from self.multi_exists([item]))[0]
+
+    def load(self, items: Sequence[Optional[bytes]], batch: int, start: int) -> Op[records.LoadProgress]:
+        return (yield from _load(self.multi_add, items, batch, start))
 
 
 _ = Optional

@@ -174,50 +174,65 @@ class LoginLog:
         got = each((yield [Cmd("DEL", k) for k in doomed] + [Cmd("HDEL", self._exports_key(), label)]))
         return records.Expiry("deleted", label, sum(int(n) for n in got[:-1]), None)
 
-    def reindex(self, year: int, month: int, count: int) -> Op[records.ReindexReport]:
+    def _month_prefix(self, year: int, month: int, count: int) -> Tuple[datetime.date, str]:
         first = _month(year, month)
         if count == 0:
             raise _bad("count", "must be at least 1")
-        month_prefix = self.prefix + first.strftime("%Y-%m_")
+        return first, self.prefix + first.strftime("%Y-%m_")
+
+    def _page(self, first: datetime.date, month_prefix: str, count: int, at: Dict[str, Optional[int]]) -> Op[List[int]]:
+        """One page: a SCAN on every node not done (`at` moves on), then the logs found: [logs, days, new, skipped]."""
         pattern = _glob(month_prefix) + "*"
-        nodes = yield NODES
-        cursors: Dict[str, int] = {n: 0 for n in nodes}
-        logs = days = new = skipped = 0
-        while cursors:
-            pages = each((yield [Cmd("SCAN", at, "MATCH", pattern, "COUNT", count, "TYPE", "string",
-                                     node=None if n == SERVER else n) for n, at in cursors.items()]))
-            found: List[Tuple[str, str, int]] = []
-            for n, (nxt, keys) in zip(list(cursors), pages):
-                if int(nxt) == 0:
-                    del cursors[n]
+        todo = [n for n, c in at.items() if c is not None]
+        pages = each((yield [Cmd("SCAN", at[n], "MATCH", pattern, "COUNT", count, "TYPE", "string",
+                                 node=None if n == SERVER else n) for n in todo]))
+        found: List[Tuple[str, str, int]] = []
+        skipped = 0
+        for n, (nxt, keys) in zip(todo, pages):
+            at[n] = int(nxt) or None
+            for k in keys:
+                parsed = self._parse(text(k), month_prefix)
+                if parsed is None:
+                    skipped += 1
                 else:
-                    cursors[n] = int(nxt)
-                for k in keys:
-                    parsed = self._parse(text(k), month_prefix)
-                    if parsed is None:
-                        skipped += 1
-                    else:
-                        found.append(parsed)
-            if not found:
-                continue
-            bits = each((yield [Cmd("GETRANGE", k, 0, 3) for k, _, _ in found]))
-            calls = []
-            for (_, user_type, uid), b in zip(found, bits):
-                logs += 1
-                for d in _days.decode_bits(bytes(b)):
-                    if 1 <= d <= 31:
-                        try:
-                            day = first.replace(day=d)
-                        except ValueError:
-                            continue
-                        exp = _days.expire_at(self.retention_s, day + datetime.timedelta(days=1))
-                        calls.append(scripts.LoginLog.index(self.index_key(user_type, day), self.types_key(day), uid,
-                                                            self.max_uid, user_type, exp))
-            if calls:
-                got = each((yield calls))
-                days += len(got)
-                new += sum(int(x) for x in got)
-        return records.ReindexReport(logs, days, new, 0, skipped, True)
+                    found.append(parsed)
+        if not found:
+            return [0, 0, 0, skipped]
+        bits = each((yield [Cmd("GETRANGE", k, 0, 3) for k, _, _ in found]))
+        calls = []
+        for (_, user_type, uid), b in zip(found, bits):
+            for d in _days.decode_bits(bytes(b)):
+                if 1 <= d <= 31:
+                    try:
+                        day = first.replace(day=d)
+                    except ValueError:
+                        continue
+                    exp = _days.expire_at(self.retention_s, day + datetime.timedelta(days=1))
+                    calls.append(scripts.LoginLog.index(self.index_key(user_type, day), self.types_key(day), uid,
+                                                        self.max_uid, user_type, exp))
+        got = each((yield calls)) if calls else []
+        return [len(found), len(got), sum(int(x) for x in got), skipped]
+
+    def reindex(self, year: int, month: int, count: int) -> Op[records.ReindexReport]:
+        first, month_prefix = self._month_prefix(year, month, count)
+        at: Dict[str, Optional[int]] = {n: 0 for n in (yield NODES)}
+        total = [0, 0, 0, 0]
+        while any(c is not None for c in at.values()):
+            page = yield from self._page(first, month_prefix, count, at)
+            total = [a + b for a, b in zip(total, page)]
+        logs, days, new, skipped = total
+        return records.ReindexReport(logs, days, new, 0, skipped, True, _cursor_text(at))
+
+    def reindex_page(self, year: int, month: int, cursor: str, count: int) -> Op[records.ReindexReport]:
+        named = _cursor_of(cursor)
+        first, month_prefix = self._month_prefix(year, month, count)
+        at: Dict[str, Optional[int]] = {n: named[n] if n in named else 0 for n in (yield NODES)}
+        page = [0, 0, 0, 0]
+        if any(c is not None for c in at.values()):
+            page = yield from self._page(first, month_prefix, count, at)
+        logs, days, new, skipped = page
+        done = bool(at) and all(c is None for c in at.values())
+        return records.ReindexReport(logs, days, new, 0, skipped, done, _cursor_text(at))
 
     def _parse(self, k: str, month_prefix: str) -> Optional[Tuple[str, str, int]]:
         if not k.startswith(month_prefix):
@@ -229,6 +244,32 @@ class LoginLog:
             return None
         n = int(uid)
         return (k, user_type, n) if n <= self.max_uid else None
+
+
+def _cursor_text(at: Dict[str, Optional[int]]) -> str:
+    """A reindex cursor as text (Rust: ReindexCursor's Display): 0, or <node>@<cursor>|done joined by ','."""
+    if not at:
+        return "0"
+    return ",".join(f"{n}@{'done' if c is None else c}" for n, c in at.items())
+
+
+def _cursor_of(s: str) -> Dict[str, Optional[int]]:
+    """The nodes of a reindex cursor's text (Rust: ReindexCursor::from_str)."""
+    if s == "0":
+        return {}
+    bad = _bad("reindex cursor", f"{s!r} is not 0 or <node>@<cursor>|done,...")
+    out: Dict[str, Optional[int]] = {}
+    for part in s.split(","):
+        node, sep, at = part.rpartition("@")
+        if not sep or not node or "@" in node:
+            raise bad
+        if at == "done":
+            out[node] = None
+        elif at.isascii() and at.isdigit() and int(at) < 2 ** 64:
+            out[node] = int(at)
+        else:
+            raise bad
+    return out
 
 
 _ = Set

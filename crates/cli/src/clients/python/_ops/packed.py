@@ -95,8 +95,7 @@ class PackedRecords:
             each((yield batch))
 
     def _add(self, id: int, offset: int, size: int, signed: bool, delta: int, request: Optional[Tuple[str, int]]) -> Op[int]:
-        if offset + size > self.width:
-            raise _bad("field", f"bytes {offset}..{offset + size} lie outside the {self.width}-byte record")
+        self._field(offset, size)
         if abs(delta) > 1 << 53:
             raise _bad("delta", "must be within +-2^53")
         k, off = self.locate(id)
@@ -133,6 +132,21 @@ class PackedRecords:
                         break
                     out.append((id, b[i * self.width : (i + 1) * self.width]))
         return out
+
+    def _field(self, offset: int, size: int) -> None:
+        if not 1 <= size <= 6:
+            raise _bad("field size", "must be 1 to 6 bytes")
+        if offset + size > self.width:
+            raise _bad("field", f"bytes {offset}..{offset + size} lie outside the {self.width}-byte record")
+
+    def count_by(self, offset: int, size: int, signed: bool) -> Op[List[Tuple[int, int]]]:
+        self._field(offset, size)
+        counts: Dict[int, int] = {}
+        for _, rec in (yield from self.scan()):
+            if any(rec):
+                v = int.from_bytes(rec[offset:offset + size], "little", signed=signed)
+                counts[v] = counts.get(v, 0) + 1
+        return sorted(counts.items())
 
     @staticmethod
     def stored_layout(base: str) -> Op[Optional[records.PackedLayout]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
 
 from .. import errors, records, scripts
 from .._contract import key
@@ -36,6 +36,26 @@ def no_request_key(k: str) -> str:
     opened = k.find("{")
     closed = k.find("}", opened + 1) if opened >= 0 else -1
     return f"{k}:req" if closed > opened + 1 else "{" + k + "}:req"
+
+
+MAX_REJECTIONS = 100
+RejectReason = Literal["bad_field", "value_too_long", "shard_full"]
+
+
+class _Tally:
+    """An import's counts as it goes (records are frozen)."""
+
+    def __init__(self) -> None:
+        self.items = self.inserted = self.present = self.rejected = 0
+        self.rejections: List[records.Rejection] = []
+
+    def reject(self, position: int, reason: RejectReason) -> None:
+        self.rejected += 1
+        if len(self.rejections) < MAX_REJECTIONS:
+            self.rejections.append(records.Rejection(position, reason))
+
+    def report(self) -> records.ImportReport:
+        return records.ImportReport(self.items, self.inserted, self.present, 0, self.rejected, self.rejections)
 
 
 class ShardedHash:
@@ -209,23 +229,62 @@ class ShardedHash:
                     converted_keys.append(self.key_of_shard(s))
         return records.Health(len(picks), missing, listpack, converted, converted_keys, max_len, total)
 
+    def _stage(self, field: bytes, value: bytes) -> Optional[RejectReason]:
+        """Why an import rejects an item (None: it goes into the batch)."""
+        try:
+            self.shard_of(field)
+        except errors.RedisPatternsError:
+            return "bad_field"
+        try:
+            self._check_pair(field, value)
+        except errors.ListpackValueTooLong:
+            return "value_too_long"
+        return None
+
+    def _import_batch(self, part: List[Tuple[int, bytes, bytes]], report: _Tally) -> Op[None]:
+        """One batch of an import: one write per shard (strict) or HSETNX per item; a full shard rejects its items."""
+        by_shard: Dict[int, List[Tuple[int, bytes, bytes]]] = {}
+        for item in part:
+            by_shard.setdefault(self.shard_of(item[1]), []).append(item)
+        calls: List[Request] = []
+        covers: List[List[int]] = []
+        for shard in sorted(by_shard):
+            k, group = self.key_of_shard(shard), by_shard[shard]
+            if self.strict:
+                flat = [x for _, f, v in group for x in (f, v)]
+                calls.append(scripts.ShardedHash.put(k, True, min(self.entries, 2 ** 63 - 1), flat))
+                covers.append([p for p, _, _ in group])
+            else:
+                calls.extend(Cmd("HSETNX", k, f, v) for _, f, v in group)
+                covers.extend([p] for p, _, _ in group)
+        for positions, reply in zip(covers, (yield calls)):
+            if isinstance(reply, errors.ShardFull):
+                for p in positions:
+                    report.reject(p, "shard_full")
+            elif isinstance(reply, BaseException):
+                raise reply
+            else:
+                n = max(int(reply), 0)
+                report.inserted += n
+                report.present += len(positions) - n
+
     def import_items(self, items: Sequence[Tuple[bytes, bytes]], batch: int) -> Op[records.ImportReport]:
         if batch == 0:
             raise _bad("batch", "must be at least 1")
-        inserted = present = rejected = 0
+        report = _Tally()
+        yield from self._claimed()
         for at in range(0, len(items), batch):
-            part = list(items[at:at + batch])
-            good: List[Tuple[bytes, bytes]] = []
-            for f, v in part:
-                try:
-                    self.shard_of(f)
-                    self._check_pair(f, v)
-                    good.append((f, v))
-                except errors.RedisPatternsError:
-                    rejected += 1
-            n = (yield from self._write(good, True)) if good else 0
-            inserted, present = inserted + n, present + len(good) - n
-        return records.ImportReport(len(items), inserted, present, 0, rejected)
+            good: List[Tuple[int, bytes, bytes]] = []
+            for position, (f, v) in enumerate(items[at:at + batch], start=at + 1):
+                report.items += 1
+                why = self._stage(f, v)
+                if why is None:
+                    good.append((position, f, v))
+                else:
+                    report.reject(position, why)
+            if good:
+                yield from self._import_batch(good, report)
+        return report.report()
 
     @staticmethod
     def planned(base: str, expected: int) -> Op[Tuple["ShardedHash", records.HashPlan]]:

@@ -8,7 +8,10 @@ use RedisPatterns\Contract;
 use RedisPatterns\Errors\UidOutOfRange;
 use RedisPatterns\Internal\Checks;
 use RedisPatterns\Internal\Cmd;
+use RedisPatterns\Internal\Expr;
 use RedisPatterns\Internal\Runner;
+use RedisPatterns\Records\Cohort;
+use RedisPatterns\Records\Page;
 use RedisPatterns\Scripts\AnalyticsScripts;
 
 /** Bitmap analytics (src/analytics, lua/analytics): marks in one bitmap per period, periods in UTC. */
@@ -85,5 +88,161 @@ final class Analytics
     public function count(Runner $run, string $event, string $period): int
     {
         return max((int) $run->one(Cmd::key('BITCOUNT', $this->key($event, $period))), 0);
+    }
+
+    /** The label of the period `$n` periods after the one labelled `$label` (hour, day, ISO week, month or year). */
+    public static function offset(string $label, int $n): string
+    {
+        if (preg_match(Expr::LABEL, $label) !== 1 || $label === 'U') {
+            throw Checks::bad('first', "`$label` is not a period label (H:, D:, W:, M: or Y:)");
+        }
+        [$kind, $text] = [$label[0], substr($label, 2)];
+        $utc = new \DateTimeZone('UTC');
+        $parsed = match ($kind) {
+            'H' => \DateTimeImmutable::createFromFormat('!Y-m-d\\TH', $text, $utc),
+            'D' => \DateTimeImmutable::createFromFormat('!Y-m-d', $text, $utc),
+            'W' => (new \DateTimeImmutable('@0'))->setISODate((int) substr($text, 0, 4), (int) substr($text, 6), 1),
+            'M' => \DateTimeImmutable::createFromFormat('!Y-m', $text, $utc),
+            default => \DateTimeImmutable::createFromFormat('!Y', $text, $utc),
+        };
+        $format = ['H' => '\\H:Y-m-d\\TH', 'D' => '\\D:Y-m-d', 'W' => '\\W:o-\\WW', 'M' => '\\M:Y-m', 'Y' => '\\Y:Y'][$kind];
+        if ($parsed === false || $parsed->format($format) !== $label) {
+            throw Checks::bad('first', "`$label` is not a period of the calendar");
+        }
+        $unit = ['H' => 'hours', 'D' => 'days', 'W' => 'weeks', 'M' => 'months', 'Y' => 'years'][$kind];
+        return $parsed->modify(sprintf('%+d %s', $n, $unit))->format($format);
+    }
+
+    private static function tmpKey(string $base): string
+    {
+        return $base . ':tmp:' . bin2hex(random_bytes(8));
+    }
+
+    private function base(string $event): string
+    {
+        return $this->prefix . '{' . ($this->tag ?? $event) . '}';
+    }
+
+    /** @param list<string> $keys */
+    private static function oneSlot(Runner $run, string $key, array $keys): bool
+    {
+        if (!$run->cluster) {
+            return true;
+        }
+        foreach ($keys as $k) {
+            if ($run->slot($k) !== $run->slot($key)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return list<int> analytics.query's reply, or the same computed client-side */
+    private function query(Runner $run, mixed $e, string $answer, int $at, int $limit, ?string $cache, int $ttlMs): array
+    {
+        $events = [];
+        [$node, $leaves] = Expr::read($e, function (string $event, string $period) use (&$events): string {
+            if ($event === '' || strpbrk($event, '{}') !== false) {
+                throw Checks::bad('event', "must not be empty and must not contain '{' or '}'");
+            }
+            $events[] = $event;
+            return $this->key($event, $period);
+        });
+        $base = $this->base($events[0]);
+        if ($cache !== null && preg_match('/\s/', $cache) === 1) {
+            throw Checks::bad('cache', "`$cache` must not contain whitespace");
+        }
+        [$result, $ttl] = $cache !== null ? ["$base:cache:$cache", $ttlMs] : [self::tmpKey($base), 0];
+        if (self::oneSlot($run, $result, $leaves)) {
+            $p = Expr::compile($node);
+            $operands = [];
+            for ($i = 0; $i < $p->registers; $i++) {
+                $operands[] = self::tmpKey($base);
+            }
+            $call = AnalyticsScripts::query($result, [...$operands, ...$p->inputs], false, $p->registers, $answer, $at, $limit, $ttl, $p->steps());
+            return array_map('intval', $run->one($call));
+        }
+        $keys = array_values(array_unique($leaves));
+        sort($keys);
+        [$bitmaps, $len] = Expr::padded($run->batch(array_map(fn ($k) => Cmd::key('GET', $k), $keys)));
+        return Expr::answer(Expr::evaluate($node, array_combine($keys, $bitmaps), $len), $answer, $at, $limit);
+    }
+
+    public function queryCount(Runner $run, mixed $e, ?string $cache, int $ttlMs): int
+    {
+        return max($this->query($run, $e, 'COUNT', 0, 0, $cache, $ttlMs)[0], 0);
+    }
+
+    public function queryContains(Runner $run, mixed $e, int $id, ?string $cache, int $ttlMs): bool
+    {
+        if ($id > self::MAX_OFFSET) {
+            Expr::read($e, fn (string $event, string $period): string => $this->key($event, $period));
+            return false;
+        }
+        return $this->query($run, $e, 'MEMBER', $id, 0, $cache, $ttlMs)[0] === 1;
+    }
+
+    public function queryMembers(Runner $run, mixed $e, int $from, int $limit, ?string $cache, int $ttlMs): Page
+    {
+        if ($from > self::MAX_OFFSET) {
+            Expr::read($e, fn (string $event, string $period): string => $this->key($event, $period));
+            return new Page([], null);
+        }
+        $reply = $this->query($run, $e, 'MEMBERS', $from, $limit, $cache, $ttlMs);
+        return new Page(array_slice($reply, 1), $reply[0] >= 0 ? $reply[0] : null);
+    }
+
+    public function cohort(Runner $run, string $cohortEvent, string $returnEvent, string $first, int $rows, int $columns): Cohort
+    {
+        $periods = [];
+        for ($i = 0; $i < $rows + $columns - 1; $i++) {
+            $periods[] = self::offset($first, $i);
+        }
+        $labels = array_slice($periods, 0, $rows);
+        $bitmaps = [
+            ...array_map(fn ($p) => $this->key($cohortEvent, $p), $labels),
+            ...array_map(fn ($p) => $this->key($returnEvent, $p), $periods),
+        ];
+        $tmp = self::tmpKey($this->base($cohortEvent));
+        if (self::oneSlot($run, $tmp, $bitmaps)) {
+            $flat = array_map('intval', $run->one(AnalyticsScripts::cohort($tmp, $bitmaps, $rows, $columns)));
+            return self::table($labels, $rows, $columns, $flat);
+        }
+        [$blobs] = Expr::padded($run->batch(array_map(fn ($k) => Cmd::key('GET', $k), $bitmaps)));
+        [$cohorts, $back] = [array_slice($blobs, 0, $rows), array_slice($blobs, $rows)];
+        $flat = array_map([Expr::class, 'popcount'], $back);
+        foreach ($cohorts as $i => $c) {
+            $flat[] = Expr::popcount($c);
+            foreach (array_slice($back, $i, $columns) as $r) {
+                $flat[] = Expr::popcount($c & $r);
+            }
+        }
+        return self::table($labels, $rows, $columns, $flat);
+    }
+
+    /**
+     * The table of analytics.cohort's reply: every return bitmap's count, then per row its size and cells.
+     *
+     * @param list<string> $periods
+     * @param list<int> $flat
+     */
+    private static function table(array $periods, int $rows, int $columns, array $flat): Cohort
+    {
+        $returns = $rows + $columns - 1;
+        $at = $returns;
+        [$sizes, $counts] = [[], []];
+        for ($i = 0; $i < $rows; $i++) {
+            $size = max($flat[$at], 0);
+            $at++;
+            $cells = min($columns, $returns - $i);
+            $row = [];
+            for ($k = 0; $k < $cells; $k++) {
+                $row[] = $size > 0 && $flat[$i + $k] > 0 ? max($flat[$at + $k], 0) : null;
+            }
+            $at += $cells;
+            $sizes[] = $size;
+            $counts[] = $row;
+        }
+        return new Cohort($periods, $sizes, $counts);
     }
 }

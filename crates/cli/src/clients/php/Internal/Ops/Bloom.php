@@ -15,6 +15,7 @@ use RedisPatterns\Internal\Cmd;
 use RedisPatterns\Internal\Runner;
 use RedisPatterns\Records\BloomInfo;
 use RedisPatterns\Records\BloomParams;
+use RedisPatterns\Records\LoadProgress;
 use RedisPatterns\Scripts\BloomScripts;
 
 /** Sized Bloom filters on plain bitmaps (src/bloom, lua/bloom). */
@@ -266,6 +267,42 @@ final class Bloom
         } else {
             $run->one(BloomScripts::clear($this->blockKeys, $bits));
         }
+    }
+
+    /** @param list<?string> $items */
+    public function load(Runner $run, array $items, int $batch, int $start): LoadProgress
+    {
+        return self::loadWith(fn (array $b): array => $this->multiAdd($run, $b), $items, $batch, $start);
+    }
+
+    /**
+     * A bulk load (Rust: Load::into_op): batches of `$batch` items, one
+     * multi-add each, after `$start` skipped positions.
+     *
+     * @param callable(list<string>): list<?bool> $multiAdd
+     * @param list<?string> $items
+     */
+    public static function loadWith(callable $multiAdd, array $items, int $batch, int $start): LoadProgress
+    {
+        if ($batch === 0) {
+            throw Checks::bad('batch size', 'must be at least 1');
+        }
+        $n = count($items);
+        $done = min($start, $n);
+        $added = $unknown = 0;
+        while ($done < $n) {
+            $buf = [];
+            for ($at = $done; $at < $n && count($buf) < $batch; $at++) {
+                if ($items[$at] !== null) {
+                    $buf[] = $items[$at];
+                }
+            }
+            $flags = $buf === [] ? [] : $multiAdd($buf);
+            $done = $at;
+            $added += count(array_filter($flags, fn (?bool $f): bool => $f === true));
+            $unknown += count(array_filter($flags, fn (?bool $f): bool => $f === null));
+        }
+        return new LoadProgress($done, $added, $unknown);
     }
 
     public function destroy(Runner $run): void

@@ -7,6 +7,7 @@ namespace RedisPatterns\Internal\Ops;
 use RedisPatterns\Hashing;
 use RedisPatterns\Internal\Checks;
 use RedisPatterns\Internal\Runner;
+use RedisPatterns\Records\LoadProgress;
 use RedisPatterns\Scripts\BloomScripts;
 
 /** The PHP BloomFilter::JSHash recipe's bitmap: one bit per item at JSHash(item). */
@@ -58,5 +59,11 @@ final class JsHashBloom
     public function exists(Runner $run, string $item): bool
     {
         return $this->multiExists($run, [$item])[0];
+    }
+
+    /** @param list<?string> $items */
+    public function load(Runner $run, array $items, int $batch, int $start): LoadProgress
+    {
+        return Bloom::loadWith(fn (array $b): array => $this->multiAdd($run, $b), $items, $batch, $start);
     }
 }

@@ -266,58 +266,133 @@ final class LoginLog
         return new Expiry('deleted', $label, array_sum(array_map('intval', $got)), null);
     }
 
-    public function reindex(Runner $run, int $year, int $month, int $count): ReindexReport
+    /** @return array{string, string} the month's first day and the prefix of its log keys */
+    private function monthPrefix(int $year, int $month, int $count): array
     {
         $first = self::month($year, $month);
         if ($count === 0) {
             throw Checks::bad('count', 'must be at least 1');
         }
-        $monthPrefix = $this->prefix . substr($first, 0, 7) . '_';
+        return [$first, $this->prefix . substr($first, 0, 7) . '_'];
+    }
+
+    /**
+     * One page of a reindex: a SCAN on every node not done (`$at` moves
+     * on: a cursor, or null when done), then the logs found.
+     *
+     * @param array<string, ?string> $at
+     * @return array{int, int, int, int} logs, days, new, skipped
+     */
+    private function page(Runner $run, string $first, string $monthPrefix, int $count, array &$at): array
+    {
         $pattern = preg_replace('/([*?\[\]\\\\])/', '\\\\$1', $run->prefix . $monthPrefix) . '*';
-        $cursors = array_fill_keys($run->nodes(), '0');
-        $logs = $days = $new = $skipped = 0;
-        while ($cursors !== []) {
-            $pages = $run->batch(array_map(fn (string $n, string $at): Cmd => new Cmd(['SCAN', $at, 'MATCH', $pattern, 'COUNT', (string) $count, 'TYPE', 'string'],
-                node: $run->cluster ? $n : null), array_keys($cursors), array_values($cursors)));
-            $found = [];
-            foreach (array_keys($cursors) as $i => $n) {
-                [$next, $keys] = $pages[$i];
-                if ((string) $next === '0') {
-                    unset($cursors[$n]);
+        $todo = array_keys(array_filter($at, fn (?string $c): bool => $c !== null));
+        $pages = $run->batch(array_map(fn (string $n): Cmd => new Cmd(['SCAN', (string) $at[$n], 'MATCH', $pattern, 'COUNT', (string) $count, 'TYPE', 'string'],
+            node: $run->cluster ? $n : null), $todo));
+        $found = [];
+        $skipped = 0;
+        foreach ($todo as $i => $n) {
+            [$next, $keys] = $pages[$i];
+            $at[$n] = (string) $next === '0' ? null : (string) $next;
+            foreach ($keys as $k) {
+                $parsed = $this->parse(substr((string) $k, strlen($run->prefix)), $monthPrefix);
+                if ($parsed === null) {
+                    $skipped++;
                 } else {
-                    $cursors[$n] = (string) $next;
+                    $found[] = $parsed;
                 }
-                foreach ($keys as $k) {
-                    $parsed = $this->parse(substr((string) $k, strlen($run->prefix)), $monthPrefix);
-                    if ($parsed === null) {
-                        $skipped++;
-                    } else {
-                        $found[] = $parsed;
-                    }
-                }
-            }
-            if ($found === []) {
-                continue;
-            }
-            $bits = $run->batch(array_map(fn (array $f): Cmd => Cmd::key('GETRANGE', $f[0], 0, 3), $found));
-            $calls = [];
-            foreach ($found as $i => [, $userType, $uid]) {
-                $logs++;
-                foreach (Days::decodeBits($bits[$i]) as $d) {
-                    if ($d >= 1 && $d <= 31 && checkdate($month, $d, $year)) {
-                        $day = substr($first, 0, 8) . sprintf('%02d', $d);
-                        $exp = Days::expireAt($this->retentionS, Days::add($day, 1));
-                        $calls[] = LoginLogScripts::index($this->indexKey($userType, $day), $this->typesKey($day), $uid, $this->maxUid, $userType, $exp);
-                    }
-                }
-            }
-            if ($calls !== []) {
-                $got = $run->batch($calls);
-                $days += count($got);
-                $new += array_sum(array_map('intval', $got));
             }
         }
-        return new ReindexReport($logs, $days, $new, 0, $skipped, true);
+        if ($found === []) {
+            return [0, 0, 0, $skipped];
+        }
+        [$year, $month] = [(int) substr($first, 0, 4), (int) substr($first, 5, 2)];
+        $bits = $run->batch(array_map(fn (array $f): Cmd => Cmd::key('GETRANGE', $f[0], 0, 3), $found));
+        $calls = [];
+        foreach ($found as $i => [, $userType, $uid]) {
+            foreach (Days::decodeBits($bits[$i]) as $d) {
+                if ($d >= 1 && $d <= 31 && checkdate($month, $d, $year)) {
+                    $day = substr($first, 0, 8) . sprintf('%02d', $d);
+                    $exp = Days::expireAt($this->retentionS, Days::add($day, 1));
+                    $calls[] = LoginLogScripts::index($this->indexKey($userType, $day), $this->typesKey($day), $uid, $this->maxUid, $userType, $exp);
+                }
+            }
+        }
+        $got = $calls === [] ? [] : $run->batch($calls);
+        return [count($found), count($got), array_sum(array_map('intval', $got)), $skipped];
+    }
+
+    public function reindex(Runner $run, int $year, int $month, int $count): ReindexReport
+    {
+        [$first, $monthPrefix] = $this->monthPrefix($year, $month, $count);
+        $at = array_fill_keys($run->nodes(), '0');
+        $total = [0, 0, 0, 0];
+        while (array_filter($at, fn (?string $c): bool => $c !== null) !== []) {
+            foreach ($this->page($run, $first, $monthPrefix, $count, $at) as $i => $n) {
+                $total[$i] += $n;
+            }
+        }
+        [$logs, $days, $new, $skipped] = $total;
+        return new ReindexReport($logs, $days, $new, 0, $skipped, true, self::cursorText($at));
+    }
+
+    public function reindexPage(Runner $run, int $year, int $month, string $cursor, int $count): ReindexReport
+    {
+        $named = self::cursorOf($cursor);
+        [$first, $monthPrefix] = $this->monthPrefix($year, $month, $count);
+        $at = [];
+        foreach ($run->nodes() as $n) {
+            $at[$n] = array_key_exists($n, $named) ? $named[$n] : '0';
+        }
+        $page = [0, 0, 0, 0];
+        if (array_filter($at, fn (?string $c): bool => $c !== null) !== []) {
+            $page = $this->page($run, $first, $monthPrefix, $count, $at);
+        }
+        [$logs, $days, $new, $skipped] = $page;
+        $done = $at !== [] && !in_array(false, array_map(fn (?string $c): bool => $c === null, $at), true);
+        return new ReindexReport($logs, $days, $new, 0, $skipped, $done, self::cursorText($at));
+    }
+
+    /** @param array<string, ?string> $at a reindex cursor as text (Rust: ReindexCursor's Display) */
+    private static function cursorText(array $at): string
+    {
+        if ($at === []) {
+            return '0';
+        }
+        $parts = [];
+        foreach ($at as $n => $c) {
+            $parts[] = $n . '@' . ($c ?? 'done');
+        }
+        return implode(',', $parts);
+    }
+
+    /** @return array<string, ?string> the nodes of a reindex cursor's text (Rust: ReindexCursor::from_str) */
+    private static function cursorOf(string $s): array
+    {
+        if ($s === '0') {
+            return [];
+        }
+        $bad = Checks::bad('reindex cursor', json_encode($s) . ' is not 0 or <node>@<cursor>|done,...');
+        $out = [];
+        foreach (explode(',', $s) as $part) {
+            $at = strrpos($part, '@');
+            if ($at === false) {
+                throw $bad;
+            }
+            $node = substr($part, 0, $at);
+            $c = substr($part, $at + 1);
+            if ($node === '' || str_contains($node, '@')) {
+                throw $bad;
+            }
+            if ($c === 'done') {
+                $out[$node] = null;
+            } elseif (preg_match('/^[0-9]{1,20}$/', $c) === 1 && (strlen($c) < 20 || strcmp($c, '18446744073709551615') <= 0)) {
+                $out[$node] = $c;
+            } else {
+                throw $bad;
+            }
+        }
+        return $out;
     }
 
     /** @return array{string, string, int}|null [key, user type, uid] of a log key of this month, null for another key */

@@ -180,6 +180,34 @@ final class PackedRecords
         return (int) $done === 1 ? null : $this->padded($current);
     }
 
+    /** @return list<array{int, int}> (value, records), ascending by value */
+    public function countBy(Runner $run, int $offset, int $size, bool $signed): array
+    {
+        if ($offset + $size > $this->width) {
+            throw Checks::bad('field', "bytes $offset.." . ($offset + $size) . " lie outside the {$this->width}-byte record");
+        }
+        $counts = [];
+        foreach ($this->scan($run) as [, $rec]) {
+            if (trim($rec, "\0") === '') {
+                continue;
+            }
+            $v = 0;
+            for ($i = $size - 1; $i >= 0; $i--) {
+                $v = ($v << 8) | ord($rec[$offset + $i]);
+            }
+            if ($signed && $v >= 1 << (8 * $size - 1)) {
+                $v -= 1 << (8 * $size);
+            }
+            $counts[$v] = ($counts[$v] ?? 0) + 1;
+        }
+        ksort($counts);
+        $out = [];
+        foreach ($counts as $v => $n) {
+            $out[] = [$v, $n];
+        }
+        return $out;
+    }
+
     /** @return list<array{int, string}> */
     public function scan(Runner $run): array
     {

@@ -10,6 +10,7 @@ use RedisPatterns\Errors\LayoutMismatch;
 use RedisPatterns\Errors\LayoutMissing;
 use RedisPatterns\Errors\ListpackValueTooLong;
 use RedisPatterns\Errors\RedisPatternsError;
+use RedisPatterns\Errors\ShardFull;
 use RedisPatterns\Internal\Checks;
 use RedisPatterns\Internal\Cmd;
 use RedisPatterns\Internal\Runner;
@@ -17,12 +18,15 @@ use RedisPatterns\Records\Health;
 use RedisPatterns\Records\HashPlan;
 use RedisPatterns\Records\ImportReport;
 use RedisPatterns\Records\ListpackLimits;
+use RedisPatterns\Records\Rejection;
 use RedisPatterns\Scripts\ShardedHashScripts;
 
 /** The sharded hash's operations (src/sharded_hash, lua/sharded_hash). */
 final class ShardedHash
 {
     private const LAYOUT_VERSION = 1;
+    /** The most rejections an import report lists (the others are counted). */
+    private const MAX_REJECTIONS = 100;
 
     public readonly int $shards;
     public readonly string $metaKey;
@@ -308,29 +312,130 @@ final class ShardedHash
         return new Health(count($picks), $missing, $listpack, $converted, $convertedKeys, $maxLen, $total);
     }
 
+    /** Why an import rejects an item (null: it goes into the batch). */
+    private function stage(string $field, string $value): ?string
+    {
+        try {
+            $this->shardOf($field);
+        } catch (RedisPatternsError) {
+            return 'bad_field';
+        }
+        try {
+            $this->checkPair($field, $value);
+        } catch (ListpackValueTooLong) {
+            return 'value_too_long';
+        }
+        return null;
+    }
+
+    /**
+     * An import's rejection at `$position`: counted, and listed among the first 100.
+     *
+     * @param array{items: int, inserted: int, present: int, rejected: int, rejections: list<Rejection>} $t
+     */
+    private static function reject(array &$t, int $position, string $reason): void
+    {
+        $t['rejected']++;
+        if (count($t['rejections']) < self::MAX_REJECTIONS) {
+            $t['rejections'][] = new Rejection($position, $reason);
+        }
+    }
+
+    /**
+     * One batch of an import: one write per shard (strict) or HSETNX per
+     * item; a full shard rejects its items. phpredis throws a pipeline's
+     * script error without saying which call it answered, so a strict batch
+     * first reads its shards' lengths (HLEN, one round trip): a shard the
+     * batch could fill is written with a call of its own.
+     *
+     * @param list<array{int, string, string}> $part (position, field, value)
+     * @param array{items: int, inserted: int, present: int, rejected: int, rejections: list<Rejection>} $t
+     */
+    private function importBatch(Runner $run, array $part, array &$t): void
+    {
+        $byShard = [];
+        foreach ($part as $item) {
+            $byShard[$this->shardOf($item[1])][] = $item;
+        }
+        ksort($byShard);
+        $alone = [];
+        if ($this->strict) {
+            $shards = array_keys($byShard);
+            $lens = $run->batch(array_map(fn (int $s) => Cmd::key('HLEN', $this->keyOfShard($s)), $shards));
+            foreach ($shards as $i => $s) {
+                if ((int) $lens[$i] + count($byShard[$s]) > $this->entriesLimit) {
+                    $alone[$s] = true;
+                }
+            }
+        }
+        $calls = [];
+        $covers = [];
+        foreach ($byShard as $shard => $group) {
+            $k = $this->keyOfShard($shard);
+            if ($this->strict && !isset($alone[$shard])) {
+                $calls[] = $this->importPut($k, $group);
+                $covers[] = count($group);
+            } elseif (!$this->strict) {
+                foreach ($group as [, $f, $v]) {
+                    $calls[] = Cmd::key('HSETNX', $k, $f, $v);
+                    $covers[] = 1;
+                }
+            }
+        }
+        foreach ($run->batch($calls) as $i => $reply) {
+            $n = max((int) $reply, 0);
+            $t['inserted'] += $n;
+            $t['present'] += $covers[$i] - $n;
+        }
+        foreach (array_keys($alone) as $shard) {
+            $group = $byShard[$shard];
+            try {
+                $n = max((int) $run->one($this->importPut($this->keyOfShard($shard), $group)), 0);
+                $t['inserted'] += $n;
+                $t['present'] += count($group) - $n;
+            } catch (ShardFull) {
+                foreach ($group as [$position]) {
+                    self::reject($t, $position, 'shard_full');
+                }
+            }
+        }
+    }
+
+    /** @param list<array{int, string, string}> $group */
+    private function importPut(string $key, array $group): \RedisPatterns\Call
+    {
+        $items = [];
+        foreach ($group as [, $f, $v]) {
+            array_push($items, $f, $v);
+        }
+        return ShardedHashScripts::put($key, true, $this->entriesLimit, $items);
+    }
+
     /** @param list<array{string, string}> $items */
     public function importItems(Runner $run, array $items, int $batch): ImportReport
     {
         if ($batch === 0) {
             throw Checks::bad('batch', 'must be at least 1');
         }
-        $inserted = $present = $rejected = 0;
-        foreach (array_chunk($items, $batch) as $part) {
+        $t = ['items' => 0, 'inserted' => 0, 'present' => 0, 'rejected' => 0, 'rejections' => []];
+        $this->claimed($run);
+        foreach (array_chunk($items, $batch) as $c => $chunk) {
             $good = [];
-            foreach ($part as [$f, $v]) {
-                try {
-                    $this->shardOf($f);
-                    $this->checkPair($f, $v);
-                    $good[] = [$f, $v];
-                } catch (RedisPatternsError) {
-                    $rejected++;
+            foreach ($chunk as $i => [$f, $v]) {
+                $position = $c * $batch + $i + 1;
+                $t['items']++;
+                $why = $this->stage($f, $v);
+                if ($why === null) {
+                    $good[] = [$position, $f, $v];
+                } else {
+                    self::reject($t, $position, $why);
                 }
             }
-            $n = $good === [] ? 0 : $this->write($run, $good, true);
-            $inserted += $n;
-            $present += count($good) - $n;
+            if ($good !== []) {
+                $this->importBatch($run, $good, $t);
+            }
         }
-        return new ImportReport(count($items), $inserted, $present, 0, $rejected);
+        return new ImportReport($t['items'], $t['inserted'], $t['present'], 0, $t['rejected'], $t['rejections']);
     }
 
     /** @return array{self, HashPlan} */

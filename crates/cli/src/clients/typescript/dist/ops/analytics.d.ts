@@ -1,6 +1,9 @@
 import { Io } from "../driver";
+import type { Cohort, Page } from "../records";
 /** The period labels of the UTC instant `atS`, one per granularity, finest first. */
 export declare function labels(atS: number, granularities: readonly string[]): string[];
+/** The label of the period n periods after the one labelled label (hour, day, ISO week, month or year). */
+export declare function offset(label: string, n: number): string;
 export declare class Analytics {
     private readonly prefix;
     private readonly tag;
@@ -10,4 +13,10 @@ export declare class Analytics {
     key(event: string, period: string): string;
     mark(io: Io, event: string, id: number, atS: number | bigint): Promise<boolean>;
     count(io: Io, event: string, period: string): Promise<number>;
+    private base;
+    private query;
+    queryCount(io: Io, e: unknown, cache: string | null, ttlMs: number): Promise<number>;
+    queryContains(io: Io, e: unknown, id: number, cache: string | null, ttlMs: number): Promise<boolean>;
+    queryMembers(io: Io, e: unknown, from: number, limit: number, cache: string | null, ttlMs: number): Promise<Page>;
+    cohort(io: Io, cohortEvent: string, returnEvent: string, first: string, rows: number, columns: number): Promise<Cohort>;
 }

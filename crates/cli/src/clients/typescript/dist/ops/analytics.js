@@ -3,10 +3,13 @@
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Analytics = void 0;
 exports.labels = labels;
+exports.offset = offset;
+const crypto_1 = require("crypto");
 const call_1 = require("../call");
 const contract_1 = require("../contract");
 const driver_1 = require("../driver");
 const errors_1 = require("../errors");
+const expr = require("../expr");
 const scripts = require("../scripts");
 const MAX_OFFSET = 4294967295;
 const ORDER = ["hour", "day", "week", "month", "year"];
@@ -31,6 +34,70 @@ function labels(atS, granularities) {
         year: `Y:${pad(y, 4)}`,
     };
     return granularities.map((g) => by[g]);
+}
+/** The label of the period n periods after the one labelled label (hour, day, ISO week, month or year). */
+function offset(label, n) {
+    const m = /^([HDWMY]):(\d{4})(?:-W?(\d{2}))?(?:-(\d{2}))?(?:T(\d{2}))?$/.exec(label);
+    if (!expr.LABEL.test(label) || m === null) {
+        throw bad("first", `\`${label}\` is not a period label (H:, D:, W:, M: or Y:)`);
+    }
+    const [kind, y, a, b, h] = [m[1], Number(m[2]), Number(m[3] ?? 1), Number(m[4] ?? 1), Number(m[5] ?? 0)];
+    const fmtDay = (t) => `${pad(t.getUTCFullYear(), 4)}-${pad(t.getUTCMonth() + 1)}-${pad(t.getUTCDate())}`;
+    const valid = (t) => t.getUTCFullYear() === y && t.getUTCMonth() + 1 === a && t.getUTCDate() === b;
+    switch (kind) {
+        case "H":
+        case "D": {
+            const t = new Date(Date.UTC(y, a - 1, b, h));
+            if (!valid(t) || h > 23) {
+                throw bad("first", `\`${label}\` is not a period of the calendar`);
+            }
+            if (kind === "D") {
+                return `D:${fmtDay(new Date(Date.UTC(y, a - 1, b + n)))}`;
+            }
+            const moved = new Date(t.getTime() + n * 3600000);
+            return `H:${fmtDay(moved)}T${pad(moved.getUTCHours())}`;
+        }
+        case "W": {
+            // The Monday of ISO week a: the week of January 4th, then a-1 weeks on.
+            const jan4 = new Date(Date.UTC(y, 0, 4));
+            const monday = (weeks) => Date.UTC(y, 0, 4 - ((jan4.getUTCDay() + 6) % 7) + 7 * (a - 1 + weeks)) / 1000;
+            if (a < 1 || labels(monday(0), ["week"])[0] !== label) {
+                throw bad("first", `\`${label}\` is not a period of the calendar`);
+            }
+            return labels(monday(n), ["week"])[0];
+        }
+        case "M": {
+            if (a < 1 || a > 12) {
+                throw bad("first", `\`${label}\` is not a period of the calendar`);
+            }
+            const months = y * 12 + a - 1 + n;
+            return `M:${pad(Math.floor(months / 12), 4)}-${pad((months % 12) + 1)}`;
+        }
+        default:
+            return `Y:${pad(y + n, 4)}`;
+    }
+}
+function tmpKey(base) {
+    return `${base}:tmp:${(0, crypto_1.randomBytes)(8).toString("hex")}`;
+}
+/** The table of analytics.cohort's reply: every return bitmap's count, then per row its size and cells. */
+function table(periods, rows, columns, flat) {
+    const returns = rows + columns - 1;
+    let at = returns;
+    const [sizes, counts] = [[], []];
+    for (let i = 0; i < rows; i++) {
+        const size = Math.max(flat[at], 0);
+        at += 1;
+        const cells = Math.min(columns, returns - i);
+        const row = [];
+        for (let k = 0; k < cells; k++) {
+            row.push(size > 0 && flat[i + k] > 0 ? Math.max(flat[at + k], 0) : null);
+        }
+        at += cells;
+        sizes.push(size);
+        counts.push(row);
+    }
+    return { periods, sizes, counts };
 }
 class Analytics {
     prefix;
@@ -74,6 +141,74 @@ class Analytics {
     }
     async count(io, event, period) {
         return Math.max((0, driver_1.int)(await io.one((0, call_1.cmd)("BITCOUNT", this.key(event, period)))), 0);
+    }
+    base(event) {
+        return `${this.prefix}{${this.tag ?? event}}`;
+    }
+    async query(io, e, answer, at, limit, cache, ttlMs) {
+        const events = [];
+        const [node, leaves] = expr.read(e, (event, period) => {
+            if (event === "" || event.includes("{") || event.includes("}")) {
+                throw bad("event", "must not be empty and must not contain '{' or '}'");
+            }
+            events.push(event);
+            return this.key(event, period);
+        });
+        const base = this.base(events[0]);
+        if (cache !== null && /\s/.test(cache)) {
+            throw bad("cache", `\`${cache}\` must not contain whitespace`);
+        }
+        const [result, ttl] = cache !== null ? [`${base}:cache:${cache}`, ttlMs] : [tmpKey(base), 0];
+        if (!io.cluster || leaves.every((k) => (0, driver_1.slot)(k) === (0, driver_1.slot)(result))) {
+            const p = expr.compile(node);
+            const operands = [...Array.from({ length: p.registers }, () => tmpKey(base)), ...p.inputs];
+            const call = scripts.Analytics.query(result, operands, false, p.registers, answer, at, limit, ttl, p.steps());
+            return (await io.one(call)).map(driver_1.int);
+        }
+        const keys = [...new Set(leaves)].sort();
+        const [bitmaps, len] = expr.padded((await io.all(keys.map((k) => (0, call_1.cmd)("GET", k)))).map(driver_1.bytes));
+        const of = new Map(keys.map((k, i) => [k, bitmaps[i]]));
+        return expr.answer(expr.evaluate(node, of, len), answer, at, limit);
+    }
+    async queryCount(io, e, cache, ttlMs) {
+        return Math.max((await this.query(io, e, "COUNT", 0, 0, cache, ttlMs))[0], 0);
+    }
+    async queryContains(io, e, id, cache, ttlMs) {
+        if (id > MAX_OFFSET) {
+            expr.read(e, (event, period) => this.key(event, period));
+            return false;
+        }
+        return (await this.query(io, e, "MEMBER", id, 0, cache, ttlMs))[0] === 1;
+    }
+    async queryMembers(io, e, from, limit, cache, ttlMs) {
+        if (from > MAX_OFFSET) {
+            expr.read(e, (event, period) => this.key(event, period));
+            return { ids: [], next: null };
+        }
+        const reply = await this.query(io, e, "MEMBERS", from, limit, cache, ttlMs);
+        return { ids: reply.slice(1), next: reply[0] >= 0 ? reply[0] : null };
+    }
+    async cohort(io, cohortEvent, returnEvent, first, rows, columns) {
+        const periods = Array.from({ length: rows + columns - 1 }, (_, i) => offset(first, i));
+        const bitmaps = [
+            ...periods.slice(0, rows).map((p) => this.key(cohortEvent, p)),
+            ...periods.map((p) => this.key(returnEvent, p)),
+        ];
+        const tmp = tmpKey(this.base(cohortEvent));
+        if (!io.cluster || bitmaps.every((k) => (0, driver_1.slot)(k) === (0, driver_1.slot)(tmp))) {
+            const flat = (await io.one(scripts.Analytics.cohort(tmp, bitmaps, rows, columns))).map(driver_1.int);
+            return table(periods.slice(0, rows), rows, columns, flat);
+        }
+        const [blobs] = expr.padded((await io.all(bitmaps.map((k) => (0, call_1.cmd)("GET", k)))).map(driver_1.bytes));
+        const [cohorts, back] = [blobs.slice(0, rows), blobs.slice(rows)];
+        const flat = back.map(expr.popcount);
+        cohorts.forEach((c, i) => {
+            flat.push(expr.popcount(c));
+            for (const r of back.slice(i, i + columns)) {
+                flat.push(expr.popcount(Buffer.from(c.map((x, j) => x & r[j]))));
+            }
+        });
+        return table(periods.slice(0, rows), rows, columns, flat);
     }
 }
 exports.Analytics = Analytics;

@@ -1,5 +1,5 @@
 import { Io } from "../driver";
-import type { BloomInfo, BloomParams } from "../records";
+import type { BloomInfo, BloomParams, LoadProgress } from "../records";
 export declare class Bloom {
     readonly name: string;
     private readonly prefix;
@@ -25,6 +25,7 @@ export declare class Bloom {
     approxCount(io: Io): Promise<number>;
     info(io: Io): Promise<BloomInfo>;
     clear(io: Io): Promise<void>;
+    load(io: Io, items: readonly (Buffer | null)[], batch: number, start: number): Promise<LoadProgress>;
     destroy(io: Io): Promise<void>;
 }
 export declare class JsHashBloom {
@@ -36,4 +37,5 @@ export declare class JsHashBloom {
     multiExists(io: Io, items: readonly Buffer[]): Promise<boolean[]>;
     add(io: Io, v: Buffer): Promise<boolean>;
     exists(io: Io, v: Buffer): Promise<boolean>;
+    load(io: Io, items: readonly (Buffer | null)[], batch: number, start: number): Promise<LoadProgress>;
 }

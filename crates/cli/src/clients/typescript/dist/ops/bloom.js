@@ -20,6 +20,30 @@ function item(v) {
     }
     return v;
 }
+/** A bulk load (Rust: Load::into_op): batches of `batch` items, one multiAdd each, after `start` skipped positions. */
+async function load(multiAdd, items, batch, start) {
+    if (batch === 0) {
+        throw bad("batch size", "must be at least 1");
+    }
+    let done = Math.min(start, items.length);
+    let added = 0;
+    let unknown = 0;
+    while (done < items.length) {
+        const buf = [];
+        let at = done;
+        for (; at < items.length && buf.length < batch; at++) {
+            const v = items[at];
+            if (v !== null) {
+                buf.push(v);
+            }
+        }
+        const flags = buf.length > 0 ? await multiAdd(buf) : [];
+        done = at;
+        added += flags.filter((f) => f === true).length;
+        unknown += flags.filter((f) => f === null).length;
+    }
+    return { done, added, unknown };
+}
 async function config(io, k) {
     return new Map((0, driver_1.pairs)(await io.one((0, call_1.cmd)("HGETALL", k))).map(([a, b]) => [a, b.toString("utf8")]));
 }
@@ -237,6 +261,9 @@ class Bloom {
             await io.one(scripts.Bloom.clear(this.blockKeys, bits));
         }
     }
+    load(io, items, batch, start) {
+        return load((b) => this.multiAdd(io, b), items, batch, start);
+    }
     async destroy(io) {
         const keys = [this.configKey, ...this.blockKeys];
         if (this.spread) {
@@ -283,6 +310,9 @@ class JsHashBloom {
     }
     async exists(io, v) {
         return (await this.multiExists(io, [v]))[0];
+    }
+    load(io, items, batch, start) {
+        return load((b) => this.multiAdd(io, b), items, batch, start);
     }
 }
 exports.JsHashBloom = JsHashBloom;

@@ -3,9 +3,10 @@
 // (see ../driver) on checked inputs; the generated classes of ../index run
 // them.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.visits = exports.signin = exports.shardedHash = exports.semaphore = exports.rwlock = exports.rolling = exports.rateLimit = exports.packed = exports.loginLog = exports.lock = exports.layout = exports.bloom = exports.analytics = void 0;
+exports.visits = exports.signin = exports.shardedHash = exports.semaphore = exports.rwlock = exports.rolling = exports.rateLimit = exports.packed = exports.loginLog = exports.lock = exports.layout = exports.expiringMap = exports.bloom = exports.analytics = void 0;
 exports.analytics = require("./analytics");
 exports.bloom = require("./bloom");
+exports.expiringMap = require("./expiring_map");
 exports.layout = require("./layout");
 exports.lock = require("./lock");
 exports.loginLog = require("./login_log");

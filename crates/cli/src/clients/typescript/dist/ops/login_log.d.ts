@@ -30,6 +30,10 @@ export declare class LoginLog {
     markExported(io: Io, month: Day, on: Day): Promise<void>;
     exports(io: Io): Promise<[string, string][]>;
     expireMonth(io: Io, month: Day, keepDays: number, today: Day): Promise<Expiry>;
+    private monthPrefix;
+    /** One page of a reindex: a SCAN on every node not done (`at` moves on: a cursor, or null when done), then the logs found: [logs, days, new, skipped]. */
+    private page;
     reindex(io: Io, year: number | bigint, month: number, count: number): Promise<ReindexReport>;
+    reindexPage(io: Io, year: number | bigint, month: number, cursor: string, count: number): Promise<ReindexReport>;
     private parseKey;
 }

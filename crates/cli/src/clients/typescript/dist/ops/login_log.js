@@ -203,70 +203,74 @@ class LoginLog {
         const keys = got.slice(0, -1).reduce((n, x) => n + (0, driver_1.int)(x), 0);
         return { outcome: "deleted", month: label, keys, lastExport: null };
     }
-    async reindex(io, year, month, count) {
+    monthPrefix(year, month, count) {
         const first = monthOf(year, month);
         if (count === 0) {
             throw bad("count", "must be at least 1");
         }
-        const monthPrefix = `${this.prefix}${(0, days_1.monthLabel)(first)}_`;
+        return [first, `${this.prefix}${(0, days_1.monthLabel)(first)}_`];
+    }
+    /** One page of a reindex: a SCAN on every node not done (`at` moves on: a cursor, or null when done), then the logs found: [logs, days, new, skipped]. */
+    async page(io, first, monthPrefix, count, at) {
         const pattern = `${glob(monthPrefix)}*`;
-        const cursors = new Map((await io.nodes()).map((n) => [n, "0"]));
-        let logs = 0;
-        let dayCount = 0;
-        let fresh = 0;
+        const todo = [...at].filter(([, c]) => c !== null).map(([n]) => n);
+        const pages = await io.all(todo.map((n) => {
+            const args = ["SCAN", at.get(n), "MATCH", pattern, "COUNT", String(count), "TYPE", "string"];
+            return new call_1.Cmd(args, null, n === driver_1.SERVER ? null : n);
+        }));
+        const found = [];
         let skipped = 0;
-        while (cursors.size > 0) {
-            const names = [...cursors.keys()];
-            const pages = await io.all(names.map((n) => {
-                const args = ["SCAN", cursors.get(n), "MATCH", pattern, "COUNT", String(count), "TYPE", "string"];
-                return new call_1.Cmd(args, null, n === driver_1.SERVER ? null : n);
-            }));
-            const found = [];
-            names.forEach((n, i) => {
-                const [next, keys] = pages[i];
-                if ((0, driver_1.text)(next) === "0") {
-                    cursors.delete(n);
+        todo.forEach((n, i) => {
+            const [next, keys] = pages[i];
+            at.set(n, (0, driver_1.text)(next) === "0" ? null : (0, driver_1.text)(next));
+            for (const k of keys) {
+                const parsed = this.parseKey((0, driver_1.text)(k), monthPrefix);
+                if (parsed === null) {
+                    skipped += 1;
                 }
                 else {
-                    cursors.set(n, (0, driver_1.text)(next));
+                    found.push(parsed);
                 }
-                for (const k of keys) {
-                    const parsed = this.parseKey((0, driver_1.text)(k), monthPrefix);
-                    if (parsed === null) {
-                        skipped += 1;
-                    }
-                    else {
-                        found.push(parsed);
-                    }
-                }
-            });
-            if (found.length === 0) {
-                continue;
             }
-            const bits = await io.all(found.map(([k]) => (0, call_1.cmd)("GETRANGE", k, 0, 3)));
-            const calls = [];
-            found.forEach(([, userType, uid], i) => {
-                logs += 1;
-                for (const d of (0, days_1.decodeBits)((0, driver_1.bytes)(bits[i]))) {
-                    if (d < 1 || d > 31) {
-                        continue;
-                    }
-                    const p = (0, days_1.parts)(first);
-                    const day = (0, days_1.fromParts)(p.y, p.m, d);
-                    if (day === null) {
-                        continue;
-                    }
+        });
+        if (found.length === 0) {
+            return [0, 0, 0, skipped];
+        }
+        const bits = await io.all(found.map(([k]) => (0, call_1.cmd)("GETRANGE", k, 0, 3)));
+        const calls = [];
+        found.forEach(([, userType, uid], i) => {
+            for (const d of (0, days_1.decodeBits)((0, driver_1.bytes)(bits[i]))) {
+                const p = (0, days_1.parts)(first);
+                const day = d < 1 || d > 31 ? null : (0, days_1.fromParts)(p.y, p.m, d);
+                if (day !== null) {
                     const exp = (0, days_1.expireAt)(this.retentionS, day + 1);
                     calls.push(scripts.LoginLog.index(this.indexKey(userType, day), this.typesKey(day), uid, this.maxUid, userType, exp));
                 }
-            });
-            if (calls.length > 0) {
-                const got = await io.all(calls);
-                dayCount += got.length;
-                fresh += got.reduce((n, x) => n + (0, driver_1.int)(x), 0);
             }
+        });
+        const got = calls.length > 0 ? await io.all(calls) : [];
+        return [found.length, got.length, got.reduce((n, x) => n + (0, driver_1.int)(x), 0), skipped];
+    }
+    async reindex(io, year, month, count) {
+        const [first, monthPrefix] = this.monthPrefix(year, month, count);
+        const at = new Map((await io.nodes()).map((n) => [n, "0"]));
+        const total = [0, 0, 0, 0];
+        while ([...at.values()].some((c) => c !== null)) {
+            (await this.page(io, first, monthPrefix, count, at)).forEach((n, i) => {
+                total[i] += n;
+            });
         }
-        return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done: true };
+        const [logs, dayCount, fresh, skipped] = total;
+        return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done: true, cursor: cursorText(at) };
+    }
+    async reindexPage(io, year, month, cursor, count) {
+        const named = cursorOf(cursor);
+        const [first, monthPrefix] = this.monthPrefix(year, month, count);
+        const at = new Map((await io.nodes()).map((n) => [n, named.has(n) ? named.get(n) : "0"]));
+        const page = [...at.values()].some((c) => c !== null) ? await this.page(io, first, monthPrefix, count, at) : [0, 0, 0, 0];
+        const [logs, dayCount, fresh, skipped] = page;
+        const done = at.size > 0 && [...at.values()].every((c) => c === null);
+        return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done, cursor: cursorText(at) };
     }
     parseKey(k, monthPrefix) {
         if (!k.startsWith(monthPrefix)) {
@@ -287,3 +291,33 @@ class LoginLog {
     }
 }
 exports.LoginLog = LoginLog;
+/** A reindex cursor as text (Rust: ReindexCursor's Display): 0, or <node>@<cursor>|done joined by ",". */
+function cursorText(at) {
+    return at.size === 0 ? "0" : [...at].map(([n, c]) => `${n}@${c ?? "done"}`).join(",");
+}
+/** The nodes of a reindex cursor's text (Rust: ReindexCursor::from_str). */
+function cursorOf(s) {
+    const out = new Map();
+    if (s === "0") {
+        return out;
+    }
+    const refused = () => bad("reindex cursor", `${JSON.stringify(s)} is not 0 or <node>@<cursor>|done,...`);
+    for (const part of s.split(",")) {
+        const at = part.lastIndexOf("@");
+        const node = at < 0 ? "" : part.slice(0, at);
+        const c = part.slice(at + 1);
+        if (node === "" || node.includes("@")) {
+            throw refused();
+        }
+        if (c === "done") {
+            out.set(node, null);
+        }
+        else if (/^[0-9]{1,20}$/.test(c) && BigInt(c) < 2n ** 64n) {
+            out.set(node, c);
+        }
+        else {
+            throw refused();
+        }
+    }
+    return out;
+}

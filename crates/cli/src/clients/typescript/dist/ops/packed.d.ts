@@ -27,6 +27,7 @@ export declare class PackedRecords {
     add(io: Io, id: number, offset: number, size: number, signed: boolean, delta: number | bigint): Promise<number>;
     addOnce(io: Io, id: number, offset: number, size: number, signed: boolean, delta: number | bigint, requestId: string, requestTtlMs: number): Promise<number>;
     compareAndSet(io: Io, id: number, expected: Buffer, next: Buffer): Promise<Buffer | null>;
+    countBy(io: Io, offset: number, size: number, signed: boolean): Promise<[number, number][]>;
     scan(io: Io): Promise<[number, Buffer][]>;
     static storedLayout(io: Io, base: string): Promise<PackedLayout | null>;
     static open(io: Io, base: string, width: number, maxId: number): Promise<PackedRecords>;

@@ -152,6 +152,19 @@ class PackedRecords {
         const [done, current] = (await io.one(scripts.Packed.swap(k, this.reserve(), off, exp, nw)));
         return (0, driver_1.int)(done) === 1 ? null : this.padded(current);
     }
+    async countBy(io, offset, size, signed) {
+        if (offset + size > this.width) {
+            throw bad("field", `bytes ${offset}..${offset + size} lie outside the ${this.width}-byte record`);
+        }
+        const counts = new Map();
+        for (const [, rec] of await this.scan(io)) {
+            if (rec.some((b) => b !== 0)) {
+                const v = signed ? rec.readIntLE(offset, size) : rec.readUIntLE(offset, size);
+                counts.set(v, (counts.get(v) ?? 0) + 1);
+            }
+        }
+        return [...counts].sort((a, b) => a[0] - b[0]);
+    }
     async scan(io) {
         const per = Math.max(Math.floor(SCAN_BATCH_BYTES / (this.idsPerShard * this.width)), 1);
         const out = [];

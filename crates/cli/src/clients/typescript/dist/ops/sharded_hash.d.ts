@@ -40,6 +40,10 @@ export declare class ShardedHash {
     len(io: Io): Promise<number>;
     isEmpty(io: Io): Promise<boolean>;
     inspect(io: Io, sample: number): Promise<Health>;
+    /** Why an import rejects an item (null: it goes into the batch). */
+    private stage;
+    /** One batch of an import: one write per shard (strict) or HSETNX per item; a full shard rejects its items. */
+    private importBatch;
     importItems(io: Io, items: readonly Pair[], batch: number): Promise<ImportReport>;
     static planned(io: Io, base: string, expected: number): Promise<[ShardedHash, HashPlan]>;
     static listpackLimits(io: Io): Promise<ListpackLimits | null>;

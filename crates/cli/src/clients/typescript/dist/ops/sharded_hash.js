@@ -14,6 +14,26 @@ const hashing_1 = require("../hashing");
 const scripts = require("../scripts");
 const layout_1 = require("./layout");
 const ID = /^(0|[1-9][0-9]*)$/;
+/** The most rejections an import report lists (the others are counted). */
+const MAX_REJECTIONS = 100;
+/** An import's counts as it goes. */
+class Tally {
+    items = 0;
+    inserted = 0;
+    present = 0;
+    rejected = 0;
+    rejections = [];
+    reject(position, reason) {
+        this.rejected += 1;
+        if (this.rejections.length < MAX_REJECTIONS) {
+            this.rejections.push({ position, reason });
+        }
+    }
+    report() {
+        const { items, inserted, present, rejected, rejections } = this;
+        return { items, inserted, present, unknown: 0, rejected, rejections };
+    }
+}
 const LAYOUT_VERSION = 1;
 function bad(name, reason) {
     return new errors_1.InvalidArgument(name, reason, null);
@@ -289,33 +309,90 @@ class ShardedHash {
         });
         return { sampled: picks.length, missing, listpack, converted, convertedKeys, maxLen, sampledLen: total };
     }
+    /** Why an import rejects an item (null: it goes into the batch). */
+    stage(field, value) {
+        try {
+            this.shardOf(field);
+        }
+        catch (e) {
+            if (e instanceof errors_1.RedisPatternsError) {
+                return "bad_field";
+            }
+            throw e;
+        }
+        try {
+            this.checkPair(field, value);
+        }
+        catch (e) {
+            if (e instanceof errors_1.ListpackValueTooLong) {
+                return "value_too_long";
+            }
+            throw e;
+        }
+        return null;
+    }
+    /** One batch of an import: one write per shard (strict) or HSETNX per item; a full shard rejects its items. */
+    async importBatch(io, part, tally) {
+        const byShard = new Map();
+        for (const item of part) {
+            const shard = this.shardOf(item.field);
+            byShard.set(shard, [...(byShard.get(shard) ?? []), item]);
+        }
+        const calls = [];
+        const covers = [];
+        for (const shard of [...byShard.keys()].sort((a, b) => a - b)) {
+            const k = this.keyOfShard(shard);
+            const group = byShard.get(shard);
+            if (this.strict) {
+                calls.push(scripts.ShardedHash.put(k, true, this.entries, group.flatMap((g) => [g.field, g.value])));
+                covers.push(group.map((g) => g.position));
+            }
+            else {
+                for (const g of group) {
+                    calls.push((0, call_1.cmd)("HSETNX", k, g.field, g.value));
+                    covers.push([g.position]);
+                }
+            }
+        }
+        const replies = await io.batch(calls);
+        covers.forEach((positions, i) => {
+            const reply = replies[i];
+            if (reply instanceof errors_1.ShardFull) {
+                positions.forEach((p) => tally.reject(p, "shard_full"));
+            }
+            else if (reply instanceof Error) {
+                throw reply;
+            }
+            else {
+                const n = Math.max((0, driver_1.int)(reply), 0);
+                tally.inserted += n;
+                tally.present += positions.length - n;
+            }
+        });
+    }
     async importItems(io, items, batch) {
         if (batch === 0) {
             throw bad("batch", "must be at least 1");
         }
-        let inserted = 0;
-        let present = 0;
-        let rejected = 0;
+        const tally = new Tally();
+        await this.claimedLayout(io);
         for (let at = 0; at < items.length; at += batch) {
             const good = [];
-            for (const [f, v] of items.slice(at, at + batch)) {
-                try {
-                    this.shardOf(f);
-                    this.checkPair(f, v);
-                    good.push([f, v]);
+            items.slice(at, at + batch).forEach(([field, value], i) => {
+                tally.items += 1;
+                const why = this.stage(field, value);
+                if (why === null) {
+                    good.push({ position: at + i + 1, field, value });
                 }
-                catch (e) {
-                    if (!(e instanceof errors_1.RedisPatternsError)) {
-                        throw e;
-                    }
-                    rejected += 1;
+                else {
+                    tally.reject(at + i + 1, why);
                 }
+            });
+            if (good.length > 0) {
+                await this.importBatch(io, good, tally);
             }
-            const n = good.length > 0 ? await this.write(io, good, true) : 0;
-            inserted += n;
-            present += good.length - n;
         }
-        return { items: items.length, inserted, present, unknown: 0, rejected };
+        return tally.report();
     }
     static async planned(io, base, expected) {
         if (!base) {

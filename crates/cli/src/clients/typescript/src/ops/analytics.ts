@@ -1,9 +1,13 @@
 // Bitmap analytics (src/analytics, lua/analytics): marks in one bitmap per period, periods in UTC.
 
+import { randomBytes } from "crypto";
+
 import { cmd } from "../call";
 import { key } from "../contract";
-import { Io, int } from "../driver";
+import { Io, bytes, int, slot } from "../driver";
 import { InvalidArgument, UidOutOfRange } from "../errors";
+import * as expr from "../expr";
+import type { Cohort, Page } from "../records";
 import * as scripts from "../scripts";
 
 const MAX_OFFSET = 4294967295;
@@ -32,6 +36,73 @@ export function labels(atS: number, granularities: readonly string[]): string[] 
     year: `Y:${pad(y, 4)}`,
   };
   return granularities.map((g) => by[g]);
+}
+
+/** The label of the period n periods after the one labelled label (hour, day, ISO week, month or year). */
+export function offset(label: string, n: number): string {
+  const m = /^([HDWMY]):(\d{4})(?:-W?(\d{2}))?(?:-(\d{2}))?(?:T(\d{2}))?$/.exec(label);
+  if (!expr.LABEL.test(label) || m === null) {
+    throw bad("first", `\`${label}\` is not a period label (H:, D:, W:, M: or Y:)`);
+  }
+  const [kind, y, a, b, h] = [m[1], Number(m[2]), Number(m[3] ?? 1), Number(m[4] ?? 1), Number(m[5] ?? 0)];
+  const fmtDay = (t: Date): string => `${pad(t.getUTCFullYear(), 4)}-${pad(t.getUTCMonth() + 1)}-${pad(t.getUTCDate())}`;
+  const valid = (t: Date): boolean => t.getUTCFullYear() === y && t.getUTCMonth() + 1 === a && t.getUTCDate() === b;
+  switch (kind) {
+    case "H":
+    case "D": {
+      const t = new Date(Date.UTC(y, a - 1, b, h));
+      if (!valid(t) || h > 23) {
+        throw bad("first", `\`${label}\` is not a period of the calendar`);
+      }
+      if (kind === "D") {
+        return `D:${fmtDay(new Date(Date.UTC(y, a - 1, b + n)))}`;
+      }
+      const moved = new Date(t.getTime() + n * 3600000);
+      return `H:${fmtDay(moved)}T${pad(moved.getUTCHours())}`;
+    }
+    case "W": {
+      // The Monday of ISO week a: the week of January 4th, then a-1 weeks on.
+      const jan4 = new Date(Date.UTC(y, 0, 4));
+      const monday = (weeks: number): number => Date.UTC(y, 0, 4 - ((jan4.getUTCDay() + 6) % 7) + 7 * (a - 1 + weeks)) / 1000;
+      if (a < 1 || labels(monday(0), ["week"])[0] !== label) {
+        throw bad("first", `\`${label}\` is not a period of the calendar`);
+      }
+      return labels(monday(n), ["week"])[0];
+    }
+    case "M": {
+      if (a < 1 || a > 12) {
+        throw bad("first", `\`${label}\` is not a period of the calendar`);
+      }
+      const months = y * 12 + a - 1 + n;
+      return `M:${pad(Math.floor(months / 12), 4)}-${pad((months % 12) + 1)}`;
+    }
+    default:
+      return `Y:${pad(y + n, 4)}`;
+  }
+}
+
+function tmpKey(base: string): string {
+  return `${base}:tmp:${randomBytes(8).toString("hex")}`;
+}
+
+/** The table of analytics.cohort's reply: every return bitmap's count, then per row its size and cells. */
+function table(periods: string[], rows: number, columns: number, flat: number[]): Cohort {
+  const returns = rows + columns - 1;
+  let at = returns;
+  const [sizes, counts]: [number[], (number | null)[][]] = [[], []];
+  for (let i = 0; i < rows; i++) {
+    const size = Math.max(flat[at], 0);
+    at += 1;
+    const cells = Math.min(columns, returns - i);
+    const row: (number | null)[] = [];
+    for (let k = 0; k < cells; k++) {
+      row.push(size > 0 && flat[i + k] > 0 ? Math.max(flat[at + k], 0) : null);
+    }
+    at += cells;
+    sizes.push(size);
+    counts.push(row);
+  }
+  return { periods, sizes, counts };
 }
 
 export class Analytics {
@@ -79,5 +150,87 @@ export class Analytics {
 
   async count(io: Io, event: string, period: string): Promise<number> {
     return Math.max(int(await io.one(cmd("BITCOUNT", this.key(event, period)))), 0);
+  }
+
+  private base(event: string): string {
+    return `${this.prefix}{${this.tag ?? event}}`;
+  }
+
+  private async query(
+    io: Io,
+    e: unknown,
+    answer: string,
+    at: number,
+    limit: number,
+    cache: string | null,
+    ttlMs: number,
+  ): Promise<number[]> {
+    const events: string[] = [];
+    const [node, leaves] = expr.read(e, (event, period) => {
+      if (event === "" || event.includes("{") || event.includes("}")) {
+        throw bad("event", "must not be empty and must not contain '{' or '}'");
+      }
+      events.push(event);
+      return this.key(event, period);
+    });
+    const base = this.base(events[0]);
+    if (cache !== null && /\s/.test(cache)) {
+      throw bad("cache", `\`${cache}\` must not contain whitespace`);
+    }
+    const [result, ttl] = cache !== null ? [`${base}:cache:${cache}`, ttlMs] : [tmpKey(base), 0];
+    if (!io.cluster || leaves.every((k) => slot(k) === slot(result))) {
+      const p = expr.compile(node);
+      const operands = [...Array.from({ length: p.registers }, () => tmpKey(base)), ...p.inputs];
+      const call = scripts.Analytics.query(result, operands, false, p.registers, answer, at, limit, ttl, p.steps());
+      return ((await io.one(call)) as unknown[]).map(int);
+    }
+    const keys = [...new Set(leaves)].sort();
+    const [bitmaps, len] = expr.padded((await io.all(keys.map((k) => cmd("GET", k)))).map(bytes));
+    const of = new Map(keys.map((k, i) => [k, bitmaps[i]]));
+    return expr.answer(expr.evaluate(node, of, len), answer, at, limit);
+  }
+
+  async queryCount(io: Io, e: unknown, cache: string | null, ttlMs: number): Promise<number> {
+    return Math.max((await this.query(io, e, "COUNT", 0, 0, cache, ttlMs))[0], 0);
+  }
+
+  async queryContains(io: Io, e: unknown, id: number, cache: string | null, ttlMs: number): Promise<boolean> {
+    if (id > MAX_OFFSET) {
+      expr.read(e, (event, period) => this.key(event, period));
+      return false;
+    }
+    return (await this.query(io, e, "MEMBER", id, 0, cache, ttlMs))[0] === 1;
+  }
+
+  async queryMembers(io: Io, e: unknown, from: number, limit: number, cache: string | null, ttlMs: number): Promise<Page> {
+    if (from > MAX_OFFSET) {
+      expr.read(e, (event, period) => this.key(event, period));
+      return { ids: [], next: null };
+    }
+    const reply = await this.query(io, e, "MEMBERS", from, limit, cache, ttlMs);
+    return { ids: reply.slice(1), next: reply[0] >= 0 ? reply[0] : null };
+  }
+
+  async cohort(io: Io, cohortEvent: string, returnEvent: string, first: string, rows: number, columns: number): Promise<Cohort> {
+    const periods = Array.from({ length: rows + columns - 1 }, (_, i) => offset(first, i));
+    const bitmaps = [
+      ...periods.slice(0, rows).map((p) => this.key(cohortEvent, p)),
+      ...periods.map((p) => this.key(returnEvent, p)),
+    ];
+    const tmp = tmpKey(this.base(cohortEvent));
+    if (!io.cluster || bitmaps.every((k) => slot(k) === slot(tmp))) {
+      const flat = ((await io.one(scripts.Analytics.cohort(tmp, bitmaps, rows, columns))) as unknown[]).map(int);
+      return table(periods.slice(0, rows), rows, columns, flat);
+    }
+    const [blobs] = expr.padded((await io.all(bitmaps.map((k) => cmd("GET", k)))).map(bytes));
+    const [cohorts, back] = [blobs.slice(0, rows), blobs.slice(rows)];
+    const flat = back.map(expr.popcount);
+    cohorts.forEach((c, i) => {
+      flat.push(expr.popcount(c));
+      for (const r of back.slice(i, i + columns)) {
+        flat.push(expr.popcount(Buffer.from(c.map((x, j) => x & r[j]))));
+      }
+    });
+    return table(periods.slice(0, rows), rows, columns, flat);
   }
 }

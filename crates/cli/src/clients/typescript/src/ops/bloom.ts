@@ -6,7 +6,7 @@ import { CONSTANTS, key } from "../contract";
 import { Io, int, pairs } from "../driver";
 import { BloomConfigMismatch, BloomMissing, InvalidArgument, NotEnoughMemory } from "../errors";
 import { bloomParams, formatP, jshash, sizedOffsets } from "../hashing";
-import type { BloomInfo, BloomParams } from "../records";
+import type { BloomInfo, BloomParams, LoadProgress } from "../records";
 import * as scripts from "../scripts";
 
 const C = CONSTANTS.bloom as Record<string, any>;
@@ -21,6 +21,36 @@ function item(v: Buffer): Buffer {
     throw bad("item", "must be at most 512 MiB");
   }
   return v;
+}
+
+/** A bulk load (Rust: Load::into_op): batches of `batch` items, one multiAdd each, after `start` skipped positions. */
+async function load(
+  multiAdd: (items: Buffer[]) => Promise<(boolean | null)[]>,
+  items: readonly (Buffer | null)[],
+  batch: number,
+  start: number,
+): Promise<LoadProgress> {
+  if (batch === 0) {
+    throw bad("batch size", "must be at least 1");
+  }
+  let done = Math.min(start, items.length);
+  let added = 0;
+  let unknown = 0;
+  while (done < items.length) {
+    const buf: Buffer[] = [];
+    let at = done;
+    for (; at < items.length && buf.length < batch; at++) {
+      const v = items[at];
+      if (v !== null) {
+        buf.push(v);
+      }
+    }
+    const flags = buf.length > 0 ? await multiAdd(buf) : [];
+    done = at;
+    added += flags.filter((f) => f === true).length;
+    unknown += flags.filter((f) => f === null).length;
+  }
+  return { done, added, unknown };
 }
 
 async function config(io: Io, k: string): Promise<Map<string, string>> {
@@ -274,6 +304,10 @@ export class Bloom {
     }
   }
 
+  load(io: Io, items: readonly (Buffer | null)[], batch: number, start: number): Promise<LoadProgress> {
+    return load((b) => this.multiAdd(io, b), items, batch, start);
+  }
+
   async destroy(io: Io): Promise<void> {
     const keys = [this.configKey, ...this.blockKeys];
     if (this.spread) {
@@ -327,5 +361,9 @@ export class JsHashBloom {
 
   async exists(io: Io, v: Buffer): Promise<boolean> {
     return (await this.multiExists(io, [v]))[0];
+  }
+
+  load(io: Io, items: readonly (Buffer | null)[], batch: number, start: number): Promise<LoadProgress> {
+    return load((b) => this.multiAdd(io, b), items, batch, start);
   }
 }

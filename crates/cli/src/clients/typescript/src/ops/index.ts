@@ -4,6 +4,7 @@
 
 export * as analytics from "./analytics";
 export * as bloom from "./bloom";
+export * as expiringMap from "./expiring_map";
 export * as layout from "./layout";
 export * as lock from "./lock";
 export * as loginLog from "./login_log";

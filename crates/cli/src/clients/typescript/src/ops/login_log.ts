@@ -248,70 +248,78 @@ export class LoginLog {
     return { outcome: "deleted", month: label, keys, lastExport: null };
   }
 
-  async reindex(io: Io, year: number | bigint, month: number, count: number): Promise<ReindexReport> {
+  private monthPrefix(year: number | bigint, month: number, count: number): [Day, string] {
     const first = monthOf(year, month);
     if (count === 0) {
       throw bad("count", "must be at least 1");
     }
-    const monthPrefix = `${this.prefix}${monthLabel(first)}_`;
+    return [first, `${this.prefix}${monthLabel(first)}_`];
+  }
+
+  /** One page of a reindex: a SCAN on every node not done (`at` moves on: a cursor, or null when done), then the logs found: [logs, days, new, skipped]. */
+  private async page(io: Io, first: Day, monthPrefix: string, count: number, at: Map<string, string | null>): Promise<number[]> {
     const pattern = `${glob(monthPrefix)}*`;
-    const cursors = new Map<string, string>((await io.nodes()).map((n) => [n, "0"]));
-    let logs = 0;
-    let dayCount = 0;
-    let fresh = 0;
+    const todo = [...at].filter(([, c]) => c !== null).map(([n]) => n);
+    const pages = await io.all(
+      todo.map((n) => {
+        const args = ["SCAN", at.get(n) as string, "MATCH", pattern, "COUNT", String(count), "TYPE", "string"];
+        return new Cmd(args, null, n === SERVER ? null : n);
+      }),
+    );
+    const found: [string, string, number][] = [];
     let skipped = 0;
-    while (cursors.size > 0) {
-      const names = [...cursors.keys()];
-      const pages = await io.all(
-        names.map((n) => {
-          const args = ["SCAN", cursors.get(n) as string, "MATCH", pattern, "COUNT", String(count), "TYPE", "string"];
-          return new Cmd(args, null, n === SERVER ? null : n);
-        }),
-      );
-      const found: [string, string, number][] = [];
-      names.forEach((n, i) => {
-        const [next, keys] = pages[i] as [unknown, unknown[]];
-        if (text(next) === "0") {
-          cursors.delete(n);
+    todo.forEach((n, i) => {
+      const [next, keys] = pages[i] as [unknown, unknown[]];
+      at.set(n, text(next) === "0" ? null : text(next));
+      for (const k of keys) {
+        const parsed = this.parseKey(text(k), monthPrefix);
+        if (parsed === null) {
+          skipped += 1;
         } else {
-          cursors.set(n, text(next));
+          found.push(parsed);
         }
-        for (const k of keys) {
-          const parsed = this.parseKey(text(k), monthPrefix);
-          if (parsed === null) {
-            skipped += 1;
-          } else {
-            found.push(parsed);
-          }
-        }
-      });
-      if (found.length === 0) {
-        continue;
       }
-      const bits = await io.all(found.map(([k]) => cmd("GETRANGE", k, 0, 3)));
-      const calls: Request[] = [];
-      found.forEach(([, userType, uid], i) => {
-        logs += 1;
-        for (const d of decodeBits(bytes(bits[i]))) {
-          if (d < 1 || d > 31) {
-            continue;
-          }
-          const p = parts(first);
-          const day = fromParts(p.y, p.m, d);
-          if (day === null) {
-            continue;
-          }
+    });
+    if (found.length === 0) {
+      return [0, 0, 0, skipped];
+    }
+    const bits = await io.all(found.map(([k]) => cmd("GETRANGE", k, 0, 3)));
+    const calls: Request[] = [];
+    found.forEach(([, userType, uid], i) => {
+      for (const d of decodeBits(bytes(bits[i]))) {
+        const p = parts(first);
+        const day = d < 1 || d > 31 ? null : fromParts(p.y, p.m, d);
+        if (day !== null) {
           const exp = expireAt(this.retentionS, day + 1);
           calls.push(scripts.LoginLog.index(this.indexKey(userType, day), this.typesKey(day), uid, this.maxUid, userType, exp));
         }
-      });
-      if (calls.length > 0) {
-        const got = await io.all(calls);
-        dayCount += got.length;
-        fresh += got.reduce((n: number, x) => n + int(x), 0);
       }
+    });
+    const got = calls.length > 0 ? await io.all(calls) : [];
+    return [found.length, got.length, got.reduce((n: number, x) => n + int(x), 0), skipped];
+  }
+
+  async reindex(io: Io, year: number | bigint, month: number, count: number): Promise<ReindexReport> {
+    const [first, monthPrefix] = this.monthPrefix(year, month, count);
+    const at = new Map<string, string | null>((await io.nodes()).map((n) => [n, "0"]));
+    const total = [0, 0, 0, 0];
+    while ([...at.values()].some((c) => c !== null)) {
+      (await this.page(io, first, monthPrefix, count, at)).forEach((n, i) => {
+        total[i] += n;
+      });
     }
-    return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done: true };
+    const [logs, dayCount, fresh, skipped] = total;
+    return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done: true, cursor: cursorText(at) };
+  }
+
+  async reindexPage(io: Io, year: number | bigint, month: number, cursor: string, count: number): Promise<ReindexReport> {
+    const named = cursorOf(cursor);
+    const [first, monthPrefix] = this.monthPrefix(year, month, count);
+    const at = new Map<string, string | null>((await io.nodes()).map((n) => [n, named.has(n) ? (named.get(n) as string | null) : "0"]));
+    const page = [...at.values()].some((c) => c !== null) ? await this.page(io, first, monthPrefix, count, at) : [0, 0, 0, 0];
+    const [logs, dayCount, fresh, skipped] = page;
+    const done = at.size > 0 && [...at.values()].every((c) => c === null);
+    return { logs, days: dayCount, new: fresh, unknown: 0, skipped, done, cursor: cursorText(at) };
   }
 
   private parseKey(k: string, monthPrefix: string): [string, string, number] | null {
@@ -331,4 +339,34 @@ export class LoginLog {
     const n = Number(uid);
     return n <= this.maxUid ? [k, userType, n] : null;
   }
+}
+
+/** A reindex cursor as text (Rust: ReindexCursor's Display): 0, or <node>@<cursor>|done joined by ",". */
+function cursorText(at: Map<string, string | null>): string {
+  return at.size === 0 ? "0" : [...at].map(([n, c]) => `${n}@${c ?? "done"}`).join(",");
+}
+
+/** The nodes of a reindex cursor's text (Rust: ReindexCursor::from_str). */
+function cursorOf(s: string): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  if (s === "0") {
+    return out;
+  }
+  const refused = () => bad("reindex cursor", `${JSON.stringify(s)} is not 0 or <node>@<cursor>|done,...`);
+  for (const part of s.split(",")) {
+    const at = part.lastIndexOf("@");
+    const node = at < 0 ? "" : part.slice(0, at);
+    const c = part.slice(at + 1);
+    if (node === "" || node.includes("@")) {
+      throw refused();
+    }
+    if (c === "done") {
+      out.set(node, null);
+    } else if (/^[0-9]{1,20}$/.test(c) && BigInt(c) < 2n ** 64n) {
+      out.set(node, c);
+    } else {
+      throw refused();
+    }
+  }
+  return out;
 }

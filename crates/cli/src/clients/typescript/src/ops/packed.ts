@@ -187,6 +187,20 @@ export class PackedRecords {
     return int(done) === 1 ? null : this.padded(current);
   }
 
+  async countBy(io: Io, offset: number, size: number, signed: boolean): Promise<[number, number][]> {
+    if (offset + size > this.width) {
+      throw bad("field", `bytes ${offset}..${offset + size} lie outside the ${this.width}-byte record`);
+    }
+    const counts = new Map<number, number>();
+    for (const [, rec] of await this.scan(io)) {
+      if (rec.some((b) => b !== 0)) {
+        const v = signed ? rec.readIntLE(offset, size) : rec.readUIntLE(offset, size);
+        counts.set(v, (counts.get(v) ?? 0) + 1);
+      }
+    }
+    return [...counts].sort((a, b) => a[0] - b[0]);
+  }
+
   async scan(io: Io): Promise<[number, Buffer][]> {
     const per = Math.max(Math.floor(SCAN_BATCH_BYTES / (this.idsPerShard * this.width)), 1);
     const out: [number, Buffer][] = [];

@@ -3,13 +3,45 @@
 import { Cmd, Request, cmd, nodeCmd } from "../call";
 import { key } from "../contract";
 import { ANY, Io, bytes, int, pairs, text } from "../driver";
-import { IdOutOfRange, InvalidArgument, LayoutMismatch, LayoutMissing, ListpackValueTooLong, RedisPatternsError } from "../errors";
+import { IdOutOfRange, InvalidArgument, LayoutMismatch, LayoutMissing, ListpackValueTooLong, RedisPatternsError, ShardFull } from "../errors";
 import { crc32 } from "../hashing";
-import type { HashPlan, Health, ImportReport, ListpackLimits } from "../records";
+import type { HashPlan, Health, ImportReport, ListpackLimits, Rejection } from "../records";
 import * as scripts from "../scripts";
 import { Layouts } from "./layout";
 
 const ID = /^(0|[1-9][0-9]*)$/;
+/** The most rejections an import report lists (the others are counted). */
+const MAX_REJECTIONS = 100;
+
+type RejectReason = Rejection["reason"];
+
+/** An item of an import that goes into its batch. */
+interface Staged {
+  position: number;
+  field: Buffer;
+  value: Buffer;
+}
+
+/** An import's counts as it goes. */
+class Tally {
+  items = 0;
+  inserted = 0;
+  present = 0;
+  rejected = 0;
+  rejections: Rejection[] = [];
+
+  reject(position: number, reason: RejectReason): void {
+    this.rejected += 1;
+    if (this.rejections.length < MAX_REJECTIONS) {
+      this.rejections.push({ position, reason });
+    }
+  }
+
+  report(): ImportReport {
+    const { items, inserted, present, rejected, rejections } = this;
+    return { items, inserted, present, unknown: 0, rejected, rejections };
+  }
+}
 const LAYOUT_VERSION = 1;
 
 function bad(name: string, reason: string): InvalidArgument {
@@ -303,32 +335,86 @@ export class ShardedHash {
     return { sampled: picks.length, missing, listpack, converted, convertedKeys, maxLen, sampledLen: total };
   }
 
+  /** Why an import rejects an item (null: it goes into the batch). */
+  private stage(field: Buffer, value: Buffer): RejectReason | null {
+    try {
+      this.shardOf(field);
+    } catch (e) {
+      if (e instanceof RedisPatternsError) {
+        return "bad_field";
+      }
+      throw e;
+    }
+    try {
+      this.checkPair(field, value);
+    } catch (e) {
+      if (e instanceof ListpackValueTooLong) {
+        return "value_too_long";
+      }
+      throw e;
+    }
+    return null;
+  }
+
+  /** One batch of an import: one write per shard (strict) or HSETNX per item; a full shard rejects its items. */
+  private async importBatch(io: Io, part: readonly Staged[], tally: Tally): Promise<void> {
+    const byShard = new Map<number, Staged[]>();
+    for (const item of part) {
+      const shard = this.shardOf(item.field);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), item]);
+    }
+    const calls: Request[] = [];
+    const covers: number[][] = [];
+    for (const shard of [...byShard.keys()].sort((a, b) => a - b)) {
+      const k = this.keyOfShard(shard);
+      const group = byShard.get(shard) as Staged[];
+      if (this.strict) {
+        calls.push(scripts.ShardedHash.put(k, true, this.entries, group.flatMap((g) => [g.field, g.value])));
+        covers.push(group.map((g) => g.position));
+      } else {
+        for (const g of group) {
+          calls.push(cmd("HSETNX", k, g.field, g.value));
+          covers.push([g.position]);
+        }
+      }
+    }
+    const replies = await io.batch(calls);
+    covers.forEach((positions, i) => {
+      const reply = replies[i];
+      if (reply instanceof ShardFull) {
+        positions.forEach((p) => tally.reject(p, "shard_full"));
+      } else if (reply instanceof Error) {
+        throw reply;
+      } else {
+        const n = Math.max(int(reply), 0);
+        tally.inserted += n;
+        tally.present += positions.length - n;
+      }
+    });
+  }
+
   async importItems(io: Io, items: readonly Pair[], batch: number): Promise<ImportReport> {
     if (batch === 0) {
       throw bad("batch", "must be at least 1");
     }
-    let inserted = 0;
-    let present = 0;
-    let rejected = 0;
+    const tally = new Tally();
+    await this.claimedLayout(io);
     for (let at = 0; at < items.length; at += batch) {
-      const good: Pair[] = [];
-      for (const [f, v] of items.slice(at, at + batch)) {
-        try {
-          this.shardOf(f);
-          this.checkPair(f, v);
-          good.push([f, v]);
-        } catch (e) {
-          if (!(e instanceof RedisPatternsError)) {
-            throw e;
-          }
-          rejected += 1;
+      const good: Staged[] = [];
+      items.slice(at, at + batch).forEach(([field, value], i) => {
+        tally.items += 1;
+        const why = this.stage(field, value);
+        if (why === null) {
+          good.push({ position: at + i + 1, field, value });
+        } else {
+          tally.reject(at + i + 1, why);
         }
+      });
+      if (good.length > 0) {
+        await this.importBatch(io, good, tally);
       }
-      const n = good.length > 0 ? await this.write(io, good, true) : 0;
-      inserted += n;
-      present += good.length - n;
     }
-    return { items: items.length, inserted, present, unknown: 0, rejected };
+    return tally.report();
   }
 
   static async planned(io: Io, base: string, expected: number): Promise<[ShardedHash, HashPlan]> {

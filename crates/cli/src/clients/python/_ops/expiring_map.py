@@ -1,0 +1,165 @@
+"""The expiring map's operations on the portable path (src/expiring_map, lua/expiring_map): each value
+carries its expiry in its first 6 bytes; the scripts read the server's clock and never return an expired
+entry."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .. import errors, records, scripts
+from .._contract import key
+from .._driver import Op, Request, each
+from . import sharded_hash
+
+#: The bytes the portable path adds before each value: its expiry.
+EXPIRY_BYTES = 6
+#: The longest time to live or max-idle time, in milliseconds (the scripts' bound).
+MAX_TTL_MS = 999_999_999_999_999
+
+
+def _bad(name: str, reason: str) -> errors.InvalidArgument:
+    return errors.InvalidArgument(name, reason, None)
+
+
+def _millis(name: str, ms: Optional[int]) -> int:
+    """A duration as the scripts take it (0 for none), refused outside 1 ..= MAX_TTL_MS."""
+    if ms is None:
+        return 0
+    if not 1 <= ms <= MAX_TTL_MS:
+        raise _bad(name, f"must be from 1 ms to {MAX_TTL_MS} ms")
+    return ms
+
+
+class ExpiringMap:
+    def __init__(self, base: str, shards: int, cap: int, max_idle_ms: Optional[int], entries_limit: int,
+                 value_limit: int) -> None:
+        if not base:
+            raise _bad("base", "must not be empty")
+        if shards == 0:
+            raise _bad("shard count", "must be at least 1")
+        if shards > 2 ** 32 - 1:
+            raise _bad("shard count", "must be at most 4294967295")
+        if value_limit <= EXPIRY_BYTES:
+            raise _bad("limits", f"a value limit of {value_limit} leaves no room for the expiry")
+        self.base, self.shards, self.cap = base, shards, cap
+        self.idle = _millis("max_idle", max_idle_ms)
+        self.entries_limit, self.value = entries_limit, value_limit
+
+    def __repr__(self) -> str:
+        return f"base={self.base!r}, shards={self.shards}"
+
+    def key_of_shard(self, shard: int) -> str:
+        return key("expiring_map", "shard", base=self.base, shard=shard)
+
+    def shard_of(self, field: bytes) -> int:
+        return zlib.crc32(field) % self.shards
+
+    def shard_key(self, field: bytes) -> str:
+        return self.key_of_shard(self.shard_of(field))
+
+    def _check_pair(self, field: bytes, value: bytes) -> None:
+        if len(field) > self.value:
+            raise errors.ListpackValueTooLong("field", len(field), self.value)
+        if len(value) + EXPIRY_BYTES > self.value:
+            raise errors.ListpackValueTooLong("value with its expiry", len(value) + EXPIRY_BYTES, self.value)
+
+    def _by_shard(self, fields: Sequence[bytes]) -> Dict[int, List[int]]:
+        by: Dict[int, List[int]] = {}
+        for i, f in enumerate(fields):
+            by.setdefault(self.shard_of(f), []).append(i)
+        return dict(sorted(by.items()))
+
+    def _write(self, pairs: Sequence[Tuple[bytes, bytes]], ttl_ms: Optional[int],
+               only_absent: bool) -> Op[records.PutReport]:
+        ttl = _millis("ttl", ttl_ms)
+        for f, v in pairs:
+            self._check_pair(f, v)
+        if not pairs:
+            raise _bad("pairs", "must not be empty")
+        batch: List[Request] = []
+        for shard, idx in self._by_shard([f for f, _ in pairs]).items():
+            items = [x for i in idx for x in pairs[i]]
+            limit = min(self.entries_limit, MAX_TTL_MS)
+            batch.append(scripts.ExpiringMap.put(self.key_of_shard(shard), only_absent, ttl, limit,
+                                                 min(self.cap, MAX_TTL_MS), items))
+        new = evicted = 0
+        for reply in each((yield batch)):
+            new, evicted = new + max(int(reply[0]), 0), evicted + max(int(reply[1]), 0)
+        return records.PutReport(new, evicted)
+
+    def put(self, field: bytes, value: bytes, ttl_ms: Optional[int]) -> Op[Optional[bool]]:
+        return (yield from self._write([(field, value)], ttl_ms, False)).new == 1
+
+    def put_if_absent(self, field: bytes, value: bytes, ttl_ms: Optional[int]) -> Op[Optional[bool]]:
+        return (yield from self._write([(field, value)], ttl_ms, True)).new == 1
+
+    def put_many(self, pairs: Sequence[Tuple[bytes, bytes]], ttl_ms: Optional[int]) -> Op[records.PutReport]:
+        return (yield from self._write(pairs, ttl_ms, False))
+
+    def put_if_absent_many(self, pairs: Sequence[Tuple[bytes, bytes]],
+                           ttl_ms: Optional[int]) -> Op[records.PutReport]:
+        return (yield from self._write(pairs, ttl_ms, True))
+
+    def get(self, field: bytes) -> Op[Optional[bytes]]:
+        return (yield from self.get_many([field]))[0]
+
+    def get_many(self, fields: Sequence[bytes]) -> Op[List[Optional[bytes]]]:
+        out: List[Optional[bytes]] = [None] * len(fields)
+        by = self._by_shard(fields)
+        if not by:
+            return out
+        batch: List[Request] = [
+            scripts.ExpiringMap.get(self.key_of_shard(s), self.idle, [fields[i] for i in idx]) for s, idx in by.items()
+        ]
+        for idx, values in zip(by.values(), each((yield batch))):
+            for i, v in zip(idx, values):
+                out[i] = None if v is None else bytes(v)
+        return out
+
+    def remove(self, field: bytes) -> Op[Optional[bool]]:
+        return int((yield scripts.ExpiringMap.remove(self.shard_key(field), [field]))) == 1
+
+    def ttl_of(self, field: bytes) -> Op[int]:
+        return int((yield scripts.ExpiringMap.ttl(self.shard_key(field), field)))
+
+    def persist(self, field: bytes) -> Op[Optional[bool]]:
+        got = int((yield scripts.ExpiringMap.expire(self.shard_key(field), field, 0)))
+        return {1: True, -1: False}.get(got)
+
+    def expire(self, field: bytes, ttl_ms: int) -> Op[bool]:
+        ttl = _millis("ttl", ttl_ms)
+        return int((yield scripts.ExpiringMap.expire(self.shard_key(field), field, ttl))) == 1
+
+    def _as_hash(self) -> sharded_hash.ShardedHash:
+        return sharded_hash.ShardedHash(self.base, self.shards, 0, 0, ":", False, self.entries_limit, self.value, False)
+
+    def len(self) -> Op[int]:
+        return (yield from self._as_hash().len())
+
+    def inspect(self, sample: int) -> Op[records.Health]:
+        return (yield from self._as_hash().inspect(sample))
+
+    def _range(self, start: int, count: int) -> Tuple[range, Optional[int]]:
+        if count == 0:
+            raise _bad("count", "must be at least 1")
+        if start >= self.shards:
+            raise _bad("from", f"must be a shard below {self.shards}")
+        end = min(start + count, self.shards)
+        return range(start, end), (end if end < self.shards else None)
+
+    def sweep(self, from_shard: int, count: int) -> Op[records.SweepReport]:
+        shards, next_ = self._range(from_shard, count)
+        removed = live = 0
+        for reply in each((yield [scripts.ExpiringMap.sweep(self.key_of_shard(s)) for s in shards])):
+            removed, live = removed + int(reply[0]), live + int(reply[1])
+        return records.SweepReport(len(shards), removed, live, next_)
+
+    def entries(self, from_shard: int, count: int) -> Op[records.EntriesPage]:
+        shards, next_ = self._range(from_shard, count)
+        out: List[records.MapEntry] = []
+        for flat in each((yield [scripts.ExpiringMap.entries(self.key_of_shard(s)) for s in shards])):
+            for i in range(0, len(flat) - 2, 3):
+                at = int(flat[i + 2])
+                out.append(records.MapEntry(bytes(flat[i]), bytes(flat[i + 1]), at if at > 0 else None))
+        return records.EntriesPage(out, next_)

@@ -1,0 +1,40 @@
+import { Io } from "../driver";
+import type { EntriesPage, Health, PutReport, SweepReport } from "../records";
+/** The bytes the portable path adds before each value: its expiry. */
+export declare const EXPIRY_BYTES = 6;
+/** The longest time to live or max-idle time, in milliseconds (the scripts' bound). */
+export declare const MAX_TTL_MS = 999999999999999;
+type Pair = [Buffer, Buffer];
+export declare class ExpiringMap {
+    readonly base: string;
+    readonly shards: number;
+    readonly cap: number;
+    private readonly entries_;
+    private readonly value;
+    private readonly idle;
+    constructor(base: string, shards: number, cap: number, maxIdleMs: number | null, entries_: number, value: number);
+    private keyOfShard;
+    shardKey(field: Buffer): string;
+    private checkPair;
+    /** Positions by shard, shards in order. */
+    private byShard;
+    private write;
+    put(io: Io, field: Buffer, value: Buffer, ttlMs: number | null): Promise<boolean>;
+    putIfAbsent(io: Io, field: Buffer, value: Buffer, ttlMs: number | null): Promise<boolean>;
+    putMany(io: Io, items: readonly Pair[], ttlMs: number | null): Promise<PutReport>;
+    putIfAbsentMany(io: Io, items: readonly Pair[], ttlMs: number | null): Promise<PutReport>;
+    get(io: Io, field: Buffer): Promise<Buffer | null>;
+    getMany(io: Io, fields: readonly Buffer[]): Promise<(Buffer | null)[]>;
+    remove(io: Io, field: Buffer): Promise<boolean>;
+    ttlOf(io: Io, field: Buffer): Promise<number>;
+    persist(io: Io, field: Buffer): Promise<boolean | null>;
+    expire(io: Io, field: Buffer, ttlMs: number): Promise<boolean>;
+    private asHash;
+    len(io: Io): Promise<number>;
+    inspect(io: Io, sample: number): Promise<Health>;
+    /** The keys of the shards from `from`, and the next start. */
+    private range;
+    sweep(io: Io, fromShard: number, count: number): Promise<SweepReport>;
+    entries(io: Io, fromShard: number, count: number): Promise<EntriesPage>;
+}
+export {};
