@@ -1,7 +1,7 @@
 --- Whom a release of the read-write lock wakes: a writer alone, or the readers at the head of its queue (queue.lua)
 -- INCLUDE queue
 -- INCLUDE queue_role
--- READS SPUBLISH ZRANGE ZSCORE
+-- READS SPUBLISH TIME ZRANGE ZSCORE
 
 -- The waiters a release may wake, other than `skip`: the first live
 -- waiter when it waits to write (alone; `writes` true), or the run of
