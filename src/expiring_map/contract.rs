@@ -72,7 +72,7 @@ fn params() -> Vec<Param> {
     ]
 }
 
-/// The map's keys: its shards and the planner's probe.
+/// The map's keys: its shards, the planner's probe and its layout.
 fn keys() -> Vec<KeyTemplate> {
     vec![
         key(
@@ -86,6 +86,12 @@ fn keys() -> Vec<KeyTemplate> {
             "<base>:probe",
             "hash",
             "the planner's probe hash, written and deleted in one batch",
+        ),
+        key(
+            "meta",
+            "<base>:meta",
+            "hash",
+            "the layout stored with the data (pattern expiring_map, version, scheme crc32, shards, separator, path): see the layout pattern",
         ),
     ]
 }
@@ -113,6 +119,15 @@ fn functions() -> Vec<Function> {
 /// How each operation runs on the portable and the native path, and how the path is chosen.
 fn protocols() -> Vec<Protocol> {
     vec![
+        protocol(
+            "record_layout",
+            &["layout.claim", "HGETALL"],
+            &[
+                "before a map's first write: layout.claim(<base>:meta, pattern expiring_map, version 1, scheme crc32, separator :, shards N, path portable|native);",
+                "a stored layout that differs refuses every write; open(base): HGETALL <base>:meta gives the shards and the path (data is read on the path it was written on);",
+                "planned(base, expected) takes a stored layout over its own plan and choice",
+            ],
+        ),
         protocol(
             "portable",
             &[

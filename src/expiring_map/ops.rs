@@ -88,12 +88,12 @@ impl ExpiringMap {
             });
         }
         let path = self.path;
-        self.on_path(move || {
-            Op::send(batch, move |replies| match path {
-                Path::Portable => portable::put_report(replies, &most),
-                Path::Native => native::put_report(replies, &counts, only_absent),
-            })
-        })
+        let send = Op::send(batch, move |replies| match path {
+            Path::Portable => portable::put_report(replies, &most),
+            Path::Native => native::put_report(replies, &counts, only_absent),
+        });
+        let map = self.clone();
+        self.on_path(move || map.claimed(send))
     }
 
     fn write_pairs<F: AsRef<[u8]>, V: AsRef<[u8]>>(
