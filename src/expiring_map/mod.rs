@@ -237,9 +237,7 @@ impl ExpiringMapBuilder {
             path: self.path,
             cap: self.cap,
             max_idle_ms,
-            claimed: self
-                .record_layout
-                .then(|| Arc::new(AtomicBool::new(false))),
+            claimed: self.record_layout.then(|| Arc::new(AtomicBool::new(false))),
         })
     }
 }
