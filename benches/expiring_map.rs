@@ -205,15 +205,15 @@ fn interleaved(con: &mut Connection, all: &[Layout], n: u64) -> Vec<[f64; 4]> {
     let mut ratios = vec![[Vec::new(), Vec::new()]; k];
     for round in 0..=rounds() {
         let mut this = vec![[0.0f64; 2]; k];
-        for slot in 0..2 {
+        for (slot, puts) in [false, true].into_iter().enumerate() {
             let mut order: Vec<usize> = (0..k).collect();
             order.rotate_left(round % k);
             for &i in &order {
                 let t = Instant::now();
-                if slot == 0 {
-                    all[i].gets(con, n);
-                } else {
+                if puts {
                     all[i].puts(con, n);
+                } else {
+                    all[i].gets(con, n);
                 }
                 this[i][slot] = calls_n() as f64 / t.elapsed().as_secs_f64();
             }
