@@ -15,7 +15,9 @@
 //! batch-sized calls.
 //!
 //! Environment: `BENCH_ROUNDS` (default 5), `BENCH_CALLS` calls per round
-//! and variant (default 400).
+//! and variant (default 400), `BENCH_SCRIPTS` only the scripts whose names
+//! start with one of its comma-separated words (`BENCH_SCRIPTS=lock.,semaphore.`;
+//! default every script).
 
 mod common;
 #[path = "../tests/support/examples.rs"]
@@ -265,7 +267,10 @@ fn main() {
     let small = examples::examples(false);
     let big = examples::examples(true);
     let mut rows = Vec::new();
-    for s in ALL {
+    let only = std::env::var("BENCH_SCRIPTS").unwrap_or_default();
+    let chosen =
+        |name: &str| only.is_empty() || only.split(',').any(|w| name.starts_with(w.trim()));
+    for s in ALL.iter().filter(|s| chosen(s.name)) {
         let body = support::without_generated_checks(s.source()).expect("a checks block");
         let unchecked: String = redis::cmd("SCRIPT")
             .arg("LOAD")

@@ -1,6 +1,7 @@
 --- The waiter queue of a lock or a semaphore: tokens in arrival order, each with a place that ends unless renewed
+-- INCLUDE clock
 -- WRITES ZREM
--- READS ZRANGE ZSCORE
+-- READS TIME ZRANGE ZSCORE
 
 -- `queue` is a sorted set token -> arrival (unix µs, the server's clock;
 -- the first arrival is kept), `places` token -> the end of its place
@@ -9,29 +10,30 @@
 -- long as their longest place.
 
 -- The first `n` live waiters in arrival order other than `skip`, as a
--- list, the dead ones met on the way, and, when `skip` was met before
--- the n-th other, 1 + the number of live waiters ahead of it (nil
--- otherwise); reads at most 64 entries.
+-- list, the dead ones met on the way, when `skip` was met before the n-th
+-- other 1 + the number of live waiters ahead of it (nil otherwise), and
+-- the ends of the live ones' places (unix ms); reads at most 64 entries.
+-- `now` (unix ms) nil: the server's clock, read only when the queue has
+-- entries. The queue is read whenever this runs (n < 1 finds none).
 local function live_waiters(queue, places, now, n, skip)
-  local live, dead, at = {}, {}, nil
-  if n < 1 then
-    return live, dead, at
-  end
+  local live, dead, at, ends = {}, {}, nil, {}
   local entries = redis.call('ZRANGE', queue, 0, 63)
+  local at_ms = now or (entries[1] and now_ms())
   for _, t in ipairs(entries) do
-    local ends = redis.call('ZSCORE', places, t)
-    if not ends or tonumber(ends) <= now then
+    if #live >= n then
+      break
+    end
+    local place = tonumber(redis.call('ZSCORE', places, t))
+    if not place or place <= at_ms then
       dead[#dead + 1] = t
     elseif t == skip then
       at = #live + 1
     else
       live[#live + 1] = t
-      if #live >= n then
-        break
-      end
+      ends[#ends + 1] = place
     end
   end
-  return live, dead, at
+  return live, dead, at, ends
 end
 
 -- Drops the dead waiters `dead` (from live_waiters).

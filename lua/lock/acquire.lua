@@ -31,11 +31,10 @@
 -- The largest integer a Lua number holds exactly.
 local max_fence = 9007199254740991
 
--- The last fencing token, or nil and the refusal of a value that is none
--- (an INCR counter of an older version is one: the next token jumps
--- past it to the clock).
-local function last_fence()
-  local v = redis.call('GET', KEYS[2])
+-- The last fencing token of the fence key's value `v`, or nil and the
+-- refusal of a value that is none (an INCR counter of an older version is
+-- one: the next token jumps past it to the clock).
+local function last_fence(v)
   if not v then
     return 0
   end
@@ -46,46 +45,51 @@ local function last_fence()
   return n
 end
 
--- Every check comes before the first write.
+-- Every check comes before the first write. The lock, the fence and the
+-- caller's place are read first, whatever the path: each read checks its
+-- key's type, so the generated checks need no TYPE for them.
 local now_us, refused = call_time_us(ARGV, 5)
 if refused then
   return refused
 end
 local now = math.floor(now_us / 1000)
 local owner = redis.call('GET', KEYS[1])
+local stored = redis.call('GET', KEYS[2])
+local queued = redis.call('ZSCORE', KEYS[4], ARGV[1])
+local held = tonumber(stored)
 local wait
 if not owner then
-  local last, bad = last_fence()
+  local last, bad = last_fence(stored)
   if bad then
     return bad
   end
   if ARGV[4] == '1' then
-    local ahead, dead, at = live_waiters(KEYS[3], KEYS[4], now, 1, ARGV[1])
+    local ahead, dead, at, ends = live_waiters(KEYS[3], KEYS[4], now, 1, ARGV[1])
     drop_waiters(KEYS[3], KEYS[4], dead)
     if not at and ahead[1] then
       -- Fair: the first live waiter is another; the caller waits for it
       -- (at most until its place ends).
-      wait = now - tonumber(redis.call('ZSCORE', KEYS[4], ahead[1]))
+      wait = now - ends[1]
     end
   end
   if not wait then
     local fence = math.max(last + 1, now_us)
     redis.call('SET', KEYS[2], string.format('%.0f', fence))
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    leave_queue(KEYS[3], KEYS[4], ARGV[1])
+    if queued then
+      leave_queue(KEYS[3], KEYS[4], ARGV[1])
+    end
     return fence
   end
-elseif owner == ARGV[1] then
+elseif owner == ARGV[1] and held and held >= 1 then
   -- Only a free lock takes a new token, so while the lock is held the
   -- fence key holds its holder's fencing token.
-  local fence = tonumber(redis.call('GET', KEYS[2]))
-  if fence and fence >= 1 then
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if queued then
     leave_queue(KEYS[3], KEYS[4], ARGV[1])
-    return fence
   end
-end
-if not wait then
+  return held
+else
   local pttl = redis.call('PTTL', KEYS[1])
   wait = pttl > 0 and -pttl or 0
 end

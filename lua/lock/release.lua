@@ -10,17 +10,21 @@
 --    token, or `released` (every waiter) when the queue has none
 -- WRITES DEL ZREM
 -- READS GET SPUBLISH TIME ZRANGE ZSCORE
--- INCLUDE clock
 -- INCLUDE queue
 -- IDEMPOTENT yes: a second call finds the lock gone (or held by another owner) and the token out of the queue: it
 --    deletes nothing and publishes nothing (it answers 0)
+
+-- The lock and the caller's place are read first, and the queue whenever
+-- the release gets past them: each read checks its key's type, so the
+-- generated checks need no TYPE. The clock is read only when the queue has
+-- waiters.
 local owner = redis.call('GET', KEYS[1])
+local queued = redis.call('ZSCORE', KEYS[3], ARGV[1])
 local held = owner == ARGV[1]
-local queued = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not held and not queued then
   return 0
 end
-local next_up, dead = live_waiters(KEYS[2], KEYS[3], now_ms(), 1, ARGV[1])
+local next_up, dead = live_waiters(KEYS[2], KEYS[3], nil, 1, ARGV[1])
 if held then
   redis.call('DEL', KEYS[1])
 end

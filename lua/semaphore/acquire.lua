@@ -25,19 +25,25 @@ local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local now = math.floor(now_us / 1000)
 local after = '(' .. string.format('%.0f', now)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
+-- The caller's place, read whatever the path: the read checks the key's
+-- type (the generated checks need no TYPE for it), and a caller with no
+-- place has no queue entries to leave.
+local queued = redis.call('ZSCORE', KEYS[3], ARGV[1])
 -- A permit whose lease ended is free again (a holder that crashed).
 local free = tonumber(ARGV[2]) - redis.call('ZCOUNT', KEYS[1], after, '+inf')
 local wait
 if not (mine and tonumber(mine) > now) and ARGV[5] == '1' and free > 0 then
-  local ahead, dead, at = live_waiters(KEYS[2], KEYS[3], now, free, ARGV[1])
+  local ahead, dead, at, ends = live_waiters(KEYS[2], KEYS[3], now, free, ARGV[1])
   drop_waiters(KEYS[2], KEYS[3], dead)
   if not at and #ahead >= free then
-    wait = now - tonumber(redis.call('ZSCORE', KEYS[3], ahead[1]))
+    wait = now - ends[1]
   end
 end
 if not wait and (mine and tonumber(mine) > now or free > 0) then
   take_lease(KEYS[1], ARGV[1], now, ARGV[3])
-  leave_queue(KEYS[2], KEYS[3], ARGV[1])
+  if queued then
+    leave_queue(KEYS[2], KEYS[3], ARGV[1])
+  end
   return 1
 end
 if not wait then

@@ -11,7 +11,7 @@ use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
 use redis_patterns::expiring_map::{EntriesPage, ExpiringMap, Ttl};
 use redis_patterns::keys::Prefix;
-use redis_patterns::lock::{Lock, WaitMode};
+use redis_patterns::lock::{Lock, Replication, WaitMode};
 use redis_patterns::login_log::{
     ActiveUser, Expiry, LoginLog, ReindexCursor, ReindexOptions, ReindexReport,
 };
@@ -425,7 +425,8 @@ impl Handle {
     pub fn describe(&self) -> Value {
         match self {
             Handle::Lock(l) => {
-                json!({"key": l.key(), "fence_key": l.fence_key(), "channel": l.channel()})
+                json!({"key": l.key(), "fence_key": l.fence_key(), "channel": l.channel(),
+                       "queue_key": l.queue_key(), "places_key": l.places_key()})
             }
             Handle::Semaphore(s) => json!({"key": s.key(), "channel": s.channel()}),
             Handle::RwLock(l) => {
@@ -715,7 +716,8 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
         "Lock" => {
             let mut b = Lock::builder(&a.s("name")?)
                 .wait_mode(wait_mode(a)?)
-                .fair(a.b_or("fair", false)?);
+                .fair(a.b_or("fair", false)?)
+                .replication(replication(a)?);
             if a.has("lease_ms") {
                 b = b.lease(a.ms("lease_ms")?);
             }
@@ -972,6 +974,21 @@ fn lock(
         "status" => to_json(run(con, l.status())?),
         "hold" => return hold(ctx, con, l, |g| Some(g.fence()), a, step),
         _ => return Err(unknown(op)),
+    })
+}
+
+/// A lock's replication setting: `replication` none, acknowledged (with
+/// `replicas` and `replication_timeout_ms`) or auto.
+fn replication(a: &Args) -> Result<Replication, Failure> {
+    Ok(match a.s_or("replication", "none")?.as_str() {
+        "none" => Replication::None,
+        "auto" => Replication::Auto,
+        "acknowledged" => Replication::Acknowledged {
+            replicas: u32::try_from(a.u_or("replicas", 1)?)
+                .map_err(|_| refused("replicas", "too large"))?,
+            timeout: Duration::from_millis(a.u_or("replication_timeout_ms", 1000)?),
+        },
+        _ => return Err(refused("replication", "must be none, acknowledged or auto")),
     })
 }
 

@@ -199,6 +199,25 @@ impl Structure {
         })
     }
 
+    /// Whether `w` and `s` are in two parts of one `if` (`w` in an arm,
+    /// `s` in another arm or an `elseif` condition) that no loop or
+    /// function runs twice (`within`: no loop): one run of the `if` takes
+    /// one arm only, so `s` cannot run after `w`.
+    fn exclusive(&self, w: usize, s: usize, within: bool) -> bool {
+        let Some(arm) = self.enclosing(w).find(|&b| {
+            self.blocks[b].kind == BlockKind::Arm
+                && !self.encloses(b, s)
+                && self.blocks[b].parent.is_some_and(|i| self.encloses(i, s))
+        }) else {
+            return false;
+        };
+        let parent = self.blocks[arm].parent.expect("an arm is in its if");
+        !std::iter::successors(Some(parent), |&b| self.blocks[b].parent).any(|b| {
+            let kind = self.blocks[b].kind;
+            kind == BlockKind::Loop || (!within && kind == BlockKind::Function)
+        })
+    }
+
     /// Whether `s` and `w` are in one loop around both.
     fn in_one_loop(&self, w: usize, s: usize) -> bool {
         self.enclosing(s)
@@ -208,9 +227,10 @@ impl Structure {
     /// Whether the code at token `s` may run after the code at token `w`
     /// has run: `w` comes first in the text, or both are in one loop, or `w`
     /// is in a function (which may be called anywhere) — unless a returning
-    /// block around `w` ends every such path.
+    /// block around `w` ends every such path, or `w` and `s` are in two
+    /// arms of one `if` that runs once.
     pub(crate) fn may_follow(&self, w: usize, s: usize) -> bool {
-        if self.shielded(w, s) {
+        if self.shielded(w, s) || self.exclusive(w, s, false) {
             return false;
         }
         if w < s {
@@ -228,7 +248,7 @@ impl Structure {
     /// that defines no other), the code at `s` may run after the code at
     /// `w`: as [`Structure::may_follow`], but for a call of that function.
     pub(crate) fn may_follow_within(&self, w: usize, s: usize) -> bool {
-        if self.shielded(w, s) {
+        if self.shielded(w, s) || self.exclusive(w, s, true) {
             return false;
         }
         w < s || self.in_one_loop(w, s)
@@ -282,6 +302,36 @@ mod tests {
             s.at_top_of(at(&toks, "c", 0), None),
             "an if's condition runs with its block"
         );
+    }
+
+    #[test]
+    fn one_run_of_an_if_takes_one_arm() {
+        let (toks, s) =
+            structure("if a then\n  w()\nelseif b() then\n  x()\nelse\n  y()\nend\nz()\n");
+        let (w, b, x, y, z) = (
+            at(&toks, "w", 0),
+            at(&toks, "b", 0),
+            at(&toks, "x", 0),
+            at(&toks, "y", 0),
+            at(&toks, "z", 0),
+        );
+        assert!(!s.may_follow(w, x) && !s.may_follow(w, y) && !s.may_follow(x, y));
+        assert!(
+            !s.may_follow(w, b),
+            "an elseif is tested only when the arms above did not run"
+        );
+        assert!(s.may_follow(b, x) && s.may_follow(w, z) && s.may_follow(y, z));
+        let (toks, s) =
+            structure("for i = 1, 2 do\n  if a then\n    w()\n  else\n    y()\n  end\nend\n");
+        assert!(
+            s.may_follow(at(&toks, "w", 0), at(&toks, "y", 0)),
+            "a loop runs the if again"
+        );
+        let (toks, s) =
+            structure("local function f()\n  if a then\n    w()\n  else\n    y()\n  end\nend\n");
+        let (w, y) = (at(&toks, "w", 0), at(&toks, "y", 0));
+        assert!(s.may_follow(w, y), "a function may be called again");
+        assert!(!s.may_follow_within(w, y), "one call of it takes one arm");
     }
 
     #[test]

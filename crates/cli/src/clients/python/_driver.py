@@ -86,12 +86,14 @@ class Call:
 
 
 class Cmd:
-    """One plain command; `node` sends it to that primary (a name from NODES)."""
+    """One plain command; `node` sends it to that primary (a name from NODES); `key`
+    routes a keyless one (WAIT, INFO) to the primary of that key's slot, and a
+    batch holding it goes to that node as one pipeline on one connection."""
 
-    __slots__ = ("args", "node")
+    __slots__ = ("args", "node", "key")
 
-    def __init__(self, *args: Any, node: Optional[str] = None) -> None:
-        self.args, self.node = args, node
+    def __init__(self, *args: Any, node: Optional[str] = None, key: Optional[str] = None) -> None:
+        self.args, self.node, self.key = args, node, key
 
     def command(self, cluster: bool) -> Tuple[Any, ...]:
         return tuple(self.args)
@@ -416,6 +418,11 @@ def _only(reply: Any, node: Any) -> Any:
     return reply
 
 
+def _routed(batch: List[Request]) -> Optional[str]:
+    """The key a batch holding a keyless command routed by a key goes by (None: none)."""
+    return next((r.key for r in batch if isinstance(r, Cmd) and r.key is not None), None)
+
+
 def _node(client: Any, name: str) -> Any:
     if name == ANY:
         return client.get_default_node()
@@ -459,9 +466,19 @@ class SyncRunner:
                 if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
                     node = _node(c, arg.node)
                     return _only(c.execute_command(*arg.command(True), target_nodes=node), node), None
+                if isinstance(arg, Cmd) and arg.key is not None and self.cluster:
+                    node = c.get_node_from_key(arg.key)
+                    return _only(c.execute_command(*arg.command(True), target_nodes=node), node), None
                 return c.execute_command(*arg.command(self.cluster)), None
             if kind == _LOAD:
                 return c.script_load(arg), None
+            routed = _routed(arg)
+            if self.cluster and routed is not None:
+                # One pipeline on one connection to the key's node (WAIT counts that connection's writes).
+                pipe = c.get_redis_connection(c.get_node_from_key(routed)).pipeline(transaction=False)
+                for req in arg:
+                    pipe.execute_command(*req.command(True))
+                return pipe.execute(raise_on_error=False), None
             if self.cluster and any(isinstance(r, Cmd) and r.node is not None for r in arg):
                 # Commands for a named node (SCAN of each primary): one each.
                 out: List[Any] = []
@@ -559,13 +576,26 @@ class AsyncRunner:
                     await c.initialize()
                 return _nodes(c, self.cluster), None
             if kind == _COMMAND:
-                if isinstance(arg, Cmd) and arg.node is not None and self.cluster:
+                if isinstance(arg, Cmd) and (arg.node is not None or arg.key is not None) and self.cluster:
                     await c.initialize()  # the async cluster learns its nodes lazily
-                    node = _node(c, arg.node)
+                    node = _node(c, arg.node) if arg.node is not None else c.get_node_from_key(arg.key)
                     return _only(await c.execute_command(*arg.command(True), target_nodes=node), node), None
                 return await c.execute_command(*arg.command(self.cluster)), None
             if kind == _LOAD:
                 return await c.script_load(arg), None
+            routed = _routed(arg)
+            if self.cluster and routed is not None:
+                # One pipeline on one connection to the key's node (WAIT counts that connection's writes).
+                await c.initialize()
+                node = c.get_node_from_key(routed)
+                conn = redis.asyncio.Redis(host=node.host, port=node.port, **_node_kwargs(c))
+                try:
+                    pipe = conn.pipeline(transaction=False)
+                    for req in arg:
+                        pipe.execute_command(*req.command(True))
+                    return await pipe.execute(raise_on_error=False), None
+                finally:
+                    await conn.aclose()
             if self.cluster and any(isinstance(r, Cmd) and r.node is not None for r in arg):
                 out: List[Any] = []
                 for req in arg:

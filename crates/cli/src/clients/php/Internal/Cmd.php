@@ -7,7 +7,8 @@ namespace RedisPatterns\Internal;
 /**
  * One plain command: `$head` (the name and what precedes the keys), `$keys`
  * (a client prefix applies to them) and `$tail`; `$node` sends it to that
- * primary of a cluster (a name from Runner::nodes(), or ANY).
+ * primary of a cluster (a name from Runner::nodes(), or ANY); `$route`
+ * routes a keyless command (WAIT, INFO) to the node of that key's slot.
  */
 final class Cmd
 {
@@ -24,6 +25,7 @@ final class Cmd
         public readonly array $keys = [],
         public readonly array $tail = [],
         public readonly ?string $node = null,
+        public readonly ?string $route = null,
     ) {
     }
 
@@ -41,7 +43,7 @@ final class Cmd
 
     public function routingKey(): ?string
     {
-        return $this->keys[0] ?? null;
+        return $this->keys[0] ?? $this->route;
     }
 
     /** Whether it only reads (a batch of readers may be sent again after a slot moved). */

@@ -19,6 +19,25 @@ def _bad(name: str, reason: str) -> errors.InvalidArgument:
     return errors.InvalidArgument(name, reason, None)
 
 
+def _config_taken(name: str, config_key: str, exc: BaseException) -> BaseException:
+    """The config key of filter `name` holding another type (WRONGTYPE) is, when `name`
+    ends in `:<j>`, block j of the spread filter before it: refused naming both."""
+    base, _, j = name.rpartition(":")
+    if base and j.isdigit() and isinstance(exc, errors.Server) and exc.code == "WRONGTYPE":
+        return errors.BloomConfigMismatch(
+            f"{config_key}, the config key of the filter {name}, holds block {j} of the spread filter {base}: "
+            "the two filters' keys collide; choose another name for one of them")
+    return exc
+
+
+def _read_config(name: str, config_key: str) -> Op[Dict[str, str]]:
+    try:
+        raw = yield Cmd("HGETALL", config_key)
+    except errors.Server as e:
+        raise _config_taken(name, config_key, e) from None
+    return _config(raw)
+
+
 def _item(item: bytes) -> bytes:
     if len(item) > 512 * 1024 * 1024:
         raise _bad("item", "must be at most 512 MiB")
@@ -41,15 +60,24 @@ class Bloom:
                                     ",".join(map(str, p.block_bits)), _C["scheme"], _C["scheme_version"], self.spread)
 
     def _init_blocks(self, create: bool) -> Op[List[object]]:
-        return list((yield [scripts.Bloom.init_block(k, b, create) for k, b in zip(self.block_keys, self.params.block_bits)]))
+        replies = yield [scripts.Bloom.init_block(k, b, create) for k, b in zip(self.block_keys, self.params.block_bits)]
+        return [self._block_taken(j, r) for j, r in enumerate(replies)]
+
+    def _block_taken(self, j: int, reply: object) -> object:
+        """Block j of a spread filter holding another type (WRONGTYPE) is the config of
+        the filter `<name>:<j>`: refused naming both."""
+        if self.spread and isinstance(reply, errors.Server) and reply.code == "WRONGTYPE":
+            return errors.BloomConfigMismatch(
+                f"{self.block_keys[j]}, block {j} of the spread filter {self.name}, is the config key of the filter "
+                f"{self.name}:{j}: the two filters' keys collide; choose another name for one of them")
+        return reply
 
     @staticmethod
     def create(name: str, expected: int, fp_rate: float, prefix: str, spread_blocks: bool, max_memory: int) -> Op["Bloom"]:
         m, k, blocks = bloom_params(expected, fp_rate)
         bf = Bloom(name, prefix, records.BloomParams(expected, fp_rate, m, k, blocks), spread_blocks, format_p(fp_rate))
         needed = sum(-(-(b + 1) // 8) + KEY_OVERHEAD for b in blocks) + KEY_OVERHEAD
-        raw = yield Cmd("HGETALL", bf.config_key)
-        cfg = _config(raw)
+        cfg = yield from _read_config(name, bf.config_key)
         if cfg:
             stored = Bloom._from_config(name, prefix, cfg)
             want = bf.params
@@ -93,7 +121,7 @@ class Bloom:
     @staticmethod
     def open(name: str, prefix: str) -> Op["Bloom"]:
         config = key("bloom", "config", prefix=prefix, name=name)
-        cfg = _config((yield Cmd("HGETALL", config)))
+        cfg = yield from _read_config(name, config)
         if not cfg:
             raise errors.BloomMissing(f"no config hash {config}")
         bf = Bloom._from_config(name, prefix, cfg)

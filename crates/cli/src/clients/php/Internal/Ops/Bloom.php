@@ -9,6 +9,7 @@ use RedisPatterns\Contract;
 use RedisPatterns\Errors\BloomConfigMismatch;
 use RedisPatterns\Errors\BloomMissing;
 use RedisPatterns\Errors\NotEnoughMemory;
+use RedisPatterns\Errors\Server;
 use RedisPatterns\Hashing;
 use RedisPatterns\Internal\Checks;
 use RedisPatterns\Internal\Cmd;
@@ -63,7 +64,7 @@ final class Bloom
         foreach ($blocks as $b) {
             $needed += intdiv($b + 1 + 7, 8) + self::KEY_OVERHEAD;
         }
-        $cfg = Layouts::pairs($run->one(Cmd::key('HGETALL', $bf->configKey)));
+        $cfg = self::readConfig($run, $name, $bf->configKey);
         if ($cfg !== []) {
             $stored = self::fromConfig($name, $prefix, $cfg);
             $checks = [
@@ -112,7 +113,41 @@ final class Bloom
             if ($created !== []) {
                 $run->batch(array_map(fn (string $k): Cmd => Cmd::key('DEL', $k), $created));
             }
-            throw $e;
+            throw $this->blockTaken($j, $e);
+        }
+    }
+
+    /**
+     * Block $j of a spread filter holding another type (WRONGTYPE) is the
+     * config of the filter `<name>:<j>`: refused naming both.
+     */
+    private function blockTaken(int $j, \Throwable $e): \Throwable
+    {
+        if (!$this->spread || !($e instanceof Server) || $e->errorCode !== 'WRONGTYPE') {
+            return $e;
+        }
+        return new BloomConfigMismatch("{$this->blockKeys[$j]}, block $j of the spread filter {$this->name}, is the config key of the filter {$this->name}:$j: the two filters' keys collide; choose another name for one of them");
+    }
+
+    /**
+     * The config hash of the filter $name; when $configKey holds another
+     * type (WRONGTYPE) and $name ends in `:<j>`, it is block j of the spread
+     * filter before it: refused naming both.
+     *
+     * @return array<string, string>
+     */
+    private static function readConfig(Runner $run, string $name, string $configKey): array
+    {
+        try {
+            return Layouts::pairs($run->one(Cmd::key('HGETALL', $configKey)));
+        } catch (Server $e) {
+            $at = strrpos($name, ':');
+            $base = $at === false ? '' : substr($name, 0, $at);
+            $j = $at === false ? '' : substr($name, $at + 1);
+            if ($e->errorCode !== 'WRONGTYPE' || $base === '' || !ctype_digit($j)) {
+                throw $e;
+            }
+            throw new BloomConfigMismatch("$configKey, the config key of the filter $name, holds block $j of the spread filter $base: the two filters' keys collide; choose another name for one of them");
         }
     }
 
@@ -136,7 +171,7 @@ final class Bloom
     public static function open(Runner $run, string $name, string $prefix): self
     {
         $config = Contract::key('bloom', 'config', ['prefix' => $prefix, 'name' => $name]);
-        $cfg = Layouts::pairs($run->one(Cmd::key('HGETALL', $config)));
+        $cfg = self::readConfig($run, $name, $config);
         if ($cfg === []) {
             throw new BloomMissing("no config hash $config");
         }

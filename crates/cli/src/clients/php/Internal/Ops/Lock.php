@@ -5,7 +5,10 @@ declare(strict_types=1);
 namespace RedisPatterns\Internal\Ops;
 
 use RedisPatterns\Contract;
+use RedisPatterns\Errors\InvalidArgument;
 use RedisPatterns\Errors\LockBusy;
+use RedisPatterns\Errors\NotReplicated;
+use RedisPatterns\Errors\RedisPatternsError;
 use RedisPatterns\Internal\Cmd;
 use RedisPatterns\Internal\Holder;
 use RedisPatterns\Internal\Runner;
@@ -32,7 +35,13 @@ final class Lock
         string $waitMode,
         private readonly int $pollMs,
         public readonly bool $fair = false,
+        private readonly string $replication = 'none',
+        private readonly int $replicas = 1,
+        private readonly int $replicationTimeoutMs = 1000,
     ) {
+        if ($replication === 'acknowledged' && $replicas === 0) {
+            throw new InvalidArgument('replicas', 'must be at least 1', null);
+        }
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->key = Contract::key('lock', 'lock', $vars);
         $this->fenceKey = Contract::key('lock', 'fence', $vars);
@@ -44,13 +53,43 @@ final class Lock
 
     private readonly bool $notified;
 
-    /** @return array{?Lease, ?int} */
-    private function attempt(Runner $run, string $token, int $placeMs = 0): array
+    /** @return array{int, int}|null the WAIT an acquire sends after its script (replicas, timeout ms), or null */
+    private function waits(Runner $run): ?array
     {
-        $reply = (int) $run->one(LockScripts::acquire(
+        if ($this->replication === 'none') {
+            return null;
+        }
+        if ($this->replication === 'acknowledged') {
+            return [$this->replicas, $this->replicationTimeoutMs];
+        }
+        // auto: the primary of the lock's slot has replicas (asked once per acquire)
+        $info = (string) $run->one(new Cmd(['INFO', 'replication'], route: $this->key));
+        return preg_match('/^connected_slaves:([1-9][0-9]*)/m', $info) === 1 ? [1, 1000] : null;
+    }
+
+    /**
+     * @param array{int, int}|null $waits
+     * @return array{?Lease, ?int}
+     */
+    private function attempt(Runner $run, string $token, int $placeMs, ?array $waits): array
+    {
+        $call = LockScripts::acquire(
             $this->key, $this->fenceKey, $this->queueKey, $this->placesKey, $token, $this->leaseMs, $placeMs,
             $this->fair, [],
-        ));
+        );
+        if ($waits === null) {
+            $reply = (int) $run->one($call);
+        } else {
+            // WAIT right after the script, in one pipeline on one connection to the lock's node.
+            [$reply, $acked] = array_map('intval', $run->batch([$call, new Cmd(['WAIT', (string) $waits[0], (string) $waits[1]], route: $this->key)]));
+            if ($reply > 0 && $acked < $waits[0]) {
+                try {
+                    $this->release($run, $token); // its token is never used: free the lock now (best effort)
+                } catch (RedisPatternsError|\RedisException) {
+                }
+                throw new NotReplicated($this->key, $reply, max($acked, 0), $waits[0]);
+            }
+        }
         return $reply > 0 ? [new Lease($token, $reply), null] : [null, Waiting::busyMs($reply)];
     }
 
@@ -61,7 +100,7 @@ final class Lock
 
     public function tryAcquireAs(Runner $run, string $token): Lease
     {
-        [$got, $hint] = $this->attempt($run, $token);
+        [$got, $hint] = $this->attempt($run, $token, 0, $this->waits($run));
         if ($got === null) {
             throw new LockBusy($this->key, $hint);
         }
@@ -75,8 +114,9 @@ final class Lock
 
     public function acquireAs(Runner $run, string $token, int $timeoutMs): Lease
     {
+        $waits = $this->waits($run);
         return Waiting::untilAcquired($run, $this->key, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $token, $this->leaseMs), intdiv($this->leaseMs, 2), $token,
+            fn (): array => $this->attempt($run, $token, $this->leaseMs, $waits), intdiv($this->leaseMs, 2), $token,
             fn () => $this->release($run, $token), $this->contended);
     }
 

@@ -11,6 +11,8 @@ export declare class Bloom {
     constructor(name: string, prefix: string, params: BloomParams, spread: boolean, pText: string);
     private createCall;
     private initBlocks;
+    /** Block j of a spread filter holding another type (WRONGTYPE) is the config of the filter `<name>:<j>`: refused naming both. */
+    private blockTaken;
     static create(io: Io, name: string, expected: number, fpRate: number, prefix: string, spreadBlocks: boolean, maxMemory: number): Promise<Bloom>;
     private static fromConfig;
     static open(io: Io, name: string, prefix: string): Promise<Bloom>;

@@ -44,8 +44,26 @@ async function load(multiAdd, items, batch, start) {
     }
     return { done, added, unknown };
 }
-async function config(io, k) {
-    return new Map((0, driver_1.pairs)(await io.one((0, call_1.cmd)("HGETALL", k))).map(([a, b]) => [a, b.toString("utf8")]));
+/**
+ * The config hash of the filter `name`; when `k` holds another type (WRONGTYPE) and
+ * `name` ends in `:<j>`, it is block j of the spread filter before it: refused naming both.
+ */
+async function config(io, name, k) {
+    let raw;
+    try {
+        raw = await io.one((0, call_1.cmd)("HGETALL", k));
+    }
+    catch (e) {
+        const at = name.lastIndexOf(":");
+        const base = at < 0 ? "" : name.slice(0, at);
+        const j = at < 0 ? "" : name.slice(at + 1);
+        if (e instanceof errors_1.Server && e.code === "WRONGTYPE" && base !== "" && /^[0-9]+$/.test(j)) {
+            throw new errors_1.BloomConfigMismatch(`${k}, the config key of the filter ${name}, holds block ${j} of the spread filter ${base}: ` +
+                "the two filters' keys collide; choose another name for one of them");
+        }
+        throw e;
+    }
+    return new Map((0, driver_1.pairs)(raw).map(([a, b]) => [a, b.toString("utf8")]));
 }
 class Bloom {
     name;
@@ -69,14 +87,23 @@ class Bloom {
         const p = this.params;
         return scripts.Bloom.create(this.configKey, this.spread ? [] : this.blockKeys, p.m, p.k, p.n, this.pText, p.blockBits.join(","), C.scheme, C.scheme_version, this.spread);
     }
-    initBlocks(io, create) {
-        return io.batch(this.blockKeys.map((k, j) => scripts.Bloom.initBlock(k, this.params.blockBits[j], create)));
+    async initBlocks(io, create) {
+        const replies = await io.batch(this.blockKeys.map((k, j) => scripts.Bloom.initBlock(k, this.params.blockBits[j], create)));
+        return replies.map((r, j) => this.blockTaken(j, r));
+    }
+    /** Block j of a spread filter holding another type (WRONGTYPE) is the config of the filter `<name>:<j>`: refused naming both. */
+    blockTaken(j, reply) {
+        if (!this.spread || !(reply instanceof errors_1.Server) || reply.code !== "WRONGTYPE") {
+            return reply;
+        }
+        return new errors_1.BloomConfigMismatch(`${this.blockKeys[j]}, block ${j} of the spread filter ${this.name}, is the config key of the filter ` +
+            `${this.name}:${j}: the two filters' keys collide; choose another name for one of them`);
     }
     static async create(io, name, expected, fpRate, prefix, spreadBlocks, maxMemory) {
         const [m, k, blocks] = (0, hashing_1.bloomParams)(expected, fpRate);
         const bf = new Bloom(name, prefix, { n: expected, p: fpRate, m, k, blockBits: blocks }, spreadBlocks, (0, hashing_1.formatP)(fpRate));
         const needed = blocks.reduce((n, b) => n + Math.ceil((b + 1) / 8) + KEY_OVERHEAD, 0) + KEY_OVERHEAD;
-        const cfg = await config(io, bf.configKey);
+        const cfg = await config(io, name, bf.configKey);
         if (cfg.size > 0) {
             const stored = Bloom.fromConfig(name, prefix, cfg);
             const want = bf.params;
@@ -148,7 +175,7 @@ class Bloom {
     }
     static async open(io, name, prefix) {
         const configKey = (0, contract_1.key)("bloom", "config", { prefix, name });
-        const cfg = await config(io, configKey);
+        const cfg = await config(io, name, configKey);
         if (cfg.size === 0) {
             throw new errors_1.BloomMissing(`no config hash ${configKey}`);
         }

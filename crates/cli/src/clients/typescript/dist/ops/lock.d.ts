@@ -5,6 +5,9 @@ export declare class Lock {
     readonly name: string;
     readonly leaseMs: number;
     readonly fair: boolean;
+    private readonly replication;
+    private readonly replicas;
+    private readonly replicationTimeoutMs;
     readonly key: string;
     readonly fenceKey: string;
     readonly channel: string;
@@ -13,7 +16,9 @@ export declare class Lock {
     private readonly wait;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     private readonly contended;
-    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean);
+    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, replication?: string, replicas?: number, replicationTimeoutMs?: number);
+    /** The WAIT an acquire sends after its script (replicas, timeout ms), or null. */
+    private waits;
     private attempt;
     tryAcquire(io: Io): Promise<Lease>;
     tryAcquireAs(io: Io, token: string): Promise<Lease>;

@@ -8,10 +8,15 @@ const driver_1 = require("../driver");
 const errors_1 = require("../errors");
 const scripts = require("../scripts");
 const wait_1 = require("../wait");
+/** What replication "auto" asks for when the lock's primary has replicas: one replica, one second. */
+const DEFAULT_ACKNOWLEDGED = [1, 1000];
 class Lock {
     name;
     leaseMs;
     fair;
+    replication;
+    replicas;
+    replicationTimeoutMs;
     key;
     fenceKey;
     channel;
@@ -20,10 +25,16 @@ class Lock {
     wait;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     contended = { last: false };
-    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false) {
+    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false, replication = "none", replicas = 1, replicationTimeoutMs = 1000) {
         this.name = name;
         this.leaseMs = leaseMs;
         this.fair = fair;
+        this.replication = replication;
+        this.replicas = replicas;
+        this.replicationTimeoutMs = replicationTimeoutMs;
+        if (replication === "acknowledged" && replicas === 0) {
+            throw new errors_1.InvalidArgument("replicas", "must be at least 1", null);
+        }
         this.key = (0, contract_1.key)("lock", "lock", { prefix, name });
         this.fenceKey = (0, contract_1.key)("lock", "fence", { prefix, name });
         this.channel = (0, contract_1.key)("lock", "wake", { prefix, name });
@@ -31,15 +42,42 @@ class Lock {
         this.placesKey = (0, contract_1.key)("lock", "places", { prefix, name });
         this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
     }
-    async attempt(io, token, placeMs = 0) {
-        const reply = (0, driver_1.int)(await io.one(scripts.Lock.acquire(this.key, this.fenceKey, this.queueKey, this.placesKey, token, this.leaseMs, placeMs, this.fair, [])));
+    /** The WAIT an acquire sends after its script (replicas, timeout ms), or null. */
+    async waits(io) {
+        if (this.replication === "none") {
+            return null;
+        }
+        if (this.replication === "acknowledged") {
+            return [this.replicas, this.replicationTimeoutMs];
+        }
+        // auto: the primary of the lock's slot has replicas (asked once per acquire)
+        const [info] = await io.all([new call_1.Cmd(["INFO", "replication"], this.key)]);
+        return /^connected_slaves:[1-9]/m.test((0, driver_1.text)(info)) ? DEFAULT_ACKNOWLEDGED : null;
+    }
+    async attempt(io, token, placeMs, waits) {
+        const call = scripts.Lock.acquire(this.key, this.fenceKey, this.queueKey, this.placesKey, token, this.leaseMs, placeMs, this.fair, []);
+        let reply;
+        if (waits === null) {
+            reply = (0, driver_1.int)(await io.one(call));
+        }
+        else {
+            // WAIT right after the script, in one pipeline on one connection to the lock's node.
+            const [r, a] = await io.all([call, new call_1.Cmd(["WAIT", String(waits[0]), String(waits[1])], this.key)]);
+            reply = (0, driver_1.int)(r);
+            const acked = (0, driver_1.int)(a);
+            if (reply > 0 && acked < waits[0]) {
+                // Its token is never used: free the lock now (best effort).
+                await this.release(io, token).catch(() => false);
+                throw new errors_1.NotReplicated(this.key, reply, Math.max(acked, 0), waits[0]);
+            }
+        }
         return reply > 0 ? [{ token, fence: reply }, null] : [null, (0, wait_1.busyMs)(reply)];
     }
     tryAcquire(io) {
         return this.tryAcquireAs(io, (0, wait_1.newToken)());
     }
     async tryAcquireAs(io, token) {
-        const [got, hint] = await this.attempt(io, token);
+        const [got, hint] = await this.attempt(io, token, 0, await this.waits(io));
         if (got === null) {
             throw new errors_1.LockBusy(this.key, hint);
         }
@@ -48,9 +86,10 @@ class Lock {
     acquire(io, timeoutMs) {
         return this.acquireAs(io, (0, wait_1.newToken)(), timeoutMs);
     }
-    acquireAs(io, token, timeoutMs) {
+    async acquireAs(io, token, timeoutMs) {
         const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
+        const waits = await this.waits(io);
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs, waits), Math.floor(this.leaseMs / 2), queued);
     }
     async release(io, token) {
         return (0, driver_1.int)(await io.one(scripts.Lock.release(this.key, this.queueKey, this.placesKey, token, this.channel))) === 1;

@@ -4,7 +4,7 @@
 import { Request, cmd } from "../call";
 import { CONSTANTS, key } from "../contract";
 import { Io, int, pairs } from "../driver";
-import { BloomConfigMismatch, BloomMissing, InvalidArgument, NotEnoughMemory } from "../errors";
+import { BloomConfigMismatch, BloomMissing, InvalidArgument, NotEnoughMemory, Server } from "../errors";
 import { bloomParams, formatP, jshash, sizedOffsets } from "../hashing";
 import type { BloomInfo, BloomParams, LoadProgress } from "../records";
 import * as scripts from "../scripts";
@@ -53,8 +53,27 @@ async function load(
   return { done, added, unknown };
 }
 
-async function config(io: Io, k: string): Promise<Map<string, string>> {
-  return new Map(pairs(await io.one(cmd("HGETALL", k))).map(([a, b]) => [a, b.toString("utf8")]));
+/**
+ * The config hash of the filter `name`; when `k` holds another type (WRONGTYPE) and
+ * `name` ends in `:<j>`, it is block j of the spread filter before it: refused naming both.
+ */
+async function config(io: Io, name: string, k: string): Promise<Map<string, string>> {
+  let raw: unknown;
+  try {
+    raw = await io.one(cmd("HGETALL", k));
+  } catch (e) {
+    const at = name.lastIndexOf(":");
+    const base = at < 0 ? "" : name.slice(0, at);
+    const j = at < 0 ? "" : name.slice(at + 1);
+    if (e instanceof Server && e.code === "WRONGTYPE" && base !== "" && /^[0-9]+$/.test(j)) {
+      throw new BloomConfigMismatch(
+        `${k}, the config key of the filter ${name}, holds block ${j} of the spread filter ${base}: ` +
+          "the two filters' keys collide; choose another name for one of them",
+      );
+    }
+    throw e;
+  }
+  return new Map(pairs(raw).map(([a, b]) => [a, b.toString("utf8")]));
 }
 
 export class Bloom {
@@ -89,8 +108,20 @@ export class Bloom {
     );
   }
 
-  private initBlocks(io: Io, create: boolean): Promise<unknown[]> {
-    return io.batch(this.blockKeys.map((k, j) => scripts.Bloom.initBlock(k, this.params.blockBits[j], create)));
+  private async initBlocks(io: Io, create: boolean): Promise<unknown[]> {
+    const replies = await io.batch(this.blockKeys.map((k, j) => scripts.Bloom.initBlock(k, this.params.blockBits[j], create)));
+    return replies.map((r, j) => this.blockTaken(j, r));
+  }
+
+  /** Block j of a spread filter holding another type (WRONGTYPE) is the config of the filter `<name>:<j>`: refused naming both. */
+  private blockTaken(j: number, reply: unknown): unknown {
+    if (!this.spread || !(reply instanceof Server) || reply.code !== "WRONGTYPE") {
+      return reply;
+    }
+    return new BloomConfigMismatch(
+      `${this.blockKeys[j]}, block ${j} of the spread filter ${this.name}, is the config key of the filter ` +
+        `${this.name}:${j}: the two filters' keys collide; choose another name for one of them`,
+    );
   }
 
   static async create(
@@ -105,7 +136,7 @@ export class Bloom {
     const [m, k, blocks] = bloomParams(expected, fpRate);
     const bf = new Bloom(name, prefix, { n: expected, p: fpRate, m, k, blockBits: blocks }, spreadBlocks, formatP(fpRate));
     const needed = blocks.reduce((n, b) => n + Math.ceil((b + 1) / 8) + KEY_OVERHEAD, 0) + KEY_OVERHEAD;
-    const cfg = await config(io, bf.configKey);
+    const cfg = await config(io, name, bf.configKey);
     if (cfg.size > 0) {
       const stored = Bloom.fromConfig(name, prefix, cfg);
       const want = bf.params;
@@ -181,7 +212,7 @@ export class Bloom {
 
   static async open(io: Io, name: string, prefix: string): Promise<Bloom> {
     const configKey = key("bloom", "config", { prefix, name });
-    const cfg = await config(io, configKey);
+    const cfg = await config(io, name, configKey);
     if (cfg.size === 0) {
       throw new BloomMissing(`no config hash ${configKey}`);
     }

@@ -1,13 +1,16 @@
 // The lock's operations (src/lock, lua/lock).
 
 import { key } from "../contract";
-import { cmd } from "../call";
-import { Io, int } from "../driver";
-import { LockBusy } from "../errors";
+import { Cmd, cmd } from "../call";
+import { Io, int, text } from "../driver";
+import { InvalidArgument, LockBusy, NotReplicated } from "../errors";
 import type { Holder } from "../hold";
 import type { Lease, LockStatus } from "../records";
 import * as scripts from "../scripts";
 import { Attempt, WaitSettings, busyMs, newToken, untilAcquired } from "../wait";
+
+/** What replication "auto" asks for when the lock's primary has replicas: one replica, one second. */
+const DEFAULT_ACKNOWLEDGED: [number, number] = [1, 1000];
 
 export class Lock {
   readonly key: string;
@@ -26,7 +29,13 @@ export class Lock {
     waitMode: string,
     pollIntervalMs: number,
     readonly fair: boolean = false,
+    private readonly replication: string = "none",
+    private readonly replicas: number = 1,
+    private readonly replicationTimeoutMs: number = 1000,
   ) {
+    if (replication === "acknowledged" && replicas === 0) {
+      throw new InvalidArgument("replicas", "must be at least 1", null);
+    }
     this.key = key("lock", "lock", { prefix, name });
     this.fenceKey = key("lock", "fence", { prefix, name });
     this.channel = key("lock", "wake", { prefix, name });
@@ -35,10 +44,37 @@ export class Lock {
     this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
   }
 
-  private async attempt(io: Io, token: string, placeMs = 0): Promise<Attempt<Lease>> {
-    const reply = int(await io.one(scripts.Lock.acquire(
-          this.key, this.fenceKey, this.queueKey, this.placesKey, token, this.leaseMs, placeMs, this.fair, [],
-        )));
+  /** The WAIT an acquire sends after its script (replicas, timeout ms), or null. */
+  private async waits(io: Io): Promise<[number, number] | null> {
+    if (this.replication === "none") {
+      return null;
+    }
+    if (this.replication === "acknowledged") {
+      return [this.replicas, this.replicationTimeoutMs];
+    }
+    // auto: the primary of the lock's slot has replicas (asked once per acquire)
+    const [info] = await io.all([new Cmd(["INFO", "replication"], this.key)]);
+    return /^connected_slaves:[1-9]/m.test(text(info)) ? DEFAULT_ACKNOWLEDGED : null;
+  }
+
+  private async attempt(io: Io, token: string, placeMs: number, waits: [number, number] | null): Promise<Attempt<Lease>> {
+    const call = scripts.Lock.acquire(
+      this.key, this.fenceKey, this.queueKey, this.placesKey, token, this.leaseMs, placeMs, this.fair, [],
+    );
+    let reply: number;
+    if (waits === null) {
+      reply = int(await io.one(call));
+    } else {
+      // WAIT right after the script, in one pipeline on one connection to the lock's node.
+      const [r, a] = await io.all([call, new Cmd(["WAIT", String(waits[0]), String(waits[1])], this.key)]);
+      reply = int(r);
+      const acked = int(a);
+      if (reply > 0 && acked < waits[0]) {
+        // Its token is never used: free the lock now (best effort).
+        await this.release(io, token).catch(() => false);
+        throw new NotReplicated(this.key, reply, Math.max(acked, 0), waits[0]);
+      }
+    }
     return reply > 0 ? [{ token, fence: reply }, null] : [null, busyMs(reply)];
   }
 
@@ -47,7 +83,7 @@ export class Lock {
   }
 
   async tryAcquireAs(io: Io, token: string): Promise<Lease> {
-    const [got, hint] = await this.attempt(io, token);
+    const [got, hint] = await this.attempt(io, token, 0, await this.waits(io));
     if (got === null) {
       throw new LockBusy(this.key, hint);
     }
@@ -58,9 +94,10 @@ export class Lock {
     return this.acquireAs(io, newToken(), timeoutMs);
   }
 
-  acquireAs(io: Io, token: string, timeoutMs: number): Promise<Lease> {
+  async acquireAs(io: Io, token: string, timeoutMs: number): Promise<Lease> {
     const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
+    const waits = await this.waits(io);
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs, waits), Math.floor(this.leaseMs / 2), queued);
   }
 
   async release(io: Io, token: string): Promise<boolean> {
