@@ -12,17 +12,27 @@
 -- WRITES ZREM
 -- READS SPUBLISH TIME ZCOUNT ZRANGE ZSCORE
 -- INCLUDE clock
--- INCLUDE lease_release
 -- INCLUDE queue
 -- IDEMPOTENT yes: a second call finds no permit of the token and the token out of the queue: it removes nothing (it answers 0)
-local queued = redis.call('ZSCORE', KEYS[2], ARGV[1])
-local live, now = release_lease(KEYS[1], ARGV[1])
-if live == nil and not queued then
+-- Everything the release reads comes before its first write: the caller's
+-- permit and place, the clock, the live count and the queue head. Each read
+-- checks its key's type and a denied read stops the call before anything is
+-- written, so the generated checks test only the writes and the publish.
+local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local queued = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not mine and not queued then
   return 0
 end
-now = now or now_ms()
-local free = tonumber(ARGV[2]) - redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+local now = now_ms()
+local live = mine and tonumber(mine) > now
+-- The live holders counted before the caller's permit goes: a live one of
+-- its own is free once it is removed.
+local held = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+local free = tonumber(ARGV[2]) - held + (live and 1 or 0)
 local next_up, dead = live_waiters(KEYS[2], KEYS[3], now, math.min(free, 64), ARGV[1])
+if mine then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
 if queued then
   leave_queue(KEYS[2], KEYS[3], ARGV[1])
 end
