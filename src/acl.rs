@@ -171,7 +171,14 @@ const GRANTS: &[Grant] = &[
     Grant {
         name: "expiring_map",
         about: "expiring_map: sessions:<shard> (the portable path's scripts keep each expiry in its entry), the layout sessions:meta",
-        rules: &["~sessions:*", "+hlen", "+object|encoding", "+hgetall"],
+        rules: &[
+            "~sessions:*",
+            "+hlen",
+            "+object|encoding",
+            "+hgetall",
+            "+hmget",
+            "+time",
+        ],
         scripts_of: &["expiring_map", "layout"],
     },
     Grant {

@@ -139,10 +139,13 @@ fn protocols() -> Vec<Protocol> {
                 "expiring_map.sweep",
                 "expiring_map.entries",
                 "HLEN",
+                "HMGET",
+                "TIME",
             ],
             &[
                 "put_many(pairs, ttl_ms): group by shard_of; one expiring_map.put(shard, only_absent, ttl_ms, max_entries, cap, field, value, ...) per shard",
                 "get_many(fields): one expiring_map.get(shard, max_idle_ms, field, ...) per shard; nil for absent or expired",
+                "(without max_idle_ms a read writes nothing: the Rust crate sends HMGET shard field ... then TIME to the same node instead, and keeps a value whose 6-byte expiry is 0 or later than TIME)",
                 "remove: expiring_map.remove; ttl_of: expiring_map.ttl (-2 absent, -1 persistent, else ms); persist / expire: expiring_map.expire(shard, field, ttl_ms or 0)",
                 "sweep(from, count): expiring_map.sweep of each shard; entries: expiring_map.entries of each shard; len: HLEN of every shard (counts expired entries not removed yet)",
             ],
