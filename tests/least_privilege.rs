@@ -230,6 +230,9 @@ fn expiring_map_tour(d: &mut Driver) {
     d.run(recorded.put("a", "1", None)).unwrap();
     let opened = d.run(ExpiringMap::open("sessions:recorded")).unwrap();
     assert_eq!(opened.shards(), 4);
+    // A read without max-idle (HMGET and TIME, no script).
+    let got: Option<String> = d.run(opened.get("a")).unwrap();
+    assert_eq!(got.as_deref(), Some("1"));
 }
 
 fn day(d: u32) -> NaiveDate {
