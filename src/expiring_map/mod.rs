@@ -17,7 +17,9 @@
 //!   the expiry is stored with the entry, as the first 6 bytes of its value
 //!   (big-endian unix milliseconds, 0 for none), so a shard stays one small
 //!   listpack hash (6 bytes more per entry). The scripts read the server's
-//!   clock (`TIME`) and treat an expired entry as absent; [`ExpiringMap::sweep`]
+//!   clock (`TIME`) and treat an expired entry as absent (a read without
+//!   max-idle writes nothing, so it needs no script: `HMGET`, then `TIME` on
+//!   the same node, in one round trip); [`ExpiringMap::sweep`]
 //!   removes expired entries shard by shard, and a write that would fill a
 //!   shard removes that shard's expired entries first.
 //! - [`Path::Native`] (servers with `hash_field_ttl` and `hash_getex`, see
