@@ -10,7 +10,9 @@
 //! then single-entry get and put calls per second (one call per round
 //! trip; `BENCH_ROUNDS` rounds after a warm-up round, every layout in each
 //! round, the order turning) beside the plain hash's `get` / `set`: the
-//! median rate and the median of the per-round ratios. The load average is
+//! median rate and the median of the per-round ratios; the portable map is
+//! timed twice, its reads without max-idle (`HMGET` and `TIME`) and with a
+//! max-idle time (the `expiring_map.get` script, which pushes the expiry). The load average is
 //! printed before and after each server.
 //!
 //! `EXPIRING_N` changes the entry count (default 1,000,000; e.g.
@@ -53,6 +55,7 @@ fn ttl_of(start: u64) -> Option<Duration> {
 
 /// One layout of the same entries: the plain sharded hash, or a map on one
 /// path.
+#[derive(Clone)]
 enum Layout {
     Plain(ShardedHash),
     Map(ExpiringMap),
@@ -62,6 +65,9 @@ impl Layout {
     fn name(&self, chosen: Path) -> String {
         match self {
             Layout::Plain(_) => "plain sharded hash (no expiry)".into(),
+            Layout::Map(m) if m.max_idle().is_some() => {
+                format!("expiring map, {}, reads with max-idle", m.path().name())
+            }
             Layout::Map(m) if m.path() == chosen => {
                 format!("expiring map, {} (chosen)", m.path().name())
             }
@@ -180,11 +186,20 @@ fn one_server(t: &mut Table, calls: &mut Table, s: &BenchServer, n: u64) {
             format!("{converted} of {shards}"),
         ]);
     }
-    for (row, ratios) in interleaved(&mut pcon, &all, n).into_iter().enumerate() {
+    // The portable map's data again, read with a max-idle time (each read
+    // pushes the expiry: a script that writes).
+    let mut timed = all.clone();
+    let idle = ExpiringMap::builder("em:portable", plan.plan.shards)
+        .limits(plan.plan.limits)
+        .max_idle(Some(Duration::from_secs(3600)))
+        .build()
+        .unwrap();
+    timed.push(Layout::Map(idle));
+    for (row, ratios) in interleaved(&mut pcon, &timed, n).into_iter().enumerate() {
         let [get, get_x, put, put_x] = ratios;
         calls.row(vec![
             s.label.clone(),
-            all[row].name(chosen),
+            timed[row].name(chosen),
             format!("{get:.0}"),
             format!("{get_x:.2}x"),
             format!("{put:.0}"),
