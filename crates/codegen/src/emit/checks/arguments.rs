@@ -182,6 +182,49 @@ const TAG_FN: &str = "  local function tag(name)
   end
 ";
 
+/// For a tail bound naming a non-negative argument (a canonical decimal
+/// once checked) exactly or one off it towards the range's inside (`hi`
+/// `arg` or `arg-1`, `lo` `arg` or `arg+1`): the argument's own string and
+/// whether the comparison is strict; `v <= arg-1` is `v < arg`, so no
+/// number is converted or formatted.
+fn string_bound<'a>(spec: &ScriptSpec, b: &'a Bound, which: &str) -> Option<(usize, bool)> {
+    let Bound::Arg { name, offset } = b else {
+        return None;
+    };
+    let i = spec.args.iter().position(|a| &a.name == name)?;
+    let target = &spec.args[i];
+    let canonical = !target.variadic && matches!(target.min, Some(Bound::Value(m)) if m >= 0);
+    let strict = match (which, offset) {
+        (_, 0) => false,
+        ("hi", -1) | ("lo", 1) => true,
+        _ => return None,
+    };
+    canonical.then_some((i, strict))
+}
+
+/// Whether argument `i` is needed as a number (a local `n_<name>`): some
+/// range refers to it other than by [`string_bound`].
+fn needs_number(spec: &ScriptSpec, i: usize) -> bool {
+    let name = &spec.args[i].name;
+    spec.args.iter().any(|a| {
+        let (Some(lo), Some(hi)) = (&a.min, &a.max) else {
+            return false;
+        };
+        let tail = a.variadic && a.ty == ArgType::Integer && bound_min(spec, lo) >= 0;
+        let by_string = |b: &Bound, which| tail && string_bound(spec, b, which).is_some();
+        (lo.arg() == Some(name) && !by_string(lo, "lo"))
+            || (hi.arg() == Some(name) && !by_string(hi, "hi"))
+            || (tail && a.refs().any(|r| r == name) && may_be_empty(spec, lo, hi))
+    })
+}
+
+/// Whether a tail's range may be empty (its upper bound an argument that
+/// may go below the lower one): checked once, numerically.
+fn may_be_empty(spec: &ScriptSpec, lo: &Bound, hi: &Bound) -> bool {
+    let never_empty = matches!(lo, Bound::Value(l) if bound_min(spec, hi) >= *l);
+    matches!(hi, Bound::Arg { .. }) && !never_empty
+}
+
 /// The element conditions of a tail whose range names another argument
 /// (and cannot go below 0): the bounds as decimal strings once (locals
 /// written to `out`), then per element a pattern and string comparisons.
@@ -193,6 +236,16 @@ fn tail_conditions(out: &mut String, spec: &ScriptSpec, lo: &Bound, hi: &Bound) 
         "(v == '0' or find(v, '^[1-9]%d*$'))".to_string()
     }];
     for (which, b) in [("lo", lo), ("hi", hi)] {
+        if let Some((k, strict)) = string_bound(spec, b, which) {
+            let _ = writeln!(out, "  local {which} = ARGV[{}]", k + 1);
+            let (len, op) = (format!("#{which}"), if which == "hi" { "<" } else { ">" });
+            conds.push(match strict {
+                true => format!("(#v {op} {len} or #v == {len} and v {op} {which})"),
+                false if which == "hi" => at_most("v", which, &len),
+                false => at_least("v", which, &len),
+            });
+            continue;
+        }
         let (s, len) = match b {
             Bound::Value(v) => {
                 let text = v.to_string();
@@ -215,8 +268,7 @@ fn tail_conditions(out: &mut String, spec: &ScriptSpec, lo: &Bound, hi: &Bound) 
             conds.push(at_least("v", &s, &len));
         }
     }
-    let never_empty = matches!(lo, Bound::Value(l) if bound_min(spec, hi) >= *l);
-    if matches!(hi, Bound::Arg { .. }) && !never_empty {
+    if may_be_empty(spec, lo, hi) {
         // An empty range (the bound below the other) takes nothing.
         let _ = writeln!(
             out,
@@ -256,7 +308,7 @@ fn check(out: &mut String, spec: &ScriptSpec, i: usize) {
     } else {
         let _ = writeln!(out, "  v = ARGV[{}]", i + 1);
         arg_check(out, a, "  ");
-        if spec.is_referenced(i) {
+        if needs_number(spec, i) {
             let _ = writeln!(out, "  local n_{} = tonumber(v)", a.name);
         }
     }
