@@ -182,24 +182,18 @@ const TAG_FN: &str = "  local function tag(name)
   end
 ";
 
-/// For a tail bound naming a non-negative argument (a canonical decimal
-/// once checked) exactly or one off it towards the range's inside (`hi`
-/// `arg` or `arg-1`, `lo` `arg` or `arg+1`): the argument's own string and
-/// whether the comparison is strict; `v <= arg-1` is `v < arg`, so no
+/// For a tail's upper bound naming a non-negative argument (a canonical
+/// decimal once checked), `arg` or `arg-1`: the argument's index and
+/// whether the comparison is strict (`v <= arg-1` is `v < arg`), so that no
 /// number is converted or formatted.
-fn string_bound<'a>(spec: &ScriptSpec, b: &'a Bound, which: &str) -> Option<(usize, bool)> {
+fn string_bound(spec: &ScriptSpec, b: &Bound, which: &str) -> Option<(usize, bool)> {
     let Bound::Arg { name, offset } = b else {
         return None;
     };
     let i = spec.args.iter().position(|a| &a.name == name)?;
     let target = &spec.args[i];
     let canonical = !target.variadic && matches!(target.min, Some(Bound::Value(m)) if m >= 0);
-    let strict = match (which, offset) {
-        (_, 0) => false,
-        ("hi", -1) | ("lo", 1) => true,
-        _ => return None,
-    };
-    canonical.then_some((i, strict))
+    (which == "hi" && canonical && (*offset == 0 || *offset == -1)).then_some((i, *offset == -1))
 }
 
 /// Whether argument `i` is needed as a number (a local `n_<name>`): some
@@ -237,12 +231,10 @@ fn tail_conditions(out: &mut String, spec: &ScriptSpec, lo: &Bound, hi: &Bound) 
     }];
     for (which, b) in [("lo", lo), ("hi", hi)] {
         if let Some((k, strict)) = string_bound(spec, b, which) {
-            let _ = writeln!(out, "  local {which} = ARGV[{}]", k + 1);
-            let (len, op) = (format!("#{which}"), if which == "hi" { "<" } else { ">" });
+            let _ = writeln!(out, "  local hi = ARGV[{}]", k + 1);
             conds.push(match strict {
-                true => format!("(#v {op} {len} or #v == {len} and v {op} {which})"),
-                false if which == "hi" => at_most("v", which, &len),
-                false => at_least("v", which, &len),
+                true => "(#v < #hi or #v == #hi and v < hi)".to_string(),
+                false => at_most("v", "hi", "#hi"),
             });
             continue;
         }
