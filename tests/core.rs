@@ -442,3 +442,29 @@ fn reads_that_did_not_run_are_sent_again_after_later_reads_of_their_slot() {
         );
     }
 }
+
+/// A request's time to live is refused exactly where the scripts that take
+/// one would refuse it: up to the top of their `request_ttl_ms` range.
+#[test]
+fn a_request_ttl_is_bounded_like_the_scripts_that_take_it() {
+    use redis_patterns::core::RequestId;
+    use redis_patterns::script::Bound;
+    let mut takers = 0;
+    for s in scripts::ALL {
+        let Some(arg) = s.arg("request_ttl_ms") else {
+            continue;
+        };
+        let Some(Bound::Value(max)) = arg.max else {
+            panic!("{}: request_ttl_ms has no numeric maximum", s.name);
+        };
+        let max = u64::try_from(max).expect("a positive maximum");
+        assert!(RequestId::with_ttl("r", Duration::from_millis(max)).is_ok());
+        let over = RequestId::with_ttl("r", Duration::from_millis(max + 1));
+        assert!(over.is_err(), "{}: {max} + 1 ms accepted", s.name);
+        takers += 1;
+    }
+    assert!(
+        takers >= 2,
+        "sharded_hash.incr and packed.add take a request"
+    );
+}

@@ -90,7 +90,7 @@ impl CallMode {
     pub(crate) fn load_cmd(self, script: &ScriptInfo) -> Cmd {
         match self {
             Self::Evalsha => script.load_cmd(),
-            Self::Functions => crate::functions::load_cmd(),
+            Self::Functions => crate::core::library::load_cmd(),
         }
     }
 
@@ -107,7 +107,7 @@ impl CallMode {
         }
         match self {
             Self::Evalsha => script.check_loaded(reply),
-            Self::Functions => crate::functions::check_loaded(reply),
+            Self::Functions => crate::core::library::check_loaded(reply),
         }
     }
 }

@@ -672,7 +672,7 @@ fn denied_call(s: &crate::ScriptInfo, detail: &str) -> Option<String> {
         (s.source(), at + "@user_script:".len())
     } else {
         let at = detail.find("@user_function:")?;
-        (crate::functions::LIBRARY, at + "@user_function:".len())
+        (crate::core::library::LIBRARY, at + "@user_function:".len())
     };
     let digits: String = detail[at..]
         .chars()

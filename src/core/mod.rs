@@ -21,7 +21,7 @@
 //! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
 //! memory figures and allocator, read before a big allocation), `retention` (how long
 //! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
-//! `FCALL`), [`caps`] (what the server can do, detected once per
+//! `FCALL`), `library` (the Functions library those calls load), [`caps`] (what the server can do, detected once per
 //! connection), `probe` (its detection, as ops), `request` (what a driver
 //! runs: [`Request`], above the drivers).
 
@@ -39,6 +39,7 @@ pub(crate) mod durability;
 pub mod error;
 pub(crate) mod exchange;
 pub mod keys;
+pub(crate) mod library;
 pub(crate) mod memory;
 pub(crate) mod nodes;
 pub(crate) mod op;
