@@ -4,7 +4,6 @@
 
 use serde_json::json;
 
-use super::alloc::{LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, SDS_HEADERS};
 use super::hash::{SEED_BLOCK, SEED_H1, SEED_H2};
 use super::params::{EXTRA_BLOCKS, MIN_WASTE, WASTE_DIVISOR};
 use super::sized::CHUNK_OFFSETS;
@@ -13,6 +12,7 @@ use crate::contract::parts::{
     Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
     param, protocol, scripts_of,
 };
+use crate::core::alloc::{LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, SDS_HEADERS};
 
 /// The initial value of PHP's `JSHash`.
 pub(crate) const JS_HASH_INIT: i64 = 1_315_423_911;

@@ -158,7 +158,6 @@
 //! a position, as an iterator of ops (one per batch) or as one op
 //! ([`Load::into_op`]); both filters load the same way.
 
-mod alloc;
 mod contract;
 pub mod hash;
 mod load;

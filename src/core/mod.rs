@@ -19,12 +19,14 @@
 //! resend is recognised), `setters` (the builders' setters, written once), `slots` (a cluster's slot map), `script` (the
 //! script registry and one prepared call), `error` (the error type), `keys`
 //! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
-//! memory figures and allocator, read before a big allocation), `retention` (how long
+//! memory figures, read before a big allocation), `alloc` (its allocator
+//! and what it reserves for a string), `retention` (how long
 //! time-bucketed keys live), `call_mode` (script calls as `EVALSHA` or
 //! `FCALL`), `library` (the Functions library those calls load), [`caps`] (what the server can do, detected once per
 //! connection), `probe` (its detection, as ops), `request` (what a driver
 //! runs: [`Request`], above the drivers).
 
+pub(crate) mod alloc;
 pub(crate) mod batch;
 pub(crate) mod call_mode;
 pub mod caps;
@@ -60,6 +62,7 @@ pub(crate) mod subscriber_async;
 pub(crate) mod undo;
 pub(crate) mod wait_stats;
 
+pub use alloc::Allocator;
 pub use batch::Batch;
 pub use call_mode::CallMode;
 pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version};
@@ -68,7 +71,7 @@ pub use conn::Connection;
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
 pub use exchange::MAX_ROUNDS;
-pub use memory::{Allocator, DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
+pub use memory::{DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
 pub use nodes::node_info;
 pub use op::{BROADCAST, Env, Machine, Op, Replies, Step};
 pub use probe::server_caps;

