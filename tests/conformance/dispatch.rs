@@ -58,6 +58,7 @@ pub const OPERATIONS: &[&str] = &[
     "Analytics.new",
     "Analytics.key",
     "Analytics.mark",
+    "Analytics.mark_unique",
     "Analytics.count",
     "Analytics.query_count",
     "Analytics.query_contains",
@@ -1526,6 +1527,7 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
                 .ok_or_else(|| refused("at_s", "is outside the calendar"))?;
             to_json(run(con, x.mark(&event, a.u("id")?, &at))?)
         }
+        "mark_unique" => to_json(run(con, x.mark_unique(&event, a.u("id")?))?),
         "count" => to_json(match period()? {
             Some(p) => run(con, x.count(&event, p))?,
             None => run(con, x.count_unique(&event))?,
