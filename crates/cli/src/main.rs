@@ -20,8 +20,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    bloom, bundle, hash, info, load, lock, login_log, map, packed, rolling, signin, throttle,
-    visits,
+    analytics, bloom, bundle, hash, info, load, lock, login_log, map, packed, rolling, signin,
+    throttle, visits,
 };
 use crate::fail::CliResult;
 
@@ -93,6 +93,9 @@ enum Command {
     /// Daily sign-in bitmaps.
     #[command(subcommand)]
     Signin(signin::SigninCommand),
+    /// bitmapist-style analytics: event bitmaps per hour/day/week/month/year, set expressions and cohort tables.
+    #[command(subcommand)]
+    Analytics(analytics::AnalyticsCommand),
     /// The rolling sharded store of recent records.
     #[command(subcommand)]
     Rolling(rolling::RollingCommand),
@@ -134,6 +137,7 @@ fn run(command: Command) -> CliResult {
         Command::Visits(c) => visits::run(c),
         Command::LoginLog(c) => login_log::run(c),
         Command::Signin(c) => signin::run(c),
+        Command::Analytics(c) => analytics::run(c),
         Command::Rolling(c) => rolling::run(c),
         Command::Throttle(args) => throttle::run(args),
         Command::Import(ImportTarget::ShardedHash(args)) => hash::import(args),

@@ -8,6 +8,8 @@
 //! runs (node + ioredis, cross with Rust and Python) are in `typescript`.
 
 mod common;
+#[path = "conformance/denied.rs"]
+mod denied;
 #[allow(dead_code)]
 #[path = "../../../tests/conformance/dispatch.rs"]
 mod dispatch;

@@ -434,18 +434,26 @@ fn contract() -> String {
         out.push_str("    ];\n\n");
     }
     out.push_str(
-        "    /** Every script of the bundle by name: [sha1, file below lua/, read-only, its error codes]. */\n    public const SCRIPTS = [\n",
+        "    /** Every script of the bundle by name: [sha1, file below lua/, read-only, its error codes, its key names, its argument names]. */\n    public const SCRIPTS = [\n",
     );
+    let list = |items: Vec<&str>| -> String {
+        items
+            .into_iter()
+            .map(php_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for s in ALL {
-        let codes: Vec<String> = s.errors.iter().map(|e| php_str(e)).collect();
         let _ = writeln!(
             out,
-            "        {} => [{}, {}, {}, [{}]],",
+            "        {} => [{}, {}, {}, [{}], [{}], [{}]],",
             php_str(s.name),
             php_str(s.sha1),
             php_str(s.file),
             s.read_only,
-            codes.join(", ")
+            list(s.errors.to_vec()),
+            list(s.keys.iter().map(|k| k.name).collect()),
+            list(s.args.iter().map(|a| a.name).collect()),
         );
     }
     out.push_str("    ];\n\n    /** The error kind of each domain error code of the scripts. */\n    public const ERRORS = [\n");

@@ -301,6 +301,16 @@ fn script_fn(out: &mut String, s: &ScriptInfo) {
     );
 }
 
+/// A Python tuple of strings (`()`, `("a",)`, `("a", "b")`).
+fn py_tuple<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let items: Vec<String> = items.map(py_str).collect();
+    match items.len() {
+        0 => "()".to_string(),
+        1 => format!("({},)", items[0]),
+        _ => format!("({})", items.join(", ")),
+    }
+}
+
 fn scripts() -> String {
     let mut out = String::from(
         "\"\"\"One typed function per bundled script, generated from the script headers by\n`redis-patterns export --lang python`: each checks its arguments like the\nheader says (the same reasons as the script's own checks) and returns a Call,\nwhich redis_patterns.run(client, call) sends with EVALSHA (EVALSHA_RO for\nread-only scripts), loading the script after NOSCRIPT. Do not edit.\"\"\"\n\n",
@@ -310,17 +320,15 @@ fn scripts() -> String {
     for s in ALL {
         let _ = writeln!(
             out,
-            "    {}: Script({}, {}, {}, {}, ({},)),",
+            "    {}: Script({}, {}, {}, {}, {}, {}, {}),",
             py_str(s.name),
             py_str(s.name),
             py_str(s.sha1),
             py_str(s.file),
             if s.read_only { "True" } else { "False" },
-            s.errors
-                .iter()
-                .map(|e| py_str(e))
-                .collect::<Vec<_>>()
-                .join(", ")
+            py_tuple(s.errors.iter().copied()),
+            py_tuple(s.keys.iter().map(|k| k.name)),
+            py_tuple(s.args.iter().map(|a| a.name)),
         );
     }
     out.push_str("}\n");

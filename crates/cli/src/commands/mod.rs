@@ -2,6 +2,7 @@
 //! its subcommands and runs them as a thin layer over the library's ops.
 //! A new command is one variant in its module and one line in `main.rs`.
 
+pub mod analytics;
 pub mod bloom;
 pub mod bundle;
 pub mod hash;

@@ -41,14 +41,14 @@ fn runner() -> PathBuf {
 }
 
 /// node with ioredis on its NODE_PATH.
-fn node() -> Command {
+pub(super) fn node() -> Command {
     let mut cmd = Command::new("node");
     cmd.env("NODE_PATH", node_modules());
     cmd
 }
 
 /// The exported TypeScript package, with node_modules linked beside it.
-fn exported_ts(what: &str) -> PathBuf {
+pub(super) fn exported_ts(what: &str) -> PathBuf {
     let dir = temp_dir(&format!("ts-{what}"));
     export(Some("typescript"), &dir);
     std::os::unix::fs::symlink(node_modules(), dir.join("node_modules"))

@@ -28,8 +28,10 @@ driver talks through a twin without decoding (records and bitmaps are bytes).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import os
+import re
 import time
 from typing import (
     Any, Awaitable, Callable, Dict, Generator, Iterable, List, NamedTuple, Optional, Sequence, Tuple,
@@ -54,13 +56,16 @@ AsyncClient = Union[redis.asyncio.Redis, redis.asyncio.RedisCluster]
 
 
 class Script(NamedTuple):
-    """A bundled script: name, SHA1, file below lua/, read-only, error codes."""
+    """A bundled script: name, SHA1, file below lua/, read-only, error codes, and the
+    header's names of its keys and arguments (KEYS[1], ARGV[1] ... in order)."""
 
     name: str
     sha1: str
     file: str
     read_only: bool
     errors: Tuple[str, ...]
+    keys: Tuple[str, ...]
+    args: Tuple[str, ...]
 
 
 _LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
@@ -229,10 +234,12 @@ def error_of(script: Optional[Script], exc: BaseException) -> BaseException:
     if isinstance(exc, errors.RedisPatternsError) or not isinstance(exc, redis.exceptions.ResponseError):
         return exc
     msg = str(exc.args[0]) if exc.args else str(exc)
-    code, _, detail = msg.partition(" ")
-    at = detail.find(" script: ")
-    if at >= 0:
-        detail = detail[:at].rstrip()
+    code, _, full = msg.partition(" ")
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", code):
+        # redis-py strips the "ERR " of a plain ERR reply
+        code, full = "ERR", msg
+    at = full.find(" script: ")
+    detail = full[:at].rstrip() if at >= 0 else full
     if isinstance(exc, redis.exceptions.NoScriptError):
         code = "NOSCRIPT"
     name = script.name if script is not None else None
@@ -240,7 +247,51 @@ def error_of(script: Optional[Script], exc: BaseException) -> BaseException:
         return errors.from_code(code, detail, script.name)
     if code == "MAXMEMORY" and name is not None:
         return errors.from_code(code, detail, name)
-    return errors.Server(code, detail, name)
+    denied = _denied_call(script, full) if script is not None and _is_denial(code, full) else None
+    return errors.Server(code, f"{detail} ({denied})" if denied else detail, name)
+
+
+def _is_denial(code: str, detail: str) -> bool:
+    """NOPERM, or the plain ERR with which Redis 7.0 and Valkey answer a command
+    the user's ACL denies inside a script: the same refusal."""
+    return code == "NOPERM" or code == "ERR" and (
+        any(p in detail for p in ("can't run this command", "can't publish to the channel",
+                                  "can't access at least one of the keys")) or detail.startswith("ACL failure in script"))
+
+
+def _denied_call(script: Script, detail: str) -> Optional[str]:
+    """What a script's call that the user's ACL denied was: the server names the line
+    (`@user_script:<n>`), the line's `redis.call('CMD', <first argument>` names the
+    command and, through the header, its key or channel. None when not found."""
+    at = detail.find("@user_script:")
+    if at < 0:
+        return None
+    digits = "".join(itertools.takewhile(str.isdigit, detail[at + len("@user_script:"):]))
+    lines = source(script).decode().splitlines()
+    if not digits or not 1 <= int(digits) <= len(lines):
+        return None
+    line = lines[int(digits) - 1]
+    call = next((line.find(c) + len(c) for c in ("redis.call(", "redis.pcall(") if c in line), None)
+    if call is None:
+        return None
+    rest = line[call:].lstrip()
+    if not rest or rest[0] not in "'\"":
+        return None
+    command, quote, after = rest[1:].partition(rest[0])
+    if not quote:
+        return None
+    command = command.upper()
+    first = re.split(r"[,)]", after.lstrip(", "))[0].strip()
+    m = re.fullmatch(r"(KEYS|ARGV)\[([0-9]+)\]", first)
+    names = (script.keys if m.group(1) == "KEYS" else script.args) if m else ()
+    role = names[int(m.group(2)) - 1] if m and 1 <= int(m.group(2)) <= len(names) else None
+    if role is None:
+        what = command
+    elif command in ("PUBLISH", "SPUBLISH"):
+        what = f"{command} to the channel {first} ({role})"
+    else:
+        what = f"{command} on {first} ({role})"
+    return f"denied: {what}, line {digits} of {script.name}"
 
 
 def _is_noscript(reply: Any) -> bool:

@@ -184,20 +184,22 @@ pub(crate) fn scripts(mode: Mode) -> String {
     out.push_str(&mode.import_ns("a", "./call", true));
     out.push('\n');
     out.push_str(&mode.export_type(
-        "A bundled script: name, SHA1, file below lua/, read-only, domain error codes.",
-        "interface ScriptInfo {\n  readonly name: string;\n  readonly sha1: string;\n  readonly file: string;\n  readonly readOnly: boolean;\n  readonly errors: readonly string[];\n}\n",
+        "A bundled script: name, SHA1, file below lua/, read-only, domain error codes, the header's names of its keys and arguments.",
+        "interface ScriptInfo {\n  readonly name: string;\n  readonly sha1: string;\n  readonly file: string;\n  readonly readOnly: boolean;\n  readonly errors: readonly string[];\n  readonly keys: readonly string[];\n  readonly args: readonly string[];\n}\n",
     ));
     let mut table = String::from("{\n");
+    let list = |items: Vec<&str>| items.into_iter().map(lit).collect::<Vec<_>>().join(", ");
     for s in ALL {
-        let errors: Vec<String> = s.errors.iter().map(|e| lit(e)).collect();
         let _ = writeln!(
             table,
-            "  {}: {{ name: {0}, sha1: {}, file: {}, readOnly: {}, errors: [{}] }},",
+            "  {}: {{ name: {0}, sha1: {}, file: {}, readOnly: {}, errors: [{}], keys: [{}], args: [{}] }},",
             lit(s.name),
             lit(s.sha1),
             lit(s.file),
             s.read_only,
-            errors.join(", ")
+            list(s.errors.to_vec()),
+            list(s.keys.iter().map(|k| k.name).collect()),
+            list(s.args.iter().map(|a| a.name).collect()),
         );
     }
     table.push('}');

@@ -25,16 +25,60 @@ final class ErrorMap
     /** The error of the error reply `$message` to `$req` (a Call, a Cmd, or null when unknown). */
     public static function of(Call|Cmd|null $req, string $message): Errors\RedisPatternsError
     {
-        [$code, $detail] = array_pad(explode(' ', $message, 2), 2, '');
-        $at = strpos($detail, ' script: ');
-        if ($at !== false) {
-            $detail = rtrim(substr($detail, 0, $at));
-        }
+        [$code, $full] = array_pad(explode(' ', $message, 2), 2, '');
+        $at = strpos($full, ' script: ');
+        $detail = $at === false ? $full : rtrim(substr($full, 0, $at));
         $script = $req instanceof Call ? $req->script : null;
         if ($req instanceof Call && (in_array($code, $req->errors, true) || $code === 'MAXMEMORY')) {
             return self::fromCode($code, $detail, $req->script);
         }
-        return new Errors\Server($code, $detail, $script);
+        $denied = $req instanceof Call && self::isDenial($code, $full) ? self::deniedCall($req, $full) : null;
+        return new Errors\Server($code, $denied === null ? $detail : "$detail ($denied)", $script);
+    }
+
+    /**
+     * NOPERM, or the plain ERR with which Redis 7.0 and Valkey answer a
+     * command the user's ACL denies inside a script: the same refusal.
+     */
+    public static function isDenial(string $code, string $detail): bool
+    {
+        if ($code === 'NOPERM') {
+            return true;
+        }
+        return $code === 'ERR' && (str_contains($detail, "can't run this command")
+            || str_contains($detail, "can't publish to the channel")
+            || str_contains($detail, "can't access at least one of the keys")
+            || str_starts_with($detail, 'ACL failure in script'));
+    }
+
+    /**
+     * What a script's call that the user's ACL denied was: the server names
+     * the line (`@user_script:<n>`), the line's `redis.call('CMD', <first
+     * argument>` names the command and, through the header, its key or
+     * channel. Null when not found.
+     */
+    public static function deniedCall(Call $call, string $detail): ?string
+    {
+        if (preg_match('/@user_script:(\d+)/', $detail, $at) !== 1) {
+            return null;
+        }
+        $lines = preg_split('/\r?\n/', $call->source());
+        $line = $lines[(int) $at[1] - 1] ?? null;
+        if ($line === null || preg_match('/redis\.p?call\(\s*([\'"])(.*?)\1(.*)$/', $line, $m) !== 1) {
+            return null;
+        }
+        $command = strtoupper($m[2]);
+        $first = trim(preg_split('/[,)]/', ltrim($m[3], ', '))[0]);
+        $role = null;
+        if (preg_match('/^(KEYS|ARGV)\[(\d+)\]$/', $first, $n) === 1) {
+            $role = ($n[1] === 'KEYS' ? $call->keyNames : $call->argNames)[(int) $n[2] - 1] ?? null;
+        }
+        $what = match (true) {
+            $role === null => $command,
+            $command === 'PUBLISH' || $command === 'SPUBLISH' => "$command to the channel $first ($role)",
+            default => "$command on $first ($role)",
+        };
+        return "denied: $what, line {$at[1]} of {$call->script}";
     }
 
     /** The error of the first error reply `$message` of a batch: attributed to the first call whose script has its code. */
@@ -44,6 +88,13 @@ final class ErrorMap
         foreach ($reqs as $req) {
             if ($req instanceof Call && (in_array($code, $req->errors, true) || $code === 'MAXMEMORY')) {
                 return self::of($req, $message);
+            }
+        }
+        if (self::isDenial($code, $message)) {
+            foreach ($reqs as $req) {
+                if ($req instanceof Call && self::deniedCall($req, $message) !== null) {
+                    return self::of($req, $message);
+                }
             }
         }
         return self::of(null, $message);

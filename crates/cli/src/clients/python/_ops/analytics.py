@@ -108,6 +108,12 @@ class Analytics:
         values = [0] * len(keys) + [id]
         return int((yield scripts.Analytics.mark(keys, self.max_id, values))) == 1
 
+    def mark_unique(self, event: str, id: int) -> Op[Optional[bool]]:
+        keys = [self.key(event, "U")]
+        if id > self.max_id:
+            raise errors.UidOutOfRange(f"id {id} is above the configured maximum {self.max_id}")
+        return int((yield scripts.Analytics.mark(keys, self.max_id, [0, id]))) == 1
+
     def count(self, event: str, period: str) -> Op[int]:
         return max(int((yield Cmd("BITCOUNT", self.key(event, period)))), 0)
 

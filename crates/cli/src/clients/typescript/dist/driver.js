@@ -96,15 +96,43 @@ function errorOf(script, e) {
     const msg = e.message;
     const space = msg.indexOf(" ");
     const code = space < 0 ? msg : msg.slice(0, space);
-    let detail = space < 0 ? "" : msg.slice(space + 1);
-    const at = detail.indexOf(" script: ");
-    if (at >= 0) {
-        detail = detail.slice(0, at).trimEnd();
-    }
+    const full = space < 0 ? "" : msg.slice(space + 1);
+    const at = full.indexOf(" script: ");
+    const detail = at >= 0 ? full.slice(0, at).trimEnd() : full;
     if (script !== null && (script.errors.includes(code) || code === "MAXMEMORY")) {
         return (0, errors_1.fromCode)(code, detail, script.name);
     }
-    return new errors_1.Server(code, detail, script === null ? null : script.name);
+    const denied = script !== null && isDenial(code, full) ? deniedCall(script, full) : null;
+    return new errors_1.Server(code, denied === null ? detail : `${detail} (${denied})`, script === null ? null : script.name);
+}
+/** NOPERM, or the plain ERR with which Redis 7.0 and Valkey answer a command the user's ACL denies inside a script. */
+function isDenial(code, detail) {
+    return code === "NOPERM" || (code === "ERR" && (["can't run this command", "can't publish to the channel", "can't access at least one of the keys"].some((p) => detail.includes(p)) ||
+        detail.startsWith("ACL failure in script")));
+}
+/**
+ * What a script's call that the user's ACL denied was: the server names the line
+ * (`@user_script:<n>`), the line's `redis.call('CMD', <first argument>` names the
+ * command and, through the header, its key or channel. null when not found.
+ */
+function deniedCall(script, detail) {
+    const at = /@user_script:(\d+)/.exec(detail);
+    if (at === null) {
+        return null;
+    }
+    const line = source(script).toString("utf8").split(/\r?\n/)[Number(at[1]) - 1];
+    const m = line === undefined ? null : /redis\.p?call\(\s*(['"])(.*?)\1(.*)$/.exec(line);
+    if (m === null) {
+        return null;
+    }
+    const command = m[2].toUpperCase();
+    const first = m[3].replace(/^[, ]+/, "").split(/[,)]/)[0].trim();
+    const n = /^(KEYS|ARGV)\[(\d+)\]$/.exec(first);
+    const role = n === null ? undefined : (n[1] === "KEYS" ? script.keys : script.args)[Number(n[2]) - 1];
+    const what = role === undefined ? command
+        : command === "PUBLISH" || command === "SPUBLISH" ? `${command} to the channel ${first} (${role})`
+            : `${command} on ${first} (${role})`;
+    return `denied: ${what}, line ${at[1]} of ${script.name}`;
 }
 function infoOf(req) {
     return req instanceof call_1.Call ? scripts_1.SCRIPTS[req.script] : null;

@@ -85,6 +85,15 @@ final class Analytics
         return (int) $run->one(AnalyticsScripts::mark($keys, $this->maxId, $values)) === 1;
     }
 
+    public function markUnique(Runner $run, string $event, int $id): bool
+    {
+        $keys = [$this->key($event, 'U')];
+        if ($id > $this->maxId) {
+            throw new UidOutOfRange("id $id is above the configured maximum {$this->maxId}");
+        }
+        return (int) $run->one(AnalyticsScripts::mark($keys, $this->maxId, [0, $id])) === 1;
+    }
+
     public function count(Runner $run, string $event, string $period): int
     {
         return max((int) $run->one(Cmd::key('BITCOUNT', $this->key($event, $period))), 0);

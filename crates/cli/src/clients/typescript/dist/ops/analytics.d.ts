@@ -12,6 +12,7 @@ export declare class Analytics {
     constructor(prefix: string, tag: string | null, maxId: number, granularities: readonly string[] | null);
     key(event: string, period: string): string;
     mark(io: Io, event: string, id: number, atS: number | bigint): Promise<boolean>;
+    markUnique(io: Io, event: string, id: number): Promise<boolean>;
     count(io: Io, event: string, period: string): Promise<number>;
     private base;
     private query;

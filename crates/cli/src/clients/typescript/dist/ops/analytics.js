@@ -139,6 +139,13 @@ class Analytics {
         const values = [...keys.map(() => 0), id];
         return (0, driver_1.int)(await io.one(scripts.Analytics.mark(keys, this.maxId, values))) === 1;
     }
+    async markUnique(io, event, id) {
+        const keys = [this.key(event, "U")];
+        if (id > this.maxId) {
+            throw new errors_1.UidOutOfRange(`id ${id} is above the configured maximum ${this.maxId}`);
+        }
+        return (0, driver_1.int)(await io.one(scripts.Analytics.mark(keys, this.maxId, [0, id]))) === 1;
+    }
     async count(io, event, period) {
         return Math.max((0, driver_1.int)(await io.one((0, call_1.cmd)("BITCOUNT", this.key(event, period)))), 0);
     }

@@ -148,6 +148,14 @@ export class Analytics {
     return int(await io.one(scripts.Analytics.mark(keys, this.maxId, values))) === 1;
   }
 
+  async markUnique(io: Io, event: string, id: number): Promise<boolean> {
+    const keys = [this.key(event, "U")];
+    if (id > this.maxId) {
+      throw new UidOutOfRange(`id ${id} is above the configured maximum ${this.maxId}`);
+    }
+    return int(await io.one(scripts.Analytics.mark(keys, this.maxId, [0, id]))) === 1;
+  }
+
   async count(io: Io, event: string, period: string): Promise<number> {
     return Math.max(int(await io.one(cmd("BITCOUNT", this.key(event, period)))), 0);
   }

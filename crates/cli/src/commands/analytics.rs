@@ -1,0 +1,316 @@
+//! `redis-patterns analytics mark|count|query|cohort`: bitmapist-style
+//! event bitmaps per hour / day / ISO week / month / year (UTC), set
+//! expressions given as JSON and cohort tables, each one script call.
+
+use redis_patterns::Request;
+use redis_patterns::analytics::{
+    Analytics, Cohort, DEFAULT_PREFIX, Expr, Granularity, Page, Period,
+};
+use redis_patterns::chrono::{DateTime, SecondsFormat, Utc};
+use redis_patterns::keys::Prefix;
+use serde_json::json;
+
+use crate::conn::{At, Open};
+use crate::fail::{CliResult, Failure};
+use crate::out;
+
+/// Where the bitmaps are and what a mark sets.
+#[derive(clap::Args, Debug, Clone)]
+pub struct KeysArg {
+    /// Key prefix (keys PREFIX{EVENT}:<period>, or PREFIX{TAG}:EVENT:<period>).
+    #[arg(long, default_value = DEFAULT_PREFIX)]
+    prefix: String,
+    /// Put every event in one cluster slot: keys PREFIX{TAG}:EVENT:<period>
+    /// (expressions over several events then run on the server on a cluster too).
+    #[arg(long)]
+    tag: Option<String>,
+    /// The largest id accepted (a bitmap grows to MAX_ID / 8 bytes).
+    #[arg(long)]
+    max_id: Option<u64>,
+    /// The periods a mark sets, comma-separated from hour, day, week, month,
+    /// year [default: day,week,month].
+    #[arg(long, value_delimiter = ',', value_parser = granularity)]
+    granularities: Vec<Granularity>,
+}
+
+fn granularity(s: &str) -> Result<Granularity, String> {
+    Granularity::parse(s).map_err(|e| e.to_string())
+}
+
+fn period(s: &str) -> Result<Period, String> {
+    s.parse::<Period>().map_err(|e| e.to_string())
+}
+
+/// `--at`: an RFC 3339 time (2024-03-04T10:00:00Z) or unix seconds.
+fn instant(s: &str) -> Result<DateTime<Utc>, String> {
+    if let Ok(secs) = s.parse::<i64>() {
+        return DateTime::from_timestamp(secs, 0)
+            .ok_or_else(|| format!("{s} is outside the unix time range"));
+    }
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| {
+            format!("{s} is not a time: write it as 2024-03-04T10:00:00Z or as unix seconds")
+        })
+}
+
+fn expression(s: &str) -> Result<Expr, String> {
+    let v: serde_json::Value = serde_json::from_str(s).map_err(|e| {
+        format!("the expression is not JSON ({e}): write it as {{\"and\": [{{\"event\": \"active\", \"period\": \"D:2024-03-04\"}}, ...]}}")
+    })?;
+    Expr::from_json(&v).map_err(|e| e.to_string())
+}
+
+impl Open for KeysArg {
+    type Pattern = Analytics;
+
+    fn pattern(&self) -> CliResult<Analytics> {
+        let mut b = Analytics::builder().prefix(Prefix::new(&self.prefix)?);
+        if let Some(t) = &self.tag {
+            b = b.tag(t);
+        }
+        if let Some(m) = self.max_id {
+            b = b.max_id(m);
+        }
+        if !self.granularities.is_empty() {
+            b = b.granularities(&self.granularities);
+        }
+        Ok(b.build()?)
+    }
+}
+
+/// What `query` answers (default: the count).
+#[derive(clap::Args, Debug, Clone)]
+#[group(multiple = false)]
+pub struct AnswerArg {
+    /// Whether the expression holds ID.
+    #[arg(long, value_name = "ID")]
+    contains: Option<u64>,
+    /// A page of the expression's ids, ascending, from --from on.
+    #[arg(long)]
+    members: bool,
+}
+
+#[derive(clap::Subcommand)]
+pub enum AnalyticsCommand {
+    /// Mark IDs as having done EVENT at --at (default now): every configured
+    /// period's bitmap in one script (or, with --unique, the event's one
+    /// bitmap without time).
+    Mark {
+        event: String,
+        #[arg(required = true)]
+        ids: Vec<u64>,
+        /// When: 2024-03-04T10:00:00Z or unix seconds [default: now].
+        #[arg(long, value_parser = instant, conflicts_with = "unique")]
+        at: Option<DateTime<Utc>>,
+        /// A unique event: one bitmap, no time (period label U).
+        #[arg(long)]
+        unique: bool,
+        #[command(flatten)]
+        keys: At<KeysArg>,
+    },
+    /// How many ids EVENT marked in PERIOD (H:2024-03-04T10, D:2024-03-04,
+    /// W:2024-W10, M:2024-03, Y:2024, or U for a unique event).
+    Count {
+        event: String,
+        period: String,
+        #[command(flatten)]
+        keys: At<KeysArg>,
+    },
+    /// Answer a set expression given as JSON, e.g.
+    /// '{"and": [{"event": "active", "period": "D:2024-03-04"}, {"not": {"event": "bought", "period": "D:2024-03-04"}}]}'
+    /// (operators and, or, xor, one, diff, not inside and, at_least/of): its
+    /// count, --contains ID or --members, in one script call.
+    Query {
+        #[arg(value_parser = expression)]
+        expr: Expr,
+        #[command(flatten)]
+        answer: AnswerArg,
+        /// With --members: the first id of the page.
+        #[arg(long, default_value_t = 0, requires = "members")]
+        from: u64,
+        /// With --members: the most ids of the page.
+        #[arg(long, default_value_t = 1000, requires = "members")]
+        limit: usize,
+        /// Keep the result under <base>:cache:NAME for --ttl-ms and answer from it while it lives.
+        #[arg(long, value_name = "NAME")]
+        cache: Option<String>,
+        #[arg(long, default_value_t = 60_000, requires = "cache")]
+        ttl_ms: u64,
+        #[command(flatten)]
+        keys: At<KeysArg>,
+    },
+    /// The cohort table of COHORT_EVENT and RETURN_EVENT: --rows periods from
+    /// FIRST on (its granularity), --columns periods each, in one script call.
+    Cohort {
+        cohort_event: String,
+        return_event: String,
+        #[arg(value_parser = period)]
+        first: Period,
+        #[arg(long, default_value_t = 7)]
+        rows: usize,
+        #[arg(long, default_value_t = 7)]
+        columns: usize,
+        #[command(flatten)]
+        keys: At<KeysArg>,
+    },
+}
+
+pub fn run(command: AnalyticsCommand) -> CliResult {
+    match command {
+        AnalyticsCommand::Mark {
+            event,
+            ids,
+            at,
+            unique,
+            keys,
+        } => mark(&event, &ids, at, unique, &keys),
+        AnalyticsCommand::Count {
+            event,
+            period,
+            keys,
+        } => {
+            let (a, mut con) = keys.open()?;
+            let n = if period == "U" {
+                a.count_unique(&event).run(&mut con)?
+            } else {
+                let p = period.parse::<Period>()?;
+                a.count(&event, p).run(&mut con)?
+            };
+            out::emit(
+                &json!({"event": event, "period": period, "count": n}),
+                || vec![n.to_string()],
+            );
+            Ok(())
+        }
+        AnalyticsCommand::Query {
+            expr,
+            answer,
+            from,
+            limit,
+            cache,
+            ttl_ms,
+            keys,
+        } => {
+            let (a, mut con) = keys.open()?;
+            let mut q = a.query(expr);
+            if let Some(name) = &cache {
+                q = q.cache(name, std::time::Duration::from_millis(ttl_ms));
+            }
+            if let Some(id) = answer.contains {
+                let yes = q.contains(id).run(&mut con)?;
+                out::emit(&json!({"id": id, "contains": yes}), || {
+                    vec![if yes { "yes" } else { "no" }.to_string()]
+                });
+            } else if answer.members {
+                let page = q.members(from, limit).run(&mut con)?;
+                out::emit(&page, || page_lines(&page));
+            } else {
+                let n = q.count().run(&mut con)?;
+                out::emit(&json!({"count": n}), || vec![n.to_string()]);
+            }
+            Ok(())
+        }
+        AnalyticsCommand::Cohort {
+            cohort_event,
+            return_event,
+            first,
+            rows,
+            columns,
+            keys,
+        } => {
+            let (a, mut con) = keys.open()?;
+            let table = a
+                .cohort(&cohort_event, &return_event, first, rows, columns)
+                .run(&mut con)?;
+            out::emit(&table, || cohort_lines(&table));
+            Ok(())
+        }
+    }
+}
+
+fn mark(
+    event: &str,
+    ids: &[u64],
+    at: Option<DateTime<Utc>>,
+    unique: bool,
+    keys: &At<KeysArg>,
+) -> CliResult {
+    let (a, mut con) = keys.open()?;
+    if unique {
+        // Checked before the first is sent.
+        if let Some(id) = ids.iter().find(|id| **id > a.max_id()) {
+            return Err(Failure::from(format!(
+                "id {id} is above the configured maximum {} (--max-id): nothing was marked",
+                a.max_id()
+            )));
+        }
+        let mut new = Some(0u64);
+        for id in ids {
+            let n = a.mark_unique(event, *id).run(&mut con)?;
+            new = new.zip(n).map(|(sum, n)| sum + u64::from(n));
+        }
+        out::emit(
+            &json!({"event": event, "period": "U", "marked": ids.len(), "new": new}),
+            || {
+                vec![format!(
+                    "marked {} id(s) in {event} (unique); new: {}",
+                    ids.len(),
+                    out::known(new)
+                )]
+            },
+        );
+        return Ok(());
+    }
+    let at = at.unwrap_or_else(Utc::now);
+    let events: Vec<(u64, DateTime<Utc>)> = ids.iter().map(|id| (*id, at)).collect();
+    let new = a.mark_many(event, &events).run(&mut con)?;
+    let when = at.to_rfc3339_opts(SecondsFormat::Secs, true);
+    let periods: Vec<String> = a
+        .granularities()
+        .iter()
+        .map(|g| Period::containing(*g, at.naive_utc()).label())
+        .collect();
+    out::emit(
+        &json!({"event": event, "at": when, "periods": periods, "marked": ids.len(), "new": new}),
+        || {
+            vec![format!(
+                "marked {} id(s) in {event} at {} ({}); new: {}",
+                ids.len(),
+                when,
+                periods.join(", "),
+                out::known(new)
+            )]
+        },
+    );
+    Ok(())
+}
+
+fn page_lines(page: &Page) -> Vec<String> {
+    let ids: Vec<String> = page.ids.iter().map(u64::to_string).collect();
+    vec![
+        format!("ids {}", ids.join(" ")),
+        format!(
+            "next {}",
+            page.next.map_or_else(|| "-".to_string(), |n| n.to_string())
+        ),
+    ]
+}
+
+/// One line per row: the period, the cohort size, then each cell as
+/// `count (percent%)`, `-` for an empty one.
+fn cohort_lines(t: &Cohort) -> Vec<String> {
+    let mut lines = Vec::with_capacity(t.periods.len());
+    for (i, p) in t.periods.iter().enumerate() {
+        let mut line = format!("{p}\t{}", t.sizes[i]);
+        for (k, cell) in t.counts[i].iter().enumerate() {
+            line.push('\t');
+            match (cell, t.percent(i, k)) {
+                (Some(n), Some(pct)) => line.push_str(&format!("{n} ({pct:.1}%)")),
+                _ => line.push('-'),
+            }
+        }
+        lines.push(line);
+    }
+    lines
+}

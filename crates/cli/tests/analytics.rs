@@ -1,0 +1,234 @@
+//! `redis-patterns analytics mark / count / query / cohort` through the
+//! binary, against a real server and any node of a real cluster (where the
+//! untagged events are in several slots: expressions and cohort tables are
+//! then computed client-side over the fetched bitmaps), each answer read
+//! back from its `--json` output, and the text form where it matters.
+
+mod common;
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use common::{cli, json};
+use serde_json::json;
+
+/// `analytics ARGS... [--tag TAG]` at `url`, its JSON output.
+fn an(url: &str, tag: Option<&str>, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["analytics"];
+    all.extend_from_slice(args);
+    if let Some(t) = tag {
+        all.extend(["--tag", t]);
+    }
+    json(url, &all)
+}
+
+fn leaf(event: &str, period: &str) -> serde_json::Value {
+    json!({"event": event, "period": period})
+}
+
+/// Three users active on Monday 2024-03-04, two of them again on Tuesday,
+/// one buying on Monday; the questions asked of them.
+fn every_analytics_command(url: &str, tag: Option<&str>) {
+    let marked = an(
+        url,
+        tag,
+        &[
+            "mark",
+            "active",
+            "1",
+            "2",
+            "3",
+            "--at",
+            "2024-03-04T10:00:00Z",
+        ],
+    );
+    assert_eq!(
+        marked,
+        json!({"event": "active", "at": "2024-03-04T10:00:00Z", "marked": 3, "new": 3,
+               "periods": ["D:2024-03-04", "W:2024-W10", "M:2024-03"]})
+    );
+    // Unix seconds of 2024-03-05T09:00:00Z: both new that day, 3 again not.
+    let again = an(
+        url,
+        tag,
+        &["mark", "active", "2", "3", "--at", "1709629200"],
+    );
+    assert_eq!(
+        (again["marked"].clone(), again["new"].clone()),
+        (json!(2), json!(2))
+    );
+    let resent = an(url, tag, &["mark", "active", "3", "--at", "1709629200"]);
+    assert_eq!(resent["new"], 0);
+    an(
+        url,
+        tag,
+        &["mark", "bought", "2", "--at", "2024-03-04T18:30:00Z"],
+    );
+    an(url, tag, &["mark", "churned", "3", "--unique"]);
+
+    let count =
+        |event: &str, period: &str| an(url, tag, &["count", event, period])["count"].clone();
+    assert_eq!(count("active", "D:2024-03-04"), 3);
+    assert_eq!(count("active", "D:2024-03-05"), 2);
+    assert_eq!(count("active", "W:2024-W10"), 3);
+    assert_eq!(count("churned", "U"), 1);
+    assert_eq!(count("active", "D:2024-03-06"), 0);
+
+    // Active on Monday, not buying that day, not churned: only 1.
+    let monday = leaf("active", "D:2024-03-04");
+    let expr = json!({"and": [monday, {"not": leaf("bought", "D:2024-03-04")}, {"not": leaf("churned", "U")}]});
+    let expr = expr.to_string();
+    assert_eq!(an(url, tag, &["query", &expr]), json!({"count": 1}));
+    assert_eq!(
+        an(url, tag, &["query", &expr, "--contains", "1"]),
+        json!({"id": 1, "contains": true})
+    );
+    assert_eq!(
+        an(url, tag, &["query", &expr, "--contains", "2"])["contains"],
+        false
+    );
+    // Active on both days, paged two at a time.
+    let both = json!({"or": [monday, leaf("active", "D:2024-03-05")]}).to_string();
+    let page = an(url, tag, &["query", &both, "--members", "--limit", "2"]);
+    assert_eq!(page, json!({"ids": [1, 2], "next": 3}));
+    let rest = an(url, tag, &["query", &both, "--members", "--from", "3"]);
+    assert_eq!(rest, json!({"ids": [3], "next": null}));
+    let cached = an(
+        url,
+        tag,
+        &["query", &both, "--cache", "mon_tue", "--ttl-ms", "60000"],
+    );
+    assert_eq!(cached, json!({"count": 3}));
+
+    // Daily retention from Monday: 3 on day 0, 2 of them back on day 1.
+    let table = an(
+        url,
+        tag,
+        &[
+            "cohort",
+            "active",
+            "active",
+            "D:2024-03-04",
+            "--rows",
+            "2",
+            "--columns",
+            "2",
+        ],
+    );
+    assert_eq!(
+        table,
+        json!({"periods": ["D:2024-03-04", "D:2024-03-05"], "sizes": [3, 2],
+               "counts": [[3, 2], [2, null]]})
+    );
+    // Bought on Monday, then active: 1 of 1 on each day.
+    let bought = an(
+        url,
+        tag,
+        &[
+            "cohort",
+            "bought",
+            "active",
+            "D:2024-03-04",
+            "--rows",
+            "1",
+            "--columns",
+            "2",
+        ],
+    );
+    assert_eq!(bought["counts"], json!([[1, 1]]));
+}
+
+/// The text forms, refusals before anything is written, and bad arguments.
+fn text_and_refusals(url: &str) {
+    let out = cli(
+        url,
+        &[
+            "analytics",
+            "mark",
+            "live",
+            "7",
+            "--at",
+            "2024-03-04T10:00:00Z",
+        ],
+    )
+    .success();
+    assert_eq!(
+        out.stdout.trim(),
+        "marked 1 id(s) in live at 2024-03-04T10:00:00Z (D:2024-03-04, W:2024-W10, M:2024-03); new: 1"
+    );
+    let table = cli(
+        url,
+        &[
+            "analytics",
+            "cohort",
+            "live",
+            "live",
+            "D:2024-03-04",
+            "--rows",
+            "1",
+            "--columns",
+            "2",
+        ],
+    )
+    .success();
+    assert_eq!(table.stdout.trim(), "D:2024-03-04\t1\t1 (100.0%)\t-");
+    let too_big = cli(url, &["analytics", "mark", "live", "8", "20000000"]).failure();
+    assert!(
+        too_big.message().contains("above the configured maximum"),
+        "{}",
+        too_big.stderr
+    );
+    let unique = cli(
+        url,
+        &[
+            "analytics",
+            "mark",
+            "vip",
+            "1",
+            "20000000",
+            "--unique",
+            "--max-id",
+            "100",
+        ],
+    )
+    .failure();
+    assert!(
+        unique.message().contains("nothing was marked"),
+        "{}",
+        unique.stderr
+    );
+    assert_eq!(json(url, &["analytics", "count", "vip", "U"])["count"], 0);
+    let bad = cli(url, &["analytics", "query", r#"{"and": 3}"#]).failure();
+    assert!(
+        bad.stderr.contains("takes a list of expressions"),
+        "{}",
+        bad.stderr
+    );
+    let hour = cli(
+        url,
+        &["analytics", "mark", "live", "7", "--granularities", "hours"],
+    )
+    .failure();
+    assert!(
+        hour.stderr.contains("not one of hour, day"),
+        "{}",
+        hour.stderr
+    );
+}
+
+#[test]
+fn analytics_commands_on_one_server() {
+    let server = support::server();
+    let url = server.url();
+    every_analytics_command(&url, None);
+    every_analytics_command(&url, Some("shop"));
+    text_and_refusals(&url);
+}
+
+#[test]
+fn analytics_commands_on_any_node_of_a_cluster() {
+    let cluster = support::cluster();
+    let url = cluster.nodes()[2].url();
+    // Untagged: one slot per event (computed client-side); tagged: one slot.
+    every_analytics_command(&url, None);
+    every_analytics_command(&url, Some("shop"));
+}
