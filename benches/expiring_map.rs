@@ -1,13 +1,19 @@
 //! `cargo bench --bench expiring_map`: what per-entry expiry costs. The same
 //! entries (19-byte payload: field `user:NNNNNN`, value `vNNNNNNN`, TTLs
-//! spread over an hour past the first) in the plain sharded hash (no
-//! expiry, the floor), the expiring map's portable path and, where the
-//! server has per-field TTLs, its native path, all with the planner's shard
-//! count: bytes per entry (`used_memory` delta) and its ratio to the plain
-//! hash, shards converted out of listpack, which path the planner chose and
-//! why; then single-entry get and put calls per second (median of
-//! `BENCH_ROUNDS` rounds, one call per round trip) beside the plain hash's
-//! `get` / `set`.
+//! spread over the hour past the first, one TTL per chunk of 1,000) in the
+//! plain sharded hash (no expiry, the floor), the expiring map's portable
+//! path and, where the server has per-field TTLs, its native path, all with
+//! the planner's shard count and side by side on one server: bytes per
+//! entry (the `used_memory` delta of loading each, after a warm-up that
+//! loads the scripts and is flushed) and its ratio to the plain hash,
+//! shards converted out of listpack, which path the planner chose and why;
+//! then single-entry get and put calls per second (one call per round
+//! trip; `BENCH_ROUNDS` rounds after a warm-up round, every layout in each
+//! round, the order turning) beside the plain hash's `get` / `set`: the
+//! median rate and the median of the per-round ratios; the portable map is
+//! timed twice, its reads without max-idle (`HMGET` and `TIME`) and with a
+//! max-idle time (the `expiring_map.get` script, which pushes the expiry). The load average is
+//! printed before and after each server.
 //!
 //! `EXPIRING_N` changes the entry count (default 1,000,000; e.g.
 //! `EXPIRING_N=100000` for a quick run), `EXPIRING_CALLS` the calls per
@@ -19,9 +25,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{BenchServer, Table, env_or, rate, used_memory};
-use redis_patterns::expiring_map::{ExpiringMap, Path};
-use redis_patterns::sharded_hash::{ListpackLimits, ShardedHash};
+use std::time::Instant;
+
+use common::{BenchServer, Table, env_or, median, rounds, used_memory};
+use redis_patterns::expiring_map::{ExpiringMap, MapPlan, Path};
+use redis_patterns::sharded_hash::ShardedHash;
 use redis_patterns::{Connection, Request};
 
 const CHUNK: u64 = 1_000;
@@ -45,11 +53,104 @@ fn ttl_of(start: u64) -> Option<Duration> {
     Some(Duration::from_secs(3600 + (start / CHUNK * 37) % 3600))
 }
 
-fn per_entry(con: &mut redis::Connection, n: u64, load: impl FnOnce()) -> f64 {
+/// One layout of the same entries: the plain sharded hash, or a map on one
+/// path.
+#[derive(Clone)]
+enum Layout {
+    Plain(ShardedHash),
+    Map(ExpiringMap),
+}
+
+impl Layout {
+    fn name(&self, chosen: Path) -> String {
+        match self {
+            Layout::Plain(_) => "plain sharded hash (no expiry)".into(),
+            Layout::Map(m) if m.max_idle().is_some() => {
+                format!("expiring map, {}, reads with max-idle", m.path().name())
+            }
+            Layout::Map(m) if m.path() == chosen => {
+                format!("expiring map, {} (chosen)", m.path().name())
+            }
+            Layout::Map(m) => format!("expiring map, {}", m.path().name()),
+        }
+    }
+
+    fn load(&self, con: &mut Connection, n: u64) {
+        for start in (0..n).step_by(CHUNK as usize) {
+            match self {
+                Layout::Plain(h) => h.set_many(&chunk(start, n)).run(con).map(drop),
+                Layout::Map(m) => m
+                    .put_many(&chunk(start, n), ttl_of(start))
+                    .run(con)
+                    .map(drop),
+            }
+            .unwrap();
+        }
+    }
+
+    /// (shards converted out of listpack, shards).
+    fn converted(&self, con: &mut Connection) -> (u64, u64) {
+        let h = match self {
+            Layout::Plain(h) => h.inspect(u64::MAX).run(con).unwrap(),
+            Layout::Map(m) => m.inspect(u64::MAX).run(con).unwrap(),
+        };
+        (h.converted, h.sampled)
+    }
+
+    fn gets(&self, con: &mut Connection, n: u64) {
+        for i in 0..calls_n() as u64 {
+            let f = field(i * 7 % n);
+            let v: Option<String> = match self {
+                Layout::Plain(h) => h.get(f).run(con).unwrap(),
+                Layout::Map(m) => m.get(f).run(con).unwrap(),
+            };
+            assert!(v.is_some(), "a live entry was not found");
+        }
+    }
+
+    fn puts(&self, con: &mut Connection, n: u64) {
+        let hour = Some(Duration::from_secs(3600));
+        for i in 0..calls_n() as u64 {
+            let (f, v) = (field(i * 7 % n), value(i));
+            match self {
+                Layout::Plain(h) => h.set(f, v).run(con).map(drop),
+                Layout::Map(m) => m.put(f, v, hour).run(con).map(drop),
+            }
+            .unwrap();
+        }
+    }
+}
+
+/// The layouts of a server: the plain hash and the map on each path the
+/// server has, all with the planner's shard count and limits.
+fn layouts(pcon: &mut Connection, plan: &MapPlan) -> Vec<Layout> {
+    let mut out = vec![Layout::Plain(
+        ShardedHash::from_plan("sh", &plan.plan).unwrap(),
+    )];
+    let caps = redis_patterns::core::server_caps().run(pcon).unwrap();
+    let mut paths = vec![Path::Portable];
+    if caps.hash_field_ttl && caps.hash_getex {
+        paths.push(Path::Native);
+    }
+    for path in paths {
+        let m = ExpiringMap::builder(&format!("em:{}", path.name()), plan.plan.shards)
+            .limits(plan.plan.limits)
+            .path(path)
+            .build()
+            .unwrap();
+        out.push(Layout::Map(m));
+    }
+    out
+}
+
+/// Loads the scripts, the client's buffers and the allocator's first pages
+/// with a small copy of each layout, then empties the server, so that the
+/// first layout measured does not pay for them.
+fn warm_up(con: &mut redis::Connection, pcon: &mut Connection, all: &[Layout]) {
+    for l in all {
+        l.load(pcon, CHUNK);
+    }
     let _: () = redis::cmd("FLUSHALL").arg("SYNC").query(con).unwrap();
-    let before = used_memory(con);
-    load();
-    (used_memory(con) as f64 - before as f64) / n as f64
 }
 
 fn one_server(t: &mut Table, calls: &mut Table, s: &BenchServer, n: u64) {
@@ -57,100 +158,104 @@ fn one_server(t: &mut Table, calls: &mut Table, s: &BenchServer, n: u64) {
     let mut con = server.connection();
     let mut pcon = Connection::open(server.url().as_str()).unwrap();
     let (chosen, plan) = ExpiringMap::planned("em", n).run(&mut pcon).unwrap();
-    let limits: ListpackLimits = plan.plan.limits;
-    let shards = plan.plan.shards;
+    let chosen = chosen.path();
     println!(
-        "{}: {} shards; planner chose {}: {}",
+        "{} (load {}): {} shards; planner chose {}: {}",
         s.label,
-        shards,
-        chosen.path().name(),
+        load_average(),
+        plan.plan.shards,
+        chosen.name(),
         plan.path.reason
     );
-    let hash = ShardedHash::from_plan("sh", &plan.plan).unwrap();
-    let plain = per_entry(&mut con, n, || {
-        for start in (0..n).step_by(CHUNK as usize) {
-            hash.set_many(&chunk(start, n)).run(&mut pcon).unwrap();
+    let all = layouts(&mut pcon, &plan);
+    warm_up(&mut con, &mut pcon, &all);
+    let mut plain = f64::NAN;
+    for l in &all {
+        let before = used_memory(&mut con);
+        l.load(&mut pcon, n);
+        let bytes = (used_memory(&mut con) as f64 - before as f64) / n as f64;
+        if plain.is_nan() {
+            plain = bytes;
         }
-    });
-    let plain_health = hash.inspect(u64::MAX).run(&mut pcon).unwrap();
-    t.row(vec![
-        s.label.clone(),
-        "plain sharded hash (no expiry)".into(),
-        format!("{plain:.1}"),
-        "1.00x".into(),
-        format!("{} of {}", plain_health.converted, plain_health.sampled),
-    ]);
-    let caps = redis_patterns::core::server_caps().run(&mut pcon).unwrap();
-    let mut paths = vec![Path::Portable];
-    if caps.hash_field_ttl && caps.hash_getex {
-        paths.push(Path::Native);
-    }
-    let get_floor = rate(calls_n(), || {
-        for i in 0..calls_n() as u64 {
-            let _: Option<String> = hash.get(field(i * 7 % n)).run(&mut pcon).unwrap();
-        }
-    });
-    let put_floor = rate(calls_n(), || {
-        for i in 0..calls_n() as u64 {
-            hash.set(field(i * 7 % n), value(i)).run(&mut pcon).unwrap();
-        }
-    });
-    calls.row(vec![
-        s.label.clone(),
-        "plain sharded hash".into(),
-        format!("{get_floor:.0}"),
-        "1.00x".into(),
-        format!("{put_floor:.0}"),
-        "1.00x".into(),
-    ]);
-    for path in paths {
-        let m = ExpiringMap::builder("em", shards)
-            .limits(limits)
-            .path(path)
-            .build()
-            .unwrap();
-        let bytes = per_entry(&mut con, n, || {
-            for start in (0..n).step_by(CHUNK as usize) {
-                m.put_many(&chunk(start, n), ttl_of(start))
-                    .run(&mut pcon)
-                    .unwrap();
-            }
-        });
-        let health = m.inspect(u64::MAX).run(&mut pcon).unwrap();
-        let mark = if path == chosen.path() {
-            " (chosen)"
-        } else {
-            ""
-        };
+        let (converted, shards) = l.converted(&mut pcon);
         t.row(vec![
             s.label.clone(),
-            format!("expiring map, {}{mark}", path.name()),
+            l.name(chosen),
             format!("{bytes:.1}"),
             format!("{:.2}x", bytes / plain),
-            format!("{} of {}", health.converted, health.sampled),
-        ]);
-        let hour = Some(Duration::from_secs(3600));
-        let get = rate(calls_n(), || {
-            for i in 0..calls_n() as u64 {
-                let _: Option<String> = m.get(field(i * 7 % n)).run(&mut pcon).unwrap();
-            }
-        });
-        let put = rate(calls_n(), || {
-            for i in 0..calls_n() as u64 {
-                m.put(field(i * 7 % n), value(i), hour)
-                    .run(&mut pcon)
-                    .unwrap();
-            }
-        });
-        calls.row(vec![
-            s.label.clone(),
-            format!("expiring map, {}", path.name()),
-            format!("{get:.0}"),
-            format!("{:.2}x", get / get_floor),
-            format!("{put:.0}"),
-            format!("{:.2}x", put / put_floor),
+            format!("{converted} of {shards}"),
         ]);
     }
+    // The portable map's data again, read with a max-idle time (each read
+    // pushes the expiry: a script that writes).
+    let mut timed = all.clone();
+    let idle = ExpiringMap::builder("em:portable", plan.plan.shards)
+        .limits(plan.plan.limits)
+        .max_idle(Some(Duration::from_secs(3600)))
+        .build()
+        .unwrap();
+    timed.push(Layout::Map(idle));
+    for (row, ratios) in interleaved(&mut pcon, &timed, n).into_iter().enumerate() {
+        let [get, get_x, put, put_x] = ratios;
+        calls.row(vec![
+            s.label.clone(),
+            timed[row].name(chosen),
+            format!("{get:.0}"),
+            format!("{get_x:.2}x"),
+            format!("{put:.0}"),
+            format!("{put_x:.2}x"),
+        ]);
+    }
+    println!("{}: done (load {})", s.label, load_average());
+}
+
+/// Calls per second of each layout, measured in interleaved rounds (every
+/// layout's gets, then every layout's puts, the order turning each round)
+/// after one warm-up round, so that load from other processes hits them
+/// alike: per layout the median get/s, the median of the per-round ratios
+/// to the plain hash's get/s, and the same for puts.
+fn interleaved(con: &mut Connection, all: &[Layout], n: u64) -> Vec<[f64; 4]> {
+    let k = all.len();
+    let mut rates = vec![[Vec::new(), Vec::new()]; k];
+    let mut ratios = vec![[Vec::new(), Vec::new()]; k];
+    for round in 0..=rounds() {
+        let mut this = vec![[0.0f64; 2]; k];
+        for (slot, puts) in [false, true].into_iter().enumerate() {
+            let mut order: Vec<usize> = (0..k).collect();
+            order.rotate_left(round % k);
+            for &i in &order {
+                let t = Instant::now();
+                if puts {
+                    all[i].puts(con, n);
+                } else {
+                    all[i].gets(con, n);
+                }
+                this[i][slot] = calls_n() as f64 / t.elapsed().as_secs_f64();
+            }
+        }
+        if round == 0 {
+            continue;
+        }
+        for i in 0..k {
+            for slot in 0..2 {
+                rates[i][slot].push(this[i][slot]);
+                ratios[i][slot].push(this[i][slot] / this[0][slot]);
+            }
+        }
+    }
+    (0..k)
+        .map(|i| {
+            let [g, p] = &mut rates[i];
+            let [gx, px] = &mut ratios[i];
+            [median(g), median(gx), median(p), median(px)]
+        })
+        .collect()
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
 }
 
 fn calls_n() -> usize {

@@ -170,9 +170,16 @@ const GRANTS: &[Grant] = &[
     },
     Grant {
         name: "expiring_map",
-        about: "expiring_map: sessions:<shard> (the portable path's scripts keep each expiry in its entry)",
-        rules: &["~sessions:*", "+hlen", "+object|encoding"],
-        scripts_of: &["expiring_map"],
+        about: "expiring_map: sessions:<shard> (the portable path's scripts keep each expiry in its entry), the layout sessions:meta",
+        rules: &[
+            "~sessions:*",
+            "+hlen",
+            "+object|encoding",
+            "+hgetall",
+            "+hmget",
+            "+time",
+        ],
+        scripts_of: &["expiring_map", "layout"],
     },
     Grant {
         name: "expiring_map_native",

@@ -221,6 +221,18 @@ fn expiring_map_tour(d: &mut Driver) {
         d.run(m.sweep(0, 8)).unwrap();
         d.run(m.inspect(8)).unwrap();
     }
+    // The layout stored with the data: claimed by the first write, read
+    // back by open.
+    let recorded = ExpiringMap::builder("sessions:recorded", 4)
+        .record_layout(true)
+        .build()
+        .unwrap();
+    d.run(recorded.put("a", "1", None)).unwrap();
+    let opened = d.run(ExpiringMap::open("sessions:recorded")).unwrap();
+    assert_eq!(opened.shards(), 4);
+    // A read without max-idle (HMGET and TIME, no script).
+    let got: Option<String> = d.run(opened.get("a")).unwrap();
+    assert_eq!(got.as_deref(), Some("1"));
 }
 
 fn day(d: u32) -> NaiveDate {

@@ -72,7 +72,7 @@ fn params() -> Vec<Param> {
     ]
 }
 
-/// The map's keys: its shards and the planner's probe.
+/// The map's keys: its shards, the planner's probe and its layout.
 fn keys() -> Vec<KeyTemplate> {
     vec![
         key(
@@ -86,6 +86,12 @@ fn keys() -> Vec<KeyTemplate> {
             "<base>:probe",
             "hash",
             "the planner's probe hash, written and deleted in one batch",
+        ),
+        key(
+            "meta",
+            "<base>:meta",
+            "hash",
+            "the layout stored with the data (pattern expiring_map, version, scheme crc32, shards, separator, path): see the layout pattern",
         ),
     ]
 }
@@ -114,6 +120,15 @@ fn functions() -> Vec<Function> {
 fn protocols() -> Vec<Protocol> {
     vec![
         protocol(
+            "record_layout",
+            &["layout.claim", "HGETALL"],
+            &[
+                "before a map's first write: layout.claim(<base>:meta, pattern expiring_map, version 1, scheme crc32, separator :, shards N, path portable|native);",
+                "a stored layout that differs refuses every write; open(base): HGETALL <base>:meta gives the shards and the path (data is read on the path it was written on);",
+                "planned(base, expected) takes a stored layout over its own plan and choice",
+            ],
+        ),
+        protocol(
             "portable",
             &[
                 "expiring_map.put",
@@ -124,10 +139,13 @@ fn protocols() -> Vec<Protocol> {
                 "expiring_map.sweep",
                 "expiring_map.entries",
                 "HLEN",
+                "HMGET",
+                "TIME",
             ],
             &[
                 "put_many(pairs, ttl_ms): group by shard_of; one expiring_map.put(shard, only_absent, ttl_ms, max_entries, cap, field, value, ...) per shard",
                 "get_many(fields): one expiring_map.get(shard, max_idle_ms, field, ...) per shard; nil for absent or expired",
+                "(without max_idle_ms a read writes nothing: the Rust crate sends HMGET shard field ... then TIME to the same node instead, and keeps a value whose 6-byte expiry is 0 or later than TIME)",
                 "remove: expiring_map.remove; ttl_of: expiring_map.ttl (-2 absent, -1 persistent, else ms); persist / expire: expiring_map.expire(shard, field, ttl_ms or 0)",
                 "sweep(from, count): expiring_map.sweep of each shard; entries: expiring_map.entries of each shard; len: HLEN of every shard (counts expired entries not removed yet)",
             ],

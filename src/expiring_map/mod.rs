@@ -17,7 +17,9 @@
 //!   the expiry is stored with the entry, as the first 6 bytes of its value
 //!   (big-endian unix milliseconds, 0 for none), so a shard stays one small
 //!   listpack hash (6 bytes more per entry). The scripts read the server's
-//!   clock (`TIME`) and treat an expired entry as absent; [`ExpiringMap::sweep`]
+//!   clock (`TIME`) and treat an expired entry as absent (a read without
+//!   max-idle writes nothing, so it needs no script: `HMGET`, then `TIME` on
+//!   the same node, in one round trip); [`ExpiringMap::sweep`]
 //!   removes expired entries shard by shard, and a write that would fill a
 //!   shard removes that shard's expired entries first.
 //! - [`Path::Native`] (servers with `hash_field_ttl` and `hash_getex`, see
@@ -31,7 +33,13 @@
 //! `<base>:probe` of 200 entries, `MEMORY USAGE`, then deleted) and picks
 //! the native path only where it stays listpack-encoded and costs no more
 //! memory; [`PathChoice`] says what it measured and why. Data written on one
-//! path is read on the same path: the path is part of the map's layout.
+//! path is read on the same path: the path is part of the map's layout,
+//! stored with the data. A map of [`ExpiringMap::planned`] (or built with
+//! [`record_layout`](ExpiringMapBuilder::record_layout)) claims `<base>:meta`
+//! (shards and path) before its first write; [`ExpiringMap::open`] and a
+//! later `planned` on any server read it back, so every writer and reader
+//! keeps the path the data was written on, and one that asks for another
+//! layout is refused with [`ErrorKind::LayoutMismatch`] before it writes.
 //!
 //! An optional size **cap** per shard ([`ExpiringMapBuilder::cap`], portable
 //! path) keeps each shard at most that many entries: the write's own script
@@ -68,22 +76,26 @@
 //! ```
 
 mod contract;
+mod layout;
 mod native;
 mod ops;
 mod path;
 mod portable;
 mod scan;
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::Serialize;
 
 pub(crate) use self::contract::contract;
+pub use self::layout::LAYOUT_VERSION;
 pub use self::path::{PROBE_ENTRIES, Path, PathChoice};
 pub use self::scan::{EntriesPage, Entry, SweepReport};
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
-use crate::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, Plan, plan};
+use crate::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, Plan, binomial_tail, plan};
 
 /// The bytes the portable path adds before each value: its expiry.
 pub const EXPIRY_BYTES: usize = 6;
@@ -102,6 +114,8 @@ pub struct ExpiringMap {
     path: Path,
     cap: u64,
     max_idle_ms: u64,
+    /// With a recorded layout: whether it was claimed (shared by clones).
+    claimed: Option<Arc<AtomicBool>>,
 }
 
 /// Builds an [`ExpiringMap`]: setters never fail, [`build`](Self::build)
@@ -114,6 +128,7 @@ pub struct ExpiringMapBuilder {
     path: Path,
     cap: u64,
     max_idle: Option<Duration>,
+    record_layout: bool,
 }
 
 /// What [`ExpiringMap::planned`] chose: the shard count and the path.
@@ -182,6 +197,12 @@ impl ExpiringMapBuilder {
         /// Every read of a live entry that expires pushes its expiry to at
         /// least this long from now (default: none).
         max_idle(max_idle: Option<Duration>) => max_idle;
+
+        /// Record the layout (shards and path) with the data (default: no):
+        /// the first write stores it in `<base>:meta` unless one is stored
+        /// ([`ExpiringMap::claim_layout`]), or is refused with
+        /// [`ErrorKind::LayoutMismatch`] when another layout is stored there.
+        record_layout(record: bool) => record_layout;
     }
 
     /// Checks the settings.
@@ -218,6 +239,7 @@ impl ExpiringMapBuilder {
             path: self.path,
             cap: self.cap,
             max_idle_ms,
+            claimed: self.record_layout.then(|| Arc::new(AtomicBool::new(false))),
         })
     }
 }
@@ -233,6 +255,7 @@ impl ExpiringMap {
             path: Path::Portable,
             cap: 0,
             max_idle: None,
+            record_layout: false,
         }
     }
 
@@ -243,7 +266,11 @@ impl ExpiringMap {
 
     /// Reads the server's listpack limits, plans the shard count for
     /// `expected` entries as for a sharded hash, and chooses the path
-    /// ([`ExpiringMap::choose_path`]).
+    /// ([`ExpiringMap::choose_path`]); the map records its layout (shards
+    /// and path) with the data. When a layout is stored with the data
+    /// already (in `<base>:meta`, by a writer on this or another server),
+    /// the map takes its shards and path instead, and the plan and the
+    /// choice say so.
     pub fn planned(base: &str, expected: u64) -> Op<(Self, MapPlan)> {
         if base.is_empty() {
             return Op::fail(Error::invalid("base", "must not be empty"));
@@ -255,18 +282,22 @@ impl ExpiringMap {
                 Err(e) => return Op::fail(e),
             };
             p.limits_source = source;
-            Self::choose_path(&base).try_map(move |choice| {
-                let map = Self::builder(&base, p.shards)
-                    .limits(limits)
-                    .path(choice.path)
-                    .build()?;
-                Ok((
-                    map,
-                    MapPlan {
-                        plan: p,
-                        path: choice,
-                    },
-                ))
+            Self::stored_layout(&base).and_then(move |stored| match stored {
+                Some((shards, path)) => Op::from_result(stored_plan(&base, p, shards, path)),
+                None => Self::choose_path(&base).try_map(move |choice| {
+                    let map = Self::builder(&base, p.shards)
+                        .limits(limits)
+                        .path(choice.path)
+                        .record_layout(true)
+                        .build()?;
+                    Ok((
+                        map,
+                        MapPlan {
+                            plan: p,
+                            path: choice,
+                        },
+                    ))
+                }),
             })
         })
     }
@@ -342,4 +373,33 @@ impl ExpiringMap {
     fn max_entries(&self) -> i64 {
         self.limits.entries.min(MAX_TTL_MS) as i64
     }
+}
+
+/// The map and plan of [`ExpiringMap::planned`] for a layout stored with
+/// the data: its shard count (the plan's mean and overflow bound for it)
+/// and its path.
+fn stored_plan(base: &str, mut p: Plan, shards: u32, path: Path) -> Result<(ExpiringMap, MapPlan)> {
+    let map = ExpiringMap::builder(base, shards)
+        .limits(p.limits)
+        .path(path)
+        .record_layout(true)
+        .build()?;
+    let n = p.expected.max(1);
+    p.shards = shards;
+    p.mean_per_shard = p.expected as f64 / shards as f64;
+    p.overflow_bound =
+        (shards as f64 * binomial_tail(n, 1.0 / shards as f64, p.limits.entries)).min(1.0);
+    let reason = format!(
+        "stored with the data in {} ({})",
+        map.meta_key(),
+        map.layout()
+    );
+    let path = PathChoice {
+        path,
+        reason,
+        portable_bytes: None,
+        native_bytes: None,
+        native_encoding: None,
+    };
+    Ok((map, MapPlan { plan: p, path }))
 }

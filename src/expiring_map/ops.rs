@@ -88,12 +88,12 @@ impl ExpiringMap {
             });
         }
         let path = self.path;
-        self.on_path(move || {
-            Op::send(batch, move |replies| match path {
-                Path::Portable => portable::put_report(replies, &most),
-                Path::Native => native::put_report(replies, &counts, only_absent),
-            })
-        })
+        let send = Op::send(batch, move |replies| match path {
+            Path::Portable => portable::put_report(replies, &most),
+            Path::Native => native::put_report(replies, &counts, only_absent),
+        });
+        let map = self.clone();
+        self.on_path(move || map.claimed(send))
     }
 
     fn write_pairs<F: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -177,10 +177,14 @@ impl ExpiringMap {
         }
         let by_shard = group(fields.iter().map(|f| self.shard_of(f.as_ref())));
         let mut batch = Batch::with_capacity(2 * by_shard.len());
+        // Without max-idle a portable read writes nothing: HMGET and TIME
+        // need no script.
+        let plain = self.path == Path::Portable && self.max_idle_ms == 0;
         for (shard, idx) in &by_shard {
             let key = self.key_of_shard(*shard);
             let part: Vec<&[u8]> = idx.iter().map(|&i| fields[i].as_ref()).collect();
             match self.path {
+                Path::Portable if plain => portable::read(&mut batch, &key, &part),
                 Path::Portable => portable::get(&mut batch, &key, &part, self.max_idle_ms as i64),
                 Path::Native => native::get(&mut batch, &key, &part, self.max_idle_ms),
             }
@@ -191,7 +195,12 @@ impl ExpiringMap {
             Op::send(batch, move |mut replies| {
                 let mut out: Vec<Option<V>> = (0..n).map(|_| None).collect();
                 for idx in by_shard.values() {
-                    let values: Vec<Option<V>> = replies.take()?;
+                    let values: Vec<Option<V>> = if plain {
+                        let stored = replies.take()?;
+                        portable::live(stored, replies.take()?)?
+                    } else {
+                        replies.take()?
+                    };
                     if touch {
                         replies.take::<redis::Value>()?;
                     }

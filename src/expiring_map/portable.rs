@@ -1,12 +1,13 @@
 //! The portable path's calls: the scripts of `lua/expiring_map/`, which keep
 //! each entry's expiry in its value.
 
-use redis::Value;
+use redis::{FromRedisValue, Value};
 
-use super::PutReport;
+use super::{EXPIRY_BYTES, PutReport};
+use crate::core::op::decode;
 use crate::core::resend::{changed, changed_count};
 use crate::core::{Batch, Op, Replies};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scripts::expiring_map as script;
 
 /// One shard's `expiring_map.put`.
@@ -43,6 +44,46 @@ pub(super) fn put_report(replies: Replies, most: &[u64]) -> Result<PutReport> {
 /// One shard's `expiring_map.get`.
 pub(super) fn get(batch: &mut Batch, key: &str, fields: &[&[u8]], idle_ms: i64) {
     batch.script(script::get(key, idle_ms, fields));
+}
+
+/// One shard's read without max-idle, which writes nothing and so needs no
+/// script: `HMGET`, then `TIME` on the same node, in the same batch. The
+/// clock is read after the values, so an entry judged live by it was live
+/// when it was read (see [`live`]).
+pub(super) fn read(batch: &mut Batch, key: &str, fields: &[&[u8]]) {
+    let mut hmget = redis::cmd("HMGET");
+    hmget.arg(key).arg(fields);
+    batch.add(key, hmget).add(key, redis::cmd("TIME"));
+}
+
+/// The live values of one shard's [`read`]: a stored value whose expiry
+/// is 0 or later than the server's `TIME` (`[seconds, microseconds]`), its
+/// first 6 bytes removed; a stored value shorter than 6 bytes reads as
+/// expired, as in the scripts.
+pub(super) fn live<V: FromRedisValue>(
+    stored: Vec<Option<Vec<u8>>>,
+    time: Vec<u64>,
+) -> Result<Vec<Option<V>>> {
+    let (Some(&secs), Some(&micros)) = (time.first(), time.get(1)) else {
+        return Err(Error::short_reply());
+    };
+    let now = secs * 1000 + micros / 1000;
+    stored
+        .into_iter()
+        .map(|s| match s {
+            Some(b) if b.len() >= EXPIRY_BYTES => {
+                let at = b[..EXPIRY_BYTES]
+                    .iter()
+                    .fold(0u64, |a, &x| a * 256 + u64::from(x));
+                if at == 0 || at > now {
+                    decode(None, Value::BulkString(b[EXPIRY_BYTES..].to_vec())).map(Some)
+                } else {
+                    Ok(None)
+                }
+            }
+            _ => Ok(None),
+        })
+        .collect()
 }
 
 /// `expiring_map.remove` of one field.

@@ -55,6 +55,8 @@ pub const OPERATIONS: &[&str] = &[
     "ExpiringMap.sweep",
     "ExpiringMap.entries",
     "ExpiringMap.inspect",
+    "ExpiringMap.claim_layout",
+    "ExpiringMap.open",
     "Analytics.new",
     "Analytics.key",
     "Analytics.mark",
@@ -441,7 +443,8 @@ impl Handle {
                 json!({"base": p.base(), "width": p.width(), "ids_per_shard": p.ids_per_shard(),
                                         "shards": p.shards(), "meta_key": p.meta_key()})
             }
-            Handle::Expiring(m) => json!({"base": m.base(), "shards": m.shards(), "cap": m.cap()}),
+            Handle::Expiring(m) => json!({"base": m.base(), "shards": m.shards(), "cap": m.cap(),
+                                          "meta_key": m.meta_key()}),
             Handle::Visits(v) => json!({"name": v.name(), "shards": v.shards()}),
             Handle::LoginLog(_) | Handle::SignIn(_) | Handle::Analytics(_) => json!({}),
             Handle::Bloom(b) => json!({"name": b.name(), "config_key": b.config_key(),
@@ -869,6 +872,7 @@ fn expiring_map(a: &Args) -> Result<ExpiringMap, Failure> {
     let shards = u32::try_from(a.u("shards")?).map_err(|_| refused("shards", "too large"))?;
     let mut b = ExpiringMap::builder(&a.s("base")?, shards)
         .cap(a.u_or("cap", 0)?)
+        .record_layout(a.b_or("record_layout", false)?)
         .limits(ListpackLimits {
             entries: a.u_or("entries_limit", 512)?,
             value: a.u_or("value_limit", 64)?,
@@ -1168,6 +1172,10 @@ fn expiring(con: &mut Connection, m: &ExpiringMap, op: &str, a: &Args) -> Result
     let field = || a.bytes("field");
     Ok(match op {
         "shard_key" => Value::from(m.shard_key(&field()?)),
+        "claim_layout" => {
+            run(con, m.claim_layout())?;
+            Value::Null
+        }
         "put" => to_json(run(con, m.put(field()?, a.bytes("value")?, ttl_arg(a)?))?),
         "put_if_absent" => to_json(run(
             con,
@@ -1699,6 +1707,10 @@ fn statics(con: &mut Connection, class: &str, op: &str, a: &Args) -> Result<Save
             v(json!([Handle::Hash(h).describe(), plan]))
         }
         ("ShardedHash", "listpack_limits") => v(to_json(run(con, ListpackLimits::query())?)),
+        ("ExpiringMap", "open") => Ok(Saved::Handle(Handle::Expiring(run(
+            con,
+            ExpiringMap::open(&a.s("base")?),
+        )?))),
         ("ShardedHash", "open") => Ok(Saved::Handle(Handle::Hash(run(
             con,
             ShardedHash::open(&a.s("base")?),

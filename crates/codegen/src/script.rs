@@ -67,10 +67,4 @@ impl ScriptSpec {
             (0..self.args.len()).partition(|&i| self.args[i].refs().next().is_none());
         plain.into_iter().chain(refs).collect()
     }
-
-    /// Whether some other argument's range refers to argument `i`.
-    pub(crate) fn is_referenced(&self, i: usize) -> bool {
-        let name = &self.args[i].name;
-        self.args.iter().any(|a| a.refs().any(|r| r == name))
-    }
 }

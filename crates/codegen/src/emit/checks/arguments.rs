@@ -182,6 +182,43 @@ const TAG_FN: &str = "  local function tag(name)
   end
 ";
 
+/// For a tail's upper bound naming a non-negative argument (a canonical
+/// decimal once checked), `arg` or `arg-1`: the argument's index and
+/// whether the comparison is strict (`v <= arg-1` is `v < arg`), so that no
+/// number is converted or formatted.
+fn string_bound(spec: &ScriptSpec, b: &Bound, which: &str) -> Option<(usize, bool)> {
+    let Bound::Arg { name, offset } = b else {
+        return None;
+    };
+    let i = spec.args.iter().position(|a| &a.name == name)?;
+    let target = &spec.args[i];
+    let canonical = !target.variadic && matches!(target.min, Some(Bound::Value(m)) if m >= 0);
+    (which == "hi" && canonical && (*offset == 0 || *offset == -1)).then_some((i, *offset == -1))
+}
+
+/// Whether argument `i` is needed as a number (a local `n_<name>`): some
+/// range refers to it other than by [`string_bound`].
+fn needs_number(spec: &ScriptSpec, i: usize) -> bool {
+    let name = &spec.args[i].name;
+    spec.args.iter().any(|a| {
+        let (Some(lo), Some(hi)) = (&a.min, &a.max) else {
+            return false;
+        };
+        let tail = a.variadic && a.ty == ArgType::Integer && bound_min(spec, lo) >= 0;
+        let by_string = |b: &Bound, which| tail && string_bound(spec, b, which).is_some();
+        (lo.arg() == Some(name) && !by_string(lo, "lo"))
+            || (hi.arg() == Some(name) && !by_string(hi, "hi"))
+            || (tail && a.refs().any(|r| r == name) && may_be_empty(spec, lo, hi))
+    })
+}
+
+/// Whether a tail's range may be empty (its upper bound an argument that
+/// may go below the lower one): checked once, numerically.
+fn may_be_empty(spec: &ScriptSpec, lo: &Bound, hi: &Bound) -> bool {
+    let never_empty = matches!(lo, Bound::Value(l) if bound_min(spec, hi) >= *l);
+    matches!(hi, Bound::Arg { .. }) && !never_empty
+}
+
 /// The element conditions of a tail whose range names another argument
 /// (and cannot go below 0): the bounds as decimal strings once (locals
 /// written to `out`), then per element a pattern and string comparisons.
@@ -193,6 +230,14 @@ fn tail_conditions(out: &mut String, spec: &ScriptSpec, lo: &Bound, hi: &Bound) 
         "(v == '0' or find(v, '^[1-9]%d*$'))".to_string()
     }];
     for (which, b) in [("lo", lo), ("hi", hi)] {
+        if let Some((k, strict)) = string_bound(spec, b, which) {
+            let _ = writeln!(out, "  local hi = ARGV[{}]", k + 1);
+            conds.push(match strict {
+                true => "(#v < #hi or #v == #hi and v < hi)".to_string(),
+                false => at_most("v", "hi", "#hi"),
+            });
+            continue;
+        }
         let (s, len) = match b {
             Bound::Value(v) => {
                 let text = v.to_string();
@@ -215,8 +260,7 @@ fn tail_conditions(out: &mut String, spec: &ScriptSpec, lo: &Bound, hi: &Bound) 
             conds.push(at_least("v", &s, &len));
         }
     }
-    let never_empty = matches!(lo, Bound::Value(l) if bound_min(spec, hi) >= *l);
-    if matches!(hi, Bound::Arg { .. }) && !never_empty {
+    if may_be_empty(spec, lo, hi) {
         // An empty range (the bound below the other) takes nothing.
         let _ = writeln!(
             out,
@@ -256,7 +300,7 @@ fn check(out: &mut String, spec: &ScriptSpec, i: usize) {
     } else {
         let _ = writeln!(out, "  v = ARGV[{}]", i + 1);
         arg_check(out, a, "  ");
-        if spec.is_referenced(i) {
+        if needs_number(spec, i) {
             let _ = writeln!(out, "  local n_{} = tonumber(v)", a.name);
         }
     }

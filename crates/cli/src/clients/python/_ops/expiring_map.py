@@ -10,12 +10,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op, Request, each
-from . import sharded_hash
+from . import layout, sharded_hash
 
 #: The bytes the portable path adds before each value: its expiry.
 EXPIRY_BYTES = 6
 #: The longest time to live or max-idle time, in milliseconds (the scripts' bound).
 MAX_TTL_MS = 999_999_999_999_999
+#: The version of the layout fields written in the meta key.
+LAYOUT_VERSION = 1
 
 
 def _bad(name: str, reason: str) -> errors.InvalidArgument:
@@ -31,9 +33,13 @@ def _millis(name: str, ms: Optional[int]) -> int:
     return ms
 
 
+#: What a client of the portable path can open (a native layout is the Rust crate's).
+_PORTABLE_LAYOUT = "an expiring_map layout of version 1 on the portable path (this client has no native path)"
+
+
 class ExpiringMap:
     def __init__(self, base: str, shards: int, cap: int, max_idle_ms: Optional[int], entries_limit: int,
-                 value_limit: int) -> None:
+                 value_limit: int, record_layout: bool) -> None:
         if not base:
             raise _bad("base", "must not be empty")
         if shards == 0:
@@ -45,9 +51,33 @@ class ExpiringMap:
         self.base, self.shards, self.cap = base, shards, cap
         self.idle = _millis("max_idle", max_idle_ms)
         self.entries_limit, self.value = entries_limit, value_limit
+        self.meta_key = key("expiring_map", "meta", base=base)
+        self.records_layout, self.claimed = record_layout, False
 
     def __repr__(self) -> str:
         return f"base={self.base!r}, shards={self.shards}"
+
+    def layout_fields(self) -> Dict[str, str]:
+        return {"pattern": "expiring_map", "version": str(LAYOUT_VERSION), "scheme": "crc32", "separator": ":",
+                "shards": str(self.shards), "path": "portable"}
+
+    def claim_layout(self) -> Op[None]:
+        yield from layout.Layouts.claim(self.meta_key, self.layout_fields())
+        self.claimed = True
+
+    @staticmethod
+    def open(base: str) -> Op["ExpiringMap"]:
+        if not base:
+            raise _bad("base", "must not be empty")
+        meta = key("expiring_map", "meta", base=base)
+        stored = yield from layout.Layouts.read(meta)
+        if stored is None:
+            raise errors.LayoutMissing(meta)
+        want = {"pattern": "expiring_map", "version": "1", "scheme": "crc32", "separator": ":", "path": "portable"}
+        shards = stored.get("shards", "")
+        if any(stored.get(k) != v for k, v in want.items()) or not shards.isdigit() or int(shards) == 0:
+            raise errors.LayoutMismatch(meta, layout._describe(stored), _PORTABLE_LAYOUT)
+        return ExpiringMap(base, int(shards), 0, None, 512, 64, True)
 
     def key_of_shard(self, shard: int) -> str:
         return key("expiring_map", "shard", base=self.base, shard=shard)
@@ -77,6 +107,8 @@ class ExpiringMap:
             self._check_pair(f, v)
         if not pairs:
             raise _bad("pairs", "must not be empty")
+        if self.records_layout and not self.claimed:
+            yield from self.claim_layout()
         batch: List[Request] = []
         for shard, idx in self._by_shard([f for f, _ in pairs]).items():
             items = [x for i in idx for x in pairs[i]]

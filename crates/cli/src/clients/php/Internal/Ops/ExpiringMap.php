@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace RedisPatterns\Internal\Ops;
 
 use RedisPatterns\Contract;
+use RedisPatterns\Errors\LayoutMismatch;
+use RedisPatterns\Errors\LayoutMissing;
 use RedisPatterns\Errors\ListpackValueTooLong;
 use RedisPatterns\Internal\Checks;
 use RedisPatterns\Records\EntriesPage;
@@ -26,8 +28,14 @@ final class ExpiringMap
     public const EXPIRY_BYTES = 6;
     /** The longest time to live or max-idle time, in milliseconds (the scripts' bound). */
     public const MAX_TTL_MS = 999999999999999;
+    /** The version of the layout fields written in the meta key. */
+    public const LAYOUT_VERSION = 1;
+    /** What a client of the portable path can open (a native layout is the Rust crate's). */
+    private const PORTABLE_LAYOUT = 'an expiring_map layout of version 1 on the portable path (this client has no native path)';
 
     private readonly int $idle;
+    public readonly string $metaKey;
+    private bool $claimed = false;
 
     public function __construct(
         public readonly string $base,
@@ -36,6 +44,7 @@ final class ExpiringMap
         ?int $maxIdleMs,
         private readonly int $entriesLimit,
         private readonly int $valueLimit,
+        private readonly bool $recordLayout,
     ) {
         if ($base === '') {
             throw Checks::bad('base', 'must not be empty');
@@ -50,6 +59,42 @@ final class ExpiringMap
             throw Checks::bad('limits', "a value limit of $valueLimit leaves no room for the expiry");
         }
         $this->idle = self::millis('max_idle', $maxIdleMs);
+        $this->metaKey = Contract::key('expiring_map', 'meta', ['base' => $base]);
+    }
+
+    /** @return array<string, string> */
+    private function layoutFields(): array
+    {
+        return [
+            'pattern' => 'expiring_map', 'version' => (string) self::LAYOUT_VERSION, 'scheme' => 'crc32',
+            'separator' => ':', 'shards' => (string) $this->shards, 'path' => 'portable',
+        ];
+    }
+
+    public function claimLayout(Runner $run): void
+    {
+        Layouts::claim($run, $this->metaKey, $this->layoutFields());
+        $this->claimed = true;
+    }
+
+    public static function open(Runner $run, string $base): self
+    {
+        if ($base === '') {
+            throw Checks::bad('base', 'must not be empty');
+        }
+        $meta = Contract::key('expiring_map', 'meta', ['base' => $base]);
+        $stored = Layouts::read($run, $meta);
+        if ($stored === null) {
+            throw new LayoutMissing($meta);
+        }
+        $want = ['pattern' => 'expiring_map', 'version' => '1', 'scheme' => 'crc32', 'separator' => ':', 'path' => 'portable'];
+        $shards = $stored['shards'] ?? '';
+        foreach ($want as $k => $v) {
+            if (($stored[$k] ?? null) !== $v || !ctype_digit($shards) || (int) $shards === 0) {
+                throw new LayoutMismatch($meta, Layouts::describe($stored), self::PORTABLE_LAYOUT);
+            }
+        }
+        return new self($base, (int) $shards, 0, null, 512, 64, true);
     }
 
     /** A duration as the scripts take it (0 for none), refused outside 1 ..= MAX_TTL_MS. */
@@ -113,6 +158,9 @@ final class ExpiringMap
         }
         if ($pairs === []) {
             throw Checks::bad('pairs', 'must not be empty');
+        }
+        if ($this->recordLayout && !$this->claimed) {
+            $this->claimLayout($run);
         }
         $batch = [];
         $limit = min($this->entriesLimit, self::MAX_TTL_MS);

@@ -11,8 +11,14 @@ export declare class ExpiringMap {
     readonly cap: number;
     private readonly entries_;
     private readonly value;
+    private readonly recordsLayout;
     private readonly idle;
-    constructor(base: string, shards: number, cap: number, maxIdleMs: number | null, entries_: number, value: number);
+    readonly metaKey: string;
+    private claimed;
+    constructor(base: string, shards: number, cap: number, maxIdleMs: number | null, entries_: number, value: number, recordsLayout: boolean);
+    layoutFields(): Map<string, string>;
+    claimLayout(io: Io): Promise<void>;
+    static open(io: Io, base: string): Promise<ExpiringMap>;
     private keyOfShard;
     shardKey(field: Buffer): string;
     private checkPair;

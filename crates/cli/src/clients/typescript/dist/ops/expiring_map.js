@@ -9,11 +9,16 @@ const driver_1 = require("../driver");
 const errors_1 = require("../errors");
 const hashing_1 = require("../hashing");
 const scripts = require("../scripts");
+const layout_1 = require("./layout");
 const sharded_hash_1 = require("./sharded_hash");
 /** The bytes the portable path adds before each value: its expiry. */
 exports.EXPIRY_BYTES = 6;
 /** The longest time to live or max-idle time, in milliseconds (the scripts' bound). */
 exports.MAX_TTL_MS = 999_999_999_999_999;
+/** The version of the layout fields written in the meta key. */
+const LAYOUT_VERSION = 1;
+/** What a client of the portable path can open (a native layout is the Rust crate's). */
+const PORTABLE_LAYOUT = "an expiring_map layout of version 1 on the portable path (this client has no native path)";
 function bad(name, reason) {
     return new errors_1.InvalidArgument(name, reason, null);
 }
@@ -33,13 +38,17 @@ class ExpiringMap {
     cap;
     entries_;
     value;
+    recordsLayout;
     idle;
-    constructor(base, shards, cap, maxIdleMs, entries_, value) {
+    metaKey;
+    claimed = false;
+    constructor(base, shards, cap, maxIdleMs, entries_, value, recordsLayout) {
         this.base = base;
         this.shards = shards;
         this.cap = cap;
         this.entries_ = entries_;
         this.value = value;
+        this.recordsLayout = recordsLayout;
         if (!base) {
             throw bad("base", "must not be empty");
         }
@@ -53,6 +62,37 @@ class ExpiringMap {
             throw bad("limits", `a value limit of ${value} leaves no room for the expiry`);
         }
         this.idle = millis("max_idle", maxIdleMs);
+        this.metaKey = (0, contract_1.key)("expiring_map", "meta", { base });
+    }
+    layoutFields() {
+        return new Map([
+            ["pattern", "expiring_map"],
+            ["version", String(LAYOUT_VERSION)],
+            ["scheme", "crc32"],
+            ["separator", ":"],
+            ["shards", String(this.shards)],
+            ["path", "portable"],
+        ]);
+    }
+    async claimLayout(io) {
+        await layout_1.Layouts.claim(io, this.metaKey, this.layoutFields());
+        this.claimed = true;
+    }
+    static async open(io, base) {
+        if (!base) {
+            throw bad("base", "must not be empty");
+        }
+        const meta = (0, contract_1.key)("expiring_map", "meta", { base });
+        const stored = await layout_1.Layouts.read(io, meta);
+        if (stored === null) {
+            throw new errors_1.LayoutMissing(meta);
+        }
+        const want = { pattern: "expiring_map", version: "1", scheme: "crc32", separator: ":", path: "portable" };
+        const shards = stored.shards ?? "";
+        if (Object.entries(want).some(([k, v]) => stored[k] !== v) || !/^[0-9]+$/.test(shards) || Number(shards) === 0) {
+            throw new errors_1.LayoutMismatch(meta, (0, layout_1.describe)(new Map(Object.entries(stored))), PORTABLE_LAYOUT);
+        }
+        return new ExpiringMap(base, Number(shards), 0, null, 512, 64, true);
     }
     keyOfShard(shard) {
         return (0, contract_1.key)("expiring_map", "shard", { base: this.base, shard });
@@ -82,6 +122,9 @@ class ExpiringMap {
         items.forEach(([f, v]) => this.checkPair(f, v));
         if (items.length === 0) {
             throw bad("pairs", "must not be empty");
+        }
+        if (this.recordsLayout && !this.claimed) {
+            await this.claimLayout(io);
         }
         const limit = Math.min(this.entries_, exports.MAX_TTL_MS);
         const cap = Math.min(this.cap, exports.MAX_TTL_MS);

@@ -4,16 +4,21 @@
 
 import { key } from "../contract";
 import { Io, bytes, int } from "../driver";
-import { InvalidArgument, ListpackValueTooLong } from "../errors";
+import { InvalidArgument, LayoutMismatch, LayoutMissing, ListpackValueTooLong } from "../errors";
 import { crc32 } from "../hashing";
 import type { EntriesPage, Health, MapEntry, PutReport, SweepReport } from "../records";
 import * as scripts from "../scripts";
+import { Layouts, describe } from "./layout";
 import { ShardedHash } from "./sharded_hash";
 
 /** The bytes the portable path adds before each value: its expiry. */
 export const EXPIRY_BYTES = 6;
 /** The longest time to live or max-idle time, in milliseconds (the scripts' bound). */
 export const MAX_TTL_MS = 999_999_999_999_999;
+/** The version of the layout fields written in the meta key. */
+const LAYOUT_VERSION = 1;
+/** What a client of the portable path can open (a native layout is the Rust crate's). */
+const PORTABLE_LAYOUT = "an expiring_map layout of version 1 on the portable path (this client has no native path)";
 
 type Pair = [Buffer, Buffer];
 
@@ -34,6 +39,8 @@ function millis(name: string, ms: number | null): number {
 
 export class ExpiringMap {
   private readonly idle: number;
+  readonly metaKey: string;
+  private claimed = false;
 
   constructor(
     readonly base: string,
@@ -42,6 +49,7 @@ export class ExpiringMap {
     maxIdleMs: number | null,
     private readonly entries_: number,
     private readonly value: number,
+    private readonly recordsLayout: boolean,
   ) {
     if (!base) {
       throw bad("base", "must not be empty");
@@ -56,6 +64,40 @@ export class ExpiringMap {
       throw bad("limits", `a value limit of ${value} leaves no room for the expiry`);
     }
     this.idle = millis("max_idle", maxIdleMs);
+    this.metaKey = key("expiring_map", "meta", { base });
+  }
+
+  layoutFields(): Map<string, string> {
+    return new Map([
+      ["pattern", "expiring_map"],
+      ["version", String(LAYOUT_VERSION)],
+      ["scheme", "crc32"],
+      ["separator", ":"],
+      ["shards", String(this.shards)],
+      ["path", "portable"],
+    ]);
+  }
+
+  async claimLayout(io: Io): Promise<void> {
+    await Layouts.claim(io, this.metaKey, this.layoutFields());
+    this.claimed = true;
+  }
+
+  static async open(io: Io, base: string): Promise<ExpiringMap> {
+    if (!base) {
+      throw bad("base", "must not be empty");
+    }
+    const meta = key("expiring_map", "meta", { base });
+    const stored = await Layouts.read(io, meta);
+    if (stored === null) {
+      throw new LayoutMissing(meta);
+    }
+    const want: Record<string, string> = { pattern: "expiring_map", version: "1", scheme: "crc32", separator: ":", path: "portable" };
+    const shards = stored.shards ?? "";
+    if (Object.entries(want).some(([k, v]) => stored[k] !== v) || !/^[0-9]+$/.test(shards) || Number(shards) === 0) {
+      throw new LayoutMismatch(meta, describe(new Map(Object.entries(stored))), PORTABLE_LAYOUT);
+    }
+    return new ExpiringMap(base, Number(shards), 0, null, 512, 64, true);
   }
 
   private keyOfShard(shard: number): string {
@@ -90,6 +132,9 @@ export class ExpiringMap {
     items.forEach(([f, v]) => this.checkPair(f, v));
     if (items.length === 0) {
       throw bad("pairs", "must not be empty");
+    }
+    if (this.recordsLayout && !this.claimed) {
+      await this.claimLayout(io);
     }
     const limit = Math.min(this.entries_, MAX_TTL_MS);
     const cap = Math.min(this.cap, MAX_TTL_MS);
