@@ -148,6 +148,7 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
     );
     let regular = [
         "active",
+        "active",
         "--at-least",
         "2",
         "--of-last",
@@ -159,6 +160,7 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
     members.push("--members");
     assert_eq!(an(url, tag, &members), json!({"ids": [2, 3], "next": null}));
     let once = [
+        "active",
         "active",
         "--at-least",
         "1",
