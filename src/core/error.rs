@@ -1,5 +1,6 @@
-//! The crate's one error type, and the one place where a script's domain
-//! error codes (`redis.error_reply("CODE detail")`) and the server's own
+//! The crate's one error type, where a script's domain error codes
+//! (`redis.error_reply("CODE detail")`, by the one table of
+//! [`ERROR_CODES`](crate::contract::ERROR_CODES)) and the server's own
 //! error codes (`OOM`, `WRONGTYPE`, `NOPERM` …) become typed kinds.
 //!
 //! [`Error`] is small (one pointer); what went wrong is its [`ErrorKind`]
@@ -9,6 +10,8 @@
 //! [`Error::is_busy`] (someone else holds the lock).
 
 use std::fmt;
+
+use super::error_codes::from_script;
 
 /// Result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -726,79 +729,7 @@ fn strip_script_location(detail: &str) -> &str {
     }
 }
 
-/// The one table of domain error codes. Every code a script lists in its
-/// `-- ERRORS` header line must have an arm here (checked by a test).
-pub(crate) fn from_script(script: &'static str, code: &str, detail: &str) -> ErrorKind {
-    let text = detail.to_string();
-    match code {
-        "BADARG" => {
-            // `BADARG <arg name> <reason>`
-            let (name, reason) = detail.split_once(' ').unwrap_or((detail, ""));
-            ErrorKind::InvalidArgument {
-                script: Some(script),
-                name: name.to_string(),
-                reason: reason.to_string(),
-            }
-        }
-        "RINGCONF" => ErrorKind::RollingLayout {
-            script,
-            detail: text,
-        },
-        "BLOOMCONFIG" => ErrorKind::BloomConfigMismatch { detail: text },
-        "NOFILTER" => ErrorKind::BloomMissing { detail: text },
-        "FULL" => ErrorKind::ShardFull {
-            script,
-            detail: text,
-        },
-        "OVERFLOW" => ErrorKind::Overflow {
-            script,
-            detail: text,
-        },
-        "MAXMEMORY" => {
-            // `MAXMEMORY needed <n> available <a>[: what]`
-            let number = |word: &str| {
-                let mut words = detail.split_whitespace();
-                words.find(|w| *w == word);
-                words
-                    .next()
-                    .and_then(|n| n.trim_end_matches(':').parse().ok())
-                    .unwrap_or(0)
-            };
-            ErrorKind::NotEnoughMemory {
-                what: detail
-                    .split_once(": ")
-                    .map_or(detail, |(_, what)| what)
-                    .to_string(),
-                needed: number("needed"),
-                available: number("available"),
-                limit: MemoryLimit::Maxmemory,
-                script: Some(script),
-            }
-        }
-        "UIDRANGE" => ErrorKind::UidOutOfRange { detail: text },
-        "DAYENDED" => ErrorKind::DayEnded { detail: text },
-        "LAYOUT" => layout_mismatch(detail),
-        _ => ErrorKind::Script {
-            script,
-            code: code.to_string(),
-            detail: text,
-        },
-    }
-}
-
-/// `LAYOUT <key> holds <stored>, this call uses <requested>` (the scripts'
-/// wording) as [`ErrorKind::LayoutMismatch`].
-fn layout_mismatch(detail: &str) -> ErrorKind {
-    let (key, rest) = detail.split_once(" holds ").unwrap_or((detail, ""));
-    let (stored, requested) = rest.split_once(", this call uses ").unwrap_or((rest, ""));
-    ErrorKind::LayoutMismatch {
-        key: key.to_string(),
-        stored: stored.to_string(),
-        requested: requested.to_string(),
-    }
-}
-
-/// Whether the table above has a typed arm for `code` (used by the tests
+/// Whether the table of codes has a typed arm for `code` (used by the tests
 /// that check every script's declared codes).
 #[cfg(test)]
 fn knows_code(code: &str) -> bool {
