@@ -122,7 +122,7 @@ impl RwLockBuilder {
         /// Whether a free lock goes to the waiters in arrival order
         /// (default `false`): a writer with a live waiter ahead of it (a
         /// reader or a writer) waits for it, as Redisson's fair locks do; a
-        /// waiter that disappeared is skipped once its place (the lease)
+        /// waiter that disappeared is skipped once its place (a third of the lease by default)
         /// has ended. Readers keep arrival order either way (a reader waits
         /// for the writers that came before it, and a new reader for any
         /// waiting writer). Without it a writer that comes while the lock

@@ -101,7 +101,7 @@ impl SemaphoreBuilder {
         /// Whether free permits go to the waiters in arrival order (default
         /// `false`): an acquire with as many live waiters ahead of it as
         /// permits are free waits for them, as Redisson's fair locks do; a
-        /// waiter that disappeared is skipped once its place (the lease)
+        /// waiter that disappeared is skipped once its place (a third of the lease by default)
         /// has ended. Without it whoever comes first takes a free permit;
         /// either way a release wakes one waiter per free permit.
         fair(fair: bool) => leasing.fair;

@@ -28,6 +28,14 @@ pub(crate) fn lease_ms(what: &'static str, lease: Duration, max: i64) -> Result<
     Ok(ms as i64)
 }
 
+/// The default place in the queue: a third of the lease (at least 1 ms),
+/// so that a waiter that disappeared is skipped three times sooner than a
+/// holder that did, while a live waiter renews its place every sixth of
+/// the lease at most.
+pub(crate) fn default_place_ms(lease_ms: i64) -> i64 {
+    (lease_ms / 3).max(1)
+}
+
 /// A refused wait mode.
 pub(crate) fn check_wait(mode: WaitMode) -> Result<()> {
     match mode {
@@ -47,6 +55,9 @@ pub(crate) struct Leasing {
     pub(crate) wait: WaitMode,
     /// Whether the resource goes to its waiters in arrival order.
     pub(crate) fair: bool,
+    /// How long a waiter keeps its place unless renewed (`None`: a third
+    /// of the lease).
+    pub(crate) place: Option<Duration>,
 }
 
 /// The settings, checked: the resource's key (`<prefix>{<name>}`), its
@@ -61,6 +72,8 @@ pub(crate) struct Leased {
     pub(crate) lease_ms: i64,
     pub(crate) wait: WaitMode,
     pub(crate) fair: bool,
+    /// How long a waiter keeps its place in the queue unless renewed.
+    pub(crate) place_ms: i64,
     /// How contended it is, as the acquires of its clones see it.
     contended: Arc<Contention>,
 }
@@ -74,6 +87,7 @@ impl Leasing {
             lease: Duration::from_secs(30),
             wait: WaitMode::Notified,
             fair: false,
+            place: None,
         }
     }
 
@@ -82,14 +96,20 @@ impl Leasing {
         keys::check_name(what, &self.name)?;
         check_wait(self.wait)?;
         let key = self.prefix.tagged(&self.name);
+        let lease = lease_ms("lease", self.lease, max_lease_ms as i64)?;
+        let place_ms = match self.place {
+            Some(place) => lease_ms("place", place, max_lease_ms as i64)?,
+            None => default_place_ms(lease),
+        };
         Ok(Leased {
             channel: format!("{key}:wake"),
             queue: format!("{key}:queue"),
             places: format!("{key}:places"),
             key,
-            lease_ms: lease_ms("lease", self.lease, max_lease_ms as i64)?,
+            lease_ms: lease,
             wait: self.wait,
             fair: self.fair,
+            place_ms,
             contended: Arc::default(),
         })
     }
@@ -117,10 +137,14 @@ impl Leased {
     }
 
     /// How long a waiter keeps its place in the queue unless its next
-    /// attempt renews it: the lease (a waiter that disappeared is skipped
-    /// after it).
+    /// attempt renews it (a waiter that disappeared is skipped after it).
     pub(crate) fn place_ms(&self) -> i64 {
-        self.lease_ms
+        self.place_ms
+    }
+
+    /// How long a waiter keeps its place in the queue unless renewed.
+    pub(crate) fn place(&self) -> Duration {
+        Duration::from_millis(self.place_ms as u64)
     }
 
     /// One attempt with the caller's `token` (an empty one is refused,
@@ -225,6 +249,11 @@ macro_rules! leased_accessors {
         pub fn wait_mode(&self) -> WaitMode {
             self.leased.wait
         }
+
+        /// How long a waiter keeps its place in the queue unless renewed.
+        pub fn place(&self) -> std::time::Duration {
+            self.leased.place()
+        }
     };
 }
 pub(crate) use leased_accessors;
@@ -243,6 +272,15 @@ macro_rules! leasing_setters {
             /// How a blocking acquire waits (default
             /// [`WaitMode::Notified`](crate::lease::WaitMode::Notified)).
             wait_mode(mode: $crate::lease::WaitMode) => leasing.wait;
+
+            /// How long a waiter keeps its place in the queue unless its
+            /// next attempt renews it (default: a third of the lease, at
+            /// least 1 ms; 1 ms to the longest lease). A waiter renews it
+            /// every half place while it waits; one that disappeared (a
+            /// crashed process, a lost network) is skipped once its place
+            /// has ended, so the waiters behind it — in fair mode the
+            /// free resource itself — wait for it at most that long.
+            place(place: std::time::Duration) => leasing.place = Some(place);
         }
     };
 }

@@ -16,7 +16,7 @@
 //! that waiter tries again ([`Waiting::to`]: the wait ignores messages for
 //! others); the others keep waiting, at most until the holder's lease has
 //! run out or their place needs renewing (half of it: each attempt renews
-//! it). A resource whose last acquire had to wait, or whose other acquire
+//! it; the place lasts a third of the lease by default, see `place`). A resource whose last acquire had to wait, or whose other acquire
 //! in this process waits now, subscribes before its first attempt
 //! ([`Waiting::contended`]), so that a waiter's refused
 //! attempt needs no second one after subscribing: on a busy lock an

@@ -101,7 +101,7 @@ fn protocols() -> Vec<Protocol> {
             "acquire",
             &["lock.acquire"],
             &[
-                "each attempt: lock.acquire(lock, fence, queue, places, token, lease_ms, place_ms = lease_ms, fair): a refused one takes (or renews) the caller's place in the queue",
+                "each attempt: lock.acquire(lock, fence, queue, places, token, lease_ms, place_ms = lease_ms / 3 by default, fair): a refused one takes (or renews) the caller's place in the queue",
                 "notified: attempt; when busy, SSUBSCRIBE wake (on the node of its slot), attempt once more (or: subscribe before the first attempt),",
                 "then wait for a message on wake that is the caller's token or `released` (messages naming other waiters are for them),",
                 "or for the holder's remaining lease (-reply ms, + 1 ms), at most place_ms / 2 (the place is renewed) and until the deadline, and attempt again",

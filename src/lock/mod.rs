@@ -199,7 +199,7 @@ impl LockBuilder {
         /// Whether the lock goes to its waiters in arrival order (default
         /// `false`), as Redisson's `RFairLock`: an acquire behind a live
         /// waiter waits for it even when the lock is free; a waiter that
-        /// disappeared is skipped once its place (the lease) has ended.
+        /// disappeared is skipped once its place (by default a third of the lease, see `place`) has ended.
         /// Without it whoever comes first takes a free lock; either way a
         /// release wakes only the next waiter.
         fair(fair: bool) => leasing.fair;

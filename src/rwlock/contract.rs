@@ -68,7 +68,7 @@ pub(crate) fn contract() -> PatternContract {
                 "wait",
                 &["rwlock.read_acquire", "rwlock.write_acquire"],
                 &[
-                    "as the lock's acquire, each attempt with place_ms = lease_ms: when refused, SSUBSCRIBE wake, try once more,",
+                    "as the lock's acquire, each attempt with place_ms = lease_ms / 3 by default: when refused, SSUBSCRIBE wake, try once more,",
                     "then wait for a message on wake that is the caller's token or `released`, or for -reply ms (+ 1 ms),",
                     "at most place_ms / 2 and until the deadline, and try again; at the timeout the release by token gives the place up",
                 ],

@@ -57,7 +57,7 @@ pub(crate) fn contract() -> PatternContract {
                 "acquire",
                 &["semaphore.acquire"],
                 &[
-                    "as the lock's acquire, each attempt semaphore.acquire(permits, queue, places, token, limit, lease_ms, place_ms = lease_ms, fair):",
+                    "as the lock's acquire, each attempt semaphore.acquire(permits, queue, places, token, limit, lease_ms, place_ms = lease_ms / 3 by default, fair):",
                     "when refused, SSUBSCRIBE wake, try once more, then wait for a message on wake that is the caller's token or `released`",
                     "or for the first lease's end (-reply ms, + 1 ms), at most place_ms / 2 and until the deadline, and try again; at the timeout release(token) gives the place up",
                 ],
