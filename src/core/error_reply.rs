@@ -23,7 +23,11 @@ impl Error {
     }
 
     /// The error for a reply `-<code> <detail>` to a call of `script`.
-    fn from_code(script: Option<&'static crate::ScriptInfo>, code: &str, detail: &str) -> Self {
+    pub(crate) fn from_code(
+        script: Option<&'static crate::ScriptInfo>,
+        code: &str,
+        detail: &str,
+    ) -> Self {
         if let Some(s) = script.filter(|s| s.errors.contains(&code)) {
             return from_script(s.name, code, detail).into();
         }
