@@ -39,6 +39,14 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
             protocol(
+                "streak",
+                &["analytics.streak"],
+                &[
+                    "the event's bitmaps of consecutive periods from the first to the last (one granularity, at most 1000), oldest first; an id above max_id has no streak (nothing sent)",
+                    "analytics.streak(bitmaps, id) -> {longest, index of its last period (1-based, 0: none), current, marked}",
+                ],
+            ),
+            protocol(
                 "query",
                 &["analytics.query", "analytics.cohort", "GET"],
                 &[

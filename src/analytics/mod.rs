@@ -26,6 +26,11 @@
 //! let active_not_buying = Expr::event("active", day).and_not(Expr::event("bought", day));
 //! let n = a.query(active_not_buying).count().run(&mut con)?;
 //! let table = a.cohort("active", "bought", day, 7, 7).run(&mut con)?;
+//! // User 7's runs of consecutive active days in March; the users active on
+//! // at least 5 of the 7 days up to the 4th.
+//! let march = |d| Period::Day(NaiveDate::from_ymd_opt(2024, 3, d).unwrap());
+//! let streak = a.streak("active", 7, march(1), march(31)).run(&mut con)?;
+//! let regulars = a.active_in_last("active", 5, 7, day).count().run(&mut con)?;
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
@@ -89,6 +94,7 @@ mod expr_json;
 mod mark;
 mod period;
 mod query;
+mod ready;
 
 pub use builder::{AnalyticsBuilder, DEFAULT_PREFIX};
 pub use cohort::Cohort;
@@ -96,6 +102,7 @@ pub(crate) use contract::contract;
 pub use expr::Expr;
 pub use period::{Granularity, Period};
 pub use query::{Page, Query};
+pub use ready::{MAX_RANGE, Streak};
 
 use chrono::{TimeZone, Utc};
 

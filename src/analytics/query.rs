@@ -99,6 +99,13 @@ impl Query {
         self
     }
 
+    /// A query that answers `e` whatever it is asked (a ready query whose
+    /// arguments were refused).
+    pub(super) fn refuse(mut self, e: Error) -> Self {
+        self.refused.get_or_insert(e);
+        self
+    }
+
     /// How many ids the expression holds.
     pub fn count(&self) -> Op<u64> {
         self.run(Answer::Count)

@@ -135,6 +135,12 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["an:{t}:tmp:c", d1, d2, f1, f2, f3],
         &["2", "2"],
     ));
+    out.push(ex(
+        "analytics.streak",
+        &[&["SETBIT", f1, "3", "1"], &["SETBIT", f2, "3", "1"]],
+        &[f1, f2, f3],
+        &["3"],
+    ));
 
     // bloom: blocks of 1023 usable bits plus the sentinel (bit 1023).
     let block: &[&str] = &["SETBIT", "bf:{t}:0", "1023", "1"];

@@ -135,6 +135,42 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
         ],
     );
     assert_eq!(bought["counts"], json!([[1, 1]]));
+
+    // 3's streak over Monday to Wednesday; who was active on 2 of the 2 days.
+    let streak = an(
+        url,
+        tag,
+        &["streak", "active", "3", "D:2024-03-04", "D:2024-03-06"],
+    );
+    assert_eq!(
+        streak,
+        json!({"longest": 2, "longest_ends": "D:2024-03-05", "current": 0, "marked": 2})
+    );
+    let regular = [
+        "active",
+        "active",
+        "--at-least",
+        "2",
+        "--of-last",
+        "2",
+        "D:2024-03-05",
+    ];
+    assert_eq!(an(url, tag, &regular), json!({"count": 2}));
+    let mut members = regular.to_vec();
+    members.push("--members");
+    assert_eq!(an(url, tag, &members), json!({"ids": [2, 3], "next": null}));
+    let once = [
+        "active",
+        "active",
+        "--at-least",
+        "1",
+        "--of-last",
+        "3",
+        "D:2024-03-06",
+        "--contains",
+        "1",
+    ];
+    assert_eq!(an(url, tag, &once)["contains"], true);
 }
 
 /// The text forms, refusals before anything is written, and bad arguments.
@@ -212,6 +248,63 @@ fn text_and_refusals(url: &str) {
         hour.stderr.contains("not one of hour, day"),
         "{}",
         hour.stderr
+    );
+    let text = cli(
+        url,
+        &[
+            "analytics",
+            "streak",
+            "live",
+            "7",
+            "D:2024-03-01",
+            "D:2024-03-04",
+        ],
+    )
+    .success();
+    assert_eq!(
+        text.stdout.lines().collect::<Vec<_>>(),
+        [
+            "longest 1",
+            "longest_ends D:2024-03-04",
+            "current 1",
+            "marked 1"
+        ]
+    );
+    let mixed = cli(
+        url,
+        &[
+            "analytics",
+            "streak",
+            "live",
+            "7",
+            "D:2024-03-01",
+            "W:2024-W10",
+        ],
+    )
+    .failure();
+    assert!(
+        mixed.message().contains("different granularities"),
+        "{}",
+        mixed.stderr
+    );
+    let many = cli(
+        url,
+        &[
+            "analytics",
+            "active",
+            "live",
+            "--at-least",
+            "3",
+            "--of-last",
+            "2",
+            "D:2024-03-04",
+        ],
+    )
+    .failure();
+    assert!(
+        many.message().contains("at least 3 of 2"),
+        "{}",
+        many.stderr
     );
 }
 

@@ -1,13 +1,14 @@
-//! `redis-patterns analytics mark|count|query|cohort`: bitmapist-style
-//! event bitmaps per hour / day / ISO week / month / year (UTC), set
-//! expressions given as JSON and cohort tables, each one script call.
+//! `redis-patterns analytics mark|count|query|cohort|streak|active`:
+//! bitmapist-style event bitmaps per hour / day / ISO week / month / year
+//! (UTC), set expressions given as JSON, cohort tables, one id's streak and
+//! the ids active in n of the last m periods, each one script call.
 
-use redis_patterns::Request;
 use redis_patterns::analytics::{
-    Analytics, Cohort, DEFAULT_PREFIX, Expr, Granularity, Page, Period,
+    Analytics, Cohort, DEFAULT_PREFIX, Expr, Granularity, Page, Period, Query,
 };
 use redis_patterns::chrono::{DateTime, SecondsFormat, Utc};
 use redis_patterns::keys::Prefix;
+use redis_patterns::{Connection, Request};
 use serde_json::json;
 
 use crate::conn::{At, Open};
@@ -154,6 +155,42 @@ pub enum AnalyticsCommand {
         #[command(flatten)]
         keys: At<KeysArg>,
     },
+    /// ID's runs of consecutive periods with EVENT from FROM to TO (period
+    /// labels of one granularity, at most 1000 periods): the longest, where
+    /// it ends, the current one (ending at TO) and how many periods it did
+    /// the event in.
+    Streak {
+        event: String,
+        id: u64,
+        #[arg(value_parser = period)]
+        from: Period,
+        #[arg(value_parser = period)]
+        to: Period,
+        #[command(flatten)]
+        keys: At<KeysArg>,
+    },
+    /// The ids that did EVENT in at least N of the M periods ending with
+    /// LAST (N = M: on a streak of at least M): their count, or --contains
+    /// ID, or --members.
+    Active {
+        event: String,
+        #[arg(long)]
+        at_least: usize,
+        #[arg(long)]
+        of_last: usize,
+        #[arg(value_parser = period)]
+        last: Period,
+        #[command(flatten)]
+        answer: AnswerArg,
+        /// With --members: the first id of the page.
+        #[arg(long, default_value_t = 0, requires = "members")]
+        from: u64,
+        /// With --members: the most ids of the page.
+        #[arg(long, default_value_t = 1000, requires = "members")]
+        limit: usize,
+        #[command(flatten)]
+        keys: At<KeysArg>,
+    },
 }
 
 pub fn run(command: AnalyticsCommand) -> CliResult {
@@ -169,20 +206,7 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             event,
             period,
             keys,
-        } => {
-            let (a, mut con) = keys.open()?;
-            let n = if period == "U" {
-                a.count_unique(&event).run(&mut con)?
-            } else {
-                let p = period.parse::<Period>()?;
-                a.count(&event, p).run(&mut con)?
-            };
-            out::emit(
-                &json!({"event": event, "period": period, "count": n}),
-                || vec![n.to_string()],
-            );
-            Ok(())
-        }
+        } => count(&event, &period, &keys),
         AnalyticsCommand::Query {
             expr,
             answer,
@@ -197,19 +221,7 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             if let Some(name) = &cache {
                 q = q.cache(name, std::time::Duration::from_millis(ttl_ms));
             }
-            if let Some(id) = answer.contains {
-                let yes = q.contains(id).run(&mut con)?;
-                out::emit(&json!({"id": id, "contains": yes}), || {
-                    vec![if yes { "yes" } else { "no" }.to_string()]
-                });
-            } else if answer.members {
-                let page = q.members(from, limit).run(&mut con)?;
-                out::emit(&page, || page_lines(&page));
-            } else {
-                let n = q.count().run(&mut con)?;
-                out::emit(&json!({"count": n}), || vec![n.to_string()]);
-            }
-            Ok(())
+            answer_query(&q, &answer, from, limit, &mut con)
         }
         AnalyticsCommand::Cohort {
             cohort_event,
@@ -226,7 +238,83 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             out::emit(&table, || cohort_lines(&table));
             Ok(())
         }
+        AnalyticsCommand::Streak {
+            event,
+            id,
+            from,
+            to,
+            keys,
+        } => streak(&event, id, from, to, &keys),
+        AnalyticsCommand::Active {
+            event,
+            at_least,
+            of_last,
+            last,
+            answer,
+            from,
+            limit,
+            keys,
+        } => {
+            let (a, mut con) = keys.open()?;
+            let q = a.active_in_last(&event, at_least, of_last, last);
+            answer_query(&q, &answer, from, limit, &mut con)
+        }
     }
+}
+
+fn count(event: &str, period: &str, keys: &At<KeysArg>) -> CliResult {
+    let (a, mut con) = keys.open()?;
+    let n = if period == "U" {
+        a.count_unique(event).run(&mut con)?
+    } else {
+        let p = period.parse::<Period>()?;
+        a.count(event, p).run(&mut con)?
+    };
+    out::emit(
+        &json!({"event": event, "period": period, "count": n}),
+        || vec![n.to_string()],
+    );
+    Ok(())
+}
+
+fn streak(event: &str, id: u64, from: Period, to: Period, keys: &At<KeysArg>) -> CliResult {
+    let (a, mut con) = keys.open()?;
+    let s = a.streak(event, id, from, to).run(&mut con)?;
+    out::emit(&s, || {
+        let ends = s
+            .longest_ends
+            .map_or_else(|| "-".to_string(), |p| p.label());
+        vec![
+            format!("longest {}", s.longest),
+            format!("longest_ends {ends}"),
+            format!("current {}", s.current),
+            format!("marked {}", s.marked),
+        ]
+    });
+    Ok(())
+}
+
+/// A query's count, membership (`--contains`) or page (`--members`).
+fn answer_query(
+    q: &Query,
+    answer: &AnswerArg,
+    from: u64,
+    limit: usize,
+    con: &mut Connection,
+) -> CliResult {
+    if let Some(id) = answer.contains {
+        let yes = q.contains(id).run(con)?;
+        out::emit(&json!({"id": id, "contains": yes}), || {
+            vec![if yes { "yes" } else { "no" }.to_string()]
+        });
+    } else if answer.members {
+        let page = q.members(from, limit).run(con)?;
+        out::emit(&page, || page_lines(&page));
+    } else {
+        let n = q.count().run(con)?;
+        out::emit(&json!({"count": n}), || vec![n.to_string()]);
+    }
+    Ok(())
 }
 
 fn mark(
