@@ -122,7 +122,7 @@ const GRANTS: &[Grant] = &[
     },
     Grant {
         name: "rwlock",
-        about: "rwlock: redis:rwlock:{<name>} (the writer), its :readers and :intents and its shard channel :wake",
+        about: "rwlock: redis:rwlock:{<name>} (the writer), its :readers and :intents, the waiter queue :queue and :places, and its shard channel :wake",
         rules: &[
             "~redis:rwlock:{*",
             "&redis:rwlock:{*",

@@ -5,16 +5,24 @@
 //! Keys, all with the hash tag `{<name>}` (one slot, so it runs unchanged
 //! on Redis Cluster): `<prefix>{<name>}` holds the writer's token with its
 //! lease as TTL; `<prefix>{<name>}:readers` is a sorted set of reader
-//! tokens scored by the end of their leases (server clock); and
+//! tokens scored by the end of their leases (server clock);
 //! `<prefix>{<name>}:intents` one of the writers waiting for the readers to
-//! leave, scored by the end of their intent. A refused writer records its
-//! intent, and while one is recorded a new reader is refused; the writer
-//! renews it with each attempt (at least every lease/2) and withdraws it
-//! when it gets the lock or gives up, so a writer that crashed holds readers
-//! back for at most one lease. Every lease is per holder: a holder that
-//! crashed frees its share when its lease ends. Releases publish on the
-//! shard channel `<prefix>{<name>}:wake` (a writer's release, and the last
-//! reader's), which wakes the waiters ([`WaitMode`]).
+//! leave, scored by the end of their intent; and `<prefix>{<name>}:queue`
+//! with `<prefix>{<name>}:places` the waiters of either role in arrival
+//! order, each with the end of its place. A refused writer records its
+//! intent, and while one is recorded a new reader is refused (a reader
+//! that was already waiting when the writer came goes first); every waiter
+//! renews its place (a writer its intent too) with each attempt, at least
+//! every lease/2, and gives it up when it gets the lock or gives up, so a
+//! waiter that crashed holds the others back for at most one lease. Every
+//! lease is per holder: a holder that crashed frees its share when its
+//! lease ends.
+//!
+//! Waiters are woken one at a time, as the lock's ([`WaitMode`]): a
+//! writer's release, and the last reader's, publish on the shard channel
+//! `<prefix>{<name>}:wake` the token of the first live waiter when it
+//! waits to write, or else the tokens of the readers at the head of the
+//! queue (up to the first writer), and only they try again.
 //!
 //! A lease held while its holder works is best held by a guard
 //! ([`RwLockGuard`] sync, [`AsyncRwLockGuard`] async, of
@@ -51,13 +59,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::core::Op;
+use crate::core::{Op, setters};
 use crate::error::{ErrorKind, Result};
 use crate::lease::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
     released_on_cancel, with_token,
 };
-use crate::lease::wait::{self, Attempt, Waiting};
+use crate::lease::wait::Attempt;
 use crate::lease::{Guard, Resource, WaitMode, new_token};
 use crate::scripts;
 
@@ -109,6 +117,19 @@ impl RwLockBuilder {
     leasing_setters!(
         "The lease of every reader and writer (default 30 s); also how long a waiting writer's intent keeps readers out without being renewed."
     );
+
+    setters! {
+        /// Whether a free lock goes to the waiters in arrival order
+        /// (default `false`): a writer with a live waiter ahead of it (a
+        /// reader or a writer) waits for it, as Redisson's fair locks do; a
+        /// waiter that disappeared is skipped once its place (the lease)
+        /// has ended. Readers keep arrival order either way (a reader waits
+        /// for the writers that came before it, and a new reader for any
+        /// waiting writer). Without it a writer that comes while the lock
+        /// is free takes it; either way a release wakes only the next
+        /// waiter (a writer, or the readers at the head of the queue).
+        fair(fair: bool) => leasing.fair;
+    }
 
     /// Checks the settings.
     pub fn build(self) -> Result<RwLock> {
@@ -166,41 +187,26 @@ impl RwLock {
 
     /// One attempt of `role` with the caller's own `token`; a token that
     /// already holds that lease (a retry whose reply was lost) keeps it,
-    /// with a fresh lease.
+    /// with a fresh lease. A refused single attempt takes no place in the
+    /// queue (and a writer's records no intent).
     ///
     /// Cancel-safe, as every acquire of the lock ([`RwLock::try_read`],
     /// [`RwLock::try_write`], [`RwLock::read`], [`RwLock::write`],
     /// [`RwLock::wait_as`]): dropped at any await (`tokio::time::timeout`,
-    /// `select!`, an aborted task), it leaves no lease, no writer's intent
-    /// and no subscription behind: a spawned task releases by `token`
-    /// whatever it may have taken (see
+    /// `select!`, an aborted task), it leaves no lease, no writer's intent,
+    /// no place in the queue and no subscription behind: a spawned task
+    /// releases by `token` whatever it may have taken (see
     /// [the cancellation guide](crate::guide::cancellation)).
     pub fn try_as(&self, role: Role, token: &str) -> Op<RwLease> {
-        let attempt = self.try_once_as(role, token);
+        let attempt = self.leased.try_once(
+            token,
+            |token| self.attempt(role, token, 0),
+            |key, retry_after_ms| ErrorKind::LockBusy {
+                key,
+                retry_after_ms,
+            },
+        );
         released_on_cancel(attempt, self.release_as(role, token))
-    }
-
-    fn try_once_as(&self, role: Role, token: &str) -> Op<RwLease> {
-        with_token(token, || {
-            let key = self.leased.key.clone();
-            let lock = self.clone();
-            let token = token.to_string();
-            self.attempt(role, &token).and_then(move |a| {
-                let busy = match a.or_busy(|retry_after_ms| ErrorKind::LockBusy {
-                    key,
-                    retry_after_ms,
-                }) {
-                    Ok(lease) => return Op::ready(lease),
-                    Err(busy) => busy,
-                };
-                // A single write attempt does not stay in line.
-                let withdraw = match role {
-                    Role::Write => lock.withdraw(&token),
-                    Role::Read => Op::ready(()),
-                };
-                withdraw.and_then(move |_| Op::fail(busy))
-            })
-        })
     }
 
     /// Waits for a read lease (woken when the writer leaves) until
@@ -216,14 +222,24 @@ impl RwLock {
     }
 
     /// [`RwLock::read`] or [`RwLock::write`] with the caller's own token
-    /// (cancel-safe: see [`RwLock::try_as`]).
+    /// (cancel-safe: see [`RwLock::try_as`]). The waiter has a place in the
+    /// lock's queue: a release wakes the next waiter only (a writer, or the
+    /// readers at the head of the queue), and at the timeout the waiter
+    /// gives its place (and a writer its intent) up.
     pub fn wait_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
-        let acquire = self.wait_once_as(role, token, timeout);
+        let lock = self.clone();
+        let place_ms = self.leased.place_ms();
+        let acquire = self.leased.wait_for(
+            token,
+            timeout,
+            |token| self.release_as(role, token),
+            move |token| lock.attempt(role, token, place_ms),
+        );
         released_on_cancel(acquire, self.release_as(role, token))
     }
 
     /// The release of `token`'s lease of `role` (and, for a writer, its
-    /// intent).
+    /// intent; for either, its place in the queue).
     fn release_as(&self, role: Role, token: &str) -> Op<Option<bool>> {
         self.release(&RwLease {
             token: token.to_string(),
@@ -231,44 +247,17 @@ impl RwLock {
         })
     }
 
-    fn wait_once_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
-        with_token(token, || {
-            let waiting = Waiting {
-                // A waiting writer renews its intent before it ends.
-                max_wait: (role == Role::Write).then(|| self.lease() / 2),
-                ..self.leased.waiting(timeout)
-            };
-            let lock = self.clone();
-            let token = token.to_string();
-            let attempts = {
-                let (lock, token) = (lock.clone(), token.clone());
-                wait::until_acquired(waiting, move || lock.attempt(role, &token))
-            };
-            if role == Role::Read {
-                return attempts;
-            }
-            // A writer that gives up withdraws its intent.
-            attempts.or_else(move |e| lock.withdraw(&token).and_then(move |_| Op::fail(e)))
-        })
-    }
-
-    fn attempt(&self, role: Role, token: &str) -> Op<Attempt<RwLease>> {
+    /// One acquire call of `role`; a refused one keeps a place in the
+    /// queue (a writer also its intent) for `place_ms` (0: none).
+    fn attempt(&self, role: Role, token: &str, place_ms: i64) -> Op<Attempt<RwLease>> {
+        let (w, r, i, q, p) = self.keys();
+        let lease_ms = self.leased.lease_ms;
         let call = match role {
-            Role::Read => scripts::rwlock::read_acquire(
-                &self.leased.key,
-                &self.readers,
-                &self.intents,
-                token,
-                self.leased.lease_ms,
-            ),
-            Role::Write => scripts::rwlock::write_acquire(
-                &self.leased.key,
-                &self.readers,
-                &self.intents,
-                token,
-                self.leased.lease_ms,
-                self.leased.lease_ms,
-            ),
+            Role::Read => scripts::rwlock::read_acquire(w, r, i, q, p, token, lease_ms, place_ms),
+            Role::Write => {
+                let fair = self.leased.fair;
+                scripts::rwlock::write_acquire(w, r, i, q, p, token, lease_ms, place_ms, fair)
+            }
         };
         let token = token.to_string();
         Op::script(call).map(move |reply| match reply {
@@ -277,19 +266,34 @@ impl RwLock {
         })
     }
 
-    /// Withdraws a writer's intent (and its lease, which it does not hold),
-    /// ignoring errors: an intent left behind ends with its lease.
-    fn withdraw(&self, token: &str) -> Op<()> {
-        self.release(&RwLease {
-            token: token.to_string(),
-            role: Role::Write,
-        })
-        .map(|_| ())
-        .or_else(|_| Op::ready(()))
+    /// Whether a free lock goes to the waiters in arrival order.
+    pub fn fair(&self) -> bool {
+        self.leased.fair
     }
 
-    /// Gives the lease back and wakes the waiters (a writer's release, or
-    /// the last reader's): `Some(true)`; `Some(false)` when the token did
+    /// The keys every acquire and release takes: writer, readers, intents,
+    /// queue, places.
+    fn keys(&self) -> (&str, &str, &str, &str, &str) {
+        let l = &self.leased;
+        (&l.key, &self.readers, &self.intents, &l.queue, &l.places)
+    }
+
+    /// The key of the waiter queue, readers and writers (a sorted set:
+    /// token -> arrival).
+    pub fn queue_key(&self) -> &str {
+        &self.leased.queue
+    }
+
+    /// The key of the waiters' places (a sorted set: token -> the end of
+    /// its place).
+    pub fn places_key(&self) -> &str {
+        &self.leased.places
+    }
+
+    /// Gives the lease back (and a place of the token in the queue up) and
+    /// wakes the next waiter while the lock is free for it (a writer's
+    /// release, or the last reader's: the first waiter when it waits to
+    /// write, else the readers at the head of the queue): `Some(true)`; `Some(false)` when the token did
     /// not hold it (its lease had ended); `None` when the call was sent
     /// again after its reply was lost (a broken connection, a failover) and
     /// the resend found nothing to give back: the first attempt may have
@@ -297,18 +301,12 @@ impl RwLock {
     /// await, it may or may not have run (the lease then ends by itself);
     /// run it again to be sure.
     pub fn release(&self, lease: &RwLease) -> Op<Option<bool>> {
-        let Leased {
-            key: writer,
-            channel,
-            ..
-        } = &self.leased;
-        let token = &lease.token;
+        let (w, r, i, q, p) = self.keys();
+        let (token, channel) = (&lease.token, &self.leased.channel);
         with_token(token, || {
             released(match lease.role {
-                Role::Read => scripts::rwlock::read_release(&self.readers, token, channel),
-                Role::Write => {
-                    scripts::rwlock::write_release(writer, &self.intents, token, channel)
-                }
+                Role::Read => scripts::rwlock::read_release(w, r, i, q, p, token, channel),
+                Role::Write => scripts::rwlock::write_release(w, r, i, q, p, token, channel),
             })
         })
     }

@@ -1,10 +1,11 @@
-//! Waiters woken one at a time (`lua/lock`, `lua/semaphore`, the queue of
-//! `lua/includes/queue.lua`): 16 waiters on one lock cost at most two
-//! acquire scripts per acquisition once they run (the refused attempt and
-//! the one its wake-up makes; `INFO commandstats` counts the scripts), a
-//! fair lock and a fair semaphore go to their waiters in arrival order, and
-//! a waiter that gives up or disappears leaves the queue. No timing: every
-//! assertion is about counts, order and keys.
+//! Waiters woken one at a time (`lua/lock`, `lua/semaphore`, `lua/rwlock`,
+//! the queue of `lua/includes/queue.lua`): 16 waiters on one lock, or 8
+//! readers and 8 writers on one read-write lock, cost at most two acquire
+//! scripts per acquisition once they run (the refused attempt and the one
+//! its wake-up makes; `INFO commandstats` counts the scripts), a fair lock
+//! and a fair semaphore go to their waiters in arrival order, and a waiter
+//! that gives up or disappears leaves the queue. No timing: every assertion
+//! is about counts, order and keys.
 
 mod support;
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use redis_patterns::lock::Lock;
 use redis_patterns::prelude::*;
+use redis_patterns::rwlock::{Role, RwLock};
 use redis_patterns::semaphore::Semaphore;
 use redis_patterns::{Connection, ErrorKind};
 
@@ -119,6 +121,92 @@ fn sixteen_waiters_on_a_fair_lock_cost_at_most_two_acquire_scripts_per_acquisiti
         .query(&mut admin)
         .unwrap();
     assert_eq!(queued, 0, "every waiter left the queue");
+}
+
+/// Who holds the read-write lock in the test: readers (> 0) or a writer
+/// (-1).
+fn enter(inside: &Mutex<i64>, role: Role) {
+    let mut n = inside.lock().unwrap();
+    match role {
+        Role::Read => {
+            assert!(*n >= 0, "no reader while a writer holds it");
+            *n += 1;
+        }
+        Role::Write => {
+            assert_eq!(*n, 0, "a writer alone");
+            *n = -1;
+        }
+    }
+}
+
+fn leave(inside: &Mutex<i64>, role: Role) {
+    let mut n = inside.lock().unwrap();
+    *n = if role == Role::Read { *n - 1 } else { 0 };
+}
+
+#[test]
+fn eight_readers_and_eight_writers_on_a_fair_rwlock_cost_at_most_two_acquire_scripts_per_acquisition()
+ {
+    let server = support::server();
+    let mut admin = server.connection();
+    let lock = RwLock::builder("hot")
+        .lease(Duration::from_secs(60))
+        .fair(true)
+        .build()
+        .expect("valid");
+    // Load every script once, outside the count.
+    let mut con = connect(&server.url());
+    for lease in [lock.try_read(), lock.try_write()] {
+        let lease = lease.run(&mut con).unwrap();
+        lock.release(&lease).run(&mut con).unwrap();
+    }
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut admin)
+        .unwrap();
+    let before = script_calls(&mut admin);
+    let inside = Arc::new(Mutex::new(0i64));
+    let workers: Vec<_> = (0..WAITERS)
+        .map(|i| {
+            let (lock, url, inside) = (lock.clone(), server.url(), Arc::clone(&inside));
+            let role = if i % 2 == 0 { Role::Write } else { Role::Read };
+            thread::spawn(move || {
+                let mut con = connect(&url);
+                for _ in 0..ROUNDS {
+                    let timeout = Duration::from_secs(120);
+                    let acquire = match role {
+                        Role::Read => lock.read(timeout),
+                        Role::Write => lock.write(timeout),
+                    };
+                    let lease = acquire.run(&mut con).unwrap();
+                    enter(&inside, role);
+                    leave(&inside, role);
+                    assert_eq!(lock.release(&lease).run(&mut con).unwrap(), Some(true));
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let acquisitions = (WAITERS * ROUNDS) as u64;
+    // CONFIG RESETSTAT and INFO are no scripts; every release is one.
+    let acquires = script_calls(&mut admin) - before - acquisitions;
+    // As the lock's: a refused attempt and the one its wake-up makes (a
+    // reader that finds only readers in needs one), and for a first acquire
+    // that did not know the lock was busy one more after subscribing.
+    assert!(
+        acquires <= 2 * acquisitions + WAITERS as u64,
+        "{acquires} acquire scripts for {acquisitions} acquisitions"
+    );
+    assert!(
+        acquires >= acquisitions,
+        "every acquisition runs the script"
+    );
+    for key in [lock.queue_key(), lock.places_key(), lock.intents_key()] {
+        let n: usize = redis::cmd("ZCARD").arg(key).query(&mut admin).unwrap();
+        assert_eq!(n, 0, "{key}: every waiter left the queue");
+    }
 }
 
 /// Holds `key` (`take` it), lets `WAITERS` waiters arrive one after

@@ -6,11 +6,10 @@
 //! extend.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::check_token;
-use super::wait::{self, Attempt, WaitMode, Waiting};
+use super::wait::{self, Attempt, Contention, WaitMode, Waiting};
 use crate::core::Op;
 use crate::core::resend::changed;
 use crate::error::{Error, ErrorKind, Result};
@@ -62,8 +61,8 @@ pub(crate) struct Leased {
     pub(crate) lease_ms: i64,
     pub(crate) wait: WaitMode,
     pub(crate) fair: bool,
-    /// Whether the last acquire (of any clone) had to wait.
-    contended: Arc<AtomicBool>,
+    /// How contended it is, as the acquires of its clones see it.
+    contended: Arc<Contention>,
 }
 
 impl Leasing {

@@ -9,20 +9,22 @@
 //! comes first — and tries again. A lost message therefore costs at most
 //! the holder's remaining lease; no attempt is made in between.
 //!
-//! Woken one at a time (the lock and the semaphore): a refused attempt
-//! gives the waiter a place in the resource's queue (in its slot), and a
-//! release publishes the token of the next live waiter, so only that
-//! waiter tries again ([`Waiting::to`]: the wait ignores messages for
+//! Woken one at a time (the lock, the semaphore and the read-write lock):
+//! a refused attempt gives the waiter a place in the resource's queue (in
+//! its slot), and a release publishes the token of the next live waiter
+//! (the rwlock: a writer, or the readers at the head of the queue), so only
+//! that waiter tries again ([`Waiting::to`]: the wait ignores messages for
 //! others); the others keep waiting, at most until the holder's lease has
 //! run out or their place needs renewing (half of it: each attempt renews
-//! it). A resource whose last acquire had to wait subscribes before its
-//! first attempt ([`Waiting::contended`]), so that a waiter's refused
+//! it). A resource whose last acquire had to wait, or whose other acquire
+//! in this process waits now, subscribes before its first attempt
+//! ([`Waiting::contended`]), so that a waiter's refused
 //! attempt needs no second one after subscribing: on a busy lock an
 //! acquisition costs two attempts, the refused one and the one its wake-up
 //! makes. An acquire that times out gives its place up ([`Waiting::leave`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -72,6 +74,24 @@ impl<T> Attempt<T> {
     }
 }
 
+/// How contended a resource is, as the acquires of its clones in this
+/// process see it: a next acquire subscribes before its first attempt
+/// when the last one had to wait or another one waits now.
+#[derive(Debug, Default)]
+pub(crate) struct Contention {
+    /// Whether the last acquire had to wait.
+    last: AtomicBool,
+    /// Acquires refused and not finished yet.
+    waiting: AtomicUsize,
+}
+
+impl Contention {
+    /// Whether a next acquire had better subscribe first.
+    fn busy(&self) -> bool {
+        self.last.load(Ordering::Relaxed) || self.waiting.load(Ordering::Relaxed) > 0
+    }
+}
+
 /// What a waiting loop waits for.
 pub(crate) struct Waiting {
     /// The resource's key, for [`ErrorKind::LockTimeout`].
@@ -86,9 +106,9 @@ pub(crate) struct Waiting {
     /// The waiter's token, when the release's message names the waiter it
     /// wakes (a queue): messages for other waiters do not end a wait.
     pub(crate) to: Option<String>,
-    /// Whether the resource's last acquire had to wait (shared by the
-    /// resource's clones): then the next one subscribes first.
-    pub(crate) contended: Option<Arc<AtomicBool>>,
+    /// How contended the resource is (shared by the resource's clones):
+    /// when busy, the next acquire subscribes first.
+    pub(crate) contended: Option<Arc<Contention>>,
     /// Gives the waiter's place in the queue up, when it times out.
     pub(crate) leave: Option<Op<()>>,
 }
@@ -105,6 +125,7 @@ pub(crate) fn until_acquired<T: Send + 'static>(
         started: None,
         subscribed: false,
         refused: false,
+        counted: false,
         current: None,
         leaving: None,
     })
@@ -119,6 +140,8 @@ struct Acquiring<T, F> {
     subscribed: bool,
     /// Whether an attempt was refused.
     refused: bool,
+    /// Whether the loop counts among the resource's waiting acquires.
+    counted: bool,
     /// The attempt in flight; `None` during a pause.
     current: Option<Op<Attempt<T>>>,
     /// The timeout, while the place in the queue is given up.
@@ -180,6 +203,25 @@ impl<T, F> Acquiring<T, F> {
     }
 }
 
+impl<T, F> Acquiring<T, F> {
+    /// No longer among the resource's waiting acquires.
+    fn uncount(&mut self) {
+        if std::mem::take(&mut self.counted)
+            && let Some(c) = &self.waiting.contended
+        {
+            c.waiting.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<T, F> Drop for Acquiring<T, F> {
+    /// A loop that ended otherwise (timed out, failed, dropped) waits no
+    /// more.
+    fn drop(&mut self) {
+        self.uncount();
+    }
+}
+
 impl Waiting {
     /// The zero-timeout wait that subscribes to the channel.
     fn subscribe<T>(&self) -> Step<T> {
@@ -208,12 +250,11 @@ where
         if first
             && self.waiting.mode == WaitMode::Notified
             && !self.waiting.timeout.is_zero()
-            && contended
-                .as_ref()
-                .is_some_and(|c| c.load(Ordering::Relaxed))
+            && contended.as_ref().is_some_and(|c| c.busy())
         {
-            // The last acquire had to wait: subscribe before the first
-            // attempt, so that a refusal needs no second attempt.
+            // The last acquire had to wait, or another waits now: subscribe
+            // before the first attempt, so that a refusal needs no second
+            // attempt.
             self.subscribed = true;
             return Ok(self.waiting.subscribe());
         }
@@ -229,13 +270,18 @@ where
         match op.step(env, replies)? {
             Step::Done(Attempt::Got(v)) => {
                 if let Some(c) = contended {
-                    c.store(self.refused, Ordering::Relaxed);
+                    c.last.store(self.refused, Ordering::Relaxed);
                 }
+                self.uncount();
                 Ok(Step::Done(v))
             }
             Step::Done(Attempt::Busy(hint)) => {
                 self.current = None;
                 self.refused = true;
+                if let Some(c) = contended.filter(|_| !self.counted) {
+                    c.waiting.fetch_add(1, Ordering::Relaxed);
+                    self.counted = true;
+                }
                 self.pause(env, started, hint)
             }
             Step::Send(mut b) => {

@@ -5,17 +5,18 @@ use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
 use crate::contract::parts::{
     PatternContract, key, name_param, prefix_param, protocol, scripts_of,
 };
-use crate::lease::contract::{lease_param, max_lease_constant, wake_key};
+use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
         name: "rwlock".into(),
-        summary: "many readers or one writer, per-holder leases; a waiting writer's intent keeps new readers out; releases wake the waiters".into(),
+        summary: "many readers or one writer, per-holder leases; a waiting writer's intent keeps new readers out; a release wakes the next waiter (a writer, or the readers at the queue's head)".into(),
         scripts: scripts_of("rwlock"),
         params: vec![
             prefix_param(DEFAULT_PREFIX),
             name_param("lock"),
-            lease_param("the lease of every reader and writer, and how long a waiting writer's intent lasts unless renewed"),
+            lease_param("the lease of every reader and writer, and how long a waiter's place (a writer's intent) lasts unless renewed"),
+            fair_param(),
         ],
         keys: vec![
             key(
@@ -37,6 +38,8 @@ pub(crate) fn contract() -> PatternContract {
                 "waiting writer token -> the end of its intent (unix ms); while one lasts, new readers are refused",
             ),
             wake_key(),
+            queue_keys()[0].clone(),
+            queue_keys()[1].clone(),
         ],
         constants: vec![max_lease_constant(MAX_LEASE_MS)],
         functions: vec![],
@@ -46,25 +49,28 @@ pub(crate) fn contract() -> PatternContract {
                 "read",
                 &["rwlock.read_acquire"],
                 &[
-                    "reply = rwlock.read_acquire(writer, readers, intents, token, lease_ms): 1 a read lease (or its renewal),",
-                    "<= 0 refused while a writer holds the lock or waits for it (-reply ms: when that lease or intent ends)",
+                    "keys = (writer, readers, intents, queue, places) for every acquire and release",
+                    "reply = rwlock.read_acquire(keys, token, lease_ms, place_ms): 1 a read lease (or its renewal),",
+                    "<= 0 refused while a writer holds the lock or waits ahead of token (-reply ms: when that lease or intent ends);",
+                    "place_ms 0: a single attempt takes no place in the queue",
                 ],
             ),
             protocol(
                 "write",
                 &["rwlock.write_acquire", "rwlock.write_release"],
                 &[
-                    "reply = rwlock.write_acquire(writer, readers, intents, token, lease_ms, intent_ms = lease_ms): 1 the write lease,",
-                    "<= 0 refused; the refusal recorded token's intent for intent_ms, so the waiter tries again at least every intent_ms / 2",
-                    "a single attempt, or a waiter that gives up, withdraws the intent: write_release(writer, intents, token, wake)",
+                    "reply = rwlock.write_acquire(keys, token, lease_ms, place_ms, fair): 1 the write lease, <= 0 refused (fair: also",
+                    "while the lock is free and another live waiter is ahead of token in the queue);",
+                    "the refusal recorded token's intent and place for place_ms (0: a single attempt records neither)",
                 ],
             ),
             protocol(
                 "wait",
                 &["rwlock.read_acquire", "rwlock.write_acquire"],
                 &[
-                    "as the lock's acquire: when refused, SSUBSCRIBE wake, try once more, then wait for a message on wake",
-                    "or for -reply ms (+ 1 ms), at most until the deadline (a writer at most lease_ms / 2), and try again",
+                    "as the lock's acquire, each attempt with place_ms = lease_ms: when refused, SSUBSCRIBE wake, try once more,",
+                    "then wait for a message on wake that is the caller's token or `released`, or for -reply ms (+ 1 ms),",
+                    "at most place_ms / 2 and until the deadline, and try again; at the timeout the release by token gives the place up",
                 ],
             ),
             protocol(
@@ -76,7 +82,9 @@ pub(crate) fn contract() -> PatternContract {
                     "rwlock.write_extend",
                 ],
                 &[
-                    "read_release(readers, token, wake) and write_release(writer, intents, token, wake) answer 1 when token held that lease",
+                    "read_release(keys, token, wake) and write_release(keys, token, wake) answer 1 when token held that lease",
+                    "(a queued token gives its place, a writer its intent, up); they publish on wake the token of the first live waiter",
+                    "when it waits to write and the lock is free, else those of the readers at the queue's head, or `released`",
                     "read_extend(readers, token, lease_ms) and write_extend(writer, token, lease_ms) answer 1 when token held a live lease",
                 ],
             ),
@@ -105,7 +113,9 @@ mod tests {
                 lock.writer_key(),
                 lock.readers_key(),
                 lock.intents_key(),
-                lock.channel()
+                lock.channel(),
+                lock.queue_key(),
+                lock.places_key()
             ]
         );
     }

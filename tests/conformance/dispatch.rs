@@ -743,7 +743,9 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
             Handle::Semaphore(b.build()?)
         }
         "RwLock" => {
-            let mut b = RwLock::builder(&a.s("name")?).wait_mode(wait_mode(a)?);
+            let mut b = RwLock::builder(&a.s("name")?)
+                .wait_mode(wait_mode(a)?)
+                .fair(a.b_or("fair", false)?);
             if a.has("lease_ms") {
                 b = b.lease(a.ms("lease_ms")?);
             }

@@ -402,10 +402,19 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex("expiring_map.sweep", &[em], &["em:{t}:0"], &[]));
     out.push(ex("expiring_map.entries", &[em], &["em:{t}:0"], &[]));
 
-    // rwlock: a reader and a writer's intent that end in 2100.
-    let rw = ["rw{t}", "rw{t}:readers", "rw{t}:intents"];
+    // rwlock: a reader and a writer's intent that end in 2100, and a
+    // queued reader.
+    let rw = [
+        "rw{t}",
+        "rw{t}:readers",
+        "rw{t}:intents",
+        "rw{t}:queue",
+        "rw{t}:places",
+    ];
     let reader: &[&str] = &["ZADD", "rw{t}:readers", LATER_MS, "tok"];
     let writer: &[&str] = &["SET", "rw{t}", "tok", "PX", "600000"];
+    let queued: &[&str] = &["ZADD", "rw{t}:queue", "1", "next"];
+    let placed: &[&str] = &["ZADD", "rw{t}:places", LATER_MS, "next"];
     out.push(ex(
         "rwlock.read_extend",
         &[reader],
@@ -414,21 +423,21 @@ pub fn examples(big: bool) -> Vec<Example> {
     ));
     out.push(ex(
         "rwlock.read_acquire",
-        &[&["ZADD", "rw{t}:readers", LATER_MS, "other"]],
+        &[&["ZADD", "rw{t}:readers", LATER_MS, "other"], queued],
         &rw,
-        &["tok", "30000"],
+        &["tok", "30000", "30000"],
     ));
     out.push(ex(
         "rwlock.read_release",
-        &[reader],
-        &rw[1..2],
+        &[reader, queued, placed],
+        &rw,
         &["tok", "rw{t}:wake"],
     ));
     out.push(ex(
         "rwlock.write_acquire",
-        &[&["ZADD", "rw{t}:intents", LATER_MS, "tok"]],
+        &[&["ZADD", "rw{t}:intents", LATER_MS, "tok"], queued],
         &rw,
-        &["tok", "30000", "30000"],
+        &["tok", "30000", "30000", "1"],
     ));
     out.push(ex(
         "rwlock.write_extend",
@@ -438,8 +447,13 @@ pub fn examples(big: bool) -> Vec<Example> {
     ));
     out.push(ex(
         "rwlock.write_release",
-        &[writer, &["ZADD", "rw{t}:intents", LATER_MS, "next"]],
-        &["rw{t}", "rw{t}:intents"],
+        &[
+            writer,
+            &["ZADD", "rw{t}:intents", LATER_MS, "next"],
+            queued,
+            placed,
+        ],
+        &rw,
         &["tok", "rw{t}:wake"],
     ));
 

@@ -7,7 +7,6 @@ namespace RedisPatterns\Internal\Ops;
 use RedisPatterns\Call;
 use RedisPatterns\Contract;
 use RedisPatterns\Errors\LockBusy;
-use RedisPatterns\Errors\RedisPatternsError;
 use RedisPatterns\Internal\Holder;
 use RedisPatterns\Internal\Runner;
 use RedisPatterns\Internal\Waiting;
@@ -21,35 +20,45 @@ final class RwLock
     public readonly string $readersKey;
     public readonly string $intentsKey;
     public readonly string $channel;
+    public readonly string $queueKey;
+    public readonly string $placesKey;
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    private bool $contended = false;
     private readonly bool $notified;
 
-    public function __construct(string $name, public readonly int $leaseMs, string $prefix, string $waitMode, private readonly int $pollMs)
-    {
+    public function __construct(
+        string $name,
+        public readonly int $leaseMs,
+        string $prefix,
+        string $waitMode,
+        private readonly int $pollMs,
+        public readonly bool $fair = false,
+    ) {
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->writerKey = Contract::key('rwlock', 'writer', $vars);
         $this->readersKey = Contract::key('rwlock', 'readers', $vars);
         $this->intentsKey = Contract::key('rwlock', 'intents', $vars);
         $this->channel = Contract::key('rwlock', 'wake', $vars);
+        $this->queueKey = Contract::key('rwlock', 'queue', $vars);
+        $this->placesKey = Contract::key('rwlock', 'places', $vars);
         $this->notified = $waitMode === 'notified';
     }
 
-    /** @return array{?RwLease, ?int} */
-    private function attempt(Runner $run, string $role, string $token): array
+    /** @return list<string> writer, readers, intents, queue, places: the keys of every acquire and release */
+    private function keys(): array
     {
-        $call = $role === 'read'
-            ? RwlockScripts::readAcquire($this->writerKey, $this->readersKey, $this->intentsKey, $token, $this->leaseMs)
-            : RwlockScripts::writeAcquire($this->writerKey, $this->readersKey, $this->intentsKey, $token, $this->leaseMs, $this->leaseMs);
-        $reply = (int) $run->one($call);
-        return $reply === 1 ? [new RwLease($token, $role), null] : [null, Waiting::busyMs($reply)];
+        return [$this->writerKey, $this->readersKey, $this->intentsKey, $this->queueKey, $this->placesKey];
     }
 
-    private function withdraw(Runner $run, string $token): void
+    /** @return array{?RwLease, ?int} */
+    private function attempt(Runner $run, string $role, string $token, int $placeMs = 0): array
     {
-        try {
-            $this->release($run, new RwLease($token, 'write'));
-        } catch (RedisPatternsError) {
-            // The intent lapses by itself.
-        }
+        [$w, $r, $i, $q, $p] = $this->keys();
+        $call = $role === 'read'
+            ? RwlockScripts::readAcquire($w, $r, $i, $q, $p, $token, $this->leaseMs, $placeMs)
+            : RwlockScripts::writeAcquire($w, $r, $i, $q, $p, $token, $this->leaseMs, $placeMs, $this->fair);
+        $reply = (int) $run->one($call);
+        return $reply === 1 ? [new RwLease($token, $role), null] : [null, Waiting::busyMs($reply)];
     }
 
     public function tryRead(Runner $run): RwLease
@@ -66,9 +75,6 @@ final class RwLock
     {
         [$got, $hint] = $this->attempt($run, $role, $token);
         if ($got === null) {
-            if ($role === 'write') {
-                $this->withdraw($run, $token);
-            }
             throw new LockBusy($this->writerKey, $hint);
         }
         return $got;
@@ -86,23 +92,18 @@ final class RwLock
 
     public function waitAs(Runner $run, string $role, string $token, int $timeoutMs): RwLease
     {
-        $maxWait = $role === 'write' ? intdiv($this->leaseMs, 2) : null;
-        try {
-            return Waiting::untilAcquired($run, $this->writerKey, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-                fn (): array => $this->attempt($run, $role, $token), $maxWait);
-        } catch (RedisPatternsError $e) {
-            if ($role === 'write') {
-                $this->withdraw($run, $token);
-            }
-            throw $e;
-        }
+        $lease = new RwLease($token, $role);
+        return Waiting::untilAcquired($run, $this->writerKey, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
+            fn (): array => $this->attempt($run, $role, $token, $this->leaseMs), intdiv($this->leaseMs, 2), $token,
+            fn () => $this->release($run, $lease), $this->contended);
     }
 
     public function release(Runner $run, RwLease $lease): bool
     {
+        [$w, $r, $i, $q, $p] = $this->keys();
         $call = $lease->role === 'read'
-            ? RwlockScripts::readRelease($this->readersKey, $lease->token, $this->channel)
-            : RwlockScripts::writeRelease($this->writerKey, $this->intentsKey, $lease->token, $this->channel);
+            ? RwlockScripts::readRelease($w, $r, $i, $q, $p, $lease->token, $this->channel)
+            : RwlockScripts::writeRelease($w, $r, $i, $q, $p, $lease->token, $this->channel);
         return (int) $run->one($call) === 1;
     }
 

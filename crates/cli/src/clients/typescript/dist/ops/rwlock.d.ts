@@ -4,14 +4,20 @@ import type { RwLease } from "../records";
 type Role = "read" | "write";
 export declare class RwLock {
     readonly leaseMs: number;
+    readonly fair: boolean;
     readonly writerKey: string;
     readonly readersKey: string;
     readonly intentsKey: string;
     readonly channel: string;
+    readonly queueKey: string;
+    readonly placesKey: string;
     private readonly wait;
-    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number);
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    private readonly contended;
+    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean);
+    /** writer, readers, intents, queue, places: the keys of every acquire and release. */
+    private keys;
     private attempt;
-    private withdraw;
     tryRead(io: Io): Promise<RwLease>;
     tryWrite(io: Io): Promise<RwLease>;
     tryAs(io: Io, role: Role, token: string): Promise<RwLease>;

@@ -9,35 +9,37 @@ const scripts = require("../scripts");
 const wait_1 = require("../wait");
 class RwLock {
     leaseMs;
+    fair;
     writerKey;
     readersKey;
     intentsKey;
     channel;
+    queueKey;
+    placesKey;
     wait;
-    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs) {
+    /** Whether the last acquire had to wait (the next one subscribes first). */
+    contended = { last: false };
+    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false) {
         this.leaseMs = leaseMs;
+        this.fair = fair;
         this.writerKey = (0, contract_1.key)("rwlock", "writer", { prefix, name });
         this.readersKey = (0, contract_1.key)("rwlock", "readers", { prefix, name });
         this.intentsKey = (0, contract_1.key)("rwlock", "intents", { prefix, name });
         this.channel = (0, contract_1.key)("rwlock", "wake", { prefix, name });
+        this.queueKey = (0, contract_1.key)("rwlock", "queue", { prefix, name });
+        this.placesKey = (0, contract_1.key)("rwlock", "places", { prefix, name });
         this.wait = { key: this.writerKey, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
     }
-    async attempt(io, role, token) {
+    /** writer, readers, intents, queue, places: the keys of every acquire and release. */
+    keys() {
+        return [this.writerKey, this.readersKey, this.intentsKey, this.queueKey, this.placesKey];
+    }
+    async attempt(io, role, token, placeMs = 0) {
         const call = role === "read"
-            ? scripts.Rwlock.readAcquire(this.writerKey, this.readersKey, this.intentsKey, token, this.leaseMs)
-            : scripts.Rwlock.writeAcquire(this.writerKey, this.readersKey, this.intentsKey, token, this.leaseMs, this.leaseMs);
+            ? scripts.Rwlock.readAcquire(...this.keys(), token, this.leaseMs, placeMs)
+            : scripts.Rwlock.writeAcquire(...this.keys(), token, this.leaseMs, placeMs, this.fair);
         const reply = (0, driver_1.int)(await io.one(call));
         return reply === 1 ? [{ token, role }, null] : [null, (0, wait_1.busyMs)(reply)];
-    }
-    async withdraw(io, token) {
-        try {
-            await this.release(io, { token, role: "write" });
-        }
-        catch (e) {
-            if (!(e instanceof errors_1.RedisPatternsError)) {
-                throw e;
-            }
-        }
     }
     tryRead(io) {
         return this.tryAs(io, "read", (0, wait_1.newToken)());
@@ -48,9 +50,6 @@ class RwLock {
     async tryAs(io, role, token) {
         const [got, hint] = await this.attempt(io, role, token);
         if (got === null) {
-            if (role === "write") {
-                await this.withdraw(io, token);
-            }
             throw new errors_1.LockBusy(this.writerKey, hint);
         }
         return got;
@@ -61,23 +60,13 @@ class RwLock {
     write(io, timeoutMs) {
         return this.waitAs(io, "write", (0, wait_1.newToken)(), timeoutMs);
     }
-    async waitAs(io, role, token, timeoutMs) {
-        const maxWait = role === "write" ? Math.floor(this.leaseMs / 2) : null;
-        try {
-            return await (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, role, token), maxWait);
-        }
-        catch (e) {
-            if (role === "write" && e instanceof errors_1.RedisPatternsError) {
-                await this.withdraw(io, token);
-            }
-            throw e;
-        }
+    waitAs(io, role, token, timeoutMs) {
+        const queued = { to: token, leave: () => this.release(io, { token, role }), contended: this.contended };
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
     }
     async release(io, lease) {
-        const call = lease.role === "read"
-            ? scripts.Rwlock.readRelease(this.readersKey, lease.token, this.channel)
-            : scripts.Rwlock.writeRelease(this.writerKey, this.intentsKey, lease.token, this.channel);
-        return (0, driver_1.int)(await io.one(call)) === 1;
+        const release = lease.role === "read" ? scripts.Rwlock.readRelease : scripts.Rwlock.writeRelease;
+        return (0, driver_1.int)(await io.one(release(...this.keys(), lease.token, this.channel))) === 1;
     }
     async extend(io, lease, durationMs) {
         const call = lease.role === "read"

@@ -2,7 +2,7 @@
 
 import { key } from "../contract";
 import { Io, int } from "../driver";
-import { LockBusy, RedisPatternsError } from "../errors";
+import { LockBusy } from "../errors";
 import type { Holder } from "../hold";
 import type { RwLease } from "../records";
 import * as scripts from "../scripts";
@@ -15,7 +15,11 @@ export class RwLock {
   readonly readersKey: string;
   readonly intentsKey: string;
   readonly channel: string;
+  readonly queueKey: string;
+  readonly placesKey: string;
   private readonly wait: WaitSettings;
+  /** Whether the last acquire had to wait (the next one subscribes first). */
+  private readonly contended = { last: false };
 
   constructor(
     name: string,
@@ -23,31 +27,29 @@ export class RwLock {
     prefix: string,
     waitMode: string,
     pollIntervalMs: number,
+    readonly fair: boolean = false,
   ) {
     this.writerKey = key("rwlock", "writer", { prefix, name });
     this.readersKey = key("rwlock", "readers", { prefix, name });
     this.intentsKey = key("rwlock", "intents", { prefix, name });
     this.channel = key("rwlock", "wake", { prefix, name });
+    this.queueKey = key("rwlock", "queue", { prefix, name });
+    this.placesKey = key("rwlock", "places", { prefix, name });
     this.wait = { key: this.writerKey, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
   }
 
-  private async attempt(io: Io, role: Role, token: string): Promise<Attempt<RwLease>> {
-    const call =
-      role === "read"
-        ? scripts.Rwlock.readAcquire(this.writerKey, this.readersKey, this.intentsKey, token, this.leaseMs)
-        : scripts.Rwlock.writeAcquire(this.writerKey, this.readersKey, this.intentsKey, token, this.leaseMs, this.leaseMs);
-    const reply = int(await io.one(call));
-    return reply === 1 ? [{ token, role }, null] : [null, busyMs(reply)];
+  /** writer, readers, intents, queue, places: the keys of every acquire and release. */
+  private keys(): [string, string, string, string, string] {
+    return [this.writerKey, this.readersKey, this.intentsKey, this.queueKey, this.placesKey];
   }
 
-  private async withdraw(io: Io, token: string): Promise<void> {
-    try {
-      await this.release(io, { token, role: "write" });
-    } catch (e) {
-      if (!(e instanceof RedisPatternsError)) {
-        throw e;
-      }
-    }
+  private async attempt(io: Io, role: Role, token: string, placeMs = 0): Promise<Attempt<RwLease>> {
+    const call =
+      role === "read"
+        ? scripts.Rwlock.readAcquire(...this.keys(), token, this.leaseMs, placeMs)
+        : scripts.Rwlock.writeAcquire(...this.keys(), token, this.leaseMs, placeMs, this.fair);
+    const reply = int(await io.one(call));
+    return reply === 1 ? [{ token, role }, null] : [null, busyMs(reply)];
   }
 
   tryRead(io: Io): Promise<RwLease> {
@@ -61,9 +63,6 @@ export class RwLock {
   async tryAs(io: Io, role: Role, token: string): Promise<RwLease> {
     const [got, hint] = await this.attempt(io, role, token);
     if (got === null) {
-      if (role === "write") {
-        await this.withdraw(io, token);
-      }
       throw new LockBusy(this.writerKey, hint);
     }
     return got;
@@ -77,24 +76,14 @@ export class RwLock {
     return this.waitAs(io, "write", newToken(), timeoutMs);
   }
 
-  async waitAs(io: Io, role: Role, token: string, timeoutMs: number): Promise<RwLease> {
-    const maxWait = role === "write" ? Math.floor(this.leaseMs / 2) : null;
-    try {
-      return await untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, role, token), maxWait);
-    } catch (e) {
-      if (role === "write" && e instanceof RedisPatternsError) {
-        await this.withdraw(io, token);
-      }
-      throw e;
-    }
+  waitAs(io: Io, role: Role, token: string, timeoutMs: number): Promise<RwLease> {
+    const queued = { to: token, leave: () => this.release(io, { token, role }), contended: this.contended };
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
   }
 
   async release(io: Io, lease: RwLease): Promise<boolean> {
-    const call =
-      lease.role === "read"
-        ? scripts.Rwlock.readRelease(this.readersKey, lease.token, this.channel)
-        : scripts.Rwlock.writeRelease(this.writerKey, this.intentsKey, lease.token, this.channel);
-    return int(await io.one(call)) === 1;
+    const release = lease.role === "read" ? scripts.Rwlock.readRelease : scripts.Rwlock.writeRelease;
+    return int(await io.one(release(...this.keys(), lease.token, this.channel))) === 1;
   }
 
   async extend(io: Io, lease: RwLease, durationMs: number): Promise<boolean> {
