@@ -18,7 +18,8 @@
 //! gives back), `request_id` (a name for one call, so that a
 //! resend is recognised), `setters` (the builders' setters, written once), `slots` (a cluster's slot map), `script` (the
 //! script registry and one prepared call), `error` (the error type), `error_codes` (the
-//! one table of the scripts' domain error codes and their typed kinds), `keys`
+//! one table of the scripts' domain error codes and their typed kinds),
+//! `error_reply` (an error reply as a typed error), `keys`
 //! (key names and hash tags), `config` (`CONFIG GET`), `memory` (a server's
 //! memory figures, read before a big allocation), `alloc` (its allocator
 //! and what it reserves for a string), `retention` (how long
@@ -41,6 +42,7 @@ pub(crate) mod drive;
 pub(crate) mod durability;
 pub mod error;
 pub(crate) mod error_codes;
+pub(crate) mod error_reply;
 pub(crate) mod exchange;
 pub mod keys;
 pub(crate) mod library;
