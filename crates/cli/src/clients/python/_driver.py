@@ -235,8 +235,8 @@ def error_of(script: Optional[Script], exc: BaseException) -> BaseException:
         return exc
     msg = str(exc.args[0]) if exc.args else str(exc)
     code, _, full = msg.partition(" ")
-    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", code):
-        # redis-py strips the "ERR " of a plain ERR reply
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", code) or msg.startswith("ACL failure in script"):
+        # redis-py strips the "ERR " of a plain ERR reply (Valkey's "ERR ACL failure in script" too)
         code, full = "ERR", msg
     at = full.find(" script: ")
     detail = full[:at].rstrip() if at >= 0 else full
