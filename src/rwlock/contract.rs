@@ -3,7 +3,7 @@
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
 use crate::contract::parts::{
-    PatternContract, key, name_param, prefix_param, protocol, scripts_of,
+    PatternContract, Protocol, key, name_param, prefix_param, protocol, scripts_of,
 };
 use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
 
@@ -44,52 +44,57 @@ pub(crate) fn contract() -> PatternContract {
         constants: vec![max_lease_constant(MAX_LEASE_MS)],
         functions: vec![],
         api: crate::contract::api::parse("rwlock", include_str!("client.api")),
-        protocols: vec![
-            protocol(
-                "read",
-                &["rwlock.read_acquire"],
-                &[
-                    "keys = (writer, readers, intents, queue, places) for every acquire and release",
-                    "reply = rwlock.read_acquire(keys, token, lease_ms, place_ms): 1 a read lease (or its renewal),",
-                    "<= 0 refused while a writer holds the lock or waits ahead of token (-reply ms: when that lease or intent ends);",
-                    "place_ms 0: a single attempt takes no place in the queue",
-                ],
-            ),
-            protocol(
-                "write",
-                &["rwlock.write_acquire", "rwlock.write_release"],
-                &[
-                    "reply = rwlock.write_acquire(keys, token, lease_ms, place_ms, fair): 1 the write lease, <= 0 refused (fair: also",
-                    "while the lock is free and another live waiter is ahead of token in the queue);",
-                    "the refusal recorded token's intent and place for place_ms (0: a single attempt records neither)",
-                ],
-            ),
-            protocol(
-                "wait",
-                &["rwlock.read_acquire", "rwlock.write_acquire"],
-                &[
-                    "as the lock's acquire, each attempt with place_ms = lease_ms / 3 by default: when refused, SSUBSCRIBE wake, try once more,",
-                    "then wait for a message on wake that is the caller's token or `released`, or for -reply ms (+ 1 ms),",
-                    "at most place_ms / 2 and until the deadline, and try again; at the timeout the release by token gives the place up",
-                ],
-            ),
-            protocol(
-                "release_and_extend",
-                &[
-                    "rwlock.read_release",
-                    "rwlock.write_release",
-                    "rwlock.read_extend",
-                    "rwlock.write_extend",
-                ],
-                &[
-                    "read_release(keys, token, wake) and write_release(keys, token, wake) answer 1 when token held that lease",
-                    "(a queued token gives its place, a writer its intent, up); they publish on wake the token of the first live waiter",
-                    "when it waits to write and the lock is free, else those of the readers at the queue's head, or `released`",
-                    "read_extend(readers, token, lease_ms) and write_extend(writer, token, lease_ms) answer 1 when token held a live lease",
-                ],
-            ),
-        ],
+        protocols: protocols(),
     }
+}
+
+/// How the read, write, wait and release/extend steps go.
+fn protocols() -> Vec<Protocol> {
+    vec![
+        protocol(
+            "read",
+            &["rwlock.read_acquire"],
+            &[
+                "keys = (writer, readers, intents, queue, places) for every acquire and release",
+                "reply = rwlock.read_acquire(keys, token, lease_ms, place_ms): 1 a read lease (or its renewal),",
+                "<= 0 refused while a writer holds the lock or waits ahead of token (-reply ms: when that lease or intent ends);",
+                "place_ms 0: a single attempt takes no place in the queue",
+            ],
+        ),
+        protocol(
+            "write",
+            &["rwlock.write_acquire", "rwlock.write_release"],
+            &[
+                "reply = rwlock.write_acquire(keys, token, lease_ms, place_ms, fair): 1 the write lease, <= 0 refused (fair: also",
+                "while the lock is free and another live waiter is ahead of token in the queue);",
+                "the refusal recorded token's intent and place for place_ms (0: a single attempt records neither)",
+            ],
+        ),
+        protocol(
+            "wait",
+            &["rwlock.read_acquire", "rwlock.write_acquire"],
+            &[
+                "as the lock's acquire, each attempt with place_ms = lease_ms / 3 by default: when refused, SSUBSCRIBE wake, try once more,",
+                "then wait for a message on wake that is the caller's token or `released`, or for -reply ms (+ 1 ms),",
+                "at most place_ms / 2 and until the deadline, and try again; at the timeout the release by token gives the place up",
+            ],
+        ),
+        protocol(
+            "release_and_extend",
+            &[
+                "rwlock.read_release",
+                "rwlock.write_release",
+                "rwlock.read_extend",
+                "rwlock.write_extend",
+            ],
+            &[
+                "read_release(keys, token, wake) and write_release(keys, token, wake) answer 1 when token held that lease",
+                "(a queued token gives its place, a writer its intent, up); they publish on wake the token of the first live waiter",
+                "when it waits to write and the lock is free, else those of the readers at the queue's head, or `released`",
+                "read_extend(readers, token, lease_ms) and write_extend(writer, token, lease_ms) answer 1 when token held a live lease",
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]
