@@ -22,6 +22,7 @@ pub struct AnalyticsBuilder<Tz: TimeZone = Utc> {
     granularities: Vec<Granularity>,
     retention: [Retention; 5],
     tz: Tz,
+    hll: bool,
 }
 
 impl Analytics {
@@ -35,6 +36,7 @@ impl Analytics {
             granularities: vec![Granularity::Day, Granularity::Week, Granularity::Month],
             retention: [Retention::Forever; 5],
             tz: Utc,
+            hll: false,
         }
     }
 }
@@ -56,6 +58,13 @@ impl<Tz: TimeZone> AnalyticsBuilder<Tz> {
 
         /// The granularities a mark sets (default day, week, month); not empty.
         granularities(granularities: &[Granularity]) => granularities = granularities.to_vec();
+
+        /// Keep a HyperLogLog beside the bitmaps (default `false`): a
+        /// [mark](Analytics::mark) also adds the id to the event's
+        /// HyperLogLog of the finest period, in the same script, so that
+        /// [`count_uniques`](Analytics::count_uniques) answers from it (0.81 %
+        /// standard error, at most 12 KB per period).
+        hll(hll: bool) => hll;
     }
 
     /// How long the bitmaps of `granularity` live after their period ends
@@ -74,6 +83,7 @@ impl<Tz: TimeZone> AnalyticsBuilder<Tz> {
             granularities: self.granularities,
             retention: self.retention,
             tz,
+            hll: self.hll,
         }
     }
 
@@ -107,6 +117,7 @@ impl<Tz: TimeZone> AnalyticsBuilder<Tz> {
             granularities,
             retention: self.retention,
             tz: self.tz,
+            hll: self.hll,
         })
     }
 }

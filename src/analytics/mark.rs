@@ -18,11 +18,11 @@ use crate::scripts;
 const MAX_EXPIRE_AT: i64 = 999_999_999_999_999;
 
 /// One `analytics.mark` group: the bitmaps, their expiries and the ids.
-type Group = (Vec<String>, Vec<i64>, Vec<i64>);
+pub(super) type Group = (Vec<String>, Vec<i64>, Vec<i64>);
 
 /// The most ids one `analytics.mark` call carries (a batch sends more
 /// calls).
-const IDS_PER_CALL: usize = 5_000;
+pub(super) const IDS_PER_CALL: usize = 5_000;
 
 impl<Tz: TimeZone> Analytics<Tz> {
     /// Marks `id` in `event`'s bitmaps of every configured period of `at`
@@ -33,6 +33,11 @@ impl<Tz: TimeZone> Analytics<Tz> {
         checked(|| {
             let (keys, mut values) = self.mark_keys(event, at)?;
             self.check_id(id)?;
+            if self.hll {
+                let call = self.hll_call(&keys, &values, true, [id.to_string()])?;
+                return Ok(Op::script_resent(call)
+                    .map(|(r, resent)| changed(r.get(1) == Some(&1), resent)));
+            }
             values.push(id as i64);
             Ok(
                 Op::script_resent(scripts::analytics::mark(&keys, self.max_id as i64, &values))
@@ -71,14 +76,25 @@ impl<Tz: TimeZone> Analytics<Tz> {
             let total = events.len() as u64;
             for (keys, expiries, ids) in groups.values() {
                 for chunk in ids.chunks(IDS_PER_CALL) {
+                    if self.hll {
+                        let ids = chunk.iter().map(i64::to_string);
+                        batch.script(self.hll_call(keys, expiries, true, ids)?);
+                        continue;
+                    }
                     let mut values = expiries.clone();
                     values.extend_from_slice(chunk);
                     batch.script(scripts::analytics::mark(keys, self.max_id as i64, &values));
                 }
             }
+            let hll = self.hll;
             Ok(Op::send(batch, move |replies| {
                 let resent = replies.resent();
-                let news: Vec<i64> = replies.all()?;
+                let news: Vec<i64> = if hll {
+                    let r: Vec<Vec<i64>> = replies.all()?;
+                    r.iter().map(|r| r.get(1).copied().unwrap_or(0)).collect()
+                } else {
+                    replies.all()?
+                };
                 let n = news.iter().map(|n| n.max(&0)).sum::<i64>() as u64;
                 Ok(changed_count(n, total, resent))
             }))
@@ -115,7 +131,7 @@ impl<Tz: TimeZone> Analytics<Tz> {
 
     /// The bitmaps of `event` for every configured period of `at`, finest
     /// first, and the `EXPIREAT` of each (0: kept).
-    fn mark_keys<Z: TimeZone>(
+    pub(super) fn mark_keys<Z: TimeZone>(
         &self,
         event: &str,
         at: &DateTime<Z>,

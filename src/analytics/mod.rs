@@ -95,6 +95,7 @@ mod mark;
 mod period;
 mod query;
 mod ready;
+mod uniques;
 
 pub use builder::{AnalyticsBuilder, DEFAULT_PREFIX};
 pub use cohort::Cohort;
@@ -119,6 +120,7 @@ pub struct Analytics<Tz: TimeZone = Utc> {
     granularities: Vec<Granularity>,
     retention: [Retention; 5],
     tz: Tz,
+    hll: bool,
 }
 
 impl Default for Analytics {
@@ -149,6 +151,12 @@ impl<Tz: TimeZone> Analytics<Tz> {
     /// The granularities a mark sets, finest first.
     pub fn granularities(&self) -> &[Granularity] {
         &self.granularities
+    }
+
+    /// Whether a mark also adds the id to a HyperLogLog
+    /// ([`AnalyticsBuilder::hll`]).
+    pub fn hll(&self) -> bool {
+        self.hll
     }
 
     /// How long a bitmap of `granularity` lives after its period.

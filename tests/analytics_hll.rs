@@ -1,0 +1,175 @@
+//! `analytics` approximate uniques against a real redis-server and a real
+//! cluster: a HyperLogLog beside the finest bitmaps (in the same
+//! `analytics.mark_hll` script) or instead of them for string ids, counted
+//! with `PFCOUNT` of one period or the union of a range.
+//!
+//! The error bound: Redis's HyperLogLog has a standard error of
+//! 1.04 / √16384 = 0.81 %; the tests allow 5 standard errors (4.05 %),
+//! which a random set of ids exceeds with a probability below 10⁻⁶. Its
+//! hash (MurmurHash64A with a fixed seed) is deterministic, so the same
+//! ids give the same estimate on every run and server: the bound is not a
+//! flaky one.
+
+mod bitmap;
+mod support;
+
+use bitmap::{day, invalid_argument, uid_out_of_range};
+use chrono::{DateTime, TimeZone, Utc};
+use redis_patterns::analytics::{Analytics, Granularity, Period};
+use redis_patterns::{ErrorKind, scripts};
+
+/// Five standard errors of Redis's HyperLogLog.
+const BOUND: f64 = 5.0 * 0.0081;
+
+fn utc(y: i32, m: u32, d: u32, h: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, m, d, h, 0, 0).unwrap()
+}
+
+fn within(estimate: u64, exact: u64) -> bool {
+    (estimate as f64 - exact as f64).abs() <= BOUND * exact as f64
+}
+
+#[test]
+fn a_hyperloglog_beside_the_bitmaps_counts_within_the_bound() {
+    support::on_server_and_cluster(|d| {
+        let a = Analytics::builder()
+            .tag(&format!("h{}", d.name()))
+            .hll(true)
+            .build()
+            .unwrap();
+        // 20,000 ids on March 4th, 15,000 of them again and 5,000 new ones on
+        // the 5th (same ISO week and month).
+        let on = |dd, ids: std::ops::Range<u64>| -> Vec<(u64, DateTime<Utc>)> {
+            ids.map(|i| (i, utc(2024, 3, dd, 10))).collect()
+        };
+        assert_eq!(
+            d.run(a.mark_many("active", &on(4, 0..20_000))).unwrap(),
+            Some(20_000)
+        );
+        d.run(a.mark_many("active", &on(5, 5_000..25_000))).unwrap();
+        assert_eq!(
+            d.run(a.mark("active", 30_000, &utc(2024, 3, 5, 11)))
+                .unwrap(),
+            Some(true)
+        );
+        let (d4, d5) = (Period::Day(day(2024, 3, 4)), Period::Day(day(2024, 3, 5)));
+        let week = Period::Week(2024, 10);
+        let month = Period::Month(2024, 3);
+        for (p, exact) in [(d4, 20_000), (d5, 20_001), (week, 25_001), (month, 25_001)] {
+            let est = d.run(a.count_uniques("active", p)).unwrap();
+            assert!(within(est, exact), "{p}: {est} for {exact}");
+        }
+        // The exact counts from the bitmaps, set in the same script.
+        assert_eq!(d.run(a.count("active", week)).unwrap(), 25_001);
+        let union = d.run(a.count_uniques_range("active", d4, d5)).unwrap();
+        assert_eq!(union, d.run(a.count_uniques("active", week)).unwrap());
+        // Only the finest period has a HyperLogLog.
+        let exists = |d: &mut support::Driver, k: String| -> bool {
+            let n: i64 = d.cmd(&k, redis::cmd("EXISTS").arg(&k));
+            n == 1
+        };
+        assert!(exists(d, a.hll_key("active", d4)));
+        assert!(!exists(d, a.hll_key("active", week)));
+        // An id above the bound is refused before anything is written.
+        let r = d.run(a.mark("active", a.max_id() + 1, &utc(2024, 3, 6, 0)));
+        assert!(uid_out_of_range(&r), "{r:?}");
+        assert!(!exists(d, a.hll_key("active", Period::Day(day(2024, 3, 6)))));
+    });
+}
+
+#[test]
+fn one_million_distinct_strings_are_counted_within_the_bound() {
+    let server = support::server();
+    let mut d = support::drivers(&server.url()).remove(0);
+    let a = Analytics::builder()
+        .granularities(&[Granularity::Day])
+        .build()
+        .unwrap();
+    let at = utc(2024, 3, 4, 10);
+    let emails: Vec<(String, DateTime<Utc>)> = (0..1_000_000)
+        .map(|i| (format!("user{i}@example.com"), at))
+        .collect();
+    for chunk in emails.chunks(100_000) {
+        d.run(a.mark_strings("signup", chunk)).unwrap();
+    }
+    let p = Period::Day(day(2024, 3, 4));
+    let est = d.run(a.count_uniques("signup", p)).unwrap();
+    let error = (est as f64 - 1e6) / 1e6;
+    println!("1,000,000 distinct strings: estimated {est} ({:+.3} %)", error * 100.0);
+    assert!(within(est, 1_000_000), "{est}");
+    // Adding them again changes nothing: the same estimate, and no bitmap.
+    d.run(a.mark_strings("signup", &emails[..100_000])).unwrap();
+    assert_eq!(d.run(a.count_uniques("signup", p)).unwrap(), est);
+    assert_eq!(d.run(a.count("signup", p)).unwrap(), 0);
+}
+
+#[test]
+fn string_ids_make_unions_over_periods() {
+    support::on_server_and_cluster(|d| {
+        let a = Analytics::builder()
+            .granularities(&[Granularity::Day, Granularity::Week])
+            .build()
+            .unwrap();
+        let mark = |d: &mut support::Driver, dd, ids: std::ops::Range<u32>| {
+            let events: Vec<(String, DateTime<Utc>)> = ids
+                .map(|i| (format!("{i:08x}-uuid"), utc(2024, 3, dd, 9)))
+                .collect();
+            d.run(a.mark_strings("visit", &events)).unwrap();
+        };
+        mark(d, 4, 0..6_000);
+        mark(d, 6, 4_000..10_000);
+        assert_eq!(
+            d.run(a.mark_string("visit", "someone@example.com", &utc(2024, 3, 10, 0)))
+                .unwrap(),
+            Some(true)
+        );
+        let p = |dd| Period::Day(day(2024, 3, dd));
+        let week = d.run(a.count_uniques("visit", Period::Week(2024, 10))).unwrap();
+        assert!(within(week, 10_001), "{week}");
+        let range = d.run(a.count_uniques_range("visit", p(4), p(6))).unwrap();
+        assert!(within(range, 10_000), "{range}");
+        assert!(within(d.run(a.count_uniques("visit", p(6))).unwrap(), 6_000));
+        assert_eq!(d.run(a.count_uniques("visit", p(5))).unwrap(), 0);
+        // With weeks the finest, a month is not made of whole weeks.
+        let weekly = Analytics::builder()
+            .granularities(&[Granularity::Week, Granularity::Month])
+            .build()
+            .unwrap();
+        let r = d.run(weekly.count_uniques("visit", Period::Month(2024, 3)));
+        assert!(invalid_argument(&r), "{r:?}");
+        let r = d.run(a.count_uniques_range("visit", p(6), p(4)));
+        assert!(invalid_argument(&r), "{r:?}");
+    });
+}
+
+#[test]
+fn a_string_that_is_no_hyperloglog_is_refused_before_any_bit_is_set() {
+    let server = support::server_with(&["--enable-debug-command", "local"]);
+    support::each_driver(&server, |d| {
+        let mut con = server.connection();
+        let a = Analytics::builder()
+            .tag(&format!("w{}", d.name()))
+            .hll(true)
+            .build()
+            .unwrap();
+        let at = utc(2024, 3, 4, 10);
+        let hll = a.hll_key("active", Period::Day(day(2024, 3, 4)));
+        let _: () = redis::cmd("SET").arg(&hll).arg("plain").query(&mut con).unwrap();
+        let digest = |con: &mut redis::Connection| -> String {
+            redis::cmd("DEBUG").arg("DIGEST").query(con).unwrap()
+        };
+        let before = digest(&mut con);
+        let err = d.run(a.mark("active", 7, &at)).expect_err("no HyperLogLog");
+        assert!(
+            matches!(err.kind(), ErrorKind::Server { code, .. } if code == "WRONGTYPE"),
+            "{err}"
+        );
+        assert_eq!(digest(&mut con), before, "nothing changed");
+        // With bitmaps, the ids must be integers: refused by the script.
+        let call = scripts::analytics::mark_hll(&hll, &[a.key("active", Period::Day(day(2024, 3, 4)))], 100, &["0", "0", "x"]);
+        let r = d.run(call.unwrap());
+        assert!(bitmap::script_refused(&r), "{r:?}");
+        assert_eq!(digest(&mut con), before, "nothing changed");
+        let _: () = redis::cmd("DEL").arg(&hll).query(&mut con).unwrap();
+    });
+}
