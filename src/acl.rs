@@ -265,7 +265,7 @@ const GRANTS: &[Grant] = &[
     Grant {
         name: "analytics",
         about: "analytics: an:{<event>}:<period>, or an:{<tag>}:<event>:<period> with a tag (and their tmp and cache keys)",
-        rules: &["~an:*", "+getbit", "+bitcount", "+get"],
+        rules: &["~an:*", "+getbit", "+bitcount", "+get", "+pfcount"],
         scripts_of: &["analytics"],
     },
     Grant {

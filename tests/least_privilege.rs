@@ -571,6 +571,26 @@ fn tour(pattern: &str, d: &mut Driver) {
                     .unwrap();
                 assert_eq!(t.sizes, [1, 0]);
             }
+            let h = Analytics::builder().tag("hll").hll(true).build().unwrap();
+            assert_eq!(d.run(h.mark("active", 1, &at)).unwrap(), Some(true));
+            ok(
+                d.run(h.mark_many("active", &[(2, at)])).map(drop),
+                "mark_many with hll",
+            );
+            ok(
+                d.run(h.mark_string("visit", "a@example.com", &at)).map(drop),
+                "mark_string",
+            );
+            ok(
+                d.run(h.mark_strings("visit", &[("b@example.com", at)])).map(drop),
+                "mark_strings",
+            );
+            let may = Period::Day(day(1));
+            assert_eq!(d.run(h.count_uniques("active", may)).unwrap(), 2);
+            assert_eq!(
+                d.run(h.count_uniques_range("visit", may, may)).unwrap(),
+                2
+            );
         }
         other => panic!("no tour for {other}"),
     }

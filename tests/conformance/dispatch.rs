@@ -66,6 +66,12 @@ pub const OPERATIONS: &[&str] = &[
     "Analytics.query_contains",
     "Analytics.query_members",
     "Analytics.cohort",
+    "Analytics.mark_string",
+    "Analytics.count_uniques",
+    "Analytics.streak",
+    "Analytics.active_count",
+    "Analytics.active_contains",
+    "Analytics.active_members",
     "Lock.new",
     "Lock.try_acquire",
     "Lock.try_acquire_as",
@@ -813,6 +819,9 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
                 }
                 b = b.granularities(&gs);
             }
+            if a.has("hll") {
+                b = b.hll(a.b("hll")?);
+            }
             Handle::Analytics(b.build()?)
         }
         "SignIn" => {
@@ -1511,6 +1520,12 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
     if let Some(answer) = op.strip_prefix("query_") {
         return analytics_query(con, x, answer, a);
     }
+    if let Some(answer) = op.strip_prefix("active_") {
+        let last = a.s("last")?.parse::<Period>()?;
+        let (n, m) = (a.u("at_least")? as usize, a.u("of_last")? as usize);
+        let q = x.active_in_last(&a.s("event")?, n, m, last);
+        return query_answer(con, q, answer, a);
+    }
     if op == "cohort" {
         let first = a.s("first")?.parse::<Period>()?;
         let (rows, columns) = (a.u("rows")? as usize, a.u("columns")? as usize);
@@ -1538,6 +1553,24 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             to_json(run(con, x.mark(&event, a.u("id")?, &at))?)
         }
         "mark_unique" => to_json(run(con, x.mark_unique(&event, a.u("id")?))?),
+        "mark_string" => {
+            let at = chrono::DateTime::from_timestamp(a.i("at_s")?, 0)
+                .ok_or_else(|| refused("at_s", "is outside the calendar"))?;
+            to_json(run(con, x.mark_string(&event, &a.s("id")?, &at))?)
+        }
+        "count_uniques" => {
+            let first = a.s("first")?.parse::<Period>()?;
+            let last = if a.has("last") && !a.get("last")?.is_null() {
+                a.s("last")?.parse::<Period>()?
+            } else {
+                first
+            };
+            to_json(run(con, x.count_uniques_range(&event, first, last))?)
+        }
+        "streak" => {
+            let (first, last) = (a.s("first")?.parse()?, a.s("last")?.parse()?);
+            to_json(run(con, x.streak(&event, a.u("id")?, first, last))?)
+        }
         "count" => to_json(match period()? {
             Some(p) => run(con, x.count(&event, p))?,
             None => run(con, x.count_unique(&event))?,
@@ -1561,6 +1594,16 @@ fn analytics_query(
             Duration::from_millis(a.u_or("ttl_ms", 60_000)?),
         );
     }
+    query_answer(con, q, answer, a)
+}
+
+/// A query's `count`, `contains` (`id`) or `members` (`from`, `limit`).
+fn query_answer(
+    con: &mut Connection,
+    q: redis_patterns::analytics::Query,
+    answer: &str,
+    a: &Args,
+) -> Result<Value, Failure> {
     Ok(match answer {
         "count" => to_json(run(con, q.count())?),
         "contains" => to_json(run(con, q.contains(a.u("id")?))?),

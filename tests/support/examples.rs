@@ -105,6 +105,13 @@ pub fn examples(big: bool) -> Vec<Example> {
         &[d1, w1],
         &["1000", LATER, "0", "7", "9"],
     ));
+    let hll = "an:{t}:e:D:2024-01-01:hll";
+    out.push(ex(
+        "analytics.mark_hll",
+        &[&["PFADD", hll, "1"], &["SETBIT", d1, "3", "1"]],
+        &[hll, d1, w1],
+        &["1000", LATER, LATER, "0", "7", "9"],
+    ));
     out.push(ex(
         "analytics.query",
         &[

@@ -13,6 +13,7 @@ from .._driver import ENV, Cmd, Op, each, slot
 
 MAX_OFFSET = 4294967295
 MAX_PAGE = 100000
+MAX_RANGE = 1000
 ORDER = ["hour", "day", "week", "month", "year"]
 
 
@@ -57,6 +58,49 @@ def offset(label: str, n: int) -> str:
         raise _bad("first", f"`{label}` is not a period of the calendar") from None
 
 
+def start(label: str, name: str) -> datetime.datetime:
+    """Where the period labelled label starts (naive UTC)."""
+    if not _expr.LABEL.match(label) or label == "U":
+        raise _bad(name, f"`{label}` is not a period label (H:, D:, W:, M: or Y:)")
+    kind, text = label[0], label[2:]
+    try:
+        if kind == "H":
+            return datetime.datetime.strptime(text, "%Y-%m-%dT%H")
+        if kind == "D":
+            return datetime.datetime.strptime(text, "%Y-%m-%d")
+        if kind == "W":
+            d = datetime.date.fromisocalendar(int(text[:4]), int(text[6:]), 1)
+            return datetime.datetime(d.year, d.month, d.day)
+        if kind == "M":
+            return datetime.datetime(int(text[:4]), int(text[5:]), 1)
+        return datetime.datetime(int(text), 1, 1)
+    except ValueError:
+        raise _bad(name, f"`{label}` is not a period of the calendar") from None
+
+
+def periods(first: str, last: str) -> List[str]:
+    """The labels from first to last inclusive (one granularity, at most MAX_RANGE)."""
+    if start(first, "range") > start(last, "range"):
+        raise _bad("range", f"{first} is after {last}")
+    if first[0] != last[0]:
+        raise _bad("range", f"{first} and {last} are periods of different granularities")
+    out = [first]
+    while out[-1] != last:
+        if len(out) == MAX_RANGE:
+            raise _bad("range", f"{first} to {last} is more than {MAX_RANGE} periods")
+        out.append(offset(out[-1], 1))
+    return out
+
+
+GRANULARITY = {"H": "hour", "D": "day", "W": "week", "M": "month", "Y": "year"}
+
+
+def divides(fine: str, coarse: str) -> bool:
+    """Whether every period of granularity coarse is made of whole periods of fine."""
+    f, c = ORDER.index(fine), ORDER.index(coarse)
+    return f == c or (f < c and (fine in ("hour", "day") or (fine, coarse) == ("month", "year")))
+
+
 def tmp_key(base: str) -> str:
     return f"{base}:tmp:{os.urandom(8).hex()}"
 
@@ -78,7 +122,7 @@ def cohort_table(periods: List[str], rows: int, columns: int, flat: List[int]) -
 
 
 class Analytics:
-    def __init__(self, prefix: str, tag: Optional[str], max_id: int, granularities: Optional[List[str]]) -> None:
+    def __init__(self, prefix: str, tag: Optional[str], max_id: int, granularities: Optional[List[str]], hll: bool) -> None:
         if re.search(r"\s", prefix):
             raise _bad("prefix", "must not contain whitespace")
         if "{" in prefix or "}" in prefix:
@@ -88,7 +132,7 @@ class Analytics:
         gs = ["day", "week", "month"] if granularities is None else sorted(set(granularities), key=ORDER.index)
         if not gs:
             raise _bad("granularities", "must not be empty")
-        self.prefix, self.tag, self.max_id, self.granularities = prefix, tag, max_id, gs
+        self.prefix, self.tag, self.max_id, self.granularities, self.hll = prefix, tag, max_id, gs, hll
 
     def __repr__(self) -> str:
         return f"prefix={self.prefix!r}, tag={self.tag!r}"
@@ -105,8 +149,58 @@ class Analytics:
         keys = [self.key(event, p) for p in labels(at, self.granularities)]
         if id > self.max_id:
             raise errors.UidOutOfRange(f"id {id} is above the configured maximum {self.max_id}")
+        if self.hll:
+            values = [str(v) for v in [0] * (len(keys) + 1) + [id]]
+            reply = yield scripts.Analytics.mark_hll(keys[0] + ":hll", keys, self.max_id, values)
+            return int(reply[1]) == 1
         values = [0] * len(keys) + [id]
         return int((yield scripts.Analytics.mark(keys, self.max_id, values))) == 1
+
+    def mark_string(self, event: str, id: str, at_s: int) -> Op[Optional[bool]]:
+        at = datetime.datetime.fromtimestamp(at_s, tz=datetime.timezone.utc)
+        finest = self.key(event, labels(at, self.granularities)[0])
+        reply = yield scripts.Analytics.mark_hll(finest + ":hll", [], self.max_id, ["0", id])
+        return int(reply[0]) == 1
+
+    def count_uniques(self, event: str, first: str, last: Optional[str]) -> Op[int]:
+        last = first if last is None else last
+        if first[:1] != last[:1]:
+            raise _bad("range", f"{first} and {last} are periods of different granularities")
+        begin, end = start(first, "range"), start(offset(last, 1), "range")
+        if begin > start(last, "range"):
+            raise _bad("range", f"{first} is after {last}")
+        finest = self.granularities[0]
+        if not divides(finest, GRANULARITY[first[0]]):
+            raise _bad("period", f"{first} is not made of whole periods of the finest granularity ({finest}), where the HyperLogLogs are")
+        keys: List[str] = []
+        p = labels(begin, [finest])[0]
+        while start(p, "range") < end:
+            if len(keys) == MAX_RANGE:
+                raise _bad("range", f"{first} to {last} is more than {MAX_RANGE} {finest} periods")
+            keys.append(self.key(event, p) + ":hll")
+            p = offset(p, 1)
+        return max(int((yield Cmd("PFCOUNT", *keys))), 0)
+
+    def streak(self, event: str, id: int, first: str, last: str) -> Op[records.EventStreak]:
+        self.key(event, first)
+        ps = periods(first, last)
+        if id > self.max_id:
+            return records.EventStreak(0, None, 0, 0)
+        r = [int(x) for x in (yield scripts.Analytics.streak([self.key(event, p) for p in ps], id))]
+        return records.EventStreak(r[0], ps[r[1] - 1] if r[1] > 0 else None, r[2], r[3])
+
+    def _active(self, event: str, at_least: int, of_last: int, last: str) -> Any:
+        leaves = [{"event": event, "period": offset(last, -i)} for i in range(of_last - 1, -1, -1)]
+        return {"and": leaves} if at_least == of_last else {"at_least": at_least, "of": leaves}
+
+    def active_count(self, event: str, at_least: int, of_last: int, last: str) -> Op[int]:
+        return (yield from self.query_count(self._active(event, at_least, of_last, last), None, 60000))
+
+    def active_contains(self, event: str, at_least: int, of_last: int, last: str, id: int) -> Op[bool]:
+        return (yield from self.query_contains(self._active(event, at_least, of_last, last), id, None, 60000))
+
+    def active_members(self, event: str, at_least: int, of_last: int, last: str, from_: int, limit: int) -> Op[records.Page]:
+        return (yield from self.query_members(self._active(event, at_least, of_last, last), from_, limit, None, 60000))
 
     def mark_unique(self, event: str, id: int) -> Op[Optional[bool]]:
         keys = [self.key(event, "U")]
