@@ -11,6 +11,7 @@ use RedisPatterns\Internal\Cmd;
 use RedisPatterns\Internal\Expr;
 use RedisPatterns\Internal\Runner;
 use RedisPatterns\Records\Cohort;
+use RedisPatterns\Records\EventStreak;
 use RedisPatterns\Records\Page;
 use RedisPatterns\Scripts\AnalyticsScripts;
 
@@ -18,6 +19,8 @@ use RedisPatterns\Scripts\AnalyticsScripts;
 final class Analytics
 {
     public const MAX_OFFSET = 4294967295;
+    public const MAX_RANGE = 1000;
+    private const GRANULARITY = ['H' => 'hour', 'D' => 'day', 'W' => 'week', 'M' => 'month', 'Y' => 'year'];
     private const ORDER = ['hour', 'day', 'week', 'month', 'year'];
 
     /** @var list<string> */
@@ -29,6 +32,7 @@ final class Analytics
         private readonly ?string $tag,
         private readonly int $maxId,
         ?array $granularities,
+        private readonly bool $hll = false,
     ) {
         if (preg_match('/\s/', $prefix) === 1) {
             throw Checks::bad('prefix', 'must not contain whitespace');
@@ -81,8 +85,133 @@ final class Analytics
         if ($id > $this->maxId) {
             throw new UidOutOfRange("id $id is above the configured maximum {$this->maxId}");
         }
+        if ($this->hll) {
+            $values = array_merge(array_fill(0, count($keys) + 1, '0'), [(string) $id]);
+            $reply = $run->one(AnalyticsScripts::markHll($keys[0] . ':hll', $keys, $this->maxId, $values));
+            return (int) $reply[1] === 1;
+        }
         $values = array_merge(array_fill(0, count($keys), 0), [$id]);
         return (int) $run->one(AnalyticsScripts::mark($keys, $this->maxId, $values)) === 1;
+    }
+
+    public function markString(Runner $run, string $event, string $id, int $atS): bool
+    {
+        $finest = $this->key($event, self::labels($atS, $this->granularities)[0]);
+        $reply = $run->one(AnalyticsScripts::markHll($finest . ':hll', [], $this->maxId, ['0', $id]));
+        return (int) $reply[0] === 1;
+    }
+
+    public function countUniques(Runner $run, string $event, string $first, ?string $last): int
+    {
+        $last ??= $first;
+        if (substr($first, 0, 1) !== substr($last, 0, 1)) {
+            throw Checks::bad('range', "$first and $last are periods of different granularities");
+        }
+        [$begin, $end] = [self::start($first, 'range'), self::start(self::offset($last, 1), 'range')];
+        if ($begin > self::start($last, 'range')) {
+            throw Checks::bad('range', "$first is after $last");
+        }
+        $finest = $this->granularities[0];
+        if (!self::divides($finest, self::GRANULARITY[$first[0]])) {
+            throw Checks::bad('period', "$first is not made of whole periods of the finest granularity ($finest), where the HyperLogLogs are");
+        }
+        $keys = [];
+        $p = self::labels($begin, [$finest])[0];
+        while (self::start($p, 'range') < $end) {
+            if (count($keys) === self::MAX_RANGE) {
+                throw Checks::bad('range', "$first to $last is more than " . self::MAX_RANGE . " $finest periods");
+            }
+            $keys[] = $this->key($event, $p) . ':hll';
+            $p = self::offset($p, 1);
+        }
+        return max((int) $run->one(Cmd::key('PFCOUNT', $keys[0], ...array_slice($keys, 1))), 0);
+    }
+
+    /** Whether every period of granularity `$coarse` is made of whole periods of `$fine`. */
+    private static function divides(string $fine, string $coarse): bool
+    {
+        [$f, $c] = [array_search($fine, self::ORDER, true), array_search($coarse, self::ORDER, true)];
+        return $f === $c || ($f < $c && (in_array($fine, ['hour', 'day'], true) || [$fine, $coarse] === ['month', 'year']));
+    }
+
+    /** Where the period labelled `$label` starts (unix seconds, UTC). */
+    public static function start(string $label, string $name): int
+    {
+        if (preg_match(Expr::LABEL, $label) !== 1 || $label === 'U') {
+            throw Checks::bad($name, "`$label` is not a period label (H:, D:, W:, M: or Y:)");
+        }
+        // offset() checks the label against the calendar.
+        self::offset($label, 0);
+        [$kind, $text] = [$label[0], substr($label, 2)];
+        $utc = new \DateTimeZone('UTC');
+        $t = match ($kind) {
+            'H' => \DateTimeImmutable::createFromFormat('!Y-m-d\\TH', $text, $utc),
+            'D' => \DateTimeImmutable::createFromFormat('!Y-m-d', $text, $utc),
+            'W' => (new \DateTimeImmutable('@0'))->setISODate((int) substr($text, 0, 4), (int) substr($text, 6), 1),
+            'M' => \DateTimeImmutable::createFromFormat('!Y-m', $text, $utc),
+            default => \DateTimeImmutable::createFromFormat('!Y', $text, $utc),
+        };
+        return $t === false ? 0 : $t->getTimestamp();
+    }
+
+    /**
+     * The labels from `$first` to `$last` inclusive (one granularity, at most MAX_RANGE).
+     *
+     * @return list<string>
+     */
+    private static function periods(string $first, string $last): array
+    {
+        if (self::start($first, 'range') > self::start($last, 'range')) {
+            throw Checks::bad('range', "$first is after $last");
+        }
+        if ($first[0] !== $last[0]) {
+            throw Checks::bad('range', "$first and $last are periods of different granularities");
+        }
+        $out = [$first];
+        while ($out[count($out) - 1] !== $last) {
+            if (count($out) === self::MAX_RANGE) {
+                throw Checks::bad('range', "$first to $last is more than " . self::MAX_RANGE . ' periods');
+            }
+            $out[] = self::offset($out[count($out) - 1], 1);
+        }
+        return $out;
+    }
+
+    public function streak(Runner $run, string $event, int $id, string $first, string $last): EventStreak
+    {
+        $this->key($event, $first);
+        $ps = self::periods($first, $last);
+        if ($id > $this->maxId) {
+            return new EventStreak(0, null, 0, 0);
+        }
+        $call = AnalyticsScripts::streak(array_map(fn ($p) => $this->key($event, $p), $ps), $id);
+        $r = array_map('intval', $run->one($call));
+        return new EventStreak($r[0], $r[1] > 0 ? $ps[$r[1] - 1] : null, $r[2], $r[3]);
+    }
+
+    /** The expression of "at least `$atLeast` of the `$ofLast` periods ending with `$last`" (AND when they are equal). */
+    private static function active(string $event, int $atLeast, int $ofLast, string $last): mixed
+    {
+        $leaves = [];
+        for ($i = $ofLast - 1; $i >= 0; $i--) {
+            $leaves[] = ['event' => $event, 'period' => self::offset($last, -$i)];
+        }
+        return $atLeast === $ofLast ? ['and' => $leaves] : ['at_least' => $atLeast, 'of' => $leaves];
+    }
+
+    public function activeCount(Runner $run, string $event, int $atLeast, int $ofLast, string $last): int
+    {
+        return $this->queryCount($run, self::active($event, $atLeast, $ofLast, $last), null, 60000);
+    }
+
+    public function activeContains(Runner $run, string $event, int $atLeast, int $ofLast, string $last, int $id): bool
+    {
+        return $this->queryContains($run, self::active($event, $atLeast, $ofLast, $last), $id, null, 60000);
+    }
+
+    public function activeMembers(Runner $run, string $event, int $atLeast, int $ofLast, string $last, int $from, int $limit): Page
+    {
+        return $this->queryMembers($run, self::active($event, $atLeast, $ofLast, $last), $from, $limit, null, 60000);
     }
 
     public function markUnique(Runner $run, string $event, int $id): bool

@@ -7,11 +7,13 @@ import { key } from "../contract";
 import { Io, bytes, int, slot } from "../driver";
 import { InvalidArgument, UidOutOfRange } from "../errors";
 import * as expr from "../expr";
-import type { Cohort, Page } from "../records";
+import type { Cohort, EventStreak, Page } from "../records";
 import * as scripts from "../scripts";
 
 const MAX_OFFSET = 4294967295;
+const MAX_RANGE = 1000;
 const ORDER = ["hour", "day", "week", "month", "year"];
+const GRANULARITY: Record<string, string> = { H: "hour", D: "day", W: "week", M: "month", Y: "year" };
 
 function bad(name: string, reason: string): InvalidArgument {
   return new InvalidArgument(name, reason, null);
@@ -81,6 +83,60 @@ export function offset(label: string, n: number): string {
   }
 }
 
+/** Where the period labelled label starts (unix seconds, UTC). */
+export function start(label: string, name: string): number {
+  const m = /^([HDWMY]):(\d{4})(?:-W?(\d{2}))?(?:-(\d{2}))?(?:T(\d{2}))?$/.exec(label);
+  if (!expr.LABEL.test(label) || m === null) {
+    throw bad(name, `\`${label}\` is not a period label (H:, D:, W:, M: or Y:)`);
+  }
+  // offset() checks the label against the calendar.
+  offset(label, 0);
+  const [kind, y, a, b, h] = [m[1], Number(m[2]), Number(m[3] ?? 1), Number(m[4] ?? 1), Number(m[5] ?? 0)];
+  switch (kind) {
+    case "H":
+    case "D":
+      return Date.UTC(y, a - 1, b, h) / 1000;
+    case "W": {
+      const jan4 = new Date(Date.UTC(y, 0, 4));
+      return Date.UTC(y, 0, 4 - ((jan4.getUTCDay() + 6) % 7) + 7 * (a - 1)) / 1000;
+    }
+    case "M":
+      return Date.UTC(y, a - 1, 1) / 1000;
+    default:
+      return Date.UTC(y, 0, 1) / 1000;
+  }
+}
+
+/** The labels from first to last inclusive (one granularity, at most MAX_RANGE). */
+function periods(first: string, last: string): string[] {
+  if (start(first, "range") > start(last, "range")) {
+    throw bad("range", `${first} is after ${last}`);
+  }
+  if (first[0] !== last[0]) {
+    throw bad("range", `${first} and ${last} are periods of different granularities`);
+  }
+  const out = [first];
+  while (out[out.length - 1] !== last) {
+    if (out.length === MAX_RANGE) {
+      throw bad("range", `${first} to ${last} is more than ${MAX_RANGE} periods`);
+    }
+    out.push(offset(out[out.length - 1], 1));
+  }
+  return out;
+}
+
+/** Whether every period of granularity coarse is made of whole periods of fine. */
+function divides(fine: string, coarse: string): boolean {
+  const [f, c] = [ORDER.indexOf(fine), ORDER.indexOf(coarse)];
+  return f === c || (f < c && (fine === "hour" || fine === "day" || (fine === "month" && coarse === "year")));
+}
+
+/** The expression of "at least atLeast of the ofLast periods ending with last" (AND when they are equal). */
+function active(event: string, atLeast: number, ofLast: number, last: string): unknown {
+  const leaves = Array.from({ length: ofLast }, (_, i) => ({ event, period: offset(last, i - ofLast + 1) }));
+  return atLeast === ofLast ? { and: leaves } : { at_least: atLeast, of: leaves };
+}
+
 function tmpKey(base: string): string {
   return `${base}:tmp:${randomBytes(8).toString("hex")}`;
 }
@@ -113,6 +169,7 @@ export class Analytics {
     private readonly tag: string | null,
     private readonly maxId: number,
     granularities: readonly string[] | null,
+    private readonly hll: boolean = false,
   ) {
     if (/\s/.test(prefix)) {
       throw bad("prefix", "must not contain whitespace");
@@ -144,8 +201,65 @@ export class Analytics {
     if (id > this.maxId) {
       throw new UidOutOfRange(`id ${id} is above the configured maximum ${this.maxId}`);
     }
+    if (this.hll) {
+      const values = [...keys.map(() => "0"), "0", String(id)];
+      const reply = (await io.one(scripts.Analytics.markHll(`${keys[0]}:hll`, keys, this.maxId, values))) as unknown[];
+      return int(reply[1]) === 1;
+    }
     const values = [...keys.map(() => 0), id];
     return int(await io.one(scripts.Analytics.mark(keys, this.maxId, values))) === 1;
+  }
+
+  async markString(io: Io, event: string, id: string, atS: number | bigint): Promise<boolean> {
+    const finest = this.key(event, labels(Number(atS), this.granularities)[0]);
+    const reply = (await io.one(scripts.Analytics.markHll(`${finest}:hll`, [], this.maxId, ["0", id]))) as unknown[];
+    return int(reply[0]) === 1;
+  }
+
+  async countUniques(io: Io, event: string, first: string, last: string | null): Promise<number> {
+    const to = last ?? first;
+    if (first.slice(0, 1) !== to.slice(0, 1)) {
+      throw bad("range", `${first} and ${to} are periods of different granularities`);
+    }
+    const [begin, end] = [start(first, "range"), start(offset(to, 1), "range")];
+    if (begin > start(to, "range")) {
+      throw bad("range", `${first} is after ${to}`);
+    }
+    const finest = this.granularities[0];
+    if (!divides(finest, GRANULARITY[first[0]])) {
+      throw bad("period", `${first} is not made of whole periods of the finest granularity (${finest}), where the HyperLogLogs are`);
+    }
+    const keys: string[] = [];
+    for (let p = labels(begin, [finest])[0]; start(p, "range") < end; p = offset(p, 1)) {
+      if (keys.length === MAX_RANGE) {
+        throw bad("range", `${first} to ${to} is more than ${MAX_RANGE} ${finest} periods`);
+      }
+      keys.push(`${this.key(event, p)}:hll`);
+    }
+    return Math.max(int(await io.one(cmd("PFCOUNT", keys[0], ...keys.slice(1)))), 0);
+  }
+
+  async streak(io: Io, event: string, id: number, first: string, last: string): Promise<EventStreak> {
+    this.key(event, first);
+    const ps = periods(first, last);
+    if (id > this.maxId) {
+      return { longest: 0, longestEnds: null, current: 0, marked: 0 };
+    }
+    const call = scripts.Analytics.streak(ps.map((p) => this.key(event, p)), id);
+    const r = ((await io.one(call)) as unknown[]).map(int);
+    return { longest: r[0], longestEnds: r[1] > 0 ? ps[r[1] - 1] : null, current: r[2], marked: r[3] };
+  }
+
+  async activeCount(io: Io, event: string, atLeast: number, ofLast: number, last: string): Promise<number> {
+    return this.queryCount(io, active(event, atLeast, ofLast, last), null, 60000);
+  }
+
+  async activeContains(io: Io, event: string, atLeast: number, ofLast: number, last: string, id: number): Promise<boolean> {
+    return this.queryContains(io, active(event, atLeast, ofLast, last), id, null, 60000);
+  }
+
+  async activeMembers(io: Io, event: string, atLeast: number, ofLast: number, last: string, from: number, limit: number): Promise<Page> {
+    return this.queryMembers(io, active(event, atLeast, ofLast, last), from, limit, null, 60000);
   }
 
   async markUnique(io: Io, event: string, id: number): Promise<boolean> {
