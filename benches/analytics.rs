@@ -18,6 +18,10 @@
 //! few events marked by bitmapist's own `mark_event` are checked byte for
 //! byte against this crate's marks first.
 //!
+//! It then adds 1,000,000 distinct strings (`user<i>@example.com`) to one
+//! day's HyperLogLog with `mark_strings` and prints `count_uniques`'s
+//! measured error (Redis's HyperLogLog: 0.81 % standard error).
+//!
 //! Env: `BENCH_ROUNDS` (default 5), `BENCH_USERS` (default 1,000,000).
 
 mod common;
@@ -350,6 +354,7 @@ fn main() {
     row("12-week weekly retention table", t_wt, "weekly_table", 1);
     table.print();
 
+    hll_error(&mut con);
     println!(
         "every answer equal to bitmapist's. marking {user_days} active user-days (with signups and purchases) took {marked:.1} s with mark_many (day, week and month bitmaps)"
     );
@@ -359,5 +364,29 @@ fn main() {
         after.saturating_sub(before),
         after.saturating_sub(before) as f64 / user_days as f64,
         day_bytes_per = day_bytes / DAYS as u64,
+    );
+}
+
+/// The HyperLogLog's measured error on 1,000,000 distinct strings.
+fn hll_error(con: &mut Connection) {
+    let a = Analytics::builder()
+        .tag("hll")
+        .granularities(&[redis_patterns::analytics::Granularity::Day])
+        .build()
+        .expect("analytics");
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 12, 0, 0).unwrap();
+    let n = 1_000_000u64;
+    let t = Instant::now();
+    for start in (0..n).step_by(100_000) {
+        let chunk: Vec<(String, chrono::DateTime<Utc>)> = (start..start + 100_000)
+            .map(|i| (format!("user{i}@example.com"), at))
+            .collect();
+        a.mark_strings("signup", &chunk).run(con).expect("mark_strings");
+    }
+    let added = t.elapsed().as_secs_f64();
+    let est = a.count_uniques("signup", day(0)).run(con).expect("count_uniques");
+    let error = (est as f64 - n as f64) / n as f64 * 100.0;
+    println!(
+        "HyperLogLog: {n} distinct strings added in {added:.1} s (mark_strings, 5,000 per analytics.mark_hll call); count_uniques {est}: measured error {error:+.3} % (standard error 0.81 %)"
     );
 }

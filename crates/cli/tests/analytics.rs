@@ -308,6 +308,33 @@ fn text_and_refusals(url: &str) {
     );
 }
 
+/// Approximate uniques: `mark --hll` (beside the bitmaps), `mark
+/// --strings` (HyperLogLog only) and `count --uniques` over a range.
+fn uniques(url: &str, tag: Option<&str>) {
+    let at = ["--at", "2024-04-01T10:00:00Z"];
+    let marked = an(url, tag, &["mark", "seen", "1", "2", "--hll", at[0], at[1]]);
+    assert_eq!(marked["new"], 2);
+    let strings = an(
+        url,
+        tag,
+        &["mark", "seen", "a@example.com", "b@example.com", "--strings", "--at", "2024-04-02T10:00:00Z"],
+    );
+    assert_eq!(strings["marked"], 2);
+    assert_eq!(strings["period"], "D:2024-04-02");
+    let uniques = |args: &[&str]| {
+        let mut all = vec!["count", "seen"];
+        all.extend_from_slice(args);
+        an(url, tag, &all)["uniques"].clone()
+    };
+    assert_eq!(uniques(&["D:2024-04-01", "--uniques"]), 2);
+    assert_eq!(uniques(&["D:2024-04-01", "--uniques", "--to", "D:2024-04-02"]), 4);
+    assert_eq!(uniques(&["W:2024-W14", "--uniques"]), 4);
+    // The bitmaps hold the integer ids only.
+    assert_eq!(an(url, tag, &["count", "seen", "W:2024-W14"])["count"], 2);
+    let not_an_id = cli(url, &["analytics", "mark", "seen", "a@example.com"]).failure();
+    assert!(not_an_id.message().contains("use --strings"), "{}", not_an_id.stderr);
+}
+
 #[test]
 fn analytics_commands_on_one_server() {
     let server = support::server();
@@ -315,6 +342,7 @@ fn analytics_commands_on_one_server() {
     every_analytics_command(&url, None);
     every_analytics_command(&url, Some("shop"));
     text_and_refusals(&url);
+    uniques(&url, None);
 }
 
 #[test]
@@ -324,4 +352,5 @@ fn analytics_commands_on_any_node_of_a_cluster() {
     // Untagged: one slot per event (computed client-side); tagged: one slot.
     every_analytics_command(&url, None);
     every_analytics_command(&url, Some("shop"));
+    uniques(&url, Some("shop"));
 }
