@@ -77,6 +77,29 @@
 //! week and month bitmaps, a user id costs 3 bits per day marked at the
 //! high-water mark: 1M users are 125 KB per day bitmap.
 //!
+//! # Approximate uniques
+//!
+//! With [`hll`](AnalyticsBuilder::hll) a mark also adds the id to a
+//! HyperLogLog beside the finest period's bitmap (`<bitmap key>:hll`), in
+//! the same script (`analytics.mark_hll`, with the bits); for ids that are
+//! not dense integers (e-mail addresses, UUIDs)
+//! [`mark_string`](Analytics::mark_string) and
+//! [`mark_strings`](Analytics::mark_strings) add them to it alone, no
+//! bitmap. [`count_uniques`](Analytics::count_uniques) answers from the
+//! HyperLogLogs, and [`count_uniques_range`](Analytics::count_uniques_range)
+//! over a range of periods: one `PFCOUNT` of every finest period's
+//! HyperLogLog in the range (a union, no temporary key: they share the
+//! event's slot), so a week is the union of its days. The asked granularity
+//! must be made of whole finest periods (hours and days make every coarser
+//! one, months make years; ISO weeks make no month).
+//!
+//! Redis's HyperLogLog has a **standard error of 0.81 %** (1.04 / √16384
+//! registers) whatever the count: within ±1.62 % of the true count 95 % of
+//! the time, ±2.43 % 99.7 % of the time, in at most 12 KB per period (a
+//! bitmap of 1M users is 125 KB). `tests/analytics_hll.rs` counts 1M
+//! distinct strings within 5 standard errors; `cargo bench --bench
+//! analytics` prints the measured error.
+//!
 //! # Expiry and time zone
 //!
 //! Periods are local time in the analytics' [zone](AnalyticsBuilder::time_zone)
