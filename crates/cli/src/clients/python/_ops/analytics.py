@@ -150,8 +150,8 @@ class Analytics:
         if id > self.max_id:
             raise errors.UidOutOfRange(f"id {id} is above the configured maximum {self.max_id}")
         if self.hll:
-            values = [str(v) for v in [0] * (len(keys) + 1) + [id]]
-            reply = yield scripts.Analytics.mark_hll(keys[0] + ":hll", keys, self.max_id, values)
+            strs = ["0"] * (len(keys) + 1) + [str(id)]
+            reply = yield scripts.Analytics.mark_hll(keys[0] + ":hll", keys, self.max_id, strs)
             return int(reply[1]) == 1
         values = [0] * len(keys) + [id]
         return int((yield scripts.Analytics.mark(keys, self.max_id, values))) == 1
