@@ -381,10 +381,15 @@ fn hll_error(con: &mut Connection) {
         let chunk: Vec<(String, chrono::DateTime<Utc>)> = (start..start + 100_000)
             .map(|i| (format!("user{i}@example.com"), at))
             .collect();
-        a.mark_strings("signup", &chunk).run(con).expect("mark_strings");
+        a.mark_strings("signup", &chunk)
+            .run(con)
+            .expect("mark_strings");
     }
     let added = t.elapsed().as_secs_f64();
-    let est = a.count_uniques("signup", day(0)).run(con).expect("count_uniques");
+    let est = a
+        .count_uniques("signup", day(0))
+        .run(con)
+        .expect("count_uniques");
     let error = (est as f64 - n as f64) / n as f64 * 100.0;
     println!(
         "HyperLogLog: {n} distinct strings added in {added:.1} s (mark_strings, 5,000 per analytics.mark_hll call); count_uniques {est}: measured error {error:+.3} % (standard error 0.81 %)"

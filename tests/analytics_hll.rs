@@ -73,7 +73,10 @@ fn a_hyperloglog_beside_the_bitmaps_counts_within_the_bound() {
         // An id above the bound is refused before anything is written.
         let r = d.run(a.mark("active", a.max_id() + 1, &utc(2024, 3, 6, 0)));
         assert!(uid_out_of_range(&r), "{r:?}");
-        assert!(!exists(d, a.hll_key("active", Period::Day(day(2024, 3, 6)))));
+        assert!(!exists(
+            d,
+            a.hll_key("active", Period::Day(day(2024, 3, 6)))
+        ));
     });
 }
 
@@ -95,7 +98,10 @@ fn one_million_distinct_strings_are_counted_within_the_bound() {
     let p = Period::Day(day(2024, 3, 4));
     let est = d.run(a.count_uniques("signup", p)).unwrap();
     let error = (est as f64 - 1e6) / 1e6;
-    println!("1,000,000 distinct strings: estimated {est} ({:+.3} %)", error * 100.0);
+    println!(
+        "1,000,000 distinct strings: estimated {est} ({:+.3} %)",
+        error * 100.0
+    );
     assert!(within(est, 1_000_000), "{est}");
     // Adding them again changes nothing: the same estimate, and no bitmap.
     d.run(a.mark_strings("signup", &emails[..100_000])).unwrap();
@@ -124,11 +130,16 @@ fn string_ids_make_unions_over_periods() {
             Some(true)
         );
         let p = |dd| Period::Day(day(2024, 3, dd));
-        let week = d.run(a.count_uniques("visit", Period::Week(2024, 10))).unwrap();
+        let week = d
+            .run(a.count_uniques("visit", Period::Week(2024, 10)))
+            .unwrap();
         assert!(within(week, 10_001), "{week}");
         let range = d.run(a.count_uniques_range("visit", p(4), p(6))).unwrap();
         assert!(within(range, 10_000), "{range}");
-        assert!(within(d.run(a.count_uniques("visit", p(6))).unwrap(), 6_000));
+        assert!(within(
+            d.run(a.count_uniques("visit", p(6))).unwrap(),
+            6_000
+        ));
         assert_eq!(d.run(a.count_uniques("visit", p(5))).unwrap(), 0);
         // With weeks the finest, a month is not made of whole weeks.
         let weekly = Analytics::builder()
@@ -154,7 +165,11 @@ fn a_string_that_is_no_hyperloglog_is_refused_before_any_bit_is_set() {
             .unwrap();
         let at = utc(2024, 3, 4, 10);
         let hll = a.hll_key("active", Period::Day(day(2024, 3, 4)));
-        let _: () = redis::cmd("SET").arg(&hll).arg("plain").query(&mut con).unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(&hll)
+            .arg("plain")
+            .query(&mut con)
+            .unwrap();
         let digest = |con: &mut redis::Connection| -> String {
             redis::cmd("DEBUG").arg("DIGEST").query(con).unwrap()
         };
@@ -166,7 +181,12 @@ fn a_string_that_is_no_hyperloglog_is_refused_before_any_bit_is_set() {
         );
         assert_eq!(digest(&mut con), before, "nothing changed");
         // With bitmaps, the ids must be integers: refused by the script.
-        let call = scripts::analytics::mark_hll(&hll, &[a.key("active", Period::Day(day(2024, 3, 4)))], 100, &["0", "0", "x"]);
+        let call = scripts::analytics::mark_hll(
+            &hll,
+            &[a.key("active", Period::Day(day(2024, 3, 4)))],
+            100,
+            &["0", "0", "x"],
+        );
         let r = d.run(call.unwrap());
         assert!(bitmap::script_refused(&r), "{r:?}");
         assert_eq!(digest(&mut con), before, "nothing changed");

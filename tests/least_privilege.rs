@@ -578,19 +578,18 @@ fn tour(pattern: &str, d: &mut Driver) {
                 "mark_many with hll",
             );
             ok(
-                d.run(h.mark_string("visit", "a@example.com", &at)).map(drop),
+                d.run(h.mark_string("visit", "a@example.com", &at))
+                    .map(drop),
                 "mark_string",
             );
             ok(
-                d.run(h.mark_strings("visit", &[("b@example.com", at)])).map(drop),
+                d.run(h.mark_strings("visit", &[("b@example.com", at)]))
+                    .map(drop),
                 "mark_strings",
             );
             let may = Period::Day(day(1));
             assert_eq!(d.run(h.count_uniques("active", may)).unwrap(), 2);
-            assert_eq!(
-                d.run(h.count_uniques_range("visit", may, may)).unwrap(),
-                2
-            );
+            assert_eq!(d.run(h.count_uniques_range("visit", may, may)).unwrap(), 2);
         }
         other => panic!("no tour for {other}"),
     }

@@ -18,7 +18,7 @@ use crate::scripts;
 const MAX_EXPIRE_AT: i64 = 999_999_999_999_999;
 
 /// One `analytics.mark` group: the bitmaps, their expiries and the ids.
-pub(super) type Group = (Vec<String>, Vec<i64>, Vec<i64>);
+type Group = (Vec<String>, Vec<i64>, Vec<i64>);
 
 /// The most ids one `analytics.mark` call carries (a batch sends more
 /// calls).

@@ -8,18 +8,23 @@
 //! 1.04 / √16384 = 0.81 %, whatever the count, in at most 12 KB per key.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use chrono::{DateTime, TimeZone};
 
 use super::builder::check_event_name;
-use super::mark::{Group, IDS_PER_CALL};
+use super::mark::IDS_PER_CALL;
 use super::{Analytics, Granularity, MAX_RANGE, Period};
+use crate::ScriptCall;
 use crate::bitmap::checked;
 use crate::core::resend::changed;
-use crate::ScriptCall;
 use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
 use crate::scripts;
+
+/// One `analytics.mark_hll` group of string ids: the finest period's
+/// bitmap keys (the HyperLogLog is the first's), their expiries, the ids.
+type StringGroup = (Vec<String>, Vec<i64>, Vec<String>);
 
 /// Whether every period of granularity `coarse` is made of whole periods
 /// of `fine` (an ISO week is not of whole months, a month not of weeks).
@@ -86,19 +91,20 @@ impl<Tz: TimeZone> Analytics<Tz> {
     ) -> Op<()> {
         checked(|| {
             let finest = self.granularities[0];
-            let mut groups: BTreeMap<Period, (Group, Vec<String>)> = BTreeMap::new();
+            let mut groups: BTreeMap<Period, StringGroup> = BTreeMap::new();
             for (id, at) in events {
                 let local = at.with_timezone(&self.tz).naive_local();
-                let period = Period::containing(finest, local);
-                if !groups.contains_key(&period) {
-                    let (keys, expiries) = self.mark_keys(event, at)?;
-                    groups.insert(period, ((keys, expiries, Vec::new()), Vec::new()));
-                }
-                let group = groups.get_mut(&period).expect("inserted");
-                group.1.push(id.as_ref().to_string());
+                let group = match groups.entry(Period::containing(finest, local)) {
+                    Entry::Occupied(g) => g.into_mut(),
+                    Entry::Vacant(v) => {
+                        let (keys, expiries) = self.mark_keys(event, at)?;
+                        v.insert((keys, expiries, Vec::new()))
+                    }
+                };
+                group.2.push(id.as_ref().to_string());
             }
             let mut batch = Batch::new();
-            for ((keys, expiries, _), ids) in groups.values() {
+            for (keys, expiries, ids) in groups.values() {
                 for chunk in ids.chunks(IDS_PER_CALL) {
                     batch.script(self.hll_call(keys, expiries, false, chunk.iter().cloned())?);
                 }
@@ -165,7 +171,10 @@ impl<Tz: TimeZone> Analytics<Tz> {
             if keys.len() == MAX_RANGE {
                 return Err(Error::invalid(
                     "range",
-                    format!("{from} to {to} is more than {MAX_RANGE} {} periods", finest.name()),
+                    format!(
+                        "{from} to {to} is more than {MAX_RANGE} {} periods",
+                        finest.name()
+                    ),
                 ));
             }
             keys.push(self.hll_key(event, p));

@@ -317,7 +317,15 @@ fn uniques(url: &str, tag: Option<&str>) {
     let strings = an(
         url,
         tag,
-        &["mark", "seen", "a@example.com", "b@example.com", "--strings", "--at", "2024-04-02T10:00:00Z"],
+        &[
+            "mark",
+            "seen",
+            "a@example.com",
+            "b@example.com",
+            "--strings",
+            "--at",
+            "2024-04-02T10:00:00Z",
+        ],
     );
     assert_eq!(strings["marked"], 2);
     assert_eq!(strings["period"], "D:2024-04-02");
@@ -327,12 +335,19 @@ fn uniques(url: &str, tag: Option<&str>) {
         an(url, tag, &all)["uniques"].clone()
     };
     assert_eq!(uniques(&["D:2024-04-01", "--uniques"]), 2);
-    assert_eq!(uniques(&["D:2024-04-01", "--uniques", "--to", "D:2024-04-02"]), 4);
+    assert_eq!(
+        uniques(&["D:2024-04-01", "--uniques", "--to", "D:2024-04-02"]),
+        4
+    );
     assert_eq!(uniques(&["W:2024-W14", "--uniques"]), 4);
     // The bitmaps hold the integer ids only.
     assert_eq!(an(url, tag, &["count", "seen", "W:2024-W14"])["count"], 2);
     let not_an_id = cli(url, &["analytics", "mark", "seen", "a@example.com"]).failure();
-    assert!(not_an_id.message().contains("use --strings"), "{}", not_an_id.stderr);
+    assert!(
+        not_an_id.message().contains("use --strings"),
+        "{}",
+        not_an_id.stderr
+    );
 }
 
 #[test]

@@ -221,23 +221,25 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             event,
             ids,
             at,
-            unique,
-            strings,
+            strings: true,
             keys,
-        } => {
-            if strings {
-                return mark_strings(&event, &ids, at, &keys);
-            }
-            let ids = ids.iter().map(|id| parse_id(id)).collect::<CliResult<Vec<u64>>>()?;
-            mark(&event, &ids, at, unique, &keys)
-        }
+            ..
+        } => mark_strings(&event, &ids, at, &keys),
+        AnalyticsCommand::Mark {
+            event,
+            ids,
+            at,
+            unique,
+            keys,
+            ..
+        } => mark(&event, &ids, at, unique, &keys),
         AnalyticsCommand::Count {
             event,
             period,
-            uniques: true,
+            uniques,
             to,
             keys,
-        } => count_uniques(&event, &period, to, &keys),
+        } if uniques => count_uniques(&event, &period, to, &keys),
         AnalyticsCommand::Count {
             event,
             period,
@@ -402,11 +404,15 @@ fn answer_query(
 
 fn mark(
     event: &str,
-    ids: &[u64],
+    ids: &[String],
     at: Option<DateTime<Utc>>,
     unique: bool,
     keys: &At<KeysArg>,
 ) -> CliResult {
+    let ids = ids
+        .iter()
+        .map(|id| parse_id(id))
+        .collect::<CliResult<Vec<u64>>>()?;
     let (a, mut con) = keys.open()?;
     if unique {
         // Checked before the first is sent.
@@ -417,7 +423,7 @@ fn mark(
             )));
         }
         let mut new = Some(0u64);
-        for id in ids {
+        for id in &ids {
             let n = a.mark_unique(event, *id).run(&mut con)?;
             new = new.zip(n).map(|(sum, n)| sum + u64::from(n));
         }
