@@ -21,7 +21,8 @@ pub(crate) fn contract() -> PatternContract {
         keys: vec![
             key("event", "<prefix>{<event>}:<period>", "string", "an event's bitmap of one period without a tag (bit id); <period> is H:<YYYY-MM-DD>T<HH>, D:<YYYY-MM-DD>, W:<ISO year>-W<ww>, M:<YYYY-MM>, Y:<YYYY>, or U for a unique event"),
             key("event_tagged", "<prefix>{<tag>}:<event>:<period>", "string", "an event's bitmap of one period with a tag"),
-            key("uniques", "<event key>:hll", "string", "the HyperLogLog beside an event's bitmap of a period of the finest configured granularity (<event key> is that bitmap's key): ids added by analytics.mark_hll, with the bits or instead of them (string ids)"),
+            key("uniques", "<prefix>{<event>}:<period>:hll", "string", "the HyperLogLog beside an event's bitmap of a period of the finest configured granularity, without a tag: ids added by analytics.mark_hll, with the bits or instead of them (string ids)"),
+            key("uniques_tagged", "<prefix>{<tag>}:<event>:<period>:hll", "string", "the HyperLogLog beside an event's bitmap of a period, with a tag"),
             key("tmp", "<base>:tmp:<hex16>", "string", "a temporary key of analytics.query / analytics.cohort (the result or a register), deleted by the script; <base> is <prefix>{<tag>} with a tag, else <prefix>{<event>} of the first event"),
             key("result", "<base>:cache:<name>", "string", "a cached expression result, kept for its TTL (or a tmp key)"),
         ],
