@@ -334,11 +334,15 @@ fn contended_section(url: &str, con: &mut redis::Connection, samples: usize) {
         load_average()
     );
     let lock = |name: &str, fair: bool| {
-        let lock = Lock::builder(name).lease(Duration::from_secs(10)).fair(fair);
+        let lock = Lock::builder(name)
+            .lease(Duration::from_secs(10))
+            .fair(fair);
         Subject::Lock(lock.build().expect("valid lock"))
     };
     let rwlock = |name: &str, fair: bool| {
-        let rw = RwLock::builder(name).lease(Duration::from_secs(10)).fair(fair);
+        let rw = RwLock::builder(name)
+            .lease(Duration::from_secs(10))
+            .fair(fair);
         Subject::RwLock(rw.build().expect("valid rwlock"))
     };
     let locks = [Take::Lock; contended::WAITERS];
@@ -348,17 +352,54 @@ fn contended_section(url: &str, con: &mut redis::Connection, samples: usize) {
         .map(|c| if c == 'R' { Take::Read } else { Take::Write })
         .collect();
     let cases: [(&str, Subject, &[Take], bool); 6] = [
-        ("lock, fair, sync Connection per waiter", lock("c-fair", true), &locks, true),
-        ("lock, not fair, sync Connection per waiter", lock("c-unfair", false), &locks, true),
-        ("lock, fair, tasks on one AsyncConnection", lock("c-fair-a", true), &locks, false),
-        ("lock, not fair, tasks on one AsyncConnection", lock("c-unfair-a", false), &locks, false),
-        ("rwlock, fair, 8 readers + 8 writers, sync", rwlock("c-rw-fair", true), &mixed, true),
-        ("rwlock, not fair, 8 readers + 8 writers, sync", rwlock("c-rw", false), &mixed, true),
+        (
+            "lock, fair, sync Connection per waiter",
+            lock("c-fair", true),
+            &locks,
+            true,
+        ),
+        (
+            "lock, not fair, sync Connection per waiter",
+            lock("c-unfair", false),
+            &locks,
+            true,
+        ),
+        (
+            "lock, fair, tasks on one AsyncConnection",
+            lock("c-fair-a", true),
+            &locks,
+            false,
+        ),
+        (
+            "lock, not fair, tasks on one AsyncConnection",
+            lock("c-unfair-a", false),
+            &locks,
+            false,
+        ),
+        (
+            "rwlock, fair, 8 readers + 8 writers, sync",
+            rwlock("c-rw-fair", true),
+            &mixed,
+            true,
+        ),
+        (
+            "rwlock, not fair, 8 readers + 8 writers, sync",
+            rwlock("c-rw", false),
+            &mixed,
+            true,
+        ),
     ];
     let mut runs = Vec::new();
     for (name, subject, takes, sync) in cases {
-        let _bounded = common::watchdog(url, &format!("contended run \"{name}\""), Duration::from_secs(300));
-        runs.push((name.to_string(), contended::run(url, con, &subject, takes, rounds, sync)));
+        let _bounded = common::watchdog(
+            url,
+            &format!("contended run \"{name}\""),
+            Duration::from_secs(300),
+        );
+        runs.push((
+            name.to_string(),
+            contended::run(url, con, &subject, takes, rounds, sync),
+        ));
     }
     let _bounded = common::watchdog(url, "contended baselines", Duration::from_secs(120));
     let mut base = contended::Baselines {
@@ -370,15 +411,27 @@ fn contended_section(url: &str, con: &mut redis::Connection, samples: usize) {
     let mut kept = true;
     for (name, subject, takes) in [
         ("lock", lock("c-order", true), &locks[..]),
-        ("rwlock (8 readers + 8 writers)", rwlock("c-rw-order", true), &mixed[..]),
+        (
+            "rwlock (8 readers + 8 writers)",
+            rwlock("c-rw-order", true),
+            &mixed[..],
+        ),
     ] {
-        let _bounded = common::watchdog(url, &format!("fair order, {name}"), Duration::from_secs(120));
+        let _bounded = common::watchdog(
+            url,
+            &format!("fair order, {name}"),
+            Duration::from_secs(120),
+        );
         let (order, wrong) = contended::fair_order(url, con, &subject, takes);
         println!(
             "fair {name}: {} waiters arrived one after another; acquisition order {order:?}; {} pairs out of their order of arrival{}",
             takes.len(),
             wrong.len(),
-            if wrong.is_empty() { String::new() } else { format!(": {wrong:?}") }
+            if wrong.is_empty() {
+                String::new()
+            } else {
+                format!(": {wrong:?}")
+            }
         );
         kept &= wrong.is_empty();
     }
@@ -438,7 +491,8 @@ fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
             con
         };
         let mut sub = open(resp3);
-        let mut ping = open(redis::IntoConnectionInfo::into_connection_info(url.as_str()).expect("url"));
+        let mut ping =
+            open(redis::IntoConnectionInfo::into_connection_info(url.as_str()).expect("url"));
         sub.send_packed_command(
             &redis::cmd("SSUBSCRIBE")
                 .arg("bench:{raw}")
@@ -447,7 +501,13 @@ fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
         .expect("SSUBSCRIBE");
         let confirmed = sub.recv_response().expect("the SSUBSCRIBE confirmation");
         assert!(
-            matches!(confirmed, redis::Value::Push { kind: redis::PushKind::SSubscribe, .. }),
+            matches!(
+                confirmed,
+                redis::Value::Push {
+                    kind: redis::PushKind::SSubscribe,
+                    ..
+                }
+            ),
             "SSUBSCRIBE answered {confirmed:?}"
         );
         // Subscribed: the bench may publish.
@@ -455,9 +515,18 @@ fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
         while jobs.recv().is_ok() {
             loop {
                 let v = sub.recv_response().unwrap_or_else(|e| {
-                    panic!("raw floor: no message within {} s of being started: {e}", LIMIT.as_secs())
+                    panic!(
+                        "raw floor: no message within {} s of being started: {e}",
+                        LIMIT.as_secs()
+                    )
                 });
-                if matches!(v, redis::Value::Push { kind: redis::PushKind::SMessage, .. }) {
+                if matches!(
+                    v,
+                    redis::Value::Push {
+                        kind: redis::PushKind::SMessage,
+                        ..
+                    }
+                ) {
                     break;
                 }
             }
@@ -467,7 +536,10 @@ fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
     });
     let wait = |what: &str| {
         got.recv_timeout(LIMIT).unwrap_or_else(|e| {
-            panic!("raw floor: the subscribed thread {what} within {} s ({e})", LIMIT.as_secs())
+            panic!(
+                "raw floor: the subscribed thread {what} within {} s ({e})",
+                LIMIT.as_secs()
+            )
         })
     };
     wait("did not confirm its SSUBSCRIBE");
@@ -481,7 +553,10 @@ fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
             .arg("x")
             .query(con)
             .expect("SPUBLISH");
-        assert_eq!(receivers, 1, "raw floor: SPUBLISH {i} reached {receivers} subscribers, not the one thread");
+        assert_eq!(
+            receivers, 1,
+            "raw floor: SPUBLISH {i} reached {receivers} subscribers, not the one thread"
+        );
         out.push(wait("was not woken").duration_since(t).as_secs_f64() * 1000.0);
     }
     drop(go);
@@ -568,7 +643,10 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
             // it waits for the message.
             let deadline = Instant::now() + Duration::from_secs(30);
             while subscribers(holder, lock.channel()) == 0 {
-                assert!(Instant::now() < deadline, "the waiter did not subscribe within 30 s");
+                assert!(
+                    Instant::now() < deadline,
+                    "the waiter did not subscribe within 30 s"
+                );
                 thread::sleep(Duration::from_micros(200));
             }
             thread::sleep(pause(i));

@@ -12,7 +12,8 @@
 //! commandstats`: every script call minus the releases, which are one per
 //! acquisition). The handoff is the time from the reply to the release that
 //! left the lock free to the reply of the next holder's acquire (steady
-//! phase). In fair mode, 16 waiters that arrive one after another (each
+//! phase; a reader after a reader is no handoff, they share the lock, and
+//! is not counted). In fair mode, 16 waiters that arrive one after another (each
 //! queued before the next starts) must get the lock in their order of
 //! arrival (readers next to each other in any order among themselves).
 
@@ -110,7 +111,9 @@ fn script_calls(con: &mut redis::Connection) -> u64 {
 
 /// The handoffs of one run: who holds the lock (in this process), and for
 /// each time it became free, when the reply to that release came and when
-/// the next holder's acquire replied.
+/// the next holder's acquire replied. A reader that follows a reader is no
+/// handoff (readers share the lock: it may have been granted while the
+/// other still held it), so such a spell is not recorded.
 #[derive(Default)]
 struct Handoffs {
     holders: usize,
@@ -120,16 +123,20 @@ struct Handoffs {
     pending: Option<usize>,
     released: Vec<Option<Instant>>,
     acquired: Vec<Option<Instant>>,
+    /// Whether the release that started the spell gave an exclusive hold
+    /// back (the lock, or a write lease).
+    exclusive: Vec<bool>,
 }
 
 type Shared = Arc<Mutex<Handoffs>>;
 
-/// Books an acquire's reply.
-fn acquired(h: &Shared) {
+/// Books an acquire's reply (`exclusive`: the lock or a write lease).
+fn acquired(h: &Shared, exclusive: bool) {
     let mut h = h.lock().expect("handoffs");
     h.holders += 1;
     if h.holders == 1
         && let Some(e) = h.pending.take()
+        && (exclusive || h.exclusive[e])
     {
         h.acquired[e] = Some(Instant::now());
     }
@@ -137,7 +144,7 @@ fn acquired(h: &Shared) {
 
 /// Books a release about to be sent: the free spell it starts, if it
 /// leaves the lock free (before the request, so before any next acquire).
-fn releasing(h: &Shared) -> Option<usize> {
+fn releasing(h: &Shared, exclusive: bool) -> Option<usize> {
     let mut h = h.lock().expect("handoffs");
     h.holders -= 1;
     if h.holders > 0 || !h.recording {
@@ -146,6 +153,7 @@ fn releasing(h: &Shared) -> Option<usize> {
     let e = h.released.len();
     h.released.push(None);
     h.acquired.push(None);
+    h.exclusive.push(exclusive);
     h.pending = Some(e);
     Some(e)
 }
@@ -213,8 +221,8 @@ pub fn run(
                             go.wait();
                         }
                         let held = shares.subject.acquire(take).run(&mut con).expect("acquire");
-                        acquired(&shares.handoffs);
-                        let spell = releasing(&shares.handoffs);
+                        acquired(&shares.handoffs, take != Take::Read);
+                        let spell = releasing(&shares.handoffs, take != Take::Read);
                         let r = shares.subject.release(&held).run(&mut con);
                         released(&shares.handoffs, spell);
                         assert_eq!(r.expect("release"), Some(true));
@@ -244,8 +252,7 @@ pub fn run(
         .released
         .iter()
         .zip(&h.acquired)
-        .filter_map(|(r, a)| Some(a.as_ref()?.duration_since(*r.as_ref()?)))
-        .map(|d| d.as_secs_f64() * 1000.0)
+        .filter_map(|(r, a)| Some(signed_ms(*r.as_ref()?, *a.as_ref()?)))
         .collect();
     Run {
         waiters: n,
@@ -253,6 +260,16 @@ pub fn run(
         steady: steady as f64 / steady_acquisitions as f64,
         steady_acquisitions,
         handoffs_ms,
+    }
+}
+
+/// Milliseconds from `from` to `to`, negative when `to` came first (the
+/// next holder's thread read its acquire reply before the releasing thread
+/// read its release reply: both come once the server has run the release).
+fn signed_ms(from: Instant, to: Instant) -> f64 {
+    match to.checked_duration_since(from) {
+        Some(d) => d.as_secs_f64() * 1000.0,
+        None => -(from.duration_since(to).as_secs_f64() * 1000.0),
     }
 }
 
@@ -276,14 +293,14 @@ impl Turns {
             .try_exclusive()
             .run(&mut self.holder)
             .expect("the lock is free between the phases");
-        acquired(&shares.handoffs);
+        acquired(&shares.handoffs, true);
         held
     }
 
     fn after_go(&mut self, admin: &mut redis::Connection, held: Held) {
         let shares = &self.shares;
         wait_queued(admin, shares.subject.queue_key(), self.waiters);
-        let spell = releasing(&shares.handoffs);
+        let spell = releasing(&shares.handoffs, true);
         let r = shares.subject.release(&held).run(&mut self.holder);
         released(&shares.handoffs, spell);
         assert_eq!(r.expect("release"), Some(true));
@@ -323,8 +340,8 @@ fn run_async(
                         }
                         let op = shares.subject.acquire(take);
                         let held = op.run_async(&con).await.expect("acquire");
-                        acquired(&shares.handoffs);
-                        let spell = releasing(&shares.handoffs);
+                        acquired(&shares.handoffs, take != Take::Read);
+                        let spell = releasing(&shares.handoffs, take != Take::Read);
                         let r = shares.subject.release(&held).run_async(&con).await;
                         released(&shares.handoffs, spell);
                         assert_eq!(r.expect("release"), Some(true));
@@ -347,10 +364,7 @@ fn run_async(
 fn wait_queued(admin: &mut redis::Connection, queue: &str, n: usize) {
     let deadline = Instant::now() + QUEUE_TIMEOUT;
     loop {
-        let queued: usize = redis::cmd("ZCARD")
-            .arg(queue)
-            .query(admin)
-            .expect("ZCARD");
+        let queued: usize = redis::cmd("ZCARD").arg(queue).query(admin).expect("ZCARD");
         if queued >= n {
             return;
         }
@@ -430,6 +444,8 @@ pub fn print(runs: &mut [(String, Run)], base: &mut Baselines) {
             "mode",
             "waiters",
             "steady acquisitions",
+            "handoffs",
+            "of them next holder's reply read first",
             "acquire scripts / acq., first of each waiter",
             "acquire scripts / acq., steady (goal <= 2)",
             "handoff p50 ms",
@@ -448,6 +464,12 @@ pub fn print(runs: &mut [(String, Run)], base: &mut Baselines) {
             name.clone(),
             run.waiters.to_string(),
             run.steady_acquisitions.to_string(),
+            run.handoffs_ms.len().to_string(),
+            run.handoffs_ms
+                .iter()
+                .filter(|&&ms| ms < 0.0)
+                .count()
+                .to_string(),
             format!("{:.2}", run.cold),
             format!("{:.2}", run.steady),
             num(p50),
@@ -462,7 +484,9 @@ pub fn print(runs: &mut [(String, Run)], base: &mut Baselines) {
         t.row(vec![
             name.into(),
             "-".into(),
+            "-".into(),
             v.len().to_string(),
+            "-".into(),
             "-".into(),
             "-".into(),
             num(p50),
