@@ -334,19 +334,29 @@ fn the_cap_evicts_the_entries_nearest_their_expiry_inside_the_write() {
             }
             d.run(m.put("forever", "v", None)).unwrap();
             assert_eq!(d.run(m.len()).unwrap(), 5, "{path:?}");
-            assert_eq!(get(d, &m, "e1"), None, "{path:?}: the nearest expiry goes first");
+            assert_eq!(
+                get(d, &m, "e1"),
+                None,
+                "{path:?}: the nearest expiry goes first"
+            );
             let r = d
                 .run(m.put_many(&[("n1", "v"), ("n2", "v")], Some(Duration::from_secs(1))))
                 .unwrap();
             assert_eq!((r.new, r.evicted), (Some(2), 2), "{path:?}");
             // Overwriting a kept entry is no new one and evicts nothing.
-            let r = d.run(m.put_many(&[("n1", "w"), ("n1", "x")], None)).unwrap();
+            let r = d
+                .run(m.put_many(&[("n1", "w"), ("n1", "x")], None))
+                .unwrap();
             assert_eq!((r.new, r.evicted), (Some(0), 0), "{path:?}");
             let got: Vec<Option<String>> = d
                 .run(m.get_many(&["e2", "e3", "e4", "e5", "forever", "n1", "n2"]))
                 .unwrap();
             let kept: Vec<bool> = got.iter().map(Option::is_some).collect();
-            assert_eq!(kept, [false, false, true, true, true, true, true], "{path:?}");
+            assert_eq!(
+                kept,
+                [false, false, true, true, true, true, true],
+                "{path:?}"
+            );
             assert_eq!(got[5].as_deref(), Some("x"), "{path:?}: the last pair wins");
         }
     });
@@ -367,18 +377,31 @@ fn a_shard_past_its_entry_limit_refuses_the_write_and_counts_new_entries_exactly
             let r = d
                 .run(m.put_many(&[("a", "1"), ("b", "2"), ("a", "3")], None))
                 .unwrap();
-            assert_eq!(r.new, Some(2), "{path:?}: a repeated field is one new entry");
+            assert_eq!(
+                r.new,
+                Some(2),
+                "{path:?}: a repeated field is one new entry"
+            );
             d.run(m.put_many(&[("s1", "x"), ("s2", "x")], Some(LEASE / 4)))
                 .unwrap();
             let five = [("c", "1"), ("d", "1"), ("e", "1")];
             let e = d.run(m.put_many(&five, None)).unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::ShardFull { .. }), "{path:?}: {e}");
+            assert!(
+                matches!(e.kind(), ErrorKind::ShardFull { .. }),
+                "{path:?}: {e}"
+            );
             let got: Vec<Option<String>> = d.run(m.get_many(&["c", "d", "e"])).unwrap();
-            assert!(got.iter().all(Option::is_none), "{path:?}: refused, nothing written");
+            assert!(
+                got.iter().all(Option::is_none),
+                "{path:?}: refused, nothing written"
+            );
             // Once the short entries have expired they make room.
             std::thread::sleep(LEASE / 4 + CLOCK + Duration::from_millis(20));
             let e = d.run(m.put_many(&five, None)).unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::ShardFull { .. }), "{path:?}: {e}");
+            assert!(
+                matches!(e.kind(), ErrorKind::ShardFull { .. }),
+                "{path:?}: {e}"
+            );
             let r = d.run(m.put_many(&five[..2], None)).unwrap();
             assert_eq!(r.new, Some(2), "{path:?}");
             let raw: u64 = redis::cmd("HLEN")

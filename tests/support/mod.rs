@@ -33,17 +33,19 @@ pub fn server_with(extra: &[&str]) -> LocalServer {
 pub fn runnable_scripts(con: &mut redis_patterns::Connection) -> Vec<&'static ScriptInfo> {
     let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), con)
         .expect("what the server can do (INFO server, COMMAND INFO)");
-    let (run, skip): (Vec<&'static ScriptInfo>, Vec<&'static ScriptInfo>) = redis_patterns::scripts::ALL
-        .iter()
-        .copied()
-        .partition(|s| s.runs_on(&caps));
+    let (run, skip): (Vec<&'static ScriptInfo>, Vec<&'static ScriptInfo>) =
+        redis_patterns::scripts::ALL
+            .iter()
+            .copied()
+            .partition(|s| s.runs_on(&caps));
     for s in skip {
         println!(
             "skipped {}: it needs {}, which this server ({} {}) lacks",
             s.name,
             s.needs.join(" and "),
             caps.server.name(),
-            caps.version.map_or_else(|| "of unknown version".to_string(), |v| v.to_string())
+            caps.version
+                .map_or_else(|| "of unknown version".to_string(), |v| v.to_string())
         );
     }
     run

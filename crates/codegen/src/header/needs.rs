@@ -36,7 +36,11 @@ mod tests {
             Ok(vec!["hash_field_ttl".into(), "hash_getex".into()])
         );
         assert!(needed("").unwrap_err().contains("expected"));
-        assert!(needed(" HashTtl").unwrap_err().contains("no capability name"));
+        assert!(
+            needed(" HashTtl")
+                .unwrap_err()
+                .contains("no capability name")
+        );
         assert!(needed(" a_b a_b").unwrap_err().contains("listed twice"));
     }
 }
