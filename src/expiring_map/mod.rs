@@ -26,8 +26,13 @@
 //!   [`crate::core::caps`]): the server's per-field TTL (`HPEXPIRE`,
 //!   `HPTTL`, `HPERSIST`, and `HSETEX` inside the write's script,
 //!   `expiring_map.put_native`, which keeps the entry limit and the cap as
-//!   the portable one does); the server removes expired fields itself. On
-//!   Valkey 9.1 a field TTL converts the hash to a hash table.
+//!   the portable one does, counting live fields: one that expired but
+//!   that the server has not removed yet still counts toward the listpack
+//!   conversion until it does); the server removes expired fields itself.
+//!   On Valkey 9.1 a field TTL converts the hash to a hash table. Its
+//!   script declares `-- NEEDS hash_field_ttl hash_getex`
+//!   ([`ScriptInfo::needs`](crate::ScriptInfo::needs)): it is called only on
+//!   a server that has them.
 //!
 //! [`ExpiringMap::choose_path`] measures both on the server (a probe hash
 //! `<base>:probe` of 200 entries, `MEMORY USAGE`, then deleted) and picks
