@@ -224,8 +224,8 @@ pub struct PackedRecords<C> {
     ids_per_shard: u64,
     max_id: u64,
     layout: Layout,
-    /// With a recorded layout: whether it was claimed (shared by clones).
-    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// With a recorded layout: whether it was claimed yet.
+    claim: crate::layout::Claim,
 }
 
 /// Builds [`PackedRecords`]: setters never fail, [`build`](Self::build)
@@ -340,9 +340,7 @@ impl<C: Codec> PackedRecordsBuilder<C> {
             ids_per_shard,
             max_id: self.max_id,
             layout: self.layout,
-            claimed: self
-                .record_layout
-                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
+            claim: crate::layout::Claim::new(self.record_layout),
         })
     }
 }

@@ -83,8 +83,6 @@ mod path;
 mod portable;
 mod scan;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -114,8 +112,8 @@ pub struct ExpiringMap {
     path: Path,
     cap: u64,
     max_idle_ms: u64,
-    /// With a recorded layout: whether it was claimed (shared by clones).
-    claimed: Option<Arc<AtomicBool>>,
+    /// With a recorded layout: whether it was claimed yet.
+    claim: crate::layout::Claim,
 }
 
 /// Builds an [`ExpiringMap`]: setters never fail, [`build`](Self::build)
@@ -239,7 +237,7 @@ impl ExpiringMapBuilder {
             path: self.path,
             cap: self.cap,
             max_idle_ms,
-            claimed: self.record_layout.then(|| Arc::new(AtomicBool::new(false))),
+            claim: crate::layout::Claim::new(self.record_layout),
         })
     }
 }

@@ -140,8 +140,8 @@ pub struct ShardedHash {
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
-    /// With a recorded layout: whether it was claimed (shared by clones).
-    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// With a recorded layout: whether it was claimed yet.
+    claim: crate::layout::Claim,
 }
 
 /// Builds a [`ShardedHash`]: setters never fail, [`build`](Self::build)
@@ -240,9 +240,7 @@ impl ShardedHashBuilder {
             sharding: self.sharding,
             limits: self.limits,
             strict: self.strict,
-            claimed: self
-                .record_layout
-                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
+            claim: crate::layout::Claim::new(self.record_layout),
         })
     }
 }
