@@ -51,7 +51,7 @@ use crate::core::Op;
 use crate::error::{ErrorKind, Result};
 use crate::scripts;
 
-pub(crate) use contract::contract;
+pub(crate) use contract::{contract, meta_key_template};
 
 /// A layout as stored in a meta hash: field → value, always with the
 /// fields `pattern` and `version`.

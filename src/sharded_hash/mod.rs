@@ -101,7 +101,7 @@ use std::collections::BTreeMap;
 use redis::FromRedisValue;
 use serde::Serialize;
 
-pub(crate) use self::contract::contract;
+pub(crate) use self::contract::{contract, listpack_params, shard_key};
 pub use self::import::{ImportOptions, ImportReport, MAX_REJECTIONS, RejectReason, Rejection};
 pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
