@@ -158,7 +158,8 @@ pub(crate) fn render_keys(contract: &PatternContract, vars: &[(&str, &str)]) -> 
 }
 
 /// The variables a template names, in order of first appearance.
-pub fn template_vars(template: &str) -> Vec<&str> {
+#[cfg(test)]
+pub(crate) fn template_vars(template: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = template;
     while let Some(open) = rest.find('<') {

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 /// Checks a user-supplied name that becomes part of a key: not empty, and no
 /// `{` or `}` (the crate places the hash tag itself).
-pub fn check_name(what: &'static str, name: &str) -> Result<()> {
+pub(crate) fn check_name(what: &'static str, name: &str) -> Result<()> {
     if name.is_empty() {
         return Err(Error::invalid(what, "must not be empty"));
     }
@@ -23,7 +23,7 @@ pub fn check_name(what: &'static str, name: &str) -> Result<()> {
 
 /// Checks a key prefix that goes in front of a hash tag the crate places:
 /// it may be empty, but must not contain `{` or `}`.
-pub fn check_prefix(prefix: &str) -> Result<()> {
+pub(crate) fn check_prefix(prefix: &str) -> Result<()> {
     if prefix.contains(['{', '}']) {
         return Err(Error::invalid("prefix", "must not contain '{' or '}'"));
     }

@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorKind};
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
-pub const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 1;
 
 /// What separates the base from the shard number in shard keys.
 const SEPARATOR: &str = ":";

@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorKind};
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
-pub const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 1;
 
 /// Where a packed store's records are: their width and how many share a
 /// shard.

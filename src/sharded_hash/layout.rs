@@ -16,10 +16,10 @@ use crate::error::ErrorKind;
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
-pub const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 1;
 
 /// What separates the base from the shard number in shard keys.
-pub const SEPARATOR: &str = ":";
+pub(crate) const SEPARATOR: &str = ":";
 
 impl Sharding {
     /// The layout fields of this sharding.

@@ -103,9 +103,9 @@ use serde::Serialize;
 
 pub(crate) use self::contract::{contract, listpack_params, shard_key};
 pub use self::import::{ImportOptions, ImportReport, MAX_REJECTIONS, RejectReason, Rejection};
-pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
-pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
+pub(crate) use self::plan::binomial_tail;
+pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, plan};
 use crate::core::request_id::request_args;
 use crate::core::resend::{changed, changed_count};
 use crate::core::{Batch, Op, RequestId, setters};
@@ -158,7 +158,7 @@ pub struct ShardedHashBuilder {
 
 /// The separator between the base and the shard id unless the builder
 /// names another.
-pub const DEFAULT_SEPARATOR: &str = ":";
+pub(crate) const DEFAULT_SEPARATOR: &str = ":";
 
 /// What [`ShardedHash::inspect`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -200,7 +200,7 @@ impl ShardedHashBuilder {
         strict(strict: bool) => strict;
 
         /// What joins the base and the shard id in a shard key (default
-        /// [`DEFAULT_SEPARATOR`], `base:<shard>`): `"_"` gives the PHP recipe's
+        /// `":"`, `base:<shard>`): `"_"` gives the PHP recipe's
         /// `base_<shard>`. Not empty, no `{` or `}` (shard keys carry no hash
         /// tag, so that they spread over a cluster's nodes).
         separator(separator: &str) => separator = separator.to_string();
