@@ -116,7 +116,6 @@ impl Size {
 /// The analytics scripts' examples.
 fn analytics(_n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // analytics
     let (d1, d2, w1) = (
         "an:{t}:e:D:2024-01-01",
         "an:{t}:e:D:2024-01-02",
@@ -175,7 +174,7 @@ fn analytics(_n: Size) -> Vec<Example> {
 /// The bloom scripts' examples.
 fn bloom(n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // bloom: blocks of 1023 usable bits plus the sentinel (bit 1023).
+    // Blocks of 1023 usable bits plus the sentinel (bit 1023).
     let block: &[&str] = &["SETBIT", "bf:{t}:0", "1023", "1"];
     let offsets: Vec<String> = (0..n.of(4, 1998))
         .map(|i| ((i * 37) % 1023).to_string())
@@ -239,7 +238,6 @@ fn bloom(n: Size) -> Vec<Example> {
 /// The lock scripts' examples.
 fn lock(_n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // lock
     let held: &[&str] = &["SET", "lock{t}", "tok", "PX", "600000"];
     // A waiter whose place ended (none recorded) ahead in the queue: a fair
     // acquire skips and drops it.
@@ -277,7 +275,6 @@ fn lock(_n: Size) -> Vec<Example> {
 /// The login_log scripts' examples.
 fn login_log(_n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // login_log
     let log = "loginLog_2024-05_client_7{t}";
     let index = "{loginLog:2024-05}:20240503:client";
     let types = "{loginLog:2024-05}:types";
@@ -311,7 +308,7 @@ fn login_log(_n: Size) -> Vec<Example> {
 /// The packed scripts' examples.
 fn packed(n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // packed: 8-byte records in shard pk:{t}:0, reserved to 64 bytes.
+    // 8-byte records in shard pk:{t}:0, reserved to 64 bytes.
     out.push(ex(
         "packed.add",
         &[&["SET", "pk:{t}:0", "\x01\x00\x00\x00"]],
@@ -340,33 +337,32 @@ fn packed(n: Size) -> Vec<Example> {
 
 /// The rate_limit scripts' examples.
 fn rate_limit(_n: Size) -> Vec<Example> {
-    let mut out = Vec::new();
-    // rate_limit: each call finds state of an earlier call and takes a unit.
-    out.push(ex(
-        "rate_limit.throttle",
-        &[&["SET", "rate:{t}", "1000000000000000"]],
-        &["rate:{t}"],
-        &["5", "10", "1000", "1"],
-    ));
-    out.push(ex(
-        "rate_limit.window_counter",
-        &[&["HSET", "rate:{t}:counter", "w", "1", "c", "2", "p", "0"]],
-        &["rate:{t}:counter"],
-        &["10", "1000", "1"],
-    ));
-    out.push(ex(
-        "rate_limit.window_log",
-        &[&["ZADD", "rate:{t}:log", "1000000", "1000000-1"]],
-        &["rate:{t}:log"],
-        &["10", "1000", "1"],
-    ));
-    out
+    // Each call finds state of an earlier call and takes a unit.
+    vec![
+        ex(
+            "rate_limit.throttle",
+            &[&["SET", "rate:{t}", "1000000000000000"]],
+            &["rate:{t}"],
+            &["5", "10", "1000", "1"],
+        ),
+        ex(
+            "rate_limit.window_counter",
+            &[&["HSET", "rate:{t}:counter", "w", "1", "c", "2", "p", "0"]],
+            &["rate:{t}:counter"],
+            &["10", "1000", "1"],
+        ),
+        ex(
+            "rate_limit.window_log",
+            &[&["ZADD", "rate:{t}:log", "1000000", "1000000-1"]],
+            &["rate:{t}:log"],
+            &["10", "1000", "1"],
+        ),
+    ]
 }
 
 /// The rolling scripts' examples.
 fn rolling(_n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // rolling
     let setup = rolling_setup();
     let meta_and = |keys: &[&str]| -> Vec<String> {
         std::iter::once("rl:{t}")
@@ -401,7 +397,6 @@ fn rolling(_n: Size) -> Vec<Example> {
 /// The sharded_hash scripts' examples.
 fn sharded_hash(n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // sharded_hash
     out.push(ex(
         "sharded_hash.incr",
         &[&["HSET", "sh:{t}:0", "a", "1"]],
@@ -432,7 +427,7 @@ fn sharded_hash(n: Size) -> Vec<Example> {
 /// The expiring_map scripts' examples.
 fn expiring_map(n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // expiring_map: a shard holding one entry without expiry (its value's
+    // A shard holding one entry without expiry (its value's
     // first 6 bytes, 0) and one that expired in 1970 (expiry 1 ms).
     let em: &[&str] = &[
         "HSET",
@@ -475,7 +470,7 @@ fn expiring_map(n: Size) -> Vec<Example> {
 /// The rwlock scripts' examples.
 fn rwlock(_n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // rwlock: a reader and a writer's intent that end in 2100, and a
+    // A reader and a writer's intent that end in 2100, and a
     // queued reader.
     let rw = [
         "rw{t}",
@@ -535,7 +530,7 @@ fn rwlock(_n: Size) -> Vec<Example> {
 /// The semaphore scripts' examples.
 fn semaphore(_n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // semaphore: 3 permits, one taken until 2100.
+    // 3 permits, one taken until 2100.
     let permit: &[&str] = &["ZADD", "sem{t}", LATER_MS, "tok"];
     out.push(ex(
         "semaphore.acquire",
@@ -568,7 +563,6 @@ fn semaphore(_n: Size) -> Vec<Example> {
 /// The signin scripts' examples.
 fn signin(n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // signin
     let days: Vec<String> = (1..=n.of(2, 31))
         .map(|d| format!("si:{{t}}:202401{d:02}"))
         .collect();
@@ -592,7 +586,6 @@ fn signin(n: Size) -> Vec<Example> {
 /// The visits scripts' examples.
 fn visits(n: Size) -> Vec<Example> {
     let mut out = Vec::new();
-    // visits
     let counter = "vi:{t}:count";
     out.push(ex(
         "visits.add",
