@@ -107,7 +107,7 @@ fn tag_of(key: &[u8]) -> Option<&[u8]> {
 /// The part of a key (or shard channel) that picks its cluster slot: the
 /// first `{...}` when it is not empty, else the whole name. Names with the
 /// same hash tag share a slot.
-pub fn hash_tag(key: &[u8]) -> &[u8] {
+pub(crate) fn hash_tag(key: &[u8]) -> &[u8] {
     tag_of(key).unwrap_or(key)
 }
 

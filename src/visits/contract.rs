@@ -176,7 +176,8 @@ mod tests {
     use super::*;
     use crate::contract::parts::render;
     use crate::keys::Prefix;
-    use crate::visits::{VisitCounter, shard_of};
+    use crate::visits::VisitCounter;
+    use crate::visits::shards::shard_of;
 
     #[test]
     fn templates_render_the_keys_the_counter_uses() {

@@ -135,8 +135,7 @@ mod union;
 pub(crate) use contract::contract;
 pub use counter::{BatchVisits, Visit, VisitCounter, VisitCounterBuilder};
 pub use shards::{
-    ShardPlan, max_intset_entries, member_from_string_id, parse_member, plan_shards,
-    planned_shards, shard_of,
+    ShardPlan, max_intset_entries, member_from_string_id, parse_member, plan_shards, planned_shards,
 };
 
 /// The default key prefix.

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use super::{DEFAULT_MAX_INTSET_ENTRIES, MAX_SHARDS};
 
 /// The shard of `member` among `shards`: `crc32(decimal string) % shards`.
-pub fn shard_of(member: i64, shards: u32) -> u32 {
+pub(crate) fn shard_of(member: i64, shards: u32) -> u32 {
     crc32fast::hash(member.to_string().as_bytes()) % shards.max(1)
 }
 
