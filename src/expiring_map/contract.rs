@@ -141,9 +141,9 @@ fn protocols() -> Vec<Protocol> {
                 "HLEN",
             ],
             &[
-                "put: HSETEX shard [PX ttl_ms] FIELDS n field value ... (with HMGET before, for the count of new fields); put_if_absent: HSETEX shard FNX ... per field",
+                "put / put_if_absent: expiring_map.put_native per shard (HMGET, HLEN, HKEYS and HPTTL only past the cap or the entry limit, HDEL of the evicted, HSETEX shard [PX ttl_ms] FIELDS n field value ...): the portable put's arguments and reply, cap and FULL refusal included",
                 "get: HMGET, and with max_idle_ms HPEXPIRE shard max_idle_ms GT FIELDS n field ...; ttl_of: HPTTL; persist: HPERSIST; expire: HPEXPIRE; remove: HDEL",
-                "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones); no cap",
+                "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones)",
             ],
         ),
         protocol(

@@ -23,11 +23,16 @@
 //!   removes expired entries shard by shard, and a write that would fill a
 //!   shard removes that shard's expired entries first.
 //! - [`Path::Native`] (servers with `hash_field_ttl` and `hash_getex`, see
-//!   [`crate::core::caps`]): the server's per-field TTL (`HSETEX`,
-//!   `HPEXPIRE`, `HPTTL`, `HPERSIST`); the server removes expired fields
-//!   itself. It has no size cap and no entry-limit refusal (the planner's
-//!   shard count is what keeps shards under the limit), and on Valkey 9.1
-//!   a field TTL converts the hash to a hash table.
+//!   [`crate::core::caps`]): the server's per-field TTL (`HPEXPIRE`,
+//!   `HPTTL`, `HPERSIST`, and `HSETEX` inside the write's script,
+//!   `expiring_map.put_native`, which keeps the entry limit and the cap as
+//!   the portable one does, counting live fields: one that expired but
+//!   that the server has not removed yet still counts toward the listpack
+//!   conversion until it does); the server removes expired fields itself.
+//!   On Valkey 9.1 a field TTL converts the hash to a hash table. Its
+//!   script declares `-- NEEDS hash_field_ttl hash_getex`
+//!   ([`ScriptInfo::needs`](crate::ScriptInfo::needs)): it is called only on
+//!   a server that has them.
 //!
 //! [`ExpiringMap::choose_path`] measures both on the server (a probe hash
 //! `<base>:probe` of 200 entries, `MEMORY USAGE`, then deleted) and picks
@@ -41,8 +46,8 @@
 //! keeps the path the data was written on, and one that asks for another
 //! layout is refused with [`ErrorKind::LayoutMismatch`] before it writes.
 //!
-//! An optional size **cap** per shard ([`ExpiringMapBuilder::cap`], portable
-//! path) keeps each shard at most that many entries: the write's own script
+//! An optional size **cap** per shard ([`ExpiringMapBuilder::cap`], on both
+//! paths) keeps each shard at most that many entries: the write's own script
 //! evicts the other entries nearest their expiry first.
 //!
 //! [`ExpiringMap::len`] counts fields with `HLEN`: **it includes entries that
@@ -187,8 +192,8 @@ impl ExpiringMapBuilder {
         /// [`ExpiringMap::choose_path`]).
         path(path: Path) => path;
 
-        /// At most this many entries per shard (portable path; default 0, no
-        /// cap): a write evicts the other entries nearest their expiry first.
+        /// At most this many entries per shard (default 0, no cap): a write
+        /// evicts the other entries nearest their expiry first.
         cap(cap: u64) => cap;
 
         /// Every read of a live entry that expires pushes its expiry to at
@@ -209,12 +214,6 @@ impl ExpiringMapBuilder {
         }
         if self.shards == 0 {
             return Err(Error::invalid("shard count", "must be at least 1"));
-        }
-        if self.path == Path::Native && self.cap > 0 {
-            return Err(Error::invalid(
-                "cap",
-                "needs the portable path (the native path has no eviction script)",
-            ));
         }
         if self.limits.value as usize <= EXPIRY_BYTES && self.path == Path::Portable {
             return Err(Error::invalid(
@@ -366,7 +365,7 @@ impl ExpiringMap {
         Ok(())
     }
 
-    /// The entry limit the portable writes keep to.
+    /// The entry limit the writes keep to.
     fn max_entries(&self) -> i64 {
         self.limits.entries.min(MAX_TTL_MS) as i64
     }

@@ -464,6 +464,22 @@ fn expiring_map(n: Size) -> Vec<Example> {
     out.push(ex("expiring_map.expire", &[em], &["em:{t}:0"], &["a", "0"]));
     out.push(ex("expiring_map.sweep", &[em], &["em:{t}:0"], &[]));
     out.push(ex("expiring_map.entries", &[em], &["em:{t}:0"], &[]));
+    // The native path's shard (servers with per-field TTLs only): one entry
+    // without expiry and one with a TTL, which the cap of 2 evicts.
+    let mut native_put = ex(
+        "expiring_map.put_native",
+        &[
+            &["HSET", "emn:{t}:0", "a", "va", "c", "vc"],
+            &["HPEXPIRE", "emn:{t}:0", "600000", "FIELDS", "1", "c"],
+        ],
+        &["emn:{t}:0"],
+        &["0", "0", "512", "2"],
+    );
+    for i in 0..n.of(1, 200) {
+        native_put.args.push(format!("field{i}"));
+        native_put.args.push(format!("value{i}"));
+    }
+    out.push(native_put);
     out
 }
 
