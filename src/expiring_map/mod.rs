@@ -88,26 +88,23 @@ mod path;
 mod portable;
 mod scan;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::Serialize;
 
 pub(crate) use self::contract::contract;
-pub use self::layout::LAYOUT_VERSION;
-pub use self::path::{PROBE_ENTRIES, Path, PathChoice};
+pub use self::path::{Path, PathChoice};
 pub use self::scan::{EntriesPage, Entry, SweepReport};
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, Plan, binomial_tail, plan};
 
 /// The bytes the portable path adds before each value: its expiry.
-pub const EXPIRY_BYTES: usize = 6;
+pub(crate) const EXPIRY_BYTES: usize = 6;
 
 /// The longest time to live or max-idle time, in milliseconds (the scripts'
 /// bound).
-pub const MAX_TTL_MS: u64 = 999_999_999_999_999;
+pub(crate) const MAX_TTL_MS: u64 = 999_999_999_999_999;
 
 /// A logical map of entries that expire, stored as listpack-sized shards
 /// `base:<shard>`. Cheap to clone; holds no connection.
@@ -119,8 +116,8 @@ pub struct ExpiringMap {
     path: Path,
     cap: u64,
     max_idle_ms: u64,
-    /// With a recorded layout: whether it was claimed (shared by clones).
-    claimed: Option<Arc<AtomicBool>>,
+    /// With a recorded layout: whether it was claimed yet.
+    claim: crate::layout::Claim,
 }
 
 /// Builds an [`ExpiringMap`]: setters never fail, [`build`](Self::build)
@@ -238,7 +235,7 @@ impl ExpiringMapBuilder {
             path: self.path,
             cap: self.cap,
             max_idle_ms,
-            claimed: self.record_layout.then(|| Arc::new(AtomicBool::new(false))),
+            claim: crate::layout::Claim::new(self.record_layout),
         })
     }
 }
