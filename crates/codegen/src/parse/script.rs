@@ -81,6 +81,7 @@ pub fn parse_script_with(
         idempotent,
         idempotent_doc,
         type_checked: verdicts.type_checked,
+        tail_type_checked: verdicts.tail_type_checked,
         acl_checks: verdicts.acl_checks,
         inlined: inline_all(&resolved, known),
         sha1_hex: String::new(),
