@@ -67,10 +67,9 @@ impl Error {
 
 /// What a script's call that its user's ACL denied was: Redis names the
 /// line (`on @user_script:<n>.`, `@user_function:<n>` in the Functions
-/// library) but not always the command, and never the channel or key. The
-/// line's `redis.call('CMD', <first argument> ...)` names both: the
-/// command, and its first argument as the header names it (`ARGV[2]` is
-/// `channel` in `lock.release`). `None` when the line is not found.
+/// library) but not always the command, and never the channel or key; the
+/// line's call ([`ScriptInfo::call_on_line`](crate::ScriptInfo::call_on_line))
+/// names both. `None` when the line holds no call.
 fn denied_call(s: &crate::ScriptInfo, detail: &str) -> Option<String> {
     let (source, at) = if let Some(at) = detail.find("@user_script:") {
         (s.source(), at + "@user_script:".len())
@@ -85,40 +84,63 @@ fn denied_call(s: &crate::ScriptInfo, detail: &str) -> Option<String> {
     let line = source
         .lines()
         .nth(digits.parse::<usize>().ok()?.checked_sub(1)?)?;
-    let call = line
-        .find("redis.call(")
-        .map(|i| i + "redis.call(".len())
-        .or_else(|| line.find("redis.pcall(").map(|i| i + "redis.pcall(".len()))?;
-    let rest = line[call..].trim_start();
-    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let (command, after) = rest[1..].split_once(quote)?;
-    let command = command.to_ascii_uppercase();
-    let first = after
-        .trim_start_matches([',', ' '])
-        .split([',', ')'])
-        .next()
-        .unwrap_or("")
-        .trim();
-    let named = |list: &str, n: &str| -> Option<&'static str> {
-        let n: usize = n
-            .strip_prefix(list)?
-            .strip_prefix('[')?
-            .strip_suffix(']')?
-            .parse()
-            .ok()?;
-        match list {
-            "KEYS" => s.keys.get(n.checked_sub(1)?).map(|k| k.name),
-            _ => s.args.get(n.checked_sub(1)?).map(|a| a.name),
-        }
-    };
-    let role = named("KEYS", first).or_else(|| named("ARGV", first));
-    let channel = matches!(command.as_str(), "PUBLISH" | "SPUBLISH");
-    let what = match (role, channel) {
-        (Some(role), true) => format!("{command} to the channel {first} ({role})"),
-        (Some(role), false) => format!("{command} on {first} ({role})"),
-        (None, _) => command,
-    };
+    let what = s.call_on_line(line)?;
     Some(format!("denied: {what}, line {digits} of {}", s.name))
+}
+
+impl crate::ScriptInfo {
+    /// The `redis.call` / `redis.pcall` on `line` of this script's source
+    /// (or of its function in the Functions library), in words: `GET on
+    /// KEYS[1] (lock)`, `SPUBLISH to the channel ARGV[2] (channel)`, or the
+    /// bare command when its first argument is not a key or argument the
+    /// header names. `None` when the line holds no call. This is how an
+    /// ACL refusal, which Redis reports by line, names the refused call;
+    /// the exported clients carry the same words per line
+    /// ([`ScriptInfo::calls`](crate::ScriptInfo::calls)).
+    pub fn call_on_line(&self, line: &str) -> Option<String> {
+        let call = line
+            .find("redis.call(")
+            .map(|i| i + "redis.call(".len())
+            .or_else(|| line.find("redis.pcall(").map(|i| i + "redis.pcall(".len()))?;
+        let rest = line[call..].trim_start();
+        let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+        let (command, after) = rest[1..].split_once(quote)?;
+        let command = command.to_ascii_uppercase();
+        let first = after
+            .trim_start_matches([',', ' '])
+            .split([',', ')'])
+            .next()
+            .unwrap_or("")
+            .trim();
+        let role = self.named(first);
+        let channel = matches!(command.as_str(), "PUBLISH" | "SPUBLISH");
+        Some(match (role, channel) {
+            (Some(role), true) => format!("{command} to the channel {first} ({role})"),
+            (Some(role), false) => format!("{command} on {first} ({role})"),
+            (None, _) => command,
+        })
+    }
+
+    /// Every call of the shipped script ([`ScriptInfo::source`]) by its
+    /// 1-based line, in words ([`ScriptInfo::call_on_line`]).
+    pub fn calls(&self) -> Vec<(usize, String)> {
+        self.source()
+            .lines()
+            .enumerate()
+            .filter_map(|(i, line)| Some((i + 1, self.call_on_line(line)?)))
+            .collect()
+    }
+
+    /// The header's name of `KEYS[n]` or `ARGV[n]`.
+    fn named(&self, reference: &str) -> Option<&'static str> {
+        let (list, n) = reference.strip_suffix(']')?.split_once('[')?;
+        let n = n.parse::<usize>().ok()?.checked_sub(1)?;
+        match list {
+            "KEYS" => self.keys.get(n).map(|k| k.name),
+            "ARGV" => self.args.get(n).map(|a| a.name),
+            _ => None,
+        }
+    }
 }
 
 /// Redis appends `script: <sha>, on @user_script:<line>.` to errors raised

@@ -446,14 +446,17 @@ fn contract() -> String {
     for s in ALL {
         let _ = writeln!(
             out,
-            "        {} => [{}, {}, {}, [{}], [{}], [{}]],",
+            "        {} => [{}, {}, {}, [{}], [{}]],",
             php_str(s.name),
             php_str(s.sha1),
             php_str(s.file),
             s.read_only,
             list(s.errors.to_vec()),
-            list(s.keys.iter().map(|k| k.name).collect()),
-            list(s.args.iter().map(|a| a.name).collect()),
+            s.calls()
+                .iter()
+                .map(|(line, what)| format!("{line} => {}", php_str(what)))
+                .collect::<Vec<_>>()
+                .join(", "),
         );
     }
     out.push_str("    ];\n\n    /** The error kind of each domain error code of the scripts. */\n    public const ERRORS = [\n");

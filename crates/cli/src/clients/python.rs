@@ -320,15 +320,18 @@ fn scripts() -> String {
     for s in ALL {
         let _ = writeln!(
             out,
-            "    {}: Script({}, {}, {}, {}, {}, {}, {}),",
+            "    {}: Script({}, {}, {}, {}, {}, {{{}}}),",
             py_str(s.name),
             py_str(s.name),
             py_str(s.sha1),
             py_str(s.file),
             if s.read_only { "True" } else { "False" },
             py_tuple(s.errors.iter().copied()),
-            py_tuple(s.keys.iter().map(|k| k.name)),
-            py_tuple(s.args.iter().map(|a| a.name)),
+            s.calls()
+                .iter()
+                .map(|(line, what)| format!("{line}: {}", py_str(what)))
+                .collect::<Vec<_>>()
+                .join(", "),
         );
     }
     out.push_str("}\n");

@@ -17,10 +17,8 @@ final class Call
     public readonly bool $readOnly;
     /** @var list<string> the script's domain error codes */
     public readonly array $errors;
-    /** @var list<string> the header's names of KEYS[1], KEYS[2] ... */
-    public readonly array $keyNames;
-    /** @var list<string> the header's names of ARGV[1], ARGV[2] ... */
-    public readonly array $argNames;
+    /** @var array<int, string> each call of the script's source by line, in words (how an ACL refusal names the call) */
+    public readonly array $calls;
 
     /**
      * @param list<string> $keys
@@ -33,7 +31,7 @@ final class Call
         public readonly array $args,
         public readonly array $tagged = [],
     ) {
-        [$this->sha1, $this->file, $this->readOnly, $this->errors, $this->keyNames, $this->argNames] = Contract::SCRIPTS[$script];
+        [$this->sha1, $this->file, $this->readOnly, $this->errors, $this->calls] = Contract::SCRIPTS[$script];
     }
 
     /** EVALSHA (EVALSHA_RO) sha numkeys keys... args..., with `$prefix` before every key and tagged argument. */

@@ -28,7 +28,6 @@ driver talks through a twin without decoding (records and bitmaps are bytes).
 from __future__ import annotations
 
 import asyncio
-import itertools
 import math
 import os
 import re
@@ -56,16 +55,15 @@ AsyncClient = Union[redis.asyncio.Redis, redis.asyncio.RedisCluster]
 
 
 class Script(NamedTuple):
-    """A bundled script: name, SHA1, file below lua/, read-only, error codes, and the
-    header's names of its keys and arguments (KEYS[1], ARGV[1] ... in order)."""
+    """A bundled script: name, SHA1, file below lua/, read-only, error codes, and
+    each call of its source by line, in words (how an ACL refusal names the call)."""
 
     name: str
     sha1: str
     file: str
     read_only: bool
     errors: Tuple[str, ...]
-    keys: Tuple[str, ...]
-    args: Tuple[str, ...]
+    calls: Dict[int, str]
 
 
 _LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
@@ -261,37 +259,11 @@ def _is_denial(code: str, detail: str) -> bool:
 
 def _denied_call(script: Script, detail: str) -> Optional[str]:
     """What a script's call that the user's ACL denied was: the server names the line
-    (`@user_script:<n>`), the line's `redis.call('CMD', <first argument>` names the
-    command and, through the header, its key or channel. None when not found."""
-    at = detail.find("@user_script:")
-    if at < 0:
-        return None
-    digits = "".join(itertools.takewhile(str.isdigit, detail[at + len("@user_script:"):]))
-    lines = source(script).decode().splitlines()
-    if not digits or not 1 <= int(digits) <= len(lines):
-        return None
-    line = lines[int(digits) - 1]
-    call = next((line.find(c) + len(c) for c in ("redis.call(", "redis.pcall(") if c in line), None)
-    if call is None:
-        return None
-    rest = line[call:].lstrip()
-    if not rest or rest[0] not in "'\"":
-        return None
-    command, quote, after = rest[1:].partition(rest[0])
-    if not quote:
-        return None
-    command = command.upper()
-    first = re.split(r"[,)]", after.lstrip(", "))[0].strip()
-    m = re.fullmatch(r"(KEYS|ARGV)\[([0-9]+)\]", first)
-    names = (script.keys if m.group(1) == "KEYS" else script.args) if m else ()
-    role = names[int(m.group(2)) - 1] if m and 1 <= int(m.group(2)) <= len(names) else None
-    if role is None:
-        what = command
-    elif command in ("PUBLISH", "SPUBLISH"):
-        what = f"{command} to the channel {first} ({role})"
-    else:
-        what = f"{command} on {first} ({role})"
-    return f"denied: {what}, line {digits} of {script.name}"
+    (`@user_script:<n>`), the script's table of calls names the command and, through
+    the header, its key or channel. None when that line holds no call."""
+    at = re.search(r"@user_script:([0-9]+)", detail)
+    what = script.calls.get(int(at.group(1))) if at else None
+    return f"denied: {what}, line {at.group(1)} of {script.name}" if at and what else None
 
 
 def _is_noscript(reply: Any) -> bool:

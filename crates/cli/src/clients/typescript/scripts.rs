@@ -184,22 +184,25 @@ pub(crate) fn scripts(mode: Mode) -> String {
     out.push_str(&mode.import_ns("a", "./call", true));
     out.push('\n');
     out.push_str(&mode.export_type(
-        "A bundled script: name, SHA1, file below lua/, read-only, domain error codes, the header's names of its keys and arguments.",
-        "interface ScriptInfo {\n  readonly name: string;\n  readonly sha1: string;\n  readonly file: string;\n  readonly readOnly: boolean;\n  readonly errors: readonly string[];\n  readonly keys: readonly string[];\n  readonly args: readonly string[];\n}\n",
+        "A bundled script: name, SHA1, file below lua/, read-only, domain error codes, and each call of its source by line, in words (how an ACL refusal names the call).",
+        "interface ScriptInfo {\n  readonly name: string;\n  readonly sha1: string;\n  readonly file: string;\n  readonly readOnly: boolean;\n  readonly errors: readonly string[];\n  readonly calls: Readonly<Record<number, string>>;\n}\n",
     ));
     let mut table = String::from("{\n");
     let list = |items: Vec<&str>| items.into_iter().map(lit).collect::<Vec<_>>().join(", ");
     for s in ALL {
         let _ = writeln!(
             table,
-            "  {}: {{ name: {0}, sha1: {}, file: {}, readOnly: {}, errors: [{}], keys: [{}], args: [{}] }},",
+            "  {}: {{ name: {0}, sha1: {}, file: {}, readOnly: {}, errors: [{}], calls: {{ {} }} }},",
             lit(s.name),
             lit(s.sha1),
             lit(s.file),
             s.read_only,
             list(s.errors.to_vec()),
-            list(s.keys.iter().map(|k| k.name).collect()),
-            list(s.args.iter().map(|a| a.name).collect()),
+            s.calls()
+                .iter()
+                .map(|(line, what)| format!("{line}: {}", lit(what)))
+                .collect::<Vec<_>>()
+                .join(", "),
         );
     }
     table.push('}');

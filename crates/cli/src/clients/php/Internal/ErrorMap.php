@@ -33,7 +33,16 @@ final class ErrorMap
             return self::fromCode($code, $detail, $req->script);
         }
         $denied = $req instanceof Call && self::isDenial($code, $full) ? self::deniedCall($req, $full) : null;
-        return new Errors\Server($code, $denied === null ? $detail : "$detail ($denied)", $script);
+        return $denied === null ? new Errors\Server($code, $detail, $script) : self::denied($req, $message, $denied);
+    }
+
+    /** The Server error of the ACL refusal `$message` of `$call`, whose refused call is `$denied`. */
+    private static function denied(Call $call, string $message, string $denied): Errors\Server
+    {
+        [$code, $full] = array_pad(explode(' ', $message, 2), 2, '');
+        $at = strpos($full, ' script: ');
+        $detail = $at === false ? $full : rtrim(substr($full, 0, $at));
+        return new Errors\Server($code, "$detail ($denied)", $call->script);
     }
 
     /**
@@ -53,32 +62,17 @@ final class ErrorMap
 
     /**
      * What a script's call that the user's ACL denied was: the server names
-     * the line (`@user_script:<n>`), the line's `redis.call('CMD', <first
-     * argument>` names the command and, through the header, its key or
-     * channel. Null when not found.
+     * the line (`@user_script:<n>`), the script's table of calls names the
+     * command and, through the header, its key or channel. Null when that
+     * line holds no call.
      */
     public static function deniedCall(Call $call, string $detail): ?string
     {
         if (preg_match('/@user_script:(\d+)/', $detail, $at) !== 1) {
             return null;
         }
-        $lines = preg_split('/\r?\n/', $call->source());
-        $line = $lines[(int) $at[1] - 1] ?? null;
-        if ($line === null || preg_match('/redis\.p?call\(\s*([\'"])(.*?)\1(.*)$/', $line, $m) !== 1) {
-            return null;
-        }
-        $command = strtoupper($m[2]);
-        $first = trim(preg_split('/[,)]/', ltrim($m[3], ', '))[0]);
-        $role = null;
-        if (preg_match('/^(KEYS|ARGV)\[(\d+)\]$/', $first, $n) === 1) {
-            $role = ($n[1] === 'KEYS' ? $call->keyNames : $call->argNames)[(int) $n[2] - 1] ?? null;
-        }
-        $what = match (true) {
-            $role === null => $command,
-            $command === 'PUBLISH' || $command === 'SPUBLISH' => "$command to the channel $first ($role)",
-            default => "$command on $first ($role)",
-        };
-        return "denied: $what, line {$at[1]} of {$call->script}";
+        $what = $call->calls[(int) $at[1]] ?? null;
+        return $what === null ? null : "denied: $what, line {$at[1]} of {$call->script}";
     }
 
     /** The error of the first error reply `$message` of a batch: attributed to the first call whose script has its code. */
@@ -92,8 +86,9 @@ final class ErrorMap
         }
         if (self::isDenial($code, $message)) {
             foreach ($reqs as $req) {
-                if ($req instanceof Call && self::deniedCall($req, $message) !== null) {
-                    return self::of($req, $message);
+                $denied = $req instanceof Call ? self::deniedCall($req, $message) : null;
+                if ($denied !== null) {
+                    return self::denied($req, $message, $denied);
                 }
             }
         }

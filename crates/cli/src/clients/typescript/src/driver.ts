@@ -123,27 +123,13 @@ function isDenial(code: string, detail: string): boolean {
 
 /**
  * What a script's call that the user's ACL denied was: the server names the line
- * (`@user_script:<n>`), the line's `redis.call('CMD', <first argument>` names the
- * command and, through the header, its key or channel. null when not found.
+ * (`@user_script:<n>`), the script's table of calls names the command and, through
+ * the header, its key or channel. null when that line holds no call.
  */
 function deniedCall(script: ScriptInfo, detail: string): string | null {
   const at = /@user_script:(\d+)/.exec(detail);
-  if (at === null) {
-    return null;
-  }
-  const line = source(script).toString("utf8").split(/\r?\n/)[Number(at[1]) - 1];
-  const m = line === undefined ? null : /redis\.p?call\(\s*(['"])(.*?)\1(.*)$/.exec(line);
-  if (m === null) {
-    return null;
-  }
-  const command = m[2].toUpperCase();
-  const first = m[3].replace(/^[, ]+/, "").split(/[,)]/)[0].trim();
-  const n = /^(KEYS|ARGV)\[(\d+)\]$/.exec(first);
-  const role = n === null ? undefined : (n[1] === "KEYS" ? script.keys : script.args)[Number(n[2]) - 1];
-  const what = role === undefined ? command
-    : command === "PUBLISH" || command === "SPUBLISH" ? `${command} to the channel ${first} (${role})`
-    : `${command} on ${first} (${role})`;
-  return `denied: ${what}, line ${at[1]} of ${script.name}`;
+  const what = at === null ? undefined : script.calls[Number(at[1])];
+  return at === null || what === undefined ? null : `denied: ${what}, line ${at[1]} of ${script.name}`;
 }
 
 function infoOf(req: Request): ScriptInfo | null {
