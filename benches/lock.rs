@@ -1,11 +1,23 @@
 //! `cargo bench --bench lock`: wrapper overhead; lock and semaphore
 //! throughput against the two-round-trip floor; the handoff latency (release
 //! → the waiter holds the lock) of woken waiters (sync and async) and of the
-//! old polling, against one round trip. Starts its own redis-server.
+//! old polling, against one round trip; and the contended case (16 waiters
+//! on one lock, fair and not, sync and async; 8 readers + 8 writers on one
+//! read-write lock): acquire scripts per acquisition (each waiter's first
+//! apart from the steady state, which the goal of 2 is measured on), the
+//! handoff p50/p99 against PING and the raw pub/sub floor of the same run,
+//! and the fair order of arrival, which fails the bench when not kept (see
+//! `benches/lock/contended.rs`). Starts its own redis-server; prints the
+//! load average.
 //!
 //! Environment: `BENCH_ROUNDS` (default 5), `BENCH_CALLS` calls per round
 //! (default 20000), `BENCH_WAITS` handoffs per mode (default 200; the
-//! polling mode takes a tenth of them, each costs up to its 50 ms interval).
+//! polling mode takes a tenth of them, each costs up to its 50 ms interval),
+//! `BENCH_CONTENDED_ROUNDS` acquisitions per contended waiter (default 20,
+//! at least 2). A modest run on a busy machine (a few minutes):
+//! `BENCH_ROUNDS=1 BENCH_CALLS=2000 BENCH_WAITS=40 BENCH_CONTENDED_ROUNDS=10
+//! cargo bench --bench lock`. Every wait is bounded: a part that does not
+//! finish stops the bench with a message, it never hangs.
 
 mod common;
 #[path = "lock/contended.rs"]
@@ -17,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use common::{Table, num, paired, quantile, rate};
 use redis_patterns::lock::{DEFAULT_POLL_INTERVAL, Lock, WaitMode};
+use redis_patterns::rwlock::RwLock;
 use redis_patterns::semaphore::Semaphore;
 use redis_patterns::{AsyncConnection, Batch, Connection, Op, Request, scripts};
 
@@ -30,9 +43,10 @@ fn main() {
     );
     let calls = common::env_or("BENCH_CALLS", 20_000);
     println!(
-        "redis-server on 127.0.0.1:{}; median of {} rounds (BENCH_ROUNDS); {calls} calls a round",
+        "redis-server on 127.0.0.1:{}; median of {} rounds (BENCH_ROUNDS); {calls} calls a round; load average {}",
         server.port(),
-        common::rounds()
+        common::rounds(),
+        load_average()
     );
 
     // --- Wrapper overhead: the same script, the same arguments -----------------
@@ -228,6 +242,11 @@ fn main() {
         idle.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     let idle_ms = quantile(&mut idle, 0.5);
+    let bounded = common::watchdog(
+        &server.url(),
+        "the handoff latency section",
+        Duration::from_secs(120 + samples as u64),
+    );
     let mut raw = raw_wakeups(&server.url(), &mut con, samples);
     let mut holder = Connection::open(server.url()).expect("connect");
     let notified = Lock::new("bench-wait", Duration::from_secs(10)).expect("valid lock");
@@ -286,6 +305,7 @@ fn main() {
         let mut waits = handoffs(&server.url(), &mut holder, lock, waiter, n);
         row(&mut t, name, &mut waits);
     }
+    drop(bounded);
     row(
         &mut t,
         "floor: raw SPUBLISH wakes SSUBSCRIBE, then one PING",
@@ -300,49 +320,141 @@ fn main() {
     );
     t.print();
 
-    // --- Contended: 16 waiters on one lock --------------------------------------
+    // --- Contended: 16 waiters on one lock, 8 readers + 8 writers on one rwlock
+    contended_section(&server.url(), &mut con, samples);
+}
+
+/// The contended runs (see `lock/contended.rs`) and their table, then the
+/// fair order of arrival, which fails the bench when it is not kept.
+fn contended_section(url: &str, con: &mut redis::Connection, samples: usize) {
+    use contended::{Subject, Take};
     let rounds = common::env_or("BENCH_CONTENDED_ROUNDS", 20);
+    println!(
+        "contended: {rounds} acquisitions per waiter (BENCH_CONTENDED_ROUNDS); load average {}",
+        load_average()
+    );
     let lock = |name: &str, fair: bool| {
-        Lock::builder(name)
+        let lock = Lock::builder(name)
             .lease(Duration::from_secs(10))
-            .fair(fair)
-            .build()
-            .expect("valid lock")
+            .fair(fair);
+        Subject::Lock(lock.build().expect("valid lock"))
     };
-    let url = server.url();
-    let mut runs = vec![
+    let rwlock = |name: &str, fair: bool| {
+        let rw = RwLock::builder(name)
+            .lease(Duration::from_secs(10))
+            .fair(fair);
+        Subject::RwLock(rw.build().expect("valid rwlock"))
+    };
+    let locks = [Take::Lock; contended::WAITERS];
+    // Readers and writers interleaved, 8 of each.
+    let mixed: Vec<Take> = "RRWRWWRWRRWRWWRW"
+        .chars()
+        .map(|c| if c == 'R' { Take::Read } else { Take::Write })
+        .collect();
+    let cases: [(&str, Subject, &[Take], bool); 6] = [
         (
-            "fair, sync Connection per waiter",
-            contended::run(&url, &mut con, &lock("bench-fair", true), rounds, true),
+            "lock, fair, sync Connection per waiter",
+            lock("c-fair", true),
+            &locks,
+            true,
         ),
         (
-            "not fair, sync Connection per waiter",
-            contended::run(&url, &mut con, &lock("bench-unfair", false), rounds, true),
+            "lock, not fair, sync Connection per waiter",
+            lock("c-unfair", false),
+            &locks,
+            true,
         ),
         (
-            "fair, tasks on one AsyncConnection",
-            contended::run(
-                &url,
-                &mut con,
-                &lock("bench-fair-async", true),
-                rounds,
-                false,
-            ),
+            "lock, fair, tasks on one AsyncConnection",
+            lock("c-fair-a", true),
+            &locks,
+            false,
         ),
         (
-            "not fair, tasks on one AsyncConnection",
-            contended::run(
-                &url,
-                &mut con,
-                &lock("bench-unfair-async", false),
-                rounds,
-                false,
-            ),
+            "lock, not fair, tasks on one AsyncConnection",
+            lock("c-unfair-a", false),
+            &locks,
+            false,
+        ),
+        (
+            "rwlock, fair, 8 readers + 8 writers, sync",
+            rwlock("c-rw-fair", true),
+            &mixed,
+            true,
+        ),
+        (
+            "rwlock, not fair, 8 readers + 8 writers, sync",
+            rwlock("c-rw", false),
+            &mixed,
+            true,
         ),
     ];
-    let in_order = contended::fair_order(&url, &mut con, &lock("bench-order", true));
-    let mut floor = raw_wakeups(&url, &mut con, samples);
-    contended::print(&mut runs, &mut floor, in_order);
+    let mut runs = Vec::new();
+    for (name, subject, takes, sync) in cases {
+        let _bounded = common::watchdog(
+            url,
+            &format!("contended run \"{name}\""),
+            Duration::from_secs(300),
+        );
+        runs.push((
+            name.to_string(),
+            contended::run(url, con, &subject, takes, rounds, sync),
+        ));
+    }
+    let _bounded = common::watchdog(url, "contended baselines", Duration::from_secs(120));
+    let mut base = contended::Baselines {
+        ping_ms: ping_samples(con, samples.max(1000)),
+        floor_ms: raw_wakeups(url, con, samples),
+    };
+    contended::print(&mut runs, &mut base);
+    println!("load average after the contended runs: {}", load_average());
+    let mut kept = true;
+    for (name, subject, takes) in [
+        ("lock", lock("c-order", true), &locks[..]),
+        (
+            "rwlock (8 readers + 8 writers)",
+            rwlock("c-rw-order", true),
+            &mixed[..],
+        ),
+    ] {
+        let _bounded = common::watchdog(
+            url,
+            &format!("fair order, {name}"),
+            Duration::from_secs(120),
+        );
+        let (order, wrong) = contended::fair_order(url, con, &subject, takes);
+        println!(
+            "fair {name}: {} waiters arrived one after another; acquisition order {order:?}; {} pairs out of their order of arrival{}",
+            takes.len(),
+            wrong.len(),
+            if wrong.is_empty() {
+                String::new()
+            } else {
+                format!(": {wrong:?}")
+            }
+        );
+        kept &= wrong.is_empty();
+    }
+    assert!(kept, "fair mode did not keep the order of arrival (above)");
+}
+
+/// The load average of the machine (1, 5, 15 minutes), as /proc/loadavg
+/// says.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown (no /proc/loadavg)".into())
+}
+
+/// `n` PING round trips in a loop, ms each.
+fn ping_samples(con: &mut redis::Connection, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            let _: String = redis::cmd("PING").query(con).expect("PING");
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect()
 }
 
 /// The idle pause before sample `i` (2 to 11 ms).
@@ -352,7 +464,14 @@ fn pause(i: usize) -> Duration {
 
 /// The floor of a woken handoff with redis-rs alone: ms from an SPUBLISH
 /// to a subscribed thread having woken and sent one PING.
+///
+/// Every wait is bounded: the first SPUBLISH goes out only once the thread
+/// has its subscription confirmed (a message published before it would be
+/// lost, and both sides would wait for ever: how an earlier version hung),
+/// each SPUBLISH must reach exactly that one subscriber, and the thread's
+/// reads and the bench's waits for it time out with a message.
 fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
+    const LIMIT: Duration = Duration::from_secs(10);
     let info = redis::IntoConnectionInfo::into_connection_info(url).expect("url");
     let resp3 = info.clone().set_redis_settings(
         info.redis_settings()
@@ -363,42 +482,82 @@ fn raw_wakeups(url: &str, con: &mut redis::Connection, n: usize) -> Vec<f64> {
     let (done, got) = mpsc::channel::<Instant>();
     let url = url.to_string();
     let worker = thread::spawn(move || {
-        let mut sub = redis::Client::open(resp3)
-            .and_then(|c| c.get_connection())
-            .expect("connect");
-        let mut ping = redis::Client::open(url.as_str())
-            .and_then(|c| c.get_connection())
-            .expect("connect");
+        let open = |info: redis::ConnectionInfo| {
+            let con = redis::Client::open(info)
+                .and_then(|c| c.get_connection_with_timeout(LIMIT))
+                .expect("connect");
+            con.set_read_timeout(Some(LIMIT)).expect("read timeout");
+            con.set_write_timeout(Some(LIMIT)).expect("write timeout");
+            con
+        };
+        let mut sub = open(resp3);
+        let mut ping =
+            open(redis::IntoConnectionInfo::into_connection_info(url.as_str()).expect("url"));
         sub.send_packed_command(
             &redis::cmd("SSUBSCRIBE")
                 .arg("bench:{raw}")
                 .get_packed_command(),
         )
         .expect("SSUBSCRIBE");
-        sub.recv_response().expect("confirmation");
-        while jobs.recv().is_ok() {
-            while !matches!(
-                sub.recv_response().expect("message"),
+        let confirmed = sub.recv_response().expect("the SSUBSCRIBE confirmation");
+        assert!(
+            matches!(
+                confirmed,
                 redis::Value::Push {
-                    kind: redis::PushKind::SMessage,
+                    kind: redis::PushKind::SSubscribe,
                     ..
                 }
-            ) {}
+            ),
+            "SSUBSCRIBE answered {confirmed:?}"
+        );
+        // Subscribed: the bench may publish.
+        done.send(Instant::now()).expect("report");
+        while jobs.recv().is_ok() {
+            loop {
+                let v = sub.recv_response().unwrap_or_else(|e| {
+                    panic!(
+                        "raw floor: no message within {} s of being started: {e}",
+                        LIMIT.as_secs()
+                    )
+                });
+                if matches!(
+                    v,
+                    redis::Value::Push {
+                        kind: redis::PushKind::SMessage,
+                        ..
+                    }
+                ) {
+                    break;
+                }
+            }
             let _: String = redis::cmd("PING").query(&mut ping).expect("PING");
             done.send(Instant::now()).expect("report");
         }
     });
+    let wait = |what: &str| {
+        got.recv_timeout(LIMIT).unwrap_or_else(|e| {
+            panic!(
+                "raw floor: the subscribed thread {what} within {} s ({e})",
+                LIMIT.as_secs()
+            )
+        })
+    };
+    wait("did not confirm its SSUBSCRIBE");
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         go.send(()).expect("start");
         thread::sleep(pause(i));
         let t = Instant::now();
-        let _: i64 = redis::cmd("SPUBLISH")
+        let receivers: i64 = redis::cmd("SPUBLISH")
             .arg("bench:{raw}")
             .arg("x")
             .query(con)
             .expect("SPUBLISH");
-        out.push(got.recv().expect("woken").duration_since(t).as_secs_f64() * 1000.0);
+        assert_eq!(
+            receivers, 1,
+            "raw floor: SPUBLISH {i} reached {receivers} subscribers, not the one thread"
+        );
+        out.push(wait("was not woken").duration_since(t).as_secs_f64() * 1000.0);
     }
     drop(go);
     worker.join().expect("raw waiter");
@@ -482,7 +641,12 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
         if notified {
             // Subscribed, then a little more so that its re-check is done and
             // it waits for the message.
+            let deadline = Instant::now() + Duration::from_secs(30);
             while subscribers(holder, lock.channel()) == 0 {
+                assert!(
+                    Instant::now() < deadline,
+                    "the waiter did not subscribe within 30 s"
+                );
                 thread::sleep(Duration::from_micros(200));
             }
             thread::sleep(pause(i));
@@ -495,7 +659,9 @@ fn handoffs(url: &str, holder: &mut Connection, lock: &Lock, waiter: Waiter, n: 
             lock.release(&held.token).run(holder).expect("release"),
             Some(true)
         );
-        let at = got.recv().expect("the waiter got it");
+        let at = got
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the waiter got the lock within 30 s of its release");
         waits.push(at.duration_since(released).as_secs_f64() * 1000.0);
     }
     drop(go);

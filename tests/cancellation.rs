@@ -8,7 +8,8 @@
 //! 0–400 µs, half the time while someone else holds what it asks for.
 //! Afterwards (background cleanup given a moment, polled up to a bound),
 //! nothing is left: no lock, permit or lease held (every task that got one
-//! gave it back, so whatever is held belongs to no live task), no wake
+//! gave it back, so whatever is held belongs to no live task), no place in
+//! a waiter queue, no wake
 //! channel subscribed (`PUBSUB SHARDNUMSUB`), and as many clients
 //! connected as at the start (`CLIENT LIST`).
 //!
@@ -369,6 +370,9 @@ struct Left {
     locks: i64,
     /// Permits and read leases held, writers' intents.
     leases: i64,
+    /// Places in the waiter queues (a dropped waiter's place would hold a
+    /// fair lock back for its length).
+    waiters: i64,
     /// Subscribers of the wake channels.
     subscribers: i64,
     /// Clients beyond those at the start.
@@ -443,6 +447,14 @@ impl Checker {
         let leases = self.int(c.sem.key(), &mut zcard(c.sem.key()))
             + self.int(c.rw.readers_key(), &mut zcard(c.rw.readers_key()))
             + self.int(c.rw.intents_key(), &mut zcard(c.rw.intents_key()));
+        let mut waiters = 0;
+        for (queue, places) in [
+            (c.lock.queue_key(), c.lock.places_key()),
+            (c.sem.queue_key(), c.sem.places_key()),
+            (c.rw.queue_key(), c.rw.places_key()),
+        ] {
+            waiters += self.int(queue, &mut zcard(queue)) + self.int(places, &mut zcard(places));
+        }
         let subscribers = [c.lock.channel(), c.sem.channel(), c.rw.channel()]
             .iter()
             .map(|ch| self.subscribers(ch))
@@ -451,6 +463,7 @@ impl Checker {
         Left {
             locks,
             leases,
+            waiters,
             subscribers,
             clients,
         }
@@ -503,7 +516,10 @@ fn cancel_everything(topology: &str, url: &str, nodes: Vec<redis::Connection>) {
     semaphore_release(&mut c);
     rwlock_release(&mut c);
     let (_, warm, _) = check.settle(&c);
-    assert_eq!((warm.locks, warm.leases, warm.subscribers), (0, 0, 0));
+    assert_eq!(
+        (warm.locks, warm.leases, warm.waiters, warm.subscribers),
+        (0, 0, 0, 0)
+    );
     check.clients_at_start = check.clients();
 
     let ops: [(&str, Try); 11] = [
@@ -541,6 +557,11 @@ fn cancel_everything(topology: &str, url: &str, nodes: Vec<redis::Connection>) {
             settled.as_millis()
         );
         assert!(t.tries >= n, "{name}: every try ran");
+        assert!(
+            t.dropped() > 0,
+            "{name}: none of {} tries was dropped before it finished (the test tested nothing)",
+            t.tries
+        );
         if !last.nothing() {
             leaks.push(format!("{name}: {last:?}"));
         }

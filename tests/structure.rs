@@ -242,3 +242,92 @@ fn front_page_examples_compile_in_a_crate_of_their_own() {
         offenders.join("\n\n")
     );
 }
+
+/// The newest `lib<name>-*.rlib` in `deps` (the one this test links).
+fn newest_rlib(deps: &Path, name: &str) -> PathBuf {
+    let prefix = format!("lib{name}-");
+    std::fs::read_dir(deps)
+        .expect("the deps directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            file.starts_with(&prefix) && file.ends_with(".rlib")
+        })
+        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .unwrap_or_else(|| panic!("no {prefix}*.rlib in {}", deps.display()))
+}
+
+/// The front page's examples build as a user copies them into a crate of
+/// their own that depends on `redis-patterns` alone: rustc checks each one
+/// (its hidden lines too, as rustdoc does) with `redis_patterns` as its only
+/// extern crate besides the test server's, so a name of another crate
+/// (`redis::...`) that is not imported from the re-export fails to build,
+/// as it would for the user (doctests see every dependency of the package
+/// and cannot catch it).
+#[test]
+fn front_page_examples_build_with_redis_patterns_as_the_only_dependency() {
+    let exe = std::env::current_exe().expect("the test's path");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let externs = [
+        ("redis_patterns", newest_rlib(deps, "redis_patterns")),
+        (
+            "redis_patterns_test_support",
+            newest_rlib(deps, "redis_patterns_test_support"),
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("front-page-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut failed = Vec::new();
+    let examples = front_page_examples();
+    assert!(!examples.is_empty(), "the front page has Rust examples");
+    for (i, (page, block)) in examples.iter().enumerate() {
+        let mut code: Vec<&str> = block
+            .iter()
+            .map(|l| match l.trim_start() {
+                "#" => "",
+                t if t.starts_with("# ") => &t[2..],
+                _ => l.as_str(),
+            })
+            .collect();
+        let body = code.join("\n");
+        if !body.contains("fn main") {
+            code.insert(0, "fn main() {");
+            code.push("}");
+        }
+        let file = dir.join(format!("example_{i}.rs"));
+        std::fs::write(&file, code.join("\n")).expect("write the example");
+        let mut rustc = std::process::Command::new("rustc");
+        rustc
+            .args([
+                "--edition",
+                "2024",
+                "--crate-type",
+                "bin",
+                "--emit=metadata",
+            ])
+            .args(["--crate-name", &format!("example_{i}")])
+            .arg("-L")
+            .arg(format!("dependency={}", deps.display()))
+            .arg("--out-dir")
+            .arg(&dir);
+        for (name, rlib) in &externs {
+            rustc
+                .arg("--extern")
+                .arg(format!("{name}={}", rlib.display()));
+        }
+        let out = rustc.arg(&file).output().expect("run rustc");
+        if !out.status.success() {
+            failed.push(format!(
+                "{page}, example {i}:\n{}\n{}",
+                block.join("\n"),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        failed.is_empty(),
+        "front-page examples that do not build in a crate of their own:\n{}",
+        failed.join("\n\n")
+    );
+}

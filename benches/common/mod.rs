@@ -8,6 +8,7 @@
 //! because machines are shared and noisy.
 #![allow(dead_code)]
 
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use redis_patterns_test_support::LocalServer;
@@ -446,4 +447,33 @@ pub fn load_scripts(server: &LocalServer) {
     redis_patterns::load_all()
         .run(&mut con)
         .expect("SCRIPT LOAD of the bundle");
+}
+
+/// Bounds a part of a benchmark: dropped before `limit` has passed, it
+/// does nothing; otherwise it prints what did not finish, shuts the
+/// benchmark's server at `url` down (so that no waiter is left blocked and
+/// no server outlives the run) and exits with status 3. A benchmark never
+/// hangs: every wait of its own is bounded, and this catches the rest.
+pub struct Watchdog(#[allow(dead_code)] mpsc::Sender<()>);
+
+/// A [`Watchdog`] for `what`.
+pub fn watchdog(url: &str, what: &str, limit: Duration) -> Watchdog {
+    let (armed, stop) = mpsc::channel::<()>();
+    let (url, what) = (url.to_string(), what.to_string());
+    std::thread::spawn(move || {
+        if stop.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
+            eprintln!(
+                "benchmark stopped: {what} did not finish within {} s (a wait that never ends)",
+                limit.as_secs()
+            );
+            if let Ok(mut con) = redis::Client::open(url.as_str())
+                .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(5)))
+            {
+                let _: redis::RedisResult<()> =
+                    redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut con);
+            }
+            std::process::exit(3);
+        }
+    });
+    Watchdog(armed)
 }

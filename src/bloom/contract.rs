@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::hash::{SEED_BLOCK, SEED_H1, SEED_H2};
 use super::params::{EXTRA_BLOCKS, MIN_WASTE, WASTE_DIVISOR};
-use super::sized::CHUNK_OFFSETS;
+use super::sized::{BLOCK_IS_CONFIG, CHUNK_OFFSETS, CONFIG_HOLDS_BLOCK};
 use super::{DEFAULT_MAX_BITS, DEFAULT_PREFIX, MAX_BLOCK_BYTES, MAX_K, SCHEME, SCHEME_VERSION};
 use crate::contract::parts::{
     Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
@@ -128,7 +128,30 @@ fn keys() -> Vec<KeyTemplate> {
 
 /// The constants the hashing, the block planning and the JSHash use.
 fn constants() -> Vec<Constant> {
-    [hashing_constants(), sizing_constants(), jshash_constants()].concat()
+    [
+        hashing_constants(),
+        sizing_constants(),
+        jshash_constants(),
+        collision_constants(),
+    ]
+    .concat()
+}
+
+/// The refusals of two sized filters whose keys collide (a spread filter
+/// `f`'s block `j` is the config key of a filter `f:<j>`), as templates.
+fn collision_constants() -> Vec<Constant> {
+    vec![
+        constant(
+            "config_holds_block",
+            CONFIG_HOLDS_BLOCK,
+            "BloomConfigMismatch's message when a filter's config key (<key>) holds block <j> of the spread filter <base>",
+        ),
+        constant(
+            "block_is_config",
+            BLOCK_IS_CONFIG,
+            "BloomConfigMismatch's message when block <j> (<key>) of a spread filter is the config key of the filter <name>:<j>",
+        ),
+    ]
 }
 
 /// The sized filters' scheme, murmur3's initial states and the bounds on k, blocks and calls.

@@ -12,6 +12,7 @@ use super::load::{Filter, Load, LoadItem};
 use super::params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
 };
+use crate::contract::parts::render;
 use crate::core::alloc::{reserved, string_request};
 use crate::core::memory::{self, ServerMemory};
 use crate::core::resend::changed;
@@ -368,6 +369,14 @@ impl BloomBuilder {
     }
 }
 
+/// The refusal of a filter whose config key holds block `<j>` of the
+/// spread filter `<base>` (a contract constant: every client renders it).
+pub(crate) const CONFIG_HOLDS_BLOCK: &str = "<key>, the config key of the filter <name>, holds block <j> of the spread filter <base>: the two filters' keys collide; choose another name for one of them";
+
+/// The refusal of a spread filter whose block `<j>` is the config key of
+/// the filter `<name>:<j>` (a contract constant: every client renders it).
+pub(crate) const BLOCK_IS_CONFIG: &str = "<key>, block <j> of the spread filter <name>, is the config key of the filter <name>:<j>: the two filters' keys collide; choose another name for one of them";
+
 /// A spread filter's block `j` has the key of the config of a filter named
 /// `<name>:<j>` (`bloom:{f:0}`): the config key of filter `name` that
 /// holds another type than a hash (`WRONGTYPE`) is, when `name` ends in
@@ -379,8 +388,9 @@ fn config_taken(name: &str, key: &str, e: Error) -> Error {
     match spread_owner {
         Some((base, j)) if e.server_kind() == Some(ServerErrorKind::WrongType) => {
             ErrorKind::BloomConfigMismatch {
-                detail: format!(
-                    "{key}, the config key of the filter {name}, holds block {j} of the spread filter {base}: the two filters' keys collide; choose another name for one of them"
+                detail: render(
+                    CONFIG_HOLDS_BLOCK,
+                    &[("key", key), ("name", name), ("j", j), ("base", base)],
                 ),
             }
             .into()
@@ -397,9 +407,13 @@ fn block_taken(l: &Layout, j: usize, e: Error) -> Error {
         return e;
     }
     ErrorKind::BloomConfigMismatch {
-        detail: format!(
-            "{}, block {j} of the spread filter {}, is the config key of the filter {}:{j}: the two filters' keys collide; choose another name for one of them",
-            l.block_keys[j], l.name, l.name
+        detail: render(
+            BLOCK_IS_CONFIG,
+            &[
+                ("key", &l.block_keys[j]),
+                ("j", &j.to_string()),
+                ("name", &l.name),
+            ],
         ),
     }
     .into()

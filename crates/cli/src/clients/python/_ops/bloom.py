@@ -7,7 +7,7 @@ import math
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import errors, records, scripts
-from .._contract import CONSTANTS, key
+from .._contract import CONSTANTS, key, render
 from .._driver import Cmd, Op, Request, each, text
 from ..hashing import bloom_params, format_p, jshash, sized_offsets
 
@@ -24,9 +24,7 @@ def _config_taken(name: str, config_key: str, exc: BaseException) -> BaseExcepti
     ends in `:<j>`, block j of the spread filter before it: refused naming both."""
     base, _, j = name.rpartition(":")
     if base and j.isdigit() and isinstance(exc, errors.Server) and exc.code == "WRONGTYPE":
-        return errors.BloomConfigMismatch(
-            f"{config_key}, the config key of the filter {name}, holds block {j} of the spread filter {base}: "
-            "the two filters' keys collide; choose another name for one of them")
+        return errors.BloomConfigMismatch(render(_C["config_holds_block"], key=config_key, name=name, j=j, base=base))
     return exc
 
 
@@ -67,9 +65,7 @@ class Bloom:
         """Block j of a spread filter holding another type (WRONGTYPE) is the config of
         the filter `<name>:<j>`: refused naming both."""
         if self.spread and isinstance(reply, errors.Server) and reply.code == "WRONGTYPE":
-            return errors.BloomConfigMismatch(
-                f"{self.block_keys[j]}, block {j} of the spread filter {self.name}, is the config key of the filter "
-                f"{self.name}:{j}: the two filters' keys collide; choose another name for one of them")
+            return errors.BloomConfigMismatch(render(_C["block_is_config"], key=self.block_keys[j], j=j, name=self.name))
         return reply
 
     @staticmethod

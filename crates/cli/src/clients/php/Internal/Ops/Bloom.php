@@ -126,7 +126,7 @@ final class Bloom
         if (!$this->spread || !($e instanceof Server) || $e->errorCode !== 'WRONGTYPE') {
             return $e;
         }
-        return new BloomConfigMismatch("{$this->blockKeys[$j]}, block $j of the spread filter {$this->name}, is the config key of the filter {$this->name}:$j: the two filters' keys collide; choose another name for one of them");
+        return new BloomConfigMismatch(Contract::render(self::c('block_is_config'), ['key' => $this->blockKeys[$j], 'j' => $j, 'name' => $this->name]));
     }
 
     /**
@@ -147,7 +147,7 @@ final class Bloom
             if ($e->errorCode !== 'WRONGTYPE' || $base === '' || !ctype_digit($j)) {
                 throw $e;
             }
-            throw new BloomConfigMismatch("$configKey, the config key of the filter $name, holds block $j of the spread filter $base: the two filters' keys collide; choose another name for one of them");
+            throw new BloomConfigMismatch(Contract::render(self::c('config_holds_block'), ['key' => $configKey, 'name' => $name, 'j' => $j, 'base' => $base]));
         }
     }
 

@@ -58,8 +58,7 @@ async function config(io, name, k) {
         const base = at < 0 ? "" : name.slice(0, at);
         const j = at < 0 ? "" : name.slice(at + 1);
         if (e instanceof errors_1.Server && e.code === "WRONGTYPE" && base !== "" && /^[0-9]+$/.test(j)) {
-            throw new errors_1.BloomConfigMismatch(`${k}, the config key of the filter ${name}, holds block ${j} of the spread filter ${base}: ` +
-                "the two filters' keys collide; choose another name for one of them");
+            throw new errors_1.BloomConfigMismatch((0, contract_1.render)(C.config_holds_block, { key: k, name, j, base }));
         }
         throw e;
     }
@@ -96,8 +95,7 @@ class Bloom {
         if (!this.spread || !(reply instanceof errors_1.Server) || reply.code !== "WRONGTYPE") {
             return reply;
         }
-        return new errors_1.BloomConfigMismatch(`${this.blockKeys[j]}, block ${j} of the spread filter ${this.name}, is the config key of the filter ` +
-            `${this.name}:${j}: the two filters' keys collide; choose another name for one of them`);
+        return new errors_1.BloomConfigMismatch((0, contract_1.render)(C.block_is_config, { key: this.blockKeys[j], j, name: this.name }));
     }
     static async create(io, name, expected, fpRate, prefix, spreadBlocks, maxMemory) {
         const [m, k, blocks] = (0, hashing_1.bloomParams)(expected, fpRate);

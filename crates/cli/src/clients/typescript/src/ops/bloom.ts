@@ -2,7 +2,7 @@
 // the PHP JSHash bitmap.
 
 import { Request, cmd } from "../call";
-import { CONSTANTS, key } from "../contract";
+import { CONSTANTS, key, render } from "../contract";
 import { Io, int, pairs } from "../driver";
 import { BloomConfigMismatch, BloomMissing, InvalidArgument, NotEnoughMemory, Server } from "../errors";
 import { bloomParams, formatP, jshash, sizedOffsets } from "../hashing";
@@ -66,10 +66,7 @@ async function config(io: Io, name: string, k: string): Promise<Map<string, stri
     const base = at < 0 ? "" : name.slice(0, at);
     const j = at < 0 ? "" : name.slice(at + 1);
     if (e instanceof Server && e.code === "WRONGTYPE" && base !== "" && /^[0-9]+$/.test(j)) {
-      throw new BloomConfigMismatch(
-        `${k}, the config key of the filter ${name}, holds block ${j} of the spread filter ${base}: ` +
-          "the two filters' keys collide; choose another name for one of them",
-      );
+      throw new BloomConfigMismatch(render(C.config_holds_block, { key: k, name, j, base }));
     }
     throw e;
   }
@@ -118,10 +115,7 @@ export class Bloom {
     if (!this.spread || !(reply instanceof Server) || reply.code !== "WRONGTYPE") {
       return reply;
     }
-    return new BloomConfigMismatch(
-      `${this.blockKeys[j]}, block ${j} of the spread filter ${this.name}, is the config key of the filter ` +
-        `${this.name}:${j}: the two filters' keys collide; choose another name for one of them`,
-    );
+    return new BloomConfigMismatch(render(C.block_is_config, { key: this.blockKeys[j], j, name: this.name }));
   }
 
   static async create(
