@@ -30,7 +30,6 @@ use common::{Table, median, num};
 use examples::Example;
 use redis::Value;
 use redis_patterns::ScriptInfo;
-use redis_patterns::scripts::ALL;
 
 /// How a call is made: the script by its SHA1, or its commands natively.
 #[derive(Clone, Copy)]
@@ -270,7 +269,9 @@ fn main() {
     let only = std::env::var("BENCH_SCRIPTS").unwrap_or_default();
     let chosen =
         |name: &str| only.is_empty() || only.split(',').any(|w| name.starts_with(w.trim()));
-    for s in ALL.iter().filter(|s| chosen(s.name)) {
+    let mut ours = redis_patterns::Connection::open(server.url()).expect("connect");
+    let runnable = support::runnable_scripts(&mut ours);
+    for s in runnable.into_iter().filter(|s| chosen(s.name)) {
         let body = support::without_generated_checks(s.source()).expect("a checks block");
         let unchecked: String = redis::cmd("SCRIPT")
             .arg("LOAD")

@@ -16,6 +16,7 @@ use chrono::{NaiveDate, Utc};
 use common::{Table, num, ratio};
 use redis_patterns::visits::{self, VisitCounter};
 use redis_patterns::{Batch, Connection, Request};
+use redis_patterns_test_support::LocalServer;
 
 fn flush(con: &mut redis::Connection) {
     let _: () = redis::cmd("FLUSHALL").arg("SYNC").query(con).unwrap();
@@ -95,7 +96,18 @@ fn main() {
         common::rounds()
     );
 
-    // ---- memory -------------------------------------------------------
+    memory(&server, &mut con, members, day);
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("memory") {
+        return;
+    }
+    let mut pc = Connection::open(server.url()).unwrap();
+    let end = today_end_utc();
+    throughput(&mut con, &mut pc, end, day, ops);
+    over_count(&server, &mut con, &mut pc, end, day);
+}
+
+/// The bytes per member of each layout against a plain set.
+fn memory(server: &LocalServer, con: &mut redis::Connection, members: usize, day: NaiveDate) {
     // A connection of its own, closed before memory is measured.
     let max_entries = visits::max_intset_entries()
         .run(&mut Connection::open(server.url()).unwrap())
@@ -158,11 +170,11 @@ fn main() {
             let _: i64 = con.query(redis::cmd(command).arg(key).arg(chunk)).unwrap();
         }
     };
-    let plain = measure(&mut con, &mut |con| add_all(con, "SADD", "plain"));
+    let plain = measure(con, &mut |con| add_all(con, "SADD", "plain"));
     let enc: String = redis::cmd("OBJECT")
         .arg("ENCODING")
         .arg("plain")
-        .query(&mut con)
+        .query(con)
         .unwrap();
     // A row: the bytes of a layout, per member, against the plain set.
     let mut row = |what: &str, bytes: u64, note: String| {
@@ -178,7 +190,7 @@ fn main() {
     // The sharded intset: user ids 1..=N, planned shard count, with expiry.
     let counter = VisitCounter::new("mem", Utc, shards).unwrap();
     let mut report = String::new();
-    let sharded = measure(&mut con, &mut |con| {
+    let sharded = measure(con, &mut |con| {
         let all: Vec<i64> = (1..=members as i64).collect();
         for chunk in all.chunks(5_000) {
             counter.add_batch(day, chunk).run(con).unwrap();
@@ -202,7 +214,7 @@ fn main() {
     // The PHP recipe's ids: 8 hex digits of a hash (here crc32) as an
     // unsigned 32-bit value; above i32::MAX they force the 8-byte intset
     // encoding.
-    let hex_ids = measure(&mut con, &mut |con| {
+    let hex_ids = measure(con, &mut |con| {
         let all: Vec<i64> = (1..=members as i64)
             .map(|i| crc32fast::hash(format!("uid-{i}").as_bytes()) as i64)
             .collect();
@@ -217,7 +229,7 @@ fn main() {
         hex_ids,
         report.clone(),
     );
-    let hll = measure(&mut con, &mut |con| {
+    let hll = measure(con, &mut |con| {
         add_all(con, "PFADD", "hll");
         let est: i64 = con.query(redis::cmd("PFCOUNT").arg("hll")).unwrap();
         report = format!(
@@ -233,14 +245,18 @@ fn main() {
         report.clone(),
     ]);
     mem.print();
-    flush(&mut con);
-    if std::env::var("BENCH_ONLY").as_deref() == Ok("memory") {
-        return;
-    }
+    flush(con);
+}
 
-    // ---- throughput -----------------------------------------------------
-    let mut pc = Connection::open(server.url()).unwrap();
-    let end = today_end_utc();
+/// Unpipelined adds of new and repeated members: the PHP recipe against the
+/// scripts, single, pipelined and batched.
+fn throughput(
+    con: &mut redis::Connection,
+    pc: &mut Connection,
+    end: i64,
+    day: NaiveDate,
+    ops: usize,
+) {
     let c = VisitCounter::new("tp", Utc, 64).unwrap();
     let mut next = 0i64;
     let mut fresh = |n: usize| -> Vec<i64> {
@@ -264,36 +280,36 @@ fn main() {
         let batch = fresh(ops);
         timed(0, ops, &mut || {
             for &m in &batch {
-                php_count(&mut con, m, end);
+                php_count(con, m, end);
             }
         });
         let batch = fresh(ops);
         timed(1, ops, &mut || {
             for &m in &batch {
-                c.add(day, m).run(&mut pc).unwrap();
+                c.add(day, m).run(pc).unwrap();
             }
         });
         let batch = fresh(ops * 20);
         timed(2, ops * 20, &mut || {
             for chunk in batch.chunks(100) {
-                c.add_pipelined(day, chunk).run(&mut pc).unwrap();
+                c.add_pipelined(day, chunk).run(pc).unwrap();
             }
         });
         let batch = fresh(ops * 40);
         timed(3, ops * 40, &mut || {
             for chunk in batch.chunks(1_000) {
-                c.add_batch(day, chunk).run(&mut pc).unwrap();
+                c.add_batch(day, chunk).run(pc).unwrap();
             }
         });
         // Repeat visits (already counted members): the PHP recipe stops after SISMEMBER.
         timed(4, ops, &mut || {
             for &m in &seen {
-                php_count(&mut con, m, end);
+                php_count(con, m, end);
             }
         });
         timed(5, ops, &mut || {
             for &m in &seen {
-                c.add(day, m).run(&mut pc).unwrap();
+                c.add(day, m).run(pc).unwrap();
             }
         });
     }
@@ -341,8 +357,17 @@ fn main() {
         ratio(script_repeat, php_repeat),
     ]);
     tp.print();
+}
 
-    // ---- over-count under concurrency -----------------------------------
+/// What 8 threads with overlapping ids count: the recipe and the script
+/// against the exact distinct count.
+fn over_count(
+    server: &LocalServer,
+    con: &mut redis::Connection,
+    pc: &mut Connection,
+    end: i64,
+    day: NaiveDate,
+) {
     let exact: usize = (0..8).flat_map(overlap_ids).collect::<HashSet<i64>>().len();
     let mut oc = Table::new(
         "8 threads x 10,000 ids, 50 % overlap, one day: counter vs exact distinct",
@@ -357,7 +382,7 @@ fn main() {
     );
     for run in 1..=3 {
         for method in ["PHP recipe", "visits.add"] {
-            flush(&mut con);
+            flush(con);
             let url = server.url();
             let c = VisitCounter::new("oc", Utc, 10).unwrap();
             std::thread::scope(|s| {
@@ -381,17 +406,17 @@ fn main() {
                 }
             });
             let (counter, scard): (u64, u64) = if method == "PHP recipe" {
-                let n: u64 = redis::cmd("GET").arg("count").query(&mut con).unwrap();
+                let n: u64 = redis::cmd("GET").arg("count").query(con).unwrap();
                 let mut pipe = redis::pipe();
                 for i in 0..10 {
                     pipe.cmd("SCARD").arg(format!("count_{i}"));
                 }
-                let sizes: Vec<u64> = pipe.query(&mut con).unwrap();
+                let sizes: Vec<u64> = pipe.query(con).unwrap();
                 (n, sizes.iter().sum())
             } else {
                 (
-                    c.count(day).run(&mut pc).unwrap(),
-                    c.shard_sizes(day).run(&mut pc).unwrap().iter().sum(),
+                    c.count(day).run(pc).unwrap(),
+                    c.shard_sizes(day).run(pc).unwrap().iter().sum(),
                 )
             };
             oc.row(vec![

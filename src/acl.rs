@@ -47,7 +47,9 @@ struct Grant {
     about: &'static str,
     /// Key and channel patterns, then the commands the Rust API sends.
     rules: &'static [&'static str],
-    /// The patterns whose scripts it calls.
+    /// The patterns whose scripts it calls: in a group whose name ends in
+    /// `_native`, only the scripts that need a server capability (their
+    /// commands exist only there); in any other, only those that need none.
     scripts_of: &'static [&'static str],
 }
 
@@ -198,7 +200,7 @@ const GRANTS: &[Grant] = &[
             "+del",
             "+memory|usage",
         ],
-        scripts_of: &[],
+        scripts_of: &["expiring_map"],
     },
     Grant {
         name: "packed",
@@ -301,9 +303,11 @@ pub fn groups() -> Vec<AclGroup> {
         for r in g.rules {
             add(r.to_string());
         }
+        let native = g.name.ends_with("_native");
         for s in ALL.iter().filter(|s| {
             g.scripts_of
                 .contains(&s.name.split('.').next().unwrap_or(""))
+                && s.needs.is_empty() != native
         }) {
             for c in s.writes.iter().chain(s.reads) {
                 add(format!("+{}", c.to_lowercase()));

@@ -42,6 +42,8 @@ mod contract;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -49,7 +51,7 @@ use crate::core::Op;
 use crate::error::{ErrorKind, Result};
 use crate::scripts;
 
-pub(crate) use contract::contract;
+pub(crate) use contract::{contract, meta_key_template};
 
 /// A layout as stored in a meta hash: field → value, always with the
 /// fields `pattern` and `version`.
@@ -173,6 +175,88 @@ pub fn read(meta_key: &str) -> Op<Option<Layout>> {
     cmd.arg(meta_key);
     Op::<Vec<String>>::cmd(meta_key, cmd)
         .map(|pairs| (!pairs.is_empty()).then(|| Layout::from_pairs(pairs)))
+}
+
+/// The meta key of the pattern data under `base`: `<base>:meta`.
+pub(crate) fn meta_key(base: &str) -> String {
+    format!("{base}:meta")
+}
+
+/// The layout stored at `meta_key`, read as `T` by `from`; `None` when none
+/// is stored (data written without one), and [`ErrorKind::LayoutMismatch`]
+/// when the stored one is not a `pattern` layout of `version` or `from`
+/// cannot read it.
+pub(crate) fn read_as<T: Send + 'static>(
+    meta_key: &str,
+    pattern: &'static str,
+    version: u32,
+    from: fn(&Layout) -> Option<T>,
+) -> Op<Option<T>> {
+    let key = meta_key.to_string();
+    read(meta_key).try_map(move |stored| {
+        let Some(l) = stored else { return Ok(None) };
+        let ours = l.pattern() == Some(pattern) && l.get_u64("version") == Some(u64::from(version));
+        match ours.then(|| from(&l)).flatten() {
+            Some(t) => Ok(Some(t)),
+            None => Err(ErrorKind::LayoutMismatch {
+                key,
+                stored: l.to_string(),
+                requested: format!("{} {pattern} layout of version {version}", article(pattern)),
+            }
+            .into()),
+        }
+    })
+}
+
+/// `an` before a vowel, `a` otherwise.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// Whether a pattern's value that records its layout has claimed it yet,
+/// shared by its clones: the first write claims the layout, later ones
+/// skip the claim.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Claim(Option<Arc<AtomicBool>>);
+
+impl Claim {
+    /// A claim still to make when `record` is set, none otherwise.
+    pub(crate) fn new(record: bool) -> Self {
+        Self(record.then(|| Arc::new(AtomicBool::new(false))))
+    }
+
+    /// Whether the layout is recorded with the data.
+    pub(crate) fn records(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// [`claim`] of `layout` at `meta_key`, remembered as made once it
+    /// succeeded.
+    pub(crate) fn claim(&self, meta_key: &str, layout: &Layout) -> Op<()> {
+        let flag = self.0.clone();
+        claim(meta_key, layout).map(move |()| {
+            if let Some(flag) = flag {
+                flag.store(true, Ordering::Relaxed);
+            }
+        })
+    }
+
+    /// `op`, after `claim()` when the layout is recorded and not claimed
+    /// yet.
+    pub(crate) fn before<T: Send + 'static>(
+        &self,
+        claim: impl FnOnce() -> Op<()>,
+        op: Op<T>,
+    ) -> Op<T> {
+        match &self.0 {
+            Some(flag) if !flag.load(Ordering::Relaxed) => claim().and_then(move |()| op),
+            _ => op,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@ use crate::script::{Bound, Idempotency};
 /// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
 /// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`;
 /// 4 added the patterns' `api` and `error_kinds` (the client API); 5
-/// added `capabilities`.
-pub const MANIFEST_VERSION: u32 = 5;
+/// added `capabilities`; 6 added the scripts' `needs`.
+pub const MANIFEST_VERSION: u32 = 6;
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -139,6 +139,11 @@ pub struct ScriptEntry {
     /// Whether a client may send the call again when its outcome is unknown
     /// (the connection died after the request was written).
     pub idempotent: IdempotentEntry,
+    /// The capabilities (of `capabilities`) the script's commands need: a
+    /// client calls it only on a server that has all of them (absent: every
+    /// server runs it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<String>,
 }
 
 /// Whether a call may be resent after an unknown outcome, from the header's
@@ -322,6 +327,7 @@ pub fn manifest() -> Manifest {
                     },
                     why: s.idempotent_doc.into(),
                 },
+                needs: strings(s.needs),
             })
             .collect(),
     }

@@ -78,7 +78,7 @@
 
 mod layout;
 
-pub use layout::{LAYOUT_VERSION, PackedLayout};
+pub use layout::PackedLayout;
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
@@ -97,11 +97,11 @@ pub(crate) use contract::contract;
 
 /// The longest string Redis accepts (512 MiB; the `reserve` range of
 /// `lua/packed/put.lua`'s header).
-pub const MAX_SHARD_BYTES: u64 = scripts::packed::PUT_RESERVE_MAX as u64;
+pub(crate) const MAX_SHARD_BYTES: u64 = scripts::packed::PUT_RESERVE_MAX as u64;
 
 /// The default shard length target: 65,530 bytes, so that the shard's
 /// allocation (5-byte header + NUL) is exactly one 64 KiB jemalloc class.
-pub const DEFAULT_SHARD_BYTES: u64 = 65_530;
+pub(crate) const DEFAULT_SHARD_BYTES: u64 = 65_530;
 
 /// The most shard bytes one batch of [`PackedRecords::scan`] reads (16 MiB:
 /// 256 default shards); a shard longer than this is read alone.
@@ -224,8 +224,8 @@ pub struct PackedRecords<C> {
     ids_per_shard: u64,
     max_id: u64,
     layout: Layout,
-    /// With a recorded layout: whether it was claimed (shared by clones).
-    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// With a recorded layout: whether it was claimed yet.
+    claim: crate::layout::Claim,
 }
 
 /// Builds [`PackedRecords`]: setters never fail, [`build`](Self::build)
@@ -291,7 +291,7 @@ impl IntField {
 impl<C: Codec> PackedRecordsBuilder<C> {
     setters! {
         /// The number of ids per shard (shard length = ids × W, at most
-        /// 512 MiB). Default: as many as fit in [`DEFAULT_SHARD_BYTES`] (at
+        /// 512 MiB). Default: as many as fit in 65530 bytes (at
         /// least one).
         ids_per_shard(ids_per_shard: u64) => ids_per_shard = Some(ids_per_shard);
 
@@ -340,9 +340,7 @@ impl<C: Codec> PackedRecordsBuilder<C> {
             ids_per_shard,
             max_id: self.max_id,
             layout: self.layout,
-            claimed: self
-                .record_layout
-                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
+            claim: crate::layout::Claim::new(self.record_layout),
         })
     }
 }

@@ -75,7 +75,7 @@ pub(crate) use contract::contract;
 pub const DEFAULT_PREFIX: &str = "redis:rwlock:";
 
 /// The longest lease (the `lease_ms` range of the scripts' headers).
-pub const MAX_LEASE_MS: u64 = scripts::rwlock::WRITE_ACQUIRE_LEASE_MS_MAX as u64;
+pub(crate) const MAX_LEASE_MS: u64 = scripts::rwlock::WRITE_ACQUIRE_LEASE_MS_MAX as u64;
 
 /// Which lease a holder has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -65,10 +65,10 @@ pub const DEFAULT_PREFIX: &str = "redis:semaphore:";
 
 /// The most holders a semaphore allows (the `limit` range of
 /// `lua/semaphore/acquire.lua`'s header).
-pub const MAX_LIMIT: u32 = scripts::semaphore::ACQUIRE_LIMIT_MAX as u32;
+pub(crate) const MAX_LIMIT: u32 = scripts::semaphore::ACQUIRE_LIMIT_MAX as u32;
 
 /// The longest lease of a permit (the `lease_ms` range of the header).
-pub const MAX_LEASE_MS: u64 = scripts::semaphore::ACQUIRE_LEASE_MS_MAX as u64;
+pub(crate) const MAX_LEASE_MS: u64 = scripts::semaphore::ACQUIRE_LEASE_MS_MAX as u64;
 
 /// A named semaphore: its key, limit, lease and wait mode. Cheap to clone;
 /// holds no connection.

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use redis::Value;
-use redis_patterns::core::{Env, Machine, Step};
+use redis_patterns::core::machine::{Env, Machine, Step};
 use redis_patterns::{Batch, ErrorKind, Op, Replies, ServerErrorKind, scripts};
 use support::Driver;
 

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use redis_patterns::core::server_caps;
 use redis_patterns::expiring_map::{ExpiringMap, Path, Ttl};
+use redis_patterns::sharded_hash::ListpackLimits;
 use redis_patterns::{ErrorKind, Request};
 use support::Driver;
 
@@ -268,11 +269,23 @@ fn an_entry_read_every_half_lease_survives_ten_leases_and_an_unread_one_expires(
                 .unwrap();
             d.run(m.put("read", "r", Some(LEASE))).unwrap();
             d.run(m.put("unread", "u", Some(LEASE))).unwrap();
+            let unread_written = Instant::now();
             let (start, mut checked) = (Instant::now(), 0);
-            let mut last = Instant::now();
+            let (mut last, mut unread_gone) = (Instant::now(), None);
             while start.elapsed() < LEASE * 10 {
                 std::thread::sleep(LEASE / 2);
                 let began = Instant::now();
+                if unread_gone.is_none() && began > unread_written + LEASE + CLOCK {
+                    // The first look past its lease: it is no longer read,
+                    // and the sweep that follows removes it.
+                    assert_eq!(get(d, &m, "unread"), None, "{path:?}");
+                    let swept = d.run(m.sweep(0, 2)).unwrap();
+                    if path == Path::Portable {
+                        assert_eq!((swept.removed, swept.live), (1, 1), "{path:?}");
+                    }
+                    assert_eq!(d.run(m.entries(0, 2)).unwrap().entries.len(), 1);
+                    unread_gone = Some(unread_written.elapsed());
+                }
                 let got = get(d, &m, "read");
                 // The last read pushed the expiry to a lease after it began:
                 // a read that is answered within that lease ran within it
@@ -295,9 +308,12 @@ fn an_entry_read_every_half_lease_survives_ten_leases_and_an_unread_one_expires(
                 checked >= 10,
                 "{path:?}: only {checked} reads came within a lease"
             );
-            // Never read: past its lease it is gone, and a sweep removes it.
+            // Never read: gone at the first look past its lease (within a
+            // lease and a half, the loop's sweep interval being half a
+            // lease, unless the machine stalls), swept then.
+            let gone = unread_gone.expect("the unread entry was looked at past its lease");
+            println!("{path:?}: the unread entry was gone and swept {gone:?} after its write");
             assert_eq!(get(d, &m, "unread"), None);
-            d.run(m.sweep(0, 2)).unwrap();
             assert_eq!(d.run(m.entries(0, 2)).unwrap().entries.len(), 1);
         }
     });
@@ -306,23 +322,97 @@ fn an_entry_read_every_half_lease_survives_ten_leases_and_an_unread_one_expires(
 #[test]
 fn the_cap_evicts_the_entries_nearest_their_expiry_inside_the_write() {
     support::on_server(|d| {
-        let m = ExpiringMap::builder("cap", 1).cap(5).build().unwrap();
-        for i in 1..=5u64 {
-            d.run(m.put(format!("e{i}"), "v", Some(Duration::from_secs(100 * i))))
+        for path in paths(d) {
+            let m = ExpiringMap::builder(&format!("cap:{}", path.name()), 1)
+                .path(path)
+                .cap(5)
+                .build()
                 .unwrap();
+            for i in 1..=5u64 {
+                d.run(m.put(format!("e{i}"), "v", Some(Duration::from_secs(100 * i))))
+                    .unwrap();
+            }
+            d.run(m.put("forever", "v", None)).unwrap();
+            assert_eq!(d.run(m.len()).unwrap(), 5, "{path:?}");
+            assert_eq!(
+                get(d, &m, "e1"),
+                None,
+                "{path:?}: the nearest expiry goes first"
+            );
+            let r = d
+                .run(m.put_many(&[("n1", "v"), ("n2", "v")], Some(Duration::from_secs(1))))
+                .unwrap();
+            assert_eq!((r.new, r.evicted), (Some(2), 2), "{path:?}");
+            // Overwriting a kept entry is no new one and evicts nothing.
+            let r = d
+                .run(m.put_many(&[("n1", "w"), ("n1", "x")], None))
+                .unwrap();
+            assert_eq!((r.new, r.evicted), (Some(0), 0), "{path:?}");
+            let got: Vec<Option<String>> = d
+                .run(m.get_many(&["e2", "e3", "e4", "e5", "forever", "n1", "n2"]))
+                .unwrap();
+            let kept: Vec<bool> = got.iter().map(Option::is_some).collect();
+            assert_eq!(
+                kept,
+                [false, false, true, true, true, true, true],
+                "{path:?}"
+            );
+            assert_eq!(got[5].as_deref(), Some("x"), "{path:?}: the last pair wins");
         }
-        d.run(m.put("forever", "v", None)).unwrap();
-        assert_eq!(d.run(m.len()).unwrap(), 5);
-        assert_eq!(get(d, &m, "e1"), None, "the nearest expiry goes first");
-        let r = d
-            .run(m.put_many(&[("n1", "v"), ("n2", "v")], Some(Duration::from_secs(1))))
-            .unwrap();
-        assert_eq!((r.new, r.evicted), (Some(2), 2));
-        let got: Vec<Option<String>> = d
-            .run(m.get_many(&["e2", "e3", "e4", "e5", "forever", "n1", "n2"]))
-            .unwrap();
-        let kept: Vec<bool> = got.iter().map(Option::is_some).collect();
-        assert_eq!(kept, [false, false, true, true, true, true, true]);
+    });
+}
+
+#[test]
+fn a_shard_past_its_entry_limit_refuses_the_write_and_counts_new_entries_exactly() {
+    support::on_server_with_connection(|d, con| {
+        for path in paths(d) {
+            let m = ExpiringMap::builder(&format!("full:{}", path.name()), 1)
+                .path(path)
+                .limits(ListpackLimits {
+                    entries: 4,
+                    value: 64,
+                })
+                .build()
+                .unwrap();
+            let r = d
+                .run(m.put_many(&[("a", "1"), ("b", "2"), ("a", "3")], None))
+                .unwrap();
+            assert_eq!(
+                r.new,
+                Some(2),
+                "{path:?}: a repeated field is one new entry"
+            );
+            d.run(m.put_many(&[("s1", "x"), ("s2", "x")], Some(LEASE / 4)))
+                .unwrap();
+            let five = [("c", "1"), ("d", "1"), ("e", "1")];
+            let e = d.run(m.put_many(&five, None)).unwrap_err();
+            assert!(
+                matches!(e.kind(), ErrorKind::ShardFull { .. }),
+                "{path:?}: {e}"
+            );
+            let got: Vec<Option<String>> = d.run(m.get_many(&["c", "d", "e"])).unwrap();
+            assert!(
+                got.iter().all(Option::is_none),
+                "{path:?}: refused, nothing written"
+            );
+            // Once the short entries have expired they make room.
+            std::thread::sleep(LEASE / 4 + CLOCK + Duration::from_millis(20));
+            let e = d.run(m.put_many(&five, None)).unwrap_err();
+            assert!(
+                matches!(e.kind(), ErrorKind::ShardFull { .. }),
+                "{path:?}: {e}"
+            );
+            let r = d.run(m.put_many(&five[..2], None)).unwrap();
+            assert_eq!(r.new, Some(2), "{path:?}");
+            let raw: u64 = redis::cmd("HLEN")
+                .arg(m.key_of_shard(0))
+                .query(con)
+                .unwrap();
+            if path == Path::Portable {
+                assert_eq!(raw, 4, "the write removed the expired entries first");
+            }
+            assert_eq!(d.run(m.entries(0, 1)).unwrap().entries.len(), 4, "{path:?}");
+        }
     });
 }
 
@@ -352,13 +442,6 @@ fn bad_input_is_refused_before_anything_is_written() {
         assert!(d.run(m.put_many::<&str, &str>(&[], None)).is_err());
         assert!(d.run(m.sweep(4, 1)).is_err());
         assert!(d.run(m.sweep(0, 0)).is_err());
-        assert!(
-            ExpiringMap::builder("x", 1)
-                .path(Path::Native)
-                .cap(3)
-                .build()
-                .is_err()
-        );
         assert!(ExpiringMap::builder("x", 0).build().is_err());
         assert!(ExpiringMap::builder("", 1).build().is_err());
         assert!(

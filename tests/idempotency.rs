@@ -18,7 +18,6 @@ mod support;
 use examples::Example;
 use redis::Value;
 use redis_patterns::script::Idempotency;
-use redis_patterns::scripts::ALL;
 use redis_patterns::{ScriptCall, ScriptInfo};
 
 fn digest(con: &mut redis::Connection) -> String {
@@ -91,15 +90,12 @@ fn after(
 fn every_idempotent_script_run_twice_leaves_the_data_of_one_run() {
     let server = support::server_with(&["--enable-debug-command", "local"]);
     let mut con = server.connection();
-    redis_patterns::Request::run(
-        redis_patterns::load_all(),
-        &mut redis_patterns::Connection::open(server.url()).expect("connect"),
-    )
-    .expect("load the bundle");
+    let mut ours = redis_patterns::Connection::open(server.url()).expect("connect");
+    redis_patterns::Request::run(redis_patterns::load_all(), &mut ours).expect("load the bundle");
     let list = examples::examples(false);
     let manifest = redis_patterns::manifest::manifest();
     let (mut twice, mut changed, mut conditional) = (0, 0, 0);
-    for s in ALL {
+    for s in support::runnable_scripts(&mut ours) {
         let e = list
             .iter()
             .find(|e| e.script == s.name)

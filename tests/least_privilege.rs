@@ -241,338 +241,385 @@ fn day(d: u32) -> NaiveDate {
 
 /// Every operation of `pattern`, as the restricted user behind `d`.
 fn tour(pattern: &str, d: &mut Driver) {
-    let ok = |r: redis_patterns::Result<()>, what: &str| {
-        r.unwrap_or_else(|e| panic!("{pattern} {what} as the restricted user: {e}"))
-    };
     match pattern {
-        "lock" => {
-            let lock = Lock::new("job", Duration::from_secs(30)).unwrap();
-            let lease = d.run(lock.acquire(Duration::from_secs(1))).unwrap();
-            assert!(d.run(lock.try_acquire()).unwrap_err().is_busy());
-            // A waiter subscribes to the wake channel, then times out.
-            assert!(matches!(
-                d.run(lock.acquire(Duration::from_millis(50)))
-                    .map_err(|e| e.into_kind()),
-                Err(ErrorKind::LockTimeout { .. })
-            ));
-            ok(d.run(lock.status()).map(drop), "status");
-            assert!(d.run(lock.owned(&lease.token)).unwrap().is_some());
-            assert!(
-                d.run(lock.extend(&lease.token, Duration::from_secs(60)))
-                    .unwrap()
-            );
-            assert_eq!(d.run(lock.release(&lease.token)).unwrap(), Some(true));
-        }
-        "semaphore" => {
-            let sem = Semaphore::new("pool", 1, Duration::from_secs(30)).unwrap();
-            let permit = d.run(sem.acquire(Duration::from_secs(1))).unwrap();
-            assert!(d.run(sem.try_acquire()).unwrap_err().is_busy());
-            assert!(d.run(sem.acquire(Duration::from_millis(50))).is_err());
-            assert!(
-                d.run(sem.extend(&permit.token, Duration::from_secs(60)))
-                    .unwrap()
-            );
-            assert_eq!(d.run(sem.release(&permit.token)).unwrap(), Some(true));
-        }
-        "rwlock" => {
-            let rw = RwLock::new("doc", Duration::from_secs(30)).unwrap();
-            let reader = d.run(rw.read(Duration::from_secs(1))).unwrap();
-            assert!(d.run(rw.try_write()).unwrap_err().is_busy());
-            assert!(d.run(rw.write(Duration::from_millis(50))).is_err());
-            assert!(d.run(rw.extend(&reader, Duration::from_secs(60))).unwrap());
-            assert_eq!(d.run(rw.release(&reader)).unwrap(), Some(true));
-            let writer = d.run(rw.write(Duration::from_secs(1))).unwrap();
-            assert!(d.run(rw.extend(&writer, Duration::from_secs(60))).unwrap());
-            assert_eq!(d.run(rw.release(&writer)).unwrap(), Some(true));
-        }
-        "rate_limit" => {
-            for limit in [
-                Limit::gcra(4, 10, Duration::from_secs(1)),
-                Limit::sliding_counter(5, Duration::from_secs(1)),
-                Limit::sliding_log(5, Duration::from_secs(1)),
-            ] {
-                let r = RateLimiter::new(limit).unwrap();
-                assert!(!d.run(r.throttle("alice", 1)).unwrap().limited);
-                assert_eq!(d.run(r.peek("alice")).unwrap().remaining, 4);
-                assert_eq!(d.run(r.reset("alice")).unwrap(), Some(true));
-            }
-            let d1 = d.run(rate_limit::allow_once_per(
-                "42:withdraw",
-                Duration::from_secs(2),
-            ));
-            assert!(!d1.unwrap().limited);
-        }
-        "visits" => {
-            let v = VisitCounter::new("site", Utc, 8).unwrap();
-            ok(d.run(v.add(day(1), 1)).map(drop), "add");
-            ok(d.run(v.add_batch(day(1), &[2, 3])).map(drop), "add_batch");
-            ok(
-                d.run(v.add_pipelined(day(2), &[4, 5])).map(drop),
-                "add_pipelined",
-            );
-            assert_eq!(d.run(v.count(day(1))).unwrap(), 3);
-            assert!(d.run(v.contains(day(1), 2)).unwrap());
-            ok(d.run(v.shard_sizes(day(1))).map(drop), "shard_sizes");
-            assert_eq!(d.run(v.distinct_between(day(1), day(2))).unwrap(), 5);
-            assert!(matches!(
-                d.run(v.final_count(day(1)))
-                    .map_err(redis_patterns::Error::into_kind),
-                Err(ErrorKind::DayOpen { .. })
-            ));
-            let (_, plan) = d.run(VisitCounter::planned("site", Utc, 10_000)).unwrap();
-            assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
-        }
+        "lock" => lock_tour(d),
+        "semaphore" => semaphore_tour(d),
+        "rwlock" => rwlock_tour(d),
+        "rate_limit" => rate_limit_tour(d),
+        "visits" => visits_tour(d),
         "expiring_map" => expiring_map_tour(d),
-        "sharded_hash" => {
-            let h = ShardedHash::new("users", 8).unwrap();
-            assert_eq!(d.run(h.set("alice", "1")).unwrap(), Some(true));
-            ok(
-                d.run(h.set_many(&[("bob", "2"), ("carol", "3")])).map(drop),
-                "set_many",
-            );
-            ok(
-                d.run(h.set_if_absent("dave", "4")).map(drop),
-                "set_if_absent",
-            );
-            ok(
-                d.run(h.set_if_absent_many(&[("erin", "5")])).map(drop),
-                "set_if_absent_many",
-            );
-            assert_eq!(
-                d.run(h.get::<String>("alice")).unwrap().as_deref(),
-                Some("1")
-            );
-            ok(
-                d.run(h.get_many::<String, _>(&["alice", "zed"])).map(drop),
-                "get_many",
-            );
-            assert!(d.run(h.exists("bob")).unwrap());
-            assert_eq!(d.run(h.incr("n", 2)).unwrap(), 2);
-            let req = RequestId::random();
-            assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
-            assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
-            assert_eq!(d.run(h.delete("bob")).unwrap(), Some(true));
-            ok(d.run(h.len()).map(drop), "len");
-            ok(d.run(h.inspect(8)).map(drop), "inspect");
-            let items = (0..20).map(|i| (format!("f{i}"), format!("v{i}")));
-            ok(
-                d.run(h.import(items, ImportOptions::default())).map(drop),
-                "import",
-            );
-            // Not strict: plain HSET, HSETNX, HINCRBY (keys users:loose:<shard>).
-            let loose = ShardedHash::builder("users:loose", Sharding::Crc32 { shards: 4 })
-                .strict(false)
-                .build()
-                .unwrap();
-            ok(d.run(loose.set("a", "1")).map(drop), "non-strict set");
-            ok(
-                d.run(loose.set_if_absent_many(&[("b", "2")])).map(drop),
-                "non-strict HSETNX",
-            );
-            ok(d.run(loose.incr("c", 1)).map(drop), "non-strict HINCRBY");
-            let (_, plan) = d.run(ShardedHash::planned("users", 10_000)).unwrap();
-            assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
-            // A hash that records its layout, and a reader that opens it.
-            let claimed = ShardedHash::builder("users:claimed", Sharding::Crc32 { shards: 4 })
-                .record_layout(true)
-                .build()
-                .unwrap();
-            ok(d.run(claimed.set("a", "1")).map(drop), "set with a layout");
-            ok(d.run(ShardedHash::open("users:claimed")).map(drop), "open");
-        }
-        "packed" => {
-            let p = PackedRecords::new("logins", Le::<u32>::new(), 100_000).unwrap();
-            let all = IntField {
-                offset: 0,
-                size: 4,
-                signed: false,
-            };
-            ok(d.run(p.set(1, &7)), "set");
-            ok(d.run(p.set_many(&[(2, 8), (70_000, 9)])), "set_many");
-            assert_eq!(d.run(p.get(1)).unwrap(), 7);
-            assert_eq!(d.run(p.get_many(&[2, 70_000])).unwrap(), [8, 9]);
-            assert_eq!(d.run(p.add(1, all, 1)).unwrap(), 8);
-            assert_eq!(
-                d.run(p.add_once(1, all, 1, &RequestId::random())).unwrap(),
-                9
-            );
-            assert!(d.run(p.compare_and_set(1, &9, &10)).unwrap().is_ok());
-            // A store that records its layout, and a reader that opens it.
-            let claimed = PackedRecords::builder("logins:claimed", Le::<u32>::new(), 1000)
-                .record_layout(true)
-                .build()
-                .unwrap();
-            ok(d.run(claimed.set(3, &1)), "set with a layout");
-            ok(
-                d.run(PackedRecords::open(
-                    "logins:claimed",
-                    Le::<u32>::new(),
-                    1000,
-                ))
-                .map(drop),
-                "open",
-            );
-            assert_eq!(
-                d.run(p.count_by(|n| (*n != 0).then_some(*n)))
-                    .unwrap()
-                    .len(),
-                3
-            );
-        }
-        "bloom" => {
-            for spread in [false, true] {
-                let name = format!("emails-{spread}");
-                let bf = d
-                    .run(
-                        Bloom::builder(&name)
-                            .expected(10_000)
-                            .fp_rate(0.01)
-                            .max_block_bytes(1024)
-                            .spread_blocks(spread)
-                            .create(),
-                    )
-                    .unwrap();
-                assert_eq!(d.run(bf.add("a@example.com")).unwrap(), Some(true));
-                ok(
-                    d.run(bf.multi_add(&["b@example.com", "c@example.com"]))
-                        .map(drop),
-                    "multi_add",
-                );
-                assert!(d.run(bf.exists("a@example.com")).unwrap());
-                ok(
-                    d.run(bf.multi_exists(&["b@example.com", "z"])).map(drop),
-                    "multi_exists",
-                );
-                ok(d.run(bf.bits_set()).map(drop), "bits_set");
-                ok(d.run(bf.approx_count()).map(drop), "approx_count");
-                ok(d.run(bf.info()).map(drop), "info");
-                let opened = d.run(Bloom::open(&name)).unwrap();
-                let script = opened.with_engine(redis_patterns::bloom::Engine::Script);
-                ok(d.run(script.add("d@example.com")).map(drop), "script add");
-                ok(
-                    d.run(script.exists("d@example.com")).map(drop),
-                    "script exists",
-                );
-                ok(d.run(bf.clear()), "clear");
-                ok(d.run(bf.destroy()), "destroy");
-            }
-            let php = JsHashBloom::new("bloom_user_email").unwrap();
-            ok(
-                d.run(php.add("carol@example.com")).map(drop),
-                "JsHashBloom add",
-            );
-            assert!(d.run(php.exists("carol@example.com")).unwrap());
-        }
-        "rolling" => {
-            let store = RollingStore::new(10, 4, Duration::from_secs(600)).unwrap();
-            for i in 0..12 {
-                ok(
-                    d.run(store.add("merchant:42", &format!("tx-{i}"), &i))
-                        .map(drop),
-                    "add",
-                );
-            }
-            assert_eq!(
-                d.run(store.get::<i32>("merchant:42", "tx-11")).unwrap(),
-                Some(11)
-            );
-            assert_eq!(
-                d.run(store.recent::<i32>("merchant:42", 3)).unwrap().len(),
-                3
-            );
-            ok(d.run(store.len("merchant:42")).map(drop), "len");
-            ok(d.run(store.clear("merchant:42")).map(drop), "clear");
-        }
-        "login_log" => {
-            let log = LoginLog::builder()
-                .retention(Retention::days(30))
-                .build()
-                .unwrap();
-            assert_eq!(d.run(log.record("client", 7, day(3))).unwrap(), Some(true));
-            ok(d.run(log.record("admin", 8, day(4))).map(drop), "record");
-            assert!(d.run(log.logged_in_on("client", 7, day(3))).unwrap());
-            assert!(d.run(log.logged_in_in_month("client", 7, 2099, 5)).unwrap());
-            assert_eq!(d.run(log.days_in_month("client", 7, 2099, 5)).unwrap(), 1);
-            assert!(
-                d.run(log.logged_in_between("client", 7, day(1), day(9)))
-                    .unwrap()
-            );
-            assert_eq!(
-                d.run(log.login_days("client", 7, day(1), day(9))).unwrap(),
-                [day(3)]
-            );
-            assert_eq!(
-                d.run(log.active_users("client", day(1), day(9))).unwrap(),
-                [7]
-            );
-            assert_eq!(d.run(log.types_between(day(1), day(9))).unwrap().len(), 2);
-            assert_eq!(
-                d.run(log.all_active_users(day(1), day(9))).unwrap().len(),
-                2
-            );
-            // Day indexes for logs written without them (SCAN, GETRANGE).
-            let report = d
-                .run(log.reindex(2099, 5, ReindexOptions::default()))
-                .unwrap();
-            assert_eq!(report.logs, 2);
-        }
-        "signin" => {
-            for s in [
-                SignIn::builder()
-                    .retention(Retention::days(30))
-                    .build()
-                    .unwrap(),
-                SignIn::builder().tag("app").build().unwrap(),
-            ] {
-                assert_eq!(d.run(s.sign_in(100, day(1))).unwrap(), Some(true));
-                ok(d.run(s.sign_in(100, day(2))).map(drop), "sign_in");
-                ok(d.run(s.sign_in(101, day(2))).map(drop), "sign_in");
-                assert!(d.run(s.signed_in(100, day(1))).unwrap());
-                assert_eq!(d.run(s.count(day(2))).unwrap(), 2);
-                assert_eq!(d.run(s.active_any(day(1), day(2))).unwrap().len(), 2);
-                assert_eq!(d.run(s.active_every(day(1), day(2))).unwrap(), [100]);
-                assert_eq!(d.run(s.count_any(day(1), day(2))).unwrap(), 2);
-                assert_eq!(d.run(s.count_every(day(1), day(2))).unwrap(), 1);
-                assert_eq!(
-                    d.run(s.days_signed_in(100, day(1), day(3))).unwrap().len(),
-                    2
-                );
-                ok(d.run(s.streak(100, day(1), day(3))).map(drop), "streak");
-            }
-        }
-        "analytics" => {
-            let at = Utc.with_ymd_and_hms(2099, 5, 1, 10, 0, 0).unwrap();
-            for a in [
-                Analytics::builder()
-                    .granularities(&Granularity::ALL)
-                    .retention(Granularity::Day, Retention::days(30))
-                    .build()
-                    .unwrap(),
-                Analytics::builder().tag("app").build().unwrap(),
-            ] {
-                assert_eq!(d.run(a.mark("active", 1, &at)).unwrap(), Some(true));
-                assert_eq!(
-                    d.run(a.mark_many("bought", &[(1, at), (2, at)])).unwrap(),
-                    Some(2)
-                );
-                ok(d.run(a.mark_unique("signup", 1)).map(drop), "mark_unique");
-                assert_eq!(d.run(a.count("active", Period::Day(day(1)))).unwrap(), 1);
-                assert!(d.run(a.contains("active", Period::Day(day(1)), 1)).unwrap());
-                assert_eq!(d.run(a.count_unique("signup")).unwrap(), 1);
-                let e = Expr::event("bought", Period::Day(day(1)))
-                    .and_not(Expr::event("active", Period::Day(day(1))));
-                assert_eq!(d.run(a.query(e.clone()).count()).unwrap(), 1);
-                assert!(d.run(a.query(e.clone()).contains(2)).unwrap());
-                assert_eq!(d.run(a.query(e.clone()).members(0, 10)).unwrap().ids, [2]);
-                let cached = a.query(e).cache("tour", Duration::from_secs(5));
-                assert_eq!(d.run(cached.count()).unwrap(), 1);
-                let t = d
-                    .run(a.cohort("active", "bought", Period::Day(day(1)), 2, 2))
-                    .unwrap();
-                assert_eq!(t.sizes, [1, 0]);
-            }
-        }
+        "sharded_hash" => sharded_hash_tour(d),
+        "packed" => packed_tour(d),
+        "bloom" => bloom_tour(d),
+        "rolling" => rolling_tour(d),
+        "login_log" => login_log_tour(d),
+        "signin" => signin_tour(d),
+        "analytics" => analytics_tour(d),
         other => panic!("no tour for {other}"),
+    }
+}
+
+/// A check that an operation of `pattern` succeeded as the restricted user.
+fn as_user(pattern: &'static str) -> impl Fn(redis_patterns::Result<()>, &str) {
+    move |r, what| r.unwrap_or_else(|e| panic!("{pattern} {what} as the restricted user: {e}"))
+}
+
+/// Every operation of the lock pattern, as the restricted user behind `d`.
+fn lock_tour(d: &mut Driver) {
+    let ok = as_user("lock");
+    let lock = Lock::new("job", Duration::from_secs(30)).unwrap();
+    let lease = d.run(lock.acquire(Duration::from_secs(1))).unwrap();
+    assert!(d.run(lock.try_acquire()).unwrap_err().is_busy());
+    // A waiter subscribes to the wake channel, then times out.
+    assert!(matches!(
+        d.run(lock.acquire(Duration::from_millis(50)))
+            .map_err(|e| e.into_kind()),
+        Err(ErrorKind::LockTimeout { .. })
+    ));
+    ok(d.run(lock.status()).map(drop), "status");
+    assert!(d.run(lock.owned(&lease.token)).unwrap().is_some());
+    assert!(
+        d.run(lock.extend(&lease.token, Duration::from_secs(60)))
+            .unwrap()
+    );
+    assert_eq!(d.run(lock.release(&lease.token)).unwrap(), Some(true));
+}
+
+/// Every operation of the semaphore pattern, as the restricted user behind `d`.
+fn semaphore_tour(d: &mut Driver) {
+    let sem = Semaphore::new("pool", 1, Duration::from_secs(30)).unwrap();
+    let permit = d.run(sem.acquire(Duration::from_secs(1))).unwrap();
+    assert!(d.run(sem.try_acquire()).unwrap_err().is_busy());
+    assert!(d.run(sem.acquire(Duration::from_millis(50))).is_err());
+    assert!(
+        d.run(sem.extend(&permit.token, Duration::from_secs(60)))
+            .unwrap()
+    );
+    assert_eq!(d.run(sem.release(&permit.token)).unwrap(), Some(true));
+}
+
+/// Every operation of the rwlock pattern, as the restricted user behind `d`.
+fn rwlock_tour(d: &mut Driver) {
+    let rw = RwLock::new("doc", Duration::from_secs(30)).unwrap();
+    let reader = d.run(rw.read(Duration::from_secs(1))).unwrap();
+    assert!(d.run(rw.try_write()).unwrap_err().is_busy());
+    assert!(d.run(rw.write(Duration::from_millis(50))).is_err());
+    assert!(d.run(rw.extend(&reader, Duration::from_secs(60))).unwrap());
+    assert_eq!(d.run(rw.release(&reader)).unwrap(), Some(true));
+    let writer = d.run(rw.write(Duration::from_secs(1))).unwrap();
+    assert!(d.run(rw.extend(&writer, Duration::from_secs(60))).unwrap());
+    assert_eq!(d.run(rw.release(&writer)).unwrap(), Some(true));
+}
+
+/// Every operation of the rate_limit pattern, as the restricted user behind `d`.
+fn rate_limit_tour(d: &mut Driver) {
+    for limit in [
+        Limit::gcra(4, 10, Duration::from_secs(1)),
+        Limit::sliding_counter(5, Duration::from_secs(1)),
+        Limit::sliding_log(5, Duration::from_secs(1)),
+    ] {
+        let r = RateLimiter::new(limit).unwrap();
+        assert!(!d.run(r.throttle("alice", 1)).unwrap().limited);
+        assert_eq!(d.run(r.peek("alice")).unwrap().remaining, 4);
+        assert_eq!(d.run(r.reset("alice")).unwrap(), Some(true));
+    }
+    let d1 = d.run(rate_limit::allow_once_per(
+        "42:withdraw",
+        Duration::from_secs(2),
+    ));
+    assert!(!d1.unwrap().limited);
+}
+
+/// Every operation of the visits pattern, as the restricted user behind `d`.
+fn visits_tour(d: &mut Driver) {
+    let ok = as_user("visits");
+    let v = VisitCounter::new("site", Utc, 8).unwrap();
+    ok(d.run(v.add(day(1), 1)).map(drop), "add");
+    ok(d.run(v.add_batch(day(1), &[2, 3])).map(drop), "add_batch");
+    ok(
+        d.run(v.add_pipelined(day(2), &[4, 5])).map(drop),
+        "add_pipelined",
+    );
+    assert_eq!(d.run(v.count(day(1))).unwrap(), 3);
+    assert!(d.run(v.contains(day(1), 2)).unwrap());
+    ok(d.run(v.shard_sizes(day(1))).map(drop), "shard_sizes");
+    assert_eq!(d.run(v.distinct_between(day(1), day(2))).unwrap(), 5);
+    assert!(matches!(
+        d.run(v.final_count(day(1)))
+            .map_err(redis_patterns::Error::into_kind),
+        Err(ErrorKind::DayOpen { .. })
+    ));
+    let (_, plan) = d.run(VisitCounter::planned("site", Utc, 10_000)).unwrap();
+    assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
+}
+
+/// Every operation of the sharded_hash pattern, as the restricted user behind `d`.
+fn sharded_hash_tour(d: &mut Driver) {
+    let ok = as_user("sharded_hash");
+    let h = ShardedHash::new("users", 8).unwrap();
+    assert_eq!(d.run(h.set("alice", "1")).unwrap(), Some(true));
+    ok(
+        d.run(h.set_many(&[("bob", "2"), ("carol", "3")])).map(drop),
+        "set_many",
+    );
+    ok(
+        d.run(h.set_if_absent("dave", "4")).map(drop),
+        "set_if_absent",
+    );
+    ok(
+        d.run(h.set_if_absent_many(&[("erin", "5")])).map(drop),
+        "set_if_absent_many",
+    );
+    assert_eq!(
+        d.run(h.get::<String>("alice")).unwrap().as_deref(),
+        Some("1")
+    );
+    ok(
+        d.run(h.get_many::<String, _>(&["alice", "zed"])).map(drop),
+        "get_many",
+    );
+    assert!(d.run(h.exists("bob")).unwrap());
+    assert_eq!(d.run(h.incr("n", 2)).unwrap(), 2);
+    let req = RequestId::random();
+    assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
+    assert_eq!(d.run(h.incr_once("n", 2, &req)).unwrap(), 4);
+    assert_eq!(d.run(h.delete("bob")).unwrap(), Some(true));
+    ok(d.run(h.len()).map(drop), "len");
+    ok(d.run(h.inspect(8)).map(drop), "inspect");
+    let items = (0..20).map(|i| (format!("f{i}"), format!("v{i}")));
+    ok(
+        d.run(h.import(items, ImportOptions::default())).map(drop),
+        "import",
+    );
+    // Not strict: plain HSET, HSETNX, HINCRBY (keys users:loose:<shard>).
+    let loose = ShardedHash::builder("users:loose", Sharding::Crc32 { shards: 4 })
+        .strict(false)
+        .build()
+        .unwrap();
+    ok(d.run(loose.set("a", "1")).map(drop), "non-strict set");
+    ok(
+        d.run(loose.set_if_absent_many(&[("b", "2")])).map(drop),
+        "non-strict HSETNX",
+    );
+    ok(d.run(loose.incr("c", 1)).map(drop), "non-strict HINCRBY");
+    let (_, plan) = d.run(ShardedHash::planned("users", 10_000)).unwrap();
+    assert_eq!(plan.limits_source, LimitsSource::DefaultBecauseDenied);
+    // A hash that records its layout, and a reader that opens it.
+    let claimed = ShardedHash::builder("users:claimed", Sharding::Crc32 { shards: 4 })
+        .record_layout(true)
+        .build()
+        .unwrap();
+    ok(d.run(claimed.set("a", "1")).map(drop), "set with a layout");
+    ok(d.run(ShardedHash::open("users:claimed")).map(drop), "open");
+}
+
+/// Every operation of the packed pattern, as the restricted user behind `d`.
+fn packed_tour(d: &mut Driver) {
+    let ok = as_user("packed");
+    let p = PackedRecords::new("logins", Le::<u32>::new(), 100_000).unwrap();
+    let all = IntField {
+        offset: 0,
+        size: 4,
+        signed: false,
+    };
+    ok(d.run(p.set(1, &7)), "set");
+    ok(d.run(p.set_many(&[(2, 8), (70_000, 9)])), "set_many");
+    assert_eq!(d.run(p.get(1)).unwrap(), 7);
+    assert_eq!(d.run(p.get_many(&[2, 70_000])).unwrap(), [8, 9]);
+    assert_eq!(d.run(p.add(1, all, 1)).unwrap(), 8);
+    assert_eq!(
+        d.run(p.add_once(1, all, 1, &RequestId::random())).unwrap(),
+        9
+    );
+    assert!(d.run(p.compare_and_set(1, &9, &10)).unwrap().is_ok());
+    // A store that records its layout, and a reader that opens it.
+    let claimed = PackedRecords::builder("logins:claimed", Le::<u32>::new(), 1000)
+        .record_layout(true)
+        .build()
+        .unwrap();
+    ok(d.run(claimed.set(3, &1)), "set with a layout");
+    ok(
+        d.run(PackedRecords::open(
+            "logins:claimed",
+            Le::<u32>::new(),
+            1000,
+        ))
+        .map(drop),
+        "open",
+    );
+    assert_eq!(
+        d.run(p.count_by(|n| (*n != 0).then_some(*n)))
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+/// Every operation of the bloom pattern, as the restricted user behind `d`.
+fn bloom_tour(d: &mut Driver) {
+    let ok = as_user("bloom");
+    for spread in [false, true] {
+        let name = format!("emails-{spread}");
+        let bf = d
+            .run(
+                Bloom::builder(&name)
+                    .expected(10_000)
+                    .fp_rate(0.01)
+                    .max_block_bytes(1024)
+                    .spread_blocks(spread)
+                    .create(),
+            )
+            .unwrap();
+        assert_eq!(d.run(bf.add("a@example.com")).unwrap(), Some(true));
+        ok(
+            d.run(bf.multi_add(&["b@example.com", "c@example.com"]))
+                .map(drop),
+            "multi_add",
+        );
+        assert!(d.run(bf.exists("a@example.com")).unwrap());
+        ok(
+            d.run(bf.multi_exists(&["b@example.com", "z"])).map(drop),
+            "multi_exists",
+        );
+        ok(d.run(bf.bits_set()).map(drop), "bits_set");
+        ok(d.run(bf.approx_count()).map(drop), "approx_count");
+        ok(d.run(bf.info()).map(drop), "info");
+        let opened = d.run(Bloom::open(&name)).unwrap();
+        let script = opened.with_engine(redis_patterns::bloom::Engine::Script);
+        ok(d.run(script.add("d@example.com")).map(drop), "script add");
+        ok(
+            d.run(script.exists("d@example.com")).map(drop),
+            "script exists",
+        );
+        ok(d.run(bf.clear()), "clear");
+        ok(d.run(bf.destroy()), "destroy");
+    }
+    let php = JsHashBloom::new("bloom_user_email").unwrap();
+    ok(
+        d.run(php.add("carol@example.com")).map(drop),
+        "JsHashBloom add",
+    );
+    assert!(d.run(php.exists("carol@example.com")).unwrap());
+}
+
+/// Every operation of the rolling pattern, as the restricted user behind `d`.
+fn rolling_tour(d: &mut Driver) {
+    let ok = as_user("rolling");
+    let store = RollingStore::new(10, 4, Duration::from_secs(600)).unwrap();
+    for i in 0..12 {
+        ok(
+            d.run(store.add("merchant:42", &format!("tx-{i}"), &i))
+                .map(drop),
+            "add",
+        );
+    }
+    assert_eq!(
+        d.run(store.get::<i32>("merchant:42", "tx-11")).unwrap(),
+        Some(11)
+    );
+    assert_eq!(
+        d.run(store.recent::<i32>("merchant:42", 3)).unwrap().len(),
+        3
+    );
+    ok(d.run(store.len("merchant:42")).map(drop), "len");
+    ok(d.run(store.clear("merchant:42")).map(drop), "clear");
+}
+
+/// Every operation of the login_log pattern, as the restricted user behind `d`.
+fn login_log_tour(d: &mut Driver) {
+    let ok = as_user("login_log");
+    let log = LoginLog::builder()
+        .retention(Retention::days(30))
+        .build()
+        .unwrap();
+    assert_eq!(d.run(log.record("client", 7, day(3))).unwrap(), Some(true));
+    ok(d.run(log.record("admin", 8, day(4))).map(drop), "record");
+    assert!(d.run(log.logged_in_on("client", 7, day(3))).unwrap());
+    assert!(d.run(log.logged_in_in_month("client", 7, 2099, 5)).unwrap());
+    assert_eq!(d.run(log.days_in_month("client", 7, 2099, 5)).unwrap(), 1);
+    assert!(
+        d.run(log.logged_in_between("client", 7, day(1), day(9)))
+            .unwrap()
+    );
+    assert_eq!(
+        d.run(log.login_days("client", 7, day(1), day(9))).unwrap(),
+        [day(3)]
+    );
+    assert_eq!(
+        d.run(log.active_users("client", day(1), day(9))).unwrap(),
+        [7]
+    );
+    assert_eq!(d.run(log.types_between(day(1), day(9))).unwrap().len(), 2);
+    assert_eq!(
+        d.run(log.all_active_users(day(1), day(9))).unwrap().len(),
+        2
+    );
+    // Day indexes for logs written without them (SCAN, GETRANGE).
+    let report = d
+        .run(log.reindex(2099, 5, ReindexOptions::default()))
+        .unwrap();
+    assert_eq!(report.logs, 2);
+}
+
+/// Every operation of the signin pattern, as the restricted user behind `d`.
+fn signin_tour(d: &mut Driver) {
+    let ok = as_user("signin");
+    for s in [
+        SignIn::builder()
+            .retention(Retention::days(30))
+            .build()
+            .unwrap(),
+        SignIn::builder().tag("app").build().unwrap(),
+    ] {
+        assert_eq!(d.run(s.sign_in(100, day(1))).unwrap(), Some(true));
+        ok(d.run(s.sign_in(100, day(2))).map(drop), "sign_in");
+        ok(d.run(s.sign_in(101, day(2))).map(drop), "sign_in");
+        assert!(d.run(s.signed_in(100, day(1))).unwrap());
+        assert_eq!(d.run(s.count(day(2))).unwrap(), 2);
+        assert_eq!(d.run(s.active_any(day(1), day(2))).unwrap().len(), 2);
+        assert_eq!(d.run(s.active_every(day(1), day(2))).unwrap(), [100]);
+        assert_eq!(d.run(s.count_any(day(1), day(2))).unwrap(), 2);
+        assert_eq!(d.run(s.count_every(day(1), day(2))).unwrap(), 1);
+        assert_eq!(
+            d.run(s.days_signed_in(100, day(1), day(3))).unwrap().len(),
+            2
+        );
+        ok(d.run(s.streak(100, day(1), day(3))).map(drop), "streak");
+    }
+}
+
+/// Every operation of the analytics pattern, as the restricted user behind `d`.
+fn analytics_tour(d: &mut Driver) {
+    let ok = as_user("analytics");
+    let at = Utc.with_ymd_and_hms(2099, 5, 1, 10, 0, 0).unwrap();
+    for a in [
+        Analytics::builder()
+            .granularities(&Granularity::ALL)
+            .retention(Granularity::Day, Retention::days(30))
+            .build()
+            .unwrap(),
+        Analytics::builder().tag("app").build().unwrap(),
+    ] {
+        assert_eq!(d.run(a.mark("active", 1, &at)).unwrap(), Some(true));
+        assert_eq!(
+            d.run(a.mark_many("bought", &[(1, at), (2, at)])).unwrap(),
+            Some(2)
+        );
+        ok(d.run(a.mark_unique("signup", 1)).map(drop), "mark_unique");
+        assert_eq!(d.run(a.count("active", Period::Day(day(1)))).unwrap(), 1);
+        assert!(d.run(a.contains("active", Period::Day(day(1)), 1)).unwrap());
+        assert_eq!(d.run(a.count_unique("signup")).unwrap(), 1);
+        let e = Expr::event("bought", Period::Day(day(1)))
+            .and_not(Expr::event("active", Period::Day(day(1))));
+        assert_eq!(d.run(a.query(e.clone()).count()).unwrap(), 1);
+        assert!(d.run(a.query(e.clone()).contains(2)).unwrap());
+        assert_eq!(d.run(a.query(e.clone()).members(0, 10)).unwrap().ids, [2]);
+        let cached = a.query(e).cache("tour", Duration::from_secs(5));
+        assert_eq!(d.run(cached.count()).unwrap(), 1);
+        let t = d
+            .run(a.cohort("active", "bought", Period::Day(day(1)), 2, 2))
+            .unwrap();
+        assert_eq!(t.sizes, [1, 0]);
     }
 }
 

@@ -17,10 +17,9 @@ use leased::{assert_invalid, assert_no_script_call, eventually, subscribers, wai
 use redis::Value;
 use redis_patterns::core::WaitStats;
 use redis_patterns::lock::{
-    AsyncLockGuard, DEFAULT_PREFIX, Lease, Lock, LockGuard, LostReason, MAX_LEASE_MS, Replication,
-    WaitMode,
+    AsyncLockGuard, DEFAULT_PREFIX, Lease, Lock, LockGuard, LostReason, Replication, WaitMode,
 };
-use redis_patterns::{ErrorKind, keys::Prefix};
+use redis_patterns::{ErrorKind, keys::Prefix, scripts};
 use redis_patterns_test_support::LocalCluster;
 use support::Driver;
 
@@ -664,7 +663,10 @@ fn bad_input_is_refused_before_anything_is_sent() {
         assert_invalid(Lock::new("a", Duration::ZERO), "lease");
         assert_invalid(Lock::new("a", Duration::from_micros(999)), "lease");
         assert_invalid(
-            Lock::new("a", Duration::from_millis(MAX_LEASE_MS + 1)),
+            Lock::new(
+                "a",
+                Duration::from_millis(scripts::lock::ACQUIRE_LEASE_MS_MAX as u64 + 1),
+            ),
             "lease",
         );
         assert_invalid(

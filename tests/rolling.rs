@@ -262,7 +262,9 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
     is_invalid(Prefix::new("p{"), "prefix");
     invalid(
         RollingStore::builder(10, 1, hour())
-            .index_margin(Duration::from_millis(redis_patterns::rolling::MAX_TTL_MS))
+            .index_margin(Duration::from_millis(
+                redis_patterns::scripts::rolling::ADD_TTL_MS_MAX as u64,
+            ))
             .build(),
         "index margin",
     );

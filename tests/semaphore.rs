@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use leased::{assert_invalid, assert_no_script_call, waiter};
 use redis_patterns::ErrorKind;
-use redis_patterns::semaphore::{DEFAULT_PREFIX, MAX_LIMIT, Semaphore};
+use redis_patterns::scripts::semaphore::ACQUIRE_LIMIT_MAX;
+use redis_patterns::semaphore::{DEFAULT_PREFIX, Semaphore};
 use support::Driver;
 
 /// 8 threads × 100 acquisitions of a 3-permit semaphore: no more than 3
@@ -174,7 +175,7 @@ fn bad_input_is_refused_before_anything_is_sent() {
         );
         assert_invalid(Semaphore::new("a", 0, Duration::from_secs(1)), "limit");
         assert_invalid(
-            Semaphore::new("a", MAX_LIMIT + 1, Duration::from_secs(1)),
+            Semaphore::new("a", ACQUIRE_LIMIT_MAX as u32 + 1, Duration::from_secs(1)),
             "limit",
         );
         assert_invalid(Semaphore::new("a", 1, Duration::ZERO), "lease");

@@ -51,7 +51,7 @@ impl<Tz: TimeZone> AnalyticsBuilder<Tz> {
         tag(tag: &str) => tag = Some(tag.to_string());
 
         /// The largest id accepted (default [`DEFAULT_MAX_UID`], at most
-        /// [`MAX_OFFSET`]): a bitmap grows to `max_id / 8` bytes.
+        /// 4294967295, the largest bit offset): a bitmap grows to `max_id / 8` bytes.
         max_id(max_id: u64) => max_id;
 
         /// The granularities a mark sets (default day, week, month); not empty.

@@ -4,31 +4,71 @@ use serde_json::json;
 
 use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET};
-use crate::contract::parts::{PatternContract, constant, key, param, protocol, scripts_of};
+use crate::contract::parts::{
+    PatternContract, bitmap_prefix_param, constant, key, param, protocol,
+};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "analytics".into(),
-        summary: "bitmapist-style product analytics: events mark ids in hour / day / ISO week / month / year bitmaps; set expressions and cohort tables computed on the server".into(),
-        scripts: scripts_of("analytics"),
         params: vec![
-            param("prefix", "string", json!(DEFAULT_PREFIX), "what every key starts with (no whitespace, no `{` or `}`)"),
-            param("tag", "string", json!(null), "optional hash tag shared by every event (one cluster slot for all); null: each event's own tag"),
-            param("max_id", "integer", json!(DEFAULT_MAX_UID), "the largest id accepted, at most max_offset (a bitmap grows to max_id / 8 bytes)"),
-            param("granularities", "string", json!(null), "the periods a mark sets, comma-separated from hour, day, week (ISO), month, year; null: day, week, month"),
+            bitmap_prefix_param(DEFAULT_PREFIX),
+            param(
+                "tag",
+                "string",
+                json!(null),
+                "optional hash tag shared by every event (one cluster slot for all); null: each event's own tag",
+            ),
+            param(
+                "max_id",
+                "integer",
+                json!(DEFAULT_MAX_UID),
+                "the largest id accepted, at most max_offset (a bitmap grows to max_id / 8 bytes)",
+            ),
+            param(
+                "granularities",
+                "string",
+                json!(null),
+                "the periods a mark sets, comma-separated from hour, day, week (ISO), month, year; null: day, week, month",
+            ),
         ],
         keys: vec![
-            key("event", "<prefix>{<event>}:<period>", "string", "an event's bitmap of one period without a tag (bit id); <period> is H:<YYYY-MM-DD>T<HH>, D:<YYYY-MM-DD>, W:<ISO year>-W<ww>, M:<YYYY-MM>, Y:<YYYY>, or U for a unique event"),
-            key("event_tagged", "<prefix>{<tag>}:<event>:<period>", "string", "an event's bitmap of one period with a tag"),
-            key("tmp", "<base>:tmp:<hex16>", "string", "a temporary key of analytics.query / analytics.cohort (the result or a register), deleted by the script; <base> is <prefix>{<tag>} with a tag, else <prefix>{<event>} of the first event"),
-            key("result", "<base>:cache:<name>", "string", "a cached expression result, kept for its TTL (or a tmp key)"),
+            key(
+                "event",
+                "<prefix>{<event>}:<period>",
+                "string",
+                "an event's bitmap of one period without a tag (bit id); <period> is H:<YYYY-MM-DD>T<HH>, D:<YYYY-MM-DD>, W:<ISO year>-W<ww>, M:<YYYY-MM>, Y:<YYYY>, or U for a unique event",
+            ),
+            key(
+                "event_tagged",
+                "<prefix>{<tag>}:<event>:<period>",
+                "string",
+                "an event's bitmap of one period with a tag",
+            ),
+            key(
+                "tmp",
+                "<base>:tmp:<hex16>",
+                "string",
+                "a temporary key of analytics.query / analytics.cohort (the result or a register), deleted by the script; <base> is <prefix>{<tag>} with a tag, else <prefix>{<event>} of the first event",
+            ),
+            key(
+                "result",
+                "<base>:cache:<name>",
+                "string",
+                "a cached expression result, kept for its TTL (or a tmp key)",
+            ),
         ],
         constants: vec![
-            constant("default_max_id", DEFAULT_MAX_UID, "the default max_id (a bitmap is then at most 1.25 MB)"),
-            constant("max_offset", MAX_OFFSET, "the largest bit offset Redis accepts"),
+            constant(
+                "default_max_id",
+                DEFAULT_MAX_UID,
+                "the default max_id (a bitmap is then at most 1.25 MB)",
+            ),
+            constant(
+                "max_offset",
+                MAX_OFFSET,
+                "the largest bit offset Redis accepts",
+            ),
         ],
-        functions: vec![],
-        api: crate::contract::api::parse("analytics", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "mark",
@@ -55,5 +95,10 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        ..PatternContract::of(
+            "analytics",
+            "bitmapist-style product analytics: events mark ids in hour / day / ISO week / month / year bitmaps; set expressions and cohort tables computed on the server",
+            include_str!("client.api"),
+        )
     }
 }

@@ -7,7 +7,7 @@ use crate::core::Retention;
 use crate::error::{Error, Result};
 
 /// The longest day range a query accepts.
-pub const MAX_RANGE_DAYS: i64 = 3660;
+pub(crate) const MAX_RANGE_DAYS: i64 = 3660;
 
 /// The days from `from` to `to` inclusive: never reversed, at most
 /// [`MAX_RANGE_DAYS`] days.

@@ -7,7 +7,7 @@
 //!   maximum (default [`DEFAULT_MAX_UID`]: at most 1.25 MB per bitmap) are
 //!   refused before anything is sent; [`decode_bits`] turns a bitmap back
 //!   into uids.
-//! * Day ranges: `from..=to`, at most [`MAX_RANGE_DAYS`] days, split
+//! * Day ranges: `from..=to`, at most 3660 days, split
 //!   into calendar months where keys are monthly; a period's keys expire by
 //!   [`Retention`] after the period ends (00:00 UTC).
 //! * Combining the days of a range (OR: active on any day, AND: on
@@ -27,8 +27,10 @@ pub(crate) mod combine;
 pub(crate) mod days;
 pub(crate) mod offsets;
 
-pub use days::MAX_RANGE_DAYS;
-pub use offsets::{DEFAULT_MAX_UID, MAX_OFFSET, decode_bits};
+pub(crate) use days::MAX_RANGE_DAYS;
+pub use offsets::DEFAULT_MAX_UID;
+pub(crate) use offsets::MAX_OFFSET;
+pub use offsets::decode_bits;
 
 use crate::core::{Op, Retention};
 use crate::error::{Error, Result};
@@ -76,7 +78,7 @@ macro_rules! settings_setters {
             prefix(prefix: Prefix) => settings.prefix;
 
             /// The largest uid accepted (default [`DEFAULT_MAX_UID`], at most
-            /// [`MAX_OFFSET`]).
+            /// 4294967295, the largest bit offset).
             max_uid(max_uid: u64) => settings.max_uid;
 
             #[doc = concat!($retention_doc, " (default [`Retention::Forever`]).")]

@@ -8,7 +8,7 @@ pub const DEFAULT_MAX_UID: u64 = 10_000_000;
 
 /// The largest bit offset Redis accepts (2^32 - 1; the `max_uid` range of
 /// `lua/login_log/record.lua`'s header).
-pub const MAX_OFFSET: u64 = crate::scripts::login_log::RECORD_MAX_UID_MAX as u64;
+pub(crate) const MAX_OFFSET: u64 = crate::scripts::login_log::RECORD_MAX_UID_MAX as u64;
 
 /// Checks a configured maximum uid: at most [`MAX_OFFSET`].
 pub(crate) fn check_max_uid(max: u64) -> Result<()> {

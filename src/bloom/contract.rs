@@ -10,7 +10,7 @@ use super::sized::{BLOCK_IS_CONFIG, CHUNK_OFFSETS, CONFIG_HOLDS_BLOCK};
 use super::{DEFAULT_MAX_BITS, DEFAULT_PREFIX, MAX_BLOCK_BYTES, MAX_K, SCHEME, SCHEME_VERSION};
 use crate::contract::parts::{
     Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    param, protocol, scripts_of,
+    param, protocol,
 };
 use crate::core::alloc::{LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, SDS_HEADERS};
 
@@ -24,15 +24,16 @@ fn with_vectors(mut f: Function, vectors: &[&str]) -> Function {
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "bloom".into(),
-        summary: "Bloom filters on plain bitmaps: sized filters (murmur3 double hashing in size-class blocks) and the PHP BloomFilter::JSHash bitmaps".into(),
-        scripts: scripts_of("bloom"),
         params: params(),
         keys: keys(),
         constants: constants(),
         functions: functions(),
-        api: crate::contract::api::parse("bloom", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "bloom",
+            "Bloom filters on plain bitmaps: sized filters (murmur3 double hashing in size-class blocks) and the PHP BloomFilter::JSHash bitmaps",
+            include_str!("client.api"),
+        )
     }
 }
 

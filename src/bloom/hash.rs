@@ -211,7 +211,7 @@ pub fn double_hash_offsets(h1: u32, h2: u32, k: u32, block_bits: u64, out: &mut 
 
 /// The same `k` offsets as [`double_hash_offsets`], as an iterator (so a
 /// caller can write them straight into its own buffer, in any integer type).
-pub fn double_hash(h1: u32, h2: u32, k: u32, block_bits: u64) -> impl Iterator<Item = u64> {
+pub(crate) fn double_hash(h1: u32, h2: u32, k: u32, block_bits: u64) -> impl Iterator<Item = u64> {
     let (h1, h2) = (h1 as u64, h2 as u64);
     (0..k as u64).map(move |i| (h1 + i * h2) % block_bits)
 }

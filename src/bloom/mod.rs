@@ -167,11 +167,12 @@ mod sized;
 
 pub(crate) use contract::contract;
 pub use load::{Load, LoadItem, LoadProgress};
-pub use params::{
-    BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
-};
+pub(crate) use params::MAX_K;
+pub use params::{BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, MAX_BLOCK_BYTES};
 pub use seed::{JsHashBloom, JsHashBloomBuilder};
-pub use sized::{Bloom, BloomBuilder, BloomInfo, DEFAULT_PREFIX, Engine, SCHEME, SCHEME_VERSION};
+pub(crate) use sized::SCHEME;
+pub(crate) use sized::SCHEME_VERSION;
+pub use sized::{Bloom, BloomBuilder, BloomInfo, DEFAULT_PREFIX, Engine};
 
 use crate::error::{Error, Result};
 

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 
 /// The largest k the scripts accept (p >= ~1e-19; the `k` range of
 /// `lua/bloom/create.lua`'s header).
-pub const MAX_K: u32 = crate::scripts::bloom::CREATE_K_MAX as u32;
+pub(crate) const MAX_K: u32 = crate::scripts::bloom::CREATE_K_MAX as u32;
 /// A Redis string holds at most 2^32 bits: the largest block in bytes.
 pub const MAX_BLOCK_BYTES: u64 = 1 << 29;
 /// Default bound on a filter's theoretical size m: 2^36 bits (8 GiB).
@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_BITS: u64 = 1 << 36;
 pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
 /// What a key costs beyond its string (object, key name, table entry), as
 /// [`BloomParams::memory`] counts it.
-pub const KEY_OVERHEAD: u64 = 256;
+pub(crate) const KEY_OVERHEAD: u64 = 256;
 
 /// The parameters of a sized filter, as stored in its config hash.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -114,7 +114,7 @@ impl BloomParams {
 
     /// What the blocks take on a server with `allocator` (as `used_memory`
     /// counts it): each block string as the allocator rounds it, plus
-    /// [`KEY_OVERHEAD`] per block and for the config.
+    /// 256 bytes (a key's overhead) per block and for the config.
     pub fn memory(&self, allocator: &Allocator) -> u64 {
         self.block_bytes()
             .map(|b| reserved(allocator, string_request(b)) + KEY_OVERHEAD)

@@ -24,9 +24,9 @@ use crate::scripts;
 /// Key prefix of sized filters unless [`BloomBuilder::prefix`] says otherwise.
 pub const DEFAULT_PREFIX: &str = "bloom:";
 /// Name of the sized filters' hash scheme, stored in the config.
-pub const SCHEME: &str = "murmur3-dh";
+pub(crate) const SCHEME: &str = "murmur3-dh";
 /// Version of the hash scheme, stored in the config.
-pub const SCHEME_VERSION: i64 = 1;
+pub(crate) const SCHEME_VERSION: i64 = 1;
 /// Offsets per BITFIELD command / script call (the scripts' limit).
 pub(crate) const CHUNK_OFFSETS: usize = 1998;
 

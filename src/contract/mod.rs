@@ -29,9 +29,7 @@ mod errors;
 pub(crate) mod parts;
 
 pub use errors::{ERROR_CODES, ErrorCode};
-pub use parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, render, template_vars,
-};
+pub use parts::{Constant, Function, KeyTemplate, Param, PatternContract, Protocol, render};
 #[allow(unused_imports)] // for contracts written against these paths
 pub(crate) use parts::{
     constant, function, key, lines, name_param, param, prefix_param, protocol, scripts_of, shared,
@@ -62,6 +60,7 @@ pub fn all() -> Vec<PatternContract> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::parts::template_vars;
 
     #[test]
     fn templates_render_and_list_their_variables() {

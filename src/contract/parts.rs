@@ -34,6 +34,26 @@ pub struct PatternContract {
     pub api: api::Api,
 }
 
+impl PatternContract {
+    /// The contract of pattern `name`: its summary, its scripts (the
+    /// registry's `name.*`) and its client API (`api`, the text of its
+    /// `client.api`), with empty tables for the pattern to fill
+    /// (`PatternContract { keys: keys(), ..PatternContract::of(...) }`).
+    pub(crate) fn of(name: &str, summary: &str, api: &str) -> Self {
+        Self {
+            name: name.into(),
+            summary: summary.into(),
+            scripts: scripts_of(name),
+            params: vec![],
+            keys: vec![],
+            constants: vec![],
+            functions: vec![],
+            protocols: vec![],
+            api: api::parse(name, api),
+        }
+    }
+}
+
 /// A setting a client chooses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Param {
@@ -138,7 +158,8 @@ pub(crate) fn render_keys(contract: &PatternContract, vars: &[(&str, &str)]) -> 
 }
 
 /// The variables a template names, in order of first appearance.
-pub fn template_vars(template: &str) -> Vec<&str> {
+#[cfg(test)]
+pub(crate) fn template_vars(template: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = template;
     while let Some(open) = rest.find('<') {
@@ -173,6 +194,23 @@ pub(crate) fn prefix_param(default: &str) -> Param {
         Value::from(default),
         "what every key starts with (no `{` or `}`)",
     )
+}
+
+/// The `prefix` param of a bitmap pattern (whose keys are also typed at a
+/// console: no whitespace either), with its default.
+pub(crate) fn bitmap_prefix_param(default: &str) -> Param {
+    param(
+        "prefix",
+        "string",
+        Value::from(default),
+        "what every key starts with (no whitespace, no `{` or `}`)",
+    )
+}
+
+/// The required `base` param of a sharded pattern, the name its keys start
+/// with (`what`: `the logical hash's name`).
+pub(crate) fn base_param(what: &str) -> Param {
+    param("base", "string", Value::Null, &format!("{what}, not empty"))
 }
 
 /// The required `name` param of a named resource (`what`: `lock`,

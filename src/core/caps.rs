@@ -434,6 +434,34 @@ mod tests {
     }
 
     #[test]
+    fn a_script_needs_only_capabilities_there_are_and_runs_where_they_are() {
+        let mut needing = 0;
+        for s in crate::scripts::ALL {
+            for n in s.needs {
+                assert!(Caps::default().has(n).is_some(), "{}: NEEDS {n}", s.name);
+            }
+            assert_eq!(
+                s.runs_on(&Caps::default()),
+                s.needs.is_empty(),
+                "{}",
+                s.name
+            );
+            let mut all = Caps::default();
+            for n in s.needs {
+                match *n {
+                    "hash_field_ttl" => all.hash_field_ttl = true,
+                    "hash_getex" => all.hash_getex = true,
+                    "bitop_diff" => all.bitop_diff = true,
+                    _ => all.delifeq = true,
+                }
+            }
+            assert!(s.runs_on(&all), "{}", s.name);
+            needing += usize::from(!s.needs.is_empty());
+        }
+        assert!(needing >= 1, "expiring_map.put_native needs per-field TTLs");
+    }
+
+    #[test]
     fn every_capability_is_a_field_and_versions_parse() {
         for c in CAPABILITIES {
             assert_eq!(Caps::default().has(c.name), Some(false), "{}", c.name);

@@ -121,8 +121,8 @@ impl crate::ScriptInfo {
         })
     }
 
-    /// Every call of the shipped script ([`ScriptInfo::source`]) by its
-    /// 1-based line, in words ([`ScriptInfo::call_on_line`]).
+    /// Every call of the shipped script ([`ScriptInfo::source`](crate::script::ScriptInfo::source)) by its
+    /// 1-based line, in words ([`ScriptInfo::call_on_line`](crate::script::ScriptInfo::call_on_line)).
     pub fn calls(&self) -> Vec<(usize, String)> {
         self.source()
             .lines()

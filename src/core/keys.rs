@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 /// Checks a user-supplied name that becomes part of a key: not empty, and no
 /// `{` or `}` (the crate places the hash tag itself).
-pub fn check_name(what: &'static str, name: &str) -> Result<()> {
+pub(crate) fn check_name(what: &'static str, name: &str) -> Result<()> {
     if name.is_empty() {
         return Err(Error::invalid(what, "must not be empty"));
     }
@@ -23,7 +23,7 @@ pub fn check_name(what: &'static str, name: &str) -> Result<()> {
 
 /// Checks a key prefix that goes in front of a hash tag the crate places:
 /// it may be empty, but must not contain `{` or `}`.
-pub fn check_prefix(prefix: &str) -> Result<()> {
+pub(crate) fn check_prefix(prefix: &str) -> Result<()> {
     if prefix.contains(['{', '}']) {
         return Err(Error::invalid("prefix", "must not contain '{' or '}'"));
     }
@@ -107,7 +107,7 @@ fn tag_of(key: &[u8]) -> Option<&[u8]> {
 /// The part of a key (or shard channel) that picks its cluster slot: the
 /// first `{...}` when it is not empty, else the whole name. Names with the
 /// same hash tag share a slot.
-pub fn hash_tag(key: &[u8]) -> &[u8] {
+pub(crate) fn hash_tag(key: &[u8]) -> &[u8] {
     tag_of(key).unwrap_or(key)
 }
 

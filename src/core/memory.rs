@@ -81,7 +81,7 @@ use crate::error::{ErrorKind, MemoryLimit, Result};
 
 /// The longest string Redis and Valkey accept by default (`proto-max-bulk-len`
 /// 512 MiB), assumed when the server does not say.
-pub const DEFAULT_MAX_STRING_BYTES: u64 = 512 << 20;
+pub(crate) const DEFAULT_MAX_STRING_BYTES: u64 = 512 << 20;
 
 /// One server's memory figures (on a cluster: the node asked).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub struct ServerMemory {
     /// `mem_allocator`.
     pub allocator: Allocator,
     /// `proto-max-bulk-len`: the longest string a command may build
-    /// ([`DEFAULT_MAX_STRING_BYTES`] when `CONFIG GET` is refused).
+    /// (512 MiB, the server's default, when `CONFIG GET` is refused).
     pub max_string_bytes: u64,
     /// `run_id`: tells the nodes of a cluster apart (`None` when not
     /// reported).

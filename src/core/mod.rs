@@ -3,7 +3,8 @@
 //! ([`AsyncConnection`]); batches of commands ([`Batch`]) sent one pipeline
 //! per node, with `NOSCRIPT` reloads and redirects handled underneath.
 //!
-//! One file per concept: `op` (the op and its combinators), `batch` (a
+//! One file per concept: `op` (the op and its combinators), [`machine`] (the step machine
+//! under an op, for those who write their own), `batch` (a
 //! batch), `exchange` (the protocol that sends one: reloads, redirects,
 //! retries), `drive` (one op run to completion:
 //! its steps and exchanges, as requests for I/O), `conn` / `conn_async`
@@ -46,6 +47,7 @@ pub(crate) mod error_reply;
 pub(crate) mod exchange;
 pub mod keys;
 pub(crate) mod library;
+pub mod machine;
 pub(crate) mod memory;
 pub(crate) mod nodes;
 pub(crate) mod op;
@@ -75,12 +77,13 @@ pub use conn::Connection;
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
 pub use exchange::MAX_ROUNDS;
-pub use memory::{DEFAULT_MAX_STRING_BYTES, ServerMemory, server_memory};
+pub use memory::{ServerMemory, server_memory};
 pub use nodes::node_info;
-pub use op::{BROADCAST, Env, Machine, Op, Replies, Step};
+pub(crate) use op::{Env, Machine, Step};
+pub use op::{Op, Replies};
 pub use probe::server_caps;
 pub use request::Request;
-pub use request_id::{MAX_REQUEST_ID_BYTES, RequestId};
+pub use request_id::RequestId;
 pub use retention::Retention;
 pub use retry::{RetryPolicy, RetryPolicyBuilder};
 pub use script::IntoCall;

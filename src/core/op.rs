@@ -440,12 +440,19 @@ impl Op<bool> {
     /// ([`Step::Wait`]): `true` when a message woke it. A zero timeout only
     /// subscribes (the op's later waits on the channel then see every
     /// message published since).
+    ///
+    /// Cancel-safe: dropped at any await (`tokio::time::timeout`,
+    /// `select!`, an aborted task), it leaves no subscription behind: its
+    /// waiter leaves the channel, and the channel's last waiter on the
+    /// connection unsubscribes it (see
+    /// [the cancellation guide](crate::guide::cancellation)).
     pub fn wait(channel: impl Into<Vec<u8>>, timeout: Duration) -> Self {
         Self::from_machine(WaitOnce(Some((channel.into(), None, timeout))))
     }
 
     /// [`Op::wait`] for a message naming `to` (or [`BROADCAST`]): messages
-    /// for other waiters of the channel do not wake it.
+    /// for other waiters of the channel do not wake it. Cancel-safe as
+    /// [`Op::wait`].
     pub fn wait_for(
         channel: impl Into<Vec<u8>>,
         to: impl Into<Vec<u8>>,

@@ -46,7 +46,7 @@ pub struct RequestId {
 }
 
 /// The longest request id, in bytes.
-pub const MAX_REQUEST_ID_BYTES: usize = 200;
+pub(crate) const MAX_REQUEST_ID_BYTES: usize = 200;
 
 /// The longest time to live, in milliseconds: the top of the
 /// `request_ttl_ms` range every script that takes a request declares in
@@ -60,7 +60,7 @@ impl RequestId {
     /// remembered request costs one small key (~100 bytes) until then.
     pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 
-    /// A request named `id` (not empty, at most [`MAX_REQUEST_ID_BYTES`]),
+    /// A request named `id` (not empty, at most 200 bytes),
     /// remembered for [`RequestId::DEFAULT_TTL`].
     pub fn new(id: &str) -> Result<Self> {
         Self::with_ttl(id, Self::DEFAULT_TTL)

@@ -148,9 +148,18 @@ pub struct ScriptInfo {
     pub idempotent: Idempotency,
     /// Why (the header's meaning of `IDEMPOTENT`).
     pub idempotent_doc: &'static str,
+    /// The capabilities ([`crate::core::CAPABILITIES`] names) its commands
+    /// need (its header's `NEEDS`; empty: every server runs it).
+    pub needs: &'static [&'static str],
 }
 
 impl ScriptInfo {
+    /// Whether a server with `caps` has every capability the script needs
+    /// ([`ScriptInfo::needs`]); a script that needs none runs everywhere.
+    pub fn runs_on(&self, caps: &crate::core::Caps) -> bool {
+        self.needs.iter().all(|n| caps.has(n) == Some(true))
+    }
+
     /// The argument named `name`.
     pub fn arg(&self, name: &str) -> Option<&'static ArgSpec> {
         self.args.iter().find(|a| a.name == name)

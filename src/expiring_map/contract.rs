@@ -3,36 +3,29 @@
 use serde_json::json;
 
 use crate::contract::parts::{
-    Function, KeyTemplate, Param, PatternContract, Protocol, function, key, param, protocol,
-    scripts_of, shared,
+    Function, KeyTemplate, Param, PatternContract, Protocol, base_param, function, key, param,
+    protocol, shared,
 };
-use crate::sharded_hash::ListpackLimits;
+use crate::sharded_hash::{listpack_params, shard_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "expiring_map".into(),
-        summary:
-            "entries with a time to live and a max-idle time on small listpack-encoded hash shards"
-                .into(),
-        scripts: scripts_of("expiring_map"),
         params: params(),
         keys: keys(),
-        constants: vec![],
         functions: functions(),
-        api: crate::contract::api::parse("expiring_map", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "expiring_map",
+            "entries with a time to live and a max-idle time on small listpack-encoded hash shards",
+            include_str!("client.api"),
+        )
     }
 }
 
 /// The map's parameters: its name, shards, path, cap, max-idle and the listpack limits.
 fn params() -> Vec<Param> {
     vec![
-        param(
-            "base",
-            "string",
-            json!(null),
-            "the logical map's name, not empty",
-        ),
+        base_param("the logical map's name"),
         param(
             "shards",
             "integer",
@@ -57,41 +50,24 @@ fn params() -> Vec<Param> {
             json!(0),
             "each read pushes a live entry's expiry to at least this far ahead; 0 for none",
         ),
-        param(
-            "max_entries",
-            "integer",
-            json!(ListpackLimits::DEFAULT.entries),
-            "the server's hash-max-listpack-entries",
-        ),
-        param(
-            "max_value",
-            "integer",
-            json!(ListpackLimits::DEFAULT.value),
-            "the server's hash-max-listpack-value (bytes); portable: a value may be 6 bytes shorter",
-        ),
     ]
+    .into_iter()
+    .chain(listpack_params("portable: a value may be 6 bytes shorter"))
+    .collect()
 }
 
 /// The map's keys: its shards, the planner's probe and its layout.
 fn keys() -> Vec<KeyTemplate> {
     vec![
-        key(
-            "shard",
-            "<base>:<shard>",
-            "hash",
-            "shard <shard>; no hash tag, so shards spread over a cluster",
-        ),
+        shard_key("<base>:<shard>"),
         key(
             "probe",
             "<base>:probe",
             "hash",
             "the planner's probe hash, written and deleted in one batch",
         ),
-        key(
-            "meta",
-            "<base>:meta",
-            "hash",
-            "the layout stored with the data (pattern expiring_map, version, scheme crc32, shards, separator, path): see the layout pattern",
+        crate::layout::meta_key_template(
+            "pattern expiring_map, version, scheme crc32, shards, separator, path",
         ),
     ]
 }
@@ -165,9 +141,9 @@ fn protocols() -> Vec<Protocol> {
                 "HLEN",
             ],
             &[
-                "put: HSETEX shard [PX ttl_ms] FIELDS n field value ... (with HMGET before, for the count of new fields); put_if_absent: HSETEX shard FNX ... per field",
+                "put / put_if_absent: expiring_map.put_native per shard (HMGET, HLEN, HKEYS and HPTTL only past the cap or the entry limit, HDEL of the evicted, HSETEX shard [PX ttl_ms] FIELDS n field value ...): the portable put's arguments and reply, cap and FULL refusal included",
                 "get: HMGET, and with max_idle_ms HPEXPIRE shard max_idle_ms GT FIELDS n field ...; ttl_of: HPTTL; persist: HPERSIST; expire: HPEXPIRE; remove: HDEL",
-                "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones); no cap",
+                "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones)",
             ],
         ),
         protocol(

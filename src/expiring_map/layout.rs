@@ -11,27 +11,22 @@
 //! writer that asks for the other path is refused with
 //! [`ErrorKind::LayoutMismatch`] before any shard is touched.
 
-use std::sync::atomic::Ordering;
-
 use super::{ExpiringMap, Path};
 use crate::core::Op;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind};
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
-pub const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 1;
 
 /// What separates the base from the shard number in shard keys.
 const SEPARATOR: &str = ":";
 
-/// The shard count and path of a stored layout, `None` when this version
-/// of the crate does not read it.
+/// The shard count and path of a stored expiring_map layout (its pattern
+/// and version checked by [`layout::read_as`]), `None` when this version of
+/// the crate does not read it.
 fn from_layout(l: &Layout) -> Option<(u32, Path)> {
-    if l.pattern() != Some("expiring_map")
-        || l.get_u64("version") != Some(u64::from(LAYOUT_VERSION))
-        || l.get("separator") != Some(SEPARATOR)
-        || l.get("scheme") != Some("crc32")
-    {
+    if l.get("separator") != Some(SEPARATOR) || l.get("scheme") != Some("crc32") {
         return None;
     }
     let shards = u32::try_from(l.get_u64("shards")?).ok()?;
@@ -55,7 +50,7 @@ pub(super) fn layout_of(shards: u32, path: Path) -> Layout {
 impl ExpiringMap {
     /// The meta key of the map `base`: `<base>:meta`.
     pub fn meta_key_of(base: &str) -> String {
-        format!("{base}:meta")
+        layout::meta_key(base)
     }
 
     /// This map's meta key: `<base>:meta`.
@@ -70,7 +65,7 @@ impl ExpiringMap {
 
     /// Whether this map records its layout with the data.
     pub fn records_layout(&self) -> bool {
-        self.claimed.is_some()
+        self.claim.records()
     }
 
     /// Stores this map's layout in its meta key unless one is stored (one
@@ -78,12 +73,7 @@ impl ExpiringMap {
     /// one differs. Writes of a map that records its layout run it once by
     /// themselves.
     pub fn claim_layout(&self) -> Op<()> {
-        let flag = self.claimed.clone();
-        layout::claim(&self.meta_key(), &self.layout()).map(move |()| {
-            if let Some(flag) = flag {
-                flag.store(true, Ordering::Relaxed);
-            }
-        })
+        self.claim.claim(&self.meta_key(), &self.layout())
     }
 
     /// The shard count and path stored in the meta key of `base`, `None`
@@ -92,8 +82,12 @@ impl ExpiringMap {
         if base.is_empty() {
             return Op::fail(Error::invalid("base", "must not be empty"));
         }
-        let key = Self::meta_key_of(base);
-        layout::read(&key).try_map(move |stored| stored.map(|l| readable(&key, &l)).transpose())
+        layout::read_as(
+            &Self::meta_key_of(base),
+            "expiring_map",
+            LAYOUT_VERSION,
+            from_layout,
+        )
     }
 
     /// The map `base` with the layout stored with its data (its shards and
@@ -116,25 +110,8 @@ impl ExpiringMap {
     /// `op`, after the layout claim when this map records its layout and
     /// has not claimed it yet.
     pub(super) fn claimed<T: Send + 'static>(&self, op: Op<T>) -> Op<T> {
-        match &self.claimed {
-            Some(flag) if !flag.load(Ordering::Relaxed) => {
-                self.claim_layout().and_then(move |()| op)
-            }
-            _ => op,
-        }
+        self.claim.before(|| self.claim_layout(), op)
     }
-}
-
-/// The shards and path of a stored layout, or a mismatch naming it.
-fn readable(key: &str, l: &Layout) -> Result<(u32, Path)> {
-    from_layout(l).ok_or_else(|| {
-        ErrorKind::LayoutMismatch {
-            key: key.to_string(),
-            stored: l.to_string(),
-            requested: format!("an expiring_map layout of version {LAYOUT_VERSION}"),
-        }
-        .into()
-    })
 }
 
 #[cfg(test)]
@@ -149,7 +126,5 @@ mod tests {
         let odd = layout_of(64, Path::Native).with("path", "elsewhere");
         assert_eq!(from_layout(&odd), None);
         assert_eq!(from_layout(&layout_of(0, Path::Portable)), None);
-        let other = Layout::new("sharded_hash", 1).with("shards", 64);
-        assert_eq!(from_layout(&other), None);
     }
 }

@@ -23,11 +23,16 @@
 //!   removes expired entries shard by shard, and a write that would fill a
 //!   shard removes that shard's expired entries first.
 //! - [`Path::Native`] (servers with `hash_field_ttl` and `hash_getex`, see
-//!   [`crate::core::caps`]): the server's per-field TTL (`HSETEX`,
-//!   `HPEXPIRE`, `HPTTL`, `HPERSIST`); the server removes expired fields
-//!   itself. It has no size cap and no entry-limit refusal (the planner's
-//!   shard count is what keeps shards under the limit), and on Valkey 9.1
-//!   a field TTL converts the hash to a hash table.
+//!   [`crate::core::caps`]): the server's per-field TTL (`HPEXPIRE`,
+//!   `HPTTL`, `HPERSIST`, and `HSETEX` inside the write's script,
+//!   `expiring_map.put_native`, which keeps the entry limit and the cap as
+//!   the portable one does, counting live fields: one that expired but
+//!   that the server has not removed yet still counts toward the listpack
+//!   conversion until it does); the server removes expired fields itself.
+//!   On Valkey 9.1 a field TTL converts the hash to a hash table. Its
+//!   script declares `-- NEEDS hash_field_ttl hash_getex`
+//!   ([`ScriptInfo::needs`](crate::ScriptInfo::needs)): it is called only on
+//!   a server that has them.
 //!
 //! [`ExpiringMap::choose_path`] measures both on the server (a probe hash
 //! `<base>:probe` of 200 entries, `MEMORY USAGE`, then deleted) and picks
@@ -41,8 +46,8 @@
 //! keeps the path the data was written on, and one that asks for another
 //! layout is refused with [`ErrorKind::LayoutMismatch`] before it writes.
 //!
-//! An optional size **cap** per shard ([`ExpiringMapBuilder::cap`], portable
-//! path) keeps each shard at most that many entries: the write's own script
+//! An optional size **cap** per shard ([`ExpiringMapBuilder::cap`], on both
+//! paths) keeps each shard at most that many entries: the write's own script
 //! evicts the other entries nearest their expiry first.
 //!
 //! [`ExpiringMap::len`] counts fields with `HLEN`: **it includes entries that
@@ -83,26 +88,23 @@ mod path;
 mod portable;
 mod scan;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::Serialize;
 
 pub(crate) use self::contract::contract;
-pub use self::layout::LAYOUT_VERSION;
-pub use self::path::{PROBE_ENTRIES, Path, PathChoice};
+pub use self::path::{Path, PathChoice};
 pub use self::scan::{EntriesPage, Entry, SweepReport};
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, Plan, binomial_tail, plan};
 
 /// The bytes the portable path adds before each value: its expiry.
-pub const EXPIRY_BYTES: usize = 6;
+pub(crate) const EXPIRY_BYTES: usize = 6;
 
 /// The longest time to live or max-idle time, in milliseconds (the scripts'
 /// bound).
-pub const MAX_TTL_MS: u64 = 999_999_999_999_999;
+pub(crate) const MAX_TTL_MS: u64 = 999_999_999_999_999;
 
 /// A logical map of entries that expire, stored as listpack-sized shards
 /// `base:<shard>`. Cheap to clone; holds no connection.
@@ -114,8 +116,8 @@ pub struct ExpiringMap {
     path: Path,
     cap: u64,
     max_idle_ms: u64,
-    /// With a recorded layout: whether it was claimed (shared by clones).
-    claimed: Option<Arc<AtomicBool>>,
+    /// With a recorded layout: whether it was claimed yet.
+    claim: crate::layout::Claim,
 }
 
 /// Builds an [`ExpiringMap`]: setters never fail, [`build`](Self::build)
@@ -190,8 +192,8 @@ impl ExpiringMapBuilder {
         /// [`ExpiringMap::choose_path`]).
         path(path: Path) => path;
 
-        /// At most this many entries per shard (portable path; default 0, no
-        /// cap): a write evicts the other entries nearest their expiry first.
+        /// At most this many entries per shard (default 0, no cap): a write
+        /// evicts the other entries nearest their expiry first.
         cap(cap: u64) => cap;
 
         /// Every read of a live entry that expires pushes its expiry to at
@@ -213,12 +215,6 @@ impl ExpiringMapBuilder {
         if self.shards == 0 {
             return Err(Error::invalid("shard count", "must be at least 1"));
         }
-        if self.path == Path::Native && self.cap > 0 {
-            return Err(Error::invalid(
-                "cap",
-                "needs the portable path (the native path has no eviction script)",
-            ));
-        }
         if self.limits.value as usize <= EXPIRY_BYTES && self.path == Path::Portable {
             return Err(Error::invalid(
                 "limits",
@@ -239,7 +235,7 @@ impl ExpiringMapBuilder {
             path: self.path,
             cap: self.cap,
             max_idle_ms,
-            claimed: self.record_layout.then(|| Arc::new(AtomicBool::new(false))),
+            claim: crate::layout::Claim::new(self.record_layout),
         })
     }
 }
@@ -369,7 +365,7 @@ impl ExpiringMap {
         Ok(())
     }
 
-    /// The entry limit the portable writes keep to.
+    /// The entry limit the writes keep to.
     fn max_entries(&self) -> i64 {
         self.limits.entries.min(MAX_TTL_MS) as i64
     }

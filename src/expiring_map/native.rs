@@ -1,101 +1,33 @@
-//! The native path's calls: the server's per-field TTL (`HSETEX`,
-//! `HPEXPIRE`, `HPTTL`, `HPERSIST`), which also removes expired fields.
+//! The native path's calls: the server's per-field TTL (`HPEXPIRE`,
+//! `HPTTL`, `HPERSIST`, and the `expiring_map.put_native` script's
+//! `HSETEX`), which also removes expired fields.
 
-use std::collections::HashMap;
-
-use super::PutReport;
 use crate::core::resend::changed;
-use crate::core::{Batch, Op, Replies};
+use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
+use crate::scripts::expiring_map as script;
 
-/// The distinct pairs of `pairs`, in first-seen order: of a repeated
-/// field the first value with `only_absent`, else the last.
-fn distinct<'a>(pairs: &[(&'a [u8], &'a [u8])], only_absent: bool) -> Vec<(&'a [u8], &'a [u8])> {
-    let mut at: HashMap<&[u8], usize> = HashMap::new();
-    let mut out: Vec<(&[u8], &[u8])> = Vec::new();
-    for &(f, v) in pairs {
-        match at.get(f) {
-            Some(&i) if !only_absent => out[i].1 = v,
-            Some(_) => {}
-            None => {
-                at.insert(f, out.len());
-                out.push((f, v));
-            }
-        }
-    }
-    out
-}
-
-fn hsetex(key: &str, ttl: i64, only_absent: bool, pairs: &[(&[u8], &[u8])]) -> redis::Cmd {
-    let mut cmd = redis::cmd("HSETEX");
-    cmd.arg(key);
-    if only_absent {
-        cmd.arg("FNX");
-    }
-    if ttl > 0 {
-        cmd.arg("PX").arg(ttl);
-    }
-    cmd.arg("FIELDS").arg(pairs.len());
-    for &(f, v) in pairs {
-        cmd.arg(f).arg(v);
-    }
-    cmd
-}
-
-/// One shard's write: with `only_absent` one `HSETEX FNX` per distinct
-/// field, else `HMGET` (which fields are new) and one `HSETEX`. Returns
-/// how many replies it adds.
+/// One shard's `expiring_map.put_native` (its reply is the portable
+/// put's: `{new, evicted}`, read by `portable::put_report`).
 pub(super) fn put(
     batch: &mut Batch,
     key: &str,
     pairs: &[(&[u8], &[u8])],
     ttl: i64,
     only_absent: bool,
-) -> usize {
-    let pairs = distinct(pairs, only_absent);
-    if only_absent {
-        for p in &pairs {
-            batch.add(key, hsetex(key, ttl, true, &[*p]));
-        }
-        return pairs.len();
-    }
-    let mut hmget = redis::cmd("HMGET");
-    hmget.arg(key);
-    for &(f, _) in &pairs {
-        hmget.arg(f);
-    }
-    batch
-        .add(key, hmget)
-        .add(key, hsetex(key, ttl, false, &pairs));
-    2
-}
-
-/// The report of the shards' writes; `counts[i]`: the replies of shard `i`.
-pub(super) fn put_report(
-    mut replies: Replies,
-    counts: &[usize],
-    only_absent: bool,
-) -> Result<PutReport> {
-    let mut new = Some(0u64);
-    for &n in counts {
-        let resent = replies.resent();
-        let part = if only_absent {
-            let mut set = 0;
-            for _ in 0..n {
-                set += replies.take::<i64>()?.max(0) as u64;
-            }
-            (set as usize == n || !resent).then_some(set)
-        } else {
-            let before: Vec<Option<Vec<u8>>> = replies.take()?;
-            replies.take::<redis::Value>().and_then(|v| match v {
-                redis::Value::ServerError(e) => Err(Error::from(redis::RedisError::from(e))),
-                _ => Ok(()),
-            })?;
-            (!resent).then(|| before.iter().filter(|v| v.is_none()).count() as u64)
-        };
-        new = new.zip(part).map(|(a, b)| a + b);
-    }
-    Ok(PutReport { new, evicted: 0 })
+    max_entries: i64,
+    cap: u64,
+) {
+    let items: Vec<&[u8]> = pairs.iter().flat_map(|&(f, v)| [f, v]).collect();
+    let cap = cap.min(super::MAX_TTL_MS) as i64;
+    batch.script(script::put_native(
+        key,
+        only_absent,
+        ttl,
+        max_entries,
+        cap,
+        &items,
+    ));
 }
 
 /// One shard's read: `HMGET`, and with a max-idle time `HPEXPIRE … GT`

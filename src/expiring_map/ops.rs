@@ -65,33 +65,27 @@ impl ExpiringMap {
         let by_shard = group(pairs.iter().map(|(f, _)| self.shard_of(f)));
         let mut batch = Batch::with_capacity(by_shard.len());
         let mut most = Vec::with_capacity(by_shard.len());
-        let mut counts = Vec::with_capacity(by_shard.len());
         for (shard, idx) in &by_shard {
             let key = self.key_of_shard(*shard);
             let distinct: HashSet<&[u8]> = idx.iter().map(|&i| pairs[i].0).collect();
             most.push(distinct.len() as u64);
             let part: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
-            counts.push(match self.path {
-                Path::Portable => {
-                    portable::put(
-                        &mut batch,
-                        &key,
-                        &part,
-                        ttl,
-                        only_absent,
-                        self.max_entries(),
-                        self.cap,
-                    );
-                    1
-                }
-                Path::Native => native::put(&mut batch, &key, &part, ttl, only_absent),
-            });
+            let put = match self.path {
+                Path::Portable => portable::put,
+                Path::Native => native::put,
+            };
+            put(
+                &mut batch,
+                &key,
+                &part,
+                ttl,
+                only_absent,
+                self.max_entries(),
+                self.cap,
+            );
         }
-        let path = self.path;
-        let send = Op::send(batch, move |replies| match path {
-            Path::Portable => portable::put_report(replies, &most),
-            Path::Native => native::put_report(replies, &counts, only_absent),
-        });
+        // Both scripts answer {new, evicted}.
+        let send = Op::send(batch, move |replies| portable::put_report(replies, &most));
         let map = self.clone();
         self.on_path(move || map.claimed(send))
     }
@@ -135,9 +129,9 @@ impl ExpiringMap {
     }
 
     /// Sets many entries with one time to live: one write per shard
-    /// touched, one batch; each shard's part is atomic (portable: a shard
-    /// that would pass its entry limit even without its expired entries
-    /// refuses its part, [`ErrorKind::ShardFull`](crate::ErrorKind::ShardFull)).
+    /// touched, one batch; each shard's part is atomic (a shard that would
+    /// pass its entry limit even without its expired entries refuses its
+    /// part, [`ErrorKind::ShardFull`](crate::ErrorKind::ShardFull)).
     pub fn put_many<F: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         pairs: &[(F, V)],

@@ -45,7 +45,7 @@ pub struct PathChoice {
 }
 
 /// Entries of the probe hash: 200, as the measurements in DEVELOPERS.md.
-pub const PROBE_ENTRIES: usize = 200;
+pub(crate) const PROBE_ENTRIES: usize = 200;
 
 fn probe_pairs(expiry: bool) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(2 * PROBE_ENTRIES);
@@ -77,7 +77,7 @@ impl ExpiringMap {
     /// Chooses the path for maps on this server: portable when the server
     /// has no per-field TTL (`hash_field_ttl` and `hash_getex` of
     /// [`Env::caps`](crate::core::Env::caps)); otherwise it writes a probe
-    /// hash `<base>:probe` of [`PROBE_ENTRIES`] entries (19-byte payloads)
+    /// hash `<base>:probe` of 200 entries (19-byte payloads)
     /// both ways, reads `MEMORY USAGE` and `OBJECT ENCODING`, deletes it, and
     /// picks native only when its hash stays listpack-encoded and costs no
     /// more than the portable one. A server that refuses `MEMORY USAGE`

@@ -157,7 +157,7 @@ pub const DEFAULT_PREFIX: &str = "redis:lock:";
 
 /// The longest lease the scripts accept (15 decimal digits of milliseconds;
 /// the `lease_ms` range of `lua/lock/acquire.lua`'s header).
-pub const MAX_LEASE_MS: u64 = scripts::lock::ACQUIRE_LEASE_MS_MAX as u64;
+pub(crate) const MAX_LEASE_MS: u64 = scripts::lock::ACQUIRE_LEASE_MS_MAX as u64;
 
 /// The default poll interval of [`WaitMode::Polling`].
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);

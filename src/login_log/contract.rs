@@ -5,43 +5,77 @@ use serde_json::json;
 use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_RANGE_DAYS};
 use crate::contract::parts::{
-    PatternContract, constant, function, key, param, protocol, scripts_of, shared,
+    PatternContract, bitmap_prefix_param, constant, function, key, param, protocol, shared,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "login_log".into(),
-        summary: "monthly login bitmaps per user in the PHP login-log recipe's layout, with per-day indexes per user type".into(),
-        scripts: scripts_of("login_log"),
         params: vec![
-            param("prefix", "string", json!(DEFAULT_PREFIX), "what every key starts with (no whitespace, no `{` or `}`)"),
-            param("max_uid", "integer", json!(DEFAULT_MAX_UID), "the largest uid accepted (the offset trap guard of the day indexes)"),
-            param("retention_s", "integer", json!(null), "seconds logs and indexes live after their period (month / day, 00:00 UTC); null: forever"),
+            bitmap_prefix_param(DEFAULT_PREFIX),
+            param(
+                "max_uid",
+                "integer",
+                json!(DEFAULT_MAX_UID),
+                "the largest uid accepted (the offset trap guard of the day indexes)",
+            ),
+            param(
+                "retention_s",
+                "integer",
+                json!(null),
+                "seconds logs and indexes live after their period (month / day, 00:00 UTC); null: forever",
+            ),
         ],
         keys: vec![
-            key("log", "<prefix><YYYY-MM>_<type>_<uid>", "string", "a user's month: bit n set when the user logged in on day n (bit 0 unused); no hash tag"),
-            key("day_index", "<prefix>{<YYYY-MM>}:<YYYYMMDD>:<type>", "string", "the day's users of a type: bit uid set"),
-            key("types", "<prefix>{<YYYY-MM>}:types", "set", "the user types seen in the month"),
-            key("tmp", "<prefix>{<YYYY-MM>}:tmp:<hex16>", "string", "the temporary key of signin.combine over a month's day indexes (16 random lowercase hex digits)"),
+            key(
+                "log",
+                "<prefix><YYYY-MM>_<type>_<uid>",
+                "string",
+                "a user's month: bit n set when the user logged in on day n (bit 0 unused); no hash tag",
+            ),
+            key(
+                "day_index",
+                "<prefix>{<YYYY-MM>}:<YYYYMMDD>:<type>",
+                "string",
+                "the day's users of a type: bit uid set",
+            ),
+            key(
+                "types",
+                "<prefix>{<YYYY-MM>}:types",
+                "set",
+                "the user types seen in the month",
+            ),
+            key(
+                "tmp",
+                "<prefix>{<YYYY-MM>}:tmp:<hex16>",
+                "string",
+                "the temporary key of signin.combine over a month's day indexes (16 random lowercase hex digits)",
+            ),
         ],
         constants: vec![
             constant("default_max_uid", DEFAULT_MAX_UID, "the default max_uid"),
-            constant("max_range_days", MAX_RANGE_DAYS, "the longest day range a query accepts"),
+            constant(
+                "max_range_days",
+                MAX_RANGE_DAYS,
+                "the longest day range a query accepts",
+            ),
         ],
         functions: vec![
             shared::expire_at(),
             function(
                 "check_type",
                 "check_type(user_type: string)",
-                &["a user type is non-empty ASCII letters, digits or `-` (it is part of the `_`-separated log key)"],
+                &[
+                    "a user type is non-empty ASCII letters, digits or `-` (it is part of the `_`-separated log key)",
+                ],
             ),
             function(
                 "months",
                 "months(from: date, to: date) -> (first, last)[]",
-                &["the range from..to (at most max_range_days, not reversed) cut at month boundaries: one (first day, last day) per calendar month"],
+                &[
+                    "the range from..to (at most max_range_days, not reversed) cut at month boundaries: one (first day, last day) per calendar month",
+                ],
             ),
         ],
-        api: crate::contract::api::parse("login_log", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "record",
@@ -54,7 +88,13 @@ pub(crate) fn contract() -> PatternContract {
             ),
             protocol(
                 "queries",
-                &["GETBIT", "BITCOUNT", "login_log.days", "signin.combine", "SMEMBERS"],
+                &[
+                    "GETBIT",
+                    "BITCOUNT",
+                    "login_log.days",
+                    "signin.combine",
+                    "SMEMBERS",
+                ],
                 &[
                     "on a day: GETBIT log <day>; in a month: BITCOUNT log; within a range: BITCOUNT log <first> <last> BIT per month, any > 0",
                     "the days of a range: login_log.days(log of the month, first, last) per month",
@@ -74,6 +114,11 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        ..PatternContract::of(
+            "login_log",
+            "monthly login bitmaps per user in the PHP login-log recipe's layout, with per-day indexes per user type",
+            include_str!("client.api"),
+        )
     }
 }
 

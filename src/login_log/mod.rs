@@ -121,15 +121,13 @@ mod reindex;
 mod sync;
 mod user;
 
-pub use sync::{
-    Expiry, LAST_MONTH_UNTIL_DAY, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months,
-};
+pub use sync::{Expiry, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months};
 
 use chrono::NaiveDate;
 use serde::Serialize;
 
-pub use self::reindex::{DEFAULT_REINDEX_COUNT, ReindexCursor, ReindexOptions, ReindexReport};
-pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
+pub use self::reindex::{ReindexCursor, ReindexOptions, ReindexReport};
+pub use crate::bitmap::DEFAULT_MAX_UID;
 use crate::bitmap::{Settings, settings_accessors, settings_setters};
 use crate::core::Retention;
 use crate::error::{Error, Result};

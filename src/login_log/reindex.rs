@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::scripts;
 
 /// Keys `SCAN` looks at per node and page unless told otherwise.
-pub const DEFAULT_REINDEX_COUNT: u32 = 1000;
+pub(crate) const DEFAULT_REINDEX_COUNT: u32 = 1000;
 
 /// Where a reindex stands: for each node scanned (`server` on one server,
 /// `host:port` of each primary on a cluster) its `SCAN` cursor, or that it
@@ -151,7 +151,7 @@ impl ReindexReport {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReindexOptions {
     /// The `COUNT` of each `SCAN` (keys looked at per node and page;
-    /// default [`DEFAULT_REINDEX_COUNT`], at least 1).
+    /// default 1000, at least 1).
     pub count: u32,
     /// Where to start: [`ReindexCursor::start`] (the default) or the cursor
     /// of an interrupted reindex.

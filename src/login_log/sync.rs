@@ -16,7 +16,7 @@ use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
 
 /// Before this day of the month, a sync also covers the previous month.
-pub const LAST_MONTH_UNTIL_DAY: u32 = 8;
+pub(crate) const LAST_MONTH_UNTIL_DAY: u32 = 8;
 
 /// The shortest retention the recipe allows, in days after a month ends
 /// ("must be more than 31").

@@ -4,33 +4,29 @@ use serde_json::json;
 
 use super::{DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
 use crate::contract::parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    param, protocol, scripts_of, shared,
+    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, base_param, constant,
+    function, key, param, protocol, shared,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "packed".into(),
-        summary: "fixed-width records per integer id, packed into sharded strings".into(),
-        scripts: scripts_of("packed"),
         params: params(),
         keys: keys(),
         constants: constants(),
         functions: functions(),
-        api: crate::contract::api::parse("packed", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "packed",
+            "fixed-width records per integer id, packed into sharded strings",
+            include_str!("client.api"),
+        )
     }
 }
 
 /// The records' parameters: the base, the record width, the id range, the shard size and density.
 fn params() -> Vec<Param> {
     vec![
-        param(
-            "base",
-            "string",
-            json!(null),
-            "the records' name, not empty",
-        ),
+        base_param("the records' name"),
         param(
             "width",
             "integer",
@@ -73,12 +69,7 @@ fn keys() -> Vec<KeyTemplate> {
             "string",
             "the result of one add with a request id, for its time to live, in the shard's slot (request_key)",
         ),
-        key(
-            "meta",
-            "<base>:meta",
-            "hash",
-            "the layout stored with the data (pattern, version, width, ids_per_shard): see the layout pattern",
-        ),
+        crate::layout::meta_key_template("pattern, version, width, ids_per_shard"),
     ]
 }
 

@@ -9,17 +9,15 @@
 //! width or shard length is refused with [`ErrorKind::LayoutMismatch`]
 //! before any shard is touched.
 
-use std::sync::atomic::Ordering;
-
 use serde::Serialize;
 
 use super::{Codec, PackedRecords};
 use crate::core::Op;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind};
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
-pub const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 1;
 
 /// Where a packed store's records are: their width and how many share a
 /// shard.
@@ -39,38 +37,20 @@ impl PackedLayout {
             .with("ids_per_shard", self.ids_per_shard)
     }
 
-    fn from_layout(key: &str, l: &Layout) -> Result<Self> {
-        let read = || {
-            if l.pattern() != Some("packed")
-                || l.get_u64("version") != Some(u64::from(LAYOUT_VERSION))
-            {
-                return None;
-            }
-            Some(Self {
-                width: l.get_u64("width")?,
-                ids_per_shard: l.get_u64("ids_per_shard")?,
-            })
-        };
-        read().ok_or_else(|| {
-            ErrorKind::LayoutMismatch {
-                key: key.to_string(),
-                stored: l.to_string(),
-                requested: format!("a packed layout of version {LAYOUT_VERSION}"),
-            }
-            .into()
+    /// The width and shard length of a stored packed layout (its pattern
+    /// and version checked by [`layout::read_as`]).
+    fn from_layout(l: &Layout) -> Option<Self> {
+        Some(Self {
+            width: l.get_u64("width")?,
+            ids_per_shard: l.get_u64("ids_per_shard")?,
         })
     }
-}
-
-/// The meta key of the store `base`: `<base>:meta`.
-fn meta_key_of(base: &str) -> String {
-    format!("{base}:meta")
 }
 
 impl<C: Codec> PackedRecords<C> {
     /// This store's meta key: `<base>:meta`.
     pub fn meta_key(&self) -> String {
-        meta_key_of(&self.base)
+        layout::meta_key(&self.base)
     }
 
     /// The layout this store writes and reads with.
@@ -86,12 +66,8 @@ impl<C: Codec> PackedRecords<C> {
     /// one differs. Writes of a store that records its layout run it once by
     /// themselves.
     pub fn claim_layout(&self) -> Op<()> {
-        let flag = self.claimed.clone();
-        layout::claim(&self.meta_key(), &self.packed_layout().layout()).map(move |()| {
-            if let Some(flag) = flag {
-                flag.store(true, Ordering::Relaxed);
-            }
-        })
+        self.claim
+            .claim(&self.meta_key(), &self.packed_layout().layout())
     }
 
     /// The layout stored in the meta key of `base`, `None` when none is
@@ -100,12 +76,12 @@ impl<C: Codec> PackedRecords<C> {
         if base.is_empty() {
             return Op::fail(Error::invalid("base", "must not be empty"));
         }
-        let key = meta_key_of(base);
-        layout::read(&key).try_map(move |stored| {
-            stored
-                .map(|l| PackedLayout::from_layout(&key, &l))
-                .transpose()
-        })
+        layout::read_as(
+            &layout::meta_key(base),
+            "packed",
+            LAYOUT_VERSION,
+            PackedLayout::from_layout,
+        )
     }
 
     /// The records of `codec` for ids `0..=max_id` under `base`, with the
@@ -116,7 +92,7 @@ impl<C: Codec> PackedRecords<C> {
     pub fn open(base: &str, codec: C, max_id: u64) -> Op<PackedRecords<C>> {
         let owned = base.to_string();
         Self::stored_layout(base).try_map(move |stored| {
-            let key = meta_key_of(&owned);
+            let key = layout::meta_key(&owned);
             let stored = stored.ok_or_else(|| ErrorKind::LayoutMissing { key: key.clone() })?;
             let wanted = PackedLayout {
                 width: codec.width() as u64,
@@ -133,11 +109,6 @@ impl<C: Codec> PackedRecords<C> {
     /// `op`, after the layout claim when this store records its layout and
     /// has not claimed it yet.
     pub(super) fn claimed<T: Send + 'static>(&self, op: Op<T>) -> Op<T> {
-        match &self.claimed {
-            Some(flag) if !flag.load(Ordering::Relaxed) => {
-                self.claim_layout().and_then(move |()| op)
-            }
-            _ => op,
-        }
+        self.claim.before(|| self.claim_layout(), op)
     }
 }

@@ -6,16 +6,11 @@ use super::DEFAULT_PREFIX;
 use super::limit::MAX_TOLERANCE_US;
 use crate::contract::parts::{
     Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key, param,
-    protocol, scripts_of,
+    protocol,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "rate_limit".into(),
-        summary: "rate limits in one script call on one key per subject: GCRA with redis-cell's \
-                  CL.THROTTLE reply, a sliding window counter and an exact sliding log"
-            .into(),
-        scripts: scripts_of("rate_limit"),
         params: params(),
         keys: keys(),
         constants: vec![constant(
@@ -24,8 +19,13 @@ pub(crate) fn contract() -> PatternContract {
             "the longest GCRA burst window, (max_burst + 1) emission intervals, in microseconds",
         )],
         functions: functions(),
-        api: crate::contract::api::parse("rate_limit", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "rate_limit",
+            "rate limits in one script call on one key per subject: GCRA with redis-cell's \
+                  CL.THROTTLE reply, a sliding window counter and an exact sliding log",
+            include_str!("client.api"),
+        )
     }
 }
 

@@ -5,41 +5,90 @@ use serde_json::json;
 use super::add::WINDOWS;
 use super::{DEFAULT_INDEX_MARGIN, DEFAULT_PREFIX, MAX_SHARDS, MAX_TTL_MS};
 use crate::contract::parts::{
-    PatternContract, constant, function, key, param, prefix_param, protocol, scripts_of,
+    PatternContract, constant, function, key, param, prefix_param, protocol,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "rolling".into(),
-        summary: "bounded, expiring, sharded store of the newest records of each logical key, in a fixed ring of hash shards".into(),
-        scripts: scripts_of("rolling"),
         params: vec![
             prefix_param(DEFAULT_PREFIX),
-            param("limit", "integer", json!(null), "the newest limit records of a key are always kept (until they expire); at least shard_size"),
-            param("shard_size", "integer", json!(null), "records per shard, at least 1"),
-            param("ttl_ms", "integer", json!(null), "shard TTL in ms, reset on every write to the shard, 1 to max_ttl_ms"),
-            param("index_margin_ms", "integer", json!(DEFAULT_INDEX_MARGIN.as_millis() as u64), "how much longer than the shards the index lives; ttl_ms + index_margin_ms <= max_ttl_ms"),
+            param(
+                "limit",
+                "integer",
+                json!(null),
+                "the newest limit records of a key are always kept (until they expire); at least shard_size",
+            ),
+            param(
+                "shard_size",
+                "integer",
+                json!(null),
+                "records per shard, at least 1",
+            ),
+            param(
+                "ttl_ms",
+                "integer",
+                json!(null),
+                "shard TTL in ms, reset on every write to the shard, 1 to max_ttl_ms",
+            ),
+            param(
+                "index_margin_ms",
+                "integer",
+                json!(DEFAULT_INDEX_MARGIN.as_millis() as u64),
+                "how much longer than the shards the index lives; ttl_ms + index_margin_ms <= max_ttl_ms",
+            ),
         ],
         keys: vec![
-            key("meta", "<prefix>{<key>}", "hash", "the index: head (ring slot being filled), gen (its generation), shards, shard_size; TTL ttl_ms + index_margin_ms"),
-            key("slot_hash", "<prefix>{<key>}:<slot>", "hash", "ring slot <slot> (0 to shards-1): field -> record"),
-            key("slot_order", "<prefix>{<key>}:<slot>:order", "list", "the slot's fields in insertion order"),
+            key(
+                "meta",
+                "<prefix>{<key>}",
+                "hash",
+                "the index: head (ring slot being filled), gen (its generation), shards, shard_size; TTL ttl_ms + index_margin_ms",
+            ),
+            key(
+                "slot_hash",
+                "<prefix>{<key>}:<slot>",
+                "hash",
+                "ring slot <slot> (0 to shards-1): field -> record",
+            ),
+            key(
+                "slot_order",
+                "<prefix>{<key>}:<slot>:order",
+                "list",
+                "the slot's fields in insertion order",
+            ),
         ],
         constants: vec![
-            constant("windows", json!(WINDOWS), "ring slots passed per add attempt after 0, 1, 2 misses; then the whole ring"),
+            constant(
+                "windows",
+                json!(WINDOWS),
+                "ring slots passed per add attempt after 0, 1, 2 misses; then the whole ring",
+            ),
             constant("max_shards", MAX_SHARDS, "the largest ring"),
-            constant("max_ttl_ms", MAX_TTL_MS, "the longest TTL the scripts accept"),
+            constant(
+                "max_ttl_ms",
+                MAX_TTL_MS,
+                "the longest TTL the scripts accept",
+            ),
         ],
         functions: vec![
-            function("shards", "shards(limit, shard_size) -> integer", &["ceil(limit / shard_size) + 1 (at most max_shards)"]),
+            function(
+                "shards",
+                "shards(limit, shard_size) -> integer",
+                &["ceil(limit / shard_size) + 1 (at most max_shards)"],
+            ),
             function(
                 "window",
                 "window(key, first, count) -> keys",
-                &["for i in 0..count: slot = (first + i) mod shards; slot_hash(slot), slot_order(slot) (hash, order, hash, order, ...)"],
+                &[
+                    "for i in 0..count: slot = (first + i) mod shards; slot_hash(slot), slot_order(slot) (hash, order, hash, order, ...)",
+                ],
             ),
-            function("ring", "ring(key) -> keys", &["window(key, 0, shards): every slot, slot 0 first"]),
+            function(
+                "ring",
+                "ring(key) -> keys",
+                &["window(key, 0, shards): every slot, slot 0 first"],
+            ),
         ],
-        api: crate::contract::api::parse("rolling", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "add",
@@ -55,7 +104,12 @@ pub(crate) fn contract() -> PatternContract {
             ),
             protocol(
                 "reads",
-                &["rolling.get", "rolling.recent", "rolling.len", "rolling.clear"],
+                &[
+                    "rolling.get",
+                    "rolling.recent",
+                    "rolling.len",
+                    "rolling.clear",
+                ],
                 &[
                     "get(field): rolling.get(meta, every slot_hash slot 0 first, field) -> the newest value or nil",
                     "recent(n): rolling.recent(meta, ring(key), min(n, shards * shard_size)) -> field, value, ... newest first",
@@ -63,6 +117,11 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        ..PatternContract::of(
+            "rolling",
+            "bounded, expiring, sharded store of the newest records of each logical key, in a fixed ring of hash shards",
+            include_str!("client.api"),
+        )
     }
 }
 

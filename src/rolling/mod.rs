@@ -107,12 +107,12 @@ pub const DEFAULT_PREFIX: &str = "redis:rolling:";
 
 /// The default time the index outlives the shards (the Java recipe's
 /// `EXPIRE_ADD`).
-pub const DEFAULT_INDEX_MARGIN: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_INDEX_MARGIN: Duration = Duration::from_secs(60);
 
 /// The largest ring: reads pass every slot's keys, so the ring must stay a
 /// sensible number of keys.
-pub const MAX_SHARDS: u64 = 65_536;
+pub(crate) const MAX_SHARDS: u64 = 65_536;
 
 /// The longest TTL the scripts accept, in milliseconds (the `ttl_ms` range
 /// of `lua/rolling/add.lua`'s header).
-pub const MAX_TTL_MS: u64 = crate::scripts::rolling::ADD_TTL_MS_MAX as u64;
+pub(crate) const MAX_TTL_MS: u64 = crate::scripts::rolling::ADD_TTL_MS_MAX as u64;

@@ -95,13 +95,13 @@ impl RollingStoreBuilder {
         prefix(prefix: Prefix) => prefix;
 
         /// How much longer than the shards the index lives (default
-        /// [`DEFAULT_INDEX_MARGIN`], 60 s).
+        /// 60 s).
         index_margin(margin: Duration) => index_margin;
     }
 
     /// Checks the settings: `ttl` at least 1 ms, `shard_size` at least 1,
-    /// `limit` at least `shard_size`, at most [`MAX_SHARDS`] ring slots, and
-    /// `ttl` plus the index margin at most [`MAX_TTL_MS`].
+    /// `limit` at least `shard_size`, at most 65536 ring slots, and
+    /// `ttl` plus the index margin at most 999999999999999 ms.
     pub fn build(self) -> Result<RollingStore> {
         let (limit, shard_size) = (self.limit, self.shard_size);
         if shard_size < 1 {

@@ -2,20 +2,17 @@
 //! [`crate::contract`]).
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
-use crate::contract::parts::{
-    PatternContract, Protocol, key, name_param, prefix_param, protocol, scripts_of,
-};
+use crate::contract::parts::{PatternContract, Protocol, key, name_param, prefix_param, protocol};
 use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "rwlock".into(),
-        summary: "many readers or one writer, per-holder leases; a waiting writer's intent keeps new readers out; a release wakes the next waiter (a writer, or the readers at the queue's head)".into(),
-        scripts: scripts_of("rwlock"),
         params: vec![
             prefix_param(DEFAULT_PREFIX),
             name_param("lock"),
-            lease_param("the lease of every reader and writer, and how long a waiter's place (a writer's intent) lasts unless renewed"),
+            lease_param(
+                "the lease of every reader and writer, and how long a waiter's place (a writer's intent) lasts unless renewed",
+            ),
             fair_param(),
         ],
         keys: vec![
@@ -42,9 +39,12 @@ pub(crate) fn contract() -> PatternContract {
             queue_keys()[1].clone(),
         ],
         constants: vec![max_lease_constant(MAX_LEASE_MS)],
-        functions: vec![],
-        api: crate::contract::api::parse("rwlock", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "rwlock",
+            "many readers or one writer, per-holder leases; a waiting writer's intent keeps new readers out; a release wakes the next waiter (a writer, or the readers at the queue's head)",
+            include_str!("client.api"),
+        )
     }
 }
 

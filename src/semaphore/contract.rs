@@ -4,15 +4,12 @@ use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS, MAX_LIMIT};
 use crate::contract::parts::{
-    PatternContract, constant, key, name_param, param, prefix_param, protocol, scripts_of,
+    PatternContract, constant, key, name_param, param, prefix_param, protocol,
 };
 use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "semaphore".into(),
-        summary: "at most limit holders of a named resource, each permit with its own lease on the server's clock; a release wakes the waiters".into(),
-        scripts: scripts_of("semaphore"),
         params: vec![
             prefix_param(DEFAULT_PREFIX),
             name_param("semaphore"),
@@ -37,11 +34,13 @@ pub(crate) fn contract() -> PatternContract {
             queue_keys()[1].clone(),
         ],
         constants: vec![
-            constant("max_limit", MAX_LIMIT, "the most holders a semaphore allows"),
+            constant(
+                "max_limit",
+                MAX_LIMIT,
+                "the most holders a semaphore allows",
+            ),
             max_lease_constant(MAX_LEASE_MS),
         ],
-        functions: vec![],
-        api: crate::contract::api::parse("semaphore", include_str!("client.api")),
         protocols: vec![
             protocol(
                 "try_acquire",
@@ -72,6 +71,11 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
+        ..PatternContract::of(
+            "semaphore",
+            "at most limit holders of a named resource, each permit with its own lease on the server's clock; a release wakes the waiters",
+            include_str!("client.api"),
+        )
     }
 }
 

@@ -4,33 +4,28 @@ use serde_json::json;
 
 use super::ListpackLimits;
 use crate::contract::parts::{
-    Function, KeyTemplate, Param, PatternContract, Protocol, function, key, param, protocol,
-    scripts_of, shared,
+    Function, KeyTemplate, Param, PatternContract, Protocol, base_param, function, key, param,
+    protocol, shared,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "sharded_hash".into(),
-        summary: "a logical hash stored as small listpack-encoded hash shards".into(),
-        scripts: scripts_of("sharded_hash"),
         params: params(),
         keys: keys(),
-        constants: vec![],
         functions: functions(),
-        api: crate::contract::api::parse("sharded_hash", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "sharded_hash",
+            "a logical hash stored as small listpack-encoded hash shards",
+            include_str!("client.api"),
+        )
     }
 }
 
 /// The hash's parameters: its base and separator, the shard layout, strictness and the listpack limits.
 fn params() -> Vec<Param> {
     vec![
-        param(
-            "base",
-            "string",
-            json!(null),
-            "the logical hash's name, not empty",
-        ),
+        base_param("the logical hash's name"),
         param(
             "separator",
             "string",
@@ -61,6 +56,18 @@ fn params() -> Vec<Param> {
             json!(true),
             "refuse fields and values longer than max_value before sending, and write through the scripts that refuse to pass max_entries",
         ),
+    ]
+    .into_iter()
+    .chain(listpack_params(""))
+    .collect()
+}
+
+/// The listpack limits the shards stay under (`max_entries`, `max_value`,
+/// with the server's defaults); `value_note` ends the value's meaning (a
+/// pattern's own margin) unless empty.
+pub(crate) fn listpack_params(value_note: &str) -> [Param; 2] {
+    let value = "the server's hash-max-listpack-value (bytes)";
+    [
         param(
             "max_entries",
             "integer",
@@ -71,31 +78,38 @@ fn params() -> Vec<Param> {
             "max_value",
             "integer",
             json!(ListpackLimits::DEFAULT.value),
-            "the server's hash-max-listpack-value (bytes)",
+            &if value_note.is_empty() {
+                value.to_string()
+            } else {
+                format!("{value}; {value_note}")
+            },
         ),
     ]
+}
+
+/// A hash shard's key of `template` (`<base>:<shard>`): no hash tag, so
+/// shards spread over a cluster.
+pub(crate) fn shard_key(template: &str) -> KeyTemplate {
+    key(
+        "shard",
+        template,
+        "hash",
+        "shard <shard>; no hash tag, so shards spread over a cluster",
+    )
 }
 
 /// The hash's keys: its shards, an import's request key, its layout.
 fn keys() -> Vec<KeyTemplate> {
     vec![
-        key(
-            "shard",
-            "<base><separator><shard>",
-            "hash",
-            "shard <shard>; no hash tag, so shards spread over a cluster",
-        ),
+        shard_key("<base><separator><shard>"),
         key(
             "request",
             "{<base><separator><shard>}:req:<request_id>",
             "string",
             "the result of one increment with a request id, for its time to live, in the shard's slot (request_key)",
         ),
-        key(
-            "meta",
-            "<base>:meta",
-            "hash",
-            "the layout stored with the data (pattern, version, scheme, shards or fields_per_shard and max_id, separator): see the layout pattern",
+        crate::layout::meta_key_template(
+            "pattern, version, scheme, shards or fields_per_shard and max_id, separator",
         ),
     ]
 }

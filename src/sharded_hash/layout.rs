@@ -10,18 +10,16 @@
 //! stored one), and a hash with another layout is refused with
 //! [`ErrorKind::LayoutMismatch`] before any shard is touched.
 
-use std::sync::atomic::Ordering;
-
 use super::{ShardedHash, Sharding, check_base};
 use crate::core::Op;
-use crate::error::{ErrorKind, Result};
+use crate::error::ErrorKind;
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
-pub const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 1;
 
 /// What separates the base from the shard number in shard keys.
-pub const SEPARATOR: &str = ":";
+pub(crate) const SEPARATOR: &str = ":";
 
 impl Sharding {
     /// The layout fields of this sharding.
@@ -64,7 +62,7 @@ impl Sharding {
 impl ShardedHash {
     /// The meta key of the hash `base`: `<base>:meta`.
     pub fn meta_key_of(base: &str) -> String {
-        format!("{base}:meta")
+        layout::meta_key(base)
     }
 
     /// This hash's meta key: `<base>:meta`.
@@ -79,7 +77,7 @@ impl ShardedHash {
 
     /// Whether this hash records its layout with the data.
     pub fn records_layout(&self) -> bool {
-        self.claimed.is_some()
+        self.claim.records()
     }
 
     /// Stores this hash's layout in its meta key unless one is stored
@@ -87,12 +85,7 @@ impl ShardedHash {
     /// stored one differs. Writes of a hash that records its layout run it
     /// once by themselves.
     pub fn claim_layout(&self) -> Op<()> {
-        let flag = self.claimed.clone();
-        layout::claim(&self.meta_key(), &self.layout()).map(move |()| {
-            if let Some(flag) = flag {
-                flag.store(true, Ordering::Relaxed);
-            }
-        })
+        self.claim.claim(&self.meta_key(), &self.layout())
     }
 
     /// The sharding stored in the meta key of `base`, `None` when none is
@@ -101,8 +94,12 @@ impl ShardedHash {
         if let Err(e) = check_base(base) {
             return Op::fail(e);
         }
-        let key = Self::meta_key_of(base);
-        layout::read(&key).try_map(move |stored| stored.map(|l| readable(&key, &l)).transpose())
+        layout::read_as(
+            &Self::meta_key_of(base),
+            "sharded_hash",
+            LAYOUT_VERSION,
+            Sharding::from_layout,
+        )
     }
 
     /// The hash `base` with the layout stored with its data (strict, the
@@ -122,23 +119,6 @@ impl ShardedHash {
     /// `op`, after the layout claim when this hash records its layout and
     /// has not claimed it yet.
     pub(super) fn claimed<T: Send + 'static>(&self, op: Op<T>) -> Op<T> {
-        match &self.claimed {
-            Some(flag) if !flag.load(Ordering::Relaxed) => {
-                self.claim_layout().and_then(move |()| op)
-            }
-            _ => op,
-        }
+        self.claim.before(|| self.claim_layout(), op)
     }
-}
-
-/// The sharding of a stored layout, or a mismatch naming it.
-fn readable(key: &str, l: &Layout) -> Result<Sharding> {
-    Sharding::from_layout(l).ok_or_else(|| {
-        ErrorKind::LayoutMismatch {
-            key: key.to_string(),
-            stored: l.to_string(),
-            requested: format!("a sharded_hash layout of version {LAYOUT_VERSION}"),
-        }
-        .into()
-    })
 }

@@ -101,11 +101,11 @@ use std::collections::BTreeMap;
 use redis::FromRedisValue;
 use serde::Serialize;
 
-pub(crate) use self::contract::contract;
+pub(crate) use self::contract::{contract, listpack_params, shard_key};
 pub use self::import::{ImportOptions, ImportReport, MAX_REJECTIONS, RejectReason, Rejection};
-pub use self::layout::{LAYOUT_VERSION, SEPARATOR};
 pub use self::limits::ListpackLimits;
-pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, binomial_tail, plan};
+pub(crate) use self::plan::binomial_tail;
+pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, plan};
 use crate::core::request_id::request_args;
 use crate::core::resend::{changed, changed_count};
 use crate::core::{Batch, Op, RequestId, setters};
@@ -140,8 +140,8 @@ pub struct ShardedHash {
     sharding: Sharding,
     limits: ListpackLimits,
     strict: bool,
-    /// With a recorded layout: whether it was claimed (shared by clones).
-    claimed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// With a recorded layout: whether it was claimed yet.
+    claim: crate::layout::Claim,
 }
 
 /// Builds a [`ShardedHash`]: setters never fail, [`build`](Self::build)
@@ -158,7 +158,7 @@ pub struct ShardedHashBuilder {
 
 /// The separator between the base and the shard id unless the builder
 /// names another.
-pub const DEFAULT_SEPARATOR: &str = ":";
+pub(crate) const DEFAULT_SEPARATOR: &str = ":";
 
 /// What [`ShardedHash::inspect`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -200,7 +200,7 @@ impl ShardedHashBuilder {
         strict(strict: bool) => strict;
 
         /// What joins the base and the shard id in a shard key (default
-        /// [`DEFAULT_SEPARATOR`], `base:<shard>`): `"_"` gives the PHP recipe's
+        /// `":"`, `base:<shard>`): `"_"` gives the PHP recipe's
         /// `base_<shard>`. Not empty, no `{` or `}` (shard keys carry no hash
         /// tag, so that they spread over a cluster's nodes).
         separator(separator: &str) => separator = separator.to_string();
@@ -240,9 +240,7 @@ impl ShardedHashBuilder {
             sharding: self.sharding,
             limits: self.limits,
             strict: self.strict,
-            claimed: self
-                .record_layout
-                .then(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
+            claim: crate::layout::Claim::new(self.record_layout),
         })
     }
 }

@@ -42,7 +42,7 @@ impl Plan {
 
 /// `P(X > limit)` for `X ~ Binomial(n, p)`, summed exactly from the
 /// probability mass function (in log space for the first term).
-pub fn binomial_tail(n: u64, p: f64, limit: u64) -> f64 {
+pub(crate) fn binomial_tail(n: u64, p: f64, limit: u64) -> f64 {
     if limit >= n || p <= 0.0 {
         return 0.0;
     }

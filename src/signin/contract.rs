@@ -6,7 +6,7 @@ use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
 use crate::contract::parts::{
     Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    param, protocol, scripts_of, shared,
+    param, protocol, shared,
 };
 
 /// The temporary key's base when the prefix (without its trailing `:`) is
@@ -15,16 +15,16 @@ pub(crate) const BARE_TMP_BASE: &str = "signin";
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "signin".into(),
-        summary: "daily sign-in bitmaps: bit uid of a day's bitmap is set when that user signed in"
-            .into(),
-        scripts: scripts_of("signin"),
         params: params(),
         keys: keys(),
         constants: constants(),
         functions: functions(),
-        api: crate::contract::api::parse("signin", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "signin",
+            "daily sign-in bitmaps: bit uid of a day's bitmap is set when that user signed in",
+            include_str!("client.api"),
+        )
     }
 }
 

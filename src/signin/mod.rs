@@ -72,7 +72,7 @@ mod streak;
 
 use chrono::NaiveDate;
 
-pub use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
+pub use crate::bitmap::DEFAULT_MAX_UID;
 use crate::bitmap::{Settings, checked, days, offsets, settings_accessors, settings_setters};
 use crate::core::{Op, Retention, setters};
 use crate::error::Result;

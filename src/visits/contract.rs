@@ -5,22 +5,21 @@ use serde_json::json;
 use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
 use crate::contract::parts::{
     Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    name_param, param, prefix_param, protocol, scripts_of, shared,
+    name_param, param, prefix_param, protocol, shared,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
-        name: "visits".into(),
-        summary:
-            "exact daily unique visitors: integer members in sharded intsets, a counter per day"
-                .into(),
-        scripts: scripts_of("visits"),
         params: params(),
         keys: keys(),
         constants: constants(),
         functions: functions(),
-        api: crate::contract::api::parse("visits", include_str!("client.api")),
         protocols: protocols(),
+        ..PatternContract::of(
+            "visits",
+            "exact daily unique visitors: integer members in sharded intsets, a counter per day",
+            include_str!("client.api"),
+        )
     }
 }
 
@@ -177,7 +176,8 @@ mod tests {
     use super::*;
     use crate::contract::parts::render;
     use crate::keys::Prefix;
-    use crate::visits::{VisitCounter, shard_of};
+    use crate::visits::VisitCounter;
+    use crate::visits::shards::shard_of;
 
     #[test]
     fn templates_render_the_keys_the_counter_uses() {

@@ -135,8 +135,7 @@ mod union;
 pub(crate) use contract::contract;
 pub use counter::{BatchVisits, Visit, VisitCounter, VisitCounterBuilder};
 pub use shards::{
-    ShardPlan, max_intset_entries, member_from_string_id, parse_member, plan_shards,
-    planned_shards, read_max_intset_entries, shard_of,
+    ShardPlan, max_intset_entries, member_from_string_id, parse_member, plan_shards, planned_shards,
 };
 
 /// The default key prefix.
@@ -162,4 +161,4 @@ pub const DEFAULT_LATE_WINDOW: std::time::Duration = std::time::Duration::from_s
 pub const DEFAULT_MAX_INTSET_ENTRIES: u64 = 512;
 
 /// The most shards a counter may have.
-pub const MAX_SHARDS: u32 = 1 << 20;
+pub(crate) const MAX_SHARDS: u32 = 1 << 20;

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use super::{DEFAULT_MAX_INTSET_ENTRIES, MAX_SHARDS};
 
 /// The shard of `member` among `shards`: `crc32(decimal string) % shards`.
-pub fn shard_of(member: i64, shards: u32) -> u32 {
+pub(crate) fn shard_of(member: i64, shards: u32) -> u32 {
     crc32fast::hash(member.to_string().as_bytes()) % shards.max(1)
 }
 
@@ -80,15 +80,14 @@ pub fn plan_shards(expected_daily_uniques: u64, max_intset_entries: u64) -> Resu
 
 /// The server's `set-max-intset-entries` (`CONFIG GET`; one node of a
 /// cluster), or the default 512 when the server refuses `CONFIG` (e.g.
-/// renamed away on managed servers) or does not report the parameter
-/// ([`read_max_intset_entries`] says which). Connection errors are returned.
+/// renamed away on managed servers) or does not report the parameter. Connection errors are returned.
 pub fn max_intset_entries() -> Op<u64> {
     read_max_intset_entries().map(|(max, _)| max)
 }
 
 /// The server's `set-max-intset-entries`, or the default 512, with where it
 /// came from.
-pub fn read_max_intset_entries() -> Op<(u64, LimitsSource)> {
+pub(crate) fn read_max_intset_entries() -> Op<(u64, LimitsSource)> {
     const NAMES: &[&str] = &["set-max-intset-entries"];
     limits(
         NAMES,

@@ -428,12 +428,15 @@ impl Handle {
         match self {
             Handle::Lock(l) => {
                 json!({"key": l.key(), "fence_key": l.fence_key(), "channel": l.channel(),
-                       "queue_key": l.queue_key(), "places_key": l.places_key()})
+                       "queue_key": l.queue_key(), "places_key": l.places_key(),
+                       "place_ms": l.place().as_millis() as u64})
             }
-            Handle::Semaphore(s) => json!({"key": s.key(), "channel": s.channel()}),
+            Handle::Semaphore(s) => json!({"key": s.key(), "channel": s.channel(),
+                                            "place_ms": s.place().as_millis() as u64}),
             Handle::RwLock(l) => {
                 json!({"writer_key": l.writer_key(), "readers_key": l.readers_key(),
-                                        "intents_key": l.intents_key(), "channel": l.channel()})
+                                        "intents_key": l.intents_key(), "channel": l.channel(),
+                                        "place_ms": l.place().as_millis() as u64})
             }
             Handle::Limiter(l) => json!({"prefix": l.prefix().as_str()}),
             Handle::Hash(h) => {
@@ -724,6 +727,9 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
             if a.has("lease_ms") {
                 b = b.lease(a.ms("lease_ms")?);
             }
+            if a.u_or("place_ms", 0)? > 0 {
+                b = b.place(a.ms("place_ms")?);
+            }
             if a.has("prefix") {
                 b = b.prefix(prefix(&a.s("prefix")?)?);
             }
@@ -737,6 +743,9 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
             if a.has("lease_ms") {
                 b = b.lease(a.ms("lease_ms")?);
             }
+            if a.u_or("place_ms", 0)? > 0 {
+                b = b.place(a.ms("place_ms")?);
+            }
             if a.has("prefix") {
                 b = b.prefix(prefix(&a.s("prefix")?)?);
             }
@@ -748,6 +757,9 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
                 .fair(a.b_or("fair", false)?);
             if a.has("lease_ms") {
                 b = b.lease(a.ms("lease_ms")?);
+            }
+            if a.u_or("place_ms", 0)? > 0 {
+                b = b.place(a.ms("place_ms")?);
             }
             if a.has("prefix") {
                 b = b.prefix(prefix(&a.s("prefix")?)?);

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use redis_patterns::core::{Env, Machine, Step};
+use redis_patterns::core::machine::{Env, Machine, Step};
 use redis_patterns::{Op, Replies};
 
 use super::support::Driver;

@@ -85,10 +85,37 @@ const SLOTS: [&str; 6] = [
 /// Every example. With `big`, the scripts that take many keys or arguments
 /// get batch-sized calls (for the benchmark); otherwise small ones.
 pub fn examples(big: bool) -> Vec<Example> {
-    let n = |small: usize, large: usize| if big { large } else { small };
+    let n = Size(big);
     let mut out = Vec::new();
+    out.extend(analytics(n));
+    out.extend(bloom(n));
+    out.extend(lock(n));
+    out.extend(login_log(n));
+    out.extend(packed(n));
+    out.extend(rate_limit(n));
+    out.extend(rolling(n));
+    out.extend(sharded_hash(n));
+    out.extend(expiring_map(n));
+    out.extend(rwlock(n));
+    out.extend(semaphore(n));
+    out.extend(signin(n));
+    out.extend(visits(n));
+    out
+}
 
-    // analytics
+/// How big the calls are: `n.of(small, large)`.
+#[derive(Clone, Copy)]
+struct Size(bool);
+
+impl Size {
+    fn of(self, small: usize, large: usize) -> usize {
+        if self.0 { large } else { small }
+    }
+}
+
+/// The analytics scripts' examples.
+fn analytics(_n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
     let (d1, d2, w1) = (
         "an:{t}:e:D:2024-01-01",
         "an:{t}:e:D:2024-01-02",
@@ -141,10 +168,15 @@ pub fn examples(big: bool) -> Vec<Example> {
         &[f1, f2, f3],
         &["3"],
     ));
+    out
+}
 
-    // bloom: blocks of 1023 usable bits plus the sentinel (bit 1023).
+/// The bloom scripts' examples.
+fn bloom(n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
+    // Blocks of 1023 usable bits plus the sentinel (bit 1023).
     let block: &[&str] = &["SETBIT", "bf:{t}:0", "1023", "1"];
-    let offsets: Vec<String> = (0..n(4, 1998))
+    let offsets: Vec<String> = (0..n.of(4, 1998))
         .map(|i| ((i * 37) % 1023).to_string())
         .collect();
     let with_offsets = |head: &[&str]| -> Vec<String> {
@@ -156,7 +188,7 @@ pub fn examples(big: bool) -> Vec<Example> {
     let mut add = ex("bloom.add", &[block], &["bf:{t}:0"], &[]);
     add.args = with_offsets(&["1023", "2"]);
     out.push(add);
-    let blocks: Vec<String> = (0..n(2, 8)).map(|i| format!("bf:{{t}}:{i}")).collect();
+    let blocks: Vec<String> = (0..n.of(2, 8)).map(|i| format!("bf:{{t}}:{i}")).collect();
     let mut clear = ex("bloom.clear", &[], &[], &[]);
     for b in &blocks {
         clear.setup.push(cmd(&["SETBIT", b, "1023", "1"]));
@@ -181,7 +213,7 @@ pub fn examples(big: bool) -> Vec<Example> {
     exists.args = with_offsets(&["1023", "2"]);
     out.push(exists);
     out.push(ex("bloom.init_block", &[], &["bf:{t}:9"], &["1023", "1"]));
-    let seed_offsets: Vec<String> = (0..n(3, 1000))
+    let seed_offsets: Vec<String> = (0..n.of(3, 1000))
         .map(|i| (i * 101 % 100_000).to_string())
         .collect();
     let mut seed_add = ex(
@@ -200,8 +232,12 @@ pub fn examples(big: bool) -> Vec<Example> {
     );
     seed_exists.args = seed_offsets;
     out.push(seed_exists);
+    out
+}
 
-    // lock
+/// The lock scripts' examples.
+fn lock(_n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
     let held: &[&str] = &["SET", "lock{t}", "tok", "PX", "600000"];
     // A waiter whose place ended (none recorded) ahead in the queue: a fair
     // acquire skips and drops it.
@@ -233,8 +269,12 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["lock{t}", "lock{t}:queue", "lock{t}:places"],
         &["tok", "lock{t}:wake"],
     ));
+    out
+}
 
-    // login_log
+/// The login_log scripts' examples.
+fn login_log(_n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
     let log = "loginLog_2024-05_client_7{t}";
     let index = "{loginLog:2024-05}:20240503:client";
     let types = "{loginLog:2024-05}:types";
@@ -262,8 +302,13 @@ pub fn examples(big: bool) -> Vec<Example> {
         &[log, index, types],
         &["3", "7", "1000", "client", LATER, LATER],
     ));
+    out
+}
 
-    // packed: 8-byte records in shard pk:{t}:0, reserved to 64 bytes.
+/// The packed scripts' examples.
+fn packed(n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
+    // 8-byte records in shard pk:{t}:0, reserved to 64 bytes.
     out.push(ex(
         "packed.add",
         &[&["SET", "pk:{t}:0", "\x01\x00\x00\x00"]],
@@ -276,7 +321,7 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["pk:{t}:0"],
         &["4096"],
     );
-    for i in 0..n(2, 100) {
+    for i in 0..n.of(2, 100) {
         put.args.push((i * 8).to_string());
         put.args.push(format!("rec{i:05}"));
     }
@@ -287,28 +332,37 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["pk:{t}:0"],
         &["64", "0", "abcd", "wxyz"],
     ));
+    out
+}
 
-    // rate_limit: each call finds state of an earlier call and takes a unit.
-    out.push(ex(
-        "rate_limit.throttle",
-        &[&["SET", "rate:{t}", "1000000000000000"]],
-        &["rate:{t}"],
-        &["5", "10", "1000", "1"],
-    ));
-    out.push(ex(
-        "rate_limit.window_counter",
-        &[&["HSET", "rate:{t}:counter", "w", "1", "c", "2", "p", "0"]],
-        &["rate:{t}:counter"],
-        &["10", "1000", "1"],
-    ));
-    out.push(ex(
-        "rate_limit.window_log",
-        &[&["ZADD", "rate:{t}:log", "1000000", "1000000-1"]],
-        &["rate:{t}:log"],
-        &["10", "1000", "1"],
-    ));
+/// The rate_limit scripts' examples.
+fn rate_limit(_n: Size) -> Vec<Example> {
+    // Each call finds state of an earlier call and takes a unit.
+    vec![
+        ex(
+            "rate_limit.throttle",
+            &[&["SET", "rate:{t}", "1000000000000000"]],
+            &["rate:{t}"],
+            &["5", "10", "1000", "1"],
+        ),
+        ex(
+            "rate_limit.window_counter",
+            &[&["HSET", "rate:{t}:counter", "w", "1", "c", "2", "p", "0"]],
+            &["rate:{t}:counter"],
+            &["10", "1000", "1"],
+        ),
+        ex(
+            "rate_limit.window_log",
+            &[&["ZADD", "rate:{t}:log", "1000000", "1000000-1"]],
+            &["rate:{t}:log"],
+            &["10", "1000", "1"],
+        ),
+    ]
+}
 
-    // rolling
+/// The rolling scripts' examples.
+fn rolling(_n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
     let setup = rolling_setup();
     let meta_and = |keys: &[&str]| -> Vec<String> {
         std::iter::once("rl:{t}")
@@ -337,8 +391,12 @@ pub fn examples(big: bool) -> Vec<Example> {
     let mut recent = ex("rolling.recent", &setup, &[], &["5"]);
     recent.keys = meta_and(&SLOTS);
     out.push(recent);
+    out
+}
 
-    // sharded_hash
+/// The sharded_hash scripts' examples.
+fn sharded_hash(n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
     out.push(ex(
         "sharded_hash.incr",
         &[&["HSET", "sh:{t}:0", "a", "1"]],
@@ -358,13 +416,18 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["sh:{t}:0"],
         &["0", "512"],
     );
-    for i in 0..n(2, 200) {
+    for i in 0..n.of(2, 200) {
         put.args.push(format!("field{i}"));
         put.args.push(format!("value{i}"));
     }
     out.push(put);
+    out
+}
 
-    // expiring_map: a shard holding one entry without expiry (its value's
+/// The expiring_map scripts' examples.
+fn expiring_map(n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
+    // A shard holding one entry without expiry (its value's
     // first 6 bytes, 0) and one that expired in 1970 (expiry 1 ms).
     let em: &[&str] = &[
         "HSET",
@@ -380,7 +443,7 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["em:{t}:0"],
         &["0", "0", "512", "3"],
     );
-    for i in 0..n(2, 200) {
+    for i in 0..n.of(2, 200) {
         em_put.args.push(format!("field{i}"));
         em_put.args.push(format!("value{i}"));
     }
@@ -401,8 +464,29 @@ pub fn examples(big: bool) -> Vec<Example> {
     out.push(ex("expiring_map.expire", &[em], &["em:{t}:0"], &["a", "0"]));
     out.push(ex("expiring_map.sweep", &[em], &["em:{t}:0"], &[]));
     out.push(ex("expiring_map.entries", &[em], &["em:{t}:0"], &[]));
+    // The native path's shard (servers with per-field TTLs only): one entry
+    // without expiry and one with a TTL, which the cap of 2 evicts.
+    let mut native_put = ex(
+        "expiring_map.put_native",
+        &[
+            &["HSET", "emn:{t}:0", "a", "va", "c", "vc"],
+            &["HPEXPIRE", "emn:{t}:0", "600000", "FIELDS", "1", "c"],
+        ],
+        &["emn:{t}:0"],
+        &["0", "0", "512", "2"],
+    );
+    for i in 0..n.of(1, 200) {
+        native_put.args.push(format!("field{i}"));
+        native_put.args.push(format!("value{i}"));
+    }
+    out.push(native_put);
+    out
+}
 
-    // rwlock: a reader and a writer's intent that end in 2100, and a
+/// The rwlock scripts' examples.
+fn rwlock(_n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
+    // A reader and a writer's intent that end in 2100, and a
     // queued reader.
     let rw = [
         "rw{t}",
@@ -456,8 +540,13 @@ pub fn examples(big: bool) -> Vec<Example> {
         &rw,
         &["tok", "rw{t}:wake"],
     ));
+    out
+}
 
-    // semaphore: 3 permits, one taken until 2100.
+/// The semaphore scripts' examples.
+fn semaphore(_n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
+    // 3 permits, one taken until 2100.
     let permit: &[&str] = &["ZADD", "sem{t}", LATER_MS, "tok"];
     out.push(ex(
         "semaphore.acquire",
@@ -484,9 +573,13 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["sem{t}", "sem{t}:queue", "sem{t}:places"],
         &["tok", "3", "sem{t}:wake"],
     ));
+    out
+}
 
-    // signin
-    let days: Vec<String> = (1..=n(2, 31))
+/// The signin scripts' examples.
+fn signin(n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
+    let days: Vec<String> = (1..=n.of(2, 31))
         .map(|d| format!("si:{{t}}:202401{d:02}"))
         .collect();
     for script in ["signin.combine", "signin.count"] {
@@ -503,8 +596,12 @@ pub fn examples(big: bool) -> Vec<Example> {
         &["si:{t}:20240101"],
         &["7", "1000", LATER],
     ));
+    out
+}
 
-    // visits
+/// The visits scripts' examples.
+fn visits(n: Size) -> Vec<Example> {
+    let mut out = Vec::new();
     let counter = "vi:{t}:count";
     out.push(ex(
         "visits.add",
@@ -512,8 +609,8 @@ pub fn examples(big: bool) -> Vec<Example> {
         &[counter, "vi:{t}:0", "vi:{t}:meta"],
         &[LATER, LATER, "42", "4"],
     ));
-    let shards = n(2, 4);
-    let per = n(2, 250);
+    let shards = n.of(2, 4);
+    let per = n.of(2, 250);
     let mut batch = ex(
         "visits.add_batch",
         &[

@@ -26,6 +26,31 @@ pub fn server_with(extra: &[&str]) -> LocalServer {
         .unwrap_or_else(|e| panic!("cannot start redis-server for this test: {e}"))
 }
 
+/// The scripts of the registry that the server behind `con` runs: those
+/// whose capabilities ([`ScriptInfo::needs`]) it has. The tests that run
+/// every script iterate these; each one skipped is printed with the
+/// capabilities it needs, so the output says what did not run there.
+pub fn runnable_scripts(con: &mut redis_patterns::Connection) -> Vec<&'static ScriptInfo> {
+    let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), con)
+        .expect("what the server can do (INFO server, COMMAND INFO)");
+    let (run, skip): (Vec<&'static ScriptInfo>, Vec<&'static ScriptInfo>) =
+        redis_patterns::scripts::ALL
+            .iter()
+            .copied()
+            .partition(|s| s.runs_on(&caps));
+    for s in skip {
+        println!(
+            "skipped {}: it needs {}, which this server ({} {}) lacks",
+            s.name,
+            s.needs.join(" and "),
+            caps.server.name(),
+            caps.version
+                .map_or_else(|| "of unknown version".to_string(), |v| v.to_string())
+        );
+    }
+    run
+}
+
 /// Every key in the server's database 0, sorted.
 pub fn all_keys(con: &mut redis::Connection) -> Vec<String> {
     let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(con).expect("KEYS *");

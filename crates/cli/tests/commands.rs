@@ -11,7 +11,19 @@ use serde_json::json;
 
 /// Every command once, through the binary, at `url`.
 fn every_command(url: &str, dir: &std::path::Path) {
-    // lock acquire / release
+    lock_commands(url);
+    bloom_commands(url, dir);
+    hash_commands(url, dir);
+    map_commands(url);
+    packed_commands(url);
+    visits_commands(url);
+    login_log_commands(url);
+    signin_commands(url);
+    rolling_commands(url);
+}
+
+/// `lock acquire / release` through the binary at `url`.
+fn lock_commands(url: &str) {
     let lease = json(url, &["lock", "acquire", "job", "--lease-ms", "60000"]);
     let token = lease["token"].as_str().unwrap().to_string();
     assert_eq!(token.len(), 32);
@@ -39,8 +51,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
             .unwrap()
             > first
     );
+}
 
-    // bloom create / add / exists / info / clear / load
+/// `bloom create / add / exists / info / clear / load` through the binary at `url`.
+fn bloom_commands(url: &str, dir: &std::path::Path) {
     let params = json(
         url,
         &[
@@ -88,8 +102,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
         json_lines(url, &["bloom", "add", "bloom_php", "x@y", "--jshash"])[0]["new"],
         true
     );
+}
 
-    // hash plan / import / get / set / inspect
+/// `hash plan / import / get / set / inspect` through the binary at `url`.
+fn hash_commands(url: &str, dir: &std::path::Path) {
     let plan = json(url, &["hash", "plan", "--expected", "100000"]);
     assert!(plan["shards"].as_u64().unwrap() > 195, "{plan}");
     let lines = common::write_lines(dir, "users.txt", "user", 300);
@@ -119,8 +135,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
     // The alias runs the same import: everything is present now.
     let again = json(url, &["import", "sharded-hash", "users", lines]);
     assert_eq!(again["already_present"], 300);
+}
 
-    // map plan / put / get / ttl / sweep / inspect
+/// `map plan / put / get / ttl / sweep / inspect` through the binary at `url`.
+fn map_commands(url: &str) {
     let plan = json(url, &["map", "plan", "sessions", "--expected", "10000"]);
     assert!(plan["plan"]["shards"].as_u64().unwrap() > 19, "{plan}");
     assert!(
@@ -165,8 +183,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
     );
     let inspect = json(url, &[&["map", "inspect", "sessions"], &at[..]].concat());
     assert_eq!(inspect["converted"].as_u64(), Some(0));
+}
 
-    // packed set / get
+/// `packed set / get` through the binary at `url`.
+fn packed_commands(url: &str) {
     assert_eq!(
         json(
             url,
@@ -185,8 +205,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
         json_lines(url, &["packed", "get", "logins", "8"])[0]["value"],
         10
     );
+}
 
-    // visits add / count / contains / distinct
+/// `visits add / count / contains / distinct` through the binary at `url`.
+fn visits_commands(url: &str) {
     let day = ["--day", "2099-01-01"];
     let added = json(
         url,
@@ -251,8 +273,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
         ],
     );
     assert_eq!(distinct["distinct"], 4);
+}
 
-    // login-log record / the queries / export
+/// `login-log record / the queries / export` through the binary at `url`.
+fn login_log_commands(url: &str) {
     for (t, uid, d) in [
         ("client", "1001", "2024-02-29"),
         ("client", "1001", "2024-03-01"),
@@ -308,8 +332,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
         rows[1],
         json!({"month": "2024-03", "user_type": "office", "uid": 7, "days": [1]})
     );
+}
 
-    // signin mark / count / streak
+/// `signin mark / count / streak` through the binary at `url`.
+fn signin_commands(url: &str) {
     for d in ["2024-03-01", "2024-03-02", "2024-03-04"] {
         json(url, &["signin", "mark", "100", "--day", d, "--tag", "app"]);
     }
@@ -361,8 +387,10 @@ fn every_command(url: &str, dir: &std::path::Path) {
         json(url, &["signin", "count", "--day", "2024-03-01", "--bare"])["count"],
         1
     );
+}
 
-    // rolling add / recent / len
+/// `rolling add / recent / len` through the binary at `url`.
+fn rolling_commands(url: &str) {
     json(
         url,
         &[
@@ -394,7 +422,6 @@ fn every_command(url: &str, dir: &std::path::Path) {
     );
     assert_eq!(json(url, &["rolling", "len", "none"])["len"], 0);
 }
-
 #[test]
 fn every_command_on_one_server() {
     let server = support::server();

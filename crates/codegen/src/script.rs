@@ -25,6 +25,9 @@ pub struct ScriptSpec {
     pub idempotent: Idempotency,
     /// The header's reason for [`ScriptSpec::idempotent`].
     pub idempotent_doc: String,
+    /// The header's `NEEDS`: the server capabilities the script's commands
+    /// need (empty: every server runs it).
+    pub needs: Vec<String>,
     /// For each key, whether the generated checks call `TYPE` on it (for a
     /// variadic tail: on every key of it). `false` for an `any` key and for
     /// a key whose type the body's own first command on it checks before

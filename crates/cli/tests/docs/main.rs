@@ -396,3 +396,34 @@ fn the_commands_the_pages_name_exist() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// No file of the documentation holds a merge-conflict marker: not in the
+/// prose, not in a generated region, not in a block's example output
+/// (where `UPDATE_DOCS=1` would otherwise keep it as a shown line). Checked
+/// before anything runs, also when updating.
+#[test]
+fn no_page_holds_a_merge_conflict_marker() {
+    let root = pages::root();
+    let mut bad = Vec::new();
+    for name in pages::every_file() {
+        let Ok(text) = std::fs::read_to_string(root.join(&name)) else {
+            continue;
+        };
+        for line in pages::conflict_markers(&text) {
+            bad.push(format!("{name}:{line}: a merge-conflict marker"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "resolve the merge in these places (keep one side, then UPDATE_DOCS=1 for the outputs):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The marker check finds each of git's four markers, also indented in an
+/// example's output, and passes lines that only look alike.
+#[test]
+fn the_marker_check_finds_markers_in_example_output() {
+    let page = "# Title\n\n```console\n$ redis-patterns lock status k\n<<<<<<< HEAD\nfree\n|||||||\n=======\n  held\n  >>>>>>> main\n```\n\n======== underline\n<<<<<<<< eight\n==\n";
+    assert_eq!(pages::conflict_markers(page), vec![5, 7, 8, 10]);
+}

@@ -107,21 +107,50 @@ pub fn root() -> PathBuf {
 /// README.md and every Markdown page under docs/, sorted.
 pub fn all() -> Vec<Page> {
     let root = root();
-    let mut names = vec!["README.md".to_string()];
+    every_file()
+        .iter()
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| Page::read(&root, n))
+        .collect()
+}
+
+/// The 1-based lines of `text` that are merge-conflict markers: a line that
+/// is (after any indentation, so also inside a block's example output)
+/// `<<<<<<<`, `|||||||`, `=======` or `>>>>>>>`, alone or followed by a
+/// space and a name. A Markdown heading underlined with exactly seven `=`
+/// is refused too: underline it with more, or write `#`.
+pub fn conflict_markers(text: &str) -> Vec<usize> {
+    let is_marker = |line: &str| {
+        let line = line.trim();
+        ['<', '|', '=', '>'].iter().any(|&c| {
+            let run = line.chars().take_while(|&l| l == c).count();
+            run == 7 && (line.len() == 7 || line[7..].starts_with(' '))
+        })
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| is_marker(line))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Every file of the documentation: README.md and all below docs/ (pages,
+/// the book's settings), relative to the root, sorted.
+pub fn every_file() -> Vec<String> {
+    let root = root();
+    let mut found = vec!["README.md".to_string()];
     let mut stack = vec![root.join("docs")];
-    let mut found = Vec::new();
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).expect("docs/") {
             let path = entry.expect("a docs/ entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
+            } else {
                 let rel = path.strip_prefix(&root).unwrap();
                 found.push(rel.to_string_lossy().into_owned());
             }
         }
     }
     found.sort();
-    names.extend(found);
-    names.iter().map(|n| Page::read(&root, n)).collect()
+    found
 }

@@ -20,6 +20,7 @@
 //! -- ERRORS <CODE> [<CODE> ...]           domain error codes the body raises with redis.error_reply
 //! -- IDEMPOTENT yes|no|if <arg>: <why>    whether a resend after an unknown outcome is safe
 //! -- INCLUDE <name>                       inline lua/includes/<name>.lua (one line per include)
+//! -- NEEDS <capability> [<capability> ...] server capabilities its commands need (hash_field_ttl)
 //! --    <more text>                       (three or more spaces) continues the line above
 //! ```
 //!
@@ -63,6 +64,14 @@
 //!   optional request id). The meaning says why. Required in a writing
 //!   script; a `no-writes` script is idempotent by construction and may
 //!   only say `yes`.
+//! * `NEEDS`: the capabilities of `crate::core::caps` (`hash_field_ttl`,
+//!   `hash_getex`, ...) whose commands the body calls, for a script that
+//!   exists only for servers that have them (a command the server lacks
+//!   fails the call, and its ACL probe fails too). The registry and the
+//!   manifest carry the list; a caller runs the script only where the
+//!   server has every capability listed, and the tests that run every
+//!   script skip it, saying so, on a server that lacks one. It loads
+//!   everywhere (`SCRIPT LOAD` and `FUNCTION LOAD` do not resolve commands).
 //!
 //! Names are `snake_case`, no Rust keyword, not `keys` or `argv` (the
 //! generated checks' names for arity problems), and unique within a script.
@@ -157,6 +166,7 @@ mod keys;
 mod lines;
 mod lists;
 mod names;
+mod needs;
 mod returns;
 mod script_header;
 mod shebang;

@@ -8,6 +8,7 @@ use super::include_line::included;
 use super::keys::Key;
 use super::lines::{Line, read_lines};
 use super::lists::Lists;
+use super::needs::needed;
 use super::returns::ReturnType;
 use super::shebang;
 use super::summary::summary_of;
@@ -26,6 +27,8 @@ pub(crate) struct ScriptHeader {
     pub idempotent: Option<Declared>,
     /// The `INCLUDE` names with their lines, in header order.
     pub includes: Vec<(String, usize)>,
+    /// The `NEEDS` capabilities, in header order (empty without the line).
+    pub needs: Vec<String>,
     /// Index of the body's first line (the header's number of lines).
     pub end: usize,
 }
@@ -49,6 +52,7 @@ struct Reading {
     lists: Lists,
     idempotent: Option<Declared>,
     includes: Vec<(String, usize)>,
+    needs: Option<Vec<String>>,
     last: Last,
 }
 
@@ -62,6 +66,7 @@ impl Reading {
             lists: Lists::default(),
             idempotent: None,
             includes: Vec::new(),
+            needs: None,
             last: Last::None,
         }
     }
@@ -117,8 +122,15 @@ impl Reading {
                 self.includes.push((name.to_string(), line));
                 Ok(Last::None)
             }
+            "NEEDS" => {
+                if self.needs.is_some() {
+                    return Err("NEEDS given twice".into());
+                }
+                self.needs = Some(needed(rest)?);
+                Ok(Last::None)
+            }
             other => Err(format!(
-                "unknown header line `{other}` (KEYS | ARGV | RETURNS | WRITES | READS | ERRORS | IDEMPOTENT | INCLUDE; a comment that starts the body begins with no upper-case word)"
+                "unknown header line `{other}` (KEYS | ARGV | RETURNS | WRITES | READS | ERRORS | IDEMPOTENT | INCLUDE | NEEDS; a comment that starts the body begins with no upper-case word)"
             )),
         }
     }
@@ -164,6 +176,7 @@ pub(crate) fn read_script_header(lines: &[&str]) -> Result<ScriptHeader, (usize,
         lists: r.lists,
         idempotent: r.idempotent,
         includes: r.includes,
+        needs: r.needs.unwrap_or_default(),
         end,
     })
 }
@@ -179,7 +192,7 @@ mod tests {
     #[test]
     fn a_header_hands_each_line_to_its_parser_and_continues_meanings() {
         let h = read(
-            "#!lua\n--- Put\n-- KEYS[1] k string rw: a key\n--    more\n-- ARGV[1] n integer 0..9: n\n-- RETURNS integer: x\n--    and y\n-- WRITES SET\n-- IDEMPOTENT no: twice\n--    counts\n-- INCLUDE memory\n-- the body's first comment\nreturn 1\n",
+            "#!lua\n--- Put\n-- KEYS[1] k string rw: a key\n--    more\n-- ARGV[1] n integer 0..9: n\n-- RETURNS integer: x\n--    and y\n-- WRITES SET\n-- IDEMPOTENT no: twice\n--    counts\n-- INCLUDE memory\n-- NEEDS hash_getex\n-- the body's first comment\nreturn 1\n",
         )
         .expect("valid");
         assert_eq!(
@@ -189,8 +202,9 @@ mod tests {
         assert_eq!(h.idempotent.map(|d| d.doc), Some("twice counts".into()));
         assert_eq!(
             (h.includes, h.end, h.lists.writes.1),
-            (vec![("memory".into(), 11)], 11, 8)
+            (vec![("memory".into(), 11)], 12, 8)
         );
+        assert_eq!(h.needs, ["hash_getex"]);
     }
 
     #[test]

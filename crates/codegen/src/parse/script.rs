@@ -80,6 +80,7 @@ pub fn parse_script_with(
         read_only: header.read_only,
         idempotent,
         idempotent_doc,
+        needs: header.needs,
         type_checked: verdicts.type_checked,
         tail_type_checked: verdicts.tail_type_checked,
         acl_checks: verdicts.acl_checks,

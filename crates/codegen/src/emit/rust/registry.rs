@@ -109,5 +109,6 @@ pub(super) fn entry(out: &mut String, s: &ScriptSpec) {
     let _ = writeln!(out, "    read_only: {},", s.read_only);
     let _ = writeln!(out, "    idempotent: {},", idempotent(s));
     let _ = writeln!(out, "    idempotent_doc: {},", rust_str(&s.idempotent_doc));
+    let _ = writeln!(out, "    needs: &{:?},", s.needs);
     out.push_str("};\n\n");
 }

@@ -30,6 +30,17 @@ use RedisPatterns\Errors\LockTimeout;
 final class Waiting
 {
     /** An unguessable owner token: 16 random bytes as lowercase hex. */
+    /**
+     * How long a waiter keeps its place in the queue unless renewed, by
+     * default: a third of the lease (at least 1 ms), so that a waiter that
+     * disappeared is skipped three times sooner than a holder that did; a
+     * live waiter renews it every half place.
+     */
+    public static function defaultPlaceMs(int $leaseMs): int
+    {
+        return max(intdiv($leaseMs, 3), 1);
+    }
+
     public static function newToken(): string
     {
         return bin2hex(random_bytes(16));

@@ -10,7 +10,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Cmd, Op, each, text
 from .._hold import Holder
-from .._wait import Attempt, busy_ms, new_token, until_acquired
+from .._wait import Attempt, busy_ms, default_place_ms, new_token, until_acquired
 
 
 #: What replication "auto" asks for when the lock's primary has replicas: one replica, one second.
@@ -30,10 +30,11 @@ def _connected_replicas(info: Any) -> int:
 class Lock:
     def __init__(self, name: str, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int,
                  fair: bool = False, replication: str = "none", replicas: int = 1,
-                 replication_timeout_ms: int = 1000) -> None:
+                 replication_timeout_ms: int = 1000, place_ms: int = 0) -> None:
         if replication == "acknowledged" and replicas == 0:
             raise errors.InvalidArgument("replicas", "must be at least 1", None)
         self.name, self.lease_ms, self.prefix, self.fair = name, lease_ms, prefix, fair
+        self.place_ms = place_ms or default_place_ms(lease_ms)
         self.replication, self.replicas, self.replication_timeout_ms = replication, replicas, replication_timeout_ms
         self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
         self.key = key("lock", "lock", prefix=prefix, name=name)
@@ -90,7 +91,7 @@ class Lock:
         waits = yield from self._waits()
         return (yield from until_acquired(
             self.key, self.channel, self.notified, self.poll_ms, timeout_ms,
-            lambda: self._attempt(token, self.lease_ms, waits), self.lease_ms // 2, token, lambda: self.release(token),
+            lambda: self._attempt(token, self.place_ms, waits), self.place_ms // 2, token, lambda: self.release(token),
             self._contended))
 
     def release(self, token: str) -> Op[Optional[bool]]:

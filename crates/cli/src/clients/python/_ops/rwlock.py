@@ -8,14 +8,15 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, busy_ms, new_token, until_acquired
+from .._wait import Attempt, busy_ms, default_place_ms, new_token, until_acquired
 
 
 class RwLock:
     def __init__(self, name: str, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int,
-                 fair: bool = False) -> None:
+                 fair: bool = False, place_ms: int = 0) -> None:
         self.lease_ms, self.fair = lease_ms, fair
         self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
+        self.place_ms = place_ms or default_place_ms(lease_ms)
         self.writer_key = key("rwlock", "writer", prefix=prefix, name=name)
         self.readers_key = key("rwlock", "readers", prefix=prefix, name=name)
         self.intents_key = key("rwlock", "intents", prefix=prefix, name=name)
@@ -61,7 +62,7 @@ class RwLock:
         lease = records.RwLease(token, "read" if role == "read" else "write")
         return (yield from until_acquired(
             self.writer_key, self.channel, self.notified, self.poll_ms, timeout_ms,
-            lambda: self._attempt(role, token, self.lease_ms), self.lease_ms // 2, token,
+            lambda: self._attempt(role, token, self.place_ms), self.place_ms // 2, token,
             lambda: self.release(lease), self._contended))
 
     def holder(self, role: str, timeout_ms: int) -> Holder:

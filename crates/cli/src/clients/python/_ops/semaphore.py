@@ -8,14 +8,15 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, busy_ms, new_token, until_acquired
+from .._wait import Attempt, busy_ms, default_place_ms, new_token, until_acquired
 
 
 class Semaphore:
     def __init__(self, name: str, limit: int, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int,
-                 fair: bool = False) -> None:
+                 fair: bool = False, place_ms: int = 0) -> None:
         self.limit, self.lease_ms, self.fair = limit, lease_ms, fair
         self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
+        self.place_ms = place_ms or default_place_ms(lease_ms)
         self.key = key("semaphore", "permits", prefix=prefix, name=name)
         self.channel = key("semaphore", "wake", prefix=prefix, name=name)
         self.queue_key = key("semaphore", "queue", prefix=prefix, name=name)
@@ -45,7 +46,7 @@ class Semaphore:
     def acquire_as(self, token: str, timeout_ms: int) -> Op[records.Permit]:
         return (yield from until_acquired(
             self.key, self.channel, self.notified, self.poll_ms, timeout_ms,
-            lambda: self._attempt(token, self.lease_ms), self.lease_ms // 2, token, lambda: self.release(token), self._contended))
+            lambda: self._attempt(token, self.place_ms), self.place_ms // 2, token, lambda: self.release(token), self._contended))
 
     def holder(self, timeout_ms: int) -> Holder:
         return Holder(self.key, self.lease_ms, lambda: self.acquire(timeout_ms),

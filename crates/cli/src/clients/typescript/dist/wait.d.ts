@@ -4,6 +4,12 @@ export type Attempt<T> = [T | null, number | null];
 /** The remaining lease of a refusal `-<ms>` (null: unknown). */
 export declare function busyMs(reply: number): number | null;
 /** An unguessable owner token: 16 random bytes as lowercase hex. */
+/**
+ * How long a waiter keeps its place in the queue unless renewed, by default: a third of the
+ * lease (at least 1 ms), so that a waiter that disappeared is skipped three times sooner than a
+ * holder that did; a live waiter renews it every half place.
+ */
+export declare function defaultPlaceMs(leaseMs: number): number;
 export declare function newToken(): string;
 export interface WaitSettings {
     key: string;

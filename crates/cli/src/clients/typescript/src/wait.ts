@@ -31,6 +31,15 @@ export function busyMs(reply: number): number | null {
 }
 
 /** An unguessable owner token: 16 random bytes as lowercase hex. */
+/**
+ * How long a waiter keeps its place in the queue unless renewed, by default: a third of the
+ * lease (at least 1 ms), so that a waiter that disappeared is skipped three times sooner than a
+ * holder that did; a live waiter renews it every half place.
+ */
+export function defaultPlaceMs(leaseMs: number): number {
+  return Math.max(Math.floor(leaseMs / 3), 1);
+}
+
 export function newToken(): string {
   return randomBytes(16).toString("hex");
 }

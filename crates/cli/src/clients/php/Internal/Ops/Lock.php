@@ -38,7 +38,9 @@ final class Lock
         private readonly string $replication = 'none',
         private readonly int $replicas = 1,
         private readonly int $replicationTimeoutMs = 1000,
+        int $placeMs = 0,
     ) {
+        $this->placeMs = $placeMs ?: Waiting::defaultPlaceMs($leaseMs);
         if ($replication === 'acknowledged' && $replicas === 0) {
             throw new InvalidArgument('replicas', 'must be at least 1', null);
         }
@@ -52,6 +54,9 @@ final class Lock
     }
 
     private readonly bool $notified;
+
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    public readonly int $placeMs;
 
     /** @return array{int, int}|null the WAIT an acquire sends after its script (replicas, timeout ms), or null */
     private function waits(Runner $run): ?array
@@ -116,7 +121,7 @@ final class Lock
     {
         $waits = $this->waits($run);
         return Waiting::untilAcquired($run, $this->key, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $token, $this->leaseMs, $waits), intdiv($this->leaseMs, 2), $token,
+            fn (): array => $this->attempt($run, $token, $this->placeMs, $waits), intdiv($this->placeMs, 2), $token,
             fn () => $this->release($run, $token), $this->contended);
     }
 

@@ -26,6 +26,9 @@ final class RwLock
     private bool $contended = false;
     private readonly bool $notified;
 
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    public readonly int $placeMs;
+
     public function __construct(
         string $name,
         public readonly int $leaseMs,
@@ -33,7 +36,9 @@ final class RwLock
         string $waitMode,
         private readonly int $pollMs,
         public readonly bool $fair = false,
+        int $placeMs = 0,
     ) {
+        $this->placeMs = $placeMs ?: Waiting::defaultPlaceMs($leaseMs);
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->writerKey = Contract::key('rwlock', 'writer', $vars);
         $this->readersKey = Contract::key('rwlock', 'readers', $vars);
@@ -94,7 +99,7 @@ final class RwLock
     {
         $lease = new RwLease($token, $role);
         return Waiting::untilAcquired($run, $this->writerKey, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $role, $token, $this->leaseMs), intdiv($this->leaseMs, 2), $token,
+            fn (): array => $this->attempt($run, $role, $token, $this->placeMs), intdiv($this->placeMs, 2), $token,
             fn () => $this->release($run, $lease), $this->contended);
     }
 

@@ -23,6 +23,9 @@ final class Semaphore
     private bool $contended = false;
     private readonly bool $notified;
 
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    public readonly int $placeMs;
+
     public function __construct(
         string $name,
         public readonly int $limit,
@@ -31,7 +34,9 @@ final class Semaphore
         string $waitMode,
         private readonly int $pollMs,
         public readonly bool $fair = false,
+        int $placeMs = 0,
     ) {
+        $this->placeMs = $placeMs ?: Waiting::defaultPlaceMs($leaseMs);
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->key = Contract::key('semaphore', 'permits', $vars);
         $this->channel = Contract::key('semaphore', 'wake', $vars);
@@ -71,7 +76,7 @@ final class Semaphore
     public function acquireAs(Runner $run, string $token, int $timeoutMs): Permit
     {
         return Waiting::untilAcquired($run, $this->key, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $token, $this->leaseMs), intdiv($this->leaseMs, 2), $token,
+            fn (): array => $this->attempt($run, $token, $this->placeMs), intdiv($this->placeMs, 2), $token,
             fn () => $this->release($run, $token), $this->contended);
     }
 

@@ -14,9 +14,11 @@ export declare class Lock {
     readonly queueKey: string;
     readonly placesKey: string;
     private readonly wait;
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    readonly placeMs: number;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     private readonly contended;
-    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, replication?: string, replicas?: number, replicationTimeoutMs?: number);
+    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, replication?: string, replicas?: number, replicationTimeoutMs?: number, placeMs?: number);
     /** The WAIT an acquire sends after its script (replicas, timeout ms), or null. */
     private waits;
     private attempt;

@@ -23,15 +23,18 @@ class Lock {
     queueKey;
     placesKey;
     wait;
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    placeMs;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     contended = { last: false };
-    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false, replication = "none", replicas = 1, replicationTimeoutMs = 1000) {
+    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false, replication = "none", replicas = 1, replicationTimeoutMs = 1000, placeMs = 0) {
         this.name = name;
         this.leaseMs = leaseMs;
         this.fair = fair;
         this.replication = replication;
         this.replicas = replicas;
         this.replicationTimeoutMs = replicationTimeoutMs;
+        this.placeMs = placeMs || (0, wait_1.defaultPlaceMs)(leaseMs);
         if (replication === "acknowledged" && replicas === 0) {
             throw new errors_1.InvalidArgument("replicas", "must be at least 1", null);
         }
@@ -89,7 +92,7 @@ class Lock {
     async acquireAs(io, token, timeoutMs) {
         const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
         const waits = await this.waits(io);
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs, waits), Math.floor(this.leaseMs / 2), queued);
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.placeMs, waits), Math.floor(this.placeMs / 2), queued);
     }
     async release(io, token) {
         return (0, driver_1.int)(await io.one(scripts.Lock.release(this.key, this.queueKey, this.placesKey, token, this.channel))) === 1;

@@ -12,9 +12,11 @@ export declare class RwLock {
     readonly queueKey: string;
     readonly placesKey: string;
     private readonly wait;
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    readonly placeMs: number;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     private readonly contended;
-    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean);
+    constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, placeMs?: number);
     /** writer, readers, intents, queue, places: the keys of every acquire and release. */
     private keys;
     private attempt;

@@ -17,11 +17,14 @@ class RwLock {
     queueKey;
     placesKey;
     wait;
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    placeMs;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     contended = { last: false };
-    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false) {
+    constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false, placeMs = 0) {
         this.leaseMs = leaseMs;
         this.fair = fair;
+        this.placeMs = placeMs || (0, wait_1.defaultPlaceMs)(leaseMs);
         this.writerKey = (0, contract_1.key)("rwlock", "writer", { prefix, name });
         this.readersKey = (0, contract_1.key)("rwlock", "readers", { prefix, name });
         this.intentsKey = (0, contract_1.key)("rwlock", "intents", { prefix, name });
@@ -62,7 +65,7 @@ class RwLock {
     }
     waitAs(io, role, token, timeoutMs) {
         const queued = { to: token, leave: () => this.release(io, { token, role }), contended: this.contended };
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.placeMs), Math.floor(this.placeMs / 2), queued);
     }
     async release(io, lease) {
         const release = lease.role === "read" ? scripts.Rwlock.readRelease : scripts.Rwlock.writeRelease;

@@ -10,9 +10,11 @@ export declare class Semaphore {
     readonly queueKey: string;
     readonly placesKey: string;
     private readonly wait;
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    readonly placeMs: number;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     private readonly contended;
-    constructor(name: string, limit: number, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean);
+    constructor(name: string, limit: number, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, placeMs?: number);
     private attempt;
     tryAcquire(io: Io): Promise<Permit>;
     tryAcquireAs(io: Io, token: string): Promise<Permit>;

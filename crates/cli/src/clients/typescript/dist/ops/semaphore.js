@@ -16,12 +16,15 @@ class Semaphore {
     queueKey;
     placesKey;
     wait;
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    placeMs;
     /** Whether the last acquire had to wait (the next one subscribes first). */
     contended = { last: false };
-    constructor(name, limit, leaseMs, prefix, waitMode, pollIntervalMs, fair = false) {
+    constructor(name, limit, leaseMs, prefix, waitMode, pollIntervalMs, fair = false, placeMs = 0) {
         this.limit = limit;
         this.leaseMs = leaseMs;
         this.fair = fair;
+        this.placeMs = placeMs || (0, wait_1.defaultPlaceMs)(leaseMs);
         this.key = (0, contract_1.key)("semaphore", "permits", { prefix, name });
         this.channel = (0, contract_1.key)("semaphore", "wake", { prefix, name });
         this.queueKey = (0, contract_1.key)("semaphore", "queue", { prefix, name });
@@ -47,7 +50,7 @@ class Semaphore {
     }
     acquireAs(io, token, timeoutMs) {
         const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
+        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.placeMs), Math.floor(this.placeMs / 2), queued);
     }
     async release(io, token) {
         return (0, driver_1.int)(await io.one(scripts.Semaphore.release(this.key, this.queueKey, this.placesKey, token, this.limit, this.channel))) === 1;

@@ -7,7 +7,7 @@ import { InvalidArgument, LockBusy, NotReplicated } from "../errors";
 import type { Holder } from "../hold";
 import type { Lease, LockStatus } from "../records";
 import * as scripts from "../scripts";
-import { Attempt, WaitSettings, busyMs, newToken, untilAcquired } from "../wait";
+import { Attempt, WaitSettings, busyMs, defaultPlaceMs, newToken, untilAcquired } from "../wait";
 
 /** What replication "auto" asks for when the lock's primary has replicas: one replica, one second. */
 const DEFAULT_ACKNOWLEDGED: [number, number] = [1, 1000];
@@ -19,6 +19,8 @@ export class Lock {
   readonly queueKey: string;
   readonly placesKey: string;
   private readonly wait: WaitSettings;
+  /** How long a waiter keeps its place in the queue unless renewed (ms). */
+  readonly placeMs: number;
   /** Whether the last acquire had to wait (the next one subscribes first). */
   private readonly contended = { last: false };
 
@@ -32,7 +34,9 @@ export class Lock {
     private readonly replication: string = "none",
     private readonly replicas: number = 1,
     private readonly replicationTimeoutMs: number = 1000,
+    placeMs: number = 0,
   ) {
+    this.placeMs = placeMs || defaultPlaceMs(leaseMs);
     if (replication === "acknowledged" && replicas === 0) {
       throw new InvalidArgument("replicas", "must be at least 1", null);
     }
@@ -97,7 +101,7 @@ export class Lock {
   async acquireAs(io: Io, token: string, timeoutMs: number): Promise<Lease> {
     const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
     const waits = await this.waits(io);
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs, waits), Math.floor(this.leaseMs / 2), queued);
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.placeMs, waits), Math.floor(this.placeMs / 2), queued);
   }
 
   async release(io: Io, token: string): Promise<boolean> {

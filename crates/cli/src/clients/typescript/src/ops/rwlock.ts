@@ -6,7 +6,7 @@ import { LockBusy } from "../errors";
 import type { Holder } from "../hold";
 import type { RwLease } from "../records";
 import * as scripts from "../scripts";
-import { Attempt, WaitSettings, busyMs, newToken, untilAcquired } from "../wait";
+import { Attempt, WaitSettings, busyMs, defaultPlaceMs, newToken, untilAcquired } from "../wait";
 
 type Role = "read" | "write";
 
@@ -18,6 +18,8 @@ export class RwLock {
   readonly queueKey: string;
   readonly placesKey: string;
   private readonly wait: WaitSettings;
+  /** How long a waiter keeps its place in the queue unless renewed (ms). */
+  readonly placeMs: number;
   /** Whether the last acquire had to wait (the next one subscribes first). */
   private readonly contended = { last: false };
 
@@ -28,7 +30,9 @@ export class RwLock {
     waitMode: string,
     pollIntervalMs: number,
     readonly fair: boolean = false,
+    placeMs: number = 0,
   ) {
+    this.placeMs = placeMs || defaultPlaceMs(leaseMs);
     this.writerKey = key("rwlock", "writer", { prefix, name });
     this.readersKey = key("rwlock", "readers", { prefix, name });
     this.intentsKey = key("rwlock", "intents", { prefix, name });
@@ -78,7 +82,7 @@ export class RwLock {
 
   waitAs(io: Io, role: Role, token: string, timeoutMs: number): Promise<RwLease> {
     const queued = { to: token, leave: () => this.release(io, { token, role }), contended: this.contended };
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.placeMs), Math.floor(this.placeMs / 2), queued);
   }
 
   async release(io: Io, lease: RwLease): Promise<boolean> {

@@ -6,7 +6,7 @@ import { NoPermit } from "../errors";
 import type { Holder } from "../hold";
 import type { Permit } from "../records";
 import * as scripts from "../scripts";
-import { Attempt, WaitSettings, busyMs, newToken, untilAcquired } from "../wait";
+import { Attempt, WaitSettings, busyMs, defaultPlaceMs, newToken, untilAcquired } from "../wait";
 
 export class Semaphore {
   readonly key: string;
@@ -14,6 +14,8 @@ export class Semaphore {
   readonly queueKey: string;
   readonly placesKey: string;
   private readonly wait: WaitSettings;
+  /** How long a waiter keeps its place in the queue unless renewed (ms). */
+  readonly placeMs: number;
   /** Whether the last acquire had to wait (the next one subscribes first). */
   private readonly contended = { last: false };
 
@@ -25,7 +27,9 @@ export class Semaphore {
     waitMode: string,
     pollIntervalMs: number,
     readonly fair: boolean = false,
+    placeMs: number = 0,
   ) {
+    this.placeMs = placeMs || defaultPlaceMs(leaseMs);
     this.key = key("semaphore", "permits", { prefix, name });
     this.channel = key("semaphore", "wake", { prefix, name });
     this.queueKey = key("semaphore", "queue", { prefix, name });
@@ -58,7 +62,7 @@ export class Semaphore {
 
   acquireAs(io: Io, token: string, timeoutMs: number): Promise<Permit> {
     const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.leaseMs), Math.floor(this.leaseMs / 2), queued);
+    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.placeMs), Math.floor(this.placeMs / 2), queued);
   }
 
   async release(io: Io, token: string): Promise<boolean> {

@@ -1,0 +1,124 @@
+#!lua
+--- Write field/value pairs expiring together into one shard of an expiring map kept on the server's per-field TTL, within its field limit and size cap
+-- KEYS[1] shard hash rw: one shard of an expiring map on the native path (a HASH whose fields carry their own
+--    TTL); the only key touched
+-- ARGV[1] only_absent bool: 1 keeps live entries (of a field repeated in the call the first pair wins), 0
+--    overwrites (the last pair wins); an expired field counts as absent
+-- ARGV[2] ttl_ms integer 0..999999999999999: the time to live of the entries written, in milliseconds; 0 for none
+-- ARGV[3] max_entries integer 0..999999999999999: refuse, writing nothing, when the shard would then hold more
+--    live fields than this (its hash-max-listpack-entries); 0 for no limit
+-- ARGV[4] cap integer 0..999999999999999: keep at most this many entries in the shard, evicting the other live
+--    ones nearest their expiry first (those without expiry last; the entries written are kept); 0 for no cap
+-- ARGV[5..] pairs bytes: field, value, field, value, ...
+-- RETURNS integers: {new, evicted}: the fields that had no live entry before (for only_absent: inserted), and
+--    the live entries the cap evicted
+-- WRITES HDEL HSETEX
+-- READS HKEYS HLEN HMGET HPTTL
+-- ERRORS BADARG FULL
+-- NEEDS hash_field_ttl hash_getex
+-- IDEMPOTENT yes: the same fields get the same values again with their TTL renewed from the resend (with
+--    only_absent, live ones are kept), and the shard is within its cap already
+local nx = ARGV[1]
+local ttl = ARGV[2]
+local limit = tonumber(ARGV[3])
+local cap = tonumber(ARGV[4])
+local n = #ARGV - 4
+if n == 0 or n % 2 ~= 0 then
+  return redis.error_reply('BADARG pairs must be a non-empty list of field, value')
+end
+-- Which fields have a live entry (the server hides expired fields): HMGET
+-- in chunks (unpack is capped).
+local live = {}
+local chunk = 4000
+for s = 5, #ARGV, 2 * chunk do
+  local e = math.min(s + 2 * chunk - 1, #ARGV)
+  local fields = {}
+  for i = s, e, 2 do
+    fields[#fields + 1] = ARGV[i]
+  end
+  local got = redis.call('HMGET', KEYS[1], unpack(fields))
+  for j = 1, #got do
+    if got[j] then
+      live[fields[j]] = true
+    end
+  end
+end
+-- The pairs written, last value of a field winning (first for only_absent).
+local value, order, new = {}, {}, 0
+for i = 5, #ARGV, 2 do
+  local f = ARGV[i]
+  if not (nx == '1' and (live[f] or value[f])) then
+    if not value[f] then
+      order[#order + 1] = f
+      if not live[f] then
+        new = new + 1
+      end
+    end
+    value[f] = ARGV[i + 1]
+  end
+end
+-- HLEN may count fields that expired but are not removed yet: only when it
+-- passes a bound are the live fields listed (HKEYS lists only those).
+local evicted = 0
+local len = redis.call('HLEN', KEYS[1])
+if (cap > 0 and len + new > cap) or (limit > 0 and len + new > limit) then
+  local keys = redis.call('HKEYS', KEYS[1])
+  if limit > 0 and #keys + new > limit then
+    return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. #keys .. ' live fields; ' .. new ..
+      ' new ones would exceed ' .. limit)
+  end
+  local kept = {}
+  for _, f in ipairs(keys) do
+    if not value[f] then
+      kept[#kept + 1] = { f }
+    end
+  end
+  local over = #kept + #order - cap
+  if cap > 0 and over > 0 then
+    -- Nearest expiry first, entries without expiry (-1) last, then by field.
+    for s = 1, #kept, chunk do
+      local e = math.min(s + chunk - 1, #kept)
+      local fields = {}
+      for i = s, e do
+        fields[#fields + 1] = kept[i][1]
+      end
+      local left = redis.call('HPTTL', KEYS[1], 'FIELDS', #fields, unpack(fields))
+      for i = s, e do
+        local t = left[i - s + 1]
+        if t < 0 then t = math.huge end
+        kept[i][2] = t
+      end
+    end
+    table.sort(kept, function(a, b)
+      if a[2] ~= b[2] then
+        return a[2] < b[2]
+      end
+      return a[1] < b[1]
+    end)
+    local drop = {}
+    for i = 1, math.min(over, #kept) do
+      drop[#drop + 1] = kept[i][1]
+    end
+    evicted = #drop
+    for s = 1, #drop, chunk do
+      redis.call('HDEL', KEYS[1], unpack(drop, s, math.min(s + chunk - 1, #drop)))
+    end
+  end
+end
+-- At most 2,000 pairs per HSETEX: its arguments stay within unpack's cap.
+for s = 1, #order, chunk / 2 do
+  local e = math.min(s + chunk / 2 - 1, #order)
+  local args = {}
+  if ttl ~= '0' then
+    args[1] = 'PX'
+    args[2] = ttl
+  end
+  args[#args + 1] = 'FIELDS'
+  args[#args + 1] = e - s + 1
+  for i = s, e do
+    args[#args + 1] = order[i]
+    args[#args + 1] = value[order[i]]
+  end
+  redis.call('HSETEX', KEYS[1], unpack(args))
+end
+return { new, evicted }
