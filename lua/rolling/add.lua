@@ -26,7 +26,13 @@ if nslots < 1 or nslots ~= math.floor(nslots) or nslots > shards then
   return redis.error_reply('BADARG slots pass the meta key and 1 to shards (hash, order) key pairs')
 end
 
--- Everything is read (and every refusal decided) before the first write.
+-- Everything is read (and every refusal decided) before the first write:
+-- first every hash's length (each read checks the hash's type).
+local lens = {}
+for i = 2, #KEYS, 2 do
+  local len = redis.call('HLEN', KEYS[i])
+  lens[i] = len
+end
 local fresh = not m[1]
 local head, gen
 if fresh then
@@ -60,7 +66,7 @@ local hash, order = KEYS[2 + 2 * d], KEYS[3 + 2 * d]
 local rotate = false
 local evicted = 0
 -- A fresh store's head shard is the one dropped below: empty.
-if not fresh and redis.call('HLEN', hash) >= size and redis.call('HEXISTS', hash, field) == 0 then
+if not fresh and lens[2 + 2 * d] >= size and redis.call('HEXISTS', hash, field) == 0 then
   -- The head is full: the next slot holds the oldest shard (or nothing).
   local n = pos((head + 1) % shards)
   if not n then
@@ -70,7 +76,7 @@ if not fresh and redis.call('HLEN', hash) >= size and redis.call('HEXISTS', hash
   head = (head + 1) % shards
   gen = gen + 1
   hash, order = KEYS[2 + 2 * n], KEYS[3 + 2 * n]
-  evicted = redis.call('HLEN', hash)
+  evicted = lens[2 + 2 * n]
 end
 
 if fresh then

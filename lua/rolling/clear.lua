@@ -14,7 +14,8 @@ if stored and tonumber(stored) ~= shards then
 end
 local n = 0
 for i = 2, #KEYS, 2 do
-  n = n + redis.call('HLEN', KEYS[i])
+  local len = redis.call('HLEN', KEYS[i])
+  n = n + len
 end
 for i = 1, #KEYS, 500 do
   redis.call('UNLINK', unpack(KEYS, i, math.min(i + 499, #KEYS)))

@@ -8,12 +8,19 @@
 -- ERRORS RINGCONF
 -- INCLUDE ring
 local shards = #KEYS - 1
+-- Every shard is read first (each read checks the shard is a hash), then
+-- the newest value is picked once the head is known.
+local found = {}
+for i = 2, #KEYS do
+  local v = redis.call('HGET', KEYS[i], ARGV[1])
+  found[i] = v
+end
 local refused, head = ring_head(KEYS[1], shards)
 if not head then
   return refused or false
 end
 for i = 0, shards - 1 do
-  local v = redis.call('HGET', KEYS[2 + (head - i) % shards], ARGV[1])
+  local v = found[2 + (head - i) % shards]
   if v then
     return v
   end

@@ -12,6 +12,7 @@ if stored and tonumber(stored) ~= shards then
 end
 local n = 0
 for i = 2, #KEYS do
-  n = n + redis.call('HLEN', KEYS[i])
+  local len = redis.call('HLEN', KEYS[i])
+  n = n + len
 end
 return n

@@ -13,6 +13,13 @@ local shards = (#KEYS - 1) / 2
 if shards < 2 or shards ~= math.floor(shards) then
   return redis.error_reply('BADARG slots pass the meta key and a (hash, order) key pair per ring slot')
 end
+-- Every order list's length is read first (each read checks the list's
+-- type), before anything is returned.
+local lens = {}
+for i = 3, #KEYS, 2 do
+  local len = redis.call('LLEN', KEYS[i])
+  lens[i] = len
+end
 local out = {}
 if want == 0 then
   return out
@@ -30,7 +37,7 @@ for i = 0, shards - 1 do
   end
   local slot = (head - i) % shards
   local hash, order = KEYS[2 + 2 * slot], KEYS[3 + 2 * slot]
-  local len = redis.call('LLEN', order)
+  local len = lens[3 + 2 * slot]
   local stop = len - 1
   while count < want and stop >= 0 do
     local start = math.max(0, stop - chunk + 1)

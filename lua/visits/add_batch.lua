@@ -23,12 +23,9 @@
 -- (a count, then that many members, per shard key) is checked here, and
 -- the number of new members is known before the first write, so that the
 -- counter (INCRBY: the one write that can fail on what its key holds) is
--- written first.
+-- written first. Every shard is read (SMISMEMBER, which checks it is a
+-- set) before any other refusal can answer.
 local stored = redis.call('GET', KEYS[1])
-local refused, layout = layout_refusal(KEYS[2], ARGV[3])
-if refused then
-  return refused
-end
 local groups = {}
 local i = 4
 for k = 3, #KEYS do
@@ -45,32 +42,43 @@ end
 if i ~= #ARGV + 1 then
   return redis.error_reply('BADARG groups more arguments than the groups announce')
 end
-refused = day_refusal(ARGV[1], ARGV[2])
-if refused then
-  return refused
-end
 local out = {0}
 local added = {}
 local total = 0
 local CHUNK = 4000
-for g, group in ipairs(groups) do
-  local key, from, to = KEYS[group[1]], group[2], group[3]
-  local seen = {}
+-- The replies of one shard's SMISMEMBER for ARGV[a..]: each member's
+-- answer appended to out, and how many of them are new (once each).
+local function tally(member, a, seen)
   local new = 0
-  for a = from, to, CHUNK do
-    local b = math.min(a + CHUNK - 1, to)
-    local member = redis.call('SMISMEMBER', key, unpack(ARGV, a, b))
-    for j, s in ipairs(member) do
-      out[#out + 1] = 1 - s
-      local m = ARGV[a + j - 1]
-      if s == 0 and not seen[m] then
-        seen[m] = true
-        new = new + 1
-      end
+  for j, s in ipairs(member) do
+    out[#out + 1] = 1 - s
+    local m = ARGV[a + j - 1]
+    if s == 0 and not seen[m] then
+      seen[m] = true
+      new = new + 1
     end
   end
-  added[g] = new
+  return new
+end
+for k = 3, #KEYS do
+  local from, to = groups[k - 2][2], groups[k - 2][3]
+  local member = redis.call('SMISMEMBER', KEYS[k], unpack(ARGV, from, math.min(from + CHUNK - 1, to)))
+  local seen = {}
+  local new = tally(member, from, seen)
+  for a = from + CHUNK, to, CHUNK do
+    local more = redis.call('SMISMEMBER', KEYS[k], unpack(ARGV, a, math.min(a + CHUNK - 1, to)))
+    new = new + tally(more, a, seen)
+  end
+  added[k - 2] = new
   total = total + new
+end
+local refused, layout = layout_refusal(KEYS[2], ARGV[3])
+if refused then
+  return refused
+end
+refused = day_refusal(ARGV[1], ARGV[2])
+if refused then
+  return refused
 end
 if total == 0 then
   out[1] = tonumber(stored or '0')

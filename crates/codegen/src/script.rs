@@ -33,6 +33,12 @@ pub struct ScriptSpec {
     /// a key whose type the body's own first command on it checks before
     /// any write can run.
     pub type_checked: Vec<bool>,
+    /// For a variadic tail, for each type of its cycle, whether the
+    /// generated checks call `TYPE` on the tail's keys of that place:
+    /// `false` for an `any` place and for a place whose every key the body
+    /// reads first, before any write, in a loop over the keys with a
+    /// command that checks the type (empty without a tail).
+    pub tail_type_checked: Vec<bool>,
     /// The commands the generated checks test with `redis.acl_check_cmd`:
     /// in a writing script every write command, and every other command
     /// that may run after a write.

@@ -5,6 +5,7 @@
 
 use super::code::Code;
 use super::fault::Fault;
+use super::keys_loop::keys_loop;
 use super::sites::{CallSite, FirstArg, Sites};
 use super::statement::unconditional;
 use crate::header::{ARITY_NAMES, ScriptHeader};
@@ -80,7 +81,8 @@ impl<'a> Analysis<'a> {
     /// The accesses of the fixed key `KEYS[n]` declared `declared`, by
     /// place: each literal `KEYS[n]` outside an error reply (the commands
     /// made with it, or a use the analyser does not follow), and each
-    /// computed `KEYS[...]` (which may be any key). Reads that accept any
+    /// computed `KEYS[...]` (which may be any key, but a loop's over keys
+    /// past `n`). Reads that accept any
     /// type are left out: they can neither fail nor write.
     pub(crate) fn accesses(&self, n: usize, declared: KeyType) -> Vec<Access> {
         let checks_key =
@@ -119,8 +121,12 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
+        // A computed `KEYS[i]`, `i` the variable of a loop over the keys
+        // from past `n`, is never `KEYS[n]`.
+        let past =
+            |at| keys_loop(&self.code.toks, &self.code.structure, at).is_some_and(|l| l.start > n);
         let computed = (self.sites.keys.iter())
-            .filter(|u| u.index.is_none() && !u.length && !u.in_error_reply);
+            .filter(|u| u.index.is_none() && !u.length && !u.in_error_reply && !past(u.at));
         out.extend(computed.map(|u| unfollowed((u.at, 0))));
         out
     }

@@ -27,6 +27,7 @@ mod definitions;
 mod fault;
 mod include_body;
 mod included_calls;
+mod keys_loop;
 mod patterns;
 mod rules;
 mod sites;
@@ -48,6 +49,9 @@ use crate::include::Include;
 pub(crate) struct Verdicts {
     /// For each key, whether the checks call `TYPE` on it.
     pub type_checked: Vec<bool>,
+    /// For each type of the variadic tail's cycle, whether the checks call
+    /// `TYPE` on the tail's keys of that place (empty without a tail).
+    pub tail_type_checked: Vec<bool>,
     /// The commands the checks probe with `redis.acl_check_cmd`.
     pub acl_checks: Vec<AclCheck>,
 }
@@ -67,8 +71,10 @@ pub(crate) fn analyse_script(
     agreement::check_commands(header, analysis.sites(), includes)?;
     analysis.check_rules(header)?;
     let acl_checks = analysis.acl_checks(header.read_only)?;
+    let (type_checked, tail_type_checked) = analysis.type_checked(&header.keys);
     Ok(Verdicts {
-        type_checked: analysis.type_checked(&header.keys),
+        type_checked,
+        tail_type_checked,
         acl_checks,
     })
 }

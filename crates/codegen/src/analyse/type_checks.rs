@@ -5,7 +5,10 @@
 //! type before it writes (`BITOP`), before any write can run.
 
 use super::analysis::{Access, Analysis};
-use super::statement::unconditional;
+use super::keys_loop::{KeysLoop, keys_loop, may_leave_early};
+use super::sites::{CallSite, FirstArg};
+use super::statement::{unconditional, unconditional_in};
+use super::structure::BlockKind;
 use super::tokens::{Tok, Token};
 use crate::header::Key;
 use crate::types::KeyType;
@@ -83,25 +86,100 @@ impl Analysis<'_> {
         })
     }
 
+    /// Whether the body may return, other than with an error reply, before
+    /// token `at`: a `return` of its own (not of a function it defines)
+    /// earlier in the text that does not return `redis.error_reply(...)`.
+    fn may_return_before(&self, at: usize) -> bool {
+        let code = self.code();
+        let toks = &code.toks;
+        (0..at).any(|i| {
+            toks[i].is_name("return")
+                && !(code.structure.enclosing(i))
+                    .any(|b| code.structure.blocks[b].kind == BlockKind::Function)
+                && !(toks.get(i + 1).is_some_and(|t| t.is_name("redis"))
+                    && toks.get(i + 2).is_some_and(|t| t.is_sym("."))
+                    && toks.get(i + 3).is_some_and(|t| t.is_name("error_reply")))
+        })
+    }
+
+    /// The loop over the keys that `c` reads every key of, first: `c` is a
+    /// `redis.call` of the body (not a `pcall`, which answers errors) on
+    /// `KEYS[i]`, `i` the variable of a [`KeysLoop`] to `#KEYS` at the top
+    /// of the body, that nothing can leave early, `c` running whenever the
+    /// loop's round does, no write able to run before it and no return
+    /// but an error's before the loop.
+    fn loop_read(&self, c: &CallSite) -> Option<KeysLoop> {
+        let code = self.code();
+        let (toks, s) = (&code.toks, &code.structure);
+        if c.via.is_some() || c.first != FirstArg::Other || !toks[c.at + 2].is_name("call") {
+            return None;
+        }
+        let arg_ends = toks.get(c.at + 5).is_some_and(|t| t.is_sym(","))
+            && toks
+                .get(c.at + 10)
+                .is_some_and(|t| t.is_sym(",") || t.is_sym(")"));
+        let l =
+            keys_loop(toks, s, c.at + 6).filter(|_| arg_ends && toks[c.at + 6].is_name("KEYS"))?;
+        let top = s.blocks[l.block].parent.is_none();
+        let ok = l.to_end
+            && top
+            && s.inner[c.at] == Some(l.block)
+            && unconditional_in(toks, s, c.at, Some(l.block))
+            && !may_leave_early(toks, s, l.block)
+            && !self.after_write(c)
+            && !self.may_return_before(s.blocks[l.block].start);
+        ok.then_some(l)
+    }
+
+    /// For each type of the cycle `types` of a tail from `KEYS[start]`,
+    /// whether a loop read ([`Analysis::loop_read`]) checks it on every key
+    /// of that place: a loop from the place's first key, stepping by the
+    /// cycle's length, with a command that checks that type.
+    fn tail_read_by_loops(&self, start: usize, types: &[KeyType]) -> Vec<bool> {
+        (types.iter().enumerate())
+            .map(|(j, t)| {
+                self.calls().iter().any(|c| {
+                    c.command.checks == Some(*t)
+                        && self
+                            .loop_read(c)
+                            .is_some_and(|l| l.start == start + j && l.step == types.len())
+                })
+            })
+            .collect()
+    }
+
     /// For each of `keys`, whether the generated checks call `TYPE` on it
-    /// (on every key of a variadic tail). A fixed key needs none when every
-    /// access of it (other than reads that accept any type) either is safe
-    /// — a command that checks the declared type, which no write can
-    /// precede but writes that are such commands on the same key (a loop
-    /// of them) — or comes after a safe access that runs unconditionally.
-    /// A tail of one type needs none when the body hands it whole to a
-    /// command that checks it first (`tail_checked_by_body`).
-    pub(crate) fn type_checked(&self, keys: &[Key]) -> Vec<bool> {
-        (keys.iter().enumerate())
+    /// (on any key of a variadic tail), and for the tail's cycle, on which
+    /// of its places. A fixed key needs none when every access of it
+    /// (other than reads that accept any type) either is safe — a command
+    /// that checks the declared type, which no write can precede but
+    /// writes that are such commands on the same key (a loop of them) — or
+    /// comes after a safe access that runs unconditionally. A tail of one
+    /// type needs none when the body hands it whole to a command that
+    /// checks it first (`tail_checked_by_body`); a place of the tail needs
+    /// none when it is `any` or a loop reads it all first
+    /// (`tail_read_by_loops`).
+    pub(crate) fn type_checked(&self, keys: &[Key]) -> (Vec<bool>, Vec<bool>) {
+        let mut tail = Vec::new();
+        let each = (keys.iter().enumerate())
             .map(|(i, key)| {
                 if key.types.iter().all(|t| *t == KeyType::Any) {
                     false
                 } else if key.variadic {
-                    !matches!(key.types.as_slice(), [t] if self.tail_checked_by_body(i + 1, *t))
+                    if matches!(key.types.as_slice(), [t] if self.tail_checked_by_body(i + 1, *t)) {
+                        tail = vec![false; key.types.len()];
+                        return false;
+                    }
+                    let read = self.tail_read_by_loops(i + 1, &key.types);
+                    tail = (key.types.iter().zip(read))
+                        .map(|(t, r)| *t != KeyType::Any && !r)
+                        .collect();
+                    tail.iter().any(|c| *c)
                 } else {
                     !verified(&self.accesses(i + 1, key.types[0]))
                 }
             })
-            .collect()
+            .collect();
+        (each, tail)
     }
 }

@@ -82,6 +82,7 @@ pub fn parse_script_with(
         idempotent_doc,
         needs: header.needs,
         type_checked: verdicts.type_checked,
+        tail_type_checked: verdicts.tail_type_checked,
         acl_checks: verdicts.acl_checks,
         inlined: inline_all(&resolved, known),
         sha1_hex: String::new(),

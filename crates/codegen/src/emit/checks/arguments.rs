@@ -135,7 +135,12 @@ fn arg_check(out: &mut String, arg: &Arg, indent: &str) {
     match arg.ty {
         ArgType::Integer => integer_check(out, arg, indent, &fail),
         ArgType::Int64 => {
-            let _ = writeln!(out, "{indent}if v ~= '0' then");
+            // The common case (at most 18 digits) costs one `find`, no
+            // capture; a longer one is compared with the int64 bounds.
+            let _ = writeln!(
+                out,
+                "{indent}if v ~= '0' and not (find(v, '^%-?[1-9]%d*$') and #v < 19) then"
+            );
             let _ = writeln!(out, "{indent}  x = string.match(v, '^%-?([1-9]%d*)$')");
             let _ = writeln!(
                 out,
@@ -322,7 +327,7 @@ pub(super) fn checks(out: &mut String, spec: &ScriptSpec) {
     }
     if checked
         .iter()
-        .any(|&i| matches!(spec.args[i].ty, ArgType::Integer))
+        .any(|&i| matches!(spec.args[i].ty, ArgType::Integer | ArgType::Int64))
     {
         out.push_str("  local find = string.find\n");
     }

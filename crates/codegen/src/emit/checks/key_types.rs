@@ -67,6 +67,26 @@ fn tail(out: &mut String, k: &Key, start: usize) {
     }
 }
 
+/// The `TYPE` checks of the places `checked` of a variadic tail from
+/// `KEYS[start]` whose cycle the body's loops read in part: a loop per
+/// place left to the checks, from its first key, stepping by the cycle.
+fn tail_places(out: &mut String, k: &Key, start: usize, checked: &[bool]) {
+    let step = k.types.len();
+    for (j, t) in k.types.iter().enumerate().filter(|(j, _)| checked[*j]) {
+        let want = t.name();
+        let _ = writeln!(out, "  for i = {}, #KEYS, {step} do", start + j);
+        out.push_str("    t = redis.call('TYPE', KEYS[i])['ok']\n");
+        let _ = writeln!(
+            out,
+            "    if t ~= '{want}' and t ~= 'none' then return redis.error_reply({} .. i .. {} .. t .. {}) end",
+            lit(&format!("WRONGTYPE {} (KEYS[", k.name)),
+            lit("]) holds a "),
+            lit(&format!(", expected a {want}"))
+        );
+        out.push_str("  end\n");
+    }
+}
+
 /// The `TYPE` checks of the keys the analysis left to them.
 pub(super) fn checks(out: &mut String, spec: &ScriptSpec) {
     let typed: Vec<usize> = (0..spec.keys.len())
@@ -77,8 +97,12 @@ pub(super) fn checks(out: &mut String, spec: &ScriptSpec) {
     }
     for i in typed {
         let k = &spec.keys[i];
-        if k.variadic {
+        let every =
+            (k.types.iter().zip(&spec.tail_type_checked)).all(|(t, c)| *c || *t == KeyType::Any);
+        if k.variadic && every {
             tail(out, k, i + 1);
+        } else if k.variadic {
+            tail_places(out, k, i + 1, &spec.tail_type_checked);
         } else {
             fixed(out, k, i + 1);
         }
