@@ -12,7 +12,8 @@ from .._checks import name as _name
 from .._driver import Op, text
 
 MAX_SHARDS = 65_536
-MAX_TTL_MS = 999_999_999_999
+#: The longest TTL the scripts accept (ttl plus the index margin), from the contract.
+MAX_TTL_MS: int = CONSTANTS["rolling"]["max_ttl_ms"]
 
 
 def _bad(name: str, reason: str) -> errors.InvalidArgument:

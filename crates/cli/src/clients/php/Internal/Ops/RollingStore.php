@@ -15,7 +15,6 @@ use RedisPatterns\Scripts\RollingScripts;
 final class RollingStore
 {
     private const MAX_SHARDS = 65_536;
-    private const MAX_TTL_MS = 999_999_999_999;
     private const JSON = JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR;
 
     public readonly int $shards;
@@ -40,8 +39,9 @@ final class RollingStore
         if ($this->shards > self::MAX_SHARDS) {
             throw Checks::bad('limit', "limit / shard_size gives {$this->shards} shards, at most " . self::MAX_SHARDS . ' are allowed');
         }
-        if ($ttlMs + $marginMs > self::MAX_TTL_MS) {
-            throw Checks::bad('ttl', 'ttl plus the index margin must be at most ' . self::MAX_TTL_MS . ' ms');
+        $maxTtlMs = Contract::CONSTANTS['rolling']['max_ttl_ms'];
+        if ($ttlMs + $marginMs > $maxTtlMs) {
+            throw Checks::bad('ttl', "ttl plus the index margin must be at most $maxTtlMs ms");
         }
         $this->capacity = $this->shards * $shardSize;
     }

@@ -9,7 +9,8 @@ const driver_1 = require("../driver");
 const errors_1 = require("../errors");
 const scripts = require("../scripts");
 const MAX_SHARDS = 65_536;
-const MAX_TTL_MS = 999_999_999_999;
+/** The longest TTL the scripts accept (ttl plus the index margin), from the contract. */
+const MAX_TTL_MS = contract_1.CONSTANTS.rolling.max_ttl_ms;
 function bad(name, reason) {
     return new errors_1.InvalidArgument(name, reason, null);
 }

@@ -9,7 +9,8 @@ import type { Added } from "../records";
 import * as scripts from "../scripts";
 
 const MAX_SHARDS = 65_536;
-const MAX_TTL_MS = 999_999_999_999;
+/** The longest TTL the scripts accept (ttl plus the index margin), from the contract. */
+const MAX_TTL_MS = CONSTANTS.rolling.max_ttl_ms as number;
 
 function bad(name: string, reason: string): InvalidArgument {
   return new InvalidArgument(name, reason, null);
