@@ -5,7 +5,8 @@ use serde_json::json;
 use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_RANGE_DAYS};
 use crate::contract::parts::{
-    PatternContract, bitmap_prefix_param, constant, function, key, param, protocol, shared,
+    KeyTemplate, PatternContract, Protocol, bitmap_prefix_param, constant, function, key, param,
+    protocol, shared,
 };
 
 pub(crate) fn contract() -> PatternContract {
@@ -25,32 +26,7 @@ pub(crate) fn contract() -> PatternContract {
                 "seconds logs and indexes live after their period (month / day, 00:00 UTC); null: forever",
             ),
         ],
-        keys: vec![
-            key(
-                "log",
-                "<prefix><YYYY-MM>_<type>_<uid>",
-                "string",
-                "a user's month: bit n set when the user logged in on day n (bit 0 unused); no hash tag",
-            ),
-            key(
-                "day_index",
-                "<prefix>{<YYYY-MM>}:<YYYYMMDD>:<type>",
-                "string",
-                "the day's users of a type: bit uid set",
-            ),
-            key(
-                "types",
-                "<prefix>{<YYYY-MM>}:types",
-                "set",
-                "the user types seen in the month",
-            ),
-            key(
-                "tmp",
-                "<prefix>{<YYYY-MM>}:tmp:<hex16>",
-                "string",
-                "the temporary key of signin.combine over a month's day indexes (16 random lowercase hex digits)",
-            ),
-        ],
+        keys: keys(),
         constants: vec![
             constant("default_max_uid", DEFAULT_MAX_UID, "the default max_uid"),
             constant(
@@ -76,50 +52,85 @@ pub(crate) fn contract() -> PatternContract {
                 ],
             ),
         ],
-        protocols: vec![
-            protocol(
-                "record",
-                &["login_log.record", "login_log.mark", "login_log.index"],
-                &[
-                    "uid > max_uid is refused before sending; log_expire_at = expire_at(first day of the next month 00:00 UTC), index_expire_at = expire_at(next day 00:00 UTC)",
-                    "one server (or the log and the day index in one cluster slot): login_log.record(log, day_index, types, day, uid, max_uid, type, log_expire_at, index_expire_at)",
-                    "cluster split (the log has no hash tag): login_log.mark(log, day, log_expire_at) and login_log.index(day_index, types, uid, max_uid, type, index_expire_at); both idempotent, the first-login flag is mark's reply",
-                ],
-            ),
-            protocol(
-                "queries",
-                &[
-                    "GETBIT",
-                    "BITCOUNT",
-                    "login_log.days",
-                    "signin.combine",
-                    "SMEMBERS",
-                ],
-                &[
-                    "on a day: GETBIT log <day>; in a month: BITCOUNT log; within a range: BITCOUNT log <first> <last> BIT per month, any > 0",
-                    "the days of a range: login_log.days(log of the month, first, last) per month",
-                    "active users of a type: signin.combine(tmp of the month, the month's day_index keys, OR) per month, ORed client-side, decode_bits",
-                    "all active users: SMEMBERS types of every month, then active users of each type",
-                ],
-            ),
-            protocol(
-                "reindex",
-                &["SCAN", "GETRANGE", "login_log.index"],
-                &[
-                    "builds a month's day indexes from the log keys already there (written before the indexes, e.g. by the PHP recipe)",
-                    "SCAN <cursor> MATCH <prefix><YYYY-MM>_* (glob characters of the prefix escaped) COUNT <n> TYPE string, on one server or on every primary of a cluster, each with its own cursor",
-                    "a key <prefix><YYYY-MM>_<type>_<uid> with a valid type and a canonical uid <= max_uid is a log; other keys are skipped",
-                    "GETRANGE log 0 3; every set bit d from 1 to the month's last day: login_log.index(day_index of day d, types, uid, max_uid, type, index_expire_at of day d), as record sets it",
-                    "idempotent (bits already set stay set); resumable from the per-node cursors",
-                ],
-            ),
-        ],
+        protocols: protocols(),
         ..PatternContract::of(
             "login_log",
             "monthly login bitmaps per user in the PHP login-log recipe's layout, with per-day indexes per user type",
             include_str!("client.api"),
         )
     }
+}
+
+/// The keys of the login log.
+fn keys() -> Vec<KeyTemplate> {
+    vec![
+        key(
+            "log",
+            "<prefix><YYYY-MM>_<type>_<uid>",
+            "string",
+            "a user's month: bit n set when the user logged in on day n (bit 0 unused); no hash tag",
+        ),
+        key(
+            "day_index",
+            "<prefix>{<YYYY-MM>}:<YYYYMMDD>:<type>",
+            "string",
+            "the day's users of a type: bit uid set",
+        ),
+        key(
+            "types",
+            "<prefix>{<YYYY-MM>}:types",
+            "set",
+            "the user types seen in the month",
+        ),
+        key(
+            "tmp",
+            "<prefix>{<YYYY-MM>}:tmp:<hex16>",
+            "string",
+            "the temporary key of signin.combine over a month's day indexes (16 random lowercase hex digits)",
+        ),
+    ]
+}
+
+/// The protocols of the login log.
+fn protocols() -> Vec<Protocol> {
+    vec![
+        protocol(
+            "record",
+            &["login_log.record", "login_log.mark", "login_log.index"],
+            &[
+                "uid > max_uid is refused before sending; log_expire_at = expire_at(first day of the next month 00:00 UTC), index_expire_at = expire_at(next day 00:00 UTC)",
+                "one server (or the log and the day index in one cluster slot): login_log.record(log, day_index, types, day, uid, max_uid, type, log_expire_at, index_expire_at)",
+                "cluster split (the log has no hash tag): login_log.mark(log, day, log_expire_at) and login_log.index(day_index, types, uid, max_uid, type, index_expire_at); both idempotent, the first-login flag is mark's reply",
+            ],
+        ),
+        protocol(
+            "queries",
+            &[
+                "GETBIT",
+                "BITCOUNT",
+                "login_log.days",
+                "signin.combine",
+                "SMEMBERS",
+            ],
+            &[
+                "on a day: GETBIT log <day>; in a month: BITCOUNT log; within a range: BITCOUNT log <first> <last> BIT per month, any > 0",
+                "the days of a range: login_log.days(log of the month, first, last) per month",
+                "active users of a type: signin.combine(tmp of the month, the month's day_index keys, OR) per month, ORed client-side, decode_bits",
+                "all active users: SMEMBERS types of every month, then active users of each type",
+            ],
+        ),
+        protocol(
+            "reindex",
+            &["SCAN", "GETRANGE", "login_log.index"],
+            &[
+                "builds a month's day indexes from the log keys already there (written before the indexes, e.g. by the PHP recipe)",
+                "SCAN <cursor> MATCH <prefix><YYYY-MM>_* (glob characters of the prefix escaped) COUNT <n> TYPE string, on one server or on every primary of a cluster, each with its own cursor",
+                "a key <prefix><YYYY-MM>_<type>_<uid> with a valid type and a canonical uid <= max_uid is a log; other keys are skipped",
+                "GETRANGE log 0 3; every set bit d from 1 to the month's last day: login_log.index(day_index of day d, types, uid, max_uid, type, index_expire_at of day d), as record sets it",
+                "idempotent (bits already set stay set); resumable from the per-node cursors",
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::add::WINDOWS;
 use super::{DEFAULT_INDEX_MARGIN, DEFAULT_PREFIX, MAX_SHARDS, MAX_TTL_MS};
 use crate::contract::parts::{
-    PatternContract, constant, function, key, param, prefix_param, protocol,
+    KeyTemplate, PatternContract, Protocol, constant, function, key, param, prefix_param, protocol,
 };
 
 pub(crate) fn contract() -> PatternContract {
@@ -37,26 +37,7 @@ pub(crate) fn contract() -> PatternContract {
                 "how much longer than the shards the index lives; ttl_ms + index_margin_ms <= max_ttl_ms",
             ),
         ],
-        keys: vec![
-            key(
-                "meta",
-                "<prefix>{<key>}",
-                "hash",
-                "the index: head (ring slot being filled), gen (its generation), shards, shard_size; TTL ttl_ms + index_margin_ms",
-            ),
-            key(
-                "slot_hash",
-                "<prefix>{<key>}:<slot>",
-                "hash",
-                "ring slot <slot> (0 to shards-1): field -> record",
-            ),
-            key(
-                "slot_order",
-                "<prefix>{<key>}:<slot>:order",
-                "list",
-                "the slot's fields in insertion order",
-            ),
-        ],
+        keys: keys(),
         constants: vec![
             constant(
                 "windows",
@@ -89,40 +70,69 @@ pub(crate) fn contract() -> PatternContract {
                 &["window(key, 0, shards): every slot, slot 0 first"],
             ),
         ],
-        protocols: vec![
-            protocol(
-                "add",
-                &["rolling.add"],
-                &[
-                    "guess = the head the last reply for this key reported (0 when unknown); attempt = 0",
-                    "if attempt < len(windows) and windows[attempt] < shards: first = guess, count = windows[attempt]; else first = 0, count = shards",
-                    "reply = rolling.add(meta, window(key, first, count), first, shards, shard_size, field, value, ttl_ms, ttl_ms + index_margin_ms) = {status, head, gen, evicted}",
-                    "remember head for the key; status 1: added, 2: replaced in the head shard; done",
-                    "status 0 (head moved, retry): the head is not among the slots passed and nothing was written: guess = head, attempt += 1,",
-                    "and send again; after len(windows) + 1 calls that all answered 0 give up (the whole ring cannot miss)",
-                ],
-            ),
-            protocol(
-                "reads",
-                &[
-                    "rolling.get",
-                    "rolling.recent",
-                    "rolling.len",
-                    "rolling.clear",
-                ],
-                &[
-                    "get(field): rolling.get(meta, every slot_hash slot 0 first, field) -> the newest value or nil",
-                    "recent(n): rolling.recent(meta, ring(key), min(n, shards * shard_size)) -> field, value, ... newest first",
-                    "len: rolling.len(meta, every slot_hash); clear: rolling.clear(meta, ring(key)) -> fields deleted",
-                ],
-            ),
-        ],
+        protocols: protocols(),
         ..PatternContract::of(
             "rolling",
             "bounded, expiring, sharded store of the newest records of each logical key, in a fixed ring of hash shards",
             include_str!("client.api"),
         )
     }
+}
+
+/// The keys of the rolling store.
+fn keys() -> Vec<KeyTemplate> {
+    vec![
+        key(
+            "meta",
+            "<prefix>{<key>}",
+            "hash",
+            "the index: head (ring slot being filled), gen (its generation), shards, shard_size; TTL ttl_ms + index_margin_ms",
+        ),
+        key(
+            "slot_hash",
+            "<prefix>{<key>}:<slot>",
+            "hash",
+            "ring slot <slot> (0 to shards-1): field -> record",
+        ),
+        key(
+            "slot_order",
+            "<prefix>{<key>}:<slot>:order",
+            "list",
+            "the slot's fields in insertion order",
+        ),
+    ]
+}
+
+/// The protocols of the rolling store.
+fn protocols() -> Vec<Protocol> {
+    vec![
+        protocol(
+            "add",
+            &["rolling.add"],
+            &[
+                "guess = the head the last reply for this key reported (0 when unknown); attempt = 0",
+                "if attempt < len(windows) and windows[attempt] < shards: first = guess, count = windows[attempt]; else first = 0, count = shards",
+                "reply = rolling.add(meta, window(key, first, count), first, shards, shard_size, field, value, ttl_ms, ttl_ms + index_margin_ms) = {status, head, gen, evicted}",
+                "remember head for the key; status 1: added, 2: replaced in the head shard; done",
+                "status 0 (head moved, retry): the head is not among the slots passed and nothing was written: guess = head, attempt += 1,",
+                "and send again; after len(windows) + 1 calls that all answered 0 give up (the whole ring cannot miss)",
+            ],
+        ),
+        protocol(
+            "reads",
+            &[
+                "rolling.get",
+                "rolling.recent",
+                "rolling.len",
+                "rolling.clear",
+            ],
+            &[
+                "get(field): rolling.get(meta, every slot_hash slot 0 first, field) -> the newest value or nil",
+                "recent(n): rolling.recent(meta, ring(key), min(n, shards * shard_size)) -> field, value, ... newest first",
+                "len: rolling.len(meta, every slot_hash); clear: rolling.clear(meta, ring(key)) -> fields deleted",
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]
