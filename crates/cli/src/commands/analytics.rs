@@ -254,14 +254,7 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             cache,
             ttl_ms,
             keys,
-        } => {
-            let (a, mut con) = keys.open()?;
-            let mut q = a.query(expr);
-            if let Some(name) = &cache {
-                q = q.cache(name, std::time::Duration::from_millis(ttl_ms));
-            }
-            answer_query(&q, &answer, from, limit, &mut con)
-        }
+        } => query(expr, &answer, from, limit, cache.as_deref(), ttl_ms, &keys),
         AnalyticsCommand::Cohort {
             cohort_event,
             return_event,
@@ -269,14 +262,7 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             rows,
             columns,
             keys,
-        } => {
-            let (a, mut con) = keys.open()?;
-            let table = a
-                .cohort(&cohort_event, &return_event, first, rows, columns)
-                .run(&mut con)?;
-            out::emit(&table, || cohort_lines(&table));
-            Ok(())
-        }
+        } => cohort(&cohort_event, &return_event, first, rows, columns, &keys),
         AnalyticsCommand::Streak {
             event,
             id,
@@ -299,6 +285,41 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             answer_query(&q, &answer, from, limit, &mut con)
         }
     }
+}
+
+/// `analytics query`: the expression's answer, optionally kept under `cache` for `ttl_ms`.
+fn query(
+    expr: Expr,
+    answer: &AnswerArg,
+    from: u64,
+    limit: usize,
+    cache: Option<&str>,
+    ttl_ms: u64,
+    keys: &At<KeysArg>,
+) -> CliResult {
+    let (a, mut con) = keys.open()?;
+    let mut q = a.query(expr);
+    if let Some(name) = cache {
+        q = q.cache(name, std::time::Duration::from_millis(ttl_ms));
+    }
+    answer_query(&q, answer, from, limit, &mut con)
+}
+
+/// `analytics cohort`: the retention table, one script call.
+fn cohort(
+    cohort_event: &str,
+    return_event: &str,
+    first: Period,
+    rows: usize,
+    columns: usize,
+    keys: &At<KeysArg>,
+) -> CliResult {
+    let (a, mut con) = keys.open()?;
+    let table = a
+        .cohort(cohort_event, return_event, first, rows, columns)
+        .run(&mut con)?;
+    out::emit(&table, || cohort_lines(&table));
+    Ok(())
 }
 
 fn count(event: &str, period: &str, keys: &At<KeysArg>) -> CliResult {
