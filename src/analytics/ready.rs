@@ -39,9 +39,9 @@ fn label<S: Serializer>(p: &Option<Period>, s: S) -> std::result::Result<S::Ok, 
     }
 }
 
-/// The periods from `from` to `to` inclusive (one granularity, at most
-/// [`MAX_RANGE`]).
-fn range(from: Period, to: Period) -> Result<Vec<Period>> {
+/// Refuses a range from `from` to `to` whose ends differ in granularity or
+/// are out of order.
+pub(super) fn check_range(from: Period, to: Period) -> Result<()> {
     if from.granularity() != to.granularity() {
         return Err(Error::invalid(
             "range",
@@ -51,6 +51,13 @@ fn range(from: Period, to: Period) -> Result<Vec<Period>> {
     if from > to {
         return Err(Error::invalid("range", format!("{from} is after {to}")));
     }
+    Ok(())
+}
+
+/// The periods from `from` to `to` inclusive (one granularity, at most
+/// [`MAX_RANGE`]).
+fn range(from: Period, to: Period) -> Result<Vec<Period>> {
+    check_range(from, to)?;
     let mut periods = vec![from];
     while *periods.last().expect("one") != to {
         if periods.len() == MAX_RANGE {

@@ -145,15 +145,7 @@ impl<Tz: TimeZone> Analytics<Tz> {
 
     /// The HyperLogLogs of the finest periods from `from` to `to`.
     fn hll_keys(&self, event: &str, from: Period, to: Period) -> Result<Vec<String>> {
-        if from.granularity() != to.granularity() {
-            return Err(Error::invalid(
-                "range",
-                format!("{from} and {to} are periods of different granularities"),
-            ));
-        }
-        if from > to {
-            return Err(Error::invalid("range", format!("{from} is after {to}")));
-        }
+        super::ready::check_range(from, to)?;
         let finest = self.granularities[0];
         if !divides(finest, from.granularity()) {
             return Err(Error::invalid(
