@@ -12,7 +12,8 @@
 //!   of that language's floor: the same handoff without the client (the
 //!   holder's raw `EVALSHA` of the shipped `lock/release`, whose `SPUBLISH`
 //!   wakes a waiter blocked on a raw `SSUBSCRIBE` connection, then the
-//!   waiter's raw `EVALSHA` of `lock/acquire`; same processes or threads,
+//!   waiter's raw `EVALSHA` of `lock/acquire`, the waiter queued by a
+//!   refused attempt before as a client's is; same processes or threads,
 //!   same pauses), so that `p50 / floor` is what the client adds to a
 //!   handoff: the wake-up itself costs what it costs on the machine;
 //! * acquire + release pairs/s (`try_acquire` + `release`) against that
@@ -309,8 +310,10 @@ impl RawLock {
         }
     }
 
-    fn acquire(&self, con: &mut redis::Connection, token: &str) {
-        let fence: i64 = redis::cmd("EVALSHA")
+    /// `lock/acquire`: the fence (> 0), or a refusal (<= 0; with a place
+    /// the token waits in the queue).
+    fn attempt(&self, con: &mut redis::Connection, token: &str, place_ms: u64) -> i64 {
+        redis::cmd("EVALSHA")
             .arg(&self.acquire_sha)
             .arg(4)
             .arg(&self.key)
@@ -319,10 +322,14 @@ impl RawLock {
             .arg(&self.places)
             .arg(token)
             .arg(30_000)
-            .arg(0)
+            .arg(place_ms)
             .arg(0)
             .query(con)
-            .expect("lock/acquire");
+            .expect("lock/acquire")
+    }
+
+    fn acquire(&self, con: &mut redis::Connection, token: &str, place_ms: u64) {
+        let fence = self.attempt(con, token, place_ms);
         assert!(fence > 0, "the raw acquire was refused: {fence}");
     }
 
@@ -341,6 +348,9 @@ impl RawLock {
     }
 }
 
+/// A waiter's place in the queue: the default, a third of the 30 s lease.
+const PLACE_MS: u64 = 10_000;
+
 /// Blocks until the next message of a raw SSUBSCRIBE connection.
 fn next_push(sub: &mut redis::Connection) {
     sub.recv_response().expect("a message on the wake channel");
@@ -355,6 +365,7 @@ fn rust_floor_handoffs(server: &LocalServer, n: usize) -> Vec<f64> {
     let (go, jobs) = mpsc::channel::<()>();
     let (done, got) = mpsc::channel::<Instant>();
     let (ready, subscribed) = mpsc::channel::<()>();
+    let (placed, queued) = mpsc::channel::<()>();
     let worker = {
         let (mut con, mut sub) = (server.connection(), server.connection());
         let lock = RawLock::new(&mut con, "bench-floor");
@@ -367,9 +378,13 @@ fn rust_floor_handoffs(server: &LocalServer, n: usize) -> Vec<f64> {
             ready.send(()).expect("report");
             let mut i = 0u64;
             while jobs.recv().is_ok() {
-                next_push(&mut sub);
                 let token = format!("w{i:031x}");
-                lock.acquire(&mut con, &token);
+                // refused: the token waits in the queue (a third of the
+                // lease), as a waiter's does
+                assert!(lock.attempt(&mut con, &token, PLACE_MS) <= 0);
+                placed.send(()).expect("report");
+                next_push(&mut sub);
+                lock.acquire(&mut con, &token, PLACE_MS);
                 let at = Instant::now();
                 lock.release(&mut con, &token);
                 next_push(&mut sub); // its own release's message
@@ -382,8 +397,9 @@ fn rust_floor_handoffs(server: &LocalServer, n: usize) -> Vec<f64> {
     let mut waits = Vec::with_capacity(n);
     for i in 0..n {
         let token = format!("{i:032x}");
-        lock.acquire(&mut holder, &token);
+        lock.acquire(&mut holder, &token, 0);
         go.send(()).expect("start the waiter");
+        queued.recv().expect("the waiter waits");
         thread::sleep(Duration::from_millis(20 + (i as u64 * 7) % 10));
         let released = Instant::now();
         lock.release(&mut holder, &token);
@@ -439,7 +455,7 @@ fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> [V
     let script_pairs = |k: usize, raw: &mut redis::Connection| {
         for i in 0..k {
             let token = format!("{i:032x}");
-            scripts.acquire(raw, &token);
+            scripts.acquire(raw, &token, 0);
             scripts.release(raw, &token);
         }
     };

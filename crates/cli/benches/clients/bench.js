@@ -13,7 +13,8 @@
 // ROUNDS handoffs of the floor (the same exchange with ioredis alone: the
 // holder's raw EVALSHA of the shipped lock/release, whose SPUBLISH reaches a
 // raw SSUBSCRIBE connection's smessage event, then the waiter's raw EVALSHA
-// of lock/acquire), and 5 rounds of PAIRS acquire + release pairs/s
+// of lock/acquire; the waiter's refused attempt before puts it in the queue,
+// as a client's does), and 5 rounds of PAIRS acquire + release pairs/s
 // (tryAcquire + release), of ioredis's raw SET NX PX + EVALSHA
 // compare-and-delete and of raw EVALSHAs of the same two shipped lock
 // scripts the client sends, interleaved (the order turns each round) after
@@ -71,8 +72,12 @@ async function rawLock(r, name) {
   const releaseKeys = [keys.key, keys.queueKey, keys.placesKey];
   return {
     channel: keys.channel,
-    async acquire(token) {
-      const fence = await r.evalsha(acquireSha, 4, ...acquireKeys, token, 30000, 0, 0);
+    /** lock/acquire: the fence (> 0), or a refusal (<= 0; with a place the token waits in the queue). */
+    attempt(token, placeMs = 0) {
+      return r.evalsha(acquireSha, 4, ...acquireKeys, token, 30000, placeMs, 0);
+    },
+    async acquire(token, placeMs = 0) {
+      const fence = await this.attempt(token, placeMs);
       if (!(fence > 0)) throw new Error(`acquire: ${fence}`);
     },
     async release(token) {
@@ -100,10 +105,12 @@ async function floorHandoffs(port, rounds) {
     const token = crypto.randomBytes(16).toString("hex");
     await holder.acquire(token);
     const mine = crypto.randomBytes(16).toString("hex");
+    // refused: the token waits in the queue (a third of the lease), as a waiter's does
+    if ((await waiter.attempt(mine, 10000)) > 0) throw new Error("the floor waiter got a held lock");
     const got = new Promise((res) => {
       wake = res;
     }).then(async () => {
-      await waiter.acquire(mine);
+      await waiter.acquire(mine, 10000);
       return nowUs();
     });
     await sleep(20 + ((i * 7) % 10));

@@ -14,7 +14,8 @@
 // holder's raw phpredis EVALSHA of the shipped lock/release, whose SPUBLISH
 // wakes this process blocked in stream_select on a bare socket's SSUBSCRIBE
 // (phpredis 5 has no SSUBSCRIBE; the client waits on such a socket too),
-// then its raw phpredis EVALSHA of lock/acquire), and 5 rounds of PAIRS
+// then its raw phpredis EVALSHA of lock/acquire; the waiter's refused
+// attempt before puts it in the queue, as a client's does), and 5 rounds of PAIRS
 // acquire + release pairs/s (tryAcquire + release), of phpredis's raw SET
 // NX PX + EVALSHA compare-and-delete and of raw EVALSHAs of the same two
 // shipped lock scripts the client sends, interleaved (the order turns each
@@ -108,9 +109,15 @@ final class RawLock
         $this->releaseSha = $r->script('load', file_get_contents("$dir/lua/lock/release.lua"));
     }
 
-    public function acquire(string $token): void
+    /** lock/acquire: the fence (> 0), or a refusal (<= 0; with a place the token waits in the queue). */
+    public function attempt(string $token, int $placeMs = 0): int
     {
-        $fence = $this->r->rawCommand('EVALSHA', $this->acquireSha, 4, ...$this->acquireKeys, ...[$token, 30000, 0, 0]);
+        return (int) $this->r->rawCommand('EVALSHA', $this->acquireSha, 4, ...$this->acquireKeys, ...[$token, 30000, $placeMs, 0]);
+    }
+
+    public function acquire(string $token, int $placeMs = 0): void
+    {
+        $fence = $this->attempt($token, $placeMs);
         $fence > 0 or throw new RuntimeException("acquire: $fence");
     }
 
@@ -161,10 +168,12 @@ function floorHandoffs(string $dir, int $port, int $rounds): array
     $waits = [];
     for ($i = 0; $i < $rounds; $i++) {
         fgets($pair[0]);
+        $token = bin2hex(random_bytes(16));
+        // refused: the token waits in the queue (a third of the lease), as a waiter's does
+        $lock->attempt($token, 10000) <= 0 or throw new RuntimeException('the floor waiter got a held lock');
         fwrite($pair[0], "waiting\n");
         readUntil($sock, 'smessage');
-        $token = bin2hex(random_bytes(16));
-        $lock->acquire($token);
+        $lock->acquire($token, 10000);
         $done = nowUs();
         $waits[] = $done - (float) trim((string) fgets($pair[0]));
         $lock->release($token);

@@ -12,7 +12,8 @@
 # CLOCK_MONOTONIC, which both processes share), ROUNDS handoffs of the floor
 # (the same two processes with redis-py alone: the holder's raw EVALSHA of
 # the shipped lock/release, whose SPUBLISH wakes this process blocked in
-# get_message on a raw SSUBSCRIBE, then its raw EVALSHA of lock/acquire),
+# get_message on a raw SSUBSCRIBE, then its raw EVALSHA of lock/acquire; the
+# waiter's refused attempt before puts it in the queue, as a client's does),
 # and 5 rounds of PAIRS acquire + release pairs/s (try_acquire + release),
 # of redis-py's raw SET NX PX + EVALSHA compare-and-delete and of raw
 # EVALSHAs of the same two shipped lock scripts the client sends, interleaved
@@ -34,6 +35,8 @@ from redis_patterns import Lock, ShardedHash  # noqa: E402
 
 
 ROUNDS = 5
+#: A waiter's place in the queue: the default, a third of the 30 s lease.
+PLACE_MS = 10000
 
 
 def now_us():
@@ -87,8 +90,12 @@ class RawLock:
         self.acquire_sha, self.release_sha = (
             r.script_load(open(os.path.join(lua, f), "rb").read()) for f in ("acquire.lua", "release.lua"))
 
-    def acquire(self, token):
-        fence = self.r.evalsha(self.acquire_sha, 4, *self.acquire_keys, token, 30000, 0, 0)
+    def attempt(self, token, place_ms=0):
+        """lock/acquire: the fence (> 0), or a refusal (<= 0; with place_ms the token waits in the queue)."""
+        return int(self.r.evalsha(self.acquire_sha, 4, *self.acquire_keys, token, 30000, place_ms, 0))
+
+    def acquire(self, token, place_ms=0):
+        fence = self.attempt(token, place_ms)
         assert fence > 0, fence
 
     def release(self, token):
@@ -123,11 +130,12 @@ def floor_handoffs(port, rounds):
     waits = []
     for _ in range(rounds):
         inp.readline()
+        token = os.urandom(16).hex()
+        assert lock.attempt(token, PLACE_MS) <= 0  # refused: the token waits in the queue, as a waiter's does
         out.write("waiting\n")
         while (sub.get_message(timeout=10.0) or {}).get("type") != "smessage":
             pass
-        token = os.urandom(16).hex()
-        lock.acquire(token)
+        lock.acquire(token, PLACE_MS)
         done = now_us()
         waits.append(done - float(inp.readline()))
         lock.release(token)
