@@ -521,7 +521,7 @@ class SyncRunner:
         outcome: Optional[_Outcome] = None
         try:
             while True:
-                kind, arg = io.send(outcome)
+                kind, arg = io.send(outcome)  # type: ignore[arg-type]
                 outcome = self._io(None, kind, arg)
         except StopIteration as stop:
             return stop.value, None
@@ -662,7 +662,7 @@ class AsyncRunner:
         outcome: Optional[_Outcome] = None
         try:
             while True:
-                kind, arg = io.send(outcome)
+                kind, arg = io.send(outcome)  # type: ignore[arg-type]
                 outcome = await self._io(None, kind, arg)
         except StopIteration as stop:
             return stop.value, None
