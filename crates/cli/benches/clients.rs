@@ -411,6 +411,9 @@ fn rust_floor_handoffs(server: &LocalServer, n: usize) -> Vec<f64> {
     waits
 }
 
+/// One kind of pairs: `k` of them, on the raw connection if it uses one.
+type Pairs<'a> = dyn FnMut(usize, &mut redis::Connection) + 'a;
+
 /// 5 rounds of `n` pairs of the Lock's, of redis-rs's raw SET NX PX +
 /// EVALSHA compare-and-delete and of raw EVALSHAs of the shipped lock
 /// scripts, interleaved (the order turns each round) after a warm-up of
@@ -459,8 +462,7 @@ fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> [V
             scripts.release(raw, &token);
         }
     };
-    let mut kinds: [Box<dyn FnMut(usize, &mut redis::Connection) + '_>; 3] =
-        [Box::new(ours), Box::new(floor), Box::new(script_pairs)];
+    let mut kinds: [Box<Pairs<'_>>; 3] = [Box::new(ours), Box::new(floor), Box::new(script_pairs)];
     for f in kinds.iter_mut() {
         f(n / 10, raw);
     }
