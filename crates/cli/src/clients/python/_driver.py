@@ -417,10 +417,17 @@ def _node_kwargs(client: Any) -> Dict[str, Any]:
 
 
 class _Subscription:
-    """The sync subscriptions of one op run, per channel."""
+    """The sync subscriptions of one op run, per channel.
 
-    def __init__(self, client: Any, cluster: bool) -> None:
-        self.client, self.cluster = client, cluster
+    A subscription outlives its run by one: the runner keeps the last one
+    (still subscribed, in `idle`) and the next run that waits on the same
+    channel takes it over, reading past the messages that came meanwhile,
+    while one on another channel closes it first. So a woken waiter's
+    acquire returns without closing its connection first (redis-py's
+    PubSub.close() takes a disconnect), and the next wait costs no connect."""
+
+    def __init__(self, client: Any, cluster: bool, idle: List[Tuple[str, int, Any]]) -> None:
+        self.client, self.cluster, self.idle = client, cluster, idle
         self.subs: Dict[str, Any] = {}
 
     def wait(self, w: Wait) -> bool:
@@ -436,7 +443,30 @@ class _Subscription:
             if left <= 0:
                 return False
 
+    def _taken_over(self, channel: str) -> Any:
+        """The runner's idle subscription when it is on `channel` (of this process), its
+        pending messages read past; else None (an idle one on another channel closed)."""
+        try:
+            kept, pid, sub = self.idle.pop()
+        except IndexError:
+            return None
+        if pid != os.getpid():
+            return None  # a fork's parent's connection: left to the parent
+        if kept == channel:
+            try:
+                while sub.get_message(timeout=0.0) is not None:
+                    pass
+                return sub
+            except redis.exceptions.RedisError:
+                pass
+        _close(sub)
+        return None
+
     def _subscribe(self, channel: str) -> Any:
+        sub = self._taken_over(channel)
+        if sub is not None:
+            self.subs[channel] = sub
+            return sub
         conn: Any
         if self.cluster:
             node = self.client.get_node_from_key(channel)
@@ -454,11 +484,18 @@ class _Subscription:
         return sub
 
     def close(self) -> None:
-        for sub in self.subs.values():
-            try:
-                sub.close()
-            except redis.exceptions.RedisError:
-                pass
+        for channel, sub in self.subs.items():
+            if not self.idle:
+                self.idle.append((channel, os.getpid(), sub))
+            else:
+                _close(sub)
+
+
+def _close(sub: Any) -> None:
+    try:
+        sub.close()
+    except redis.exceptions.RedisError:
+        pass
 
 
 def _nodes(client: Any, cluster: bool) -> List[str]:
@@ -497,6 +534,8 @@ class SyncRunner:
             raise TypeError("expected a redis.Redis or redis.RedisCluster (redis_patterns.asyncio takes redis.asyncio clients)")
         self.client: Any = _raw_twin(client, False)
         self.cluster = isinstance(client, redis.RedisCluster)
+        #: the last run's subscription, kept for the next (see _Subscription)
+        self._idle: List[Tuple[str, int, Any]] = []
 
     def __call__(self, op: Op[T]) -> T:
         # The direct path: single requests go straight to the client; the first other
@@ -530,7 +569,7 @@ class SyncRunner:
 
     def _run(self, op: Op[T], first: Any) -> T:
         steps = _steps(op, Env(self.cluster), first)
-        subs = _Subscription(self.client, self.cluster)
+        subs = _Subscription(self.client, self.cluster, self._idle)
         outcome: Optional[_Outcome] = None
         try:
             while True:
