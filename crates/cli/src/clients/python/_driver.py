@@ -426,7 +426,7 @@ class _Subscription:
     acquire returns without closing its connection first (redis-py's
     PubSub.close() takes a disconnect), and the next wait costs no connect."""
 
-    def __init__(self, client: Any, cluster: bool, idle: List[Tuple[str, int, Any]]) -> None:
+    def __init__(self, client: Any, cluster: bool, idle: List[Tuple[Tuple[str, str], int, Any]]) -> None:
         self.client, self.cluster, self.idle = client, cluster, idle
         self.subs: Dict[str, Any] = {}
 
@@ -443,16 +443,21 @@ class _Subscription:
             if left <= 0:
                 return False
 
+    def _where(self, channel: str) -> str:
+        """The node a subscription to `channel` goes to (a cluster's node of its slot)."""
+        return self.client.get_node_from_key(channel).name if self.cluster else SERVER
+
     def _taken_over(self, channel: str) -> Any:
-        """The runner's idle subscription when it is on `channel` (of this process), its
-        pending messages read past; else None (an idle one on another channel closed)."""
+        """The runner's idle subscription when it is on `channel` (of this process, on the
+        node of its slot now), its pending messages read past; else None (an idle one on
+        another channel, or on a node the slot left, closed)."""
         try:
             kept, pid, sub = self.idle.pop()
         except IndexError:
             return None
         if pid != os.getpid():
             return None  # a fork's parent's connection: left to the parent
-        if kept == channel:
+        if kept == (channel, self._where(channel)):
             try:
                 while sub.get_message(timeout=0.0) is not None:
                     pass
@@ -485,10 +490,13 @@ class _Subscription:
 
     def close(self) -> None:
         for channel, sub in self.subs.items():
-            if not self.idle:
-                self.idle.append((channel, os.getpid(), sub))
-            else:
-                _close(sub)
+            try:
+                if not self.idle:
+                    self.idle.append(((channel, self._where(channel)), os.getpid(), sub))
+                    continue
+            except redis.exceptions.RedisError:
+                pass  # the slot's node unknown: not kept
+            _close(sub)
 
 
 def _close(sub: Any) -> None:
@@ -535,7 +543,7 @@ class SyncRunner:
         self.client: Any = _raw_twin(client, False)
         self.cluster = isinstance(client, redis.RedisCluster)
         #: the last run's subscription, kept for the next (see _Subscription)
-        self._idle: List[Tuple[str, int, Any]] = []
+        self._idle: List[Tuple[Tuple[str, str], int, Any]] = []
 
     def __call__(self, op: Op[T]) -> T:
         # The direct path: single requests go straight to the client; the first other

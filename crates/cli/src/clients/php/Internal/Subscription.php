@@ -17,6 +17,8 @@ namespace RedisPatterns\Internal;
 final class Subscription
 {
     /** @param ?\Closure(Wire): void $idle takes the connection back at close() */
+    private bool $closed = false;
+
     private function __construct(private Wire $wire, public readonly string $channel, private ?\Closure $idle)
     {
     }
@@ -89,9 +91,17 @@ final class Subscription
         }
     }
 
-    /** Drops the channel (SUNSUBSCRIBE, its reply left to the next subscription) and hands the connection back. */
+    /**
+     * Drops the channel (SUNSUBSCRIBE, its reply left to the next
+     * subscription) and hands the connection back; once: a second close()
+     * leaves alone the connection another subscription may hold by then.
+     */
     public function close(): void
     {
+        if ($this->closed) {
+            return;
+        }
+        $this->closed = true;
         if ($this->idle === null) {
             $this->wire->close();
             return;
@@ -103,6 +113,5 @@ final class Subscription
             return;
         }
         ($this->idle)($this->wire);
-        $this->idle = null;
     }
 }
