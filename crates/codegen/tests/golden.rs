@@ -560,6 +560,13 @@ fn header_and_body_must_agree() {
         "never read with a computed index",
     );
     assert!(parse_script("p/op.lua", &format!("{var}return #KEYS\n")).is_ok());
+}
+
+#[test]
+fn error_codes_and_blocks_must_agree_with_the_header() {
+    let head = format!(
+        "{RO_HEAD}-- KEYS[1] k string ro: a key\n-- ARGV[1] n integer 0..9: a number\n-- RETURNS integer: x\n"
+    );
     // Error codes: raised but undeclared, declared but never raised.
     let err = format!("{RO_HEAD}-- RETURNS integer: x\n");
     assert_rejected(
