@@ -1,6 +1,7 @@
 //! `cargo bench --bench clients`: the same three figures for every client
-//! (Rust, Python, PHP, TypeScript), each against its own language's floor
-//! measured in the same run. Starts its own redis-server and a 3-node
+//! (Rust, Python sync and `redis.asyncio`, PHP, TypeScript), each against
+//! its own language's floor measured in the same run (the asyncio column's
+//! floors are raw `redis.asyncio` calls). Starts its own redis-server and a 3-node
 //! cluster on loopback, exports the three generated clients with the CLI
 //! (`redis-patterns export --lang ...`) and drives each language's
 //! interpreter with its script in `crates/cli/benches/clients/` (python3 + redis-py,
@@ -139,6 +140,13 @@ fn export_clients() -> Vec<Client> {
             program: "python3",
             script: "bench.py",
             env: vec![],
+        },
+        Client {
+            name: "Python asyncio (redis.asyncio)",
+            dir: root.join("python"),
+            program: "python3",
+            script: "bench.py",
+            env: vec![("BENCH_ASYNCIO", "1".into())],
         },
         Client {
             name: "PHP (phpredis)",
