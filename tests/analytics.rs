@@ -484,7 +484,9 @@ fn cohort_tables_of_id_windows_equal_the_model() {
         }
         for (first, rows, cols) in [(1, 3, 4), (2, 2, 3), (1, 4, 1)] {
             let first = Period::Day(day(2024, 3, first));
-            let t = d.run(a.cohort("active", "bought", first, rows, cols)).unwrap();
+            let t = d
+                .run(a.cohort("active", "bought", first, rows, cols))
+                .unwrap();
             let (sizes, counts) = model_cohort(&data, first, rows, cols);
             assert_eq!((t.sizes, t.counts), (sizes, counts), "from {first}");
         }
