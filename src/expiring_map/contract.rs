@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use crate::contract::parts::{
-    Function, KeyTemplate, Param, PatternContract, Protocol, base_param, function, key, param,
-    protocol, shared,
+    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, base_param, constant,
+    function, key, param, protocol, shared,
 };
 use crate::sharded_hash::{listpack_params, shard_key};
 
@@ -12,6 +12,7 @@ pub(crate) fn contract() -> PatternContract {
     PatternContract {
         params: params(),
         keys: keys(),
+        constants: constants(),
         functions: functions(),
         protocols: protocols(),
         ..PatternContract::of(
@@ -68,6 +69,44 @@ fn keys() -> Vec<KeyTemplate> {
         ),
         crate::layout::meta_key_template(
             "pattern expiring_map, version, scheme crc32, shards, separator, path",
+        ),
+    ]
+}
+
+/// The capabilities the native path needs, their commands (a client asks
+/// `COMMAND INFO` of them once) and the refusal on a server without them.
+pub(super) const NATIVE_NEEDS: [&str; 2] = ["hash_field_ttl", "hash_getex"];
+
+/// The refusal of the native path on a server without per-field TTLs (of
+/// the argument `path`).
+pub(crate) const NATIVE_REFUSAL: &str =
+    "native needs per-field TTLs (hash_field_ttl and hash_getex), which this server lacks";
+
+/// The commands of [`NATIVE_NEEDS`], as `COMMAND INFO` names them.
+fn native_commands() -> Vec<&'static str> {
+    crate::core::CAPABILITIES
+        .iter()
+        .filter(|c| NATIVE_NEEDS.contains(&c.name))
+        .flat_map(|c| c.commands.iter().copied())
+        .collect()
+}
+
+fn constants() -> Vec<Constant> {
+    vec![
+        constant(
+            "native_needs",
+            NATIVE_NEEDS.to_vec(),
+            "the capabilities the native path needs",
+        ),
+        constant(
+            "native_commands",
+            native_commands(),
+            "their commands: the native path runs where COMMAND INFO knows every one (asked once per map)",
+        ),
+        constant(
+            "native_refusal",
+            NATIVE_REFUSAL,
+            "the reason of the InvalidArgument (path) a native map's operations raise, sending nothing else, on a server without them",
         ),
     ]
 }
@@ -129,6 +168,7 @@ fn protocols() -> Vec<Protocol> {
         protocol(
             "native",
             &[
+                "COMMAND",
                 "HSETEX",
                 "HMGET",
                 "HPEXPIRE",
@@ -142,6 +182,7 @@ fn protocols() -> Vec<Protocol> {
             ],
             &[
                 "put / put_if_absent: expiring_map.put_native per shard (HMGET, HLEN, HKEYS and HPTTL only past the cap or the entry limit, HDEL of the evicted, HSETEX shard [PX ttl_ms] FIELDS n field value ...): the portable put's arguments and reply, cap and FULL refusal included",
+                "every operation first checks the server has native_needs (COMMAND INFO native_commands, once per map or connection; else InvalidArgument path native_refusal, nothing written)",
                 "get: HMGET, and with max_idle_ms HPEXPIRE shard max_idle_ms GT FIELDS n field ...; ttl_of: HPTTL; persist: HPERSIST; expire: HPEXPIRE; remove: HDEL",
                 "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones)",
             ],
