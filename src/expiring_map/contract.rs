@@ -73,23 +73,13 @@ fn keys() -> Vec<KeyTemplate> {
     ]
 }
 
-/// The capabilities the native path needs, their commands (a client asks
-/// `COMMAND INFO` of them once) and the refusal on a server without them.
+/// The capabilities the native path needs.
 pub(super) const NATIVE_NEEDS: [&str; 2] = ["hash_field_ttl", "hash_getex"];
 
 /// The refusal of the native path on a server without per-field TTLs (of
 /// the argument `path`).
 pub(crate) const NATIVE_REFUSAL: &str =
     "native needs per-field TTLs (hash_field_ttl and hash_getex), which this server lacks";
-
-/// The commands of [`NATIVE_NEEDS`], as `COMMAND INFO` names them.
-fn native_commands() -> Vec<&'static str> {
-    crate::core::CAPABILITIES
-        .iter()
-        .filter(|c| NATIVE_NEEDS.contains(&c.name))
-        .flat_map(|c| c.commands.iter().copied())
-        .collect()
-}
 
 fn constants() -> Vec<Constant> {
     vec![
@@ -99,9 +89,9 @@ fn constants() -> Vec<Constant> {
             "the capabilities the native path needs",
         ),
         constant(
-            "native_commands",
-            native_commands(),
-            "their commands: the native path runs where COMMAND INFO knows every one (asked once per map)",
+            "native_probe",
+            vec!["HPTTL", "HGETEX"],
+            "how a client learns the server has them: <cmd> <shard 0> FIELDS 1 probe of each, one batch, once per map (both read only); an unknown-command error: it lacks them (the Rust crate reads its detected capabilities)",
         ),
         constant(
             "native_refusal",
@@ -168,7 +158,7 @@ fn protocols() -> Vec<Protocol> {
         protocol(
             "native",
             &[
-                "COMMAND",
+                "HGETEX",
                 "HSETEX",
                 "HMGET",
                 "HPEXPIRE",
@@ -182,7 +172,7 @@ fn protocols() -> Vec<Protocol> {
             ],
             &[
                 "put / put_if_absent: expiring_map.put_native per shard (HMGET, HLEN, HKEYS and HPTTL only past the cap or the entry limit, HDEL of the evicted, HSETEX shard [PX ttl_ms] FIELDS n field value ...): the portable put's arguments and reply, cap and FULL refusal included",
-                "every operation first checks the server has native_needs (COMMAND INFO native_commands, once per map or connection; else InvalidArgument path native_refusal, nothing written)",
+                "every operation first checks the server has native_needs (native_probe, once per map; the Rust crate: its connection's capabilities); without them InvalidArgument path native_refusal, nothing written",
                 "get: HMGET, and with max_idle_ms HPEXPIRE shard max_idle_ms GT FIELDS n field ...; ttl_of: HPTTL; persist: HPERSIST; expire: HPEXPIRE; remove: HDEL",
                 "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones)",
             ],
