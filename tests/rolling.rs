@@ -299,7 +299,7 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
         let keys: Vec<&str> = std::iter::once(meta.as_str())
             .chain(pair.iter().map(String::as_str))
             .collect();
-        let bad_calls: [(&[&str], [&str; 7], bool); 7] = [
+        let bad_calls: [(&[&str], [&str; 7], bool); 8] = [
             (&keys, ["0", "3", "0", "f", "1", "1000", "2000"], true), // shard_size 0
             (&keys, ["0", "1", "5", "f", "1", "1000", "2000"], true), // 1 shard
             (&keys, ["3", "3", "5", "f", "1", "1000", "2000"], true), // slot out of ring
@@ -307,6 +307,7 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
             (&keys, ["0", "3", "5", "f", "1", "0", "2000"], true),    // ttl 0
             (&keys, ["0", "3", "5", "f", "1", "1000", "999"], true),  // index < ttl
             (&keys[..4], ["0", "3", "5", "f", "1", "1000", "2000"], false), // odd keys
+            (&keys[..1], ["0", "3", "5", "f", "1", "1000", "2000"], false), // no slots
         ];
         for (keys, args, typed) in &bad_calls {
             let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();

@@ -8,10 +8,22 @@
 //!
 //! * lock handoff (release -> the waiter, blocked in a notified `acquire`,
 //!   holds the lock): p50 / p99 as multiples of that language's PING round
-//!   trip (goal p50 <= 3, p99 <= 10) and of one PING after an idle pause;
+//!   trip (goal p50 <= 3, p99 <= 10), of one PING after an idle pause, and
+//!   of that language's floor: the same handoff without the client (the
+//!   holder's raw `EVALSHA` of the shipped `lock/release`, whose `SPUBLISH`
+//!   wakes a waiter blocked on a raw `SSUBSCRIBE` connection, then the
+//!   waiter's raw `EVALSHA` of `lock/acquire`, the waiter queued by a
+//!   refused attempt before as a client's is; same processes or threads,
+//!   same pauses), so that `p50 / floor` is what the client adds to a
+//!   handoff: the wake-up itself costs what it costs on the machine;
 //! * acquire + release pairs/s (`try_acquire` + `release`) against that
 //!   language's raw `SET NX PX` + an `EVALSHA` compare-and-delete
-//!   (goal >= 0.9x; the median of 5 interleaved rounds' ratios);
+//!   (goal >= 0.9x; the median of 5 interleaved rounds' ratios), and the
+//!   client overhead: the same pairs against raw `EVALSHA`s of the two
+//!   shipped scripts the client sends (`lock/acquire`, `lock/release`, same
+//!   keys and arguments), so that the scripts' cost cancels out and only
+//!   what the client does around them (checks, building the call, its
+//!   driver, the result object) is left (1.00x: none);
 //! * `ShardedHash` length over 2,048 shards: the HLENs each node ran and the
 //!   read events it took (`INFO stats` / `commandstats` around the one call)
 //!   on a server and on the cluster, next to one raw pipeline of 2,048 HLENs
@@ -33,6 +45,8 @@ use std::time::{Duration, Instant};
 
 use common::{Table, median, num, quantile};
 use redis_patterns::lock::Lock;
+use redis_patterns::script::ScriptInfo;
+use redis_patterns::scripts;
 use redis_patterns::sharded_hash::ShardedHash;
 use redis_patterns::{Connection, Request};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
@@ -44,6 +58,10 @@ struct Figures {
     handoffs_us: Vec<f64>,
     ours_pairs_s: Vec<f64>,
     raw_pairs_s: Vec<f64>,
+    /// The handoffs without the client (raw SSUBSCRIBE waiter, raw EVALSHAs).
+    floor_handoffs_us: Vec<f64>,
+    /// Pairs of raw EVALSHAs of the shipped lock/acquire and lock/release.
+    script_pairs_s: Vec<f64>,
 }
 
 /// A generated client and the command that runs its benchmark script.
@@ -173,6 +191,8 @@ fn script_figures(client: &Client, server: &LocalServer, waits: usize, pairs: us
         handoffs_us: list("handoffs_us"),
         ours_pairs_s: list("ours_pairs_s"),
         raw_pairs_s: list("raw_pairs_s"),
+        floor_handoffs_us: list("floor_handoffs_us"),
+        script_pairs_s: list("script_pairs_s"),
     }
 }
 
@@ -206,13 +226,16 @@ fn rust_figures(server: &LocalServer, waits: usize, pairs: usize) -> Figures {
         })
         .collect();
     let handoffs_us = rust_handoffs(&server.url(), waits);
-    let (ours_pairs_s, raw_pairs_s) = rust_pairs(server, &mut con, pairs);
+    let floor_handoffs_us = rust_floor_handoffs(server, waits);
+    let [ours_pairs_s, raw_pairs_s, script_pairs_s] = rust_pairs(server, &mut con, pairs);
     Figures {
         ping_us: median(&mut pings),
         idle_ping_us: median(&mut idle),
         handoffs_us,
         ours_pairs_s,
         raw_pairs_s,
+        floor_handoffs_us,
+        script_pairs_s,
     }
 }
 
@@ -253,24 +276,164 @@ fn rust_handoffs(url: &str, n: usize) -> Vec<f64> {
     waits
 }
 
-/// 5 rounds of `n` pairs of the Lock's and of redis-rs's raw SET NX PX +
-/// EVALSHA compare-and-delete, interleaved (a b, b a, ...) after a warm-up
-/// of each, as the scripts measure theirs.
-fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> (Vec<f64>, Vec<f64>) {
+/// The shipped lock scripts sent by redis-rs alone (`EVALSHA`), on the
+/// keys of the Lock `name`.
+struct RawLock {
+    acquire_sha: String,
+    release_sha: String,
+    key: String,
+    fence: String,
+    queue: String,
+    places: String,
+    channel: String,
+}
+
+impl RawLock {
+    fn new(con: &mut redis::Connection, name: &str) -> RawLock {
+        let lock = Lock::new(name, Duration::from_secs(30)).expect("valid lock");
+        let mut load = |s: &ScriptInfo| -> String {
+            redis::cmd("SCRIPT")
+                .arg("LOAD")
+                .arg(s.source())
+                .query(con)
+                .expect("SCRIPT LOAD")
+        };
+        RawLock {
+            acquire_sha: load(&scripts::LOCK_ACQUIRE),
+            release_sha: load(&scripts::LOCK_RELEASE),
+            key: lock.key().to_string(),
+            fence: lock.fence_key().to_string(),
+            queue: lock.queue_key().to_string(),
+            places: lock.places_key().to_string(),
+            // the wake channel is `<lock key>:wake` (src/lock)
+            channel: format!("{}:wake", lock.key()),
+        }
+    }
+
+    /// `lock/acquire`: the fence (> 0), or a refusal (<= 0; with a place
+    /// the token waits in the queue).
+    fn attempt(&self, con: &mut redis::Connection, token: &str, place_ms: u64) -> i64 {
+        redis::cmd("EVALSHA")
+            .arg(&self.acquire_sha)
+            .arg(4)
+            .arg(&self.key)
+            .arg(&self.fence)
+            .arg(&self.queue)
+            .arg(&self.places)
+            .arg(token)
+            .arg(30_000)
+            .arg(place_ms)
+            .arg(0)
+            .query(con)
+            .expect("lock/acquire")
+    }
+
+    fn acquire(&self, con: &mut redis::Connection, token: &str, place_ms: u64) {
+        let fence = self.attempt(con, token, place_ms);
+        assert!(fence > 0, "the raw acquire was refused: {fence}");
+    }
+
+    fn release(&self, con: &mut redis::Connection, token: &str) {
+        let released: i64 = redis::cmd("EVALSHA")
+            .arg(&self.release_sha)
+            .arg(3)
+            .arg(&self.key)
+            .arg(&self.queue)
+            .arg(&self.places)
+            .arg(token)
+            .arg(&self.channel)
+            .query(con)
+            .expect("lock/release");
+        assert_eq!(released, 1);
+    }
+}
+
+/// A waiter's place in the queue: the default, a third of the 30 s lease.
+const PLACE_MS: u64 = 10_000;
+
+/// Blocks until the next message of a raw SSUBSCRIBE connection.
+fn next_push(sub: &mut redis::Connection) {
+    sub.recv_response().expect("a message on the wake channel");
+}
+
+/// `n` handoffs without the client: this thread holds and releases with
+/// raw EVALSHAs, a waiter thread blocked on a raw SSUBSCRIBE connection
+/// takes the lock with a raw EVALSHA when the release's message came.
+fn rust_floor_handoffs(server: &LocalServer, n: usize) -> Vec<f64> {
+    let mut holder = server.connection();
+    let lock = RawLock::new(&mut holder, "bench-floor");
+    let (go, jobs) = mpsc::channel::<()>();
+    let (done, got) = mpsc::channel::<Instant>();
+    let (ready, subscribed) = mpsc::channel::<()>();
+    let (placed, queued) = mpsc::channel::<()>();
+    let worker = {
+        let (mut con, mut sub) = (server.connection(), server.connection());
+        let lock = RawLock::new(&mut con, "bench-floor");
+        thread::spawn(move || {
+            let ssubscribe = redis::cmd("SSUBSCRIBE")
+                .arg(&lock.channel)
+                .get_packed_command();
+            sub.send_packed_command(&ssubscribe).expect("SSUBSCRIBE");
+            next_push(&mut sub); // the confirmation
+            ready.send(()).expect("report");
+            let mut i = 0u64;
+            while jobs.recv().is_ok() {
+                let token = format!("w{i:031x}");
+                // refused: the token waits in the queue (a third of the
+                // lease), as a waiter's does
+                assert!(lock.attempt(&mut con, &token, PLACE_MS) <= 0);
+                placed.send(()).expect("report");
+                next_push(&mut sub);
+                lock.acquire(&mut con, &token, PLACE_MS);
+                let at = Instant::now();
+                lock.release(&mut con, &token);
+                next_push(&mut sub); // its own release's message
+                done.send(at).expect("report");
+                i += 1;
+            }
+        })
+    };
+    subscribed.recv().expect("the waiter subscribed");
+    let mut waits = Vec::with_capacity(n);
+    for i in 0..n {
+        let token = format!("{i:032x}");
+        lock.acquire(&mut holder, &token, 0);
+        go.send(()).expect("start the waiter");
+        queued.recv().expect("the waiter waits");
+        thread::sleep(Duration::from_millis(20 + (i as u64 * 7) % 10));
+        let released = Instant::now();
+        lock.release(&mut holder, &token);
+        let at = got.recv().expect("the waiter got it");
+        waits.push(at.duration_since(released).as_secs_f64() * 1e6);
+    }
+    drop(go);
+    worker.join().expect("waiter");
+    waits
+}
+
+/// One kind of pairs: `k` of them, on the raw connection if it uses one.
+type Pairs<'a> = dyn FnMut(usize, &mut redis::Connection) + 'a;
+
+/// 5 rounds of `n` pairs of the Lock's, of redis-rs's raw SET NX PX +
+/// EVALSHA compare-and-delete and of raw EVALSHAs of the shipped lock
+/// scripts, interleaved (the order turns each round) after a warm-up of
+/// each, as the scripts measure theirs: pairs/s of each, in that order.
+fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> [Vec<f64>; 3] {
     let mut con = Connection::open(server.url()).expect("connect");
     let lock = Lock::new("bench-pairs", Duration::from_secs(30)).expect("valid lock");
+    let scripts = RawLock::new(raw, "bench-scripts");
     let cad: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
         .query(raw)
         .expect("SCRIPT LOAD");
-    let mut ours = |k: usize| {
+    let ours = |k: usize, _: &mut redis::Connection| {
         for _ in 0..k {
             let lease = lock.try_acquire().run(&mut con).expect("free lock");
             lock.release(&lease.token).run(&mut con).expect("release");
         }
     };
-    let mut floor = |k: usize| {
+    let floor = |k: usize, raw: &mut redis::Connection| {
         for i in 0..k {
             let token = format!("{i:032x}");
             let ok: Option<String> = redis::cmd("SET")
@@ -292,29 +455,32 @@ fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> (V
             assert_eq!(v, 1);
         }
     };
-    let timed = |f: &mut dyn FnMut(usize)| {
-        let t = Instant::now();
-        f(n);
-        n as f64 / t.elapsed().as_secs_f64()
+    let script_pairs = |k: usize, raw: &mut redis::Connection| {
+        for i in 0..k {
+            let token = format!("{i:032x}");
+            scripts.acquire(raw, &token, 0);
+            scripts.release(raw, &token);
+        }
     };
-    ours(n / 10);
-    floor(n / 10);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut kinds: [Box<Pairs<'_>>; 3] = [Box::new(ours), Box::new(floor), Box::new(script_pairs)];
+    for f in kinds.iter_mut() {
+        f(n / 10, raw);
+    }
+    let mut got: [Vec<f64>; 3] = Default::default();
     for round in 0..5 {
-        if round % 2 == 0 {
-            a.push(timed(&mut ours));
-            b.push(timed(&mut floor));
-        } else {
-            b.push(timed(&mut floor));
-            a.push(timed(&mut ours));
+        for j in 0..3 {
+            let which = (round + j) % 3;
+            let t = Instant::now();
+            kinds[which](n, raw);
+            got[which].push(n as f64 / t.elapsed().as_secs_f64());
         }
     }
-    (a, b)
+    got
 }
 
 fn handoff_table(all: &mut [(&str, Figures)]) {
     let mut t = Table::new(
-        "Lock handoff: release -> the waiter (notified acquire) holds the lock (goal: p50 <= 3x, p99 <= 10x the PING round trip)",
+        "Lock handoff: release -> the waiter (notified acquire) holds the lock (goal: p50 <= 3x, p99 <= 10x the PING round trip; floor: the same handoff with raw commands, no client)",
         &[
             "client",
             "handoffs",
@@ -325,12 +491,20 @@ fn handoff_table(all: &mut [(&str, Figures)]) {
             "p50 / PING",
             "p99 / PING",
             "p50 / idle PING",
+            "floor p50 us",
+            "floor p99 us",
+            "p50 / floor p50",
+            "p99 / floor p99",
         ],
     );
     for (name, f) in all.iter_mut() {
         let (p50, p99) = (
             quantile(&mut f.handoffs_us, 0.5),
             quantile(&mut f.handoffs_us, 0.99),
+        );
+        let (floor50, floor99) = (
+            quantile(&mut f.floor_handoffs_us, 0.5),
+            quantile(&mut f.floor_handoffs_us, 0.99),
         );
         t.row(vec![
             name.to_string(),
@@ -342,33 +516,41 @@ fn handoff_table(all: &mut [(&str, Figures)]) {
             format!("{:.1}x", p50 / f.ping_us),
             format!("{:.1}x", p99 / f.ping_us),
             format!("{:.1}x", p50 / f.idle_ping_us),
+            num(floor50),
+            num(floor99),
+            format!("{:.2}x", p50 / floor50),
+            format!("{:.2}x", p99 / floor99),
         ]);
     }
     t.print();
 }
 
+/// The median over rounds of `a[i] / b[i]`.
+fn median_ratio(a: &[f64], b: &[f64]) -> f64 {
+    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    median(&mut ratios)
+}
+
 fn pairs_table(all: &[(&str, Figures)]) {
     let mut t = Table::new(
-        "Acquire + release pairs/s, one client, uncontended (goal: >= 0.9x the raw floor)",
+        "Acquire + release pairs/s, one client, uncontended (goal: >= 0.9x the raw floor; client overhead: ours against raw EVALSHAs of the same two lock scripts, 1.00x = none)",
         &[
             "client",
             "raw SET NX PX + compare-and-delete",
+            "raw EVALSHA lock/acquire + lock/release",
             "Lock try_acquire + release",
             "ours / raw (median of 5 rounds)",
+            "client overhead: ours / raw scripts (median of 5 rounds)",
         ],
     );
     for (name, f) in all {
-        let mut ratios: Vec<f64> = f
-            .ours_pairs_s
-            .iter()
-            .zip(&f.raw_pairs_s)
-            .map(|(o, r)| o / r)
-            .collect();
         t.row(vec![
             name.to_string(),
             num(median(&mut f.raw_pairs_s.clone())),
+            num(median(&mut f.script_pairs_s.clone())),
             num(median(&mut f.ours_pairs_s.clone())),
-            format!("{:.2}x", median(&mut ratios)),
+            format!("{:.2}x", median_ratio(&f.ours_pairs_s, &f.raw_pairs_s)),
+            format!("{:.2}x", median_ratio(&f.ours_pairs_s, &f.script_pairs_s)),
         ]);
     }
     t.print();

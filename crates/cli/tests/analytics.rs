@@ -28,6 +28,14 @@ fn leaf(event: &str, period: &str) -> serde_json::Value {
 /// Three users active on Monday 2024-03-04, two of them again on Tuesday,
 /// one buying on Monday; the questions asked of them.
 fn every_analytics_command(url: &str, tag: Option<&str>) {
+    marks(url, tag);
+    counts_and_expressions(url, tag);
+    cohort_tables(url, tag);
+    ready_queries(url, tag);
+}
+
+/// The marks: the periods each mark sets, and new counted once.
+fn marks(url: &str, tag: Option<&str>) {
     let marked = an(
         url,
         tag,
@@ -64,7 +72,10 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
         &["mark", "bought", "2", "--at", "2024-03-04T18:30:00Z"],
     );
     an(url, tag, &["mark", "churned", "3", "--unique"]);
+}
 
+/// Counts per period, and an expression's count, membership and members.
+fn counts_and_expressions(url: &str, tag: Option<&str>) {
     let count =
         |event: &str, period: &str| an(url, tag, &["count", event, period])["count"].clone();
     assert_eq!(count("active", "D:2024-03-04"), 3);
@@ -98,7 +109,10 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
         &["query", &both, "--cache", "mon_tue", "--ttl-ms", "60000"],
     );
     assert_eq!(cached, json!({"count": 3}));
+}
 
+/// Retention tables: active after active, and active after buying.
+fn cohort_tables(url: &str, tag: Option<&str>) {
     // Daily retention from Monday: 3 on day 0, 2 of them back on day 1.
     let table = an(
         url,
@@ -135,7 +149,10 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
         ],
     );
     assert_eq!(bought["counts"], json!([[1, 1]]));
+}
 
+/// The ready queries: a streak, and active on N of the last M days.
+fn ready_queries(url: &str, tag: Option<&str>) {
     // 3's streak over Monday to Wednesday; who was active on 2 of the 2 days.
     let streak = an(
         url,
@@ -175,6 +192,13 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
 
 /// The text forms, refusals before anything is written, and bad arguments.
 fn text_and_refusals(url: &str) {
+    text_forms(url);
+    mark_and_query_refusals(url);
+    ready_query_text_and_refusals(url);
+}
+
+/// A mark's and a cohort table's text output.
+fn text_forms(url: &str) {
     let out = cli(
         url,
         &[
@@ -207,6 +231,11 @@ fn text_and_refusals(url: &str) {
     )
     .success();
     assert_eq!(table.stdout.trim(), "D:2024-03-04\t1\t1 (100.0%)\t-");
+}
+
+/// Ids above the bound, a bad expression and an unknown granularity are
+/// refused before anything is written.
+fn mark_and_query_refusals(url: &str) {
     let too_big = cli(url, &["analytics", "mark", "live", "8", "20000000"]).failure();
     assert!(
         too_big.message().contains("above the configured maximum"),
@@ -249,6 +278,11 @@ fn text_and_refusals(url: &str) {
         "{}",
         hour.stderr
     );
+}
+
+/// A streak's text output; ranges of mixed granularities and "at least N of
+/// M" with N > M are refused.
+fn ready_query_text_and_refusals(url: &str) {
     let text = cli(
         url,
         &[

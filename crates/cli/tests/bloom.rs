@@ -31,14 +31,16 @@ fn cli_jshash_load_skips_empty_lines_and_counts_them_in_the_position() {
     let long = "z".repeat(100);
     std::fs::write(&path, format!("{text}{long}\nf@x\ng@x\n\n")).unwrap();
     let url = server.url();
-    // Skipped lines fail the run unless they are allowed; either way they
-    // are counted and the position covers them.
-    let (ok, stdout, stderr) = cli_load(
-        &url,
-        "bloom_cli",
-        &path,
-        &["--jshash", "--batch", "2", "--max-line", "64"],
-    );
+    skipped_lines_fail_the_run_unless_allowed(&url, &path, &long);
+    a_resumed_load_skips_the_lines_before_its_start(&url, &path);
+    sized_filters_keep_empty_lines_as_items(&url, &path);
+}
+
+/// Skipped lines fail the run unless they are allowed; either way they are
+/// counted and the position covers them.
+fn skipped_lines_fail_the_run_unless_allowed(url: &str, path: &std::path::Path, long: &str) {
+    let args = ["--jshash", "--batch", "2", "--max-line", "64"];
+    let (ok, stdout, stderr) = cli_load(url, "bloom_cli", path, &args);
     assert!(!ok, "{stdout} {stderr}");
     assert!(
         stderr.contains("5 lines were skipped") && stderr.contains("--allow-rejects"),
@@ -48,19 +50,8 @@ fn cli_jshash_load_skips_empty_lines_and_counts_them_in_the_position() {
         stdout.contains("last position done: 12") && stdout.contains(": 7 new"),
         "{stdout}"
     );
-    let (ok, stdout, stderr) = cli_load(
-        &url,
-        "bloom_cli",
-        &path,
-        &[
-            "--jshash",
-            "--batch",
-            "2",
-            "--max-line",
-            "64",
-            "--allow-rejects",
-        ],
-    );
+    let allowed = [&args[..], &["--allow-rejects"]].concat();
+    let (ok, stdout, stderr) = cli_load(url, "bloom_cli", path, &allowed);
     assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains("last position done: 12"), "{stdout}");
     assert!(stdout.contains("skipped 4 empty lines"), "{stdout}");
@@ -71,39 +62,48 @@ fn cli_jshash_load_skips_empty_lines_and_counts_them_in_the_position() {
     assert!(stdout.contains(": 0 new"), "{stdout}");
     let php = JsHashBloom::new("bloom_cli").unwrap();
     let present = ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x", "g@x"];
-    for mut d in support::drivers(&url) {
+    for mut d in support::drivers(url) {
         assert!(
             d.run(php.multi_exists(&present))
                 .unwrap()
                 .iter()
                 .all(|&b| b)
         );
-        assert!(!d.run(php.exists(&long)).unwrap());
+        assert!(!d.run(php.exists(long)).unwrap());
     }
-    // Resuming at a line position skips exactly those lines: after line 10
-    // only g@x (already there) and the trailing empty line remain.
+}
+
+/// Resuming at a line position skips exactly those lines: after line 10
+/// only g@x (already there) and the trailing empty line remain; a start
+/// beyond the end of the input settles only the lines there are.
+fn a_resumed_load_skips_the_lines_before_its_start(url: &str, path: &std::path::Path) {
     let (ok, stdout, stderr) = cli_load(
-        &url,
+        url,
         "bloom_cli",
-        &path,
+        path,
         &["--jshash", "--start", "10", "--allow-rejects"],
     );
     assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains(": 0 new"), "{stdout}");
     assert!(stdout.contains("skipped 1 empty lines"), "{stdout}");
     assert!(stdout.contains("last position done: 12"), "{stdout}");
+    let (ok, stdout, stderr) = cli_load(url, "bloom_cli", path, &["--jshash", "--start", "99"]);
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stdout.contains("last position done: 12"), "{stdout}");
+}
 
-    // Sized filters keep empty lines as items (only JSHash mode refuses them),
-    // and a fresh sized load from a resume point adds only the rest.
+/// Sized filters keep empty lines as items (only JSHash mode refuses them),
+/// and a fresh sized load from a resume point adds only the rest.
+fn sized_filters_keep_empty_lines_as_items(url: &str, path: &std::path::Path) {
     let (ok, stdout, stderr) = cli_load(
-        &url,
+        url,
         "sized",
-        &path,
+        path,
         &["--expected", "1000", "--fp-rate", "0.01", "--start", "5"],
     );
     assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains("last position done: 12"), "{stdout}");
-    for mut d in support::drivers(&url) {
+    for mut d in support::drivers(url) {
         let bf = d.run(Bloom::open("sized")).unwrap();
         assert!(
             d.run(bf.multi_exists(&["d@x", "e@x", "f@x", "g@x", ""]))
@@ -114,10 +114,6 @@ fn cli_jshash_load_skips_empty_lines_and_counts_them_in_the_position() {
         assert!(!d.run(bf.exists("c@x")).unwrap());
         assert!(!d.run(bf.exists("a@x")).unwrap());
     }
-    // A start beyond the end of the input settles only the lines there are.
-    let (ok, stdout, stderr) = cli_load(&url, "bloom_cli", &path, &["--jshash", "--start", "99"]);
-    assert!(ok, "{stdout} {stderr}");
-    assert!(stdout.contains("last position done: 12"), "{stdout}");
 }
 
 fn items(prefix: &str, range: std::ops::Range<u32>) -> Vec<String> {

@@ -107,46 +107,8 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
     let acquire = columns(&out, "lock.acquire")[0].to_string();
     let release = columns(&out, "lock.release")[0].to_string();
     assert_eq!(acquire, scripts::LOCK_ACQUIRE.sha1);
-    // redis-cli -c against node 0, for a key on each node: it follows the
-    // redirect and EVALSHA finds the script where the key lives.
     let entry = nodes[0].port();
-    for n in nodes {
-        let key = key_on(n, "job");
-        let (fence, queue, places) = (
-            format!("{key}:fence"),
-            format!("{key}:queue"),
-            format!("{key}:places"),
-        );
-        let evalsha = |token: &str| {
-            cli(
-                entry,
-                true,
-                &[
-                    "EVALSHA", &acquire, "4", &key, &fence, &queue, &places, token, "30000", "0",
-                    "0", "0",
-                ],
-            )
-        };
-        assert_eq!(evalsha("tok"), "1", "{key} on port {}", n.port());
-        assert!(evalsha("other").starts_with('-'), "busy: minus the lease");
-        assert_eq!(
-            cli(
-                entry,
-                true,
-                &[
-                    "EVALSHA",
-                    &release,
-                    "3",
-                    &key,
-                    &queue,
-                    &places,
-                    "tok",
-                    &format!("{key}:wake")
-                ]
-            ),
-            "1"
-        );
-    }
+    evalsha_finds_the_scripts_on_every_node(entry, nodes, &acquire, &release);
     // --functions: the library on every primary, FCALL by name.
     let (out, stderr) = load(&nodes[2].url(), &["--functions"]);
     assert!(
@@ -168,6 +130,53 @@ fn load_on_a_cluster_makes_every_sha_work_against_any_node() {
             .parse()
             .expect("an integer");
         assert!(left > 0 && left <= 30_000, "{left}");
+    }
+}
+
+/// redis-cli -c against node `entry`, for a key on each node: it follows the
+/// redirect and EVALSHA finds the script where the key lives.
+fn evalsha_finds_the_scripts_on_every_node(
+    entry: u16,
+    nodes: &[LocalServer],
+    acquire: &str,
+    release: &str,
+) {
+    for n in nodes {
+        let key = key_on(n, "job");
+        let (fence, queue, places) = (
+            format!("{key}:fence"),
+            format!("{key}:queue"),
+            format!("{key}:places"),
+        );
+        let evalsha = |token: &str| {
+            cli(
+                entry,
+                true,
+                &[
+                    "EVALSHA", acquire, "4", &key, &fence, &queue, &places, token, "30000", "0",
+                    "0", "0",
+                ],
+            )
+        };
+        assert_eq!(evalsha("tok"), "1", "{key} on port {}", n.port());
+        assert!(evalsha("other").starts_with('-'), "busy: minus the lease");
+        assert_eq!(
+            cli(
+                entry,
+                true,
+                &[
+                    "EVALSHA",
+                    release,
+                    "3",
+                    &key,
+                    &queue,
+                    &places,
+                    "tok",
+                    &format!("{key}:wake")
+                ]
+            ),
+            "1"
+        );
     }
 }
 

@@ -199,81 +199,65 @@ fn malformed_headers_fail_with_file_and_line() {
     );
     assert!(parse_script("p/op.lua", &ok).is_ok());
 
-    assert_rejected("--- no shebang\n", 1, "first line");
-    assert_rejected("#!lua\n-- KEYS[1] k: x\n", 2, "--- <summary>");
-    assert_rejected(
-        &format!(
-            "{GOOD_HEAD}-- KEYS[2] k string ro: a key\n-- RETURNS integer: x\nreturn KEYS[2]\n"
+    // Each malformed text (after the good shebang and summary when marked
+    // `true`), the line reported and a part of the message.
+    let cases: &[(bool, &str, usize, &str)] = &[
+        (false, "--- no shebang\n", 1, "first line"),
+        (false, "#!lua\n-- KEYS[1] k: x\n", 2, "--- <summary>"),
+        (
+            true,
+            "-- KEYS[2] k string ro: a key\n-- RETURNS integer: x\nreturn KEYS[2]\n",
+            3,
+            "expected KEYS[1]",
         ),
-        3,
-        "expected KEYS[1]",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] K string ro: a key\n"),
-        3,
-        "snake_case",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] type string ro: a key\n"),
-        3,
-        "keyword",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- ARGV[1] argv string: a name the checks use\n"),
-        3,
-        "`argv`",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] k string ro a key\n"),
-        3,
-        "`: <meaning>`",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- ARGV[1] n: no type\n"),
-        3,
-        "missing type",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- ARGV[1] n number: wrong type\n"),
-        3,
-        "unknown type",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- ARGV[1] n integer 0..9:\n"),
-        3,
-        "must not be empty",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] k string ro: a\n-- ARGV[1] k integer 0..9: b\n"),
-        4,
-        "duplicate name",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1..] k string ro: a\n-- KEYS[2] j string ro: b\n"),
-        4,
-        "nothing may follow",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- RETURNS number: x\n"),
-        3,
-        "unknown return type",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- BOGUS x\n"),
-        3,
-        "unknown header line",
-    );
-    assert_rejected(
-        &format!("{GOOD_HEAD}--    orphan continuation\n"),
-        3,
-        "nothing to continue",
-    );
-    assert_rejected(&format!("{GOOD_HEAD}-- ERRORS bad_code\n"), 3, "UPPER_CASE");
-    assert_rejected(
-        &format!("{GOOD_HEAD}-- KEYS[1] k string ro: a\nreturn KEYS[1]\n"),
-        4,
-        "no `-- RETURNS",
-    );
+        (true, "-- KEYS[1] K string ro: a key\n", 3, "snake_case"),
+        (true, "-- KEYS[1] type string ro: a key\n", 3, "keyword"),
+        (
+            true,
+            "-- ARGV[1] argv string: a name the checks use\n",
+            3,
+            "`argv`",
+        ),
+        (true, "-- KEYS[1] k string ro a key\n", 3, "`: <meaning>`"),
+        (true, "-- ARGV[1] n: no type\n", 3, "missing type"),
+        (true, "-- ARGV[1] n number: wrong type\n", 3, "unknown type"),
+        (true, "-- ARGV[1] n integer 0..9:\n", 3, "must not be empty"),
+        (
+            true,
+            "-- KEYS[1] k string ro: a\n-- ARGV[1] k integer 0..9: b\n",
+            4,
+            "duplicate name",
+        ),
+        (
+            true,
+            "-- KEYS[1..] k string ro: a\n-- KEYS[2] j string ro: b\n",
+            4,
+            "nothing may follow",
+        ),
+        (true, "-- RETURNS number: x\n", 3, "unknown return type"),
+        (true, "-- BOGUS x\n", 3, "unknown header line"),
+        (
+            true,
+            "--    orphan continuation\n",
+            3,
+            "nothing to continue",
+        ),
+        (true, "-- ERRORS bad_code\n", 3, "UPPER_CASE"),
+        (
+            true,
+            "-- KEYS[1] k string ro: a\nreturn KEYS[1]\n",
+            4,
+            "no `-- RETURNS",
+        ),
+    ];
+    for &(headed, text, line, needle) in cases {
+        let text = if headed {
+            format!("{GOOD_HEAD}{text}")
+        } else {
+            text.to_string()
+        };
+        assert_rejected(&text, line, needle);
+    }
 }
 
 #[test]
@@ -576,6 +560,13 @@ fn header_and_body_must_agree() {
         "never read with a computed index",
     );
     assert!(parse_script("p/op.lua", &format!("{var}return #KEYS\n")).is_ok());
+}
+
+#[test]
+fn error_codes_and_blocks_must_agree_with_the_header() {
+    let head = format!(
+        "{RO_HEAD}-- KEYS[1] k string ro: a key\n-- ARGV[1] n integer 0..9: a number\n-- RETURNS integer: x\n"
+    );
     // Error codes: raised but undeclared, declared but never raised.
     let err = format!("{RO_HEAD}-- RETURNS integer: x\n");
     assert_rejected(

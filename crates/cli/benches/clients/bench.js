@@ -9,10 +9,16 @@
 // one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
 // handoffs (a holder on its own connection releases; the waiter, blocked in
 // acquire on another, returns: microseconds from just before the release is
-// sent; both run on this process's event loop, as in one Node service), and
-// 5 rounds of PAIRS acquire + release pairs/s (tryAcquire + release) and of
-// ioredis's raw SET NX PX + EVALSHA compare-and-delete, interleaved (a b,
-// b a, ...) after a warm-up of each.
+// sent; both run on this process's event loop, as in one Node service),
+// ROUNDS handoffs of the floor (the same exchange with ioredis alone: the
+// holder's raw EVALSHA of the shipped lock/release, whose SPUBLISH reaches a
+// raw SSUBSCRIBE connection's smessage event, then the waiter's raw EVALSHA
+// of lock/acquire; the waiter's refused attempt before puts it in the queue,
+// as a client's does), and 5 rounds of PAIRS acquire + release pairs/s
+// (tryAcquire + release), of ioredis's raw SET NX PX + EVALSHA
+// compare-and-delete and of raw EVALSHAs of the same two shipped lock
+// scripts the client sends, interleaved (the order turns each round) after
+// a warm-up of each.
 //
 // fanout builds a ShardedHash of 2,048 shards, calls len once (the client's
 // first use: connections, script loads), prints "ready", reads a line,
@@ -20,6 +26,7 @@
 // its JSON.
 "use strict";
 
+const fs = require("fs");
 const path = require("path");
 const crypto = require("crypto");
 const readline = require("readline");
@@ -56,8 +63,75 @@ async function handoffs(port, rounds) {
   return waits;
 }
 
+/** The shipped lock scripts sent by ioredis alone (EVALSHA), on the client's keys. */
+async function rawLock(r, name) {
+  const keys = new Lock(r, name, { leaseMs: 30000 });
+  const load = (f) => r.script("LOAD", fs.readFileSync(path.join(dir, "lua", "lock", f)));
+  const [acquireSha, releaseSha] = [await load("acquire.lua"), await load("release.lua")];
+  const acquireKeys = [keys.key, keys.fenceKey, keys.queueKey, keys.placesKey];
+  const releaseKeys = [keys.key, keys.queueKey, keys.placesKey];
+  return {
+    channel: keys.channel,
+    /** lock/acquire: the fence (> 0), or a refusal (<= 0; with a place the token waits in the queue). */
+    attempt(token, placeMs = 0) {
+      return r.evalsha(acquireSha, 4, ...acquireKeys, token, 30000, placeMs, 0);
+    },
+    async acquire(token, placeMs = 0) {
+      const fence = await this.attempt(token, placeMs);
+      if (!(fence > 0)) throw new Error(`acquire: ${fence}`);
+    },
+    async release(token) {
+      if ((await r.evalsha(releaseSha, 3, ...releaseKeys, token, keys.channel)) !== 1) throw new Error("release");
+    },
+  };
+}
+
+/** The handoff with ioredis alone: the same exchange, no client. */
+async function floorHandoffs(port, rounds) {
+  const holderClient = new Redis(port, "127.0.0.1");
+  const waiterClient = new Redis(port, "127.0.0.1");
+  const sub = new Redis(port, "127.0.0.1");
+  const holder = await rawLock(holderClient, "bench-floor");
+  const waiter = await rawLock(waiterClient, "bench-floor");
+  let wake = null;
+  sub.on("smessageBuffer", () => {
+    const w = wake;
+    wake = null;
+    if (w !== null) w();
+  });
+  await sub.ssubscribe(holder.channel);
+  const waits = [];
+  for (let i = 0; i < rounds; i++) {
+    const token = crypto.randomBytes(16).toString("hex");
+    await holder.acquire(token);
+    const mine = crypto.randomBytes(16).toString("hex");
+    // refused: the token waits in the queue (a third of the lease), as a waiter's does
+    if ((await waiter.attempt(mine, 10000)) > 0) throw new Error("the floor waiter got a held lock");
+    const got = new Promise((res) => {
+      wake = res;
+    }).then(async () => {
+      await waiter.acquire(mine, 10000);
+      return nowUs();
+    });
+    await sleep(20 + ((i * 7) % 10));
+    const t = nowUs();
+    await holder.release(token);
+    waits.push((await got) - t);
+    const own = new Promise((res) => {
+      wake = res;
+    });
+    await waiter.release(mine);
+    await own; // its own release's message
+  }
+  holderClient.disconnect();
+  waiterClient.disconnect();
+  sub.disconnect();
+  return waits;
+}
+
 async function pairs(r, n) {
   const lock = new Lock(r, "bench-pairs", { leaseMs: 30000 });
+  const scripts = await rawLock(r, "bench-scripts");
   const cad = await r.script(
     "LOAD",
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
@@ -75,25 +149,30 @@ async function pairs(r, n) {
       if ((await r.evalsha(cad, 1, "bench-raw", token)) !== 1) throw new Error("CAD");
     }
   };
+  const scriptPairs = async (k) => {
+    for (let i = 0; i < k; i++) {
+      const token = crypto.randomBytes(16).toString("hex");
+      await scripts.acquire(token);
+      await scripts.release(token);
+    }
+  };
   const timed = async (f) => {
     const t = process.hrtime.bigint();
     await f(n);
     return n / (Number(process.hrtime.bigint() - t) / 1e9);
   };
-  await oursPairs(Math.floor(n / 10));
-  await rawPairs(Math.floor(n / 10));
-  const ours = [];
-  const raw = [];
+  const kinds = [oursPairs, rawPairs, scriptPairs];
+  for (const f of kinds) {
+    await f(Math.floor(n / 10));
+  }
+  const got = new Map(kinds.map((f) => [f, []]));
   for (let round = 0; round < 5; round++) {
-    if (round % 2 === 0) {
-      ours.push(await timed(oursPairs));
-      raw.push(await timed(rawPairs));
-    } else {
-      raw.push(await timed(rawPairs));
-      ours.push(await timed(oursPairs));
+    const turn = round % 3;
+    for (const f of [...kinds.slice(turn), ...kinds.slice(0, turn)]) {
+      got.get(f).push(await timed(f));
     }
   }
-  return { ours, raw };
+  return { ours: got.get(oursPairs), raw: got.get(rawPairs), scripts: got.get(scriptPairs) };
 }
 
 async function figures(port, rounds, n) {
@@ -112,7 +191,8 @@ async function figures(port, rounds, n) {
     idle.push(nowUs() - t);
   }
   const waits = await handoffs(port, rounds);
-  const { ours, raw } = await pairs(r, n);
+  const floor = await floorHandoffs(port, rounds);
+  const { ours, raw, scripts } = await pairs(r, n);
   r.disconnect();
   console.log(
     JSON.stringify({
@@ -121,6 +201,8 @@ async function figures(port, rounds, n) {
       handoffs_us: waits,
       ours_pairs_s: ours,
       raw_pairs_s: raw,
+      floor_handoffs_us: floor,
+      script_pairs_s: scripts,
     }),
   );
 }

@@ -9,10 +9,17 @@
 // one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
 // handoffs (a holder process releases; this process, blocked in acquire:
 // notified waiting, returns: microseconds from just before the release is
-// sent; hrtime is CLOCK_MONOTONIC, shared by both processes), and 5 rounds
-// of PAIRS acquire + release pairs/s (tryAcquire + release) and of
-// phpredis's raw SET NX PX + EVALSHA compare-and-delete, interleaved (a b,
-// b a, ...) after a warm-up of each.
+// sent; hrtime is CLOCK_MONOTONIC, shared by both processes), ROUNDS
+// handoffs of the floor (the same two processes without the client: the
+// holder's raw phpredis EVALSHA of the shipped lock/release, whose SPUBLISH
+// wakes this process blocked in stream_select on a bare socket's SSUBSCRIBE
+// (phpredis 5 has no SSUBSCRIBE; the client waits on such a socket too),
+// then its raw phpredis EVALSHA of lock/acquire; the waiter's refused
+// attempt before puts it in the queue, as a client's does), and 5 rounds of PAIRS
+// acquire + release pairs/s (tryAcquire + release), of phpredis's raw SET
+// NX PX + EVALSHA compare-and-delete and of raw EVALSHAs of the same two
+// shipped lock scripts the client sends, interleaved (the order turns each
+// round) after a warm-up of each.
 //
 // fanout builds a ShardedHash of 2,048 shards, calls len once (the client's
 // first use: connections, script loads), prints "ready", reads a line,
@@ -83,44 +90,149 @@ function handoffs(int $port, int $rounds): array
     return $waits;
 }
 
-function pairs(Redis $r, int $n): array
+/** The shipped lock scripts sent by phpredis alone (EVALSHA), on the client's keys. */
+final class RawLock
+{
+    public readonly string $channel;
+    private array $acquireKeys;
+    private array $releaseKeys;
+    private string $acquireSha;
+    private string $releaseSha;
+
+    public function __construct(private Redis $r, string $dir, string $name)
+    {
+        $keys = new Lock($r, $name, 30000);
+        $this->channel = $keys->channel;
+        $this->acquireKeys = [$keys->key, $keys->fenceKey, $keys->queueKey, $keys->placesKey];
+        $this->releaseKeys = [$keys->key, $keys->queueKey, $keys->placesKey];
+        $this->acquireSha = $r->script('load', file_get_contents("$dir/lua/lock/acquire.lua"));
+        $this->releaseSha = $r->script('load', file_get_contents("$dir/lua/lock/release.lua"));
+    }
+
+    /** lock/acquire: the fence (> 0), or a refusal (<= 0; with a place the token waits in the queue). */
+    public function attempt(string $token, int $placeMs = 0): int
+    {
+        return (int) $this->r->rawCommand('EVALSHA', $this->acquireSha, 4, ...$this->acquireKeys, ...[$token, 30000, $placeMs, 0]);
+    }
+
+    public function acquire(string $token, int $placeMs = 0): void
+    {
+        $fence = $this->attempt($token, $placeMs);
+        $fence > 0 or throw new RuntimeException("acquire: $fence");
+    }
+
+    public function release(string $token): void
+    {
+        $this->r->rawCommand('EVALSHA', $this->releaseSha, 3, ...$this->releaseKeys, ...[$token, $this->channel]) === 1
+            or throw new RuntimeException('release');
+    }
+}
+
+/** Reads from a bare socket until `$what` came (a RESP reply is small: no framing needed here). */
+function readUntil($sock, string $what): void
+{
+    $buf = '';
+    while (!str_contains($buf, $what)) {
+        $r = [$sock];
+        $w = $e = null;
+        stream_select($r, $w, $e, 10) === 1 or throw new RuntimeException("no $what within 10 s");
+        $buf .= fread($sock, 65536);
+    }
+}
+
+/** The handoff without the client: the same exchange on raw connections. */
+function floorHandoffs(string $dir, int $port, int $rounds): array
+{
+    $pair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        $lock = new RawLock(connect($port), $dir, 'bench-floor');
+        for ($i = 0; $i < $rounds; $i++) {
+            $token = bin2hex(random_bytes(16));
+            $lock->acquire($token);
+            fwrite($pair[1], "held\n");
+            fgets($pair[1]); // the waiter is about to wait
+            usleep(20000 + ($i * 7 % 10) * 1000);
+            $t = nowUs();
+            $lock->release($token);
+            fwrite($pair[1], "$t\n");
+            fgets($pair[1]); // the waiter has it and gave it back
+        }
+        posix_kill(getmypid(), SIGKILL);
+    }
+    $lock = new RawLock(connect($port), $dir, 'bench-floor');
+    $sock = stream_socket_client("tcp://127.0.0.1:$port", $errno, $errstr, 5.0);
+    $ch = $lock->channel;
+    fwrite($sock, "*2\r\n\$10\r\nSSUBSCRIBE\r\n\$" . strlen($ch) . "\r\n$ch\r\n");
+    readUntil($sock, 'ssubscribe');
+    $waits = [];
+    for ($i = 0; $i < $rounds; $i++) {
+        fgets($pair[0]);
+        $token = bin2hex(random_bytes(16));
+        // refused: the token waits in the queue (a third of the lease), as a waiter's does
+        $lock->attempt($token, 10000) <= 0 or throw new RuntimeException('the floor waiter got a held lock');
+        fwrite($pair[0], "waiting\n");
+        readUntil($sock, 'smessage');
+        $lock->acquire($token, 10000);
+        $done = nowUs();
+        $waits[] = $done - (float) trim((string) fgets($pair[0]));
+        $lock->release($token);
+        readUntil($sock, 'smessage'); // its own release's message
+        fwrite($pair[0], "next\n");
+    }
+    pcntl_waitpid($pid, $status);
+    fclose($sock);
+    return $waits;
+}
+
+function pairs(Redis $r, string $dir, int $n): array
 {
     $lock = new Lock($r, 'bench-pairs', 30000);
+    $scripts = new RawLock($r, $dir, 'bench-scripts');
     $cad = $r->script('load', "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
-    $oursPairs = function (int $k) use ($lock): void {
-        for ($i = 0; $i < $k; $i++) {
-            $lease = $lock->tryAcquire();
-            $lock->release($lease->token);
-        }
-    };
-    $rawPairs = function (int $k) use ($r, $cad): void {
-        for ($i = 0; $i < $k; $i++) {
-            $token = bin2hex(random_bytes(16));
-            $r->set('bench-raw', $token, ['nx', 'px' => 30000]) or throw new RuntimeException('SET NX');
-            $r->evalSha($cad, ['bench-raw', $token], 1) === 1 or throw new RuntimeException('CAD');
-        }
-    };
+    $kinds = [
+        'ours' => function (int $k) use ($lock): void {
+            for ($i = 0; $i < $k; $i++) {
+                $lease = $lock->tryAcquire();
+                $lock->release($lease->token);
+            }
+        },
+        'raw' => function (int $k) use ($r, $cad): void {
+            for ($i = 0; $i < $k; $i++) {
+                $token = bin2hex(random_bytes(16));
+                $r->set('bench-raw', $token, ['nx', 'px' => 30000]) or throw new RuntimeException('SET NX');
+                $r->evalSha($cad, ['bench-raw', $token], 1) === 1 or throw new RuntimeException('CAD');
+            }
+        },
+        'scripts' => function (int $k) use ($scripts): void {
+            for ($i = 0; $i < $k; $i++) {
+                $token = bin2hex(random_bytes(16));
+                $scripts->acquire($token);
+                $scripts->release($token);
+            }
+        },
+    ];
     $timed = function (callable $f) use ($n): float {
         $t = hrtime(true);
         $f($n);
         return $n / ((hrtime(true) - $t) / 1e9);
     };
-    $oursPairs(intdiv($n, 10));
-    $rawPairs(intdiv($n, 10));
-    [$ours, $raw] = [[], []];
+    $names = array_keys($kinds);
+    $got = [];
+    foreach ($names as $name) {
+        $kinds[$name](intdiv($n, 10));
+        $got[$name] = [];
+    }
     for ($round = 0; $round < 5; $round++) {
-        if ($round % 2 === 0) {
-            $ours[] = $timed($oursPairs);
-            $raw[] = $timed($rawPairs);
-        } else {
-            $raw[] = $timed($rawPairs);
-            $ours[] = $timed($oursPairs);
+        $turn = $round % 3;
+        foreach ([...array_slice($names, $turn), ...array_slice($names, 0, $turn)] as $name) {
+            $got[$name][] = $timed($kinds[$name]);
         }
     }
-    return [$ours, $raw];
+    return $got;
 }
 
-function figures(int $port, int $rounds, int $n): void
+function figures(string $dir, int $port, int $rounds, int $n): void
 {
     $r = connect($port);
     $pings = [];
@@ -137,13 +249,16 @@ function figures(int $port, int $rounds, int $n): void
         $idle[] = nowUs() - $t;
     }
     $waits = handoffs($port, $rounds);
-    [$ours, $raw] = pairs($r, $n);
+    $floor = floorHandoffs($dir, $port, $rounds);
+    $got = pairs($r, $dir, $n);
     echo json_encode([
         'ping_us' => median($pings),
         'idle_ping_us' => median($idle),
         'handoffs_us' => $waits,
-        'ours_pairs_s' => $ours,
-        'raw_pairs_s' => $raw,
+        'ours_pairs_s' => $got['ours'],
+        'raw_pairs_s' => $got['raw'],
+        'floor_handoffs_us' => $floor,
+        'script_pairs_s' => $got['scripts'],
     ]), "\n";
 }
 
@@ -164,7 +279,7 @@ function fanout(array $urls, bool $cluster): void
 }
 
 if ($mode === 'figures') {
-    figures((int) $argv[3], (int) $argv[4], (int) $argv[5]);
+    figures($dir, (int) $argv[3], (int) $argv[4], (int) $argv[5]);
 } else {
     $rest = array_slice($argv, 3);
     fanout(array_values(array_filter($rest, fn ($a) => !str_starts_with($a, '--'))), in_array('--cluster', $rest, true));

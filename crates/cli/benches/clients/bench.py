@@ -9,10 +9,15 @@
 # one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
 # handoffs (a holder process releases; this process, blocked in acquire,
 # returns: microseconds from just before the release is sent, on
-# CLOCK_MONOTONIC, which both processes share), and 5 rounds of PAIRS
-# acquire + release pairs/s (try_acquire + release) and of redis-py's raw
-# SET NX PX + EVALSHA compare-and-delete, interleaved (a b, b a, ...) after
-# a warm-up of each.
+# CLOCK_MONOTONIC, which both processes share), ROUNDS handoffs of the floor
+# (the same two processes with redis-py alone: the holder's raw EVALSHA of
+# the shipped lock/release, whose SPUBLISH wakes this process blocked in
+# get_message on a raw SSUBSCRIBE, then its raw EVALSHA of lock/acquire; the
+# waiter's refused attempt before puts it in the queue, as a client's does),
+# and 5 rounds of PAIRS acquire + release pairs/s (try_acquire + release),
+# of redis-py's raw SET NX PX + EVALSHA compare-and-delete and of raw
+# EVALSHAs of the same two shipped lock scripts the client sends, interleaved
+# (the order turns each round) after a warm-up of each.
 #
 # fanout builds ShardedHash(2,048 shards), calls len once (the client's first
 # use: connections, script loads), prints "ready", reads a line, calls len
@@ -30,6 +35,8 @@ from redis_patterns import Lock, ShardedHash  # noqa: E402
 
 
 ROUNDS = 5
+#: A waiter's place in the queue: the default, a third of the 30 s lease.
+PLACE_MS = 10000
 
 
 def now_us():
@@ -71,9 +78,80 @@ def handoffs(port, rounds):
     return waits
 
 
+class RawLock:
+    """The shipped lock scripts sent by redis-py alone (EVALSHA), on the client's keys."""
+
+    def __init__(self, r, name):
+        keys = Lock(r, name, lease_ms=30000)
+        self.r, self.key, self.channel = r, keys.key, keys.channel
+        self.acquire_keys = (keys.key, keys.fence_key, keys.queue_key, keys.places_key)
+        self.release_keys = (keys.key, keys.queue_key, keys.places_key)
+        lua = os.path.join(dir_, "redis_patterns", "lua", "lock")
+        self.acquire_sha, self.release_sha = (
+            r.script_load(open(os.path.join(lua, f), "rb").read()) for f in ("acquire.lua", "release.lua"))
+
+    def attempt(self, token, place_ms=0):
+        """lock/acquire: the fence (> 0), or a refusal (<= 0; with place_ms the token waits in the queue)."""
+        return int(self.r.evalsha(self.acquire_sha, 4, *self.acquire_keys, token, 30000, place_ms, 0))
+
+    def acquire(self, token, place_ms=0):
+        fence = self.attempt(token, place_ms)
+        assert fence > 0, fence
+
+    def release(self, token):
+        assert self.r.evalsha(self.release_sha, 3, *self.release_keys, token, self.channel) == 1
+
+
+def floor_handoffs(port, rounds):
+    """The handoff with redis-py alone: the same exchange, no client."""
+    (to_waiter_r, to_waiter_w), (to_holder_r, to_holder_w) = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        inp, out = os.fdopen(to_holder_r, "r"), os.fdopen(to_waiter_w, "w", buffering=1)
+        lock = RawLock(redis.Redis(port=port), "bench-floor")
+        for i in range(rounds):
+            token = os.urandom(16).hex()
+            lock.acquire(token)
+            out.write("held\n")
+            inp.readline()  # the waiter is about to wait
+            time.sleep(0.020 + ((i * 7) % 10) / 1000)
+            t = now_us()
+            lock.release(token)
+            out.write(f"{t}\n")
+            inp.readline()  # the waiter has it and gave it back
+        os._exit(0)
+    inp, out = os.fdopen(to_waiter_r, "r"), os.fdopen(to_holder_w, "w", buffering=1)
+    r = redis.Redis(port=port)
+    lock = RawLock(r, "bench-floor")
+    sub = r.pubsub()
+    sub.ssubscribe(lock.channel)
+    while (sub.get_message(timeout=1.0) or {}).get("type") != "ssubscribe":
+        pass
+    waits = []
+    for _ in range(rounds):
+        inp.readline()
+        token = os.urandom(16).hex()
+        assert lock.attempt(token, PLACE_MS) <= 0  # refused: the token waits in the queue, as a waiter's does
+        out.write("waiting\n")
+        while (sub.get_message(timeout=10.0) or {}).get("type") != "smessage":
+            pass
+        lock.acquire(token, PLACE_MS)
+        done = now_us()
+        waits.append(done - float(inp.readline()))
+        lock.release(token)
+        while (sub.get_message(timeout=1.0) or {}).get("type") != "smessage":  # its own release's message
+            pass
+        out.write("next\n")
+    sub.close()
+    os.waitpid(pid, 0)
+    return waits
+
+
 def pairs(r, n):
     lock = Lock(r, "bench-pairs", lease_ms=30000)
+    scripts = RawLock(r, "bench-scripts")
     cad = r.script_load("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
+
     def ours_pairs(k):
         for _ in range(k):
             lease = lock.try_acquire()
@@ -85,22 +163,25 @@ def pairs(r, n):
             assert r.set("bench-raw", token, nx=True, px=30000)
             assert r.evalsha(cad, 1, "bench-raw", token) == 1
 
+    def script_pairs(k):
+        for _ in range(k):
+            token = os.urandom(16).hex()
+            scripts.acquire(token)
+            scripts.release(token)
+
     def timed(f):
         t = time.perf_counter()
         f(n)
         return n / (time.perf_counter() - t)
 
-    ours_pairs(n // 10)
-    raw_pairs(n // 10)
-    ours, raw = [], []
+    kinds = [ours_pairs, raw_pairs, script_pairs]
+    for f in kinds:
+        f(n // 10)
+    got = {f: [] for f in kinds}
     for i in range(ROUNDS):
-        if i % 2 == 0:
-            ours.append(timed(ours_pairs))
-            raw.append(timed(raw_pairs))
-        else:
-            raw.append(timed(raw_pairs))
-            ours.append(timed(ours_pairs))
-    return ours, raw
+        for f in kinds[i % 3:] + kinds[:i % 3]:
+            got[f].append(timed(f))
+    return got[ours_pairs], got[raw_pairs], got[script_pairs]
 
 
 def figures(port, rounds, n):
@@ -117,13 +198,16 @@ def figures(port, rounds, n):
         r.ping()
         idle.append(now_us() - t)
     waits = handoffs(port, rounds)
-    ours, raw = pairs(r, n)
+    floor = floor_handoffs(port, rounds)
+    ours, raw, scripts = pairs(r, n)
     print(json.dumps({
         "ping_us": statistics.median(pings),
         "idle_ping_us": statistics.median(idle),
         "handoffs_us": waits,
         "ours_pairs_s": ours,
         "raw_pairs_s": raw,
+        "floor_handoffs_us": floor,
+        "script_pairs_s": scripts,
     }))
 
 

@@ -18,6 +18,10 @@ An op yields what it wants, and gets the answer back:
   others name other waiters);
 * ENV: the Env (cluster or not); NODES: the names of the primaries.
 
+Single calls and commands that need no node of their own (most steps of most
+ops) go straight to the client; the first step of another kind hands the rest
+of the run to the general driver.
+
 EVALSHA answers NOSCRIPT after SCRIPT FLUSH or a restart: the script is loaded
 (its SHA1 checked) and the call sent again; in a batch, when every call from
 the first NOSCRIPT on failed that way, exactly that tail is sent again, else
@@ -69,18 +73,29 @@ class Script(NamedTuple):
 _LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
 
 
+#: scripts.SCRIPTS, once a call needed it.
+_TABLE: Dict[str, Script] = {}
+
+
 class Call:
     """One call of a bundled script with its keys and (encoded) arguments."""
 
     __slots__ = ("script", "keys", "args")
 
     def __init__(self, script: str, keys: Sequence[Union[str, bytes]], args: Sequence[Union[str, bytes]]) -> None:
-        self.script, self.keys, self.args = script, list(keys), list(args)
+        # the generated script functions pass lists of their own: kept, not copied
+        self.script = script
+        self.keys = keys if type(keys) is list else list(keys)
+        self.args = args if type(args) is list else list(args)
 
     def info(self) -> Script:
-        from .scripts import SCRIPTS
+        s = _TABLE.get(self.script)
+        if s is None:
+            from .scripts import SCRIPTS  # scripts imports this module: read at the first call
 
-        return SCRIPTS[self.script]
+            _TABLE.update(SCRIPTS)
+            s = _TABLE[self.script]
+        return s
 
     def command(self, cluster: bool) -> Tuple[Any, ...]:
         s = self.info()
@@ -296,8 +311,11 @@ def _reply(outcome: Tuple[Any, Optional[BaseException]]) -> Any:
     return reply
 
 
-def _one(req: Request) -> Io:
+def _one(req: Request, failed: Optional[redis.exceptions.ResponseError] = None) -> Io:
+    """One request; `failed`: the error reply its first send already got."""
     try:
+        if failed is not None:
+            raise failed
         return _reply((yield _COMMAND, req))
     except redis.exceptions.ResponseError as e:
         if isinstance(req, Call) and _is_noscript(e):
@@ -328,15 +346,23 @@ def _batch(batch: List[Request]) -> Io:
     return done
 
 
-def _steps(op: Op[Any], env: Env) -> Io:
+#: No step (the default `first` of _steps).
+_NO_STEP: Any = object()
+
+
+def _steps(op: Op[Any], env: Env, first: Any = _NO_STEP) -> Io:
+    """The run of `op`; `first`: the step it already yielded (a driver's direct path ran the ones before)."""
     reply: Any = None
     exc: Optional[BaseException] = None
     while True:
-        try:
-            req = op.throw(exc) if exc is not None else op.send(reply)
-        except StopIteration as stop:
-            yield _DONE, stop.value
-            return
+        if first is not _NO_STEP:
+            req, first = first, _NO_STEP
+        else:
+            try:
+                req = op.throw(exc) if exc is not None else op.send(reply)
+            except StopIteration as stop:
+                yield _DONE, stop.value
+                return
         reply, exc = None, None
         try:
             if isinstance(req, Sleep):
@@ -353,6 +379,16 @@ def _steps(op: Op[Any], env: Env) -> Io:
                 reply = yield from _one(req)
         except (errors.RedisPatternsError, redis.exceptions.ResponseError) as e:
             exc = e
+
+
+def _direct(req: Any, cluster: bool) -> bool:
+    """Whether a driver sends the step `req` straight to its client: one script call, or one
+    command that needs no node of its own (the steps of most ops)."""
+    kind = type(req)
+    return kind is Call or kind is Cmd and not (cluster and (req.node is not None or req.key is not None))
+
+
+_Outcome = Tuple[Any, Optional[BaseException]]
 
 
 def _raw_twin(client: Any, asyncio_client: bool) -> Any:
@@ -381,10 +417,17 @@ def _node_kwargs(client: Any) -> Dict[str, Any]:
 
 
 class _Subscription:
-    """The sync subscriptions of one op run, per channel."""
+    """The sync subscriptions of one op run, per channel.
 
-    def __init__(self, client: Any, cluster: bool) -> None:
-        self.client, self.cluster = client, cluster
+    A subscription outlives its run by one: the runner keeps the last one
+    (still subscribed, in `idle`) and the next run that waits on the same
+    channel takes it over, reading past the messages that came meanwhile,
+    while one on another channel closes it first. So a woken waiter's
+    acquire returns without closing its connection first (redis-py's
+    PubSub.close() takes a disconnect), and the next wait costs no connect."""
+
+    def __init__(self, client: Any, cluster: bool, idle: List[Tuple[Tuple[str, str], int, Any]]) -> None:
+        self.client, self.cluster, self.idle = client, cluster, idle
         self.subs: Dict[str, Any] = {}
 
     def wait(self, w: Wait) -> bool:
@@ -400,7 +443,35 @@ class _Subscription:
             if left <= 0:
                 return False
 
+    def _where(self, channel: str) -> str:
+        """The node a subscription to `channel` goes to (a cluster's node of its slot)."""
+        return self.client.get_node_from_key(channel).name if self.cluster else SERVER
+
+    def _taken_over(self, channel: str) -> Any:
+        """The runner's idle subscription when it is on `channel` (of this process, on the
+        node of its slot now), its pending messages read past; else None (an idle one on
+        another channel, or on a node the slot left, closed)."""
+        try:
+            kept, pid, sub = self.idle.pop()
+        except IndexError:
+            return None
+        if pid != os.getpid():
+            return None  # a fork's parent's connection: left to the parent
+        if kept == (channel, self._where(channel)):
+            try:
+                while sub.get_message(timeout=0.0) is not None:
+                    pass
+                return sub
+            except redis.exceptions.RedisError:
+                pass
+        _close(sub)
+        return None
+
     def _subscribe(self, channel: str) -> Any:
+        sub = self._taken_over(channel)
+        if sub is not None:
+            self.subs[channel] = sub
+            return sub
         conn: Any
         if self.cluster:
             node = self.client.get_node_from_key(channel)
@@ -418,11 +489,21 @@ class _Subscription:
         return sub
 
     def close(self) -> None:
-        for sub in self.subs.values():
+        for channel, sub in self.subs.items():
             try:
-                sub.close()
+                if not self.idle:
+                    self.idle.append(((channel, self._where(channel)), os.getpid(), sub))
+                    continue
             except redis.exceptions.RedisError:
-                pass
+                pass  # the slot's node unknown: not kept
+            _close(sub)
+
+
+def _close(sub: Any) -> None:
+    try:
+        sub.close()
+    except redis.exceptions.RedisError:
+        pass
 
 
 def _nodes(client: Any, cluster: bool) -> List[str]:
@@ -461,11 +542,43 @@ class SyncRunner:
             raise TypeError("expected a redis.Redis or redis.RedisCluster (redis_patterns.asyncio takes redis.asyncio clients)")
         self.client: Any = _raw_twin(client, False)
         self.cluster = isinstance(client, redis.RedisCluster)
+        #: the last run's subscription, kept for the next (see _Subscription)
+        self._idle: List[Tuple[Tuple[str, str], int, Any]] = []
 
     def __call__(self, op: Op[T]) -> T:
-        steps = _steps(op, Env(self.cluster))
-        subs = _Subscription(self.client, self.cluster)
-        outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
+        # The direct path: single requests go straight to the client; the first other
+        # step hands the rest of the run to _steps (batches, waits, subscriptions).
+        reply: Any = None
+        exc: Optional[BaseException] = None
+        while True:
+            try:
+                req = op.send(reply) if exc is None else op.throw(exc)
+            except StopIteration as stop:
+                return cast(T, stop.value)
+            if not _direct(req, self.cluster):
+                return self._run(op, req)
+            try:
+                reply, exc = self.client.execute_command(*req.command(self.cluster)), None
+            except redis.exceptions.ResponseError as e:
+                reply, exc = self._failed(req, e)
+
+    def _failed(self, req: Request, e: redis.exceptions.ResponseError) -> _Outcome:
+        """The outcome of a request whose send got the error reply `e` (NOSCRIPT: loaded, sent again)."""
+        io = _one(req, e)
+        outcome: Optional[_Outcome] = None
+        try:
+            while True:
+                kind, arg = io.send(outcome)  # type: ignore[arg-type]
+                outcome = self._io(None, kind, arg)
+        except StopIteration as stop:
+            return stop.value, None
+        except (errors.RedisPatternsError, redis.exceptions.ResponseError) as err:
+            return None, err
+
+    def _run(self, op: Op[T], first: Any) -> T:
+        steps = _steps(op, Env(self.cluster), first)
+        subs = _Subscription(self.client, self.cluster, self._idle)
+        outcome: Optional[_Outcome] = None
         try:
             while True:
                 kind, arg = steps.send(outcome)  # type: ignore[arg-type]
@@ -475,13 +588,14 @@ class SyncRunner:
         finally:
             subs.close()
 
-    def _io(self, subs: _Subscription, kind: str, arg: Any) -> Tuple[Any, Optional[BaseException]]:
+    def _io(self, subs: Optional[_Subscription], kind: str, arg: Any) -> _Outcome:
         c = self.client
         try:
             if kind == _SLEEP:
                 time.sleep(arg)
                 return None, None
             if kind == _WAIT:
+                assert subs is not None
                 return subs.wait(arg), None
             if kind == _NODES:
                 return _nodes(c, self.cluster), None
@@ -574,9 +688,38 @@ class AsyncRunner:
         self.cluster = isinstance(client, redis.asyncio.RedisCluster)
 
     async def __call__(self, op: Op[T]) -> T:
-        steps = _steps(op, Env(self.cluster))
+        # The direct path, as SyncRunner's.
+        reply: Any = None
+        exc: Optional[BaseException] = None
+        while True:
+            try:
+                req = op.send(reply) if exc is None else op.throw(exc)
+            except StopIteration as stop:
+                return cast(T, stop.value)
+            if not _direct(req, self.cluster):
+                return await self._run(op, req)
+            try:
+                reply, exc = await self.client.execute_command(*req.command(self.cluster)), None
+            except redis.exceptions.ResponseError as e:
+                reply, exc = await self._failed(req, e)
+
+    async def _failed(self, req: Request, e: redis.exceptions.ResponseError) -> _Outcome:
+        """The outcome of a request whose send got the error reply `e` (NOSCRIPT: loaded, sent again)."""
+        io = _one(req, e)
+        outcome: Optional[_Outcome] = None
+        try:
+            while True:
+                kind, arg = io.send(outcome)  # type: ignore[arg-type]
+                outcome = await self._io(None, kind, arg)
+        except StopIteration as stop:
+            return stop.value, None
+        except (errors.RedisPatternsError, redis.exceptions.ResponseError) as err:
+            return None, err
+
+    async def _run(self, op: Op[T], first: Any) -> T:
+        steps = _steps(op, Env(self.cluster), first)
         subs = _AsyncSubscription(self.client, self.cluster)
-        outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
+        outcome: Optional[_Outcome] = None
         try:
             while True:
                 kind, arg = steps.send(outcome)  # type: ignore[arg-type]
@@ -586,13 +729,14 @@ class AsyncRunner:
         finally:
             await subs.close()
 
-    async def _io(self, subs: _AsyncSubscription, kind: str, arg: Any) -> Tuple[Any, Optional[BaseException]]:
+    async def _io(self, subs: Optional[_AsyncSubscription], kind: str, arg: Any) -> _Outcome:
         c = self.client
         try:
             if kind == _SLEEP:
                 await asyncio.sleep(arg)
                 return None, None
             if kind == _WAIT:
+                assert subs is not None
                 return await subs.wait(arg), None
             if kind == _NODES:
                 if self.cluster:

@@ -8,7 +8,9 @@ use crate::emit::lua_literal::lit;
 use crate::script::ScriptSpec;
 
 /// One probe line per ACL check (inside `if #KEYS > 0` when the script has
-/// no fixed key to name).
+/// no fixed key to name; a probe naming a key of the variadic tail runs only
+/// when the call passed that key, so a call with a short tail reaches the
+/// body's own refusal instead of failing inside the probe).
 pub(super) fn probes(out: &mut String, spec: &ScriptSpec) {
     if spec.acl_checks.is_empty() {
         return;
@@ -36,7 +38,8 @@ pub(super) fn probes(out: &mut String, spec: &ScriptSpec) {
         );
         let _ = writeln!(
             out,
-            "{indent}if not redis.acl_check_cmd({}) then return redis.error_reply({} .. {}) end",
+            "{indent}if {}not redis.acl_check_cmd({}) then return redis.error_reply({} .. {}) end",
+            tail_guard(&a.key, spec.fixed_keys()),
             call.join(", "),
             lit(&message),
             // Control characters would end the error reply's line.
@@ -45,5 +48,18 @@ pub(super) fn probes(out: &mut String, spec: &ScriptSpec) {
     }
     if guard {
         out.push_str("  end\n");
+    }
+}
+
+/// `KEYS[n] and ` when the probe names `KEYS[n]` beyond the fixed keys
+/// (a key of the variadic tail the call may not have passed), else nothing.
+fn tail_guard(key: &str, fixed: usize) -> String {
+    let n = key
+        .strip_prefix("KEYS[")
+        .and_then(|k| k.strip_suffix(']'))
+        .and_then(|k| k.parse::<usize>().ok());
+    match n {
+        Some(n) if n > fixed.max(1) => format!("{key} and "),
+        _ => String::new(),
     }
 }

@@ -25,24 +25,31 @@ final class ErrorMap
     /** The error of the error reply `$message` to `$req` (a Call, a Cmd, or null when unknown). */
     public static function of(Call|Cmd|null $req, string $message): Errors\RedisPatternsError
     {
-        [$code, $full] = array_pad(explode(' ', $message, 2), 2, '');
-        $at = strpos($full, ' script: ');
-        $detail = $at === false ? $full : rtrim(substr($full, 0, $at));
-        $script = $req instanceof Call ? $req->script : null;
+        [$code, $full, $detail] = self::split($message);
         if ($req instanceof Call && (in_array($code, $req->errors, true) || $code === 'MAXMEMORY')) {
             return self::fromCode($code, $detail, $req->script);
         }
         $denied = $req instanceof Call && self::isDenial($code, $full) ? self::deniedCall($req, $full) : null;
-        return $denied === null ? new Errors\Server($code, $detail, $script) : self::denied($req, $message, $denied);
+        return self::server($code, $detail, $denied, $req instanceof Call ? $req->script : null);
     }
 
-    /** The Server error of the ACL refusal `$message` of `$call`, whose refused call is `$denied`. */
-    private static function denied(Call $call, string $message, string $denied): Errors\Server
+    /**
+     * An error reply `CODE rest` split once: its code, the rest, and the
+     * detail (the rest without the server's ` script: ...` suffix).
+     *
+     * @return array{string, string, string}
+     */
+    private static function split(string $message): array
     {
         [$code, $full] = array_pad(explode(' ', $message, 2), 2, '');
         $at = strpos($full, ' script: ');
-        $detail = $at === false ? $full : rtrim(substr($full, 0, $at));
-        return new Errors\Server($code, "$detail ($denied)", $call->script);
+        return [$code, $full, $at === false ? $full : rtrim(substr($full, 0, $at))];
+    }
+
+    /** A Server error; an ACL refusal names the refused call (`$denied`) after the detail. */
+    private static function server(string $code, string $detail, ?string $denied, ?string $script): Errors\Server
+    {
+        return new Errors\Server($code, $denied === null ? $detail : "$detail ($denied)", $script);
     }
 
     /**
@@ -78,21 +85,21 @@ final class ErrorMap
     /** The error of the first error reply `$message` of a batch: attributed to the first call whose script has its code. */
     public static function ofBatch(array $reqs, string $message): Errors\RedisPatternsError
     {
-        $code = explode(' ', $message, 2)[0];
+        [$code, $full, $detail] = self::split($message);
         foreach ($reqs as $req) {
             if ($req instanceof Call && (in_array($code, $req->errors, true) || $code === 'MAXMEMORY')) {
-                return self::of($req, $message);
+                return self::fromCode($code, $detail, $req->script);
             }
         }
-        if (self::isDenial($code, $message)) {
+        if (self::isDenial($code, $full)) {
             foreach ($reqs as $req) {
-                $denied = $req instanceof Call ? self::deniedCall($req, $message) : null;
+                $denied = $req instanceof Call ? self::deniedCall($req, $full) : null;
                 if ($denied !== null) {
-                    return self::denied($req, $message, $denied);
+                    return self::server($code, $detail, $denied, $req->script);
                 }
             }
         }
-        return self::of(null, $message);
+        return self::server($code, $detail, null, null);
     }
 
     /** The error a script's `-CODE detail` reply stands for. */

@@ -32,6 +32,8 @@ final class Runner
     private ?Slots $slots = null;
     /** @var array<string, \Redis> a cluster's pipeline connection per node */
     private array $nodeConnections = [];
+    /** @var array<string, Wire> per node address, the subscription connection the last wait there left (unsubscribed) */
+    private array $idleWires = [];
 
     private function __construct(private \Redis|\RedisCluster $client)
     {
@@ -58,6 +60,7 @@ final class Runner
     {
         $this->client = $client;
         $this->nodeConnections = [];
+        $this->idleWires = [];
         $this->slots = null;
         self::$runners[$client] = $this;
     }
@@ -128,11 +131,25 @@ final class Runner
         return Endpoint::ofNode($node);
     }
 
-    /** A subscription to the shard channel `$channel` (without the prefix), on the node of its slot. */
+    /**
+     * A subscription to the shard channel `$channel` (without the prefix), on
+     * the node of its slot: on the subscription connection an earlier one left
+     * there (see Subscription::close()), or on a new one.
+     */
     public function subscribe(string $channel): Subscription
     {
         $this->refresh();
-        return Subscription::open($this->endpoint($channel), $this->prefix . $channel);
+        $at = $this->endpoint($channel);
+        $idle = $this->idleWires[$at->address()] ?? null;
+        unset($this->idleWires[$at->address()]);
+        return Subscription::open($at, $this->prefix . $channel, $idle, function (Wire $wire): void {
+            $address = $wire->endpoint->address();
+            if (isset($this->idleWires[$address])) {
+                $wire->close();
+            } else {
+                $this->idleWires[$address] = $wire;
+            }
+        });
     }
 
     /** The replies as this library answers them: nil (phpredis: false) as null, also inside lists. */

@@ -48,7 +48,8 @@ class Lock:
         return f"key={self.key!r}, lease_ms={self.lease_ms}"
 
     def _waits(self) -> Op[Optional[Tuple[int, int]]]:
-        """The WAIT an acquire sends after its script (replicas, timeout ms), or None."""
+        """The WAIT an acquire sends after its script (replicas, timeout ms), or None (callers skip
+        it for replication "none")."""
         if self.replication == "none":
             return None
         if self.replication == "acknowledged":
@@ -79,7 +80,8 @@ class Lock:
         return (yield from self.try_acquire_as(new_token()))
 
     def try_acquire_as(self, token: str) -> Op[records.Lease]:
-        got, hint = yield from self._attempt(token, 0, (yield from self._waits()))
+        waits = None if self.replication == "none" else (yield from self._waits())
+        got, hint = yield from self._attempt(token, 0, waits)
         if got is None:
             raise errors.LockBusy(self.key, hint)
         return got

@@ -40,6 +40,8 @@ export declare class Io {
     wait(channel: string, ms: number, to?: string | null): Promise<boolean>;
     /** The names of the primaries ([SERVER] for a standalone server). */
     nodes(): Promise<string[]>;
+    /** Whether the run subscribed to a channel (close() has something to end). */
+    get subscribed(): boolean;
     /** Ends the run: closes its subscriptions. */
     close(): Promise<void>;
     private subscribe;
@@ -54,6 +56,11 @@ export declare class Io {
 export declare class Runner {
     readonly client: Client;
     constructor(client: Client);
-    /** Runs one operation with an Io of its own (its subscriptions end with it). */
+    /**
+     * Runs one operation with an Io of its own. Its subscriptions end with it,
+     * without holding its result back: they are closed right after the caller
+     * got it (closing cannot fail), so a woken waiter's acquire returns as soon
+     * as its reply came.
+     */
     op<T>(body: (io: Io) => Promise<T>): Promise<T>;
 }

@@ -289,6 +289,10 @@ class Io {
             .map(nodeName)
             .sort();
     }
+    /** Whether the run subscribed to a channel (close() has something to end). */
+    get subscribed() {
+        return this.subs.size > 0;
+    }
     /** Ends the run: closes its subscriptions. */
     async close() {
         for (const sub of this.subs.values()) {
@@ -430,14 +434,21 @@ class Runner {
             throw new errors_1.InvalidArgument("client", "has a keyPrefix: the patterns name every key themselves (use their prefix settings) so that every language finds the same keys", null);
         }
     }
-    /** Runs one operation with an Io of its own (its subscriptions end with it). */
+    /**
+     * Runs one operation with an Io of its own. Its subscriptions end with it,
+     * without holding its result back: they are closed right after the caller
+     * got it (closing cannot fail), so a woken waiter's acquire returns as soon
+     * as its reply came.
+     */
     async op(body) {
         const io = new Io(this.client);
         try {
             return await body(io);
         }
         finally {
-            await io.close();
+            if (io.subscribed) {
+                setImmediate(() => void io.close());
+            }
         }
     }
 }

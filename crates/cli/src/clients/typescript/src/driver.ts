@@ -316,6 +316,11 @@ export class Io {
       .sort();
   }
 
+  /** Whether the run subscribed to a channel (close() has something to end). */
+  get subscribed(): boolean {
+    return this.subs.size > 0;
+  }
+
   /** Ends the run: closes its subscriptions. */
   async close(): Promise<void> {
     for (const sub of this.subs.values()) {
@@ -465,13 +470,20 @@ export class Runner {
     }
   }
 
-  /** Runs one operation with an Io of its own (its subscriptions end with it). */
+  /**
+   * Runs one operation with an Io of its own. Its subscriptions end with it,
+   * without holding its result back: they are closed right after the caller
+   * got it (closing cannot fail), so a woken waiter's acquire returns as soon
+   * as its reply came.
+   */
   async op<T>(body: (io: Io) => Promise<T>): Promise<T> {
     const io = new Io(this.client);
     try {
       return await body(io);
     } finally {
-      await io.close();
+      if (io.subscribed) {
+        setImmediate(() => void io.close());
+      }
     }
   }
 }

@@ -19,7 +19,7 @@ export declare class Lock {
     /** Whether the last acquire had to wait (the next one subscribes first). */
     private readonly contended;
     constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, replication?: string, replicas?: number, replicationTimeoutMs?: number, placeMs?: number);
-    /** The WAIT an acquire sends after its script (replicas, timeout ms), or null. */
+    /** The WAIT an acquire sends after its script (replicas, timeout ms), or null (tryAcquire skips it for replication "none"). */
     private waits;
     private attempt;
     tryAcquire(io: Io): Promise<Lease>;

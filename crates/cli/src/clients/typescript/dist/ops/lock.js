@@ -45,7 +45,7 @@ class Lock {
         this.placesKey = (0, contract_1.key)("lock", "places", { prefix, name });
         this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
     }
-    /** The WAIT an acquire sends after its script (replicas, timeout ms), or null. */
+    /** The WAIT an acquire sends after its script (replicas, timeout ms), or null (tryAcquire skips it for replication "none"). */
     async waits(io) {
         if (this.replication === "none") {
             return null;
@@ -80,7 +80,8 @@ class Lock {
         return this.tryAcquireAs(io, (0, wait_1.newToken)());
     }
     async tryAcquireAs(io, token) {
-        const [got, hint] = await this.attempt(io, token, 0, await this.waits(io));
+        const waits = this.replication === "none" ? null : await this.waits(io);
+        const [got, hint] = await this.attempt(io, token, 0, waits);
         if (got === null) {
             throw new errors_1.LockBusy(this.key, hint);
         }

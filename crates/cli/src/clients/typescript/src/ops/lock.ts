@@ -48,7 +48,7 @@ export class Lock {
     this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
   }
 
-  /** The WAIT an acquire sends after its script (replicas, timeout ms), or null. */
+  /** The WAIT an acquire sends after its script (replicas, timeout ms), or null (tryAcquire skips it for replication "none"). */
   private async waits(io: Io): Promise<[number, number] | null> {
     if (this.replication === "none") {
       return null;
@@ -87,7 +87,8 @@ export class Lock {
   }
 
   async tryAcquireAs(io: Io, token: string): Promise<Lease> {
-    const [got, hint] = await this.attempt(io, token, 0, await this.waits(io));
+    const waits = this.replication === "none" ? null : await this.waits(io);
+    const [got, hint] = await this.attempt(io, token, 0, waits);
     if (got === null) {
       throw new LockBusy(this.key, hint);
     }
