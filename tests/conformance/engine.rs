@@ -206,6 +206,36 @@ pub fn is_cross(case: &Value) -> bool {
         .is_some_and(|s| s.iter().any(|s| s["part"] == "read"))
 }
 
+/// The capabilities `case` needs (its `needs`) that `caps` does not have.
+fn lacking(case: &Value, caps: &redis_patterns::core::Caps) -> Vec<String> {
+    case["needs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|n| caps.has(n) != Some(true))
+        .map(str::to_string)
+        .collect()
+}
+
+/// How many of the cases (of `part`: only the cross-language ones unless
+/// `Part::All`) the server of `target` lacks a capability for, by the
+/// crate's own detection: what a client's runner must report as skipped
+/// there (0 on a server with every capability, so none can pass by
+/// skipping what it should run). Used by the CLI's tests of the clients.
+#[allow(dead_code)]
+pub fn skipped_on(cases: &Cases, target: &Target, part: Part) -> usize {
+    let mut con = target.connect();
+    let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), &mut con)
+        .expect("the server's capabilities");
+    cases
+        .cases
+        .iter()
+        .filter(|c| part == Part::All || is_cross(c))
+        .filter(|c| !lacking(c, &caps).is_empty())
+        .count()
+}
+
 /// Runs every case (flushing before each).
 pub fn run_all(cases: &Cases, target: &Target) -> Report {
     run_selected(cases, target, Part::All, true)
@@ -226,14 +256,7 @@ pub fn run_selected(cases: &Cases, target: &Target, part: Part, flush_each: bool
         if part != Part::All && !is_cross(case) {
             continue;
         }
-        let lacking: Vec<String> = case["needs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .filter(|n| caps.has(n) != Some(true))
-            .map(str::to_string)
-            .collect();
+        let lacking = lacking(case, &caps);
         if !lacking.is_empty() {
             report.skipped += 1;
             report.lacking.extend(lacking);
