@@ -1,6 +1,7 @@
 # The Python client's part of `cargo bench --bench clients` (redis-py, sync
-# client), run by crates/cli/benches/clients.rs against the servers it
-# started on loopback:
+# client; with BENCH_ASYNCIO=1 the same protocol on redis_patterns.asyncio
+# and redis.asyncio, raw floors included, see bench_asyncio.py), run by
+# crates/cli/benches/clients.rs against the servers it started on loopback:
 #
 #   python3 bench.py DIR figures PORT ROUNDS PAIRS
 #   python3 bench.py DIR fanout URL [URL...] [--cluster]
@@ -220,7 +221,12 @@ def fanout(urls, cluster):
     print(json.dumps({"len": h.len()}), flush=True)
 
 
-if mode == "figures":
+if os.environ.get("BENCH_ASYNCIO") == "1":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_asyncio  # noqa: E402
+
+    bench_asyncio.main(dir_, mode, sys.argv[3:])
+elif mode == "figures":
     figures(int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
 else:
     fanout([a for a in sys.argv[3:] if not a.startswith("--")], "--cluster" in sys.argv)

@@ -416,8 +416,16 @@ def _node_kwargs(client: Any) -> Dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k in ("username", "password", "db", "socket_timeout", "ssl")}
 
 
+#: A kept subscription: (channel, node), its owner (the process; an asyncio one's event loop
+#: too), the PubSub, and the client of the channel's node it owns (a cluster's; else None).
+_Kept = Tuple[Tuple[str, str], Any, Any, Any]
+
+
 class _Subscription:
-    """The sync subscriptions of one op run, per channel.
+    """The subscriptions of one op run, per channel, written once for both drivers: each
+    method is a generator that yields every redis-py call it makes (the sync driver has
+    its result already and sends it back, the asyncio driver awaits it first; see _sync
+    and _async).
 
     A subscription outlives its run by one: the runner keeps the last one
     (still subscribed, in `idle`) and the next run that waits on the same
@@ -426,18 +434,17 @@ class _Subscription:
     acquire returns without closing its connection first (redis-py's
     PubSub.close() takes a disconnect), and the next wait costs no connect."""
 
-    def __init__(self, client: Any, cluster: bool, idle: List[Tuple[Tuple[str, str], int, Any]]) -> None:
-        self.client, self.cluster, self.idle = client, cluster, idle
-        self.subs: Dict[str, Any] = {}
+    def __init__(self, client: Any, cluster: bool, idle: List[_Kept], aio: bool) -> None:
+        self.client, self.cluster, self.idle, self.aio = client, cluster, idle, aio
+        self.subs: Dict[str, Tuple[Any, Any]] = {}
 
-    def wait(self, w: Wait) -> bool:
-        sub = self.subs.get(w.channel)
-        if sub is None:
-            sub = self._subscribe(w.channel)
+    def wait(self, w: Wait) -> Generator[Any, Any, bool]:
+        got = self.subs.get(w.channel)
+        sub = got[0] if got is not None else (yield from self._subscribe(w.channel))
         deadline = time.monotonic() + w.seconds
         while True:
             left = deadline - time.monotonic()
-            msg = sub.get_message(ignore_subscribe_messages=True, timeout=max(left, 0.0))
+            msg = yield sub.get_message(ignore_subscribe_messages=True, timeout=max(left, 0.0))
             if _wakes(w, msg):
                 return True
             if left <= 0:
@@ -447,63 +454,95 @@ class _Subscription:
         """The node a subscription to `channel` goes to (a cluster's node of its slot)."""
         return self.client.get_node_from_key(channel).name if self.cluster else SERVER
 
-    def _taken_over(self, channel: str) -> Any:
-        """The runner's idle subscription when it is on `channel` (of this process, on the
+    def _owner(self) -> Any:
+        """Who may use a kept subscription: this process (not a fork's child) and, for an
+        asyncio one, the event loop its connection belongs to."""
+        return (os.getpid(), asyncio.get_running_loop()) if self.aio else os.getpid()
+
+    def _taken_over(self, channel: str) -> Generator[Any, Any, Optional[Tuple[Any, Any]]]:
+        """The runner's idle subscription when it is on `channel` (of this owner, on the
         node of its slot now), its pending messages read past; else None (an idle one on
-        another channel, or on a node the slot left, closed)."""
+        another channel, or on a node the slot left, closed; another owner's left to it)."""
         try:
-            kept, pid, sub = self.idle.pop()
+            kept, owner, sub, owned = self.idle.pop()
         except IndexError:
             return None
-        if pid != os.getpid():
-            return None  # a fork's parent's connection: left to the parent
+        if owner != self._owner():
+            return None
         if kept == (channel, self._where(channel)):
             try:
-                while sub.get_message(timeout=0.0) is not None:
+                while (yield sub.get_message(timeout=0.0)) is not None:
                     pass
-                return sub
+                return sub, owned
             except redis.exceptions.RedisError:
                 pass
-        _close(sub)
+        yield from self._close(sub, owned)
         return None
 
-    def _subscribe(self, channel: str) -> Any:
-        sub = self._taken_over(channel)
-        if sub is not None:
-            self.subs[channel] = sub
-            return sub
-        conn: Any
-        if self.cluster:
-            node = self.client.get_node_from_key(channel)
-            conn = redis.Redis(host=node.host, port=node.port, **_node_kwargs(self.client))
-        else:
+    def _subscribe(self, channel: str) -> Generator[Any, Any, Any]:
+        got = yield from self._taken_over(channel)
+        if got is None:
+            owned: Any = None
             conn = self.client
-        sub = conn.pubsub()
-        sub.ssubscribe(channel)
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            msg = sub.get_message(timeout=0.5)
-            if msg is not None and msg.get("type") == "ssubscribe":
-                break
-        self.subs[channel] = sub
-        return sub
+            if self.cluster:
+                node = self.client.get_node_from_key(channel)
+                cls = redis.asyncio.Redis if self.aio else redis.Redis
+                owned = conn = cls(host=node.host, port=node.port, **_node_kwargs(self.client))
+            sub = conn.pubsub()
+            yield sub.ssubscribe(channel)
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline:
+                msg = yield sub.get_message(timeout=0.5)
+                if msg is not None and msg.get("type") == "ssubscribe":
+                    break
+            got = (sub, owned)
+        self.subs[channel] = got
+        return got[0]
 
-    def close(self) -> None:
-        for channel, sub in self.subs.items():
+    def close(self) -> Generator[Any, Any, None]:
+        for channel, (sub, owned) in self.subs.items():
             try:
                 if not self.idle:
-                    self.idle.append(((channel, self._where(channel)), os.getpid(), sub))
+                    self.idle.append(((channel, self._where(channel)), self._owner(), sub, owned))
                     continue
             except redis.exceptions.RedisError:
                 pass  # the slot's node unknown: not kept
-            _close(sub)
+            yield from self._close(sub, owned)
+
+    def _close(self, sub: Any, owned: Any) -> Generator[Any, Any, None]:
+        try:
+            yield sub.aclose() if self.aio else sub.close()
+            if owned is not None:
+                yield owned.aclose() if self.aio else owned.close()
+        except redis.exceptions.RedisError:
+            pass
 
 
-def _close(sub: Any) -> None:
+def _sync(calls: Generator[Any, Any, T]) -> T:
+    """Runs a generator of redis-py calls on the sync driver: each call ran where it
+    stands (its error raised there), so what it yields is the reply, sent back."""
     try:
-        sub.close()
-    except redis.exceptions.RedisError:
-        pass
+        reply = next(calls)
+        while True:
+            reply = calls.send(reply)
+    except StopIteration as stop:
+        return cast(T, stop.value)
+
+
+async def _async(calls: Generator[Any, Any, T]) -> T:
+    """Runs a generator of redis-py calls on the asyncio driver: each yields an awaitable;
+    its reply is sent back, its error (cancellation too) raised where the call stands."""
+    try:
+        step = next(calls)
+        while True:
+            try:
+                reply = await step
+            except BaseException as e:
+                step = calls.throw(e)
+            else:
+                step = calls.send(reply)
+    except StopIteration as stop:
+        return cast(T, stop.value)
 
 
 def _nodes(client: Any, cluster: bool) -> List[str]:
@@ -534,18 +573,22 @@ def _node(client: Any, name: str) -> Any:
     return client.get_node(host=host, port=int(port))
 
 
-class SyncRunner:
-    """Runs ops on a redis.Redis or redis.RedisCluster."""
+class _Runner:
+    """What both drivers do, written once as generators of redis-py calls (as
+    _Subscription's): the direct path, a direct send's NOSCRIPT retry, the general
+    driver. A driver makes the calls of its kind (`_io`) and runs the generators."""
 
-    def __init__(self, client: SyncClient) -> None:
-        if not isinstance(client, (redis.Redis, redis.RedisCluster)):
-            raise TypeError("expected a redis.Redis or redis.RedisCluster (redis_patterns.asyncio takes redis.asyncio clients)")
-        self.client: Any = _raw_twin(client, False)
-        self.cluster = isinstance(client, redis.RedisCluster)
+    def __init__(self, client: Any, aio: bool) -> None:
+        self.client: Any = _raw_twin(client, aio)
+        self.cluster = isinstance(client, (redis.RedisCluster, redis.asyncio.RedisCluster))
+        self.aio = aio
         #: the last run's subscription, kept for the next (see _Subscription)
-        self._idle: List[Tuple[Tuple[str, str], int, Any]] = []
+        self._idle: List[_Kept] = []
 
-    def __call__(self, op: Op[T]) -> T:
+    def _io(self, kind: str, arg: Any) -> Any:
+        raise NotImplementedError
+
+    def _drive(self, op: Op[T]) -> Generator[Any, Any, T]:
         # The direct path: single requests go straight to the client; the first other
         # step hands the rest of the run to _steps (batches, waits, subscriptions).
         reply: Any = None
@@ -556,47 +599,62 @@ class SyncRunner:
             except StopIteration as stop:
                 return cast(T, stop.value)
             if not _direct(req, self.cluster):
-                return self._run(op, req)
+                return (yield from self._run(op, req))
             try:
-                reply, exc = self.client.execute_command(*req.command(self.cluster)), None
+                reply, exc = (yield self.client.execute_command(*req.command(self.cluster))), None
             except redis.exceptions.ResponseError as e:
-                reply, exc = self._failed(req, e)
+                reply, exc = yield from self._failed(req, e)
 
-    def _failed(self, req: Request, e: redis.exceptions.ResponseError) -> _Outcome:
+    def _failed(self, req: Request, e: redis.exceptions.ResponseError) -> Generator[Any, Any, _Outcome]:
         """The outcome of a request whose send got the error reply `e` (NOSCRIPT: loaded, sent again)."""
         io = _one(req, e)
         outcome: Optional[_Outcome] = None
         try:
             while True:
                 kind, arg = io.send(outcome)  # type: ignore[arg-type]
-                outcome = self._io(None, kind, arg)
+                outcome = yield self._io(kind, arg)
         except StopIteration as stop:
             return stop.value, None
         except (errors.RedisPatternsError, redis.exceptions.ResponseError) as err:
             return None, err
 
-    def _run(self, op: Op[T], first: Any) -> T:
+    def _run(self, op: Op[T], first: Any) -> Generator[Any, Any, T]:
         steps = _steps(op, Env(self.cluster), first)
-        subs = _Subscription(self.client, self.cluster, self._idle)
+        subs = _Subscription(self.client, self.cluster, self._idle, self.aio)
         outcome: Optional[_Outcome] = None
         try:
             while True:
                 kind, arg = steps.send(outcome)  # type: ignore[arg-type]
                 if kind == _DONE:
                     return cast(T, arg)
-                outcome = self._io(subs, kind, arg)
+                if kind != _WAIT:
+                    outcome = yield self._io(kind, arg)
+                    continue
+                try:
+                    outcome = (yield from subs.wait(arg)), None
+                except redis.exceptions.ResponseError as e:
+                    outcome = None, e
         finally:
-            subs.close()
+            yield from subs.close()
 
-    def _io(self, subs: Optional[_Subscription], kind: str, arg: Any) -> _Outcome:
+
+class SyncRunner(_Runner):
+    """Runs ops on a redis.Redis or redis.RedisCluster."""
+
+    def __init__(self, client: SyncClient) -> None:
+        if not isinstance(client, (redis.Redis, redis.RedisCluster)):
+            raise TypeError("expected a redis.Redis or redis.RedisCluster (redis_patterns.asyncio takes redis.asyncio clients)")
+        super().__init__(client, False)
+
+    def __call__(self, op: Op[T]) -> T:
+        return _sync(self._drive(op))
+
+    def _io(self, kind: str, arg: Any) -> _Outcome:
         c = self.client
         try:
             if kind == _SLEEP:
                 time.sleep(arg)
                 return None, None
-            if kind == _WAIT:
-                assert subs is not None
-                return subs.wait(arg), None
             if kind == _NODES:
                 return _nodes(c, self.cluster), None
             if kind == _COMMAND:
@@ -621,7 +679,7 @@ class SyncRunner:
                 out: List[Any] = []
                 for req in arg:
                     try:
-                        out.append(self._io(subs, _COMMAND, req)[0])
+                        out.append(self._io(_COMMAND, req)[0])
                     except redis.exceptions.ResponseError as e:
                         out.append(e)
                 return out, None
@@ -633,111 +691,23 @@ class SyncRunner:
             return None, e
 
 
-class _AsyncSubscription:
-    def __init__(self, client: Any, cluster: bool) -> None:
-        self.client, self.cluster = client, cluster
-        self.subs: Dict[str, Tuple[Any, Any]] = {}
-
-    async def wait(self, w: Wait) -> bool:
-        got = self.subs.get(w.channel)
-        sub = got[0] if got is not None else await self._subscribe(w.channel)
-        deadline = time.monotonic() + w.seconds
-        while True:
-            left = deadline - time.monotonic()
-            msg = await sub.get_message(ignore_subscribe_messages=True, timeout=max(left, 0.0))
-            if _wakes(w, msg):
-                return True
-            if left <= 0:
-                return False
-
-    async def _subscribe(self, channel: str) -> Any:
-        owned = None
-        if self.cluster:
-            node = self.client.get_node_from_key(channel)
-            owned = redis.asyncio.Redis(host=node.host, port=node.port, **_node_kwargs(self.client))
-            conn = owned
-        else:
-            conn = self.client
-        sub = conn.pubsub()
-        await sub.ssubscribe(channel)
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            msg = await sub.get_message(timeout=0.5)
-            if msg is not None and msg.get("type") == "ssubscribe":
-                break
-        self.subs[channel] = (sub, owned)
-        return sub
-
-    async def close(self) -> None:
-        for sub, owned in self.subs.values():
-            try:
-                await sub.aclose()
-                if owned is not None:
-                    await owned.aclose()
-            except redis.exceptions.RedisError:
-                pass
-
-
-class AsyncRunner:
+class AsyncRunner(_Runner):
     """Runs ops on a redis.asyncio.Redis or redis.asyncio.RedisCluster."""
 
     def __init__(self, client: AsyncClient) -> None:
         if not isinstance(client, (redis.asyncio.Redis, redis.asyncio.RedisCluster)):
             raise TypeError("expected a redis.asyncio.Redis or redis.asyncio.RedisCluster (redis_patterns takes sync clients)")
-        self.client: Any = _raw_twin(client, True)
-        self.cluster = isinstance(client, redis.asyncio.RedisCluster)
+        super().__init__(client, True)
 
     async def __call__(self, op: Op[T]) -> T:
-        # The direct path, as SyncRunner's.
-        reply: Any = None
-        exc: Optional[BaseException] = None
-        while True:
-            try:
-                req = op.send(reply) if exc is None else op.throw(exc)
-            except StopIteration as stop:
-                return cast(T, stop.value)
-            if not _direct(req, self.cluster):
-                return await self._run(op, req)
-            try:
-                reply, exc = await self.client.execute_command(*req.command(self.cluster)), None
-            except redis.exceptions.ResponseError as e:
-                reply, exc = await self._failed(req, e)
+        return await _async(self._drive(op))
 
-    async def _failed(self, req: Request, e: redis.exceptions.ResponseError) -> _Outcome:
-        """The outcome of a request whose send got the error reply `e` (NOSCRIPT: loaded, sent again)."""
-        io = _one(req, e)
-        outcome: Optional[_Outcome] = None
-        try:
-            while True:
-                kind, arg = io.send(outcome)  # type: ignore[arg-type]
-                outcome = await self._io(None, kind, arg)
-        except StopIteration as stop:
-            return stop.value, None
-        except (errors.RedisPatternsError, redis.exceptions.ResponseError) as err:
-            return None, err
-
-    async def _run(self, op: Op[T], first: Any) -> T:
-        steps = _steps(op, Env(self.cluster), first)
-        subs = _AsyncSubscription(self.client, self.cluster)
-        outcome: Optional[_Outcome] = None
-        try:
-            while True:
-                kind, arg = steps.send(outcome)  # type: ignore[arg-type]
-                if kind == _DONE:
-                    return cast(T, arg)
-                outcome = await self._io(subs, kind, arg)
-        finally:
-            await subs.close()
-
-    async def _io(self, subs: Optional[_AsyncSubscription], kind: str, arg: Any) -> _Outcome:
+    async def _io(self, kind: str, arg: Any) -> _Outcome:
         c = self.client
         try:
             if kind == _SLEEP:
                 await asyncio.sleep(arg)
                 return None, None
-            if kind == _WAIT:
-                assert subs is not None
-                return await subs.wait(arg), None
             if kind == _NODES:
                 if self.cluster:
                     await c.initialize()
@@ -766,7 +736,7 @@ class AsyncRunner:
             if self.cluster and any(isinstance(r, Cmd) and r.node is not None for r in arg):
                 out: List[Any] = []
                 for req in arg:
-                    got, err = await self._io(subs, _COMMAND, req)
+                    got, err = await self._io(_COMMAND, req)
                     out.append(err if err is not None else got)
                 return out, None
             pipe = c.pipeline(transaction=False)
