@@ -14,7 +14,7 @@
 --    <= 0 when every permit is taken (or, fair, promised to waiters ahead): minus the ms until the first lease (or the
 --    first waiter's place) ends; the caller has (or keeps) its place in the queue
 -- WRITES PEXPIRE PEXPIREAT ZADD ZREM ZREMRANGEBYSCORE
--- READS PTTL TIME ZCOUNT ZRANGE ZSCORE
+-- READS TIME ZCOUNT ZRANGE ZSCORE
 -- INCLUDE lease
 -- INCLUDE queue
 -- INCLUDE queue_place
