@@ -456,6 +456,43 @@ fn cohort_tables_equal_the_model() {
     });
 }
 
+/// Ids in windows (the script counts only the bytes where both bitmaps can
+/// have bits): overlapping, disjoint, empty, at byte 0 and on byte edges.
+#[test]
+fn cohort_tables_of_id_windows_equal_the_model() {
+    support::on_server(|d| {
+        let a = Analytics::builder()
+            .tag(&format!("w{}", d.name()))
+            .build()
+            .unwrap();
+        let windows: [(&str, u32, Vec<u64>); 7] = [
+            ("active", 1, (0..40).chain(7_999..8_001).collect()),
+            ("active", 2, (4_000..4_400).collect()),
+            ("active", 3, (9_000..9_100).step_by(3).collect()),
+            ("bought", 1, (0..8).chain(39..41).collect()),
+            ("bought", 2, (7..4_001).step_by(7).chain([8_000]).collect()),
+            ("bought", 3, (4_399..9_001).step_by(100).collect()),
+            ("bought", 4, (20_000..20_010).collect()),
+        ];
+        let mut data = Vec::new();
+        for (ev, dd, ids) in windows {
+            let at = utc(2024, 3, dd, 12);
+            let events: Vec<_> = ids.iter().map(|id| (*id, at)).collect();
+            d.run(a.mark_many(ev, &events)).unwrap();
+            let p = Period::Day(day(2024, 3, dd));
+            data.push((ev.to_string(), p, ids.into_iter().collect()));
+        }
+        for (first, rows, cols) in [(1, 3, 4), (2, 2, 3), (1, 4, 1)] {
+            let first = Period::Day(day(2024, 3, first));
+            let t = d
+                .run(a.cohort("active", "bought", first, rows, cols))
+                .unwrap();
+            let (sizes, counts) = model_cohort(&data, first, rows, cols);
+            assert_eq!((t.sizes, t.counts), (sizes, counts), "from {first}");
+        }
+    });
+}
+
 #[test]
 fn a_failing_expression_leaves_no_temporary_key_and_changes_nothing() {
     let server = support::server_with(&["--enable-debug-command", "local"]);

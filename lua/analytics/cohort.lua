@@ -5,10 +5,10 @@
 --    (a missing period is an empty bitmap)
 -- ARGV[1] rows integer 1..1000: how many cohort bitmaps come first
 -- ARGV[2] columns integer 1..1000: the columns of a row: the return periods i, i+1, ..., i+columns-1 of row i
--- RETURNS integers: the BITCOUNT of every return bitmap, then per row its cohort's size and one count per column whose
---    period is among the return bitmaps (the last rows have fewer)
+-- RETURNS integers: per return bitmap 1 when it has a bit set, else 0, then per row its cohort's size and one count
+--    per column whose period is among the return bitmaps (the last rows have fewer)
 -- WRITES BITOP DEL
--- READS BITCOUNT INFO STRLEN
+-- READS BITCOUNT BITPOS INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
 -- INCLUDE memory
 -- IDEMPOTENT yes: the temporary key is deleted before the script returns; the bitmaps are only read
@@ -18,35 +18,48 @@ local returns = #KEYS - 1 - rows
 if returns < 1 then
   return redis.error_reply('BADARG bitmaps expected ' .. rows .. ' cohort bitmaps and at least one return bitmap')
 end
--- BITOP AND writes at most the longest input's length.
+-- Each bitmap's bytes that can hold a set bit: from its first set bit's byte to its last byte (first = -1: none).
+local first, last = {}, {}
 local longest = 0
 for i = 2, #KEYS do
-  longest = math.max(longest, redis.call('STRLEN', KEYS[i]))
+  local len = redis.call('STRLEN', KEYS[i])
+  longest = math.max(longest, len)
+  first[i], last[i] = -1, len - 1
+  if len > 0 then
+    local pos = redis.call('BITPOS', KEYS[i], 1)
+    if pos >= 0 then
+      first[i] = math.floor(pos / 8)
+    end
+  end
 end
+-- BITOP AND writes at most the longest input's length.
 local refused = memory_refusal(longest, 'the temporary key')
 if refused then
   return refused
 end
 local out = {}
-local back = {}
 for j = 1, returns do
-  back[j] = redis.call('BITCOUNT', KEYS[1 + rows + j])
-  out[#out + 1] = back[j]
+  out[j] = first[1 + rows + j] >= 0 and 1 or 0
 end
 for i = 1, rows do
-  local cohort = KEYS[1 + i]
-  local size = redis.call('BITCOUNT', cohort)
+  local c = 1 + i
+  local size = 0
+  if first[c] >= 0 then
+    size = redis.call('BITCOUNT', KEYS[c], first[c], last[c])
+  end
   out[#out + 1] = size
   for k = 0, columns - 1 do
-    local j = i + k
-    if j > returns then
+    local r = 1 + rows + i + k
+    if r > #KEYS then
       break
     end
-    if size == 0 or back[j] == 0 then
+    -- The AND can only have bits where both spans overlap: count that range alone.
+    local from, to = math.max(first[c], first[r]), math.min(last[c], last[r])
+    if size == 0 or first[r] < 0 or from > to then
       out[#out + 1] = 0
     else
-      redis.call('BITOP', 'AND', KEYS[1], cohort, KEYS[1 + rows + j])
-      out[#out + 1] = redis.call('BITCOUNT', KEYS[1])
+      redis.call('BITOP', 'AND', KEYS[1], KEYS[c], KEYS[r])
+      out[#out + 1] = redis.call('BITCOUNT', KEYS[1], from, to)
     end
   end
 end
