@@ -10,10 +10,12 @@
 //! then single-entry get and put calls per second (one call per round
 //! trip; `BENCH_ROUNDS` rounds after a warm-up round, every layout in each
 //! round, the order turning) beside the plain hash's `get` / `set`: the
-//! median rate and the median of the per-round ratios; the portable map is
-//! timed twice, its reads without max-idle (`HMGET` and `TIME`) and with a
-//! max-idle time (the `expiring_map.get` script, which pushes the expiry). The load average is
-//! printed before and after each server.
+//! median rate and the median of the per-round ratios; each map is timed
+//! twice, its reads without max-idle (portable: `HMGET` and `TIME`;
+//! native: `HMGET`) and with a max-idle time (portable: the
+//! `expiring_map.get` script, which pushes the expiry; native: `HMGET` and
+//! `HPEXPIRE ... GT`). The load average is printed before and after each
+//! server.
 //!
 //! `EXPIRING_N` changes the entry count (default 1,000,000; e.g.
 //! `EXPIRING_N=100000` for a quick run), `EXPIRING_CALLS` the calls per
@@ -186,15 +188,22 @@ fn one_server(t: &mut Table, calls: &mut Table, s: &BenchServer, n: u64) {
             format!("{converted} of {shards}"),
         ]);
     }
-    // The portable map's data again, read with a max-idle time (each read
-    // pushes the expiry: a script that writes).
+    // Each map's data again, read with a max-idle time (each read pushes
+    // the expiry: the portable path's script that writes, the native
+    // path's HPEXPIRE ... GT).
     let mut timed = all.clone();
-    let idle = ExpiringMap::builder("em:portable", plan.plan.shards)
-        .limits(plan.plan.limits)
-        .max_idle(Some(Duration::from_secs(3600)))
-        .build()
-        .unwrap();
-    timed.push(Layout::Map(idle));
+    for l in &all {
+        if let Layout::Map(m) = l {
+            let path = m.path();
+            let idle = ExpiringMap::builder(&format!("em:{}", path.name()), plan.plan.shards)
+                .limits(plan.plan.limits)
+                .path(path)
+                .max_idle(Some(Duration::from_secs(3600)))
+                .build()
+                .unwrap();
+            timed.push(Layout::Map(idle));
+        }
+    }
     for (row, ratios) in interleaved(&mut pcon, &timed, n).into_iter().enumerate() {
         let [get, get_x, put, put_x] = ratios;
         calls.row(vec![

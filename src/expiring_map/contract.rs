@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use crate::contract::parts::{
-    Function, KeyTemplate, Param, PatternContract, Protocol, base_param, function, key, param,
-    protocol, shared,
+    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, base_param, constant,
+    function, key, param, protocol, shared,
 };
 use crate::sharded_hash::{listpack_params, shard_key};
 
@@ -12,6 +12,7 @@ pub(crate) fn contract() -> PatternContract {
     PatternContract {
         params: params(),
         keys: keys(),
+        constants: constants(),
         functions: functions(),
         protocols: protocols(),
         ..PatternContract::of(
@@ -68,6 +69,34 @@ fn keys() -> Vec<KeyTemplate> {
         ),
         crate::layout::meta_key_template(
             "pattern expiring_map, version, scheme crc32, shards, separator, path",
+        ),
+    ]
+}
+
+/// The capabilities the native path needs.
+pub(super) const NATIVE_NEEDS: [&str; 2] = ["hash_field_ttl", "hash_getex"];
+
+/// The refusal of the native path on a server without per-field TTLs (of
+/// the argument `path`).
+pub(crate) const NATIVE_REFUSAL: &str =
+    "native needs per-field TTLs (hash_field_ttl and hash_getex), which this server lacks";
+
+fn constants() -> Vec<Constant> {
+    vec![
+        constant(
+            "native_needs",
+            NATIVE_NEEDS.to_vec(),
+            "the capabilities the native path needs",
+        ),
+        constant(
+            "native_probe",
+            vec!["HPTTL", "HGETEX"],
+            "how a client learns the server has them: <cmd> <shard 0> FIELDS 1 probe of each, one batch, once per map (both read only); an unknown-command error: it lacks them (the Rust crate reads its detected capabilities)",
+        ),
+        constant(
+            "native_refusal",
+            NATIVE_REFUSAL,
+            "the reason of the InvalidArgument (path) a native map's operations raise, sending nothing else, on a server without them",
         ),
     ]
 }
@@ -129,6 +158,7 @@ fn protocols() -> Vec<Protocol> {
         protocol(
             "native",
             &[
+                "HGETEX",
                 "HSETEX",
                 "HMGET",
                 "HPEXPIRE",
@@ -142,6 +172,7 @@ fn protocols() -> Vec<Protocol> {
             ],
             &[
                 "put / put_if_absent: expiring_map.put_native per shard (HMGET, HLEN, HKEYS and HPTTL only past the cap or the entry limit, HDEL of the evicted, HSETEX shard [PX ttl_ms] FIELDS n field value ...): the portable put's arguments and reply, cap and FULL refusal included",
+                "every operation first checks the server has native_needs (native_probe, once per map; the Rust crate: its connection's capabilities); without them InvalidArgument path native_refusal, nothing written",
                 "get: HMGET, and with max_idle_ms HPEXPIRE shard max_idle_ms GT FIELDS n field ...; ttl_of: HPTTL; persist: HPERSIST; expire: HPEXPIRE; remove: HDEL",
                 "entries: HGETALL then HPEXPIRETIME; sweep: the server removes expired fields itself (HKEYS counts the live ones)",
             ],

@@ -339,11 +339,13 @@ impl ExpiringMap {
     }
 
     /// Checks a field/value pair against the value limit: on the portable
-    /// path the stored value is the value and its 6-byte expiry.
+    /// path the stored value is the value and its 6-byte expiry (refused as
+    /// `value with its expiry`), on the native path the value itself
+    /// (`value`).
     pub fn check_pair(&self, field: &[u8], value: &[u8]) -> Result<()> {
-        let extra = match self.path {
-            Path::Portable => EXPIRY_BYTES,
-            Path::Native => 0,
+        let (extra, what) = match self.path {
+            Path::Portable => (EXPIRY_BYTES, "value with its expiry"),
+            Path::Native => (0, "value"),
         };
         let limit = self.limits.value as usize;
         if field.len() > limit {
@@ -356,7 +358,7 @@ impl ExpiringMap {
         }
         if value.len() + extra > limit {
             return Err(ErrorKind::ListpackValueTooLong {
-                what: "value with its expiry",
+                what,
                 len: value.len() + extra,
                 limit,
             }

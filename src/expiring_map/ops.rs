@@ -34,10 +34,7 @@ impl ExpiringMap {
             if caps.hash_field_ttl && caps.hash_getex {
                 op()
             } else {
-                Op::fail(Error::invalid(
-                    "path",
-                    "native needs per-field TTLs (hash_field_ttl and hash_getex), which this server lacks",
-                ))
+                Op::fail(Error::invalid("path", super::contract::NATIVE_REFUSAL))
             }
         })
     }

@@ -9,7 +9,7 @@ use redis_patterns::analytics::{Analytics, Expr, Granularity, Period};
 use redis_patterns::bloom::{Bloom, JsHashBloom, Load};
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
-use redis_patterns::expiring_map::{EntriesPage, ExpiringMap, Ttl};
+use redis_patterns::expiring_map::{EntriesPage, ExpiringMap, Path, Ttl};
 use redis_patterns::keys::Prefix;
 use redis_patterns::lock::{Lock, Replication, WaitMode};
 use redis_patterns::login_log::{
@@ -453,7 +453,7 @@ impl Handle {
                                         "shards": p.shards(), "meta_key": p.meta_key()})
             }
             Handle::Expiring(m) => json!({"base": m.base(), "shards": m.shards(), "cap": m.cap(),
-                                          "meta_key": m.meta_key()}),
+                                          "path": m.path().name(), "meta_key": m.meta_key()}),
             Handle::Visits(v) => json!({"name": v.name(), "shards": v.shards()}),
             Handle::LoginLog(_) | Handle::SignIn(_) | Handle::Analytics(_) => json!({}),
             Handle::Bloom(b) => json!({"name": b.name(), "config_key": b.config_key(),
@@ -893,7 +893,13 @@ fn sharded_hash(a: &Args) -> Result<ShardedHash, Failure> {
 
 fn expiring_map(a: &Args) -> Result<ExpiringMap, Failure> {
     let shards = u32::try_from(a.u("shards")?).map_err(|_| refused("shards", "too large"))?;
+    let path = match a.s_or("path", "portable")?.as_str() {
+        "portable" => Path::Portable,
+        "native" => Path::Native,
+        _ => return Err(refused("path", "must be portable or native")),
+    };
     let mut b = ExpiringMap::builder(&a.s("base")?, shards)
+        .path(path)
         .cap(a.u_or("cap", 0)?)
         .record_layout(a.b_or("record_layout", false)?)
         .limits(ListpackLimits {

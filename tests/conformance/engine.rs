@@ -163,11 +163,24 @@ pub enum Part {
 pub struct Report {
     pub passed: usize,
     pub failed: Vec<(String, String)>,
+    /// Cases skipped because the server lacks a capability they need, and
+    /// the capabilities it lacks.
+    pub skipped: usize,
+    pub lacking: BTreeSet<String>,
 }
 
 impl Report {
     pub fn summary(&self) -> String {
-        format!("{} passed, {} failed", self.passed, self.failed.len())
+        let mut out = format!("{} passed, {} failed", self.passed, self.failed.len());
+        if self.skipped > 0 {
+            let lacking: Vec<&str> = self.lacking.iter().map(String::as_str).collect();
+            out += &format!(
+                ", {} skipped (they need {}, which the server lacks)",
+                self.skipped,
+                lacking.join(" and ")
+            );
+        }
+        out
     }
 
     pub fn assert_passed(&self) {
@@ -193,6 +206,36 @@ pub fn is_cross(case: &Value) -> bool {
         .is_some_and(|s| s.iter().any(|s| s["part"] == "read"))
 }
 
+/// The capabilities `case` needs (its `needs`) that `caps` does not have.
+fn lacking(case: &Value, caps: &redis_patterns::core::Caps) -> Vec<String> {
+    case["needs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|n| caps.has(n) != Some(true))
+        .map(str::to_string)
+        .collect()
+}
+
+/// How many of the cases (of `part`: only the cross-language ones unless
+/// `Part::All`) the server of `target` lacks a capability for, by the
+/// crate's own detection: what a client's runner must report as skipped
+/// there (0 on a server with every capability, so none can pass by
+/// skipping what it should run). Used by the CLI's tests of the clients.
+#[allow(dead_code)]
+pub fn skipped_on(cases: &Cases, target: &Target, part: Part) -> usize {
+    let mut con = target.connect();
+    let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), &mut con)
+        .expect("the server's capabilities");
+    cases
+        .cases
+        .iter()
+        .filter(|c| part == Part::All || is_cross(c))
+        .filter(|c| !lacking(c, &caps).is_empty())
+        .count()
+}
+
 /// Runs every case (flushing before each).
 pub fn run_all(cases: &Cases, target: &Target) -> Report {
     run_selected(cases, target, Part::All, true)
@@ -203,12 +246,20 @@ pub fn run_all(cases: &Cases, target: &Target) -> Report {
 pub fn run_selected(cases: &Cases, target: &Target, part: Part, flush_each: bool) -> Report {
     let mut report = Report::default();
     let mut con = target.connect();
+    let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), &mut con)
+        .expect("the server's capabilities");
     // A read part reads what the write part left: no flush before it.
     if !flush_each && part != Part::Read {
         target.flush();
     }
     for case in &cases.cases {
         if part != Part::All && !is_cross(case) {
+            continue;
+        }
+        let lacking = lacking(case, &caps);
+        if !lacking.is_empty() {
+            report.skipped += 1;
+            report.lacking.extend(lacking);
             continue;
         }
         if flush_each {

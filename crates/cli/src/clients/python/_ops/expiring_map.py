@@ -1,6 +1,7 @@
-"""The expiring map's operations on the portable path (src/expiring_map, lua/expiring_map): each value
-carries its expiry in its first 6 bytes; the scripts read the server's clock and never return an expired
-entry."""
+"""The expiring map's operations (src/expiring_map, lua/expiring_map) on its two paths: portable (each
+value carries its expiry in its first 6 bytes; the scripts read the server's clock and never return an
+expired entry) and native (the server's per-field TTL: HPEXPIRE, HPTTL, HPERSIST, and HSETEX in the write's
+script)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import zlib
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import errors, records, scripts
-from .._contract import key
-from .._driver import Op, Request, each
+from .._contract import CONSTANTS, key
+from .._driver import Cmd, Op, Request, each
 from . import layout, sharded_hash
 
 #: The bytes the portable path adds before each value: its expiry.
@@ -18,6 +19,8 @@ EXPIRY_BYTES = 6
 MAX_TTL_MS = 999_999_999_999_999
 #: The version of the layout fields written in the meta key.
 LAYOUT_VERSION = 1
+_C = CONSTANTS["expiring_map"]
+PATHS = ("portable", "native")
 
 
 def _bad(name: str, reason: str) -> errors.InvalidArgument:
@@ -33,33 +36,42 @@ def _millis(name: str, ms: Optional[int]) -> int:
     return ms
 
 
-#: What a client of the portable path can open (a native layout is the Rust crate's).
-_PORTABLE_LAYOUT = "an expiring_map layout of version 1 on the portable path (this client has no native path)"
+#: What this client can open.
+_READABLE_LAYOUT = "an expiring_map layout of version 1 on the portable or the native path"
+
+
+def _unknown_command(reply: object) -> bool:
+    return isinstance(reply, BaseException) and "unknown command" in str(reply).lower()
 
 
 class ExpiringMap:
     def __init__(self, base: str, shards: int, cap: int, max_idle_ms: Optional[int], entries_limit: int,
-                 value_limit: int, record_layout: bool) -> None:
+                 value_limit: int, record_layout: bool, path: str = "portable") -> None:
         if not base:
             raise _bad("base", "must not be empty")
         if shards == 0:
             raise _bad("shard count", "must be at least 1")
         if shards > 2 ** 32 - 1:
             raise _bad("shard count", "must be at most 4294967295")
-        if value_limit <= EXPIRY_BYTES:
+        if path not in PATHS:
+            raise _bad("path", "must be portable or native")
+        if value_limit <= EXPIRY_BYTES and path == "portable":
             raise _bad("limits", f"a value limit of {value_limit} leaves no room for the expiry")
         self.base, self.shards, self.cap = base, shards, cap
         self.idle = _millis("max_idle", max_idle_ms)
         self.entries_limit, self.value = entries_limit, value_limit
         self.meta_key = key("expiring_map", "meta", base=base)
         self.records_layout, self.claimed = record_layout, False
+        self.path, self.native = path, path == "native"
+        #: Whether the server was found to have the native path's commands (asked once).
+        self.probed = False
 
     def __repr__(self) -> str:
         return f"base={self.base!r}, shards={self.shards}"
 
     def layout_fields(self) -> Dict[str, str]:
         return {"pattern": "expiring_map", "version": str(LAYOUT_VERSION), "scheme": "crc32", "separator": ":",
-                "shards": str(self.shards), "path": "portable"}
+                "shards": str(self.shards), "path": self.path}
 
     def claim_layout(self) -> Op[None]:
         yield from layout.Layouts.claim(self.meta_key, self.layout_fields())
@@ -73,11 +85,23 @@ class ExpiringMap:
         stored = yield from layout.Layouts.read(meta)
         if stored is None:
             raise errors.LayoutMissing(meta)
-        want = {"pattern": "expiring_map", "version": "1", "scheme": "crc32", "separator": ":", "path": "portable"}
-        shards = stored.get("shards", "")
-        if any(stored.get(k) != v for k, v in want.items()) or not shards.isdigit() or int(shards) == 0:
-            raise errors.LayoutMismatch(meta, layout._describe(stored), _PORTABLE_LAYOUT)
-        return ExpiringMap(base, int(shards), 0, None, 512, 64, True)
+        want = {"pattern": "expiring_map", "version": "1", "scheme": "crc32", "separator": ":"}
+        shards, path = stored.get("shards", ""), stored.get("path", "")
+        if (any(stored.get(k) != v for k, v in want.items()) or not shards.isdigit() or int(shards) == 0
+                or path not in PATHS):
+            raise errors.LayoutMismatch(meta, layout._describe(stored), _READABLE_LAYOUT)
+        return ExpiringMap(base, int(shards), 0, None, 512, 64, True, path)
+
+    def _on_path(self) -> Op[None]:
+        """On the native path, the first call asks whether the server has per-field TTLs (native_probe:
+        read-only commands, one batch); without them InvalidArgument (path), nothing else sent."""
+        if not self.native or self.probed:
+            return
+        shard = self.key_of_shard(0)
+        replies = yield [Cmd(c, shard, "FIELDS", 1, "probe") for c in _C["native_probe"]]
+        if any(_unknown_command(r) for r in replies):
+            raise _bad("path", _C["native_refusal"])
+        self.probed = True
 
     def key_of_shard(self, shard: int) -> str:
         return key("expiring_map", "shard", base=self.base, shard=shard)
@@ -91,8 +115,9 @@ class ExpiringMap:
     def _check_pair(self, field: bytes, value: bytes) -> None:
         if len(field) > self.value:
             raise errors.ListpackValueTooLong("field", len(field), self.value)
-        if len(value) + EXPIRY_BYTES > self.value:
-            raise errors.ListpackValueTooLong("value with its expiry", len(value) + EXPIRY_BYTES, self.value)
+        extra, what = (0, "value") if self.native else (EXPIRY_BYTES, "value with its expiry")
+        if len(value) + extra > self.value:
+            raise errors.ListpackValueTooLong(what, len(value) + extra, self.value)
 
     def _by_shard(self, fields: Sequence[bytes]) -> Dict[int, List[int]]:
         by: Dict[int, List[int]] = {}
@@ -107,14 +132,16 @@ class ExpiringMap:
             self._check_pair(f, v)
         if not pairs:
             raise _bad("pairs", "must not be empty")
+        yield from self._on_path()
         if self.records_layout and not self.claimed:
             yield from self.claim_layout()
         batch: List[Request] = []
+        # Both scripts take the same arguments and answer {new, evicted}.
+        put = scripts.ExpiringMap.put_native if self.native else scripts.ExpiringMap.put
         for shard, idx in self._by_shard([f for f, _ in pairs]).items():
             items = [x for i in idx for x in pairs[i]]
             limit = min(self.entries_limit, MAX_TTL_MS)
-            batch.append(scripts.ExpiringMap.put(self.key_of_shard(shard), only_absent, ttl, limit,
-                                                 min(self.cap, MAX_TTL_MS), items))
+            batch.append(put(self.key_of_shard(shard), only_absent, ttl, limit, min(self.cap, MAX_TTL_MS), items))
         new = evicted = 0
         for reply in each((yield batch)):
             new, evicted = new + max(int(reply[0]), 0), evicted + max(int(reply[1]), 0)
@@ -141,27 +168,53 @@ class ExpiringMap:
         by = self._by_shard(fields)
         if not by:
             return out
-        batch: List[Request] = [
-            scripts.ExpiringMap.get(self.key_of_shard(s), self.idle, [fields[i] for i in idx]) for s, idx in by.items()
-        ]
-        for idx, values in zip(by.values(), each((yield batch))):
+        yield from self._on_path()
+        batch: List[Request] = []
+        for s, idx in by.items():
+            k, part = self.key_of_shard(s), [fields[i] for i in idx]
+            if not self.native:
+                batch.append(scripts.ExpiringMap.get(k, self.idle, part))
+                continue
+            # HMGET never returns an expired field; max-idle: HPEXPIRE ... GT keeps a later expiry or none.
+            batch.append(Cmd("HMGET", k, *part))
+            if self.idle:
+                batch.append(Cmd("HPEXPIRE", k, self.idle, "GT", "FIELDS", len(part), *part))
+        replies = iter(each((yield batch)))
+        for idx in by.values():
+            values = next(replies)
+            if self.native and self.idle:
+                next(replies)
             for i, v in zip(idx, values):
                 out[i] = None if v is None else bytes(v)
         return out
 
     def remove(self, field: bytes) -> Op[Optional[bool]]:
-        return int((yield scripts.ExpiringMap.remove(self.shard_key(field), [field]))) == 1
+        yield from self._on_path()
+        k = self.shard_key(field)
+        call = Cmd("HDEL", k, field) if self.native else scripts.ExpiringMap.remove(k, [field])
+        return int((yield call)) == 1
 
     def ttl_of(self, field: bytes) -> Op[int]:
-        return int((yield scripts.ExpiringMap.ttl(self.shard_key(field), field)))
+        yield from self._on_path()
+        k = self.shard_key(field)
+        if self.native:
+            return int((yield Cmd("HPTTL", k, "FIELDS", 1, field))[0])
+        return int((yield scripts.ExpiringMap.ttl(k, field)))
+
+    def _expiry_call(self, field: bytes, ttl: int) -> Op[int]:
+        """expire.lua, or HPEXPIRE / HPERSIST (ttl 0): 1 set, -1 none to remove, -2 no live entry."""
+        yield from self._on_path()
+        k = self.shard_key(field)
+        if not self.native:
+            return int((yield scripts.ExpiringMap.expire(k, field, ttl)))
+        cmd = Cmd("HPEXPIRE", k, ttl, "FIELDS", 1, field) if ttl else Cmd("HPERSIST", k, "FIELDS", 1, field)
+        return int((yield cmd)[0])
 
     def persist(self, field: bytes) -> Op[Optional[bool]]:
-        got = int((yield scripts.ExpiringMap.expire(self.shard_key(field), field, 0)))
-        return {1: True, -1: False}.get(got)
+        return {1: True, -1: False}.get((yield from self._expiry_call(field, 0)))
 
     def expire(self, field: bytes, ttl_ms: int) -> Op[bool]:
-        ttl = _millis("ttl", ttl_ms)
-        return int((yield scripts.ExpiringMap.expire(self.shard_key(field), field, ttl))) == 1
+        return (yield from self._expiry_call(field, _millis("ttl", ttl_ms))) == 1
 
     def _as_hash(self) -> sharded_hash.ShardedHash:
         return sharded_hash.ShardedHash(self.base, self.shards, 0, 0, ":", False, self.entries_limit, self.value, False)
@@ -182,16 +235,47 @@ class ExpiringMap:
 
     def sweep(self, from_shard: int, count: int) -> Op[records.SweepReport]:
         shards, next_ = self._range(from_shard, count)
+        yield from self._on_path()
         removed = live = 0
+        if self.native:
+            # The server removes expired fields itself: count the live ones.
+            live = sum(len(k) for k in each((yield [Cmd("HKEYS", self.key_of_shard(s)) for s in shards])))
+            return records.SweepReport(len(shards), 0, live, next_)
         for reply in each((yield [scripts.ExpiringMap.sweep(self.key_of_shard(s)) for s in shards])):
             removed, live = removed + int(reply[0]), live + int(reply[1])
         return records.SweepReport(len(shards), removed, live, next_)
 
     def entries(self, from_shard: int, count: int) -> Op[records.EntriesPage]:
         shards, next_ = self._range(from_shard, count)
+        yield from self._on_path()
+        if self.native:
+            return (yield from self._native_entries(shards, next_))
         out: List[records.MapEntry] = []
         for flat in each((yield [scripts.ExpiringMap.entries(self.key_of_shard(s)) for s in shards])):
             for i in range(0, len(flat) - 2, 3):
                 at = int(flat[i + 2])
                 out.append(records.MapEntry(bytes(flat[i]), bytes(flat[i + 1]), at if at > 0 else None))
         return records.EntriesPage(out, next_)
+
+    def _native_entries(self, shards: range, next_: Optional[int]) -> Op[records.EntriesPage]:
+        """HGETALL of each shard, then HPEXPIRETIME of the fields read (one gone since, -2, is left out)."""
+        keys = [self.key_of_shard(s) for s in shards]
+        pages = [_pairs(r) for r in each((yield [Cmd("HGETALL", k) for k in keys]))]
+        asked = [(k, p) for k, p in zip(keys, pages) if p]
+        out: List[records.MapEntry] = []
+        if not asked:
+            return records.EntriesPage(out, next_)
+        batch: List[Request] = [Cmd("HPEXPIRETIME", k, "FIELDS", len(p), *[f for f, _ in p]) for k, p in asked]
+        for (_, p), ats in zip(asked, each((yield batch))):
+            for (f, v), at in zip(p, ats):
+                if int(at) != -2:
+                    out.append(records.MapEntry(f, v, int(at) if int(at) > 0 else None))
+        return records.EntriesPage(out, next_)
+
+
+def _pairs(reply: object) -> List[Tuple[bytes, bytes]]:
+    """An HGETALL reply (redis-py may give a dict, or a flat list) as (field, value) pairs in order."""
+    if isinstance(reply, dict):
+        return [(bytes(f), bytes(v)) for f, v in reply.items()]
+    flat = list(reply)  # type: ignore[call-overload]
+    return [(bytes(flat[i]), bytes(flat[i + 1])) for i in range(0, len(flat) - 1, 2)]

@@ -8,7 +8,9 @@ use RedisPatterns\Contract;
 use RedisPatterns\Errors\LayoutMismatch;
 use RedisPatterns\Errors\LayoutMissing;
 use RedisPatterns\Errors\ListpackValueTooLong;
+use RedisPatterns\Errors\RedisPatternsError;
 use RedisPatterns\Internal\Checks;
+use RedisPatterns\Internal\Cmd;
 use RedisPatterns\Records\EntriesPage;
 use RedisPatterns\Records\Health;
 use RedisPatterns\Records\MapEntry;
@@ -18,9 +20,10 @@ use RedisPatterns\Internal\Runner;
 use RedisPatterns\Scripts\ExpiringMapScripts;
 
 /**
- * The expiring map's operations on the portable path (src/expiring_map, lua/expiring_map): each value
- * carries its expiry in its first 6 bytes; the scripts read the server's clock and never return an
- * expired entry.
+ * The expiring map's operations (src/expiring_map, lua/expiring_map) on its two paths: portable (each
+ * value carries its expiry in its first 6 bytes; the scripts read the server's clock and never return
+ * an expired entry) and native (the server's per-field TTL: HPEXPIRE, HPTTL, HPERSIST, and HSETEX in
+ * the write's script).
  */
 final class ExpiringMap
 {
@@ -30,12 +33,16 @@ final class ExpiringMap
     public const MAX_TTL_MS = 999999999999999;
     /** The version of the layout fields written in the meta key. */
     public const LAYOUT_VERSION = 1;
-    /** What a client of the portable path can open (a native layout is the Rust crate's). */
-    private const PORTABLE_LAYOUT = 'an expiring_map layout of version 1 on the portable path (this client has no native path)';
+    /** What this client can open. */
+    private const READABLE_LAYOUT = 'an expiring_map layout of version 1 on the portable or the native path';
+    public const PATHS = ['portable', 'native'];
 
     private readonly int $idle;
     public readonly string $metaKey;
     private bool $claimed = false;
+    private readonly bool $native;
+    /** Whether the server was found to have the native path's commands (asked once). */
+    private bool $probed = false;
 
     public function __construct(
         public readonly string $base,
@@ -45,6 +52,7 @@ final class ExpiringMap
         private readonly int $entriesLimit,
         private readonly int $valueLimit,
         private readonly bool $recordLayout,
+        public readonly string $path = 'portable',
     ) {
         if ($base === '') {
             throw Checks::bad('base', 'must not be empty');
@@ -55,7 +63,11 @@ final class ExpiringMap
         if ($shards > 4294967295) {
             throw Checks::bad('shard count', 'must be at most 4294967295');
         }
-        if ($valueLimit <= self::EXPIRY_BYTES) {
+        if (!in_array($path, self::PATHS, true)) {
+            throw Checks::bad('path', 'must be portable or native');
+        }
+        $this->native = $path === 'native';
+        if ($valueLimit <= self::EXPIRY_BYTES && !$this->native) {
             throw Checks::bad('limits', "a value limit of $valueLimit leaves no room for the expiry");
         }
         $this->idle = self::millis('max_idle', $maxIdleMs);
@@ -67,7 +79,7 @@ final class ExpiringMap
     {
         return [
             'pattern' => 'expiring_map', 'version' => (string) self::LAYOUT_VERSION, 'scheme' => 'crc32',
-            'separator' => ':', 'shards' => (string) $this->shards, 'path' => 'portable',
+            'separator' => ':', 'shards' => (string) $this->shards, 'path' => $this->path,
         ];
     }
 
@@ -87,14 +99,37 @@ final class ExpiringMap
         if ($stored === null) {
             throw new LayoutMissing($meta);
         }
-        $want = ['pattern' => 'expiring_map', 'version' => '1', 'scheme' => 'crc32', 'separator' => ':', 'path' => 'portable'];
+        $want = ['pattern' => 'expiring_map', 'version' => '1', 'scheme' => 'crc32', 'separator' => ':'];
         $shards = $stored['shards'] ?? '';
+        $path = $stored['path'] ?? '';
         foreach ($want as $k => $v) {
-            if (($stored[$k] ?? null) !== $v || !ctype_digit($shards) || (int) $shards === 0) {
-                throw new LayoutMismatch($meta, Layouts::describe($stored), self::PORTABLE_LAYOUT);
+            if (($stored[$k] ?? null) !== $v || !ctype_digit($shards) || (int) $shards === 0
+                || !in_array($path, self::PATHS, true)) {
+                throw new LayoutMismatch($meta, Layouts::describe($stored), self::READABLE_LAYOUT);
             }
         }
-        return new self($base, (int) $shards, 0, null, 512, 64, true);
+        return new self($base, (int) $shards, 0, null, 512, 64, true, $path);
+    }
+
+    /**
+     * On the native path, the first call asks whether the server has per-field TTLs (native_probe:
+     * read-only commands, one batch); without them InvalidArgument (path), nothing else sent.
+     */
+    private function onPath(Runner $run): void
+    {
+        if (!$this->native || $this->probed) {
+            return;
+        }
+        $c = Contract::CONSTANTS['expiring_map'];
+        $shard = $this->keyOfShard(0);
+        try {
+            $run->batch(array_map(fn (string $cmd): Cmd => Cmd::key($cmd, $shard, 'FIELDS', 1, 'probe'), $c['native_probe']));
+        } catch (RedisPatternsError $e) {
+            if (stripos($e->getMessage(), 'unknown command') !== false) {
+                throw Checks::bad('path', $c['native_refusal']);
+            }
+        }
+        $this->probed = true;
     }
 
     /** A duration as the scripts take it (0 for none), refused outside 1 ..= MAX_TTL_MS. */
@@ -124,8 +159,9 @@ final class ExpiringMap
         if (strlen($field) > $this->valueLimit) {
             throw new ListpackValueTooLong('field', strlen($field), $this->valueLimit);
         }
-        if (strlen($value) + self::EXPIRY_BYTES > $this->valueLimit) {
-            throw new ListpackValueTooLong('value with its expiry', strlen($value) + self::EXPIRY_BYTES, $this->valueLimit);
+        [$extra, $what] = $this->native ? [0, 'value'] : [self::EXPIRY_BYTES, 'value with its expiry'];
+        if (strlen($value) + $extra > $this->valueLimit) {
+            throw new ListpackValueTooLong($what, strlen($value) + $extra, $this->valueLimit);
         }
     }
 
@@ -159,6 +195,7 @@ final class ExpiringMap
         if ($pairs === []) {
             throw Checks::bad('pairs', 'must not be empty');
         }
+        $this->onPath($run);
         if ($this->recordLayout && !$this->claimed) {
             $this->claimLayout($run);
         }
@@ -170,7 +207,10 @@ final class ExpiringMap
             foreach ($idx as $i) {
                 array_push($items, $pairs[$i][0], $pairs[$i][1]);
             }
-            $batch[] = ExpiringMapScripts::put((string) $k, $onlyAbsent, $ttl, $limit, $cap, $items);
+            // Both scripts take the same arguments and answer {new, evicted}.
+            $batch[] = $this->native
+                ? ExpiringMapScripts::putNative((string) $k, $onlyAbsent, $ttl, $limit, $cap, $items)
+                : ExpiringMapScripts::put((string) $k, $onlyAbsent, $ttl, $limit, $cap, $items);
         }
         $new = $evicted = 0;
         foreach ($run->batch($batch) as $reply) {
@@ -218,11 +258,25 @@ final class ExpiringMap
         if ($by === []) {
             return $out;
         }
+        $this->onPath($run);
         $batch = [];
         foreach ($by as $k => $idx) {
-            $batch[] = ExpiringMapScripts::get((string) $k, $this->idle, array_map(fn (int $i): string => $fields[$i], $idx));
+            $part = array_map(fn (int $i): string => $fields[$i], $idx);
+            if (!$this->native) {
+                $batch[] = ExpiringMapScripts::get((string) $k, $this->idle, $part);
+                continue;
+            }
+            // HMGET never returns an expired field; max-idle: HPEXPIRE ... GT keeps a later expiry or none.
+            $batch[] = Cmd::key('HMGET', (string) $k, ...$part);
+            if ($this->idle > 0) {
+                $batch[] = Cmd::key('HPEXPIRE', (string) $k, $this->idle, 'GT', 'FIELDS', count($part), ...$part);
+            }
         }
-        foreach (array_values(array_map(null, array_values($by), $run->batch($batch))) as [$idx, $values]) {
+        $replies = $run->batch($batch);
+        if ($this->native && $this->idle > 0) {
+            $replies = array_values(array_filter($replies, fn (int $i): bool => $i % 2 === 0, ARRAY_FILTER_USE_KEY));
+        }
+        foreach (array_values(array_map(null, array_values($by), $replies)) as [$idx, $values]) {
             foreach ($idx as $n => $i) {
                 $v = $values[$n] ?? null;
                 $out[$i] = ($v === null || $v === false) ? null : (string) $v;
@@ -233,24 +287,42 @@ final class ExpiringMap
 
     public function remove(Runner $run, string $field): bool
     {
-        return (int) $run->one(ExpiringMapScripts::remove($this->shardKey($field), [$field])) === 1;
+        $this->onPath($run);
+        $k = $this->shardKey($field);
+        return (int) $run->one($this->native ? Cmd::key('HDEL', $k, $field) : ExpiringMapScripts::remove($k, [$field])) === 1;
     }
 
     public function ttlOf(Runner $run, string $field): int
     {
-        return (int) $run->one(ExpiringMapScripts::ttl($this->shardKey($field), $field));
+        $this->onPath($run);
+        $k = $this->shardKey($field);
+        if ($this->native) {
+            return (int) $run->one(Cmd::key('HPTTL', $k, 'FIELDS', 1, $field))[0];
+        }
+        return (int) $run->one(ExpiringMapScripts::ttl($k, $field));
+    }
+
+    /** expire.lua, or HPEXPIRE / HPERSIST (ttl 0): 1 set, -1 none to remove, -2 no live entry. */
+    private function expiryCall(Runner $run, string $field, int $ttl): int
+    {
+        $this->onPath($run);
+        $k = $this->shardKey($field);
+        if (!$this->native) {
+            return (int) $run->one(ExpiringMapScripts::expire($k, $field, $ttl));
+        }
+        $cmd = $ttl > 0 ? Cmd::key('HPEXPIRE', $k, $ttl, 'FIELDS', 1, $field) : Cmd::key('HPERSIST', $k, 'FIELDS', 1, $field);
+        return (int) $run->one($cmd)[0];
     }
 
     public function persist(Runner $run, string $field): ?bool
     {
-        $got = (int) $run->one(ExpiringMapScripts::expire($this->shardKey($field), $field, 0));
+        $got = $this->expiryCall($run, $field, 0);
         return $got === 1 ? true : ($got === -1 ? false : null);
     }
 
     public function expire(Runner $run, string $field, int $ttlMs): bool
     {
-        $ttl = self::millis('ttl', $ttlMs);
-        return (int) $run->one(ExpiringMapScripts::expire($this->shardKey($field), $field, $ttl)) === 1;
+        return $this->expiryCall($run, $field, self::millis('ttl', $ttlMs)) === 1;
     }
 
     private function asHash(): ShardedHash
@@ -288,7 +360,15 @@ final class ExpiringMap
     public function sweep(Runner $run, int $fromShard, int $count): SweepReport
     {
         [$keys, $next] = $this->range($fromShard, $count);
+        $this->onPath($run);
         $removed = $live = 0;
+        if ($this->native) {
+            // The server removes expired fields itself: count the live ones.
+            foreach ($run->batch(array_map(fn (string $k): Cmd => Cmd::key('HKEYS', $k), $keys)) as $fields) {
+                $live += count($fields);
+            }
+            return new SweepReport(count($keys), 0, $live, $next);
+        }
         foreach ($run->batch(array_map(fn (string $k) => ExpiringMapScripts::sweep($k), $keys)) as $reply) {
             $removed += (int) $reply[0];
             $live += (int) $reply[1];
@@ -299,11 +379,48 @@ final class ExpiringMap
     public function entries(Runner $run, int $fromShard, int $count): EntriesPage
     {
         [$keys, $next] = $this->range($fromShard, $count);
+        $this->onPath($run);
+        if ($this->native) {
+            return $this->nativeEntries($run, $keys, $next);
+        }
         $out = [];
         foreach ($run->batch(array_map(fn (string $k) => ExpiringMapScripts::entries($k), $keys)) as $flat) {
             for ($i = 0; $i + 2 < count($flat); $i += 3) {
                 $at = (int) $flat[$i + 2];
                 $out[] = new MapEntry((string) $flat[$i], (string) $flat[$i + 1], $at > 0 ? $at : null);
+            }
+        }
+        return new EntriesPage($out, $next);
+    }
+
+    /**
+     * HGETALL of each shard, then HPEXPIRETIME of the fields read (one gone since, -2, is left out).
+     *
+     * @param list<string> $keys
+     */
+    private function nativeEntries(Runner $run, array $keys, ?int $next): EntriesPage
+    {
+        $asked = [];
+        foreach (array_map(null, $keys, $run->batch(array_map(fn (string $k): Cmd => Cmd::key('HGETALL', $k), $keys))) as [$k, $flat]) {
+            $pairs = [];
+            for ($i = 0; $i + 1 < count($flat); $i += 2) {
+                $pairs[] = [(string) $flat[$i], (string) $flat[$i + 1]];
+            }
+            if ($pairs !== []) {
+                $asked[] = [$k, $pairs];
+            }
+        }
+        $out = [];
+        if ($asked === []) {
+            return new EntriesPage($out, $next);
+        }
+        $batch = array_map(fn (array $a): Cmd => Cmd::key('HPEXPIRETIME', $a[0], 'FIELDS', count($a[1]), ...array_column($a[1], 0)), $asked);
+        foreach (array_map(null, $asked, $run->batch($batch)) as [[, $pairs], $ats]) {
+            foreach ($pairs as $n => [$f, $v]) {
+                $at = (int) $ats[$n];
+                if ($at !== -2) {
+                    $out[] = new MapEntry($f, $v, $at > 0 ? $at : null);
+                }
             }
         }
         return new EntriesPage($out, $next);

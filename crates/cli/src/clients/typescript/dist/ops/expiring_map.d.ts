@@ -12,13 +12,22 @@ export declare class ExpiringMap {
     private readonly entries_;
     private readonly value;
     private readonly recordsLayout;
+    readonly path: string;
     private readonly idle;
     readonly metaKey: string;
     private claimed;
-    constructor(base: string, shards: number, cap: number, maxIdleMs: number | null, entries_: number, value: number, recordsLayout: boolean);
+    private readonly native;
+    /** Whether the server was found to have the native path's commands (asked once). */
+    private probed;
+    constructor(base: string, shards: number, cap: number, maxIdleMs: number | null, entries_: number, value: number, recordsLayout: boolean, path?: string);
     layoutFields(): Map<string, string>;
     claimLayout(io: Io): Promise<void>;
     static open(io: Io, base: string): Promise<ExpiringMap>;
+    /**
+     * On the native path, the first call asks whether the server has per-field TTLs (native_probe:
+     * read-only commands, one batch); without them InvalidArgument (path), nothing else sent.
+     */
+    private onPath;
     private keyOfShard;
     shardKey(field: Buffer): string;
     private checkPair;
@@ -33,6 +42,8 @@ export declare class ExpiringMap {
     getMany(io: Io, fields: readonly Buffer[]): Promise<(Buffer | null)[]>;
     remove(io: Io, field: Buffer): Promise<boolean>;
     ttlOf(io: Io, field: Buffer): Promise<number>;
+    /** expire.lua, or HPEXPIRE / HPERSIST (ttl 0): 1 set, -1 none to remove, -2 no live entry. */
+    private expiryCall;
     persist(io: Io, field: Buffer): Promise<boolean | null>;
     expire(io: Io, field: Buffer, ttlMs: number): Promise<boolean>;
     private asHash;
@@ -42,5 +53,7 @@ export declare class ExpiringMap {
     private range;
     sweep(io: Io, fromShard: number, count: number): Promise<SweepReport>;
     entries(io: Io, fromShard: number, count: number): Promise<EntriesPage>;
+    /** HGETALL of each shard, then HPEXPIRETIME of the fields read (one gone since, -2, is left out). */
+    private nativeEntries;
 }
 export {};

@@ -1,9 +1,11 @@
 "use strict";
-// The expiring map's operations on the portable path (src/expiring_map, lua/expiring_map): each value
-// carries its expiry in its first 6 bytes; the scripts read the server's clock and never return an
-// expired entry.
+// The expiring map's operations (src/expiring_map, lua/expiring_map) on its two paths: portable (each
+// value carries its expiry in its first 6 bytes; the scripts read the server's clock and never return
+// an expired entry) and native (the server's per-field TTL: HPEXPIRE, HPTTL, HPERSIST, and HSETEX in
+// the write's script).
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExpiringMap = exports.MAX_TTL_MS = exports.EXPIRY_BYTES = void 0;
+const call_1 = require("../call");
 const contract_1 = require("../contract");
 const driver_1 = require("../driver");
 const errors_1 = require("../errors");
@@ -17,8 +19,10 @@ exports.EXPIRY_BYTES = 6;
 exports.MAX_TTL_MS = 999_999_999_999_999;
 /** The version of the layout fields written in the meta key. */
 const LAYOUT_VERSION = 1;
-/** What a client of the portable path can open (a native layout is the Rust crate's). */
-const PORTABLE_LAYOUT = "an expiring_map layout of version 1 on the portable path (this client has no native path)";
+/** What this client can open. */
+const READABLE_LAYOUT = "an expiring_map layout of version 1 on the portable or the native path";
+const PATHS = ["portable", "native"];
+const C = contract_1.CONSTANTS.expiring_map;
 function bad(name, reason) {
     return new errors_1.InvalidArgument(name, reason, null);
 }
@@ -39,16 +43,21 @@ class ExpiringMap {
     entries_;
     value;
     recordsLayout;
+    path;
     idle;
     metaKey;
     claimed = false;
-    constructor(base, shards, cap, maxIdleMs, entries_, value, recordsLayout) {
+    native;
+    /** Whether the server was found to have the native path's commands (asked once). */
+    probed = false;
+    constructor(base, shards, cap, maxIdleMs, entries_, value, recordsLayout, path = "portable") {
         this.base = base;
         this.shards = shards;
         this.cap = cap;
         this.entries_ = entries_;
         this.value = value;
         this.recordsLayout = recordsLayout;
+        this.path = path;
         if (!base) {
             throw bad("base", "must not be empty");
         }
@@ -58,7 +67,11 @@ class ExpiringMap {
         if (shards > 2 ** 32 - 1) {
             throw bad("shard count", "must be at most 4294967295");
         }
-        if (value <= exports.EXPIRY_BYTES) {
+        if (!PATHS.includes(path)) {
+            throw bad("path", "must be portable or native");
+        }
+        this.native = path === "native";
+        if (value <= exports.EXPIRY_BYTES && !this.native) {
             throw bad("limits", `a value limit of ${value} leaves no room for the expiry`);
         }
         this.idle = millis("max_idle", maxIdleMs);
@@ -71,7 +84,7 @@ class ExpiringMap {
             ["scheme", "crc32"],
             ["separator", ":"],
             ["shards", String(this.shards)],
-            ["path", "portable"],
+            ["path", this.path],
         ]);
     }
     async claimLayout(io) {
@@ -87,12 +100,31 @@ class ExpiringMap {
         if (stored === null) {
             throw new errors_1.LayoutMissing(meta);
         }
-        const want = { pattern: "expiring_map", version: "1", scheme: "crc32", separator: ":", path: "portable" };
+        const want = { pattern: "expiring_map", version: "1", scheme: "crc32", separator: ":" };
         const shards = stored.shards ?? "";
-        if (Object.entries(want).some(([k, v]) => stored[k] !== v) || !/^[0-9]+$/.test(shards) || Number(shards) === 0) {
-            throw new errors_1.LayoutMismatch(meta, (0, layout_1.describe)(new Map(Object.entries(stored))), PORTABLE_LAYOUT);
+        const path = stored.path ?? "";
+        if (Object.entries(want).some(([k, v]) => stored[k] !== v) ||
+            !/^[0-9]+$/.test(shards) ||
+            Number(shards) === 0 ||
+            !PATHS.includes(path)) {
+            throw new errors_1.LayoutMismatch(meta, (0, layout_1.describe)(new Map(Object.entries(stored))), READABLE_LAYOUT);
         }
-        return new ExpiringMap(base, Number(shards), 0, null, 512, 64, true);
+        return new ExpiringMap(base, Number(shards), 0, null, 512, 64, true, path);
+    }
+    /**
+     * On the native path, the first call asks whether the server has per-field TTLs (native_probe:
+     * read-only commands, one batch); without them InvalidArgument (path), nothing else sent.
+     */
+    async onPath(io) {
+        if (!this.native || this.probed) {
+            return;
+        }
+        const shard = this.keyOfShard(0);
+        const replies = await io.batch(C.native_probe.map((c) => (0, call_1.cmd)(c, shard, "FIELDS", 1, "probe")));
+        if (replies.some((r) => r instanceof Error && /unknown command/i.test(r.message))) {
+            throw bad("path", C.native_refusal);
+        }
+        this.probed = true;
     }
     keyOfShard(shard) {
         return (0, contract_1.key)("expiring_map", "shard", { base: this.base, shard });
@@ -104,8 +136,9 @@ class ExpiringMap {
         if (field.length > this.value) {
             throw new errors_1.ListpackValueTooLong("field", field.length, this.value);
         }
-        if (value.length + exports.EXPIRY_BYTES > this.value) {
-            throw new errors_1.ListpackValueTooLong("value with its expiry", value.length + exports.EXPIRY_BYTES, this.value);
+        const [extra, what] = this.native ? [0, "value"] : [exports.EXPIRY_BYTES, "value with its expiry"];
+        if (value.length + extra > this.value) {
+            throw new errors_1.ListpackValueTooLong(what, value.length + extra, this.value);
         }
     }
     /** Positions by shard, shards in order. */
@@ -123,12 +156,15 @@ class ExpiringMap {
         if (items.length === 0) {
             throw bad("pairs", "must not be empty");
         }
+        await this.onPath(io);
         if (this.recordsLayout && !this.claimed) {
             await this.claimLayout(io);
         }
         const limit = Math.min(this.entries_, exports.MAX_TTL_MS);
         const cap = Math.min(this.cap, exports.MAX_TTL_MS);
-        const batch = this.byShard(items.map(([f]) => f)).map(([k, idx]) => scripts.ExpiringMap.put(k, onlyAbsent, ttl, limit, cap, idx.flatMap((i) => items[i])));
+        // Both scripts take the same arguments and answer {new, evicted}.
+        const put = this.native ? scripts.ExpiringMap.putNative : scripts.ExpiringMap.put;
+        const batch = this.byShard(items.map(([f]) => f)).map(([k, idx]) => put(k, onlyAbsent, ttl, limit, cap, idx.flatMap((i) => items[i])));
         let added = 0;
         let evicted = 0;
         for (const r of await io.all(batch)) {
@@ -158,27 +194,58 @@ class ExpiringMap {
         if (by.length === 0) {
             return out;
         }
-        const replies = await io.all(by.map(([k, idx]) => scripts.ExpiringMap.get(k, this.idle, idx.map((i) => fields[i]))));
+        await this.onPath(io);
+        const batch = [];
+        for (const [k, idx] of by) {
+            const part = idx.map((i) => fields[i]);
+            if (!this.native) {
+                batch.push(scripts.ExpiringMap.get(k, this.idle, part));
+                continue;
+            }
+            // HMGET never returns an expired field; max-idle: HPEXPIRE ... GT keeps a later expiry or none.
+            batch.push((0, call_1.cmd)("HMGET", k, ...part));
+            if (this.idle > 0) {
+                batch.push((0, call_1.cmd)("HPEXPIRE", k, this.idle, "GT", "FIELDS", part.length, ...part));
+            }
+        }
+        const step = this.native && this.idle > 0 ? 2 : 1;
+        const replies = await io.all(batch);
         by.forEach(([, idx], j) => {
             idx.forEach((i, n) => {
-                out[i] = (0, driver_1.bytes)(replies[j][n]);
+                out[i] = (0, driver_1.bytes)(replies[j * step][n]);
             });
         });
         return out;
     }
     async remove(io, field) {
-        return (0, driver_1.int)(await io.one(scripts.ExpiringMap.remove(this.shardKey(field), [field]))) === 1;
+        await this.onPath(io);
+        const k = this.shardKey(field);
+        return (0, driver_1.int)(await io.one(this.native ? (0, call_1.cmd)("HDEL", k, field) : scripts.ExpiringMap.remove(k, [field]))) === 1;
     }
     async ttlOf(io, field) {
-        return (0, driver_1.int)(await io.one(scripts.ExpiringMap.ttl(this.shardKey(field), field)));
+        await this.onPath(io);
+        const k = this.shardKey(field);
+        if (this.native) {
+            return (0, driver_1.int)((await io.one((0, call_1.cmd)("HPTTL", k, "FIELDS", 1, field)))[0]);
+        }
+        return (0, driver_1.int)(await io.one(scripts.ExpiringMap.ttl(k, field)));
+    }
+    /** expire.lua, or HPEXPIRE / HPERSIST (ttl 0): 1 set, -1 none to remove, -2 no live entry. */
+    async expiryCall(io, field, ttl) {
+        await this.onPath(io);
+        const k = this.shardKey(field);
+        if (!this.native) {
+            return (0, driver_1.int)(await io.one(scripts.ExpiringMap.expire(k, field, ttl)));
+        }
+        const c = ttl > 0 ? (0, call_1.cmd)("HPEXPIRE", k, ttl, "FIELDS", 1, field) : (0, call_1.cmd)("HPERSIST", k, "FIELDS", 1, field);
+        return (0, driver_1.int)((await io.one(c))[0]);
     }
     async persist(io, field) {
-        const got = (0, driver_1.int)(await io.one(scripts.ExpiringMap.expire(this.shardKey(field), field, 0)));
+        const got = await this.expiryCall(io, field, 0);
         return got === 1 ? true : got === -1 ? false : null;
     }
     async expire(io, field, ttlMs) {
-        const ttl = millis("ttl", ttlMs);
-        return (0, driver_1.int)(await io.one(scripts.ExpiringMap.expire(this.shardKey(field), field, ttl))) === 1;
+        return (await this.expiryCall(io, field, millis("ttl", ttlMs))) === 1;
     }
     asHash() {
         return new sharded_hash_1.ShardedHash(this.base, this.shards, 0, 0, ":", false, this.entries_, this.value, false);
@@ -206,8 +273,16 @@ class ExpiringMap {
     }
     async sweep(io, fromShard, count) {
         const [keys, next] = this.range(fromShard, count);
+        await this.onPath(io);
         let removed = 0;
         let live = 0;
+        if (this.native) {
+            // The server removes expired fields itself: count the live ones.
+            for (const r of await io.all(keys.map((k) => (0, call_1.cmd)("HKEYS", k)))) {
+                live += r.length;
+            }
+            return { shards: keys.length, removed, live, next };
+        }
         for (const r of await io.all(keys.map((k) => scripts.ExpiringMap.sweep(k)))) {
             removed += (0, driver_1.int)(r[0]);
             live += (0, driver_1.int)(r[1]);
@@ -216,6 +291,10 @@ class ExpiringMap {
     }
     async entries(io, fromShard, count) {
         const [keys, next] = this.range(fromShard, count);
+        await this.onPath(io);
+        if (this.native) {
+            return this.nativeEntries(io, keys, next);
+        }
         const entries = [];
         for (const r of await io.all(keys.map((k) => scripts.ExpiringMap.entries(k)))) {
             const flat = r;
@@ -226,5 +305,43 @@ class ExpiringMap {
         }
         return { entries, next };
     }
+    /** HGETALL of each shard, then HPEXPIRETIME of the fields read (one gone since, -2, is left out). */
+    async nativeEntries(io, keys, next) {
+        const read = await io.all(keys.map((k) => (0, call_1.cmd)("HGETALL", k)));
+        const asked = [];
+        keys.forEach((k, j) => {
+            const got = bufferPairs(read[j]);
+            if (got.length > 0) {
+                asked.push([k, got]);
+            }
+        });
+        const entries = [];
+        if (asked.length === 0) {
+            return { entries, next };
+        }
+        const ats = await io.all(asked.map(([k, p]) => (0, call_1.cmd)("HPEXPIRETIME", k, "FIELDS", p.length, ...p.map(([f]) => f))));
+        asked.forEach(([, p], j) => {
+            p.forEach(([field, value], n) => {
+                const at = (0, driver_1.int)(ats[j][n]);
+                if (at !== -2) {
+                    entries.push({ field, value, expiresAtMs: at > 0 ? at : null });
+                }
+            });
+        });
+        return { entries, next };
+    }
 }
 exports.ExpiringMap = ExpiringMap;
+/** An HGETALL reply (a flat array, or an object when ioredis made one) as (field, value) pairs in order. */
+function bufferPairs(v) {
+    const flat = Array.isArray(v)
+        ? v
+        : v !== null && typeof v === "object"
+            ? Object.entries(v).flat()
+            : [];
+    const out = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+        out.push([(0, driver_1.bytes)(flat[i]) ?? Buffer.from(String(flat[i])), (0, driver_1.bytes)(flat[i + 1]) ?? Buffer.alloc(0)]);
+    }
+    return out;
+}
