@@ -109,10 +109,10 @@ fn main() {
 /// The bytes per member of each layout against a plain set.
 fn memory(server: &LocalServer, con: &mut redis::Connection, members: usize, day: NaiveDate) {
     // A connection of its own, closed before memory is measured.
-    let max_entries = visits::max_intset_entries()
+    let max_entries = visits::ShardPlan::max_intset_entries()
         .run(&mut Connection::open(server.url()).unwrap())
         .unwrap();
-    let shards = visits::plan_shards(members as u64, max_entries).unwrap();
+    let shards = visits::ShardPlan::plan_shards(members as u64, max_entries).unwrap();
     let mut mem = Table::new(
         &format!(
             "memory for {members} distinct members (used_memory delta; set-max-intset-entries {max_entries})"

@@ -10,12 +10,12 @@
 //! are in the group; hash-tagged keys need their `{` in the pattern
 //! (`~visits:{*`); the request keys of `incr_once` / `add_once` live in the
 //! shard's slot as `{<shard key>}:req:<id>` (`~{users:*`). The guide's
-//! Operations chapter shows [`rules_text`], and `tests/least_privilege.rs`
+//! Operations chapter shows [`AclGroup::rules_text`], and `tests/least_privilege.rs`
 //! runs every operation of each pattern as a user made of exactly these
 //! rules, on one server and on a cluster.
 //!
 //! ```
-//! let lock = redis_patterns::acl::groups().into_iter().find(|g| g.name == "lock").unwrap();
+//! let lock = redis_patterns::acl::AclGroup::all().into_iter().find(|g| g.name == "lock").unwrap();
 //! assert!(lock.rules.contains(&"&redis:lock:{*".to_string()));
 //! assert!(lock.rules.contains(&"+spublish".to_string())); // lock.release's, from its header
 //! ```
@@ -285,48 +285,50 @@ const GRANTS: &[Grant] = &[
     },
 ];
 
-/// Every group, in order: what every connection needs first.
-pub fn groups() -> Vec<AclGroup> {
-    let base: Vec<String> = EVERY.rules.iter().map(|r| r.to_string()).collect();
-    let mut out = vec![AclGroup {
-        name: EVERY.name,
-        about: EVERY.about,
-        rules: base.clone(),
-    }];
-    for g in GRANTS {
-        let mut rules: Vec<String> = Vec::new();
-        let mut add = |rule: String| {
-            if !base.contains(&rule) && !rules.contains(&rule) {
-                rules.push(rule);
+impl AclGroup {
+    /// Every group, in order: what every connection needs first.
+    pub fn all() -> Vec<AclGroup> {
+        let base: Vec<String> = EVERY.rules.iter().map(|r| r.to_string()).collect();
+        let mut out = vec![AclGroup {
+            name: EVERY.name,
+            about: EVERY.about,
+            rules: base.clone(),
+        }];
+        for g in GRANTS {
+            let mut rules: Vec<String> = Vec::new();
+            let mut add = |rule: String| {
+                if !base.contains(&rule) && !rules.contains(&rule) {
+                    rules.push(rule);
+                }
+            };
+            for r in g.rules {
+                add(r.to_string());
             }
-        };
-        for r in g.rules {
-            add(r.to_string());
-        }
-        let native = g.name.ends_with("_native");
-        for s in ALL.iter().filter(|s| {
-            g.scripts_of
-                .contains(&s.name.split('.').next().unwrap_or(""))
-                && s.needs.is_empty() != native
-        }) {
-            for c in s.writes.iter().chain(s.reads) {
-                add(format!("+{}", c.to_lowercase()));
+            let native = g.name.ends_with("_native");
+            for s in ALL.iter().filter(|s| {
+                g.scripts_of
+                    .contains(&s.name.split('.').next().unwrap_or(""))
+                    && s.needs.is_empty() != native
+            }) {
+                for c in s.writes.iter().chain(s.reads) {
+                    add(format!("+{}", c.to_lowercase()));
+                }
             }
+            out.push(AclGroup {
+                name: g.name,
+                about: g.about,
+                rules,
+            });
         }
-        out.push(AclGroup {
-            name: g.name,
-            about: g.about,
-            rules,
-        });
+        out
     }
-    out
-}
 
-/// Every group as a comment line (`# <about>`) and its `ACL SETUSER <user>`
-/// line (the first one with the password `secret`).
-pub fn rules_text(user: &str) -> String {
-    groups()
-        .iter()
-        .map(|g| format!("# {}\n{}\n", g.about, g.setuser(user)))
-        .collect()
+    /// Every group as a comment line (`# <about>`) and its `ACL SETUSER <user>`
+    /// line (the first one with the password `secret`).
+    pub fn rules_text(user: &str) -> String {
+        Self::all()
+            .iter()
+            .map(|g| format!("# {}\n{}\n", g.about, g.setuser(user)))
+            .collect()
+    }
 }

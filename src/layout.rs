@@ -6,11 +6,11 @@
 //! A pattern whose keys share a slot with their meta key writes it in the
 //! same script as its first data (a visit counter's day). A pattern whose
 //! keys spread over slots (a sharded hash's shards, a packed store's shards)
-//! **claims** its layout once before its first write: [`claim`] runs
+//! **claims** its layout once before its first write: [`Layout::claim`] runs
 //! `layout.claim`, which stores the layout when the meta key is absent and
 //! answers the stored one either way; a different stored layout is
 //! [`ErrorKind::LayoutMismatch`], before
-//! anything else is written. [`read`] reads it back (`open` of each pattern).
+//! anything else is written. [`Layout::read`] reads it back (`open` of each pattern).
 //! Data written without a meta key (by other code, such as the PHP
 //! recipes) has none: name its layout explicitly. A rolling store needs no
 //! meta key: its index already holds its ring
@@ -21,19 +21,19 @@
 //! [`AsyncConnection`](crate::AsyncConnection).
 //!
 //! ```no_run
-//! use redis_patterns::layout::{self, Layout};
+//! use redis_patterns::layout::Layout;
 //! use redis_patterns::prelude::*;
 //!
 //! # fn main() -> redis_patterns::Result<()> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
 //! let mine = Layout::new("sharded_hash", 1).with("scheme", "crc32").with("shards", 64);
-//! layout::claim("users:meta", &mine).run(&mut con)?; // refused if another layout is stored
-//! assert_eq!(layout::read("users:meta").run(&mut con)?, Some(mine));
+//! Layout::claim("users:meta", &mine).run(&mut con)?; // refused if another layout is stored
+//! assert_eq!(Layout::read("users:meta").run(&mut con)?, Some(mine));
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let stored = layout::read("users:meta").run_async(&con).await?;
+//! let stored = Layout::read("users:meta").run_async(&con).await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -152,31 +152,6 @@ impl fmt::Display for Layout {
     }
 }
 
-/// Stores `layout` at `meta_key` unless a layout is stored there
-/// (`layout.claim`, one script call), and refuses with
-/// [`ErrorKind::LayoutMismatch`] when the stored one differs.
-pub fn claim(meta_key: &str, layout: &Layout) -> Op<()> {
-    let key = meta_key.to_string();
-    let wanted = layout.clone();
-    Op::script(scripts::layout::claim(meta_key, &layout.pairs())).try_map(
-        move |stored: Vec<Option<Vec<u8>>>| {
-            let text = stored
-                .into_iter()
-                .map(|b| String::from_utf8_lossy(&b.unwrap_or_default()).into_owned())
-                .collect();
-            Layout::from_pairs(text).check(&key, &wanted)
-        },
-    )
-}
-
-/// The layout stored at `meta_key` (`HGETALL`), `None` when there is none.
-pub fn read(meta_key: &str) -> Op<Option<Layout>> {
-    let mut cmd = redis::cmd("HGETALL");
-    cmd.arg(meta_key);
-    Op::<Vec<String>>::cmd(meta_key, cmd)
-        .map(|pairs| (!pairs.is_empty()).then(|| Layout::from_pairs(pairs)))
-}
-
 /// The meta key of the pattern data under `base`: `<base>:meta`.
 pub(crate) fn meta_key(base: &str) -> String {
     format!("{base}:meta")
@@ -193,7 +168,7 @@ pub(crate) fn read_as<T: Send + 'static>(
     from: fn(&Layout) -> Option<T>,
 ) -> Op<Option<T>> {
     let key = meta_key.to_string();
-    read(meta_key).try_map(move |stored| {
+    Layout::read(meta_key).try_map(move |stored| {
         let Some(l) = stored else { return Ok(None) };
         let ours = l.pattern() == Some(pattern) && l.get_u64("version") == Some(u64::from(version));
         match ours.then(|| from(&l)).flatten() {
@@ -234,11 +209,11 @@ impl Claim {
         self.0.is_some()
     }
 
-    /// [`claim`] of `layout` at `meta_key`, remembered as made once it
+    /// [`Layout::claim`] of `layout` at `meta_key`, remembered as made once it
     /// succeeded.
     pub(crate) fn claim(&self, meta_key: &str, layout: &Layout) -> Op<()> {
         let flag = self.0.clone();
-        claim(meta_key, layout).map(move |()| {
+        Layout::claim(meta_key, layout).map(move |()| {
             if let Some(flag) = flag {
                 flag.store(true, Ordering::Relaxed);
             }
@@ -256,6 +231,33 @@ impl Claim {
             Some(flag) if !flag.load(Ordering::Relaxed) => claim().and_then(move |()| op),
             _ => op,
         }
+    }
+}
+
+impl Layout {
+    /// Stores `layout` at `meta_key` unless a layout is stored there
+    /// (`layout.claim`, one script call), and refuses with
+    /// [`ErrorKind::LayoutMismatch`] when the stored one differs.
+    pub fn claim(meta_key: &str, layout: &Layout) -> Op<()> {
+        let key = meta_key.to_string();
+        let wanted = layout.clone();
+        Op::script(scripts::layout::claim(meta_key, &layout.pairs())).try_map(
+            move |stored: Vec<Option<Vec<u8>>>| {
+                let text = stored
+                    .into_iter()
+                    .map(|b| String::from_utf8_lossy(&b.unwrap_or_default()).into_owned())
+                    .collect();
+                Layout::from_pairs(text).check(&key, &wanted)
+            },
+        )
+    }
+
+    /// The layout stored at `meta_key` (`HGETALL`), `None` when there is none.
+    pub fn read(meta_key: &str) -> Op<Option<Layout>> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(meta_key);
+        Op::<Vec<String>>::cmd(meta_key, cmd)
+            .map(|pairs| (!pairs.is_empty()).then(|| Layout::from_pairs(pairs)))
     }
 }
 

@@ -33,7 +33,7 @@ pub struct Manifest {
     /// Every domain error code of the scripts.
     pub(crate) errors: Vec<ErrorEntry>,
     /// Every error kind a client raises, with its data
-    /// ([`crate::contract::api::errors`]).
+    /// ([`crate::contract::api::Api::errors`]).
     pub(crate) error_kinds: Vec<crate::contract::api::ErrorDecl>,
     /// What a client detects of the server once per connection
     /// ([`crate::core::caps`]), by the names `redis-patterns info --json`
@@ -264,7 +264,7 @@ pub fn manifest() -> Manifest {
     Manifest {
         manifest_version: Manifest::VERSION,
         version: env!("CARGO_PKG_VERSION").to_string(),
-        patterns: crate::contract::all(),
+        patterns: crate::contract::PatternContract::all(),
         errors: crate::contract::ERROR_CODES
             .iter()
             .map(|e| ErrorEntry {
@@ -274,7 +274,7 @@ pub fn manifest() -> Manifest {
                 meaning: e.meaning.into(),
             })
             .collect(),
-        error_kinds: crate::contract::api::errors().errors,
+        error_kinds: crate::contract::api::Api::errors().errors,
         capabilities: capabilities(),
         scripts: crate::scripts::ALL
             .iter()

@@ -15,7 +15,7 @@ mod engine;
 
 use std::collections::BTreeSet;
 
-use redis_patterns::contract::{all, api};
+use redis_patterns::contract::{PatternContract, api};
 
 use engine::{Cases, Part, Target};
 
@@ -27,7 +27,7 @@ fn cases() -> Cases {
 /// `Class.new`).
 fn described() -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for c in all() {
+    for c in PatternContract::all() {
         for class in &c.api.classes {
             if class.new.is_some() {
                 out.insert(format!("{}.new", class.name));
@@ -60,7 +60,11 @@ fn every_described_operation_is_dispatched_and_covered() {
         "cases name operations the description lacks: {unknown:?}"
     );
     // The error kinds the cases expect are declared.
-    let kinds: BTreeSet<String> = api::errors().errors.into_iter().map(|e| e.name).collect();
+    let kinds: BTreeSet<String> = api::Api::errors()
+        .errors
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
     for k in cases().error_kinds() {
         assert!(
             kinds.contains(&k),

@@ -33,7 +33,7 @@ macro_rules! examples {
             let mut listed: Vec<String> = ran.iter().map(|s| s.to_string()).collect();
             listed.sort();
             assert_eq!(files, listed, "tests/examples.rs runs exactly the files of examples/");
-            for c in redis_patterns::contract::all() {
+            for c in redis_patterns::contract::PatternContract::all() {
                 assert!(ran.contains(&c.name.as_str()), "the pattern {} has no example", c.name);
             }
         }

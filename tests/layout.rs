@@ -27,17 +27,22 @@ fn mismatch<T: std::fmt::Debug>(r: redis_patterns::Result<T>) -> (String, String
 
 fn claim_and_read(d: &mut Driver) {
     let a = Layout::new("demo", 1).with("shards", 4);
-    assert_eq!(d.run(layout::read("l:meta")).unwrap(), None);
-    d.run(layout::claim("l:meta", &a)).unwrap();
-    d.run(layout::claim("l:meta", &a)).unwrap();
-    assert_eq!(d.run(layout::read("l:meta")).unwrap(), Some(a.clone()));
-    let (stored, requested) =
-        mismatch(d.run(layout::claim("l:meta", &a.clone().with("shards", 5))));
+    assert_eq!(d.run(layout::Layout::read("l:meta")).unwrap(), None);
+    d.run(layout::Layout::claim("l:meta", &a)).unwrap();
+    d.run(layout::Layout::claim("l:meta", &a)).unwrap();
+    assert_eq!(
+        d.run(layout::Layout::read("l:meta")).unwrap(),
+        Some(a.clone())
+    );
+    let (stored, requested) = mismatch(d.run(layout::Layout::claim(
+        "l:meta",
+        &a.clone().with("shards", 5),
+    )));
     assert_eq!(
         (stored.as_str(), requested.as_str()),
         ("shards=4, version=1", "shards=5, version=1")
     );
-    assert_eq!(d.run(layout::read("l:meta")).unwrap(), Some(a));
+    assert_eq!(d.run(layout::Layout::read("l:meta")).unwrap(), Some(a));
 }
 
 #[test]

@@ -146,11 +146,11 @@ const PATTERNS: [&str; 13] = [
 
 #[test]
 fn every_pattern_has_a_group_and_a_tour() {
-    let groups: Vec<&str> = redis_patterns::acl::groups()
+    let groups: Vec<&str> = redis_patterns::acl::AclGroup::all()
         .iter()
         .map(|g| g.name)
         .collect();
-    for c in redis_patterns::contract::all() {
+    for c in redis_patterns::contract::PatternContract::all() {
         if c.name == "layout" {
             continue;
         }

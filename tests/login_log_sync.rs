@@ -6,7 +6,7 @@
 mod support;
 
 use chrono::NaiveDate;
-use redis_patterns::login_log::{ActiveUser, Expiry, LoginLog, MonthLogins, sync_months};
+use redis_patterns::login_log::{ActiveUser, Expiry, LoginLog, MonthLogins};
 use support::Driver;
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
@@ -24,7 +24,7 @@ fn sync(d: &mut Driver) {
         d.run(log.record(t, uid, on)).unwrap();
     }
     assert_eq!(
-        sync_months(day(2023, 2, 3)),
+        LoginLog::sync_months(day(2023, 2, 3)),
         [day(2023, 1, 1), day(2023, 2, 1)]
     );
     let users = d.run(log.month_users(day(2023, 2, 1))).unwrap();
@@ -55,7 +55,7 @@ fn sync(d: &mut Driver) {
         }]
     );
     // A sync on 2023-02-03 exports January whole and February in part.
-    for m in sync_months(day(2023, 2, 3)) {
+    for m in LoginLog::sync_months(day(2023, 2, 3)) {
         d.run(log.mark_exported(m, day(2023, 2, 3))).unwrap();
     }
     // Too short a retention is refused; a month not past it is kept.

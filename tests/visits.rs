@@ -439,13 +439,14 @@ fn max_intset_entries_falls_back_only_when_config_is_refused() {
     let server = support::server_with(&["--rename-command", "CONFIG", ""]);
     support::each_driver(&server, |d| {
         assert_eq!(
-            d.run(visits::max_intset_entries()).unwrap(),
+            d.run(visits::ShardPlan::max_intset_entries()).unwrap(),
             visits::ShardPlan::DEFAULT_MAX_INTSET_ENTRIES
         );
         let (c, plan) = d.run(VisitCounter::planned("p", Utc, 20_000)).unwrap();
         assert_eq!(
             c.shards(),
-            visits::plan_shards(20_000, visits::ShardPlan::DEFAULT_MAX_INTSET_ENTRIES).unwrap()
+            visits::ShardPlan::plan_shards(20_000, visits::ShardPlan::DEFAULT_MAX_INTSET_ENTRIES)
+                .unwrap()
         );
         // The plan says that it assumed the default, and why.
         assert_eq!(plan.shards, c.shards());
@@ -465,7 +466,7 @@ fn max_intset_entries_falls_back_only_when_config_is_refused() {
     support::each_driver(&server, |d| {
         kill_connection(d, &server);
         assert_eq!(
-            d.run(visits::max_intset_entries()).unwrap(),
+            d.run(visits::ShardPlan::max_intset_entries()).unwrap(),
             128,
             "{}",
             d.name()
@@ -483,12 +484,19 @@ fn max_intset_entries_falls_back_only_when_config_is_refused() {
 fn planner_keeps_every_shard_an_intset() {
     let server = support::server_with(&["--set-max-intset-entries", "128"]);
     support::each_driver(&server, |con| {
-        assert_eq!(con.run(visits::max_intset_entries()).unwrap(), 128);
+        assert_eq!(
+            con.run(visits::ShardPlan::max_intset_entries()).unwrap(),
+            128
+        );
         let expected = 20_000u64;
         let (c, plan) = con
             .run(VisitCounter::planned("plan", Utc, expected))
             .unwrap();
-        assert_eq!(con.run(visits::planned_shards(expected)).unwrap(), plan);
+        assert_eq!(
+            con.run(visits::ShardPlan::planned_shards(expected))
+                .unwrap(),
+            plan
+        );
         assert_eq!(
             (plan.shards, plan.max_intset_entries, plan.limits_source),
             (c.shards(), 128, redis_patterns::core::LimitsSource::Server)
@@ -509,7 +517,7 @@ fn planner_keeps_every_shard_an_intset() {
         }
     });
     // The plan for a million at the default limit keeps the same margin.
-    let shards = visits::plan_shards(1_000_000, 512).unwrap();
+    let shards = visits::ShardPlan::plan_shards(1_000_000, 512).unwrap();
     let mean = 1e6 / shards as f64;
     assert!(mean + 4.0 * mean.sqrt() <= 512.0);
     assert!(mean > 400.0, "not needlessly many shards: {shards}");
@@ -569,7 +577,7 @@ fn bad_input_writes_nothing() {
     assert!(VisitCounter::new("", Utc, 4).is_err());
     assert!(VisitCounter::new("a{b", Utc, 4).is_err());
     assert!(VisitCounter::new("x", Utc, 0).is_err());
-    assert!(visits::plan_shards(0, 512).is_err());
+    assert!(visits::ShardPlan::plan_shards(0, 512).is_err());
     let grace = |d: Duration| {
         VisitCounter::builder("bad", Utc, 4)
             .retention(Retention::After(d))
@@ -584,7 +592,7 @@ fn bad_input_writes_nothing() {
         let mut con = server.connection();
         let c = VisitCounter::new("bad", Utc, 4).unwrap();
         // Refused before anything is sent.
-        is_kind(d.run(visits::planned_shards(0)), invalid);
+        is_kind(d.run(visits::ShardPlan::planned_shards(0)), invalid);
         is_kind(d.run(c.distinct_over(&[])), invalid);
 
         // A non-integer member sent straight to the script (as another
@@ -766,7 +774,10 @@ fn exercise(con: &mut Driver, c: &VisitCounter<Utc>) -> Vec<String> {
     }
     // planned reads set-max-intset-entries from a node.
     let (planned, _) = con.run(VisitCounter::planned("plan", Utc, 10_000)).unwrap();
-    assert_eq!(planned.shards(), visits::plan_shards(10_000, 512).unwrap());
+    assert_eq!(
+        planned.shards(),
+        visits::ShardPlan::plan_shards(10_000, 512).unwrap()
+    );
     out
 }
 

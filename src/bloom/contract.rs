@@ -432,7 +432,7 @@ fn protocols() -> Vec<Protocol> {
 mod tests {
     use super::*;
     use crate::bloom::{Bloom, BloomParams, JsHashBloom};
-    use crate::contract::parts::render;
+    use crate::contract::KeyTemplate;
 
     #[test]
     fn templates_render_the_keys_the_filters_use() {
@@ -446,7 +446,7 @@ mod tests {
                 spread,
             );
             assert_eq!(
-                render(
+                KeyTemplate::render(
                     &c.keys[0].template,
                     &[("prefix", DEFAULT_PREFIX), ("name", "emails")]
                 ),
@@ -455,7 +455,7 @@ mod tests {
             let t = if spread { &c.keys[2] } else { &c.keys[1] };
             for (j, k) in b.block_keys().iter().enumerate() {
                 assert_eq!(
-                    &render(
+                    &KeyTemplate::render(
                         &t.template,
                         &[
                             ("prefix", DEFAULT_PREFIX),
@@ -469,7 +469,7 @@ mod tests {
         }
         let js = JsHashBloom::new("bloom_user_email").unwrap();
         assert_eq!(
-            render(&c.keys[3].template, &[("key", "bloom_user_email")]),
+            KeyTemplate::render(&c.keys[3].template, &[("key", "bloom_user_email")]),
             js.key()
         );
         assert_eq!(BloomHash::js_hash(b"", false) as i64, JS_HASH_INIT);

@@ -12,7 +12,7 @@ use super::load::{Filter, Load, LoadItem};
 use super::params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
 };
-use crate::contract::parts::render;
+use crate::contract::KeyTemplate;
 use crate::core::alloc::{reserved, string_request};
 use crate::core::memory::{self, ServerMemory};
 use crate::core::resend::changed;
@@ -393,7 +393,7 @@ fn config_taken(name: &str, key: &str, e: Error) -> Error {
     match spread_owner {
         Some((base, j)) if e.server_kind() == Some(ServerErrorKind::WrongType) => {
             ErrorKind::BloomConfigMismatch {
-                detail: render(
+                detail: KeyTemplate::render(
                     CONFIG_HOLDS_BLOCK,
                     &[("key", key), ("name", name), ("j", j), ("base", base)],
                 ),
@@ -412,7 +412,7 @@ fn block_taken(l: &Layout, j: usize, e: Error) -> Error {
         return e;
     }
     ErrorKind::BloomConfigMismatch {
-        detail: render(
+        detail: KeyTemplate::render(
             BLOCK_IS_CONFIG,
             &[
                 ("key", &l.block_keys[j]),

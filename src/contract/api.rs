@@ -61,6 +61,25 @@ pub struct Api {
     pub classes: Vec<Class>,
 }
 
+impl Api {
+    /// Parses one description; `what` names it in errors (`lock`).
+    ///
+    /// # Panics
+    ///
+    /// On a malformed description, naming the line (a bug the tests catch).
+    pub fn parse(what: &str, text: &str) -> Api {
+        match try_parse(text) {
+            Ok(api) => api,
+            Err((line, e)) => panic!("{what}: client.api line {line}: {e}"),
+        }
+    }
+
+    /// The errors every pattern shares (`src/contract/errors.api`).
+    pub fn errors() -> Api {
+        Self::parse("errors", include_str!("errors.api"))
+    }
+}
+
 /// An error kind and the data it carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorDecl {
@@ -258,18 +277,6 @@ impl TryFrom<String> for Type {
         let t = p.ty()?;
         p.end()?;
         Ok(t)
-    }
-}
-
-/// Parses one description; `what` names it in errors (`lock`).
-///
-/// # Panics
-///
-/// On a malformed description, naming the line (a bug the tests catch).
-pub fn parse(what: &str, text: &str) -> Api {
-    match try_parse(text) {
-        Ok(api) => api,
-        Err((line, e)) => panic!("{what}: client.api line {line}: {e}"),
     }
 }
 
@@ -592,18 +599,13 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The errors every pattern shares (`src/contract/errors.api`).
-pub fn errors() -> Api {
-    parse("errors", include_str!("errors.api"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn parses_every_construct() {
-        let api = parse(
+        let api = Api::parse(
             "test",
             r#"
 # comment
@@ -635,7 +637,7 @@ class Lock "a lock"
         let json = serde_json::to_value(&api).unwrap();
         let back: Api = serde_json::from_value(json).unwrap();
         assert_eq!(back, api);
-        let with_null = parse("test", "class X\n  new(a: opt[int] = null)");
+        let with_null = Api::parse("test", "class X\n  new(a: opt[int] = null)");
         let json = serde_json::to_string(&with_null).unwrap();
         assert_eq!(
             serde_json::from_str::<Api>(&json).unwrap(),
@@ -648,8 +650,8 @@ class Lock "a lock"
     /// description resolves, and names are unique.
     #[test]
     fn every_description_resolves() {
-        let errors = errors();
-        let all = crate::contract::all();
+        let errors = Api::errors();
+        let all = crate::contract::PatternContract::all();
         let mut named: Vec<&str> = Vec::new();
         for c in &all {
             named.extend(c.api.records.iter().map(|r| r.name.as_str()));

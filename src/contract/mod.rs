@@ -15,12 +15,12 @@
 //!
 //! A template is the key's text with `<var>` placeholders: `<var>` is
 //! replaced by the variable's text, everything else is literal (braces are
-//! the Redis Cluster hash tag). [`render`] does it:
+//! the Redis Cluster hash tag). [`KeyTemplate::render`] does it:
 //!
 //! ```
-//! use redis_patterns::contract::render;
+//! use redis_patterns::contract::KeyTemplate;
 //!
-//! let key = render("<prefix>{<name>}:fence", &[("prefix", "redis:lock:"), ("name", "job")]);
+//! let key = KeyTemplate::render("<prefix>{<name>}:fence", &[("prefix", "redis:lock:"), ("name", "job")]);
 //! assert_eq!(key, "redis:lock:{job}:fence");
 //! ```
 
@@ -29,32 +29,34 @@ mod errors;
 pub(crate) mod parts;
 
 pub use errors::{ERROR_CODES, ErrorCode};
-pub use parts::{Constant, Function, KeyTemplate, Param, PatternContract, Protocol, render};
+pub use parts::{Constant, Function, KeyTemplate, Param, PatternContract, Protocol};
 #[allow(unused_imports)] // for contracts written against these paths
 pub(crate) use parts::{
     constant, function, key, lines, name_param, param, prefix_param, protocol, scripts_of, shared,
 };
 
-/// The contract of every pattern, sorted by name.
-pub fn all() -> Vec<PatternContract> {
-    let mut out = vec![
-        crate::analytics::contract(),
-        crate::bloom::contract(),
-        crate::expiring_map::contract(),
-        crate::layout::contract(),
-        crate::lock::contract(),
-        crate::login_log::contract(),
-        crate::packed::contract(),
-        crate::rate_limit::contract(),
-        crate::rolling::contract(),
-        crate::rwlock::contract(),
-        crate::semaphore::contract(),
-        crate::sharded_hash::contract(),
-        crate::signin::contract(),
-        crate::visits::contract(),
-    ];
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
+impl PatternContract {
+    /// The contract of every pattern, sorted by name.
+    pub fn all() -> Vec<PatternContract> {
+        let mut out = vec![
+            crate::analytics::contract(),
+            crate::bloom::contract(),
+            crate::expiring_map::contract(),
+            crate::layout::contract(),
+            crate::lock::contract(),
+            crate::login_log::contract(),
+            crate::packed::contract(),
+            crate::rate_limit::contract(),
+            crate::rolling::contract(),
+            crate::rwlock::contract(),
+            crate::semaphore::contract(),
+            crate::sharded_hash::contract(),
+            crate::signin::contract(),
+            crate::visits::contract(),
+        ];
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
 }
 
 #[cfg(test)]
@@ -67,7 +69,7 @@ mod tests {
         let t = "<prefix>{<name>:<YYYY-MM-DD>}:<shard>";
         assert_eq!(template_vars(t), ["prefix", "name", "YYYY-MM-DD", "shard"]);
         assert_eq!(
-            render(
+            KeyTemplate::render(
                 t,
                 &[
                     ("prefix", "visits:"),
@@ -82,7 +84,7 @@ mod tests {
 
     #[test]
     fn every_contract_is_complete() {
-        let all = all();
+        let all = PatternContract::all();
         let mut patterns: Vec<&str> = crate::scripts::ALL
             .iter()
             .filter_map(|s| s.name.split('.').next())

@@ -49,7 +49,7 @@ impl PatternContract {
             constants: vec![],
             functions: vec![],
             protocols: vec![],
-            api: api::parse(name, api),
+            api: api::Api::parse(name, api),
         }
     }
 }
@@ -81,6 +81,36 @@ pub struct KeyTemplate {
     pub ty: String,
     /// What the key holds.
     pub meaning: String,
+}
+
+impl KeyTemplate {
+    /// `template` with every `<var>` replaced by its value in `vars`.
+    ///
+    /// # Panics
+    ///
+    /// When the template names a variable `vars` does not have, or has an
+    /// unclosed `<` (a contract bug, caught by the tests).
+    pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
+        let mut out = String::with_capacity(template.len() + 32);
+        let mut rest = template;
+        while let Some(open) = rest.find('<') {
+            out.push_str(&rest[..open]);
+            let close = rest[open..]
+                .find('>')
+                .unwrap_or_else(|| panic!("unclosed `<` in template {template}"))
+                + open;
+            let var = &rest[open + 1..close];
+            let value = vars
+                .iter()
+                .find(|(name, _)| *name == var)
+                .unwrap_or_else(|| panic!("template {template} needs <{var}>"))
+                .1;
+            out.push_str(value);
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
 }
 
 /// A value a client uses.
@@ -119,41 +149,13 @@ pub struct Protocol {
     pub steps: Vec<String>,
 }
 
-/// `template` with every `<var>` replaced by its value in `vars`.
-///
-/// # Panics
-///
-/// When the template names a variable `vars` does not have, or has an
-/// unclosed `<` (a contract bug, caught by the tests).
-pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len() + 32);
-    let mut rest = template;
-    while let Some(open) = rest.find('<') {
-        out.push_str(&rest[..open]);
-        let close = rest[open..]
-            .find('>')
-            .unwrap_or_else(|| panic!("unclosed `<` in template {template}"))
-            + open;
-        let var = &rest[open + 1..close];
-        let value = vars
-            .iter()
-            .find(|(name, _)| *name == var)
-            .unwrap_or_else(|| panic!("template {template} needs <{var}>"))
-            .1;
-        out.push_str(value);
-        rest = &rest[close + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Every key template of `contract` rendered with `vars`, in order.
 #[cfg(test)]
 pub(crate) fn render_keys(contract: &PatternContract, vars: &[(&str, &str)]) -> Vec<String> {
     contract
         .keys
         .iter()
-        .map(|k| render(&k.template, vars))
+        .map(|k| KeyTemplate::render(&k.template, vars))
         .collect()
 }
 

@@ -134,7 +134,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::parts::{render, render_keys};
+    use crate::contract::parts::{KeyTemplate, render_keys};
     use crate::keys::Prefix;
     use crate::lock::{Lock, new_token};
 
@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(c.params[0].default, json!(DEFAULT_PREFIX));
         let default = Lock::new("x", Duration::from_secs(1)).unwrap();
         assert_eq!(
-            render(
+            KeyTemplate::render(
                 &c.keys[0].template,
                 &[("prefix", DEFAULT_PREFIX), ("name", "x")]
             ),

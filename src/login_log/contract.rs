@@ -138,7 +138,7 @@ mod tests {
     use chrono::NaiveDate;
 
     use super::*;
-    use crate::contract::parts::render;
+    use crate::contract::KeyTemplate;
     use crate::login_log::LoginLog;
 
     #[test]
@@ -154,20 +154,23 @@ mod tests {
             ("uid", "1001"),
         ];
         assert_eq!(
-            render(&c.keys[0].template, &vars),
+            KeyTemplate::render(&c.keys[0].template, &vars),
             log.log_key("client", 1001, day)
         );
         assert_eq!(
-            render(&c.keys[0].template, &vars),
+            KeyTemplate::render(&c.keys[0].template, &vars),
             "loginLog_2017-10_client_1001"
         );
         assert_eq!(
-            render(&c.keys[1].template, &vars),
+            KeyTemplate::render(&c.keys[1].template, &vars),
             log.index_key("client", day)
         );
-        assert_eq!(render(&c.keys[2].template, &vars), log.types_key(day));
+        assert_eq!(
+            KeyTemplate::render(&c.keys[2].template, &vars),
+            log.types_key(day)
+        );
         let tmp = crate::keys::tmp_key(&log.month_tag(day));
-        let want = render(
+        let want = KeyTemplate::render(
             &c.keys[3].template,
             &[
                 ("prefix", DEFAULT_PREFIX),

@@ -108,7 +108,7 @@
 //! # The sync rule
 //!
 //! The PHP login-log recipe decides expiry at sync time, not with a TTL:
-//! [`sync_months`] (this month, and last month before the 8th),
+//! [`LoginLog::sync_months`] (this month, and last month before the 8th),
 //! [`LoginLog::month_users`] / [`LoginLog::month_logins`] (each user's days
 //! of a month), [`LoginLog::mark_exported`] and [`LoginLog::expire_month`]
 //! (deletes a month past retention only when its last export ran after it
@@ -121,7 +121,7 @@ mod reindex;
 mod sync;
 mod user;
 
-pub use sync::{Expiry, MonthLogins, month_of, sync_months};
+pub use sync::{Expiry, MonthLogins};
 
 use chrono::NaiveDate;
 use serde::Serialize;

@@ -27,25 +27,6 @@ impl crate::login_log::LoginLog {
     pub const MIN_RETENTION_DAYS: u32 = MIN_RETENTION_DAYS;
 }
 
-/// The first day of `day`'s month.
-pub fn month_of(day: NaiveDate) -> NaiveDate {
-    day.with_day(1).expect("every month has a first day")
-}
-
-/// The months (as their first days) a sync on `today` covers: this month,
-/// and before the 8th also the previous one, oldest first.
-pub fn sync_months(today: NaiveDate) -> Vec<NaiveDate> {
-    let this = month_of(today);
-    let mut out = Vec::new();
-    if today.day() < LAST_MONTH_UNTIL_DAY
-        && let Some(prev) = this.pred_opt()
-    {
-        out.push(month_of(prev));
-    }
-    out.push(this);
-    out
-}
-
 /// One user's login days in one month, as an export writes them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MonthLogins {
@@ -106,7 +87,7 @@ impl LoginLog {
     /// Each of `users`' login days in `month`: one `GET` of each user's
     /// log, in one batch.
     pub fn month_logins(&self, month: NaiveDate, users: &[ActiveUser]) -> Op<Vec<MonthLogins>> {
-        let first = month_of(month);
+        let first = LoginLog::month_of(month);
         let label = first.format("%Y-%m").to_string();
         let mut batch = Batch::with_capacity(users.len());
         for u in users {
@@ -140,7 +121,7 @@ impl LoginLog {
         let key = self.exports_key();
         let mut cmd = redis::cmd("HSET");
         cmd.arg(&key)
-            .arg(month_of(month).format("%Y-%m").to_string())
+            .arg(LoginLog::month_of(month).format("%Y-%m").to_string())
             .arg(on.format("%Y-%m-%d").to_string());
         Op::<i64>::cmd(key, cmd).map(drop)
     }
@@ -177,7 +158,7 @@ impl LoginLog {
                     format!("must be at least {MIN_RETENTION_DAYS} days after a month ends"),
                 ));
             }
-            let first = month_of(month);
+            let first = LoginLog::month_of(month);
             let end = end_of_month(first)?;
             let label = first.format("%Y-%m").to_string();
             if end + chrono::Days::new(u64::from(keep_days)) > today {
@@ -245,12 +226,33 @@ impl LoginLog {
 
 /// The first and last day of `month`'s month.
 fn month_bounds(month: NaiveDate) -> Result<(NaiveDate, NaiveDate)> {
-    let first = month_of(month);
+    let first = LoginLog::month_of(month);
     let last = end_of_month(first)?
         .pred_opt()
         .ok_or_else(|| Error::invalid("month", "has no last day"))?;
     DayRange::new(first, last)?;
     Ok((first, last))
+}
+
+impl LoginLog {
+    /// The first day of `day`'s month.
+    pub fn month_of(day: NaiveDate) -> NaiveDate {
+        day.with_day(1).expect("every month has a first day")
+    }
+
+    /// The months (as their first days) a sync on `today` covers: this month,
+    /// and before the 8th also the previous one, oldest first.
+    pub fn sync_months(today: NaiveDate) -> Vec<NaiveDate> {
+        let this = Self::month_of(today);
+        let mut out = Vec::new();
+        if today.day() < LAST_MONTH_UNTIL_DAY
+            && let Some(prev) = this.pred_opt()
+        {
+            out.push(Self::month_of(prev));
+        }
+        out.push(this);
+        out
+    }
 }
 
 #[cfg(test)]
@@ -261,12 +263,12 @@ mod tests {
     #[test]
     fn the_window_covers_last_month_before_the_8th() {
         assert_eq!(
-            sync_months(day(2024, 3, 7)),
+            LoginLog::sync_months(day(2024, 3, 7)),
             [day(2024, 2, 1), day(2024, 3, 1)]
         );
-        assert_eq!(sync_months(day(2024, 3, 8)), [day(2024, 3, 1)]);
+        assert_eq!(LoginLog::sync_months(day(2024, 3, 8)), [day(2024, 3, 1)]);
         assert_eq!(
-            sync_months(day(2024, 1, 2)),
+            LoginLog::sync_months(day(2024, 1, 2)),
             [day(2023, 12, 1), day(2024, 1, 1)]
         );
     }

@@ -144,7 +144,7 @@ fn protocols() -> Vec<Protocol> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::parts::render;
+    use crate::contract::KeyTemplate;
     use crate::packed::{Le, PackedRecords};
 
     #[test]
@@ -155,7 +155,7 @@ mod tests {
         let (key, off) = p.locate(123_456).unwrap();
         let shard = (123_456 / p.ids_per_shard()).to_string();
         assert_eq!(
-            render(
+            KeyTemplate::render(
                 &c.keys[0].template,
                 &[("base", "logins"), ("shard", &shard)]
             ),

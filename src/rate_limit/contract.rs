@@ -167,7 +167,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::parts::render;
+    use crate::contract::KeyTemplate;
     use crate::keys::Prefix;
     use crate::rate_limit::{Limit, RateLimiter};
 
@@ -185,12 +185,15 @@ mod tests {
                 .prefix(Prefix::new("app:rl:").unwrap())
                 .build()
                 .unwrap();
-            assert_eq!(render(template, &vars), limiter.key("42:withdraw").unwrap());
+            assert_eq!(
+                KeyTemplate::render(template, &vars),
+                limiter.key("42:withdraw").unwrap()
+            );
         }
         assert_eq!(c.params[0].default, json!(DEFAULT_PREFIX));
         let default = RateLimiter::new(Limit::once_per(sec)).unwrap();
         assert_eq!(
-            render(
+            KeyTemplate::render(
                 &c.keys[0].template,
                 &[("prefix", DEFAULT_PREFIX), ("subject", "x")]
             ),

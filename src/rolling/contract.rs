@@ -140,7 +140,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::parts::render;
+    use crate::contract::KeyTemplate;
     use crate::rolling::RollingStore;
 
     #[test]
@@ -159,7 +159,7 @@ mod tests {
         let r = |t: &str, slot: &str| {
             let v = vars(slot);
             let v: Vec<(&str, &str)> = v.iter().map(|(a, b)| (*a, b.as_str())).collect();
-            render(t, &v)
+            KeyTemplate::render(t, &v)
         };
         assert_eq!(
             r(&c.keys[0].template, "0"),

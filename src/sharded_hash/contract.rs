@@ -174,7 +174,7 @@ fn protocols() -> Vec<Protocol> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::parts::render;
+    use crate::contract::KeyTemplate;
     use crate::sharded_hash::ShardedHash;
 
     #[test]
@@ -184,12 +184,12 @@ mod tests {
         let shard = (crc32fast::hash(b"alice") % 64).to_string();
         let vars = |base, sep, shard| [("base", base), ("separator", sep), ("shard", shard)];
         assert_eq!(
-            render(&c.keys[0].template, &vars("users", ":", &shard)),
+            KeyTemplate::render(&c.keys[0].template, &vars("users", ":", &shard)),
             h.shard_key(b"alice").unwrap()
         );
         let ids = ShardedHash::by_id("ids", 100, 10_000).unwrap();
         assert_eq!(
-            render(&c.keys[0].template, &vars("ids", ":", "12")),
+            KeyTemplate::render(&c.keys[0].template, &vars("ids", ":", "12")),
             ids.shard_key(b"1234").unwrap()
         );
         let php =
@@ -198,7 +198,7 @@ mod tests {
                 .build()
                 .unwrap();
         assert_eq!(
-            render(&c.keys[0].template, &vars("users", "_", &shard)),
+            KeyTemplate::render(&c.keys[0].template, &vars("users", "_", &shard)),
             php.shard_key(b"alice").unwrap()
         );
     }

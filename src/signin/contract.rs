@@ -149,7 +149,7 @@ mod tests {
     use chrono::NaiveDate;
 
     use super::*;
-    use crate::contract::parts::render;
+    use crate::contract::KeyTemplate;
     use crate::keys::Prefix;
     use crate::signin::SignIn;
 
@@ -159,7 +159,7 @@ mod tests {
         let day = NaiveDate::from_ymd_opt(2022, 3, 20).unwrap();
         let plain = SignIn::default();
         assert_eq!(
-            render(
+            KeyTemplate::render(
                 &c.keys[0].template,
                 &[("prefix", DEFAULT_PREFIX), ("YYYYMMDD", "20220320")]
             ),
@@ -167,7 +167,7 @@ mod tests {
         );
         let bare = SignIn::builder().prefix(Prefix::none()).build().unwrap();
         assert_eq!(
-            render(
+            KeyTemplate::render(
                 &c.keys[0].template,
                 &[("prefix", ""), ("YYYYMMDD", "20220320")]
             ),
@@ -175,7 +175,7 @@ mod tests {
         );
         let tagged = SignIn::builder().tag("app").build().unwrap();
         assert_eq!(
-            render(
+            KeyTemplate::render(
                 &c.keys[1].template,
                 &[
                     ("prefix", DEFAULT_PREFIX),

@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use serde::Serialize;
 
-use super::shards::{ShardPlan, planned_shards, shard_of};
+use super::shards::{ShardPlan, shard_of};
 use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
 use crate::core::resend::changed;
 use crate::core::{Batch, Op, Replies, Retention, setters};
@@ -254,7 +254,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
     }
 
     /// [`VisitCounter::new`] with the shard count planned
-    /// ([`planned_shards`](super::planned_shards)) from the expected daily
+    /// ([`ShardPlan::planned_shards`]) from the expected daily
     /// uniques and the server's `set-max-intset-entries`, with the plan (which
     /// says whether the limit came from the server).
     pub fn planned(name: &str, tz: Tz, expected_daily_uniques: u64) -> Op<(Self, ShardPlan)>
@@ -262,7 +262,7 @@ impl<Tz: TimeZone> VisitCounter<Tz> {
         Tz: Send + 'static,
     {
         let name = name.to_string();
-        planned_shards(expected_daily_uniques)
+        ShardPlan::planned_shards(expected_daily_uniques)
             .try_map(move |plan| Ok((Self::new(&name, tz, plan.shards)?, plan)))
     }
 

@@ -88,9 +88,9 @@
 //! form, as PHP's `crc32($member)` hashes it, not the little-endian bytes. A
 //! shard converts to a hashtable (about 15 times larger) once it holds more
 //! than `set-max-intset-entries` (default 512) members, so
-//! [`plan_shards`] picks the shard count from the expected daily uniques such
+//! [`ShardPlan::plan_shards`] picks the shard count from the expected daily uniques such
 //! that the fullest shard stays below that limit with a wide margin
-//! ([`planned_shards`] reads the limit from the server).
+//! ([`ShardPlan::planned_shards`] reads the limit from the server).
 //!
 //! String ids: [`member_from_string_id`] maps them to `i32` values with CRC32
 //! (the PHP recipe takes 8 hex digits of an md5 instead; note that those
@@ -99,7 +99,7 @@
 //!
 //! At a million daily uniques a member costs about 4.8 bytes in intset
 //! shards, against about 48 in one plain set. [`VisitCounter::planned`] and
-//! [`planned_shards`] return a [`ShardPlan`] saying whether they had to
+//! [`ShardPlan::planned_shards`] return a [`ShardPlan`] saying whether they had to
 //! assume 512 (`limits_source: DefaultBecauseDenied`, when `CONFIG GET`
 //! was refused).
 //!
@@ -134,9 +134,7 @@ mod union;
 
 pub(crate) use contract::contract;
 pub use counter::{BatchVisits, Visit, VisitCounter, VisitCounterBuilder};
-pub use shards::{
-    ShardPlan, max_intset_entries, member_from_string_id, parse_member, plan_shards, planned_shards,
-};
+pub use shards::{ShardPlan, member_from_string_id, parse_member};
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "visits:";

@@ -1424,8 +1424,12 @@ fn login_log(con: &mut Connection, l: &LoginLog, op: &str, a: &Args) -> Result<V
         "log_key" => Value::from(l.log_key(&a.s("user_type")?, a.u("uid")?, a.date("day")?)),
         "index_key" => Value::from(l.index_key(&a.s("user_type")?, a.date("day")?)),
         "types_key" => Value::from(l.types_key(a.date("day")?)),
-        "month_of" => day_json(redis_patterns::login_log::month_of(a.date("day")?)),
-        "sync_months" => days(redis_patterns::login_log::sync_months(a.date("today")?)),
+        "month_of" => day_json(redis_patterns::login_log::LoginLog::month_of(
+            a.date("day")?,
+        )),
+        "sync_months" => days(redis_patterns::login_log::LoginLog::sync_months(
+            a.date("today")?,
+        )),
         "record" => to_json(run(
             con,
             l.record(&a.s("user_type")?, a.u("uid")?, a.date("day")?),
@@ -1836,12 +1840,12 @@ fn statics(con: &mut Connection, class: &str, op: &str, a: &Args) -> Result<Save
             }
             run(
                 con,
-                redis_patterns::layout::claim(&a.s("meta_key")?, &layout),
+                redis_patterns::layout::Layout::claim(&a.s("meta_key")?, &layout),
             )?;
             v(Value::Null)
         }
         ("Layouts", "read") => {
-            let l = run(con, redis_patterns::layout::read(&a.s("meta_key")?))?;
+            let l = run(con, redis_patterns::layout::Layout::read(&a.s("meta_key")?))?;
             v(l.map_or(Value::Null, |l| {
                 Value::Object(
                     l.fields()

@@ -7,7 +7,7 @@
 //! so a new language is one more implementation of that trait (plus its
 //! runtime), not a copy of the walk.
 
-use redis_patterns::contract::all;
+use redis_patterns::contract::PatternContract;
 use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Record, Type};
 
 /// Whether a type is read (an input) or written (a result).
@@ -62,19 +62,19 @@ pub(super) fn emit<S: Surface>(s: &mut S, part: Part) -> String {
     s.header(&mut out, part);
     match part {
         Part::Errors => {
-            for e in &api::errors().errors {
+            for e in &api::Api::errors().errors {
                 s.error(&mut out, e);
             }
         }
         Part::Records => {
-            for c in all() {
+            for c in PatternContract::all() {
                 for r in &c.api.records {
                     s.record(&mut out, r);
                 }
             }
         }
         Part::Classes => {
-            for c in all() {
+            for c in PatternContract::all() {
                 for class in &c.api.classes {
                     s.class_open(&mut out, &c.name, class);
                     for op in &class.ops {
@@ -91,7 +91,7 @@ pub(super) fn emit<S: Surface>(s: &mut S, part: Part) -> String {
 
 /// Every class of every pattern, with its pattern.
 pub(super) fn classes() -> Vec<(String, Class)> {
-    all()
+    PatternContract::all()
         .into_iter()
         .flat_map(|c| {
             let name = c.name.clone();
@@ -102,7 +102,10 @@ pub(super) fn classes() -> Vec<(String, Class)> {
 
 /// Every record of every pattern.
 pub(super) fn records() -> Vec<Record> {
-    all().into_iter().flat_map(|c| c.api.records).collect()
+    PatternContract::all()
+        .into_iter()
+        .flat_map(|c| c.api.records)
+        .collect()
 }
 
 /// Whether `name` is a class (not a record).

@@ -3,7 +3,7 @@
 //! bound, the runtime check of one argument, the order of the checks, and
 //! the contract's tables (key templates, defaults, constants).
 
-use redis_patterns::contract::{PatternContract, all};
+use redis_patterns::contract::PatternContract;
 use redis_patterns::script::{ArgSpec, ArgType, Bound, ScriptInfo};
 use serde_json::Value;
 
@@ -216,7 +216,10 @@ pub(super) fn contract_tables() -> [Table; 3] {
     let table = |name, doc, f: fn(&PatternContract) -> Vec<(String, Value)>| Table {
         name,
         doc,
-        rows: all().iter().map(|c| (c.name.clone(), f(c))).collect(),
+        rows: PatternContract::all()
+            .iter()
+            .map(|c| (c.name.clone(), f(c)))
+            .collect(),
     };
     [
         table(

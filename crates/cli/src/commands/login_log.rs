@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use redis_patterns::Request;
 use redis_patterns::chrono::{Datelike, NaiveDate};
 use redis_patterns::keys::Prefix;
-use redis_patterns::login_log::{Expiry, LoginLog, MonthLogins, month_of, sync_months};
+use redis_patterns::login_log::{Expiry, LoginLog, MonthLogins};
 
 use super::{DayArg, day, iso, month, today};
 use crate::conn::{At, Open};
@@ -354,14 +354,14 @@ fn export_months(args: &ExportArgs, today: NaiveDate) -> Vec<NaiveDate> {
         (Some(m), _) => vec![m],
         (None, Some(since)) => {
             let mut v = Vec::new();
-            let mut m = month_of(since);
-            while m <= month_of(today) {
+            let mut m = LoginLog::month_of(since);
+            while m <= LoginLog::month_of(today) {
                 v.push(m);
                 m = m + redis_patterns::chrono::Months::new(1);
             }
             v
         }
-        (None, None) => sync_months(today),
+        (None, None) => LoginLog::sync_months(today),
     }
 }
 

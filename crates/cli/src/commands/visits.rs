@@ -3,9 +3,7 @@
 
 use redis_patterns::chrono::{NaiveDate, Utc};
 use redis_patterns::keys::Prefix;
-use redis_patterns::visits::{
-    DEFAULT_PREFIX, ShardPlan, VisitCounter, parse_member, planned_shards,
-};
+use redis_patterns::visits::{DEFAULT_PREFIX, ShardPlan, VisitCounter, parse_member};
 use redis_patterns::{Connection, ErrorKind, Request};
 use serde::Serialize;
 
@@ -177,7 +175,7 @@ fn add(
         Some(c) => c,
         None => match expected {
             Some(n) => {
-                let planned = plan.insert(planned_shards(n).run(&mut con)?);
+                let planned = plan.insert(ShardPlan::planned_shards(n).run(&mut con)?);
                 VisitCounter::builder(&args.name, Utc, planned.shards)
                     .prefix(Prefix::new(&args.prefix)?)
                     .build()?

@@ -6,10 +6,10 @@ use redis_patterns::{Connection, Op, Request};
 
 pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let mut con = Connection::open(url)?;
-    let max_entries = visits::max_intset_entries().run(&mut con)?;
+    let max_entries = visits::ShardPlan::max_intset_entries().run(&mut con)?;
     crate::out::outln!(
         "planner: set-max-intset-entries {max_entries}; 1,000,000 expected daily uniques -> {} shards",
-        visits::plan_shards(1_000_000, max_entries)?
+        visits::ShardPlan::plan_shards(1_000_000, max_entries)?
     );
     let counter = VisitCounter::builder("site", Utc, 8)
         .prefix(Prefix::new(&format!("{prefix}visits:"))?)

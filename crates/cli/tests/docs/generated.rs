@@ -29,7 +29,7 @@ fn scripts_table() -> String {
 /// Every key template of every pattern's contract.
 fn key_templates() -> String {
     let mut out = String::from("| pattern | key | template | type |\n| --- | --- | --- | --- |\n");
-    for c in redis_patterns::contract::all() {
+    for c in redis_patterns::contract::PatternContract::all() {
         for k in &c.keys {
             out.push_str(&format!(
                 "| {} | {} | `{}` | {} |\n",
@@ -44,7 +44,7 @@ fn key_templates() -> String {
 /// summary and its scripts.
 fn patterns_table() -> String {
     let mut out = String::from("| pattern | what it is | scripts |\n| --- | --- | --- |\n");
-    for c in redis_patterns::contract::all() {
+    for c in redis_patterns::contract::PatternContract::all() {
         let chapter = format!("docs/patterns/{}.md", c.name);
         assert!(
             super::pages::root().join(&chapter).exists(),
@@ -100,7 +100,10 @@ pub fn regions(pages: &[Page]) -> Vec<Region> {
         },
         Region {
             name: "acl-rules",
-            text: format!("```text\n{}```\n", redis_patterns::acl::rules_text("svc")),
+            text: format!(
+                "```text\n{}```\n",
+                redis_patterns::acl::AclGroup::rules_text("svc")
+            ),
         },
         Region {
             name: "header-grammar",

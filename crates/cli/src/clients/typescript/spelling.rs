@@ -610,7 +610,7 @@ fn from_code(m: Mode) -> String {
     ));
     // The kinds made of a script and its detail alone.
     let mut cases = String::new();
-    for e in &api::errors().errors {
+    for e in &api::Api::errors().errors {
         let names: Vec<&str> = e.fields.iter().map(|f| f.name.as_str()).collect();
         if !names.is_empty() && names.iter().all(|n| *n == "script" || *n == "detail") {
             let _ = writeln!(
@@ -679,7 +679,7 @@ fn classes_footer(m: Mode) -> String {
         Mode::Js => {
             out.push_str("const errors = require(\"./errors\");\n");
             out.push_str("exports.RedisPatternsError = errors.RedisPatternsError;\n");
-            for e in &api::errors().errors {
+            for e in &api::Api::errors().errors {
                 let _ = writeln!(out, "exports.{0} = errors.{0};", e.name);
             }
             out.push_str("exports.scripts = require(\"./scripts\");\nexports.hashing = require(\"./hashing\");\n");
