@@ -28,7 +28,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{Table, num, paired, quantile, rate};
-use redis_patterns::lock::{DEFAULT_POLL_INTERVAL, Lock, WaitMode};
+use redis_patterns::lock::{Lock, WaitMode};
 use redis_patterns::rwlock::RwLock;
 use redis_patterns::semaphore::Semaphore;
 use redis_patterns::{AsyncConnection, Batch, Connection, Op, Request, scripts};
@@ -253,7 +253,7 @@ fn main() {
     let polling = Lock::builder("bench-poll")
         .lease(Duration::from_secs(10))
         .wait_mode(WaitMode::Polling {
-            interval: DEFAULT_POLL_INTERVAL,
+            interval: Lock::DEFAULT_POLL_INTERVAL,
         })
         .build()
         .expect("valid lock");

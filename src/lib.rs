@@ -8,7 +8,7 @@
 //! streaming bulk import), fixed-width records packed into sharded strings
 //! ([`packed`]), a rolling sharded store of recent records ([`rolling`]),
 //! Bloom filters on plain bitmaps ([`bloom`], with PHP's `JSHash` in
-//! [`bloom::hash`]), exact daily unique visitors in sharded intsets ([`visits`]),
+//! [`bloom::BloomHash`]), exact daily unique visitors in sharded intsets ([`visits`]),
 //! login logs and sign-in bitmaps ([`login_log`], [`signin`]), rate limits
 //! (GCRA and sliding windows, [`rate_limit`]) — is a set of Lua
 //! scripts under `lua/<pattern>/<op>.lua`. The scripts are embedded at build

@@ -1,6 +1,6 @@
 //! The JSON manifest that `redis-patterns export` writes beside the scripts:
 //! the complete contract for Python, Node, PHP and Java clients. Field names
-//! are fixed; [`MANIFEST_VERSION`] changes when they do. Its JSON Schema is
+//! are fixed; [`Manifest::VERSION`] changes when they do. Its JSON Schema is
 //! `manifest.schema.json` at the repository root (the tests validate every
 //! manifest against it).
 //!
@@ -17,38 +17,42 @@ use serde::{Deserialize, Serialize};
 use crate::contract::PatternContract;
 use crate::script::{Bound, Idempotency};
 
-/// The version of the manifest's format (separate from the crate version):
-/// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
-/// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`;
-/// 4 added the patterns' `api` and `error_kinds` (the client API); 5
-/// added `capabilities`; 6 added the scripts' `needs`.
-pub const MANIFEST_VERSION: u32 = 6;
-
-/// `manifest.json`.
+/// `manifest.json`: a JSON document (its field names are fixed and
+/// described by `manifest.schema.json`); read it as JSON, its Rust fields
+/// are how this crate writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// The format's version, [`MANIFEST_VERSION`].
-    pub manifest_version: u32,
+    /// The format's version, [`Manifest::VERSION`].
+    pub(crate) manifest_version: u32,
     /// The crate version that exported the scripts.
-    pub version: String,
+    pub(crate) version: String,
     /// Every script, by name.
-    pub scripts: Vec<ScriptEntry>,
+    pub(crate) scripts: Vec<ScriptEntry>,
     /// Per pattern, what a client computes itself ([`crate::contract`]).
-    pub patterns: Vec<PatternContract>,
+    pub(crate) patterns: Vec<PatternContract>,
     /// Every domain error code of the scripts.
-    pub errors: Vec<ErrorEntry>,
+    pub(crate) errors: Vec<ErrorEntry>,
     /// Every error kind a client raises, with its data
     /// ([`crate::contract::api::errors`]).
-    pub error_kinds: Vec<crate::contract::api::ErrorDecl>,
+    pub(crate) error_kinds: Vec<crate::contract::api::ErrorDecl>,
     /// What a client detects of the server once per connection
     /// ([`crate::core::caps`]), by the names `redis-patterns info --json`
     /// reports.
-    pub capabilities: Vec<CapabilityEntry>,
+    pub(crate) capabilities: Vec<CapabilityEntry>,
+}
+
+impl Manifest {
+    /// The version of the manifest's format (separate from the crate version):
+    /// 2 added `manifest_version`, `patterns`, `errors` and the keys' and
+    /// arguments' `meaning` and `variadic`; 3 added the scripts' `idempotent`;
+    /// 4 added the patterns' `api` and `error_kinds` (the client API); 5
+    /// added `capabilities`; 6 added the scripts' `needs`.
+    pub const VERSION: u32 = 6;
 }
 
 /// One server capability ([`crate::core::Capability`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CapabilityEntry {
+pub(crate) struct CapabilityEntry {
     /// The capability's name (`bitop_diff`).
     pub name: String,
     /// The server has it when it has every one of these (`BITOP DIFF`: an
@@ -92,7 +96,7 @@ fn detect_text(cap: &crate::core::Capability) -> String {
 
 /// One domain error code (`-CODE detail` replies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorEntry {
+pub(crate) struct ErrorEntry {
     /// The code (`BADARG`, `FULL` ...).
     pub code: String,
     /// The Rust `ErrorKind` it maps to (and the generated clients' exception).
@@ -105,7 +109,7 @@ pub struct ErrorEntry {
 
 /// One script of the manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScriptEntry {
+pub(crate) struct ScriptEntry {
     /// `<pattern>.<op>`
     pub name: String,
     /// The pattern (the part before the dot).
@@ -151,7 +155,7 @@ pub struct ScriptEntry {
 /// `{"when": "if_arg", "arg": "request_ttl_ms"}` (safe exactly when that
 /// argument is neither empty nor `0`), with the header's reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IdempotentEntry {
+pub(crate) struct IdempotentEntry {
     /// `always` | `never` | `if_arg`
     pub when: String,
     /// The argument that decides, for `if_arg`.
@@ -163,7 +167,7 @@ pub struct IdempotentEntry {
 
 /// One `KEYS` entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KeyEntry {
+pub(crate) struct KeyEntry {
     /// Name; a trailing `..` marks a variadic tail.
     pub name: String,
     /// The Redis type the key must hold (or be missing): string | hash |
@@ -184,7 +188,7 @@ pub struct KeyEntry {
 /// an offset (`{"arg": "shards", "offset": -1}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum BoundEntry {
+pub(crate) enum BoundEntry {
     /// A number.
     Value(i64),
     /// Another argument's value plus an offset.
@@ -198,7 +202,7 @@ pub enum BoundEntry {
 
 /// One `ARGV` entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArgEntry {
+pub(crate) struct ArgEntry {
     /// Name; a trailing `..` marks a variadic tail (each element is checked).
     pub name: String,
     /// integer | int64 | float | bool | enum | string | bytes. Integers are
@@ -258,7 +262,7 @@ fn strings(list: &[&str]) -> Vec<String> {
 /// The manifest of the embedded bundle.
 pub fn manifest() -> Manifest {
     Manifest {
-        manifest_version: MANIFEST_VERSION,
+        manifest_version: Manifest::VERSION,
         version: env!("CARGO_PKG_VERSION").to_string(),
         patterns: crate::contract::all(),
         errors: crate::contract::ERROR_CODES

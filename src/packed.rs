@@ -45,7 +45,7 @@
 //! shards ([`PackedRecords::get_many`], [`PackedRecords::set_many`]) are one
 //! [`Batch`]: one pipeline on one server, one pipeline per node on a cluster
 //! (one round trip either way, not one per shard). [`PackedRecords::scan`]
-//! sends one such batch per [`SCAN_BATCH_BYTES`] of shards, so that it never
+//! sends one such batch per [`PackedLayout::SCAN_BATCH_BYTES`] of shards, so that it never
 //! holds more than that of the data at once.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
@@ -103,9 +103,14 @@ pub(crate) const MAX_SHARD_BYTES: u64 = scripts::packed::PUT_RESERVE_MAX as u64;
 /// allocation (5-byte header + NUL) is exactly one 64 KiB jemalloc class.
 pub(crate) const DEFAULT_SHARD_BYTES: u64 = 65_530;
 
-/// The most shard bytes one batch of [`PackedRecords::scan`] reads (16 MiB:
-/// 256 default shards); a shard longer than this is read alone.
-pub const SCAN_BATCH_BYTES: u64 = 16 << 20;
+/// The value of [`PackedLayout::SCAN_BATCH_BYTES`].
+pub(crate) const SCAN_BATCH_BYTES: u64 = 16 << 20;
+
+impl PackedLayout {
+    /// The most shard bytes one batch of [`PackedRecords::scan`] reads (16 MiB:
+    /// 256 default shards); a shard longer than this is read alone.
+    pub const SCAN_BATCH_BYTES: u64 = SCAN_BATCH_BYTES;
+}
 
 /// Encodes and decodes one fixed-width record. Codecs are cheap to clone:
 /// operations carry one to decode their replies.
@@ -596,7 +601,7 @@ impl<C: Codec> PackedRecords<C> {
     }
 
     /// Reads every shard of ids `0..=max_id` whole (`GET`; one batch per
-    /// [`SCAN_BATCH_BYTES`] of shards) and folds every stored record into
+    /// [`PackedLayout::SCAN_BATCH_BYTES`] of shards) and folds every stored record into
     /// `state` with `f(&mut state, id, record)`, in id order: ids beyond a
     /// shard's length and missing shards are skipped; stored but never
     /// written records decode from zero bytes. Returns the final state.

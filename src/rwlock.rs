@@ -71,8 +71,13 @@ use crate::scripts;
 
 pub(crate) use contract::contract;
 
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "redis:rwlock:";
+/// The value of [`RwLock::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "redis:rwlock:";
+
+impl RwLock {
+    /// The default key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 
 /// The longest lease (the `lease_ms` range of the scripts' headers).
 pub(crate) const MAX_LEASE_MS: u64 = scripts::rwlock::WRITE_ACQUIRE_LEASE_MS_MAX as u64;
@@ -115,6 +120,7 @@ pub struct RwLockBuilder {
 
 impl RwLockBuilder {
     leasing_setters!(
+        RwLock,
         "The lease of every reader and writer (default 30 s); also how long a waiting writer's intent keeps readers out without being renewed."
     );
 

@@ -60,8 +60,13 @@ use crate::scripts;
 
 pub(crate) use contract::contract;
 
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "redis:semaphore:";
+/// The value of [`Semaphore::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "redis:semaphore:";
+
+impl Semaphore {
+    /// The default key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 
 /// The most holders a semaphore allows (the `limit` range of
 /// `lua/semaphore/acquire.lua`'s header).
@@ -95,7 +100,7 @@ pub struct Permit {
 }
 
 impl SemaphoreBuilder {
-    leasing_setters!("The lease of every permit (default 30 s).");
+    leasing_setters!(Semaphore, "The lease of every permit (default 30 s).");
 
     setters! {
         /// Whether free permits go to the waiters in arrival order (default

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use bitmap::{day, invalid_argument};
 use chrono::{TimeZone, Utc};
-use redis_patterns::analytics::{Analytics, Granularity, MAX_RANGE, Period, Streak};
+use redis_patterns::analytics::{Analytics, Granularity, Period, Streak};
 use support::Driver;
 
 /// A small deterministic generator (xorshift).
@@ -191,14 +191,20 @@ fn bad_ranges_are_refused_before_anything_is_sent() {
         };
         assert!(refused(d, march(5), march(4)));
         assert!(refused(d, march(5), Period::Week(2024, 10)));
-        let far = march(1).offset(MAX_RANGE as i64).unwrap();
+        let far = march(1).offset(Analytics::MAX_RANGE as i64).unwrap();
         assert!(refused(d, march(1), far));
         assert!(
             d.run(a.streak("active", 1, march(1), far.offset(-1).unwrap()))
                 .is_ok()
         );
         assert!(d.run(a.streak("bad name", 1, march(1), march(2))).is_err());
-        for (n, m) in [(0, 3), (4, 3), (1, 0), (1, MAX_RANGE + 1), (33, 40)] {
+        for (n, m) in [
+            (0, 3),
+            (4, 3),
+            (1, 0),
+            (1, Analytics::MAX_RANGE + 1),
+            (33, 40),
+        ] {
             let q = a.active_in_last("active", n, m, march(20));
             assert!(invalid_argument(&d.run(q.count())), "{n} of {m}");
         }

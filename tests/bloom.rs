@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use counting::counted;
-use redis_patterns::bloom::hash::js_hash;
+use redis_patterns::bloom::BloomHash;
 use redis_patterns::bloom::{
     Bloom, BloomBuilder, BloomInfo, BloomParams, Engine, JsHashBloom, LoadProgress,
 };
@@ -895,12 +895,13 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
         for e in php_emails {
             let _: i64 = redis::cmd("SETBIT")
                 .arg("bloom_user_email")
-                .arg(js_hash(e.as_bytes(), true))
+                .arg(BloomHash::js_hash(e.as_bytes(), true))
                 .arg(1)
                 .query(con)
                 .unwrap();
         }
-        let raw_max = u64::from(js_hash(b"a", false).max(js_hash(b"b", false)));
+        let raw_max =
+            u64::from(BloomHash::js_hash(b"a", false).max(BloomHash::js_hash(b"b", false)));
         pregrow(con, "bloom_user_telephone", FOLDED_MAX);
         pregrow(con, "bloom_raw", raw_max);
         let php = JsHashBloom::new("bloom_user_email").unwrap();
@@ -918,7 +919,7 @@ fn jshash_filters_read_and_extend_php_bitmaps() {
         assert_eq!(d.run(php.add("new@example.com")).unwrap(), Some(false));
         let bit: i64 = redis::cmd("GETBIT")
             .arg("bloom_user_email")
-            .arg(js_hash(b"new@example.com", true))
+            .arg(BloomHash::js_hash(b"new@example.com", true))
             .query(con)
             .unwrap();
         assert_eq!(bit, 1);
@@ -996,8 +997,8 @@ fn blocks_are_planned_for_the_servers_allocator_and_fill_it() {
         let planned = BloomParams::for_allocator(
             1_000_000,
             0.01,
-            redis_patterns::bloom::DEFAULT_MAX_BITS,
-            redis_patterns::bloom::MAX_BLOCK_BYTES,
+            redis_patterns::bloom::BloomParams::DEFAULT_MAX_BITS,
+            redis_patterns::bloom::BloomParams::MAX_BLOCK_BYTES,
             &allocator,
         )
         .unwrap();

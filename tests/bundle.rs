@@ -673,7 +673,7 @@ fn scripts_run_unchanged_on_a_real_cluster() {
     for node in cluster.nodes() {
         script_flush(&mut node.connection());
     }
-    let (many, names) = example_calls(&cluster, redis_patterns::core::MAX_ROUNDS + 4);
+    let (many, names) = example_calls(&cluster, redis_patterns::Batch::MAX_ROUNDS + 4);
     let replies = many
         .run(&mut con)
         .expect("every missing script loaded in turn")

@@ -17,7 +17,7 @@ use leased::{assert_invalid, assert_no_script_call, eventually, subscribers, wai
 use redis::Value;
 use redis_patterns::core::WaitStats;
 use redis_patterns::lock::{
-    AsyncLockGuard, DEFAULT_PREFIX, Lease, Lock, LockGuard, LostReason, Replication, WaitMode,
+    AsyncLockGuard, Lease, Lock, LockGuard, LostReason, Replication, WaitMode,
 };
 use redis_patterns::{ErrorKind, keys::Prefix, scripts};
 use redis_patterns_test_support::LocalCluster;
@@ -659,7 +659,10 @@ fn bad_input_is_refused_before_anything_is_sent() {
         assert_invalid(Lock::new("a{b}", Duration::from_secs(1)), "lock name");
         assert!(Prefix::new("p{").is_err());
         assert!(Prefix::new("").is_err());
-        assert_eq!(Prefix::new(DEFAULT_PREFIX).unwrap().as_str(), "redis:lock:");
+        assert_eq!(
+            Prefix::new(Lock::DEFAULT_PREFIX).unwrap().as_str(),
+            "redis:lock:"
+        );
         assert_invalid(Lock::new("a", Duration::ZERO), "lease");
         assert_invalid(Lock::new("a", Duration::from_micros(999)), "lease");
         assert_invalid(

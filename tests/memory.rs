@@ -107,7 +107,10 @@ fn a_filter_above_the_ceiling_is_refused_without_maxmemory() {
         let (needed, available, limit, _) =
             refusal(d.run(Bloom::create("huge", 4_000_000_000, 0.01)));
         assert_eq!(limit, MemoryLimit::Ceiling);
-        assert_eq!(available, redis_patterns::bloom::DEFAULT_MAX_MEMORY);
+        assert_eq!(
+            available,
+            redis_patterns::bloom::BloomParams::DEFAULT_MAX_MEMORY
+        );
         assert!(needed > 4 << 30);
         assert_eq!(dbsize(&server), 0);
     });

@@ -132,7 +132,7 @@ fn scan_spans_several_batches_in_id_order() {
             .build()
             .unwrap();
         assert_eq!(
-            redis_patterns::packed::SCAN_BATCH_BYTES / p.shard_bytes(),
+            redis_patterns::packed::PackedLayout::SCAN_BATCH_BYTES / p.shard_bytes(),
             2
         );
         // Shard 3 is never written; the others hold their first 3 ids.

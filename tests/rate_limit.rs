@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use redis_patterns::rate_limit::{self, DEFAULT_PREFIX, Decision, Limit, RateLimiter};
+use redis_patterns::rate_limit::{self, Decision, Limit, RateLimiter};
 use redis_patterns::scripts::{self, rate_limit as wrappers};
 use redis_patterns::{Batch, ErrorKind, Result, ScriptCall, keys::Prefix};
 use support::Driver;
@@ -431,7 +431,7 @@ fn decisions_read_like_cl_throttle() {
         let hour = 3_600_000u64;
         let limiter = RateLimiter::new(Limit::gcra(4, 1, Duration::from_secs(3600))).unwrap();
         let key = limiter.key("user123").unwrap();
-        assert_eq!(key, format!("{DEFAULT_PREFIX}{{user123}}"));
+        assert_eq!(key, format!("{}{{user123}}", RateLimiter::DEFAULT_PREFIX));
         let first = d.run(limiter.throttle("user123", 1)).unwrap();
         assert_eq!(
             first,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use leased::{assert_invalid, assert_no_script_call, eventually, waiter};
 use redis_patterns::ErrorKind;
-use redis_patterns::rwlock::{DEFAULT_PREFIX, Role, RwLock};
+use redis_patterns::rwlock::{Role, RwLock};
 use support::Driver;
 
 /// 8 threads, each alternating reads and writes: in-process counts (taken
@@ -242,7 +242,7 @@ fn bad_input_is_refused_before_anything_is_sent() {
             assert_invalid(r, name);
         }
         let lock = RwLock::new("a", Duration::from_secs(1)).unwrap();
-        assert!(lock.writer_key().starts_with(DEFAULT_PREFIX));
+        assert!(lock.writer_key().starts_with(RwLock::DEFAULT_PREFIX));
         support::each_driver(&server, |d| {
             assert!(
                 d.run(lock.try_as(Role::Write, ""))

@@ -13,7 +13,7 @@ use std::time::Duration;
 use leased::{assert_invalid, assert_no_script_call, waiter};
 use redis_patterns::ErrorKind;
 use redis_patterns::scripts::semaphore::ACQUIRE_LIMIT_MAX;
-use redis_patterns::semaphore::{DEFAULT_PREFIX, Semaphore};
+use redis_patterns::semaphore::Semaphore;
 use support::Driver;
 
 /// 8 threads × 100 acquisitions of a 3-permit semaphore: no more than 3
@@ -180,7 +180,7 @@ fn bad_input_is_refused_before_anything_is_sent() {
         );
         assert_invalid(Semaphore::new("a", 1, Duration::ZERO), "lease");
         let sem = Semaphore::new("a", 1, Duration::from_secs(1)).unwrap();
-        assert!(sem.key().starts_with(DEFAULT_PREFIX));
+        assert!(sem.key().starts_with(Semaphore::DEFAULT_PREFIX));
         support::each_driver(&server, |d| {
             for r in [
                 d.run(sem.release("")).map(drop),

@@ -440,16 +440,19 @@ fn max_intset_entries_falls_back_only_when_config_is_refused() {
     support::each_driver(&server, |d| {
         assert_eq!(
             d.run(visits::max_intset_entries()).unwrap(),
-            visits::DEFAULT_MAX_INTSET_ENTRIES
+            visits::ShardPlan::DEFAULT_MAX_INTSET_ENTRIES
         );
         let (c, plan) = d.run(VisitCounter::planned("p", Utc, 20_000)).unwrap();
         assert_eq!(
             c.shards(),
-            visits::plan_shards(20_000, visits::DEFAULT_MAX_INTSET_ENTRIES).unwrap()
+            visits::plan_shards(20_000, visits::ShardPlan::DEFAULT_MAX_INTSET_ENTRIES).unwrap()
         );
         // The plan says that it assumed the default, and why.
         assert_eq!(plan.shards, c.shards());
-        assert_eq!(plan.max_intset_entries, visits::DEFAULT_MAX_INTSET_ENTRIES);
+        assert_eq!(
+            plan.max_intset_entries,
+            visits::ShardPlan::DEFAULT_MAX_INTSET_ENTRIES
+        );
         assert_eq!(
             plan.limits_source,
             redis_patterns::core::LimitsSource::DefaultBecauseDenied

@@ -9,8 +9,13 @@ use crate::core::{Retention, setters};
 use crate::error::{Error, Result};
 use crate::keys::{self, Prefix};
 
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "an:";
+/// The value of [`Analytics::DEFAULT_PREFIX`](crate::analytics::Analytics::DEFAULT_PREFIX).
+pub(crate) const DEFAULT_PREFIX: &str = "an:";
+
+impl crate::analytics::Analytics {
+    /// The default key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 
 /// Builds [`Analytics`]: setters never fail, [`AnalyticsBuilder::build`]
 /// checks.
@@ -26,7 +31,7 @@ pub struct AnalyticsBuilder<Tz: TimeZone = Utc> {
 }
 
 impl Analytics {
-    /// A builder with prefix [`DEFAULT_PREFIX`], no tag, maximum id
+    /// A builder with prefix [`Analytics::DEFAULT_PREFIX`], no tag, maximum id
     /// [`DEFAULT_MAX_UID`], day, week and month bitmaps, no expiry, UTC.
     pub fn builder() -> AnalyticsBuilder {
         AnalyticsBuilder {
@@ -43,7 +48,7 @@ impl Analytics {
 
 impl<Tz: TimeZone> AnalyticsBuilder<Tz> {
     setters! {
-        /// The key prefix (default [`DEFAULT_PREFIX`]); no whitespace.
+        /// The key prefix (default [`Analytics::DEFAULT_PREFIX`]); no whitespace.
         prefix(prefix: Prefix) => prefix;
 
         /// A hash tag shared by every event (`<prefix>{<tag>}:<event>:<period>`):

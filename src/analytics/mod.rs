@@ -120,13 +120,15 @@ mod query;
 mod ready;
 mod uniques;
 
-pub use builder::{AnalyticsBuilder, DEFAULT_PREFIX};
+pub use builder::AnalyticsBuilder;
+pub(crate) use builder::DEFAULT_PREFIX;
 pub use cohort::Cohort;
 pub(crate) use contract::contract;
 pub use expr::Expr;
 pub use period::{Granularity, Period};
 pub use query::{Page, Query};
-pub use ready::{MAX_RANGE, Streak};
+pub(crate) use ready::MAX_RANGE;
+pub use ready::Streak;
 
 use chrono::{TimeZone, Utc};
 

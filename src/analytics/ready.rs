@@ -13,8 +13,13 @@ use crate::core::Op;
 use crate::error::{Error, Result};
 use crate::scripts;
 
-/// The most periods a streak or an "active in n of the last m" reads.
-pub const MAX_RANGE: usize = 1_000;
+/// The value of [`Analytics::MAX_RANGE`](crate::analytics::Analytics::MAX_RANGE).
+pub(crate) const MAX_RANGE: usize = 1_000;
+
+impl crate::analytics::Analytics {
+    /// The most periods a streak or an "active in n of the last m" reads.
+    pub const MAX_RANGE: usize = MAX_RANGE;
+}
 
 /// One id's runs of consecutive periods with an event, within a range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -55,7 +60,7 @@ pub(super) fn check_range(from: Period, to: Period) -> Result<()> {
 }
 
 /// The periods from `from` to `to` inclusive (one granularity, at most
-/// [`MAX_RANGE`]).
+/// [`Analytics::MAX_RANGE`]).
 fn range(from: Period, to: Period) -> Result<Vec<Period>> {
     check_range(from, to)?;
     let mut periods = vec![from];
@@ -84,7 +89,7 @@ fn last_periods(last: Period, m: usize) -> Result<Vec<Period>> {
 
 impl<Tz: TimeZone> Analytics<Tz> {
     /// `id`'s runs of consecutive periods with `event` from `from` to `to`
-    /// inclusive (one granularity, at most [`MAX_RANGE`] periods): one
+    /// inclusive (one granularity, at most [`Analytics::MAX_RANGE`] periods): one
     /// `analytics.streak` call (the event's bitmaps share a slot).
     pub fn streak(&self, event: &str, id: u64, from: Period, to: Period) -> Op<Streak> {
         checked(|| {
@@ -109,7 +114,7 @@ impl<Tz: TimeZone> Analytics<Tz> {
 
     /// The ids that did `event` in at least `n` of the `m` periods ending
     /// with `last` (`n` from 1 to 32, at most `m`; `m` at most
-    /// [`MAX_RANGE`]), to answer with [`Query::count`], [`Query::contains`]
+    /// [`Analytics::MAX_RANGE`]), to answer with [`Query::count`], [`Query::contains`]
     /// or [`Query::members`] in one `analytics.query` call. With `n == m`:
     /// the ids on a streak of at least `m` periods ending with `last`
     /// (one `BITOP AND`).

@@ -127,7 +127,7 @@ impl<Tz: TimeZone> Analytics<Tz> {
 
     /// About how many distinct ids `event` marked in the periods from
     /// `from` to `to` inclusive (one granularity): one `PFCOUNT` of the
-    /// union of the finest periods' HyperLogLogs (at most [`MAX_RANGE`];
+    /// union of the finest periods' HyperLogLogs (at most [`Analytics::MAX_RANGE`];
     /// they share the event's slot), 0.81 % standard error. The granularity
     /// must be made of whole finest periods (days make weeks, months and
     /// years; ISO weeks make no month).

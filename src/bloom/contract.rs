@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::hash::{SEED_BLOCK, SEED_H1, SEED_H2};
+use super::hash::BloomHash;
 use super::params::{EXTRA_BLOCKS, MIN_WASTE, WASTE_DIVISOR};
 use super::sized::{BLOCK_IS_CONFIG, CHUNK_OFFSETS, CONFIG_HOLDS_BLOCK};
 use super::{DEFAULT_MAX_BITS, DEFAULT_PREFIX, MAX_BLOCK_BYTES, MAX_K, SCHEME, SCHEME_VERSION};
@@ -170,13 +170,13 @@ fn hashing_constants() -> Vec<Constant> {
         ),
         constant(
             "h1_init",
-            SEED_H1,
+            BloomHash::SEED_H1,
             "murmur3_x86_32's initial hash state (the reference implementation's third argument) for h1",
         ),
-        constant("h2_init", SEED_H2, "... for h2 (0x9e3779b9)"),
+        constant("h2_init", BloomHash::SEED_H2, "... for h2 (0x9e3779b9)"),
         constant(
             "hb_init",
-            SEED_BLOCK,
+            BloomHash::SEED_BLOCK,
             "... for the block hash hb (0x85ebca6b)",
         ),
         constant(
@@ -472,7 +472,7 @@ mod tests {
             render(&c.keys[3].template, &[("key", "bloom_user_email")]),
             js.key()
         );
-        assert_eq!(crate::bloom::hash::js_hash(b"", false) as i64, JS_HASH_INIT);
+        assert_eq!(BloomHash::js_hash(b"", false) as i64, JS_HASH_INIT);
         assert_eq!(params.p_field(), "0.01");
         assert_eq!(
             BloomParams {

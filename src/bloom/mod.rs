@@ -46,7 +46,7 @@
 //!
 //! PHP applications built on the `BloomFilter::JSHash` recipe keep bitmaps
 //! such as `bloom_user_email` where each item sets ONE bit:
-//! `SETBIT key JSHash(item) 1` ([`hash::js_hash`], bit for bit as PHP 8
+//! `SETBIT key JSHash(item) 1` ([`BloomHash::js_hash`], bit for bit as PHP 8
 //! computes it, with its `limitMemory` folding). [`JsHashBloom`] reads and
 //! extends those bitmaps unchanged, one script per operation
 //! (`bloom.jshash_add`, `bloom.jshash_exists`).
@@ -72,7 +72,7 @@
 //! ([`BloomParams`]): `m = ceil(-n ln p / (ln 2)^2)` bits and
 //! `k = round(m/n ln 2)` (at least 1) bit offsets per item by double hashing
 //! (`g_i = h1 + i*h2 mod block_bits`, the exact scheme with its test vectors
-//! is in [`hash`]).
+//! is in [`BloomHash`]).
 //!
 //! **Keys.** A config hash `<prefix>{<name>}` (fields `m k n p block_bits
 //! scheme version spread`, written once by `bloom.create`) and block bitmaps
@@ -89,7 +89,7 @@
 //! of all `block_bits` and `S_j` the sum of those before block j — so every
 //! block gets items in proportion to its size. (Exact: 128-bit product, or in
 //! PHP `(($hb >> 16) * M + ((($hb & 0xFFFF) * M) >> 16)) >> 16`; it is
-//! [`hash::select_block`], never `block_hash mod blocks`.) Blocks exist for
+//! [`BloomHash::select_block`], never `block_hash mod blocks`.) Blocks exist for
 //! two reasons: a string holds at most 2^32 bits (512 MB, or the server's
 //! lower `proto-max-bulk-len`), and the server's allocator rounds every
 //! allocation up. The plan is made for the allocator the server reports
@@ -159,20 +159,23 @@
 //! ([`Load::into_op`]); both filters load the same way.
 
 mod contract;
-pub mod hash;
+pub(crate) mod hash;
 mod load;
 mod params;
 mod seed;
 mod sized;
 
 pub(crate) use contract::contract;
+pub use hash::BloomHash;
 pub use load::{Load, LoadItem, LoadProgress};
+pub use params::BloomParams;
 pub(crate) use params::MAX_K;
-pub use params::{BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, MAX_BLOCK_BYTES};
+pub(crate) use params::{DEFAULT_MAX_BITS, MAX_BLOCK_BYTES};
 pub use seed::{JsHashBloom, JsHashBloomBuilder};
+pub(crate) use sized::DEFAULT_PREFIX;
 pub(crate) use sized::SCHEME;
 pub(crate) use sized::SCHEME_VERSION;
-pub use sized::{Bloom, BloomBuilder, BloomInfo, DEFAULT_PREFIX, Engine};
+pub use sized::{Bloom, BloomBuilder, BloomInfo, Engine};
 
 use crate::error::{Error, Result};
 

@@ -15,13 +15,24 @@ use crate::error::{Error, Result};
 /// The largest k the scripts accept (p >= ~1e-19; the `k` range of
 /// `lua/bloom/create.lua`'s header).
 pub(crate) const MAX_K: u32 = crate::scripts::bloom::CREATE_K_MAX as u32;
-/// A Redis string holds at most 2^32 bits: the largest block in bytes.
-pub const MAX_BLOCK_BYTES: u64 = 1 << 29;
-/// Default bound on a filter's theoretical size m: 2^36 bits (8 GiB).
-pub const DEFAULT_MAX_BITS: u64 = 1 << 36;
-/// Default ceiling on the memory of one filter's blocks: 4 GiB (raise it
-/// with [`BloomBuilder::max_memory`](super::BloomBuilder::max_memory)).
-pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
+/// The value of [`BloomParams::MAX_BLOCK_BYTES`].
+pub(crate) const MAX_BLOCK_BYTES: u64 = 1 << 29;
+/// The value of [`BloomParams::DEFAULT_MAX_BITS`].
+pub(crate) const DEFAULT_MAX_BITS: u64 = 1 << 36;
+/// The value of [`BloomParams::DEFAULT_MAX_MEMORY`].
+pub(crate) const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
+
+impl BloomParams {
+    /// A Redis string holds at most 2^32 bits: the largest block in bytes.
+    pub const MAX_BLOCK_BYTES: u64 = MAX_BLOCK_BYTES;
+
+    /// Default bound on a filter's theoretical size m: 2^36 bits (8 GiB).
+    pub const DEFAULT_MAX_BITS: u64 = DEFAULT_MAX_BITS;
+
+    /// Default ceiling on the memory of one filter's blocks: 4 GiB (raise it
+    /// with [`BloomBuilder::max_memory`](super::BloomBuilder::max_memory)).
+    pub const DEFAULT_MAX_MEMORY: u64 = DEFAULT_MAX_MEMORY;
+}
 /// What a key costs beyond its string (object, key name, table entry), as
 /// [`BloomParams::memory`] counts it.
 pub(crate) const KEY_OVERHEAD: u64 = 256;
@@ -45,7 +56,7 @@ impl BloomParams {
     /// m, k and the block layout for `n` expected items at false-positive
     /// rate `p`, refusing a filter whose m exceeds `max_bits` and splitting
     /// it into blocks of at most `max_block_bytes` (64 to
-    /// [`MAX_BLOCK_BYTES`]), planned for jemalloc (Redis's default build):
+    /// [`BloomParams::MAX_BLOCK_BYTES`]), planned for jemalloc (Redis's default build):
     /// see [`BloomParams::for_allocator`].
     pub fn new(n: u64, p: f64, max_bits: u64, max_block_bytes: u64) -> Result<Self> {
         Self::for_allocator(n, p, max_bits, max_block_bytes, &Allocator::Jemalloc)

@@ -2,7 +2,7 @@
 //! `JSHash(item)`, reading and extending the bitmaps that the PHP
 //! `BloomFilter::JSHash` recipe writes.
 
-use super::hash::js_hash;
+use super::hash::BloomHash;
 use super::load::{Filter, Load, LoadItem};
 use crate::core::resend::changed;
 use crate::core::{Op, setters};
@@ -11,7 +11,7 @@ use crate::keys::Prefix;
 use crate::scripts;
 
 /// A filter of the PHP `BloomFilter::JSHash` recipe: one bit per item at
-/// `JSHash(item)` ([`js_hash`], bit for bit as PHP 8 computes it) in the
+/// `JSHash(item)` ([`BloomHash::js_hash`], bit for bit as PHP 8 computes it) in the
 /// bitmap `key` (e.g. `bloom_user_email`), exactly as the PHP code reads and
 /// writes it (`SETBIT key JSHash(item) 1` / `GETBIT`). Use it to keep
 /// working with bitmaps that PHP wrote; use [`Bloom`](super::Bloom) for new
@@ -92,7 +92,7 @@ impl JsHashBloom {
             ));
         }
         super::check_item(item)?;
-        Ok(js_hash(item, self.limit_memory))
+        Ok(BloomHash::js_hash(item, self.limit_memory))
     }
 
     fn offsets<T: AsRef<[u8]>>(&self, items: &[T]) -> Result<Vec<i64>> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use redis::Cmd;
 use serde::Serialize;
 
-use super::hash::{double_hash, double_hash_offsets, select_block, sized_hashes};
+use super::hash::{BloomHash, double_hash};
 use super::load::{Filter, Load, LoadItem};
 use super::params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
@@ -21,8 +21,13 @@ use crate::error::{Error, ErrorKind, MemoryLimit, Result, ServerErrorKind};
 use crate::keys::{self, Prefix};
 use crate::scripts;
 
-/// Key prefix of sized filters unless [`BloomBuilder::prefix`] says otherwise.
-pub const DEFAULT_PREFIX: &str = "bloom:";
+/// The value of [`Bloom::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "bloom:";
+
+impl Bloom {
+    /// Key prefix of sized filters unless [`BloomBuilder::prefix`] says otherwise.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 /// Name of the sized filters' hash scheme, stored in the config.
 pub(crate) const SCHEME: &str = "murmur3-dh";
 /// Version of the hash scheme, stored in the config.
@@ -102,7 +107,7 @@ pub struct BloomInfo {
 
 impl BloomBuilder {
     setters! {
-        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        /// The key prefix (default [`Bloom::DEFAULT_PREFIX`]).
         prefix(prefix: Prefix) => prefix;
 
         /// The number of items the filter is sized for (needed to create it).
@@ -113,17 +118,17 @@ impl BloomBuilder {
         fp_rate(p: f64) => fp_rate = Some(p);
 
         /// Refuse filters whose theoretical m exceeds this many bits (default
-        /// [`DEFAULT_MAX_BITS`]).
+        /// [`BloomParams::DEFAULT_MAX_BITS`]).
         max_bits(bits: u64) => max_bits;
 
-        /// The largest block in bytes (default and most [`MAX_BLOCK_BYTES`], a
+        /// The largest block in bytes (default and most [`BloomParams::MAX_BLOCK_BYTES`], a
         /// Redis string's limit). A server whose `proto-max-bulk-len` is lower
         /// (read with `CONFIG GET` when allowed) gets blocks within its limit.
         max_block_bytes(bytes: u64) => max_block_bytes;
 
         /// The ceiling on the memory of the filter's blocks, as the server's
         /// allocator will hold them ([`BloomParams::memory`]; default
-        /// [`DEFAULT_MAX_MEMORY`], 4 GiB). A bigger filter is refused with
+        /// [`BloomParams::DEFAULT_MAX_MEMORY`], 4 GiB). A bigger filter is refused with
         /// [`ErrorKind::NotEnoughMemory`] (limit [`MemoryLimit::Ceiling`])
         /// before anything is written, with or without `maxmemory`; raise it to
         /// create one on purpose. (The server's own `maxmemory` headroom is
@@ -729,9 +734,15 @@ impl Bloom {
     pub fn locate(&self, item: &[u8]) -> (usize, Vec<u64>) {
         let l = &self.layout;
         let mut offsets = Vec::with_capacity(l.params.k as usize);
-        let (h1, h2, hb) = sized_hashes(item);
-        let block = select_block(hb, &l.starts, l.total);
-        double_hash_offsets(h1, h2, l.params.k, l.params.block_bits[block], &mut offsets);
+        let (h1, h2, hb) = BloomHash::sized_hashes(item);
+        let block = BloomHash::select_block(hb, &l.starts, l.total);
+        BloomHash::double_hash_offsets(
+            h1,
+            h2,
+            l.params.k,
+            l.params.block_bits[block],
+            &mut offsets,
+        );
         (block, offsets)
     }
 
@@ -778,8 +789,8 @@ impl Bloom {
         let mut groups: Vec<Vec<(usize, u32, u32)>> = vec![Vec::new(); l.block_keys.len()];
         for (i, item) in items.iter().enumerate() {
             super::check_item(item.as_ref())?;
-            let (h1, h2, hb) = sized_hashes(item.as_ref());
-            groups[select_block(hb, &l.starts, l.total)].push((i, h1, h2));
+            let (h1, h2, hb) = BloomHash::sized_hashes(item.as_ref());
+            groups[BloomHash::select_block(hb, &l.starts, l.total)].push((i, h1, h2));
         }
         let mut chunks = Vec::new();
         for (block, group) in groups.into_iter().enumerate() {

@@ -18,7 +18,7 @@ pub(crate) enum Io<'a, T> {
     Sleep(Duration),
     /// Wait for a message on `channel` until `timeout`, then
     /// [`Input::Woken`] (whether a message came; only one equal to `to`
-    /// or [`BROADCAST`](super::BROADCAST) when `to` is given).
+    /// or [`Step::BROADCAST`](super::machine::Step::BROADCAST) when `to` is given).
     Wait {
         channel: Vec<u8>,
         to: Option<Vec<u8>>,

@@ -290,7 +290,7 @@ pub enum ErrorKind {
     /// A command of a pipeline did not run (`NOSCRIPT`, `LOADING` …) while a
     /// later one of the same slot did, so it cannot be sent again without
     /// reordering them (or a server's script cache was flushed again and
-    /// again, [`MAX_ROUNDS`](crate::core::MAX_ROUNDS) times); the first
+    /// again, [`Batch::MAX_ROUNDS`](crate::Batch::MAX_ROUNDS) times); the first
     /// `ran_in_order` calls ran, in order, and no call ran twice.
     #[error(
         "pipeline interrupted after {ran_in_order} of {total} calls ran in order: a call that did not run (NOSCRIPT, LOADING ...) cannot be sent again without reordering"

@@ -68,10 +68,15 @@ use super::settings::Settings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::script::ScriptInfo;
 
-/// The most rounds of script reloads in which no command got its reply that
-/// one exchange makes before giving up on a server whose script cache keeps
-/// being flushed.
-pub const MAX_ROUNDS: usize = 8;
+/// The value of [`Batch::MAX_ROUNDS`](crate::core::Batch::MAX_ROUNDS).
+pub(crate) const MAX_ROUNDS: usize = 8;
+
+impl crate::core::Batch {
+    /// The most rounds of script reloads in which no command got its reply that
+    /// one exchange makes before giving up on a server whose script cache keeps
+    /// being flushed.
+    pub const MAX_ROUNDS: usize = MAX_ROUNDS;
+}
 
 /// A node's address: host and port.
 pub(crate) type Addr = (String, u16);

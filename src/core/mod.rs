@@ -76,7 +76,6 @@ pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
-pub use exchange::MAX_ROUNDS;
 pub use memory::{ServerMemory, server_memory};
 pub use nodes::node_info;
 pub(crate) use op::{Env, Machine, Step};

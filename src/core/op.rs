@@ -204,7 +204,7 @@ pub enum Step<T> {
         channel: Vec<u8>,
         /// The waiter's name (a lock waiter's token), when messages name
         /// the waiter they wake: then only a message equal to it or to
-        /// [`BROADCAST`] wakes this wait (the others are for other
+        /// [`Step::BROADCAST`] wakes this wait (the others are for other
         /// waiters); `None`: every message on the channel wakes it.
         to: Option<Vec<u8>>,
         /// The longest wait.
@@ -235,10 +235,15 @@ impl<T> Step<T> {
     }
 }
 
-/// The message that wakes every waiter of a channel, also those that wait
-/// for a message naming them ([`Step::Wait`]'s `to`): what a release
-/// publishes when no waiter is queued.
-pub const BROADCAST: &[u8] = b"released";
+/// The value of [`Step::BROADCAST`].
+pub(crate) const BROADCAST: &[u8] = b"released";
+
+impl<T> Step<T> {
+    /// The message that wakes every waiter of a channel, also those that wait
+    /// for a message naming them ([`Step::Wait`]'s `to`): what a release
+    /// publishes when no waiter is queued.
+    pub const BROADCAST: &'static [u8] = BROADCAST;
+}
 
 /// Whether `message` wakes a wait for messages to `to` ([`Step::Wait`]).
 pub(crate) fn wakes(to: Option<&[u8]>, message: Option<&[u8]>) -> bool {
@@ -450,7 +455,7 @@ impl Op<bool> {
         Self::from_machine(WaitOnce(Some((channel.into(), None, timeout))))
     }
 
-    /// [`Op::wait`] for a message naming `to` (or [`BROADCAST`]): messages
+    /// [`Op::wait`] for a message naming `to` (or [`Step::BROADCAST`]): messages
     /// for other waiters of the channel do not wake it. Cancel-safe as
     /// [`Op::wait`].
     pub fn wait_for(

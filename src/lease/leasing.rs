@@ -259,11 +259,12 @@ macro_rules! leased_accessors {
 pub(crate) use leased_accessors;
 
 /// The setters of [`Leasing`] on a builder with a `leasing` field:
-/// `prefix`, `lease` (documented with `$lease_doc`) and `wait_mode`.
+/// `prefix` (default `$pattern::DEFAULT_PREFIX`), `lease` (documented with
+/// `$lease_doc`) and `wait_mode`.
 macro_rules! leasing_setters {
-    ($lease_doc:literal) => {
+    ($pattern:ident, $lease_doc:literal) => {
         $crate::core::setters! {
-            /// The key prefix (default [`DEFAULT_PREFIX`]).
+            #[doc = concat!("The key prefix (default [`", stringify!($pattern), "::DEFAULT_PREFIX`]).")]
             prefix(prefix: $crate::keys::Prefix) => leasing.prefix;
 
             #[doc = $lease_doc]

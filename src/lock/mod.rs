@@ -89,7 +89,7 @@
 //! `<prefix>{<name>}` holds the token with the lease as TTL, and
 //! `<prefix>{<name>}:fence` the last fencing token (never expires); the
 //! wake-up channel is `<prefix>{<name>}:wake`. All share the hash tag
-//! `{<name>}`. The default prefix is [`DEFAULT_PREFIX`], `redis:lock:`.
+//! `{<name>}`. The default prefix is [`Lock::DEFAULT_PREFIX`], `redis:lock:`.
 //!
 //! Every operation is an [`Op`]: run it with `.run(&mut con)` on a
 //! [`Connection`](crate::Connection) or `.run_async(&con).await` on an
@@ -152,15 +152,23 @@ pub use guards::{AsyncLockGuard, Held};
 pub use replication::Replication;
 pub use status::LockStatus;
 
-/// The default key prefix (the PHP recipe's `redis:lock:`).
-pub const DEFAULT_PREFIX: &str = "redis:lock:";
+/// The value of [`Lock::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "redis:lock:";
 
 /// The longest lease the scripts accept (15 decimal digits of milliseconds;
 /// the `lease_ms` range of `lua/lock/acquire.lua`'s header).
 pub(crate) const MAX_LEASE_MS: u64 = scripts::lock::ACQUIRE_LEASE_MS_MAX as u64;
 
-/// The default poll interval of [`WaitMode::Polling`].
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// The value of [`Lock::DEFAULT_POLL_INTERVAL`].
+pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+impl Lock {
+    /// The default key prefix (the PHP recipe's `redis:lock:`).
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+
+    /// The default poll interval of [`WaitMode::Polling`].
+    pub const DEFAULT_POLL_INTERVAL: Duration = DEFAULT_POLL_INTERVAL;
+}
 
 /// A named lock: its keys, lease, wait mode and replication. Cheap to
 /// clone; holds no connection.
@@ -190,7 +198,7 @@ pub struct Lease {
 }
 
 impl LockBuilder {
-    leasing_setters!("The lease every acquire asks for (default 30 s).");
+    leasing_setters!(Lock, "The lease every acquire asks for (default 30 s).");
 
     setters! {
         /// Whether acquires wait for replicas (default [`Replication::None`]).

@@ -49,7 +49,7 @@
 //! # Keys
 //!
 //! * `<prefix><YYYY-MM>_<type>_<uid>`: the recipe's layout (default prefix
-//!   [`DEFAULT_PREFIX`], e.g. `loginLog_2017-10_client_1001`): one bitmap
+//!   [`LoginLog::DEFAULT_PREFIX`], e.g. `loginLog_2017-10_client_1001`): one bitmap
 //!   per user and month, bit `n` set when the user logged in on day `n`
 //!   (bit 0 unused, as in the recipe's `SETBIT loginLog_2017-10_client_1001
 //!   25 1`).
@@ -121,7 +121,7 @@ mod reindex;
 mod sync;
 mod user;
 
-pub use sync::{Expiry, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months};
+pub use sync::{Expiry, MonthLogins, month_of, sync_months};
 
 use chrono::NaiveDate;
 use serde::Serialize;
@@ -134,8 +134,13 @@ use crate::error::{Error, Result};
 use crate::keys::Prefix;
 pub(crate) use contract::contract;
 
-/// The PHP login-log recipe's key prefix.
-pub const DEFAULT_PREFIX: &str = "loginLog_";
+/// The value of [`LoginLog::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "loginLog_";
+
+impl LoginLog {
+    /// The PHP login-log recipe's key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 
 /// One user who logged in, as query (7) returns it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -162,7 +167,7 @@ pub struct LoginLogBuilder {
 
 impl LoginLogBuilder {
     settings_setters!(
-        "The key prefix (default [`DEFAULT_PREFIX`]); no whitespace.",
+        "The key prefix (default [`LoginLog::DEFAULT_PREFIX`]); no whitespace.",
         "How long logs and indexes live after their period"
     );
 

@@ -18,9 +18,14 @@ use crate::error::{Error, Result};
 /// Before this day of the month, a sync also covers the previous month.
 pub(crate) const LAST_MONTH_UNTIL_DAY: u32 = 8;
 
-/// The shortest retention the recipe allows, in days after a month ends
-/// ("must be more than 31").
-pub const MIN_RETENTION_DAYS: u32 = 32;
+/// The value of [`LoginLog::MIN_RETENTION_DAYS`](crate::login_log::LoginLog::MIN_RETENTION_DAYS).
+pub(crate) const MIN_RETENTION_DAYS: u32 = 32;
+
+impl crate::login_log::LoginLog {
+    /// The shortest retention the recipe allows, in days after a month ends
+    /// ("must be more than 31").
+    pub const MIN_RETENTION_DAYS: u32 = MIN_RETENTION_DAYS;
+}
 
 /// The first day of `day`'s month.
 pub fn month_of(day: NaiveDate) -> NaiveDate {
@@ -163,7 +168,7 @@ impl LoginLog {
     /// day indexes and types set, its export record) when it ended more
     /// than `keep_days` days ago and its last export ran after it ended;
     /// otherwise keeps it and says why. `keep_days` below
-    /// [`MIN_RETENTION_DAYS`] is refused.
+    /// [`LoginLog::MIN_RETENTION_DAYS`] is refused.
     pub fn expire_month(&self, month: NaiveDate, keep_days: u32, today: NaiveDate) -> Op<Expiry> {
         checked(|| {
             if keep_days < MIN_RETENTION_DAYS {

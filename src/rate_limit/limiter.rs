@@ -35,7 +35,7 @@ pub struct RateLimiterBuilder {
 
 impl RateLimiterBuilder {
     setters! {
-        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        /// The key prefix (default [`RateLimiter::DEFAULT_PREFIX`]).
         prefix(prefix: Prefix) => prefix;
     }
 
@@ -58,7 +58,7 @@ impl RateLimiter {
         }
     }
 
-    /// A limiter of `limit` with keys under [`DEFAULT_PREFIX`].
+    /// A limiter of `limit` with keys under [`RateLimiter::DEFAULT_PREFIX`].
     pub fn new(limit: Limit) -> Result<Self> {
         Self::builder(limit).build()
     }

@@ -89,7 +89,7 @@
 //! # Keys, cluster, expiry
 //!
 //! One key per subject ([`RateLimiter::key`]): `<prefix>{<subject>}`,
-//! `...:counter` or `...:log`, with the default prefix [`DEFAULT_PREFIX`] (`rate:`).
+//! `...:counter` or `...:log`, with the default prefix [`RateLimiter::DEFAULT_PREFIX`] (`rate:`).
 //! One subject is one cluster slot; subjects spread over the nodes. Every
 //! key expires when its subject is fully reset (GCRA: at its theoretical
 //! arrival time; the counter: when both fixed windows have passed; the log:
@@ -122,8 +122,13 @@ pub(crate) use contract::contract;
 
 use crate::core::Op;
 
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "rate:";
+/// The value of [`RateLimiter::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "rate:";
+
+impl RateLimiter {
+    /// The default key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 
 /// `CL.THROTTLE subject max_burst count_per_period period quantity`: one
 /// GCRA decision for `subject` (key `rate:{<subject>}`). Bad parameters

@@ -102,8 +102,13 @@ pub use store::{RollingStore, RollingStoreBuilder};
 
 use std::time::Duration;
 
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "redis:rolling:";
+/// The value of [`RollingStore::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "redis:rolling:";
+
+impl RollingStore {
+    /// The default key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 
 /// The default time the index outlives the shards (the Java recipe's
 /// `EXPIRE_ADD`).

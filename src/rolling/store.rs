@@ -91,7 +91,7 @@ fn decode_pairs<T: DeserializeOwned>(reply: Vec<Option<Vec<u8>>>) -> Result<Vec<
 
 impl RollingStoreBuilder {
     setters! {
-        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        /// The key prefix (default [`RollingStore::DEFAULT_PREFIX`]).
         prefix(prefix: Prefix) => prefix;
 
         /// How much longer than the shards the index lives (default

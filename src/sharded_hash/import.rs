@@ -50,8 +50,13 @@ pub struct ImportReport {
     pub rejections: Vec<Rejection>,
 }
 
-/// The most rejections an [`ImportReport`] lists (the others are counted).
-pub const MAX_REJECTIONS: usize = 100;
+/// The value of [`ImportReport::MAX_REJECTIONS`].
+pub(crate) const MAX_REJECTIONS: usize = 100;
+
+impl ImportReport {
+    /// The most rejections an [`ImportReport`] lists (the others are counted).
+    pub const MAX_REJECTIONS: usize = MAX_REJECTIONS;
+}
 
 impl ImportReport {
     fn reject(&mut self, position: u64, reason: RejectReason) {

@@ -102,10 +102,11 @@ use redis::FromRedisValue;
 use serde::Serialize;
 
 pub(crate) use self::contract::{contract, listpack_params, shard_key};
-pub use self::import::{ImportOptions, ImportReport, MAX_REJECTIONS, RejectReason, Rejection};
+pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
 pub use self::limits::ListpackLimits;
+pub(crate) use self::plan::DEFAULT_OVERFLOW_TARGET;
 pub(crate) use self::plan::binomial_tail;
-pub use self::plan::{DEFAULT_OVERFLOW_TARGET, Plan, plan};
+pub use self::plan::{Plan, plan};
 use crate::core::request_id::request_args;
 use crate::core::resend::{changed, changed_count};
 use crate::core::{Batch, Op, RequestId, setters};
@@ -298,7 +299,7 @@ impl ShardedHash {
     }
 
     /// Reads the server's limits, plans for `expected` entries
-    /// ([`DEFAULT_OVERFLOW_TARGET`]) and returns the hash with its plan. When
+    /// ([`Plan::DEFAULT_OVERFLOW_TARGET`]) and returns the hash with its plan. When
     /// the server refuses `CONFIG GET` (a least-privilege user), the plan is
     /// made against [`ListpackLimits::DEFAULT`] and its `limits_source` says
     /// so ([`LimitsSource::DefaultBecauseDenied`](crate::core::LimitsSource)).

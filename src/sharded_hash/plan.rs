@@ -8,8 +8,13 @@ use super::{ListpackLimits, Sharding};
 use crate::core::LimitsSource;
 use crate::error::{Error, Result};
 
-/// The default bound on the probability that any shard overflows.
-pub const DEFAULT_OVERFLOW_TARGET: f64 = 1e-9;
+/// The value of [`Plan::DEFAULT_OVERFLOW_TARGET`].
+pub(crate) const DEFAULT_OVERFLOW_TARGET: f64 = 1e-9;
+
+impl Plan {
+    /// The default bound on the probability that any shard overflows.
+    pub const DEFAULT_OVERFLOW_TARGET: f64 = DEFAULT_OVERFLOW_TARGET;
+}
 
 /// The outcome of [`plan`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

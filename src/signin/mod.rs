@@ -37,7 +37,7 @@
 //! # Keys
 //!
 //! `<prefix><YYYYMMDD>`, one bitmap per day, bit `uid` set when that user
-//! signed in (default prefix [`DEFAULT_PREFIX`]: `signin:20220320`). The
+//! signed in (default prefix [`SignIn::DEFAULT_PREFIX`]: `signin:20220320`). The
 //! recipe's keys are bare dates: [`Prefix::none`] gives exactly those
 //! (`20220320`). With a [tag](SignInBuilder::tag) the keys are
 //! `<prefix>{<tag>}:<YYYYMMDD>` (`signin:{app}:20220320`): every day shares
@@ -81,8 +81,13 @@ use crate::scripts;
 pub(crate) use contract::contract;
 pub use streak::Streak;
 
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "signin:";
+/// The value of [`SignIn::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "signin:";
+
+impl SignIn {
+    /// The default key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+}
 
 /// Daily sign-in bitmaps. Cheap to clone; holds no connection.
 #[derive(Debug, Clone)]
@@ -106,7 +111,7 @@ impl SignInBuilder {
     }
 
     settings_setters!(
-        "The key prefix (default [`DEFAULT_PREFIX`]; [`Prefix::none`] for the recipe's bare dates); no whitespace.",
+        "The key prefix (default [`SignIn::DEFAULT_PREFIX`]; [`Prefix::none`] for the recipe's bare dates); no whitespace.",
         "How long a day's bitmap lives after the day"
     );
 
@@ -130,7 +135,7 @@ impl Default for SignIn {
 }
 
 impl SignIn {
-    /// A builder with prefix [`DEFAULT_PREFIX`], no tag, maximum uid
+    /// A builder with prefix [`SignIn::DEFAULT_PREFIX`], no tag, maximum uid
     /// [`DEFAULT_MAX_UID`] and no expiry.
     pub fn builder() -> SignInBuilder {
         SignInBuilder {

@@ -157,8 +157,13 @@ pub const DEFAULT_RETENTION: crate::Retention =
 /// ([`VisitCounter::final_count`]) a few minutes after midnight.
 pub const DEFAULT_LATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Redis's default `set-max-intset-entries`.
-pub const DEFAULT_MAX_INTSET_ENTRIES: u64 = 512;
+/// The value of [`ShardPlan::DEFAULT_MAX_INTSET_ENTRIES`].
+pub(crate) const DEFAULT_MAX_INTSET_ENTRIES: u64 = 512;
+
+impl ShardPlan {
+    /// Redis's default `set-max-intset-entries`.
+    pub const DEFAULT_MAX_INTSET_ENTRIES: u64 = DEFAULT_MAX_INTSET_ENTRIES;
+}
 
 /// The most shards a counter may have.
 pub(crate) const MAX_SHARDS: u32 = 1 << 20;

@@ -9,9 +9,7 @@
 use std::io::BufRead;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use redis_patterns::sharded_hash::{
-    ImportOptions, ImportReport, MAX_REJECTIONS, RejectReason, ShardedHash,
-};
+use redis_patterns::sharded_hash::{ImportOptions, ImportReport, RejectReason, ShardedHash};
 use redis_patterns::{Error, Op};
 
 use crate::lines::{BoundedLine, read_bounded_line};
@@ -123,7 +121,7 @@ pub struct Seen {
 impl Seen {
     fn reject(&mut self, line: u64, reason: LineRejection) {
         self.rejected += 1;
-        if self.rejections.len() < MAX_REJECTIONS {
+        if self.rejections.len() < ImportReport::MAX_REJECTIONS {
             self.rejections.push(RejectedLine { line, reason });
         }
     }
@@ -137,7 +135,7 @@ impl Seen {
             reason: LineRejection::Item(r.reason),
         }));
         rejections.sort_by_key(|r| r.line);
-        rejections.truncate(MAX_REJECTIONS);
+        rejections.truncate(ImportReport::MAX_REJECTIONS);
         LineReport {
             lines: self.lines,
             bytes: self.bytes,

@@ -58,12 +58,9 @@ fn export_writes_identical_scripts_and_a_matching_manifest() {
 fn manifest_matches_the_registry(text: &str) {
     let parsed: Manifest = serde_json::from_str(text).expect("manifest parses");
     assert_eq!(parsed, manifest());
-    assert_eq!(parsed.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(
-        parsed.manifest_version,
-        redis_patterns::manifest::MANIFEST_VERSION
-    );
     let raw: serde_json::Value = serde_json::from_str(text).expect("json");
+    assert_eq!(raw["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(raw["manifest_version"], Manifest::VERSION);
     let first = &raw["scripts"][0];
     for field in [
         "name",

@@ -13,7 +13,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use redis_patterns::bloom::{BloomParams, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES};
+use redis_patterns::bloom::BloomParams;
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Connection, Request};
@@ -169,7 +169,12 @@ fn params_tsv(dir: &Path) -> PathBuf {
     ];
     for n in ns {
         for p in ps {
-            let Ok(b) = BloomParams::new(n, p, DEFAULT_MAX_BITS, MAX_BLOCK_BYTES) else {
+            let Ok(b) = BloomParams::new(
+                n,
+                p,
+                BloomParams::DEFAULT_MAX_BITS,
+                BloomParams::MAX_BLOCK_BYTES,
+            ) else {
                 continue;
             };
             let blocks: Vec<String> = b.block_bits.iter().map(u64::to_string).collect();

@@ -5,9 +5,7 @@
 //! `--hll` / `mark --strings`, HyperLogLogs for approximate uniques
 //! (`count --uniques`).
 
-use redis_patterns::analytics::{
-    Analytics, Cohort, DEFAULT_PREFIX, Expr, Granularity, Page, Period, Query,
-};
+use redis_patterns::analytics::{Analytics, Cohort, Expr, Granularity, Page, Period, Query};
 use redis_patterns::chrono::{DateTime, SecondsFormat, Utc};
 use redis_patterns::keys::Prefix;
 use redis_patterns::{Connection, Request};
@@ -21,7 +19,7 @@ use crate::out;
 #[derive(clap::Args, Debug, Clone)]
 pub struct KeysArg {
     /// Key prefix (keys PREFIX{EVENT}:<period>, or PREFIX{TAG}:EVENT:<period>).
-    #[arg(long, default_value = DEFAULT_PREFIX)]
+    #[arg(long, default_value = Analytics::DEFAULT_PREFIX)]
     prefix: String,
     /// Put every event in one cluster slot: keys PREFIX{TAG}:EVENT:<period>
     /// (expressions over several events then run on the server on a cluster too).

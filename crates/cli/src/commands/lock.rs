@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use redis_patterns::Request;
 use redis_patterns::keys::Prefix;
-use redis_patterns::lock::{DEFAULT_PREFIX, Lock, LockStatus};
+use redis_patterns::lock::{Lock, LockStatus};
 
 use crate::conn::UrlArg;
 use crate::fail::{CliResult, Failure};
@@ -53,7 +53,7 @@ pub enum LockCommand {
 #[derive(clap::Args, Debug, Clone)]
 pub struct PrefixArg {
     /// Key prefix (keys PREFIX{NAME} and PREFIX{NAME}:fence).
-    #[arg(long, default_value = DEFAULT_PREFIX)]
+    #[arg(long, default_value = Lock::DEFAULT_PREFIX)]
     pub prefix: String,
 }
 

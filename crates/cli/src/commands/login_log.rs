@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use redis_patterns::Request;
 use redis_patterns::chrono::{Datelike, NaiveDate};
 use redis_patterns::keys::Prefix;
-use redis_patterns::login_log::{
-    DEFAULT_PREFIX, Expiry, LoginLog, MIN_RETENTION_DAYS, MonthLogins, month_of, sync_months,
-};
+use redis_patterns::login_log::{Expiry, LoginLog, MonthLogins, month_of, sync_months};
 
 use super::{DayArg, day, iso, month, today};
 use crate::conn::{At, Open};
@@ -22,7 +20,7 @@ use crate::out;
 #[derive(clap::Args, Debug, Clone)]
 pub struct LogArgs {
     /// Key prefix (keys PREFIX<YYYY-MM>_<type>_<uid>).
-    #[arg(long, default_value = DEFAULT_PREFIX)]
+    #[arg(long, default_value = LoginLog::DEFAULT_PREFIX)]
     prefix: String,
 }
 
@@ -286,10 +284,11 @@ fn row(m: &MonthLogins, format: Format) -> String {
 
 fn export(args: ExportArgs) -> CliResult {
     if let Some(days) = args.delete_expired
-        && days < MIN_RETENTION_DAYS
+        && days < LoginLog::MIN_RETENTION_DAYS
     {
         return Err(Failure::new(format!(
-            "--delete-expired must be at least {MIN_RETENTION_DAYS} days: a month may only go once a later sync exported all of it"
+            "--delete-expired must be at least {} days: a month may only go once a later sync exported all of it",
+            LoginLog::MIN_RETENTION_DAYS
         )));
     }
     let log = args.at.pattern.pattern()?;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use redis_patterns::keys::Prefix;
-use redis_patterns::rolling::{DEFAULT_PREFIX, RollingStore};
+use redis_patterns::rolling::RollingStore;
 use redis_patterns::{Connection, Request};
 
 use crate::conn::UrlArg;
@@ -15,7 +15,7 @@ use crate::out;
 #[derive(clap::Args, Debug, Clone)]
 pub struct StoreArgs {
     /// Key prefix (keys PREFIX{KEY}, PREFIX{KEY}:<slot>).
-    #[arg(long, default_value = DEFAULT_PREFIX)]
+    #[arg(long, default_value = RollingStore::DEFAULT_PREFIX)]
     prefix: String,
     /// Records always kept per key (for a key without records; else the stored ring is used).
     #[arg(long, requires = "shard_size")]

@@ -4,7 +4,7 @@
 use redis_patterns::Request;
 use redis_patterns::chrono::NaiveDate;
 use redis_patterns::keys::Prefix;
-use redis_patterns::signin::{DEFAULT_PREFIX, SignIn};
+use redis_patterns::signin::SignIn;
 
 use super::{DayArg, day, iso};
 use crate::conn::{At, Open};
@@ -15,7 +15,7 @@ use crate::out;
 #[derive(clap::Args, Debug, Clone)]
 pub struct KeysArg {
     /// Key prefix (keys PREFIX<YYYYMMDD>).
-    #[arg(long, default_value = DEFAULT_PREFIX, conflicts_with = "bare")]
+    #[arg(long, default_value = SignIn::DEFAULT_PREFIX, conflicts_with = "bare")]
     prefix: String,
     /// Bare-date keys (20220320), as the PHP daily sign-in recipe writes them.
     #[arg(long)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use redis_patterns::Request;
 use redis_patterns::keys::Prefix;
-use redis_patterns::rate_limit::{DEFAULT_PREFIX, Limit, RateLimiter};
+use redis_patterns::rate_limit::{Limit, RateLimiter};
 use serde::Serialize;
 
 use crate::conn::UrlArg;
@@ -37,7 +37,7 @@ pub struct ThrottleArgs {
     #[command(flatten)]
     url: UrlArg,
     /// Key prefix.
-    #[arg(long, default_value = DEFAULT_PREFIX)]
+    #[arg(long, default_value = RateLimiter::DEFAULT_PREFIX)]
     prefix: String,
 }
 
