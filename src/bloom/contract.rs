@@ -432,7 +432,7 @@ fn protocols() -> Vec<Protocol> {
 mod tests {
     use super::*;
     use crate::bloom::{Bloom, BloomParams, JsHashBloom};
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
 
     #[test]
     fn templates_render_the_keys_the_filters_use() {

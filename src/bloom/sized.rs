@@ -12,7 +12,7 @@ use super::load::{Filter, Load, LoadItem};
 use super::params::{
     BloomParams, DEFAULT_MAX_BITS, DEFAULT_MAX_MEMORY, KEY_OVERHEAD, MAX_BLOCK_BYTES, MAX_K,
 };
-use crate::contract::KeyTemplate;
+use crate::contract::parts::KeyTemplate;
 use crate::core::alloc::{reserved, string_request};
 use crate::core::memory::{self, ServerMemory};
 use crate::core::resend::changed;

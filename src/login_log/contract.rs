@@ -138,7 +138,7 @@ mod tests {
     use chrono::NaiveDate;
 
     use super::*;
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
     use crate::login_log::LoginLog;
 
     #[test]

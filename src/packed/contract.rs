@@ -144,7 +144,7 @@ fn protocols() -> Vec<Protocol> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
     use crate::packed::{Le, PackedRecords};
 
     #[test]

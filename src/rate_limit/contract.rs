@@ -167,7 +167,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
     use crate::keys::Prefix;
     use crate::rate_limit::{Limit, RateLimiter};
 

@@ -140,7 +140,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
     use crate::rolling::RollingStore;
 
     #[test]

@@ -174,7 +174,7 @@ fn protocols() -> Vec<Protocol> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
     use crate::sharded_hash::ShardedHash;
 
     #[test]

@@ -149,7 +149,7 @@ mod tests {
     use chrono::NaiveDate;
 
     use super::*;
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
     use crate::keys::Prefix;
     use crate::signin::SignIn;
 

@@ -174,7 +174,7 @@ mod tests {
     use chrono::{NaiveDate, Utc};
 
     use super::*;
-    use crate::contract::KeyTemplate;
+    use crate::contract::parts::KeyTemplate;
     use crate::keys::Prefix;
     use crate::visits::VisitCounter;
     use crate::visits::shards::shard_of;
