@@ -4,13 +4,18 @@
 //! answering the same questions: daily and weekly actives, three
 //! expressions, a 30-day daily retention table and a 12-week weekly one.
 //! The answers are asserted equal; the table prints the median time of
-//! each and the ratio, the round trips of the cohort tables, and the
-//! memory per user-day.
+//! each side, the median of the per-round speed-ups (the rounds of the two
+//! sides interleaved, so that load from other processes hits both alike),
+//! and per side the round trips and the server's CPU time of one answer
+//! (`total_reads_processed` and `used_cpu_*` of `INFO`), and the memory per
+//! user-day.
 //!
 //! Needs bitmapist importable by `python3`: `pip install --target
 //! /opt/rp/bitmapist bitmapist` (the bench puts `$BITMAPIST_PATH`, default
 //! `/opt/rp/bitmapist`, on `PYTHONPATH`). It starts its own redis-server on
-//! 127.0.0.1 (a free port) and points bitmapist at it.
+//! 127.0.0.1 (a free port) and points bitmapist at it
+//! (`benches/analytics/bitmapist_side.py`, which answers one question per
+//! request on its stdin).
 //!
 //! The data is marked with this crate (`mark_many`, day / week / month
 //! bitmaps) and then copied key by key (`COPY`) to bitmapist's key names:
@@ -26,13 +31,14 @@
 
 mod common;
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
 use chrono::{Datelike, NaiveDate, TimeZone, Utc};
-use common::{Table, env_or, median, num, ratio};
+use common::{Table, env_or, median, num};
 use redis_patterns::analytics::{Analytics, Cohort, Expr, Period};
-use redis_patterns::{Connection, Request};
+use redis_patterns::{Connection, Op, Request};
 use serde_json::Value;
 
 const DAYS: i64 = 30;
@@ -141,38 +147,156 @@ fn used_memory(con: &mut redis::Connection) -> u64 {
         .expect("used_memory")
 }
 
-fn python(port: u16, rounds: usize, mode: &str) -> String {
+fn python(port: u16, mode: &str) -> Command {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/benches/analytics/bitmapist_side.py"
     );
     let path = std::env::var("BITMAPIST_PATH").unwrap_or_else(|_| "/opt/rp/bitmapist".into());
-    let out = Command::new("python3")
-        .arg(script)
+    let mut cmd = Command::new("python3");
+    cmd.arg(script)
         .arg(port.to_string())
-        .arg(rounds.to_string())
         .arg(mode)
-        .env("PYTHONPATH", path)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "bitmapist side failed (pip install --target /opt/rp/bitmapist bitmapist):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
+        .env("PYTHONPATH", path);
+    cmd
 }
 
-/// The median seconds of `rounds` runs of `f`, and its last answer.
-fn timed<T>(rounds: usize, mut f: impl FnMut() -> T) -> (T, f64) {
-    let mut times = Vec::new();
-    let mut out = None;
-    for _ in 0..rounds {
-        let t = Instant::now();
-        out = Some(f());
-        times.push(t.elapsed().as_secs_f64());
+const PIP: &str = "pip install --target /opt/rp/bitmapist bitmapist";
+
+/// bitmapist_side.py serving one question per line of its stdin.
+struct Bitmapist {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Bitmapist {
+    fn start(port: u16) -> Self {
+        let mut child = python(port, "serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut b = Bitmapist {
+            child,
+            stdin,
+            stdout,
+        };
+        // Its connection (and the client's handshake) before any count.
+        b.answer("daily");
+        b.clean();
+        b
     }
-    (out.expect("one round"), median(&mut times))
+
+    fn ask(&mut self, request: &str) -> Value {
+        writeln!(self.stdin, "{request}").expect("write to bitmapist_side.py");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read");
+        assert!(!line.is_empty(), "bitmapist side failed ({PIP})");
+        serde_json::from_str(&line).expect("json")
+    }
+
+    /// One answer of `question` and its seconds (bitmapist's temporary
+    /// keys are left until [`Bitmapist::clean`]).
+    fn answer(&mut self, question: &str) -> (Value, f64) {
+        let v = self.ask(&format!("run {question}"));
+        (v["answer"].clone(), v["seconds"].as_f64().expect("seconds"))
+    }
+
+    fn clean(&mut self) {
+        self.ask("clean");
+    }
+}
+
+impl Drop for Bitmapist {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server's reads processed (one per round trip) and CPU seconds.
+fn counters(raw: &mut redis::Connection) -> (u64, f64) {
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .arg("cpu")
+        .query(raw)
+        .unwrap();
+    let field = |name: &str| -> f64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in INFO"))
+    };
+    (
+        field("total_reads_processed") as u64,
+        field("used_cpu_user") + field("used_cpu_sys"),
+    )
+}
+
+/// The round trips and server CPU milliseconds of `f` (the INFO call
+/// that reads the counters after it is one read).
+fn cost<T>(raw: &mut redis::Connection, f: impl FnOnce() -> T) -> (T, u64, f64) {
+    let (r0, c0) = counters(raw);
+    let out = f();
+    let (r1, c1) = counters(raw);
+    (out, r1 - r0 - 1, (c1 - c0) * 1e3)
+}
+
+/// One question answered by both sides: asserted equal, then timed in
+/// interleaved rounds (theirs first in even rounds, ours in odd ones).
+struct Bench {
+    raw: redis::Connection,
+    con: Connection,
+    theirs: Bitmapist,
+    rounds: usize,
+    table: Table,
+}
+
+impl Bench {
+    fn compare(
+        &mut self,
+        name: &str,
+        question: &str,
+        mut ours: impl FnMut(&mut Connection) -> Value,
+    ) {
+        let ((answer, _), their_trips, their_cpu) =
+            cost(&mut self.raw, || self.theirs.answer(question));
+        self.theirs.clean();
+        // A first call loads the scripts (EVALSHA, NOSCRIPT, EVAL).
+        ours(&mut self.con);
+        let con = &mut self.con;
+        let (mine, our_trips, our_cpu) = cost(&mut self.raw, || ours(con));
+        assert_eq!(mine, answer, "{name}: ours and bitmapist's differ");
+        let (mut t_ours, mut t_theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..self.rounds {
+            let mut mine = |con: &mut Connection| {
+                let t = Instant::now();
+                ours(con);
+                t.elapsed().as_secs_f64()
+            };
+            let (o, b) = if round % 2 == 0 {
+                let b = self.theirs.answer(question).1;
+                (mine(&mut self.con), b)
+            } else {
+                let o = mine(&mut self.con);
+                (o, self.theirs.answer(question).1)
+            };
+            self.theirs.clean();
+            t_ours.push(o);
+            t_theirs.push(b);
+            ratios.push(b / o);
+        }
+        self.table.row(vec![
+            name.into(),
+            num(median(&mut t_ours) * 1e3),
+            num(median(&mut t_theirs) * 1e3),
+            format!("{:.2}x", median(&mut ratios)),
+            format!("{our_trips} / {their_trips}"),
+            format!("{} / {}", num(our_cpu), num(their_cpu)),
+        ]);
+    }
 }
 
 /// The table as bitmapist prints it: per row the size and the cells.
@@ -195,7 +319,8 @@ fn main() {
     let a = Analytics::builder().tag("b").build().expect("analytics");
 
     // bitmapist's own marks against this crate's, byte for byte.
-    python(server.port(), 1, "sample");
+    let sample = python(server.port(), "sample").status().expect("python3");
+    assert!(sample.success(), "bitmapist side failed ({PIP})");
     for (id, d) in [(3u64, 0i64), (77, 0), (77, 1), (999_999, 9), (12_345, 20)] {
         let Period::Day(date) = day(d) else {
             unreachable!()
@@ -246,10 +371,9 @@ fn main() {
         }
     }
 
-    let theirs: Value = serde_json::from_str(&python(server.port(), rounds, "run")).expect("json");
-    let mut table = Table::new(
+    let table = Table::new(
         &format!(
-            "analytics vs bitmapist: {users} users, {DAYS} days, {user_days} active user-days (median of {rounds})"
+            "analytics vs bitmapist: {users} users, {DAYS} days, {user_days} active user-days (median of {rounds} interleaved rounds)"
         ),
         &[
             "question",
@@ -257,104 +381,20 @@ fn main() {
             "bitmapist ms",
             "speed-up",
             "round trips (ours / bitmapist)",
+            "server CPU ms (ours / bitmapist)",
         ],
     );
-    let mut row = |name: &str, ours: f64, key: &str, trips: usize| {
-        let b = theirs[key]["seconds"].as_f64().unwrap();
-        let calls = theirs[key]["calls"].as_u64().unwrap();
-        table.row(vec![
-            name.into(),
-            num(ours * 1e3),
-            num(b * 1e3),
-            ratio(b, ours),
-            format!("{trips} / {calls}"),
-        ]);
+    let mut bench = Bench {
+        theirs: Bitmapist::start(server.port()),
+        raw,
+        con,
+        rounds,
+        table,
     };
+    questions(&mut bench, &a);
+    bench.table.print();
 
-    let (daily, t_daily) = timed(rounds, || {
-        let mut batch = redis_patterns::Batch::new();
-        for i in 0..DAYS {
-            let k = a.key("active", day(i));
-            batch.add(&k, redis::cmd("BITCOUNT").arg(&k).clone());
-        }
-        let v: Vec<u64> = redis_patterns::Op::send(batch, |r| r.all())
-            .run(&mut con)
-            .unwrap();
-        v
-    });
-    assert_eq!(
-        serde_json::json!(daily),
-        theirs["daily"]["answer"],
-        "daily actives"
-    );
-    row("daily actives (30 days)", t_daily, "daily", 1);
-
-    let weeks: Vec<Period> = periods()
-        .into_iter()
-        .filter(|p| matches!(p, Period::Week(..)))
-        .collect();
-    let (weekly, t_weekly) = timed(rounds, || {
-        weeks
-            .iter()
-            .map(|w| a.count("active", *w).run(&mut con).unwrap())
-            .collect::<Vec<_>>()
-    });
-    assert_eq!(
-        serde_json::json!(weekly),
-        theirs["weekly"]["answer"],
-        "weekly actives"
-    );
-    row("weekly actives", t_weekly, "weekly", weeks.len());
-
-    let ev = |name: &str, i| Expr::event(name, day(i));
-    let exprs = [
-        ev("active", 0).and(ev("bought", 1)),
-        Expr::Or((0..7).map(|i| ev("active", i)).collect()).and(ev("bought", 9)),
-        Expr::And(vec![ev("signup", 0), ev("active", 7), ev("bought", 14)]),
-    ];
-    let (counts, t_expr) = timed(rounds, || {
-        exprs
-            .iter()
-            .map(|e| a.query(e.clone()).count().run(&mut con).unwrap())
-            .collect::<Vec<_>>()
-    });
-    assert_eq!(
-        serde_json::json!(counts),
-        theirs["expressions"]["answer"],
-        "expressions"
-    );
-    row("three expressions (counts)", t_expr, "expressions", 3);
-
-    let (daily_t, t_dt) = timed(rounds, || {
-        a.cohort("signup", "active", day(0), 30, 30)
-            .run(&mut con)
-            .unwrap()
-    });
-    assert_eq!(
-        as_json(&daily_t),
-        theirs["daily_table"]["answer"],
-        "daily retention table"
-    );
-    row("30-day daily retention table", t_dt, "daily_table", 1);
-
-    let Period::Day(first) = day(0) else {
-        unreachable!()
-    };
-    let w = first.iso_week();
-    let (weekly_t, t_wt) = timed(rounds, || {
-        a.cohort("signup", "active", Period::Week(w.year(), w.week()), 12, 12)
-            .run(&mut con)
-            .unwrap()
-    });
-    assert_eq!(
-        as_json(&weekly_t),
-        theirs["weekly_table"]["answer"],
-        "weekly retention table"
-    );
-    row("12-week weekly retention table", t_wt, "weekly_table", 1);
-    table.print();
-
-    hll_error(&mut con);
+    hll_error(&mut bench.con);
     println!(
         "every answer equal to bitmapist's. marking {user_days} active user-days (with signups and purchases) took {marked:.1} s with mark_many (day, week and month bitmaps)"
     );
@@ -365,6 +405,49 @@ fn main() {
         after.saturating_sub(before) as f64 / user_days as f64,
         day_bytes_per = day_bytes / DAYS as u64,
     );
+}
+
+/// Every question, each side by side with bitmapist's answer.
+fn questions(bench: &mut Bench, a: &Analytics) {
+    let count = |event: &str, periods: &[Period]| {
+        Op::join(periods.iter().map(|p| a.count(event, *p)).collect())
+    };
+    let days: Vec<Period> = (0..DAYS).map(day).collect();
+    bench.compare("daily actives (30 days)", "daily", |con| {
+        serde_json::json!(count("active", &days).run(con).unwrap())
+    });
+    let weeks: Vec<Period> = periods()
+        .into_iter()
+        .filter(|p| matches!(p, Period::Week(..)))
+        .collect();
+    bench.compare("weekly actives", "weekly", |con| {
+        serde_json::json!(count("active", &weeks).run(con).unwrap())
+    });
+    let ev = |name: &str, i| Expr::event(name, day(i));
+    let exprs = [
+        ev("active", 0).and(ev("bought", 1)),
+        Expr::Or((0..7).map(|i| ev("active", i)).collect()).and(ev("bought", 9)),
+        Expr::And(vec![ev("signup", 0), ev("active", 7), ev("bought", 14)]),
+    ];
+    bench.compare("three expressions (counts)", "expressions", |con| {
+        let counts = exprs.iter().map(|e| a.query(e.clone()).count()).collect();
+        serde_json::json!(Op::join(counts).run(con).unwrap())
+    });
+    bench.compare("30-day daily retention table", "daily_table", |con| {
+        as_json(
+            &a.cohort("signup", "active", day(0), 30, 30)
+                .run(con)
+                .unwrap(),
+        )
+    });
+    let Period::Day(first) = day(0) else {
+        unreachable!()
+    };
+    let w = first.iso_week();
+    bench.compare("12-week weekly retention table", "weekly_table", |con| {
+        let week = Period::Week(w.year(), w.week());
+        as_json(&a.cohort("signup", "active", week, 12, 12).run(con).unwrap())
+    });
 }
 
 /// The HyperLogLog's measured error on 1,000,000 distinct strings.

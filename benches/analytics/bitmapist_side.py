@@ -1,15 +1,16 @@
 """bitmapist's side of `cargo bench --bench analytics`: the same questions
 answered with bitmapist's own functions, against the bench's server.
 
-Usage: bitmapist_side.py PORT ROUNDS (PYTHONPATH holds bitmapist, see
+Usage: bitmapist_side.py PORT MODE (PYTHONPATH holds bitmapist, see
 benches/analytics.rs). `sample` marks a few events with mark_event and
-exits; `run` answers every question and prints one JSON object: each
-answer and the median seconds of ROUNDS runs, and the round trips of one
-cohort table (INFO commandstats).
+exits; `serve` reads one request a line from stdin and answers each with
+one JSON line on stdout: `run QUESTION` answers the question once
+(`{"answer": ..., "seconds": ...}`), `clean` deletes bitmapist's
+temporary BITOP keys (`{}`), so that the bench can interleave its rounds
+with its own and count the round trips of each side on the server.
 """
 
 import json
-import statistics
 import sys
 import time
 from datetime import date, datetime, timedelta, timezone
@@ -18,7 +19,7 @@ import bitmapist
 from bitmapist import BitOpAnd, BitOpOr, DayEvents, WeekEvents, mark_event
 from bitmapist import cohort
 
-PORT, ROUNDS, MODE = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+PORT, MODE = int(sys.argv[1]), sys.argv[2]
 bitmapist.setup_redis("default", "127.0.0.1", PORT)
 START = date(2024, 3, 1)
 DAYS = 30
@@ -32,16 +33,6 @@ def day(i):
 def ev(name, i):
     d = START + timedelta(days=i)
     return DayEvents(name, d.year, d.month, d.day)
-
-
-def timed(f):
-    out, times = None, []
-    for _ in range(ROUNDS):
-        t = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t)
-        bitmapist.delete_runtime_bitop_keys()
-    return out, statistics.median(times)
 
 
 def daily():
@@ -80,12 +71,6 @@ def table(time_group, rows):
     return out
 
 
-def calls():
-    """The commands bitmapist sent (each its own round trip): every one but CONFIG and INFO."""
-    info = bitmapist.get_redis("default").info("commandstats")
-    return sum(v["calls"] for k, v in info.items() if k not in ("cmdstat_config", "cmdstat_info"))
-
-
 if MODE == "sample":
     # A few events through mark_event, for the bench to compare key by key.
     for uid, d in [(3, 0), (77, 0), (77, 1), (999_999, 9), (12_345, 20)]:
@@ -93,14 +78,21 @@ if MODE == "sample":
         mark_event("sample", uid, now=t)
     sys.exit(0)
 
-result = {}
-for name, f in [("daily", daily), ("weekly", weekly), ("expressions", expressions),
-                ("daily_table", lambda: table("days", 30)), ("weekly_table", lambda: table("weeks", 12))]:
-    answer, secs = timed(f)
-    result[name] = {"answer": answer, "seconds": secs}
-    # The round trips of one run (bitmapist sends one command at a time).
-    bitmapist.get_redis("default").config_resetstat()
-    f()
-    result[name]["calls"] = calls()
-    bitmapist.delete_runtime_bitop_keys()
-print(json.dumps(result))
+QUESTIONS = {
+    "daily": daily,
+    "weekly": weekly,
+    "expressions": expressions,
+    "daily_table": lambda: table("days", 30),
+    "weekly_table": lambda: table("weeks", 12),
+}
+for line in sys.stdin:
+    words = line.split()
+    if words == ["clean"]:
+        bitmapist.delete_runtime_bitop_keys()
+        reply = {}
+    else:
+        f = QUESTIONS[words[1]]
+        t = time.perf_counter()
+        answer = f()
+        reply = {"answer": answer, "seconds": time.perf_counter() - t}
+    print(json.dumps(reply), flush=True)
