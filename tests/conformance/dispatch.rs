@@ -11,7 +11,8 @@ use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
 use redis_patterns::expiring_map::{EntriesPage, ExpiringMap, Path, Ttl};
 use redis_patterns::keys::Prefix;
-use redis_patterns::lock::{Lock, Replication, WaitMode};
+use redis_patterns::lease::WaitMode;
+use redis_patterns::lock::{Lock, Replication};
 use redis_patterns::login_log::{
     ActiveUser, Expiry, LoginLog, ReindexCursor, ReindexOptions, ReindexReport,
 };
