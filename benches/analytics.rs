@@ -1,7 +1,10 @@
 //! `cargo bench --bench analytics`: this crate's analytics side by side
 //! with bitmapist (Python, PyPI) on the same server and the same data —
-//! 1M users, 30 days of activity decaying after each user's signup day —
-//! answering the same questions: daily and weekly actives, three
+//! 1M users, 30 days of activity decaying after each user's signup day, in
+//! two data sets: the ids in signup order (as auto-increment ids are: a
+//! day's cohort is a run of ids) and shuffled (as hashed ids are: every
+//! bitmap spreads over all ids) — answering the same questions: daily and
+//! weekly actives, three
 //! expressions, a 30-day daily retention table and a 12-week weekly one.
 //! The answers are asserted equal; the table prints the median time of
 //! each side, the median of the per-round speed-ups (the rounds of the two
@@ -67,14 +70,21 @@ impl Rng {
 /// One event's marks of one day.
 type Marks = Vec<(u64, chrono::DateTime<Utc>)>;
 
-/// Marks the activity: each user signs up on a uniform day, is active that
-/// day and on each later day with probability 0.6 × 0.85^(days since);
-/// an active user buys with probability 0.1. Returns the user-days marked.
-fn generate(con: &mut Connection, a: &Analytics, users: u64) -> u64 {
+/// Marks the activity: each user signs up on a uniform day (`ordered`:
+/// the ids in signup order, as an auto-increment id gives them; else
+/// shuffled, as hashed ids are), is active that day and on each later day
+/// with probability 0.6 × 0.85^(days since); an active user buys with
+/// probability 0.1. Returns the user-days marked.
+fn generate(con: &mut Connection, a: &Analytics, users: u64, ordered: bool) -> u64 {
     let mut rng = Rng(2024);
     let mut per_day: Vec<[Marks; 3]> = (0..DAYS).map(|_| Default::default()).collect();
     for id in 0..users {
-        let signup = (rng.unit() * DAYS as f64) as i64;
+        let uniform = rng.unit();
+        let signup = if ordered {
+            (id * DAYS as u64 / users) as i64
+        } else {
+            (uniform * DAYS as f64) as i64
+        };
         for d in signup..DAYS {
             let p = if d == signup {
                 1.0
@@ -348,32 +358,52 @@ fn main() {
         );
     }
 
-    let before: u64 = used_memory(&mut raw);
+    let mut bench = Bench {
+        theirs: Bitmapist::start(server.port()),
+        raw,
+        con,
+        rounds,
+        table: Table::new("", &[]),
+    };
+    for (ids, ordered) in [
+        ("ids in signup order (auto-increment)", true),
+        ("ids shuffled (hashed)", false),
+    ] {
+        dataset(&mut bench, &a, users, ids, ordered);
+    }
+    hll_error(&mut bench.con);
+}
+
+/// One data set marked (`FLUSHALL` first), copied to bitmapist's keys and
+/// every question compared; prints the table and the memory per user-day.
+fn dataset(bench: &mut Bench, a: &Analytics, users: u64, ids: &str, ordered: bool) {
+    let _: () = redis::cmd("FLUSHALL").query(&mut bench.raw).unwrap();
+    let before: u64 = used_memory(&mut bench.raw);
     let t = Instant::now();
-    let user_days = generate(&mut con, &a, users);
+    let user_days = generate(&mut bench.con, a, users, ordered);
     let marked = t.elapsed().as_secs_f64();
-    let after: u64 = used_memory(&mut raw);
+    let after: u64 = used_memory(&mut bench.raw);
     let mut day_bytes = 0u64;
     for event in ["active", "bought", "signup"] {
         for p in periods() {
             let _: i64 = redis::cmd("COPY")
                 .arg(a.key(event, p))
                 .arg(bitmapist_key(event, p))
-                .query(&mut raw)
+                .query(&mut bench.raw)
                 .unwrap();
             if matches!(p, Period::Day(_)) && event == "active" {
                 let n: u64 = redis::cmd("STRLEN")
                     .arg(a.key(event, p))
-                    .query(&mut raw)
+                    .query(&mut bench.raw)
                     .unwrap();
                 day_bytes += n;
             }
         }
     }
-
-    let table = Table::new(
+    bench.table = Table::new(
         &format!(
-            "analytics vs bitmapist: {users} users, {DAYS} days, {user_days} active user-days (median of {rounds} interleaved rounds)"
+            "analytics vs bitmapist: {users} users, {ids}, {DAYS} days, {user_days} active user-days (median of {} interleaved rounds)",
+            bench.rounds
         ),
         &[
             "question",
@@ -384,22 +414,13 @@ fn main() {
             "server CPU ms (ours / bitmapist)",
         ],
     );
-    let mut bench = Bench {
-        theirs: Bitmapist::start(server.port()),
-        raw,
-        con,
-        rounds,
-        table,
-    };
-    questions(&mut bench, &a);
+    questions(bench, a);
     bench.table.print();
-
-    hll_error(&mut bench.con);
     println!(
         "every answer equal to bitmapist's. marking {user_days} active user-days (with signups and purchases) took {marked:.1} s with mark_many (day, week and month bitmaps)"
     );
     println!(
-        "memory: a day bitmap of {users} users is {day_bytes_per} bytes (1 bit per user up to the largest id, whoever is active): {:.3} bytes per active user-day for the day bitmaps; all of this crate's bitmaps (day, week, month of 3 events): {} bytes, {:.3} bytes per active user-day",
+        "memory: the day bitmaps average {day_bytes_per} bytes (1 bit per user up to the largest id active that day): {:.3} bytes per active user-day for the day bitmaps; all of this crate's bitmaps (day, week, month of 3 events): {} bytes, {:.3} bytes per active user-day",
         day_bytes as f64 / user_days as f64,
         after.saturating_sub(before),
         after.saturating_sub(before) as f64 / user_days as f64,

@@ -7,8 +7,8 @@
 -- ARGV[2] columns integer 1..1000: the columns of a row: the return periods i, i+1, ..., i+columns-1 of row i
 -- RETURNS integers: per return bitmap 1 when it has a bit set, else 0, then per row its cohort's size and one count
 --    per column whose period is among the return bitmaps (the last rows have fewer)
--- WRITES BITOP DEL
--- READS BITCOUNT BITPOS INFO STRLEN
+-- WRITES BITOP DEL SETRANGE
+-- READS BITCOUNT BITPOS GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
 -- INCLUDE memory
 -- IDEMPOTENT yes: the temporary key is deleted before the script returns; the bitmaps are only read
@@ -18,14 +18,15 @@ local returns = #KEYS - 1 - rows
 if returns < 1 then
   return redis.error_reply('BADARG bitmaps expected ' .. rows .. ' cohort bitmaps and at least one return bitmap')
 end
--- Each bitmap's bytes that can hold a set bit: from its first set bit's byte to its last byte (first = -1: none).
-local first, last = {}, {}
+-- Each bitmap's length and the bytes that can hold a set bit: from its first set bit's byte to its last byte
+-- (first = -1: none).
+local len, first, last = {}, {}, {}
 local longest = 0
 for i = 2, #KEYS do
-  local len = redis.call('STRLEN', KEYS[i])
-  longest = math.max(longest, len)
-  first[i], last[i] = -1, len - 1
-  if len > 0 then
+  len[i] = redis.call('STRLEN', KEYS[i])
+  longest = math.max(longest, len[i])
+  first[i], last[i] = -1, len[i] - 1
+  if len[i] > 0 then
     local pos = redis.call('BITPOS', KEYS[i], 1)
     if pos >= 0 then
       first[i] = math.floor(pos / 8)
@@ -36,6 +37,30 @@ end
 local refused = memory_refusal(longest, 'the temporary key')
 if refused then
   return refused
+end
+local tmp = KEYS[1]
+-- tmp holds a row's window copy: as long as its cohort bitmap, zero but for copied return bytes.
+local window_of = nil
+-- One cell: the AND of cohort bitmap c and return bitmap r counted over the bytes from..to, where both spans overlap.
+-- BITOP takes every byte up to the longer input's end, those past the shorter one's end one at a time (about 24
+-- times as slow as the rest: measured on Redis 7.0), so when their lengths differ much the return bitmap's bytes
+-- from..to are copied into tmp, at the same offsets and as long as c, and ANDed with c there (a copy costs about
+-- what ANDing 4 times its bytes does, and the two more calls about 40 KB of it).
+local function cell(c, r, from, to)
+  local direct = math.min(len[c], len[r]) + 24 * math.abs(len[c] - len[r])
+  if direct <= len[c] + 4 * (to - from + 1) + 40000 then
+    redis.call('BITOP', 'AND', tmp, KEYS[c], KEYS[r])
+    window_of = nil
+  else
+    if window_of ~= c then
+      redis.call('DEL', tmp)
+      redis.call('SETRANGE', tmp, len[c] - 1, '\0')
+      window_of = c
+    end
+    redis.call('SETRANGE', tmp, from, redis.call('GETRANGE', KEYS[r], from, to))
+    redis.call('BITOP', 'AND', tmp, tmp, KEYS[c])
+  end
+  return redis.call('BITCOUNT', tmp, from, to)
 end
 local out = {}
 for j = 1, returns do
@@ -53,15 +78,13 @@ for i = 1, rows do
     if r > #KEYS then
       break
     end
-    -- The AND can only have bits where both spans overlap: count that range alone.
     local from, to = math.max(first[c], first[r]), math.min(last[c], last[r])
     if size == 0 or first[r] < 0 or from > to then
       out[#out + 1] = 0
     else
-      redis.call('BITOP', 'AND', KEYS[1], KEYS[c], KEYS[r])
-      out[#out + 1] = redis.call('BITCOUNT', KEYS[1], from, to)
+      out[#out + 1] = cell(c, r, from, to)
     end
   end
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', tmp)
 return out
