@@ -93,12 +93,27 @@
 //! must be made of whole finest periods (hours and days make every coarser
 //! one, months make years; ISO weeks make no month).
 //!
+//! Only the finest period has a HyperLogLog, not each coarser one beside
+//! its bitmap: a mark is the hot path (every event), and with day, week and
+//! month bitmaps a HyperLogLog per granularity would make it three `PFADD`s
+//! and up to three 12 KB keys per id's periods where one does; a coarser
+//! count is rarer (a report), and the union of the finest HyperLogLogs is
+//! the HyperLogLog of the union, so it has the same error. What the union
+//! costs grows with its keys (one `PFCOUNT` of dense HyperLogLogs on Redis
+//! 7.0, measured at a load of 9 on 2 cores: a month of days 0.8 ms, a year
+//! of days 12-19 ms, a month of hours 30-43 ms), and a range of more than
+//! 1000 finest periods (a year of hours) is refused, as is a granularity
+//! not made of the finest (months with ISO weeks the finest): count such
+//! uniques with a second [`Analytics`] whose finest granularity is the day
+//! (marked with [`mark_strings`](Analytics::mark_strings) too).
+//!
 //! Redis's HyperLogLog has a **standard error of 0.81 %** (1.04 / √16384
 //! registers) whatever the count: within ±1.62 % of the true count 95 % of
 //! the time, ±2.43 % 99.7 % of the time, in at most 12 KB per period (a
-//! bitmap of 1M users is 125 KB). `tests/analytics_hll.rs` counts 1M
-//! distinct strings within 5 standard errors; `cargo bench --bench
-//! analytics` prints the measured error.
+//! bitmap of 1M users is 125 KB). `tests/analytics_hll.rs` measures it (the
+//! root mean square of the errors of 32 HyperLogLogs of 40,000 distinct
+//! strings) and counts each within 5 standard errors; `cargo bench --bench
+//! analytics` prints the measured error on 1M distinct strings.
 //!
 //! # Expiry and time zone
 //!
