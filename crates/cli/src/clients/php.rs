@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::contract::ERROR_CODES;
+use redis_patterns::contract::ErrorCode;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
@@ -460,7 +460,7 @@ fn contract() -> String {
         );
     }
     out.push_str("    ];\n\n    /** The error kind of each domain error code of the scripts. */\n    public const ERRORS = [\n");
-    for e in ERROR_CODES {
+    for e in ErrorCode::ALL {
         let _ = writeln!(out, "        {} => {},", php_str(e.code), php_str(e.kind));
     }
     out.push_str("    ];\n\n");
