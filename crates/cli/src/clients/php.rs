@@ -178,6 +178,10 @@ const ASSETS: &[(&str, &str)] = &[
         "src/Internal/Ops/Layouts.php",
         include_str!("php/Internal/Ops/Layouts.php"),
     ),
+    (
+        "src/Internal/Ops/LayoutClaim.php",
+        include_str!("php/Internal/Ops/LayoutClaim.php"),
+    ),
 ];
 
 pub fn files() -> Vec<File> {
