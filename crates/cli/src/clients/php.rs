@@ -111,6 +111,10 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("php/Internal/Hold.php"),
     ),
     (
+        "src/Internal/Ops/QueuedResource.php",
+        include_str!("php/Internal/Ops/QueuedResource.php"),
+    ),
+    (
         "src/Internal/Ops/Lock.php",
         include_str!("php/Internal/Ops/Lock.php"),
     ),
@@ -173,6 +177,10 @@ const ASSETS: &[(&str, &str)] = &[
     (
         "src/Internal/Ops/Layouts.php",
         include_str!("php/Internal/Ops/Layouts.php"),
+    ),
+    (
+        "src/Internal/Ops/LayoutClaim.php",
+        include_str!("php/Internal/Ops/LayoutClaim.php"),
     ),
 ];
 
