@@ -29,7 +29,7 @@ fn tagged(letter: &str, d: &Driver) -> Analytics {
 }
 
 fn caps_of(d: &mut Driver) -> Caps {
-    d.run(redis_patterns::core::server_caps()).expect("caps")
+    d.run(redis_patterns::core::Caps::read()).expect("caps")
 }
 
 fn set_caps(d: &mut Driver, caps: Caps) {
