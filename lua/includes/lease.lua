@@ -7,7 +7,7 @@
 -- longest lease.
 local function take_lease(key, token, now, lease_ms)
   local ends = now + tonumber(lease_ms)
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   local expire = math.max(ends, tonumber(last[2]) or 0)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   redis.call('ZADD', key, ends, token)
