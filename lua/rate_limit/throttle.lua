@@ -41,7 +41,9 @@ if refused then
   return refused
 end
 
-local tat = tonumber(redis.call('GET', KEYS[1]))
+-- A read of its own statement: it checks the key's type (no TYPE probe).
+local stored = redis.call('GET', KEYS[1])
+local tat = tonumber(stored)
 -- Absent, in the past, or not a TAT this script writes: the subject starts afresh.
 if not (tat and tat >= now and tat <= now + 1e15) then
   tat = now
