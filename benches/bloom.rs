@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use common::{BenchServer, Table, num, rate, ratio, reset_stats};
 use redis_patterns::bloom::{Bloom, Engine};
-use redis_patterns::core::{Allocator, server_memory};
+use redis_patterns::core::{Allocator, ServerMemory};
 use redis_patterns::{Connection, Request};
 use redis_patterns_test_support::LocalServer;
 
@@ -72,7 +72,7 @@ fn accuracy(
 ) {
     let members = items("member:", n);
     let others = items("other:", n);
-    let allocator = server_memory("any")
+    let allocator = ServerMemory::read("any")
         .run(ours)
         .expect("INFO memory")
         .allocator;
@@ -153,7 +153,7 @@ fn size_by_plan(t: &mut Table, server: &BenchServer, n: usize) {
             let fresh = server.start(&[]);
             let mut con = fresh.connection();
             let mut ours = Connection::open(fresh.url()).expect("connect");
-            let own = server_memory("any")
+            let own = ServerMemory::read("any")
                 .run(&mut ours)
                 .expect("INFO memory")
                 .allocator;

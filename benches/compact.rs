@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use common::{BenchServer, Table, median, num, ratio, rounds, used_memory};
 use redis_patterns::packed::{ByteArray, PackedRecords};
-use redis_patterns::sharded_hash::{ListpackLimits, Plan, ShardedHash, Sharding, plan};
+use redis_patterns::sharded_hash::{ListpackLimits, Plan, ShardedHash, Sharding};
 use redis_patterns::{Connection, Request};
 
 const PAYLOAD: usize = 19;
@@ -151,7 +151,7 @@ fn memory(t: &mut Table, s: &BenchServer, n: u64) {
         })
     });
     let limits = ListpackLimits::from_server().run(&mut pcon).unwrap();
-    let the_plan = plan(n, limits, Plan::DEFAULT_OVERFLOW_TARGET).unwrap();
+    let the_plan = Plan::new(n, limits, Plan::DEFAULT_OVERFLOW_TARGET).unwrap();
     let planned = ShardedHash::from_plan("sh", &the_plan).unwrap();
     let sharded = per_entry(&mut con, n, |_| fill_sharded(&mut pcon, &planned, n));
     let health = planned.inspect(u64::MAX).run(&mut pcon).unwrap();
@@ -272,7 +272,7 @@ fn main() {
     let mut con = server.connection();
     let mut pcon = Connection::open(url.as_str()).unwrap();
     let limits = ListpackLimits::from_server().run(&mut pcon).unwrap();
-    let the_plan = plan(n, limits, Plan::DEFAULT_OVERFLOW_TARGET).unwrap();
+    let the_plan = Plan::new(n, limits, Plan::DEFAULT_OVERFLOW_TARGET).unwrap();
     let planned = ShardedHash::from_plan("sh", &the_plan).unwrap();
 
     // ---- import throughput ----

@@ -129,7 +129,7 @@ fn layouts(pcon: &mut Connection, plan: &MapPlan) -> Vec<Layout> {
     let mut out = vec![Layout::Plain(
         ShardedHash::from_plan("sh", &plan.plan).unwrap(),
     )];
-    let caps = redis_patterns::core::server_caps().run(pcon).unwrap();
+    let caps = redis_patterns::core::Caps::read().run(pcon).unwrap();
     let mut paths = vec![Path::Portable];
     if caps.hash_field_ttl && caps.hash_getex {
         paths.push(Path::Native);

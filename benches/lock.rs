@@ -28,7 +28,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{Table, num, paired, quantile, rate};
-use redis_patterns::lock::{Lock, WaitMode};
+use redis_patterns::lease::WaitMode;
+use redis_patterns::lock::Lock;
 use redis_patterns::rwlock::RwLock;
 use redis_patterns::semaphore::Semaphore;
 use redis_patterns::{AsyncConnection, Batch, Connection, Op, Request, scripts};

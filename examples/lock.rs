@@ -5,7 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use redis_patterns::lock::{Lock, LockGuard};
+use redis_patterns::lease::Guard;
+use redis_patterns::lock::Lock;
 use redis_patterns::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,7 +43,7 @@ pub fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
 
     // A guard renews the lease every lease/3 while the body runs.
     {
-        let guard = LockGuard::acquire(&lock, &mut con, Duration::from_secs(1))?;
+        let guard = Guard::acquire(&lock, &mut con, Duration::from_secs(1))?;
         println!("holding with fence {}", guard.fence());
         guard.check()?;
     }

@@ -61,7 +61,8 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;
-//! use redis_patterns::lock::{Lock, LockGuard};
+//! use redis_patterns::lease::Guard;
+//! use redis_patterns::lock::Lock;
 //! use redis_patterns::redis; // the redis crate, re-exported
 //!
 //! # fn main() -> Result<(), redis_patterns::Error> {
@@ -70,7 +71,7 @@
 //! {
 //!     // Waits for at most one second, woken by the holder's release; the
 //!     // guard renews the lease every lease/3 while it is held.
-//!     let mut guard = LockGuard::acquire(&lock, &mut con, Duration::from_secs(1))?;
+//!     let mut guard = Guard::acquire(&lock, &mut con, Duration::from_secs(1))?;
 //!     let fence = guard.fence(); // pass this to the resource you protect
 //!     let _: () = guard
 //!         .conn()

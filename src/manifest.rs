@@ -48,6 +48,84 @@ impl Manifest {
     /// 4 added the patterns' `api` and `error_kinds` (the client API); 5
     /// added `capabilities`; 6 added the scripts' `needs`.
     pub const VERSION: u32 = 6;
+
+    /// The manifest of the embedded bundle.
+    pub fn bundled() -> Manifest {
+        Manifest {
+            manifest_version: Manifest::VERSION,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            patterns: crate::contract::PatternContract::all(),
+            errors: crate::contract::ErrorCode::ALL
+                .iter()
+                .map(|e| ErrorEntry {
+                    code: e.code.into(),
+                    kind: e.kind.into(),
+                    detail: e.detail.into(),
+                    meaning: e.meaning.into(),
+                })
+                .collect(),
+            error_kinds: crate::contract::api::Api::errors().errors,
+            capabilities: capabilities(),
+            scripts: crate::scripts::ALL
+                .iter()
+                .map(|s| ScriptEntry {
+                    name: s.name.into(),
+                    pattern: s.name.split('.').next().unwrap_or_default().into(),
+                    file: s.file.into(),
+                    sha1: s.sha1.into(),
+                    function: s.function.into(),
+                    keys: s.keys.iter().map(|k| tail(k.name, k.variadic)).collect(),
+                    key_specs: s
+                        .keys
+                        .iter()
+                        .map(|k| KeyEntry {
+                            name: tail(k.name, k.variadic),
+                            types: k.types.iter().map(|t| t.name().to_string()).collect(),
+                            written: k.written,
+                            variadic: k.variadic,
+                            meaning: k.doc.into(),
+                        })
+                        .collect(),
+                    args: s
+                        .args
+                        .iter()
+                        .map(|a| ArgEntry {
+                            name: tail(a.name, a.variadic),
+                            ty: a.ty.name().into(),
+                            min: bound(a.min),
+                            max: bound(a.max),
+                            non_empty: a.non_empty,
+                            tagged: a.tagged,
+                            values: strings(a.values),
+                            reason: a.reason.into(),
+                            variadic: a.variadic,
+                            meaning: a.doc.into(),
+                        })
+                        .collect(),
+                    returns: format!("{}: {}", s.returns, s.returns_doc),
+                    read_only: s.read_only,
+                    description: s.summary.into(),
+                    errors: strings(s.errors),
+                    writes: strings(s.writes),
+                    reads: strings(s.reads),
+                    idempotent: IdempotentEntry {
+                        when: match s.idempotent {
+                            Idempotency::Always => "always",
+                            Idempotency::Never => "never",
+                            Idempotency::IfArg { .. } => "if_arg",
+                        }
+                        .into(),
+                        arg: match s.idempotent {
+                            Idempotency::IfArg { name, .. } => Some(name.into()),
+                            _ => None,
+                        },
+                        why: s.idempotent_doc.into(),
+                    },
+                    needs: strings(s.needs),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One server capability ([`crate::core::Capability`]).
@@ -64,9 +142,9 @@ pub(crate) struct CapabilityEntry {
     pub meaning: String,
 }
 
-/// Every capability of [`crate::core::CAPABILITIES`].
+/// Every capability of [`Capability::ALL`](crate::core::Capability::ALL).
 fn capabilities() -> Vec<CapabilityEntry> {
-    crate::core::CAPABILITIES
+    crate::core::Capability::ALL
         .iter()
         .map(|c| CapabilityEntry {
             name: c.name.into(),
@@ -257,82 +335,4 @@ fn bound(b: Option<Bound>) -> Option<BoundEntry> {
 
 fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
-}
-
-/// The manifest of the embedded bundle.
-pub fn manifest() -> Manifest {
-    Manifest {
-        manifest_version: Manifest::VERSION,
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        patterns: crate::contract::PatternContract::all(),
-        errors: crate::contract::ERROR_CODES
-            .iter()
-            .map(|e| ErrorEntry {
-                code: e.code.into(),
-                kind: e.kind.into(),
-                detail: e.detail.into(),
-                meaning: e.meaning.into(),
-            })
-            .collect(),
-        error_kinds: crate::contract::api::Api::errors().errors,
-        capabilities: capabilities(),
-        scripts: crate::scripts::ALL
-            .iter()
-            .map(|s| ScriptEntry {
-                name: s.name.into(),
-                pattern: s.name.split('.').next().unwrap_or_default().into(),
-                file: s.file.into(),
-                sha1: s.sha1.into(),
-                function: s.function.into(),
-                keys: s.keys.iter().map(|k| tail(k.name, k.variadic)).collect(),
-                key_specs: s
-                    .keys
-                    .iter()
-                    .map(|k| KeyEntry {
-                        name: tail(k.name, k.variadic),
-                        types: k.types.iter().map(|t| t.name().to_string()).collect(),
-                        written: k.written,
-                        variadic: k.variadic,
-                        meaning: k.doc.into(),
-                    })
-                    .collect(),
-                args: s
-                    .args
-                    .iter()
-                    .map(|a| ArgEntry {
-                        name: tail(a.name, a.variadic),
-                        ty: a.ty.name().into(),
-                        min: bound(a.min),
-                        max: bound(a.max),
-                        non_empty: a.non_empty,
-                        tagged: a.tagged,
-                        values: strings(a.values),
-                        reason: a.reason.into(),
-                        variadic: a.variadic,
-                        meaning: a.doc.into(),
-                    })
-                    .collect(),
-                returns: format!("{}: {}", s.returns, s.returns_doc),
-                read_only: s.read_only,
-                description: s.summary.into(),
-                errors: strings(s.errors),
-                writes: strings(s.writes),
-                reads: strings(s.reads),
-                idempotent: IdempotentEntry {
-                    when: match s.idempotent {
-                        Idempotency::Always => "always",
-                        Idempotency::Never => "never",
-                        Idempotency::IfArg { .. } => "if_arg",
-                    }
-                    .into(),
-                    arg: match s.idempotent {
-                        Idempotency::IfArg { name, .. } => Some(name.into()),
-                        _ => None,
-                    },
-                    why: s.idempotent_doc.into(),
-                },
-                needs: strings(s.needs),
-            })
-            .collect(),
-    }
 }

@@ -20,7 +20,7 @@
 //! Big shards and the server's limits: Redis checks `maxmemory` only before
 //! a script starts, so every write script checks itself, before its first
 //! write, that growing a shard by more than 64 KiB fits under `maxmemory`
-//! (from `INFO memory`; the rule of [`crate::core::server_memory`]), and
+//! (from `INFO memory`; the rule of [`ServerMemory::read`](crate::core::ServerMemory::read)), and
 //! refuses with [`ErrorKind::NotEnoughMemory`] otherwise; and that the
 //! shard's length is within the server's `proto-max-bulk-len` (a lower limit
 //! would make a later `SETRANGE` of the same call fail after a write), with

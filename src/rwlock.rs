@@ -25,8 +25,9 @@
 //! queue (up to the first writer), and only they try again.
 //!
 //! A lease held while its holder works is best held by a guard
-//! ([`RwLockGuard`] sync, [`AsyncRwLockGuard`] async, of
-//! [`RwLock::reading`] or [`RwLock::writing`]; see [`lease`](crate::lease)):
+//! ([`Guard`](crate::lease::Guard) sync,
+//! [`AsyncGuard`](crate::lease::AsyncGuard) async, of [`RwLock::reading`]
+//! or [`RwLock::writing`]; see [`lease`](crate::lease)):
 //! it renews the lease every lease/3, reports its loss, and gives it back
 //! when dropped.
 //!
@@ -66,7 +67,7 @@ use crate::lease::leasing::{
     released_on_cancel, with_token,
 };
 use crate::lease::wait::Attempt;
-use crate::lease::{Guard, Resource, WaitMode, new_token};
+use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -352,8 +353,9 @@ impl Access {
 }
 
 impl RwLock {
-    /// The read side, for a guard: `RwLockGuard::acquire(&lock.reading(),
-    /// &mut con, timeout)`.
+    /// The read side, for a guard: `Guard::acquire(&lock.reading(), &mut
+    /// con, timeout)` ([`Guard`](crate::lease::Guard); or an
+    /// [`AsyncGuard`](crate::lease::AsyncGuard)).
     pub fn reading(&self) -> Access {
         Access {
             lock: self.clone(),
@@ -361,8 +363,9 @@ impl RwLock {
         }
     }
 
-    /// The write side, for a guard: `RwLockGuard::acquire(&lock.writing(),
-    /// &mut con, timeout)`.
+    /// The write side, for a guard: `Guard::acquire(&lock.writing(), &mut
+    /// con, timeout)` ([`Guard`](crate::lease::Guard); or an
+    /// [`AsyncGuard`](crate::lease::AsyncGuard)).
     pub fn writing(&self) -> Access {
         Access {
             lock: self.clone(),
@@ -398,14 +401,3 @@ impl Resource for Access {
         &lease.token
     }
 }
-
-/// Holds a read or write lease until dropped or released, renewing it
-/// every lease/3 on a thread of its own: `RwLockGuard::acquire(&lock.reading(),
-/// &mut con, timeout)` (see [`Guard`]).
-pub type RwLockGuard<'a> = Guard<'a, Access>;
-
-/// Holds a read or write lease until released or dropped, renewing it
-/// every lease/3 in a tokio task: `AsyncRwLockGuard::acquire(&lock.writing(),
-/// &con, timeout).await` (see [`AsyncGuard`](crate::lease::AsyncGuard)).
-#[cfg(feature = "tokio")]
-pub type AsyncRwLockGuard = crate::lease::AsyncGuard<Access>;

@@ -16,9 +16,11 @@
 //! argument of each acquire, not stored.
 //!
 //! A permit held while its holder works is best held by a guard
-//! ([`PermitGuard`] sync, [`AsyncPermitGuard`] async; see
-//! [`lease`](crate::lease)): it renews the permit every lease/3, reports
-//! its loss, and gives it back when dropped.
+//! ([`Guard`](crate::lease::Guard) sync,
+//! [`AsyncGuard`](crate::lease::AsyncGuard) async, both
+//! `::acquire(&semaphore, con, timeout)`; see [`lease`](crate::lease)): it
+//! renews the permit every lease/3, reports its loss, and gives it back
+//! when dropped.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -55,7 +57,7 @@ use crate::lease::leasing::{
     released_on_cancel, with_token,
 };
 use crate::lease::wait::Attempt;
-use crate::lease::{Guard, Resource, WaitMode, new_token};
+use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
 
 pub(crate) use contract::contract;
@@ -308,14 +310,3 @@ impl Resource for Semaphore {
         &permit.token
     }
 }
-
-/// Holds a permit until dropped or released, renewing its lease every
-/// lease/3 on a thread of its own: `PermitGuard::acquire(&semaphore, &mut
-/// con, timeout)` (see [`Guard`]).
-pub type PermitGuard<'a> = Guard<'a, Semaphore>;
-
-/// Holds a permit until released or dropped, renewing its lease every
-/// lease/3 in a tokio task: `AsyncPermitGuard::acquire(&semaphore, &con,
-/// timeout).await` (see [`AsyncGuard`](crate::lease::AsyncGuard)).
-#[cfg(feature = "tokio")]
-pub type AsyncPermitGuard = crate::lease::AsyncGuard<Semaphore>;

@@ -21,7 +21,7 @@ fn utc(y: i32, m: u32, d: u32, h: u32) -> DateTime<Utc> {
 }
 
 fn caps_of(d: &mut Driver) -> Caps {
-    d.run(redis_patterns::core::server_caps()).expect("caps")
+    d.run(redis_patterns::core::Caps::read()).expect("caps")
 }
 
 fn set_caps(d: &mut Driver, caps: Caps) {

@@ -990,7 +990,7 @@ fn blocks_are_planned_for_the_servers_allocator_and_fill_it() {
     let server = support::server();
     support::each_driver(&server, |d| {
         let allocator = d
-            .run(redis_patterns::core::server_memory("any"))
+            .run(redis_patterns::core::ServerMemory::read("any"))
             .unwrap()
             .allocator;
         let bf = d.run(Bloom::create("mem", 1_000_000, 0.01)).unwrap();

@@ -196,7 +196,7 @@ impl Ctx {
                 vec![
                     c.go(c
                         .rw
-                        .wait_as(role, &redis_patterns::lease::new_token(), WAIT)),
+                        .wait_as(role, &redis_patterns::lock::Lock::new_token(), WAIT)),
                 ]
             },
             move |l: &RwLease| rw.release(l),
@@ -212,7 +212,8 @@ fn lock_acquire(c: &mut Ctx) {
     let op = if c.rng.coin() {
         c.lock.acquire(WAIT)
     } else {
-        c.lock.acquire_as(&redis_patterns::lease::new_token(), WAIT)
+        c.lock
+            .acquire_as(&redis_patterns::lock::Lock::new_token(), WAIT)
     };
     if let Some(Ok(lease)) = c.cancel_op(op) {
         c.go(c.lock.release(&lease.token));

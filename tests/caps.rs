@@ -15,7 +15,7 @@
 
 mod support;
 
-use redis_patterns::core::{CAPABILITIES, Caps, ServerName, Version, server_caps};
+use redis_patterns::core::{Capability, Caps, ServerName, Version};
 use redis_patterns_test_support::server_binary;
 use support::Driver;
 
@@ -85,7 +85,7 @@ fn runs_everything_of(con: &mut redis::Connection, name: &str) -> bool {
 
 /// The caps the connection behind `driver` detected.
 fn caps_of(driver: &mut Driver) -> Caps {
-    driver.run(server_caps()).expect("server_caps")
+    driver.run(Caps::read()).expect("Caps::read")
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn caps_say_what_the_server_is_and_runs() {
         assert_eq!(caps.version, Some(version), "{}", d.name());
         assert!(caps.info_reported && caps.commands_reported);
         let mut raw = server.connection();
-        for c in CAPABILITIES {
+        for c in Capability::ALL {
             assert_eq!(
                 caps.has(c.name),
                 Some(runs_everything_of(&mut raw, c.name)),
@@ -167,7 +167,7 @@ fn caps_are_detected_once_per_connection() {
     let mut set = support::connect(&server.url());
     set.set_caps(Caps::default());
     use redis_patterns::Request as _;
-    assert_eq!(server_caps().run(&mut set).unwrap(), Caps::default());
+    assert_eq!(Caps::read().run(&mut set).unwrap(), Caps::default());
     assert_eq!(command_info_calls(&server), 2, "set caps are not detected");
 }
 
@@ -203,7 +203,7 @@ fn both_paths_runs_an_op_on_the_server_s_path_then_on_the_common_one() {
     let server = support::server();
     for mut d in support::drivers(&server.url()) {
         let detected = caps_of(&mut d);
-        for c in CAPABILITIES {
+        for c in Capability::ALL {
             // What a pattern's op reads to choose its path (Env::caps); the
             // result itself does not depend on it, as a pattern's must not.
             let seen = Arc::new(Mutex::new(Vec::new()));
@@ -237,7 +237,7 @@ fn a_user_denied_command_gets_no_capability_and_still_runs() {
     );
     let url = format!("redis://bare:pw@127.0.0.1:{}/", server.port());
     let mut con = redis_patterns::Connection::open(url.as_str()).unwrap();
-    let caps = server_caps().run(&mut con).unwrap();
+    let caps = Caps::read().run(&mut con).unwrap();
     let (name, version) = binary_says();
     assert_eq!((caps.server, caps.version), (name, Some(version)));
     assert!(caps.info_reported && !caps.commands_reported);

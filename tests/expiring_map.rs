@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use redis_patterns::core::server_caps;
+use redis_patterns::core::Caps;
 use redis_patterns::expiring_map::{ExpiringMap, Path, Ttl};
 use redis_patterns::sharded_hash::ListpackLimits;
 use redis_patterns::{ErrorKind, Request};
@@ -24,7 +24,7 @@ const LEASE: Duration = Duration::from_millis(200);
 /// The paths this driver's server can run: portable, and native where it
 /// has per-field TTLs.
 fn paths(d: &mut Driver) -> Vec<Path> {
-    let caps = d.run(server_caps()).unwrap();
+    let caps = d.run(Caps::read()).unwrap();
     let mut out = vec![Path::Portable];
     if caps.hash_field_ttl && caps.hash_getex {
         out.push(Path::Native);

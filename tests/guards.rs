@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use leased::eventually;
 use redis_patterns::lease::{AsyncGuard, Guard, Leasable, LostReason};
 use redis_patterns::rwlock::RwLock;
-use redis_patterns::semaphore::{AsyncPermitGuard, PermitGuard, Semaphore};
+use redis_patterns::semaphore::Semaphore;
 use redis_patterns::{ErrorKind, Request};
 use support::Driver;
 
@@ -176,7 +176,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
         let mut other = Driver::Sync(support::connect(url));
         match d {
             Driver::Sync(con) => {
-                let permit = PermitGuard::acquire(&sem, con, Duration::ZERO).expect("a permit");
+                let permit = Guard::acquire(&sem, con, Duration::ZERO).expect("a permit");
                 let busy = other.run(sem.try_acquire()).map_err(|e| e.into_kind());
                 assert!(matches!(busy, Err(ErrorKind::NoPermit { .. })), "{busy:?}");
                 assert_eq!(permit.release().expect("release"), Some(true));
@@ -186,7 +186,7 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
                 assert_eq!(write.release().expect("release"), Some(true));
             }
             Driver::Async(con, rt) => rt.block_on(async {
-                let permit = AsyncPermitGuard::acquire(&sem, con, Duration::ZERO)
+                let permit = AsyncGuard::acquire(&sem, con, Duration::ZERO)
                     .await
                     .expect("a permit");
                 let busy = sem.try_acquire().run_async(con).await;

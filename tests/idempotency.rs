@@ -93,7 +93,8 @@ fn every_idempotent_script_run_twice_leaves_the_data_of_one_run() {
     let mut ours = redis_patterns::Connection::open(server.url()).expect("connect");
     redis_patterns::Request::run(redis_patterns::load_all(), &mut ours).expect("load the bundle");
     let list = examples::examples(false);
-    let manifest = serde_json::to_value(redis_patterns::manifest::manifest()).expect("json");
+    let manifest =
+        serde_json::to_value(redis_patterns::manifest::Manifest::bundled()).expect("json");
     let (mut twice, mut changed, mut conditional) = (0, 0, 0);
     for s in support::runnable_scripts(&mut ours) {
         let e = list

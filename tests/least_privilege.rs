@@ -190,7 +190,7 @@ fn has_field_ttl(con: &mut redis::Connection) -> bool {
 /// Every operation of the expiring map on each path the server has.
 fn expiring_map_tour(d: &mut Driver) {
     use redis_patterns::expiring_map::{ExpiringMap, Path};
-    let caps = d.run(redis_patterns::core::server_caps()).unwrap();
+    let caps = d.run(redis_patterns::core::Caps::read()).unwrap();
     let mut paths = vec![Path::Portable];
     if caps.hash_field_ttl && caps.hash_getex {
         paths.push(Path::Native);

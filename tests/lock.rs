@@ -16,9 +16,8 @@ use std::time::{Duration, Instant};
 use leased::{assert_invalid, assert_no_script_call, eventually, subscribers, waiter};
 use redis::Value;
 use redis_patterns::core::WaitStats;
-use redis_patterns::lock::{
-    AsyncLockGuard, Lease, Lock, LockGuard, LostReason, Replication, WaitMode,
-};
+use redis_patterns::lease::{AsyncGuard, Guard, LostReason, WaitMode};
+use redis_patterns::lock::{Lease, Lock, Replication};
 use redis_patterns::{ErrorKind, keys::Prefix, scripts};
 use redis_patterns_test_support::LocalCluster;
 use support::Driver;
@@ -398,7 +397,7 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
         match d {
             Driver::Sync(con) => {
                 let mut guard =
-                    LockGuard::acquire(&lock, con, Duration::from_secs(5)).expect("acquire");
+                    Guard::acquire(&lock, con, Duration::from_secs(5)).expect("acquire");
                 let started = Instant::now();
                 while started.elapsed() < lock.lease() * 2 + lock.lease() / 2 {
                     thread::sleep(Duration::from_millis(50)); // the work
@@ -425,7 +424,7 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
                 );
             }
             Driver::Async(con, rt) => rt.block_on(async {
-                let guard = AsyncLockGuard::acquire(&lock, con, Duration::from_secs(5))
+                let guard = AsyncGuard::acquire(&lock, con, Duration::from_secs(5))
                     .await
                     .expect("acquire");
                 let started = Instant::now();
@@ -471,7 +470,7 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
             Driver::Sync(con) => {
                 {
                     let guard =
-                        LockGuard::acquire(&lock, con, Duration::from_secs(1)).expect("acquire");
+                        Guard::acquire(&lock, con, Duration::from_secs(1)).expect("acquire");
                     assert!(guard.fence() > 0);
                 }
                 let mut other = con.try_clone().expect("another connection");
@@ -481,7 +480,7 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
                 assert_eq!(read(&mut other), None, "dropped guard released");
                 let fence = {
                     let guard =
-                        LockGuard::acquire(&short, con, Duration::from_secs(1)).expect("acquire");
+                        Guard::acquire(&short, con, Duration::from_secs(1)).expect("acquire");
                     // Taken over: someone deletes it and takes it.
                     let _: () = other.query(redis::cmd("DEL").arg(&key)).unwrap();
                     let theirs = redis_patterns::Request::run(lock.try_acquire(), &mut other)
@@ -526,7 +525,7 @@ fn guards_release_on_drop_and_the_scoped_form_reports_a_loss() {
                     other => panic!("expected LockLost, got {other:?}"),
                 }
                 // A dropped async guard has its task release the lock.
-                let guard = AsyncLockGuard::acquire(&lock, con, Duration::from_secs(1))
+                let guard = AsyncGuard::acquire(&lock, con, Duration::from_secs(1))
                     .await
                     .expect("acquire");
                 drop(guard);
@@ -966,7 +965,7 @@ fn replica_acknowledged_fencing_tokens_never_repeat_across_a_failover() {
 /// One acquire and release of `lock` on `con`, by the raw script with the
 /// clock `now_us` (the server's when empty): the fencing token.
 fn fence_at(con: &mut redis_patterns::Connection, lock: &Lock, now_us: &[i64]) -> u64 {
-    let token = redis_patterns::lock::new_token();
+    let token = Lock::new_token();
     let call = redis_patterns::scripts::lock::acquire(
         lock.key(),
         lock.fence_key(),

@@ -376,7 +376,9 @@ fn a_user_denied_info_keeps_the_ceiling_and_the_servers_own_check() {
         let _: () = redis::cmd("FLUSHALL")
             .query(&mut server.connection())
             .unwrap();
-        let mem = d.run(redis_patterns::core::server_memory("any")).unwrap();
+        let mem = d
+            .run(redis_patterns::core::ServerMemory::read("any"))
+            .unwrap();
         assert!(!mem.reported);
         // Usage unknown: maxmemory itself (CONFIG GET) is the bound.
         assert_eq!(mem.available(), Some(64 * MB));

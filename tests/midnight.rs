@@ -12,7 +12,7 @@ mod support;
 use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, TimeDelta, Utc};
-use redis_patterns::visits::{DEFAULT_LATE_WINDOW, DEFAULT_RETENTION, VisitCounter};
+use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Error, ErrorKind, Retention};
 
 /// The server's clock, in microseconds.
@@ -65,8 +65,11 @@ fn midnight_in_a_fixed_offset_zone_keeps_late_visits_and_the_day_readable() {
     // Before midnight.
     for d in &mut drivers {
         let (default, short) = counters(d.name());
-        assert_eq!(default.retention(), DEFAULT_RETENTION);
-        assert_eq!(default.late_window(), Some(DEFAULT_LATE_WINDOW));
+        assert_eq!(default.retention(), VisitCounter::DEFAULT_RETENTION);
+        assert_eq!(
+            default.late_window(),
+            Some(VisitCounter::DEFAULT_LATE_WINDOW)
+        );
         for c in [&default, &short] {
             d.run(c.add(day, 1)).unwrap();
             d.run(c.add(day, 2)).unwrap();

@@ -15,7 +15,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use redis_patterns::Request as _;
-use redis_patterns::core::{CAPABILITIES, server_caps};
+use redis_patterns::core::{Capability, Caps};
 use redis_patterns_test_support::server_binary;
 
 /// One server CI runs the suite on.
@@ -28,7 +28,7 @@ struct Server {
     allocator: &'static str,
     /// `lazyfree-lazy-user-del` (`CONFIG GET`).
     lazy_user_del: bool,
-    /// The capabilities the crate detects on it, in [`CAPABILITIES`] order.
+    /// The capabilities the crate detects on it, in [`Capability::ALL`] order.
     caps: &'static [&'static str],
 }
 
@@ -106,7 +106,7 @@ fn table() -> String {
         "| server | from | allocator (`mem_allocator`) | capabilities (`redis-patterns info`) | what the crate does differently |\n|---|---|---|---|---|\n",
     );
     for s in SERVERS {
-        let caps = CAPABILITIES
+        let caps = Capability::ALL
             .iter()
             .map(|c| {
                 format!(
@@ -223,7 +223,7 @@ fn this_server_s_row_says_what_it_says() {
         "{label}'s lazyfree-lazy-user-del"
     );
     let mut con = support::connect(&server.url());
-    let caps = server_caps().run(&mut con).unwrap();
+    let caps = Caps::read().run(&mut con).unwrap();
     assert_eq!(caps.names(), row.caps, "{label}'s capabilities");
     let detected = format!(
         "{} {}",

@@ -9,7 +9,7 @@ mod everywhere;
 mod support;
 
 use redis_patterns::sharded_hash::{
-    ImportOptions, ListpackLimits, Plan, RejectReason, Rejection, ShardedHash, Sharding, plan,
+    ImportOptions, ListpackLimits, Plan, RejectReason, Rejection, ShardedHash, Sharding,
 };
 use redis_patterns::{Error, ErrorKind};
 use redis_patterns_test_support::LocalServer;
@@ -156,7 +156,7 @@ fn fill_and_check(d: &mut Driver, server: &LocalServer, limits: ListpackLimits, 
     let _: () = redis::cmd("FLUSHALL")
         .query(&mut server.connection())
         .unwrap();
-    let p = plan(n, limits, Plan::DEFAULT_OVERFLOW_TARGET).unwrap();
+    let p = Plan::new(n, limits, Plan::DEFAULT_OVERFLOW_TARGET).unwrap();
     assert!(p.overflow_bound <= Plan::DEFAULT_OVERFLOW_TARGET);
     let h = ShardedHash::builder(&format!("p{n}"), p.sharding())
         .limits(p.limits)

@@ -531,7 +531,7 @@ fn string_ids_map_to_i32_members() {
         let ids = ["alice", "bob", "e4d909c290d0fb1ca068ffaddf22cbd0", "alice"];
         let members: Vec<i64> = ids
             .iter()
-            .map(|s| visits::member_from_string_id(s))
+            .map(|s| VisitCounter::member_from_string_id(s))
             .collect();
         for m in &members {
             assert!(i32::try_from(*m).is_ok());
@@ -562,17 +562,17 @@ fn bad_input_writes_nothing() {
     ] {
         assert!(
             matches!(
-                visits::parse_member(text).map_err(Error::into_kind),
+                VisitCounter::parse_member(text).map_err(Error::into_kind),
                 Err(ErrorKind::InvalidArgument { .. })
             ),
             "{text:?}"
         );
     }
     assert_eq!(
-        visits::parse_member("-9223372036854775808").unwrap(),
+        VisitCounter::parse_member("-9223372036854775808").unwrap(),
         i64::MIN
     );
-    assert_eq!(visits::parse_member("0").unwrap(), 0);
+    assert_eq!(VisitCounter::parse_member("0").unwrap(), 0);
     assert!(redis_patterns::keys::Prefix::new("").is_err());
     assert!(VisitCounter::new("", Utc, 4).is_err());
     assert!(VisitCounter::new("a{b", Utc, 4).is_err());

@@ -93,7 +93,7 @@
 //! two reasons: a string holds at most 2^32 bits (512 MB, or the server's
 //! lower `proto-max-bulk-len`), and the server's allocator rounds every
 //! allocation up. The plan is made for the allocator the server reports
-//! (`mem_allocator`, see [`crate::core::server_memory`]), never assumed:
+//! (`mem_allocator`, see [`ServerMemory::read`](crate::core::ServerMemory::read)), never assumed:
 //!
 //! * **jemalloc** (Redis's default build) rounds up to a size class spaced
 //!   25 % apart, so one 1.2 MB bitmap would occupy 1.25 MB (+9 %). The plan

@@ -158,7 +158,7 @@ impl BloomBuilder {
     /// sent.
     ///
     /// First, in one batch, the server's memory figures and allocator (see
-    /// [`crate::core::server_memory`]) and the config hash are read. An
+    /// [`ServerMemory::read`](crate::core::ServerMemory::read)) and the config hash are read. An
     /// existing filter keeps the block plan stored in its config (planned
     /// for the allocator of the server that created it; every client opens
     /// it the same way), and `bloom.create` checks the parameters

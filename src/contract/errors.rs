@@ -2,7 +2,7 @@
 //! table lives with the error type ([`ErrorCode`]), here so that every
 //! surface reads one.
 
-pub use crate::core::error_codes::{ERROR_CODES, ErrorCode};
+pub use crate::core::error_codes::ErrorCode;
 
 #[cfg(test)]
 mod tests {
@@ -15,7 +15,7 @@ mod tests {
                 assert!(ErrorCode::of(code).is_some(), "{}: {code}", s.name);
             }
         }
-        for e in ERROR_CODES {
+        for e in ErrorCode::ALL {
             assert!(
                 crate::scripts::ALL
                     .iter()

@@ -28,7 +28,7 @@ pub mod api;
 mod errors;
 pub(crate) mod parts;
 
-pub use errors::{ERROR_CODES, ErrorCode};
+pub use errors::ErrorCode;
 pub use parts::{Constant, Function, KeyTemplate, Param, PatternContract, Protocol};
 #[allow(unused_imports)] // for contracts written against these paths
 pub(crate) use parts::{

@@ -10,7 +10,7 @@
 //! [`Connection::try_clone`](crate::Connection::try_clone), copy it; an
 //! async clone made before detects once for itself). An operation reads it
 //! from its [`Env`](super::Env) ([`Env::caps`](super::Env::caps)); a caller with
-//! [`server_caps`](super::server_caps) or
+//! [`Caps::read`] or
 //! `caps()`, or with `redis-patterns info --json`; `set_caps` sets it
 //! instead (e.g. [`Caps::without`] a capability while a cluster is upgraded
 //! node by node: the nodes asked may not be the ones a call reaches).
@@ -46,29 +46,31 @@ pub struct Capability {
     pub meaning: &'static str,
 }
 
-/// Every capability the crate detects, in [`Caps`]'s field order.
-pub const CAPABILITIES: &[Capability] = &[
-    Capability {
-        name: "hash_field_ttl",
-        commands: &["HEXPIRE", "HPEXPIRE", "HPEXPIREAT", "HPTTL", "HPERSIST"],
-        meaning: "hash fields with their own TTL (Redis >= 7.4, Valkey >= 9.0)",
-    },
-    Capability {
-        name: "hash_getex",
-        commands: &["HGETEX", "HSETEX"],
-        meaning: "reading or writing hash fields together with their TTL (Redis >= 8.0, Valkey >= 9.0)",
-    },
-    Capability {
-        name: "bitop_diff",
-        commands: &["BITOP DIFF", "BITOP DIFF1", "BITOP ANDOR", "BITOP ONE"],
-        meaning: "BITOP's DIFF, DIFF1, ANDOR and ONE operators (Redis >= 8.2)",
-    },
-    Capability {
-        name: "delifeq",
-        commands: &["DELIFEQ"],
-        meaning: "delete a key if it holds a value, as one command (Valkey >= 9.0)",
-    },
-];
+impl Capability {
+    /// Every capability the crate detects, in [`Caps`]'s field order.
+    pub const ALL: &'static [Capability] = &[
+        Capability {
+            name: "hash_field_ttl",
+            commands: &["HEXPIRE", "HPEXPIRE", "HPEXPIREAT", "HPTTL", "HPERSIST"],
+            meaning: "hash fields with their own TTL (Redis >= 7.4, Valkey >= 9.0)",
+        },
+        Capability {
+            name: "hash_getex",
+            commands: &["HGETEX", "HSETEX"],
+            meaning: "reading or writing hash fields together with their TTL (Redis >= 8.0, Valkey >= 9.0)",
+        },
+        Capability {
+            name: "bitop_diff",
+            commands: &["BITOP DIFF", "BITOP DIFF1", "BITOP ANDOR", "BITOP ONE"],
+            meaning: "BITOP's DIFF, DIFF1, ANDOR and ONE operators (Redis >= 8.2)",
+        },
+        Capability {
+            name: "delifeq",
+            commands: &["DELIFEQ"],
+            meaning: "delete a key if it holds a value, as one command (Valkey >= 9.0)",
+        },
+    ];
+}
 
 /// The server software, from `INFO server`'s `server_name` (Valkey says
 /// `valkey`; Redis says nothing and reports `redis_version`).
@@ -185,7 +187,7 @@ impl Caps {
 
     /// The names of the capabilities the server has.
     pub fn names(&self) -> Vec<&'static str> {
-        CAPABILITIES
+        Capability::ALL
             .iter()
             .filter(|c| self.has(c.name) == Some(true))
             .map(|c| c.name)
@@ -213,7 +215,7 @@ impl Caps {
             None => known.iter().any(|k| k.eq_ignore_ascii_case(c)),
         };
         let all = |name: &str| {
-            let cap = CAPABILITIES.iter().find(|c| c.name == name);
+            let cap = Capability::ALL.iter().find(|c| c.name == name);
             cap.is_some_and(|c| c.commands.iter().all(has))
         };
         caps.hash_field_ttl = all("hash_field_ttl");
@@ -226,7 +228,7 @@ impl Caps {
 
 /// The plain commands of every capability, for `COMMAND INFO`.
 pub(crate) fn asked_commands() -> Vec<&'static str> {
-    CAPABILITIES
+    Capability::ALL
         .iter()
         .flat_map(|c| c.commands.iter().copied())
         .filter(|c| !c.starts_with("BITOP "))
@@ -463,7 +465,7 @@ mod tests {
 
     #[test]
     fn every_capability_is_a_field_and_versions_parse() {
-        for c in CAPABILITIES {
+        for c in Capability::ALL {
             assert_eq!(Caps::default().has(c.name), Some(false), "{}", c.name);
             let json = serde_json::to_value(Caps::default()).unwrap();
             assert!(json.get(c.name).is_some(), "{} is serialized", c.name);

@@ -118,6 +118,13 @@ impl Connection {
         Self::open_with(url.into_connection_info()?, Tls::with(certs))
     }
 
+    /// `base` with another host and port (same credentials and TLS
+    /// settings): how to reach another node of the cluster `base` reaches
+    /// (e.g. each node `CLUSTER NODES` lists).
+    pub fn node_info(base: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
+        super::nodes::node_info(base, host, port)
+    }
+
     fn open_with(info: ConnectionInfo, tls: Tls) -> Result<Self> {
         let client = tls.client(info)?;
         let mut con = connect(&client)?;

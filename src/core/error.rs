@@ -1,6 +1,6 @@
 //! The crate's one error type, where a script's domain error codes
 //! (`redis.error_reply("CODE detail")`, by the one table of
-//! [`ERROR_CODES`](crate::contract::ERROR_CODES)) and the server's own
+//! [`ErrorCode::ALL`](crate::contract::ErrorCode::ALL)) and the server's own
 //! error codes (`OOM`, `WRONGTYPE`, `NOPERM` …) become typed kinds.
 //!
 //! [`Error`] is small (one pointer); what went wrong is its [`ErrorKind`]

@@ -28,102 +28,102 @@ pub struct ErrorCode {
     pub(crate) to_kind: fn(&'static str, &str) -> ErrorKind,
 }
 
-/// Every domain error code of the bundle.
-pub static ERROR_CODES: &[ErrorCode] = &[
-    ErrorCode {
-        code: "BADARG",
-        kind: "InvalidArgument",
-        detail: "<arg name> <reason>",
-        meaning: "an argument (or the number of keys or arguments: name `keys` / `argv`) is outside \
-                  the script's declaration; nothing was written. The reason is the manifest's \
-                  `reason` of that argument, or the body's own check. A client that validates \
-                  arguments like the manifest says never sends such a call.",
-        to_kind: invalid_argument,
-    },
-    ErrorCode {
-        code: "RINGCONF",
-        kind: "RollingLayout",
-        detail: "stored shards=<n> shard_size=<n>, called with shards=<n> shard_size=<n>",
-        meaning: "a rolling store's index was written with another ring size or shard size than \
-                  this call passes: every writer of one logical key must use the same limit and \
-                  shard_size. Nothing was written.",
-        to_kind: rolling_layout,
-    },
-    ErrorCode {
-        code: "BLOOMCONFIG",
-        kind: "BloomConfigMismatch",
-        detail: "<field> stored <x> requested <y>, or block <key> ...",
-        meaning: "a sized Bloom filter exists with other parameters than the ones requested (or \
-                  a block exists without a config and holds data); nothing was changed. Open the \
-                  filter with its stored parameters instead.",
-        to_kind: bloom_config_mismatch,
-    },
-    ErrorCode {
-        code: "NOFILTER",
-        kind: "BloomMissing",
-        detail: "block <key> is missing or lost its sentinel bit",
-        meaning: "a sized Bloom filter's block is missing or lost its sentinel bit (deleted, \
-                  evicted, flushed): its bits cannot be trusted. Nothing was written.",
-        to_kind: bloom_missing,
-    },
-    ErrorCode {
-        code: "LAYOUT",
-        kind: "LayoutMismatch",
-        detail: "<meta key> holds shards=<n>, this call uses shards=<n>",
-        meaning: "the day's meta key stores another shard count than this call passes: every \
-                  writer of a visit day uses the layout stored with its first member. Nothing \
-                  was written; read the stored shard count (HGET <meta key> shards) and use it.",
-        to_kind: layout_mismatch,
-    },
-    ErrorCode {
-        code: "FULL",
-        kind: "ShardFull",
-        detail: "<key> holds <n> fields; ... would exceed <limit>",
-        meaning: "a strict sharded-hash write would push the shard past max_entries (its \
-                  hash-max-listpack-entries), which would convert it out of listpack; nothing \
-                  was written. Plan more shards.",
-        to_kind: shard_full,
-    },
-    ErrorCode {
-        code: "OVERFLOW",
-        kind: "Overflow",
-        detail: "<value> + <delta> leaves the <size>-byte field range <lo>..<hi>",
-        meaning: "a packed record's integer field would leave its range; the record was not \
-                  changed.",
-        to_kind: overflow,
-    },
-    ErrorCode {
-        code: "UIDRANGE",
-        kind: "UidOutOfRange",
-        detail: "uid <uid> is above the configured maximum <max>",
-        meaning: "a user id is above the configured maximum bit offset (the offset trap: SETBIT \
-                  at 4e9 allocates ~500 MB); nothing was written.",
-        to_kind: uid_out_of_range,
-    },
-    ErrorCode {
-        code: "MAXMEMORY",
-        kind: "NotEnoughMemory",
-        detail: "needed <bytes> available <bytes>: growing <key or blocks>",
-        meaning: "growing a string by more than 64 KiB would take the server past maxmemory \
-                  (INFO memory: used_memory + needed > maxmemory, with used_memory_dataset \
-                  counted as free under an allkeys-* eviction policy); nothing was written. \
-                  Free memory, raise maxmemory, or use smaller shards or blocks.",
-        to_kind: not_enough_memory,
-    },
-    ErrorCode {
-        code: "DAYENDED",
-        kind: "DayEnded",
-        detail: "expire_at <t> is not after the server time <now>",
-        meaning: "a visit was added to a day whose keys would already have expired (its end of \
-                  day plus grace is not after the server's clock); nothing was written.",
-        to_kind: day_ended,
-    },
-];
-
 impl ErrorCode {
+    /// Every domain error code of the bundle.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode {
+            code: "BADARG",
+            kind: "InvalidArgument",
+            detail: "<arg name> <reason>",
+            meaning: "an argument (or the number of keys or arguments: name `keys` / `argv`) is outside \
+                      the script's declaration; nothing was written. The reason is the manifest's \
+                      `reason` of that argument, or the body's own check. A client that validates \
+                      arguments like the manifest says never sends such a call.",
+            to_kind: invalid_argument,
+        },
+        ErrorCode {
+            code: "RINGCONF",
+            kind: "RollingLayout",
+            detail: "stored shards=<n> shard_size=<n>, called with shards=<n> shard_size=<n>",
+            meaning: "a rolling store's index was written with another ring size or shard size than \
+                      this call passes: every writer of one logical key must use the same limit and \
+                      shard_size. Nothing was written.",
+            to_kind: rolling_layout,
+        },
+        ErrorCode {
+            code: "BLOOMCONFIG",
+            kind: "BloomConfigMismatch",
+            detail: "<field> stored <x> requested <y>, or block <key> ...",
+            meaning: "a sized Bloom filter exists with other parameters than the ones requested (or \
+                      a block exists without a config and holds data); nothing was changed. Open the \
+                      filter with its stored parameters instead.",
+            to_kind: bloom_config_mismatch,
+        },
+        ErrorCode {
+            code: "NOFILTER",
+            kind: "BloomMissing",
+            detail: "block <key> is missing or lost its sentinel bit",
+            meaning: "a sized Bloom filter's block is missing or lost its sentinel bit (deleted, \
+                      evicted, flushed): its bits cannot be trusted. Nothing was written.",
+            to_kind: bloom_missing,
+        },
+        ErrorCode {
+            code: "LAYOUT",
+            kind: "LayoutMismatch",
+            detail: "<meta key> holds shards=<n>, this call uses shards=<n>",
+            meaning: "the day's meta key stores another shard count than this call passes: every \
+                      writer of a visit day uses the layout stored with its first member. Nothing \
+                      was written; read the stored shard count (HGET <meta key> shards) and use it.",
+            to_kind: layout_mismatch,
+        },
+        ErrorCode {
+            code: "FULL",
+            kind: "ShardFull",
+            detail: "<key> holds <n> fields; ... would exceed <limit>",
+            meaning: "a strict sharded-hash write would push the shard past max_entries (its \
+                      hash-max-listpack-entries), which would convert it out of listpack; nothing \
+                      was written. Plan more shards.",
+            to_kind: shard_full,
+        },
+        ErrorCode {
+            code: "OVERFLOW",
+            kind: "Overflow",
+            detail: "<value> + <delta> leaves the <size>-byte field range <lo>..<hi>",
+            meaning: "a packed record's integer field would leave its range; the record was not \
+                      changed.",
+            to_kind: overflow,
+        },
+        ErrorCode {
+            code: "UIDRANGE",
+            kind: "UidOutOfRange",
+            detail: "uid <uid> is above the configured maximum <max>",
+            meaning: "a user id is above the configured maximum bit offset (the offset trap: SETBIT \
+                      at 4e9 allocates ~500 MB); nothing was written.",
+            to_kind: uid_out_of_range,
+        },
+        ErrorCode {
+            code: "MAXMEMORY",
+            kind: "NotEnoughMemory",
+            detail: "needed <bytes> available <bytes>: growing <key or blocks>",
+            meaning: "growing a string by more than 64 KiB would take the server past maxmemory \
+                      (INFO memory: used_memory + needed > maxmemory, with used_memory_dataset \
+                      counted as free under an allkeys-* eviction policy); nothing was written. \
+                      Free memory, raise maxmemory, or use smaller shards or blocks.",
+            to_kind: not_enough_memory,
+        },
+        ErrorCode {
+            code: "DAYENDED",
+            kind: "DayEnded",
+            detail: "expire_at <t> is not after the server time <now>",
+            meaning: "a visit was added to a day whose keys would already have expired (its end of \
+                      day plus grace is not after the server's clock); nothing was written.",
+            to_kind: day_ended,
+        },
+    ];
+
     /// The entry of `code`.
     pub fn of(code: &str) -> Option<&'static ErrorCode> {
-        ERROR_CODES.iter().find(|e| e.code == code)
+        Self::ALL.iter().find(|e| e.code == code)
     }
 }
 

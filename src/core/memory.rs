@@ -52,19 +52,19 @@
 //! depends on [`Allocator`], read from the server, never assumed.
 //!
 //! ```no_run
-//! use redis_patterns::core::server_memory;
+//! use redis_patterns::core::ServerMemory;
 //! use redis_patterns::prelude::*;
 //!
 //! # fn main() -> redis_patterns::Result<()> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
 //! // The node that holds this key (on a cluster); any key works on one server.
-//! let mem = server_memory("bloom:{emails}").run(&mut con)?;
+//! let mem = ServerMemory::read("bloom:{emails}").run(&mut con)?;
 //! mem.check(64 << 20, "a 64 MiB block")?; // NotEnoughMemory when it would not fit
 //! # Ok(())
 //! # }
 //! # async fn run() -> redis_patterns::Result<()> {
 //! let con = AsyncConnection::open("redis://127.0.0.1/").await?;
-//! let mem = server_memory("any").run_async(&con).await?;
+//! let mem = ServerMemory::read("any").run_async(&con).await?;
 //! println!("{} allocator, {:?} bytes free", mem.allocator.name(), mem.available());
 //! # Ok(())
 //! # }
@@ -257,13 +257,15 @@ pub(crate) fn take(replies: &mut Replies) -> Result<ServerMemory> {
     Ok(mem)
 }
 
-/// The memory figures of the server that holds `key` (on a cluster: its
-/// node; any key on one server), as an operation: `INFO server memory` and
-/// `CONFIG GET maxmemory proto-max-bulk-len` in one batch.
-pub fn server_memory(key: &str) -> Op<ServerMemory> {
-    let mut batch = Batch::with_capacity(2);
-    add(&mut batch, key);
-    Op::send(batch, |mut replies| take(&mut replies))
+impl ServerMemory {
+    /// The memory figures of the server that holds `key` (on a cluster: its
+    /// node; any key on one server), as an operation: `INFO server memory`
+    /// and `CONFIG GET maxmemory proto-max-bulk-len` in one batch.
+    pub fn read(key: &str) -> Op<ServerMemory> {
+        let mut batch = Batch::with_capacity(2);
+        add(&mut batch, key);
+        Op::send(batch, |mut replies| take(&mut replies))
+    }
 }
 
 #[cfg(test)]

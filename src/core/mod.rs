@@ -71,16 +71,14 @@ pub(crate) mod wait_stats;
 pub use alloc::Allocator;
 pub use batch::Batch;
 pub use call_mode::CallMode;
-pub use caps::{CAPABILITIES, Capability, Caps, ServerName, Version};
+pub use caps::{Capability, Caps, ServerName, Version};
 pub use conn::Connection;
 #[cfg(feature = "tokio")]
 pub use conn_async::AsyncConnection;
 pub use durability::Durability;
-pub use memory::{ServerMemory, server_memory};
-pub use nodes::node_info;
+pub use memory::ServerMemory;
 pub(crate) use op::{Env, Machine, Step};
 pub use op::{Op, Replies};
-pub use probe::server_caps;
 pub use request::Request;
 pub use request_id::RequestId;
 pub use retention::Retention;

@@ -77,7 +77,7 @@ pub(crate) fn cannot_reconnect(cause: Option<&str>) -> Error {
 
 /// `base` with another host and port (same credentials and TLS settings):
 /// how to reach another node of the cluster `base` reaches.
-pub fn node_info(base: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
+pub(crate) fn node_info(base: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
     let addr = match base.addr() {
         ConnectionAddr::TcpTls {
             insecure,

@@ -1,5 +1,5 @@
 //! Asking a server what it can do, as operations: [`detect`], which a
-//! driver runs before a connection's first operation, and [`server_caps`],
+//! driver runs before a connection's first operation, and [`Caps::read`],
 //! which reads what it found (the answer's type and parsing: [`caps`](super::caps)).
 
 use super::batch::Batch;
@@ -33,21 +33,23 @@ pub(crate) fn detect() -> Op<Caps> {
     })
 }
 
-/// What the connection's server can do, detected once per connection (the
-/// driver detects it before the connection's first operation, and this op
-/// only reads it).
-///
-/// ```no_run
-/// use redis_patterns::core::server_caps;
-/// use redis_patterns::prelude::*;
-///
-/// # fn main() -> redis_patterns::Result<()> {
-/// let mut con = Connection::open("redis://127.0.0.1/")?;
-/// let caps = server_caps().run(&mut con)?;
-/// println!("{} {:?}: {:?}", caps.server.name(), caps.version, caps.names());
-/// # Ok(())
-/// # }
-/// ```
-pub fn server_caps() -> Op<Caps> {
-    Op::with_env(|env: &Env| Op::ready(env.caps()))
+impl Caps {
+    /// What the connection's server can do, detected once per connection (the
+    /// driver detects it before the connection's first operation, and this op
+    /// only reads it).
+    ///
+    /// ```no_run
+    /// use redis_patterns::core::Caps;
+    /// use redis_patterns::prelude::*;
+    ///
+    /// # fn main() -> redis_patterns::Result<()> {
+    /// let mut con = Connection::open("redis://127.0.0.1/")?;
+    /// let caps = Caps::read().run(&mut con)?;
+    /// println!("{} {:?}: {:?}", caps.server.name(), caps.version, caps.names());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn read() -> Op<Caps> {
+        Op::with_env(|env: &Env| Op::ready(env.caps()))
+    }
 }

@@ -148,7 +148,7 @@ pub struct ScriptInfo {
     pub idempotent: Idempotency,
     /// Why (the header's meaning of `IDEMPOTENT`).
     pub idempotent_doc: &'static str,
-    /// The capabilities ([`crate::core::CAPABILITIES`] names) its commands
+    /// The capabilities ([`Capability::ALL`](crate::core::Capability::ALL) names) its commands
     /// need (its header's `NEEDS`; empty: every server runs it).
     pub needs: &'static [&'static str],
 }

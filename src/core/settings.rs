@@ -98,7 +98,7 @@ macro_rules! driver_settings {
 
         /// What the server can do ([`Caps`](crate::core::Caps)): `None`
         /// until the connection's first operation detected it (or it was
-        /// set); [`server_caps`](crate::core::server_caps) detects it when
+        /// set); [`Caps::read`](crate::core::Caps::read) detects it when
         /// needed.
         pub fn caps(&self) -> Option<crate::core::Caps> {
             self.settings.env.caps.or_else(|| self.detected_caps())

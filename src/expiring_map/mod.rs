@@ -97,7 +97,7 @@ pub use self::path::{Path, PathChoice};
 pub use self::scan::{EntriesPage, Entry, SweepReport};
 use crate::core::Op;
 use crate::error::{Error, ErrorKind, Result};
-use crate::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, Plan, binomial_tail, plan};
+use crate::sharded_hash::{DEFAULT_OVERFLOW_TARGET, ListpackLimits, Plan, binomial_tail};
 
 /// The bytes the portable path adds before each value: its expiry.
 pub(crate) const EXPIRY_BYTES: usize = 6;
@@ -273,7 +273,7 @@ impl ExpiringMap {
         }
         let base = base.to_string();
         ListpackLimits::read().and_then(move |(limits, source)| {
-            let mut p = match plan(expected, limits, DEFAULT_OVERFLOW_TARGET) {
+            let mut p = match Plan::new(expected, limits, DEFAULT_OVERFLOW_TARGET) {
                 Ok(p) => p,
                 Err(e) => return Op::fail(e),
             };

@@ -1,6 +1,6 @@
 //! Leases: what the lock ([`crate::lock`]), the semaphore
 //! ([`crate::semaphore`]) and the read-write lock ([`crate::rwlock`])
-//! share — an owner token per holder ([`new_token`]), a lease per holder
+//! share — an owner token per holder ([`Lock::new_token`](crate::lock::Lock::new_token)), a lease per holder
 //! on the server, the one waiting loop of a blocking acquire
 //! ([`WaitMode`]), and the guards that hold a lease while their holder
 //! works, renewing it every lease/3 ([`Guard`] on a thread, [`AsyncGuard`]
@@ -49,6 +49,5 @@ pub use guard::{Guard, Lost, LostReason};
 pub use guard_async::{AsyncGuard, Held};
 pub use resource::Leasable;
 pub(crate) use resource::Resource;
-pub use token::new_token;
-pub(crate) use token::{TOKEN_BYTES, check_token};
+pub(crate) use token::{TOKEN_BYTES, check_token, new_token};
 pub use wait::WaitMode;

@@ -136,7 +136,7 @@ mod tests {
     use super::*;
     use crate::contract::parts::{KeyTemplate, render_keys};
     use crate::keys::Prefix;
-    use crate::lock::{Lock, new_token};
+    use crate::lock::Lock;
 
     #[test]
     fn templates_render_the_keys_the_lock_uses() {
@@ -156,7 +156,7 @@ mod tests {
                 lock.places_key()
             ]
         );
-        assert_eq!(new_token().len(), 2 * TOKEN_BYTES);
+        assert_eq!(Lock::new_token().len(), 2 * TOKEN_BYTES);
         assert_eq!(c.params[0].default, json!(DEFAULT_PREFIX));
         let default = Lock::new("x", Duration::from_secs(1)).unwrap();
         assert_eq!(

@@ -1,38 +1,17 @@
-//! The lock's guards: [`LockGuard`] (sync, renewed on a thread) and
-//! [`AsyncLockGuard`] (async, renewed in a tokio task) are the
-//! [`lease`](crate::lease) guards of a [`Lock`]; [`Lock::with_lock`] is the
-//! scoped async form.
+//! The lock's scoped async form, [`Lock::with_lock`]: an
+//! [`AsyncGuard`](crate::lease::AsyncGuard) held while a closure runs. The
+//! guards themselves are the [`lease`](crate::lease) guards of every
+//! resource: `Guard::acquire(&lock, &mut con, timeout)` and
+//! `AsyncGuard::acquire(&lock, &con, timeout).await`.
 
-#[cfg(feature = "tokio")]
 use std::future::Future;
-#[cfg(feature = "tokio")]
 use std::time::Duration;
 
 use super::Lock;
-#[cfg(feature = "tokio")]
 use crate::core::AsyncConnection;
-#[cfg(feature = "tokio")]
 use crate::error::Result;
-#[cfg(feature = "tokio")]
-use crate::lease::AsyncGuard;
+use crate::lease::{AsyncGuard, Held};
 
-/// Holds a lock until dropped or released, renewing its lease every
-/// lease/3 on a thread of its own: `LockGuard::acquire(&lock, &mut con,
-/// timeout)` (see [`Guard`](crate::lease::Guard)).
-pub type LockGuard<'a> = crate::lease::Guard<'a, Lock>;
-
-/// Holds a lock until released or dropped, renewing its lease every
-/// lease/3 in a tokio task: `AsyncLockGuard::acquire(&lock, &con,
-/// timeout).await` (see [`AsyncGuard`]).
-#[cfg(feature = "tokio")]
-pub type AsyncLockGuard = AsyncGuard<Lock>;
-
-/// What a holder sees of its lock while an [`AsyncLockGuard`] holds it
-/// (see [`crate::lease::Held`]).
-#[cfg(feature = "tokio")]
-pub type Held = crate::lease::Held<Lock>;
-
-#[cfg(feature = "tokio")]
 impl Lock {
     /// Runs `critical` while holding the lock (acquired as
     /// [`Lock::acquire`] does, renewed every lease/3), then releases it:
@@ -48,7 +27,7 @@ impl Lock {
         critical: F,
     ) -> Result<T>
     where
-        F: FnOnce(Held) -> Fut,
+        F: FnOnce(Held<Lock>) -> Fut,
         Fut: Future<Output = T>,
     {
         AsyncGuard::hold(self, con, timeout, critical).await

@@ -15,10 +15,12 @@
 //!   in the lock's slot), and otherwise sleeps until the holder's remaining
 //!   lease has run out; no polling ([`WaitMode`]; [`WaitMode::Polling`]
 //!   keeps the old 50 ms retries).
-//! * **Renewal**: [`LockGuard`] (sync, a thread) and
-//!   [`AsyncLockGuard`] / [`Lock::with_lock`] (async, a tokio task) renew
+//! * **Renewal**: the [`lease`](crate::lease) guards,
+//!   [`Guard`](crate::lease::Guard) (sync, a thread) and
+//!   [`AsyncGuard`](crate::lease::AsyncGuard) / [`Lock::with_lock`]
+//!   (async, a tokio task), renew
 //!   the lease every lease/3 while the lock is held and tell the holder
-//!   when it was lost ([`Lost`]).
+//!   when it was lost ([`Lost`](crate::lease::Lost)).
 //! * **Retries**: [`Lock::try_acquire_as`] / [`Lock::acquire_as`] with the
 //!   caller's own token return the same fencing token (and a fresh lease)
 //!   when an earlier attempt with that token did take the lock, so an
@@ -76,11 +78,12 @@
 //!
 //! # Renewal
 //!
-//! [`LockGuard::acquire`] (sync: a thread with its own connection,
-//! `Connection::try_clone`) and [`AsyncLockGuard::acquire`] /
+//! [`Guard::acquire`](crate::lease::Guard::acquire) (sync: a thread with
+//! its own connection, `Connection::try_clone`) and
+//! [`AsyncGuard::acquire`](crate::lease::AsyncGuard::acquire) /
 //! [`Lock::with_lock`] (async: a tokio task) extend the lease every lease/3
 //! while held, stop when dropped or released, never renew a lock their
-//! token no longer owns, and flag the loss (`lost()` gives [`Lost`],
+//! token no longer owns, and flag the loss (`lost()` gives [`Lost`](crate::lease::Lost),
 //! `check()` the error `ErrorKind::LockLost`, `Held::lost_signal()` a
 //! future to race a critical section against).
 //!
@@ -98,7 +101,8 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use redis_patterns::prelude::*;
-//! use redis_patterns::lock::{Lock, LockGuard};
+//! use redis_patterns::lease::Guard;
+//! use redis_patterns::lock::Lock;
 //!
 //! # fn main() -> redis_patterns::Result<()> {
 //! let mut con = Connection::open("redis://127.0.0.1/")?;
@@ -107,7 +111,7 @@
 //! // ... pass lease.fence to the resource you protect ...
 //! lock.release(&lease.token).run(&mut con)?;
 //! {
-//!     let guard = LockGuard::acquire(&lock, &mut con, Duration::from_secs(1))?; // renewed every lease/3
+//!     let guard = Guard::acquire(&lock, &mut con, Duration::from_secs(1))?; // renewed every lease/3
 //!     guard.check()?; // Err(LockLost) once the lease was lost
 //! } // released here, only if we still own it
 //! # Ok(())
@@ -125,6 +129,7 @@
 //! ```
 
 mod contract;
+#[cfg(feature = "tokio")]
 mod guards;
 mod replication;
 mod status;
@@ -136,19 +141,15 @@ use serde::Serialize;
 
 use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::Resource;
 use crate::lease::leasing::{
     Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
     released_on_cancel, with_token,
 };
 use crate::lease::wait::Attempt;
+use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
 
-pub use crate::lease::{Lost, LostReason, WaitMode, new_token};
 pub(crate) use contract::contract;
-pub use guards::LockGuard;
-#[cfg(feature = "tokio")]
-pub use guards::{AsyncLockGuard, Held};
 pub use replication::Replication;
 pub use status::LockStatus;
 
@@ -168,6 +169,15 @@ impl Lock {
 
     /// The default poll interval of [`WaitMode::Polling`].
     pub const DEFAULT_POLL_INTERVAL: Duration = DEFAULT_POLL_INTERVAL;
+
+    /// A fresh unguessable 128-bit owner token, as 32 lowercase hex digits:
+    /// what [`Lock::acquire`] takes the lock with, for a caller that wants
+    /// to know its token before it sends ([`Lock::acquire_as`], and the
+    /// `_as` acquires of the [semaphore](crate::semaphore::Semaphore::acquire_as)
+    /// and the [read-write lock](crate::rwlock::RwLock::wait_as)).
+    pub fn new_token() -> String {
+        new_token()
+    }
 }
 
 /// A named lock: its keys, lease, wait mode and replication. Cheap to
@@ -430,7 +440,7 @@ impl Lock {
     /// Dropped at an await, the release may or may not have run (the lock
     /// then ends with its lease); it is idempotent, so run it again to be
     /// sure. A guard's release stays armed until its reply came
-    /// ([`AsyncLockGuard::release`]).
+    /// ([`AsyncGuard::release`](crate::lease::AsyncGuard::release)).
     pub fn release(&self, token: &str) -> Op<Option<bool>> {
         let Leased {
             key,

@@ -85,7 +85,7 @@
 //! languages. A first login at a high uid grows the day's index at once:
 //! the scripts check that a growth of more than 64 KiB fits under
 //! `maxmemory` (`INFO memory`, the rule of
-//! [`crate::core::server_memory`]) before their first write, and refuse with
+//! [`ServerMemory::read`](crate::core::ServerMemory::read)) before their first write, and refuse with
 //! [`ErrorKind::NotEnoughMemory`](crate::ErrorKind::NotEnoughMemory)
 //! otherwise. Nothing expires by default (the recipe warns that a TTL
 //! shorter than the sync interval loses data); a

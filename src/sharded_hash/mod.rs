@@ -8,7 +8,7 @@
 //! a real hash table and costs three times as much. This module gets that
 //! right by construction:
 //!
-//! - [`plan`] picks the shard count from the expected number of entries and
+//! - [`Plan::new`] picks the shard count from the expected number of entries and
 //!   the server's live limits ([`ListpackLimits::from_server`]) so that the
 //!   *fullest* shard stays under the entry limit with overwhelming
 //!   probability (exact binomial tail with a union bound over the shards,
@@ -105,8 +105,8 @@ pub(crate) use self::contract::{contract, listpack_params, shard_key};
 pub use self::import::{ImportOptions, ImportReport, RejectReason, Rejection};
 pub use self::limits::ListpackLimits;
 pub(crate) use self::plan::DEFAULT_OVERFLOW_TARGET;
+pub use self::plan::Plan;
 pub(crate) use self::plan::binomial_tail;
-pub use self::plan::{Plan, plan};
 use crate::core::request_id::request_args;
 use crate::core::resend::{changed, changed_count};
 use crate::core::{Batch, Op, RequestId, setters};
@@ -309,7 +309,7 @@ impl ShardedHash {
         }
         let base = base.to_string();
         ListpackLimits::read().try_map(move |(limits, source)| {
-            let mut plan = plan(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
+            let mut plan = Plan::new(expected, limits, DEFAULT_OVERFLOW_TARGET)?;
             plan.limits_source = source;
             Ok((Self::from_plan(&base, &plan)?, plan))
         })

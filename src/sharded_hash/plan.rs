@@ -1,4 +1,4 @@
-//! The shard-count planner ([`plan`]): the smallest shard count for which
+//! The shard-count planner ([`Plan::new`]): the smallest shard count for which
 //! the *fullest* shard stays under the entry limit with overwhelming
 //! probability (exact binomial tail, union bound over the shards).
 
@@ -16,7 +16,7 @@ impl Plan {
     pub const DEFAULT_OVERFLOW_TARGET: f64 = DEFAULT_OVERFLOW_TARGET;
 }
 
-/// The outcome of [`plan`].
+/// A shard count for an expected number of entries ([`Plan::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Plan {
     /// The chosen number of shards.
@@ -25,7 +25,7 @@ pub struct Plan {
     pub expected: u64,
     /// The limits planned against.
     pub limits: ListpackLimits,
-    /// Where they came from: [`LimitsSource::Given`] from [`plan`];
+    /// Where they came from: [`LimitsSource::Given`] from [`Plan::new`];
     /// from [`ShardedHash::planned`](super::ShardedHash::planned), the
     /// server's, or the defaults when it refused `CONFIG GET`.
     pub limits_source: LimitsSource,
@@ -37,6 +37,63 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Chooses the smallest shard count for which the probability that *any*
+    /// shard of a crc32-sharded hash holding `expected` entries gets more than
+    /// `limits.entries` fields is at most `target`: `shards × P(Bin(expected,
+    /// 1/shards) > entries) <= target`.
+    pub fn new(expected: u64, limits: ListpackLimits, target: f64) -> Result<Plan> {
+        if limits.entries == 0 {
+            return Err(Error::invalid(
+                "hash-max-listpack-entries",
+                "is 0: every hash is a hash table, sharding cannot keep listpacks",
+            ));
+        }
+        if !(target > 0.0 && target < 1.0) {
+            return Err(Error::invalid(
+                "target",
+                "must be a probability between 0 and 1",
+            ));
+        }
+        let expected_n = expected.max(1);
+        let bound = |s: u64| s as f64 * binomial_tail(expected_n, 1.0 / s as f64, limits.entries);
+        let mut lo = expected_n.div_ceil(limits.entries).max(1);
+        if bound(lo) > target {
+            // Find an upper end that meets the target, then bisect.
+            let mut hi = lo.saturating_mul(2);
+            while bound(hi) > target {
+                if hi >= u32::MAX as u64 {
+                    return Err(Error::invalid(
+                        "expected",
+                        format!(
+                            "{expected} entries cannot be kept under {} per shard with at most {} shards",
+                            limits.entries,
+                            u32::MAX
+                        ),
+                    ));
+                }
+                lo = hi;
+                hi = hi.saturating_mul(2).min(u32::MAX as u64);
+            }
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if bound(mid) <= target {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            lo = hi;
+        }
+        Ok(Plan {
+            shards: lo as u32,
+            expected,
+            limits,
+            limits_source: LimitsSource::Given,
+            mean_per_shard: expected as f64 / lo as f64,
+            overflow_bound: bound(lo),
+        })
+    }
+
     /// The sharding the plan chose: `crc32(field) % shards`.
     pub fn sharding(&self) -> Sharding {
         Sharding::Crc32 {
@@ -82,63 +139,6 @@ pub(crate) fn binomial_tail(n: u64, p: f64, limit: u64) -> f64 {
     sum.min(1.0)
 }
 
-/// Chooses the smallest shard count for which the probability that *any*
-/// shard of a crc32-sharded hash holding `expected` entries gets more than
-/// `limits.entries` fields is at most `target`: `shards × P(Bin(expected,
-/// 1/shards) > entries) <= target`.
-pub fn plan(expected: u64, limits: ListpackLimits, target: f64) -> Result<Plan> {
-    if limits.entries == 0 {
-        return Err(Error::invalid(
-            "hash-max-listpack-entries",
-            "is 0: every hash is a hash table, sharding cannot keep listpacks",
-        ));
-    }
-    if !(target > 0.0 && target < 1.0) {
-        return Err(Error::invalid(
-            "target",
-            "must be a probability between 0 and 1",
-        ));
-    }
-    let expected_n = expected.max(1);
-    let bound = |s: u64| s as f64 * binomial_tail(expected_n, 1.0 / s as f64, limits.entries);
-    let mut lo = expected_n.div_ceil(limits.entries).max(1);
-    if bound(lo) > target {
-        // Find an upper end that meets the target, then bisect.
-        let mut hi = lo.saturating_mul(2);
-        while bound(hi) > target {
-            if hi >= u32::MAX as u64 {
-                return Err(Error::invalid(
-                    "expected",
-                    format!(
-                        "{expected} entries cannot be kept under {} per shard with at most {} shards",
-                        limits.entries,
-                        u32::MAX
-                    ),
-                ));
-            }
-            lo = hi;
-            hi = hi.saturating_mul(2).min(u32::MAX as u64);
-        }
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if bound(mid) <= target {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        lo = hi;
-    }
-    Ok(Plan {
-        shards: lo as u32,
-        expected,
-        limits,
-        limits_source: LimitsSource::Given,
-        mean_per_shard: expected as f64 / lo as f64,
-        overflow_bound: bound(lo),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,14 +153,14 @@ mod tests {
 
     #[test]
     fn plan_is_not_the_mean() {
-        let p = plan(1_000_000, ListpackLimits::DEFAULT, 1e-9).unwrap();
+        let p = Plan::new(1_000_000, ListpackLimits::DEFAULT, 1e-9).unwrap();
         assert!(p.shards as u64 > 1_000_000 / 512 + 1);
         assert!(p.overflow_bound <= 1e-9);
         // One shard fewer would not meet the target.
         let s = p.shards as u64 - 1;
         assert!(s as f64 * binomial_tail(1_000_000, 1.0 / s as f64, 512) > 1e-9);
         assert!(
-            plan(
+            Plan::new(
                 10,
                 ListpackLimits {
                     entries: 0,

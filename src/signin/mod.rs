@@ -60,7 +60,7 @@
 //! a first write at a high uid still grows the day's bitmap at once: Redis
 //! checks `maxmemory` only before a script starts, so `signin.mark` checks
 //! itself that a growth of more than 64 KiB fits (`INFO memory`, the rule of
-//! [`crate::core::server_memory`]) and refuses with
+//! [`ServerMemory::read`](crate::core::ServerMemory::read)) and refuses with
 //! [`ErrorKind::NotEnoughMemory`](crate::ErrorKind::NotEnoughMemory)
 //! before writing otherwise. No TTL by default;
 //! a [`Retention`] expires a day's bitmap that long after the day ends

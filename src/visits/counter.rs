@@ -74,19 +74,19 @@ pub struct VisitCounterBuilder<Tz: TimeZone> {
 
 impl<Tz: TimeZone> VisitCounterBuilder<Tz> {
     setters! {
-        /// The key prefix (default [`DEFAULT_PREFIX`]).
+        /// The key prefix (default [`VisitCounter::DEFAULT_PREFIX`]).
         prefix(prefix: Prefix) => prefix;
 
         /// How long a day's keys live after the day ends: `After(grace)` (whole
         /// seconds, at most 366 days) or `Forever`. The default is
-        /// [`DEFAULT_RETENTION`] (two days: see the module docs).
+        /// [`VisitCounter::DEFAULT_RETENTION`] (two days: see the module docs).
         retention(retention: Retention) => retention;
 
         /// How long after a day ends a visit stamped on that day is still
         /// accepted (whole seconds, at most the retention's grace), after which
         /// it is refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded))
         /// and the day's count is final ([`VisitCounter::final_count`]). The
-        /// default is [`DEFAULT_LATE_WINDOW`] (five minutes: see the module
+        /// default is [`VisitCounter::DEFAULT_LATE_WINDOW`] (five minutes: see the module
         /// docs); `None` accepts visits as long as the day's keys live (to
         /// backfill history into a counter kept `Forever`), and no count is
         /// ever final.

@@ -54,7 +54,7 @@
 //! [`ErrorKind::LayoutMismatch`](crate::ErrorKind::LayoutMismatch) and
 //! readers find it: [`VisitCounter::stored_shards`]). Every key of one day
 //! shares the hash tag `{<name>:<YYYY-MM-DD>}`, so each script call touches
-//! one cluster slot. The default prefix is [`DEFAULT_PREFIX`], `visits:`.
+//! one cluster slot. The default prefix is [`VisitCounter::DEFAULT_PREFIX`], `visits:`.
 //!
 //! # Midnight: retention, late visits and the final count
 //!
@@ -65,13 +65,13 @@
 //!
 //! * Its keys expire at its end plus the grace of
 //!   [`Retention::After`](crate::Retention::After) — by default
-//!   [`DEFAULT_RETENTION`], two days, so yesterday's count stays readable
+//!   [`VisitCounter::DEFAULT_RETENTION`], two days, so yesterday's count stays readable
 //!   all of today and tomorrow — or never with
 //!   [`Retention::Forever`](crate::Retention::Forever).
 //! * A visit stamped on a day (its day is [`VisitCounter::day_of`] its
 //!   instant, in the counter's zone) is accepted until the day's end plus
 //!   the late window ([`VisitCounterBuilder::late_window`], by default
-//!   [`DEFAULT_LATE_WINDOW`], five minutes), by the server's clock: a visit
+//!   [`VisitCounter::DEFAULT_LATE_WINDOW`], five minutes), by the server's clock: a visit
 //!   stamped 300 ms before midnight that arrives after it still counts.
 //!   Later ones are refused ([`ErrorKind::DayEnded`](crate::ErrorKind::DayEnded)),
 //!   so the count cannot change any more.
@@ -92,7 +92,7 @@
 //! that the fullest shard stays below that limit with a wide margin
 //! ([`ShardPlan::planned_shards`] reads the limit from the server).
 //!
-//! String ids: [`member_from_string_id`] maps them to `i32` values with CRC32
+//! String ids: [`VisitCounter::member_from_string_id`] maps them to `i32` values with CRC32
 //! (the PHP recipe takes 8 hex digits of an md5 instead; note that those
 //! values go up to 2^32-1 and so force the 8-byte `int64` intset encoding).
 //! Any such mapping may collide: two ids with one value count once.
@@ -134,26 +134,73 @@ mod union;
 
 pub(crate) use contract::contract;
 pub use counter::{BatchVisits, Visit, VisitCounter, VisitCounterBuilder};
-pub use shards::{ShardPlan, member_from_string_id, parse_member};
+pub use shards::ShardPlan;
 
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "visits:";
+use crate::error::{Error, Result};
 
-/// How long a day's keys live after the day ends by default: two days, so
-/// that a day's final count stays readable all through the next day and the
-/// one after (a daily report that runs late, is re-run, or runs in another
-/// zone still finds it), for about three days of keys in memory at a time.
-pub const DEFAULT_RETENTION: crate::Retention =
+/// The value of [`VisitCounter::DEFAULT_PREFIX`].
+pub(crate) const DEFAULT_PREFIX: &str = "visits:";
+
+/// The value of [`VisitCounter::DEFAULT_RETENTION`].
+pub(crate) const DEFAULT_RETENTION: crate::Retention =
     crate::Retention::After(std::time::Duration::from_secs(2 * 86_400));
 
-/// How long after a day ends a visit stamped on that day is still accepted
-/// by default: five minutes. It covers a visit stamped just before midnight
-/// that arrives after it — the connection's own retries (up to the
-/// [`RetryPolicy`](crate::core::RetryPolicy)'s 20 s deadline), clock skew
-/// between the application and Redis, a client that queues visits for a few
-/// seconds — while the day's count becomes final
-/// ([`VisitCounter::final_count`]) a few minutes after midnight.
-pub const DEFAULT_LATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
+/// The value of [`VisitCounter::DEFAULT_LATE_WINDOW`].
+pub(crate) const DEFAULT_LATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A counter's defaults and its members' text forms, the same in every
+/// time zone: on `VisitCounter<Utc>` only so that their names need no zone
+/// (`VisitCounter::DEFAULT_PREFIX`, `VisitCounter::parse_member("42")`).
+impl VisitCounter<chrono::Utc> {
+    /// The default key prefix.
+    pub const DEFAULT_PREFIX: &'static str = DEFAULT_PREFIX;
+
+    /// How long a day's keys live after the day ends by default: two days, so
+    /// that a day's final count stays readable all through the next day and the
+    /// one after (a daily report that runs late, is re-run, or runs in another
+    /// zone still finds it), for about three days of keys in memory at a time.
+    pub const DEFAULT_RETENTION: crate::Retention = DEFAULT_RETENTION;
+
+    /// How long after a day ends a visit stamped on that day is still accepted
+    /// by default: five minutes. It covers a visit stamped just before midnight
+    /// that arrives after it — the connection's own retries (up to the
+    /// [`RetryPolicy`](crate::core::RetryPolicy)'s 20 s deadline), clock skew
+    /// between the application and Redis, a client that queues visits for a few
+    /// seconds — while the day's count becomes final
+    /// ([`VisitCounter::final_count`]) a few minutes after midnight.
+    pub const DEFAULT_LATE_WINDOW: std::time::Duration = DEFAULT_LATE_WINDOW;
+
+    /// Parses a member given as text. Only a canonical decimal `i64` is accepted
+    /// (no sign on zero, no leading zeros, no spaces): anything else would make
+    /// Redis store the shard as a hashtable instead of an intset.
+    pub fn parse_member(text: &str) -> Result<i64> {
+        let canonical = match text.strip_prefix('-') {
+            Some(rest) => !rest.is_empty() && !rest.starts_with('0'),
+            None => text == "0" || !text.starts_with('0'),
+        } && text
+            .trim_start_matches('-')
+            .bytes()
+            .all(|b| b.is_ascii_digit());
+        let value = text.parse::<i64>().ok().filter(|_| canonical);
+        value.ok_or_else(|| {
+            Error::invalid(
+                "member",
+                format!("`{text}` is not a canonical decimal integer (i64)"),
+            )
+        })
+    }
+
+    /// Maps a string id to an integer member: `crc32(id)` reinterpreted as `i32`,
+    /// so shards keep the 4-byte intset encoding.
+    ///
+    /// **It may collide**: distinct ids with one value count once. With `n`
+    /// distinct ids a day about `n² / 2³³` pairs collide (about 116 for one
+    /// million ids, an undercount of about 0.01 %). Use real integer ids when the
+    /// count must be exact.
+    pub fn member_from_string_id(id: &str) -> i64 {
+        crc32fast::hash(id.as_bytes()) as i32 as i64
+    }
+}
 
 /// The value of [`ShardPlan::DEFAULT_MAX_INTSET_ENTRIES`].
 pub(crate) const DEFAULT_MAX_INTSET_ENTRIES: u64 = 512;

@@ -14,37 +14,6 @@ pub(crate) fn shard_of(member: i64, shards: u32) -> u32 {
     crc32fast::hash(member.to_string().as_bytes()) % shards.max(1)
 }
 
-/// Parses a member given as text. Only a canonical decimal `i64` is accepted
-/// (no sign on zero, no leading zeros, no spaces): anything else would make
-/// Redis store the shard as a hashtable instead of an intset.
-pub fn parse_member(text: &str) -> Result<i64> {
-    let canonical = match text.strip_prefix('-') {
-        Some(rest) => !rest.is_empty() && !rest.starts_with('0'),
-        None => text == "0" || !text.starts_with('0'),
-    } && text
-        .trim_start_matches('-')
-        .bytes()
-        .all(|b| b.is_ascii_digit());
-    let value = text.parse::<i64>().ok().filter(|_| canonical);
-    value.ok_or_else(|| {
-        Error::invalid(
-            "member",
-            format!("`{text}` is not a canonical decimal integer (i64)"),
-        )
-    })
-}
-
-/// Maps a string id to an integer member: `crc32(id)` reinterpreted as `i32`,
-/// so shards keep the 4-byte intset encoding.
-///
-/// **It may collide**: distinct ids with one value count once. With `n`
-/// distinct ids a day about `n² / 2³³` pairs collide (about 116 for one
-/// million ids, an undercount of about 0.01 %). Use real integer ids when the
-/// count must be exact.
-pub fn member_from_string_id(id: &str) -> i64 {
-    crc32fast::hash(id.as_bytes()) as i32 as i64
-}
-
 /// The server's `set-max-intset-entries`, or the default 512, with where it
 /// came from.
 pub(crate) fn read_max_intset_entries() -> Op<(u64, LimitsSource)> {

@@ -11,7 +11,8 @@ use redis_patterns::chrono::NaiveDate;
 use redis_patterns::core::RequestId;
 use redis_patterns::expiring_map::{EntriesPage, ExpiringMap, Path, Ttl};
 use redis_patterns::keys::Prefix;
-use redis_patterns::lock::{Lock, Replication, WaitMode};
+use redis_patterns::lease::WaitMode;
+use redis_patterns::lock::{Lock, Replication};
 use redis_patterns::login_log::{
     ActiveUser, Expiry, LoginLog, ReindexCursor, ReindexOptions, ReindexReport,
 };
@@ -1363,9 +1364,9 @@ fn visits_op(
                 .ok_or_else(|| refused("at_ms", "out of chrono's range"))?;
             day_json(c.day_of(&at))
         }
-        "member_from_string_id" => {
-            Value::from(redis_patterns::visits::member_from_string_id(&a.s("id")?))
-        }
+        "member_from_string_id" => Value::from(
+            redis_patterns::visits::VisitCounter::member_from_string_id(&a.s("id")?),
+        ),
         "shard_key" => Value::from(c.shard_key(a.date("day")?, a.u("index")? as u32)),
         "add" => to_json(run(con, c.add(a.date("day")?, a.i("member")?))?),
         "add_now" => to_json(run(

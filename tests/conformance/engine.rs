@@ -226,7 +226,7 @@ fn lacking(case: &Value, caps: &redis_patterns::core::Caps) -> Vec<String> {
 #[allow(dead_code)]
 pub fn skipped_on(cases: &Cases, target: &Target, part: Part) -> usize {
     let mut con = target.connect();
-    let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), &mut con)
+    let caps = redis_patterns::Request::run(redis_patterns::core::Caps::read(), &mut con)
         .expect("the server's capabilities");
     cases
         .cases
@@ -246,7 +246,7 @@ pub fn run_all(cases: &Cases, target: &Target) -> Report {
 pub fn run_selected(cases: &Cases, target: &Target, part: Part, flush_each: bool) -> Report {
     let mut report = Report::default();
     let mut con = target.connect();
-    let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), &mut con)
+    let caps = redis_patterns::Request::run(redis_patterns::core::Caps::read(), &mut con)
         .expect("the server's capabilities");
     // A read part reads what the write part left: no flush before it.
     if !flush_each && part != Part::Read {

@@ -31,7 +31,7 @@ pub fn server_with(extra: &[&str]) -> LocalServer {
 /// every script iterate these; each one skipped is printed with the
 /// capabilities it needs, so the output says what did not run there.
 pub fn runnable_scripts(con: &mut redis_patterns::Connection) -> Vec<&'static ScriptInfo> {
-    let caps = redis_patterns::Request::run(redis_patterns::core::server_caps(), con)
+    let caps = redis_patterns::Request::run(redis_patterns::core::Caps::read(), con)
         .expect("what the server can do (INFO server, COMMAND INFO)");
     let (run, skip): (Vec<&'static ScriptInfo>, Vec<&'static ScriptInfo>) =
         redis_patterns::scripts::ALL

@@ -238,6 +238,31 @@ fn the_python_package_installs_and_type_checks() {
     let _ = std::fs::remove_dir_all(&target);
 }
 
+/// A KeyboardInterrupt that lands in the Python sync driver between two
+/// steps of a waiting acquire ends the run there: its wake subscription is
+/// closed (interrupted while subscribing) or kept for the next run (while
+/// waiting), not left open for the garbage collector, so a second wait on
+/// the lock leaves one subscriber on its channel
+/// (`tests/clients/interrupt.py`).
+#[test]
+fn python_interrupted_between_steps_ends_its_subscription() {
+    let server = support::server();
+    let dir = exported("interrupt");
+    let out = python(&dir, "redis")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/interrupt.py"))
+        .arg(server.url())
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "an interrupted run left its subscription:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // The PHP client (phpredis): every case on a server and a cluster, the
 // cross-language cases with Rust and with Python both ways, composer
 // validate --strict, and one round trip per node for a fan-out.

@@ -298,9 +298,27 @@ impl LocalServer {
         // LOADING (restart with AOF) is not an answer yet; NOAUTH (a server
         // started with --requirepass) is one.
         match redis::cmd("PING").query::<String>(&mut con) {
-            Ok(_) => true,
+            Ok(_) => self.is_own(&mut con),
             Err(e) => e.code() == Some("NOAUTH"),
         }
+    }
+
+    /// Whether the server answering on this port is the process this
+    /// `LocalServer` spawned: a port found free can be taken by another
+    /// process's server before ours binds it, and a test must never run
+    /// against (or later stop) a server that is not its own.
+    fn is_own(&self, con: &mut redis::Connection) -> bool {
+        let Some(pid) = self.child.as_ref().map(|c| c.id()) else {
+            return false;
+        };
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query(con)
+            .unwrap_or_default();
+        info.lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            == Some(pid)
     }
 
     /// Kills the process (as a crash would: no save, no goodbye) and reaps
@@ -652,5 +670,36 @@ impl LocalCluster {
     /// A cluster client seeded with every node.
     pub fn client(&self) -> redis::cluster::ClusterClient {
         redis::cluster::ClusterClient::new(self.urls()).expect("loopback urls are valid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server whose port another process's server took first does not
+    /// start against that server: it fails as "in use" (so a caller
+    /// retries with a fresh port) and leaves the other server running.
+    #[test]
+    fn a_port_taken_by_another_server_is_not_taken_for_ours() {
+        let first = LocalServer::start().expect("a first server");
+        let mut second = LocalServer {
+            child: None,
+            port: first.port(),
+            dir: std::env::temp_dir().join(format!(
+                "redis-patterns-{}-taken-{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            )),
+            binary: server_binary(),
+            args: Vec::new(),
+        };
+        std::fs::create_dir_all(&second.dir).expect("its directory");
+        let err = second.spawn().expect_err("the port is taken");
+        assert!(err.to_string().contains("in use"), "{err}");
+        let pong: String = redis::cmd("PING")
+            .query(&mut first.connection())
+            .expect("the first server still answers");
+        assert_eq!(pong, "PONG");
     }
 }

@@ -31,21 +31,10 @@ import time
 
 dir_, mode = sys.argv[1], sys.argv[2]
 sys.path.insert(0, dir_)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis  # noqa: E402
+from bench_common import PLACE_MS, hold_s, now_us, pause_s, turns  # noqa: E402
 from redis_patterns import Lock, ShardedHash  # noqa: E402
-
-
-ROUNDS = 5
-#: A waiter's place in the queue: the default, a third of the 30 s lease.
-PLACE_MS = 10000
-
-
-def now_us():
-    return time.monotonic_ns() / 1000
-
-
-def pause_s(i):
-    return (2 + (i * 7) % 10) / 1000
 
 
 def handoffs(port, rounds):
@@ -58,7 +47,7 @@ def handoffs(port, rounds):
             lease = lock.try_acquire()
             out.write("held\n")
             inp.readline()  # the waiter is about to wait
-            time.sleep(0.020 + ((i * 7) % 10) / 1000)
+            time.sleep(hold_s(i))
             t = now_us()
             lock.release(lease.token)
             out.write(f"{t}\n")
@@ -115,7 +104,7 @@ def floor_handoffs(port, rounds):
             lock.acquire(token)
             out.write("held\n")
             inp.readline()  # the waiter is about to wait
-            time.sleep(0.020 + ((i * 7) % 10) / 1000)
+            time.sleep(hold_s(i))
             t = now_us()
             lock.release(token)
             out.write(f"{t}\n")
@@ -179,8 +168,8 @@ def pairs(r, n):
     for f in kinds:
         f(n // 10)
     got = {f: [] for f in kinds}
-    for i in range(ROUNDS):
-        for f in kinds[i % 3:] + kinds[:i % 3]:
+    for order in turns(kinds):
+        for f in order:
             got[f].append(timed(f))
     return got[ours_pairs], got[raw_pairs], got[script_pairs]
 
@@ -222,7 +211,6 @@ def fanout(urls, cluster):
 
 
 if os.environ.get("BENCH_ASYNCIO") == "1":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_asyncio  # noqa: E402
 
     bench_asyncio.main(dir_, mode, sys.argv[3:])

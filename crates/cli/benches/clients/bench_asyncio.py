@@ -14,18 +14,8 @@ import sys
 import time
 
 import redis.asyncio
+from bench_common import PLACE_MS, hold_s, now_us, pause_s, turns
 from redis_patterns.asyncio import Lock, ShardedHash
-
-ROUNDS = 5
-PLACE_MS = 10000
-
-
-def now_us():
-    return time.monotonic_ns() / 1000
-
-
-def pause_s(i):
-    return (2 + (i * 7) % 10) / 1000
 
 
 class RawLock:
@@ -71,7 +61,7 @@ def handoffs(port, rounds):
             lease = await lock.try_acquire()
             out.write("held\n")
             inp.readline()
-            time.sleep(0.020 + ((i * 7) % 10) / 1000)
+            time.sleep(hold_s(i))
             t = now_us()
             await lock.release(lease.token)
             out.write(f"{t}\n")
@@ -105,7 +95,7 @@ def floor_handoffs(dir_, port, rounds):
             await lock.acquire(token)
             out.write("held\n")
             inp.readline()
-            time.sleep(0.020 + ((i * 7) % 10) / 1000)
+            time.sleep(hold_s(i))
             t = now_us()
             await lock.release(token)
             out.write(f"{t}\n")
@@ -175,8 +165,8 @@ async def pairs(dir_, r, n):
     for f in kinds:
         await f(n // 10)
     got = {f: [] for f in kinds}
-    for i in range(ROUNDS):
-        for f in kinds[i % 3:] + kinds[:i % 3]:
+    for order in turns(kinds):
+        for f in order:
             got[f].append(await timed(f))
     return got[ours_pairs], got[raw_pairs], got[script_pairs]
 

@@ -103,7 +103,7 @@ fn bundle(root: &str) -> Vec<File> {
             text: s.source().to_string(),
         })
         .collect();
-    let manifest = serde_json::to_string_pretty(&redis_patterns::manifest::manifest())
+    let manifest = serde_json::to_string_pretty(&redis_patterns::manifest::Manifest::bundled())
         .expect("the manifest serializes");
     out.push(File {
         path: format!("{root}manifest.json"),

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::contract::ERROR_CODES;
+use redis_patterns::contract::ErrorCode;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
@@ -111,6 +111,10 @@ const ASSETS: &[(&str, &str)] = &[
         include_str!("php/Internal/Hold.php"),
     ),
     (
+        "src/Internal/Ops/QueuedResource.php",
+        include_str!("php/Internal/Ops/QueuedResource.php"),
+    ),
+    (
         "src/Internal/Ops/Lock.php",
         include_str!("php/Internal/Ops/Lock.php"),
     ),
@@ -173,6 +177,10 @@ const ASSETS: &[(&str, &str)] = &[
     (
         "src/Internal/Ops/Layouts.php",
         include_str!("php/Internal/Ops/Layouts.php"),
+    ),
+    (
+        "src/Internal/Ops/LayoutClaim.php",
+        include_str!("php/Internal/Ops/LayoutClaim.php"),
     ),
 ];
 
@@ -460,7 +468,7 @@ fn contract() -> String {
         );
     }
     out.push_str("    ];\n\n    /** The error kind of each domain error code of the scripts. */\n    public const ERRORS = [\n");
-    for e in ERROR_CODES {
+    for e in ErrorCode::ALL {
         let _ = writeln!(out, "        {} => {},", php_str(e.code), php_str(e.kind));
     }
     out.push_str("    ];\n\n");

@@ -96,7 +96,7 @@ pub fn export(dir: &Path) -> CliResult {
     let path = dir.join("functions.lua");
     std::fs::write(&path, redis_patterns::functions::LIBRARY)
         .map_err(|e| fail::file("write", &path, &e))?;
-    let manifest = redis_patterns::manifest::manifest();
+    let manifest = redis_patterns::manifest::Manifest::bundled();
     let path = dir.join("manifest.json");
     let text =
         serde_json::to_string_pretty(&manifest).map_err(|e| fail::Failure::new(e.to_string()))?;

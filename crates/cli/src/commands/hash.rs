@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use redis_patterns::layout::Layout;
 use redis_patterns::sharded_hash::{
-    ImportOptions, ImportReport, ListpackLimits, Plan, RejectReason, ShardedHash, Sharding, plan,
+    ImportOptions, ImportReport, ListpackLimits, Plan, RejectReason, ShardedHash, Sharding,
 };
 use redis_patterns::{Connection, ErrorKind, Request};
 use serde::Serialize;
@@ -128,7 +128,7 @@ pub fn run(command: HashCommand) -> CliResult {
 fn plan_shards(expected: u64, url: UrlArg) -> CliResult {
     let mut con = url.connect()?;
     let limits = ListpackLimits::from_server().run(&mut con)?;
-    let p = plan(expected, limits, Plan::DEFAULT_OVERFLOW_TARGET)?;
+    let p = Plan::new(expected, limits, Plan::DEFAULT_OVERFLOW_TARGET)?;
     out::emit(&p, || {
         vec![
             format!("shards {}", p.shards),
@@ -441,7 +441,7 @@ fn planned_sharding(
         }
         None => count_lines(&args.file)?,
     };
-    let p = plan(expected, limits, Plan::DEFAULT_OVERFLOW_TARGET)?;
+    let p = Plan::new(expected, limits, Plan::DEFAULT_OVERFLOW_TARGET)?;
     if !out::json() {
         eprintln!(
             "planned {} shards for {expected} entries ({:.1} per shard on average, limit {})",

@@ -4,7 +4,7 @@
 //! allocator (`INFO memory`) and whether it is a cluster. `--json` gives
 //! the same as one document, for other languages and operators.
 
-use redis_patterns::core::{CAPABILITIES, Caps, server_caps, server_memory};
+use redis_patterns::core::{Capability, Caps, ServerMemory};
 use redis_patterns::prelude::*;
 use serde::Serialize;
 
@@ -33,7 +33,7 @@ pub struct Report {
 
 impl Report {
     fn new(caps: Caps, allocator: String, cluster: bool) -> Self {
-        let capabilities = CAPABILITIES
+        let capabilities = Capability::ALL
             .iter()
             .map(|c| (c.name.to_string(), caps.has(c.name).unwrap_or(false).into()))
             .collect();
@@ -71,8 +71,10 @@ impl Report {
 /// Runs `info`.
 pub fn run(url: &UrlArg) -> CliResult {
     let mut con = url.connect()?;
-    let caps = server_caps().run(&mut con).map_err(Failure::from)?;
-    let memory = server_memory("info").run(&mut con).map_err(Failure::from)?;
+    let caps = Caps::read().run(&mut con).map_err(Failure::from)?;
+    let memory = ServerMemory::read("info")
+        .run(&mut con)
+        .map_err(Failure::from)?;
     let report = Report::new(caps, memory.allocator.name().to_string(), con.is_cluster());
     out::emit(&report, || report.lines());
     Ok(())

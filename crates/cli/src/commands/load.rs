@@ -15,7 +15,6 @@
 //! on stdout, and what went where on stderr.
 
 use redis::{ConnectionInfo, Value};
-use redis_patterns::core::node_info;
 use redis_patterns::functions;
 use redis_patterns::scripts::ALL;
 
@@ -207,7 +206,9 @@ fn load(base: ConnectionInfo, with_functions: bool) -> LoadResult {
             .iter()
             .filter(|r| !r.down && r.primary_id.as_deref() == Some(node.id.as_str()))
             .count();
-        let mut con = connect(node_info(&base, &node.host, node.port))?;
+        let mut con = connect(redis_patterns::Connection::node_info(
+            &base, &node.host, node.port,
+        ))?;
         load_node(&mut con, share, with_functions, up_replicas)
             .map_err(|e| format!("{addr}: {e}"))?;
         match share {

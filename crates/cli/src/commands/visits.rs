@@ -3,7 +3,7 @@
 
 use redis_patterns::chrono::{NaiveDate, Utc};
 use redis_patterns::keys::Prefix;
-use redis_patterns::visits::{DEFAULT_PREFIX, ShardPlan, VisitCounter, parse_member};
+use redis_patterns::visits::{ShardPlan, VisitCounter};
 use redis_patterns::{Connection, ErrorKind, Request};
 use serde::Serialize;
 
@@ -18,7 +18,7 @@ pub struct CounterArgs {
     /// The counter's name (keys PREFIX{NAME:YYYY-MM-DD}:...).
     name: String,
     /// Key prefix.
-    #[arg(long, default_value = DEFAULT_PREFIX)]
+    #[arg(long, default_value = VisitCounter::DEFAULT_PREFIX)]
     prefix: String,
     /// Shard sets per day: for a new day, or one written without a stored
     /// layout; refused when the day stores another.
@@ -166,7 +166,7 @@ fn add(
 ) -> CliResult {
     let members = members
         .iter()
-        .map(|m| parse_member(m))
+        .map(|m| VisitCounter::parse_member(m))
         .collect::<redis_patterns::Result<Vec<i64>>>()?;
     let day = day.unwrap_or_else(today);
     let mut con = url.connect()?;
@@ -241,7 +241,7 @@ fn count(args: CounterArgs, day: Option<NaiveDate>, url: UrlArg) -> CliResult {
 
 /// `visits contains`: whether a member was counted on a day.
 fn contains(args: CounterArgs, member: String, day: Option<NaiveDate>, url: UrlArg) -> CliResult {
-    let m = parse_member(&member)?;
+    let m = VisitCounter::parse_member(&member)?;
     let day = day.unwrap_or_else(today);
     let mut con = url.connect()?;
     let c = counter(&mut con, &args, day, day)?.ok_or_else(|| no_layout(&args, day))?;

@@ -1,5 +1,5 @@
 use redis_patterns::packed::{IntField, Le, PackedRecords};
-use redis_patterns::sharded_hash::{ImportOptions, ListpackLimits, ShardedHash, plan};
+use redis_patterns::sharded_hash::{ImportOptions, ListpackLimits, Plan, ShardedHash};
 use redis_patterns::{Connection, ErrorKind, Request};
 
 fn used_memory(con: &mut Connection) -> redis_patterns::Result<i64> {
@@ -25,7 +25,7 @@ pub fn run(url: &str, prefix: &str) -> super::DemoResult {
     let mut con = Connection::open(url)?;
     let n = 20_000u64;
     let limits = ListpackLimits::from_server().run(&mut con)?;
-    let p = plan(n, limits, 1e-9)?;
+    let p = Plan::new(n, limits, 1e-9)?;
     crate::out::outln!(
         "server limits: {} entries / {} bytes per listpack hash; for {n} entries the planner picks {} shards \
          ({:.0} per shard on average, P(any shard overflows) <= {:.1e}; {} shards would do \"on average\")",

@@ -1,7 +1,8 @@
 use std::time::{Duration, Instant};
 
 use redis_patterns::keys::Prefix;
-use redis_patterns::lock::{Lease, Lock, LockGuard};
+use redis_patterns::lease::Guard;
+use redis_patterns::lock::{Lease, Lock};
 
 use crate::fail::CliResult;
 use redis_patterns::{Connection, ErrorKind, Op, Request};
@@ -130,7 +131,7 @@ fn guarded_job(prefix: &str, a: &mut Connection) -> CliResult<Lock> {
         .lease(Duration::from_secs(1))
         .build()?;
     {
-        let guard = LockGuard::acquire(&job, a, Duration::from_secs(1))?;
+        let guard = Guard::acquire(&job, a, Duration::from_secs(1))?;
         std::thread::sleep(job.lease() * 2);
         guard.check()?;
         crate::out::outln!(

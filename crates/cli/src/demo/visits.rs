@@ -118,9 +118,9 @@ fn storage(
 fn member_ids() -> super::DemoResult {
     crate::out::outln!(
         "string id \"alice\" -> member {} (crc32 as i32; may collide)",
-        visits::member_from_string_id("alice")
+        VisitCounter::member_from_string_id("alice")
     );
-    match visits::parse_member("12a") {
+    match VisitCounter::parse_member("12a") {
         Err(e) => crate::out::outln!("parse_member(\"12a\") is refused: {e}"),
         Ok(m) => return Err(format!("expected an error, got {m}").into()),
     }

@@ -32,6 +32,7 @@ driver talks through a twin without decoding (records and bitmaps are bytes).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import os
 import re
@@ -489,12 +490,16 @@ class _Subscription:
                 cls = redis.asyncio.Redis if self.aio else redis.Redis
                 owned = conn = cls(host=node.host, port=node.port, **_node_kwargs(self.client))
             sub = conn.pubsub()
-            yield sub.ssubscribe(channel)
-            deadline = time.monotonic() + 2.0
-            while time.monotonic() < deadline:
-                msg = yield sub.get_message(timeout=0.5)
-                if msg is not None and msg.get("type") == "ssubscribe":
-                    break
+            try:
+                yield sub.ssubscribe(channel)
+                deadline = time.monotonic() + 2.0
+                while time.monotonic() < deadline:
+                    msg = yield sub.get_message(timeout=0.5)
+                    if msg is not None and msg.get("type") == "ssubscribe":
+                        break
+            except BaseException:  # an error, an interrupt or a cancellation while subscribing: closed now
+                yield from self._close(sub, owned)
+                raise
             got = (sub, owned)
         self.subs[channel] = got
         return got[0]
@@ -520,13 +525,34 @@ class _Subscription:
 
 def _sync(calls: Generator[Any, Any, T]) -> T:
     """Runs a generator of redis-py calls on the sync driver: each call ran where it
-    stands (its error raised there), so what it yields is the reply, sent back."""
+    stands (its error raised there), so what it yields is the reply, sent back.
+
+    An exception raised here, between two of its steps (a KeyboardInterrupt can
+    land on either side of a send), is thrown into the generator where it stands
+    before it goes on, so the run ends now as it would have ended inside (its
+    subscriptions closed or kept for the next run, see _Subscription), not when
+    the garbage collector finds the generator."""
     try:
         reply = next(calls)
         while True:
             reply = calls.send(reply)
     except StopIteration as stop:
         return cast(T, stop.value)
+    except BaseException as e:
+        if inspect.getgeneratorstate(calls) == inspect.GEN_SUSPENDED:  # it came from here, not from a step
+            _ended(calls, e)
+        raise
+
+
+def _ended(calls: Generator[Any, Any, Any], e: BaseException) -> None:
+    """Throws `e` into the suspended generator `calls` and runs what its finally
+    blocks still call (their replies sent back, as _sync does), until it ends."""
+    try:
+        reply = calls.throw(e)
+        while True:
+            reply = calls.send(reply)
+    except BaseException:  # e itself, coming back out; or its cleanup's own failure: e is raised
+        pass
 
 
 async def _async(calls: Generator[Any, Any, T]) -> T:

@@ -20,10 +20,12 @@ from __future__ import annotations
 import os
 import random
 import time
-from typing import Any, Callable, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Generic, List, Optional, Tuple, TypeVar
 
 from . import errors
+from ._contract import key
 from ._driver import Op, Sleep, Wait
+from ._hold import Holder
 
 T = TypeVar("T")
 
@@ -91,3 +93,41 @@ def until_acquired(
         else:
             wait = most if hint is None else min(hint + 1, most)
             yield Wait(channel, wait / 1000, to)
+
+
+def once(attempt: Op[Attempt[T]], busy: Callable[[Optional[int]], Exception]) -> Op[T]:
+    """The attempt's lease, or busy(hint) raised (LockBusy, NoPermit) with the holder's remaining lease."""
+    got, hint = yield from attempt
+    if got is None:
+        raise busy(hint)
+    return got
+
+
+class QueuedResource(Generic[T]):
+    """What the lock, the semaphore and the read-write lock share: the wake channel, the
+    queue of waiters and their places (the pattern's `wake`, `queue` and `places` keys),
+    how long a place lasts, how to wait and whether the last acquire had to wait (the next
+    one subscribes first)."""
+
+    def __init__(self, pattern: str, name: str, prefix: str, wait_key: str, lease_ms: int, wait_mode: str,
+                 poll_interval_ms: int, place_ms: int) -> None:
+        self.lease_ms, self._wait_key = lease_ms, wait_key
+        self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
+        self.place_ms = place_ms or default_place_ms(lease_ms)
+        self.channel = key(pattern, "wake", prefix=prefix, name=name)
+        self.queue_key = key(pattern, "queue", prefix=prefix, name=name)
+        self.places_key = key(pattern, "places", prefix=prefix, name=name)
+        self._contended = [False]
+
+    def _wait_for(self, token: str, timeout_ms: int, attempt: Callable[[int], Op[Attempt[T]]],
+                  leave: Callable[[], Op[Any]]) -> Op[T]:
+        """Attempts (each renewing the waiter's place) until one gets it; at the timeout `leave` gives the place up."""
+        return (yield from until_acquired(
+            self._wait_key, self.channel, self.notified, self.poll_ms, timeout_ms, lambda: attempt(self.place_ms),
+            self.place_ms // 2, token, leave, self._contended))
+
+    def _holding(self, acquire: Callable[[], Op[T]], extend: Callable[[T], Op[bool]],
+                 release: Callable[[T], Op[Optional[bool]]],
+                 fence: Callable[[T], Optional[int]] = lambda lease: None) -> Holder:
+        """A hold of the resource: `acquire` waits, `extend` renews a lease, `release` gives it back."""
+        return Holder(self._wait_key, self.lease_ms, acquire, extend, release, fence)

@@ -331,7 +331,7 @@ impl Surface for PySurface {
             return;
         }
         out.push_str("#: The error kind of each domain error code of the scripts.\nBY_CODE: Dict[str, str] = {\n");
-        for e in redis_patterns::contract::ERROR_CODES {
+        for e in redis_patterns::contract::ErrorCode::ALL {
             let _ = writeln!(out, "    {}: {},", py_str(e.code), py_str(e.kind));
         }
         out.push_str("}\n\n");

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::contract::ERROR_CODES;
+use redis_patterns::contract::ErrorCode;
 use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Param, Record, Type};
 use serde_json::Value;
 
@@ -597,7 +597,7 @@ fn error_base(m: Mode) -> String {
 /// `BY_CODE` and `fromCode`: the error of a script's `-CODE detail` reply.
 fn from_code(m: Mode) -> String {
     let mut table = String::from("{\n");
-    for e in ERROR_CODES {
+    for e in ErrorCode::ALL {
         let _ = writeln!(table, "  {}: {},", lit(e.code), lit(e.kind));
     }
     table.push('}');

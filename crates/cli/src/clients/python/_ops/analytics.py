@@ -10,8 +10,7 @@ from typing import Any, List, Optional
 from .. import _expr, errors, records, scripts
 from .._contract import key
 from .._driver import ENV, Cmd, Op, each, slot
-
-MAX_OFFSET = 4294967295
+from .signin import MAX_OFFSET, check_settings
 MAX_PAGE = 100000
 MAX_RANGE = 1000
 ORDER = ["hour", "day", "week", "month", "year"]
@@ -123,12 +122,7 @@ def cohort_table(periods: List[str], rows: int, columns: int, flat: List[int]) -
 
 class Analytics:
     def __init__(self, prefix: str, tag: Optional[str], max_id: int, granularities: Optional[List[str]], hll: bool) -> None:
-        if re.search(r"\s", prefix):
-            raise _bad("prefix", "must not contain whitespace")
-        if "{" in prefix or "}" in prefix:
-            raise _bad("prefix", "must not contain '{' or '}'")
-        if max_id > MAX_OFFSET:
-            raise _bad("max id", f"{max_id} is above the largest bit offset {MAX_OFFSET}")
+        check_settings(prefix, max_id, "max id")
         gs = ["day", "week", "month"] if granularities is None else sorted(set(granularities), key=ORDER.index)
         if not gs:
             raise _bad("granularities", "must not be empty")

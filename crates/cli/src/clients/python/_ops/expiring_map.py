@@ -61,7 +61,7 @@ class ExpiringMap:
         self.idle = _millis("max_idle", max_idle_ms)
         self.entries_limit, self.value = entries_limit, value_limit
         self.meta_key = key("expiring_map", "meta", base=base)
-        self.records_layout, self.claimed = record_layout, False
+        self._layout = layout.LayoutClaim(self.meta_key, self.layout_fields, record_layout)
         self.path, self.native = path, path == "native"
         #: Whether the server was found to have the native path's commands (asked once).
         self.probed = False
@@ -74,17 +74,11 @@ class ExpiringMap:
                 "shards": str(self.shards), "path": self.path}
 
     def claim_layout(self) -> Op[None]:
-        yield from layout.Layouts.claim(self.meta_key, self.layout_fields())
-        self.claimed = True
+        return self._layout.claim()
 
     @staticmethod
     def open(base: str) -> Op["ExpiringMap"]:
-        if not base:
-            raise _bad("base", "must not be empty")
-        meta = key("expiring_map", "meta", base=base)
-        stored = yield from layout.Layouts.read(meta)
-        if stored is None:
-            raise errors.LayoutMissing(meta)
+        meta, stored = yield from layout.Layouts.existing("expiring_map", base)
         want = {"pattern": "expiring_map", "version": "1", "scheme": "crc32", "separator": ":"}
         shards, path = stored.get("shards", ""), stored.get("path", "")
         if (any(stored.get(k) != v for k, v in want.items()) or not shards.isdigit() or int(shards) == 0
@@ -133,8 +127,7 @@ class ExpiringMap:
         if not pairs:
             raise _bad("pairs", "must not be empty")
         yield from self._on_path()
-        if self.records_layout and not self.claimed:
-            yield from self.claim_layout()
+        yield from self._layout.before_write()
         batch: List[Request] = []
         # Both scripts take the same arguments and answer {new, evicted}.
         put = scripts.ExpiringMap.put_native if self.native else scripts.ExpiringMap.put

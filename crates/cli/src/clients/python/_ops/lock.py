@@ -10,7 +10,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Cmd, Op, each, text
 from .._hold import Holder
-from .._wait import Attempt, busy_ms, default_place_ms, new_token, until_acquired
+from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
 
 
 #: What replication "auto" asks for when the lock's primary has replicas: one replica, one second.
@@ -27,22 +27,17 @@ def _connected_replicas(info: Any) -> int:
     return 0
 
 
-class Lock:
+class Lock(QueuedResource[records.Lease]):
     def __init__(self, name: str, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int,
                  fair: bool = False, replication: str = "none", replicas: int = 1,
                  replication_timeout_ms: int = 1000, place_ms: int = 0) -> None:
         if replication == "acknowledged" and replicas == 0:
             raise errors.InvalidArgument("replicas", "must be at least 1", None)
-        self.name, self.lease_ms, self.prefix, self.fair = name, lease_ms, prefix, fair
-        self.place_ms = place_ms or default_place_ms(lease_ms)
+        self.name, self.fair = name, fair
         self.replication, self.replicas, self.replication_timeout_ms = replication, replicas, replication_timeout_ms
-        self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
         self.key = key("lock", "lock", prefix=prefix, name=name)
         self.fence_key = key("lock", "fence", prefix=prefix, name=name)
-        self.channel = key("lock", "wake", prefix=prefix, name=name)
-        self.queue_key = key("lock", "queue", prefix=prefix, name=name)
-        self._contended = [False]  # whether the last acquire had to wait
-        self.places_key = key("lock", "places", prefix=prefix, name=name)
+        super().__init__("lock", name, prefix, self.key, lease_ms, wait_mode, poll_interval_ms, place_ms)
 
     def __repr__(self) -> str:
         return f"key={self.key!r}, lease_ms={self.lease_ms}"
@@ -81,20 +76,15 @@ class Lock:
 
     def try_acquire_as(self, token: str) -> Op[records.Lease]:
         waits = None if self.replication == "none" else (yield from self._waits())
-        got, hint = yield from self._attempt(token, 0, waits)
-        if got is None:
-            raise errors.LockBusy(self.key, hint)
-        return got
+        return (yield from once(self._attempt(token, 0, waits), lambda hint: errors.LockBusy(self.key, hint)))
 
     def acquire(self, timeout_ms: int) -> Op[records.Lease]:
         return (yield from self.acquire_as(new_token(), timeout_ms))
 
     def acquire_as(self, token: str, timeout_ms: int) -> Op[records.Lease]:
         waits = yield from self._waits()
-        return (yield from until_acquired(
-            self.key, self.channel, self.notified, self.poll_ms, timeout_ms,
-            lambda: self._attempt(token, self.place_ms, waits), self.place_ms // 2, token, lambda: self.release(token),
-            self._contended))
+        return (yield from self._wait_for(token, timeout_ms, lambda place_ms: self._attempt(token, place_ms, waits),
+                                          lambda: self.release(token)))
 
     def release(self, token: str) -> Op[Optional[bool]]:
         reply = yield scripts.Lock.release(self.key, self.queue_key, self.places_key, token, self.channel)
@@ -108,9 +98,8 @@ class Lock:
         return None if ms == 0 else (ms if ms > 0 else -1)
 
     def holder(self, timeout_ms: int) -> Holder:
-        return Holder(self.key, self.lease_ms, lambda: self.acquire(timeout_ms),
-                      lambda lease: self.extend(lease.token, self.lease_ms), lambda lease: self.release(lease.token),
-                      lambda lease: int(lease.fence))
+        return self._holding(lambda: self.acquire(timeout_ms), lambda lease: self.extend(lease.token, self.lease_ms),
+                             lambda lease: self.release(lease.token), lambda lease: int(lease.fence))
 
     def status(self) -> Op[records.LockStatus]:
         pttl, fence = yield [Cmd("PTTL", self.key), Cmd("GET", self.fence_key)]

@@ -34,7 +34,7 @@ class PackedRecords:
         self.dense = layout_kind == "dense"
         self.shards = max_id // ids + 1
         self.meta_key = key("packed", "meta", base=base)
-        self.records_layout, self.claimed = record_layout, False
+        self._layout = layout.LayoutClaim(self.meta_key, self._fields, record_layout)
 
     def __repr__(self) -> str:
         return f"base={self.base!r}, width={self.width}, max_id={self.max_id}"
@@ -61,14 +61,8 @@ class PackedRecords:
             raise _bad("record", f"is {len(v)} bytes, the width is {self.width}")
         return v
 
-    def _claimed(self) -> Op[None]:
-        if self.records_layout and not self.claimed:
-            yield from layout.Layouts.claim(self.meta_key, self._fields())
-            self.claimed = True
-
     def claim_layout(self) -> Op[None]:
-        yield from layout.Layouts.claim(self.meta_key, self._fields())
-        self.claimed = True
+        return self._layout.claim()
 
     def get(self, id: int) -> Op[bytes]:
         k, off = self.locate(id)
@@ -89,7 +83,7 @@ class PackedRecords:
         for id, value in items:
             _, off = self.locate(id)
             by_shard.setdefault(id // self.ids_per_shard, []).extend([str(off).encode(), self._record(value)])
-        yield from self._claimed()
+        yield from self._layout.before_write()
         batch: List[Request] = [scripts.Packed.put(self.key_of_shard(s), self._reserve(), by_shard[s]) for s in sorted(by_shard)]
         if batch:
             each((yield batch))
@@ -100,7 +94,7 @@ class PackedRecords:
             raise _bad("delta", "must be within +-2^53")
         k, off = self.locate(id)
         rk, ttl = (request_key(k, request[0]), request[1]) if request else (no_request_key(k), 0)
-        yield from self._claimed()
+        yield from self._layout.before_write()
         return int((yield scripts.Packed.add(k, rk, self._reserve(), off + offset, size, signed, delta, ttl)))
 
     def add(self, id: int, offset: int, size: int, signed: bool, delta: int) -> Op[int]:
@@ -112,7 +106,7 @@ class PackedRecords:
     def compare_and_set(self, id: int, expected: bytes, new: bytes) -> Op[Optional[bytes]]:
         k, off = self.locate(id)
         exp, nw = self._record(expected), self._record(new)
-        yield from self._claimed()
+        yield from self._layout.before_write()
         done, current = yield scripts.Packed.swap(k, self._reserve(), off, exp, nw)
         return None if int(done) == 1 else self._padded(current)
 
@@ -150,15 +144,13 @@ class PackedRecords:
 
     @staticmethod
     def stored_layout(base: str) -> Op[Optional[records.PackedLayout]]:
-        if not base:
-            raise _bad("base", "must not be empty")
-        stored = yield from layout.Layouts.read(key("packed", "meta", base=base))
+        meta, stored = yield from layout.Layouts.stored("packed", base)
         if stored is None:
             return None
         try:
             return records.PackedLayout(int(stored["width"]), int(stored["ids_per_shard"]))
         except (KeyError, ValueError):
-            raise errors.LayoutMismatch(key("packed", "meta", base=base), str(stored), "a packed layout of version 1") from None
+            raise errors.LayoutMismatch(meta, str(stored), "a packed layout of version 1") from None
 
     @staticmethod
     def open(base: str, width: int, max_id: int) -> Op["PackedRecords"]:

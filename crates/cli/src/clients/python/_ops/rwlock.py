@@ -8,22 +8,17 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, busy_ms, default_place_ms, new_token, until_acquired
+from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
 
 
-class RwLock:
+class RwLock(QueuedResource[records.RwLease]):
     def __init__(self, name: str, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int,
                  fair: bool = False, place_ms: int = 0) -> None:
-        self.lease_ms, self.fair = lease_ms, fair
-        self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
-        self.place_ms = place_ms or default_place_ms(lease_ms)
+        self.fair = fair
         self.writer_key = key("rwlock", "writer", prefix=prefix, name=name)
         self.readers_key = key("rwlock", "readers", prefix=prefix, name=name)
         self.intents_key = key("rwlock", "intents", prefix=prefix, name=name)
-        self.channel = key("rwlock", "wake", prefix=prefix, name=name)
-        self.queue_key = key("rwlock", "queue", prefix=prefix, name=name)
-        self.places_key = key("rwlock", "places", prefix=prefix, name=name)
-        self._contended = [False]  # whether the last acquire had to wait
+        super().__init__("rwlock", name, prefix, self.writer_key, lease_ms, wait_mode, poll_interval_ms, place_ms)
 
     def __repr__(self) -> str:
         return f"writer_key={self.writer_key!r}, lease_ms={self.lease_ms}"
@@ -47,10 +42,7 @@ class RwLock:
         return (yield from self.try_as("write", new_token()))
 
     def try_as(self, role: str, token: str) -> Op[records.RwLease]:
-        got, hint = yield from self._attempt(role, token)
-        if got is None:
-            raise errors.LockBusy(self.writer_key, hint)
-        return got
+        return (yield from once(self._attempt(role, token), lambda hint: errors.LockBusy(self.writer_key, hint)))
 
     def read(self, timeout_ms: int) -> Op[records.RwLease]:
         return (yield from self.wait_as("read", new_token(), timeout_ms))
@@ -60,14 +52,12 @@ class RwLock:
 
     def wait_as(self, role: str, token: str, timeout_ms: int) -> Op[records.RwLease]:
         lease = records.RwLease(token, "read" if role == "read" else "write")
-        return (yield from until_acquired(
-            self.writer_key, self.channel, self.notified, self.poll_ms, timeout_ms,
-            lambda: self._attempt(role, token, self.place_ms), self.place_ms // 2, token,
-            lambda: self.release(lease), self._contended))
+        return (yield from self._wait_for(token, timeout_ms, lambda place_ms: self._attempt(role, token, place_ms),
+                                          lambda: self.release(lease)))
 
     def holder(self, role: str, timeout_ms: int) -> Holder:
-        return Holder(self.writer_key, self.lease_ms, lambda: self.wait_as(role, new_token(), timeout_ms),
-                      lambda l: self.extend(l, self.lease_ms), self.release, lambda l: None)
+        return self._holding(lambda: self.wait_as(role, new_token(), timeout_ms), lambda l: self.extend(l, self.lease_ms),
+                             self.release)
 
     def release(self, lease: records.RwLease) -> Op[Optional[bool]]:
         release = scripts.Rwlock.read_release if lease.role == "read" else scripts.Rwlock.write_release

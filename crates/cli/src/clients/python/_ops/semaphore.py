@@ -8,20 +8,15 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, busy_ms, default_place_ms, new_token, until_acquired
+from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
 
 
-class Semaphore:
+class Semaphore(QueuedResource[records.Permit]):
     def __init__(self, name: str, limit: int, lease_ms: int, prefix: str, wait_mode: str, poll_interval_ms: int,
                  fair: bool = False, place_ms: int = 0) -> None:
-        self.limit, self.lease_ms, self.fair = limit, lease_ms, fair
-        self.notified, self.poll_ms = wait_mode == "notified", poll_interval_ms
-        self.place_ms = place_ms or default_place_ms(lease_ms)
+        self.limit, self.fair = limit, fair
         self.key = key("semaphore", "permits", prefix=prefix, name=name)
-        self.channel = key("semaphore", "wake", prefix=prefix, name=name)
-        self.queue_key = key("semaphore", "queue", prefix=prefix, name=name)
-        self._contended = [False]  # whether the last acquire had to wait
-        self.places_key = key("semaphore", "places", prefix=prefix, name=name)
+        super().__init__("semaphore", name, prefix, self.key, lease_ms, wait_mode, poll_interval_ms, place_ms)
 
     def __repr__(self) -> str:
         return f"key={self.key!r}, limit={self.limit}, lease_ms={self.lease_ms}"
@@ -35,22 +30,18 @@ class Semaphore:
         return (yield from self.try_acquire_as(new_token()))
 
     def try_acquire_as(self, token: str) -> Op[records.Permit]:
-        got, hint = yield from self._attempt(token)
-        if got is None:
-            raise errors.NoPermit(self.key, hint)
-        return got
+        return (yield from once(self._attempt(token), lambda hint: errors.NoPermit(self.key, hint)))
 
     def acquire(self, timeout_ms: int) -> Op[records.Permit]:
         return (yield from self.acquire_as(new_token(), timeout_ms))
 
     def acquire_as(self, token: str, timeout_ms: int) -> Op[records.Permit]:
-        return (yield from until_acquired(
-            self.key, self.channel, self.notified, self.poll_ms, timeout_ms,
-            lambda: self._attempt(token, self.place_ms), self.place_ms // 2, token, lambda: self.release(token), self._contended))
+        return (yield from self._wait_for(token, timeout_ms, lambda place_ms: self._attempt(token, place_ms),
+                                          lambda: self.release(token)))
 
     def holder(self, timeout_ms: int) -> Holder:
-        return Holder(self.key, self.lease_ms, lambda: self.acquire(timeout_ms),
-                      lambda p: self.extend(p.token, self.lease_ms), lambda p: self.release(p.token), lambda p: None)
+        return self._holding(lambda: self.acquire(timeout_ms), lambda p: self.extend(p.token, self.lease_ms),
+                             lambda p: self.release(p.token))
 
     def release(self, token: str) -> Op[Optional[bool]]:
         reply = yield scripts.Semaphore.release(self.key, self.queue_key, self.places_key, token, self.limit,

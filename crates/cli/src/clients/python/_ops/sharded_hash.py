@@ -76,7 +76,7 @@ class ShardedHash:
         self.shards = max_id // fields_per_shard + 1 if self.by_id else shards
         self.entries, self.value = entries_limit, value_limit
         self.meta_key = key("sharded_hash", "meta", base=base)
-        self.records_layout, self.claimed = record_layout, False
+        self._layout = layout.LayoutClaim(self.meta_key, self.layout_fields, record_layout)
 
     def __repr__(self) -> str:
         return f"base={self.base!r}, shards={self.shards}"
@@ -113,14 +113,8 @@ class ShardedHash:
                 if len(b) > self.value:
                     raise errors.ListpackValueTooLong(what, len(b), self.value)
 
-    def _claimed(self) -> Op[None]:
-        if self.records_layout and not self.claimed:
-            yield from layout.Layouts.claim(self.meta_key, self.layout_fields())
-            self.claimed = True
-
     def claim_layout(self) -> Op[None]:
-        yield from layout.Layouts.claim(self.meta_key, self.layout_fields())
-        self.claimed = True
+        return self._layout.claim()
 
     def _write(self, pairs: Sequence[Tuple[bytes, bytes]], only_absent: bool) -> Op[int]:
         by_shard: Dict[int, List[int]] = {}
@@ -128,7 +122,7 @@ class ShardedHash:
             shard = self.shard_of(f)
             self._check_pair(f, v)
             by_shard.setdefault(shard, []).append(i)
-        yield from self._claimed()
+        yield from self._layout.before_write()
         batch: List[Request] = []
         for shard in sorted(by_shard):
             k, idx = self.key_of_shard(shard), by_shard[shard]
@@ -182,7 +176,7 @@ class ShardedHash:
     def _incr(self, field: bytes, delta: int, request: Optional[Tuple[str, int]]) -> Op[int]:
         k = self.shard_key(field)
         self._check_pair(field, b"")
-        yield from self._claimed()
+        yield from self._layout.before_write()
         if not self.strict and request is None:
             return int((yield Cmd("HINCRBY", k, field, delta)))
         rk, ttl = (request_key(k, request[0]), request[1]) if request else (no_request_key(k), 0)
@@ -272,7 +266,7 @@ class ShardedHash:
         if batch == 0:
             raise _bad("batch", "must be at least 1")
         report = _Tally()
-        yield from self._claimed()
+        yield from self._layout.before_write()
         for at in range(0, len(items), batch):
             good: List[Tuple[int, bytes, bytes]] = []
             for position, (f, v) in enumerate(items[at:at + batch], start=at + 1):
@@ -303,12 +297,7 @@ class ShardedHash:
 
     @staticmethod
     def open(base: str) -> Op["ShardedHash"]:
-        if not base:
-            raise _bad("base", "must not be empty")
-        meta = key("sharded_hash", "meta", base=base)
-        stored = yield from layout.Layouts.read(meta)
-        if stored is None:
-            raise errors.LayoutMissing(meta)
+        meta, stored = yield from layout.Layouts.existing("sharded_hash", base)
         if stored.get("pattern") != "sharded_hash" or stored.get("version") != "1" or stored.get("separator") != ":":
             raise errors.LayoutMismatch(meta, str(stored), "a sharded_hash layout of version 1")
         if stored.get("scheme") == "crc32":

@@ -17,13 +17,14 @@ def _bad(name: str, reason: str) -> errors.InvalidArgument:
     return errors.InvalidArgument(name, reason, None)
 
 
-def check_settings(prefix: str, max_uid: int) -> None:
+def check_settings(prefix: str, max_uid: int, what: str = "max uid") -> None:
+    """The settings of a bitmap pattern (sign-in, login log, analytics): a prefix that names keys, ids within a bitmap."""
     if any(c.isspace() for c in prefix):
         raise _bad("prefix", "must not contain whitespace")
     if "{" in prefix or "}" in prefix:
         raise _bad("prefix", "must not contain '{' or '}'")
     if max_uid > MAX_OFFSET:
-        raise _bad("max uid", f"{max_uid} is above the largest bit offset {MAX_OFFSET}")
+        raise _bad(what, f"{max_uid} is above the largest bit offset {MAX_OFFSET}")
 
 
 def check_uid(uid: int, max_uid: int) -> None:

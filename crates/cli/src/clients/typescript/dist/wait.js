@@ -18,17 +18,19 @@
 // subscribes before its first attempt. At the timeout `queue.leave` gives
 // the place up.
 Object.defineProperty(exports, "__esModule", { value: true });
+exports.QueuedResource = void 0;
 exports.busyMs = busyMs;
 exports.defaultPlaceMs = defaultPlaceMs;
 exports.newToken = newToken;
 exports.untilAcquired = untilAcquired;
+exports.once = once;
 const crypto_1 = require("crypto");
+const contract_1 = require("./contract");
 const errors_1 = require("./errors");
 /** The remaining lease of a refusal `-<ms>` (null: unknown). */
 function busyMs(reply) {
     return reply < 0 ? -reply : null;
 }
-/** An unguessable owner token: 16 random bytes as lowercase hex. */
 /**
  * How long a waiter keeps its place in the queue unless renewed, by default: a third of the
  * lease (at least 1 ms), so that a waiter that disappeared is skipped three times sooner than a
@@ -37,6 +39,7 @@ function busyMs(reply) {
 function defaultPlaceMs(leaseMs) {
     return Math.max(Math.floor(leaseMs / 3), 1);
 }
+/** An unguessable owner token: 16 random bytes as lowercase hex. */
 function newToken() {
     return (0, crypto_1.randomBytes)(16).toString("hex");
 }
@@ -79,3 +82,44 @@ async function untilAcquired(io, w, timeoutMs, attempt, maxWaitMs = null, queue 
         }
     }
 }
+/** The attempt's lease, or `busy(hint)` thrown (LockBusy, NoPermit) with the holder's remaining lease. */
+async function once(attempt, busy) {
+    const [got, hint] = await attempt;
+    if (got === null) {
+        throw busy(hint);
+    }
+    return got;
+}
+/**
+ * What the lock, the semaphore and the read-write lock share: the wake channel, the queue of
+ * waiters and their places (the pattern's `wake`, `queue` and `places` keys), how long a place
+ * lasts, how to wait and whether the last acquire had to wait (the next one subscribes first).
+ */
+class QueuedResource {
+    leaseMs;
+    channel;
+    queueKey;
+    placesKey;
+    /** How long a waiter keeps its place in the queue unless renewed (ms). */
+    placeMs;
+    settings;
+    contended = { last: false };
+    constructor(pattern, vars, waitKey, leaseMs, waitMode, pollIntervalMs, placeMs) {
+        this.leaseMs = leaseMs;
+        this.placeMs = placeMs || defaultPlaceMs(leaseMs);
+        this.channel = (0, contract_1.key)(pattern, "wake", vars);
+        this.queueKey = (0, contract_1.key)(pattern, "queue", vars);
+        this.placesKey = (0, contract_1.key)(pattern, "places", vars);
+        this.settings = { key: waitKey, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+    }
+    /** Attempts (each renewing the waiter's place) until one gets it; at the timeout `leave` gives the place up. */
+    waitFor(io, token, timeoutMs, attempt, leave) {
+        const queued = { to: token, leave, contended: this.contended };
+        return untilAcquired(io, this.settings, timeoutMs, () => attempt(this.placeMs), Math.floor(this.placeMs / 2), queued);
+    }
+    /** A hold of the resource (`acquire` waiting), its lease renewed by `extend`, given back by `release`. */
+    holding(acquire, extend, release, fence = () => null) {
+        return { key: this.settings.key, leaseMs: this.leaseMs, acquire, extend, release, token: (l) => l.token, fence };
+    }
+}
+exports.QueuedResource = QueuedResource;

@@ -19,8 +19,10 @@
 
 import { randomBytes } from "crypto";
 
+import { key } from "./contract";
 import type { Io } from "./driver";
 import { LockTimeout } from "./errors";
+import type { Holder } from "./hold";
 
 /** One attempt: what it got, or null and the holder's remaining lease in ms (null: unknown). */
 export type Attempt<T> = [T | null, number | null];
@@ -30,7 +32,6 @@ export function busyMs(reply: number): number | null {
   return reply < 0 ? -reply : null;
 }
 
-/** An unguessable owner token: 16 random bytes as lowercase hex. */
 /**
  * How long a waiter keeps its place in the queue unless renewed, by default: a third of the
  * lease (at least 1 ms), so that a waiter that disappeared is skipped three times sooner than a
@@ -40,6 +41,7 @@ export function defaultPlaceMs(leaseMs: number): number {
   return Math.max(Math.floor(leaseMs / 3), 1);
 }
 
+/** An unguessable owner token: 16 random bytes as lowercase hex. */
 export function newToken(): string {
   return randomBytes(16).toString("hex");
 }
@@ -100,5 +102,61 @@ export async function untilAcquired<T>(
     } else {
       await io.wait(w.channel, hint === null ? most : Math.min(hint + 1, most), to);
     }
+  }
+}
+
+/** The attempt's lease, or `busy(hint)` thrown (LockBusy, NoPermit) with the holder's remaining lease. */
+export async function once<L>(attempt: Promise<Attempt<L>>, busy: (hint: number | null) => Error): Promise<L> {
+  const [got, hint] = await attempt;
+  if (got === null) {
+    throw busy(hint);
+  }
+  return got;
+}
+
+/**
+ * What the lock, the semaphore and the read-write lock share: the wake channel, the queue of
+ * waiters and their places (the pattern's `wake`, `queue` and `places` keys), how long a place
+ * lasts, how to wait and whether the last acquire had to wait (the next one subscribes first).
+ */
+export abstract class QueuedResource<L extends { token: string }> {
+  readonly channel: string;
+  readonly queueKey: string;
+  readonly placesKey: string;
+  /** How long a waiter keeps its place in the queue unless renewed (ms). */
+  readonly placeMs: number;
+  private readonly settings: WaitSettings;
+  private readonly contended = { last: false };
+
+  protected constructor(
+    pattern: string,
+    vars: { prefix: string; name: string },
+    waitKey: string,
+    readonly leaseMs: number,
+    waitMode: string,
+    pollIntervalMs: number,
+    placeMs: number,
+  ) {
+    this.placeMs = placeMs || defaultPlaceMs(leaseMs);
+    this.channel = key(pattern, "wake", vars);
+    this.queueKey = key(pattern, "queue", vars);
+    this.placesKey = key(pattern, "places", vars);
+    this.settings = { key: waitKey, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+  }
+
+  /** Attempts (each renewing the waiter's place) until one gets it; at the timeout `leave` gives the place up. */
+  protected waitFor(io: Io, token: string, timeoutMs: number, attempt: (placeMs: number) => Promise<Attempt<L>>, leave: () => Promise<unknown>): Promise<L> {
+    const queued = { to: token, leave, contended: this.contended };
+    return untilAcquired(io, this.settings, timeoutMs, () => attempt(this.placeMs), Math.floor(this.placeMs / 2), queued);
+  }
+
+  /** A hold of the resource (`acquire` waiting), its lease renewed by `extend`, given back by `release`. */
+  protected holding(
+    acquire: (io: Io) => Promise<L>,
+    extend: (io: Io, lease: L) => Promise<boolean>,
+    release: (io: Io, lease: L) => Promise<boolean>,
+    fence: (lease: L) => number | null = () => null,
+  ): Holder<L> {
+    return { key: this.settings.key, leaseMs: this.leaseMs, acquire, extend, release, token: (l) => l.token, fence };
   }
 }

@@ -34,15 +34,7 @@ final class Analytics
         ?array $granularities,
         private readonly bool $hll = false,
     ) {
-        if (preg_match('/\s/', $prefix) === 1) {
-            throw Checks::bad('prefix', 'must not contain whitespace');
-        }
-        if (strpbrk($prefix, '{}') !== false) {
-            throw Checks::bad('prefix', "must not contain '{' or '}'");
-        }
-        if ($maxId > self::MAX_OFFSET) {
-            throw Checks::bad('max id', "$maxId is above the largest bit offset " . self::MAX_OFFSET);
-        }
+        SignIn::checkSettings($prefix, $maxId, 'max id');
         $gs = $granularities ?? ['day', 'week', 'month'];
         $this->granularities = array_values(array_filter(self::ORDER, fn ($g) => in_array($g, $gs, true)));
         if ($this->granularities === []) {
@@ -143,14 +135,7 @@ final class Analytics
         // offset() checks the label against the calendar.
         self::offset($label, 0);
         [$kind, $text] = [$label[0], substr($label, 2)];
-        $utc = new \DateTimeZone('UTC');
-        $t = match ($kind) {
-            'H' => \DateTimeImmutable::createFromFormat('!Y-m-d\\TH', $text, $utc),
-            'D' => \DateTimeImmutable::createFromFormat('!Y-m-d', $text, $utc),
-            'W' => (new \DateTimeImmutable('@0'))->setISODate((int) substr($text, 0, 4), (int) substr($text, 6), 1),
-            'M' => \DateTimeImmutable::createFromFormat('!Y-m', $text, $utc),
-            default => \DateTimeImmutable::createFromFormat('!Y', $text, $utc),
-        };
+        $t = self::parsed($kind, $text);
         return $t === false ? 0 : $t->getTimestamp();
     }
 
@@ -228,6 +213,19 @@ final class Analytics
         return max((int) $run->one(Cmd::key('BITCOUNT', $this->key($event, $period))), 0);
     }
 
+    /** The start of the period `$text` of kind `$kind` (H, D, W, M, Y) in UTC; false when it is none. */
+    private static function parsed(string $kind, string $text): \DateTimeImmutable|false
+    {
+        $utc = new \DateTimeZone('UTC');
+        return match ($kind) {
+            'H' => \DateTimeImmutable::createFromFormat('!Y-m-d\\TH', $text, $utc),
+            'D' => \DateTimeImmutable::createFromFormat('!Y-m-d', $text, $utc),
+            'W' => (new \DateTimeImmutable('@0'))->setISODate((int) substr($text, 0, 4), (int) substr($text, 6), 1),
+            'M' => \DateTimeImmutable::createFromFormat('!Y-m', $text, $utc),
+            default => \DateTimeImmutable::createFromFormat('!Y', $text, $utc),
+        };
+    }
+
     /** The label of the period `$n` periods after the one labelled `$label` (hour, day, ISO week, month or year). */
     public static function offset(string $label, int $n): string
     {
@@ -235,14 +233,7 @@ final class Analytics
             throw Checks::bad('first', "`$label` is not a period label (H:, D:, W:, M: or Y:)");
         }
         [$kind, $text] = [$label[0], substr($label, 2)];
-        $utc = new \DateTimeZone('UTC');
-        $parsed = match ($kind) {
-            'H' => \DateTimeImmutable::createFromFormat('!Y-m-d\\TH', $text, $utc),
-            'D' => \DateTimeImmutable::createFromFormat('!Y-m-d', $text, $utc),
-            'W' => (new \DateTimeImmutable('@0'))->setISODate((int) substr($text, 0, 4), (int) substr($text, 6), 1),
-            'M' => \DateTimeImmutable::createFromFormat('!Y-m', $text, $utc),
-            default => \DateTimeImmutable::createFromFormat('!Y', $text, $utc),
-        };
+        $parsed = self::parsed($kind, $text);
         $format = ['H' => '\\H:Y-m-d\\TH', 'D' => '\\D:Y-m-d', 'W' => '\\W:o-\\WW', 'M' => '\\M:Y-m', 'Y' => '\\Y:Y'][$kind];
         if ($parsed === false || $parsed->format($format) !== $label) {
             throw Checks::bad('first', "`$label` is not a period of the calendar");

@@ -6,7 +6,6 @@ namespace RedisPatterns\Internal\Ops;
 
 use RedisPatterns\Contract;
 use RedisPatterns\Errors\LayoutMismatch;
-use RedisPatterns\Errors\LayoutMissing;
 use RedisPatterns\Errors\ListpackValueTooLong;
 use RedisPatterns\Errors\RedisPatternsError;
 use RedisPatterns\Internal\Checks;
@@ -39,7 +38,7 @@ final class ExpiringMap
 
     private readonly int $idle;
     public readonly string $metaKey;
-    private bool $claimed = false;
+    private readonly LayoutClaim $layout;
     private readonly bool $native;
     /** Whether the server was found to have the native path's commands (asked once). */
     private bool $probed = false;
@@ -51,7 +50,7 @@ final class ExpiringMap
         ?int $maxIdleMs,
         private readonly int $entriesLimit,
         private readonly int $valueLimit,
-        private readonly bool $recordLayout,
+        bool $recordLayout,
         public readonly string $path = 'portable',
     ) {
         if ($base === '') {
@@ -72,6 +71,7 @@ final class ExpiringMap
         }
         $this->idle = self::millis('max_idle', $maxIdleMs);
         $this->metaKey = Contract::key('expiring_map', 'meta', ['base' => $base]);
+        $this->layout = new LayoutClaim($this->metaKey, fn (): array => $this->layoutFields(), $recordLayout);
     }
 
     /** @return array<string, string> */
@@ -85,20 +85,12 @@ final class ExpiringMap
 
     public function claimLayout(Runner $run): void
     {
-        Layouts::claim($run, $this->metaKey, $this->layoutFields());
-        $this->claimed = true;
+        $this->layout->claim($run);
     }
 
     public static function open(Runner $run, string $base): self
     {
-        if ($base === '') {
-            throw Checks::bad('base', 'must not be empty');
-        }
-        $meta = Contract::key('expiring_map', 'meta', ['base' => $base]);
-        $stored = Layouts::read($run, $meta);
-        if ($stored === null) {
-            throw new LayoutMissing($meta);
-        }
+        [$meta, $stored] = Layouts::existing($run, 'expiring_map', $base);
         $want = ['pattern' => 'expiring_map', 'version' => '1', 'scheme' => 'crc32', 'separator' => ':'];
         $shards = $stored['shards'] ?? '';
         $path = $stored['path'] ?? '';
@@ -196,9 +188,7 @@ final class ExpiringMap
             throw Checks::bad('pairs', 'must not be empty');
         }
         $this->onPath($run);
-        if ($this->recordLayout && !$this->claimed) {
-            $this->claimLayout($run);
-        }
+        $this->layout->beforeWrite($run);
         $batch = [];
         $limit = min($this->entriesLimit, self::MAX_TTL_MS);
         $cap = min($this->cap, self::MAX_TTL_MS);

@@ -4,7 +4,10 @@ declare(strict_types=1);
 
 namespace RedisPatterns\Internal\Ops;
 
+use RedisPatterns\Contract;
 use RedisPatterns\Errors\LayoutMismatch;
+use RedisPatterns\Errors\LayoutMissing;
+use RedisPatterns\Internal\Checks;
 use RedisPatterns\Internal\Cmd;
 use RedisPatterns\Internal\Runner;
 use RedisPatterns\Scripts\LayoutScripts;
@@ -50,6 +53,34 @@ final class Layouts
     {
         $stored = self::pairs($run->one(Cmd::key('HGETALL', $metaKey)));
         return $stored === [] ? null : $stored;
+    }
+
+    /**
+     * The meta key of the pattern's instance `$base` (an empty base: InvalidArgument) and its stored layout (null: none).
+     *
+     * @return array{string, array<string, string>|null}
+     */
+    public static function stored(Runner $run, string $pattern, string $base): array
+    {
+        if ($base === '') {
+            throw Checks::bad('base', 'must not be empty');
+        }
+        $meta = Contract::key($pattern, 'meta', ['base' => $base]);
+        return [$meta, self::read($run, $meta)];
+    }
+
+    /**
+     * As stored(), a missing layout thrown (LayoutMissing).
+     *
+     * @return array{string, array<string, string>}
+     */
+    public static function existing(Runner $run, string $pattern, string $base): array
+    {
+        [$meta, $stored] = self::stored($run, $pattern, $base);
+        if ($stored === null) {
+            throw new LayoutMissing($meta);
+        }
+        return [$meta, $stored];
     }
 
     /** A flat [k, v, k, v, ...] reply (or phpredis's map) as a map with string keys. */

@@ -17,46 +17,36 @@ use RedisPatterns\Records\Lease;
 use RedisPatterns\Records\LockStatus;
 use RedisPatterns\Scripts\LockScripts;
 
-/** The lock's operations (src/lock, lua/lock). */
-final class Lock
+/**
+ * The lock's operations (src/lock, lua/lock).
+ *
+ * @extends QueuedResource<Lease>
+ */
+final class Lock extends QueuedResource
 {
     public readonly string $key;
     public readonly string $fenceKey;
-    public readonly string $channel;
-    public readonly string $queueKey;
-    public readonly string $placesKey;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    private bool $contended = false;
 
     public function __construct(
         public readonly string $name,
-        public readonly int $leaseMs,
+        int $leaseMs,
         string $prefix,
         string $waitMode,
-        private readonly int $pollMs,
+        int $pollMs,
         public readonly bool $fair = false,
         private readonly string $replication = 'none',
         private readonly int $replicas = 1,
         private readonly int $replicationTimeoutMs = 1000,
         int $placeMs = 0,
     ) {
-        $this->placeMs = $placeMs ?: Waiting::defaultPlaceMs($leaseMs);
         if ($replication === 'acknowledged' && $replicas === 0) {
             throw new InvalidArgument('replicas', 'must be at least 1', null);
         }
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->key = Contract::key('lock', 'lock', $vars);
         $this->fenceKey = Contract::key('lock', 'fence', $vars);
-        $this->channel = Contract::key('lock', 'wake', $vars);
-        $this->queueKey = Contract::key('lock', 'queue', $vars);
-        $this->placesKey = Contract::key('lock', 'places', $vars);
-        $this->notified = $waitMode === 'notified';
+        parent::__construct('lock', $vars, $this->key, $leaseMs, $waitMode, $pollMs, $placeMs);
     }
-
-    private readonly bool $notified;
-
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    public readonly int $placeMs;
 
     /** @return array{int, int}|null the WAIT an acquire sends after its script (replicas, timeout ms), or null */
     private function waits(Runner $run): ?array
@@ -105,11 +95,7 @@ final class Lock
 
     public function tryAcquireAs(Runner $run, string $token): Lease
     {
-        [$got, $hint] = $this->attempt($run, $token, 0, $this->waits($run));
-        if ($got === null) {
-            throw new LockBusy($this->key, $hint);
-        }
-        return $got;
+        return self::once($this->attempt($run, $token, 0, $this->waits($run)), fn (?int $hint) => new LockBusy($this->key, $hint));
     }
 
     public function acquire(Runner $run, int $timeoutMs): Lease
@@ -120,9 +106,8 @@ final class Lock
     public function acquireAs(Runner $run, string $token, int $timeoutMs): Lease
     {
         $waits = $this->waits($run);
-        return Waiting::untilAcquired($run, $this->key, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $token, $this->placeMs, $waits), intdiv($this->placeMs, 2), $token,
-            fn () => $this->release($run, $token), $this->contended);
+        return $this->waitFor($run, $token, $timeoutMs, fn (int $placeMs): array => $this->attempt($run, $token, $placeMs, $waits),
+            fn () => $this->release($run, $token));
     }
 
     public function release(Runner $run, string $token): bool
@@ -150,9 +135,7 @@ final class Lock
 
     public function holder(Runner $run, int $timeoutMs): Holder
     {
-        return new Holder(
-            $this->key,
-            $this->leaseMs,
+        return $this->holding(
             fn (): Lease => $this->acquire($run, $timeoutMs),
             fn (Lease $l) => LockScripts::extend($this->key, $l->token, $this->leaseMs),
             fn (Lease $l): bool => $this->release($run, $l->token),

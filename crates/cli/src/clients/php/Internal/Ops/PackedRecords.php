@@ -25,7 +25,7 @@ final class PackedRecords
     public readonly int $shards;
     public readonly string $metaKey;
     private readonly bool $dense;
-    private bool $claimed = false;
+    private readonly LayoutClaim $layout;
 
     public function __construct(
         public readonly string $base,
@@ -33,7 +33,7 @@ final class PackedRecords
         private readonly int $maxId,
         int $idsPerShard,
         string $layout,
-        private readonly bool $recordLayout,
+        bool $recordLayout,
     ) {
         if ($base === '') {
             throw Checks::bad('base', 'must not be empty');
@@ -52,6 +52,7 @@ final class PackedRecords
         $this->dense = $layout === 'dense';
         $this->shards = intdiv($maxId, $ids) + 1;
         $this->metaKey = Contract::key('packed', 'meta', ['base' => $base]);
+        $this->layout = new LayoutClaim($this->metaKey, fn (): array => $this->fields(), $recordLayout);
     }
 
     /** @return array<string, string> */
@@ -92,17 +93,9 @@ final class PackedRecords
         return $v;
     }
 
-    private function claimed(Runner $run): void
-    {
-        if ($this->recordLayout && !$this->claimed) {
-            $this->claimLayout($run);
-        }
-    }
-
     public function claimLayout(Runner $run): void
     {
-        Layouts::claim($run, $this->metaKey, $this->fields());
-        $this->claimed = true;
+        $this->layout->claim($run);
     }
 
     public function get(Runner $run, int $id): string
@@ -137,7 +130,7 @@ final class PackedRecords
             $byShard[$s] ??= [];
             array_push($byShard[$s], (string) $off, $this->record($value));
         }
-        $this->claimed($run);
+        $this->layout->beforeWrite($run);
         ksort($byShard);
         $batch = [];
         foreach ($byShard as $s => $args) {
@@ -156,7 +149,7 @@ final class PackedRecords
         }
         [$k, $off] = $this->locate($id);
         $rk = $requestId === null ? ShardedHash::noRequestKey($k) : ShardedHash::requestKey($k, $requestId);
-        $this->claimed($run);
+        $this->layout->beforeWrite($run);
         return (int) $run->one(PackedScripts::add($k, $rk, $this->reserve(), $off + $offset, $size, $signed, $delta, $requestId === null ? 0 : $ttlMs));
     }
 
@@ -175,7 +168,7 @@ final class PackedRecords
         [$k, $off] = $this->locate($id);
         $exp = $this->record($expected);
         $nw = $this->record($new);
-        $this->claimed($run);
+        $this->layout->beforeWrite($run);
         [$done, $current] = $run->one(PackedScripts::swap($k, $this->reserve(), $off, $exp, $nw));
         return (int) $done === 1 ? null : $this->padded($current);
     }
@@ -235,11 +228,7 @@ final class PackedRecords
 
     public static function storedLayout(Runner $run, string $base): ?PackedLayout
     {
-        if ($base === '') {
-            throw Checks::bad('base', 'must not be empty');
-        }
-        $meta = Contract::key('packed', 'meta', ['base' => $base]);
-        $stored = Layouts::read($run, $meta);
+        [$meta, $stored] = Layouts::stored($run, 'packed', $base);
         if ($stored === null) {
             return null;
         }

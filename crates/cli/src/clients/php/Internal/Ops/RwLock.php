@@ -13,40 +13,31 @@ use RedisPatterns\Internal\Waiting;
 use RedisPatterns\Records\RwLease;
 use RedisPatterns\Scripts\RwlockScripts;
 
-/** The read-write lock's operations (src/rwlock.rs, lua/rwlock). */
-final class RwLock
+/**
+ * The read-write lock's operations (src/rwlock.rs, lua/rwlock).
+ *
+ * @extends QueuedResource<RwLease>
+ */
+final class RwLock extends QueuedResource
 {
     public readonly string $writerKey;
     public readonly string $readersKey;
     public readonly string $intentsKey;
-    public readonly string $channel;
-    public readonly string $queueKey;
-    public readonly string $placesKey;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    private bool $contended = false;
-    private readonly bool $notified;
-
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    public readonly int $placeMs;
 
     public function __construct(
         string $name,
-        public readonly int $leaseMs,
+        int $leaseMs,
         string $prefix,
         string $waitMode,
-        private readonly int $pollMs,
+        int $pollMs,
         public readonly bool $fair = false,
         int $placeMs = 0,
     ) {
-        $this->placeMs = $placeMs ?: Waiting::defaultPlaceMs($leaseMs);
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->writerKey = Contract::key('rwlock', 'writer', $vars);
         $this->readersKey = Contract::key('rwlock', 'readers', $vars);
         $this->intentsKey = Contract::key('rwlock', 'intents', $vars);
-        $this->channel = Contract::key('rwlock', 'wake', $vars);
-        $this->queueKey = Contract::key('rwlock', 'queue', $vars);
-        $this->placesKey = Contract::key('rwlock', 'places', $vars);
-        $this->notified = $waitMode === 'notified';
+        parent::__construct('rwlock', $vars, $this->writerKey, $leaseMs, $waitMode, $pollMs, $placeMs);
     }
 
     /** @return list<string> writer, readers, intents, queue, places: the keys of every acquire and release */
@@ -78,11 +69,7 @@ final class RwLock
 
     public function tryAs(Runner $run, string $role, string $token): RwLease
     {
-        [$got, $hint] = $this->attempt($run, $role, $token);
-        if ($got === null) {
-            throw new LockBusy($this->writerKey, $hint);
-        }
-        return $got;
+        return self::once($this->attempt($run, $role, $token), fn (?int $hint) => new LockBusy($this->writerKey, $hint));
     }
 
     public function read(Runner $run, int $timeoutMs): RwLease
@@ -98,9 +85,8 @@ final class RwLock
     public function waitAs(Runner $run, string $role, string $token, int $timeoutMs): RwLease
     {
         $lease = new RwLease($token, $role);
-        return Waiting::untilAcquired($run, $this->writerKey, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $role, $token, $this->placeMs), intdiv($this->placeMs, 2), $token,
-            fn () => $this->release($run, $lease), $this->contended);
+        return $this->waitFor($run, $token, $timeoutMs, fn (int $placeMs): array => $this->attempt($run, $role, $token, $placeMs),
+            fn () => $this->release($run, $lease));
     }
 
     public function release(Runner $run, RwLease $lease): bool
@@ -126,13 +112,10 @@ final class RwLock
 
     public function holder(Runner $run, string $role, int $timeoutMs): Holder
     {
-        return new Holder(
-            $this->writerKey,
-            $this->leaseMs,
+        return $this->holding(
             fn (): RwLease => $this->waitAs($run, $role, Waiting::newToken(), $timeoutMs),
             fn (RwLease $l): Call => $this->extendCall($l, $this->leaseMs),
             fn (RwLease $l): bool => $this->release($run, $l),
-            fn (RwLease $l): ?int => null,
         );
     }
 }

@@ -12,37 +12,28 @@ use RedisPatterns\Internal\Waiting;
 use RedisPatterns\Records\Permit;
 use RedisPatterns\Scripts\SemaphoreScripts;
 
-/** The semaphore's operations (src/semaphore.rs, lua/semaphore). */
-final class Semaphore
+/**
+ * The semaphore's operations (src/semaphore.rs, lua/semaphore).
+ *
+ * @extends QueuedResource<Permit>
+ */
+final class Semaphore extends QueuedResource
 {
     public readonly string $key;
-    public readonly string $channel;
-    public readonly string $queueKey;
-    public readonly string $placesKey;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    private bool $contended = false;
-    private readonly bool $notified;
-
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    public readonly int $placeMs;
 
     public function __construct(
         string $name,
         public readonly int $limit,
-        public readonly int $leaseMs,
+        int $leaseMs,
         string $prefix,
         string $waitMode,
-        private readonly int $pollMs,
+        int $pollMs,
         public readonly bool $fair = false,
         int $placeMs = 0,
     ) {
-        $this->placeMs = $placeMs ?: Waiting::defaultPlaceMs($leaseMs);
         $vars = ['prefix' => $prefix, 'name' => $name];
         $this->key = Contract::key('semaphore', 'permits', $vars);
-        $this->channel = Contract::key('semaphore', 'wake', $vars);
-        $this->queueKey = Contract::key('semaphore', 'queue', $vars);
-        $this->placesKey = Contract::key('semaphore', 'places', $vars);
-        $this->notified = $waitMode === 'notified';
+        parent::__construct('semaphore', $vars, $this->key, $leaseMs, $waitMode, $pollMs, $placeMs);
     }
 
     /** @return array{?Permit, ?int} */
@@ -61,11 +52,7 @@ final class Semaphore
 
     public function tryAcquireAs(Runner $run, string $token): Permit
     {
-        [$got, $hint] = $this->attempt($run, $token);
-        if ($got === null) {
-            throw new NoPermit($this->key, $hint);
-        }
-        return $got;
+        return self::once($this->attempt($run, $token), fn (?int $hint) => new NoPermit($this->key, $hint));
     }
 
     public function acquire(Runner $run, int $timeoutMs): Permit
@@ -75,9 +62,8 @@ final class Semaphore
 
     public function acquireAs(Runner $run, string $token, int $timeoutMs): Permit
     {
-        return Waiting::untilAcquired($run, $this->key, $this->channel, $this->notified, $this->pollMs, $timeoutMs,
-            fn (): array => $this->attempt($run, $token, $this->placeMs), intdiv($this->placeMs, 2), $token,
-            fn () => $this->release($run, $token), $this->contended);
+        return $this->waitFor($run, $token, $timeoutMs, fn (int $placeMs): array => $this->attempt($run, $token, $placeMs),
+            fn () => $this->release($run, $token));
     }
 
     public function release(Runner $run, string $token): bool
@@ -94,13 +80,10 @@ final class Semaphore
 
     public function holder(Runner $run, int $timeoutMs): Holder
     {
-        return new Holder(
-            $this->key,
-            $this->leaseMs,
+        return $this->holding(
             fn (): Permit => $this->acquire($run, $timeoutMs),
             fn (Permit $p) => SemaphoreScripts::extend($this->key, $p->token, $this->leaseMs),
             fn (Permit $p): bool => $this->release($run, $p->token),
-            fn (Permit $p): ?int => null,
         );
     }
 }

@@ -7,7 +7,6 @@ namespace RedisPatterns\Internal\Ops;
 use RedisPatterns\Contract;
 use RedisPatterns\Errors\IdOutOfRange;
 use RedisPatterns\Errors\LayoutMismatch;
-use RedisPatterns\Errors\LayoutMissing;
 use RedisPatterns\Errors\ListpackValueTooLong;
 use RedisPatterns\Errors\RedisPatternsError;
 use RedisPatterns\Errors\ShardFull;
@@ -31,7 +30,7 @@ final class ShardedHash
     public readonly int $shards;
     public readonly string $metaKey;
     private readonly bool $byId;
-    private bool $claimed = false;
+    private readonly LayoutClaim $layout;
 
     public function __construct(
         public readonly string $base,
@@ -42,7 +41,7 @@ final class ShardedHash
         private readonly bool $strict,
         private readonly int $entriesLimit,
         private readonly int $valueLimit,
-        private readonly bool $recordLayout,
+        bool $recordLayout,
     ) {
         if ($base === '') {
             throw Checks::bad('base', 'must not be empty');
@@ -62,6 +61,7 @@ final class ShardedHash
         $this->byId = $fieldsPerShard > 0;
         $this->shards = $this->byId ? intdiv($maxId, $fieldsPerShard) + 1 : $shards;
         $this->metaKey = Contract::key('sharded_hash', 'meta', ['base' => $base]);
+        $this->layout = new LayoutClaim($this->metaKey, fn (): array => $this->layoutFields(), $recordLayout);
     }
 
     /** @return array<string, string> */
@@ -110,17 +110,9 @@ final class ShardedHash
         }
     }
 
-    private function claimed(Runner $run): void
-    {
-        if ($this->recordLayout && !$this->claimed) {
-            $this->claimLayout($run);
-        }
-    }
-
     public function claimLayout(Runner $run): void
     {
-        Layouts::claim($run, $this->metaKey, $this->layoutFields());
-        $this->claimed = true;
+        $this->layout->claim($run);
     }
 
     /** @param list<array{string, string}> $pairs */
@@ -132,7 +124,7 @@ final class ShardedHash
             $this->checkPair($f, $v);
             $byShard[$shard][] = $i;
         }
-        $this->claimed($run);
+        $this->layout->beforeWrite($run);
         ksort($byShard);
         $batch = [];
         foreach ($byShard as $shard => $idx) {
@@ -220,7 +212,7 @@ final class ShardedHash
     {
         $k = $this->shardKey($field);
         $this->checkPair($field, '');
-        $this->claimed($run);
+        $this->layout->beforeWrite($run);
         if (!$this->strict && $requestId === null) {
             return (int) $run->one(Cmd::key('HINCRBY', $k, $field, $delta));
         }
@@ -418,7 +410,7 @@ final class ShardedHash
             throw Checks::bad('batch', 'must be at least 1');
         }
         $t = ['items' => 0, 'inserted' => 0, 'present' => 0, 'rejected' => 0, 'rejections' => []];
-        $this->claimed($run);
+        $this->layout->beforeWrite($run);
         foreach (array_chunk($items, $batch) as $c => $chunk) {
             $good = [];
             foreach ($chunk as $i => [$f, $v]) {
@@ -459,14 +451,7 @@ final class ShardedHash
 
     public static function open(Runner $run, string $base): self
     {
-        if ($base === '') {
-            throw Checks::bad('base', 'must not be empty');
-        }
-        $meta = Contract::key('sharded_hash', 'meta', ['base' => $base]);
-        $stored = Layouts::read($run, $meta);
-        if ($stored === null) {
-            throw new LayoutMissing($meta);
-        }
+        [$meta, $stored] = Layouts::existing($run, 'sharded_hash', $base);
         $want = 'a sharded_hash layout of version 1';
         if (($stored['pattern'] ?? null) !== 'sharded_hash' || ($stored['version'] ?? null) !== '1' || ($stored['separator'] ?? null) !== ':') {
             throw new LayoutMismatch($meta, Layouts::describe($stored), $want);

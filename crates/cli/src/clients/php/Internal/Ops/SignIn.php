@@ -27,7 +27,8 @@ final class SignIn
         self::checkSettings($prefix, $maxUid);
     }
 
-    public static function checkSettings(string $prefix, int $maxUid): void
+    /** The settings of a bitmap pattern (sign-in, login log, analytics): a prefix that names keys, ids within a bitmap. */
+    public static function checkSettings(string $prefix, int $maxUid, string $what = 'max uid'): void
     {
         if (preg_match('/\s/', $prefix) === 1) {
             throw Checks::bad('prefix', 'must not contain whitespace');
@@ -36,7 +37,7 @@ final class SignIn
             throw Checks::bad('prefix', "must not contain '{' or '}'");
         }
         if ($maxUid > self::MAX_OFFSET) {
-            throw Checks::bad('max uid', "$maxUid is above the largest bit offset " . self::MAX_OFFSET);
+            throw Checks::bad($what, "$maxUid is above the largest bit offset " . self::MAX_OFFSET);
         }
     }
 

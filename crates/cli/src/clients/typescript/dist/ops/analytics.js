@@ -12,7 +12,7 @@ const driver_1 = require("../driver");
 const errors_1 = require("../errors");
 const expr = require("../expr");
 const scripts = require("../scripts");
-const MAX_OFFSET = 4294967295;
+const signin_1 = require("./signin");
 const MAX_RANGE = 1000;
 const ORDER = ["hour", "day", "week", "month", "year"];
 const GRANULARITY = { H: "hour", D: "day", W: "week", M: "month", Y: "year" };
@@ -163,15 +163,7 @@ class Analytics {
         this.tag = tag;
         this.maxId = maxId;
         this.hll = hll;
-        if (/\s/.test(prefix)) {
-            throw bad("prefix", "must not contain whitespace");
-        }
-        if (prefix.includes("{") || prefix.includes("}")) {
-            throw bad("prefix", "must not contain '{' or '}'");
-        }
-        if (maxId > MAX_OFFSET) {
-            throw bad("max id", `${maxId} is above the largest bit offset ${MAX_OFFSET}`);
-        }
+        (0, signin_1.checkSettings)(prefix, maxId, "max id");
         const gs = granularities ?? ["day", "week", "month"];
         this.granularities = ORDER.filter((g) => gs.includes(g));
         if (this.granularities.length === 0) {
@@ -287,14 +279,14 @@ class Analytics {
         return Math.max((await this.query(io, e, "COUNT", 0, 0, cache, ttlMs))[0], 0);
     }
     async queryContains(io, e, id, cache, ttlMs) {
-        if (id > MAX_OFFSET) {
+        if (id > signin_1.MAX_OFFSET) {
             expr.read(e, (event, period) => this.key(event, period));
             return false;
         }
         return (await this.query(io, e, "MEMBER", id, 0, cache, ttlMs))[0] === 1;
     }
     async queryMembers(io, e, from, limit, cache, ttlMs) {
-        if (from > MAX_OFFSET) {
+        if (from > signin_1.MAX_OFFSET) {
             expr.read(e, (event, period) => this.key(event, period));
             return { ids: [], next: null };
         }

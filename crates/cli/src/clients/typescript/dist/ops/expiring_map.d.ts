@@ -11,11 +11,10 @@ export declare class ExpiringMap {
     readonly cap: number;
     private readonly entries_;
     private readonly value;
-    private readonly recordsLayout;
     readonly path: string;
     private readonly idle;
     readonly metaKey: string;
-    private claimed;
+    private readonly layout;
     private readonly native;
     /** Whether the server was found to have the native path's commands (asked once). */
     private probed;

@@ -42,11 +42,10 @@ class ExpiringMap {
     cap;
     entries_;
     value;
-    recordsLayout;
     path;
     idle;
     metaKey;
-    claimed = false;
+    layout;
     native;
     /** Whether the server was found to have the native path's commands (asked once). */
     probed = false;
@@ -56,7 +55,6 @@ class ExpiringMap {
         this.cap = cap;
         this.entries_ = entries_;
         this.value = value;
-        this.recordsLayout = recordsLayout;
         this.path = path;
         if (!base) {
             throw bad("base", "must not be empty");
@@ -76,6 +74,7 @@ class ExpiringMap {
         }
         this.idle = millis("max_idle", maxIdleMs);
         this.metaKey = (0, contract_1.key)("expiring_map", "meta", { base });
+        this.layout = new layout_1.LayoutClaim(this.metaKey, () => this.layoutFields(), recordsLayout);
     }
     layoutFields() {
         return new Map([
@@ -87,19 +86,11 @@ class ExpiringMap {
             ["path", this.path],
         ]);
     }
-    async claimLayout(io) {
-        await layout_1.Layouts.claim(io, this.metaKey, this.layoutFields());
-        this.claimed = true;
+    claimLayout(io) {
+        return this.layout.claim(io);
     }
     static async open(io, base) {
-        if (!base) {
-            throw bad("base", "must not be empty");
-        }
-        const meta = (0, contract_1.key)("expiring_map", "meta", { base });
-        const stored = await layout_1.Layouts.read(io, meta);
-        if (stored === null) {
-            throw new errors_1.LayoutMissing(meta);
-        }
+        const [meta, stored] = await layout_1.Layouts.existing(io, "expiring_map", base);
         const want = { pattern: "expiring_map", version: "1", scheme: "crc32", separator: ":" };
         const shards = stored.shards ?? "";
         const path = stored.path ?? "";
@@ -157,9 +148,7 @@ class ExpiringMap {
             throw bad("pairs", "must not be empty");
         }
         await this.onPath(io);
-        if (this.recordsLayout && !this.claimed) {
-            await this.claimLayout(io);
-        }
+        await this.layout.beforeWrite(io);
         const limit = Math.min(this.entries_, exports.MAX_TTL_MS);
         const cap = Math.min(this.cap, exports.MAX_TTL_MS);
         // Both scripts take the same arguments and answer {new, evicted}.

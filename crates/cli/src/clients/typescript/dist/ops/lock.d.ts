@@ -1,23 +1,15 @@
 import { Io } from "../driver";
 import type { Holder } from "../hold";
 import type { Lease, LockStatus } from "../records";
-export declare class Lock {
+import { QueuedResource } from "../wait";
+export declare class Lock extends QueuedResource<Lease> {
     readonly name: string;
-    readonly leaseMs: number;
     readonly fair: boolean;
     private readonly replication;
     private readonly replicas;
     private readonly replicationTimeoutMs;
     readonly key: string;
     readonly fenceKey: string;
-    readonly channel: string;
-    readonly queueKey: string;
-    readonly placesKey: string;
-    private readonly wait;
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    readonly placeMs: number;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    private readonly contended;
     constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, replication?: string, replicas?: number, replicationTimeoutMs?: number, placeMs?: number);
     /** The WAIT an acquire sends after its script (replicas, timeout ms), or null (tryAcquire skips it for replication "none"). */
     private waits;

@@ -10,40 +10,28 @@ const scripts = require("../scripts");
 const wait_1 = require("../wait");
 /** What replication "auto" asks for when the lock's primary has replicas: one replica, one second. */
 const DEFAULT_ACKNOWLEDGED = [1, 1000];
-class Lock {
+class Lock extends wait_1.QueuedResource {
     name;
-    leaseMs;
     fair;
     replication;
     replicas;
     replicationTimeoutMs;
     key;
     fenceKey;
-    channel;
-    queueKey;
-    placesKey;
-    wait;
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    placeMs;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    contended = { last: false };
     constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false, replication = "none", replicas = 1, replicationTimeoutMs = 1000, placeMs = 0) {
+        const vars = { prefix, name };
+        const lockKey = (0, contract_1.key)("lock", "lock", vars);
+        super("lock", vars, lockKey, leaseMs, waitMode, pollIntervalMs, placeMs);
         this.name = name;
-        this.leaseMs = leaseMs;
         this.fair = fair;
         this.replication = replication;
         this.replicas = replicas;
         this.replicationTimeoutMs = replicationTimeoutMs;
-        this.placeMs = placeMs || (0, wait_1.defaultPlaceMs)(leaseMs);
         if (replication === "acknowledged" && replicas === 0) {
             throw new errors_1.InvalidArgument("replicas", "must be at least 1", null);
         }
-        this.key = (0, contract_1.key)("lock", "lock", { prefix, name });
-        this.fenceKey = (0, contract_1.key)("lock", "fence", { prefix, name });
-        this.channel = (0, contract_1.key)("lock", "wake", { prefix, name });
-        this.queueKey = (0, contract_1.key)("lock", "queue", { prefix, name });
-        this.placesKey = (0, contract_1.key)("lock", "places", { prefix, name });
-        this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+        this.key = lockKey;
+        this.fenceKey = (0, contract_1.key)("lock", "fence", vars);
     }
     /** The WAIT an acquire sends after its script (replicas, timeout ms), or null (tryAcquire skips it for replication "none"). */
     async waits(io) {
@@ -81,19 +69,14 @@ class Lock {
     }
     async tryAcquireAs(io, token) {
         const waits = this.replication === "none" ? null : await this.waits(io);
-        const [got, hint] = await this.attempt(io, token, 0, waits);
-        if (got === null) {
-            throw new errors_1.LockBusy(this.key, hint);
-        }
-        return got;
+        return (0, wait_1.once)(this.attempt(io, token, 0, waits), (hint) => new errors_1.LockBusy(this.key, hint));
     }
     acquire(io, timeoutMs) {
         return this.acquireAs(io, (0, wait_1.newToken)(), timeoutMs);
     }
     async acquireAs(io, token, timeoutMs) {
-        const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
         const waits = await this.waits(io);
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, token, this.placeMs, waits), Math.floor(this.placeMs / 2), queued);
+        return this.waitFor(io, token, timeoutMs, (placeMs) => this.attempt(io, token, placeMs, waits), () => this.release(io, token));
     }
     async release(io, token) {
         return (0, driver_1.int)(await io.one(scripts.Lock.release(this.key, this.queueKey, this.placesKey, token, this.channel))) === 1;
@@ -116,15 +99,7 @@ class Lock {
         };
     }
     holder(timeoutMs) {
-        return {
-            key: this.key,
-            leaseMs: this.leaseMs,
-            acquire: (io) => this.acquire(io, timeoutMs),
-            extend: (io, lease) => this.extend(io, lease.token, this.leaseMs),
-            release: (io, lease) => this.release(io, lease.token),
-            token: (lease) => lease.token,
-            fence: (lease) => lease.fence,
-        };
+        return this.holding((io) => this.acquire(io, timeoutMs), (io, lease) => this.extend(io, lease.token, this.leaseMs), (io, lease) => this.release(io, lease.token), (lease) => lease.fence);
     }
 }
 exports.Lock = Lock;

@@ -4,12 +4,11 @@ export declare class PackedRecords {
     readonly base: string;
     readonly width: number;
     private readonly maxId;
-    private readonly recordsLayout;
     readonly idsPerShard: number;
     readonly shards: number;
     readonly metaKey: string;
     private readonly dense;
-    private claimed;
+    private readonly layout;
     constructor(base: string, width: number, maxId: number, idsPerShard: number, layout: "dense" | "sparse", recordsLayout: boolean);
     private fields;
     keyOfShard(shard: number): string;
@@ -17,7 +16,6 @@ export declare class PackedRecords {
     private reserve;
     private padded;
     private record;
-    private claimedLayout;
     claimLayout(io: Io): Promise<void>;
     get(io: Io, id: number): Promise<Buffer>;
     getMany(io: Io, ids: readonly number[]): Promise<Buffer[]>;

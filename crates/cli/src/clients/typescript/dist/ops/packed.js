@@ -19,17 +19,15 @@ class PackedRecords {
     base;
     width;
     maxId;
-    recordsLayout;
     idsPerShard;
     shards;
     metaKey;
     dense;
-    claimed = false;
+    layout;
     constructor(base, width, maxId, idsPerShard, layout, recordsLayout) {
         this.base = base;
         this.width = width;
         this.maxId = maxId;
-        this.recordsLayout = recordsLayout;
         if (!base) {
             throw bad("base", "must not be empty");
         }
@@ -47,6 +45,7 @@ class PackedRecords {
         this.dense = layout === "dense";
         this.shards = Math.floor(maxId / ids) + 1;
         this.metaKey = (0, contract_1.key)("packed", "meta", { base });
+        this.layout = new layout_1.LayoutClaim(this.metaKey, () => this.fields(), recordsLayout);
     }
     fields() {
         return new Map([
@@ -79,15 +78,8 @@ class PackedRecords {
         }
         return v;
     }
-    async claimedLayout(io) {
-        if (this.recordsLayout && !this.claimed) {
-            await layout_1.Layouts.claim(io, this.metaKey, this.fields());
-            this.claimed = true;
-        }
-    }
-    async claimLayout(io) {
-        await layout_1.Layouts.claim(io, this.metaKey, this.fields());
-        this.claimed = true;
+    claimLayout(io) {
+        return this.layout.claim(io);
     }
     async get(io, id) {
         const [k, off] = this.locate(id);
@@ -118,7 +110,7 @@ class PackedRecords {
                 g.push(...entry);
             }
         }
-        await this.claimedLayout(io);
+        await this.layout.beforeWrite(io);
         const batch = [...byShard.keys()]
             .sort((a, b) => a - b)
             .map((s) => scripts.Packed.put(this.keyOfShard(s), this.reserve(), byShard.get(s)));
@@ -135,7 +127,7 @@ class PackedRecords {
         }
         const [k, off] = this.locate(id);
         const [rk, ttl] = request === null ? [(0, sharded_hash_1.noRequestKey)(k), 0] : [(0, sharded_hash_1.requestKey)(k, request[0]), request[1]];
-        await this.claimedLayout(io);
+        await this.layout.beforeWrite(io);
         return (0, driver_1.int)(await io.one(scripts.Packed.add(k, rk, this.reserve(), off + offset, size, signed, Number(delta), ttl)));
     }
     add(io, id, offset, size, signed, delta) {
@@ -148,7 +140,7 @@ class PackedRecords {
         const [k, off] = this.locate(id);
         const exp = this.record(expected);
         const nw = this.record(next);
-        await this.claimedLayout(io);
+        await this.layout.beforeWrite(io);
         const [done, current] = (await io.one(scripts.Packed.swap(k, this.reserve(), off, exp, nw)));
         return (0, driver_1.int)(done) === 1 ? null : this.padded(current);
     }
@@ -191,11 +183,7 @@ class PackedRecords {
         return out;
     }
     static async storedLayout(io, base) {
-        if (!base) {
-            throw bad("base", "must not be empty");
-        }
-        const meta = (0, contract_1.key)("packed", "meta", { base });
-        const stored = await layout_1.Layouts.read(io, meta);
+        const [meta, stored] = await layout_1.Layouts.stored(io, "packed", base);
         if (stored === null) {
             return null;
         }

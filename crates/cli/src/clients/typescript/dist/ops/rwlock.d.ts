@@ -1,21 +1,13 @@
 import { Io } from "../driver";
 import type { Holder } from "../hold";
 import type { RwLease } from "../records";
+import { QueuedResource } from "../wait";
 type Role = "read" | "write";
-export declare class RwLock {
-    readonly leaseMs: number;
+export declare class RwLock extends QueuedResource<RwLease> {
     readonly fair: boolean;
     readonly writerKey: string;
     readonly readersKey: string;
     readonly intentsKey: string;
-    readonly channel: string;
-    readonly queueKey: string;
-    readonly placesKey: string;
-    private readonly wait;
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    readonly placeMs: number;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    private readonly contended;
     constructor(name: string, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, placeMs?: number);
     /** writer, readers, intents, queue, places: the keys of every acquire and release. */
     private keys;

@@ -7,31 +7,19 @@ const driver_1 = require("../driver");
 const errors_1 = require("../errors");
 const scripts = require("../scripts");
 const wait_1 = require("../wait");
-class RwLock {
-    leaseMs;
+class RwLock extends wait_1.QueuedResource {
     fair;
     writerKey;
     readersKey;
     intentsKey;
-    channel;
-    queueKey;
-    placesKey;
-    wait;
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    placeMs;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    contended = { last: false };
     constructor(name, leaseMs, prefix, waitMode, pollIntervalMs, fair = false, placeMs = 0) {
-        this.leaseMs = leaseMs;
+        const vars = { prefix, name };
+        const writer = (0, contract_1.key)("rwlock", "writer", vars);
+        super("rwlock", vars, writer, leaseMs, waitMode, pollIntervalMs, placeMs);
         this.fair = fair;
-        this.placeMs = placeMs || (0, wait_1.defaultPlaceMs)(leaseMs);
-        this.writerKey = (0, contract_1.key)("rwlock", "writer", { prefix, name });
-        this.readersKey = (0, contract_1.key)("rwlock", "readers", { prefix, name });
-        this.intentsKey = (0, contract_1.key)("rwlock", "intents", { prefix, name });
-        this.channel = (0, contract_1.key)("rwlock", "wake", { prefix, name });
-        this.queueKey = (0, contract_1.key)("rwlock", "queue", { prefix, name });
-        this.placesKey = (0, contract_1.key)("rwlock", "places", { prefix, name });
-        this.wait = { key: this.writerKey, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+        this.writerKey = writer;
+        this.readersKey = (0, contract_1.key)("rwlock", "readers", vars);
+        this.intentsKey = (0, contract_1.key)("rwlock", "intents", vars);
     }
     /** writer, readers, intents, queue, places: the keys of every acquire and release. */
     keys() {
@@ -50,12 +38,8 @@ class RwLock {
     tryWrite(io) {
         return this.tryAs(io, "write", (0, wait_1.newToken)());
     }
-    async tryAs(io, role, token) {
-        const [got, hint] = await this.attempt(io, role, token);
-        if (got === null) {
-            throw new errors_1.LockBusy(this.writerKey, hint);
-        }
-        return got;
+    tryAs(io, role, token) {
+        return (0, wait_1.once)(this.attempt(io, role, token), (hint) => new errors_1.LockBusy(this.writerKey, hint));
     }
     read(io, timeoutMs) {
         return this.waitAs(io, "read", (0, wait_1.newToken)(), timeoutMs);
@@ -64,8 +48,8 @@ class RwLock {
         return this.waitAs(io, "write", (0, wait_1.newToken)(), timeoutMs);
     }
     waitAs(io, role, token, timeoutMs) {
-        const queued = { to: token, leave: () => this.release(io, { token, role }), contended: this.contended };
-        return (0, wait_1.untilAcquired)(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.placeMs), Math.floor(this.placeMs / 2), queued);
+        const leave = () => this.release(io, { token, role });
+        return this.waitFor(io, token, timeoutMs, (placeMs) => this.attempt(io, role, token, placeMs), leave);
     }
     async release(io, lease) {
         const release = lease.role === "read" ? scripts.Rwlock.readRelease : scripts.Rwlock.writeRelease;
@@ -78,15 +62,7 @@ class RwLock {
         return (0, driver_1.int)(await io.one(call)) === 1;
     }
     holder(role, timeoutMs) {
-        return {
-            key: this.writerKey,
-            leaseMs: this.leaseMs,
-            acquire: (io) => this.waitAs(io, role, (0, wait_1.newToken)(), timeoutMs),
-            extend: (io, l) => this.extend(io, l, this.leaseMs),
-            release: (io, l) => this.release(io, l),
-            token: (l) => l.token,
-            fence: () => null,
-        };
+        return this.holding((io) => this.waitAs(io, role, (0, wait_1.newToken)(), timeoutMs), (io, l) => this.extend(io, l, this.leaseMs), (io, l) => this.release(io, l));
     }
 }
 exports.RwLock = RwLock;

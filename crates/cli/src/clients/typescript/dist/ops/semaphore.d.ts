@@ -1,19 +1,11 @@
 import { Io } from "../driver";
 import type { Holder } from "../hold";
 import type { Permit } from "../records";
-export declare class Semaphore {
+import { QueuedResource } from "../wait";
+export declare class Semaphore extends QueuedResource<Permit> {
     readonly limit: number;
-    readonly leaseMs: number;
     readonly fair: boolean;
     readonly key: string;
-    readonly channel: string;
-    readonly queueKey: string;
-    readonly placesKey: string;
-    private readonly wait;
-    /** How long a waiter keeps its place in the queue unless renewed (ms). */
-    readonly placeMs: number;
-    /** Whether the last acquire had to wait (the next one subscribes first). */
-    private readonly contended;
     constructor(name: string, limit: number, leaseMs: number, prefix: string, waitMode: string, pollIntervalMs: number, fair?: boolean, placeMs?: number);
     private attempt;
     tryAcquire(io: Io): Promise<Permit>;

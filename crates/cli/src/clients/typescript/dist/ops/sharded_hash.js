@@ -67,11 +67,10 @@ class ShardedHash {
     strict;
     entries;
     value;
-    recordsLayout;
     shards;
     metaKey;
     byId;
-    claimed = false;
+    layout;
     constructor(base, shards, fieldsPerShard, maxId, separator, strict, entries, value, recordsLayout) {
         this.base = base;
         this.fieldsPerShard = fieldsPerShard;
@@ -80,7 +79,6 @@ class ShardedHash {
         this.strict = strict;
         this.entries = entries;
         this.value = value;
-        this.recordsLayout = recordsLayout;
         if (!base) {
             throw bad("base", "must not be empty");
         }
@@ -99,6 +97,7 @@ class ShardedHash {
         this.byId = fieldsPerShard > 0;
         this.shards = this.byId ? Math.floor(maxId / fieldsPerShard) + 1 : shards;
         this.metaKey = (0, contract_1.key)("sharded_hash", "meta", { base });
+        this.layout = new layout_1.LayoutClaim(this.metaKey, () => this.layoutFields(), recordsLayout);
     }
     layoutFields() {
         const out = new Map([
@@ -146,15 +145,8 @@ class ShardedHash {
             }
         }
     }
-    async claimedLayout(io) {
-        if (this.recordsLayout && !this.claimed) {
-            await layout_1.Layouts.claim(io, this.metaKey, this.layoutFields());
-            this.claimed = true;
-        }
-    }
-    async claimLayout(io) {
-        await layout_1.Layouts.claim(io, this.metaKey, this.layoutFields());
-        this.claimed = true;
+    claimLayout(io) {
+        return this.layout.claim(io);
     }
     async write(io, items, onlyAbsent) {
         const byShard = new Map();
@@ -169,7 +161,7 @@ class ShardedHash {
                 g.push(i);
             }
         });
-        await this.claimedLayout(io);
+        await this.layout.beforeWrite(io);
         const batch = [];
         for (const shard of [...byShard.keys()].sort((a, b) => a - b)) {
             const k = this.keyOfShard(shard);
@@ -239,7 +231,7 @@ class ShardedHash {
     async incrBy(io, field, delta, request) {
         const k = this.shardKey(field);
         this.checkPair(field, Buffer.alloc(0));
-        await this.claimedLayout(io);
+        await this.layout.beforeWrite(io);
         if (!this.strict && request === null) {
             return (0, driver_1.int)(await io.one((0, call_1.cmd)("HINCRBY", k, field, String(delta))));
         }
@@ -375,7 +367,7 @@ class ShardedHash {
             throw bad("batch", "must be at least 1");
         }
         const tally = new Tally();
-        await this.claimedLayout(io);
+        await this.layout.beforeWrite(io);
         for (let at = 0; at < items.length; at += batch) {
             const good = [];
             items.slice(at, at + batch).forEach(([field, value], i) => {
@@ -420,14 +412,7 @@ class ShardedHash {
         return source === "server" ? { entries, value } : null;
     }
     static async open(io, base) {
-        if (!base) {
-            throw bad("base", "must not be empty");
-        }
-        const meta = (0, contract_1.key)("sharded_hash", "meta", { base });
-        const stored = await layout_1.Layouts.read(io, meta);
-        if (stored === null) {
-            throw new errors_1.LayoutMissing(meta);
-        }
+        const [meta, stored] = await layout_1.Layouts.existing(io, "sharded_hash", base);
         const mismatch = () => new errors_1.LayoutMismatch(meta, JSON.stringify(stored), "a sharded_hash layout of version 1");
         if (stored.pattern !== "sharded_hash" || stored.version !== "1" || stored.separator !== ":") {
             throw mismatch();

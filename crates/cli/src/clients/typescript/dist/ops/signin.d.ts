@@ -2,7 +2,9 @@ import { Request } from "../call";
 import { Day } from "../days";
 import { Io } from "../driver";
 import type { Streak } from "../records";
-export declare function checkSettings(prefix: string, maxUid: number): void;
+export declare const MAX_OFFSET = 4294967295;
+/** The settings of a bitmap pattern (sign-in, login log, analytics): a prefix that names keys, ids within a bitmap. */
+export declare function checkSettings(prefix: string, maxUid: number, what?: string): void;
 export declare function checkUid(uid: number, maxUid: number): void;
 export declare function tmpKey(base: string): string;
 /** The temporary key of one script over `keys`, or null when they must be fetched (cluster, other slots). */

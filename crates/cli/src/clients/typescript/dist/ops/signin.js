@@ -1,7 +1,7 @@
 "use strict";
 // Daily sign-in bitmaps (src/signin, src/bitmap, lua/signin).
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.SignIn = void 0;
+exports.SignIn = exports.MAX_OFFSET = void 0;
 exports.checkSettings = checkSettings;
 exports.checkUid = checkUid;
 exports.tmpKey = tmpKey;
@@ -14,19 +14,20 @@ const days_1 = require("../days");
 const driver_1 = require("../driver");
 const errors_1 = require("../errors");
 const scripts = require("../scripts");
-const MAX_OFFSET = 4294967295;
+exports.MAX_OFFSET = 4294967295;
 function bad(name, reason) {
     return new errors_1.InvalidArgument(name, reason, null);
 }
-function checkSettings(prefix, maxUid) {
+/** The settings of a bitmap pattern (sign-in, login log, analytics): a prefix that names keys, ids within a bitmap. */
+function checkSettings(prefix, maxUid, what = "max uid") {
     if (/\s/.test(prefix)) {
         throw bad("prefix", "must not contain whitespace");
     }
     if (prefix.includes("{") || prefix.includes("}")) {
         throw bad("prefix", "must not contain '{' or '}'");
     }
-    if (maxUid > MAX_OFFSET) {
-        throw bad("max uid", `${maxUid} is above the largest bit offset ${MAX_OFFSET}`);
+    if (maxUid > exports.MAX_OFFSET) {
+        throw bad(what, `${maxUid} is above the largest bit offset ${exports.MAX_OFFSET}`);
     }
 }
 function checkUid(uid, maxUid) {

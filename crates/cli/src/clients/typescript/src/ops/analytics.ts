@@ -9,8 +9,7 @@ import { InvalidArgument, UidOutOfRange } from "../errors";
 import * as expr from "../expr";
 import type { Cohort, EventStreak, Page } from "../records";
 import * as scripts from "../scripts";
-
-const MAX_OFFSET = 4294967295;
+import { MAX_OFFSET, checkSettings } from "./signin";
 const MAX_RANGE = 1000;
 const ORDER = ["hour", "day", "week", "month", "year"];
 const GRANULARITY: Record<string, string> = { H: "hour", D: "day", W: "week", M: "month", Y: "year" };
@@ -171,15 +170,7 @@ export class Analytics {
     granularities: readonly string[] | null,
     private readonly hll: boolean = false,
   ) {
-    if (/\s/.test(prefix)) {
-      throw bad("prefix", "must not contain whitespace");
-    }
-    if (prefix.includes("{") || prefix.includes("}")) {
-      throw bad("prefix", "must not contain '{' or '}'");
-    }
-    if (maxId > MAX_OFFSET) {
-      throw bad("max id", `${maxId} is above the largest bit offset ${MAX_OFFSET}`);
-    }
+    checkSettings(prefix, maxId, "max id");
     const gs = granularities ?? ["day", "week", "month"];
     this.granularities = ORDER.filter((g) => gs.includes(g));
     if (this.granularities.length === 0) {

@@ -6,11 +6,11 @@
 import { Request, cmd } from "../call";
 import { CONSTANTS, key } from "../contract";
 import { Io, bytes, int } from "../driver";
-import { InvalidArgument, LayoutMismatch, LayoutMissing, ListpackValueTooLong } from "../errors";
+import { InvalidArgument, LayoutMismatch, ListpackValueTooLong } from "../errors";
 import { crc32 } from "../hashing";
 import type { EntriesPage, Health, MapEntry, PutReport, SweepReport } from "../records";
 import * as scripts from "../scripts";
-import { Layouts, describe } from "./layout";
+import { LayoutClaim, Layouts, describe } from "./layout";
 import { ShardedHash } from "./sharded_hash";
 
 /** The bytes the portable path adds before each value: its expiry. */
@@ -44,7 +44,7 @@ function millis(name: string, ms: number | null): number {
 export class ExpiringMap {
   private readonly idle: number;
   readonly metaKey: string;
-  private claimed = false;
+  private readonly layout: LayoutClaim;
   private readonly native: boolean;
   /** Whether the server was found to have the native path's commands (asked once). */
   private probed = false;
@@ -56,7 +56,7 @@ export class ExpiringMap {
     maxIdleMs: number | null,
     private readonly entries_: number,
     private readonly value: number,
-    private readonly recordsLayout: boolean,
+    recordsLayout: boolean,
     readonly path: string = "portable",
   ) {
     if (!base) {
@@ -77,6 +77,7 @@ export class ExpiringMap {
     }
     this.idle = millis("max_idle", maxIdleMs);
     this.metaKey = key("expiring_map", "meta", { base });
+    this.layout = new LayoutClaim(this.metaKey, () => this.layoutFields(), recordsLayout);
   }
 
   layoutFields(): Map<string, string> {
@@ -90,20 +91,12 @@ export class ExpiringMap {
     ]);
   }
 
-  async claimLayout(io: Io): Promise<void> {
-    await Layouts.claim(io, this.metaKey, this.layoutFields());
-    this.claimed = true;
+  claimLayout(io: Io): Promise<void> {
+    return this.layout.claim(io);
   }
 
   static async open(io: Io, base: string): Promise<ExpiringMap> {
-    if (!base) {
-      throw bad("base", "must not be empty");
-    }
-    const meta = key("expiring_map", "meta", { base });
-    const stored = await Layouts.read(io, meta);
-    if (stored === null) {
-      throw new LayoutMissing(meta);
-    }
+    const [meta, stored] = await Layouts.existing(io, "expiring_map", base);
     const want: Record<string, string> = { pattern: "expiring_map", version: "1", scheme: "crc32", separator: ":" };
     const shards = stored.shards ?? "";
     const path = stored.path ?? "";
@@ -169,9 +162,7 @@ export class ExpiringMap {
       throw bad("pairs", "must not be empty");
     }
     await this.onPath(io);
-    if (this.recordsLayout && !this.claimed) {
-      await this.claimLayout(io);
-    }
+    await this.layout.beforeWrite(io);
     const limit = Math.min(this.entries_, MAX_TTL_MS);
     const cap = Math.min(this.cap, MAX_TTL_MS);
     // Both scripts take the same arguments and answer {new, evicted}.

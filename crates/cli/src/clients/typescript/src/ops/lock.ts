@@ -7,26 +7,18 @@ import { InvalidArgument, LockBusy, NotReplicated } from "../errors";
 import type { Holder } from "../hold";
 import type { Lease, LockStatus } from "../records";
 import * as scripts from "../scripts";
-import { Attempt, WaitSettings, busyMs, defaultPlaceMs, newToken, untilAcquired } from "../wait";
+import { Attempt, QueuedResource, busyMs, newToken, once } from "../wait";
 
 /** What replication "auto" asks for when the lock's primary has replicas: one replica, one second. */
 const DEFAULT_ACKNOWLEDGED: [number, number] = [1, 1000];
 
-export class Lock {
+export class Lock extends QueuedResource<Lease> {
   readonly key: string;
   readonly fenceKey: string;
-  readonly channel: string;
-  readonly queueKey: string;
-  readonly placesKey: string;
-  private readonly wait: WaitSettings;
-  /** How long a waiter keeps its place in the queue unless renewed (ms). */
-  readonly placeMs: number;
-  /** Whether the last acquire had to wait (the next one subscribes first). */
-  private readonly contended = { last: false };
 
   constructor(
     readonly name: string,
-    readonly leaseMs: number,
+    leaseMs: number,
     prefix: string,
     waitMode: string,
     pollIntervalMs: number,
@@ -36,16 +28,14 @@ export class Lock {
     private readonly replicationTimeoutMs: number = 1000,
     placeMs: number = 0,
   ) {
-    this.placeMs = placeMs || defaultPlaceMs(leaseMs);
+    const vars = { prefix, name };
+    const lockKey = key("lock", "lock", vars);
+    super("lock", vars, lockKey, leaseMs, waitMode, pollIntervalMs, placeMs);
     if (replication === "acknowledged" && replicas === 0) {
       throw new InvalidArgument("replicas", "must be at least 1", null);
     }
-    this.key = key("lock", "lock", { prefix, name });
-    this.fenceKey = key("lock", "fence", { prefix, name });
-    this.channel = key("lock", "wake", { prefix, name });
-    this.queueKey = key("lock", "queue", { prefix, name });
-    this.placesKey = key("lock", "places", { prefix, name });
-    this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+    this.key = lockKey;
+    this.fenceKey = key("lock", "fence", vars);
   }
 
   /** The WAIT an acquire sends after its script (replicas, timeout ms), or null (tryAcquire skips it for replication "none"). */
@@ -88,11 +78,7 @@ export class Lock {
 
   async tryAcquireAs(io: Io, token: string): Promise<Lease> {
     const waits = this.replication === "none" ? null : await this.waits(io);
-    const [got, hint] = await this.attempt(io, token, 0, waits);
-    if (got === null) {
-      throw new LockBusy(this.key, hint);
-    }
-    return got;
+    return once(this.attempt(io, token, 0, waits), (hint) => new LockBusy(this.key, hint));
   }
 
   acquire(io: Io, timeoutMs: number): Promise<Lease> {
@@ -100,9 +86,8 @@ export class Lock {
   }
 
   async acquireAs(io: Io, token: string, timeoutMs: number): Promise<Lease> {
-    const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
     const waits = await this.waits(io);
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.placeMs, waits), Math.floor(this.placeMs / 2), queued);
+    return this.waitFor(io, token, timeoutMs, (placeMs) => this.attempt(io, token, placeMs, waits), () => this.release(io, token));
   }
 
   async release(io: Io, token: string): Promise<boolean> {
@@ -130,14 +115,11 @@ export class Lock {
   }
 
   holder(timeoutMs: number): Holder<Lease> {
-    return {
-      key: this.key,
-      leaseMs: this.leaseMs,
-      acquire: (io) => this.acquire(io, timeoutMs),
-      extend: (io, lease) => this.extend(io, lease.token, this.leaseMs),
-      release: (io, lease) => this.release(io, lease.token),
-      token: (lease) => lease.token,
-      fence: (lease) => lease.fence,
-    };
+    return this.holding(
+      (io) => this.acquire(io, timeoutMs),
+      (io, lease) => this.extend(io, lease.token, this.leaseMs),
+      (io, lease) => this.release(io, lease.token),
+      (lease) => lease.fence,
+    );
   }
 }

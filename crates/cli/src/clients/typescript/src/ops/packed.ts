@@ -6,7 +6,7 @@ import { Io, bytes, int } from "../driver";
 import { IdOutOfRange, InvalidArgument, LayoutMismatch, LayoutMissing } from "../errors";
 import type { PackedLayout } from "../records";
 import * as scripts from "../scripts";
-import { Layouts } from "./layout";
+import { LayoutClaim, Layouts } from "./layout";
 import { noRequestKey, requestKey } from "./sharded_hash";
 
 const MAX_SHARD_BYTES = 512 * 1024 * 1024;
@@ -22,7 +22,7 @@ export class PackedRecords {
   readonly shards: number;
   readonly metaKey: string;
   private readonly dense: boolean;
-  private claimed = false;
+  private readonly layout: LayoutClaim;
 
   constructor(
     readonly base: string,
@@ -30,7 +30,7 @@ export class PackedRecords {
     private readonly maxId: number,
     idsPerShard: number,
     layout: "dense" | "sparse",
-    private readonly recordsLayout: boolean,
+    recordsLayout: boolean,
   ) {
     if (!base) {
       throw bad("base", "must not be empty");
@@ -49,6 +49,7 @@ export class PackedRecords {
     this.dense = layout === "dense";
     this.shards = Math.floor(maxId / ids) + 1;
     this.metaKey = key("packed", "meta", { base });
+    this.layout = new LayoutClaim(this.metaKey, () => this.fields(), recordsLayout);
   }
 
   private fields(): Map<string, string> {
@@ -88,16 +89,8 @@ export class PackedRecords {
     return v;
   }
 
-  private async claimedLayout(io: Io): Promise<void> {
-    if (this.recordsLayout && !this.claimed) {
-      await Layouts.claim(io, this.metaKey, this.fields());
-      this.claimed = true;
-    }
-  }
-
-  async claimLayout(io: Io): Promise<void> {
-    await Layouts.claim(io, this.metaKey, this.fields());
-    this.claimed = true;
+  claimLayout(io: Io): Promise<void> {
+    return this.layout.claim(io);
   }
 
   async get(io: Io, id: number): Promise<Buffer> {
@@ -131,7 +124,7 @@ export class PackedRecords {
         g.push(...entry);
       }
     }
-    await this.claimedLayout(io);
+    await this.layout.beforeWrite(io);
     const batch: Request[] = [...byShard.keys()]
       .sort((a, b) => a - b)
       .map((s) => scripts.Packed.put(this.keyOfShard(s), this.reserve(), byShard.get(s) as Buffer[]));
@@ -157,7 +150,7 @@ export class PackedRecords {
     }
     const [k, off] = this.locate(id);
     const [rk, ttl] = request === null ? [noRequestKey(k), 0] : [requestKey(k, request[0]), request[1]];
-    await this.claimedLayout(io);
+    await this.layout.beforeWrite(io);
     return int(await io.one(scripts.Packed.add(k, rk, this.reserve(), off + offset, size, signed, Number(delta), ttl)));
   }
 
@@ -182,7 +175,7 @@ export class PackedRecords {
     const [k, off] = this.locate(id);
     const exp = this.record(expected);
     const nw = this.record(next);
-    await this.claimedLayout(io);
+    await this.layout.beforeWrite(io);
     const [done, current] = (await io.one(scripts.Packed.swap(k, this.reserve(), off, exp, nw))) as unknown[];
     return int(done) === 1 ? null : this.padded(current);
   }
@@ -228,11 +221,7 @@ export class PackedRecords {
   }
 
   static async storedLayout(io: Io, base: string): Promise<PackedLayout | null> {
-    if (!base) {
-      throw bad("base", "must not be empty");
-    }
-    const meta = key("packed", "meta", { base });
-    const stored = await Layouts.read(io, meta);
+    const [meta, stored] = await Layouts.stored(io, "packed", base);
     if (stored === null) {
       return null;
     }

@@ -6,40 +6,30 @@ import { LockBusy } from "../errors";
 import type { Holder } from "../hold";
 import type { RwLease } from "../records";
 import * as scripts from "../scripts";
-import { Attempt, WaitSettings, busyMs, defaultPlaceMs, newToken, untilAcquired } from "../wait";
+import { Attempt, QueuedResource, busyMs, newToken, once } from "../wait";
 
 type Role = "read" | "write";
 
-export class RwLock {
+export class RwLock extends QueuedResource<RwLease> {
   readonly writerKey: string;
   readonly readersKey: string;
   readonly intentsKey: string;
-  readonly channel: string;
-  readonly queueKey: string;
-  readonly placesKey: string;
-  private readonly wait: WaitSettings;
-  /** How long a waiter keeps its place in the queue unless renewed (ms). */
-  readonly placeMs: number;
-  /** Whether the last acquire had to wait (the next one subscribes first). */
-  private readonly contended = { last: false };
 
   constructor(
     name: string,
-    readonly leaseMs: number,
+    leaseMs: number,
     prefix: string,
     waitMode: string,
     pollIntervalMs: number,
     readonly fair: boolean = false,
     placeMs: number = 0,
   ) {
-    this.placeMs = placeMs || defaultPlaceMs(leaseMs);
-    this.writerKey = key("rwlock", "writer", { prefix, name });
-    this.readersKey = key("rwlock", "readers", { prefix, name });
-    this.intentsKey = key("rwlock", "intents", { prefix, name });
-    this.channel = key("rwlock", "wake", { prefix, name });
-    this.queueKey = key("rwlock", "queue", { prefix, name });
-    this.placesKey = key("rwlock", "places", { prefix, name });
-    this.wait = { key: this.writerKey, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+    const vars = { prefix, name };
+    const writer = key("rwlock", "writer", vars);
+    super("rwlock", vars, writer, leaseMs, waitMode, pollIntervalMs, placeMs);
+    this.writerKey = writer;
+    this.readersKey = key("rwlock", "readers", vars);
+    this.intentsKey = key("rwlock", "intents", vars);
   }
 
   /** writer, readers, intents, queue, places: the keys of every acquire and release. */
@@ -64,12 +54,8 @@ export class RwLock {
     return this.tryAs(io, "write", newToken());
   }
 
-  async tryAs(io: Io, role: Role, token: string): Promise<RwLease> {
-    const [got, hint] = await this.attempt(io, role, token);
-    if (got === null) {
-      throw new LockBusy(this.writerKey, hint);
-    }
-    return got;
+  tryAs(io: Io, role: Role, token: string): Promise<RwLease> {
+    return once(this.attempt(io, role, token), (hint) => new LockBusy(this.writerKey, hint));
   }
 
   read(io: Io, timeoutMs: number): Promise<RwLease> {
@@ -81,8 +67,8 @@ export class RwLock {
   }
 
   waitAs(io: Io, role: Role, token: string, timeoutMs: number): Promise<RwLease> {
-    const queued = { to: token, leave: () => this.release(io, { token, role }), contended: this.contended };
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, role, token, this.placeMs), Math.floor(this.placeMs / 2), queued);
+    const leave = () => this.release(io, { token, role });
+    return this.waitFor(io, token, timeoutMs, (placeMs) => this.attempt(io, role, token, placeMs), leave);
   }
 
   async release(io: Io, lease: RwLease): Promise<boolean> {
@@ -99,14 +85,10 @@ export class RwLock {
   }
 
   holder(role: Role, timeoutMs: number): Holder<RwLease> {
-    return {
-      key: this.writerKey,
-      leaseMs: this.leaseMs,
-      acquire: (io) => this.waitAs(io, role, newToken(), timeoutMs),
-      extend: (io, l) => this.extend(io, l, this.leaseMs),
-      release: (io, l) => this.release(io, l),
-      token: (l) => l.token,
-      fence: () => null,
-    };
+    return this.holding(
+      (io) => this.waitAs(io, role, newToken(), timeoutMs),
+      (io, l) => this.extend(io, l, this.leaseMs),
+      (io, l) => this.release(io, l),
+    );
   }
 }

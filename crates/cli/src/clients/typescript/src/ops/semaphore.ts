@@ -6,35 +6,25 @@ import { NoPermit } from "../errors";
 import type { Holder } from "../hold";
 import type { Permit } from "../records";
 import * as scripts from "../scripts";
-import { Attempt, WaitSettings, busyMs, defaultPlaceMs, newToken, untilAcquired } from "../wait";
+import { Attempt, QueuedResource, busyMs, newToken, once } from "../wait";
 
-export class Semaphore {
+export class Semaphore extends QueuedResource<Permit> {
   readonly key: string;
-  readonly channel: string;
-  readonly queueKey: string;
-  readonly placesKey: string;
-  private readonly wait: WaitSettings;
-  /** How long a waiter keeps its place in the queue unless renewed (ms). */
-  readonly placeMs: number;
-  /** Whether the last acquire had to wait (the next one subscribes first). */
-  private readonly contended = { last: false };
 
   constructor(
     name: string,
     readonly limit: number,
-    readonly leaseMs: number,
+    leaseMs: number,
     prefix: string,
     waitMode: string,
     pollIntervalMs: number,
     readonly fair: boolean = false,
     placeMs: number = 0,
   ) {
-    this.placeMs = placeMs || defaultPlaceMs(leaseMs);
-    this.key = key("semaphore", "permits", { prefix, name });
-    this.channel = key("semaphore", "wake", { prefix, name });
-    this.queueKey = key("semaphore", "queue", { prefix, name });
-    this.placesKey = key("semaphore", "places", { prefix, name });
-    this.wait = { key: this.key, channel: this.channel, notified: waitMode === "notified", pollMs: pollIntervalMs };
+    const vars = { prefix, name };
+    const permits = key("semaphore", "permits", vars);
+    super("semaphore", vars, permits, leaseMs, waitMode, pollIntervalMs, placeMs);
+    this.key = permits;
   }
 
   private async attempt(io: Io, token: string, placeMs = 0): Promise<Attempt<Permit>> {
@@ -48,12 +38,8 @@ export class Semaphore {
     return this.tryAcquireAs(io, newToken());
   }
 
-  async tryAcquireAs(io: Io, token: string): Promise<Permit> {
-    const [got, hint] = await this.attempt(io, token);
-    if (got === null) {
-      throw new NoPermit(this.key, hint);
-    }
-    return got;
+  tryAcquireAs(io: Io, token: string): Promise<Permit> {
+    return once(this.attempt(io, token), (hint) => new NoPermit(this.key, hint));
   }
 
   acquire(io: Io, timeoutMs: number): Promise<Permit> {
@@ -61,8 +47,7 @@ export class Semaphore {
   }
 
   acquireAs(io: Io, token: string, timeoutMs: number): Promise<Permit> {
-    const queued = { to: token, leave: () => this.release(io, token), contended: this.contended };
-    return untilAcquired(io, this.wait, timeoutMs, () => this.attempt(io, token, this.placeMs), Math.floor(this.placeMs / 2), queued);
+    return this.waitFor(io, token, timeoutMs, (placeMs) => this.attempt(io, token, placeMs), () => this.release(io, token));
   }
 
   async release(io: Io, token: string): Promise<boolean> {
@@ -74,14 +59,10 @@ export class Semaphore {
   }
 
   holder(timeoutMs: number): Holder<Permit> {
-    return {
-      key: this.key,
-      leaseMs: this.leaseMs,
-      acquire: (io) => this.acquire(io, timeoutMs),
-      extend: (io, p) => this.extend(io, p.token, this.leaseMs),
-      release: (io, p) => this.release(io, p.token),
-      token: (p) => p.token,
-      fence: () => null,
-    };
+    return this.holding(
+      (io) => this.acquire(io, timeoutMs),
+      (io, p) => this.extend(io, p.token, this.leaseMs),
+      (io, p) => this.release(io, p.token),
+    );
   }
 }

@@ -3,11 +3,11 @@
 import { Cmd, Request, cmd, nodeCmd } from "../call";
 import { key } from "../contract";
 import { ANY, Io, bytes, int, pairs, text } from "../driver";
-import { IdOutOfRange, InvalidArgument, LayoutMismatch, LayoutMissing, ListpackValueTooLong, RedisPatternsError, ShardFull } from "../errors";
+import { IdOutOfRange, InvalidArgument, LayoutMismatch, ListpackValueTooLong, RedisPatternsError, ShardFull } from "../errors";
 import { crc32 } from "../hashing";
 import type { HashPlan, Health, ImportReport, ListpackLimits, Rejection } from "../records";
 import * as scripts from "../scripts";
-import { Layouts } from "./layout";
+import { LayoutClaim, Layouts } from "./layout";
 
 const ID = /^(0|[1-9][0-9]*)$/;
 /** The most rejections an import report lists (the others are counted). */
@@ -77,7 +77,7 @@ export class ShardedHash {
   readonly shards: number;
   readonly metaKey: string;
   private readonly byId: boolean;
-  private claimed = false;
+  private readonly layout: LayoutClaim;
 
   constructor(
     readonly base: string,
@@ -88,7 +88,7 @@ export class ShardedHash {
     private readonly strict: boolean,
     private readonly entries: number,
     private readonly value: number,
-    private readonly recordsLayout: boolean,
+    recordsLayout: boolean,
   ) {
     if (!base) {
       throw bad("base", "must not be empty");
@@ -108,6 +108,7 @@ export class ShardedHash {
     this.byId = fieldsPerShard > 0;
     this.shards = this.byId ? Math.floor(maxId / fieldsPerShard) + 1 : shards;
     this.metaKey = key("sharded_hash", "meta", { base });
+    this.layout = new LayoutClaim(this.metaKey, () => this.layoutFields(), recordsLayout);
   }
 
   layoutFields(): Map<string, string> {
@@ -160,16 +161,8 @@ export class ShardedHash {
     }
   }
 
-  private async claimedLayout(io: Io): Promise<void> {
-    if (this.recordsLayout && !this.claimed) {
-      await Layouts.claim(io, this.metaKey, this.layoutFields());
-      this.claimed = true;
-    }
-  }
-
-  async claimLayout(io: Io): Promise<void> {
-    await Layouts.claim(io, this.metaKey, this.layoutFields());
-    this.claimed = true;
+  claimLayout(io: Io): Promise<void> {
+    return this.layout.claim(io);
   }
 
   private async write(io: Io, items: readonly Pair[], onlyAbsent: boolean): Promise<number> {
@@ -184,7 +177,7 @@ export class ShardedHash {
         g.push(i);
       }
     });
-    await this.claimedLayout(io);
+    await this.layout.beforeWrite(io);
     const batch: Request[] = [];
     for (const shard of [...byShard.keys()].sort((a, b) => a - b)) {
       const k = this.keyOfShard(shard);
@@ -262,7 +255,7 @@ export class ShardedHash {
   private async incrBy(io: Io, field: Buffer, delta: number | bigint, request: [string, number] | null): Promise<number> {
     const k = this.shardKey(field);
     this.checkPair(field, Buffer.alloc(0));
-    await this.claimedLayout(io);
+    await this.layout.beforeWrite(io);
     if (!this.strict && request === null) {
       return int(await io.one(cmd("HINCRBY", k, field, String(delta))));
     }
@@ -398,7 +391,7 @@ export class ShardedHash {
       throw bad("batch", "must be at least 1");
     }
     const tally = new Tally();
-    await this.claimedLayout(io);
+    await this.layout.beforeWrite(io);
     for (let at = 0; at < items.length; at += batch) {
       const good: Staged[] = [];
       items.slice(at, at + batch).forEach(([field, value], i) => {
@@ -445,14 +438,7 @@ export class ShardedHash {
   }
 
   static async open(io: Io, base: string): Promise<ShardedHash> {
-    if (!base) {
-      throw bad("base", "must not be empty");
-    }
-    const meta = key("sharded_hash", "meta", { base });
-    const stored = await Layouts.read(io, meta);
-    if (stored === null) {
-      throw new LayoutMissing(meta);
-    }
+    const [meta, stored] = await Layouts.existing(io, "sharded_hash", base);
     const mismatch = () => new LayoutMismatch(meta, JSON.stringify(stored), "a sharded_hash layout of version 1");
     if (stored.pattern !== "sharded_hash" || stored.version !== "1" || stored.separator !== ":") {
       throw mismatch();

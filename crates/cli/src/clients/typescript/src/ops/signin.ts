@@ -10,13 +10,14 @@ import { InvalidArgument, UidOutOfRange } from "../errors";
 import type { Streak } from "../records";
 import * as scripts from "../scripts";
 
-const MAX_OFFSET = 4294967295;
+export const MAX_OFFSET = 4294967295;
 
 function bad(name: string, reason: string): InvalidArgument {
   return new InvalidArgument(name, reason, null);
 }
 
-export function checkSettings(prefix: string, maxUid: number): void {
+/** The settings of a bitmap pattern (sign-in, login log, analytics): a prefix that names keys, ids within a bitmap. */
+export function checkSettings(prefix: string, maxUid: number, what = "max uid"): void {
   if (/\s/.test(prefix)) {
     throw bad("prefix", "must not contain whitespace");
   }
@@ -24,7 +25,7 @@ export function checkSettings(prefix: string, maxUid: number): void {
     throw bad("prefix", "must not contain '{' or '}'");
   }
   if (maxUid > MAX_OFFSET) {
-    throw bad("max uid", `${maxUid} is above the largest bit offset ${MAX_OFFSET}`);
+    throw bad(what, `${maxUid} is above the largest bit offset ${MAX_OFFSET}`);
   }
 }
 

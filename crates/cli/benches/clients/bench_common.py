@@ -1,0 +1,29 @@
+# What bench.py (redis-py, sync) and bench_asyncio.py (redis.asyncio) share:
+# the number of rounds, a waiter's place, the clock both processes of a
+# handoff read, and the pauses. A module of its own because importing
+# bench.py starts a run.
+import time
+
+ROUNDS = 5
+#: A waiter's place in the queue: the default, a third of the 30 s lease.
+PLACE_MS = 10000
+
+
+def now_us():
+    """CLOCK_MONOTONIC in microseconds (the holder and the waiter of a handoff share it)."""
+    return time.monotonic_ns() / 1000
+
+
+def pause_s(i):
+    """The idle pause before the i-th idle PING: 2 to 11 ms."""
+    return (2 + (i * 7) % 10) / 1000
+
+
+def hold_s(i):
+    """How long the holder of the i-th handoff keeps the lock before it releases: 20 to 29 ms."""
+    return 0.020 + ((i * 7) % 10) / 1000
+
+
+def turns(kinds):
+    """Each round's order of the measured kinds (the order turns each round, so none is always first)."""
+    return [kinds[i % len(kinds):] + kinds[:i % len(kinds)] for i in range(ROUNDS)]
