@@ -69,9 +69,9 @@ pub(crate) fn argv_is_written(toks: &[Token]) -> bool {
             return toks.get(j).is_some_and(|t| t.is_sym("="));
         }
         t.is_name("table")
-            && toks.get(i + 2).is_some_and(|m| {
-                m.is_name("insert") || m.is_name("remove") || m.is_name("sort")
-            })
+            && toks
+                .get(i + 2)
+                .is_some_and(|m| m.is_name("insert") || m.is_name("remove") || m.is_name("sort"))
             && toks.get(i + 4).is_some_and(|a| a.is_name("ARGV"))
     })
 }
@@ -127,13 +127,7 @@ mod tests {
         assert!(guards("if ARGV[1] == '1' then x() else a() end", "a").is_empty());
         assert!(guards("if ARGV[1] == '1' then x() elseif y then a() end", "a").is_empty());
         assert!(guards("if ARGV[1] == '1' or z then a() end", "a").is_empty());
-        assert!(
-            guards(
-                "if ARGV[1] == '1' then local function f() a() end end",
-                "a"
-            )
-            .is_empty()
-        );
+        assert!(guards("if ARGV[1] == '1' then local function f() a() end end", "a").is_empty());
     }
 
     #[test]

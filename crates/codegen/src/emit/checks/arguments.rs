@@ -107,9 +107,8 @@ fn string_cmp(spec: &ScriptSpec, b: &Bound, which: &str) -> Option<String> {
     };
     let k = spec.args.iter().position(|a| &a.name == name)?;
     let t = &spec.args[k];
-    let canonical = !t.variadic
-        && t.ty == ArgType::Integer
-        && matches!(t.min, Some(Bound::Value(m)) if m >= 0);
+    let canonical =
+        !t.variadic && t.ty == ArgType::Integer && matches!(t.min, Some(Bound::Value(m)) if m >= 0);
     if !canonical {
         return None;
     }
@@ -272,8 +271,7 @@ fn needs_number(spec: &ScriptSpec, i: usize) -> bool {
         };
         let tail = a.variadic && a.ty == ArgType::Integer && bound_min(spec, lo) >= 0;
         let fixed = string_range(spec, a).is_some();
-        let by_string =
-            |b: &Bound, which| fixed || tail && string_bound(spec, b, which).is_some();
+        let by_string = |b: &Bound, which| fixed || tail && string_bound(spec, b, which).is_some();
         (lo.arg() == Some(name) && !by_string(lo, "lo"))
             || (hi.arg() == Some(name) && !by_string(hi, "hi"))
             || (tail && a.refs().any(|r| r == name) && may_be_empty(spec, lo, hi))
