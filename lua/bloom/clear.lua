@@ -37,7 +37,7 @@ for i = 1, #KEYS do
 end
 for i = 1, #KEYS do
   redis.call('DEL', KEYS[i])
-  redis.call('SETBIT', KEYS[i], ARGV[i], 1)
+  redis.call('SETBIT', KEYS[i], ARGV[i], '1')
   if at[i] > 0 then
     redis.call('PEXPIREAT', KEYS[i], at[i])
   end

@@ -106,6 +106,6 @@ for i = 1, #fields do
 end
 redis.call('HSET', KEYS[1], unpack(hset))
 for _, i in ipairs(new) do
-  redis.call('SETBIT', KEYS[i], sizes[i - 1], 1)
+  redis.call('SETBIT', KEYS[i], sizes[i - 1], '1')
 end
 return 1

@@ -29,7 +29,7 @@ if len == 0 then
   if refused then
     return refused
   end
-  redis.call('SETBIT', KEYS[1], bits, 1)
+  redis.call('SETBIT', KEYS[1], bits, '1')
   return 1
 end
 if len ~= math.floor(bits / 8) + 1 then

@@ -18,7 +18,7 @@ local function u1_calls(offsets, from, op)
     args[#args + 1] = 'u1'
     args[#args + 1] = offsets[i]
     if op == 'SET' then
-      args[#args + 1] = 1
+      args[#args + 1] = '1'
     end
   end
   return calls

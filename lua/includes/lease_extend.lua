@@ -14,7 +14,7 @@ local function extend_lease(key, token, lease_ms)
     return 0
   end
   redis.call('ZADD', key, 'XX', now + tonumber(lease_ms), token)
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   redis.call('PEXPIREAT', key, last[2])
   return 1
 end

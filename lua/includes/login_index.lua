@@ -14,7 +14,7 @@ local function index_login(day_index, types, uid, user_type, expire_at)
   if expire_at ~= '0' then
     types_at = redis.call('EXPIRETIME', types)
   end
-  local before = redis.call('SETBIT', day_index, uid, 1)
+  local before = redis.call('SETBIT', day_index, uid, '1')
   if known == 0 then
     redis.call('SADD', types, user_type)
   end

@@ -17,7 +17,7 @@
 -- entries. The queue is read whenever this runs (n < 1 finds none).
 local function live_waiters(queue, places, now, n, skip)
   local live, dead, at, ends = {}, {}, nil, {}
-  local entries = redis.call('ZRANGE', queue, 0, 63)
+  local entries = redis.call('ZRANGE', queue, '0', '63')
   local at_ms = now or (entries[1] and now_ms())
   for _, t in ipairs(entries) do
     if #live >= n then

@@ -8,7 +8,7 @@
 -- the first 64) waits for any waiting writer.
 local function writer_ahead(queue, intents, now, token)
   if redis.call('ZSCORE', queue, token) then
-    for _, t in ipairs(redis.call('ZRANGE', queue, 0, 63)) do
+    for _, t in ipairs(redis.call('ZRANGE', queue, '0', '63')) do
       if t == token then
         return nil
       end
@@ -17,7 +17,7 @@ local function writer_ahead(queue, intents, now, token)
       end
     end
   end
-  local first = redis.call('ZRANGE', intents, '(' .. string.format('%.0f', now), '+inf', 'BYSCORE', 'LIMIT', 0, 1,
+  local first = redis.call('ZRANGE', intents, '(' .. string.format('%d', now), '+inf', 'BYSCORE', 'LIMIT', '0', '1',
     'WITHSCORES')
   return first[2] and tonumber(first[2])
 end

@@ -74,7 +74,7 @@ if not owner then
   end
   if not wait then
     local fence = math.max(last + 1, now_us)
-    redis.call('SET', KEYS[2], string.format('%.0f', fence))
+    redis.call('SET', KEYS[2], string.format('%d', fence))
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     if queued then
       leave_queue(KEYS[3], KEYS[4], ARGV[1])

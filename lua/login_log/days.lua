@@ -11,7 +11,7 @@ if redis.call('BITCOUNT', KEYS[1], first, last, 'BIT') == 0 then
   return {}
 end
 -- Bits 0..31 of the log as one unsigned integer; bit n is 2^(31-n).
-local word = redis.call('BITFIELD_RO', KEYS[1], 'GET', 'u32', 0)[1]
+local word = redis.call('BITFIELD_RO', KEYS[1], 'GET', 'u32', '0')[1]
 local days = {}
 for d = first, last do
   if math.floor(word / 2 ^ (31 - d)) % 2 == 1 then

@@ -6,7 +6,7 @@
 -- RETURNS integer: 1 when this is the user's first login recorded that day, 0 otherwise
 -- WRITES EXPIREAT SETBIT
 -- IDEMPOTENT yes: the bit is set already; the expiry is absolute
-local before = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
+local before = redis.call('SETBIT', KEYS[1], ARGV[1], '1')
 if ARGV[2] ~= '0' then
   redis.call('EXPIREAT', KEYS[1], ARGV[2])
 end

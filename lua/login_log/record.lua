@@ -26,7 +26,7 @@ if refused then
   return refused
 end
 index_login(KEYS[2], KEYS[3], ARGV[2], ARGV[4], ARGV[6])
-local before = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
+local before = redis.call('SETBIT', KEYS[1], ARGV[1], '1')
 if ARGV[5] ~= '0' then
   redis.call('EXPIREAT', KEYS[1], ARGV[5])
 end

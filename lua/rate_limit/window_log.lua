@@ -29,7 +29,7 @@ if refused then
 end
 
 local n = redis.call('ZCARD', KEYS[1])
-local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local newest = redis.call('ZRANGE', KEYS[1], '-1', '-1', 'WITHSCORES')
 -- The log's clock never runs backwards (entry names stay unique): after a
 -- clock step back, the newest entry's time stands for now.
 local last = tonumber(newest[2])

@@ -90,7 +90,7 @@ local status = 1
 if redis.call('HSET', hash, field, ARGV[5]) == 0 then
   -- Replaced in place: move the field to the newest end of the order.
   status = 2
-  redis.call('LREM', order, -1, field)
+  redis.call('LREM', order, '-1', field)
 end
 redis.call('RPUSH', order, field)
 redis.call('PEXPIRE', hash, ARGV[6])

@@ -26,7 +26,7 @@ if live == nil and not queued then
 end
 now = now or now_ms()
 -- The other readers with a live lease (this one's is gone).
-local others = redis.call('ZCOUNT', KEYS[2], '(' .. string.format('%.0f', now), '+inf')
+local others = redis.call('ZCOUNT', KEYS[2], '(' .. string.format('%d', now), '+inf')
 local held = redis.call('GET', KEYS[1])
 local run, writes, dead = next_run(KEYS[4], KEYS[5], KEYS[3], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)

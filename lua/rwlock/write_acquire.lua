@@ -23,10 +23,10 @@
 local t = redis.call('TIME')
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local now = math.floor(now_us / 1000)
-local after = '(' .. string.format('%.0f', now)
+local after = '(' .. string.format('%d', now)
 local owner = redis.call('GET', KEYS[1])
 -- Readers whose lease ended are gone (a reader that crashed).
-local reader = redis.call('ZRANGE', KEYS[2], after, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+local reader = redis.call('ZRANGE', KEYS[2], after, '+inf', 'BYSCORE', 'LIMIT', '0', '1', 'WITHSCORES')
 local wait
 if owner and owner ~= ARGV[1] then
   local pttl = redis.call('PTTL', KEYS[1])

@@ -26,7 +26,7 @@ if not held and not intent and not queued then
   return 0
 end
 local now = now_ms()
-local readers = redis.call('ZCOUNT', KEYS[2], '(' .. string.format('%.0f', now), '+inf')
+local readers = redis.call('ZCOUNT', KEYS[2], '(' .. string.format('%d', now), '+inf')
 local run, writes, dead = next_run(KEYS[4], KEYS[5], KEYS[3], now, ARGV[1])
 if held then
   redis.call('DEL', KEYS[1])

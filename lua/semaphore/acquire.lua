@@ -23,7 +23,7 @@
 local t = redis.call('TIME')
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local now = math.floor(now_us / 1000)
-local after = '(' .. string.format('%.0f', now)
+local after = '(' .. string.format('%d', now)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
 -- The caller's place, read whatever the path: the read checks the key's
 -- type (the generated checks need no TYPE for it), and a caller with no
@@ -47,7 +47,7 @@ if not wait and (mine and tonumber(mine) > now or free > 0) then
   return 1
 end
 if not wait then
-  local first = redis.call('ZRANGE', KEYS[1], after, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  local first = redis.call('ZRANGE', KEYS[1], after, '+inf', 'BYSCORE', 'LIMIT', '0', '1', 'WITHSCORES')
   wait = now - tonumber(first[2])
 end
 if ARGV[4] ~= '0' then

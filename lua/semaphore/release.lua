@@ -27,7 +27,7 @@ local now = now_ms()
 local live = mine and tonumber(mine) > now
 -- The live holders counted before the caller's permit goes: a live one of
 -- its own is free once it is removed.
-local held = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+local held = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%d', now), '+inf')
 local free = tonumber(ARGV[2]) - held + (live and 1 or 0)
 local next_up, dead = live_waiters(KEYS[2], KEYS[3], now, math.min(free, 64), ARGV[1])
 if mine then

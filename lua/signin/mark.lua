@@ -14,7 +14,7 @@ local refused = uid_refusal(KEYS[1], ARGV[1], ARGV[2])
 if refused then
   return refused
 end
-local before = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
+local before = redis.call('SETBIT', KEYS[1], ARGV[1], '1')
 if ARGV[3] ~= '0' then
   redis.call('EXPIREAT', KEYS[1], ARGV[3])
 end

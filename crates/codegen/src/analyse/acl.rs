@@ -5,10 +5,14 @@
 //! (an ACL selector may allow a command on one key and not another), not
 //! per call site. A read after a write needs none when the same command on
 //! the same key runs before, unconditionally, with no write before it: a
-//! denial stops the body there, before any write.
+//! denial stops the body there, before any write. A probe whose every call
+//! runs only under comparisons of `ARGV` entries with literals (an `if
+//! ARGV[3] ~= '0' then` around it) runs under the same condition
+//! ([`super::guard`]).
 
 use super::analysis::Analysis;
 use super::fault::Fault;
+use super::guard::{argv_is_written, guards_of};
 use super::sites::{CallSite, FirstArg};
 use super::statement::unconditional;
 use crate::commands::Command;
@@ -19,6 +23,10 @@ pub struct AclCheck {
     pub command: &'static Command,
     /// The key the probe names (a Lua expression, `KEYS[2]`).
     pub key: String,
+    /// The Lua condition under which the probe runs (`None`: always):
+    /// the comparisons of `ARGV` that hold whenever one of its calls runs,
+    /// one conjunction per call, joined by `or`.
+    pub guard: Option<String>,
 }
 
 impl Analysis<'_> {
@@ -62,10 +70,12 @@ impl Analysis<'_> {
     /// The ACL checks of a script that is `read_only` or not (none), sorted
     /// by command and key.
     pub(crate) fn acl_checks(&self, read_only: bool) -> Result<Vec<AclCheck>, Fault> {
-        let mut acl: Vec<AclCheck> = Vec::new();
+        let mut acl: Vec<(AclCheck, Vec<Vec<String>>)> = Vec::new();
         if read_only {
-            return Ok(acl);
+            return Ok(Vec::new());
         }
+        let code = self.code();
+        let guarded = !argv_is_written(&code.toks);
         for c in self.calls() {
             if !(c.command.write || self.after_write(c)) || self.implied(c) {
                 continue;
@@ -75,14 +85,49 @@ impl Analysis<'_> {
                 FirstArg::Arg(n) => format!("ARGV[{n}]"),
                 FirstArg::Other => self.probed(c)?,
             };
-            if !(acl.iter()).any(|a| a.command.name == c.command.name && a.key == key) {
-                acl.push(AclCheck {
-                    command: c.command,
-                    key,
-                });
+            let guard = match guarded {
+                true => guards_of(&code.toks, &code.structure, c.at),
+                false => Vec::new(),
+            };
+            match (acl.iter_mut()).find(|(a, _)| a.command.name == c.command.name && a.key == key) {
+                Some((_, guards)) => guards.push(guard),
+                None => acl.push((
+                    AclCheck {
+                        command: c.command,
+                        key,
+                        guard: None,
+                    },
+                    vec![guard],
+                )),
             }
         }
+        let mut acl: Vec<AclCheck> = acl
+            .into_iter()
+            .map(|(mut a, guards)| {
+                a.guard = condition(guards);
+                a
+            })
+            .collect();
         acl.sort_by(|a, b| (a.command.name, &a.key).cmp(&(b.command.name, &b.key)));
         Ok(acl)
     }
+}
+
+/// The Lua condition that one of the calls' `guards` (each a conjunction)
+/// holds; `None` when a call has none (it may always run).
+fn condition(mut guards: Vec<Vec<String>>) -> Option<String> {
+    if guards.iter().any(Vec::is_empty) {
+        return None;
+    }
+    guards.sort();
+    guards.dedup();
+    let one = guards.len() == 1;
+    let terms: Vec<String> = guards
+        .into_iter()
+        .map(|g| match (one, g.len()) {
+            (false, n) if n > 1 => format!("({})", g.join(" and ")),
+            _ => g.join(" and "),
+        })
+        .collect();
+    Some(terms.join(" or "))
 }

@@ -25,6 +25,7 @@ mod analysis;
 mod code;
 mod definitions;
 mod fault;
+mod guard;
 mod include_body;
 mod included_calls;
 mod keys_loop;

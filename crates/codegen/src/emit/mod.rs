@@ -6,7 +6,7 @@
 
 mod checks;
 mod functions;
-mod lua_literal;
+pub(crate) mod lua_literal;
 mod reason;
 mod rust;
 mod shipped;

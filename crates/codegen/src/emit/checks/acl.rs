@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::emit::lua_literal::lit;
 use crate::script::ScriptSpec;
 
-/// One probe line per ACL check (inside `if #KEYS > 0` when the script has
+/// One probe line per ACL check, under its guard (inside `if #KEYS > 0` when the script has
 /// no fixed key to name; a probe naming a key of the variadic tail runs only
 /// when the call passed that key, so a call with a short tail reaches the
 /// body's own refusal instead of failing inside the probe).
@@ -36,9 +36,15 @@ pub(super) fn probes(out: &mut String, spec: &ScriptSpec) {
             a.command.name.to_ascii_lowercase(),
             if a.command.channel { "channel" } else { "key" }
         );
+        // A guarded probe runs when one of its calls can run at all.
+        let when = match &a.guard {
+            Some(g) if g.contains(" or ") => format!("({g}) and "),
+            Some(g) => format!("{g} and "),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{indent}if {}not redis.acl_check_cmd({}) then return redis.error_reply({} .. {}) end",
+            "{indent}if {when}{}not redis.acl_check_cmd({}) then return redis.error_reply({} .. {}) end",
             tail_guard(&a.key, spec.fixed_keys()),
             call.join(", "),
             lit(&message),

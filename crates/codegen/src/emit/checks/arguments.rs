@@ -98,12 +98,72 @@ fn bound_expr(b: &Bound) -> String {
     }
 }
 
+/// The comparison of the canonical non-negative decimal `v` with a bound
+/// naming a canonical non-negative argument, by strings (`which`: `lo`
+/// or `hi`; an offset of one makes it strict), if it is one.
+fn string_cmp(spec: &ScriptSpec, b: &Bound, which: &str) -> Option<String> {
+    let Bound::Arg { name, offset } = b else {
+        return None;
+    };
+    let k = spec.args.iter().position(|a| &a.name == name)?;
+    let t = &spec.args[k];
+    let canonical =
+        !t.variadic && t.ty == ArgType::Integer && matches!(t.min, Some(Bound::Value(m)) if m >= 0);
+    if !canonical {
+        return None;
+    }
+    let a = format!("ARGV[{}]", k + 1);
+    match (which, offset) {
+        ("hi", 0) => Some(at_most("v", &a, &format!("#{a}"))),
+        ("hi", -1) => Some(format!("(#v < #{a} or #v == #{a} and v < {a})")),
+        ("lo", 0) => Some(at_least("v", &a, &format!("#{a}"))),
+        ("lo", 1) => Some(format!("(#v > #{a} or #v == #{a} and v > {a})")),
+        _ => None,
+    }
+}
+
+/// For a fixed non-negative integer argument whose bounds are constants
+/// or name canonical non-negative arguments ([`string_cmp`]), its check as
+/// a pattern and string comparisons: no number converted.
+fn string_range(spec: &ScriptSpec, arg: &Arg) -> Option<String> {
+    let (lo, hi) = (arg.min.as_ref()?, arg.max.as_ref()?);
+    if arg.variadic || arg.ty != ArgType::Integer || bound_min(spec, lo) < 0 {
+        return None;
+    }
+    let mut conds = vec![if bound_min(spec, lo) >= 1 {
+        "find(v, '^[1-9]%d*$')".to_string()
+    } else {
+        "(v == '0' or find(v, '^[1-9]%d*$'))".to_string()
+    }];
+    for (which, b) in [("lo", lo), ("hi", hi)] {
+        conds.push(match b {
+            Bound::Value(v) if which == "lo" && *v <= 1 => continue,
+            Bound::Value(v) => {
+                let t = v.to_string();
+                let (s, len) = (format!("'{t}'"), t.len().to_string());
+                match which {
+                    "lo" => at_least("v", &s, &len),
+                    _ => at_most("v", &s, &len),
+                }
+            }
+            _ => string_cmp(spec, b, which)?,
+        });
+    }
+    Some(conds.join(" and "))
+}
+
 /// The check of an integer in local `v` against its range.
-fn integer_check(out: &mut String, arg: &Arg, indent: &str, fail: &str) {
+fn integer_check(out: &mut String, spec: &ScriptSpec, arg: &Arg, indent: &str, fail: &str) {
     let (lo, hi) = (
         arg.min.as_ref().expect("range"),
         arg.max.as_ref().expect("range"),
     );
+    if !matches!((lo, hi), (Bound::Value(_), Bound::Value(_)))
+        && let Some(cond) = string_range(spec, arg)
+    {
+        let _ = writeln!(out, "{indent}if not ({cond}) then {fail} end");
+        return;
+    }
     if let (Bound::Value(lo), Bound::Value(hi)) = (lo, hi) {
         let _ = writeln!(
             out,
@@ -127,13 +187,13 @@ fn integer_check(out: &mut String, arg: &Arg, indent: &str, fail: &str) {
 }
 
 /// The statements that check the string in local `v` against `arg`.
-fn arg_check(out: &mut String, arg: &Arg, indent: &str) {
+fn arg_check(out: &mut String, spec: &ScriptSpec, arg: &Arg, indent: &str) {
     let Some(reason) = arg.reason() else {
         return;
     };
     let fail = badarg(&arg.name, &reason);
     match arg.ty {
-        ArgType::Integer => integer_check(out, arg, indent, &fail),
+        ArgType::Integer => integer_check(out, spec, arg, indent, &fail),
         ArgType::Int64 => {
             // The common case (at most 18 digits) costs one `find`, no
             // capture; a longer one is compared with the int64 bounds.
@@ -210,7 +270,8 @@ fn needs_number(spec: &ScriptSpec, i: usize) -> bool {
             return false;
         };
         let tail = a.variadic && a.ty == ArgType::Integer && bound_min(spec, lo) >= 0;
-        let by_string = |b: &Bound, which| tail && string_bound(spec, b, which).is_some();
+        let fixed = string_range(spec, a).is_some();
+        let by_string = |b: &Bound, which| fixed || tail && string_bound(spec, b, which).is_some();
         (lo.arg() == Some(name) && !by_string(lo, "lo"))
             || (hi.arg() == Some(name) && !by_string(hi, "hi"))
             || (tail && a.refs().any(|r| r == name) && may_be_empty(spec, lo, hi))
@@ -300,11 +361,11 @@ fn check(out: &mut String, spec: &ScriptSpec, i: usize) {
     } else if a.variadic {
         let _ = writeln!(out, "  for i = {}, n do", i + 1);
         out.push_str("    v = ARGV[i]\n");
-        arg_check(out, a, "    ");
+        arg_check(out, spec, a, "    ");
         out.push_str("  end\n");
     } else {
         let _ = writeln!(out, "  v = ARGV[{}]", i + 1);
-        arg_check(out, a, "  ");
+        arg_check(out, spec, a, "  ");
         if needs_number(spec, i) {
             let _ = writeln!(out, "  local n_{} = tonumber(v)", a.name);
         }
