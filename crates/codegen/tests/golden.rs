@@ -154,8 +154,10 @@ fn fixture_specs_are_parsed_as_declared() {
     assert!(!rotate.keys[0].written);
     assert_eq!(rotate.args[0].ty, ArgType::Int64);
     assert_eq!(rotate.args[1].ty, ArgType::Bool);
-    // HGET inside `tonumber(...)` is no unconditional first access: TYPE.
-    assert_eq!(rotate.type_checked, [true, true]);
+    // HGET as the argument of `tonumber(...)` that starts a statement runs
+    // whenever the statement does, before any write: it checks the hash,
+    // no TYPE for it.
+    assert_eq!(rotate.type_checked, [false, true]);
     // HEXISTS runs after writes (the loop): checked like the writes.
     let acl: Vec<&str> = rotate.acl_checks.iter().map(|a| a.command.name).collect();
     assert_eq!(acl, ["DEL", "HEXISTS", "RPUSH"]);
@@ -694,7 +696,7 @@ fn a_channel_command_is_probed_with_its_own_channel() {
     let shipped = spec.shipped();
     assert!(shipped.contains("redis.acl_check_cmd('SPUBLISH', ARGV[2])"));
     // `tagged`: the channel carries KEYS[1]'s hash tag, checked first.
-    assert!(shipped.contains("if v == '' or tag(v) ~= tag(KEYS[1]) then"));
+    assert!(shipped.contains("if v == '' or (match(v, '^[^{]*{([^}]+)}') or v) ~= (match(KEYS[1], '^[^{]*{([^}]+)}') or KEYS[1]) then"));
     assert_eq!(
         spec.args[1].reason().as_deref(),
         Some("must carry the hash tag of the first key")
@@ -1191,6 +1193,22 @@ fn a_tagged_argument_is_checked_by_one_pattern_match() {
         "redis.call('DEL', KEYS[1])\nredis.call('SPUBLISH', ARGV[1], 'x')\nreturn 1\n",
     );
     let checks = spec.checks();
-    assert!(checks.contains("return string.match(name, '^[^{]*{([^}]+)}') or name"));
-    assert!(checks.contains("if v == '' or tag(v) ~= tag(KEYS[1]) then"));
+    assert!(checks.contains("local match = string.match"));
+    assert!(checks.contains("if v == '' or (match(v, '^[^{]*{([^}]+)}') or v) ~= (match(KEYS[1], '^[^{]*{([^}]+)}') or KEYS[1]) then"));
+}
+
+#[test]
+fn a_bound_one_past_another_argument_is_compared_as_strings() {
+    // `0..burst+1`: `v <= burst` by strings; only a value past it is
+    // converted (to be `burst + 1` exactly), so no `n_burst` local.
+    let spec = checks_golden(
+        "one_past",
+        "-- KEYS[1] k string rw: a key\n-- ARGV[1] burst integer 0..999: at once\n-- ARGV[2] quantity integer 0..burst+1: units\n-- RETURNS integer: x\n-- WRITES SET\n-- IDEMPOTENT no: x\n",
+        "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[1] + 1)\nreturn 1\n",
+    );
+    let checks = spec.checks();
+    assert!(checks.contains(
+        "((#v < #ARGV[1] or #v == #ARGV[1] and v <= ARGV[1]) or tonumber(v) == tonumber(ARGV[1]) + 1)"
+    ));
+    assert!(!checks.contains("n_burst"));
 }

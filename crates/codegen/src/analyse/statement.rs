@@ -23,6 +23,11 @@ pub(crate) fn unconditional_in(
         return false;
     }
     let prev = |k: usize| at.checked_sub(k).map(|i| &toks[i]);
+    // `tonumber(redis.call(...))`: the argument is evaluated first, so the
+    // call runs whenever a statement starting with `tonumber` does.
+    if prev(1).is_some_and(|t| t.is_sym("(")) && prev(2).is_some_and(|t| t.is_name("tonumber")) {
+        return unconditional_in(toks, structure, at - 2, top);
+    }
     match prev(1) {
         None => true,
         // `if redis.call(...)`, `if not redis.call(...)`, `return redis.call(...)`
@@ -101,8 +106,12 @@ mod tests {
         assert!(first_call("if not redis.call('EXISTS', KEYS[1]) then end"));
         assert!(first_call("x = 1\nredis.call('GET', KEYS[1])"));
         assert!(!first_call("local m = c and redis.call('GET', KEYS[1])"));
+        assert!(first_call("local v = tonumber(redis.call('GET', KEYS[1]))"));
         assert!(!first_call(
-            "local v = tonumber(redis.call('GET', KEYS[1]))"
+            "local v = c and tonumber(redis.call('GET', KEYS[1]))"
+        ));
+        assert!(!first_call(
+            "local v = m.tonumber(redis.call('GET', KEYS[1]))"
         ));
         assert!(!first_call("if c then redis.call('GET', KEYS[1]) end"));
     }

@@ -118,6 +118,16 @@ fn string_cmp(spec: &ScriptSpec, b: &Bound, which: &str) -> Option<String> {
         ("hi", -1) => Some(format!("(#v < #{a} or #v == #{a} and v < {a})")),
         ("lo", 0) => Some(at_least("v", &a, &format!("#{a}"))),
         ("lo", 1) => Some(format!("(#v > #{a} or #v == #{a} and v > {a})")),
+        // `v <= a + 1`: `v <= a` by strings, else (rarely) the one value
+        // past it by numbers; `v >= a - 1` likewise.
+        ("hi", 1) => Some(format!(
+            "({} or tonumber(v) == tonumber({a}) + 1)",
+            at_most("v", &a, &format!("#{a}"))
+        )),
+        ("lo", -1) => Some(format!(
+            "({} or tonumber(v) == tonumber({a}) - 1)",
+            at_least("v", &a, &format!("#{a}"))
+        )),
         _ => None,
     }
 }
@@ -229,7 +239,7 @@ fn arg_check(out: &mut String, spec: &ScriptSpec, arg: &Arg, indent: &str) {
         ArgType::String | ArgType::Bytes if arg.tagged => {
             let _ = writeln!(
                 out,
-                "{indent}if v == '' or tag(v) ~= tag(KEYS[1]) then {fail} end"
+                "{indent}if v == '' or (match(v, {TAG}) or v) ~= (match(KEYS[1], {TAG}) or KEYS[1]) then {fail} end"
             );
         }
         ArgType::String | ArgType::Bytes => {
@@ -238,14 +248,13 @@ fn arg_check(out: &mut String, spec: &ScriptSpec, arg: &Arg, indent: &str) {
     }
 }
 
-/// `tag(name)`: the part of a name that picks its cluster slot (the first
-/// non-empty `{...}`, else the whole name), for `tagged` arguments: one
-/// pattern match (up to the first `{`, then up to the first `}` after it,
-/// at least one character between).
-const TAG_FN: &str = "  local function tag(name)
-    return string.match(name, '^[^{]*{([^}]+)}') or name
-  end
-";
+/// The pattern of the part of a name that picks its cluster slot, for
+/// `tagged` arguments: `match(name, TAG) or name` is the first non-empty
+/// `{...}`, else the whole name (up to the first `{`, then up to the first
+/// `}` after it, at least one character between). Written inline, not as
+/// a local function: a closure made on every call costs more than the
+/// text.
+const TAG: &str = "'^[^{]*{([^}]+)}'";
 
 /// For a tail's upper bound naming a non-negative argument (a canonical
 /// decimal once checked), `arg` or `arg-1`: the argument's index and
@@ -384,7 +393,7 @@ pub(super) fn checks(out: &mut String, spec: &ScriptSpec) {
         out.push_str("  local v, x\n");
     }
     if checked.iter().any(|&i| spec.args[i].tagged) {
-        out.push_str(TAG_FN);
+        out.push_str("  local match = string.match\n");
     }
     if checked
         .iter()
