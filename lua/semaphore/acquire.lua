@@ -30,7 +30,8 @@ local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
 -- place has no queue entries to leave.
 local queued = redis.call('ZSCORE', KEYS[3], ARGV[1])
 -- A permit whose lease ended is free again (a holder that crashed).
-local free = tonumber(ARGV[2]) - redis.call('ZCOUNT', KEYS[1], after, '+inf')
+local live = redis.call('ZCOUNT', KEYS[1], after, '+inf')
+local free = tonumber(ARGV[2]) - live
 local wait
 if not (mine and tonumber(mine) > now) and ARGV[5] == '1' and free > 0 then
   local ahead, dead, at, ends = live_waiters(KEYS[2], KEYS[3], now, free, ARGV[1])
@@ -40,7 +41,7 @@ if not (mine and tonumber(mine) > now) and ARGV[5] == '1' and free > 0 then
   end
 end
 if not wait and (mine and tonumber(mine) > now or free > 0) then
-  take_lease(KEYS[1], ARGV[1], now, ARGV[3])
+  take_lease(KEYS[1], ARGV[1], now, ARGV[3], live)
   if queued then
     leave_queue(KEYS[2], KEYS[3], ARGV[1])
   end
