@@ -59,6 +59,25 @@ pub fn server_with(extra: &[&str]) -> LocalServer {
         .unwrap_or_else(|e| panic!("cannot start redis-server for this test: {e}"))
 }
 
+/// Starts a replica of `primary` and waits (at most 30 s) until its link
+/// to the primary is up.
+pub fn linked_replica(primary: &LocalServer) -> LocalServer {
+    let port = primary.port().to_string();
+    let replica = server_with(&["--replicaof", "127.0.0.1", &port]);
+    let started = std::time::Instant::now();
+    while !replica
+        .info("replication")
+        .contains("master_link_status:up")
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the replica syncs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    replica
+}
+
 /// The scripts of the registry that the server behind `con` runs: those
 /// whose capabilities ([`ScriptInfo::needs`]) it has. The tests that run
 /// every script iterate these; each one skipped is printed with the
