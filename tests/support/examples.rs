@@ -415,21 +415,20 @@ fn rolling(_n: Size) -> Vec<Example> {
 
 /// The sharded_hash scripts' examples.
 fn sharded_hash(n: Size) -> Vec<Example> {
-    let mut out = Vec::new();
-    out.push(ex(
-        "sharded_hash.incr",
-        &[&["HSET", "sh:{t}:0", "a", "1"]],
-        &["sh:{t}:0", "sh:{t}:0:req:r1"],
-        &["a", "5", "512", "60000"],
-    ));
-    // layout: a meta key that is absent (the claim stores the pairs).
-    out.push(ex(
-        "layout.claim",
-        &[],
-        &["lay:{t}:meta"],
-        &["pattern", "sharded_hash", "scheme", "crc32", "shards", "64"],
-    ));
-    out.push(
+    vec![
+        ex(
+            "sharded_hash.incr",
+            &[&["HSET", "sh:{t}:0", "a", "1"]],
+            &["sh:{t}:0", "sh:{t}:0:req:r1"],
+            &["a", "5", "512", "60000"],
+        ),
+        // layout: a meta key that is absent (the claim stores the pairs).
+        ex(
+            "layout.claim",
+            &[],
+            &["lay:{t}:meta"],
+            &["pattern", "sharded_hash", "scheme", "crc32", "shards", "64"],
+        ),
         ex(
             "sharded_hash.put",
             &[&["HSET", "sh:{t}:0", "a", "1"]],
@@ -437,8 +436,7 @@ fn sharded_hash(n: Size) -> Vec<Example> {
             &["0", "512"],
         )
         .with_pairs(n.of(2, 200)),
-    );
-    out
+    ]
 }
 
 /// The expiring_map scripts' examples.
