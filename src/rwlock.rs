@@ -63,8 +63,7 @@ use serde::Serialize;
 use crate::core::{Op, setters};
 use crate::error::{ErrorKind, Result};
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
-    released_on_cancel, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
 };
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
@@ -205,15 +204,15 @@ impl RwLock {
     /// releases by `token` whatever it may have taken (see
     /// [the cancellation guide](crate::guide::cancellation)).
     pub fn try_as(&self, role: Role, token: &str) -> Op<RwLease> {
-        let attempt = self.leased.try_once(
+        self.leased.try_once(
             token,
+            |token| self.release_as(role, token),
             |token| self.attempt(role, token, 0),
             |key, retry_after_ms| ErrorKind::LockBusy {
                 key,
                 retry_after_ms,
             },
-        );
-        released_on_cancel(attempt, self.release_as(role, token))
+        )
     }
 
     /// Waits for a read lease (woken when the writer leaves) until
@@ -236,13 +235,12 @@ impl RwLock {
     pub fn wait_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
         let lock = self.clone();
         let place_ms = self.leased.place_ms();
-        let acquire = self.leased.wait_for(
+        self.leased.wait_for(
             token,
             timeout,
             |token| self.release_as(role, token),
             move |token| lock.attempt(role, token, place_ms),
-        );
-        released_on_cancel(acquire, self.release_as(role, token))
+        )
     }
 
     /// The release of `token`'s lease of `role` (and, for a writer, its

@@ -53,8 +53,7 @@ use serde::Serialize;
 use crate::core::{Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
-    released_on_cancel, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
 };
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
@@ -173,15 +172,15 @@ impl Semaphore {
     /// releases by `token` whatever the attempt may have taken (see
     /// [the cancellation guide](crate::guide::cancellation)).
     pub fn try_acquire_as(&self, token: &str) -> Op<Permit> {
-        let attempt = self.leased.try_once(
+        self.leased.try_once(
             token,
+            |token| self.release(token),
             |token| self.attempt(token, 0),
             |key, retry_after_ms| ErrorKind::NoPermit {
                 key,
                 retry_after_ms,
             },
-        );
-        released_on_cancel(attempt, self.release(token))
+        )
     }
 
     /// Waits for a permit (woken by a release, or when the first lease
@@ -201,13 +200,12 @@ impl Semaphore {
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Permit> {
         let sem = self.clone();
         let place_ms = self.leased.place_ms();
-        let acquire = self.leased.wait_for(
+        self.leased.wait_for(
             token,
             timeout,
             |token| self.release(token),
             move |token| sem.attempt(token, place_ms),
-        );
-        released_on_cancel(acquire, self.release(token))
+        )
     }
 
     /// Whether free permits go to the waiters in arrival order.

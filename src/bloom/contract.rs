@@ -8,10 +8,7 @@ use super::hash::BloomHash;
 use super::params::{EXTRA_BLOCKS, MIN_WASTE, WASTE_DIVISOR};
 use super::sized::{BLOCK_IS_CONFIG, CHUNK_OFFSETS, CONFIG_HOLDS_BLOCK};
 use super::{DEFAULT_MAX_BITS, DEFAULT_PREFIX, MAX_BLOCK_BYTES, MAX_K, SCHEME, SCHEME_VERSION};
-use crate::contract::parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    param, protocol,
-};
+use crate::contract::parts::*;
 use crate::core::alloc::{LG_CLASSES_PER_DOUBLING, LG_QUANTUM, MIN_CLASS, SDS_HEADERS};
 
 /// The initial value of PHP's `JSHash`.
@@ -22,28 +19,16 @@ fn with_vectors(mut f: Function, vectors: &[&str]) -> Function {
     f
 }
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        constants: constants(),
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "bloom",
-            "Bloom filters on plain bitmaps: sized filters (murmur3 double hashing in size-class blocks) and the PHP BloomFilter::JSHash bitmaps",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "bloom", "Bloom filters on plain bitmaps: sized filters (murmur3 double hashing in size-class blocks) and the PHP BloomFilter::JSHash bitmaps";
+    params, keys, constants, functions, protocols
 }
 
 /// The filters' parameters: the sized filters' name, size and spread; the JSHash filters' key and folding.
 fn params() -> Vec<Param> {
     vec![
-        param(
-            "prefix",
-            "string",
-            json!(DEFAULT_PREFIX),
+        prefix_param_meaning(
+            DEFAULT_PREFIX,
             "sized filters: what every key starts with (no `{` or `}`)",
         ),
         param(

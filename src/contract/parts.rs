@@ -54,6 +54,29 @@ impl PatternContract {
     }
 }
 
+/// Writes a pattern's `pub(crate) fn contract()` from its name, its summary
+/// and the tables its module fills: each table named is filled by the
+/// calling module's function of that name (`keys` by `keys()`), the others
+/// stay empty; the client API is the `client.api` beside the calling file.
+///
+/// ```ignore
+/// pattern_contract! {
+///     "packed", "fixed-width records per integer id, packed into sharded strings";
+///     params, keys, constants, functions, protocols
+/// }
+/// ```
+macro_rules! pattern_contract {
+    ($name:literal, $summary:literal; $($table:ident),+ $(,)?) => {
+        pub(crate) fn contract() -> $crate::contract::PatternContract {
+            $crate::contract::PatternContract {
+                $($table: $table(),)+
+                ..$crate::contract::PatternContract::of($name, $summary, include_str!("client.api"))
+            }
+        }
+    };
+}
+pub(crate) use pattern_contract;
+
 /// A setting a client chooses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Param {
@@ -190,23 +213,21 @@ pub(crate) fn param(name: &str, ty: &str, default: Value, meaning: &str) -> Para
 /// The `prefix` param of a pattern whose keys carry a hash tag after it,
 /// with its default.
 pub(crate) fn prefix_param(default: &str) -> Param {
-    param(
-        "prefix",
-        "string",
-        Value::from(default),
-        "what every key starts with (no `{` or `}`)",
-    )
+    prefix_param_meaning(default, "what every key starts with (no `{` or `}`)")
 }
 
 /// The `prefix` param of a bitmap pattern (whose keys are also typed at a
 /// console: no whitespace either), with its default.
 pub(crate) fn bitmap_prefix_param(default: &str) -> Param {
-    param(
-        "prefix",
-        "string",
-        Value::from(default),
+    prefix_param_meaning(
+        default,
         "what every key starts with (no whitespace, no `{` or `}`)",
     )
+}
+
+/// The `prefix` param with its default and a pattern's own meaning.
+pub(crate) fn prefix_param_meaning(default: &str, meaning: &str) -> Param {
+    param("prefix", "string", Value::from(default), meaning)
 }
 
 /// The required `base` param of a sharded pattern, the name its keys start

@@ -2,25 +2,12 @@
 
 use serde_json::json;
 
-use crate::contract::parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, base_param, constant,
-    function, key, param, protocol, shared,
-};
+use crate::contract::parts::*;
 use crate::sharded_hash::{listpack_params, shard_key};
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        constants: constants(),
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "expiring_map",
-            "entries with a time to live and a max-idle time on small listpack-encoded hash shards",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "expiring_map", "entries with a time to live and a max-idle time on small listpack-encoded hash shards";
+    params, keys, constants, functions, protocols
 }
 
 /// The map's parameters: its name, shards, path, cap, max-idle and the listpack limits.

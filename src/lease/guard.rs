@@ -118,9 +118,14 @@ impl<R: Leasable> Renewals<R> {
         }
     }
 
-    /// The lease's deadline, for the holder's checks.
-    pub(crate) fn deadline(&self) -> Deadline {
-        self.deadline.clone()
+    /// What the holder knows of the lease: the resource, the lease and its
+    /// deadline (shared with these renewals).
+    pub(crate) fn holding(&self) -> Holding<R> {
+        Holding {
+            resource: self.resource.clone(),
+            lease: self.lease.clone(),
+            deadline: self.deadline.clone(),
+        }
     }
 
     /// How long to wait before the next renewal.
@@ -164,13 +169,54 @@ impl<R: Leasable> Renewals<R> {
     }
 }
 
-/// The error a lost lease of `resource` gives.
-pub(crate) fn lost_error<R: Leasable>(resource: &R, lost: &Lost) -> crate::Error {
-    ErrorKind::LockLost {
-        key: resource.key().to_string(),
-        fence: lost.fence,
+/// What both guards' holders know of their lease: the resource, the lease,
+/// and its deadline (which the renewals move on). The news of a renewal
+/// that found the lease lost (`found`) is each guard's own.
+#[derive(Debug, Clone)]
+pub(crate) struct Holding<R: Leasable> {
+    pub(crate) resource: R,
+    pub(crate) lease: R::Lease,
+    pub(crate) deadline: Deadline,
+}
+
+impl<R: Leasable> Holding<R> {
+    /// The holder's token.
+    pub(crate) fn token(&self) -> &str {
+        R::token(&self.lease)
     }
-    .into()
+
+    /// The lost lease: `found`, or the loss once the lease ran out since
+    /// the last confirmed renewal was sent ([`LostReason::Expired`]).
+    pub(crate) fn lost(&self, found: Option<Lost>) -> Option<Lost> {
+        found.or_else(|| self.deadline.expired(R::fence(&self.lease)))
+    }
+
+    /// How long the lease lasts at least: zero once `found` lost, else
+    /// what the deadline has left.
+    pub(crate) fn remaining(&self, found: Option<&Lost>) -> Duration {
+        match found {
+            Some(_) => Duration::ZERO,
+            None => self.deadline.left(),
+        }
+    }
+
+    /// `Ok` while neither `found` nor the deadline says the lease was
+    /// lost; [`ErrorKind::LockLost`] otherwise.
+    pub(crate) fn check(&self, found: Option<Lost>) -> Result<()> {
+        match self.lost(found) {
+            Some(lost) => Err(ErrorKind::LockLost {
+                key: self.resource.key().to_string(),
+                fence: lost.fence,
+            }
+            .into()),
+            None => Ok(()),
+        }
+    }
+
+    /// The release of the lease.
+    pub(crate) fn release(&self) -> Op<Option<bool>> {
+        self.resource.release(&self.lease)
+    }
 }
 
 #[derive(Default)]
@@ -235,19 +281,17 @@ impl Renewer {
 /// this holder still has it; errors on drop are ignored (the lease bounds
 /// how long a lost release can block others).
 pub struct Guard<'a, R: Leasable> {
-    resource: R,
+    holding: Holding<R>,
     con: &'a mut Connection,
-    lease: R::Lease,
     renewer: Renewer,
-    deadline: Deadline,
     released: bool,
 }
 
 impl<R: Leasable> std::fmt::Debug for Guard<'_, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guard")
-            .field("key", &self.resource.key())
-            .field("lease", &self.lease)
+            .field("key", &self.holding.resource.key())
+            .field("lease", &self.holding.lease)
             .finish_non_exhaustive()
     }
 }
@@ -262,14 +306,12 @@ impl<'a, R: Leasable> Guard<'a, R> {
         let renewals = con.try_clone()?;
         let lease = resource.acquire(timeout).run(con)?;
         let renewing = Renewals::new(resource.clone(), lease.clone());
-        let deadline = renewing.deadline();
+        let holding = renewing.holding();
         match Renewer::start(renewing, renewals) {
             Ok(renewer) => Ok(Guard {
-                resource: resource.clone(),
+                holding,
                 con,
-                lease,
                 renewer,
-                deadline,
                 released: false,
             }),
             Err(e) => {
@@ -310,31 +352,26 @@ impl<'a, R: Leasable> Guard<'a, R> {
     /// [`Permit`](crate::semaphore::Permit), an
     /// [`RwLease`](crate::rwlock::RwLease)).
     pub fn lease(&self) -> &R::Lease {
-        &self.lease
+        &self.holding.lease
     }
 
     /// The holder's token.
     pub fn token(&self) -> &str {
-        R::token(&self.lease)
+        self.holding.token()
     }
 
     /// The lost lease: once a renewal found it lost, or once the lease ran
     /// out since the last confirmed renewal was sent ([`LostReason::Expired`],
     /// known at once, without waiting for the next renewal).
     pub fn lost(&self) -> Option<Lost> {
-        self.renewer
-            .lost()
-            .or_else(|| self.deadline.expired(R::fence(&self.lease)))
+        self.holding.lost(self.renewer.lost())
     }
 
     /// How long the lease lasts at least, as far as this holder knows (the
     /// time since the last confirmed renewal was sent, taken from the
     /// lease); zero once it was lost.
     pub fn remaining(&self) -> Duration {
-        match self.renewer.lost() {
-            Some(_) => Duration::ZERO,
-            None => self.deadline.left(),
-        }
+        self.holding.remaining(self.renewer.lost().as_ref())
     }
 
     /// `Ok` while the lease is held as far as this holder knows: no renewal
@@ -344,10 +381,7 @@ impl<'a, R: Leasable> Guard<'a, R> {
     /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) otherwise. Check
     /// it before acting on what the lease protects.
     pub fn check(&self) -> Result<()> {
-        match self.lost() {
-            Some(lost) => Err(lost_error(&self.resource, &lost)),
-            None => Ok(()),
-        }
+        self.holding.check(self.renewer.lost())
     }
 
     /// Stops the renewals, releases now and reports whether this holder
@@ -356,7 +390,7 @@ impl<'a, R: Leasable> Guard<'a, R> {
     pub fn release(mut self) -> Result<Option<bool>> {
         self.renewer.stop();
         self.released = true;
-        self.resource.release(&self.lease).run(self.con)
+        self.holding.release().run(self.con)
     }
 }
 
@@ -364,7 +398,7 @@ impl Guard<'_, Lock> {
     /// The fencing token of this acquire: pass it to the resource you
     /// protect.
     pub fn fence(&self) -> u64 {
-        self.lease.fence
+        self.holding.lease.fence
     }
 }
 
@@ -372,7 +406,7 @@ impl<R: Leasable> Drop for Guard<'_, R> {
     fn drop(&mut self) {
         self.renewer.stop();
         if !self.released {
-            let _ = self.resource.release(&self.lease).run(self.con);
+            let _ = self.holding.release().run(self.con);
         }
     }
 }

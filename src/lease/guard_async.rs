@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 
 use super::Leasable;
-use super::guard::{Deadline, Lost, Renewals, lost_error};
+use super::guard::{Holding, Lost, Renewals};
 use crate::core::{AsyncConnection, Request};
 use crate::error::Result;
 use crate::lock::Lock;
@@ -21,28 +21,26 @@ use crate::lock::Lock;
 /// lease, and whether it was lost. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Held<R: Leasable> {
-    resource: R,
-    lease: R::Lease,
+    holding: Holding<R>,
     lost: watch::Receiver<Option<Lost>>,
-    deadline: Deadline,
 }
 
 impl<R: Leasable> Held<R> {
     /// The key the lease is held on.
     pub fn key(&self) -> &str {
-        self.resource.key()
+        self.holding.resource.key()
     }
 
     /// The lease (a lock's [`Lease`](crate::lock::Lease), a
     /// [`Permit`](crate::semaphore::Permit), an
     /// [`RwLease`](crate::rwlock::RwLease)).
     pub fn lease(&self) -> &R::Lease {
-        &self.lease
+        &self.holding.lease
     }
 
     /// The holder's token.
     pub fn token(&self) -> &str {
-        R::token(&self.lease)
+        self.holding.token()
     }
 
     /// The lost lease: once a renewal found it lost, or once the lease ran
@@ -50,17 +48,13 @@ impl<R: Leasable> Held<R> {
     /// ([`LostReason::Expired`](super::LostReason::Expired), known at
     /// once, without waiting for the next renewal).
     pub fn lost(&self) -> Option<Lost> {
-        let found = self.lost.borrow().clone();
-        found.or_else(|| self.deadline.expired(R::fence(&self.lease)))
+        self.holding.lost(self.lost.borrow().clone())
     }
 
     /// How long the lease lasts at least, as far as this holder knows
     /// (zero once it was lost).
     pub fn remaining(&self) -> Duration {
-        match &*self.lost.borrow() {
-            Some(_) => Duration::ZERO,
-            None => self.deadline.left(),
-        }
+        self.holding.remaining(self.lost.borrow().as_ref())
     }
 
     /// `Ok` while the lease is held as far as this holder knows: no renewal
@@ -70,10 +64,7 @@ impl<R: Leasable> Held<R> {
     /// [`ErrorKind::LockLost`](crate::ErrorKind::LockLost) otherwise.
     /// Check it before acting on what the lease protects.
     pub fn check(&self) -> Result<()> {
-        match self.lost() {
-            Some(lost) => Err(lost_error(&self.resource, &lost)),
-            None => Ok(()),
-        }
+        self.holding.check(self.lost.borrow().clone())
     }
 
     /// Resolves when the lease is lost (never, while it is held): race the
@@ -84,11 +75,12 @@ impl<R: Leasable> Held<R> {
             if let Some(lost) = rx.borrow_and_update().clone() {
                 return lost;
             }
-            if let Some(lost) = self.deadline.expired(R::fence(&self.lease)) {
+            if let Some(lost) = self.holding.lost(None) {
                 return lost;
             }
             // A renewal's news, or the deadline, whichever comes first.
-            if let Ok(Err(_)) = tokio::time::timeout(self.deadline.left(), rx.changed()).await {
+            let left = self.holding.deadline.left();
+            if let Ok(Err(_)) = tokio::time::timeout(left, rx.changed()).await {
                 // The renewals ended without a loss (released).
                 std::future::pending::<()>().await;
             }
@@ -100,7 +92,7 @@ impl Held<Lock> {
     /// The fencing token of this acquire: pass it to the resource you
     /// protect.
     pub fn fence(&self) -> u64 {
-        self.lease.fence
+        self.holding.lease.fence
     }
 }
 
@@ -141,16 +133,11 @@ impl<R: Leasable> AsyncGuard<R> {
         let lease = resource.acquire(timeout).run_async(&con).await?;
         let (lost_tx, lost) = watch::channel(None);
         let (stop, stopped) = oneshot::channel();
-        let renewals = Renewals::new(resource.clone(), lease.clone());
-        let deadline = renewals.deadline();
+        let renewals = Renewals::new(resource.clone(), lease);
+        let holding = renewals.holding();
         tokio::spawn(renew(renewals, con.clone(), lost_tx, stopped));
         Ok(Self {
-            held: Held {
-                resource: resource.clone(),
-                lease,
-                lost,
-                deadline,
-            },
+            held: Held { holding, lost },
             con,
             stop: Some(stop),
         })
@@ -188,7 +175,7 @@ impl<R: Leasable> AsyncGuard<R> {
 
     /// The lease.
     pub fn lease(&self) -> &R::Lease {
-        &self.held.lease
+        self.held.lease()
     }
 
     /// The holder's token.
@@ -222,10 +209,7 @@ impl<R: Leasable> AsyncGuard<R> {
             return result;
         }
         // The task is gone (its runtime shut down): release from here.
-        let Held {
-            resource, lease, ..
-        } = &self.held;
-        resource.release(lease).run_async(&self.con).await
+        self.held.holding.release().run_async(&self.con).await
     }
 }
 

@@ -149,43 +149,49 @@ impl Leased {
 
     /// One attempt with the caller's `token` (an empty one is refused,
     /// nothing sent): what `attempt` got, or the error `busy` makes of the
-    /// key and the holder's remaining lease in ms (when known).
+    /// key and the holder's remaining lease in ms (when known). Cancel-safe
+    /// ([`released_on_cancel`]): dropped unfinished on the async driver, it
+    /// has `release(token)` run in a spawned task.
     pub(crate) fn try_once<T: Send + 'static>(
         &self,
         token: &str,
+        release: impl Fn(&str) -> Op<Option<bool>>,
         attempt: impl FnOnce(&str) -> Op<Attempt<T>>,
         busy: impl FnOnce(String, Option<u64>) -> ErrorKind + Send + 'static,
     ) -> Op<T> {
-        with_token(token, || {
+        let once = with_token(token, || {
             let key = self.key.clone();
             attempt(token).try_map(move |a| a.or_busy(|left| busy(key, left)))
-        })
+        });
+        released_on_cancel(once, release(token))
     }
 
     /// Attempts with the caller's `token` (an empty one is refused, nothing
     /// sent) until one gets the resource or `timeout` has passed
     /// ([`wait::until_acquired`]), waiting in the resource's queue: woken
     /// by a message naming `token`, renewing the place every half place
-    /// time, and giving it up with `leave` (the release by `token`) at the
-    /// timeout.
+    /// time, and giving it up with `release(token)` at the timeout.
+    /// Cancel-safe ([`released_on_cancel`]): dropped unfinished on the
+    /// async driver, it has `release(token)` run in a spawned task.
     pub(crate) fn wait_for<T: Send + 'static>(
         &self,
         token: &str,
         timeout: Duration,
-        leave: impl FnOnce(&str) -> Op<Option<bool>>,
+        release: impl Fn(&str) -> Op<Option<bool>>,
         mut attempt: impl FnMut(&str) -> Op<Attempt<T>> + Send + 'static,
     ) -> Op<T> {
-        with_token(token, || {
+        let wait = with_token(token, || {
             let waiting = Waiting {
                 max_wait: Some(Duration::from_millis(self.place_ms() as u64) / 2),
                 to: Some(token.to_string()),
                 contended: Some(Arc::clone(&self.contended)),
-                leave: Some(leave(token).map(|_| ())),
+                leave: Some(release(token).map(|_| ())),
                 ..self.waiting(timeout)
             };
             let token = token.to_string();
             wait::until_acquired(waiting, move || attempt(&token))
-        })
+        });
+        released_on_cancel(wait, release(token))
     }
 }
 
@@ -193,7 +199,7 @@ impl Leased {
 /// has `release` (the release by the token it acquires with, chosen before
 /// anything was sent) run in a spawned task, errors ignored
 /// ([`Op::undo_on_cancel`]).
-pub(crate) fn released_on_cancel<T: Send + 'static>(op: Op<T>, release: Op<Option<bool>>) -> Op<T> {
+fn released_on_cancel<T: Send + 'static>(op: Op<T>, release: Op<Option<bool>>) -> Op<T> {
     op.undo_on_cancel(release.map(|_| ()).or_else(|_| Op::ready(())))
 }
 

@@ -3,26 +3,13 @@
 use serde_json::json;
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
-use crate::contract::parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    name_param, param, prefix_param, protocol,
-};
+use crate::contract::parts::*;
 use crate::lease::TOKEN_BYTES;
 use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        constants: constants(),
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "lock",
-            "owner-token lock with fencing tokens: only the owner's token releases or extends it; a release wakes the waiters",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "lock", "owner-token lock with fencing tokens: only the owner's token releases or extends it; a release wakes the waiters";
+    params, keys, constants, functions, protocols
 }
 
 fn params() -> Vec<Param> {

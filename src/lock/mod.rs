@@ -142,8 +142,7 @@ use serde::Serialize;
 use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released,
-    released_on_cancel, with_token,
+    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
 };
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
@@ -291,15 +290,15 @@ impl Lock {
     /// A dropped attempt with a token that already held the lock releases
     /// it too.
     pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
-        let attempt = self.leased.try_once(
+        self.leased.try_once(
             token,
+            |token| self.release(token),
             |token| self.attempt(token, 0, Arc::default()),
             |key, retry_after_ms| ErrorKind::LockBusy {
                 key,
                 retry_after_ms,
             },
-        );
-        released_on_cancel(attempt, self.release(token))
+        )
     }
 
     /// Waits until it gets the lock (see [`WaitMode`]) or `timeout` has
@@ -325,13 +324,12 @@ impl Lock {
         // Auto replication asks INFO replication once per acquire.
         let plan = Arc::new(OnceLock::new());
         let place_ms = self.leased.place_ms();
-        let acquire = self.leased.wait_for(
+        self.leased.wait_for(
             token,
             timeout,
             |token| self.release(token),
             move |token| lock.attempt(token, place_ms, plan.clone()),
-        );
-        released_on_cancel(acquire, self.release(token))
+        )
     }
 
     /// Whether the lock goes to its waiters in arrival order.

@@ -3,24 +3,11 @@
 use serde_json::json;
 
 use super::{DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
-use crate::contract::parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, base_param, constant,
-    function, key, param, protocol, shared,
-};
+use crate::contract::parts::*;
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        constants: constants(),
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "packed",
-            "fixed-width records per integer id, packed into sharded strings",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "packed", "fixed-width records per integer id, packed into sharded strings";
+    params, keys, constants, functions, protocols
 }
 
 /// The records' parameters: the base, the record width, the id range, the shard size and density.

@@ -4,38 +4,28 @@ use serde_json::json;
 
 use super::DEFAULT_PREFIX;
 use super::limit::MAX_TOLERANCE_US;
-use crate::contract::parts::{
-    Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key, param,
-    protocol,
-};
+use crate::contract::parts::*;
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        constants: vec![constant(
-            "max_tolerance_us",
-            MAX_TOLERANCE_US as u64,
-            "the longest GCRA burst window, (max_burst + 1) emission intervals, in microseconds",
-        )],
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "rate_limit",
-            "rate limits in one script call on one key per subject: GCRA with redis-cell's \
-                  CL.THROTTLE reply, a sliding window counter and an exact sliding log",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "rate_limit", "rate limits in one script call on one key per subject: GCRA with redis-cell's \
+     CL.THROTTLE reply, a sliding window counter and an exact sliding log";
+    params, keys, constants, functions, protocols
+}
+
+/// The limiters' constant: the longest burst window.
+fn constants() -> Vec<Constant> {
+    vec![constant(
+        "max_tolerance_us",
+        MAX_TOLERANCE_US as u64,
+        "the longest GCRA burst window, (max_burst + 1) emission intervals, in microseconds",
+    )]
 }
 
 /// The limiters' parameters: the prefix and subject, the throttle's burst and rate, the windows' limit and length.
 fn params() -> Vec<Param> {
     vec![
-        param(
-            "prefix",
-            "string",
-            json!(DEFAULT_PREFIX),
+        prefix_param_meaning(
+            DEFAULT_PREFIX,
             "what every key starts with (no `{` or `}`); one limit per prefix",
         ),
         param(

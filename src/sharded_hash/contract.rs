@@ -3,23 +3,11 @@
 use serde_json::json;
 
 use super::ListpackLimits;
-use crate::contract::parts::{
-    Function, KeyTemplate, Param, PatternContract, Protocol, base_param, function, key, param,
-    protocol, shared,
-};
+use crate::contract::parts::*;
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "sharded_hash",
-            "a logical hash stored as small listpack-encoded hash shards",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "sharded_hash", "a logical hash stored as small listpack-encoded hash shards";
+    params, keys, functions, protocols
 }
 
 /// The hash's parameters: its base and separator, the shard layout, strictness and the listpack limits.

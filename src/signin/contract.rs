@@ -4,37 +4,22 @@ use serde_json::json;
 
 use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET, MAX_RANGE_DAYS};
-use crate::contract::parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    param, protocol, shared,
-};
+use crate::contract::parts::*;
 
 /// The temporary key's base when the prefix (without its trailing `:`) is
 /// empty and there is no tag.
 pub(crate) const BARE_TMP_BASE: &str = "signin";
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        constants: constants(),
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "signin",
-            "daily sign-in bitmaps: bit uid of a day's bitmap is set when that user signed in",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "signin", "daily sign-in bitmaps: bit uid of a day's bitmap is set when that user signed in";
+    params, keys, constants, functions, protocols
 }
 
 /// The bitmaps' parameters: the prefix, the tag, the largest uid and the retention.
 fn params() -> Vec<Param> {
     vec![
-        param(
-            "prefix",
-            "string",
-            json!(DEFAULT_PREFIX),
+        prefix_param_meaning(
+            DEFAULT_PREFIX,
             "what every key starts with; empty for bare dates (SETBIT 20220320 100 1); no whitespace",
         ),
         param(

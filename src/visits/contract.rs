@@ -3,24 +3,11 @@
 use serde_json::json;
 
 use super::{DEFAULT_LATE_WINDOW, DEFAULT_PREFIX, DEFAULT_RETENTION, MAX_SHARDS};
-use crate::contract::parts::{
-    Constant, Function, KeyTemplate, Param, PatternContract, Protocol, constant, function, key,
-    name_param, param, prefix_param, protocol, shared,
-};
+use crate::contract::parts::*;
 
-pub(crate) fn contract() -> PatternContract {
-    PatternContract {
-        params: params(),
-        keys: keys(),
-        constants: constants(),
-        functions: functions(),
-        protocols: protocols(),
-        ..PatternContract::of(
-            "visits",
-            "exact daily unique visitors: integer members in sharded intsets, a counter per day",
-            include_str!("client.api"),
-        )
-    }
+pattern_contract! {
+    "visits", "exact daily unique visitors: integer members in sharded intsets, a counter per day";
+    params, keys, constants, functions, protocols
 }
 
 /// The counter's parameters: its prefix and name, shards, time zone, grace and late window.

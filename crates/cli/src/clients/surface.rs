@@ -8,7 +8,9 @@
 //! runtime), not a copy of the walk.
 
 use redis_patterns::contract::PatternContract;
-use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Record, Type};
+
+use super::Lang;
+use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Param, Record, Type};
 
 /// Whether a type is read (an input) or written (a result).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +45,132 @@ pub(super) trait Surface {
 
     /// The closing of the file holding `part` (nothing by default).
     fn footer(&mut self, _out: &mut String, _part: Part) {}
+}
+
+/// The input check of each scalar type, in every language side by side
+/// (PHP, Python, TypeScript): `{n}` stands for the input's name (a
+/// literal), `{v}` for the value, `{a}` and `{b}` for a range's ends.
+/// `None` for a type made of others (a list, an option, a record ...),
+/// which each language spells itself.
+fn scalar_checks(t: &Type) -> Option<[&'static str; 3]> {
+    Some(match t {
+        Type::Str => ["C::text({n}, {v})", "_c.text({n}, {v})", "c.str({n}, {v})"],
+        Type::Name => ["C::name({n}, {v})", "_c.name({n}, {v})", "c.name({n}, {v})"],
+        Type::Token => [
+            "C::token({n}, {v})",
+            "_c.token({n}, {v})",
+            "c.token({n}, {v})",
+        ],
+        Type::Prefix => [
+            "C::prefix({n}, {v})",
+            "_c.prefix({n}, {v})",
+            "c.prefix({n}, {v})",
+        ],
+        Type::Bytes => [
+            "C::bytes({n}, {v})",
+            "_c.bytes_({n}, {v})",
+            "c.bytes({n}, {v})",
+        ],
+        Type::Int => [
+            "C::int({n}, {v}, PHP_INT_MIN, PHP_INT_MAX)",
+            "_c.int_({n}, {v}, -(2 ** 63), 2 ** 63 - 1)",
+            "c.int({n}, {v})",
+        ],
+        Type::UInt => [
+            "C::int({n}, {v}, 0, PHP_INT_MAX)",
+            "_c.int_({n}, {v}, 0, 2 ** 64 - 1)",
+            "c.uint({n}, {v})",
+        ],
+        Type::Range(..) => [
+            "C::int({n}, {v}, {a}, {b})",
+            "_c.int_({n}, {v}, {a}, {b})",
+            "c.range({n}, {v}, {a}, {b})",
+        ],
+        Type::Ms => [
+            "C::int({n}, {v}, 1, PHP_INT_MAX)",
+            "_c.int_({n}, {v}, 1, 2 ** 63 - 1)",
+            "c.ms({n}, {v})",
+        ],
+        Type::Float => [
+            "C::float({n}, {v})",
+            "_c.float_({n}, {v})",
+            "c.float({n}, {v})",
+        ],
+        Type::Bool => [
+            "C::bool({n}, {v})",
+            "_c.bool_({n}, {v})",
+            "c.bool({n}, {v})",
+        ],
+        Type::Date => ["C::date({n}, {v})", "_c.date({n}, {v})", "c.date({n}, {v})"],
+        Type::Any => ["C::json({n}, {v})", "_c.json({n}, {v})", "c.json({n}, {v})"],
+        Type::Null => ["null", "None", "null"],
+        _ => return None,
+    })
+}
+
+/// `lang`'s check of the scalar input `v` (named by the literal `n`) of
+/// type `t` ([`scalar_checks`]), `None` when `t` is made of others.
+pub(super) fn scalar_check(lang: Lang, t: &Type, n: &str, v: &str) -> Option<String> {
+    let column = match lang {
+        Lang::Php => 0,
+        Lang::Python => 1,
+        Lang::Typescript => 2,
+    };
+    let (a, b) = match t {
+        Type::Range(a, b) => (a.to_string(), b.to_string()),
+        _ => (String::new(), String::new()),
+    };
+    let template = scalar_checks(t)?[column];
+    let mut out = String::with_capacity(template.len() + n.len() + v.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let (hole, tail) = rest[open + 1..].split_once('}').expect("closed hole");
+        out.push_str(match hole {
+            "n" => n,
+            "v" => v,
+            "a" => &a,
+            "b" => &b,
+            _ => unreachable!("unknown hole {hole}"),
+        });
+        rest = tail;
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// How a language whose inputs are plain parameters (PHP, Python) spells
+/// them: a signature of typed inputs with their defaults, each input checked
+/// into a local variable, and those variables handed on.
+pub(super) trait Inputs: Surface {
+    /// Input `p` in a signature: its type, and its default when it has one.
+    fn param(&self, p: &Param) -> String;
+
+    /// The local variable input `p` is checked into.
+    fn checked(&self, p: &Param) -> String;
+
+    /// The statement that checks input `p` into [`Inputs::checked`] (its
+    /// indent and newline included).
+    fn check_line(&self, p: &Param) -> String;
+
+    /// The inputs of a signature, `, `-separated.
+    fn signature(&self, params: &[Param]) -> String {
+        let each: Vec<String> = params.iter().map(|p| self.param(p)).collect();
+        each.join(", ")
+    }
+
+    /// Each input checked into its variable.
+    fn checks(&self, out: &mut String, params: &[Param]) {
+        for p in params {
+            out.push_str(&self.check_line(p));
+        }
+    }
+
+    /// The checked inputs, `, `-separated.
+    fn call_args(&self, params: &[Param]) -> String {
+        let each: Vec<String> = params.iter().map(|p| self.checked(p)).collect();
+        each.join(", ")
+    }
 }
 
 /// What a surface file holds.

@@ -16,7 +16,8 @@ use std::process::Command;
 use super::common::{export, temp_dir};
 use super::engine::{self, Cases, Part, Target};
 use super::{
-    cases_path, expect_all, expect_cases, exported, php_exported, run_php, run_python, support,
+    cases_path, expect_all, expect_cases, expect_every_script_ran, exported, php_exported, run_php,
+    run_python, support,
 };
 
 const NODE_MODULES: &str = "REDIS_PATTERNS_NODE_MODULES";
@@ -84,6 +85,7 @@ fn typescript_passes_every_case_on_a_server() {
     let server = support::server();
     let dir = exported_ts("conformance-server");
     expect_all(&run_ts(&dir, &[server.url()], &[]), &server.url());
+    expect_every_script_ran("typescript (server)", &[server.url()], false);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -95,6 +97,7 @@ fn typescript_passes_every_case_on_a_cluster() {
         &run_ts(&dir, &cluster.urls(), &["--cluster"]),
         &cluster.urls()[0],
     );
+    expect_every_script_ran("typescript (cluster)", &cluster.urls(), true);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

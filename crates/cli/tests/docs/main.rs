@@ -112,12 +112,21 @@ fn run_console(
             r.lines.join("\n"),
             c.expected.join("\n")
         ));
-        if r.status == 0 || !r.lines.is_empty() {
+        if (r.status == 0 || !r.lines.is_empty()) && !stale_sha1(&c.expected, &r.lines) {
             c.expected = console::updated(&c.expected, &r.lines);
             changed = true;
         }
     }
     (failures, changed.then(|| console::render(&commands)))
+}
+
+/// Whether a command answered `NOSCRIPT` where the page shows something
+/// else: the page names a script by a SHA1 that is no longer shipped (the
+/// generated-text check rewrites it), so what it printed is not the
+/// example's output and `UPDATE_DOCS=1` must not write it into the page.
+fn stale_sha1(expected: &[String], printed: &[String]) -> bool {
+    let noscript = |lines: &[String]| lines.iter().any(|l| l.contains("NOSCRIPT"));
+    noscript(printed) && !noscript(expected)
 }
 
 /// The session a page's examples need; `None` when it needs none or the
@@ -426,4 +435,16 @@ fn no_page_holds_a_merge_conflict_marker() {
 fn the_marker_check_finds_markers_in_example_output() {
     let page = "# Title\n\n```console\n$ redis-patterns lock status k\n<<<<<<< HEAD\nfree\n|||||||\n=======\n  held\n  >>>>>>> main\n```\n\n======== underline\n<<<<<<<< eight\n==\n";
     assert_eq!(pages::conflict_markers(page), vec![5, 7, 8, 10]);
+}
+
+#[test]
+fn a_noscript_answer_is_not_written_over_a_shown_output() {
+    let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let noscript = lines(&["(error) NOSCRIPT No matching script. Please use EVAL."]);
+    assert!(stale_sha1(&lines(&["(integer) [..]"]), &noscript));
+    assert!(!stale_sha1(&noscript, &noscript));
+    assert!(!stale_sha1(
+        &lines(&["(integer) [..]"]),
+        &lines(&["(integer) 1"])
+    ));
 }

@@ -96,13 +96,27 @@ final class Runtime
         return Slots::hashTag($name);
     }
 
+    /**
+     * @var array<string, string> values found to carry the hash tag of the key
+     * they map to: a pattern checks its channel against its key at every
+     * release, always the same two (emptied past 1,024 values)
+     */
+    private static array $sameTag = [];
+
     /** A `tagged` argument: not empty, with the hash tag of the first key. */
     public static function tagged(string $name, mixed $v, mixed $key, string $reason): void
     {
+        if (is_string($v) && is_string($key) && (self::$sameTag[$v] ?? null) === $key) {
+            return;
+        }
         self::text($name, $v, true, $reason);
         if (!is_string($key) || self::hashTag($v) !== self::hashTag($key)) {
             throw new InvalidArgument($name, $reason, null);
         }
+        if (count(self::$sameTag) >= 1024) {
+            self::$sameTag = [];
+        }
+        self::$sameTag[$v] = $key;
     }
 
     /** @return list<string> */

@@ -14,7 +14,8 @@ use std::fmt::Write as _;
 use redis_patterns::contract::api::{Class, ErrorDecl, Field, Operation, Param, Record, Type};
 use serde_json::Value;
 
-use super::super::surface::{Dir, Part, Surface, is_class};
+use super::super::Lang;
+use super::super::surface::{Dir, Inputs, Part, Surface, is_class, scalar_check};
 use super::{camel_lower, php_str};
 
 /// The line that starts a file in the walk's text: `FILE` then its path.
@@ -175,23 +176,12 @@ impl Surface for PhpSurface {
 
     fn check(&self, t: &Type, name: &str, v: &str, depth: usize) -> String {
         let n = php_str(name);
+        if let Some(check) = scalar_check(Lang::Php, t, &n, v) {
+            return check;
+        }
         let x = format!("$x{depth}");
         let inner = |t: &Type| format!("fn ({x}) => {}", self.check(t, name, &x, depth + 1));
         match t {
-            Type::Str => format!("C::text({n}, {v})"),
-            Type::Name => format!("C::name({n}, {v})"),
-            Type::Token => format!("C::token({n}, {v})"),
-            Type::Prefix => format!("C::prefix({n}, {v})"),
-            Type::Bytes => format!("C::bytes({n}, {v})"),
-            Type::Int => format!("C::int({n}, {v}, PHP_INT_MIN, PHP_INT_MAX)"),
-            Type::UInt => format!("C::int({n}, {v}, 0, PHP_INT_MAX)"),
-            Type::Range(a, b) => format!("C::int({n}, {v}, {a}, {b})"),
-            Type::Ms => format!("C::int({n}, {v}, 1, PHP_INT_MAX)"),
-            Type::Float => format!("C::float({n}, {v})"),
-            Type::Bool => format!("C::bool({n}, {v})"),
-            Type::Date => format!("C::date({n}, {v})"),
-            Type::Any => format!("C::json({n}, {v})"),
-            Type::Null => "null".into(),
             Type::Enum(words) => format!(
                 "C::enum({n}, {v}, [{}])",
                 words
@@ -213,6 +203,7 @@ impl Surface for PhpSurface {
             ),
             Type::Map(k, val) => format!("C::map({n}, {v}, {}, {})", inner(k), inner(val)),
             Type::Named(r) => format!("C::record({n}, {v}, \\RedisPatterns\\Records\\{r}::class)"),
+            scalar => unreachable!("{scalar:?} has a scalar check"),
         }
     }
 
@@ -494,41 +485,6 @@ impl PhpSurface {
         );
     }
 
-    /// `type $name = default, ...`
-    fn signature(&self, params: &[Param]) -> String {
-        params
-            .iter()
-            .map(|p| {
-                let ty = self.ty(&p.ty, Dir::In);
-                match &p.default {
-                    Some(d) => format!("{ty} {} = {}", var(&p.name), literal(d)),
-                    None => format!("{ty} {}", var(&p.name)),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    /// Each input checked into `$v<Name>`.
-    fn checks(&self, out: &mut String, params: &[Param]) {
-        for p in params {
-            let _ = writeln!(
-                out,
-                "        $v_{} = {};",
-                camel_lower(&p.name),
-                self.check(&p.ty, &p.name, &var(&p.name), 0)
-            );
-        }
-    }
-
-    fn call_args(&self, params: &[Param]) -> String {
-        params
-            .iter()
-            .map(|p| format!("$v_{}", camel_lower(&p.name)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     /// `return <call>;`, wrapping a core handle in its class.
     fn ret(&self, out: &mut String, t: &Type, call: &str, run: &str) {
         match wraps_class(t) {
@@ -551,5 +507,26 @@ impl PhpSurface {
                 );
             }
         }
+    }
+}
+
+impl Inputs for PhpSurface {
+    /// `type $name = default`
+    fn param(&self, p: &Param) -> String {
+        let ty = self.ty(&p.ty, Dir::In);
+        match &p.default {
+            Some(d) => format!("{ty} {} = {}", var(&p.name), literal(d)),
+            None => format!("{ty} {}", var(&p.name)),
+        }
+    }
+
+    /// `$v_<name>`
+    fn checked(&self, p: &Param) -> String {
+        format!("$v_{}", camel_lower(&p.name))
+    }
+
+    fn check_line(&self, p: &Param) -> String {
+        let check = self.check(&p.ty, &p.name, &var(&p.name), 0);
+        format!("        {} = {check};\n", self.checked(p))
     }
 }

@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use redis_patterns::contract::api::{Class, ErrorDecl, Operation, Param, Record, Type};
 use serde_json::Value;
 
-use super::super::surface::{Dir, Part, Surface, classes, is_class, records};
+use super::super::Lang;
+use super::super::surface::{Dir, Inputs, Part, Surface, classes, is_class, records, scalar_check};
 use super::{ident, py_str};
 
 /// The Python surface; `asyncio`: the classes of `redis_patterns.asyncio`.
@@ -94,23 +95,12 @@ impl Surface for PySurface {
 
     fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String {
         let n = py_str(name);
+        if let Some(check) = scalar_check(Lang::Python, t, &n, var) {
+            return check;
+        }
         let x = format!("x{depth}");
         let inner = |t: &Type| format!("lambda {x}: {}", self.check(t, name, &x, depth + 1));
         match t {
-            Type::Str => format!("_c.text({n}, {var})"),
-            Type::Name => format!("_c.name({n}, {var})"),
-            Type::Token => format!("_c.token({n}, {var})"),
-            Type::Prefix => format!("_c.prefix({n}, {var})"),
-            Type::Bytes => format!("_c.bytes_({n}, {var})"),
-            Type::Int => format!("_c.int_({n}, {var}, -(2 ** 63), 2 ** 63 - 1)"),
-            Type::UInt => format!("_c.int_({n}, {var}, 0, 2 ** 64 - 1)"),
-            Type::Range(a, b) => format!("_c.int_({n}, {var}, {a}, {b})"),
-            Type::Ms => format!("_c.int_({n}, {var}, 1, 2 ** 63 - 1)"),
-            Type::Float => format!("_c.float_({n}, {var})"),
-            Type::Bool => format!("_c.bool_({n}, {var})"),
-            Type::Date => format!("_c.date({n}, {var})"),
-            Type::Any => format!("_c.json({n}, {var})"),
-            Type::Null => "None".into(),
             Type::Enum(words) => format!(
                 "_c.enum({n}, {var}, ({},))",
                 words
@@ -127,6 +117,7 @@ impl Surface for PySurface {
             ),
             Type::Map(k, v) => format!("_c.mapping({n}, {var}, {}, {})", inner(k), inner(v)),
             Type::Named(r) => format!("_c.record({n}, {var}, records.{r})"),
+            scalar => unreachable!("{scalar:?} has a scalar check"),
         }
     }
 
@@ -425,42 +416,6 @@ impl PySurface {
         );
     }
 
-    /// `name: type = default, ...`
-    fn signature(&self, params: &[Param]) -> String {
-        params
-            .iter()
-            .map(|p| {
-                let ty = self.ty(&p.ty, Dir::In);
-                match &p.default {
-                    Some(d) => format!("{}: {ty} = {}", ident(&p.name), literal(d)),
-                    None => format!("{}: {ty}", ident(&p.name)),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    /// Each input checked into `v_<name>`.
-    fn checks(&self, out: &mut String, params: &[Param]) {
-        for p in params {
-            let var = ident(&p.name);
-            let _ = writeln!(
-                out,
-                "        v_{} = {}",
-                p.name,
-                self.check(&p.ty, &p.name, &var, 0)
-            );
-        }
-    }
-
-    fn call_args(&self, params: &[Param]) -> String {
-        params
-            .iter()
-            .map(|p| format!("v_{}", p.name))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     /// `return <run>`, wrapping a core handle in its class.
     fn ret(&self, out: &mut String, t: &Type, run: &str, runner: &str) {
         match wraps_class(t) {
@@ -508,6 +463,27 @@ class RedisPatternsError(redis.RedisError):
 
 
 "#;
+
+impl Inputs for PySurface {
+    /// `name: type = default`
+    fn param(&self, p: &Param) -> String {
+        let ty = self.ty(&p.ty, Dir::In);
+        match &p.default {
+            Some(d) => format!("{}: {ty} = {}", ident(&p.name), literal(d)),
+            None => format!("{}: {ty}", ident(&p.name)),
+        }
+    }
+
+    /// `v_<name>`
+    fn checked(&self, p: &Param) -> String {
+        format!("v_{}", p.name)
+    }
+
+    fn check_line(&self, p: &Param) -> String {
+        let check = self.check(&p.ty, &p.name, &ident(&p.name), 0);
+        format!("        {} = {check}\n", self.checked(p))
+    }
+}
 
 /// `__init__.py`: the sync classes, the records and the errors.
 pub(crate) fn init() -> String {

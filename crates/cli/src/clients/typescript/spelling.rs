@@ -11,7 +11,8 @@ use redis_patterns::contract::ErrorCode;
 use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Param, Record, Type};
 use serde_json::Value;
 
-use super::super::surface::{Dir, Part, Surface, is_class};
+use super::super::Lang;
+use super::super::surface::{Dir, Part, Surface, is_class, scalar_check};
 use super::emit::{F, Mode, P, camel, ident, indent, jsdoc, lit};
 
 /// The TypeScript surface in one spelling.
@@ -99,23 +100,12 @@ impl Surface for TsSurface {
 
     fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String {
         let n = lit(name);
+        if let Some(check) = scalar_check(Lang::Typescript, t, &n, var) {
+            return check;
+        }
         let x = format!("x{depth}");
         let sub = |t: &Type| format!("({x}) => {}", self.check(t, name, &x, depth + 1));
         match t {
-            Type::Str => format!("c.str({n}, {var})"),
-            Type::Name => format!("c.name({n}, {var})"),
-            Type::Token => format!("c.token({n}, {var})"),
-            Type::Prefix => format!("c.prefix({n}, {var})"),
-            Type::Bytes => format!("c.bytes({n}, {var})"),
-            Type::Int => format!("c.int({n}, {var})"),
-            Type::UInt => format!("c.uint({n}, {var})"),
-            Type::Range(a, b) => format!("c.range({n}, {var}, {a}, {b})"),
-            Type::Ms => format!("c.ms({n}, {var})"),
-            Type::Float => format!("c.float({n}, {var})"),
-            Type::Bool => format!("c.bool({n}, {var})"),
-            Type::Date => format!("c.date({n}, {var})"),
-            Type::Any => format!("c.json({n}, {var})"),
-            Type::Null => "null".into(),
             Type::Enum(words) => format!(
                 "c.oneOf({n}, {var}, [{}]{})",
                 words.iter().map(|w| lit(w)).collect::<Vec<_>>().join(", "),
@@ -129,6 +119,7 @@ impl Surface for TsSurface {
             Type::Tuple(_) => panic!("{name}: only pairs are inputs"),
             Type::Map(k, v) => format!("c.map({n}, {var}, {}, {})", sub(k), sub(v)),
             Type::Named(r) => self.record_check(r, name, var, depth),
+            scalar => unreachable!("{scalar:?} has a scalar check"),
         }
     }
 

@@ -46,6 +46,7 @@ export declare class Io {
     close(): Promise<void>;
     private subscribe;
     private nodeConn;
+    /** Not async (its caller awaits): one promise fewer per request. */
     private send;
     /** Loads a script where `key` lives (every primary of a cluster). */
     private load;

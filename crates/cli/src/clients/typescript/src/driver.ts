@@ -362,12 +362,12 @@ export class Io {
     return found;
   }
 
-  private async send(req: Request): Promise<unknown> {
+  /** Not async (its caller awaits): one promise fewer per request. */
+  private send(req: Request): Promise<unknown> {
     const [name, args] = wireOf(req);
     if (req instanceof Cmd && req.node !== null && this.cluster) {
-      const cluster = this.client as Cluster;
-      await ready(cluster);
-      return this.nodeConn(req.node).callBuffer(name, args);
+      const node = req.node;
+      return ready(this.client as Cluster).then(() => this.nodeConn(node).callBuffer(name, args));
     }
     return this.client.callBuffer(name, args);
   }
