@@ -101,18 +101,7 @@ fn every_error_code_maps_to_a_typed_variant() {
     // validation (the typed wrapper refuses the same call before sending).
     let server = support::server();
     let mut con = server.connection();
-    let refused = scripts::lock::acquire(
-        "l{x}",
-        "l{x}:fence",
-        "l{x}:queue",
-        "l{x}:places",
-        "t",
-        0,
-        0,
-        false,
-        &[0],
-    )
-    .unwrap_err();
+    let refused = support::lock_acquire("l{x}", "t", 0).unwrap_err();
     assert!(
         matches!(
             refused.kind(),
@@ -154,31 +143,13 @@ fn every_error_code_maps_to_a_typed_variant() {
 fn a_single_call_survives_script_flush() {
     support::on_server_with_connection_in(CallMode::Evalsha, |d, con| {
         script_flush(con);
-        let call = || {
-            scripts::lock::acquire(
-                "l{a}",
-                "l{a}:fence",
-                "l{a}:queue",
-                "l{a}:places",
-                "t1",
-                10_000,
-                0,
-                false,
-                &[0],
-            )
-        };
+        let call = || support::lock_acquire("l{a}", "t1", 10_000);
         assert_eq!(d.run(call()).expect("first call"), 1, "{}", d.name());
         script_flush(con);
         assert!(!script_exists(con, scripts::LOCK_RELEASE.sha1));
         assert_eq!(
-            d.run(scripts::lock::release(
-                "l{a}",
-                "l{a}:queue",
-                "l{a}:places",
-                "t1",
-                "l{a}:wake"
-            ))
-            .expect("after flush"),
+            d.run(support::lock_release("l{a}", "t1"))
+                .expect("after flush"),
             1
         );
         assert!(
@@ -234,33 +205,13 @@ fn mixed_batch(tag: &str) -> Batch {
         format!("l{{{tag}2}}"),
         format!("l{{{tag}3}}"),
     );
-    batch.script(scripts::lock::acquire(
-        &a,
-        &format!("{a}:fence"),
-        &format!("{}:queue", a),
-        &format!("{}:places", a),
-        "a",
-        1_000,
-        0,
-        false,
-        &[0],
-    ));
+    batch.script(support::lock_acquire(&a, "a", 1_000));
     batch.script(support::raw_call::<i64>(
         &scripts::LOCK_ACQUIRE,
         &[&b, &format!("{b}:fence")],
         &["b", "0"],
     ));
-    batch.script(scripts::lock::acquire(
-        &c,
-        &format!("{c}:fence"),
-        &format!("{}:queue", c),
-        &format!("{}:places", c),
-        "c",
-        1_000,
-        0,
-        false,
-        &[0],
-    ));
+    batch.script(support::lock_acquire(&c, "c", 1_000));
     batch
 }
 
@@ -297,28 +248,8 @@ fn errors_stay_in_place(d: &mut Driver, tag: &str) {
     ));
     // A refused typed call fails the whole batch before anything is sent.
     let mut refused = Batch::new();
-    refused.script(scripts::lock::acquire(
-        "l{z}",
-        "l{z}:fence",
-        "l{z}:queue",
-        "l{z}:places",
-        "a",
-        1_000,
-        0,
-        false,
-        &[0],
-    ));
-    refused.script(scripts::lock::acquire(
-        "l{z}",
-        "l{z}:fence",
-        "l{z}:queue",
-        "l{z}:places",
-        "",
-        1_000,
-        0,
-        false,
-        &[0],
-    ));
+    refused.script(support::lock_acquire("l{z}", "a", 1_000));
+    refused.script(support::lock_acquire("l{z}", "", 1_000));
     let e = d.run(refused).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::InvalidArgument { script: None, name, .. } if name == "token"),
@@ -344,19 +275,9 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
     // replicates to the replica before the key does.
     let mut p = support::connect(&primary.url());
     assert!(
-        scripts::lock::acquire(
-            "l{ro}",
-            "l{ro}:fence",
-            "l{ro}:queue",
-            "l{ro}:places",
-            token,
-            60_000,
-            0,
-            false,
-            &[0]
-        )
-        .run(&mut p)
-        .expect("acquire")
+        support::lock_acquire("l{ro}", token, 60_000)
+            .run(&mut p)
+            .expect("acquire")
             > 0
     );
     // Wait for the replica to have the key (replication is asynchronous).
@@ -387,15 +308,7 @@ fn read_only_scripts_use_evalsha_ro_and_run_on_a_replica() {
             0
         );
         // A writing script is refused by the replica, typed.
-        let err = d
-            .run(scripts::lock::release(
-                "l{ro}",
-                "l{ro}:queue",
-                "l{ro}:places",
-                token,
-                "l{ro}:wake",
-            ))
-            .unwrap_err();
+        let err = d.run(support::lock_release("l{ro}", token)).unwrap_err();
         assert_eq!(
             err.server_kind(),
             Some(redis_patterns::ServerErrorKind::ReadOnly),
@@ -425,34 +338,18 @@ fn wrapped_connections_recover_from_script_flush() {
                 .expect("wrap manager"),
         ];
         for (i, con) in cons.iter_mut().enumerate() {
-            let (key, fence) = (format!("l{{m{i}}}"), format!("l{{m{i}}}:fence"));
+            let key = format!("l{{m{i}}}");
             script_flush(&mut sync);
-            let fence = scripts::lock::acquire(
-                &key,
-                &fence,
-                &format!("{}:queue", key),
-                &format!("{}:places", key),
-                "t",
-                60_000,
-                0,
-                false,
-                &[0],
-            )
-            .run_async(con)
-            .await
-            .expect("acquire");
+            let fence = support::lock_acquire(&key, "t", 60_000)
+                .run_async(con)
+                .await
+                .expect("acquire");
             assert_eq!(fence, 1);
             script_flush(&mut sync);
-            let released = scripts::lock::release(
-                &key,
-                &format!("{}:queue", key),
-                &format!("{}:places", key),
-                "t",
-                &format!("{key}:wake"),
-            )
-            .run_async(con)
-            .await
-            .expect("release");
+            let released = support::lock_release(&key, "t")
+                .run_async(con)
+                .await
+                .expect("release");
             assert_eq!(released, 1);
             script_flush(&mut sync);
             let (batch, expected) = lock_rounds(&format!("l{{n{i}}}"), 6);
@@ -513,20 +410,10 @@ fn scripts_run_unchanged_on_a_real_cluster() {
     support::each_cluster_driver(&cluster, |d| {
         flush_all();
         for n in names {
-            let (key, fence) = (format!("l{{{n}}}"), format!("l{{{n}}}:fence"));
+            let key = format!("l{{{n}}}");
             assert_eq!(
-                d.run(scripts::lock::acquire(
-                    &key,
-                    &fence,
-                    &format!("{}:queue", key),
-                    &format!("{}:places", key),
-                    "t",
-                    60_000,
-                    0,
-                    false,
-                    &[0]
-                ))
-                .expect("acquire on cluster"),
+                d.run(support::lock_acquire(&key, "t", 60_000))
+                    .expect("acquire on cluster"),
                 1,
                 "{}",
                 d.name()
@@ -546,14 +433,8 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         flush_all();
         for n in names {
             assert_eq!(
-                d.run(scripts::lock::release(
-                    &format!("l{{{n}}}"),
-                    &format!("l{{{n}}}:queue"),
-                    &format!("l{{{n}}}:places"),
-                    "t",
-                    &format!("l{{{n}}}:wake")
-                ))
-                .expect("release after flush"),
+                d.run(support::lock_release(&format!("l{{{n}}}"), "t"))
+                    .expect("release after flush"),
                 1
             );
         }
@@ -572,24 +453,8 @@ fn scripts_run_unchanged_on_a_real_cluster() {
         flush_all();
         let mut batch = Batch::new();
         for n in names {
-            batch.script(scripts::lock::acquire(
-                &format!("l{{{n}}}"),
-                &format!("l{{{n}}}:fence"),
-                &format!("l{{{n}}}:queue"),
-                &format!("l{{{n}}}:places"),
-                "w",
-                60_000,
-                0,
-                false,
-                &[0],
-            ));
-            batch.script(scripts::lock::release(
-                &format!("l{{{n}}}"),
-                &format!("l{{{n}}}:queue"),
-                &format!("l{{{n}}}:places"),
-                "w",
-                &format!("l{{{n}}}:wake"),
-            ));
+            batch.script(support::lock_acquire(&format!("l{{{n}}}"), "w", 60_000));
+            batch.script(support::lock_release(&format!("l{{{n}}}"), "w"));
         }
         let replies: Vec<i64> = d.run(batch).expect("cross-node batch").all().unwrap();
         assert_eq!(
@@ -707,38 +572,11 @@ fn release_not_loaded(cluster: &redis_patterns_test_support::LocalCluster, key: 
         script_flush(&mut c);
         support::script_load(&mut c, &scripts::LOCK_ACQUIRE);
     }
-    let (fence, wake) = (format!("{key}:fence"), format!("{key}:wake"));
     let mut batch = Batch::new();
     batch
-        .script(scripts::lock::acquire(
-            key,
-            &fence,
-            &format!("{}:queue", key),
-            &format!("{}:places", key),
-            "a",
-            60_000,
-            0,
-            false,
-            &[0],
-        ))
-        .script(scripts::lock::release(
-            key,
-            &format!("{}:queue", key),
-            &format!("{}:places", key),
-            "a",
-            &wake,
-        ))
-        .script(scripts::lock::acquire(
-            key,
-            &fence,
-            &format!("{}:queue", key),
-            &format!("{}:places", key),
-            "b",
-            60_000,
-            0,
-            false,
-            &[0],
-        ));
+        .script(support::lock_acquire(key, "a", 60_000))
+        .script(support::lock_release(key, "a"))
+        .script(support::lock_acquire(key, "b", 60_000));
     batch
 }
 

@@ -97,19 +97,7 @@ fn flush_scripts(con: &mut redis::Connection) {
 /// fencing tokens 1, 2, 3 … with no gap.
 fn survive_flush(d: &mut Driver, flush: &dyn Fn()) {
     flush();
-    let fence = d
-        .run(scripts::lock::acquire(
-            "l{a}",
-            "l{a}:fence",
-            "l{a}:queue",
-            "l{a}:places",
-            "t",
-            10_000,
-            0,
-            false,
-            &[0],
-        ))
-        .unwrap();
+    let fence = d.run(support::lock_acquire("l{a}", "t", 10_000)).unwrap();
     assert_eq!(fence, 1, "{}", d.name());
     flush();
     let mut b = Batch::new();

@@ -83,18 +83,6 @@ fn a_durable_call_after_a_script_flush_runs_and_only_then_is_judged() {
     durable_add_after_flush(&alone, 0);
 
     let primary = support::server();
-    let port = primary.port().to_string();
-    let replica = support::server_with(&["--replicaof", "127.0.0.1", &port]);
-    let started = std::time::Instant::now();
-    while !replica
-        .info("replication")
-        .contains("master_link_status:up")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the replica syncs"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let _replica = support::linked_replica(&primary);
     durable_add_after_flush(&primary, 1);
 }

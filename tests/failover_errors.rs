@@ -233,19 +233,7 @@ fn a_server_that_answers_as_a_replica_is_reported_at_once() {
 /// A primary and its replica, the proxy in front of the primary.
 fn primary_with_replica() -> (LocalServer, LocalServer) {
     let primary = support::server_with(&["--repl-diskless-sync-delay", "0"]);
-    let port = primary.port().to_string();
-    let replica = support::server_with(&["--replicaof", "127.0.0.1", &port]);
-    let started = std::time::Instant::now();
-    while !replica
-        .info("replication")
-        .contains("master_link_status:up")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the replica syncs"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let replica = support::linked_replica(&primary);
     (primary, replica)
 }
 

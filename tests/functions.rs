@@ -130,31 +130,11 @@ fn the_library_loads_with_one_function_per_script() {
 fn reload_after_flush(d: &mut Driver, flush: &dyn Fn()) {
     flush();
     let fence = d
-        .run(scripts::lock::acquire(
-            "f{a}",
-            "f{a}:fence",
-            "f{a}:queue",
-            "f{a}:places",
-            "t",
-            60_000,
-            0,
-            false,
-            &[0],
-        ))
+        .run(support::lock_acquire("f{a}", "t", 60_000))
         .expect("a call loads the library");
     assert_eq!(fence, 1, "{}", d.name());
     flush();
-    assert_eq!(
-        d.run(scripts::lock::release(
-            "f{a}",
-            "f{a}:queue",
-            "f{a}:places",
-            "t",
-            &format!("{}:wake", "f{a}")
-        ))
-        .expect("again"),
-        1
-    );
+    assert_eq!(d.run(support::lock_release("f{a}", "t")).expect("again"), 1);
     flush();
     let mut batch = Batch::new();
     let mut expected = Vec::new();
@@ -222,17 +202,7 @@ fn a_library_without_a_function_stops_a_batch_without_running_anything_twice() {
             .expect("load the partial library");
         stops_after_the_first_call(d, con, "p");
         // A call on its own loads the whole library and runs.
-        assert_eq!(
-            d.run(scripts::lock::release(
-                "p{q}",
-                "p{q}:queue",
-                "p{q}:places",
-                "a",
-                &format!("{}:wake", "p{q}")
-            ))
-            .unwrap(),
-            0
-        );
+        assert_eq!(d.run(support::lock_release("p{q}", "a")).unwrap(), 0);
         assert_complete(con, "the server");
     });
 }
@@ -242,17 +212,7 @@ fn restart_and_release(mode: CallMode) -> (LocalServer, u64, u64) {
     let mut server = support::server_with(&["--appendonly", "yes", "--appendfsync", "always"]);
     let mut con = support::drivers_in(&server.url(), mode).remove(0);
     let fence = con
-        .run(scripts::lock::acquire(
-            "r{a}",
-            "r{a}:fence",
-            "r{a}:queue",
-            "r{a}:places",
-            "t",
-            600_000,
-            0,
-            false,
-            &[0],
-        ))
+        .run(support::lock_acquire("r{a}", "t", 600_000))
         .expect("acquire");
     assert_eq!(fence, 1);
     drop(con);
@@ -300,18 +260,8 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
     // The first call loads the library on the primary; it replicates before
     // the key does.
     assert!(
-        p.run(scripts::lock::acquire(
-            "ro{a}",
-            "ro{a}:fence",
-            "ro{a}:queue",
-            "ro{a}:places",
-            "owner",
-            60_000,
-            0,
-            false,
-            &[0]
-        ))
-        .expect("acquire")
+        p.run(support::lock_acquire("ro{a}", "owner", 60_000))
+            .expect("acquire")
             > 0
     );
     eventually("replication of the lock", || {
@@ -326,15 +276,7 @@ fn read_only_functions_run_on_a_replica_which_cannot_load_the_library() {
             .run(scripts::lock::owned("ro{a}", "owner"))
             .expect("FCALL_RO on the replica");
         assert!(left > 0 && left <= 60_000, "{left}");
-        let err = d
-            .run(scripts::lock::release(
-                "ro{a}",
-                "ro{a}:queue",
-                "ro{a}:places",
-                "owner",
-                &format!("{}:wake", "ro{a}"),
-            ))
-            .unwrap_err();
+        let err = d.run(support::lock_release("ro{a}", "owner")).unwrap_err();
         assert_eq!(
             err.server_kind(),
             Some(ServerErrorKind::ReadOnly),

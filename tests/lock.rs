@@ -619,13 +619,9 @@ fn an_acknowledged_acquire_without_replicas_fails_cleanly_and_auto_does_not_wait
 #[test]
 fn an_acknowledged_acquire_waits_for_the_replica_even_after_a_script_flush() {
     let primary = support::server();
-    let port = primary.port().to_string();
-    let replica = support::server_with(&["--replicaof", "127.0.0.1", &port]);
-    eventually("the replica is linked", || {
-        replica
-            .info("replication")
-            .contains("master_link_status:up")
-            && primary.info("replication").contains("connected_slaves:1")
+    let replica = support::linked_replica(&primary);
+    eventually("the primary has its replica", || {
+        primary.info("replication").contains("connected_slaves:1")
     });
     support::each_driver(&primary, |d| {
         for replication in [Replication::DEFAULT_ACKNOWLEDGED, Replication::Auto] {
@@ -996,13 +992,7 @@ fn fence_at(con: &mut redis_patterns::Connection, lock: &Lock, now_us: &[i64]) -
 #[test]
 fn fencing_tokens_follow_the_clock_across_a_failover_that_lost_increments() {
     let primary = support::server();
-    let port = primary.port().to_string();
-    let replica = support::server_with(&["--replicaof", "127.0.0.1", &port]);
-    eventually("the replica syncs", || {
-        replica
-            .info("replication")
-            .contains("master_link_status:up")
-    });
+    let replica = support::linked_replica(&primary);
     let lock = Lock::new("clock", Duration::from_secs(60)).unwrap();
     let mut p = redis_patterns::Connection::open(primary.url()).unwrap();
     // A counter of an older version (INCR per acquire) jumps to the clock.

@@ -1,34 +1,11 @@
 //! The native path's calls: the server's per-field TTL (`HPEXPIRE`,
-//! `HPTTL`, `HPERSIST`, and the `expiring_map.put_native` script's
-//! `HSETEX`), which also removes expired fields.
+//! `HPTTL`, `HPERSIST`; the `expiring_map.put_native` script's `HSETEX` is
+//! sent by the put both paths share, in `ops`), which also removes expired
+//! fields.
 
 use crate::core::resend::changed;
 use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
-use crate::scripts::expiring_map as script;
-
-/// One shard's `expiring_map.put_native` (its reply is the portable
-/// put's: `{new, evicted}`, read by `portable::put_report`).
-pub(super) fn put(
-    batch: &mut Batch,
-    key: &str,
-    pairs: &[(&[u8], &[u8])],
-    ttl: i64,
-    only_absent: bool,
-    max_entries: i64,
-    cap: u64,
-) {
-    let items: Vec<&[u8]> = pairs.iter().flat_map(|&(f, v)| [f, v]).collect();
-    let cap = cap.min(super::MAX_TTL_MS) as i64;
-    batch.script(script::put_native(
-        key,
-        only_absent,
-        ttl,
-        max_entries,
-        cap,
-        &items,
-    ));
-}
 
 /// One shard's read: `HMGET`, and with a max-idle time `HPEXPIRE … GT`
 /// (an expiry later than that, or none, is kept).

@@ -7,8 +7,13 @@ use std::time::Duration;
 use redis::FromRedisValue;
 
 use super::{ExpiringMap, Path, PutReport, Ttl, millis, native, portable, ttl_ms};
+use crate::ScriptCall;
 use crate::core::{Batch, Op};
-use crate::error::Error;
+use crate::error::{Error, Result};
+use crate::scripts::expiring_map as script;
+
+/// A shard's put script of either path (`expiring_map.put`, `expiring_map.put_native`).
+type PutScript<'a> = fn(&str, bool, i64, i64, i64, &[&'a [u8]]) -> Result<ScriptCall<Vec<i64>>>;
 
 /// Positions `0..` grouped by shard, shards in order.
 pub(super) fn group(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<usize>> {
@@ -66,22 +71,16 @@ impl ExpiringMap {
             let key = self.key_of_shard(*shard);
             let distinct: HashSet<&[u8]> = idx.iter().map(|&i| pairs[i].0).collect();
             most.push(distinct.len() as u64);
-            let part: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
-            let put = match self.path {
-                Path::Portable => portable::put,
-                Path::Native => native::put,
+            let items: Vec<&[u8]> = idx.iter().flat_map(|&i| [pairs[i].0, pairs[i].1]).collect();
+            // The two paths' puts take the same arguments and both answer
+            // {new, evicted}.
+            let put: PutScript<'_> = match self.path {
+                Path::Portable => script::put,
+                Path::Native => script::put_native,
             };
-            put(
-                &mut batch,
-                &key,
-                &part,
-                ttl,
-                only_absent,
-                self.max_entries(),
-                self.cap,
-            );
+            let cap = self.cap.min(super::MAX_TTL_MS) as i64;
+            batch.script(put(&key, only_absent, ttl, self.max_entries(), cap, &items));
         }
-        // Both scripts answer {new, evicted}.
         let send = Op::send(batch, move |replies| portable::put_report(replies, &most));
         let map = self.clone();
         self.on_path(move || map.claimed(send))

@@ -1,5 +1,6 @@
 //! The portable path's calls: the scripts of `lua/expiring_map/`, which keep
-//! each entry's expiry in its value.
+//! each entry's expiry in its value (the put, which both paths share, is
+//! sent in `ops`).
 
 use redis::{FromRedisValue, Value};
 
@@ -9,21 +10,6 @@ use crate::core::resend::{changed, changed_count};
 use crate::core::{Batch, Op, Replies};
 use crate::error::{Error, Result};
 use crate::scripts::expiring_map as script;
-
-/// One shard's `expiring_map.put`.
-pub(super) fn put(
-    batch: &mut Batch,
-    key: &str,
-    pairs: &[(&[u8], &[u8])],
-    ttl: i64,
-    only_absent: bool,
-    max_entries: i64,
-    cap: u64,
-) {
-    let items: Vec<&[u8]> = pairs.iter().flat_map(|&(f, v)| [f, v]).collect();
-    let cap = cap.min(super::MAX_TTL_MS) as i64;
-    batch.script(script::put(key, only_absent, ttl, max_entries, cap, &items));
-}
 
 /// The report of the shards' puts; `most[i]`: the distinct fields of
 /// shard `i`'s part.

@@ -527,59 +527,69 @@ impl Args<'_> {
         self.0.get(name).is_some_and(|v| !v.is_null())
     }
 
+    /// `name` as `conv` reads it, refused with `must` when it cannot.
+    fn typed<T>(
+        &self,
+        name: &str,
+        must: &str,
+        conv: impl FnOnce(&Value) -> Option<T>,
+    ) -> Result<T, Failure> {
+        conv(self.get(name)?).ok_or_else(|| refused(name, must))
+    }
+
+    /// `read` of `name`, or `default` when the case does not give it.
+    fn or<T>(
+        &self,
+        name: &str,
+        default: T,
+        read: impl FnOnce(&Self, &str) -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        if self.has(name) {
+            read(self, name)
+        } else {
+            Ok(default)
+        }
+    }
+
+    /// Each element of the list `name` as `each` reads it.
+    fn each<T>(
+        &self,
+        name: &str,
+        each: impl FnMut(&Value) -> Result<T, Failure>,
+    ) -> Result<Vec<T>, Failure> {
+        self.list(name)?.iter().map(each).collect()
+    }
+
     fn s(&self, name: &str) -> Result<String, Failure> {
-        self.get(name)?
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| refused(name, "must be a string"))
+        self.typed(name, "must be a string", |v| v.as_str().map(str::to_string))
     }
 
     fn s_or(&self, name: &str, default: &str) -> Result<String, Failure> {
-        if self.has(name) {
-            self.s(name)
-        } else {
-            Ok(default.to_string())
-        }
+        self.or(name, default.to_string(), Self::s)
     }
 
     fn u(&self, name: &str) -> Result<u64, Failure> {
-        self.get(name)?
-            .as_u64()
-            .ok_or_else(|| refused(name, "must be a non-negative integer"))
+        self.typed(name, "must be a non-negative integer", Value::as_u64)
     }
 
     fn u_or(&self, name: &str, default: u64) -> Result<u64, Failure> {
-        if self.has(name) {
-            self.u(name)
-        } else {
-            Ok(default)
-        }
+        self.or(name, default, Self::u)
     }
 
     fn i(&self, name: &str) -> Result<i64, Failure> {
-        self.get(name)?
-            .as_i64()
-            .ok_or_else(|| refused(name, "must be an integer"))
+        self.typed(name, "must be an integer", Value::as_i64)
     }
 
     fn f(&self, name: &str) -> Result<f64, Failure> {
-        self.get(name)?
-            .as_f64()
-            .ok_or_else(|| refused(name, "must be a number"))
+        self.typed(name, "must be a number", Value::as_f64)
     }
 
     fn b(&self, name: &str) -> Result<bool, Failure> {
-        self.get(name)?
-            .as_bool()
-            .ok_or_else(|| refused(name, "must be true or false"))
+        self.typed(name, "must be true or false", Value::as_bool)
     }
 
     fn b_or(&self, name: &str, default: bool) -> Result<bool, Failure> {
-        if self.has(name) {
-            self.b(name)
-        } else {
-            Ok(default)
-        }
+        self.or(name, default, Self::b)
     }
 
     fn ms(&self, name: &str) -> Result<Duration, Failure> {
@@ -587,44 +597,34 @@ impl Args<'_> {
     }
 
     fn bytes(&self, name: &str) -> Result<Vec<u8>, Failure> {
-        value_bytes(self.get(name)?).ok_or_else(|| refused(name, "must be text or {\"$hex\": ...}"))
+        self.typed(name, "must be text or {\"$hex\": ...}", value_bytes)
     }
 
     fn list(&self, name: &str) -> Result<Vec<Value>, Failure> {
-        self.get(name)?
-            .as_array()
-            .cloned()
-            .ok_or_else(|| refused(name, "must be a list"))
+        self.typed(name, "must be a list", |v| v.as_array().cloned())
     }
 
     fn bytes_list(&self, name: &str) -> Result<Vec<Vec<u8>>, Failure> {
-        self.list(name)?
-            .iter()
-            .map(|v| value_bytes(v).ok_or_else(|| refused(name, "must be a list of text")))
-            .collect()
+        self.each(name, |v| {
+            value_bytes(v).ok_or_else(|| refused(name, "must be a list of text"))
+        })
     }
 
     /// A list of bytes or nulls.
     fn opt_bytes_list(&self, name: &str) -> Result<Vec<Option<Vec<u8>>>, Failure> {
-        self.list(name)?
-            .iter()
-            .map(|v| match v {
-                Value::Null => Ok(None),
-                v => value_bytes(v)
-                    .map(Some)
-                    .ok_or_else(|| refused(name, "must be a list of text or null")),
-            })
-            .collect()
+        self.each(name, |v| match v {
+            Value::Null => Ok(None),
+            v => value_bytes(v)
+                .map(Some)
+                .ok_or_else(|| refused(name, "must be a list of text or null")),
+        })
     }
 
     fn pairs(&self, name: &str) -> Result<Pairs, Failure> {
-        self.list(name)?
-            .iter()
-            .map(|p| match (value_bytes(&p[0]), value_bytes(&p[1])) {
-                (Some(a), Some(b)) => Ok((a, b)),
-                _ => Err(refused(name, "must be a list of [field, value] pairs")),
-            })
-            .collect()
+        self.each(name, |p| match (value_bytes(&p[0]), value_bytes(&p[1])) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(refused(name, "must be a list of [field, value] pairs")),
+        })
     }
 
     fn date(&self, name: &str) -> Result<NaiveDate, Failure> {
@@ -632,10 +632,7 @@ impl Args<'_> {
     }
 
     fn dates(&self, name: &str) -> Result<Vec<NaiveDate>, Failure> {
-        self.list(name)?
-            .iter()
-            .map(|v| parse_date(name, v))
-            .collect()
+        self.each(name, |v| parse_date(name, v))
     }
 
     fn role(&self, name: &str) -> Result<Role, Failure> {
@@ -722,57 +719,41 @@ fn retention(a: &Args, default: Option<u64>) -> Result<Retention, Failure> {
     })
 }
 
+/// Builder `b` of a lock, semaphore or read-write lock with the settings
+/// they share, as the case `a` gives them: wait mode, fairness, lease,
+/// place and prefix (the builders' common setters are one macro's, not a
+/// trait's).
+macro_rules! leasing {
+    ($b:expr, $a:expr) => {{
+        let a: &Args = $a;
+        let mut b = $b.wait_mode(wait_mode(a)?).fair(a.b_or("fair", false)?);
+        if a.has("lease_ms") {
+            b = b.lease(a.ms("lease_ms")?);
+        }
+        if a.u_or("place_ms", 0)? > 0 {
+            b = b.place(a.ms("place_ms")?);
+        }
+        if a.has("prefix") {
+            b = b.prefix(prefix(&a.s("prefix")?)?);
+        }
+        b
+    }};
+}
+
 /// Makes a handle with `Class(args)`.
 pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
     let a = &Args(args);
     Ok(match class {
         "Lock" => {
-            let mut b = Lock::builder(&a.s("name")?)
-                .wait_mode(wait_mode(a)?)
-                .fair(a.b_or("fair", false)?)
-                .replication(replication(a)?);
-            if a.has("lease_ms") {
-                b = b.lease(a.ms("lease_ms")?);
-            }
-            if a.u_or("place_ms", 0)? > 0 {
-                b = b.place(a.ms("place_ms")?);
-            }
-            if a.has("prefix") {
-                b = b.prefix(prefix(&a.s("prefix")?)?);
-            }
-            Handle::Lock(b.build()?)
+            let b = Lock::builder(&a.s("name")?).replication(replication(a)?);
+            Handle::Lock(leasing!(b, a).build()?)
         }
         "Semaphore" => {
             let limit = u32::try_from(a.u("limit")?).map_err(|_| refused("limit", "too large"))?;
-            let mut b = Semaphore::builder(&a.s("name")?, limit)
-                .wait_mode(wait_mode(a)?)
-                .fair(a.b_or("fair", false)?);
-            if a.has("lease_ms") {
-                b = b.lease(a.ms("lease_ms")?);
-            }
-            if a.u_or("place_ms", 0)? > 0 {
-                b = b.place(a.ms("place_ms")?);
-            }
-            if a.has("prefix") {
-                b = b.prefix(prefix(&a.s("prefix")?)?);
-            }
-            Handle::Semaphore(b.build()?)
+            let b = Semaphore::builder(&a.s("name")?, limit);
+            Handle::Semaphore(leasing!(b, a).build()?)
         }
-        "RwLock" => {
-            let mut b = RwLock::builder(&a.s("name")?)
-                .wait_mode(wait_mode(a)?)
-                .fair(a.b_or("fair", false)?);
-            if a.has("lease_ms") {
-                b = b.lease(a.ms("lease_ms")?);
-            }
-            if a.u_or("place_ms", 0)? > 0 {
-                b = b.place(a.ms("place_ms")?);
-            }
-            if a.has("prefix") {
-                b = b.prefix(prefix(&a.s("prefix")?)?);
-            }
-            Handle::RwLock(b.build()?)
-        }
+        "RwLock" => Handle::RwLock(leasing!(RwLock::builder(&a.s("name")?), a).build()?),
         "RateLimiter" => {
             let limit = match a.s("kind")?.as_str() {
                 "gcra" => Limit::gcra(

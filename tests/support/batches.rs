@@ -4,43 +4,25 @@
 //! `#[path]`-included next to `mod support`.
 #![allow(dead_code)]
 
-use redis_patterns::{Batch, ErrorKind, scripts};
+use redis_patterns::{Batch, ErrorKind};
 
-use crate::support::Driver;
+use crate::support::{Driver, lock_acquire, lock_release};
 
 /// `rounds` rounds on the lock `key` (its fence `{key}:fence`): an acquire,
 /// a stranger's release, the owner's release. Each reply depends on every
 /// call before it having run exactly once, in order: the batch and the
 /// replies it must give on a fresh lock.
 pub fn lock_rounds(key: &str, rounds: i64) -> (Batch, Vec<i64>) {
-    let (fence, wake) = (format!("{key}:fence"), format!("{key}:wake"));
-    let (queue, places) = (format!("{key}:queue"), format!("{key}:places"));
     let mut batch = Batch::new();
     let mut expected = Vec::new();
     for round in 0..rounds {
         let token = format!("tok-{round}");
-        batch.script(scripts::lock::acquire(
-            key,
-            &fence,
-            &queue,
-            &places,
-            &token,
-            60_000,
-            0,
-            false,
-            &[0],
-        ));
+        batch.script(lock_acquire(key, &token, 60_000));
         // With now_us 0 the fencing token counts acquisitions.
         expected.push(round + 1);
-        batch.script(scripts::lock::release(
-            key,
-            &queue,
-            &places,
-            "someone-else",
-            &wake,
-        ));
+        batch.script(lock_release(key, "someone-else"));
         expected.push(0);
-        batch.script(scripts::lock::release(key, &queue, &places, &token, &wake));
+        batch.script(lock_release(key, &token));
         expected.push(1);
     }
     (batch, expected)
@@ -53,35 +35,9 @@ pub fn lock_rounds(key: &str, rounds: i64) -> (Batch, Vec<i64>) {
 pub fn stops_after_the_first_call(d: &mut Driver, con: &mut redis::Connection, p: &str) {
     let (q, r) = (format!("{p}{{q}}"), format!("{p}{{r}}"));
     let mut batch = Batch::new();
-    batch.script(scripts::lock::acquire(
-        &q,
-        &format!("{q}:fence"),
-        &format!("{q}:queue"),
-        &format!("{q}:places"),
-        "a",
-        60_000,
-        0,
-        false,
-        &[0],
-    ));
-    batch.script(scripts::lock::release(
-        &q,
-        &format!("{q}:queue"),
-        &format!("{q}:places"),
-        "a",
-        &format!("{q}:wake"),
-    ));
-    batch.script(scripts::lock::acquire(
-        &r,
-        &format!("{r}:fence"),
-        &format!("{r}:queue"),
-        &format!("{r}:places"),
-        "b",
-        60_000,
-        0,
-        false,
-        &[0],
-    ));
+    batch.script(lock_acquire(&q, "a", 60_000));
+    batch.script(lock_release(&q, "a"));
+    batch.script(lock_acquire(&r, "b", 60_000));
     let err = d.run(batch).unwrap_err();
     assert!(
         matches!(

@@ -41,6 +41,18 @@ fn ex(script: &'static str, setup: &[&[&str]], keys: &[&str], args: &[&str]) -> 
     }
 }
 
+impl Example {
+    /// The example with `n` more `field<i>`, `value<i>` pairs after its
+    /// arguments.
+    fn with_pairs(mut self, n: usize) -> Self {
+        for i in 0..n {
+            self.args.push(format!("field{i}"));
+            self.args.push(format!("value{i}"));
+        }
+        self
+    }
+}
+
 /// Unrelated data every example runs next to.
 pub fn seed() -> Vec<redis::Cmd> {
     vec![
@@ -403,32 +415,28 @@ fn rolling(_n: Size) -> Vec<Example> {
 
 /// The sharded_hash scripts' examples.
 fn sharded_hash(n: Size) -> Vec<Example> {
-    let mut out = Vec::new();
-    out.push(ex(
-        "sharded_hash.incr",
-        &[&["HSET", "sh:{t}:0", "a", "1"]],
-        &["sh:{t}:0", "sh:{t}:0:req:r1"],
-        &["a", "5", "512", "60000"],
-    ));
-    // layout: a meta key that is absent (the claim stores the pairs).
-    out.push(ex(
-        "layout.claim",
-        &[],
-        &["lay:{t}:meta"],
-        &["pattern", "sharded_hash", "scheme", "crc32", "shards", "64"],
-    ));
-    let mut put = ex(
-        "sharded_hash.put",
-        &[&["HSET", "sh:{t}:0", "a", "1"]],
-        &["sh:{t}:0"],
-        &["0", "512"],
-    );
-    for i in 0..n.of(2, 200) {
-        put.args.push(format!("field{i}"));
-        put.args.push(format!("value{i}"));
-    }
-    out.push(put);
-    out
+    vec![
+        ex(
+            "sharded_hash.incr",
+            &[&["HSET", "sh:{t}:0", "a", "1"]],
+            &["sh:{t}:0", "sh:{t}:0:req:r1"],
+            &["a", "5", "512", "60000"],
+        ),
+        // layout: a meta key that is absent (the claim stores the pairs).
+        ex(
+            "layout.claim",
+            &[],
+            &["lay:{t}:meta"],
+            &["pattern", "sharded_hash", "scheme", "crc32", "shards", "64"],
+        ),
+        ex(
+            "sharded_hash.put",
+            &[&["HSET", "sh:{t}:0", "a", "1"]],
+            &["sh:{t}:0"],
+            &["0", "512"],
+        )
+        .with_pairs(n.of(2, 200)),
+    ]
 }
 
 /// The expiring_map scripts' examples.
@@ -444,17 +452,15 @@ fn expiring_map(n: Size) -> Vec<Example> {
         "old",
         "\0\0\0\0\0\x01vo",
     ];
-    let mut em_put = ex(
-        "expiring_map.put",
-        &[em],
-        &["em:{t}:0"],
-        &["0", "0", "512", "3"],
+    out.push(
+        ex(
+            "expiring_map.put",
+            &[em],
+            &["em:{t}:0"],
+            &["0", "0", "512", "3"],
+        )
+        .with_pairs(n.of(2, 200)),
     );
-    for i in 0..n.of(2, 200) {
-        em_put.args.push(format!("field{i}"));
-        em_put.args.push(format!("value{i}"));
-    }
-    out.push(em_put);
     out.push(ex(
         "expiring_map.get",
         &[em],
@@ -473,20 +479,18 @@ fn expiring_map(n: Size) -> Vec<Example> {
     out.push(ex("expiring_map.entries", &[em], &["em:{t}:0"], &[]));
     // The native path's shard (servers with per-field TTLs only): one entry
     // without expiry and one with a TTL, which the cap of 2 evicts.
-    let mut native_put = ex(
-        "expiring_map.put_native",
-        &[
-            &["HSET", "emn:{t}:0", "a", "va", "c", "vc"],
-            &["HPEXPIRE", "emn:{t}:0", "600000", "FIELDS", "1", "c"],
-        ],
-        &["emn:{t}:0"],
-        &["0", "0", "512", "2"],
+    out.push(
+        ex(
+            "expiring_map.put_native",
+            &[
+                &["HSET", "emn:{t}:0", "a", "va", "c", "vc"],
+                &["HPEXPIRE", "emn:{t}:0", "600000", "FIELDS", "1", "c"],
+            ],
+            &["emn:{t}:0"],
+            &["0", "0", "512", "2"],
+        )
+        .with_pairs(n.of(1, 200)),
     );
-    for i in 0..n.of(1, 200) {
-        native_put.args.push(format!("field{i}"));
-        native_put.args.push(format!("value{i}"));
-    }
-    out.push(native_put);
     out
 }
 

@@ -15,6 +15,39 @@ use redis_patterns::core::CallMode;
 use redis_patterns::{ScriptCall, ScriptInfo};
 use redis_patterns_test_support::{LocalCluster, LocalServer};
 
+/// The `lock.acquire` call of the lock `key` (its keys `{key}:fence`,
+/// `{key}:queue` and `{key}:places`) by `token` for `lease_ms`: unfair, no
+/// place, and `now_us` 0, so that the fencing token counts acquisitions.
+pub fn lock_acquire(
+    key: &str,
+    token: &str,
+    lease_ms: i64,
+) -> redis_patterns::Result<ScriptCall<i64>> {
+    redis_patterns::scripts::lock::acquire(
+        key,
+        &format!("{key}:fence"),
+        &format!("{key}:queue"),
+        &format!("{key}:places"),
+        token,
+        lease_ms,
+        0,
+        false,
+        &[0],
+    )
+}
+
+/// The `lock.release` call of the lock `key` (its keys as in
+/// [`lock_acquire`], and the wake channel `{key}:wake`) by `token`.
+pub fn lock_release(key: &str, token: &str) -> redis_patterns::Result<ScriptCall<i64>> {
+    redis_patterns::scripts::lock::release(
+        key,
+        &format!("{key}:queue"),
+        &format!("{key}:places"),
+        token,
+        &format!("{key}:wake"),
+    )
+}
+
 /// Starts a fresh server with default settings.
 pub fn server() -> LocalServer {
     server_with(&[])
@@ -24,6 +57,25 @@ pub fn server() -> LocalServer {
 pub fn server_with(extra: &[&str]) -> LocalServer {
     LocalServer::start_with(extra)
         .unwrap_or_else(|e| panic!("cannot start redis-server for this test: {e}"))
+}
+
+/// Starts a replica of `primary` and waits (at most 30 s) until its link
+/// to the primary is up.
+pub fn linked_replica(primary: &LocalServer) -> LocalServer {
+    let port = primary.port().to_string();
+    let replica = server_with(&["--replicaof", "127.0.0.1", &port]);
+    let started = std::time::Instant::now();
+    while !replica
+        .info("replication")
+        .contains("master_link_status:up")
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the replica syncs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    replica
 }
 
 /// The scripts of the registry that the server behind `con` runs: those

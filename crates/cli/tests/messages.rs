@@ -47,11 +47,7 @@ fn connection_problems_name_the_url_and_the_cause() {
         "cannot connect to redis://127.0.0.1:1/: connection refused"
     );
     let masked = cli("redis://:s3cret@127.0.0.1:1/", &["load"]).failure();
-    assert!(
-        masked.message().contains("redis://:***@127.0.0.1:1/"),
-        "{}",
-        masked.stderr
-    );
+    masked.says("redis://:***@127.0.0.1:1/");
     assert!(!masked.stderr.contains("s3cret"));
     for url in ["http://127.0.0.1/", "redis://127.0.0.1:notaport/"] {
         let bad = cli(url, &["load"]).failure();
@@ -125,17 +121,9 @@ fn a_password_protected_server_says_what_to_put_in_the_url() {
         &["hash", "import", "h", dir.join("a.txt").to_str().unwrap()],
     )
     .failure();
-    assert!(
-        import.message().contains("needs a password"),
-        "{}",
-        import.stderr
-    );
+    import.says("needs a password");
     let wrong = cli(&format!("redis://:nope@127.0.0.1:{port}/"), &["load"]).failure();
-    assert!(
-        wrong.message().contains("refused the password"),
-        "{}",
-        wrong.stderr
-    );
+    wrong.says("refused the password");
     assert!(!wrong.stderr.contains("nope"));
     cli(&format!("redis://:s3cret@127.0.0.1:{port}/"), &["load"]).success();
     for r in [none, import, wrong] {
@@ -182,11 +170,7 @@ fn bad_input_is_refused_or_counted_and_fails_the_run() {
         &["hash", "import", "h", items, "--max-line", "0"][..],
     ] {
         let r = cli(&url, args).failure();
-        assert!(
-            r.message().contains("--max-line must be at least 1"),
-            "{}",
-            r.stderr
-        );
+        r.says("--max-line must be at least 1");
     }
     assert_eq!(support::dbsize(&mut server.connection()), 0);
     // A binary file: its lines are rejected, counted, and the run fails

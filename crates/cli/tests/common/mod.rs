@@ -55,6 +55,13 @@ impl Run {
             .collect()
     }
 
+    /// Panics unless the one line the binary printed on stderr
+    /// ([`Run::message`]) contains `part`.
+    pub fn says(&self, part: &str) -> &Self {
+        assert!(self.message().contains(part), "{}", self.stderr);
+        self
+    }
+
     /// The one line the binary printed on stderr (`redis-patterns: ...`).
     pub fn message(&self) -> &str {
         let lines: Vec<&str> = self.stderr.lines().collect();
