@@ -35,6 +35,13 @@
 //!   on a server and on the cluster, next to one raw pipeline of 2,048 HLENs
 //!   (goal: one round trip per node).
 //!
+//! The client's own CPU per pair without a server (its library's send
+//! answered from a table, so the machine's syscalls and load drop out):
+//! `crates/cli/benches/clients/canned.py DIR [DIR...]` (Python),
+//! `canned.js DIR [DIR...]` (TypeScript, ioredis on `NODE_PATH`) and
+//! `canned.php DIR` (PHP), on exported clients; several DIRs (a client
+//! before and after a change) are measured interleaved in one process.
+//!
 //! Environment: `BENCH_WAITS` handoffs per language (default 200),
 //! `BENCH_CALLS` pairs a round (default 5000); `PYTHONPATH` with redis-py
 //! and `REDIS_PATTERNS_NODE_MODULES` (ioredis) as for the tests.
