@@ -197,7 +197,7 @@ impl Caps {
     /// The caps of the replies to [`add`]'s commands.
     pub(crate) fn from_replies(info: Value, commands: Value, bitop_docs: Value) -> Self {
         let mut caps = Caps::default();
-        let texts = texts(info);
+        let texts = info_texts(info);
         caps.info_reported = !texts.is_empty();
         let nodes: Vec<(ServerName, Option<Version>)> =
             texts.iter().map(|t| name_and_version(t)).collect();
@@ -236,8 +236,9 @@ pub(crate) fn asked_commands() -> Vec<&'static str> {
 }
 
 /// The texts of an `INFO` reply: one server's, or (a cluster router that
-/// asked every primary) each node's; none for an error reply.
-fn texts(reply: Value) -> Vec<String> {
+/// asked every primary) each node's; none for an error reply. The
+/// memory probe reads `INFO memory` with it too.
+pub(super) fn info_texts(reply: Value) -> Vec<String> {
     match reply {
         Value::Map(nodes) => nodes.into_iter().filter_map(|(_, v)| text(v)).collect(),
         v => text(v).into_iter().collect(),

@@ -76,6 +76,7 @@ use redis::Value;
 
 use super::alloc::Allocator;
 use super::batch::Batch;
+use super::caps::info_texts;
 use super::op::{Op, Replies};
 use crate::error::{ErrorKind, MemoryLimit, Result};
 
@@ -191,10 +192,7 @@ impl ServerMemory {
     /// router that asked every primary) a map of node to text, of which the
     /// node with the least room is taken.
     pub(crate) fn from_info(reply: Value) -> Result<Self> {
-        let texts: Vec<String> = match reply {
-            Value::Map(nodes) => nodes.into_iter().filter_map(|(_, v)| text(v)).collect(),
-            v => text(v).into_iter().collect(),
-        };
+        let texts = info_texts(reply);
         let mut found: Vec<Self> = texts.iter().filter_map(|t| Self::parse(t)).collect();
         found.sort_by_key(|m| m.available().unwrap_or(u64::MAX));
         let multi = found.len() > 1;
@@ -207,15 +205,6 @@ impl ServerMemory {
             first.node = None;
         }
         Ok(first)
-    }
-}
-
-fn text(v: Value) -> Option<String> {
-    match v {
-        Value::BulkString(b) => Some(String::from_utf8_lossy(&b).into_owned()),
-        Value::VerbatimString { text, .. } => Some(text),
-        Value::SimpleString(s) => Some(s),
-        _ => None,
     }
 }
 

@@ -290,16 +290,11 @@ where
                 b.until(started + self.waiting.timeout);
                 Ok(Step::Send(b))
             }
-            Step::Sleep(d) => Ok(Step::Sleep(d)),
-            Step::Wait {
-                channel,
-                to,
-                timeout,
-            } => Ok(Step::Wait {
-                channel,
-                to,
-                timeout,
-            }),
+            // A sleep or a wait of the attempt, passed on as it is.
+            other => match other.forward() {
+                Ok(step) => Ok(step),
+                Err(_) => unreachable!("both outcomes of Done are matched above"),
+            },
         }
     }
 }

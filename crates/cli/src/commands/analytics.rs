@@ -96,6 +96,17 @@ pub struct AnswerArg {
     members: bool,
 }
 
+/// Which page of ids `--members` answers.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PageArg {
+    /// With --members: the first id of the page.
+    #[arg(long, default_value_t = 0, requires = "members")]
+    from: u64,
+    /// With --members: the most ids of the page.
+    #[arg(long, default_value_t = 1000, requires = "members")]
+    limit: usize,
+}
+
 #[derive(clap::Subcommand)]
 pub enum AnalyticsCommand {
     /// Mark IDs as having done EVENT at --at (default now): every configured
@@ -147,12 +158,8 @@ pub enum AnalyticsCommand {
         expr: Expr,
         #[command(flatten)]
         answer: AnswerArg,
-        /// With --members: the first id of the page.
-        #[arg(long, default_value_t = 0, requires = "members")]
-        from: u64,
-        /// With --members: the most ids of the page.
-        #[arg(long, default_value_t = 1000, requires = "members")]
-        limit: usize,
+        #[command(flatten)]
+        page: PageArg,
         /// Keep the result under <base>:cache:NAME for --ttl-ms and answer from it while it lives.
         #[arg(long, value_name = "NAME")]
         cache: Option<String>,
@@ -202,12 +209,8 @@ pub enum AnalyticsCommand {
         last: Period,
         #[command(flatten)]
         answer: AnswerArg,
-        /// With --members: the first id of the page.
-        #[arg(long, default_value_t = 0, requires = "members")]
-        from: u64,
-        /// With --members: the most ids of the page.
-        #[arg(long, default_value_t = 1000, requires = "members")]
-        limit: usize,
+        #[command(flatten)]
+        page: PageArg,
         #[command(flatten)]
         keys: At<KeysArg>,
     },
@@ -247,12 +250,11 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
         AnalyticsCommand::Query {
             expr,
             answer,
-            from,
-            limit,
+            page,
             cache,
             ttl_ms,
             keys,
-        } => query(expr, &answer, from, limit, cache.as_deref(), ttl_ms, &keys),
+        } => query(expr, &answer, &page, cache.as_deref(), ttl_ms, &keys),
         AnalyticsCommand::Cohort {
             cohort_event,
             return_event,
@@ -274,13 +276,12 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
             of_last,
             last,
             answer,
-            from,
-            limit,
+            page,
             keys,
         } => {
             let (a, mut con) = keys.open()?;
             let q = a.active_in_last(&event, at_least, of_last, last);
-            answer_query(&q, &answer, from, limit, &mut con)
+            answer_query(&q, &answer, &page, &mut con)
         }
     }
 }
@@ -289,8 +290,7 @@ pub fn run(command: AnalyticsCommand) -> CliResult {
 fn query(
     expr: Expr,
     answer: &AnswerArg,
-    from: u64,
-    limit: usize,
+    page: &PageArg,
     cache: Option<&str>,
     ttl_ms: u64,
     keys: &At<KeysArg>,
@@ -300,7 +300,7 @@ fn query(
     if let Some(name) = cache {
         q = q.cache(name, std::time::Duration::from_millis(ttl_ms));
     }
-    answer_query(&q, answer, from, limit, &mut con)
+    answer_query(&q, answer, page, &mut con)
 }
 
 /// `analytics cohort`: the retention table, one script call.
@@ -399,20 +399,14 @@ fn streak(event: &str, id: u64, from: Period, to: Period, keys: &At<KeysArg>) ->
 }
 
 /// A query's count, membership (`--contains`) or page (`--members`).
-fn answer_query(
-    q: &Query,
-    answer: &AnswerArg,
-    from: u64,
-    limit: usize,
-    con: &mut Connection,
-) -> CliResult {
+fn answer_query(q: &Query, answer: &AnswerArg, page: &PageArg, con: &mut Connection) -> CliResult {
     if let Some(id) = answer.contains {
         let yes = q.contains(id).run(con)?;
         out::emit(&json!({"id": id, "contains": yes}), || {
             vec![if yes { "yes" } else { "no" }.to_string()]
         });
     } else if answer.members {
-        let page = q.members(from, limit).run(con)?;
+        let page = q.members(page.from, page.limit).run(con)?;
         out::emit(&page, || page_lines(&page));
     } else {
         let n = q.count().run(con)?;

@@ -54,6 +54,34 @@ pub(crate) struct F<'a> {
     pub body: String,
 }
 
+impl<'a> F<'a> {
+    /// A function or method without flags or type parameters.
+    pub fn new(doc: &'a str, name: &'a str, params: Vec<P>, ret: &str, body: String) -> Self {
+        Self {
+            doc,
+            flags: &[],
+            name,
+            generics: "",
+            params,
+            ret: Some(ret.into()),
+            body,
+        }
+    }
+
+    /// A constructor.
+    pub fn constructor(doc: &'a str, params: Vec<P>, body: String) -> Self {
+        Self {
+            ret: None,
+            ..Self::new(doc, "constructor", params, "", body)
+        }
+    }
+
+    /// With `flags` before the name (see [`F::flags`]).
+    pub fn flagged(self, flags: &'a [&'a str]) -> Self {
+        Self { flags, ..self }
+    }
+}
+
 impl Mode {
     /// Where the file named `name` (no extension) goes.
     pub fn path(self, name: &str) -> String {
@@ -147,42 +175,41 @@ impl Mode {
             .filter(|fl| !matches!((self, *fl), (Mode::Dts, "async") | (Mode::Js, "private")))
             .collect();
         let flags = flags.iter().map(|fl| format!("{fl} ")).collect::<String>();
-        let head = format!(
-            "{}  {flags}{}{}({})",
-            jsdoc("  ", f.doc),
-            f.name,
-            self.typed(f.generics),
-            self.params(&f.params)
-        );
-        let ret = f
-            .ret
-            .as_ref()
-            .map_or(String::new(), |r| self.typed(&format!(": {r}")).to_string());
+        let sig = self.signature(f);
+        let head = format!("{}  {flags}{sig}", jsdoc("  ", f.doc));
         match self {
-            Mode::Dts => format!("{head}{ret};\n"),
-            _ => format!("{head}{ret} {{\n{}  }}\n", indent(&f.body, "    ")),
+            Mode::Dts => format!("{head};\n"),
+            _ => format!("{head} {{\n{}  }}\n", indent(&f.body, "    ")),
         }
     }
 
     /// A module-level function.
     pub fn function(self, f: &F) -> String {
         let doc = jsdoc("", f.doc);
-        let head = format!(
-            "function {}{}({})",
-            f.name,
-            self.typed(f.generics),
-            self.params(&f.params)
-        );
+        let sig = self.signature(f);
+        let body = indent(&f.body, "  ");
+        match self {
+            Mode::Ts => format!("{doc}export function {sig} {{\n{body}}}\n"),
+            Mode::Js => format!(
+                "{doc}function {sig} {{\n{body}}}\nexports.{0} = {0};\n",
+                f.name
+            ),
+            Mode::Dts => format!("{doc}export declare function {sig};\n"),
+        }
+    }
+
+    /// `name<T>(params): ret` as the mode spells it (JavaScript: `name(params)`).
+    fn signature(self, f: &F) -> String {
         let ret = f
             .ret
             .as_ref()
             .map_or(String::new(), |r| self.typed(&format!(": {r}")).to_string());
-        let body = indent(&f.body, "  ");
-        match self {
-            Mode::Ts => format!("{doc}export {head}{ret} {{\n{body}}}\n"),
-            Mode::Js => format!("{doc}{head} {{\n{body}}}\nexports.{0} = {0};\n", f.name),
-            Mode::Dts => format!("{doc}export declare {head}{ret};\n"),
-        }
+        format!(
+            "{}{}({}){ret}",
+            f.name,
+            self.typed(f.generics),
+            self.params(&f.params)
+        )
     }
 
     /// A class: `members` written by [`Mode::method`] and [`Mode::field`].

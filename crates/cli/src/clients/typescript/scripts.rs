@@ -160,16 +160,7 @@ fn script_fn(mode: Mode, s: &ScriptInfo) -> String {
         args.join(", ")
     );
     let doc = script_doc(s);
-    let f = F {
-        doc: &doc,
-        flags: &[],
-        name: &ident(op),
-        generics: "",
-        params,
-        ret: Some("a.Call".into()),
-        body,
-    };
-    let m = mode.method(&f);
+    let m = mode.method(&F::new(&doc, &ident(op), params, "a.Call", body));
     match mode {
         Mode::Dts => m,
         _ => format!("{},\n", m.trim_end()),
@@ -250,30 +241,24 @@ pub(crate) fn contract(mode: Mode) -> String {
         ));
     }
     out.push('\n');
-    out.push_str(&mode.function(&F {
-        doc: "`template` with every `<var>` replaced by String(values[var]).",
-        flags: &[],
-        name: "render",
-        generics: "",
-        params: vec![
-            P::new("template", "string"),
-            P::new("values", "Readonly<Record<string, string | number>>"),
-        ],
-        ret: Some("string".into()),
-        body: "return template.replace(/<([^>]*)>/g, (_, v) => {\n  if (!(v in values)) {\n    throw new Error(`the template ${template} needs <${v}>`);\n  }\n  return String(values[v]);\n});\n".into(),
-    }));
-    out.push_str(&mode.function(&F {
-        doc: "The key of `role` in `pattern`, rendered from its template.",
-        flags: &[],
-        name: "key",
-        generics: "",
-        params: vec![
+    let values = || P::new("values", "Readonly<Record<string, string | number>>");
+    out.push_str(&mode.function(&F::new(
+        "`template` with every `<var>` replaced by String(values[var]).",
+        "render",
+        vec![P::new("template", "string"), values()],
+        "string",
+        "return template.replace(/<([^>]*)>/g, (_, v) => {\n  if (!(v in values)) {\n    throw new Error(`the template ${template} needs <${v}>`);\n  }\n  return String(values[v]);\n});\n".into(),
+    )));
+    out.push_str(&mode.function(&F::new(
+        "The key of `role` in `pattern`, rendered from its template.",
+        "key",
+        vec![
             P::new("pattern", "string"),
             P::new("role", "string"),
-            P::new("values", "Readonly<Record<string, string | number>>"),
+            values(),
         ],
-        ret: Some("string".into()),
-        body: "return render(String(KEYS[pattern][role]), values);\n".into(),
-    }));
+        "string",
+        "return render(String(KEYS[pattern][role]), values);\n".into(),
+    )));
     out
 }

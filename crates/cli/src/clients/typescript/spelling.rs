@@ -190,29 +190,26 @@ impl Surface for TsSurface {
                 self.members.push_str(&ctor);
             }
             None => {
-                let f = F {
-                    doc: "Made by the class's static operations.",
-                    flags: &["private"],
-                    name: "constructor",
-                    generics: "",
-                    params: Vec::new(),
-                    ret: None,
-                    body: "throw new Error(\"made by the class's static operations\");\n".into(),
-                };
+                let f = F::constructor(
+                    "Made by the class's static operations.",
+                    Vec::new(),
+                    "throw new Error(\"made by the class's static operations\");\n".into(),
+                )
+                .flagged(&["private"]);
                 let ctor = self.mode.method(&f);
                 self.members.push_str(&ctor);
             }
         }
         for g in &c.getters {
-            let f = F {
-                doc: &g.doc,
-                flags: &["get"],
-                name: &camel(&g.name),
-                generics: "",
-                params: Vec::new(),
-                ret: Some(self.ty(&g.ty, Dir::Out)),
-                body: format!("return this.core.{};\n", camel(&g.name)),
-            };
+            let name = camel(&g.name);
+            let f = F::new(
+                &g.doc,
+                &name,
+                Vec::new(),
+                &self.ty(&g.ty, Dir::Out),
+                format!("return this.core.{name};\n"),
+            )
+            .flagged(&["get"]);
             let m = self.mode.method(&f);
             self.members.push_str(&m);
         }
@@ -289,26 +286,16 @@ impl TsSurface {
             "super({kind}, text ?? describe({{ {} }}));\n{assigns}",
             described.join(", ")
         );
-        let ctor = F {
-            doc: "",
-            flags: &[],
-            name: "constructor",
-            generics: "",
-            params,
-            ret: None,
-            body,
-        };
+        let ctor = F::constructor("", params, body);
         members.push_str(&m.method(&ctor));
         let fields: Vec<String> = data.iter().map(|(n, p)| format!("{n}: this.{p}")).collect();
-        let getter = F {
-            doc: "The error's data, by the description's names.",
-            flags: &[],
-            name: "data",
-            generics: "",
-            params: Vec::new(),
-            ret: Some("Record<string, unknown>".into()),
-            body: format!("return {{ {} }};\n", fields.join(", ")),
-        };
+        let getter = F::new(
+            DATA_DOC,
+            "data",
+            Vec::new(),
+            "Record<string, unknown>",
+            format!("return {{ {} }};\n", fields.join(", ")),
+        );
         members.push_str(&m.method(&getter));
         m.class(
             &e.doc,
@@ -400,15 +387,7 @@ impl TsSurface {
             "A {} on an ioredis Redis or Cluster client; settings are checked here.",
             c.name
         );
-        self.mode.method(&F {
-            doc: &doc,
-            flags: &[],
-            name: "constructor",
-            generics: "",
-            params,
-            ret: None,
-            body,
-        })
+        self.mode.method(&F::constructor(&doc, params, body))
     }
 
     fn op_doc(op: &Operation) -> String {
@@ -460,15 +439,9 @@ impl TsSurface {
             )
         };
         let doc = Self::op_doc(op);
-        self.mode.method(&F {
-            doc: &doc,
-            flags,
-            name: &name,
-            generics: "",
-            params,
-            ret: Some(ret),
-            body: format!("{}{call}", self.checks(&op.params)),
-        })
+        let body = format!("{}{call}", self.checks(&op.params));
+        self.mode
+            .method(&F::new(&doc, &name, params, &ret, body).flagged(flags))
     }
 
     /// `hold` as `using(..., body)`: the body runs while the lease is held.
@@ -480,17 +453,13 @@ impl TsSurface {
             "{}\n\nResolves to what the body resolves to; `held.lost` turns true as soon as a renewal\nfinds the lease gone (LockLost is thrown at the end then).",
             Self::op_doc(op)
         );
+        let body = format!(
+            "{}const v_body = c.fn(\"body\", body);\nreturn h.hold(this.run, this.core.holder({args}), v_body);\n",
+            self.checks(&op.params)
+        );
         self.mode.method(&F {
-            doc: &doc,
-            flags: &["async"],
-            name: "using",
             generics: "<T>",
-            params,
-            ret: Some("Promise<T>".into()),
-            body: format!(
-                "{}const v_body = c.fn(\"body\", body);\nreturn h.hold(this.run, this.core.holder({args}), v_body);\n",
-                self.checks(&op.params)
-            ),
+            ..F::new(&doc, "using", params, "Promise<T>", body).flagged(&["async"])
         })
     }
 }
@@ -538,6 +507,9 @@ fn wrapped(t: &Type, run: &str, runner: &str) -> String {
     }
 }
 
+/// The doc of every error class's `data()`.
+const DATA_DOC: &str = "The error's data, by the description's names.";
+
 /// The base class of every error (first in `errors`).
 fn error_base(m: Mode) -> String {
     let mut out = String::new();
@@ -548,24 +520,18 @@ fn error_base(m: Mode) -> String {
             m.typed(": string")
         ));
     }
-    let ctor = F {
-        doc: "",
-        flags: &[],
-        name: "constructor",
-        generics: "",
-        params: vec![P::new("kind", "string"), P::new("text", "string")],
-        ret: None,
-        body: "super(text);\nthis.kind = kind;\nthis.name = kind;\n".into(),
-    };
-    let data = F {
-        doc: "The error's data, by the description's names.",
-        flags: &[],
-        name: "data",
-        generics: "",
-        params: Vec::new(),
-        ret: Some("Record<string, unknown>".into()),
-        body: "return {};\n".into(),
-    };
+    let ctor = F::constructor(
+        "",
+        vec![P::new("kind", "string"), P::new("text", "string")],
+        "super(text);\nthis.kind = kind;\nthis.name = kind;\n".into(),
+    );
+    let data = F::new(
+        DATA_DOC,
+        "data",
+        Vec::new(),
+        "Record<string, unknown>",
+        "return {};\n".into(),
+    );
     let members = format!(
         "{}{}{}",
         m.field(
@@ -618,19 +584,18 @@ fn from_code(m: Mode) -> String {
         m.typed(": string")
     );
     out.push('\n');
-    out.push_str(&m.function(&F {
-        doc: "The error a script's `-CODE detail` reply stands for.",
-        flags: &[],
-        name: "fromCode",
-        generics: "",
-        params: vec![
-            P::new("code", "string"),
-            P::new("detail", "string"),
-            P::new("script", "string"),
-        ],
-        ret: Some("RedisPatternsError".into()),
+    let params = vec![
+        P::new("code", "string"),
+        P::new("detail", "string"),
+        P::new("script", "string"),
+    ];
+    out.push_str(&m.function(&F::new(
+        "The error a script's `-CODE detail` reply stands for.",
+        "fromCode",
+        params,
+        "RedisPatternsError",
         body,
-    }));
+    )));
     out
 }
 
