@@ -545,3 +545,79 @@ fn the_path_is_stored_with_the_data_and_a_reader_elsewhere_picks_it() {
         assert!(matches!(e.kind(), ErrorKind::LayoutMissing { .. }), "{e}");
     });
 }
+
+/// The reason the manifest gives for the native path's refusal (its
+/// `native_refusal` constant, which every client raises).
+fn native_refusal() -> String {
+    let manifest = serde_json::to_value(redis_patterns::manifest::Manifest::bundled()).unwrap();
+    let of = |list: &serde_json::Value, name: &str| {
+        list.as_array()
+            .and_then(|all| all.iter().find(|x| x["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("the manifest's {name}"))
+    };
+    let pattern = of(&manifest["patterns"], "expiring_map");
+    of(&pattern["constants"], "native_refusal")["value"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn the_native_path_is_refused_before_anything_is_sent_on_a_server_without_field_ttls() {
+    support::on_server_with_connection(|d, con| {
+        if paths(d).contains(&Path::Native) {
+            return;
+        }
+        let reason = native_refusal();
+        let refused = |e: redis_patterns::Error, what: &str| match e.kind() {
+            ErrorKind::InvalidArgument {
+                script: None,
+                name,
+                reason: why,
+            } => {
+                assert_eq!(
+                    (name.as_str(), why.as_str()),
+                    ("path", reason.as_str()),
+                    "{what}"
+                );
+            }
+            _ => panic!("{what}: {e}"),
+        };
+        for record in [false, true] {
+            let m = ExpiringMap::builder("refused", 4)
+                .path(Path::Native)
+                .cap(3)
+                .max_idle(Some(LEASE))
+                .record_layout(record)
+                .build()
+                .unwrap();
+            let hour = Some(Duration::from_secs(3600));
+            refused(d.run(m.put("f", "v", hour)).unwrap_err(), "put");
+            refused(
+                d.run(m.put_if_absent("f", "v", None)).unwrap_err(),
+                "put_if_absent",
+            );
+            refused(
+                d.run(m.put_many(&[("a", "1"), ("b", "2")], hour))
+                    .unwrap_err(),
+                "put_many",
+            );
+            refused(d.run(m.get::<String>("f")).unwrap_err(), "get");
+            refused(
+                d.run(m.get_many::<String, _>(&["a", "b"])).unwrap_err(),
+                "get_many",
+            );
+            refused(d.run(m.remove("f")).unwrap_err(), "remove");
+            refused(d.run(m.ttl_of("f")).unwrap_err(), "ttl_of");
+            refused(d.run(m.persist("f")).unwrap_err(), "persist");
+            refused(d.run(m.expire("f", LEASE)).unwrap_err(), "expire");
+            refused(d.run(m.sweep(0, 4)).unwrap_err(), "sweep");
+            refused(d.run(m.entries(0, 4)).unwrap_err(), "entries");
+            assert_eq!(support::dbsize(con), 0, "a refused call wrote nothing");
+        }
+        // The same data on the portable path works on the same server.
+        let portable = map("refused", 4, Path::Portable);
+        assert_eq!(d.run(portable.put("f", "v", None)).unwrap(), Some(true));
+    });
+}

@@ -16,6 +16,7 @@
 -- READS HGETALL HLEN HMGET TIME
 -- ERRORS BADARG FULL
 -- INCLUDE expiry
+-- INCLUDE map_put
 -- IDEMPOTENT yes: the same fields get the same values again with their expiry renewed from the resend (with
 --    only_absent, live ones are kept), and the shard is within its cap already
 local nx = ARGV[1]
@@ -49,65 +50,50 @@ for s = 1, #fields, chunk do
     end
   end
 end
--- The pairs written, last value of a field winning (first for only_absent).
-local value, order, new = {}, {}, 0
-for i = 5, #ARGV, 2 do
-  local f = ARGV[i]
-  if not (nx == '1' and (live[f] or value[f])) then
-    if not value[f] then
-      order[#order + 1] = f
-      if not live[f] then
-        new = new + 1
-      end
-    end
-    value[f] = ARGV[i + 1]
-  end
-end
+local value, order, new = map_put_pairs(ARGV, 5, nx, live)
 local added = 0
 for _, f in ipairs(order) do
   if not stored[f] then
     added = added + 1
   end
 end
--- Read the whole shard (at most its listpack limit of fields) only when the
--- cap applies or the limit would be passed: its expired entries go first.
+-- The shard grows by at most `added` fields: only a bound it could then
+-- pass needs its length, and only a bound it would pass counting expired
+-- entries needs the whole shard read (at most its listpack limit of
+-- fields), whose expired entries go first.
 local drop, evicted = {}, 0
-local len = redis.call('HLEN', KEYS[1])
-if cap > 0 or (limit > 0 and len + added > limit) then
-  local all = redis.call('HGETALL', KEYS[1])
-  local kept = {}
-  for i = 1, #all, 2 do
-    local f = all[i]
-    local e = expiry_split(all[i + 1])
-    if not value[f] then
-      if expiry_live(e, now) then
-        kept[#kept + 1] = { f, e }
-      else
+if cap > 0 or (limit > 0 and added > 0) then
+  local len = redis.call('HLEN', KEYS[1])
+  if (cap > 0 and len + added > cap) or (limit > 0 and len + added > limit) then
+    local all = redis.call('HGETALL', KEYS[1])
+    local kept = {}
+    for i = 1, #all, 2 do
+      local f = all[i]
+      local e = expiry_split(all[i + 1])
+      if not value[f] then
+        if expiry_live(e, now) then
+          if e == 0 then
+            e = math.huge
+          end
+          kept[#kept + 1] = { f, e }
+        else
+          drop[#drop + 1] = f
+        end
+      end
+    end
+    len = len - #drop
+    if limit > 0 and len + added > limit then
+      return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. len .. ' live fields; ' .. added ..
+        ' new ones would exceed ' .. limit)
+    end
+    local over = #kept + #order - cap
+    if cap > 0 and over > 0 then
+      local gone = map_put_evicted(kept, over)
+      evicted = #gone
+      for _, f in ipairs(gone) do
         drop[#drop + 1] = f
       end
     end
-  end
-  len = len - #drop
-  if limit > 0 and len + added > limit then
-    return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. len .. ' live fields; ' .. added ..
-      ' new ones would exceed ' .. limit)
-  end
-  local over = #kept + #order - cap
-  if cap > 0 and over > 0 then
-    -- Nearest expiry first, entries without expiry last, then by field.
-    table.sort(kept, function(a, b)
-      local x, y = a[2], b[2]
-      if x == 0 then x = math.huge end
-      if y == 0 then y = math.huge end
-      if x ~= y then
-        return x < y
-      end
-      return a[1] < b[1]
-    end)
-    for i = 1, math.min(over, #kept) do
-      drop[#drop + 1] = kept[i][1]
-    end
-    evicted = math.min(over, #kept)
   end
 end
 for s = 1, #drop, chunk do

@@ -16,6 +16,7 @@
 -- READS HKEYS HLEN HMGET HPTTL
 -- ERRORS BADARG FULL
 -- NEEDS hash_field_ttl hash_getex
+-- INCLUDE map_put
 -- IDEMPOTENT yes: the same fields get the same values again with their TTL renewed from the resend (with
 --    only_absent, live ones are kept), and the shard is within its cap already
 local nx = ARGV[1]
@@ -43,65 +44,49 @@ for s = 5, #ARGV, 2 * chunk do
     end
   end
 end
--- The pairs written, last value of a field winning (first for only_absent).
-local value, order, new = {}, {}, 0
-for i = 5, #ARGV, 2 do
-  local f = ARGV[i]
-  if not (nx == '1' and (live[f] or value[f])) then
-    if not value[f] then
-      order[#order + 1] = f
-      if not live[f] then
-        new = new + 1
-      end
-    end
-    value[f] = ARGV[i + 1]
-  end
-end
+local value, order, new = map_put_pairs(ARGV, 5, nx, live)
 -- HLEN may count fields that expired but are not removed yet: only when it
--- passes a bound are the live fields listed (HKEYS lists only those).
+-- passes a bound are the live fields listed (HKEYS lists only those). The
+-- shard grows by at most `new` fields: without a cap, a write of none
+-- needs no length.
 local evicted = 0
-local len = redis.call('HLEN', KEYS[1])
-if (cap > 0 and len + new > cap) or (limit > 0 and len + new > limit) then
-  local keys = redis.call('HKEYS', KEYS[1])
-  if limit > 0 and #keys + new > limit then
-    return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. #keys .. ' live fields; ' .. new ..
-      ' new ones would exceed ' .. limit)
-  end
-  local kept = {}
-  for _, f in ipairs(keys) do
-    if not value[f] then
-      kept[#kept + 1] = { f }
+if cap > 0 or (limit > 0 and new > 0) then
+  local len = redis.call('HLEN', KEYS[1])
+  if (cap > 0 and len + new > cap) or (limit > 0 and len + new > limit) then
+    local keys = redis.call('HKEYS', KEYS[1])
+    if limit > 0 and #keys + new > limit then
+      return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. #keys .. ' live fields; ' .. new ..
+        ' new ones would exceed ' .. limit)
     end
-  end
-  local over = #kept + #order - cap
-  if cap > 0 and over > 0 then
-    -- Nearest expiry first, entries without expiry (-1) last, then by field.
-    for s = 1, #kept, chunk do
-      local e = math.min(s + chunk - 1, #kept)
-      local fields = {}
-      for i = s, e do
-        fields[#fields + 1] = kept[i][1]
-      end
-      local left = redis.call('HPTTL', KEYS[1], 'FIELDS', #fields, unpack(fields))
-      for i = s, e do
-        local t = left[i - s + 1]
-        if t < 0 then t = math.huge end
-        kept[i][2] = t
+    local kept = {}
+    for _, f in ipairs(keys) do
+      if not value[f] then
+        kept[#kept + 1] = { f }
       end
     end
-    table.sort(kept, function(a, b)
-      if a[2] ~= b[2] then
-        return a[2] < b[2]
+    local over = #kept + #order - cap
+    if cap > 0 and over > 0 then
+      -- Each kept entry's time left (-1: none, last).
+      for s = 1, #kept, chunk do
+        local e = math.min(s + chunk - 1, #kept)
+        local fields = {}
+        for i = s, e do
+          fields[#fields + 1] = kept[i][1]
+        end
+        local left = redis.call('HPTTL', KEYS[1], 'FIELDS', #fields, unpack(fields))
+        for i = s, e do
+          local t = left[i - s + 1]
+          if t < 0 then
+            t = math.huge
+          end
+          kept[i][2] = t
+        end
       end
-      return a[1] < b[1]
-    end)
-    local drop = {}
-    for i = 1, math.min(over, #kept) do
-      drop[#drop + 1] = kept[i][1]
-    end
-    evicted = #drop
-    for s = 1, #drop, chunk do
-      redis.call('HDEL', KEYS[1], unpack(drop, s, math.min(s + chunk - 1, #drop)))
+      local drop = map_put_evicted(kept, over)
+      evicted = #drop
+      for s = 1, #drop, chunk do
+        redis.call('HDEL', KEYS[1], unpack(drop, s, math.min(s + chunk - 1, #drop)))
+      end
     end
   end
 end

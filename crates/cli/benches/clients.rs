@@ -26,11 +26,21 @@
 //!   shipped scripts the client sends (`lock/acquire`, `lock/release`, same
 //!   keys and arguments), so that the scripts' cost cancels out and only
 //!   what the client does around them (checks, building the call, its
-//!   driver, the result object) is left (1.00x: none);
+//!   driver, the result object) is left (1.00x: none); and the same in the
+//!   interpreter's CPU time per pair (its process clock around each round:
+//!   the client's pairs' minus the raw scripts', the client's own CPU per
+//!   pair, less sensitive to the machine's load than the rates);
 //! * `ShardedHash` length over 2,048 shards: the HLENs each node ran and the
 //!   read events it took (`INFO stats` / `commandstats` around the one call)
 //!   on a server and on the cluster, next to one raw pipeline of 2,048 HLENs
 //!   (goal: one round trip per node).
+//!
+//! The client's own CPU per pair without a server (its library's send
+//! answered from a table, so the machine's syscalls and load drop out):
+//! `crates/cli/benches/clients/canned.py DIR [DIR...]` (Python),
+//! `canned.js DIR [DIR...]` (TypeScript, ioredis on `NODE_PATH`) and
+//! `canned.php DIR` (PHP), on exported clients; several DIRs (a client
+//! before and after a change) are measured interleaved in one process.
 //!
 //! Environment: `BENCH_WAITS` handoffs per language (default 200),
 //! `BENCH_CALLS` pairs a round (default 5000); `PYTHONPATH` with redis-py
@@ -65,6 +75,11 @@ struct Figures {
     floor_handoffs_us: Vec<f64>,
     /// Pairs of raw EVALSHAs of the shipped lock/acquire and lock/release.
     script_pairs_s: Vec<f64>,
+    /// The process's CPU microseconds per pair of the client's rounds and of
+    /// the raw scripts' (empty for Rust: its figures are one process's
+    /// threads).
+    ours_cpu_us: Vec<f64>,
+    script_cpu_us: Vec<f64>,
 }
 
 /// A generated client and the command that runs its benchmark script.
@@ -203,6 +218,8 @@ fn script_figures(client: &Client, server: &LocalServer, waits: usize, pairs: us
         raw_pairs_s: list("raw_pairs_s"),
         floor_handoffs_us: list("floor_handoffs_us"),
         script_pairs_s: list("script_pairs_s"),
+        ours_cpu_us: list("ours_cpu_us"),
+        script_cpu_us: list("script_cpu_us"),
     }
 }
 
@@ -246,6 +263,8 @@ fn rust_figures(server: &LocalServer, waits: usize, pairs: usize) -> Figures {
         raw_pairs_s,
         floor_handoffs_us,
         script_pairs_s,
+        ours_cpu_us: Vec::new(),
+        script_cpu_us: Vec::new(),
     }
 }
 
@@ -551,9 +570,21 @@ fn pairs_table(all: &[(&str, Figures)]) {
             "Lock try_acquire + release",
             "ours / raw (median of 5 rounds)",
             "client overhead: ours / raw scripts (median of 5 rounds)",
+            "client CPU per pair: ours - raw scripts (median of 5 rounds)",
         ],
     );
     for (name, f) in all {
+        let mut cpu: Vec<f64> = f
+            .ours_cpu_us
+            .iter()
+            .zip(&f.script_cpu_us)
+            .map(|(o, s)| o - s)
+            .collect();
+        let cpu = if cpu.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.1} us", median(&mut cpu))
+        };
         t.row(vec![
             name.to_string(),
             num(median(&mut f.raw_pairs_s.clone())),
@@ -561,6 +592,7 @@ fn pairs_table(all: &[(&str, Figures)]) {
             num(median(&mut f.ours_pairs_s.clone())),
             format!("{:.2}x", median_ratio(&f.ours_pairs_s, &f.raw_pairs_s)),
             format!("{:.2}x", median_ratio(&f.ours_pairs_s, &f.script_pairs_s)),
+            cpu,
         ]);
     }
     t.print();

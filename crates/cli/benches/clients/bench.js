@@ -156,10 +156,14 @@ async function pairs(r, n) {
       await scripts.release(token);
     }
   };
+  // Pairs/s, and this process's CPU microseconds per pair.
   const timed = async (f) => {
+    const c = process.cpuUsage();
     const t = process.hrtime.bigint();
     await f(n);
-    return n / (Number(process.hrtime.bigint() - t) / 1e9);
+    const rate = n / (Number(process.hrtime.bigint() - t) / 1e9);
+    const used = process.cpuUsage(c);
+    return [rate, (used.user + used.system) / n];
   };
   const kinds = [oursPairs, rawPairs, scriptPairs];
   for (const f of kinds) {
@@ -172,7 +176,15 @@ async function pairs(r, n) {
       got.get(f).push(await timed(f));
     }
   }
-  return { ours: got.get(oursPairs), raw: got.get(rawPairs), scripts: got.get(scriptPairs) };
+  const rate = (f) => got.get(f).map(([x]) => x);
+  const cpu = (f) => got.get(f).map(([, c]) => c);
+  return {
+    ours: rate(oursPairs),
+    raw: rate(rawPairs),
+    scripts: rate(scriptPairs),
+    oursCpu: cpu(oursPairs),
+    scriptsCpu: cpu(scriptPairs),
+  };
 }
 
 async function figures(port, rounds, n) {
@@ -192,7 +204,7 @@ async function figures(port, rounds, n) {
   }
   const waits = await handoffs(port, rounds);
   const floor = await floorHandoffs(port, rounds);
-  const { ours, raw, scripts } = await pairs(r, n);
+  const { ours, raw, scripts, oursCpu, scriptsCpu } = await pairs(r, n);
   r.disconnect();
   console.log(
     JSON.stringify({
@@ -203,6 +215,8 @@ async function figures(port, rounds, n) {
       raw_pairs_s: raw,
       floor_handoffs_us: floor,
       script_pairs_s: scripts,
+      ours_cpu_us: oursCpu,
+      script_cpu_us: scriptsCpu,
     }),
   );
 }

@@ -185,6 +185,13 @@ function floorHandoffs(string $dir, int $port, int $rounds): array
     return $waits;
 }
 
+/** This process's CPU time (user + system) in microseconds. */
+function cpuUs(): float
+{
+    $u = getrusage();
+    return ($u['ru_utime.tv_sec'] + $u['ru_stime.tv_sec']) * 1e6 + $u['ru_utime.tv_usec'] + $u['ru_stime.tv_usec'];
+}
+
 function pairs(Redis $r, string $dir, int $n): array
 {
     $lock = new Lock($r, 'bench-pairs', 30000);
@@ -212,21 +219,21 @@ function pairs(Redis $r, string $dir, int $n): array
             }
         },
     ];
-    $timed = function (callable $f) use ($n): float {
-        $t = hrtime(true);
+    $timed = function (callable $f) use ($n): array {
+        [$c, $t] = [cpuUs(), hrtime(true)];
         $f($n);
-        return $n / ((hrtime(true) - $t) / 1e9);
+        return [$n / ((hrtime(true) - $t) / 1e9), (cpuUs() - $c) / $n];
     };
     $names = array_keys($kinds);
     $got = [];
     foreach ($names as $name) {
         $kinds[$name](intdiv($n, 10));
-        $got[$name] = [];
+        $got[$name] = $got["{$name}_cpu"] = [];
     }
     for ($round = 0; $round < 5; $round++) {
         $turn = $round % 3;
         foreach ([...array_slice($names, $turn), ...array_slice($names, 0, $turn)] as $name) {
-            $got[$name][] = $timed($kinds[$name]);
+            [$got[$name][], $got["{$name}_cpu"][]] = $timed($kinds[$name]);
         }
     }
     return $got;
@@ -259,6 +266,8 @@ function figures(string $dir, int $port, int $rounds, int $n): void
         'raw_pairs_s' => $got['raw'],
         'floor_handoffs_us' => $floor,
         'script_pairs_s' => $got['scripts'],
+        'ours_cpu_us' => $got['ours_cpu'],
+        'script_cpu_us' => $got['scripts_cpu'],
     ]), "\n";
 }
 

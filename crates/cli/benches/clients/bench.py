@@ -18,7 +18,9 @@
 # and 5 rounds of PAIRS acquire + release pairs/s (try_acquire + release),
 # of redis-py's raw SET NX PX + EVALSHA compare-and-delete and of raw
 # EVALSHAs of the same two shipped lock scripts the client sends, interleaved
-# (the order turns each round) after a warm-up of each.
+# (the order turns each round) after a warm-up of each, with this process's
+# CPU time per pair (time.process_time) of the client's pairs and of the raw
+# scripts' (their difference: the client's own CPU per pair).
 #
 # fanout builds ShardedHash(2,048 shards), calls len once (the client's first
 # use: connections, script loads), prints "ready", reads a line, calls len
@@ -160,9 +162,10 @@ def pairs(r, n):
             scripts.release(token)
 
     def timed(f):
-        t = time.perf_counter()
+        """Pairs/s, and this process's CPU microseconds per pair."""
+        c, t = time.process_time(), time.perf_counter()
         f(n)
-        return n / (time.perf_counter() - t)
+        return n / (time.perf_counter() - t), (time.process_time() - c) / n * 1e6
 
     kinds = [ours_pairs, raw_pairs, script_pairs]
     for f in kinds:
@@ -171,7 +174,9 @@ def pairs(r, n):
     for order in turns(kinds):
         for f in order:
             got[f].append(timed(f))
-    return got[ours_pairs], got[raw_pairs], got[script_pairs]
+    rate = {f: [r for r, _ in got[f]] for f in kinds}
+    cpu = {f: [c for _, c in got[f]] for f in kinds}
+    return rate[ours_pairs], rate[raw_pairs], rate[script_pairs], cpu[ours_pairs], cpu[script_pairs]
 
 
 def figures(port, rounds, n):
@@ -189,7 +194,7 @@ def figures(port, rounds, n):
         idle.append(now_us() - t)
     waits = handoffs(port, rounds)
     floor = floor_handoffs(port, rounds)
-    ours, raw, scripts = pairs(r, n)
+    ours, raw, scripts, ours_cpu, scripts_cpu = pairs(r, n)
     print(json.dumps({
         "ping_us": statistics.median(pings),
         "idle_ping_us": statistics.median(idle),
@@ -198,6 +203,8 @@ def figures(port, rounds, n):
         "raw_pairs_s": raw,
         "floor_handoffs_us": floor,
         "script_pairs_s": scripts,
+        "ours_cpu_us": ours_cpu,
+        "script_cpu_us": scripts_cpu,
     }))
 
 

@@ -157,9 +157,10 @@ async def pairs(dir_, r, n):
             await scripts.release(token)
 
     async def timed(f):
-        t = time.perf_counter()
+        """Pairs/s, and this process's CPU microseconds per pair."""
+        c, t = time.process_time(), time.perf_counter()
         await f(n)
-        return n / (time.perf_counter() - t)
+        return n / (time.perf_counter() - t), (time.process_time() - c) / n * 1e6
 
     kinds = [ours_pairs, raw_pairs, script_pairs]
     for f in kinds:
@@ -168,7 +169,9 @@ async def pairs(dir_, r, n):
     for order in turns(kinds):
         for f in order:
             got[f].append(await timed(f))
-    return got[ours_pairs], got[raw_pairs], got[script_pairs]
+    rate = {f: [r for r, _ in got[f]] for f in kinds}
+    cpu = {f: [c for _, c in got[f]] for f in kinds}
+    return rate[ours_pairs], rate[raw_pairs], rate[script_pairs], cpu[ours_pairs], cpu[script_pairs]
 
 
 async def pings(port, rounds, n):
@@ -200,7 +203,7 @@ def figures(dir_, port, rounds, n):
     ping, idle = asyncio.run(pings(port, rounds, n))
     waits = handoffs(port, rounds)
     floor = floor_handoffs(dir_, port, rounds)
-    ours, raw, scripts = asyncio.run(pairs_on(dir_, port, n))
+    ours, raw, scripts, ours_cpu, scripts_cpu = asyncio.run(pairs_on(dir_, port, n))
     print(json.dumps({
         "ping_us": ping,
         "idle_ping_us": idle,
@@ -209,6 +212,8 @@ def figures(dir_, port, rounds, n):
         "raw_pairs_s": raw,
         "floor_handoffs_us": floor,
         "script_pairs_s": scripts,
+        "ours_cpu_us": ours_cpu,
+        "script_cpu_us": scripts_cpu,
     }))
 
 
