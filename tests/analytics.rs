@@ -45,18 +45,6 @@ fn keys(d: &mut Driver, pattern: &str) -> Vec<String> {
     k
 }
 
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 #[test]
 fn a_mark_sets_every_configured_period_with_its_expiry() {
     support::on_server(|d| {
@@ -220,7 +208,7 @@ fn mark_many_groups_by_period_in_one_batch() {
 
 /// Random users of three events over four days, and the model's sets.
 fn random_data(d: &mut Driver, a: &Analytics, seed: u64) -> Vec<(String, Period, BTreeSet<u64>)> {
-    let mut rng = Rng(seed);
+    let mut rng = support::Rng(seed);
     let mut out = Vec::new();
     let mut events = Vec::new();
     for ev in ["active", "bought", "churned"] {

@@ -14,18 +14,6 @@ use chrono::{TimeZone, Utc};
 use redis_patterns::analytics::{Analytics, Granularity, Period, Streak};
 use support::Driver;
 
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 const USERS: u64 = 200;
 const DAYS: u32 = 20;
 
@@ -36,7 +24,7 @@ fn march(d: u32) -> Period {
 /// Random users active on random days of March 1 to 20 (each user with its
 /// own habit, some every day); the model: each user's active days.
 fn random_days(d: &mut Driver, a: &Analytics, seed: u64) -> BTreeMap<u64, Vec<bool>> {
-    let mut rng = Rng(seed);
+    let mut rng = support::Rng(seed);
     let mut model = BTreeMap::new();
     let mut events = Vec::new();
     for id in 0..USERS {

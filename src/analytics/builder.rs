@@ -21,13 +21,8 @@ impl crate::analytics::Analytics {
 /// checks.
 #[derive(Debug, Clone)]
 pub struct AnalyticsBuilder<Tz: TimeZone = Utc> {
-    prefix: Prefix,
-    tag: Option<String>,
-    max_id: u64,
-    granularities: Vec<Granularity>,
-    retention: [Retention; 5],
-    tz: Tz,
-    hll: bool,
+    /// The settings so far, checked by [`AnalyticsBuilder::build`].
+    settings: Analytics<Tz>,
 }
 
 impl Analytics {
@@ -35,13 +30,15 @@ impl Analytics {
     /// [`DEFAULT_MAX_UID`], day, week and month bitmaps, no expiry, UTC.
     pub fn builder() -> AnalyticsBuilder {
         AnalyticsBuilder {
-            prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
-            tag: None,
-            max_id: DEFAULT_MAX_UID,
-            granularities: vec![Granularity::Day, Granularity::Week, Granularity::Month],
-            retention: [Retention::Forever; 5],
-            tz: Utc,
-            hll: false,
+            settings: Analytics {
+                prefix: Prefix::new(DEFAULT_PREFIX).expect("the default prefix is valid"),
+                tag: None,
+                max_id: DEFAULT_MAX_UID,
+                granularities: vec![Granularity::Day, Granularity::Week, Granularity::Month],
+                retention: [Retention::Forever; 5],
+                tz: Utc,
+                hll: false,
+            },
         }
     }
 }
@@ -49,81 +46,73 @@ impl Analytics {
 impl<Tz: TimeZone> AnalyticsBuilder<Tz> {
     setters! {
         /// The key prefix (default [`Analytics::DEFAULT_PREFIX`]); no whitespace.
-        prefix(prefix: Prefix) => prefix;
+        prefix(prefix: Prefix) => settings.prefix;
 
         /// A hash tag shared by every event (`<prefix>{<tag>}:<event>:<period>`):
         /// every bitmap in one cluster slot, so that expressions and cohort
         /// tables over several events run on the server on a cluster too; not
         /// empty, no `{` or `}`.
-        tag(tag: &str) => tag = Some(tag.to_string());
+        tag(tag: &str) => settings.tag = Some(tag.to_string());
 
         /// The largest id accepted (default [`DEFAULT_MAX_UID`], at most
         /// 4294967295, the largest bit offset): a bitmap grows to `max_id / 8` bytes.
-        max_id(max_id: u64) => max_id;
+        max_id(max_id: u64) => settings.max_id;
 
         /// The granularities a mark sets (default day, week, month); not empty.
-        granularities(granularities: &[Granularity]) => granularities = granularities.to_vec();
+        granularities(granularities: &[Granularity]) => settings.granularities = granularities.to_vec();
 
         /// Keep a HyperLogLog beside the bitmaps (default `false`): a
         /// [mark](Analytics::mark) also adds the id to the event's
         /// HyperLogLog of the finest period, in the same script, so that
         /// [`count_uniques`](Analytics::count_uniques) answers from it (0.81 %
         /// standard error, at most 12 KB per period).
-        hll(hll: bool) => hll;
+        hll(hll: bool) => settings.hll;
     }
 
     /// How long the bitmaps of `granularity` live after their period ends
     /// (default [`Retention::Forever`]).
     pub fn retention(mut self, granularity: Granularity, retention: Retention) -> Self {
-        self.retention[granularity.index()] = retention;
+        self.settings.retention[granularity.index()] = retention;
         self
     }
 
     /// The zone whose local time the periods are in (default UTC).
     pub fn time_zone<Z: TimeZone>(self, tz: Z) -> AnalyticsBuilder<Z> {
+        let s = self.settings;
         AnalyticsBuilder {
-            prefix: self.prefix,
-            tag: self.tag,
-            max_id: self.max_id,
-            granularities: self.granularities,
-            retention: self.retention,
-            tz,
-            hll: self.hll,
+            settings: Analytics {
+                prefix: s.prefix,
+                tag: s.tag,
+                max_id: s.max_id,
+                granularities: s.granularities,
+                retention: s.retention,
+                tz,
+                hll: s.hll,
+            },
         }
     }
 
     /// Checks the settings.
     pub fn build(self) -> Result<Analytics<Tz>> {
-        if self.prefix.as_str().chars().any(char::is_whitespace) {
+        let mut a = self.settings;
+        if a.prefix.as_str().chars().any(char::is_whitespace) {
             return Err(Error::invalid("prefix", "must not contain whitespace"));
         }
-        if let Some(tag) = &self.tag {
+        if let Some(tag) = &a.tag {
             check_event_name("tag", tag)?;
         }
-        if self.max_id > MAX_OFFSET {
+        if a.max_id > MAX_OFFSET {
             return Err(Error::invalid(
                 "max id",
-                format!(
-                    "{} is above the largest bit offset {MAX_OFFSET}",
-                    self.max_id
-                ),
+                format!("{} is above the largest bit offset {MAX_OFFSET}", a.max_id),
             ));
         }
-        let mut granularities = self.granularities;
-        granularities.sort();
-        granularities.dedup();
-        if granularities.is_empty() {
+        a.granularities.sort();
+        a.granularities.dedup();
+        if a.granularities.is_empty() {
             return Err(Error::invalid("granularities", "must not be empty"));
         }
-        Ok(Analytics {
-            prefix: self.prefix,
-            tag: self.tag,
-            max_id: self.max_id,
-            granularities,
-            retention: self.retention,
-            tz: self.tz,
-            hll: self.hll,
-        })
+        Ok(a)
     }
 }
 
