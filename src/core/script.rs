@@ -240,7 +240,11 @@ impl<R: FromRedisValue> ScriptCall<R> {
     /// Starts the command; the generated wrapper then adds exactly `numkeys`
     /// keys and the arguments, in header order.
     pub(crate) fn new(script: &'static ScriptInfo, numkeys: usize) -> Self {
-        let mut cmd = redis::cmd(if script.read_only {
+        // Sized once for the head, the keys and the declared arguments (a
+        // lock pair grew its buffers a dozen times otherwise).
+        let args = HEAD_ARGS + numkeys + script.args.len();
+        let mut cmd = Cmd::with_capacity(args, 64 + 48 * args);
+        cmd.arg(if script.read_only {
             "EVALSHA_RO"
         } else {
             "EVALSHA"

@@ -12,7 +12,15 @@ pub fn new_token() -> String {
     // The OS random source failing is not recoverable for a lock: a
     // predictable token would let others release our lock.
     getrandom::fill(&mut buf).expect("the operating system's random source is unavailable");
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    // Hex by table, into one allocation (a `format!` per byte cost a lock
+    // acquire+release pair ~10k client instructions under callgrind).
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(2 * TOKEN_BYTES);
+    for b in buf {
+        hex.push(HEX[usize::from(b >> 4)] as char);
+        hex.push(HEX[usize::from(b & 15)] as char);
+    }
+    hex
 }
 
 /// Refuses an empty token (the scripts' `nonempty`), before anything is
@@ -22,4 +30,22 @@ pub(crate) fn check_token(token: &str) -> Result<()> {
         return Err(Error::invalid("token", "must not be empty"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_32_lowercase_hex_digits_and_differ() {
+        let (a, b) = (new_token(), new_token());
+        for t in [&a, &b] {
+            assert_eq!(t.len(), 2 * TOKEN_BYTES);
+            assert!(
+                t.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
+                "{t}"
+            );
+        }
+        assert_ne!(a, b);
+    }
 }
