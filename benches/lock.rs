@@ -1,5 +1,7 @@
 //! `cargo bench --bench lock`: wrapper overhead; lock and semaphore
-//! throughput against the two-round-trip floor; the handoff latency (release
+//! throughput against the two-round-trip floor, and where a pair's time
+//! goes (the client's and the server's time on a CPU and queued for one,
+//! from Linux's schedstat); the handoff latency (release
 //! → the waiter holds the lock) of woken waiters (sync and async) and of the
 //! old polling, against one round trip; and the contended case (16 waiters
 //! on one lock, fair and not, sync and async; 8 readers + 8 writers on one
@@ -217,6 +219,64 @@ fn main() {
         num(sem_rate),
         format!("{sem_ratio:.3}x"),
     ]);
+    t.print();
+
+    // Where a pair's time goes: the client's and the server's time on a CPU
+    // and queued for one (runnable behind other processes), per pair, over
+    // one more run of each. The pairs send what the floor sends (two
+    // requests, nothing else: INFO commandstats says so); on a shared
+    // machine every microsecond of CPU a request costs also waits its turn.
+    let pid = common::server_pid(&mut con);
+    let mut t = Table::new(
+        "Where a pair's time goes (Linux schedstat, us per pair, one run of each; the columns overlap, so they need not add up to the wall time)",
+        &[
+            "pattern",
+            "wall",
+            "client on CPU",
+            "client queued",
+            "server on CPU",
+            "server queued",
+        ],
+    );
+    let mut breakdown = |name: &str, run: &mut dyn FnMut(&mut (redis::Connection, Connection))| {
+        let (Some(c0), Some(s0)) = (
+            common::Sched::this_thread(),
+            pid.as_deref().and_then(common::Sched::process),
+        ) else {
+            return;
+        };
+        let started = Instant::now();
+        run(&mut ours);
+        let wall = started.elapsed().as_secs_f64() * 1e6 / pairs as f64;
+        let (Some(c1), Some(s1)) = (
+            common::Sched::this_thread(),
+            pid.as_deref().and_then(common::Sched::process),
+        ) else {
+            return;
+        };
+        let (c, s) = (c1.per(c0, pairs), s1.per(s0, pairs));
+        t.row(vec![
+            name.into(),
+            format!("{wall:.1}"),
+            format!("{:.1}", c.on_cpu_us),
+            format!("{:.1}", c.queued_us),
+            format!("{:.1}", s.on_cpu_us),
+            format!("{:.1}", s.queued_us),
+        ]);
+    };
+    breakdown("floor", &mut |(con, _)| floor_pairs(con));
+    breakdown("Lock", &mut |(_, con)| {
+        for _ in 0..pairs {
+            let lease = lock.try_acquire().run(con).expect("free lock");
+            lock.release(&lease.token).run(con).expect("release");
+        }
+    });
+    breakdown("Semaphore", &mut |(_, con)| {
+        for _ in 0..pairs {
+            let permit = sem.try_acquire().run(con).expect("a free permit");
+            sem.release(&permit.token).run(con).expect("release");
+        }
+    });
     t.print();
 
     // --- Handoff latency: release -> the waiter holds the lock -----------------

@@ -477,3 +477,51 @@ pub fn watchdog(url: &str, what: &str, limit: Duration) -> Watchdog {
     });
     Watchdog(armed)
 }
+
+/// Time a thread spent on a CPU and waiting for one (runnable, queued
+/// behind other processes), in µs: Linux's `/proc/.../schedstat` (its first
+/// two fields, ns). `None` where the file is missing (not Linux, no
+/// schedstats).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sched {
+    pub on_cpu_us: f64,
+    pub queued_us: f64,
+}
+
+impl Sched {
+    /// The calling thread's.
+    pub fn this_thread() -> Option<Self> {
+        Self::read("/proc/thread-self/schedstat")
+    }
+
+    /// The main thread of process `pid` (a redis-server's: the one that
+    /// runs commands and scripts).
+    pub fn process(pid: &str) -> Option<Self> {
+        Self::read(&format!("/proc/{pid}/schedstat"))
+    }
+
+    fn read(path: &str) -> Option<Self> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let mut f = text.split_whitespace().map(|v| v.parse::<f64>().ok());
+        Some(Self {
+            on_cpu_us: f.next()?? / 1e3,
+            queued_us: f.next()?? / 1e3,
+        })
+    }
+
+    /// `self - earlier`, per `n` operations.
+    pub fn per(self, earlier: Self, n: usize) -> Self {
+        Self {
+            on_cpu_us: (self.on_cpu_us - earlier.on_cpu_us) / n as f64,
+            queued_us: (self.queued_us - earlier.queued_us) / n as f64,
+        }
+    }
+}
+
+/// The process id of the server `con` talks to (`INFO server`).
+pub fn server_pid(con: &mut redis::Connection) -> Option<String> {
+    let info: String = redis::cmd("INFO").arg("server").query(con).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .map(|p| p.trim().to_string())
+}
