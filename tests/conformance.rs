@@ -80,6 +80,7 @@ fn the_rust_api_passes_every_case_on_a_server() {
     let report = engine::run_all(&cases(), &target);
     println!("conformance rust (server): {}", report.summary());
     report.assert_passed();
+    every_script_ran("rust (server)", &target, false);
 }
 
 #[test]
@@ -89,6 +90,24 @@ fn the_rust_api_passes_every_case_on_a_cluster() {
     let report = engine::run_all(&cases(), &target);
     println!("conformance rust (cluster): {}", report.summary());
     report.assert_passed();
+    every_script_ran("rust (cluster)", &target, true);
+}
+
+/// The clients' script-coverage check ([`engine::expect_every_script_ran`])
+/// after the Rust API's run: in EVALSHA mode each script the API calls is in
+/// a node's script cache; in functions mode (FCALL) none is, and the check
+/// is left out. `bloom.add` and `bloom.exists` are the Rust API's only with
+/// `Engine::Script` (its default engine sends BITFIELD, and the description
+/// has no engine setting for a case to select; `tests/bloom.rs` runs both
+/// engines); every other script must have run.
+fn every_script_ran(who: &str, target: &Target, cluster: bool) {
+    if support::call_mode() == redis_patterns::CallMode::Functions {
+        println!(
+            "{who}: script coverage not checked in functions mode (FCALL leaves the script cache empty)"
+        );
+        return;
+    }
+    engine::expect_every_script_ran(who, &target.urls, cluster, &["bloom.add", "bloom.exists"]);
 }
 
 /// The cross-language cases with the Rust API on both sides: every write

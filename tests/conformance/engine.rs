@@ -585,3 +585,67 @@ fn raw(con: &mut Connection, cmd: &[Value]) -> Result<Value, dispatch::Failure> 
     let reply: redis::Value = dispatch::run(con, redis_patterns::Op::cmd(key, c))?;
     Ok(dispatch::reply_json(reply))
 }
+
+/// The scripts the cases cannot reach on one kind of target. A login is
+/// recorded by `login_log.record` where the log and its day index share a
+/// slot (always on one server), else by `login_log.mark` and
+/// `login_log.index` in one pipeline; every case's log and index are in
+/// different slots on a cluster. Each is reached on the other kind.
+pub fn unreachable_scripts(cluster: bool) -> &'static [&'static str] {
+    if cluster {
+        &["login_log.record"]
+    } else {
+        &["login_log.mark"]
+    }
+}
+
+/// Fails naming each script of the registry that the server behind `urls`
+/// can run (capabilities) and `who`'s run of the cases never called: no
+/// node's script cache holds it (`SCRIPT EXISTS`; a client loads a script at
+/// its first `NOSCRIPT`, never before), so a script without a method in that
+/// client, or one no case reaches, fails. Then empties the caches
+/// (`SCRIPT FLUSH`) for the next run on the same servers.
+///
+/// `also_unreached`: scripts `who` reaches only through a setting no case
+/// selects (the Rust API's `bloom.add` / `bloom.exists`: its script engine).
+pub fn expect_every_script_ran(who: &str, urls: &[String], cluster: bool, also_unreached: &[&str]) {
+    let mut ours = redis_patterns::Connection::open(urls[0].as_str()).expect("connect");
+    let runnable = super::support::runnable_scripts(&mut ours);
+    let shas: Vec<&str> = runnable.iter().map(|s| s.sha1).collect();
+    let mut cached = vec![false; shas.len()];
+    for url in urls {
+        let mut con = redis::Client::open(url.as_str())
+            .and_then(|c| c.get_connection())
+            .expect("connect to a node");
+        let exists: Vec<bool> = redis::cmd("SCRIPT")
+            .arg("EXISTS")
+            .arg(&shas)
+            .query(&mut con)
+            .expect("SCRIPT EXISTS");
+        for (c, e) in cached.iter_mut().zip(exists) {
+            *c |= e;
+        }
+        let _: () = redis::cmd("SCRIPT")
+            .arg("FLUSH")
+            .query(&mut con)
+            .expect("SCRIPT FLUSH");
+    }
+    let missed: Vec<&str> = runnable
+        .iter()
+        .zip(&cached)
+        .filter(|(s, c)| {
+            !**c && !unreachable_scripts(cluster).contains(&s.name)
+                && !also_unreached.contains(&s.name)
+        })
+        .map(|(s, _)| s.name)
+        .collect();
+    assert!(
+        missed.is_empty(),
+        "{who} ran every case but never called the scripts {missed:?}: a script without a method of the client, or without a case that reaches it"
+    );
+    println!(
+        "{who}: called {} of the {} scripts the server runs",
+        cached.iter().filter(|c| **c).count(),
+        runnable.len()
+    );
+}

@@ -129,63 +129,9 @@ fn expect_cases(stdout: &str, total: usize, skips: usize) {
     );
 }
 
-/// The scripts the cases cannot reach on one kind of target. A login is
-/// recorded by `login_log.record` where the log and its day index share a
-/// slot (always on one server), else by `login_log.mark` and
-/// `login_log.index` in one pipeline; every case's log and index are in
-/// different slots on a cluster. Each is reached on the other kind.
-fn unreachable_scripts(cluster: bool) -> &'static [&'static str] {
-    if cluster {
-        &["login_log.record"]
-    } else {
-        &["login_log.mark"]
-    }
-}
-
-/// Fails naming each script of the registry that the server behind `urls`
-/// can run (capabilities) and `who`'s run of the cases never called: no
-/// node's script cache holds it (`SCRIPT EXISTS`; a client loads a script at
-/// its first `NOSCRIPT`, never before), so a script without a method in that
-/// client, or one no case reaches, fails. Then empties the caches
-/// (`SCRIPT FLUSH`) for the next run on the same servers.
-pub(crate) fn expect_every_script_ran(who: &str, urls: &[String], cluster: bool) {
-    let mut ours = redis_patterns::Connection::open(urls[0].as_str()).expect("connect");
-    let runnable = support::runnable_scripts(&mut ours);
-    let shas: Vec<&str> = runnable.iter().map(|s| s.sha1).collect();
-    let mut cached = vec![false; shas.len()];
-    for url in urls {
-        let mut con = redis::Client::open(url.as_str())
-            .and_then(|c| c.get_connection())
-            .expect("connect to a node");
-        let exists: Vec<bool> = redis::cmd("SCRIPT")
-            .arg("EXISTS")
-            .arg(&shas)
-            .query(&mut con)
-            .expect("SCRIPT EXISTS");
-        for (c, e) in cached.iter_mut().zip(exists) {
-            *c |= e;
-        }
-        let _: () = redis::cmd("SCRIPT")
-            .arg("FLUSH")
-            .query(&mut con)
-            .expect("SCRIPT FLUSH");
-    }
-    let missed: Vec<&str> = runnable
-        .iter()
-        .zip(&cached)
-        .filter(|(s, c)| !**c && !unreachable_scripts(cluster).contains(&s.name))
-        .map(|(s, _)| s.name)
-        .collect();
-    assert!(
-        missed.is_empty(),
-        "{who} ran every case but never called the scripts {missed:?}: a script without a method of the client, or without a case that reaches it"
-    );
-    println!(
-        "{who}: called {} of the {} scripts the server runs",
-        cached.iter().filter(|c| **c).count(),
-        runnable.len()
-    );
-}
+/// The script-coverage check after a run (shared with the Rust API's runs
+/// in `tests/conformance.rs`).
+pub(crate) use engine::expect_every_script_ran;
 
 #[test]
 fn python_passes_every_case_on_a_server() {
@@ -193,9 +139,9 @@ fn python_passes_every_case_on_a_server() {
     let dir = exported("conformance-server");
     let urls = [server.url()];
     expect_all(&run_python(&dir, &urls, &[]), &server.url());
-    expect_every_script_ran("python (server)", &urls, false);
+    expect_every_script_ran("python (server)", &urls, false, &[]);
     expect_all(&run_python(&dir, &urls, &["--asyncio"]), &server.url());
-    expect_every_script_ran("python asyncio (server)", &urls, false);
+    expect_every_script_ran("python asyncio (server)", &urls, false, &[]);
 }
 
 #[test]
@@ -204,12 +150,12 @@ fn python_passes_every_case_on_a_cluster() {
     let dir = exported("conformance-cluster");
     let node = &cluster.urls()[0];
     expect_all(&run_python(&dir, &cluster.urls(), &["--cluster"]), node);
-    expect_every_script_ran("python (cluster)", &cluster.urls(), true);
+    expect_every_script_ran("python (cluster)", &cluster.urls(), true, &[]);
     expect_all(
         &run_python(&dir, &cluster.urls(), &["--cluster", "--asyncio"]),
         node,
     );
-    expect_every_script_ran("python asyncio (cluster)", &cluster.urls(), true);
+    expect_every_script_ran("python asyncio (cluster)", &cluster.urls(), true, &[]);
 }
 
 /// Data written by the Rust API is read back by Python, and the reverse:
@@ -377,7 +323,7 @@ fn php_passes_every_case_on_a_server() {
     let server = support::server();
     let dir = php_exported("conformance-server");
     expect_all(&run_php(&dir, &[server.url()], &[]), &server.url());
-    expect_every_script_ran("php (server)", &[server.url()], false);
+    expect_every_script_ran("php (server)", &[server.url()], false, &[]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -389,7 +335,7 @@ fn php_passes_every_case_on_a_cluster() {
         &run_php(&dir, &cluster.urls(), &["--cluster"]),
         &cluster.urls()[0],
     );
-    expect_every_script_ran("php (cluster)", &cluster.urls(), true);
+    expect_every_script_ran("php (cluster)", &cluster.urls(), true, &[]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -85,7 +85,7 @@ fn typescript_passes_every_case_on_a_server() {
     let server = support::server();
     let dir = exported_ts("conformance-server");
     expect_all(&run_ts(&dir, &[server.url()], &[]), &server.url());
-    expect_every_script_ran("typescript (server)", &[server.url()], false);
+    expect_every_script_ran("typescript (server)", &[server.url()], false, &[]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -97,7 +97,7 @@ fn typescript_passes_every_case_on_a_cluster() {
         &run_ts(&dir, &cluster.urls(), &["--cluster"]),
         &cluster.urls()[0],
     );
-    expect_every_script_ran("typescript (cluster)", &cluster.urls(), true);
+    expect_every_script_ran("typescript (cluster)", &cluster.urls(), true, &[]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
