@@ -15,8 +15,10 @@ use RedisPatterns\Internal\Slots;
  * for a read-only script; after NOSCRIPT the script is loaded, its SHA1
  * checked, and the call sent again), all() sends many as one pipeline (a
  * cluster: one per primary). An error reply is thrown as its error class
- * (RedisPatterns\Errors). The argument checks below are the generated
- * methods'.
+ * (RedisPatterns\Errors). The argument checks below are those of the
+ * generated methods, which write the integer, string, boolean and enum
+ * checks inline (the same conditions and errors: a static call per argument
+ * cost more than the rest of building a call).
  */
 final class Runtime
 {

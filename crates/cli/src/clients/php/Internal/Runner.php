@@ -74,7 +74,10 @@ final class Runner
     public function one(Call|Cmd $req): mixed
     {
         $this->atomic();
-        $reply = $this->send($req);
+        $reply = $this->sendRaw($req, $req->command($this->prefix));
+        if (is_int($reply) || is_string($reply)) {
+            return $reply; // the common replies: nothing to decode
+        }
         if ($reply instanceof ReplyError && $req instanceof Call && str_starts_with($reply->message, 'NOSCRIPT')) {
             self::checkLoaded($req, $this->sendRaw($req, ['SCRIPT', 'LOAD', $req->source()]));
             $reply = $this->send($req);
@@ -182,10 +185,17 @@ final class Runner
         $this->prefix = is_string($prefix) ? $prefix : '';
     }
 
-    /** Refuses a client in MULTI or pipeline mode; takes its current OPT_PREFIX. */
+    /**
+     * Refuses a client in MULTI or pipeline mode; takes its current
+     * OPT_PREFIX. Both are read at every operation (two calls into phpredis,
+     * about 0.1 us), not once per runner: the application may set another
+     * prefix or enter MULTI at any time, and a call sent in MULTI mode would
+     * be queued in the application's transaction.
+     */
     private function atomic(): void
     {
-        $this->refresh();
+        $prefix = $this->client->getOption(\Redis::OPT_PREFIX);
+        $this->prefix = is_string($prefix) ? $prefix : '';
         if (!$this->cluster && $this->client->getMode() !== \Redis::ATOMIC) {
             throw new Errors\InvalidArgument('client', 'is in MULTI or pipeline mode: run redis-patterns operations outside it (they send their own pipelines)', null);
         }
@@ -202,7 +212,8 @@ final class Runner
         $c = $this->client;
         $c->clearLastError();
         try {
-            if ($c instanceof \RedisCluster) {
+            if ($this->cluster) {
+                /** @var \RedisCluster $c */
                 $reply = $c->rawCommand($this->route($req), ...$cmd);
             } else {
                 $reply = $c->rawCommand(...$cmd);

@@ -95,7 +95,8 @@ final class Lock extends QueuedResource
 
     public function tryAcquireAs(Runner $run, string $token): Lease
     {
-        return self::once($this->attempt($run, $token, 0, $this->waits($run)), fn (?int $hint) => new LockBusy($this->key, $hint));
+        [$got, $hint] = $this->attempt($run, $token, 0, $this->replication === 'none' ? null : $this->waits($run));
+        return $got ?? throw new LockBusy($this->key, $hint);
     }
 
     public function acquire(Runner $run, int $timeoutMs): Lease

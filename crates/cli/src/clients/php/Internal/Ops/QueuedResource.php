@@ -46,22 +46,6 @@ abstract class QueuedResource
     }
 
     /**
-     * The attempt's lease, or `$busy($hint)` thrown (LockBusy, NoPermit) with the holder's remaining lease.
-     *
-     * @param array{?L, ?int} $attempt
-     * @param \Closure(?int): \Throwable $busy
-     * @return L
-     */
-    protected static function once(array $attempt, \Closure $busy): object
-    {
-        [$got, $hint] = $attempt;
-        if ($got === null) {
-            throw $busy($hint);
-        }
-        return $got;
-    }
-
-    /**
      * Attempts (each renewing the waiter's place) until one gets it; at the timeout `$leave` gives the place up.
      *
      * @param \Closure(int): array{?L, ?int} $attempt one attempt, given the place (ms)

@@ -69,7 +69,8 @@ final class RwLock extends QueuedResource
 
     public function tryAs(Runner $run, string $role, string $token): RwLease
     {
-        return self::once($this->attempt($run, $role, $token), fn (?int $hint) => new LockBusy($this->writerKey, $hint));
+        [$got, $hint] = $this->attempt($run, $role, $token);
+        return $got ?? throw new LockBusy($this->writerKey, $hint);
     }
 
     public function read(Runner $run, int $timeoutMs): RwLease

@@ -52,7 +52,8 @@ final class Semaphore extends QueuedResource
 
     public function tryAcquireAs(Runner $run, string $token): Permit
     {
-        return self::once($this->attempt($run, $token), fn (?int $hint) => new NoPermit($this->key, $hint));
+        [$got, $hint] = $this->attempt($run, $token);
+        return $got ?? throw new NoPermit($this->key, $hint);
     }
 
     public function acquire(Runner $run, int $timeoutMs): Permit
