@@ -6,7 +6,9 @@
 //   node bench.js DIR fanout URL [URL...] [--cluster]
 //
 // figures prints one JSON line: the hot PING round trip (median of 2,000),
-// one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
+// one PING after an idle pause as long as a handoff's hold, 20 to 29 ms
+// (median of ROUNDS: the server and this process idle as before a release),
+// ROUNDS lock
 // handoffs (a holder on its own connection releases; the waiter, blocked in
 // acquire on another, returns: microseconds from just before the release is
 // sent; both run on this process's event loop, as in one Node service),
@@ -197,7 +199,7 @@ async function figures(port, rounds, n) {
   }
   const idle = [];
   for (let i = 0; i < rounds; i++) {
-    await sleep(2 + ((i * 7) % 10));
+    await sleep(20 + ((i * 7) % 10));
     const t = nowUs();
     await r.ping();
     idle.push(nowUs() - t);

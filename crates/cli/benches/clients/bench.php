@@ -6,7 +6,9 @@
 //   php bench.php DIR fanout URL [URL...] [--cluster]
 //
 // figures prints one JSON line: the hot PING round trip (median of 2,000),
-// one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
+// one PING after an idle pause as long as a handoff's hold, 20 to 29 ms
+// (median of ROUNDS: the server and this process idle as before a release),
+// ROUNDS lock
 // handoffs (a holder process releases; this process, blocked in acquire:
 // notified waiting, returns: microseconds from just before the release is
 // sent; hrtime is CLOCK_MONOTONIC, shared by both processes), ROUNDS
@@ -51,9 +53,10 @@ function median(array $xs): float
     return (float) $xs[intdiv(count($xs), 2)];
 }
 
+/** The idle pause before the i-th idle PING: the i-th handoff's hold, 20 to 29 ms. */
 function pauseUs(int $i): int
 {
-    return 2000 + ($i * 7 % 10) * 1000;
+    return 20000 + ($i * 7 % 10) * 1000;
 }
 
 /** The holder is a process of its own, the waiter this one. */

@@ -7,7 +7,9 @@
 #   python3 bench.py DIR fanout URL [URL...] [--cluster]
 #
 # figures prints one JSON line: the hot PING round trip (median of 2,000),
-# one PING after an idle pause of 2 to 11 ms (median of ROUNDS), ROUNDS lock
+# one PING after an idle pause as long as a handoff's hold, 20 to 29 ms
+# (median of ROUNDS: the server and this process idle as before a release),
+# ROUNDS lock
 # handoffs (a holder process releases; this process, blocked in acquire,
 # returns: microseconds from just before the release is sent, on
 # CLOCK_MONOTONIC, which both processes share), ROUNDS handoffs of the floor

@@ -15,8 +15,9 @@ def now_us():
 
 
 def pause_s(i):
-    """The idle pause before the i-th idle PING: 2 to 11 ms."""
-    return (2 + (i * 7) % 10) / 1000
+    """The idle pause before the i-th idle PING: the i-th handoff's hold, 20 to 29 ms (the
+    server and the process idle as long as before a release)."""
+    return hold_s(i)
 
 
 def hold_s(i):
