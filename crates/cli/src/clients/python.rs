@@ -177,24 +177,30 @@ impl Syntax for Python {
     fn each_item(name: &str) -> (String, String) {
         (
             format!(
-                "        for item in _many({}, {}):\n",
+                "        for item in ({v} if type({v}) is list else _many({}, {v})):\n",
                 py_str(name),
-                ident(name)
+                v = ident(name)
             ),
             String::new(),
         )
     }
 
+    /// A `str` key is taken as it is without a call (`_key` checks the
+    /// others).
     fn key_expr(name: &str, variadic: bool) -> String {
+        let v = ident(name);
         if variadic {
-            format!("*_keys({}, {})", py_str(name), ident(name))
+            format!("*_keys({}, {v})", py_str(name))
         } else {
-            format!("_key({}, {})", py_str(name), ident(name))
+            format!("{v} if type({v}) is str else _key({}, {v})", py_str(name))
         }
     }
 
+    /// An empty list (an optional argument left out, the common case)
+    /// spreads nothing without running a comprehension.
     fn spread(a: &ArgSpec, encoded: String) -> String {
-        format!("*[{encoded} for item in {}]", ident(a.name))
+        let v = ident(a.name);
+        format!("*(() if type({v}) is list and not {v} else [{encoded} for item in {v}])")
     }
 
     /// An argument that accepts every value (no refusal reason) is not
@@ -203,8 +209,29 @@ impl Syntax for Python {
         !a.reason.is_empty() || matches!(a.ty, ArgType::String | ArgType::Bytes)
     }
 
+    /// The checks a call makes most (integer ranges, strings, booleans,
+    /// enums) test the accepted case inline and call the check (which
+    /// raises, or accepts what the fast test does not cover: bytes, int
+    /// subclasses) only when it fails: a call per argument cost more than the
+    /// rest of building the call. `float` and `tagged` stay calls.
     fn check_call(pad: &str, check: &str, args: &[String]) -> String {
-        format!("{pad}_{check}({})\n", args.join(", "))
+        let call = format!("_{check}({})", args.join(", "));
+        let fast = match (check, args) {
+            ("int", [_, v, lo, hi, _]) => {
+                Some(format!("type({v}) is not int or not {lo} <= {v} <= {hi}"))
+            }
+            ("text", [_, v, non_empty, _]) if non_empty == Self::TRUE => {
+                Some(format!("type({v}) is not str or not {v}"))
+            }
+            ("text", [_, v, _, _]) => Some(format!("type({v}) is not str")),
+            ("bool", [_, v, _]) => Some(format!("type({v}) is not bool")),
+            ("enum", [_, v, words, _]) => Some(format!("{v} not in {words}")),
+            _ => None,
+        };
+        match fast {
+            Some(cond) => format!("{pad}if {cond}:\n{pad}    {call}\n"),
+            None => format!("{pad}{call}\n"),
+        }
     }
 }
 

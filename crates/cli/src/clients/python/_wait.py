@@ -95,14 +95,6 @@ def until_acquired(
             yield Wait(channel, wait / 1000, to)
 
 
-def once(attempt: Op[Attempt[T]], busy: Callable[[Optional[int]], Exception]) -> Op[T]:
-    """The attempt's lease, or busy(hint) raised (LockBusy, NoPermit) with the holder's remaining lease."""
-    got, hint = yield from attempt
-    if got is None:
-        raise busy(hint)
-    return got
-
-
 class QueuedResource(Generic[T]):
     """What the lock, the semaphore and the read-write lock share: the wake channel, the
     queue of waiters and their places (the pattern's `wake`, `queue` and `places` keys),

@@ -184,19 +184,34 @@ impl Surface for PySurface {
         );
     }
 
+    /// A frozen dataclass with an `__init__` of its own that fills the
+    /// instance's `__dict__` (the generated frozen `__init__` goes through
+    /// `object.__setattr__` per field: three times the cost, and an acquire
+    /// makes one record per call); repr, equality, hash and the frozen
+    /// `__setattr__` stay the dataclass's.
     fn record(&mut self, out: &mut String, r: &Record) {
         let _ = writeln!(
             out,
-            "@dataclasses.dataclass(frozen=True)\nclass {}:\n    {}\n",
+            "@dataclasses.dataclass(frozen=True, init=False)\nclass {}:\n    {}\n",
             r.name,
             doc(&r.doc)
         );
+        let mut params = Vec::new();
         for f in &r.fields {
             let ty = self.ty(&f.ty, Dir::Out).replace("records.", "");
             let _ = writeln!(out, "    {}: {ty}", ident(&f.name));
             if !f.doc.is_empty() {
                 let _ = writeln!(out, "    {}", doc(&f.doc));
             }
+            params.push(format!("{}: {ty}", ident(&f.name)));
+        }
+        let _ = writeln!(
+            out,
+            "\n    def __init__(self, {}) -> None:\n        d = self.__dict__",
+            params.join(", ")
+        );
+        for f in &r.fields {
+            let _ = writeln!(out, "        d[{}] = {}", py_str(&f.name), ident(&f.name));
         }
         out.push_str("\n\n");
     }

@@ -10,7 +10,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Cmd, Op, each, text
 from .._hold import Holder
-from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
+from .._wait import Attempt, QueuedResource, busy_ms, new_token
 
 
 #: What replication "auto" asks for when the lock's primary has replicas: one replica, one second.
@@ -72,14 +72,17 @@ class Lock(QueuedResource[records.Lease]):
         return None, busy_ms(int(reply))
 
     def try_acquire(self) -> Op[records.Lease]:
-        return (yield from self.try_acquire_as(new_token()))
+        return self.try_acquire_as(new_token())  # its op itself: no generator around it
 
     def try_acquire_as(self, token: str) -> Op[records.Lease]:
         waits = None if self.replication == "none" else (yield from self._waits())
-        return (yield from once(self._attempt(token, 0, waits), lambda hint: errors.LockBusy(self.key, hint)))
+        got, hint = yield from self._attempt(token, 0, waits)
+        if got is None:
+            raise errors.LockBusy(self.key, hint)
+        return got
 
     def acquire(self, timeout_ms: int) -> Op[records.Lease]:
-        return (yield from self.acquire_as(new_token(), timeout_ms))
+        return self.acquire_as(new_token(), timeout_ms)
 
     def acquire_as(self, token: str, timeout_ms: int) -> Op[records.Lease]:
         waits = yield from self._waits()

@@ -8,7 +8,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
+from .._wait import Attempt, QueuedResource, busy_ms, new_token
 
 
 class RwLock(QueuedResource[records.RwLease]):
@@ -36,19 +36,22 @@ class RwLock(QueuedResource[records.RwLease]):
         return (records.RwLease(token, "read" if role == "read" else "write"), None) if reply == 1 else (None, busy_ms(reply))
 
     def try_read(self) -> Op[records.RwLease]:
-        return (yield from self.try_as("read", new_token()))
+        return self.try_as("read", new_token())  # its op itself: no generator around it
 
     def try_write(self) -> Op[records.RwLease]:
-        return (yield from self.try_as("write", new_token()))
+        return self.try_as("write", new_token())
 
     def try_as(self, role: str, token: str) -> Op[records.RwLease]:
-        return (yield from once(self._attempt(role, token), lambda hint: errors.LockBusy(self.writer_key, hint)))
+        got, hint = yield from self._attempt(role, token)
+        if got is None:
+            raise errors.LockBusy(self.writer_key, hint)
+        return got
 
     def read(self, timeout_ms: int) -> Op[records.RwLease]:
-        return (yield from self.wait_as("read", new_token(), timeout_ms))
+        return self.wait_as("read", new_token(), timeout_ms)
 
     def write(self, timeout_ms: int) -> Op[records.RwLease]:
-        return (yield from self.wait_as("write", new_token(), timeout_ms))
+        return self.wait_as("write", new_token(), timeout_ms)
 
     def wait_as(self, role: str, token: str, timeout_ms: int) -> Op[records.RwLease]:
         lease = records.RwLease(token, "read" if role == "read" else "write")

@@ -8,7 +8,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
+from .._wait import Attempt, QueuedResource, busy_ms, new_token
 
 
 class Semaphore(QueuedResource[records.Permit]):
@@ -27,13 +27,16 @@ class Semaphore(QueuedResource[records.Permit]):
         return (records.Permit(token), None) if reply == 1 else (None, busy_ms(reply))
 
     def try_acquire(self) -> Op[records.Permit]:
-        return (yield from self.try_acquire_as(new_token()))
+        return self.try_acquire_as(new_token())  # its op itself: no generator around it
 
     def try_acquire_as(self, token: str) -> Op[records.Permit]:
-        return (yield from once(self._attempt(token), lambda hint: errors.NoPermit(self.key, hint)))
+        got, hint = yield from self._attempt(token)
+        if got is None:
+            raise errors.NoPermit(self.key, hint)
+        return got
 
     def acquire(self, timeout_ms: int) -> Op[records.Permit]:
-        return (yield from self.acquire_as(new_token(), timeout_ms))
+        return self.acquire_as(new_token(), timeout_ms)
 
     def acquire_as(self, token: str, timeout_ms: int) -> Op[records.Permit]:
         return (yield from self._wait_for(token, timeout_ms, lambda place_ms: self._attempt(token, place_ms),
