@@ -35,7 +35,12 @@
 //!   driver, the result object) is left (1.00x: none); and the same in the
 //!   interpreter's CPU time per pair (its process clock around each round:
 //!   the client's pairs' minus the raw scripts', the client's own CPU per
-//!   pair, less sensitive to the machine's load than the rates);
+//!   pair, less sensitive to the machine's load than the rates); and what no
+//!   client can remove: the server's own time per pair (`INFO commandstats`
+//!   around Rust pairs of each kind: SET + EVALSHA of the raw floor, the two
+//!   EVALSHAs of the lock, nested calls included), and with it, per
+//!   language, the ratio a client costing nothing would reach: raw pair
+//!   time / (raw pair time + the lock scripts' extra server time);
 //! * `ShardedHash` length over 2,048 shards: the HLENs each node ran and the
 //!   read events it took (`INFO stats` / `commandstats` around the one call)
 //!   on a server and on the cluster, next to one raw pipeline of 2,048 HLENs
@@ -126,8 +131,9 @@ fn main() {
     for c in &clients {
         all.push((c.name, script_figures(c, &server, waits, pairs)));
     }
+    let server_us = server_us_per_pair(&server, pairs);
     handoff_table(&mut all);
-    pairs_table(&all);
+    pairs_table(&all, server_us);
     fanout_table(&server, &cluster, &clients);
 }
 
@@ -567,7 +573,79 @@ fn median_ratio(a: &[f64], b: &[f64]) -> f64 {
     median(&mut ratios)
 }
 
-fn pairs_table(all: &[(&str, Figures)]) {
+/// The server's time per pair, in microseconds, of the raw floor (SET NX
+/// PX + EVALSHA compare-and-delete) and of the Lock's pairs (EVALSHA of
+/// lock/acquire and lock/release), from `INFO commandstats` (the
+/// top-level commands' usec: a script's includes its nested calls) around
+/// `n` Rust pairs of each.
+fn server_us_per_pair(server: &LocalServer, n: usize) -> (f64, f64) {
+    flush(server);
+    let mut raw = server.connection();
+    let cad: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
+        .query(&mut raw)
+        .expect("SCRIPT LOAD");
+    let mut con = Connection::open(server.url()).expect("connect");
+    let lock = Lock::new("bench-server-time", Duration::from_secs(30)).expect("valid lock");
+    let lease = lock.try_acquire().run(&mut con).expect("free lock"); // the scripts loaded
+    lock.release(&lease.token).run(&mut con).expect("release");
+    let usec = |commands: &[&str]| -> f64 {
+        let info = server.info("commandstats");
+        commands
+            .iter()
+            .filter_map(|c| {
+                let line = info
+                    .lines()
+                    .find(|l| l.starts_with(&format!("cmdstat_{c}:")))?;
+                let v = line.split(',').find_map(|f| f.strip_prefix("usec="))?;
+                v.parse::<f64>().ok()
+            })
+            .sum()
+    };
+    let reset = |con: &mut redis::Connection| {
+        let _: () = redis::cmd("CONFIG")
+            .arg("RESETSTAT")
+            .query(con)
+            .expect("CONFIG RESETSTAT");
+    };
+    reset(&mut raw);
+    for i in 0..n {
+        let token = format!("{i:032x}");
+        let ok: Option<String> = redis::cmd("SET")
+            .arg("bench-server-raw")
+            .arg(&token)
+            .arg("NX")
+            .arg("PX")
+            .arg(30_000)
+            .query(&mut raw)
+            .expect("SET NX PX");
+        assert!(ok.is_some());
+        let v: i64 = redis::cmd("EVALSHA")
+            .arg(&cad)
+            .arg(1)
+            .arg("bench-server-raw")
+            .arg(&token)
+            .query(&mut raw)
+            .expect("compare-and-delete");
+        assert_eq!(v, 1);
+    }
+    let raw_us = usec(&["set", "evalsha"]) / n as f64;
+    reset(&mut raw);
+    for _ in 0..n {
+        let lease = lock.try_acquire().run(&mut con).expect("free lock");
+        lock.release(&lease.token).run(&mut con).expect("release");
+    }
+    let lock_us = usec(&["evalsha", "evalsha_ro", "fcall"]) / n as f64;
+    (raw_us, lock_us)
+}
+
+fn pairs_table(all: &[(&str, Figures)], (raw_us, lock_us): (f64, f64)) {
+    println!(
+        "\nServer time per pair (INFO commandstats around Rust pairs of each kind): raw SET NX PX + compare-and-delete {raw_us:.1} us, Lock try_acquire + release (EVALSHA lock/acquire + lock/release) {lock_us:.1} us: {:.1} us more, whatever the client",
+        lock_us - raw_us
+    );
+
     let mut t = Table::new(
         "Acquire + release pairs/s, one client, uncontended (goal: >= 0.9x the raw floor; client overhead: ours against raw EVALSHAs of the same two lock scripts, 1.00x = none)",
         &[
@@ -578,6 +656,7 @@ fn pairs_table(all: &[(&str, Figures)]) {
             "ours / raw (median of 5 rounds)",
             "client overhead: ours / raw scripts (median of 5 rounds)",
             "client CPU per pair: ours - raw scripts (median of 5 rounds)",
+            "ours / raw with a client costing nothing: raw / (raw + the scripts' extra server time)",
         ],
     );
     for (name, f) in all {
@@ -600,6 +679,13 @@ fn pairs_table(all: &[(&str, Figures)]) {
             format!("{:.2}x", median_ratio(&f.ours_pairs_s, &f.raw_pairs_s)),
             format!("{:.2}x", median_ratio(&f.ours_pairs_s, &f.script_pairs_s)),
             cpu,
+            {
+                let raw_pair_us = 1e6 / median(&mut f.raw_pairs_s.clone());
+                format!(
+                    "{:.2}x",
+                    raw_pair_us / (raw_pair_us + (lock_us - raw_us).max(0.0))
+                )
+            },
         ]);
     }
     t.print();
