@@ -443,13 +443,14 @@ fn cohort_tables_equal_the_model() {
 /// Ids in windows (the script counts only the bytes where both bitmaps can
 /// have bits): overlapping, disjoint, empty, at byte 0 and on byte edges;
 /// bitmaps of very different lengths (a far id: the script copies the
-/// window into its temporary key rather than `BITOP` the whole length),
-/// the return bitmap the longer and the shorter one.
+/// window into its temporary key, or pads a copy of the shorter bitmap to
+/// the longer one's length, rather than `BITOP` them as they are), the
+/// return bitmap the longer and the shorter one; both ways are taken.
 #[test]
 fn cohort_tables_of_id_windows_equal_the_model() {
     support::on_server(|d| {
         let a = tagged("w", d);
-        let windows: [(&str, u32, Vec<u64>); 7] = [
+        let windows: [(&str, u32, Vec<u64>); 10] = [
             ("active", 1, (0..40).chain(7_999..8_001).collect()),
             ("active", 2, (4_000..4_400).collect()),
             (
@@ -469,6 +470,18 @@ fn cohort_tables_of_id_windows_equal_the_model() {
                 (4_399..9_001).step_by(100).chain([120_000]).collect(),
             ),
             ("bought", 4, (20_000..20_010).collect()),
+            // Wide windows: the shorter bitmap padded (the return, then the cohort).
+            (
+                "active",
+                5,
+                (0..80_000).step_by(5).chain([400_000]).collect(),
+            ),
+            ("bought", 5, (0..60_000).step_by(3).collect()),
+            (
+                "bought",
+                6,
+                (0..80_000).step_by(7).chain([600_000]).collect(),
+            ),
         ];
         let mut data = Vec::new();
         for (ev, dd, ids) in windows {
@@ -478,7 +491,8 @@ fn cohort_tables_of_id_windows_equal_the_model() {
             let p = Period::Day(day(2024, 3, dd));
             data.push((ev.to_string(), p, ids.into_iter().collect()));
         }
-        for (first, rows, cols) in [(1, 3, 4), (2, 2, 3), (1, 4, 1)] {
+        let (copies, windows) = (calls(d, "copy"), calls(d, "getrange"));
+        for (first, rows, cols) in [(1, 3, 4), (2, 2, 3), (1, 4, 1), (5, 1, 2), (1, 5, 6)] {
             let first = Period::Day(day(2024, 3, first));
             let t = d
                 .run(a.cohort("active", "bought", first, rows, cols))
@@ -486,6 +500,8 @@ fn cohort_tables_of_id_windows_equal_the_model() {
             let (sizes, counts) = model_cohort(&data, first, rows, cols);
             assert_eq!((t.sizes, t.counts), (sizes, counts), "from {first}");
         }
+        assert!(calls(d, "copy") > copies, "a padded copy was taken");
+        assert!(calls(d, "getrange") > windows, "a window copy was taken");
     });
 }
 
@@ -585,9 +601,15 @@ fn every_operation_runs_on_a_real_cluster() {
 /// How many `BITOP` calls the server has run (`INFO commandstats`, which
 /// counts the commands a script calls).
 fn bitop_calls(d: &mut Driver) -> u64 {
+    calls(d, "bitop")
+}
+
+/// How many calls of `command` (lower case) the server has run.
+fn calls(d: &mut Driver, command: &str) -> u64 {
     let info: String = d.cmd("", redis::cmd("INFO").arg("commandstats"));
+    let prefix = format!("cmdstat_{command}:calls=");
     info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_bitop:calls="))
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
         .and_then(|rest| rest.split(',').next())
         .map_or(0, |n| n.parse().expect("a count"))
 }

@@ -640,6 +640,19 @@ fn analytics_tour(d: &mut Driver) {
     let may = Period::Day(day(1));
     assert_eq!(d.run(h.count_uniques("active", may)).unwrap(), 2);
     assert_eq!(d.run(h.count_uniques_range("visit", may, may)).unwrap(), 2);
+    // Far ids: the cohort script pads a copy of the shorter bitmap (COPY)
+    // and copies a window (GETRANGE / SETRANGE).
+    let far = Analytics::builder().tag("far").build().unwrap();
+    let next = at + chrono::TimeDelta::days(1);
+    d.run(far.mark_many("c", &[(3, at), (40_000, at), (4, next)]))
+        .unwrap();
+    let r = [(3, at), (120_000, at), (3, next), (120_000, next)];
+    d.run(far.mark_many("r", &r)).unwrap();
+    let t = d.run(far.cohort("c", "r", may, 2, 1)).unwrap();
+    assert_eq!(
+        (t.sizes, t.counts),
+        (vec![2, 1], vec![vec![Some(1)], vec![Some(0)]])
+    );
 }
 
 #[test]

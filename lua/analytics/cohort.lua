@@ -7,7 +7,7 @@
 -- ARGV[2] columns integer 1..1000: the columns of a row: the return periods i, i+1, ..., i+columns-1 of row i
 -- RETURNS integers: per return bitmap 1 when it has a bit set, else 0, then per row its cohort's size and one count
 --    per column whose period is among the return bitmaps (the last rows have fewer)
--- WRITES BITOP DEL SETRANGE
+-- WRITES BITOP COPY DEL SETRANGE
 -- READS BITCOUNT BITPOS GETRANGE INFO STRLEN
 -- ERRORS BADARG MAXMEMORY
 -- INCLUDE memory
@@ -42,14 +42,27 @@ local tmp = KEYS[1]
 -- tmp holds a row's window copy: as long as its cohort bitmap, zero but for copied return bytes.
 local window_of = nil
 -- One cell: the AND of cohort bitmap c and return bitmap r counted over the bytes from..to, where both spans overlap.
--- BITOP takes every byte up to the longer input's end, those past the shorter one's end one at a time (about 24
--- times as slow as the rest: measured on Redis 7.0), so when their lengths differ much the return bitmap's bytes
--- from..to are copied into tmp, at the same offsets and as long as c, and ANDed with c there (a copy costs about
--- what ANDing 4 times its bytes does, and the two more calls about 40 KB of it).
+-- BITOP takes every byte up to the longer input's end, those past the shorter one's end one at a time: the cheapest
+-- of three ways is taken, by their costs in nanoseconds measured on Redis 7.0 (random bytes; 8.2 is faster at each):
+-- direct, BITOP over both (0.15 a byte up to the shorter's end, 3.5 past it); padded, the shorter copied into tmp
+-- (COPY), zero-padded to the longer's length (SETRANGE) and ANDed with it (5000 + 0.15 a byte of the longer); windowed,
+-- the return bitmap's bytes from..to copied into tmp at the same offsets, tmp as long as c and ANDed with c (GETRANGE
+-- and SETRANGE through the script: 3000 + 1.5 a byte copied, + 0.15 a byte of c).
 local function cell(c, r, from, to)
-  local direct = math.min(len[c], len[r]) + 24 * math.abs(len[c] - len[r])
-  if direct <= len[c] + 4 * (to - from + 1) + 40000 then
+  local short, long = c, r
+  if len[c] > len[r] then
+    short, long = r, c
+  end
+  local direct = 0.15 * len[short] + 3.5 * (len[long] - len[short])
+  local padded = 5000 + 0.15 * len[long]
+  local windowed = 3000 + 1.5 * (to - from + 1) + 0.15 * len[c]
+  if direct <= padded and direct <= windowed then
     redis.call('BITOP', 'AND', tmp, KEYS[c], KEYS[r])
+    window_of = nil
+  elseif padded <= windowed then
+    redis.call('COPY', KEYS[short], tmp, 'REPLACE')
+    redis.call('SETRANGE', tmp, len[long] - 1, '\0')
+    redis.call('BITOP', 'AND', tmp, tmp, KEYS[long])
     window_of = nil
   else
     if window_of ~= c then

@@ -173,10 +173,14 @@ fn analytics(_n: Size) -> Vec<Example> {
     ));
     out.push(ex(
         "analytics.cohort",
+        // Far ids: the script pads a copy of d1 to f2's length, and copies
+        // d2's window of f2 into its temporary key.
         &[
             &["SETBIT", d1, "3", "1"],
+            &["SETBIT", d1, "40000", "1"],
             &["SETBIT", d2, "4", "1"],
             &["SETBIT", f2, "3", "1"],
+            &["SETBIT", f2, "120000", "1"],
         ],
         &["an:{t}:tmp:c", d1, d2, f1, f2, f3],
         &["2", "2"],

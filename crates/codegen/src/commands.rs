@@ -107,6 +107,7 @@ pub const COMMANDS: &[Command] = &[
     r("BITFIELD_RO", S, &["$K"]),
     w("BITOP", None, &["OR", "$K", "$K"]),
     r("BITPOS", S, &["$K"]),
+    w("COPY", None, &["$K", "$K"]),
     wv("DECR", S, &["$K"]),
     wv("DECRBY", S, &["$K"]),
     w("DEL", None, &["$K"]),
