@@ -225,3 +225,56 @@ fn a_string_that_is_no_hyperloglog_is_refused_before_any_bit_is_set() {
         let _: () = redis::cmd("DEL").arg(&hll).query(&mut con).unwrap();
     });
 }
+
+/// A unique event (one bitmap, no time) with its HyperLogLog: beside the
+/// bitmap with `hll` (`mark_unique`), alone for string ids
+/// (`mark_unique_string(s)`); `count_unique_approx` within 5 standard
+/// errors of the exact count, and within 3 for 100,000 distinct strings
+/// (deterministic ids: the same estimate on every run).
+#[test]
+fn a_unique_event_has_a_hyperloglog_beside_its_bitmap_or_alone() {
+    support::on_server_and_cluster(|d| {
+        let a = Analytics::builder()
+            .tag(&format!("u{}", d.name()))
+            .max_id(100_000)
+            .hll(true)
+            .build()
+            .unwrap();
+        for id in [7, 7, 42] {
+            d.run(a.mark_unique("member", id)).unwrap();
+        }
+        assert_eq!(d.run(a.count_unique("member")).unwrap(), 2);
+        assert_eq!(d.run(a.count_unique_approx("member")).unwrap(), 2);
+        assert_eq!(d.run(a.mark_unique("member", 42)).unwrap(), Some(false));
+        // The bound is checked before anything is written.
+        assert!(uid_out_of_range(&d.run(a.mark_unique("member", 100_001))));
+        assert_eq!(d.run(a.count_unique_approx("member")).unwrap(), 2);
+        let n = 100_000u64;
+        let ids: Vec<String> = (0..n).map(|i| format!("member{i}@example.com")).collect();
+        d.run(a.mark_unique_strings("email", &ids)).unwrap();
+        let est = d.run(a.count_unique_approx("email")).unwrap();
+        let error = (est as f64 - n as f64) / n as f64;
+        println!(
+            "unique event: {n} distinct strings counted {est} ({:+.3} %)",
+            error * 100.0
+        );
+        assert!(error.abs() <= 3.0 * STANDARD_ERROR, "{est}");
+        // Strings leave the bitmap alone; adding one again changes nothing.
+        assert_eq!(d.run(a.count_unique("email")).unwrap(), 0);
+        assert_eq!(
+            d.run(a.mark_unique_string("email", "member1@example.com"))
+                .unwrap(),
+            Some(false)
+        );
+        assert_eq!(d.run(a.count_unique_approx("email")).unwrap(), est);
+        // Without hll, mark_unique sets the bit only.
+        let plain = Analytics::builder()
+            .tag(&format!("p{}", d.name()))
+            .build()
+            .unwrap();
+        d.run(plain.mark_unique("member", 1)).unwrap();
+        assert_eq!(d.run(plain.count_unique("member")).unwrap(), 1);
+        assert_eq!(d.run(plain.count_unique_approx("member")).unwrap(), 0);
+        assert!(within(d.run(a.count_unique_approx("member")).unwrap(), 2));
+    });
+}

@@ -640,6 +640,22 @@ fn analytics_tour(d: &mut Driver) {
     let may = Period::Day(day(1));
     assert_eq!(d.run(h.count_uniques("active", may)).unwrap(), 2);
     assert_eq!(d.run(h.count_uniques_range("visit", may, may)).unwrap(), 2);
+    ok(
+        d.run(h.mark_unique("member", 1)).map(drop),
+        "mark_unique with hll",
+    );
+    ok(
+        d.run(h.mark_unique_string("email", "a@example.com"))
+            .map(drop),
+        "mark_unique_string",
+    );
+    ok(
+        d.run(h.mark_unique_strings("email", &["b@example.com"]))
+            .map(drop),
+        "mark_unique_strings",
+    );
+    assert_eq!(d.run(h.count_unique_approx("member")).unwrap(), 1);
+    assert_eq!(d.run(h.count_unique_approx("email")).unwrap(), 2);
     // Far ids: the cohort script pads a copy of the shorter bitmap (COPY)
     // and copies a window (GETRANGE / SETRANGE).
     let far = Analytics::builder().tag("far").build().unwrap();

@@ -34,7 +34,7 @@ pub(crate) fn contract() -> PatternContract {
                 "hll",
                 "bool",
                 json!(false),
-                "a mark also adds the id to the event's HyperLogLog of the finest period (analytics.mark_hll), for count_uniques (0.81 % standard error)",
+                "a mark also adds the id to the event's HyperLogLog of the finest period (analytics.mark_hll), and mark_unique to the unique event's (<period> U), for count_uniques (0.81 % standard error)",
             ),
         ],
         keys: keys(),
@@ -78,7 +78,7 @@ fn keys() -> Vec<KeyTemplate> {
             "uniques",
             "<prefix>{<event>}:<period>:hll",
             "string",
-            "the HyperLogLog beside an event's bitmap of a period of the finest configured granularity, without a tag: ids added by analytics.mark_hll, with the bits or instead of them (string ids)",
+            "the HyperLogLog beside an event's bitmap of a period of the finest configured granularity, or beside a unique event's (<period> U), without a tag: ids added by analytics.mark_hll, with the bits or instead of them (string ids)",
         ),
         key(
             "uniques_tagged",
@@ -117,8 +117,9 @@ fn protocols() -> Vec<Protocol> {
             &["analytics.mark_hll", "PFCOUNT"],
             &[
                 "mark with hll, or a string id: the finest period's HyperLogLog <finest bitmap>:hll, then (integer ids with hll only) the bitmaps as for mark",
+                "mark_unique with hll, or mark_unique_string: the unique event's HyperLogLog <unique bitmap>:hll (kept: expire_at 0), then (mark_unique only) the unique bitmap",
                 "analytics.mark_hll(hll, bitmaps, max_id, expire_at per key (the hll's is the finest bitmap's), id...) -> {hll changed, ids new in the first bitmap}",
-                "count_uniques: PFCOUNT of the HyperLogLogs of every finest period in the range (one slot); the asked granularity must be made of whole finest periods (hour and day make every coarser one, month makes year), at most 1000 keys",
+                "count_uniques: PFCOUNT of the HyperLogLogs of every finest period in the range (one slot); the asked granularity must be made of whole finest periods (hour and day make every coarser one, month makes year), at most 1000 keys; first U (last null or U): PFCOUNT of the unique event's HyperLogLog",
             ],
         ),
         protocol(

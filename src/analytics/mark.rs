@@ -101,13 +101,20 @@ impl<Tz: TimeZone> Analytics<Tz> {
         })
     }
 
-    /// Marks `id` in the unique event `event` (one bitmap, no time);
-    /// `Some(true)` when it was not marked yet.
+    /// Marks `id` in the unique event `event` (one bitmap, no time; with
+    /// [`hll`](super::AnalyticsBuilder::hll) also in its HyperLogLog,
+    /// [`Analytics::unique_hll_key`], in the same `analytics.mark_hll`
+    /// call); `Some(true)` when it was not marked yet.
     pub fn mark_unique(&self, event: &str, id: u64) -> Op<Option<bool>> {
         checked(|| {
             check_event_name("event", event)?;
             self.check_id(id)?;
             let keys = [self.unique_key(event)];
+            if self.hll {
+                let call = self.hll_call(&keys, &[0], true, [id.to_string()])?;
+                return Ok(Op::script_resent(call)
+                    .map(|(r, resent)| changed(r.get(1) == Some(&1), resent)));
+            }
             Ok(Op::script_resent(scripts::analytics::mark(
                 &keys,
                 self.max_id as i64,

@@ -107,6 +107,16 @@
 //! uniques with a second [`Analytics`] whose finest granularity is the day
 //! (marked with [`mark_strings`](Analytics::mark_strings) too).
 //!
+//! A [unique event](Analytics::mark_unique) (one bitmap, no time) has its
+//! HyperLogLog beside its bitmap (`<unique key>:hll`,
+//! [`unique_hll_key`](Analytics::unique_hll_key)): with
+//! [`hll`](AnalyticsBuilder::hll), `mark_unique` adds the id to it in the
+//! same script; [`mark_unique_string`](Analytics::mark_unique_string) and
+//! [`mark_unique_strings`](Analytics::mark_unique_strings) add string ids
+//! to it alone, and [`count_unique_approx`](Analytics::count_unique_approx)
+//! counts it (one `PFCOUNT`; the clients' `count_uniques` with the period
+//! label `U`).
+//!
 //! Redis's HyperLogLog has a **standard error of 0.81 %** (1.04 / √16384
 //! registers) whatever the count: within ±1.62 % of the true count 95 % of
 //! the time, ±2.43 % 99.7 % of the time, in at most 12 KB per period (a

@@ -1,8 +1,9 @@
 //! Approximate uniques: a HyperLogLog per event and finest period
-//! (`<bitmap key>:hll`), added to by `analytics.mark_hll` in the same
-//! script as the bitmaps, or instead of them for ids that are not dense
-//! integers; counted with one `PFCOUNT` over every finest period of the
-//! asked range (a union: the keys share the event's slot).
+//! (`<bitmap key>:hll`), and one per unique event (`<unique key>:hll`),
+//! added to by `analytics.mark_hll` in the same script as the bitmaps, or
+//! instead of them for ids that are not dense integers; counted with one
+//! `PFCOUNT` over every finest period of the asked range (a union: the keys
+//! share the event's slot), or of the unique event's one.
 //!
 //! Redis's HyperLogLog has 16384 registers: a standard error of
 //! 1.04 / √16384 = 0.81 %, whatever the count, in at most 12 KB per key.
@@ -113,6 +114,61 @@ impl<Tz: TimeZone> Analytics<Tz> {
                 let _: Vec<Vec<i64>> = replies.all()?;
                 Ok(())
             }))
+        })
+    }
+
+    /// The HyperLogLog of the unique event `event` (`<unique key>:hll`,
+    /// beside its bitmap): added to by [`Analytics::mark_unique`] with
+    /// [`hll`](super::AnalyticsBuilder::hll) and by
+    /// [`Analytics::mark_unique_string`].
+    pub fn unique_hll_key(&self, event: &str) -> String {
+        format!("{}:hll", self.unique_key(event))
+    }
+
+    /// Adds `id`, any string (an e-mail address, a UUID), to the unique
+    /// event `event`'s HyperLogLog (no time, no bitmap; one
+    /// `analytics.mark_hll` call, the key kept without expiry).
+    /// `Some(true)` when the HyperLogLog changed (an id it had not seen, or
+    /// so it seems: a new id leaves it unchanged now and then), `None` when
+    /// that is not known (a resend).
+    pub fn mark_unique_string(&self, event: &str, id: &str) -> Op<Option<bool>> {
+        checked(|| {
+            check_event_name("event", event)?;
+            let call = self.hll_call(&[self.unique_key(event)], &[0], false, [id.to_string()])?;
+            Ok(Op::script_resent(call).map(|(r, resent)| changed(r.first() == Some(&1), resent)))
+        })
+    }
+
+    /// [`Analytics::mark_unique_string`] of every id: one
+    /// `analytics.mark_hll` call per 5,000 ids, all in one batch.
+    pub fn mark_unique_strings<S: AsRef<str>>(&self, event: &str, ids: &[S]) -> Op<()> {
+        checked(|| {
+            check_event_name("event", event)?;
+            let keys = [self.unique_key(event)];
+            let mut batch = Batch::new();
+            for chunk in ids.chunks(IDS_PER_CALL) {
+                let ids = chunk.iter().map(|id| id.as_ref().to_string());
+                batch.script(self.hll_call(&keys, &[0], false, ids)?);
+            }
+            Ok(Op::send(batch, |replies| {
+                let _: Vec<Vec<i64>> = replies.all()?;
+                Ok(())
+            }))
+        })
+    }
+
+    /// About how many distinct ids the unique event `event` marked, from
+    /// its HyperLogLog ([`Analytics::mark_unique`] with
+    /// [`hll`](super::AnalyticsBuilder::hll), or
+    /// [`Analytics::mark_unique_string`]): one `PFCOUNT`, 0.81 % standard
+    /// error. [`Analytics::count_unique`] is the exact count of its bitmap.
+    pub fn count_unique_approx(&self, event: &str) -> Op<u64> {
+        checked(|| {
+            check_event_name("event", event)?;
+            let key = self.unique_hll_key(event);
+            let mut cmd = redis::cmd("PFCOUNT");
+            cmd.arg(&key);
+            Ok(Op::<i64>::cmd(&key, cmd).map(|n| n.max(0) as u64))
         })
     }
 

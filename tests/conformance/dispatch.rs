@@ -62,6 +62,7 @@ pub const OPERATIONS: &[&str] = &[
     "Analytics.key",
     "Analytics.mark",
     "Analytics.mark_unique",
+    "Analytics.mark_unique_string",
     "Analytics.count",
     "Analytics.query_count",
     "Analytics.query_contains",
@@ -1561,6 +1562,22 @@ fn analytics(con: &mut Connection, x: &Analytics, op: &str, a: &Args) -> Result<
             let at = chrono::DateTime::from_timestamp(a.i("at_s")?, 0)
                 .ok_or_else(|| refused("at_s", "is outside the calendar"))?;
             to_json(run(con, x.mark_string(&event, &a.s("id")?, &at))?)
+        }
+        "mark_unique_string" => to_json(run(con, x.mark_unique_string(&event, &a.s("id")?))?),
+        "count_uniques" if a.s("first")? == "U" || (a.has("last") && a.get("last")? == "U") => {
+            // The unique event's HyperLogLog: no range.
+            let last = if a.has("last") {
+                a.get("last")?.clone()
+            } else {
+                Value::Null
+            };
+            if a.s("first")? != "U" || !(last.is_null() || last == "U") {
+                return Err(refused(
+                    "range",
+                    "the unique event (U) is no range: first U, last null or U",
+                ));
+            }
+            to_json(run(con, x.count_unique_approx(&event))?)
         }
         "count_uniques" => {
             let first = a.s("first")?.parse::<Period>()?;

@@ -328,7 +328,8 @@ fn ready_query_text_and_refusals(url: &str) {
 }
 
 /// Approximate uniques: `mark --hll` (beside the bitmaps), `mark
-/// --strings` (HyperLogLog only) and `count --uniques` over a range.
+/// --strings` (HyperLogLog only) and `count --uniques` over a range; the
+/// same for a unique event (`--unique`, period U).
 fn uniques(url: &str, tag: Option<&str>) {
     let at = ["--at", "2024-04-01T10:00:00Z"];
     let marked = an(url, tag, &["mark", "seen", "1", "2", "--hll", at[0], at[1]]);
@@ -364,6 +365,44 @@ fn uniques(url: &str, tag: Option<&str>) {
     cli(url, &["analytics", "mark", "seen", "a@example.com"])
         .failure()
         .says("use --strings");
+    // A unique event: its HyperLogLog beside the bitmap (--hll), or alone
+    // (--strings); `count EVENT U --uniques`.
+    let marked = an(url, tag, &["mark", "member", "5", "9", "--unique", "--hll"]);
+    assert_eq!(marked["new"], 2);
+    let strings = an(
+        url,
+        tag,
+        &[
+            "mark",
+            "email",
+            "a@example.com",
+            "b@example.com",
+            "a@example.com",
+            "--unique",
+            "--strings",
+        ],
+    );
+    assert_eq!(strings["marked"], 3);
+    assert_eq!(strings["period"], "U");
+    let unique = |event: &str| an(url, tag, &["count", event, "U", "--uniques"])["uniques"].clone();
+    assert_eq!(unique("member"), 2);
+    assert_eq!(unique("email"), 2);
+    assert_eq!(an(url, tag, &["count", "member", "U"])["count"], 2);
+    assert_eq!(an(url, tag, &["count", "email", "U"])["count"], 0);
+    cli(
+        url,
+        &[
+            "analytics",
+            "count",
+            "email",
+            "U",
+            "--uniques",
+            "--to",
+            "D:2024-04-02",
+        ],
+    )
+    .failure()
+    .says("no range");
 }
 
 #[test]

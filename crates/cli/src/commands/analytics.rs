@@ -112,7 +112,7 @@ pub enum AnalyticsCommand {
     /// Mark IDs as having done EVENT at --at (default now): every configured
     /// period's bitmap in one script (or, with --unique, the event's one
     /// bitmap without time; with --strings, the finest period's HyperLogLog
-    /// only).
+    /// only, or with --unique --strings the unique event's).
     Mark {
         event: String,
         #[arg(required = true)]
@@ -124,9 +124,10 @@ pub enum AnalyticsCommand {
         #[arg(long)]
         unique: bool,
         /// The IDS are any strings (e-mail addresses, UUIDs), not dense
-        /// integers: added to the finest period's HyperLogLog, no bitmap
-        /// (`count --uniques` answers, 0.81 % standard error).
-        #[arg(long, conflicts_with = "unique")]
+        /// integers: added to the finest period's HyperLogLog (with
+        /// --unique: the unique event's), no bitmap (`count --uniques`
+        /// answers, 0.81 % standard error).
+        #[arg(long)]
         strings: bool,
         #[command(flatten)]
         keys: At<KeysArg>,
@@ -136,7 +137,8 @@ pub enum AnalyticsCommand {
     ///
     /// With --uniques: about how many distinct ids, from the HyperLogLogs
     /// (--hll or mark --strings; 0.81 % standard error), over PERIOD to
-    /// --to (a union of the finest periods, one PFCOUNT).
+    /// --to (a union of the finest periods, one PFCOUNT); PERIOD U: the
+    /// unique event's HyperLogLog (mark --unique with --hll, or --strings).
     Count {
         event: String,
         period: String,
@@ -218,6 +220,14 @@ pub enum AnalyticsCommand {
 
 pub fn run(command: AnalyticsCommand) -> CliResult {
     match command {
+        AnalyticsCommand::Mark {
+            event,
+            ids,
+            strings: true,
+            unique: true,
+            keys,
+            ..
+        } => mark_unique_strings(&event, &ids, &keys),
         AnalyticsCommand::Mark {
             event,
             ids,
@@ -345,6 +355,19 @@ fn parse_id(id: &str) -> CliResult<u64> {
 
 fn count_uniques(event: &str, first: &str, to: Option<Period>, keys: &At<KeysArg>) -> CliResult {
     let (a, mut con) = keys.open()?;
+    if first == "U" {
+        if to.is_some() {
+            return Err(Failure::from(
+                "the unique event (U) is no range: count --uniques EVENT U takes no --to",
+            ));
+        }
+        let n = a.count_unique_approx(event).run(&mut con)?;
+        out::emit(
+            &json!({"event": event, "period": "U", "uniques": n}),
+            || vec![n.to_string()],
+        );
+        return Ok(());
+    }
     let from = first.parse::<Period>()?;
     let to = to.unwrap_or(from);
     let n = a.count_uniques_range(event, from, to).run(&mut con)?;
@@ -375,6 +398,23 @@ fn mark_strings(
                 "added {} string id(s) to {hll} (the HyperLogLog of {})",
                 ids.len(),
                 finest.label()
+            )]
+        },
+    );
+    Ok(())
+}
+
+/// `mark --unique --strings`: the ids added to the unique event's HyperLogLog.
+fn mark_unique_strings(event: &str, ids: &[String], keys: &At<KeysArg>) -> CliResult {
+    let (a, mut con) = keys.open()?;
+    a.mark_unique_strings(event, ids).run(&mut con)?;
+    let hll = a.unique_hll_key(event);
+    out::emit(
+        &json!({"event": event, "period": "U", "key": hll, "marked": ids.len()}),
+        || {
+            vec![format!(
+                "added {} string id(s) to {hll} (the HyperLogLog of the unique event)",
+                ids.len()
             )]
         },
     );

@@ -156,7 +156,16 @@ class Analytics:
         reply = yield scripts.Analytics.mark_hll(finest + ":hll", [], self.max_id, ["0", id])
         return int(reply[0]) == 1
 
+    def mark_unique_string(self, event: str, id: str) -> Op[Optional[bool]]:
+        unique = self.key(event, "U")
+        reply = yield scripts.Analytics.mark_hll(unique + ":hll", [], self.max_id, ["0", id])
+        return int(reply[0]) == 1
+
     def count_uniques(self, event: str, first: str, last: Optional[str]) -> Op[int]:
+        if first == "U" or last == "U":
+            if first != "U" or last not in (None, "U"):
+                raise _bad("range", "the unique event (U) is no range: first U, last null or U")
+            return max(int((yield Cmd("PFCOUNT", self.key(event, "U") + ":hll"))), 0)
         last = first if last is None else last
         if first[:1] != last[:1]:
             raise _bad("range", f"{first} and {last} are periods of different granularities")
@@ -200,6 +209,9 @@ class Analytics:
         keys = [self.key(event, "U")]
         if id > self.max_id:
             raise errors.UidOutOfRange(f"id {id} is above the configured maximum {self.max_id}")
+        if self.hll:
+            reply = yield scripts.Analytics.mark_hll(keys[0] + ":hll", keys, self.max_id, ["0", "0", str(id)])
+            return int(reply[1]) == 1
         return int((yield scripts.Analytics.mark(keys, self.max_id, [0, id]))) == 1
 
     def count(self, event: str, period: str) -> Op[int]:

@@ -93,8 +93,21 @@ final class Analytics
         return (int) $reply[0] === 1;
     }
 
+    public function markUniqueString(Runner $run, string $event, string $id): bool
+    {
+        $unique = $this->key($event, 'U');
+        $reply = $run->one(AnalyticsScripts::markHll($unique . ':hll', [], $this->maxId, ['0', $id]));
+        return (int) $reply[0] === 1;
+    }
+
     public function countUniques(Runner $run, string $event, string $first, ?string $last): int
     {
+        if ($first === 'U' || $last === 'U') {
+            if ($first !== 'U' || ($last !== null && $last !== 'U')) {
+                throw Checks::bad('range', 'the unique event (U) is no range: first U, last null or U');
+            }
+            return max((int) $run->one(Cmd::key('PFCOUNT', $this->key($event, 'U') . ':hll')), 0);
+        }
         $last ??= $first;
         if (substr($first, 0, 1) !== substr($last, 0, 1)) {
             throw Checks::bad('range', "$first and $last are periods of different granularities");
@@ -204,6 +217,10 @@ final class Analytics
         $keys = [$this->key($event, 'U')];
         if ($id > $this->maxId) {
             throw new UidOutOfRange("id $id is above the configured maximum {$this->maxId}");
+        }
+        if ($this->hll) {
+            $reply = $run->one(AnalyticsScripts::markHll($keys[0] . ':hll', $keys, $this->maxId, ['0', '0', (string) $id]));
+            return (int) $reply[1] === 1;
         }
         return (int) $run->one(AnalyticsScripts::mark($keys, $this->maxId, [0, $id])) === 1;
     }

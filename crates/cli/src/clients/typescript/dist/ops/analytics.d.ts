@@ -16,6 +16,7 @@ export declare class Analytics {
     key(event: string, period: string): string;
     mark(io: Io, event: string, id: number, atS: number | bigint): Promise<boolean>;
     markString(io: Io, event: string, id: string, atS: number | bigint): Promise<boolean>;
+    markUniqueString(io: Io, event: string, id: string): Promise<boolean>;
     countUniques(io: Io, event: string, first: string, last: string | null): Promise<number>;
     streak(io: Io, event: string, id: number, first: string, last: string): Promise<EventStreak>;
     activeCount(io: Io, event: string, atLeast: number, ofLast: number, last: string): Promise<number>;

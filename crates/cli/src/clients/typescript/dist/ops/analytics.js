@@ -196,7 +196,18 @@ class Analytics {
         const reply = (await io.one(scripts.Analytics.markHll(`${finest}:hll`, [], this.maxId, ["0", id])));
         return (0, driver_1.int)(reply[0]) === 1;
     }
+    async markUniqueString(io, event, id) {
+        const unique = this.key(event, "U");
+        const reply = (await io.one(scripts.Analytics.markHll(`${unique}:hll`, [], this.maxId, ["0", id])));
+        return (0, driver_1.int)(reply[0]) === 1;
+    }
     async countUniques(io, event, first, last) {
+        if (first === "U" || last === "U") {
+            if (first !== "U" || (last !== null && last !== "U")) {
+                throw bad("range", "the unique event (U) is no range: first U, last null or U");
+            }
+            return Math.max((0, driver_1.int)(await io.one((0, call_1.cmd)("PFCOUNT", `${this.key(event, "U")}:hll`))), 0);
+        }
         const to = last ?? first;
         if (first.slice(0, 1) !== to.slice(0, 1)) {
             throw bad("range", `${first} and ${to} are periods of different granularities`);
@@ -241,6 +252,10 @@ class Analytics {
         const keys = [this.key(event, "U")];
         if (id > this.maxId) {
             throw new errors_1.UidOutOfRange(`id ${id} is above the configured maximum ${this.maxId}`);
+        }
+        if (this.hll) {
+            const reply = (await io.one(scripts.Analytics.markHll(`${keys[0]}:hll`, keys, this.maxId, ["0", "0", String(id)])));
+            return (0, driver_1.int)(reply[1]) === 1;
         }
         return (0, driver_1.int)(await io.one(scripts.Analytics.mark(keys, this.maxId, [0, id]))) === 1;
     }

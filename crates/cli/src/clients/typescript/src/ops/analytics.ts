@@ -207,7 +207,19 @@ export class Analytics {
     return int(reply[0]) === 1;
   }
 
+  async markUniqueString(io: Io, event: string, id: string): Promise<boolean> {
+    const unique = this.key(event, "U");
+    const reply = (await io.one(scripts.Analytics.markHll(`${unique}:hll`, [], this.maxId, ["0", id]))) as unknown[];
+    return int(reply[0]) === 1;
+  }
+
   async countUniques(io: Io, event: string, first: string, last: string | null): Promise<number> {
+    if (first === "U" || last === "U") {
+      if (first !== "U" || (last !== null && last !== "U")) {
+        throw bad("range", "the unique event (U) is no range: first U, last null or U");
+      }
+      return Math.max(int(await io.one(cmd("PFCOUNT", `${this.key(event, "U")}:hll`))), 0);
+    }
     const to = last ?? first;
     if (first.slice(0, 1) !== to.slice(0, 1)) {
       throw bad("range", `${first} and ${to} are periods of different granularities`);
@@ -257,6 +269,10 @@ export class Analytics {
     const keys = [this.key(event, "U")];
     if (id > this.maxId) {
       throw new UidOutOfRange(`id ${id} is above the configured maximum ${this.maxId}`);
+    }
+    if (this.hll) {
+      const reply = (await io.one(scripts.Analytics.markHll(`${keys[0]}:hll`, keys, this.maxId, ["0", "0", String(id)]))) as unknown[];
+      return int(reply[1]) === 1;
     }
     return int(await io.one(scripts.Analytics.mark(keys, this.maxId, [0, id]))) === 1;
   }
