@@ -27,8 +27,10 @@
 //! byte against this crate's marks first.
 //!
 //! It then adds 1,000,000 distinct strings (`user<i>@example.com`) to one
-//! day's HyperLogLog with `mark_strings` and prints `count_uniques`'s
-//! measured error (Redis's HyperLogLog: 0.81 % standard error).
+//! day's HyperLogLog with `mark_strings`, and 1,000,000 others
+//! (`member<i>@example.org`) to a unique event's with `mark_unique_strings`,
+//! and prints the measured error of `count_uniques` and
+//! `count_unique_approx` (Redis's HyperLogLog: 0.81 % standard error).
 //!
 //! Env: `BENCH_ROUNDS` (default 5), `BENCH_USERS` (default 1,000,000).
 
@@ -497,5 +499,23 @@ fn hll_error(con: &mut Connection) {
     let error = (est as f64 - n as f64) / n as f64 * 100.0;
     println!(
         "HyperLogLog: {n} distinct strings added in {added:.1} s (mark_strings, 5,000 per analytics.mark_hll call); count_uniques {est}: measured error {error:+.3} % (standard error 0.81 %)"
+    );
+    let t = Instant::now();
+    for start in (0..n).step_by(100_000) {
+        let chunk: Vec<String> = (start..start + 100_000)
+            .map(|i| format!("member{i}@example.org"))
+            .collect();
+        a.mark_unique_strings("member", &chunk)
+            .run(con)
+            .expect("mark_unique_strings");
+    }
+    let added = t.elapsed().as_secs_f64();
+    let est = a
+        .count_unique_approx("member")
+        .run(con)
+        .expect("count_unique_approx");
+    let error = (est as f64 - n as f64) / n as f64 * 100.0;
+    println!(
+        "HyperLogLog of a unique event: {n} distinct strings added in {added:.1} s (mark_unique_strings); count_unique_approx {est}: measured error {error:+.3} %"
     );
 }
