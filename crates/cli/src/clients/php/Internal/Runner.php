@@ -32,7 +32,7 @@ final class Runner
     private ?Slots $slots = null;
     /** @var array<string, \Redis> a cluster's pipeline connection per node */
     private array $nodeConnections = [];
-    /** @var array<string, Wire> per node address, the subscription connection the last wait there left (unsubscribed) */
+    /** @var array<string, array{Wire, string}> per node address, the subscription connection the last wait there left and the channel it is still subscribed to */
     private array $idleWires = [];
 
     private function __construct(private \Redis|\RedisCluster $client)
@@ -137,20 +137,20 @@ final class Runner
     /**
      * A subscription to the shard channel `$channel` (without the prefix), on
      * the node of its slot: on the subscription connection an earlier one left
-     * there (see Subscription::close()), or on a new one.
+     * there, still subscribed (see Subscription), or on a new one.
      */
     public function subscribe(string $channel): Subscription
     {
         $this->refresh();
         $at = $this->endpoint($channel);
-        $idle = $this->idleWires[$at->address()] ?? null;
+        [$idle, $on] = $this->idleWires[$at->address()] ?? [null, null];
         unset($this->idleWires[$at->address()]);
-        return Subscription::open($at, $this->prefix . $channel, $idle, function (Wire $wire): void {
+        return Subscription::open($at, $this->prefix . $channel, $idle, $on, function (Wire $wire, string $subscribed): void {
             $address = $wire->endpoint->address();
             if (isset($this->idleWires[$address])) {
                 $wire->close();
             } else {
-                $this->idleWires[$address] = $wire;
+                $this->idleWires[$address] = [$wire, $subscribed];
             }
         });
     }

@@ -7,16 +7,19 @@ namespace RedisPatterns\Internal;
 /**
  * A subscription to one shard channel (SSUBSCRIBE on a connection of its
  * own, to the node of the channel's slot, following MOVED), for the notified
- * waiting of the lock, the semaphore and the read-write lock. As the Rust
- * API's subscriber does, the connection outlives the wait: close() drops the
- * channel with SUNSUBSCRIBE written without waiting for its reply and hands
- * the connection back to the runner, whose next subscription on that node
- * reads the confirmation (and any message sent before it) past, so ending a
- * wait costs no round trip and the next one no connect.
+ * waiting of the lock, the semaphore and the read-write lock. The
+ * connection outlives the wait, still subscribed (as the Python client's
+ * does): close() hands it back to the runner without a write, and the next
+ * subscription on that node takes it over: on the same channel without a
+ * round trip, reading past the messages that came meanwhile (sent before
+ * its next attempt, which sees what they announced); on another channel
+ * after SUNSUBSCRIBE of the old one and SSUBSCRIBE of the new. So ending a
+ * wait costs no syscall (a woken waiter's acquire returns at once) and the
+ * next wait on the same resource no round trip before its attempt.
  */
 final class Subscription
 {
-    /** @param ?\Closure(Wire): void $idle takes the connection back at close() */
+    /** @param ?\Closure(Wire, string): void $idle takes the connection back at close(), subscribed to the channel */
     private bool $closed = false;
 
     private function __construct(private Wire $wire, public readonly string $channel, private ?\Closure $idle)
@@ -26,14 +29,30 @@ final class Subscription
     /**
      * Subscribed to `$channel` (as sent: with the client's prefix) once the
      * server confirmed it: on `$reuse` (a connection an earlier subscription
-     * left, unsubscribed) when it still answers, else on a new connection.
+     * left, still subscribed to `$reusedOn`) when it still answers, else on a
+     * new connection.
      *
-     * @param ?\Closure(Wire): void $idle
+     * @param ?\Closure(Wire, string): void $idle
      */
-    public static function open(Endpoint $at, string $channel, ?Wire $reuse = null, ?\Closure $idle = null): self
+    public static function open(Endpoint $at, string $channel, ?Wire $reuse = null, ?string $reusedOn = null, ?\Closure $idle = null): self
     {
         if ($reuse !== null) {
             try {
+                if ($reusedOn === $channel) {
+                    // What came while it was idle was sent before this wait's attempt, which sees
+                    // what it announced; a SUNSUBSCRIBE the server sent (the slot moved) ends the reuse.
+                    $dropped = false;
+                    foreach ($reuse->drain() as $reply) {
+                        $dropped = $dropped || (is_array($reply) && ($reply[0] ?? null) === 'sunsubscribe');
+                    }
+                    if (!$dropped) {
+                        return new self($reuse, $channel, $idle);
+                    }
+                    $reusedOn = null;
+                }
+                if ($reusedOn !== null) {
+                    $reuse->send(['SUNSUBSCRIBE', $reusedOn]); // its reply is read past below
+                }
                 $reply = self::subscribed($reuse, $channel);
                 if (is_array($reply)) {
                     return new self($reuse, $channel, $idle);
@@ -92,9 +111,9 @@ final class Subscription
     }
 
     /**
-     * Drops the channel (SUNSUBSCRIBE, its reply left to the next
-     * subscription) and hands the connection back; once: a second close()
-     * leaves alone the connection another subscription may hold by then.
+     * Hands the connection back, still subscribed to the channel (see the
+     * class); once: a second close() leaves alone the connection another
+     * subscription may hold by then.
      */
     public function close(): void
     {
@@ -106,12 +125,6 @@ final class Subscription
             $this->wire->close();
             return;
         }
-        try {
-            $this->wire->send(['SUNSUBSCRIBE', $this->channel]);
-        } catch (\RedisException) {
-            $this->wire->close();
-            return;
-        }
-        ($this->idle)($this->wire);
+        ($this->idle)($this->wire, $this->channel);
     }
 }

@@ -112,6 +112,39 @@ final class Wire
         }
     }
 
+    /**
+     * Reads past every reply that has come (messages of a subscription that
+     * was idle): what the socket holds now, without waiting; a reply still
+     * incomplete stays, to be read whole later.
+     *
+     * @return list<mixed> the replies read past
+     */
+    public function drain(): array
+    {
+        while (true) {
+            $r = [$this->sock];
+            $w = $e = null;
+            if (@stream_select($r, $w, $e, 0, 0) !== 1) {
+                break;
+            }
+            $chunk = fread($this->sock, 65536);
+            if ($chunk === false || ($chunk === '' && feof($this->sock))) {
+                throw new \RedisException("{$this->endpoint->address()}: the connection was lost");
+            }
+            $this->buf .= $chunk;
+        }
+        $out = [];
+        while (true) {
+            $at = 0;
+            $reply = $this->parse($at);
+            if ($reply === self::TIMEOUT) {
+                return $out;
+            }
+            $this->buf = substr($this->buf, $at);
+            $out[] = $reply;
+        }
+    }
+
     /** The reply at `$at` of the buffer (moving `$at` past it), or TIMEOUT when it is incomplete. */
     private function parse(int &$at): mixed
     {
