@@ -163,21 +163,22 @@ pub enum Part {
 pub struct Report {
     pub passed: usize,
     pub failed: Vec<(String, String)>,
-    /// Cases skipped because the server lacks a capability they need, and
-    /// the capabilities it lacks.
+    /// Cases skipped because the server lacks a capability they need or
+    /// has one they run only without (their `lacks`), the capabilities it
+    /// lacks and those it has.
     pub skipped: usize,
     pub lacking: BTreeSet<String>,
+    pub having: BTreeSet<String>,
 }
 
 impl Report {
     pub fn summary(&self) -> String {
         let mut out = format!("{} passed, {} failed", self.passed, self.failed.len());
         if self.skipped > 0 {
-            let lacking: Vec<&str> = self.lacking.iter().map(String::as_str).collect();
             out += &format!(
-                ", {} skipped (they need {}, which the server lacks)",
+                ", {} skipped ({})",
                 self.skipped,
-                lacking.join(" and ")
+                skip_reasons(&self.lacking, &self.having)
             );
         }
         out
@@ -206,22 +207,60 @@ pub fn is_cross(case: &Value) -> bool {
         .is_some_and(|s| s.iter().any(|s| s["part"] == "read"))
 }
 
-/// The capabilities `case` needs (its `needs`) that `caps` does not have.
-fn lacking(case: &Value, caps: &redis_patterns::core::Caps) -> Vec<String> {
-    case["needs"]
+/// Why cases were skipped, as every runner words it: `they need A and B,
+/// which the server lacks`, `they run only without C, which the server
+/// has`, or both joined by `; `.
+fn skip_reasons(lacking: &BTreeSet<String>, having: &BTreeSet<String>) -> String {
+    let join = |s: &BTreeSet<String>| {
+        s.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    let mut why = Vec::new();
+    if !lacking.is_empty() {
+        why.push(format!(
+            "they need {}, which the server lacks",
+            join(lacking)
+        ));
+    }
+    if !having.is_empty() {
+        why.push(format!(
+            "they run only without {}, which the server has",
+            join(having)
+        ));
+    }
+    why.join("; ")
+}
+
+/// The capabilities named in `case[list]` that `caps` has (`has`) or does
+/// not have (`!has`).
+fn named(case: &Value, list: &str, caps: &redis_patterns::core::Caps, has: bool) -> Vec<String> {
+    case[list]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .filter(|n| caps.has(n) != Some(true))
+        .filter(|n| (caps.has(n) == Some(true)) == has)
         .map(str::to_string)
         .collect()
 }
 
+/// The capabilities `case` needs (its `needs`) that `caps` does not have.
+fn lacking(case: &Value, caps: &redis_patterns::core::Caps) -> Vec<String> {
+    named(case, "needs", caps, false)
+}
+
+/// The capabilities `case` runs only without (its `lacks`: a refusal on a
+/// server without them) that `caps` has.
+fn having(case: &Value, caps: &redis_patterns::core::Caps) -> Vec<String> {
+    named(case, "lacks", caps, true)
+}
+
 /// How many of the cases (of `part`: only the cross-language ones unless
-/// `Part::All`) the server of `target` lacks a capability for, by the
-/// crate's own detection: what a client's runner must report as skipped
-/// there (0 on a server with every capability, so none can pass by
+/// `Part::All`) the server of `target` lacks a capability for, or has one
+/// a case runs only without, by the crate's own detection: what a client's
+/// runner must report as skipped there (exactly those, so none can pass by
 /// skipping what it should run). Used by the CLI's tests of the clients.
 #[allow(dead_code)]
 pub fn skipped_on(cases: &Cases, target: &Target, part: Part) -> usize {
@@ -232,7 +271,7 @@ pub fn skipped_on(cases: &Cases, target: &Target, part: Part) -> usize {
         .cases
         .iter()
         .filter(|c| part == Part::All || is_cross(c))
-        .filter(|c| !lacking(c, &caps).is_empty())
+        .filter(|c| !lacking(c, &caps).is_empty() || !having(c, &caps).is_empty())
         .count()
 }
 
@@ -256,10 +295,11 @@ pub fn run_selected(cases: &Cases, target: &Target, part: Part, flush_each: bool
         if part != Part::All && !is_cross(case) {
             continue;
         }
-        let lacking = lacking(case, &caps);
-        if !lacking.is_empty() {
+        let (lacking, having) = (lacking(case, &caps), having(case, &caps));
+        if !lacking.is_empty() || !having.is_empty() {
             report.skipped += 1;
             report.lacking.extend(lacking);
+            report.having.extend(having);
             continue;
         }
         if flush_each {

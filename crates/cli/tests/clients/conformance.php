@@ -504,19 +504,25 @@ function main(array $argv): int
         }
     }
     $have = $target->capabilities($manifest['capabilities']);
+    // A case runs where the server has every capability of its needs and
+    // none of its lacks (a refusal where they are missing).
     $lacking = [];
+    $having = [];
     $skipped = 0;
     $run_cases = [];
     foreach ($cases as $c) {
         $missing = array_values(array_diff($c['needs'] ?? [], $have));
+        $present = array_values(array_intersect($c['lacks'] ?? [], $have));
         $lacking = array_values(array_unique(array_merge($lacking, $missing)));
-        if ($missing !== []) {
+        $having = array_values(array_unique(array_merge($having, $present)));
+        if ($missing !== [] || $present !== []) {
             $skipped++;
         } else {
             $run_cases[] = $c;
         }
     }
     sort($lacking);
+    sort($having);
     $cases = $run_cases;
     $passed = 0;
     $failed = [];
@@ -542,7 +548,14 @@ function main(array $argv): int
         }
     }
     $where = ($target->cluster ? 'cluster' : 'server') . ($part !== 'all' ? ", $part part" : '');
-    $skip = $skipped > 0 ? ", $skipped skipped (they need " . implode(' and ', $lacking) . ', which the server lacks)' : '';
+    $why = [];
+    if ($lacking !== []) {
+        $why[] = 'they need ' . implode(' and ', $lacking) . ', which the server lacks';
+    }
+    if ($having !== []) {
+        $why[] = 'they run only without ' . implode(' and ', $having) . ', which the server has';
+    }
+    $skip = $skipped > 0 ? ", $skipped skipped (" . implode('; ', $why) . ')' : '';
     echo "conformance php ($where): $passed passed, " . count($failed) . " failed$skip\n";
     foreach ($failed as [$name, $why]) {
         echo "- $name: $why\n";

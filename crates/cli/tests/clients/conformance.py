@@ -379,8 +379,12 @@ def main(argv):
         if part == "write":
             target.flush()
     have = target.capabilities()
+    # A case runs where the server has every capability of its needs and
+    # none of its lacks (a refusal where they are missing).
     lacking = sorted({n for c in cases for n in c.get("needs", []) if n not in have})
-    skipped = [c for c in cases if any(n in lacking for n in c.get("needs", []))]
+    having = sorted({n for c in cases for n in c.get("lacks", []) if n in have})
+    skipped = [c for c in cases if any(n in lacking for n in c.get("needs", []))
+               or any(n in having for n in c.get("lacks", []))]
     cases = [c for c in cases if c not in skipped]
     for c in cases:
         if part == "all":
@@ -406,8 +410,9 @@ def main(argv):
                 loop.close()
     where = ("cluster" if target.cluster else "server") + (", asyncio" if target.asyncio else "") + (
         f", {part} part" if part != "all" else "")
-    skip = (f", {len(skipped)} skipped (they need {' and '.join(lacking)}, which the server lacks)"
-            if skipped else "")
+    why = ([f"they need {' and '.join(lacking)}, which the server lacks"] if lacking else []) + (
+        [f"they run only without {' and '.join(having)}, which the server has"] if having else [])
+    skip = f", {len(skipped)} skipped ({'; '.join(why)})" if skipped else ""
     print(f"conformance python ({where}): {passed} passed, {len(failed)} failed{skip}")
     for name, why in failed:
         print(f"- {name}: {why}")

@@ -92,7 +92,10 @@ class ExpiringMap:
         if not self.native or self.probed:
             return
         shard = self.key_of_shard(0)
-        replies = yield [Cmd(c, shard, "FIELDS", 1, "probe") for c in _C["native_probe"]]
+        # Routed by the shard (key=): on a cluster the batch goes to its node as one pipeline, whose
+        # server answers an unknown command itself (redis-py's cluster pipeline would refuse to route
+        # a command the server's COMMAND table lacks, failing the whole batch).
+        replies = yield [Cmd(c, shard, "FIELDS", 1, "probe", key=shard) for c in _C["native_probe"]]
         if any(_unknown_command(r) for r in replies):
             raise _bad("path", _C["native_refusal"])
         self.probed = True
