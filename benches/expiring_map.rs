@@ -12,8 +12,9 @@
 //! round, the order turning) beside the plain hash's `get` / `set`: the
 //! median rate and the median of the per-round ratios; each map is timed
 //! twice, its reads without max-idle (portable: `HMGET` and `TIME`;
-//! native: `HMGET`) and with a max-idle time (portable: the
-//! `expiring_map.get` script, which pushes the expiry; native: `HMGET` and
+//! native: `HMGET`) and with a max-idle time of an hour (portable: `HMGET`
+//! and `TIME`, then the `expiring_map.get` script only for an entry due for
+//! a push, less than 15/16 of the max-idle time left; native: `HMGET` and
 //! `HPEXPIRE ... GT`). The load average is printed before and after each
 //! server.
 //!

@@ -319,6 +319,59 @@ fn an_entry_read_every_half_lease_survives_ten_leases_and_an_unread_one_expires(
     });
 }
 
+/// The stored bytes of `field` in its shard (portable: the expiry, then the value).
+fn stored(con: &mut redis::Connection, m: &ExpiringMap, field: &str) -> Vec<u8> {
+    redis::cmd("HGET")
+        .arg(m.shard_key(field.as_bytes()))
+        .arg(field)
+        .query(con)
+        .unwrap()
+}
+
+#[test]
+fn a_portable_max_idle_read_writes_only_an_entry_with_less_than_fifteen_sixteenths_left() {
+    support::on_server_with_connection(|d, con| {
+        let hour = Duration::from_secs(3600);
+        let m = ExpiringMap::builder("idle16", 2)
+            .max_idle(Some(hour))
+            .build()
+            .unwrap();
+        // An hour left: a read within a sixteenth of an hour (225 s) of the
+        // write leaves the entry's bytes as they are.
+        d.run(m.put("full", "f", Some(hour))).unwrap();
+        let before = stored(con, &m, "full");
+        for _ in 0..3 {
+            assert_eq!(get(d, &m, "full").as_deref(), Some("f"));
+        }
+        assert_eq!(
+            stored(con, &m, "full"),
+            before,
+            "a read wrote an entry not due"
+        );
+        // Ten minutes left (less than 15/16 of an hour): one read pushes it
+        // to an hour from the read, and the next one writes nothing.
+        d.run(m.put("short", "s", Some(Duration::from_secs(600))))
+            .unwrap();
+        let pushed = |d: &mut Driver| match d.run(m.ttl_of("short")).unwrap() {
+            Ttl::Expires(left) => left,
+            other => panic!("ttl of short: {other:?}"),
+        };
+        assert!(pushed(d) <= Duration::from_secs(600));
+        let batch = d
+            .run(m.get_many::<String, _>(&["short", "full", "none"]))
+            .unwrap();
+        assert_eq!(
+            batch,
+            vec![Some("s".to_string()), Some("f".to_string()), None]
+        );
+        assert!(pushed(d) > Duration::from_secs(600), "the read pushed it");
+        let after = stored(con, &m, "short");
+        assert_eq!(get(d, &m, "short").as_deref(), Some("s"));
+        assert_eq!(stored(con, &m, "short"), after);
+        assert_eq!(stored(con, &m, "full"), before);
+    });
+}
+
 #[test]
 fn the_cap_evicts_the_entries_nearest_their_expiry_inside_the_write() {
     support::on_server(|d| {

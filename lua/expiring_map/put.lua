@@ -10,8 +10,9 @@
 -- ARGV[4] cap integer 0..999999999999999: keep at most this many entries in the shard, evicting the other live
 --    ones nearest their expiry first (those without expiry last; the entries written are kept); 0 for no cap
 -- ARGV[5..] pairs bytes: field, value, field, value, ...
--- RETURNS integers: {new, evicted}: the fields that had no live entry before (for only_absent: inserted), and
---    the live entries the cap evicted
+-- RETURNS integer: new + evicted * 2^32: the fields that had no live entry before (for only_absent:
+--    inserted), plus 2^32 times the live entries the cap evicted (one number: a table reply costs the server
+--    more than the write; exact while fewer than 2^21 entries are evicted at once)
 -- WRITES HDEL HSET
 -- READS HGETALL HLEN HMGET TIME
 -- ERRORS BADARG FULL
@@ -28,83 +29,72 @@ if n == 0 or n % 2 ~= 0 then
   return redis.error_reply('BADARG pairs must be a non-empty list of field, value')
 end
 local now = expiry_now()
-local at = 0
-if ttl > 0 then
-  at = now + ttl
-end
 local fields = {}
 for i = 5, #ARGV, 2 do
   fields[#fields + 1] = ARGV[i]
 end
--- Which fields exist (live or not): HMGET in chunks (unpack is capped).
-local live, stored = {}, {}
+-- Which fields are stored (`live[f]` not nil) and which of those are live:
+-- HMGET in chunks (unpack is capped); only the expiries are decoded.
+local live = {}
 local chunk = 4000
 for s = 1, #fields, chunk do
   local e = math.min(s + chunk - 1, #fields)
   local got = redis.call('HMGET', KEYS[1], unpack(fields, s, e))
   for j = 1, #got do
     if got[j] then
-      local f = fields[s + j - 1]
-      stored[f] = true
-      live[f] = expiry_live(expiry_split(got[j]), now)
+      live[fields[s + j - 1]] = expiry_live(expiry_at(got[j]), now)
     end
   end
 end
 local value, order, new = map_put_pairs(ARGV, 5, nx, live)
 local added = 0
 for _, f in ipairs(order) do
-  if not stored[f] then
+  if live[f] == nil then
     added = added + 1
   end
 end
--- The shard grows by at most `added` fields: only a bound it could then
--- pass needs its length, and only a bound it would pass counting expired
--- entries needs the whole shard read (at most its listpack limit of
--- fields), whose expired entries go first.
+-- The shard grows by at most `added` fields; past a bound, its expired
+-- entries go first, then the cap's evictions (the whole shard is read: at
+-- most its listpack limit of fields).
 local drop, evicted = {}, 0
-if cap > 0 or (limit > 0 and added > 0) then
-  local len = redis.call('HLEN', KEYS[1])
-  if (cap > 0 and len + added > cap) or (limit > 0 and len + added > limit) then
-    local all = redis.call('HGETALL', KEYS[1])
-    local kept = {}
-    for i = 1, #all, 2 do
-      local f = all[i]
-      local e = expiry_split(all[i + 1])
-      if not value[f] then
-        if expiry_live(e, now) then
-          if e == 0 then
-            e = math.huge
-          end
-          kept[#kept + 1] = { f, e }
-        else
-          drop[#drop + 1] = f
+if map_put_bounded(KEYS[1], added, limit, cap) then
+  local all = redis.call('HGETALL', KEYS[1])
+  local kept = {}
+  for i = 1, #all, 2 do
+    local f = all[i]
+    if not value[f] then
+      local e = expiry_at(all[i + 1])
+      if expiry_live(e, now) then
+        if e == 0 then
+          e = math.huge
         end
-      end
-    end
-    len = len - #drop
-    if limit > 0 and len + added > limit then
-      return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. len .. ' live fields; ' .. added ..
-        ' new ones would exceed ' .. limit)
-    end
-    local over = #kept + #order - cap
-    if cap > 0 and over > 0 then
-      local gone = map_put_evicted(kept, over)
-      evicted = #gone
-      for _, f in ipairs(gone) do
+        kept[#kept + 1] = { f, e }
+      else
         drop[#drop + 1] = f
       end
     end
+  end
+  local full = map_put_full(KEYS[1], #all / 2 - #drop, added, limit)
+  if full then
+    return full
+  end
+  local gone = map_put_evicted(kept, map_put_over(kept, #order, cap))
+  evicted = #gone
+  for _, f in ipairs(gone) do
+    drop[#drop + 1] = f
   end
 end
 for s = 1, #drop, chunk do
   redis.call('HDEL', KEYS[1], unpack(drop, s, math.min(s + chunk - 1, #drop)))
 end
+-- One stored expiry for every entry written.
+local stamp = expiry_join(ttl > 0 and now + ttl or 0, '')
 local out = {}
 for _, f in ipairs(order) do
   out[#out + 1] = f
-  out[#out + 1] = expiry_join(at, value[f])
+  out[#out + 1] = stamp .. value[f]
 end
 for s = 1, #out, 2 * chunk do
   redis.call('HSET', KEYS[1], unpack(out, s, math.min(s + 2 * chunk - 1, #out)))
 end
-return { new, evicted }
+return map_put_reply(new, evicted)

@@ -10,8 +10,9 @@
 -- ARGV[4] cap integer 0..999999999999999: keep at most this many entries in the shard, evicting the other live
 --    ones nearest their expiry first (those without expiry last; the entries written are kept); 0 for no cap
 -- ARGV[5..] pairs bytes: field, value, field, value, ...
--- RETURNS integers: {new, evicted}: the fields that had no live entry before (for only_absent: inserted), and
---    the live entries the cap evicted
+-- RETURNS integer: new + evicted * 2^32: the fields that had no live entry before (for only_absent:
+--    inserted), plus 2^32 times the live entries the cap evicted (one number: a table reply costs the server
+--    more than the write; exact while fewer than 2^21 entries are evicted at once)
 -- WRITES HDEL HSETEX
 -- READS HKEYS HLEN HMGET HPTTL
 -- ERRORS BADARG FULL
@@ -47,46 +48,42 @@ end
 local value, order, new = map_put_pairs(ARGV, 5, nx, live)
 -- HLEN may count fields that expired but are not removed yet: only when it
 -- passes a bound are the live fields listed (HKEYS lists only those). The
--- shard grows by at most `new` fields: without a cap, a write of none
--- needs no length.
+-- shard grows by at most `new` fields.
 local evicted = 0
-if cap > 0 or (limit > 0 and new > 0) then
-  local len = redis.call('HLEN', KEYS[1])
-  if (cap > 0 and len + new > cap) or (limit > 0 and len + new > limit) then
-    local keys = redis.call('HKEYS', KEYS[1])
-    if limit > 0 and #keys + new > limit then
-      return redis.error_reply('FULL ' .. KEYS[1] .. ' holds ' .. #keys .. ' live fields; ' .. new ..
-        ' new ones would exceed ' .. limit)
+if map_put_bounded(KEYS[1], new, limit, cap) then
+  local keys = redis.call('HKEYS', KEYS[1])
+  local full = map_put_full(KEYS[1], #keys, new, limit)
+  if full then
+    return full
+  end
+  local kept = {}
+  for _, f in ipairs(keys) do
+    if not value[f] then
+      kept[#kept + 1] = { f }
     end
-    local kept = {}
-    for _, f in ipairs(keys) do
-      if not value[f] then
-        kept[#kept + 1] = { f }
+  end
+  local over = map_put_over(kept, #order, cap)
+  if over > 0 then
+    -- Each kept entry's time left (-1: none, last).
+    for s = 1, #kept, chunk do
+      local e = math.min(s + chunk - 1, #kept)
+      local fields = {}
+      for i = s, e do
+        fields[#fields + 1] = kept[i][1]
+      end
+      local left = redis.call('HPTTL', KEYS[1], 'FIELDS', #fields, unpack(fields))
+      for i = s, e do
+        local t = left[i - s + 1]
+        if t < 0 then
+          t = math.huge
+        end
+        kept[i][2] = t
       end
     end
-    local over = #kept + #order - cap
-    if cap > 0 and over > 0 then
-      -- Each kept entry's time left (-1: none, last).
-      for s = 1, #kept, chunk do
-        local e = math.min(s + chunk - 1, #kept)
-        local fields = {}
-        for i = s, e do
-          fields[#fields + 1] = kept[i][1]
-        end
-        local left = redis.call('HPTTL', KEYS[1], 'FIELDS', #fields, unpack(fields))
-        for i = s, e do
-          local t = left[i - s + 1]
-          if t < 0 then
-            t = math.huge
-          end
-          kept[i][2] = t
-        end
-      end
-      local drop = map_put_evicted(kept, over)
-      evicted = #drop
-      for s = 1, #drop, chunk do
-        redis.call('HDEL', KEYS[1], unpack(drop, s, math.min(s + chunk - 1, #drop)))
-      end
+    local drop = map_put_evicted(kept, over)
+    evicted = #drop
+    for s = 1, #drop, chunk do
+      redis.call('HDEL', KEYS[1], unpack(drop, s, math.min(s + chunk - 1, #drop)))
     end
   end
 end
@@ -106,4 +103,4 @@ for s = 1, #order, chunk / 2 do
   end
   redis.call('HSETEX', KEYS[1], unpack(args))
 end
-return { new, evicted }
+return map_put_reply(new, evicted)

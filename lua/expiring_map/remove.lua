@@ -17,7 +17,7 @@ local live, present = 0, {}
 for i = 1, #ARGV do
   if got[i] then
     present[#present + 1] = ARGV[i]
-    if expiry_live(expiry_split(got[i]), now) then
+    if expiry_live(expiry_at(got[i]), now) then
       live = live + 1
     end
   end

@@ -10,7 +10,7 @@ local now = expiry_now()
 local all = redis.call('HGETALL', KEYS[1])
 local drop = {}
 for i = 1, #all, 2 do
-  if not expiry_live(expiry_split(all[i + 1]), now) then
+  if not expiry_live(expiry_at(all[i + 1]), now) then
     drop[#drop + 1] = all[i]
   end
 end

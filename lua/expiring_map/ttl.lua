@@ -10,7 +10,7 @@ if not stored then
   return -2
 end
 local now = expiry_now()
-local at = expiry_split(stored)
+local at = expiry_at(stored)
 if not expiry_live(at, now) then
   return -2
 end

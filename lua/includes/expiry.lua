@@ -15,6 +15,15 @@ local function expiry_split(stored)
   return (struct.unpack('>I6', stored)), string.sub(stored, 7)
 end
 
+-- The expiry alone of a stored value (-1 for one shorter than 6 bytes),
+-- for a caller that does not need the value.
+local function expiry_at(stored)
+  if #stored < 6 then
+    return -1
+  end
+  return (struct.unpack('>I6', stored))
+end
+
 -- The stored form of `value` expiring at `at` (unix ms, 0 for never). An
 -- expiry past what 6 bytes hold (2^48 - 1 ms, about the year 10889: a time
 -- to live near its bound) is kept as that latest one.

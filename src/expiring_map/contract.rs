@@ -36,7 +36,7 @@ fn params() -> Vec<Param> {
             "max_idle_ms",
             "integer",
             json!(0),
-            "each read pushes a live entry's expiry to at least this far ahead; 0 for none",
+            "a read of a live entry with less than max_idle_ms - floor(max_idle_ms / 16) left pushes its expiry to max_idle_ms ahead (an entry read at least every 15/16 of it stays); 0 for none",
         ),
     ]
     .into_iter()
@@ -137,7 +137,7 @@ fn protocols() -> Vec<Protocol> {
             &[
                 "put_many(pairs, ttl_ms): group by shard_of; one expiring_map.put(shard, only_absent, ttl_ms, max_entries, cap, field, value, ...) per shard",
                 "get_many(fields): one expiring_map.get(shard, max_idle_ms, field, ...) per shard; nil for absent or expired",
-                "(without max_idle_ms a read writes nothing: the Rust crate sends HMGET shard field ... then TIME to the same node instead, and keeps a value whose 6-byte expiry is 0 or later than TIME)",
+                "(the Rust crate sends HMGET shard field ... then TIME to the same node instead, and keeps a value whose 6-byte expiry is 0 or later than TIME; with max_idle_ms it calls expiring_map.get afterwards only for a shard with a live entry due for a push, expiry sooner than TIME + max_idle_ms - floor(max_idle_ms / 16), and takes that shard's values from it)",
                 "remove: expiring_map.remove; ttl_of: expiring_map.ttl (-2 absent, -1 persistent, else ms); persist / expire: expiring_map.expire(shard, field, ttl_ms or 0)",
                 "sweep(from, count): expiring_map.sweep of each shard; entries: expiring_map.entries of each shard; len: HLEN of every shard (counts expired entries not removed yet)",
             ],

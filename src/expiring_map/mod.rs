@@ -6,10 +6,18 @@
 //! `crc32(field) % shards`, planned by the same planner so that the fullest
 //! shard stays under `hash-max-listpack-entries`. Each entry has its own
 //! expiry (`put(field, value, Some(ttl))`, or none), and an optional
-//! **max-idle** time ([`ExpiringMapBuilder::max_idle`]): every read of a live
-//! entry pushes its expiry to at least that long from now, so an entry read
-//! more often than that never expires, and one left unread expires on time.
-//! **No read ever returns an expired entry.**
+//! **max-idle** time `idle` ([`ExpiringMapBuilder::max_idle`]): every read
+//! of a live entry that expires leaves it at least `idle - idle/16`
+//! (integer milliseconds) to live, so an entry read at least every
+//! `idle · 15/16` never expires, and one left unread expires at most `idle`
+//! after the last push (on time, if it was never pushed). On the portable
+//! path a read that finds less than `idle - idle/16` left pushes the expiry
+//! to `idle` from now, and one that finds more writes nothing (a read
+//! within `idle/16` of the last push): it is the plain read below, and only
+//! a shard with an entry due for a push is read again, by the script that
+//! pushes it (`expiring_map.get`, a second round trip). On the native path
+//! every read sets the expiry to `idle` from now unless it is later
+//! (`HPEXPIRE ... GT`). **No read ever returns an expired entry.**
 //!
 //! Two paths ([`Path`]) keep the expiry:
 //!
@@ -17,9 +25,10 @@
 //!   the expiry is stored with the entry, as the first 6 bytes of its value
 //!   (big-endian unix milliseconds, 0 for none), so a shard stays one small
 //!   listpack hash (6 bytes more per entry). The scripts read the server's
-//!   clock (`TIME`) and treat an expired entry as absent (a read without
-//!   max-idle writes nothing, so it needs no script: `HMGET`, then `TIME` on
-//!   the same node, in one round trip); [`ExpiringMap::sweep`]
+//!   clock (`TIME`) and treat an expired entry as absent (a read writes
+//!   nothing unless an entry is due for a max-idle push, so it needs no
+//!   script: `HMGET`, then `TIME` on the same node, in one round trip);
+//!   [`ExpiringMap::sweep`]
 //!   removes expired entries shard by shard, and a write that would fill a
 //!   shard removes that shard's expired entries first.
 //! - [`Path::Native`] (servers with `hash_field_ttl` and `hash_getex`, see
@@ -196,8 +205,11 @@ impl ExpiringMapBuilder {
         /// evicts the other entries nearest their expiry first.
         cap(cap: u64) => cap;
 
-        /// Every read of a live entry that expires pushes its expiry to at
-        /// least this long from now (default: none).
+        /// The max-idle time `idle` (default: none): every read of a live
+        /// entry that expires leaves it at least `idle - idle/16` to live,
+        /// pushing its expiry to `idle` from now (on the portable path only
+        /// when it had less left); an entry read at least every
+        /// `idle · 15/16` stays (see the [module](self)).
         max_idle(max_idle: Option<Duration>) => max_idle;
 
         /// Record the layout (shards and path) with the data (default: no):

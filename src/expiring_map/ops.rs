@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::scripts::expiring_map as script;
 
 /// A shard's put script of either path (`expiring_map.put`, `expiring_map.put_native`).
-type PutScript<'a> = fn(&str, bool, i64, i64, i64, &[&'a [u8]]) -> Result<ScriptCall<Vec<i64>>>;
+type PutScript<'a> = fn(&str, bool, i64, i64, i64, &[&'a [u8]]) -> Result<ScriptCall<i64>>;
 
 /// Positions `0..` grouped by shard, shards in order.
 pub(super) fn group(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<usize>> {
@@ -73,7 +73,7 @@ impl ExpiringMap {
             most.push(distinct.len() as u64);
             let items: Vec<&[u8]> = idx.iter().flat_map(|&i| [pairs[i].0, pairs[i].1]).collect();
             // The two paths' puts take the same arguments and both answer
-            // {new, evicted}.
+            // new + evicted * 2^32.
             let put: PutScript<'_> = match self.path {
                 Path::Portable => script::put,
                 Path::Native => script::put_native,
@@ -156,7 +156,11 @@ impl ExpiringMap {
     }
 
     /// The live values of many fields in the order asked (`None` for absent
-    /// or expired ones): one call per shard touched, one batch.
+    /// or expired ones): one call per shard touched, one batch. With a
+    /// max-idle time on the portable path, a shard that has an entry due for
+    /// a push (its expiry sooner than the max-idle time less a sixteenth of
+    /// it) is read again, in a second round trip, by `expiring_map.get`,
+    /// which pushes it and whose values count.
     pub fn get_many<V, F>(&self, fields: &[F]) -> Op<Vec<Option<V>>>
     where
         V: FromRedisValue + Send + 'static,
@@ -167,33 +171,51 @@ impl ExpiringMap {
         }
         let by_shard = group(fields.iter().map(|f| self.shard_of(f.as_ref())));
         let mut batch = Batch::with_capacity(2 * by_shard.len());
-        // Without max-idle a portable read writes nothing: HMGET and TIME
-        // need no script.
-        let plain = self.path == Path::Portable && self.max_idle_ms == 0;
+        // A portable read writes nothing unless an entry is due for a push:
+        // HMGET and TIME need no script.
+        let portable = self.path == Path::Portable;
+        let idle = self.max_idle_ms;
         for (shard, idx) in &by_shard {
             let key = self.key_of_shard(*shard);
             let part: Vec<&[u8]> = idx.iter().map(|&i| fields[i].as_ref()).collect();
             match self.path {
-                Path::Portable if plain => portable::read(&mut batch, &key, &part),
-                Path::Portable => portable::get(&mut batch, &key, &part, self.max_idle_ms as i64),
-                Path::Native => native::get(&mut batch, &key, &part, self.max_idle_ms),
+                Path::Portable => portable::read(&mut batch, &key, &part),
+                Path::Native => native::get(&mut batch, &key, &part, idle),
             }
         }
         let n = fields.len();
-        let touch = self.path == Path::Native && self.max_idle_ms > 0;
-        self.on_path(move || {
+        let touch = self.path == Path::Native && idle > 0;
+        if !(portable && idle > 0) {
+            return self.on_path(move || {
+                Op::send(batch, move |mut replies| {
+                    let (out, _) = reads(&mut replies, &by_shard, n, portable, touch, 0)?;
+                    Ok(out)
+                })
+            });
+        }
+        // The fields again, for the shards read a second time.
+        let asked: Vec<Vec<u8>> = fields.iter().map(|f| f.as_ref().to_vec()).collect();
+        let map = self.clone();
+        let first = Op::send(batch, move |mut replies| {
+            let (out, due) = reads(&mut replies, &by_shard, n, true, false, idle)?;
+            Ok((out, due, by_shard))
+        });
+        first.and_then(move |(mut out, due, by_shard)| {
+            if due.is_empty() {
+                return Op::ready(out);
+            }
+            let mut batch = Batch::with_capacity(due.len());
+            for shard in &due {
+                let part: Vec<&[u8]> = by_shard[shard]
+                    .iter()
+                    .map(|&i| asked[i].as_slice())
+                    .collect();
+                portable::get(&mut batch, &map.key_of_shard(*shard), &part, idle as i64);
+            }
             Op::send(batch, move |mut replies| {
-                let mut out: Vec<Option<V>> = (0..n).map(|_| None).collect();
-                for idx in by_shard.values() {
-                    let values: Vec<Option<V>> = if plain {
-                        let stored = replies.take()?;
-                        portable::live(stored, replies.take()?)?
-                    } else {
-                        replies.take()?
-                    };
-                    if touch {
-                        replies.take::<redis::Value>()?;
-                    }
+                for shard in &due {
+                    let idx = &by_shard[shard];
+                    let values: Vec<Option<V>> = replies.take()?;
                     if values.len() != idx.len() {
                         return Err(Error::short_reply());
                     }
@@ -263,4 +285,43 @@ impl ExpiringMap {
         };
         self.on_path(move || op)
     }
+}
+
+/// The values of a [`ExpiringMap::get_many`]'s first batch, in the order
+/// asked (`n` fields, grouped `by_shard`): per shard the portable read's
+/// `HMGET` and `TIME` (see [`portable::live`]), or the native `HMGET` and,
+/// with `touch`, its `HPEXPIRE` reply; and the shards with a live entry due
+/// for a max-idle push (portable, `idle_ms` not 0).
+fn reads<V: FromRedisValue>(
+    replies: &mut crate::core::Replies,
+    by_shard: &BTreeMap<u64, Vec<usize>>,
+    n: usize,
+    portable: bool,
+    touch: bool,
+    idle_ms: u64,
+) -> Result<(Vec<Option<V>>, Vec<u64>)> {
+    let mut out: Vec<Option<V>> = (0..n).map(|_| None).collect();
+    let mut due = Vec::new();
+    for (&shard, idx) in by_shard {
+        let values: Vec<Option<V>> = if portable {
+            let stored = replies.take()?;
+            let (values, pushed) = portable::live(stored, replies.take()?, idle_ms)?;
+            if pushed {
+                due.push(shard);
+            }
+            values
+        } else {
+            replies.take()?
+        };
+        if touch {
+            replies.take::<redis::Value>()?;
+        }
+        if values.len() != idx.len() {
+            return Err(Error::short_reply());
+        }
+        for (&i, v) in idx.iter().zip(values) {
+            out[i] = v;
+        }
+    }
+    Ok((out, due))
 }

@@ -132,7 +132,7 @@ class ExpiringMap:
         yield from self._on_path()
         yield from self._layout.before_write()
         batch: List[Request] = []
-        # Both scripts take the same arguments and answer {new, evicted}.
+        # Both scripts take the same arguments and answer new + evicted * 2**32.
         put = scripts.ExpiringMap.put_native if self.native else scripts.ExpiringMap.put
         for shard, idx in self._by_shard([f for f, _ in pairs]).items():
             items = [x for i in idx for x in pairs[i]]
@@ -140,7 +140,8 @@ class ExpiringMap:
             batch.append(put(self.key_of_shard(shard), only_absent, ttl, limit, min(self.cap, MAX_TTL_MS), items))
         new = evicted = 0
         for reply in each((yield batch)):
-            new, evicted = new + max(int(reply[0]), 0), evicted + max(int(reply[1]), 0)
+            r = max(int(reply), 0)
+            new, evicted = new + (r & 0xFFFFFFFF), evicted + (r >> 32)
         return records.PutReport(new, evicted)
 
     def put(self, field: bytes, value: bytes, ttl_ms: Optional[int]) -> Op[Optional[bool]]:

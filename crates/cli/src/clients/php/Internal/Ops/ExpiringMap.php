@@ -197,15 +197,16 @@ final class ExpiringMap
             foreach ($idx as $i) {
                 array_push($items, $pairs[$i][0], $pairs[$i][1]);
             }
-            // Both scripts take the same arguments and answer {new, evicted}.
+            // Both scripts take the same arguments and answer new + evicted * 2^32.
             $batch[] = $this->native
                 ? ExpiringMapScripts::putNative((string) $k, $onlyAbsent, $ttl, $limit, $cap, $items)
                 : ExpiringMapScripts::put((string) $k, $onlyAbsent, $ttl, $limit, $cap, $items);
         }
         $new = $evicted = 0;
         foreach ($run->batch($batch) as $reply) {
-            $new += max((int) $reply[0], 0);
-            $evicted += max((int) $reply[1], 0);
+            $r = max((int) $reply, 0);
+            $new += $r & 0xFFFFFFFF;
+            $evicted += $r >> 32;
         }
         return new PutReport($new, $evicted);
     }

@@ -151,14 +151,15 @@ class ExpiringMap {
         await this.layout.beforeWrite(io);
         const limit = Math.min(this.entries_, exports.MAX_TTL_MS);
         const cap = Math.min(this.cap, exports.MAX_TTL_MS);
-        // Both scripts take the same arguments and answer {new, evicted}.
+        // Both scripts take the same arguments and answer new + evicted * 2^32 (exact below 2^53).
         const put = this.native ? scripts.ExpiringMap.putNative : scripts.ExpiringMap.put;
         const batch = this.byShard(items.map(([f]) => f)).map(([k, idx]) => put(k, onlyAbsent, ttl, limit, cap, idx.flatMap((i) => items[i])));
         let added = 0;
         let evicted = 0;
-        for (const r of await io.all(batch)) {
-            added += Math.max((0, driver_1.int)(r[0]), 0);
-            evicted += Math.max((0, driver_1.int)(r[1]), 0);
+        for (const reply of await io.all(batch)) {
+            const r = Math.max((0, driver_1.int)(reply), 0);
+            added += r % 2 ** 32;
+            evicted += Math.floor(r / 2 ** 32);
         }
         return { new: added, evicted };
     }
