@@ -514,6 +514,31 @@ fn type_checks_are_left_out_only_where_the_body_checks_first() {
 }
 
 #[test]
+fn a_loop_that_reads_every_key_first_checks_the_tail_even_in_its_condition() {
+    let tail = |body: &str| {
+        let src = format!(
+            "#!lua flags=no-writes\n--- Summary\n-- KEYS[1..] maps string ro: bitmaps\n-- ARGV[1] id integer 0..9: a bit\n-- RETURNS integer: x\n-- READS GETBIT\n{body}"
+        );
+        parse_script("p/op.lua", &src)
+            .expect("valid")
+            .tail_type_checked
+    };
+    // The read as a statement of the loop, and as the condition of an `if`
+    // of the loop's own: GETBIT checks every key, no TYPE probe.
+    let plain = "local n = 0\nfor i = 1, #KEYS do\n  n = n + redis.call('GETBIT', KEYS[i], ARGV[1])\nend\nreturn n\n";
+    assert_eq!(tail(plain), [true]);
+    let bare = "for i = 1, #KEYS do\n  redis.call('GETBIT', KEYS[i], ARGV[1])\nend\nreturn 1\n";
+    assert_eq!(tail(bare), [false]);
+    let cond = "local n = 0\nfor i = 1, #KEYS do\n  if redis.call('GETBIT', KEYS[i], ARGV[1]) == 1 then\n    n = n + 1\n  end\nend\nreturn n\n";
+    assert_eq!(tail(cond), [false]);
+    // Not in an `elseif` condition, nor inside an arm.
+    let elseif = "local n = 0\nfor i = 1, #KEYS do\n  if n > 5 then\n    n = 0\n  elseif redis.call('GETBIT', KEYS[i], ARGV[1]) == 1 then\n    n = n + 1\n  end\nend\nreturn n\n";
+    assert_eq!(tail(elseif), [true]);
+    let arm = "local n = 0\nfor i = 1, #KEYS do\n  if n < 5 then\n    n = n + redis.call('GETBIT', KEYS[i], ARGV[1])\n  end\nend\nreturn n\n";
+    assert_eq!(tail(arm), [true]);
+}
+
+#[test]
 fn header_and_body_must_agree() {
     let head = format!(
         "{RO_HEAD}-- KEYS[1] k string ro: a key\n-- ARGV[1] n integer 0..9: a number\n-- RETURNS integer: x\n"

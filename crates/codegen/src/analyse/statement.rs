@@ -47,9 +47,11 @@ pub(crate) fn unconditional_in(
                 }
             }
         }
-        // A bare call after a complete statement.
+        // A bare call after a complete statement, or first in a loop's
+        // body (`for ... do redis.call(...)`: at the top of `top` only
+        // when `top` is that loop, see `at_top_of`).
         Some(t) => match &t.tok {
-            Tok::Name(n) => n == "end" || !is_keyword(n),
+            Tok::Name(n) => n == "end" || n == "do" || !is_keyword(n),
             Tok::Str(_) | Tok::Num(_) => true,
             Tok::Sym(s) => matches!(*s, ")" | "]" | "}" | ";"),
         },
@@ -114,5 +116,9 @@ mod tests {
             "local v = m.tonumber(redis.call('GET', KEYS[1]))"
         ));
         assert!(!first_call("if c then redis.call('GET', KEYS[1]) end"));
+        assert!(!first_call(
+            "for i = 1, 2 do redis.call('GET', KEYS[1]) end"
+        ));
+        assert!(!first_call("do redis.call('GET', KEYS[1]) end"));
     }
 }

@@ -106,8 +106,10 @@ impl Analysis<'_> {
     /// `redis.call` of the body (not a `pcall`, which answers errors) on
     /// `KEYS[i]`, `i` the variable of a [`KeysLoop`] to `#KEYS` at the top
     /// of the body, that nothing can leave early, `c` running whenever the
-    /// loop's round does, no write able to run before it and no return
-    /// but an error's before the loop.
+    /// loop's round does (a statement of the loop's own, or the condition
+    /// of an `if` of the loop's own: `if redis.call(...) == 1 then`), no
+    /// write able to run before it and no return but an error's before
+    /// the loop.
     fn loop_read(&self, c: &CallSite) -> Option<KeysLoop> {
         let code = self.code();
         let (toks, s) = (&code.toks, &code.structure);
@@ -123,7 +125,7 @@ impl Analysis<'_> {
         let top = s.blocks[l.block].parent.is_none();
         let ok = l.to_end
             && top
-            && s.inner[c.at] == Some(l.block)
+            && s.at_top_of(c.at, Some(l.block))
             && unconditional_in(toks, s, c.at, Some(l.block))
             && !may_leave_early(toks, s, l.block)
             && !self.after_write(c)
