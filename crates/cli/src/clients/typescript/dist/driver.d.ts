@@ -23,12 +23,38 @@ export declare function slot(key: Arg): number;
 export declare function errorOf(script: ScriptInfo | null, e: unknown): unknown;
 /** The message that wakes every waiter (a release with no waiter queued). */
 export declare const BROADCAST = "released";
+/** The subscription of one run to one shard channel (on `node`: a cluster's primary of its slot, or SERVER). */
+declare class Subscription {
+    private readonly conn;
+    readonly channel: string;
+    readonly node: string;
+    private to;
+    private pending;
+    private waker;
+    constructor(conn: Redis, channel: string, node: string, to: string | null);
+    wait(ms: number): Promise<boolean>;
+    /**
+     * Taken over by a run that waits on the same channel (for `to`): the
+     * messages that came while it was idle are read past (they were sent
+     * before that run's next attempt, which sees what they announced).
+     * False when its connection is not up (the run makes a new one).
+     */
+    takeOver(to: string | null): boolean;
+    /** Kept idle by the runner: its socket holds no process up. */
+    park(): void;
+    close(): void;
+}
+/** What the runs on one client keep between them: the last run's subscription, still subscribed. */
+export interface Kept {
+    idle: Subscription | null;
+}
 /** The I/O of one run of an operation. */
 export declare class Io {
     private readonly client;
+    private readonly kept;
     readonly cluster: boolean;
     private readonly subs;
-    constructor(client: Client);
+    constructor(client: Client, kept?: Kept);
     /** One request: its reply; an error reply thrown as its errors.ts class. */
     one(req: Request): Promise<any>;
     /** One pipeline per node: the replies in order, error replies as Error objects in place. */
@@ -42,7 +68,7 @@ export declare class Io {
     nodes(): Promise<string[]>;
     /** Whether the run subscribed to a channel (close() has something to end). */
     get subscribed(): boolean;
-    /** Ends the run: closes its subscriptions. */
+    /** Ends the run: hands its subscription to the runner (still subscribed) when it keeps none, closes the others. */
     close(): Promise<void>;
     private subscribe;
     private nodeConn;
@@ -65,3 +91,4 @@ export declare class Runner {
      */
     op<T>(body: (io: Io) => Promise<T>): Promise<T>;
 }
+export {};

@@ -12,7 +12,12 @@
 // * wait(channel, ms): true when a message on the shard channel woke it
 //   (SSUBSCRIBE on a connection of its own to the node of the channel's
 //   slot, subscribed at the run's first wait and until the run ends, so a
-//   message published after a zero-timeout wait is not missed), false at the
+//   message published after a zero-timeout wait is not missed; the runner
+//   keeps the last one of a client, still subscribed (its socket unref'd:
+//   it holds no process up; closed when the client ends), and the next run
+//   that waits on the same channel takes it over without a connect or a
+//   round trip, past the messages that came meanwhile, as the Python and
+//   PHP clients do), false at the
 //   timeout; with `to` (a waiter's token) only a message equal to it or to
 //   `released` wakes it (the others name other waiters); sleep(ms); nodes():
 //   the names of the primaries.
@@ -140,16 +145,22 @@ function checkedLoad(script, sha) {
 }
 /** The message that wakes every waiter (a release with no waiter queued). */
 exports.BROADCAST = "released";
-/** The subscription of one run to one shard channel. */
+/** The subscription of one run to one shard channel (on `node`: a cluster's primary of its slot, or SERVER). */
 class Subscription {
     conn;
+    channel;
+    node;
+    to;
     pending = 0;
     waker = null;
-    constructor(conn, channel, to) {
+    constructor(conn, channel, node, to) {
         this.conn = conn;
+        this.channel = channel;
+        this.node = node;
+        this.to = to;
         conn.on("smessageBuffer", (ch, message) => {
             const m = message === undefined ? null : message.toString();
-            if (ch.toString() === channel && (to === null || m === to || m === exports.BROADCAST)) {
+            if (ch.toString() === channel && (this.to === null || m === this.to || m === exports.BROADCAST)) {
                 this.pending += 1;
                 const w = this.waker;
                 this.waker = null;
@@ -179,17 +190,54 @@ class Subscription {
             };
         });
     }
+    /**
+     * Taken over by a run that waits on the same channel (for `to`): the
+     * messages that came while it was idle are read past (they were sent
+     * before that run's next attempt, which sees what they announced).
+     * False when its connection is not up (the run makes a new one).
+     */
+    takeOver(to) {
+        if (this.conn.status !== "ready") {
+            return false;
+        }
+        this.to = to;
+        this.pending = 0;
+        this.waker = null;
+        this.conn.stream?.ref();
+        return true;
+    }
+    /** Kept idle by the runner: its socket holds no process up. */
+    park() {
+        this.conn.stream?.unref();
+    }
     close() {
         this.conn.disconnect();
     }
 }
+const keptOf = new WeakMap();
+/** What the runs on `client` keep (one subscription per client at most); closed when the client ends. */
+function keptFor(client) {
+    let k = keptOf.get(client);
+    if (k === undefined) {
+        const fresh = { idle: null };
+        keptOf.set(client, fresh);
+        client.on("end", () => {
+            fresh.idle?.close();
+            fresh.idle = null;
+        });
+        k = fresh;
+    }
+    return k;
+}
 /** The I/O of one run of an operation. */
 class Io {
     client;
+    kept;
     cluster;
     subs = new Map();
-    constructor(client) {
+    constructor(client, kept = { idle: null }) {
         this.client = client;
+        this.kept = kept;
         this.cluster = client.isCluster;
     }
     /** One request: its reply; an error reply thrown as its errors.ts class. */
@@ -293,29 +341,43 @@ class Io {
     get subscribed() {
         return this.subs.size > 0;
     }
-    /** Ends the run: closes its subscriptions. */
+    /** Ends the run: hands its subscription to the runner (still subscribed) when it keeps none, closes the others. */
     async close() {
         for (const sub of this.subs.values()) {
+            let got;
             try {
-                (await sub).close();
+                got = await sub;
             }
             catch {
-                // a subscription that never opened has nothing to close
+                continue; // a subscription that never opened has nothing to close
+            }
+            if (this.kept.idle === null) {
+                got.park();
+                this.kept.idle = got;
+            }
+            else {
+                got.close();
             }
         }
         this.subs.clear();
     }
     async subscribe(channel, to) {
-        let conn;
+        let node = exports.SERVER;
         if (this.cluster) {
             const cluster = this.client;
             await ready(cluster);
-            conn = this.nodeConn(cluster.slots[slot(channel)]?.[0] ?? exports.ANY).duplicate();
+            node = cluster.slots[slot(channel)]?.[0] ?? exports.ANY;
         }
-        else {
-            conn = this.client.duplicate();
+        const idle = this.kept.idle;
+        if (idle !== null) {
+            this.kept.idle = null;
+            if (idle.channel === channel && idle.node === node && idle.takeOver(to)) {
+                return idle;
+            }
+            idle.close();
         }
-        const sub = new Subscription(conn, channel, to);
+        const conn = this.cluster ? this.nodeConn(node).duplicate() : this.client.duplicate();
+        const sub = new Subscription(conn, channel, node, to);
         try {
             await conn.ssubscribe(channel);
         }
@@ -441,7 +503,7 @@ class Runner {
      * as its reply came.
      */
     async op(body) {
-        const io = new Io(this.client);
+        const io = new Io(this.client, keptFor(this.client));
         try {
             return await body(io);
         }

@@ -11,7 +11,12 @@
 // * wait(channel, ms): true when a message on the shard channel woke it
 //   (SSUBSCRIBE on a connection of its own to the node of the channel's
 //   slot, subscribed at the run's first wait and until the run ends, so a
-//   message published after a zero-timeout wait is not missed), false at the
+//   message published after a zero-timeout wait is not missed; the runner
+//   keeps the last one of a client, still subscribed (its socket unref'd:
+//   it holds no process up; closed when the client ends), and the next run
+//   that waits on the same channel takes it over without a connect or a
+//   round trip, past the messages that came meanwhile, as the Python and
+//   PHP clients do), false at the
 //   timeout; with `to` (a waiter's token) only a message equal to it or to
 //   `released` wakes it (the others name other waiters); sleep(ms); nodes():
 //   the names of the primaries.
@@ -157,19 +162,20 @@ function checkedLoad(script: ScriptInfo, sha: unknown): void {
 /** The message that wakes every waiter (a release with no waiter queued). */
 export const BROADCAST = "released";
 
-/** The subscription of one run to one shard channel. */
+/** The subscription of one run to one shard channel (on `node`: a cluster's primary of its slot, or SERVER). */
 class Subscription {
   private pending = 0;
   private waker: (() => void) | null = null;
 
   constructor(
     private readonly conn: Redis,
-    channel: string,
-    to: string | null,
+    readonly channel: string,
+    readonly node: string,
+    private to: string | null,
   ) {
     conn.on("smessageBuffer", (ch: Buffer, message: Buffer) => {
       const m = message === undefined ? null : message.toString();
-      if (ch.toString() === channel && (to === null || m === to || m === BROADCAST)) {
+      if (ch.toString() === channel && (this.to === null || m === this.to || m === BROADCAST)) {
         this.pending += 1;
         const w = this.waker;
         this.waker = null;
@@ -201,9 +207,53 @@ class Subscription {
     });
   }
 
+  /**
+   * Taken over by a run that waits on the same channel (for `to`): the
+   * messages that came while it was idle are read past (they were sent
+   * before that run's next attempt, which sees what they announced).
+   * False when its connection is not up (the run makes a new one).
+   */
+  takeOver(to: string | null): boolean {
+    if (this.conn.status !== "ready") {
+      return false;
+    }
+    this.to = to;
+    this.pending = 0;
+    this.waker = null;
+    this.conn.stream?.ref();
+    return true;
+  }
+
+  /** Kept idle by the runner: its socket holds no process up. */
+  park(): void {
+    this.conn.stream?.unref();
+  }
+
   close(): void {
     this.conn.disconnect();
   }
+}
+
+/** What the runs on one client keep between them: the last run's subscription, still subscribed. */
+export interface Kept {
+  idle: Subscription | null;
+}
+
+const keptOf = new WeakMap<Client, Kept>();
+
+/** What the runs on `client` keep (one subscription per client at most); closed when the client ends. */
+function keptFor(client: Client): Kept {
+  let k = keptOf.get(client);
+  if (k === undefined) {
+    const fresh: Kept = { idle: null };
+    keptOf.set(client, fresh);
+    client.on("end", () => {
+      fresh.idle?.close();
+      fresh.idle = null;
+    });
+    k = fresh;
+  }
+  return k;
 }
 
 /** The I/O of one run of an operation. */
@@ -211,7 +261,10 @@ export class Io {
   readonly cluster: boolean;
   private readonly subs = new Map<string, Promise<Subscription>>();
 
-  constructor(private readonly client: Client) {
+  constructor(
+    private readonly client: Client,
+    private readonly kept: Kept = { idle: null },
+  ) {
     this.cluster = client.isCluster;
   }
 
@@ -321,28 +374,42 @@ export class Io {
     return this.subs.size > 0;
   }
 
-  /** Ends the run: closes its subscriptions. */
+  /** Ends the run: hands its subscription to the runner (still subscribed) when it keeps none, closes the others. */
   async close(): Promise<void> {
     for (const sub of this.subs.values()) {
+      let got: Subscription;
       try {
-        (await sub).close();
+        got = await sub;
       } catch {
-        // a subscription that never opened has nothing to close
+        continue; // a subscription that never opened has nothing to close
+      }
+      if (this.kept.idle === null) {
+        got.park();
+        this.kept.idle = got;
+      } else {
+        got.close();
       }
     }
     this.subs.clear();
   }
 
   private async subscribe(channel: string, to: string | null): Promise<Subscription> {
-    let conn: Redis;
+    let node = SERVER;
     if (this.cluster) {
       const cluster = this.client as Cluster;
       await ready(cluster);
-      conn = this.nodeConn(cluster.slots[slot(channel)]?.[0] ?? ANY).duplicate();
-    } else {
-      conn = (this.client as Redis).duplicate();
+      node = cluster.slots[slot(channel)]?.[0] ?? ANY;
     }
-    const sub = new Subscription(conn, channel, to);
+    const idle = this.kept.idle;
+    if (idle !== null) {
+      this.kept.idle = null;
+      if (idle.channel === channel && idle.node === node && idle.takeOver(to)) {
+        return idle;
+      }
+      idle.close();
+    }
+    const conn = this.cluster ? this.nodeConn(node).duplicate() : (this.client as Redis).duplicate();
+    const sub = new Subscription(conn, channel, node, to);
     try {
       await conn.ssubscribe(channel);
     } catch (e) {
@@ -477,7 +544,7 @@ export class Runner {
    * as its reply came.
    */
   async op<T>(body: (io: Io) => Promise<T>): Promise<T> {
-    const io = new Io(this.client);
+    const io = new Io(this.client, keptFor(this.client));
     try {
       return await body(io);
     } finally {
