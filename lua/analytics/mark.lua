@@ -31,8 +31,11 @@ for i = n + 2, #ARGV do
 end
 local need = math.floor(top / 8) + 1
 local grow = 0
-for k = 1, n do
-  grow = grow + math.max(need - redis.call('STRLEN', KEYS[k]), 0)
+-- The read first in its round, over every key: it checks each bitmap's
+-- type, so the generated checks call no TYPE.
+for k = 1, #KEYS do
+  local len = redis.call('STRLEN', KEYS[k])
+  grow = grow + math.max(need - len, 0)
 end
 local refused = memory_refusal(grow, n .. ' bitmaps')
 if refused then
