@@ -28,14 +28,16 @@
 //! batch of calls dumps the counts (`--dump-before=pingCommand`); figures
 //! are thousands of instructions per call (`Ir`), which other load does not
 //! move (they vary with Lua's garbage collector only, averaged over the
-//! calls). Instructions are not time: a call the CPU runs with more cache
+//! calls of a batch). Instructions are not time: a call the CPU runs with more cache
 //! misses costs more than its count tells, so this mode judges the checks'
 //! own work, the timed one what a caller sees.
 //!
 //! Environment: `BENCH_ROUNDS` (default 5; 3 with `BENCH_CALLGRIND`),
-//! `BENCH_CALLS` calls per round and variant (default 400; 50 with
-//! `BENCH_CALLGRIND`: Redis 7.0 runs a step of Lua's garbage collector
-//! every 50 script calls, so each batch of 50 holds exactly one), `BENCH_SCRIPTS` only the scripts whose names start
+//! `BENCH_CALLS` calls per round and variant (default 400; 200 with
+//! `BENCH_CALLGRIND`: Redis runs a step of Lua's garbage collector every
+//! 50 script calls, so a batch holds four, and their varying work averages
+//! out: the median and fastest rounds then agree within 0.01x, where at 50
+//! calls a batch they differed by up to 0.2x), `BENCH_SCRIPTS` only the scripts whose names start
 //! with one of its comma-separated words (`BENCH_SCRIPTS=lock.,semaphore.`;
 //! default every script), `BENCH_CALLGRIND=1` (above), `REDIS_SERVER` the
 //! server binary.
@@ -376,7 +378,7 @@ fn main() {
     };
     let mut con = server.connection();
     common::load_scripts(&server);
-    let calls = common::env_or("BENCH_CALLS", if callgrind { 50 } else { 400 });
+    let calls = common::env_or("BENCH_CALLS", if callgrind { 200 } else { 400 });
     let rounds = common::env_or("BENCH_ROUNDS", if callgrind { 3 } else { 5 });
     let unit = meter.unit();
     println!(
