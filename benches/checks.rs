@@ -270,10 +270,27 @@ fn work(s: &ScriptInfo, e: &Example) -> (usize, usize) {
         .expect("checks");
     let block = &shipped[begin..end];
     let acl = block.matches("redis.acl_check_cmd(").count();
-    let fixed_keys = s.keys.iter().filter(|k| !k.variadic).count();
-    let mut types = block.matches("redis.call('TYPE', KEYS[").count();
-    if block.contains("redis.call('TYPE', KEYS[i])") {
-        types = types - 1 + (e.keys.len() - fixed_keys);
+    // Fixed keys: one TYPE each; a loop `for i = S, #KEYS[, P] do` whose
+    // round calls TYPE on KEYS[i]: one per key it reaches.
+    let mut types = block.matches("redis.call('TYPE', KEYS[").count()
+        - block.matches("redis.call('TYPE', KEYS[i])").count();
+    let lines: Vec<&str> = block.lines().map(str::trim).collect();
+    for (at, l) in lines.iter().enumerate() {
+        let Some(bounds) = (l.strip_prefix("for i = ")).and_then(|r| r.strip_suffix(" do")) else {
+            continue;
+        };
+        let typed =
+            (lines[at + 1..].iter().take(2)).any(|n| n.contains("redis.call('TYPE', KEYS[i])"));
+        let mut parts = bounds.split(", ");
+        let (Some(start), Some("#KEYS")) =
+            (parts.next().and_then(|v| v.parse().ok()), parts.next())
+        else {
+            continue;
+        };
+        let step: usize = parts.next().and_then(|v| v.parse().ok()).unwrap_or(1);
+        if typed {
+            types += (start..=e.keys.len()).step_by(step).count();
+        }
     }
     (acl, types)
 }
