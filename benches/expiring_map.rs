@@ -11,11 +11,13 @@
 //! trip; `BENCH_ROUNDS` rounds after a warm-up round, every layout in each
 //! round, the order turning) beside the plain hash's `get` / `set`: the
 //! median rate and the median of the per-round ratios; each map is timed
-//! twice, its reads without max-idle (portable: `HMGET` and `TIME`;
-//! native: `HMGET`) and with a max-idle time of an hour (portable: `HMGET`
-//! and `TIME`, then the `expiring_map.get` script only for an entry due for
-//! a push, less than 15/16 of the max-idle time left; native: `HMGET` and
-//! `HPEXPIRE ... GT`). The load average is printed before and after each
+//! three times, its reads without max-idle (portable: `HMGET` and `TIME`;
+//! native: `HMGET`), with a max-idle time of an hour, no entry due for a
+//! push (portable: `HMGET` and `TIME`: the `expiring_map.get` script runs
+//! only for an entry with less than 15/16 of the max-idle time left; native:
+//! `HMGET` and `HPEXPIRE ... GT`), and with one of 3 hours, every entry due
+//! (portable: `HMGET` and `TIME`, then the script in a second round trip;
+//! native as before). The load average is printed before and after each
 //! server.
 //!
 //! `EXPIRING_N` changes the entry count (default 1,000,000; e.g.
@@ -56,6 +58,13 @@ fn ttl_of(start: u64) -> Option<Duration> {
     Some(Duration::from_secs(3600 + (start / CHUNK * 37) % 3600))
 }
 
+/// The max-idle time of the reads no entry is due for a push at (the
+/// entries have 1 to 2 hours left, more than 15/16 of it).
+const IDLE_NOT_DUE: Duration = Duration::from_secs(3600);
+/// The max-idle time of the reads every entry is due for a push at (less
+/// than 15/16 of it left) unless it was read in the last 11 minutes.
+const IDLE_DUE: Duration = Duration::from_secs(3 * 3600);
+
 /// One layout of the same entries: the plain sharded hash, or a map on one
 /// path.
 #[derive(Clone)]
@@ -68,6 +77,10 @@ impl Layout {
     fn name(&self, chosen: Path) -> String {
         match self {
             Layout::Plain(_) => "plain sharded hash (no expiry)".into(),
+            Layout::Map(m) if m.max_idle() == Some(IDLE_DUE) => format!(
+                "expiring map, {}, reads with max-idle, each due for a push",
+                m.path().name()
+            ),
             Layout::Map(m) if m.max_idle().is_some() => {
                 format!("expiring map, {}, reads with max-idle", m.path().name())
             }
@@ -189,20 +202,26 @@ fn one_server(t: &mut Table, calls: &mut Table, s: &BenchServer, n: u64) {
             format!("{converted} of {shards}"),
         ]);
     }
-    // Each map's data again, read with a max-idle time (each read pushes
-    // the expiry: the portable path's script that writes, the native
-    // path's HPEXPIRE ... GT).
+    // Each map's data again, read with a max-idle time: of an hour (the
+    // entries have 1 to 2 hours left, so no read is due for a push: the
+    // portable path reads with HMGET and TIME alone) and of 3 hours (every
+    // entry has less than 15/16 of it left, so every read of an entry not
+    // read in the last 11 minutes is due: the portable path's second round
+    // trip, the script that writes; the native path's HPEXPIRE ... GT on
+    // every read in both).
     let mut timed = all.clone();
-    for l in &all {
-        if let Layout::Map(m) = l {
-            let path = m.path();
-            let idle = ExpiringMap::builder(&format!("em:{}", path.name()), plan.plan.shards)
-                .limits(plan.plan.limits)
-                .path(path)
-                .max_idle(Some(Duration::from_secs(3600)))
-                .build()
-                .unwrap();
-            timed.push(Layout::Map(idle));
+    for idle in [IDLE_NOT_DUE, IDLE_DUE] {
+        for l in &all {
+            if let Layout::Map(m) = l {
+                let path = m.path();
+                let map = ExpiringMap::builder(&format!("em:{}", path.name()), plan.plan.shards)
+                    .limits(plan.plan.limits)
+                    .path(path)
+                    .max_idle(Some(idle))
+                    .build()
+                    .unwrap();
+                timed.push(Layout::Map(map));
+            }
         }
     }
     for (row, ratios) in interleaved(&mut pcon, &timed, n).into_iter().enumerate() {
