@@ -259,9 +259,14 @@ fn a_bitmap_grown_to_a_high_uid_beyond_maxmemory_is_refused() {
     });
 }
 
-/// Fills `server` with about `mb` MiB of 1 MiB strings.
+/// Empties `server` (synchronously: a server that frees overwritten or
+/// deleted values in a background thread, as Valkey 8+ does by default,
+/// would count the old ones against maxmemory until that thread catches up,
+/// which under load made a refill fail with OOM), then fills it with about
+/// `mb` MiB of 1 MiB strings.
 fn fill(server: &LocalServer, mb: usize) {
     let mut con = server.connection();
+    let _: () = redis::cmd("FLUSHALL").arg("SYNC").query(&mut con).unwrap();
     let value = vec![b'x'; MB as usize];
     for i in 0..mb {
         let _: () = redis::cmd("SET")
