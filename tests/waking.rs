@@ -13,32 +13,16 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use redis_patterns::lease::Leasable;
 use redis_patterns::lock::Lock;
 use redis_patterns::prelude::*;
 use redis_patterns::rwlock::{Role, RwLock};
 use redis_patterns::semaphore::Semaphore;
 use redis_patterns::{Connection, ErrorKind};
+use redis_patterns_test_support::{LocalServer, script_calls};
 
 const WAITERS: usize = 16;
 const ROUNDS: usize = 5;
-
-/// Script calls the server counted (`EVALSHA`, `FCALL` and their `_RO`s).
-fn script_calls(con: &mut redis::Connection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(con)
-        .expect("INFO commandstats");
-    ["evalsha", "evalsha_ro", "fcall", "fcall_ro"]
-        .iter()
-        .map(|name| {
-            info.lines()
-                .find_map(|l| l.strip_prefix(&format!("cmdstat_{name}:calls=")))
-                .and_then(|r| r.split(',').next())
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0)
-        })
-        .sum()
-}
 
 /// Blocks until the queue `key` holds `n` waiters (each arrives with a
 /// refused attempt, so the next one arrives after it).
@@ -56,45 +40,43 @@ fn connect(url: &str) -> Connection {
     support::connect(url)
 }
 
-#[test]
-fn sixteen_waiters_on_a_fair_lock_cost_at_most_two_acquire_scripts_per_acquisition() {
-    let server = support::server();
-    let mut admin = server.connection();
-    let lock = Lock::builder("hot")
+/// A fair lock named `key` with a lease of a minute.
+fn fair_lock(key: &str) -> Lock {
+    Lock::builder(key)
         .lease(Duration::from_secs(60))
         .fair(true)
         .build()
-        .expect("valid");
-    // Load every script once, outside the count.
-    let mut con = connect(&server.url());
-    let lease = lock.try_acquire().run(&mut con).unwrap();
-    lock.release(&lease.token).run(&mut con).unwrap();
+        .expect("valid")
+}
+
+/// Lets `WAITERS` workers on `server`, each on its own connection, run
+/// `round(i, con)` `ROUNDS` times (worker `i`; each round one acquisition
+/// and its release, so that the waiters contend), and checks that the
+/// acquisitions cost at most two acquire scripts each. The rounds of
+/// workers 0 and 1 run once first, outside the count, to load every script
+/// they call.
+fn at_most_two_acquire_scripts_per_acquisition(
+    server: &LocalServer,
+    round: impl Fn(usize, &mut Connection) + Send + Sync + 'static,
+) {
+    let (url, mut admin) = (server.url(), server.connection());
+    let mut con = connect(&url);
+    for i in 0..2 {
+        round(i, &mut con);
+    }
     let _: () = redis::cmd("CONFIG")
         .arg("RESETSTAT")
         .query(&mut admin)
         .unwrap();
     let before = script_calls(&mut admin);
-    let inside = Arc::new(Mutex::new(0usize));
+    let round = Arc::new(round);
     let workers: Vec<_> = (0..WAITERS)
-        .map(|_| {
-            let (lock, url, inside) = (lock.clone(), server.url(), Arc::clone(&inside));
+        .map(|i| {
+            let (round, url) = (Arc::clone(&round), url.clone());
             thread::spawn(move || {
                 let mut con = connect(&url);
                 for _ in 0..ROUNDS {
-                    let lease = lock
-                        .acquire(Duration::from_secs(120))
-                        .run(&mut con)
-                        .unwrap();
-                    {
-                        let mut n = inside.lock().unwrap();
-                        *n += 1;
-                        assert_eq!(*n, 1, "one holder at a time");
-                    }
-                    *inside.lock().unwrap() -= 1;
-                    assert_eq!(
-                        lock.release(&lease.token).run(&mut con).unwrap(),
-                        Some(true)
-                    );
+                    round(i, &mut con);
                 }
             })
         })
@@ -107,7 +89,8 @@ fn sixteen_waiters_on_a_fair_lock_cost_at_most_two_acquire_scripts_per_acquisiti
     let acquires = script_calls(&mut admin) - before - acquisitions;
     // Each waiter's first acquire does not know the lock is busy: its refused
     // attempt is followed by one more after subscribing. From then on a
-    // waiter subscribes first: refused once, woken once.
+    // waiter subscribes first: refused once, woken once (a reader that finds
+    // only readers in needs one).
     assert!(
         acquires <= 2 * acquisitions + WAITERS as u64,
         "{acquires} acquire scripts for {acquisitions} acquisitions"
@@ -116,9 +99,32 @@ fn sixteen_waiters_on_a_fair_lock_cost_at_most_two_acquire_scripts_per_acquisiti
         acquires >= acquisitions,
         "every acquisition runs the script"
     );
+}
+
+#[test]
+fn sixteen_waiters_on_a_fair_lock_cost_at_most_two_acquire_scripts_per_acquisition() {
+    let server = support::server();
+    let lock = fair_lock("hot");
+    let (contended, inside) = (lock.clone(), Mutex::new(0usize));
+    at_most_two_acquire_scripts_per_acquisition(&server, move |_, con| {
+        let lease = contended
+            .acquire(Duration::from_secs(120))
+            .run(con)
+            .unwrap();
+        {
+            let mut n = inside.lock().unwrap();
+            *n += 1;
+            assert_eq!(*n, 1, "one holder at a time");
+        }
+        *inside.lock().unwrap() -= 1;
+        assert_eq!(
+            contended.release(&lease.token).run(con).unwrap(),
+            Some(true)
+        );
+    });
     let queued: usize = redis::cmd("ZCARD")
         .arg(lock.queue_key())
-        .query(&mut admin)
+        .query(&mut server.connection())
         .unwrap();
     assert_eq!(queued, 0, "every waiter left the queue");
 }
@@ -148,97 +154,59 @@ fn leave(inside: &Mutex<i64>, role: Role) {
 fn eight_readers_and_eight_writers_on_a_fair_rwlock_cost_at_most_two_acquire_scripts_per_acquisition()
  {
     let server = support::server();
-    let mut admin = server.connection();
     let lock = RwLock::builder("hot")
         .lease(Duration::from_secs(60))
         .fair(true)
         .build()
         .expect("valid");
-    // Load every script once, outside the count.
-    let mut con = connect(&server.url());
-    for lease in [lock.try_read(), lock.try_write()] {
-        let lease = lease.run(&mut con).unwrap();
-        lock.release(&lease).run(&mut con).unwrap();
-    }
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut admin)
-        .unwrap();
-    let before = script_calls(&mut admin);
-    let inside = Arc::new(Mutex::new(0i64));
-    let workers: Vec<_> = (0..WAITERS)
-        .map(|i| {
-            let (lock, url, inside) = (lock.clone(), server.url(), Arc::clone(&inside));
-            let role = if i % 2 == 0 { Role::Write } else { Role::Read };
-            thread::spawn(move || {
-                let mut con = connect(&url);
-                for _ in 0..ROUNDS {
-                    let timeout = Duration::from_secs(120);
-                    let acquire = match role {
-                        Role::Read => lock.read(timeout),
-                        Role::Write => lock.write(timeout),
-                    };
-                    let lease = acquire.run(&mut con).unwrap();
-                    enter(&inside, role);
-                    leave(&inside, role);
-                    assert_eq!(lock.release(&lease).run(&mut con).unwrap(), Some(true));
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        w.join().expect("worker");
-    }
-    let acquisitions = (WAITERS * ROUNDS) as u64;
-    // CONFIG RESETSTAT and INFO are no scripts; every release is one.
-    let acquires = script_calls(&mut admin) - before - acquisitions;
-    // As the lock's: a refused attempt and the one its wake-up makes (a
-    // reader that finds only readers in needs one), and for a first acquire
-    // that did not know the lock was busy one more after subscribing.
-    assert!(
-        acquires <= 2 * acquisitions + WAITERS as u64,
-        "{acquires} acquire scripts for {acquisitions} acquisitions"
-    );
-    assert!(
-        acquires >= acquisitions,
-        "every acquisition runs the script"
-    );
+    let (contended, inside) = (lock.clone(), Mutex::new(0i64));
+    at_most_two_acquire_scripts_per_acquisition(&server, move |i, con| {
+        let role = if i % 2 == 0 { Role::Write } else { Role::Read };
+        let timeout = Duration::from_secs(120);
+        let acquire = match role {
+            Role::Read => contended.read(timeout),
+            Role::Write => contended.write(timeout),
+        };
+        let lease = acquire.run(con).unwrap();
+        enter(&inside, role);
+        leave(&inside, role);
+        assert_eq!(contended.release(&lease).run(con).unwrap(), Some(true));
+    });
+    let mut admin = server.connection();
     for key in [lock.queue_key(), lock.places_key(), lock.intents_key()] {
         let n: usize = redis::cmd("ZCARD").arg(key).query(&mut admin).unwrap();
         assert_eq!(n, 0, "{key}: every waiter left the queue");
     }
 }
 
-/// Holds `key` (`take` it), lets `WAITERS` waiters arrive one after
-/// another, then lets go: the order in which they got it.
-fn order_of_arrival_kept(
-    url: &str,
+/// Takes `resource` (`first`: its `try_acquire`, on a fresh server),
+/// lets `WAITERS` waiters arrive one after another on its queue
+/// `queue_key`, then lets go: they get it in the order they arrived.
+fn order_of_arrival_kept<R: Leasable>(
+    resource: &R,
     queue_key: &str,
-    acquire: impl Fn(&mut Connection) -> String + Send + Sync + 'static,
-    release: impl Fn(&mut Connection, &str) + Send + Sync + 'static,
-    first: (Connection, String),
+    first: impl FnOnce(&mut Connection) -> R::Lease,
 ) {
-    let mut admin = redis::Client::open(url).unwrap().get_connection().unwrap();
-    let (acquire, release) = (Arc::new(acquire), Arc::new(release));
+    let server = support::server();
+    let mut admin = server.connection();
+    let mut con = connect(&server.url());
+    let held = first(&mut con);
     let got = Arc::new(Mutex::new(Vec::new()));
     let mut workers = Vec::new();
     for i in 0..WAITERS {
-        let (acquire, release, got, url) = (
-            Arc::clone(&acquire),
-            Arc::clone(&release),
-            Arc::clone(&got),
-            url.to_string(),
-        );
+        let (resource, got, url) = (resource.clone(), Arc::clone(&got), server.url());
         workers.push(thread::spawn(move || {
             let mut con = connect(&url);
-            let token = acquire(&mut con);
+            let lease = resource
+                .acquire(Duration::from_secs(120))
+                .run(&mut con)
+                .unwrap();
             got.lock().unwrap().push(i);
-            release(&mut con, &token);
+            assert_eq!(resource.release(&lease).run(&mut con).unwrap(), Some(true));
         }));
         until_queued(&mut admin, queue_key, i + 1);
     }
-    let (mut con, token) = first;
-    release(&mut con, &token);
+    assert_eq!(resource.release(&held).run(&mut con).unwrap(), Some(true));
     for w in workers {
         w.join().expect("waiter");
     }
@@ -248,57 +216,27 @@ fn order_of_arrival_kept(
 
 #[test]
 fn a_fair_lock_goes_to_its_waiters_in_arrival_order() {
-    let server = support::server();
-    let lock = Lock::builder("fifo")
-        .lease(Duration::from_secs(60))
-        .fair(true)
-        .build()
-        .expect("valid");
-    let mut con = connect(&server.url());
-    let held = lock.try_acquire().run(&mut con).unwrap();
-    let (a, r) = (lock.clone(), lock.clone());
-    order_of_arrival_kept(
-        &server.url(),
-        lock.queue_key(),
-        move |con| a.acquire(Duration::from_secs(120)).run(con).unwrap().token,
-        move |con, token| {
-            assert_eq!(r.release(token).run(con).unwrap(), Some(true));
-        },
-        (con, held.token),
-    );
+    let lock = fair_lock("fifo");
+    let first = |con: &mut Connection| lock.try_acquire().run(con).unwrap();
+    order_of_arrival_kept(&lock, lock.queue_key(), first);
 }
 
 #[test]
 fn a_fair_semaphore_gives_its_permits_in_arrival_order() {
-    let server = support::server();
     let sem = Semaphore::builder("fifo", 1)
         .lease(Duration::from_secs(60))
         .fair(true)
         .build()
         .expect("valid");
-    let mut con = connect(&server.url());
-    let held = sem.try_acquire().run(&mut con).unwrap();
-    let (a, r) = (sem.clone(), sem.clone());
-    order_of_arrival_kept(
-        &server.url(),
-        sem.queue_key(),
-        move |con| a.acquire(Duration::from_secs(120)).run(con).unwrap().token,
-        move |con, token| {
-            assert_eq!(r.release(token).run(con).unwrap(), Some(true));
-        },
-        (con, held.token),
-    );
+    let first = |con: &mut Connection| sem.try_acquire().run(con).unwrap();
+    order_of_arrival_kept(&sem, sem.queue_key(), first);
 }
 
 #[test]
 fn a_waiter_that_times_out_or_disappears_leaves_the_queue() {
     let server = support::server();
     let mut admin = server.connection();
-    let lock = Lock::builder("leave")
-        .lease(Duration::from_secs(60))
-        .fair(true)
-        .build()
-        .expect("valid");
+    let lock = fair_lock("leave");
     let mut con = connect(&server.url());
     let held = lock.try_acquire().run(&mut con).unwrap();
     // A single attempt takes no place.

@@ -25,6 +25,8 @@ use redis_patterns::lock::{Lease, Lock};
 use redis_patterns::rwlock::{RwLease, RwLock};
 use redis_patterns::{AsyncConnection, Connection, Op, Request};
 
+use redis_patterns_test_support::script_calls;
+
 use crate::common::{Table, num, quantile};
 
 /// Waiters on the one lock.
@@ -90,23 +92,6 @@ impl Subject {
             _ => unreachable!("a lease of the subject's own kind"),
         }
     }
-}
-
-/// Script calls the server counted (EVALSHA, FCALL and their _RO forms).
-fn script_calls(con: &mut redis::Connection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(con)
-        .expect("INFO");
-    ["evalsha", "evalsha_ro", "fcall", "fcall_ro"]
-        .iter()
-        .filter_map(|name| {
-            info.lines()
-                .find_map(|l| l.strip_prefix(&format!("cmdstat_{name}:calls=")))
-                .and_then(|r| r.split(',').next())
-                .and_then(|n| n.parse::<u64>().ok())
-        })
-        .sum()
 }
 
 /// The handoffs of one run: who holds the lock (in this process), and for

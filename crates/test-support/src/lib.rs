@@ -123,6 +123,25 @@ pub fn example_server() -> Result<(Option<LocalServer>, String), StartError> {
     Ok((Some(server), url))
 }
 
+/// The script calls the server at `con` has counted since it started or
+/// its last `CONFIG RESETSTAT` (`EVALSHA`, `FCALL` and their `_RO` forms,
+/// from `INFO commandstats`).
+pub fn script_calls(con: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(con)
+        .expect("INFO commandstats");
+    ["evalsha", "evalsha_ro", "fcall", "fcall_ro"]
+        .iter()
+        .filter_map(|name| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(&format!("cmdstat_{name}:calls=")))
+                .and_then(|r| r.split(',').next())
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+        .sum()
+}
+
 /// A running throwaway `redis-server`.
 #[derive(Debug)]
 pub struct LocalServer {
