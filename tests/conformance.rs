@@ -76,21 +76,22 @@ fn every_described_operation_is_dispatched_and_covered() {
 #[test]
 fn the_rust_api_passes_every_case_on_a_server() {
     let server = support::server();
-    let target = Target::server(&server.url());
-    let report = engine::run_all(&cases(), &target);
-    println!("conformance rust (server): {}", report.summary());
-    report.assert_passed();
-    every_script_ran("rust (server)", &target, false);
+    passes_every_case("rust (server)", &Target::server(&server.url()), false);
 }
 
 #[test]
 fn the_rust_api_passes_every_case_on_a_cluster() {
     let cluster = support::cluster();
-    let target = Target::cluster(&cluster.urls());
-    let report = engine::run_all(&cases(), &target);
-    println!("conformance rust (cluster): {}", report.summary());
+    passes_every_case("rust (cluster)", &Target::cluster(&cluster.urls()), true);
+}
+
+/// Every case on `target` (named `who` in what it prints) passes, and
+/// every script ran ([`every_script_ran`]).
+fn passes_every_case(who: &str, target: &Target, cluster: bool) {
+    let report = engine::run_all(&cases(), target);
+    println!("conformance {who}: {}", report.summary());
     report.assert_passed();
-    every_script_ran("rust (cluster)", &target, true);
+    every_script_ran(who, target, cluster);
 }
 
 /// The clients' script-coverage check ([`engine::expect_every_script_ran`])

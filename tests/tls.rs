@@ -26,23 +26,26 @@ use redis_patterns::{AsyncConnection, Connection};
 use redis_patterns_test_support::{LocalCluster, LocalServer, TlsFiles};
 use support::Driver;
 
-/// Whether the TLS tests are skipped (`REDIS_PATTERNS_SKIP_TLS` set).
-fn skipped() -> bool {
-    let skip = std::env::var_os("REDIS_PATTERNS_SKIP_TLS").is_some();
-    if skip {
+/// Fresh test certificates, or `None` when the TLS tests are skipped
+/// (`REDIS_PATTERNS_SKIP_TLS` set).
+fn files() -> Option<TlsFiles> {
+    if std::env::var_os("REDIS_PATTERNS_SKIP_TLS").is_some() {
         eprintln!("TLS tests skipped (REDIS_PATTERNS_SKIP_TLS is set)");
+        return None;
     }
-    skip
-}
-
-fn files() -> TlsFiles {
-    TlsFiles::generate().unwrap_or_else(|e| panic!("cannot make the test certificates: {e}"))
+    Some(TlsFiles::generate().unwrap_or_else(|e| panic!("cannot make the test certificates: {e}")))
 }
 
 const NO_TLS: &str = "a server built without TLS: use one that has it (Debian's redis-server), or set REDIS_PATTERNS_SKIP_TLS=1";
 
-fn tls_server(files: &TlsFiles) -> LocalServer {
-    LocalServer::start_tls(files, &[]).unwrap_or_else(|e| panic!("{NO_TLS}: {e}"))
+/// Fresh test certificates, a server with a TLS port whose certificate
+/// their CA signed, and that port's URL (`None` when the TLS tests are
+/// skipped).
+fn tls_server() -> Option<(TlsFiles, LocalServer, String)> {
+    let files = files()?;
+    let server = LocalServer::start_tls(&files, &[]).unwrap_or_else(|e| panic!("{NO_TLS}: {e}"));
+    let url = server.tls_url().expect("a TLS port");
+    Some((files, server, url))
 }
 
 /// The test CA as a connection's root certificate.
@@ -92,12 +95,9 @@ fn tour(d: &mut Driver, tag: &str) {
 
 #[test]
 fn the_patterns_run_over_tls_on_a_server() {
-    if skipped() {
+    let Some((files, server, url)) = tls_server() else {
         return;
-    }
-    let files = files();
-    let server = tls_server(&files);
-    let url = server.tls_url().expect("a TLS port");
+    };
     for mut d in tls_drivers(&url, &files) {
         assert!(!d.is_cluster());
         let name = d.name();
@@ -109,10 +109,9 @@ fn the_patterns_run_over_tls_on_a_server() {
 
 #[test]
 fn the_patterns_run_over_tls_on_a_cluster() {
-    if skipped() {
+    let Some(files) = files() else {
         return;
-    }
-    let files = files();
+    };
     let cluster = LocalCluster::builder()
         .tls(&files)
         .start()
@@ -124,23 +123,16 @@ fn the_patterns_run_over_tls_on_a_cluster() {
         let name = d.name();
         tour(&mut d, name);
     }
-    let keys = support::keys_per_node(&cluster);
-    assert!(
-        keys.iter().filter(|&&n| n > 0).count() >= 2,
-        "the keys spread over the nodes: {keys:?}"
-    );
+    support::keys_spread(&cluster);
 }
 
 #[test]
 fn a_certificate_that_cannot_be_verified_is_refused() {
-    if skipped() {
+    let Some((_files, _server, url)) = tls_server() else {
         return;
-    }
-    let files = files();
-    let server = tls_server(&files);
-    let url = server.tls_url().expect("a TLS port");
+    };
     // Another CA than the one that signed the server's certificate.
-    let other = self::files();
+    let other = self::files().expect("not skipped");
     let err = Connection::open_tls(url.as_str(), certs(&other)).unwrap_err();
     assert!(
         err.to_string().to_lowercase().contains("certificate"),

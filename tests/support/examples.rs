@@ -41,6 +41,24 @@ fn ex(script: &'static str, setup: &[&[&str]], keys: &[&str], args: &[&str]) -> 
     }
 }
 
+/// The example of a release (`script`, with `args`) of the lock or
+/// semaphore `key` that `held` took: a live waiter (its place ends in
+/// 2100) and a ghost wait in its queue; the release wakes the waiter and
+/// drops the ghost.
+fn waking_release(script: &'static str, key: &str, held: &[&str], args: &[&str]) -> Example {
+    let (queue, places) = (format!("{key}:queue"), format!("{key}:places"));
+    ex(
+        script,
+        &[
+            held,
+            &["ZADD", &queue, "1", "ghost", "2", "next"],
+            &["ZADD", &places, LATER_MS, "next"],
+        ],
+        &[key, &queue, &places],
+        args,
+    )
+}
+
 impl Example {
     /// The example with `n` more `field<i>`, `value<i>` pairs after its
     /// arguments.
@@ -97,22 +115,22 @@ const SLOTS: [&str; 6] = [
 /// Every example. With `big`, the scripts that take many keys or arguments
 /// get batch-sized calls (for the benchmark); otherwise small ones.
 pub fn examples(big: bool) -> Vec<Example> {
-    let n = Size(big);
-    let mut out = Vec::new();
-    out.extend(analytics(n));
-    out.extend(bloom(n));
-    out.extend(lock(n));
-    out.extend(login_log(n));
-    out.extend(packed(n));
-    out.extend(rate_limit(n));
-    out.extend(rolling(n));
-    out.extend(sharded_hash(n));
-    out.extend(expiring_map(n));
-    out.extend(rwlock(n));
-    out.extend(semaphore(n));
-    out.extend(signin(n));
-    out.extend(visits(n));
-    out
+    let patterns: [fn(Size) -> Vec<Example>; 13] = [
+        analytics,
+        bloom,
+        lock,
+        login_log,
+        packed,
+        rate_limit,
+        rolling,
+        sharded_hash,
+        expiring_map,
+        rwlock,
+        semaphore,
+        signin,
+        visits,
+    ];
+    patterns.into_iter().flat_map(|p| p(Size(big))).collect()
 }
 
 /// How big the calls are: `n.of(small, large)`.
@@ -280,16 +298,10 @@ fn lock(_n: Size) -> Vec<Example> {
     ));
     out.push(ex("lock.extend", &[held], &["lock{t}"], &["tok", "30000"]));
     out.push(ex("lock.owned", &[held], &["lock{t}"], &["tok"]));
-    // A live waiter (its place ends in 2100) and a ghost: the release wakes
-    // the waiter and drops the ghost.
-    out.push(ex(
+    out.push(waking_release(
         "lock.release",
-        &[
-            held,
-            &["ZADD", "lock{t}:queue", "1", "ghost", "2", "next"],
-            &["ZADD", "lock{t}:places", LATER_MS, "next"],
-        ],
-        &["lock{t}", "lock{t}:queue", "lock{t}:places"],
+        "lock{t}",
+        held,
         &["tok", "lock{t}:wake"],
     ));
     out
@@ -578,14 +590,10 @@ fn semaphore(_n: Size) -> Vec<Example> {
         &["sem{t}"],
         &["tok", "30000"],
     ));
-    out.push(ex(
+    out.push(waking_release(
         "semaphore.release",
-        &[
-            permit,
-            &["ZADD", "sem{t}:queue", "1", "ghost", "2", "next"],
-            &["ZADD", "sem{t}:places", LATER_MS, "next"],
-        ],
-        &["sem{t}", "sem{t}:queue", "sem{t}:places"],
+        "sem{t}",
+        permit,
         &["tok", "3", "sem{t}:wake"],
     ));
     out

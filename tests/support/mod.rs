@@ -167,6 +167,17 @@ pub fn keys_per_node(cluster: &LocalCluster) -> Vec<i64> {
         .collect()
 }
 
+/// [`keys_per_node`] of `cluster`, asserting that the keys live on two of
+/// its nodes at least (they spread over the nodes).
+pub fn keys_spread(cluster: &LocalCluster) -> Vec<i64> {
+    let per_node = keys_per_node(cluster);
+    assert!(
+        per_node.iter().filter(|&&n| n > 0).count() >= 2,
+        "the keys spread over the nodes: {per_node:?}"
+    );
+    per_node
+}
+
 /// A current-thread tokio runtime for the async tests.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
