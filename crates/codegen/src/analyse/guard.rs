@@ -7,6 +7,7 @@
 //! would run. Sound because nothing in a body writes to `ARGV`
 //! ([`argv_is_written`] turns the guards off otherwise).
 
+use super::patterns::closing;
 use super::structure::{BlockKind, Structure};
 use super::tokens::{Tok, Token};
 use crate::emit::lua_literal::lit;
@@ -52,19 +53,10 @@ pub(crate) fn argv_is_written(toks: &[Token]) -> bool {
         if t.is_name("ARGV") {
             let mut j = i + 1;
             if toks.get(j).is_some_and(|t| t.is_sym("[")) {
-                let mut depth = 0;
-                while j < toks.len() {
-                    if toks[j].is_sym("[") {
-                        depth += 1;
-                    } else if toks[j].is_sym("]") {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    j += 1;
-                }
-                j += 1;
+                let Some(close) = closing(toks, j) else {
+                    return false;
+                };
+                j = close + 1;
             }
             return toks.get(j).is_some_and(|t| t.is_sym("="));
         }

@@ -9,23 +9,34 @@ pub(crate) fn error_reply_spans(toks: &[Token]) -> Vec<bool> {
     let mut in_reply = vec![false; toks.len()];
     for i in 0..toks.len() {
         if toks[i].is_name("error_reply") && toks.get(i + 1).is_some_and(|t| t.is_sym("(")) {
-            let mut depth = 0;
-            let mut j = i + 1;
-            while j < toks.len() {
-                if toks[j].is_sym("(") {
-                    depth += 1;
-                } else if toks[j].is_sym(")") {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                in_reply[j] = true;
-                j += 1;
-            }
+            let end = closing(toks, i + 1).unwrap_or(toks.len());
+            in_reply[i + 1..end].fill(true);
         }
     }
     in_reply
+}
+
+/// The index of the bracket that closes the `(`, `[` or `{` at `open`
+/// (counting only brackets of its kind), `None` when none does.
+pub(crate) fn closing(toks: &[Token], open: usize) -> Option<usize> {
+    let (opens, closes) = match &toks[open].tok {
+        Tok::Sym("(") => ("(", ")"),
+        Tok::Sym("[") => ("[", "]"),
+        Tok::Sym("{") => ("{", "}"),
+        other => panic!("no opening bracket: {other:?}"),
+    };
+    let mut depth = 0usize;
+    for (j, t) in toks.iter().enumerate().skip(open) {
+        if t.is_sym(opens) {
+            depth += 1;
+        } else if t.is_sym(closes) {
+            depth -= 1;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
 }
 
 /// The literal `KEYS[n]` / `ARGV[n]` spanning exactly `toks[from..to]`.
