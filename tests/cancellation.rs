@@ -229,12 +229,17 @@ fn lock_try_acquire(c: &mut Ctx) {
     c.join(holder);
 }
 
-fn lock_release(c: &mut Ctx) {
-    let lease = c.go(c.lock.acquire(WAIT));
-    if c.cancel_op(c.lock.release(&lease.token)).is_none() {
+/// A release of `r`, dropped at random.
+fn release_of<R: Leasable>(c: &mut Ctx, r: R) {
+    let lease = c.go(r.acquire(WAIT));
+    if c.cancel_op(r.release(&lease)).is_none() {
         // A dropped release may not have run: the owner runs it again.
-        c.go(c.lock.release(&lease.token));
+        c.go(r.release(&lease));
     }
+}
+
+fn lock_release(c: &mut Ctx) {
+    release_of(c, c.lock.clone());
 }
 
 fn lock_extend(c: &mut Ctx) {
@@ -315,10 +320,7 @@ fn semaphore_acquire(c: &mut Ctx) {
 }
 
 fn semaphore_release(c: &mut Ctx) {
-    let permit = c.go(c.sem.acquire(WAIT));
-    if c.cancel_op(c.sem.release(&permit.token)).is_none() {
-        c.go(c.sem.release(&permit.token));
-    }
+    release_of(c, c.sem.clone());
 }
 
 fn rwlock_acquire(c: &mut Ctx) {

@@ -16,7 +16,7 @@ use leased::eventually;
 use redis_patterns::lease::{AsyncGuard, Guard, Leasable, LostReason};
 use redis_patterns::rwlock::RwLock;
 use redis_patterns::semaphore::Semaphore;
-use redis_patterns::{ErrorKind, Request};
+use redis_patterns::{AsyncConnection, Connection, ErrorKind, Op, Request};
 use support::Driver;
 
 /// What a test needs to know of a resource's keys: whether `token` holds
@@ -176,37 +176,49 @@ fn guards_are_built_alike_and_a_write_guard_keeps_readers_out() {
         let mut other = Driver::Sync(support::connect(url));
         match d {
             Driver::Sync(con) => {
-                let permit = Guard::acquire(&sem, con, Duration::ZERO).expect("a permit");
-                let busy = other.run(sem.try_acquire()).map_err(|e| e.into_kind());
-                assert!(matches!(busy, Err(ErrorKind::NoPermit { .. })), "{busy:?}");
-                assert_eq!(permit.release().expect("release"), Some(true));
-                let write = Guard::acquire(&lock.writing(), con, Duration::ZERO).expect("write");
-                let read = other.run(lock.try_read()).map_err(|e| e.into_kind());
-                assert!(matches!(read, Err(ErrorKind::LockBusy { .. })), "{read:?}");
-                assert_eq!(write.release().expect("release"), Some(true));
+                let busy = |e: &ErrorKind| matches!(e, ErrorKind::NoPermit { .. });
+                keeps_out(&sem, con, &mut other, sem.try_acquire(), busy);
+                let busy = |e: &ErrorKind| matches!(e, ErrorKind::LockBusy { .. });
+                keeps_out(&lock.writing(), con, &mut other, lock.try_read(), busy);
             }
             Driver::Async(con, rt) => rt.block_on(async {
-                let permit = AsyncGuard::acquire(&sem, con, Duration::ZERO)
-                    .await
-                    .expect("a permit");
-                let busy = sem.try_acquire().run_async(con).await;
-                assert!(matches!(
-                    busy.map_err(|e| e.into_kind()),
-                    Err(ErrorKind::NoPermit { .. })
-                ));
-                assert_eq!(permit.release().await.expect("release"), Some(true));
-                let write = AsyncGuard::acquire(&lock.writing(), con, Duration::ZERO)
-                    .await
-                    .expect("write");
-                let read = lock.try_read().run_async(con).await;
-                assert!(matches!(
-                    read.map_err(|e| e.into_kind()),
-                    Err(ErrorKind::LockBusy { .. })
-                ));
-                assert_eq!(write.release().await.expect("release"), Some(true));
+                let busy = |e: &ErrorKind| matches!(e, ErrorKind::NoPermit { .. });
+                keeps_out_async(&sem, con, sem.try_acquire(), busy).await;
+                let busy = |e: &ErrorKind| matches!(e, ErrorKind::LockBusy { .. });
+                keeps_out_async(&lock.writing(), con, lock.try_read(), busy).await;
             }),
         }
     });
+}
+
+/// Holds `resource` with a guard on `con` while `attempt` runs on `other`:
+/// refused as `busy` says; then the guard gives it back.
+fn keeps_out<R: Leasable, T: std::fmt::Debug + Send + 'static>(
+    resource: &R,
+    con: &mut Connection,
+    other: &mut Driver,
+    attempt: Op<T>,
+    busy: impl Fn(&ErrorKind) -> bool,
+) {
+    let guard = Guard::acquire(resource, con, Duration::ZERO).expect("held");
+    let refused = other.run(attempt).map_err(|e| e.into_kind());
+    assert!(matches!(&refused, Err(e) if busy(e)), "{refused:?}");
+    assert_eq!(guard.release().expect("release"), Some(true));
+}
+
+/// [`keeps_out`] with an async guard, `attempt` on the same connection.
+async fn keeps_out_async<R: Leasable, T: std::fmt::Debug + Send + 'static>(
+    resource: &R,
+    con: &AsyncConnection,
+    attempt: Op<T>,
+    busy: impl Fn(&ErrorKind) -> bool,
+) {
+    let guard = AsyncGuard::acquire(resource, con, Duration::ZERO)
+        .await
+        .expect("held");
+    let refused = attempt.run_async(con).await.map_err(|e| e.into_kind());
+    assert!(matches!(&refused, Err(e) if busy(e)), "{refused:?}");
+    assert_eq!(guard.release().await.expect("release"), Some(true));
 }
 
 /// The holder process of [`a_frozen_holder_learns_at_once_that_its_lease_ran_out`]:

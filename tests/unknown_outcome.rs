@@ -75,13 +75,27 @@ fn load_scripts(server: &redis_patterns_test_support::LocalServer) {
     .unwrap();
 }
 
-/// Runs `req` through `d` with the next reply cut: the request ran, its
-/// reply is lost, and the crate sends it again (one cut).
-fn resent<R: Request>(proxy: &proxy::Proxy, d: &mut Driver, req: R) -> R::Output {
-    // Connected (and its handshake answered) before the cut is armed.
+/// A fresh server with every script loaded ([`load_scripts`]), and a
+/// proxy in front of it that can cut a reply.
+fn proxied() -> (redis_patterns_test_support::LocalServer, proxy::Proxy) {
+    let server = support::server();
+    let proxy = proxy::Proxy::start(server.port());
+    load_scripts(&server);
+    (server, proxy)
+}
+
+/// Makes `d` connect (and its handshake get answered) with a `PING`, so
+/// that a cut armed next falls on the call that follows.
+fn connected(d: &mut Driver) {
     let mut ping = Batch::new();
     ping.add_keyless(redis::cmd("PING"));
     d.run(ping).unwrap();
+}
+
+/// Runs `req` through `d` with the next reply cut: the request ran, its
+/// reply is lost, and the crate sends it again (one cut).
+fn resent<R: Request>(proxy: &proxy::Proxy, d: &mut Driver, req: R) -> R::Output {
+    connected(d);
     let before = proxy.cuts();
     proxy.cut_next_reply();
     let out = d.run(req).expect("an idempotent call is resent");
@@ -96,9 +110,7 @@ fn resent<R: Request>(proxy: &proxy::Proxy, d: &mut Driver, req: R) -> R::Output
 /// same fence, an extend still holds the lease.
 #[test]
 fn a_resend_that_found_its_work_done_answers_not_known() {
-    let server = support::server();
-    let proxy = proxy::Proxy::start(server.port());
-    load_scripts(&server);
+    let (_server, proxy) = proxied();
     let day = NaiveDate::from_ymd_opt(2100, 1, 1).unwrap();
     for (n, (kind, mut d)) in kinds::KINDS
         .iter()
@@ -262,17 +274,12 @@ fn a_resend_that_found_its_work_done_answers_not_known() {
 
 #[test]
 fn a_lost_reply_is_resent_only_for_idempotent_calls() {
-    let server = support::server();
-    let proxy = proxy::Proxy::start(server.port());
-    load_scripts(&server);
+    let (server, proxy) = proxied();
     let day = NaiveDate::from_ymd_opt(2100, 1, 1).unwrap();
     for (kind, mut d) in kinds::KINDS.iter().zip(kinds::every_kind(&proxy.url())) {
         let h = ShardedHash::new(&format!("h{}", kind.len()), 8).unwrap();
         let cut = |d: &mut Driver, f: &mut dyn FnMut(&mut Driver)| {
-            // Connected (and its handshake answered) before the cut is armed.
-            let mut ping = Batch::new();
-            ping.add_keyless(redis::cmd("PING"));
-            d.run(ping).unwrap();
+            connected(d);
             let before = proxy.cuts();
             proxy.cut_next_reply();
             f(d);
