@@ -387,8 +387,7 @@ fn multi_id_calls_send_one_batch_on_one_server_and_a_cluster() {
 /// what each one answered (as text) so two servers and drivers can be
 /// compared.
 fn every_operation(d: &mut Driver) -> Vec<String> {
-    let mut log = Vec::new();
-    let mut note = |what: &str, v: &dyn std::fmt::Debug| log.push(format!("{what}: {v:?}"));
+    let mut log = everywhere::Log::default();
     // 10 ids per shard: ids 0..=199 use shards rec:0 .. rec:19.
     let p = PackedRecords::builder("rec", ByteArray::<5>, 199)
         .ids_per_shard(10)
@@ -396,9 +395,9 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         .unwrap();
     d.run(p.set(0, &record(0))).unwrap();
     d.run(p.set(199, &record(199))).unwrap();
-    note("get", &d.run(p.get(199)).unwrap());
-    note("get never written", &d.run(p.get(5)).unwrap());
-    note("get shard never written", &d.run(p.get(55)).unwrap());
+    log.note("get", &d.run(p.get(199)).unwrap());
+    log.note("get never written", &d.run(p.get(5)).unwrap());
+    log.note("get shard never written", &d.run(p.get(55)).unwrap());
     let items: Vec<(u64, [u8; 5])> = (0..200).step_by(3).map(|id| (id, record(id))).collect();
     d.run(p.set_many(&items)).unwrap();
     let ids: Vec<u64> = (0..200).rev().step_by(4).collect();
@@ -411,13 +410,13 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         };
         assert_eq!(rec, &want, "id {id}");
     }
-    note("get_many", &got);
+    log.note("get_many", &got);
     let scanned = d
         .run(p.scan(Vec::new(), |all, id, rec| all.push((id, rec))))
         .unwrap();
     assert_eq!(scanned.len(), 200);
-    note("scan", &scanned);
-    note("count_by", &{
+    log.note("scan", &scanned);
+    log.note("count_by", &{
         let mut c: Vec<_> = d
             .run(p.count_by(|r| (r[4] == 0xAB).then_some(r[0] % 4)))
             .unwrap()
@@ -431,23 +430,23 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         size: 2,
         signed: false,
     };
-    note("add", &d.run(p.add(42, field, 7)).unwrap());
-    note("add again", &d.run(p.add(42, field, 65_000)).unwrap());
+    log.note("add", &d.run(p.add(42, field, 7)).unwrap());
+    log.note("add again", &d.run(p.add(42, field, 65_000)).unwrap());
     match d.run(p.add(42, field, 1_000)).map_err(Error::into_kind) {
         Err(ErrorKind::Overflow { .. }) => {}
         other => panic!("expected Overflow, got {other:?}"),
     }
-    note("after overflow", &d.run(p.get(42)).unwrap());
-    note(
+    log.note("after overflow", &d.run(p.get(42)).unwrap());
+    log.note(
         "cas hit",
         &d.run(p.compare_and_set(3, &record(3), &[1, 2, 3, 4, 5]))
             .unwrap(),
     );
-    note(
+    log.note(
         "cas miss",
         &d.run(p.compare_and_set(3, &record(3), &[9; 5])).unwrap(),
     );
-    note(
+    log.note(
         "cas unwritten",
         &d.run(p.compare_and_set(101, &[0; 5], &[7; 5])).unwrap(),
     );
@@ -463,20 +462,20 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         .map(|id| (id, vec![id as u8, 1, 2]))
         .collect();
     d.run(sparse.set_many(&items)).unwrap();
-    note(
+    log.note(
         "sparse get_many",
         &d.run(sparse.get_many(&[0, 997, 9_970, 9_999])).unwrap(),
     );
     let n = d.run(sparse.scan(0, |n, _, _| *n += 1)).unwrap();
-    note("sparse scanned", &n);
+    log.note("sparse scanned", &n);
     let ints = PackedRecords::builder("le", Le::<i32>::new(), 99)
         .ids_per_shard(7)
         .build()
         .unwrap();
     let items: Vec<(u64, i32)> = (0..100).map(|id| (id, -(id as i32))).collect();
     d.run(ints.set_many(&items)).unwrap();
-    note("le get_many", &d.run(ints.get_many(&[0, 50, 99])).unwrap());
-    log
+    log.note("le get_many", &d.run(ints.get_many(&[0, 50, 99])).unwrap());
+    log.0
 }
 
 /// Every shard string `every_operation` writes, with its length.

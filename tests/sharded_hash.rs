@@ -530,33 +530,32 @@ fn multi_shard_calls_send_one_batch_on_one_server_and_a_cluster() {
 /// what each one answered (as text) so two servers and drivers can be
 /// compared.
 fn every_operation(d: &mut Driver) -> Vec<String> {
-    let mut log = Vec::new();
-    let mut note = |what: &str, v: &dyn std::fmt::Debug| log.push(format!("{what}: {v:?}"));
+    let mut log = everywhere::Log::default();
     let limits = d.run(ListpackLimits::from_server()).unwrap();
-    note("limits", &limits);
+    log.note("limits", &limits);
     let (planned, p) = d.run(ShardedHash::planned("planned", 5_000)).unwrap();
-    note("plan", &p.shards);
+    log.note("plan", &p.shards);
     let h = ShardedHash::new("users", 16).unwrap();
-    note("set new", &d.run(h.set("alice", "1")).unwrap());
-    note("set again", &d.run(h.set("alice", "2")).unwrap());
-    note(
+    log.note("set new", &d.run(h.set("alice", "1")).unwrap());
+    log.note("set again", &d.run(h.set("alice", "2")).unwrap());
+    log.note(
         "set_if_absent",
         &d.run(h.set_if_absent("alice", "3")).unwrap(),
     );
-    note(
+    log.note(
         "set_if_absent new",
         &d.run(h.set_if_absent("bob", "b")).unwrap(),
     );
-    note("get", &d.run(h.get::<String>("alice")).unwrap());
-    note("get missing", &d.run(h.get::<String>("nobody")).unwrap());
+    log.note("get", &d.run(h.get::<String>("alice")).unwrap());
+    log.note("get missing", &d.run(h.get::<String>("nobody")).unwrap());
     let pairs: Vec<(String, String)> = (0..200)
         .map(|i| (format!("u{i}"), format!("v{i}")))
         .collect();
-    note("set_many", &d.run(h.set_many(&pairs)).unwrap());
+    log.note("set_many", &d.run(h.set_many(&pairs)).unwrap());
     let again: Vec<(String, String)> = (150..260)
         .map(|i| (format!("u{i}"), format!("w{i}")))
         .collect();
-    note(
+    log.note(
         "set_if_absent_many",
         &d.run(h.set_if_absent_many(&again)).unwrap(),
     );
@@ -564,36 +563,36 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
     let got = d.run(h.get_many::<String, _>(&fields)).unwrap();
     assert_eq!(got[0].as_deref(), Some("v0"));
     assert_eq!(got.last().unwrap(), &None, "u266 was never written");
-    note("get_many", &got);
-    note("exists", &d.run(h.exists("u3")).unwrap());
-    note("delete", &d.run(h.delete("u3")).unwrap());
-    note("delete again", &d.run(h.delete("u3")).unwrap());
-    note("exists after delete", &d.run(h.exists("u3")).unwrap());
-    note("incr", &d.run(h.incr("count", 5)).unwrap());
-    note("incr again", &d.run(h.incr("count", -7)).unwrap());
-    note("len", &d.run(h.len()).unwrap());
-    note("is_empty", &d.run(h.is_empty()).unwrap());
-    note("inspect all", &d.run(h.inspect(100)).unwrap());
-    note("inspect some", &d.run(h.inspect(5)).unwrap());
-    note("planned empty", &d.run(planned.is_empty()).unwrap());
+    log.note("get_many", &got);
+    log.note("exists", &d.run(h.exists("u3")).unwrap());
+    log.note("delete", &d.run(h.delete("u3")).unwrap());
+    log.note("delete again", &d.run(h.delete("u3")).unwrap());
+    log.note("exists after delete", &d.run(h.exists("u3")).unwrap());
+    log.note("incr", &d.run(h.incr("count", 5)).unwrap());
+    log.note("incr again", &d.run(h.incr("count", -7)).unwrap());
+    log.note("len", &d.run(h.len()).unwrap());
+    log.note("is_empty", &d.run(h.is_empty()).unwrap());
+    log.note("inspect all", &d.run(h.inspect(100)).unwrap());
+    log.note("inspect some", &d.run(h.inspect(5)).unwrap());
+    log.note("planned empty", &d.run(planned.is_empty()).unwrap());
 
     // Not strict: plain HSET / HSETNX batches.
     let loose = ShardedHash::builder("loose", Sharding::Crc32 { shards: 12 })
         .strict(false)
         .build()
         .unwrap();
-    note("loose set_many", &d.run(loose.set_many(&pairs)).unwrap());
-    note(
+    log.note("loose set_many", &d.run(loose.set_many(&pairs)).unwrap());
+    log.note(
         "loose set_if_absent_many",
         &d.run(loose.set_if_absent_many(&again)).unwrap(),
     );
     let long = "x".repeat(100);
-    note("loose long", &d.run(loose.set("long", &long)).unwrap());
-    note("loose incr", &d.run(loose.incr("n", 3)).unwrap());
-    note("loose len", &d.run(loose.len()).unwrap());
+    log.note("loose long", &d.run(loose.set("long", &long)).unwrap());
+    log.note("loose incr", &d.run(loose.incr("n", 3)).unwrap());
+    log.note("loose len", &d.run(loose.len()).unwrap());
     let health = d.run(loose.inspect(100)).unwrap();
     assert_eq!(health.converted, 1);
-    note("loose inspect", &health);
+    log.note("loose inspect", &health);
 
     // Strict shards of at most 4 fields: a full shard refuses its part of a
     // batch (typed) while the other shards' parts are written.
@@ -617,7 +616,7 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         .chain(8..12)
         .map(|i| (i.to_string(), "a".into()))
         .collect();
-    note("small set_many", &d.run(small.set_many(&first)).unwrap());
+    log.note("small set_many", &d.run(small.set_many(&first)).unwrap());
     match d
         .run(small.set_many(&[("3", "x"), ("4", "x"), ("16", "x")]))
         .map_err(Error::into_kind)
@@ -630,7 +629,7 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         .run(small.get_many::<String, _>(&["3", "4", "16"]))
         .unwrap();
     assert_eq!(after, [Some("a".to_string()), None, Some("x".to_string())]);
-    note("small incr existing", &d.run(small.incr("0", 1)));
+    log.note("small incr existing", &d.run(small.incr("0", 1)));
     match d.run(small.incr("5", 1)).map_err(Error::into_kind) {
         Err(ErrorKind::ShardFull { .. }) => {}
         other => panic!("expected ShardFull, got {other:?}"),
@@ -648,7 +647,7 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         (imported.inserted, imported.present, imported.rejected),
         (3, 5, 12)
     );
-    note("small import", &imported);
+    log.note("small import", &imported);
     let ten = ImportOptions {
         batch: 10,
         ..ImportOptions::default()
@@ -657,8 +656,8 @@ fn every_operation(d: &mut Driver) -> Vec<String> {
         .run(small.import([("3", "z"), ("13", "z"), ("77", "z")], ten))
         .unwrap();
     assert_eq!((extra.inserted, extra.present, extra.rejected), (1, 1, 1));
-    note("small import full shard", &extra);
-    log
+    log.note("small import full shard", &extra);
+    log.0
 }
 
 /// Every field of every shard of the hashes `every_operation` writes.

@@ -7,6 +7,17 @@ use redis_patterns_test_support::{LocalCluster, LocalServer};
 
 use crate::support::{self, Driver};
 
+/// What the operations of a run answered, as text (`note(what, answer)`),
+/// so that two runs can be compared.
+#[derive(Debug, Default)]
+pub struct Log(pub Vec<String>);
+
+impl Log {
+    pub fn note(&mut self, what: &str, answer: &dyn std::fmt::Debug) {
+        self.0.push(format!("{what}: {answer:?}"));
+    }
+}
+
 /// Runs `body` through both drivers on `server`, then through both drivers
 /// on `cluster`, and checks that every run returns what the first did; on
 /// the cluster also that the keys spread over every node and add up to the
