@@ -32,6 +32,20 @@ fn paths(d: &mut Driver) -> Vec<Path> {
     out
 }
 
+/// Runs `body` through the sync driver on a fresh server, once for each
+/// of its [`paths`]; `body` also gets the server's URL (for the clients it
+/// starts).
+fn on_each_path_sync(body: impl Fn(&mut Driver, &str, Path)) {
+    support::on_server_at(|d, url| {
+        if d.name() != "sync" {
+            return;
+        }
+        for path in paths(d) {
+            body(d, url, path);
+        }
+    });
+}
+
 fn map(base: &str, shards: u32, path: Path) -> ExpiringMap {
     ExpiringMap::builder(base, shards)
         .path(path)
@@ -218,104 +232,94 @@ fn reader(url: &str, m: ExpiringMap, written: Written, until: Instant) -> u64 {
 
 #[test]
 fn concurrent_readers_and_writers_never_see_an_expired_entry() {
-    support::on_server_at(|d, url| {
-        if d.name() != "sync" {
-            return;
+    on_each_path_sync(|d, url, path| {
+        let m = map(&format!("cc:{}", path.name()), 4, path);
+        let written: Written = Arc::default();
+        let until = Instant::now() + Duration::from_millis(800);
+        let mut threads = Vec::new();
+        for id in 0..2 {
+            let (m, w, url) = (m.clone(), written.clone(), url.to_string());
+            threads.push(std::thread::spawn(move || {
+                writer(&url, m, id, w, until);
+                0
+            }));
         }
-        for path in paths(d) {
-            let m = map(&format!("cc:{}", path.name()), 4, path);
-            let written: Written = Arc::default();
-            let until = Instant::now() + Duration::from_millis(800);
-            let mut threads = Vec::new();
-            for id in 0..2 {
-                let (m, w, url) = (m.clone(), written.clone(), url.to_string());
-                threads.push(std::thread::spawn(move || {
-                    writer(&url, m, id, w, until);
-                    0
-                }));
-            }
-            for _ in 0..2 {
-                let (m, w, url) = (m.clone(), written.clone(), url.to_string());
-                threads.push(std::thread::spawn(move || reader(&url, m, w, until)));
-            }
-            let seen: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
-            assert!(seen > 0, "{path:?}: the readers saw no live entry");
-            std::thread::sleep(Duration::from_millis(200));
-            let r = d.run(m.sweep(0, 4)).unwrap();
-            assert_eq!(r.live, 0, "{path:?}");
-            assert!(d.run(m.entries(0, 4)).unwrap().entries.is_empty());
-            if path == Path::Portable {
-                assert_eq!(
-                    d.run(m.len()).unwrap(),
-                    0,
-                    "the sweep leaves no expired entry"
-                );
-            }
+        for _ in 0..2 {
+            let (m, w, url) = (m.clone(), written.clone(), url.to_string());
+            threads.push(std::thread::spawn(move || reader(&url, m, w, until)));
+        }
+        let seen: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert!(seen > 0, "{path:?}: the readers saw no live entry");
+        std::thread::sleep(Duration::from_millis(200));
+        let r = d.run(m.sweep(0, 4)).unwrap();
+        assert_eq!(r.live, 0, "{path:?}");
+        assert!(d.run(m.entries(0, 4)).unwrap().entries.is_empty());
+        if path == Path::Portable {
+            assert_eq!(
+                d.run(m.len()).unwrap(),
+                0,
+                "the sweep leaves no expired entry"
+            );
         }
     });
 }
 
 #[test]
 fn an_entry_read_every_half_lease_survives_ten_leases_and_an_unread_one_expires() {
-    support::on_server_at(|d, _| {
-        if d.name() != "sync" {
-            return;
-        }
-        for path in paths(d) {
-            let m = ExpiringMap::builder(&format!("idle:{}", path.name()), 2)
-                .path(path)
-                .max_idle(Some(LEASE))
-                .build()
-                .unwrap();
-            d.run(m.put("read", "r", Some(LEASE))).unwrap();
-            d.run(m.put("unread", "u", Some(LEASE))).unwrap();
-            let unread_written = Instant::now();
-            let (start, mut checked) = (Instant::now(), 0);
-            let (mut last, mut unread_gone) = (Instant::now(), None);
-            while start.elapsed() < LEASE * 10 {
-                std::thread::sleep(LEASE / 2);
-                let began = Instant::now();
-                if unread_gone.is_none() && began > unread_written + LEASE + CLOCK {
-                    // The first look past its lease: it is no longer read,
-                    // and the sweep that follows removes it.
-                    assert_eq!(get(d, &m, "unread"), None, "{path:?}");
-                    let swept = d.run(m.sweep(0, 2)).unwrap();
-                    if path == Path::Portable {
-                        assert_eq!((swept.removed, swept.live), (1, 1), "{path:?}");
-                    }
-                    assert_eq!(d.run(m.entries(0, 2)).unwrap().entries.len(), 1);
-                    unread_gone = Some(unread_written.elapsed());
+    on_each_path_sync(|d, _, path| {
+        let m = ExpiringMap::builder(&format!("idle:{}", path.name()), 2)
+            .path(path)
+            .max_idle(Some(LEASE))
+            .build()
+            .unwrap();
+        d.run(m.put("read", "r", Some(LEASE))).unwrap();
+        d.run(m.put("unread", "u", Some(LEASE))).unwrap();
+        let unread_written = Instant::now();
+        let (start, mut checked) = (Instant::now(), 0);
+        let (mut last, mut unread_gone) = (Instant::now(), None);
+        while start.elapsed() < LEASE * 10 {
+            std::thread::sleep(LEASE / 2);
+            let began = Instant::now();
+            if unread_gone.is_none() && began > unread_written + LEASE + CLOCK {
+                // The first look past its lease: it is no longer read,
+                // and the sweep that follows removes it.
+                assert_eq!(get(d, &m, "unread"), None, "{path:?}");
+                let swept = d.run(m.sweep(0, 2)).unwrap();
+                if path == Path::Portable {
+                    assert_eq!((swept.removed, swept.live), (1, 1), "{path:?}");
                 }
-                let got = get(d, &m, "read");
-                // The last read pushed the expiry to a lease after it began:
-                // a read that is answered within that lease ran within it
-                // (one that only began within it may reach the server after
-                // it, on a loaded machine) and must find the entry.
-                if Instant::now() < last + LEASE {
-                    assert_eq!(
-                        got.as_deref(),
-                        Some("r"),
-                        "{path:?} after {:?}",
-                        start.elapsed()
-                    );
-                    checked += 1;
-                } else if got.is_none() {
-                    d.run(m.put("read", "r", Some(LEASE))).unwrap();
-                }
-                last = began;
+                assert_eq!(d.run(m.entries(0, 2)).unwrap().entries.len(), 1);
+                unread_gone = Some(unread_written.elapsed());
             }
-            assert!(
-                checked >= 10,
-                "{path:?}: only {checked} reads came within a lease"
-            );
-            // Never read: gone at the first look past its lease (within a
-            // lease and a half, the loop's sweep interval being half a
-            // lease, unless the machine stalls), swept then.
-            let gone = unread_gone.expect("the unread entry was looked at past its lease");
-            println!("{path:?}: the unread entry was gone and swept {gone:?} after its write");
-            assert_eq!(get(d, &m, "unread"), None);
-            assert_eq!(d.run(m.entries(0, 2)).unwrap().entries.len(), 1);
+            let got = get(d, &m, "read");
+            // The last read pushed the expiry to a lease after it began:
+            // a read that is answered within that lease ran within it
+            // (one that only began within it may reach the server after
+            // it, on a loaded machine) and must find the entry.
+            if Instant::now() < last + LEASE {
+                assert_eq!(
+                    got.as_deref(),
+                    Some("r"),
+                    "{path:?} after {:?}",
+                    start.elapsed()
+                );
+                checked += 1;
+            } else if got.is_none() {
+                d.run(m.put("read", "r", Some(LEASE))).unwrap();
+            }
+            last = began;
         }
+        assert!(
+            checked >= 10,
+            "{path:?}: only {checked} reads came within a lease"
+        );
+        // Never read: gone at the first look past its lease (within a
+        // lease and a half, the loop's sweep interval being half a
+        // lease, unless the machine stalls), swept then.
+        let gone = unread_gone.expect("the unread entry was looked at past its lease");
+        println!("{path:?}: the unread entry was gone and swept {gone:?} after its write");
+        assert_eq!(get(d, &m, "unread"), None);
+        assert_eq!(d.run(m.entries(0, 2)).unwrap().entries.len(), 1);
     });
 }
 
