@@ -17,6 +17,7 @@
 -- READS HGETALL HLEN HMGET TIME
 -- ERRORS BADARG FULL
 -- INCLUDE expiry
+-- INCLUDE hash_pairs
 -- INCLUDE map_put
 -- IDEMPOTENT yes: the same fields get the same values again with their expiry renewed from the resend (with
 --    only_absent, live ones are kept), and the shard is within its cap already
@@ -24,28 +25,17 @@ local nx = ARGV[1]
 local ttl = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local cap = tonumber(ARGV[4])
-local n = #ARGV - 4
-if n == 0 or n % 2 ~= 0 then
-  return redis.error_reply('BADARG pairs must be a non-empty list of field, value')
-end
 local now = expiry_now()
-local fields = {}
-for i = 5, #ARGV, 2 do
-  fields[#fields + 1] = ARGV[i]
-end
 -- Which fields are stored (`live[f]` not nil) and which of those are live:
--- HMGET in chunks (unpack is capped); only the expiries are decoded.
-local live = {}
-local chunk = 4000
-for s = 1, #fields, chunk do
-  local e = math.min(s + chunk - 1, #fields)
-  local got = redis.call('HMGET', KEYS[1], unpack(fields, s, e))
-  for j = 1, #got do
-    if got[j] then
-      live[fields[s + j - 1]] = expiry_live(expiry_at(got[j]), now)
-    end
-  end
+-- only the expiries are decoded.
+local refused, live = pairs_stored(KEYS[1], ARGV, 5)
+if refused then
+  return refused
 end
+for f, stored in pairs(live) do
+  live[f] = expiry_live(expiry_at(stored), now)
+end
+local chunk = 4000
 local value, order, new = map_put_pairs(ARGV, 5, nx, live)
 local added = 0
 for _, f in ipairs(order) do

@@ -17,6 +17,7 @@
 -- READS HKEYS HLEN HMGET HPTTL
 -- ERRORS BADARG FULL
 -- NEEDS hash_field_ttl hash_getex
+-- INCLUDE hash_pairs
 -- INCLUDE map_put
 -- IDEMPOTENT yes: the same fields get the same values again with their TTL renewed from the resend (with
 --    only_absent, live ones are kept), and the shard is within its cap already
@@ -24,27 +25,13 @@ local nx = ARGV[1]
 local ttl = ARGV[2]
 local limit = tonumber(ARGV[3])
 local cap = tonumber(ARGV[4])
-local n = #ARGV - 4
-if n == 0 or n % 2 ~= 0 then
-  return redis.error_reply('BADARG pairs must be a non-empty list of field, value')
+-- Which fields have a live entry (`live[f]` not nil: the server hides
+-- expired fields).
+local refused, live = pairs_stored(KEYS[1], ARGV, 5)
+if refused then
+  return refused
 end
--- Which fields have a live entry (the server hides expired fields): HMGET
--- in chunks (unpack is capped).
-local live = {}
 local chunk = 4000
-for s = 5, #ARGV, 2 * chunk do
-  local e = math.min(s + 2 * chunk - 1, #ARGV)
-  local fields = {}
-  for i = s, e, 2 do
-    fields[#fields + 1] = ARGV[i]
-  end
-  local got = redis.call('HMGET', KEYS[1], unpack(fields))
-  for j = 1, #got do
-    if got[j] then
-      live[fields[j]] = true
-    end
-  end
-end
 local value, order, new = map_put_pairs(ARGV, 5, nx, live)
 -- HLEN may count fields that expired but are not removed yet: only when it
 -- passes a bound are the live fields listed (HKEYS lists only those). The

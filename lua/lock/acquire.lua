@@ -57,7 +57,8 @@ local owner = redis.call('GET', KEYS[1])
 local stored = redis.call('GET', KEYS[2])
 local queued = redis.call('ZSCORE', KEYS[4], ARGV[1])
 local held = tonumber(stored)
-local wait
+-- The caller takes the lock with `fence`, or waits `wait`.
+local fence, wait
 if not owner then
   local last, bad = last_fence(stored)
   if bad then
@@ -73,25 +74,23 @@ if not owner then
     end
   end
   if not wait then
-    local fence = math.max(last + 1, now_us)
+    fence = math.max(last + 1, now_us)
     redis.call('SET', KEYS[2], string.format('%d', fence))
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    if queued then
-      leave_queue(KEYS[3], KEYS[4], ARGV[1])
-    end
-    return fence
   end
 elseif owner == ARGV[1] and held and held >= 1 then
   -- Only a free lock takes a new token, so while the lock is held the
   -- fence key holds its holder's fencing token.
+  fence = held
+else
+  local pttl = redis.call('PTTL', KEYS[1])
+  wait = pttl > 0 and -pttl or 0
+end
+if fence then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if queued then
     leave_queue(KEYS[3], KEYS[4], ARGV[1])
   end
-  return held
-else
-  local pttl = redis.call('PTTL', KEYS[1])
-  wait = pttl > 0 and -pttl or 0
+  return fence
 end
 if ARGV[3] ~= '0' then
   keep_place(KEYS[3], KEYS[4], ARGV[1], now, now_us, ARGV[3])

@@ -10,28 +10,14 @@
 -- WRITES HSET
 -- READS HLEN HMGET
 -- ERRORS BADARG FULL
+-- INCLUDE hash_pairs
 -- IDEMPOTENT yes: the same fields get the same values again (with only_absent, they are kept)
 local nx = ARGV[1]
 local limit = tonumber(ARGV[2])
-local n = #ARGV - 2
-if n == 0 or n % 2 ~= 0 then
-  return redis.error_reply('BADARG pairs must be a non-empty list of field, value')
-end
-local fields = {}
-for i = 3, #ARGV, 2 do
-  fields[#fields + 1] = ARGV[i]
-end
--- Which fields exist already: HMGET in chunks (unpack is capped).
-local present = {}
-local chunk = 4000
-for s = 1, #fields, chunk do
-  local e = math.min(s + chunk - 1, #fields)
-  local got = redis.call('HMGET', KEYS[1], unpack(fields, s, e))
-  for j = 1, #got do
-    if got[j] then
-      present[fields[s + j - 1]] = true
-    end
-  end
+-- Which fields exist already.
+local refused, present = pairs_stored(KEYS[1], ARGV, 3)
+if refused then
+  return refused
 end
 local seen = {}
 local new = 0
@@ -60,6 +46,7 @@ if limit > 0 and new > 0 then
       ' new ones would exceed ' .. limit)
   end
 end
+local chunk = 4000
 for s = 1, #out, 2 * chunk do
   local e = math.min(s + 2 * chunk - 1, #out)
   redis.call('HSET', KEYS[1], unpack(out, s, e))
