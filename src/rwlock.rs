@@ -62,9 +62,7 @@ use serde::Serialize;
 
 use crate::core::{Op, setters};
 use crate::error::{ErrorKind, Result};
-use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
-};
+use crate::lease::leasing::{self, Acquiring, Leased, Leasing, leased_accessors, leasing_setters};
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
@@ -177,7 +175,10 @@ impl RwLock {
         &self.intents
     }
 
-    leased_accessors!("The lease of every holder.");
+    leased_accessors!(
+        "The lease of every holder.",
+        "Whether a free lock goes to the waiters in arrival order."
+    );
 
     /// One read attempt with a fresh token; [`ErrorKind::LockBusy`] while a
     /// writer holds the lock or waits for it.
@@ -204,15 +205,12 @@ impl RwLock {
     /// releases by `token` whatever it may have taken (see
     /// [the cancellation guide](crate::guide::cancellation)).
     pub fn try_as(&self, role: Role, token: &str) -> Op<RwLease> {
-        self.leased.try_once(
-            token,
-            |token| self.release_as(role, token),
-            |token| self.attempt(role, token, 0),
-            |key, retry_after_ms| ErrorKind::LockBusy {
+        leasing::try_once(&self.side(role), token, |key, retry_after_ms| {
+            ErrorKind::LockBusy {
                 key,
                 retry_after_ms,
-            },
-        )
+            }
+        })
     }
 
     /// Waits for a read lease (woken when the writer leaves) until
@@ -233,14 +231,7 @@ impl RwLock {
     /// readers at the head of the queue), and at the timeout the waiter
     /// gives its place (and a writer its intent) up.
     pub fn wait_as(&self, role: Role, token: &str, timeout: Duration) -> Op<RwLease> {
-        let lock = self.clone();
-        let place_ms = self.leased.place_ms();
-        self.leased.wait_for(
-            token,
-            timeout,
-            |token| self.release_as(role, token),
-            move |token| lock.attempt(role, token, place_ms),
-        )
+        leasing::wait_for(&self.side(role), token, timeout)
     }
 
     /// The release of `token`'s lease of `role` (and, for a writer, its
@@ -271,28 +262,11 @@ impl RwLock {
         })
     }
 
-    /// Whether a free lock goes to the waiters in arrival order.
-    pub fn fair(&self) -> bool {
-        self.leased.fair
-    }
-
     /// The keys every acquire and release takes: writer, readers, intents,
     /// queue, places.
     fn keys(&self) -> (&str, &str, &str, &str, &str) {
         let l = &self.leased;
         (&l.key, &self.readers, &self.intents, &l.queue, &l.places)
-    }
-
-    /// The key of the waiter queue, readers and writers (a sorted set:
-    /// token -> arrival).
-    pub fn queue_key(&self) -> &str {
-        &self.leased.queue
-    }
-
-    /// The key of the waiters' places (a sorted set: token -> the end of
-    /// its place).
-    pub fn places_key(&self) -> &str {
-        &self.leased.places
     }
 
     /// Gives the lease back (and a place of the token in the queue up) and
@@ -308,8 +282,8 @@ impl RwLock {
     pub fn release(&self, lease: &RwLease) -> Op<Option<bool>> {
         let (w, r, i, q, p) = self.keys();
         let (token, channel) = (&lease.token, &self.leased.channel);
-        with_token(token, || {
-            released(match lease.role {
+        leasing::with_token(token, || {
+            leasing::released(match lease.role {
                 Role::Read => scripts::rwlock::read_release(w, r, i, q, p, token, channel),
                 Role::Write => scripts::rwlock::write_release(w, r, i, q, p, token, channel),
             })
@@ -321,8 +295,8 @@ impl RwLock {
     /// not have extended the lease, and leaves nothing else behind.
     pub fn extend(&self, lease: &RwLease, duration: Duration) -> Op<bool> {
         let token = &lease.token;
-        held(
-            extend_ms(token, duration, MAX_LEASE_MS).and_then(|ms| match lease.role {
+        leasing::held(
+            leasing::extend_ms(token, duration, MAX_LEASE_MS).and_then(|ms| match lease.role {
                 Role::Read => scripts::rwlock::read_extend(&self.readers, token, ms),
                 Role::Write => scripts::rwlock::write_extend(&self.leased.key, token, ms),
             }),
@@ -355,20 +329,39 @@ impl RwLock {
     /// con, timeout)` ([`Guard`](crate::lease::Guard); or an
     /// [`AsyncGuard`](crate::lease::AsyncGuard)).
     pub fn reading(&self) -> Access {
-        Access {
-            lock: self.clone(),
-            role: Role::Read,
-        }
+        self.side(Role::Read)
     }
 
     /// The write side, for a guard: `Guard::acquire(&lock.writing(), &mut
     /// con, timeout)` ([`Guard`](crate::lease::Guard); or an
     /// [`AsyncGuard`](crate::lease::AsyncGuard)).
     pub fn writing(&self) -> Access {
+        self.side(Role::Write)
+    }
+
+    /// The side of `role`.
+    fn side(&self, role: Role) -> Access {
         Access {
             lock: self.clone(),
-            role: Role::Write,
+            role,
         }
+    }
+}
+
+impl Acquiring for Access {
+    type Lease = RwLease;
+
+    fn leased(&self) -> &Leased {
+        &self.lock.leased
+    }
+
+    fn attempts(&self) -> impl FnMut(&str, i64) -> Op<Attempt<RwLease>> + Send + 'static {
+        let (lock, role) = (self.lock.clone(), self.role);
+        move |token, place_ms| lock.attempt(role, token, place_ms)
+    }
+
+    fn release_by(&self, token: &str) -> Op<Option<bool>> {
+        self.lock.release_as(self.role, token)
     }
 }
 
@@ -384,7 +377,7 @@ impl Resource for Access {
     }
 
     fn acquire(&self, timeout: Duration) -> Op<RwLease> {
-        self.lock.wait_as(self.role, &new_token(), timeout)
+        leasing::wait_for(self, &new_token(), timeout)
     }
 
     fn extend(&self, lease: &RwLease, duration: Duration) -> Op<bool> {

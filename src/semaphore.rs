@@ -52,9 +52,7 @@ use serde::Serialize;
 
 use crate::core::{Op, setters};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
-};
+use crate::lease::leasing::{self, Acquiring, Leased, Leasing, leased_accessors, leasing_setters};
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
@@ -154,7 +152,10 @@ impl Semaphore {
         self.limit
     }
 
-    leased_accessors!("The lease of every permit.");
+    leased_accessors!(
+        "The lease of every permit.",
+        "Whether free permits go to the waiters in arrival order."
+    );
 
     /// One attempt with a fresh token: the permit, or
     /// [`ErrorKind::NoPermit`] when every permit is taken. Cancel-safe (see
@@ -172,15 +173,10 @@ impl Semaphore {
     /// releases by `token` whatever the attempt may have taken (see
     /// [the cancellation guide](crate::guide::cancellation)).
     pub fn try_acquire_as(&self, token: &str) -> Op<Permit> {
-        self.leased.try_once(
-            token,
-            |token| self.release(token),
-            |token| self.attempt(token, 0),
-            |key, retry_after_ms| ErrorKind::NoPermit {
-                key,
-                retry_after_ms,
-            },
-        )
+        leasing::try_once(self, token, |key, retry_after_ms| ErrorKind::NoPermit {
+            key,
+            retry_after_ms,
+        })
     }
 
     /// Waits for a permit (woken by a release, or when the first lease
@@ -198,30 +194,7 @@ impl Semaphore {
     /// [`Semaphore::acquire`] with the caller's own token (cancel-safe
     /// likewise: a dropped acquire releases by `token`).
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Permit> {
-        let sem = self.clone();
-        let place_ms = self.leased.place_ms();
-        self.leased.wait_for(
-            token,
-            timeout,
-            |token| self.release(token),
-            move |token| sem.attempt(token, place_ms),
-        )
-    }
-
-    /// Whether free permits go to the waiters in arrival order.
-    pub fn fair(&self) -> bool {
-        self.leased.fair
-    }
-
-    /// The key of the waiter queue (a sorted set: token -> arrival).
-    pub fn queue_key(&self) -> &str {
-        &self.leased.queue
-    }
-
-    /// The key of the waiters' places (a sorted set: token -> the end of
-    /// its place).
-    pub fn places_key(&self) -> &str {
-        &self.leased.places
+        leasing::wait_for(self, token, timeout)
     }
 
     /// One acquire call; a refused one keeps a place in the queue for
@@ -262,8 +235,8 @@ impl Semaphore {
             ..
         } = &self.leased;
         let limit = i64::from(self.limit);
-        with_token(token, || {
-            released(scripts::semaphore::release(
+        leasing::with_token(token, || {
+            leasing::released(scripts::semaphore::release(
                 key, queue, places, token, limit, channel,
             ))
         })
@@ -274,10 +247,27 @@ impl Semaphore {
     /// may not have extended the lease, and leaves nothing else behind.
     pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
         let max = scripts::semaphore::EXTEND_LEASE_MS_MAX as u64;
-        held(
-            extend_ms(token, lease, max)
+        leasing::held(
+            leasing::extend_ms(token, lease, max)
                 .and_then(|ms| scripts::semaphore::extend(&self.leased.key, token, ms)),
         )
+    }
+}
+
+impl Acquiring for Semaphore {
+    type Lease = Permit;
+
+    fn leased(&self) -> &Leased {
+        &self.leased
+    }
+
+    fn attempts(&self) -> impl FnMut(&str, i64) -> Op<Attempt<Permit>> + Send + 'static {
+        let sem = self.clone();
+        move |token, place_ms| sem.attempt(token, place_ms)
+    }
+
+    fn release_by(&self, token: &str) -> Op<Option<bool>> {
+        self.release(token)
     }
 }
 

@@ -136,63 +136,71 @@ impl Leased {
         }
     }
 
-    /// How long a waiter keeps its place in the queue unless its next
-    /// attempt renews it (a waiter that disappeared is skipped after it).
-    pub(crate) fn place_ms(&self) -> i64 {
-        self.place_ms
-    }
-
     /// How long a waiter keeps its place in the queue unless renewed.
     pub(crate) fn place(&self) -> Duration {
         Duration::from_millis(self.place_ms as u64)
     }
+}
 
-    /// One attempt with the caller's `token` (an empty one is refused,
-    /// nothing sent): what `attempt` got, or the error `busy` makes of the
-    /// key and the holder's remaining lease in ms (when known). Cancel-safe
-    /// ([`released_on_cancel`]): dropped unfinished on the async driver, it
-    /// has `release(token)` run in a spawned task.
-    pub(crate) fn try_once<T: Send + 'static>(
-        &self,
-        token: &str,
-        release: impl Fn(&str) -> Op<Option<bool>>,
-        attempt: impl FnOnce(&str) -> Op<Attempt<T>>,
-        busy: impl FnOnce(String, Option<u64>) -> ErrorKind + Send + 'static,
-    ) -> Op<T> {
-        let once = with_token(token, || {
-            let key = self.key.clone();
-            attempt(token).try_map(move |a| a.or_busy(|left| busy(key, left)))
-        });
-        released_on_cancel(once, release(token))
-    }
+/// A leased resource as its acquires see it: a lock, a semaphore, or a
+/// side of a read-write lock. [`try_once`] and [`wait_for`] make every
+/// acquire of theirs from its attempts and its release by token.
+pub(crate) trait Acquiring {
+    /// What an acquire gets (a lease, a permit).
+    type Lease: Send + 'static;
 
-    /// Attempts with the caller's `token` (an empty one is refused, nothing
-    /// sent) until one gets the resource or `timeout` has passed
-    /// ([`wait::until_acquired`]), waiting in the resource's queue: woken
-    /// by a message naming `token`, renewing the place every half place
-    /// time, and giving it up with `release(token)` at the timeout.
-    /// Cancel-safe ([`released_on_cancel`]): dropped unfinished on the
-    /// async driver, it has `release(token)` run in a spawned task.
-    pub(crate) fn wait_for<T: Send + 'static>(
-        &self,
-        token: &str,
-        timeout: Duration,
-        release: impl Fn(&str) -> Op<Option<bool>>,
-        mut attempt: impl FnMut(&str) -> Op<Attempt<T>> + Send + 'static,
-    ) -> Op<T> {
-        let wait = with_token(token, || {
-            let waiting = Waiting {
-                max_wait: Some(Duration::from_millis(self.place_ms() as u64) / 2),
-                to: Some(token.to_string()),
-                contended: Some(Arc::clone(&self.contended)),
-                leave: Some(release(token).map(|_| ())),
-                ..self.waiting(timeout)
-            };
-            let token = token.to_string();
-            wait::until_acquired(waiting, move || attempt(&token))
-        });
-        released_on_cancel(wait, release(token))
-    }
+    /// Its settings, checked.
+    fn leased(&self) -> &Leased;
+
+    /// The attempts of one acquire: each one acquire call with a token,
+    /// what it got or busy; a refused one keeps a place in the queue for
+    /// the given ms (0: none).
+    fn attempts(&self) -> impl FnMut(&str, i64) -> Op<Attempt<Self::Lease>> + Send + 'static;
+
+    /// The release of whatever `token` holds of it ([`released`]).
+    fn release_by(&self, token: &str) -> Op<Option<bool>>;
+}
+
+/// One attempt of `resource` with the caller's `token` (an empty one is
+/// refused, nothing sent): what it got, or the error `busy` makes of the
+/// key and the holder's remaining lease in ms (when known). Cancel-safe
+/// ([`released_on_cancel`]): dropped unfinished on the async driver, it has
+/// the release by `token` run in a spawned task.
+pub(crate) fn try_once<R: Acquiring>(
+    resource: &R,
+    token: &str,
+    busy: impl FnOnce(String, Option<u64>) -> ErrorKind + Send + 'static,
+) -> Op<R::Lease> {
+    let once = with_token(token, || {
+        let key = resource.leased().key.clone();
+        let mut attempt = resource.attempts();
+        attempt(token, 0).try_map(move |a| a.or_busy(|left| busy(key, left)))
+    });
+    released_on_cancel(once, resource.release_by(token))
+}
+
+/// Attempts of `resource` with the caller's `token` (an empty one is
+/// refused, nothing sent) until one gets it or `timeout` has passed
+/// ([`wait::until_acquired`]), waiting in the resource's queue: woken by a
+/// message naming `token`, renewing the place every half place time, and
+/// giving it up with the release by `token` at the timeout. Cancel-safe
+/// ([`released_on_cancel`]): dropped unfinished on the async driver, it has
+/// the release by `token` run in a spawned task.
+pub(crate) fn wait_for<R: Acquiring>(resource: &R, token: &str, timeout: Duration) -> Op<R::Lease> {
+    let leased = resource.leased();
+    let wait = with_token(token, || {
+        let waiting = Waiting {
+            max_wait: Some(Duration::from_millis(leased.place_ms as u64) / 2),
+            to: Some(token.to_string()),
+            contended: Some(Arc::clone(&leased.contended)),
+            leave: Some(resource.release_by(token).map(|_| ())),
+            ..leased.waiting(timeout)
+        };
+        let (token, place_ms) = (token.to_string(), leased.place_ms);
+        let mut attempt = resource.attempts();
+        wait::until_acquired(waiting, move || attempt(&token, place_ms))
+    });
+    released_on_cancel(wait, resource.release_by(token))
 }
 
 /// `op`, made safe to cancel: dropped unfinished on the async driver, it
@@ -237,10 +245,11 @@ pub(crate) fn released(call: Result<ScriptCall<i64>>) -> Op<Option<bool>> {
 }
 
 /// The accessors of [`Leased`] on a resource with a `leased` field (and
-/// `WaitMode` in scope):
-/// `channel`, `lease` (documented with `$lease_doc`) and `wait_mode`.
+/// `WaitMode` in scope): `channel`, `lease` (documented with
+/// `$lease_doc`), `wait_mode`, `place`, `fair` (documented with
+/// `$fair_doc`), `queue_key` and `places_key`.
 macro_rules! leased_accessors {
-    ($lease_doc:literal) => {
+    ($lease_doc:literal, $fair_doc:literal) => {
         /// The shard channel a release publishes on (in the keys' slot).
         pub fn channel(&self) -> &str {
             &self.leased.channel
@@ -259,6 +268,22 @@ macro_rules! leased_accessors {
         /// How long a waiter keeps its place in the queue unless renewed.
         pub fn place(&self) -> std::time::Duration {
             self.leased.place()
+        }
+
+        #[doc = $fair_doc]
+        pub fn fair(&self) -> bool {
+            self.leased.fair
+        }
+
+        /// The key of the waiter queue (a sorted set: token -> arrival).
+        pub fn queue_key(&self) -> &str {
+            &self.leased.queue
+        }
+
+        /// The key of the waiters' places (a sorted set: token -> the end of
+        /// its place).
+        pub fn places_key(&self) -> &str {
+            &self.leased.places
         }
     };
 }

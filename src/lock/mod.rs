@@ -141,9 +141,7 @@ use serde::Serialize;
 
 use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::leasing::{
-    Leased, Leasing, extend_ms, held, leased_accessors, leasing_setters, released, with_token,
-};
+use crate::lease::leasing::{self, Acquiring, Leased, Leasing, leased_accessors, leasing_setters};
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
@@ -270,7 +268,10 @@ impl Lock {
         &self.fence_key
     }
 
-    leased_accessors!("The lease every acquire asks for.");
+    leased_accessors!(
+        "The lease every acquire asks for.",
+        "Whether the lock goes to its waiters in arrival order."
+    );
 
     /// One attempt with a fresh token: the lease, or
     /// [`ErrorKind::LockBusy`] when someone holds it. Cancel-safe (see
@@ -290,15 +291,10 @@ impl Lock {
     /// A dropped attempt with a token that already held the lock releases
     /// it too.
     pub fn try_acquire_as(&self, token: &str) -> Op<Lease> {
-        self.leased.try_once(
-            token,
-            |token| self.release(token),
-            |token| self.attempt(token, 0, Arc::default()),
-            |key, retry_after_ms| ErrorKind::LockBusy {
-                key,
-                retry_after_ms,
-            },
-        )
+        leasing::try_once(self, token, |key, retry_after_ms| ErrorKind::LockBusy {
+            key,
+            retry_after_ms,
+        })
     }
 
     /// Waits until it gets the lock (see [`WaitMode`]) or `timeout` has
@@ -320,32 +316,7 @@ impl Lock {
     /// dropped acquire releases by `token` (also a lock `token` held
     /// before).
     pub fn acquire_as(&self, token: &str, timeout: Duration) -> Op<Lease> {
-        let lock = self.clone();
-        // Auto replication asks INFO replication once per acquire.
-        let plan = Arc::new(OnceLock::new());
-        let place_ms = self.leased.place_ms();
-        self.leased.wait_for(
-            token,
-            timeout,
-            |token| self.release(token),
-            move |token| lock.attempt(token, place_ms, plan.clone()),
-        )
-    }
-
-    /// Whether the lock goes to its waiters in arrival order.
-    pub fn fair(&self) -> bool {
-        self.leased.fair
-    }
-
-    /// The key of the waiter queue (a sorted set: token -> arrival).
-    pub fn queue_key(&self) -> &str {
-        &self.leased.queue
-    }
-
-    /// The key of the waiters' places (a sorted set: token -> the end of
-    /// its place).
-    pub fn places_key(&self) -> &str {
-        &self.leased.places
+        leasing::wait_for(self, token, timeout)
     }
 
     /// One acquire script call, with `WAIT` as [`Replication`] says; a
@@ -447,8 +418,8 @@ impl Lock {
             channel,
             ..
         } = &self.leased;
-        with_token(token, || {
-            released(scripts::lock::release(key, queue, places, token, channel))
+        leasing::with_token(token, || {
+            leasing::released(scripts::lock::release(key, queue, places, token, channel))
         })
     }
 
@@ -456,8 +427,8 @@ impl Lock {
     /// `token` does not own the lock. Dropped at an await, it may or may
     /// not have extended the lease, and leaves nothing else behind.
     pub fn extend(&self, token: &str, lease: Duration) -> Op<bool> {
-        held(
-            extend_ms(token, lease, MAX_LEASE_MS)
+        leasing::held(
+            leasing::extend_ms(token, lease, MAX_LEASE_MS)
                 .and_then(|ms| scripts::lock::extend(&self.leased.key, token, ms)),
         )
     }
@@ -465,13 +436,32 @@ impl Lock {
     /// The remaining lease of `token`, or `None` when it does not own the lock
     /// (read-only: `EVALSHA_RO`, so it also runs on replicas).
     pub fn owned(&self, token: &str) -> Op<Option<Duration>> {
-        with_token(token, || {
+        leasing::with_token(token, || {
             Op::script(scripts::lock::owned(&self.leased.key, token)).map(|reply| match reply {
                 0 => None,
                 ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
                 _ => Some(Duration::MAX),
             })
         })
+    }
+}
+
+impl Acquiring for Lock {
+    type Lease = Lease;
+
+    fn leased(&self) -> &Leased {
+        &self.leased
+    }
+
+    fn attempts(&self) -> impl FnMut(&str, i64) -> Op<Attempt<Lease>> + Send + 'static {
+        let lock = self.clone();
+        // Auto replication asks INFO replication once per acquire.
+        let plan = Arc::new(OnceLock::new());
+        move |token, place_ms| lock.attempt(token, place_ms, plan.clone())
+    }
+
+    fn release_by(&self, token: &str) -> Op<Option<bool>> {
+        self.release(token)
     }
 }
 
