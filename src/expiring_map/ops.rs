@@ -11,18 +11,10 @@ use crate::ScriptCall;
 use crate::core::{Batch, Op};
 use crate::error::{Error, Result};
 use crate::scripts::expiring_map as script;
+use crate::sharded_hash::{group_by_shard, place_shard_values};
 
 /// A shard's put script of either path (`expiring_map.put`, `expiring_map.put_native`).
 type PutScript<'a> = fn(&str, bool, i64, i64, i64, &[&'a [u8]]) -> Result<ScriptCall<i64>>;
-
-/// Positions `0..` grouped by shard, shards in order.
-pub(super) fn group(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<usize>> {
-    let mut by: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, s) in shards.into_iter().enumerate() {
-        by.entry(s).or_default().push(i);
-    }
-    by
-}
 
 impl ExpiringMap {
     /// `op` on this map's path: the native path first checks that the
@@ -64,7 +56,7 @@ impl ExpiringMap {
         if pairs.is_empty() {
             return Op::fail(Error::invalid("pairs", "must not be empty"));
         }
-        let by_shard = group(pairs.iter().map(|(f, _)| self.shard_of(f)));
+        let by_shard = group_by_shard(pairs.iter().map(|(f, _)| self.shard_of(f)));
         let mut batch = Batch::with_capacity(by_shard.len());
         let mut most = Vec::with_capacity(by_shard.len());
         for (shard, idx) in &by_shard {
@@ -99,6 +91,19 @@ impl ExpiringMap {
         self.write(&pairs, ttl, only_absent)
     }
 
+    /// One entry's write: whether the field had no live entry before
+    /// (`None`: not known).
+    fn write_one(
+        &self,
+        field: &[u8],
+        value: &[u8],
+        ttl: Option<Duration>,
+        only_absent: bool,
+    ) -> Op<Option<bool>> {
+        self.write(&[(field, value)], ttl, only_absent)
+            .map(|r| r.new.map(|n| n == 1))
+    }
+
     /// Sets an entry that expires after `ttl` (`None`: never). Returns
     /// whether the field had no live entry before (`None`: not known, the
     /// write was sent again after its reply was lost).
@@ -108,8 +113,7 @@ impl ExpiringMap {
         value: impl AsRef<[u8]>,
         ttl: Option<Duration>,
     ) -> Op<Option<bool>> {
-        self.write(&[(field.as_ref(), value.as_ref())], ttl, false)
-            .map(|r| r.new.map(|n| n == 1))
+        self.write_one(field.as_ref(), value.as_ref(), ttl, false)
     }
 
     /// Sets an entry only where the field has no live entry (an expired one
@@ -120,8 +124,7 @@ impl ExpiringMap {
         value: impl AsRef<[u8]>,
         ttl: Option<Duration>,
     ) -> Op<Option<bool>> {
-        self.write(&[(field.as_ref(), value.as_ref())], ttl, true)
-            .map(|r| r.new.map(|n| n == 1))
+        self.write_one(field.as_ref(), value.as_ref(), ttl, true)
     }
 
     /// Sets many entries with one time to live: one write per shard
@@ -169,7 +172,7 @@ impl ExpiringMap {
         if fields.is_empty() {
             return Op::ready(Vec::new());
         }
-        let by_shard = group(fields.iter().map(|f| self.shard_of(f.as_ref())));
+        let by_shard = group_by_shard(fields.iter().map(|f| self.shard_of(f.as_ref())));
         let mut batch = Batch::with_capacity(2 * by_shard.len());
         // A portable read writes nothing unless an entry is due for a push:
         // HMGET and TIME need no script.
@@ -215,13 +218,7 @@ impl ExpiringMap {
             Op::send(batch, move |mut replies| {
                 for shard in &due {
                     let idx = &by_shard[shard];
-                    let values: Vec<Option<V>> = replies.take()?;
-                    if values.len() != idx.len() {
-                        return Err(Error::short_reply());
-                    }
-                    for (&i, v) in idx.iter().zip(values) {
-                        out[i] = v;
-                    }
+                    place_shard_values(&mut out, idx, replies.take()?)?;
                 }
                 Ok(out)
             })
@@ -316,12 +313,7 @@ fn reads<V: FromRedisValue>(
         if touch {
             replies.take::<redis::Value>()?;
         }
-        if values.len() != idx.len() {
-            return Err(Error::short_reply());
-        }
-        for (&i, v) in idx.iter().zip(values) {
-            out[i] = v;
-        }
+        place_shard_values(&mut out, idx, values)?;
     }
     Ok((out, due))
 }

@@ -247,13 +247,30 @@ impl ShardedHashBuilder {
 }
 
 /// Positions `0..` grouped by the shard at each one, shards in order and
-/// positions in order within a shard.
-fn group_by_shard(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<usize>> {
+/// positions in order within a shard (also the expiring map's).
+pub(crate) fn group_by_shard(shards: impl IntoIterator<Item = u64>) -> BTreeMap<u64, Vec<usize>> {
     let mut by_shard: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     for (i, shard) in shards.into_iter().enumerate() {
         by_shard.entry(shard).or_default().push(i);
     }
     by_shard
+}
+
+/// Puts one shard's reply `values`, read for the positions `idx` of a
+/// read of many fields, at those positions of `out` (also the expiring
+/// map's); a reply of another length is short.
+pub(crate) fn place_shard_values<V>(
+    out: &mut [Option<V>],
+    idx: &[usize],
+    values: Vec<Option<V>>,
+) -> Result<()> {
+    if values.len() != idx.len() {
+        return Err(Error::short_reply());
+    }
+    for (&i, v) in idx.iter().zip(values) {
+        out[i] = v;
+    }
+    Ok(())
 }
 
 impl ShardedHash {
@@ -610,12 +627,7 @@ impl ShardedHash {
         Op::send(batch, move |replies| {
             let mut out: Vec<Option<V>> = (0..n).map(|_| None).collect();
             for ((_, idx), values) in by_shard.iter().zip(replies.all::<Vec<Option<V>>>()?) {
-                if values.len() != idx.len() {
-                    return Err(Error::short_reply());
-                }
-                for (&i, v) in idx.iter().zip(values) {
-                    out[i] = v;
-                }
+                place_shard_values(&mut out, idx, values)?;
             }
             Ok(out)
         })
