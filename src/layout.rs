@@ -48,7 +48,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 
 use crate::core::Op;
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::scripts;
 
 pub(crate) use contract::{contract, meta_key_template};
@@ -157,18 +157,22 @@ pub(crate) fn meta_key(base: &str) -> String {
     format!("{base}:meta")
 }
 
-/// The layout stored at `meta_key`, read as `T` by `from`; `None` when none
-/// is stored (data written without one), and [`ErrorKind::LayoutMismatch`]
-/// when the stored one is not a `pattern` layout of `version` or `from`
-/// cannot read it.
+/// The layout stored in the meta key of the pattern data under `base`
+/// ([`meta_key`]), read as `T` by `from`; `None` when none is stored (data
+/// written without one), [`ErrorKind::LayoutMismatch`] when the stored one
+/// is not a `pattern` layout of `version` or `from` cannot read it, and an
+/// invalid `base` (nothing sent) when it is empty.
 pub(crate) fn read_as<T: Send + 'static>(
-    meta_key: &str,
+    base: &str,
     pattern: &'static str,
     version: u32,
     from: fn(&Layout) -> Option<T>,
 ) -> Op<Option<T>> {
-    let key = meta_key.to_string();
-    Layout::read(meta_key).try_map(move |stored| {
+    if base.is_empty() {
+        return Op::fail(Error::invalid("base", "must not be empty"));
+    }
+    let key = meta_key(base);
+    Layout::read(&key).try_map(move |stored| {
         let Some(l) = stored else { return Ok(None) };
         let ours = l.pattern() == Some(pattern) && l.get_u64("version") == Some(u64::from(version));
         match ours.then(|| from(&l)).flatten() {

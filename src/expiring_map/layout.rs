@@ -13,7 +13,7 @@
 
 use super::{ExpiringMap, Path};
 use crate::core::Op;
-use crate::error::{Error, ErrorKind};
+use crate::error::ErrorKind;
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
@@ -79,15 +79,7 @@ impl ExpiringMap {
     /// The shard count and path stored in the meta key of `base`, `None`
     /// when none is stored (data written without one).
     pub fn stored_layout(base: &str) -> Op<Option<(u32, Path)>> {
-        if base.is_empty() {
-            return Op::fail(Error::invalid("base", "must not be empty"));
-        }
-        layout::read_as(
-            &Self::meta_key_of(base),
-            "expiring_map",
-            LAYOUT_VERSION,
-            from_layout,
-        )
+        layout::read_as(base, "expiring_map", LAYOUT_VERSION, from_layout)
     }
 
     /// The map `base` with the layout stored with its data (its shards and

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::{Codec, PackedRecords};
 use crate::core::Op;
-use crate::error::{Error, ErrorKind};
+use crate::error::ErrorKind;
 use crate::layout::{self, Layout};
 
 /// The version of the layout fields written in the meta key.
@@ -73,15 +73,7 @@ impl<C: Codec> PackedRecords<C> {
     /// The layout stored in the meta key of `base`, `None` when none is
     /// stored (data written without one).
     pub fn stored_layout(base: &str) -> Op<Option<PackedLayout>> {
-        if base.is_empty() {
-            return Op::fail(Error::invalid("base", "must not be empty"));
-        }
-        layout::read_as(
-            &layout::meta_key(base),
-            "packed",
-            LAYOUT_VERSION,
-            PackedLayout::from_layout,
-        )
+        layout::read_as(base, "packed", LAYOUT_VERSION, PackedLayout::from_layout)
     }
 
     /// The records of `codec` for ids `0..=max_id` under `base`, with the

@@ -10,7 +10,7 @@
 //! stored one), and a hash with another layout is refused with
 //! [`ErrorKind::LayoutMismatch`] before any shard is touched.
 
-use super::{ShardedHash, Sharding, check_base};
+use super::{ShardedHash, Sharding};
 use crate::core::Op;
 use crate::error::ErrorKind;
 use crate::layout::{self, Layout};
@@ -91,15 +91,7 @@ impl ShardedHash {
     /// The sharding stored in the meta key of `base`, `None` when none is
     /// stored (data written without one).
     pub fn stored_sharding(base: &str) -> Op<Option<Sharding>> {
-        if let Err(e) = check_base(base) {
-            return Op::fail(e);
-        }
-        layout::read_as(
-            &Self::meta_key_of(base),
-            "sharded_hash",
-            LAYOUT_VERSION,
-            Sharding::from_layout,
-        )
+        layout::read_as(base, "sharded_hash", LAYOUT_VERSION, Sharding::from_layout)
     }
 
     /// The hash `base` with the layout stored with its data (strict, the
