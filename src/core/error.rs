@@ -786,13 +786,14 @@ mod tests {
             "The user executing the script can't run this command or subcommand script: 59e16af4, on @user_script:40.",
         );
         assert_eq!(denied.server_kind(), Some(ServerErrorKind::NoPermission));
-        // The denied call is named from the script's line.
-        let line = crate::scripts::PACKED_PUT
-            .source()
-            .lines()
-            .position(|l| l.contains("redis.call("))
-            .expect("a call")
-            + 1;
+        // The denied call is named from the script's line: the first line
+        // of `script` that holds `call`.
+        let line_of = |script: &crate::ScriptInfo, call: &str| {
+            1 + (script.source().lines())
+                .position(|l| l.contains(call))
+                .expect(call)
+        };
+        let line = line_of(&crate::scripts::PACKED_PUT, "redis.call(");
         let e = Error::from_code(
             Some(&crate::scripts::PACKED_PUT),
             "ERR",
@@ -806,12 +807,7 @@ mod tests {
                 .contains(&format!("line {line} of packed.put")),
             "{e}"
         );
-        let release = crate::scripts::LOCK_RELEASE.source();
-        let line = release
-            .lines()
-            .position(|l| l.contains("redis.call('SPUBLISH'"))
-            .unwrap()
-            + 1;
+        let line = line_of(&crate::scripts::LOCK_RELEASE, "redis.call('SPUBLISH'");
         let e = Error::from_code(
             Some(&crate::scripts::LOCK_RELEASE),
             "ERR",

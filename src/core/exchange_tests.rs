@@ -524,18 +524,17 @@ fn a_reply_lost_after_sending_resends_the_idempotent_and_fails_the_rest_as_unkno
     let e = ex
         .settle(parts, vec![failed(vec![Value::Okay], lost())])
         .unwrap_err();
-    match e.kind() {
-        ErrorKind::OutcomeUnknown {
-            scripts,
-            commands,
-            cause,
-        } => {
-            assert_eq!(commands, &["INCR"]);
-            assert_eq!(scripts, &["rate_limit.throttle"]);
-            assert!(cause.contains("connection was lost"), "{cause}");
-        }
-        other => panic!("{other}"),
-    }
+    let ErrorKind::OutcomeUnknown {
+        scripts,
+        commands,
+        cause,
+    } = e.kind()
+    else {
+        panic!("{e}");
+    };
+    assert_eq!(commands, &["INCR"]);
+    assert_eq!(scripts, &["rate_limit.throttle"]);
+    assert!(cause.contains("connection was lost"), "{cause}");
 
     // A refused connection sent nothing: the INCR goes again, unflagged.
     let mut b = Batch::new();
