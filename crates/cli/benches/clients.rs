@@ -57,8 +57,12 @@
 //! `BENCH_CALLS` pairs a round (default 5000); `PYTHONPATH` with redis-py
 //! and `REDIS_PATTERNS_NODE_MODULES` (ioredis) as for the tests.
 
+#[path = "../tests/common/mod.rs"]
+mod cli;
 #[path = "../../../benches/common/mod.rs"]
 mod common;
+#[path = "../../../tests/support/mod.rs"]
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -139,21 +143,11 @@ fn main() {
 
 /// Exports the Python, PHP and TypeScript clients with the CLI.
 fn export_clients() -> Vec<Client> {
-    let cli = env!("CARGO_BIN_EXE_redis-patterns");
     let root = std::env::temp_dir().join(format!("rp-bench-clients-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let export = |lang: &str| {
         let dir = root.join(lang);
-        let out = Command::new(cli)
-            .args(["export", "--lang", lang])
-            .arg(&dir)
-            .output()
-            .expect("run redis-patterns export");
-        assert!(
-            out.status.success(),
-            "redis-patterns export --lang {lang}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        cli::export(Some(lang), &dir);
         dir
     };
     let node_modules = std::env::var("REDIS_PATTERNS_NODE_MODULES").unwrap_or_else(|_| {
@@ -197,24 +191,16 @@ fn export_clients() -> Vec<Client> {
 /// Runs `client`'s script in figures mode on `server`.
 fn script_figures(client: &Client, server: &LocalServer, waits: usize, pairs: usize) -> Figures {
     flush(server);
-    let out = client
-        .command("figures")
-        .args([
+    let out = support::stdout_of(
+        client.command("figures").args([
             server.port().to_string(),
             waits.to_string(),
             pairs.to_string(),
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{} must be installed: {e}", client.program));
-    assert!(
-        out.status.success(),
-        "{} benchmark failed:\n{}{}",
-        client.name,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        ]),
+        &format!("{} benchmark", client.name),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{}: not JSON ({e})", client.name));
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: not JSON ({e})", client.name));
     let list = |k: &str| -> Vec<f64> {
         v[k].as_array()
             .unwrap_or_else(|| panic!("{}: no {k}", client.name))
@@ -453,6 +439,56 @@ fn rust_floor_handoffs(server: &LocalServer, n: usize) -> Vec<f64> {
     waits
 }
 
+/// `k` pairs of the Lock's: `try_acquire` + `release`.
+fn lock_pairs(lock: &Lock, con: &mut Connection, k: usize) {
+    for _ in 0..k {
+        let lease = lock.try_acquire().run(con).expect("free lock");
+        lock.release(&lease.token).run(con).expect("release");
+    }
+}
+
+/// The raw floor of a pair on `key`: redis-rs's SET NX PX + an EVALSHA
+/// compare-and-delete.
+struct RawPair {
+    cad: String,
+    key: &'static str,
+}
+
+impl RawPair {
+    fn new(con: &mut redis::Connection, key: &'static str) -> RawPair {
+        let cad = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
+            .query(con)
+            .expect("SCRIPT LOAD");
+        RawPair { cad, key }
+    }
+
+    /// `k` pairs.
+    fn run(&self, con: &mut redis::Connection, k: usize) {
+        for i in 0..k {
+            let token = format!("{i:032x}");
+            let ok: Option<String> = redis::cmd("SET")
+                .arg(self.key)
+                .arg(&token)
+                .arg("NX")
+                .arg("PX")
+                .arg(30_000)
+                .query(con)
+                .expect("SET NX PX");
+            assert!(ok.is_some());
+            let v: i64 = redis::cmd("EVALSHA")
+                .arg(&self.cad)
+                .arg(1)
+                .arg(self.key)
+                .arg(&token)
+                .query(con)
+                .expect("compare-and-delete");
+            assert_eq!(v, 1);
+        }
+    }
+}
+
 /// One kind of pairs: `k` of them, on the raw connection if it uses one.
 type Pairs<'a> = dyn FnMut(usize, &mut redis::Connection) + 'a;
 
@@ -464,39 +500,9 @@ fn rust_pairs(server: &LocalServer, raw: &mut redis::Connection, n: usize) -> [V
     let mut con = Connection::open(server.url()).expect("connect");
     let lock = Lock::new("bench-pairs", Duration::from_secs(30)).expect("valid lock");
     let scripts = RawLock::new(raw, "bench-scripts");
-    let cad: String = redis::cmd("SCRIPT")
-        .arg("LOAD")
-        .arg("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
-        .query(raw)
-        .expect("SCRIPT LOAD");
-    let ours = |k: usize, _: &mut redis::Connection| {
-        for _ in 0..k {
-            let lease = lock.try_acquire().run(&mut con).expect("free lock");
-            lock.release(&lease.token).run(&mut con).expect("release");
-        }
-    };
-    let floor = |k: usize, raw: &mut redis::Connection| {
-        for i in 0..k {
-            let token = format!("{i:032x}");
-            let ok: Option<String> = redis::cmd("SET")
-                .arg("bench-raw")
-                .arg(&token)
-                .arg("NX")
-                .arg("PX")
-                .arg(30_000)
-                .query(raw)
-                .expect("SET NX PX");
-            assert!(ok.is_some());
-            let v: i64 = redis::cmd("EVALSHA")
-                .arg(&cad)
-                .arg(1)
-                .arg("bench-raw")
-                .arg(&token)
-                .query(raw)
-                .expect("compare-and-delete");
-            assert_eq!(v, 1);
-        }
-    };
+    let raw_pair = RawPair::new(raw, "bench-raw");
+    let ours = |k: usize, _: &mut redis::Connection| lock_pairs(&lock, &mut con, k);
+    let floor = |k: usize, raw: &mut redis::Connection| raw_pair.run(raw, k);
     let script_pairs = |k: usize, raw: &mut redis::Connection| {
         for i in 0..k {
             let token = format!("{i:032x}");
@@ -581,62 +587,22 @@ fn median_ratio(a: &[f64], b: &[f64]) -> f64 {
 fn server_us_per_pair(server: &LocalServer, n: usize) -> (f64, f64) {
     flush(server);
     let mut raw = server.connection();
-    let cad: String = redis::cmd("SCRIPT")
-        .arg("LOAD")
-        .arg("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0")
-        .query(&mut raw)
-        .expect("SCRIPT LOAD");
+    let raw_pair = RawPair::new(&mut raw, "bench-server-raw");
     let mut con = Connection::open(server.url()).expect("connect");
     let lock = Lock::new("bench-server-time", Duration::from_secs(30)).expect("valid lock");
-    let lease = lock.try_acquire().run(&mut con).expect("free lock"); // the scripts loaded
-    lock.release(&lease.token).run(&mut con).expect("release");
-    let usec = |commands: &[&str]| -> f64 {
-        let info = server.info("commandstats");
+    lock_pairs(&lock, &mut con, 1); // the scripts loaded
+    let usec = |raw: &mut redis::Connection, commands: &[&str]| -> f64 {
         commands
             .iter()
-            .filter_map(|c| {
-                let line = info
-                    .lines()
-                    .find(|l| l.starts_with(&format!("cmdstat_{c}:")))?;
-                let v = line.split(',').find_map(|f| f.strip_prefix("usec="))?;
-                v.parse::<f64>().ok()
-            })
+            .map(|c| common::command_stats(raw, c).1 as f64)
             .sum()
     };
-    let reset = |con: &mut redis::Connection| {
-        let _: () = redis::cmd("CONFIG")
-            .arg("RESETSTAT")
-            .query(con)
-            .expect("CONFIG RESETSTAT");
-    };
-    reset(&mut raw);
-    for i in 0..n {
-        let token = format!("{i:032x}");
-        let ok: Option<String> = redis::cmd("SET")
-            .arg("bench-server-raw")
-            .arg(&token)
-            .arg("NX")
-            .arg("PX")
-            .arg(30_000)
-            .query(&mut raw)
-            .expect("SET NX PX");
-        assert!(ok.is_some());
-        let v: i64 = redis::cmd("EVALSHA")
-            .arg(&cad)
-            .arg(1)
-            .arg("bench-server-raw")
-            .arg(&token)
-            .query(&mut raw)
-            .expect("compare-and-delete");
-        assert_eq!(v, 1);
-    }
-    let raw_us = usec(&["set", "evalsha"]) / n as f64;
-    reset(&mut raw);
-    for _ in 0..n {
-        let lease = lock.try_acquire().run(&mut con).expect("free lock");
-        lock.release(&lease.token).run(&mut con).expect("release");
-    }
-    let lock_us = usec(&["evalsha", "evalsha_ro", "fcall"]) / n as f64;
+    common::reset_stats(&mut raw);
+    raw_pair.run(&mut raw, n);
+    let raw_us = usec(&mut raw, &["set", "evalsha"]) / n as f64;
+    common::reset_stats(&mut raw);
+    lock_pairs(&lock, &mut con, n);
+    let lock_us = usec(&mut raw, &["evalsha", "evalsha_ro", "fcall"]) / n as f64;
     (raw_us, lock_us)
 }
 
@@ -691,44 +657,6 @@ fn pairs_table(all: &[(&str, Figures)], (raw_us, lock_us): (f64, f64)) {
     t.print();
 }
 
-/// One `INFO` number of a node: a `stats` field, or a command's calls.
-fn info_number(node: &LocalServer, section: &str, field: &str) -> u64 {
-    node.info(section)
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map(|v| {
-            let v = v.trim();
-            let v = v.strip_prefix("calls=").unwrap_or(v);
-            v.split(',').next().unwrap_or("0").parse().unwrap_or(0)
-        })
-        .unwrap_or(0)
-}
-
-/// Runs `call` (one fan-out) with the nodes' statistics reset before it;
-/// per node, its HLEN calls and the read events the call took (the INFO
-/// that reads the counter before is subtracted).
-fn counted(nodes: &[&LocalServer], call: impl FnOnce()) -> Vec<(u64, u64)> {
-    for n in nodes {
-        let _: () = redis::cmd("CONFIG")
-            .arg("RESETSTAT")
-            .query(&mut n.connection())
-            .expect("CONFIG RESETSTAT");
-    }
-    let before: Vec<u64> = nodes
-        .iter()
-        .map(|n| info_number(n, "stats", "total_reads_processed"))
-        .collect();
-    call();
-    nodes
-        .iter()
-        .zip(before)
-        .map(|(n, b)| {
-            let reads = info_number(n, "stats", "total_reads_processed") - b - 1;
-            (info_number(n, "commandstats", "cmdstat_hlen"), reads)
-        })
-        .collect()
-}
-
 /// The script's fan-out: it warms up, says "ready", runs `len` on "go".
 fn script_fanout(
     client: &Client,
@@ -751,7 +679,7 @@ fn script_fanout(
     out.read_line(&mut line).expect("ready");
     assert_eq!(line.trim(), "ready", "{}: {line}", client.name);
     let mut stdin = child.stdin.take().expect("stdin");
-    let got = counted(nodes, || {
+    let got = cli::hlens_and_reads(nodes, || {
         stdin.write_all(b"go\n").expect("go");
         stdin.flush().expect("go");
         line.clear();
@@ -791,7 +719,7 @@ fn fanout_table(server: &LocalServer, cluster: &LocalCluster, clients: &[Client]
     ];
     let hash = ShardedHash::new("bench-fan", 2048).expect("valid");
     let mut con = server.connection();
-    let floor = counted(&[server], || {
+    let floor = cli::hlens_and_reads(&[server], || {
         let mut pipe = redis::pipe();
         for i in 0..2048 {
             pipe.cmd("HLEN").arg(format!("bench-fan:{i}"));
@@ -809,7 +737,7 @@ fn fanout_table(server: &LocalServer, cluster: &LocalCluster, clients: &[Client]
     for (topology, urls, nodes, is_cluster) in &topologies {
         let mut con = Connection::open(urls[0].as_str()).expect("connect");
         assert_eq!(hash.len().run(&mut con).expect("len"), 0);
-        let got = counted(nodes, || {
+        let got = cli::hlens_and_reads(nodes, || {
             assert_eq!(hash.len().run(&mut con).expect("len"), 0);
         });
         let (h, r) = cells(&got);

@@ -18,48 +18,10 @@ use redis_patterns::chrono::NaiveDate;
 use redis_patterns::visits::VisitCounter;
 use redis_patterns::{Connection, Request};
 
-use common::{export, repo_root, temp_dir};
+use common::{export, php, python, repo_root, temp_dir};
 
 fn scripts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
-}
-
-fn python_path(dir: &Path) -> String {
-    match std::env::var("PYTHONPATH") {
-        Ok(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
-        _ => dir.display().to_string(),
-    }
-}
-
-/// python3 with the generated package and PYTHONPATH; panics with what is
-/// missing when redis-py is not importable.
-fn python(dir: &Path) -> Command {
-    let probe = Command::new("python3")
-        .args(["-c", "import redis"])
-        .env("PYTHONPATH", python_path(dir))
-        .output()
-        .expect("python3 must be installed");
-    assert!(
-        probe.status.success(),
-        "the Python module `redis` (redis-py) is missing: python3 -m pip install --target DIR redis, with DIR on PYTHONPATH (.ci/run does)\n{}",
-        String::from_utf8_lossy(&probe.stderr)
-    );
-    let mut cmd = Command::new("python3");
-    cmd.env("PYTHONPATH", python_path(dir));
-    cmd
-}
-
-/// php with the phpredis extension; panics with what is missing.
-fn php() -> Command {
-    let probe = Command::new("php")
-        .args(["-r", "exit(extension_loaded('redis') ? 0 : 1);"])
-        .output()
-        .expect("php-cli must be installed (apt-get install php-cli php-redis)");
-    assert!(
-        probe.status.success(),
-        "the PHP extension `redis` (phpredis) is missing: apt-get install php-redis"
-    );
-    Command::new("php")
 }
 
 /// One of the generated clients.
@@ -99,7 +61,7 @@ impl Lang {
     fn script(self, dir: &Path, script: &str) -> Command {
         match self {
             Lang::Python => {
-                let mut cmd = python(dir);
+                let mut cmd = python(dir, "redis");
                 cmd.arg(scripts_dir().join(format!("{script}.py")));
                 cmd
             }

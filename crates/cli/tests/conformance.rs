@@ -18,13 +18,11 @@ mod dispatch;
 mod engine;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
-#[path = "conformance/typescript.rs"]
-mod typescript;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{export, repo_root, temp_dir};
+use common::{export, hlens_and_reads, php, python, repo_root, temp_dir};
 use engine::{Cases, Part, Target};
 use redis_patterns_test_support::LocalServer;
 
@@ -36,56 +34,31 @@ fn runner() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/conformance.py")
 }
 
-/// PYTHONPATH with `dir` first.
-fn python_path(dir: &Path) -> String {
-    match std::env::var("PYTHONPATH") {
-        Ok(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
-        _ => dir.display().to_string(),
-    }
-}
-
-/// python3 with the exported client on its path; panics naming what is
-/// missing when `module` is not importable.
-fn python(dir: &Path, module: &str) -> Command {
-    let probe = Command::new("python3")
-        .args(["-c", &format!("import {module}")])
-        .env("PYTHONPATH", python_path(dir))
-        .output()
-        .expect("python3 must be installed");
-    assert!(
-        probe.status.success(),
-        "the Python module `{module}` is missing: python3 -m pip install --target DIR {module}, with DIR on PYTHONPATH (.ci/run does)\n{}",
-        String::from_utf8_lossy(&probe.stderr)
-    );
-    let mut cmd = Command::new("python3");
-    cmd.env("PYTHONPATH", python_path(dir));
-    cmd
-}
-
 fn exported(what: &str) -> PathBuf {
     let dir = temp_dir(&format!("py-{what}"));
     export(Some("python"), &dir);
     dir
 }
 
-/// Runs the Python runner with `args`; its summary line and failures are
-/// printed; panics when a case failed or none ran.
-fn run_python(dir: &Path, urls: &[String], flags: &[&str]) -> String {
-    let out = python(dir, "redis")
-        .arg(runner())
-        .arg(cases_path())
-        .args(urls)
-        .args(flags)
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+/// Runs a client's conformance runner `cmd` (the client's name: `client`)
+/// to its end; prints its summary line and failures; panics when a case
+/// failed.
+pub(crate) fn run_runner(cmd: &mut Command, client: &str) -> String {
+    let stdout = support::stdout_of(cmd, &format!("the {client} client's conformance run"));
     println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the Python client failed conformance cases:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     stdout
+}
+
+/// Runs the Python runner on the client in `dir` (see [`run_runner`]).
+fn run_python(dir: &Path, urls: &[String], flags: &[&str]) -> String {
+    run_runner(
+        python(dir, "redis")
+            .arg(runner())
+            .arg(cases_path())
+            .args(urls)
+            .args(flags),
+        "Python",
+    )
 }
 
 /// A runner's summary of every case on the server (or cluster node) of
@@ -133,30 +106,155 @@ fn expect_cases(stdout: &str, total: usize, skips: usize) {
 /// in `tests/conformance.rs`).
 pub(crate) use engine::expect_every_script_ran;
 
-#[test]
-fn python_passes_every_case_on_a_server() {
-    let server = support::server();
-    let dir = exported("conformance-server");
-    let urls = [server.url()];
-    expect_all(&run_python(&dir, &urls, &[]), &server.url());
-    expect_every_script_ran("python (server)", &urls, false, &[]);
-    expect_all(&run_python(&dir, &urls, &["--asyncio"]), &server.url());
-    expect_every_script_ran("python asyncio (server)", &urls, false, &[]);
+/// Every case on a fresh server (`cluster`: a 3-node cluster) by `run` on
+/// the client `export` writes, once per run of `runs` (its name in what is
+/// printed, its flags; `--cluster` goes before them on a cluster): each
+/// case passed or was skipped for a capability the server lacks, and every
+/// script ran.
+pub(crate) fn passes_every_case(
+    cluster: bool,
+    export: fn(&str) -> PathBuf,
+    run: Runner,
+    runs: &[(&str, &[&str])],
+) {
+    let topology = if cluster { "cluster" } else { "server" };
+    let dir = export(&format!("conformance-{topology}"));
+    let every_run = |urls: &[String]| {
+        for (client, flags) in runs {
+            let mut all = if cluster { vec!["--cluster"] } else { vec![] };
+            all.extend_from_slice(flags);
+            expect_all(&run(&dir, urls, &all), &urls[0]);
+            expect_every_script_ran(&format!("{client} ({topology})"), urls, cluster, &[]);
+        }
+    };
+    if cluster {
+        every_run(&support::cluster().urls());
+    } else {
+        every_run(&[support::server().url()]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn python_passes_every_case_on_a_cluster() {
-    let cluster = support::cluster();
-    let dir = exported("conformance-cluster");
-    let node = &cluster.urls()[0];
-    expect_all(&run_python(&dir, &cluster.urls(), &["--cluster"]), node);
-    expect_every_script_ran("python (cluster)", &cluster.urls(), true, &[]);
-    expect_all(
-        &run_python(&dir, &cluster.urls(), &["--cluster", "--asyncio"]),
-        node,
-    );
-    expect_every_script_ran("python asyncio (cluster)", &cluster.urls(), true, &[]);
+/// A client's two tests of [`passes_every_case`]: `$server` on a server,
+/// `$cluster` on a cluster.
+macro_rules! every_case_tests {
+    ($server:ident, $cluster:ident: $export:expr, $run:expr, $runs:expr) => {
+        #[test]
+        fn $server() {
+            passes_every_case(false, $export, $run, $runs);
+        }
+
+        #[test]
+        fn $cluster() {
+            passes_every_case(true, $export, $run, $runs);
+        }
+    };
 }
+
+// The TypeScript client's tests (after the macro, which they use).
+#[path = "conformance/typescript.rs"]
+mod typescript;
+
+/// A client in the cross-language cases on one server: it writes every
+/// cross-language case's write part, or reads back (and checks) every read
+/// part. A generated client's exported directory goes with it.
+pub(crate) struct Side {
+    name: &'static str,
+    write: Box<dyn Fn()>,
+    read: Box<dyn Fn()>,
+    dir: Option<PathBuf>,
+}
+
+/// The cross-language cases, and how many of them the server of `url`
+/// lacks a capability for (see `expect_cases`).
+fn cross_count(url: &str) -> (usize, usize) {
+    let cases = Cases::load(&cases_path());
+    let n = cases.cases.iter().filter(|c| engine::is_cross(c)).count();
+    assert!(n > 0, "no cross-language case");
+    (
+        n,
+        engine::skipped_on(&cases, &Target::server(url), Part::Read),
+    )
+}
+
+/// A client's runner on the client exported in a directory.
+pub(crate) type Runner = fn(&Path, &[String], &[&str]) -> String;
+
+impl Side {
+    /// The Rust API on the server of `url`.
+    pub(crate) fn rust(url: &str) -> Side {
+        let (cross, _) = cross_count(url);
+        let run = move |target: &Target, part| {
+            engine::run_selected(&Cases::load(&cases_path()), target, part, false)
+        };
+        let target = Target::server(url);
+        let write_target = target.clone();
+        Side {
+            name: "rust",
+            write: Box::new(move || run(&write_target, Part::Write).assert_passed()),
+            read: Box::new(move || {
+                let read = run(&target, Part::Read);
+                println!("rust read: {}", read.summary());
+                read.assert_passed();
+                assert_eq!(read.passed + read.skipped, cross);
+            }),
+            dir: None,
+        }
+    }
+
+    /// A generated client, exported in `dir`, run by `run` on the server
+    /// of `url`.
+    pub(crate) fn client(name: &'static str, url: &str, dir: PathBuf, run: Runner) -> Side {
+        let urls = vec![url.to_string()];
+        let (cross, skips) = cross_count(url);
+        let (read_dir, read_urls) = (dir.clone(), urls.clone());
+        let write_dir = dir.clone();
+        Side {
+            name,
+            write: Box::new(move || {
+                run(&write_dir, &urls, &["--part=write"]);
+            }),
+            read: Box::new(move || {
+                expect_cases(&run(&read_dir, &read_urls, &["--part=read"]), cross, skips);
+            }),
+            dir: Some(dir),
+        }
+    }
+
+    /// The Python client (exported for the test `tag`).
+    pub(crate) fn python(url: &str, tag: &str) -> Side {
+        Side::client("python", url, exported(tag), run_python)
+    }
+
+    /// The PHP client (exported for the test `tag`).
+    pub(crate) fn php(url: &str, tag: &str) -> Side {
+        Side::client("php", url, php_exported(tag), run_php)
+    }
+}
+
+impl Drop for Side {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Data written by `a` is read back by `b`, and the reverse: every
+/// cross-language case's write part with one, then its read part with the
+/// other (no flush between).
+pub(crate) fn read_back_both_ways(a: &Side, b: &Side) {
+    for (from, to) in [(a, b), (b, a)] {
+        (from.write)();
+        (to.read)();
+        println!("cross {} -> {}: done", from.name, to.name);
+    }
+}
+
+every_case_tests!(
+    python_passes_every_case_on_a_server, python_passes_every_case_on_a_cluster:
+    exported, run_python, &[("python", &[]), ("python asyncio", &["--asyncio"])]
+);
 
 /// Data written by the Rust API is read back by Python, and the reverse:
 /// every cross-language case's write part with one, then its read part with
@@ -164,24 +262,8 @@ fn python_passes_every_case_on_a_cluster() {
 #[test]
 fn python_and_rust_read_back_what_the_other_wrote() {
     let server = support::server();
-    let dir = exported("conformance-cross");
-    let target = Target::server(&server.url());
-    let cases = Cases::load(&cases_path());
-    let cross = cases.cases.iter().filter(|c| engine::is_cross(c)).count();
-    let skips = engine::skipped_on(&cases, &target, Part::Read);
-    assert!(cross > 0, "no cross-language case");
-
-    let wrote = engine::run_selected(&cases, &target, Part::Write, false);
-    wrote.assert_passed();
-    let read = run_python(&dir, &[server.url()], &["--part=read"]);
-    expect_cases(&read, cross, skips);
-    println!("cross rust -> python: {cross} cases");
-
-    run_python(&dir, &[server.url()], &["--part=write"]);
-    let read = engine::run_selected(&cases, &target, Part::Read, false);
-    println!("cross python -> rust: {}", read.summary());
-    read.assert_passed();
-    assert_eq!(read.passed + read.skipped, cross);
+    let python = Side::python(&server.url(), "conformance-cross");
+    read_back_both_ways(&Side::rust(&server.url()), &python);
 }
 
 /// `pip install DIR` installs the exported package (scripts, manifest and
@@ -190,24 +272,20 @@ fn python_and_rust_read_back_what_the_other_wrote() {
 fn the_python_package_installs_and_type_checks() {
     let dir = exported("package");
     let target = temp_dir("py-installed");
-    let out = python(&dir, "pip")
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-        ])
-        .arg("--target")
-        .arg(&target)
-        .arg(&dir)
-        .output()
-        .expect("pip runs");
-    assert!(
-        out.status.success(),
-        "pip install of the exported client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    support::stdout_of(
+        python(&dir, "pip")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+            ])
+            .arg("--target")
+            .arg(&target)
+            .arg(&dir),
+        "pip install of the exported client",
     );
     for f in [
         "py.typed",
@@ -220,25 +298,21 @@ fn the_python_package_installs_and_type_checks() {
             "pip did not install {f}"
         );
     }
-    let out = python(&dir, "mypy")
-        .args([
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-incremental",
-            "redis_patterns",
-        ])
-        .current_dir(&dir)
-        .output()
-        .expect("mypy runs");
-    let report = String::from_utf8_lossy(&out.stdout);
+    let report = support::stdout_of(
+        python(&dir, "mypy")
+            .args([
+                "-m",
+                "mypy",
+                "--strict",
+                "--no-incremental",
+                "redis_patterns",
+            ])
+            .current_dir(&dir),
+        "mypy --strict of the client",
+    );
     println!(
         "mypy --strict: {}",
         report.lines().last().unwrap_or_default()
-    );
-    assert!(
-        out.status.success(),
-        "mypy --strict refused the client:\n{report}"
     );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&target);
@@ -273,71 +347,30 @@ fn python_interrupted_between_steps_ends_its_subscription() {
 // cross-language cases with Rust and with Python both ways, composer
 // validate --strict, and one round trip per node for a fan-out.
 
-/// php with phpredis (and pcntl, which `spawn` steps and synchronized()
-/// use); panics naming what is missing.
-fn php() -> Command {
-    let probe = Command::new("php")
-        .args([
-            "-r",
-            "exit(extension_loaded('redis') && function_exists('pcntl_fork') ? 0 : 1);",
-        ])
-        .output()
-        .expect("php-cli must be installed (apt-get install php-cli php-redis)");
-    assert!(
-        probe.status.success(),
-        "PHP needs the extensions redis (apt-get install php-redis) and pcntl (php-cli has it)"
-    );
-    Command::new("php")
-}
-
 fn php_exported(what: &str) -> PathBuf {
     let dir = temp_dir(&format!("php-{what}"));
     export(Some("php"), &dir);
     dir
 }
 
-/// Runs the PHP runner on the client in `dir`; prints its summary and
-/// failures; panics when a case failed or none ran.
+/// Runs the PHP runner on the client in `dir` (see [`run_runner`]).
 fn run_php(dir: &Path, urls: &[String], flags: &[&str]) -> String {
     let runner = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/conformance.php");
-    let out = php()
-        .arg(runner)
-        .arg(dir)
-        .arg(cases_path())
-        .args(urls)
-        .args(flags)
-        .output()
-        .expect("php runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the PHP client failed conformance cases:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    run_runner(
+        php()
+            .arg(runner)
+            .arg(dir)
+            .arg(cases_path())
+            .args(urls)
+            .args(flags),
+        "PHP",
+    )
 }
 
-#[test]
-fn php_passes_every_case_on_a_server() {
-    let server = support::server();
-    let dir = php_exported("conformance-server");
-    expect_all(&run_php(&dir, &[server.url()], &[]), &server.url());
-    expect_every_script_ran("php (server)", &[server.url()], false, &[]);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn php_passes_every_case_on_a_cluster() {
-    let cluster = support::cluster();
-    let dir = php_exported("conformance-cluster");
-    expect_all(
-        &run_php(&dir, &cluster.urls(), &["--cluster"]),
-        &cluster.urls()[0],
-    );
-    expect_every_script_ran("php (cluster)", &cluster.urls(), true, &[]);
-    let _ = std::fs::remove_dir_all(&dir);
-}
+every_case_tests!(
+    php_passes_every_case_on_a_server, php_passes_every_case_on_a_cluster:
+    php_exported, run_php, &[("php", &[])]
+);
 
 /// Data written by the Rust API and by Python is read back by PHP, and the
 /// reverse: every cross-language case's write part with one client, then
@@ -345,35 +378,10 @@ fn php_passes_every_case_on_a_cluster() {
 #[test]
 fn php_reads_back_what_rust_and_python_wrote_and_the_reverse() {
     let server = support::server();
-    let php_dir = php_exported("conformance-cross");
-    let py_dir = exported("conformance-cross-php");
-    let target = Target::server(&server.url());
-    let cases = Cases::load(&cases_path());
-    let cross = cases.cases.iter().filter(|c| engine::is_cross(c)).count();
-    let skips = engine::skipped_on(&cases, &target, Part::Read);
-    let url = [server.url()];
-    let read_by_php = |from: &str| {
-        let read = run_php(&php_dir, &url, &["--part=read"]);
-        expect_cases(&read, cross, skips);
-        println!("cross {from} -> php: {cross} cases");
-    };
-
-    engine::run_selected(&cases, &target, Part::Write, false).assert_passed();
-    read_by_php("rust");
-    run_php(&php_dir, &url, &["--part=write"]);
-    let read = engine::run_selected(&cases, &target, Part::Read, false);
-    println!("cross php -> rust: {}", read.summary());
-    read.assert_passed();
-    assert_eq!(read.passed + read.skipped, cross);
-
-    run_python(&py_dir, &url, &["--part=write"]);
-    read_by_php("python");
-    run_php(&php_dir, &url, &["--part=write"]);
-    let read = run_python(&py_dir, &url, &["--part=read"]);
-    expect_cases(&read, cross, skips);
-    println!("cross php -> python: {cross} cases");
-    let _ = std::fs::remove_dir_all(&php_dir);
-    let _ = std::fs::remove_dir_all(&py_dir);
+    let url = server.url();
+    let php = Side::php(&url, "conformance-cross");
+    read_back_both_ways(&Side::rust(&url), &php);
+    read_back_both_ways(&Side::python(&url, "conformance-cross-php"), &php);
 }
 
 /// `composer validate --strict` accepts the exported package (composer
@@ -405,27 +413,8 @@ fn php_client(dir: &Path, mode: &str, urls: &[String], cluster: bool) -> serde_j
     if cluster {
         cmd.arg("--cluster");
     }
-    let out = cmd.output().expect("php runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "php_client.php {mode}: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = support::stdout_of(&mut cmd, &format!("php_client.php {mode}"));
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-}
-
-/// One `INFO` field of a node, as a number (0 when absent).
-fn info_number(node: &LocalServer, section: &str, field: &str) -> u64 {
-    node.info(section)
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map(|v| {
-            let v = v.trim();
-            let v = v.strip_prefix("calls=").unwrap_or(v);
-            v.split(',').next().unwrap_or("0").parse().unwrap_or(0)
-        })
-        .unwrap_or(0)
 }
 
 /// ShardedHash::len over 2,048 shards is one pipeline per node: every node
@@ -433,20 +422,11 @@ fn info_number(node: &LocalServer, section: &str, field: &str) -> u64 {
 /// 2,048 in all), and together the nodes answer exactly 2,048 HLENs.
 fn fans_out_in_one_round_trip_per_node(nodes: &[&LocalServer], urls: &[String], cluster: bool) {
     let dir = php_exported("fanout");
-    for n in nodes {
-        support::command_ok(&mut n.connection(), &["CONFIG", "RESETSTAT"]);
-    }
-    let before: Vec<u64> = nodes
-        .iter()
-        .map(|n| info_number(n, "stats", "total_reads_processed"))
-        .collect();
-    let got = php_client(&dir, "fanout", urls, cluster);
+    let mut got = serde_json::Value::Null;
+    let counted = hlens_and_reads(nodes, || got = php_client(&dir, "fanout", urls, cluster));
     assert_eq!(got["len"], 0);
     let mut hlen = 0;
-    for (n, b) in nodes.iter().zip(before) {
-        // The INFO that read `before` is one read event of its own.
-        let reads = info_number(n, "stats", "total_reads_processed") - b - 1;
-        let calls = info_number(n, "commandstats", "cmdstat_hlen");
+    for (n, (calls, reads)) in nodes.iter().zip(counted) {
         println!(
             "ShardedHash::len over 2048 shards, node {}: {calls} HLEN in {reads} read events",
             n.port()

@@ -1,10 +1,14 @@
-//! Driving the built `redis-patterns` binary from the tests: run it, read
-//! its status, stdout and stderr, and parse its `--json` output; and the
-//! files the tests share (the repository's, and temporary ones).
+//! Driving the built `redis-patterns` binary from the tests (and the
+//! clients bench): run it, read its status, stdout and stderr, and parse
+//! its `--json` output; the interpreters of the exported clients (python3,
+//! php); a node's INFO numbers; and the files
+//! the tests share (the repository's, and temporary ones).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use redis_patterns_test_support::LocalServer;
 
 /// What one run printed.
 pub struct Run {
@@ -150,6 +154,89 @@ pub fn redis_cli(port: u16, follow: bool, args: &[&str]) -> String {
     crate::support::stdout_of(&mut cmd, "redis-cli")
         .trim()
         .to_string()
+}
+
+/// PYTHONPATH with `dir` first (an exported client), then the caller's.
+pub fn python_path(dir: &Path) -> String {
+    match std::env::var("PYTHONPATH") {
+        Ok(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
+        _ => dir.display().to_string(),
+    }
+}
+
+/// python3 with the client exported in `dir` on its path; panics naming
+/// what is missing when `module` (`redis`, `pip`, `mypy`) is not
+/// importable.
+pub fn python(dir: &Path, module: &str) -> Command {
+    let probe = Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .env("PYTHONPATH", python_path(dir))
+        .output()
+        .expect("python3 must be installed");
+    assert!(
+        probe.status.success(),
+        "the Python module `{module}` is missing: python3 -m pip install --target DIR {module}, with DIR on PYTHONPATH (.ci/run does)\n{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    let mut cmd = Command::new("python3");
+    cmd.env("PYTHONPATH", python_path(dir));
+    cmd
+}
+
+/// php with phpredis (and pcntl, which `spawn` steps and synchronized()
+/// use); panics naming what is missing.
+pub fn php() -> Command {
+    let probe = Command::new("php")
+        .args([
+            "-r",
+            "exit(extension_loaded('redis') && function_exists('pcntl_fork') ? 0 : 1);",
+        ])
+        .output()
+        .expect("php-cli must be installed (apt-get install php-cli php-redis)");
+    assert!(
+        probe.status.success(),
+        "PHP needs the extensions redis (apt-get install php-redis) and pcntl (php-cli has it)"
+    );
+    Command::new("php")
+}
+
+/// One `INFO` number of a node: a `stats` field, or a command's calls
+/// (`commandstats`, `cmdstat_hlen`); 0 when absent.
+pub fn info_number(node: &LocalServer, section: &str, field: &str) -> u64 {
+    node.info(section)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| {
+            let v = v.trim();
+            let v = v.strip_prefix("calls=").unwrap_or(v);
+            v.split(',').next().unwrap_or("0").parse().unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `call` (one fan-out) with the nodes' statistics reset before it;
+/// per node, the HLENs it ran and the read events the call took (the INFO
+/// that reads the counter before is one read event of its own, subtracted).
+pub fn hlens_and_reads(nodes: &[&LocalServer], call: impl FnOnce()) -> Vec<(u64, u64)> {
+    for n in nodes {
+        let _: () = redis::cmd("CONFIG")
+            .arg("RESETSTAT")
+            .query(&mut n.connection())
+            .expect("CONFIG RESETSTAT");
+    }
+    let before: Vec<u64> = nodes
+        .iter()
+        .map(|n| info_number(n, "stats", "total_reads_processed"))
+        .collect();
+    call();
+    nodes
+        .iter()
+        .zip(before)
+        .map(|(n, b)| {
+            let reads = info_number(n, "stats", "total_reads_processed") - b - 1;
+            (info_number(n, "commandstats", "cmdstat_hlen"), reads)
+        })
+        .collect()
 }
 
 /// Writes `parts` one after the other to `dir/name`.

@@ -14,11 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::common::{export, temp_dir};
-use super::engine::{self, Cases, Part, Target};
-use super::{
-    cases_path, expect_all, expect_cases, expect_every_script_ran, exported, php_exported, run_php,
-    run_python, support,
-};
+use super::{Side, cases_path, passes_every_case, read_back_both_ways, run_runner, support};
 
 const NODE_MODULES: &str = "REDIS_PATTERNS_NODE_MODULES";
 
@@ -59,139 +55,65 @@ pub(super) fn exported_ts(what: &str) -> PathBuf {
     dir
 }
 
-/// Runs the TypeScript runner with `args`; prints its summary and failures;
-/// panics when a case failed or none ran.
+/// Runs the TypeScript runner on the client in `dir` (see [`run_runner`]).
 fn run_ts(dir: &Path, urls: &[String], flags: &[&str]) -> String {
-    let out = node()
-        .arg(runner())
-        .arg(dir)
-        .arg(cases_path())
-        .args(urls)
-        .args(flags)
-        .output()
-        .expect("node must be installed");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the TypeScript client failed conformance cases:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-#[test]
-fn typescript_passes_every_case_on_a_server() {
-    let server = support::server();
-    let dir = exported_ts("conformance-server");
-    expect_all(&run_ts(&dir, &[server.url()], &[]), &server.url());
-    expect_every_script_ran("typescript (server)", &[server.url()], false, &[]);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn typescript_passes_every_case_on_a_cluster() {
-    let cluster = support::cluster();
-    let dir = exported_ts("conformance-cluster");
-    expect_all(
-        &run_ts(&dir, &cluster.urls(), &["--cluster"]),
-        &cluster.urls()[0],
-    );
-    expect_every_script_ran("typescript (cluster)", &cluster.urls(), true, &[]);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The cross-language cases, and how many of them the server of `url`
-/// lacks a capability for (see `expect_cases`).
-fn cross_count(url: &str) -> (usize, usize) {
-    let cases = Cases::load(&cases_path());
-    let n = cases.cases.iter().filter(|c| engine::is_cross(c)).count();
-    assert!(n > 0, "no cross-language case");
-    (
-        n,
-        engine::skipped_on(&cases, &Target::server(url), Part::Read),
+    run_runner(
+        node()
+            .arg(runner())
+            .arg(dir)
+            .arg(cases_path())
+            .args(urls)
+            .args(flags),
+        "TypeScript",
     )
+}
+
+every_case_tests!(
+    typescript_passes_every_case_on_a_server, typescript_passes_every_case_on_a_cluster:
+    exported_ts, run_ts, &[("typescript", &[])]
+);
+
+/// The TypeScript client in the cross-language cases (exported for the
+/// test `tag`).
+fn typescript_side(url: &str, tag: &str) -> Side {
+    Side::client("typescript", url, exported_ts(tag), run_ts)
 }
 
 /// Data written by the Rust API is read back by TypeScript, and the reverse.
 #[test]
 fn typescript_and_rust_read_back_what_the_other_wrote() {
     let server = support::server();
-    let dir = exported_ts("cross-rust");
-    let target = Target::server(&server.url());
-    let cases = Cases::load(&cases_path());
-    let (cross, skips) = cross_count(&server.url());
-
-    engine::run_selected(&cases, &target, Part::Write, false).assert_passed();
-    let read = run_ts(&dir, &[server.url()], &["--part=read"]);
-    expect_cases(&read, cross, skips);
-    println!("cross rust -> typescript: {cross} cases");
-
-    run_ts(&dir, &[server.url()], &["--part=write"]);
-    let read = engine::run_selected(&cases, &target, Part::Read, false);
-    println!("cross typescript -> rust: {}", read.summary());
-    read.assert_passed();
-    assert_eq!(read.passed + read.skipped, cross);
-    let _ = std::fs::remove_dir_all(&dir);
+    let typescript = typescript_side(&server.url(), "cross-rust");
+    read_back_both_ways(&Side::rust(&server.url()), &typescript);
 }
 
 /// Data written by the Python client is read back by TypeScript, and the reverse.
 #[test]
 fn typescript_and_python_read_back_what_the_other_wrote() {
     let server = support::server();
-    let ts = exported_ts("cross-python");
-    let py = exported("cross-typescript");
-    let (cross, skips) = cross_count(&server.url());
-
-    run_python(&py, &[server.url()], &["--part=write"]);
-    let read = run_ts(&ts, &[server.url()], &["--part=read"]);
-    expect_cases(&read, cross, skips);
-    println!("cross python -> typescript: {cross} cases");
-
-    run_ts(&ts, &[server.url()], &["--part=write"]);
-    let read = run_python(&py, &[server.url()], &["--part=read"]);
-    expect_cases(&read, cross, skips);
-    println!("cross typescript -> python: {cross} cases");
-    let _ = std::fs::remove_dir_all(&ts);
-    let _ = std::fs::remove_dir_all(&py);
+    let typescript = typescript_side(&server.url(), "cross-python");
+    read_back_both_ways(
+        &Side::python(&server.url(), "cross-typescript"),
+        &typescript,
+    );
 }
 
 /// Data written by the PHP client is read back by TypeScript, and the reverse.
 #[test]
 fn typescript_and_php_read_back_what_the_other_wrote() {
     let server = support::server();
-    let ts = exported_ts("cross-php");
-    let php = php_exported("cross-typescript");
-    let (cross, skips) = cross_count(&server.url());
-
-    run_php(&php, &[server.url()], &["--part=write"]);
-    let read = run_ts(&ts, &[server.url()], &["--part=read"]);
-    expect_cases(&read, cross, skips);
-    println!("cross php -> typescript: {cross} cases");
-
-    run_ts(&ts, &[server.url()], &["--part=write"]);
-    let read = run_php(&php, &[server.url()], &["--part=read"]);
-    expect_cases(&read, cross, skips);
-    println!("cross typescript -> php: {cross} cases");
-    let _ = std::fs::remove_dir_all(&ts);
-    let _ = std::fs::remove_dir_all(&php);
+    let typescript = typescript_side(&server.url(), "cross-php");
+    read_back_both_ways(&Side::php(&server.url(), "cross-typescript"), &typescript);
 }
 
 fn tsc(dir: &Path, args: &[&str]) -> String {
-    let out = node()
-        .arg(node_modules().join("typescript/bin/tsc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("node runs tsc");
-    let report = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "tsc {} refused the TypeScript client:\n{report}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    report
+    support::stdout_of(
+        node()
+            .arg(node_modules().join("typescript/bin/tsc"))
+            .args(args)
+            .current_dir(dir),
+        &format!("tsc {} (of the TypeScript client)", args.join(" ")),
+    )
 }
 
 /// A declaration file without its comments and whitespace.
@@ -298,15 +220,9 @@ fn the_typescript_package_loads_by_require_and_import() {
     std::fs::write(project.join("main.cjs"), cjs).expect("write");
     std::fs::write(project.join("main.mjs"), esm).expect("write");
     for file in ["main.cjs", "main.mjs"] {
-        let out = Command::new("node")
-            .arg(file)
-            .current_dir(&project)
-            .output()
-            .expect("node runs");
-        assert!(
-            out.status.success(),
-            "{file}: the package does not load:\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        support::stdout_of(
+            Command::new("node").arg(file).current_dir(&project),
+            &format!("node {file} (loading the package)"),
         );
     }
     std::fs::write(project.join("use.ts"), USER_CODE).expect("write");
@@ -385,18 +301,11 @@ async function writes(conns, body) {
 "#;
 
 fn round_trips(dir: &Path, urls: &[String]) -> serde_json::Value {
-    let out = node()
-        .args(["-e", ROUND_TRIPS])
-        .arg(dir)
-        .args(urls)
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::stdout_of(
+        node().args(["-e", ROUND_TRIPS]).arg(dir).args(urls),
+        "node (round trips)",
     );
-    serde_json::from_slice(&out.stdout).expect("one JSON line")
+    serde_json::from_str(&out).expect("one JSON line")
 }
 
 #[test]

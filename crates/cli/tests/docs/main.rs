@@ -19,11 +19,15 @@
 //! commands that printed something else (keeping shown lines that still
 //! match), instead of failing.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod console;
 mod generated;
 mod pages;
 mod rustdoc;
 mod session;
+#[path = "../../../../tests/support/mod.rs"]
+mod support;
 
 use std::collections::BTreeMap;
 

@@ -14,6 +14,8 @@ use std::process::{Command, Stdio};
 
 use redis_patterns_test_support::{LocalCluster, LocalServer, TlsFiles};
 
+use crate::common::python_path;
+
 /// What a page's examples need.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
@@ -191,15 +193,10 @@ impl Session {
         if self.exported.borrow().iter().any(|l| l == lang) {
             return;
         }
-        let out = self
-            .command(env!("CARGO_BIN_EXE_redis-patterns"))
-            .args(["export", "--lang", lang, sub])
-            .output()
-            .expect("export");
-        assert!(
-            out.status.success(),
-            "export --lang {lang}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::support::stdout_of(
+            self.command(env!("CARGO_BIN_EXE_redis-patterns"))
+                .args(["export", "--lang", lang, sub]),
+            &format!("export --lang {lang}"),
         );
         self.exported.borrow_mut().push(lang.to_string());
     }
@@ -215,12 +212,8 @@ impl Session {
     /// `pip install ./py` installs it).
     pub fn python(&self, n: usize, code: &str) -> Result<(), String> {
         self.export("python", "py");
-        let mut path = self.dir.join("py").display().to_string();
-        if let Ok(more) = std::env::var("PYTHONPATH") {
-            path = format!("{path}:{more}");
-        }
         let mut cmd = self.command("python3");
-        cmd.env("PYTHONPATH", path);
+        cmd.env("PYTHONPATH", python_path(&self.dir.join("py")));
         self.interpret(&format!("block{n}.py"), code, &mut cmd)
     }
 
