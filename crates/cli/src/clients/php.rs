@@ -272,17 +272,11 @@ impl Syntax for Php {
     const INT64_MIN: &'static str = "PHP_INT_MIN";
     const INT64_MAX: &'static str = "PHP_INT_MAX";
 
+    const MAP: [&'static str; 3] = ["[", " => ", "]"];
+    const WORDS: [&'static str; 2] = ["[", "]"];
+
     fn string(s: &str) -> String {
         php_str(s)
-    }
-
-    fn map(entries: Vec<(String, String)>) -> String {
-        let entries: Vec<String> = entries.iter().map(|(k, v)| format!("{k} => {v}")).collect();
-        format!("[{}]", entries.join(", "))
-    }
-
-    fn words(words: Vec<String>) -> String {
-        format!("[{}]", words.join(", "))
     }
 
     fn var(name: &str) -> String {
@@ -459,14 +453,11 @@ fn contract() -> String {
     for table in contract_tables() {
         let _ = writeln!(
             out,
-            "    /** {} */\n    public const {} = [",
+            "    /** {} */\n    public const {} = [\n{}    ];\n",
             table.doc::<Php>(),
-            table.name
+            table.name,
+            table.lines::<Php>("        ")
         );
-        for (pattern, entries) in table.rows::<Php>() {
-            let _ = writeln!(out, "        {pattern} => {entries},");
-        }
-        out.push_str("    ];\n\n");
     }
     out.push_str(
         "    /** Every script of the bundle by name: [sha1, file below lua/, read-only, its error codes, its key names, its argument names]. */\n    public const SCRIPTS = [\n",

@@ -10,7 +10,7 @@ use redis_patterns::scripts::ALL;
 use serde_json::Value;
 
 use super::surface::{self, Part};
-use super::syntax::{Syntax, call_lists, checks, contract_tables};
+use super::syntax::{Syntax, call_lists, checks, contract_tables, script_doc};
 use super::{File, bundle, camel, patterns};
 
 mod spelling;
@@ -146,17 +146,11 @@ impl Syntax for Python {
     const INT64_MIN: &'static str = "-(2 ** 63)";
     const INT64_MAX: &'static str = "2 ** 63 - 1";
 
+    const MAP: [&'static str; 3] = ["{", ": ", "}"];
+    const WORDS: [&'static str; 2] = ["(", ",)"];
+
     fn string(s: &str) -> String {
         py_str(s)
-    }
-
-    fn map(entries: Vec<(String, String)>) -> String {
-        let entries: Vec<String> = entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        format!("{{{}}}", entries.join(", "))
-    }
-
-    fn words(words: Vec<String>) -> String {
-        format!("({},)", words.join(", "))
     }
 
     fn var(name: &str) -> String {
@@ -282,39 +276,7 @@ fn script_fn(out: &mut String, s: &ScriptInfo) {
         ident(op),
         params.join(", ")
     );
-    let mut doc = format!("{}\n\n", s.summary);
-    // One docstring line per KEYS and ARGV entry: position, name, what it is.
-    let mut entry = |list: &str, i: usize, variadic: bool, name: &str, what: String, text: &str| {
-        let dots = if variadic { ".." } else { "" };
-        let _ = writeln!(
-            doc,
-            "        {list}[{}{dots}] {name} ({what}): {text}",
-            i + 1
-        );
-    };
-    for (i, k) in s.keys.iter().enumerate() {
-        let types: Vec<&str> = k.types.iter().map(|t| t.name()).collect();
-        let rw = if k.written { "rw" } else { "ro" };
-        let what = format!("{}, {rw}", types.join(","));
-        entry("KEYS", i, k.variadic, k.name, what, k.doc);
-    }
-    for (i, a) in s.args.iter().enumerate() {
-        entry(
-            "ARGV",
-            i,
-            a.variadic,
-            a.name,
-            a.ty.name().to_string(),
-            a.doc,
-        );
-    }
-    let _ = write!(
-        doc,
-        "\n        Returns ({}): {}\n        Errors: {}. Refuses an argument outside its declaration with\n        InvalidArgument before anything is sent.\n        ",
-        s.returns,
-        s.returns_doc,
-        s.errors.join(", ")
-    );
+    let doc = script_doc(s, "        ") + "\n        ";
     let doc = doc.replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"");
     let _ = writeln!(out, "        \"\"\"{doc}\"\"\"");
     out.push_str(&checks::<Python>(s));
@@ -387,14 +349,11 @@ fn contract() -> String {
     for table in contract_tables() {
         let _ = writeln!(
             out,
-            "#: {}\n{}: Dict[str, Dict[str, Any]] = {{",
+            "#: {}\n{}: Dict[str, Dict[str, Any]] = {{\n{}}}\n",
             table.doc::<Python>(),
-            table.name
+            table.name,
+            table.lines::<Python>("    ")
         );
-        for (pattern, entries) in table.rows::<Python>() {
-            let _ = writeln!(out, "    {pattern}: {entries},");
-        }
-        out.push_str("}\n\n");
     }
     out.push_str(
         "def render(template: str, **values: object) -> str:\n    \"\"\"`template` with every `<var>` replaced by str(values[var]).\"\"\"\n    out: List[str] = []\n    rest = template\n    while \"<\" in rest:\n        i = rest.index(\"<\")\n        j = rest.index(\">\", i)\n        out.append(rest[:i])\n        out.append(str(values[rest[i + 1:j]]))\n        rest = rest[j + 1:]\n    out.append(rest)\n    return \"\".join(out)\n\n\ndef key(pattern: str, role: str, **values: object) -> str:\n    \"\"\"The key of `role` in `pattern`, rendered from its template.\"\"\"\n    return render(str(KEYS[pattern][role]), **values)\n",

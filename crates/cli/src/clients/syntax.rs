@@ -17,14 +17,31 @@ pub(super) trait Syntax {
     const INT64_MIN: &'static str;
     const INT64_MAX: &'static str;
 
+    /// A map literal: its opening, what stands between a key and its
+    /// value, its closing (`{`, `: `, `}`).
+    const MAP: [&'static str; 3];
+    /// The literal of the enum values a check accepts: its opening and its
+    /// closing (the values stand between, separated by `, `).
+    const WORDS: [&'static str; 2];
+
     /// A string literal.
     fn string(s: &str) -> String;
 
     /// A map literal of `(key literal, value literal)` entries.
-    fn map(entries: Vec<(String, String)>) -> String;
+    fn map(entries: Vec<(String, String)>) -> String {
+        let [open, sep, close] = Self::MAP;
+        let entries: Vec<String> = entries
+            .iter()
+            .map(|(k, v)| format!("{k}{sep}{v}"))
+            .collect();
+        format!("{open}{}{close}", entries.join(", "))
+    }
 
     /// The enum values a check accepts, as a literal.
-    fn words(words: Vec<String>) -> String;
+    fn words(words: Vec<String>) -> String {
+        let [open, close] = Self::WORDS;
+        format!("{open}{}{close}", words.join(", "))
+    }
 
     /// The variable of the script parameter `name`.
     fn var(name: &str) -> String;
@@ -167,6 +184,43 @@ pub(super) fn check<S: Syntax>(a: &ArgSpec, v: &str, pad: &str, first_key: &str)
     S::check_call(pad, check, &args)
 }
 
+/// The doc text of a script's function: its summary, a line per KEYS and
+/// ARGV entry (position, name, what it is, its doc), what it returns and
+/// its errors; every line but the summary indented by `indent`.
+pub(super) fn script_doc(s: &ScriptInfo, indent: &str) -> String {
+    let mut doc = format!("{}\n\n", s.summary);
+    let mut entry = |list: &str, i: usize, variadic: bool, name: &str, what: String, text: &str| {
+        let dots = if variadic { ".." } else { "" };
+        doc.push_str(&format!(
+            "{indent}{list}[{}{dots}] {name} ({what}): {text}\n",
+            i + 1
+        ));
+    };
+    for (i, k) in s.keys.iter().enumerate() {
+        let types: Vec<&str> = k.types.iter().map(|t| t.name()).collect();
+        let rw = if k.written { "rw" } else { "ro" };
+        let what = format!("{}, {rw}", types.join(","));
+        entry("KEYS", i, k.variadic, k.name, what, k.doc);
+    }
+    for (i, a) in s.args.iter().enumerate() {
+        entry(
+            "ARGV",
+            i,
+            a.variadic,
+            a.name,
+            a.ty.name().to_string(),
+            a.doc,
+        );
+    }
+    doc.push_str(&format!(
+        "\n{indent}Returns ({}): {}\n{indent}Errors: {}. Refuses an argument outside its declaration with\n{indent}InvalidArgument before anything is sent.",
+        s.returns,
+        s.returns_doc,
+        s.errors.join(", ")
+    ));
+    doc
+}
+
 /// The arguments in the order their checks run, as the script checks them:
 /// those whose range names no other argument first.
 pub(super) fn check_order(args: &'static [ArgSpec]) -> impl Iterator<Item = &'static ArgSpec> {
@@ -195,8 +249,12 @@ impl Table {
         self.doc.replace("{null}", S::NULL)
     }
 
-    /// Per pattern (as a string literal), its entries as a map literal.
-    pub fn rows<S: Syntax>(&self) -> Vec<(String, String)> {
+    /// The lines of the table as a map literal, one a pattern (a string
+    /// literal, then its entries as a map literal, then a comma), each
+    /// indented by `indent`; the map's opening and closing are the
+    /// caller's.
+    pub fn lines<S: Syntax>(&self, indent: &str) -> String {
+        let sep = S::MAP[1];
         self.rows
             .iter()
             .map(|(pattern, entries)| {
@@ -204,7 +262,8 @@ impl Table {
                     .iter()
                     .map(|(k, v)| (S::string(k), literal::<S>(v)))
                     .collect();
-                (S::string(pattern), S::map(entries))
+                let (pattern, entries) = (S::string(pattern), S::map(entries));
+                format!("{indent}{pattern}{sep}{entries},\n")
             })
             .collect()
     }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
-use super::super::syntax::{Syntax, call_lists, checks, contract_tables};
+use super::super::syntax::{Syntax, call_lists, checks, contract_tables, script_doc};
 use super::super::{camel as pascal, patterns};
 use super::emit::{F, Mode, P, ident, lit};
 
@@ -22,17 +22,11 @@ impl Syntax for Ts {
     const INT64_MIN: &'static str = "-(2n ** 63n)";
     const INT64_MAX: &'static str = "2n ** 63n - 1n";
 
+    const MAP: [&'static str; 3] = ["{ ", ": ", " }"];
+    const WORDS: [&'static str; 2] = ["[", "]"];
+
     fn string(s: &str) -> String {
         lit(s)
-    }
-
-    fn map(entries: Vec<(String, String)>) -> String {
-        let entries: Vec<String> = entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        format!("{{ {} }}", entries.join(", "))
-    }
-
-    fn words(words: Vec<String>) -> String {
-        format!("[{}]", words.join(", "))
     }
 
     fn var(name: &str) -> String {
@@ -100,43 +94,6 @@ fn arg_type(a: Option<&ArgSpec>, variadic: bool) -> String {
     }
 }
 
-/// The doc comment of a script function: summary, KEYS and ARGV, result.
-fn script_doc(s: &ScriptInfo) -> String {
-    let mut doc = format!("{}\n\n", s.summary);
-    for (i, k) in s.keys.iter().enumerate() {
-        let types: Vec<&str> = k.types.iter().map(|t| t.name()).collect();
-        let rw = if k.written { "rw" } else { "ro" };
-        let dots = if k.variadic { ".." } else { "" };
-        let _ = writeln!(
-            doc,
-            "KEYS[{}{dots}] {} ({}, {rw}): {}",
-            i + 1,
-            k.name,
-            types.join(","),
-            k.doc
-        );
-    }
-    for (i, a) in s.args.iter().enumerate() {
-        let dots = if a.variadic { ".." } else { "" };
-        let _ = writeln!(
-            doc,
-            "ARGV[{}{dots}] {} ({}): {}",
-            i + 1,
-            a.name,
-            a.ty.name(),
-            a.doc
-        );
-    }
-    let _ = write!(
-        doc,
-        "\nReturns ({}): {}\nErrors: {}. Refuses an argument outside its declaration with\nInvalidArgument before anything is sent.",
-        s.returns,
-        s.returns_doc,
-        s.errors.join(", ")
-    );
-    doc
-}
-
 /// One script function, as a method of its pattern's object.
 fn script_fn(mode: Mode, s: &ScriptInfo) -> String {
     let op = s.name.split('.').nth(1).expect("pattern.op");
@@ -159,7 +116,7 @@ fn script_fn(mode: Mode, s: &ScriptInfo) -> String {
         keys.join(", "),
         args.join(", ")
     );
-    let doc = script_doc(s);
+    let doc = script_doc(s, "");
     let m = mode.method(&F::new(&doc, &ident(op), params, "a.Call", body));
     match mode {
         Mode::Dts => m,
@@ -227,11 +184,7 @@ pub(crate) fn contract(mode: Mode) -> String {
         "Key templates, settings and constants of every pattern, from\n// redis_patterns::contract.",
     );
     for table in contract_tables() {
-        let mut value = String::from("{\n");
-        for (pattern, entries) in table.rows::<Ts>() {
-            let _ = writeln!(value, "  {pattern}: {entries},");
-        }
-        value.push('}');
+        let value = format!("{{\n{}}}", table.lines::<Ts>("  "));
         out.push('\n');
         out.push_str(&mode.export_const(
             &table.doc::<Ts>(),
