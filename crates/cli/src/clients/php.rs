@@ -15,7 +15,7 @@ use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
 use super::surface::{self, Part};
-use super::syntax::{Syntax, call_lists, checks, contract_tables};
+use super::syntax::{Syntax, call_lists, calls, checks, contract_tables};
 use super::{File, bundle, camel, patterns};
 
 mod spelling;
@@ -462,27 +462,16 @@ fn contract() -> String {
     out.push_str(
         "    /** Every script of the bundle by name: [sha1, file below lua/, read-only, its error codes, its key names, its argument names]. */\n    public const SCRIPTS = [\n",
     );
-    let list = |items: Vec<&str>| -> String {
-        items
-            .into_iter()
-            .map(php_str)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     for s in ALL {
+        let errors = Php::words(s.errors.iter().map(|e| php_str(e)).collect());
         let _ = writeln!(
             out,
-            "        {} => [{}, {}, {}, [{}], [{}]],",
+            "        {} => [{}, {}, {}, {errors}, {}],",
             php_str(s.name),
             php_str(s.sha1),
             php_str(s.file),
             s.read_only,
-            list(s.errors.to_vec()),
-            s.calls()
-                .iter()
-                .map(|(line, what)| format!("{line} => {}", php_str(what)))
-                .collect::<Vec<_>>()
-                .join(", "),
+            calls::<Php>(s),
         );
     }
     out.push_str("    ];\n\n    /** The error kind of each domain error code of the scripts. */\n    public const ERRORS = [\n");

@@ -10,7 +10,7 @@ use redis_patterns::scripts::ALL;
 use serde_json::Value;
 
 use super::surface::{self, Part};
-use super::syntax::{Syntax, call_lists, checks, contract_tables, script_doc};
+use super::syntax::{Syntax, call_lists, calls, checks, contract_tables, script_doc};
 use super::{File, bundle, camel, patterns};
 
 mod spelling;
@@ -81,25 +81,14 @@ pub fn files() -> Vec<File> {
             text: text.to_string(),
         })
         .collect();
+    let walk = |asyncio, part| surface::emit(&mut PySurface::new(asyncio), part);
     let generated = [
         ("scripts.py", scripts()),
         ("_contract.py", contract()),
-        (
-            "errors.py",
-            surface::emit(&mut PySurface::new(false), Part::Errors),
-        ),
-        (
-            "records.py",
-            surface::emit(&mut PySurface::new(false), Part::Records),
-        ),
-        (
-            "_sync.py",
-            surface::emit(&mut PySurface::new(false), Part::Classes),
-        ),
-        (
-            "asyncio.py",
-            surface::emit(&mut PySurface::new(true), Part::Classes),
-        ),
+        ("errors.py", walk(false, Part::Errors)),
+        ("records.py", walk(false, Part::Records)),
+        ("_sync.py", walk(false, Part::Classes)),
+        ("asyncio.py", walk(true, Part::Classes)),
         ("__init__.py", init()),
     ];
     for (name, text) in generated {
@@ -309,18 +298,14 @@ fn scripts() -> String {
     for s in ALL {
         let _ = writeln!(
             out,
-            "    {}: Script({}, {}, {}, {}, {}, {{{}}}),",
+            "    {}: Script({}, {}, {}, {}, {}, {}),",
             py_str(s.name),
             py_str(s.name),
             py_str(s.sha1),
             py_str(s.file),
             if s.read_only { "True" } else { "False" },
             py_tuple(s.errors.iter().copied()),
-            s.calls()
-                .iter()
-                .map(|(line, what)| format!("{line}: {}", py_str(what)))
-                .collect::<Vec<_>>()
-                .join(", "),
+            calls::<Python>(s),
         );
     }
     out.push_str("}\n");

@@ -184,6 +184,17 @@ pub(super) fn check<S: Syntax>(a: &ArgSpec, v: &str, pad: &str, first_key: &str)
     S::check_call(pad, check, &args)
 }
 
+/// Each call in the source of `s` by line, in words (how an ACL refusal
+/// names the call), as a map literal.
+pub(super) fn calls<S: Syntax>(s: &ScriptInfo) -> String {
+    S::map(
+        s.calls()
+            .iter()
+            .map(|(line, what)| (line.to_string(), S::string(what)))
+            .collect(),
+    )
+}
+
 /// The doc text of a script's function: its summary, a line per KEYS and
 /// ARGV entry (position, name, what it is, its doc), what it returns and
 /// its errors; every line but the summary indented by `indent`.

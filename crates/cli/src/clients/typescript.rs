@@ -87,21 +87,13 @@ pub fn files() -> Vec<File> {
         }
     }
     for mode in [Mode::Ts, Mode::Js, Mode::Dts] {
+        let walk = |part| surface::emit(&mut TsSurface::new(mode), part);
         let generated = [
             ("scripts", scripts::scripts(mode)),
             ("contract", scripts::contract(mode)),
-            (
-                "errors",
-                surface::emit(&mut TsSurface::new(mode), Part::Errors),
-            ),
-            (
-                "records",
-                surface::emit(&mut TsSurface::new(mode), Part::Records),
-            ),
-            (
-                "index",
-                surface::emit(&mut TsSurface::new(mode), Part::Classes),
-            ),
+            ("errors", walk(Part::Errors)),
+            ("records", walk(Part::Records)),
+            ("index", walk(Part::Classes)),
         ];
         for (name, text) in generated {
             out.push(File {

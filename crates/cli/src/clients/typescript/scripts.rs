@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
-use super::super::syntax::{Syntax, call_lists, checks, contract_tables, script_doc};
+use super::super::syntax::{Syntax, call_lists, calls, checks, contract_tables, script_doc};
 use super::super::{camel as pascal, patterns};
 use super::emit::{F, Mode, P, ident, lit};
 
@@ -136,21 +136,16 @@ pub(crate) fn scripts(mode: Mode) -> String {
         "interface ScriptInfo {\n  readonly name: string;\n  readonly sha1: string;\n  readonly file: string;\n  readonly readOnly: boolean;\n  readonly errors: readonly string[];\n  readonly calls: Readonly<Record<number, string>>;\n}\n",
     ));
     let mut table = String::from("{\n");
-    let list = |items: Vec<&str>| items.into_iter().map(lit).collect::<Vec<_>>().join(", ");
     for s in ALL {
+        let errors = Ts::words(s.errors.iter().map(|e| lit(e)).collect());
         let _ = writeln!(
             table,
-            "  {}: {{ name: {0}, sha1: {}, file: {}, readOnly: {}, errors: [{}], calls: {{ {} }} }},",
+            "  {}: {{ name: {0}, sha1: {}, file: {}, readOnly: {}, errors: {errors}, calls: {} }},",
             lit(s.name),
             lit(s.sha1),
             lit(s.file),
             s.read_only,
-            list(s.errors.to_vec()),
-            s.calls()
-                .iter()
-                .map(|(line, what)| format!("{line}: {}", lit(what)))
-                .collect::<Vec<_>>()
-                .join(", "),
+            calls::<Ts>(s),
         );
     }
     table.push('}');
