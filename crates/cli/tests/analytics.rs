@@ -21,6 +21,19 @@ fn an(url: &str, tag: Option<&str>, args: &[&str]) -> serde_json::Value {
     json(url, &all)
 }
 
+/// `redis-patterns analytics LINE --url URL` (LINE: words split at each
+/// space), as it ran.
+fn analytics(url: &str, line: &str) -> common::Run {
+    let mut all = vec!["analytics"];
+    all.extend(line.split(' '));
+    cli(url, &all)
+}
+
+/// [`an`] of a command line of words (split at each space).
+fn an_words(url: &str, tag: Option<&str>, line: &str) -> serde_json::Value {
+    an(url, tag, &line.split(' ').collect::<Vec<_>>())
+}
+
 fn leaf(event: &str, period: &str) -> serde_json::Value {
     json!({"event": event, "period": period})
 }
@@ -36,41 +49,21 @@ fn every_analytics_command(url: &str, tag: Option<&str>) {
 
 /// The marks: the periods each mark sets, and new counted once.
 fn marks(url: &str, tag: Option<&str>) {
-    let marked = an(
-        url,
-        tag,
-        &[
-            "mark",
-            "active",
-            "1",
-            "2",
-            "3",
-            "--at",
-            "2024-03-04T10:00:00Z",
-        ],
-    );
+    let marked = an_words(url, tag, "mark active 1 2 3 --at 2024-03-04T10:00:00Z");
     assert_eq!(
         marked,
         json!({"event": "active", "at": "2024-03-04T10:00:00Z", "marked": 3, "new": 3,
                "periods": ["D:2024-03-04", "W:2024-W10", "M:2024-03"]})
     );
     // Unix seconds of 2024-03-05T09:00:00Z: both new that day, 3 again not.
-    let again = an(
-        url,
-        tag,
-        &["mark", "active", "2", "3", "--at", "1709629200"],
-    );
+    let again = an_words(url, tag, "mark active 2 3 --at 1709629200");
     assert_eq!(
         (again["marked"].clone(), again["new"].clone()),
         (json!(2), json!(2))
     );
     let resent = an(url, tag, &["mark", "active", "3", "--at", "1709629200"]);
     assert_eq!(resent["new"], 0);
-    an(
-        url,
-        tag,
-        &["mark", "bought", "2", "--at", "2024-03-04T18:30:00Z"],
-    );
+    an_words(url, tag, "mark bought 2 --at 2024-03-04T18:30:00Z");
     an(url, tag, &["mark", "churned", "3", "--unique"]);
 }
 
@@ -114,19 +107,10 @@ fn counts_and_expressions(url: &str, tag: Option<&str>) {
 /// Retention tables: active after active, and active after buying.
 fn cohort_tables(url: &str, tag: Option<&str>) {
     // Daily retention from Monday: 3 on day 0, 2 of them back on day 1.
-    let table = an(
+    let table = an_words(
         url,
         tag,
-        &[
-            "cohort",
-            "active",
-            "active",
-            "D:2024-03-04",
-            "--rows",
-            "2",
-            "--columns",
-            "2",
-        ],
+        "cohort active active D:2024-03-04 --rows 2 --columns 2",
     );
     assert_eq!(
         table,
@@ -134,19 +118,10 @@ fn cohort_tables(url: &str, tag: Option<&str>) {
                "counts": [[3, 2], [2, null]]})
     );
     // Bought on Monday, then active: 1 of 1 on each day.
-    let bought = an(
+    let bought = an_words(
         url,
         tag,
-        &[
-            "cohort",
-            "bought",
-            "active",
-            "D:2024-03-04",
-            "--rows",
-            "1",
-            "--columns",
-            "2",
-        ],
+        "cohort bought active D:2024-03-04 --rows 1 --columns 2",
     );
     assert_eq!(bought["counts"], json!([[1, 1]]));
 }
@@ -154,11 +129,7 @@ fn cohort_tables(url: &str, tag: Option<&str>) {
 /// The ready queries: a streak, and active on N of the last M days.
 fn ready_queries(url: &str, tag: Option<&str>) {
     // 3's streak over Monday to Wednesday; who was active on 2 of the 2 days.
-    let streak = an(
-        url,
-        tag,
-        &["streak", "active", "3", "D:2024-03-04", "D:2024-03-06"],
-    );
+    let streak = an_words(url, tag, "streak active 3 D:2024-03-04 D:2024-03-06");
     assert_eq!(
         streak,
         json!({"longest": 2, "longest_ends": "D:2024-03-05", "current": 0, "marked": 2})
@@ -199,61 +170,24 @@ fn text_and_refusals(url: &str) {
 
 /// A mark's and a cohort table's text output.
 fn text_forms(url: &str) {
-    let out = cli(
-        url,
-        &[
-            "analytics",
-            "mark",
-            "live",
-            "7",
-            "--at",
-            "2024-03-04T10:00:00Z",
-        ],
-    )
-    .success();
+    let out = analytics(url, "mark live 7 --at 2024-03-04T10:00:00Z").success();
     assert_eq!(
         out.stdout.trim(),
         "marked 1 id(s) in live at 2024-03-04T10:00:00Z (D:2024-03-04, W:2024-W10, M:2024-03); new: 1"
     );
-    let table = cli(
-        url,
-        &[
-            "analytics",
-            "cohort",
-            "live",
-            "live",
-            "D:2024-03-04",
-            "--rows",
-            "1",
-            "--columns",
-            "2",
-        ],
-    )
-    .success();
+    let table = analytics(url, "cohort live live D:2024-03-04 --rows 1 --columns 2").success();
     assert_eq!(table.stdout.trim(), "D:2024-03-04\t1\t1 (100.0%)\t-");
 }
 
 /// Ids above the bound, a bad expression and an unknown granularity are
 /// refused before anything is written.
 fn mark_and_query_refusals(url: &str) {
-    cli(url, &["analytics", "mark", "live", "8", "20000000"])
+    analytics(url, "mark live 8 20000000")
         .failure()
         .says("above the configured maximum");
-    cli(
-        url,
-        &[
-            "analytics",
-            "mark",
-            "vip",
-            "1",
-            "20000000",
-            "--unique",
-            "--max-id",
-            "100",
-        ],
-    )
-    .failure()
-    .says("nothing was marked");
+    analytics(url, "mark vip 1 20000000 --unique --max-id 100")
+        .failure()
+        .says("nothing was marked");
     assert_eq!(json(url, &["analytics", "count", "vip", "U"])["count"], 0);
     let bad = cli(url, &["analytics", "query", r#"{"and": 3}"#]).failure();
     assert!(
@@ -261,11 +195,7 @@ fn mark_and_query_refusals(url: &str) {
         "{}",
         bad.stderr
     );
-    let hour = cli(
-        url,
-        &["analytics", "mark", "live", "7", "--granularities", "hours"],
-    )
-    .failure();
+    let hour = analytics(url, "mark live 7 --granularities hours").failure();
     assert!(
         hour.stderr.contains("not one of hour, day"),
         "{}",
@@ -276,18 +206,7 @@ fn mark_and_query_refusals(url: &str) {
 /// A streak's text output; ranges of mixed granularities and "at least N of
 /// M" with N > M are refused.
 fn ready_query_text_and_refusals(url: &str) {
-    let text = cli(
-        url,
-        &[
-            "analytics",
-            "streak",
-            "live",
-            "7",
-            "D:2024-03-01",
-            "D:2024-03-04",
-        ],
-    )
-    .success();
+    let text = analytics(url, "streak live 7 D:2024-03-01 D:2024-03-04").success();
     assert_eq!(
         text.stdout.lines().collect::<Vec<_>>(),
         [
@@ -297,58 +216,32 @@ fn ready_query_text_and_refusals(url: &str) {
             "marked 1"
         ]
     );
-    cli(
-        url,
-        &[
-            "analytics",
-            "streak",
-            "live",
-            "7",
-            "D:2024-03-01",
-            "W:2024-W10",
-        ],
-    )
-    .failure()
-    .says("different granularities");
-    cli(
-        url,
-        &[
-            "analytics",
-            "active",
-            "live",
-            "--at-least",
-            "3",
-            "--of-last",
-            "2",
-            "D:2024-03-04",
-        ],
-    )
-    .failure()
-    .says("at least 3 of 2");
+    analytics(url, "streak live 7 D:2024-03-01 W:2024-W10")
+        .failure()
+        .says("different granularities");
+    analytics(url, "active live --at-least 3 --of-last 2 D:2024-03-04")
+        .failure()
+        .says("at least 3 of 2");
 }
 
 /// Approximate uniques: `mark --hll` (beside the bitmaps), `mark
 /// --strings` (HyperLogLog only) and `count --uniques` over a range; the
 /// same for a unique event (`--unique`, period U).
 fn uniques(url: &str, tag: Option<&str>) {
-    let at = ["--at", "2024-04-01T10:00:00Z"];
-    let marked = an(url, tag, &["mark", "seen", "1", "2", "--hll", at[0], at[1]]);
-    assert_eq!(marked["new"], 2);
-    let strings = an(
-        url,
-        tag,
-        &[
-            "mark",
-            "seen",
-            "a@example.com",
-            "b@example.com",
-            "--strings",
-            "--at",
-            "2024-04-02T10:00:00Z",
-        ],
+    // A mark of two new ids with --hll, then one with --strings: what it
+    // marked, in which period.
+    let hll_then_strings = |hll: &str, strings: &str, marked: u64, period: &str| {
+        assert_eq!(an_words(url, tag, hll)["new"], 2);
+        let strings = an_words(url, tag, strings);
+        assert_eq!(strings["marked"], marked);
+        assert_eq!(strings["period"], period);
+    };
+    hll_then_strings(
+        "mark seen 1 2 --hll --at 2024-04-01T10:00:00Z",
+        "mark seen a@example.com b@example.com --strings --at 2024-04-02T10:00:00Z",
+        2,
+        "D:2024-04-02",
     );
-    assert_eq!(strings["marked"], 2);
-    assert_eq!(strings["period"], "D:2024-04-02");
     let uniques = |args: &[&str]| {
         let mut all = vec!["count", "seen"];
         all.extend_from_slice(args);
@@ -362,47 +255,25 @@ fn uniques(url: &str, tag: Option<&str>) {
     assert_eq!(uniques(&["W:2024-W14", "--uniques"]), 4);
     // The bitmaps hold the integer ids only.
     assert_eq!(an(url, tag, &["count", "seen", "W:2024-W14"])["count"], 2);
-    cli(url, &["analytics", "mark", "seen", "a@example.com"])
+    analytics(url, "mark seen a@example.com")
         .failure()
         .says("use --strings");
     // A unique event: its HyperLogLog beside the bitmap (--hll), or alone
     // (--strings); `count EVENT U --uniques`.
-    let marked = an(url, tag, &["mark", "member", "5", "9", "--unique", "--hll"]);
-    assert_eq!(marked["new"], 2);
-    let strings = an(
-        url,
-        tag,
-        &[
-            "mark",
-            "email",
-            "a@example.com",
-            "b@example.com",
-            "a@example.com",
-            "--unique",
-            "--strings",
-        ],
+    hll_then_strings(
+        "mark member 5 9 --unique --hll",
+        "mark email a@example.com b@example.com a@example.com --unique --strings",
+        3,
+        "U",
     );
-    assert_eq!(strings["marked"], 3);
-    assert_eq!(strings["period"], "U");
     let unique = |event: &str| an(url, tag, &["count", event, "U", "--uniques"])["uniques"].clone();
     assert_eq!(unique("member"), 2);
     assert_eq!(unique("email"), 2);
     assert_eq!(an(url, tag, &["count", "member", "U"])["count"], 2);
     assert_eq!(an(url, tag, &["count", "email", "U"])["count"], 0);
-    cli(
-        url,
-        &[
-            "analytics",
-            "count",
-            "email",
-            "U",
-            "--uniques",
-            "--to",
-            "D:2024-04-02",
-        ],
-    )
-    .failure()
-    .says("no range");
+    analytics(url, "count email U --uniques --to D:2024-04-02")
+        .failure()
+        .says("no range");
 }
 
 #[test]

@@ -10,12 +10,17 @@ mod support;
 
 use redis_patterns_test_support::{LocalCluster, LocalServer, TlsFiles};
 
-fn skipped() -> bool {
-    let skip = std::env::var_os("REDIS_PATTERNS_SKIP_TLS").is_some();
-    if skip {
+/// A throwaway CA's files, a server with TLS signed by it and its
+/// rediss:// url; None when the TLS tests are skipped.
+fn tls_server() -> Option<(TlsFiles, LocalServer, String)> {
+    if std::env::var_os("REDIS_PATTERNS_SKIP_TLS").is_some() {
         eprintln!("TLS tests skipped (REDIS_PATTERNS_SKIP_TLS is set)");
+        return None;
     }
-    skip
+    let files = TlsFiles::generate().unwrap();
+    let server = LocalServer::start_tls(&files, &[]).expect("a server built with TLS");
+    let url = server.tls_url().unwrap();
+    Some((files, server, url))
 }
 
 /// `redis-patterns ARGS --url URL --tls-ca CA`.
@@ -30,12 +35,9 @@ fn with_ca(url: &str, ca: &std::path::Path, args: &[&str]) -> common::Run {
 
 #[test]
 fn lock_and_info_run_over_tls_with_the_ca_given() {
-    if skipped() {
+    let Some((files, _server, url)) = tls_server() else {
         return;
-    }
-    let files = TlsFiles::generate().unwrap();
-    let server = LocalServer::start_tls(&files, &[]).expect("a server built with TLS");
-    let url = server.tls_url().unwrap();
+    };
     let ca = files.ca_file();
     let acquired = with_ca(&url, &ca, &["--json", "lock", "acquire", "job"])
         .success()
@@ -64,12 +66,9 @@ fn lock_and_info_run_over_tls_with_the_ca_given() {
 
 #[test]
 fn an_unverified_server_is_refused_with_a_reason() {
-    if skipped() {
+    let Some((files, server, url)) = tls_server() else {
         return;
-    }
-    let files = TlsFiles::generate().unwrap();
-    let server = LocalServer::start_tls(&files, &[]).expect("a server built with TLS");
-    let url = server.tls_url().unwrap();
+    };
     // The system's roots do not know the test CA.
     let run = common::cli(&url, &["lock", "status", "job"]).failure();
     assert!(

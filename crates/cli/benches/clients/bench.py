@@ -37,7 +37,7 @@ dir_, mode = sys.argv[1], sys.argv[2]
 sys.path.insert(0, dir_)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis  # noqa: E402
-from bench_common import PLACE_MS, hold_s, now_us, pause_s, turns  # noqa: E402
+from bench_common import PLACE_MS, hold_s, now_us, pause_s, print_figures, turns  # noqa: E402
 from redis_patterns import Lock, ShardedHash  # noqa: E402
 
 
@@ -196,18 +196,7 @@ def figures(port, rounds, n):
         idle.append(now_us() - t)
     waits = handoffs(port, rounds)
     floor = floor_handoffs(port, rounds)
-    ours, raw, scripts, ours_cpu, scripts_cpu = pairs(r, n)
-    print(json.dumps({
-        "ping_us": statistics.median(pings),
-        "idle_ping_us": statistics.median(idle),
-        "handoffs_us": waits,
-        "ours_pairs_s": ours,
-        "raw_pairs_s": raw,
-        "floor_handoffs_us": floor,
-        "script_pairs_s": scripts,
-        "ours_cpu_us": ours_cpu,
-        "script_cpu_us": scripts_cpu,
-    }))
+    print_figures(statistics.median(pings), statistics.median(idle), waits, floor, pairs(r, n))
 
 
 def fanout(urls, cluster):

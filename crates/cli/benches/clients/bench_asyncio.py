@@ -14,7 +14,7 @@ import sys
 import time
 
 import redis.asyncio
-from bench_common import PLACE_MS, hold_s, now_us, pause_s, turns
+from bench_common import PLACE_MS, hold_s, now_us, pause_s, print_figures, turns
 from redis_patterns.asyncio import Lock, ShardedHash
 
 
@@ -203,18 +203,7 @@ def figures(dir_, port, rounds, n):
     ping, idle = asyncio.run(pings(port, rounds, n))
     waits = handoffs(port, rounds)
     floor = floor_handoffs(dir_, port, rounds)
-    ours, raw, scripts, ours_cpu, scripts_cpu = asyncio.run(pairs_on(dir_, port, n))
-    print(json.dumps({
-        "ping_us": ping,
-        "idle_ping_us": idle,
-        "handoffs_us": waits,
-        "ours_pairs_s": ours,
-        "raw_pairs_s": raw,
-        "floor_handoffs_us": floor,
-        "script_pairs_s": scripts,
-        "ours_cpu_us": ours_cpu,
-        "script_cpu_us": scripts_cpu,
-    }))
+    print_figures(ping, idle, waits, floor, asyncio.run(pairs_on(dir_, port, n)))
 
 
 async def fanout(urls, cluster):

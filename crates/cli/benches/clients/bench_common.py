@@ -1,7 +1,8 @@
 # What bench.py (redis-py, sync) and bench_asyncio.py (redis.asyncio) share:
 # the number of rounds, a waiter's place, the clock both processes of a
-# handoff read, and the pauses. A module of its own because importing
-# bench.py starts a run.
+# handoff read, the pauses, and the figures' JSON line. A module of its own
+# because importing bench.py starts a run.
+import json
 import time
 
 ROUNDS = 5
@@ -23,6 +24,24 @@ def pause_s(i):
 def hold_s(i):
     """How long the holder of the i-th handoff keeps the lock before it releases: 20 to 29 ms."""
     return 0.020 + ((i * 7) % 10) / 1000
+
+
+def print_figures(ping, idle, waits, floor, pairs):
+    """The figures mode's one JSON line (crates/cli/benches/clients.rs reads it): the hot and
+    the idle PING (us), the handoffs and the floor's (us), and `pairs`: the pairs/s of ours, raw
+    and the raw scripts, then the CPU us per pair of ours and of the raw scripts."""
+    ours, raw, scripts, ours_cpu, scripts_cpu = pairs
+    print(json.dumps({
+        "ping_us": ping,
+        "idle_ping_us": idle,
+        "handoffs_us": waits,
+        "ours_pairs_s": ours,
+        "raw_pairs_s": raw,
+        "floor_handoffs_us": floor,
+        "script_pairs_s": scripts,
+        "ours_cpu_us": ours_cpu,
+        "script_cpu_us": scripts_cpu,
+    }))
 
 
 def turns(kinds):
