@@ -62,7 +62,7 @@ use serde::Serialize;
 
 use crate::core::{Op, setters};
 use crate::error::{ErrorKind, Result};
-use crate::lease::leasing::{self, Acquiring, Leased, Leasing, leased_accessors, leasing_setters};
+use crate::lease::leasing::{self, Leased, Leasing, leased_accessors, leasing_setters};
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
@@ -348,7 +348,7 @@ impl RwLock {
     }
 }
 
-impl Acquiring for Access {
+impl Resource for Access {
     type Lease = RwLease;
 
     fn leased(&self) -> &Leased {
@@ -362,22 +362,6 @@ impl Acquiring for Access {
 
     fn release_by(&self, token: &str) -> Op<Option<bool>> {
         self.lock.release_as(self.role, token)
-    }
-}
-
-impl Resource for Access {
-    type Lease = RwLease;
-
-    fn key(&self) -> &str {
-        &self.lock.leased.key
-    }
-
-    fn lease(&self) -> Duration {
-        self.lock.leased.lease()
-    }
-
-    fn acquire(&self, timeout: Duration) -> Op<RwLease> {
-        leasing::wait_for(self, &new_token(), timeout)
     }
 
     fn extend(&self, lease: &RwLease, duration: Duration) -> Op<bool> {

@@ -52,7 +52,7 @@ use serde::Serialize;
 
 use crate::core::{Op, setters};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::leasing::{self, Acquiring, Leased, Leasing, leased_accessors, leasing_setters};
+use crate::lease::leasing::{self, Leased, Leasing, leased_accessors, leasing_setters};
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
@@ -227,17 +227,10 @@ impl Semaphore {
     /// holds nothing now. Dropped at an await, it may or may not have run
     /// (the permit then ends with its lease); run it again to be sure.
     pub fn release(&self, token: &str) -> Op<Option<bool>> {
-        let Leased {
-            key,
-            queue,
-            places,
-            channel,
-            ..
-        } = &self.leased;
-        let limit = i64::from(self.limit);
+        let (l, limit) = (&self.leased, i64::from(self.limit));
         leasing::with_token(token, || {
             leasing::released(scripts::semaphore::release(
-                key, queue, places, token, limit, channel,
+                &l.key, &l.queue, &l.places, token, limit, &l.channel,
             ))
         })
     }
@@ -254,7 +247,7 @@ impl Semaphore {
     }
 }
 
-impl Acquiring for Semaphore {
+impl Resource for Semaphore {
     type Lease = Permit;
 
     fn leased(&self) -> &Leased {
@@ -269,29 +262,9 @@ impl Acquiring for Semaphore {
     fn release_by(&self, token: &str) -> Op<Option<bool>> {
         self.release(token)
     }
-}
-
-impl Resource for Semaphore {
-    type Lease = Permit;
-
-    fn key(&self) -> &str {
-        &self.leased.key
-    }
-
-    fn lease(&self) -> Duration {
-        self.leased.lease()
-    }
-
-    fn acquire(&self, timeout: Duration) -> Op<Permit> {
-        Semaphore::acquire(self, timeout)
-    }
 
     fn extend(&self, permit: &Permit, duration: Duration) -> Op<bool> {
         Semaphore::extend(self, &permit.token, duration)
-    }
-
-    fn release(&self, permit: &Permit) -> Op<Option<bool>> {
-        Semaphore::release(self, &permit.token)
     }
 
     fn token(permit: &Permit) -> &str {

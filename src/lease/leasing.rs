@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::check_token;
-use super::wait::{self, Attempt, Contention, WaitMode, Waiting};
+use super::wait::{self, Contention, WaitMode, Waiting};
+use super::{Resource, check_token};
 use crate::core::Op;
 use crate::core::resend::changed;
 use crate::error::{Error, ErrorKind, Result};
@@ -62,9 +62,11 @@ pub(crate) struct Leasing {
 
 /// The settings, checked: the resource's key (`<prefix>{<name>}`), its
 /// wake-up channel (`<key>:wake`, same hash tag), its waiter queue
-/// (`<key>:queue`, `<key>:places`) and the lease in ms.
+/// (`<key>:queue`, `<key>:places`) and the lease in ms. Crate-private
+/// (`pub` only as what [`Resource::leased`] returns, in a crate-private
+/// module).
 #[derive(Debug, Clone)]
-pub(crate) struct Leased {
+pub struct Leased {
     pub(crate) key: String,
     pub(crate) channel: String,
     pub(crate) queue: String,
@@ -142,31 +144,12 @@ impl Leased {
     }
 }
 
-/// A leased resource as its acquires see it: a lock, a semaphore, or a
-/// side of a read-write lock. [`try_once`] and [`wait_for`] make every
-/// acquire of theirs from its attempts and its release by token.
-pub(crate) trait Acquiring {
-    /// What an acquire gets (a lease, a permit).
-    type Lease: Send + 'static;
-
-    /// Its settings, checked.
-    fn leased(&self) -> &Leased;
-
-    /// The attempts of one acquire: each one acquire call with a token,
-    /// what it got or busy; a refused one keeps a place in the queue for
-    /// the given ms (0: none).
-    fn attempts(&self) -> impl FnMut(&str, i64) -> Op<Attempt<Self::Lease>> + Send + 'static;
-
-    /// The release of whatever `token` holds of it ([`released`]).
-    fn release_by(&self, token: &str) -> Op<Option<bool>>;
-}
-
 /// One attempt of `resource` with the caller's `token` (an empty one is
 /// refused, nothing sent): what it got, or the error `busy` makes of the
 /// key and the holder's remaining lease in ms (when known). Cancel-safe
 /// ([`released_on_cancel`]): dropped unfinished on the async driver, it has
 /// the release by `token` run in a spawned task.
-pub(crate) fn try_once<R: Acquiring>(
+pub(crate) fn try_once<R: Resource>(
     resource: &R,
     token: &str,
     busy: impl FnOnce(String, Option<u64>) -> ErrorKind + Send + 'static,
@@ -186,7 +169,7 @@ pub(crate) fn try_once<R: Acquiring>(
 /// giving it up with the release by `token` at the timeout. Cancel-safe
 /// ([`released_on_cancel`]): dropped unfinished on the async driver, it has
 /// the release by `token` run in a spawned task.
-pub(crate) fn wait_for<R: Acquiring>(resource: &R, token: &str, timeout: Duration) -> Op<R::Lease> {
+pub(crate) fn wait_for<R: Resource>(resource: &R, token: &str, timeout: Duration) -> Op<R::Lease> {
     let leased = resource.leased();
     let wait = with_token(token, || {
         let waiting = Waiting {

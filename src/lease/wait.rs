@@ -51,8 +51,10 @@ pub enum WaitMode {
     },
 }
 
-/// The outcome of one attempt.
-pub(crate) enum Attempt<T> {
+/// The outcome of one attempt. Crate-private (`pub` only as what
+/// [`Resource::attempts`](super::Resource::attempts) returns, in a
+/// crate-private module).
+pub enum Attempt<T> {
     Got(T),
     /// Refused; the holder's remaining lease when it is known.
     Busy(Option<Duration>),

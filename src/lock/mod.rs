@@ -141,7 +141,7 @@ use serde::Serialize;
 
 use crate::core::{Batch, Op, setters};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::leasing::{self, Acquiring, Leased, Leasing, leased_accessors, leasing_setters};
+use crate::lease::leasing::{self, Leased, Leasing, leased_accessors, leasing_setters};
 use crate::lease::wait::Attempt;
 use crate::lease::{Resource, WaitMode, new_token};
 use crate::scripts;
@@ -411,15 +411,11 @@ impl Lock {
     /// sure. A guard's release stays armed until its reply came
     /// ([`AsyncGuard::release`](crate::lease::AsyncGuard::release)).
     pub fn release(&self, token: &str) -> Op<Option<bool>> {
-        let Leased {
-            key,
-            queue,
-            places,
-            channel,
-            ..
-        } = &self.leased;
+        let l = &self.leased;
         leasing::with_token(token, || {
-            leasing::released(scripts::lock::release(key, queue, places, token, channel))
+            leasing::released(scripts::lock::release(
+                &l.key, &l.queue, &l.places, token, &l.channel,
+            ))
         })
     }
 
@@ -446,7 +442,7 @@ impl Lock {
     }
 }
 
-impl Acquiring for Lock {
+impl Resource for Lock {
     type Lease = Lease;
 
     fn leased(&self) -> &Leased {
@@ -463,29 +459,9 @@ impl Acquiring for Lock {
     fn release_by(&self, token: &str) -> Op<Option<bool>> {
         self.release(token)
     }
-}
-
-impl Resource for Lock {
-    type Lease = Lease;
-
-    fn key(&self) -> &str {
-        &self.leased.key
-    }
-
-    fn lease(&self) -> Duration {
-        self.leased.lease()
-    }
-
-    fn acquire(&self, timeout: Duration) -> Op<Lease> {
-        Lock::acquire(self, timeout)
-    }
 
     fn extend(&self, lease: &Lease, duration: Duration) -> Op<bool> {
         Lock::extend(self, &lease.token, duration)
-    }
-
-    fn release(&self, lease: &Lease) -> Op<Option<bool>> {
-        Lock::release(self, &lease.token)
     }
 
     fn token(lease: &Lease) -> &str {
