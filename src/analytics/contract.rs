@@ -6,16 +6,16 @@ use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_OFFSET};
 use crate::contract::parts::{
     KeyTemplate, PatternContract, Protocol, bitmap_prefix_param, constant, key, param, protocol,
+    required_param,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
         params: vec![
             bitmap_prefix_param(DEFAULT_PREFIX),
-            param(
+            required_param(
                 "tag",
                 "string",
-                json!(null),
                 "optional hash tag shared by every event (one cluster slot for all); null: each event's own tag",
             ),
             param(
@@ -24,10 +24,9 @@ pub(crate) fn contract() -> PatternContract {
                 json!(DEFAULT_MAX_UID),
                 "the largest id accepted, at most max_offset (a bitmap grows to max_id / 8 bytes)",
             ),
-            param(
+            required_param(
                 "granularities",
                 "string",
-                json!(null),
                 "the periods a mark sets, comma-separated from hour, day, week (ISO), month, year; null: day, week, month",
             ),
             param(

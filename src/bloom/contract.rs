@@ -31,22 +31,19 @@ fn params() -> Vec<Param> {
             DEFAULT_PREFIX,
             "sized filters: what every key starts with (no `{` or `}`)",
         ),
-        param(
+        required_param(
             "name",
             "string",
-            json!(null),
             "sized filters: the filter's name, not empty, no `{` or `}`",
         ),
-        param(
+        required_param(
             "expected",
             "integer",
-            json!(null),
             "sized filters: n, the items the filter is sized for, at least 1",
         ),
-        param(
+        required_param(
             "fp_rate",
             "number",
-            json!(null),
             "sized filters: p, the target false-positive rate, strictly between 0 and 1",
         ),
         param(
@@ -67,10 +64,9 @@ fn params() -> Vec<Param> {
             json!(MAX_BLOCK_BYTES),
             "sized filters: the largest block in bytes, 64 to max_block_bytes",
         ),
-        param(
+        required_param(
             "key",
             "string",
-            json!(null),
             "JSHash filters: the bitmap's key as the PHP code names it (e.g. bloom_user_email)",
         ),
         param(

@@ -210,6 +210,11 @@ pub(crate) fn param(name: &str, ty: &str, default: Value, meaning: &str) -> Para
     }
 }
 
+/// A setting a client must choose: no default.
+pub(crate) fn required_param(name: &str, ty: &str, meaning: &str) -> Param {
+    param(name, ty, Value::Null, meaning)
+}
+
 /// The `prefix` param of a pattern whose keys carry a hash tag after it,
 /// with its default.
 pub(crate) fn prefix_param(default: &str) -> Param {
@@ -233,16 +238,15 @@ pub(crate) fn prefix_param_meaning(default: &str, meaning: &str) -> Param {
 /// The required `base` param of a sharded pattern, the name its keys start
 /// with (`what`: `the logical hash's name`).
 pub(crate) fn base_param(what: &str) -> Param {
-    param("base", "string", Value::Null, &format!("{what}, not empty"))
+    required_param("base", "string", &format!("{what}, not empty"))
 }
 
 /// The required `name` param of a named resource (`what`: `lock`,
 /// `counter` ...), the hash tag of its keys.
 pub(crate) fn name_param(what: &str) -> Param {
-    param(
+    required_param(
         "name",
         "string",
-        Value::Null,
         &format!("the {what}'s name: not empty, no `{{` or `}}`"),
     )
 }

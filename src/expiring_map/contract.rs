@@ -14,10 +14,9 @@ pattern_contract! {
 fn params() -> Vec<Param> {
     vec![
         base_param("the logical map's name"),
-        param(
+        required_param(
             "shards",
             "integer",
-            json!(null),
             "the number of shards, at least 1",
         ),
         param(

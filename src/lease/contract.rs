@@ -1,25 +1,22 @@
 //! The pieces of the contract for other languages (see [`crate::contract`])
-//! that every leased resource shares: its wake-up channel, its lease and
-//! the longest lease.
+//! that every leased resource shares: its wake-up channel and waiter queue,
+//! its lease and the longest lease.
 
 use serde_json::json;
 
 use crate::contract::parts::{Constant, KeyTemplate, Param, constant, key, param};
 
-/// The wake-up channel of a leased resource (lock, semaphore, read-write
-/// lock): a release publishes on it, a waiter subscribes to it.
-pub(crate) fn wake_key() -> KeyTemplate {
-    key(
-        "wake",
-        "<prefix>{<name>}:wake",
-        "channel",
-        "the shard channel a release publishes on (no key): a waiter subscribes to it (SSUBSCRIBE)",
-    )
-}
-
-/// The waiter queue of a lock or a semaphore and the waiters' places.
-pub(crate) fn queue_keys() -> [KeyTemplate; 2] {
-    [
+/// The keys of a leased resource (lock, semaphore, read-write lock): its
+/// own (`own`), then its wake-up channel (a release publishes on it, a
+/// waiter subscribes to it), its waiter queue and the waiters' places.
+pub(crate) fn leased_keys(own: impl IntoIterator<Item = KeyTemplate>) -> Vec<KeyTemplate> {
+    let waiting = [
+        key(
+            "wake",
+            "<prefix>{<name>}:wake",
+            "channel",
+            "the shard channel a release publishes on (no key): a waiter subscribes to it (SSUBSCRIBE)",
+        ),
         key(
             "queue",
             "<prefix>{<name>}:queue",
@@ -32,7 +29,8 @@ pub(crate) fn queue_keys() -> [KeyTemplate; 2] {
             "zset",
             "the waiters' places: token -> the end of its place (unix ms); a waiter whose place ended is skipped",
         ),
-    ]
+    ];
+    own.into_iter().chain(waiting).collect()
 }
 
 /// The `fair` param of a lock or a semaphore.

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
 use crate::contract::parts::*;
 use crate::lease::TOKEN_BYTES;
-use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
+use crate::lease::contract::{fair_param, lease_param, leased_keys, max_lease_constant};
 
 pattern_contract! {
     "lock", "owner-token lock with fencing tokens: only the owner's token releases or extends it; a release wakes the waiters";
@@ -28,7 +28,7 @@ fn params() -> Vec<Param> {
 }
 
 fn keys() -> Vec<KeyTemplate> {
-    vec![
+    leased_keys([
         key(
             "lock",
             "<prefix>{<name>}",
@@ -41,10 +41,7 @@ fn keys() -> Vec<KeyTemplate> {
             "string",
             "the last fencing token handed out (max(last + 1, the server's clock in µs) per acquire), never expires",
         ),
-        wake_key(),
-        queue_keys()[0].clone(),
-        queue_keys()[1].clone(),
-    ]
+    ])
 }
 
 fn constants() -> Vec<Constant> {

@@ -6,7 +6,7 @@ use super::DEFAULT_PREFIX;
 use crate::bitmap::{DEFAULT_MAX_UID, MAX_RANGE_DAYS};
 use crate::contract::parts::{
     KeyTemplate, PatternContract, Protocol, bitmap_prefix_param, constant, function, key, param,
-    protocol, shared,
+    protocol, required_param, shared,
 };
 
 pub(crate) fn contract() -> PatternContract {
@@ -19,10 +19,9 @@ pub(crate) fn contract() -> PatternContract {
                 json!(DEFAULT_MAX_UID),
                 "the largest uid accepted (the offset trap guard of the day indexes)",
             ),
-            param(
+            required_param(
                 "retention_s",
                 "integer",
-                json!(null),
                 "seconds logs and indexes live after their period (month / day, 00:00 UTC); null: forever",
             ),
         ],

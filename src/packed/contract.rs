@@ -14,22 +14,15 @@ pattern_contract! {
 fn params() -> Vec<Param> {
     vec![
         base_param("the records' name"),
-        param(
-            "width",
-            "integer",
-            json!(null),
-            "bytes per record, at least 1",
-        ),
-        param(
+        required_param("width", "integer", "bytes per record, at least 1"),
+        required_param(
             "max_id",
             "integer",
-            json!(null),
             "the largest id accepted (ids above it are refused before sending)",
         ),
-        param(
+        required_param(
             "ids_per_shard",
             "integer",
-            json!(null),
             "ids per shard; default max(1, floor(default_shard_bytes / width)); ids_per_shard * width <= max_shard_bytes",
         ),
         param(

@@ -1,7 +1,5 @@
 //! The rate limiters' contract for other languages (see [`crate::contract`]).
 
-use serde_json::json;
-
 use super::DEFAULT_PREFIX;
 use super::limit::MAX_TOLERANCE_US;
 use crate::contract::parts::*;
@@ -28,40 +26,26 @@ fn params() -> Vec<Param> {
             DEFAULT_PREFIX,
             "what every key starts with (no `{` or `}`); one limit per prefix",
         ),
-        param(
+        required_param(
             "subject",
             "string",
-            json!(null),
             "who is limited (a user, an API key ...): not empty, no `{` or `}`",
         ),
-        param(
+        required_param(
             "max_burst",
             "integer",
-            json!(null),
             "GCRA: units allowed at once beyond the steady rate (the limit is max_burst + 1)",
         ),
-        param(
-            "count_per_period",
-            "integer",
-            json!(null),
-            "GCRA: units per period",
-        ),
-        param(
+        required_param("count_per_period", "integer", "GCRA: units per period"),
+        required_param(
             "period_ms",
             "duration_ms",
-            json!(null),
             "GCRA: the period, whole milliseconds",
         ),
-        param(
-            "limit",
-            "integer",
-            json!(null),
-            "the windows: units allowed per window",
-        ),
-        param(
+        required_param("limit", "integer", "the windows: units allowed per window"),
+        required_param(
             "window_ms",
             "duration_ms",
-            json!(null),
             "the windows: the window, whole milliseconds",
         ),
     ]
@@ -155,6 +139,8 @@ fn protocols() -> Vec<Protocol> {
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
+
+    use serde_json::json;
 
     use super::*;
     use crate::contract::parts::KeyTemplate;

@@ -6,28 +6,22 @@ use super::add::WINDOWS;
 use super::{DEFAULT_INDEX_MARGIN, DEFAULT_PREFIX, MAX_SHARDS, MAX_TTL_MS};
 use crate::contract::parts::{
     KeyTemplate, PatternContract, Protocol, constant, function, key, param, prefix_param, protocol,
+    required_param,
 };
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
         params: vec![
             prefix_param(DEFAULT_PREFIX),
-            param(
+            required_param(
                 "limit",
                 "integer",
-                json!(null),
                 "the newest limit records of a key are always kept (until they expire); at least shard_size",
             ),
-            param(
-                "shard_size",
-                "integer",
-                json!(null),
-                "records per shard, at least 1",
-            ),
-            param(
+            required_param("shard_size", "integer", "records per shard, at least 1"),
+            required_param(
                 "ttl_ms",
                 "integer",
-                json!(null),
                 "shard TTL in ms, reset on every write to the shard, 1 to max_ttl_ms",
             ),
             param(

@@ -3,7 +3,7 @@
 
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS};
 use crate::contract::parts::{PatternContract, Protocol, key, name_param, prefix_param, protocol};
-use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
+use crate::lease::contract::{fair_param, lease_param, leased_keys, max_lease_constant};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
@@ -15,7 +15,7 @@ pub(crate) fn contract() -> PatternContract {
             ),
             fair_param(),
         ],
-        keys: vec![
+        keys: leased_keys([
             key(
                 "writer",
                 "<prefix>{<name>}",
@@ -34,10 +34,7 @@ pub(crate) fn contract() -> PatternContract {
                 "zset",
                 "waiting writer token -> the end of its intent (unix ms); while one lasts, new readers are refused",
             ),
-            wake_key(),
-            queue_keys()[0].clone(),
-            queue_keys()[1].clone(),
-        ],
+        ]),
         constants: vec![max_lease_constant(MAX_LEASE_MS)],
         protocols: protocols(),
         ..PatternContract::of(

@@ -1,38 +1,30 @@
 //! The semaphore's contract for other languages (see [`crate::contract`]).
 
-use serde_json::json;
-
 use super::{DEFAULT_PREFIX, MAX_LEASE_MS, MAX_LIMIT};
 use crate::contract::parts::{
-    PatternContract, constant, key, name_param, param, prefix_param, protocol,
+    PatternContract, constant, key, name_param, prefix_param, protocol, required_param,
 };
-use crate::lease::contract::{fair_param, lease_param, max_lease_constant, queue_keys, wake_key};
+use crate::lease::contract::{fair_param, lease_param, leased_keys, max_lease_constant};
 
 pub(crate) fn contract() -> PatternContract {
     PatternContract {
         params: vec![
             prefix_param(DEFAULT_PREFIX),
             name_param("semaphore"),
-            param(
+            required_param(
                 "limit",
                 "integer",
-                json!(null),
                 "holders at once, 1 to max_limit; every client of a semaphore uses the same",
             ),
             lease_param("the lease of every permit, 1 to max_lease_ms"),
             fair_param(),
         ],
-        keys: vec![
-            key(
-                "permits",
-                "<prefix>{<name>}",
-                "zset",
-                "holder token -> the end of its lease (unix ms, the server's TIME); expires with its longest lease",
-            ),
-            wake_key(),
-            queue_keys()[0].clone(),
-            queue_keys()[1].clone(),
-        ],
+        keys: leased_keys([key(
+            "permits",
+            "<prefix>{<name>}",
+            "zset",
+            "holder token -> the end of its lease (unix ms, the server's TIME); expires with its longest lease",
+        )]),
         constants: vec![
             constant(
                 "max_limit",

@@ -20,22 +20,19 @@ fn params() -> Vec<Param> {
             json!(super::DEFAULT_SEPARATOR),
             "what joins base and shard id in a shard key, not empty, no '{' or '}' (\"_\" is the PHP recipe's shardKey: <base>_<shard>)",
         ),
-        param(
+        required_param(
             "shards",
             "integer",
-            json!(null),
             "crc32 sharding: the number of shards, at least 1",
         ),
-        param(
+        required_param(
             "fields_per_shard",
             "integer",
-            json!(null),
             "id sharding (instead of shards): fields per shard, at least 1",
         ),
-        param(
+        required_param(
             "max_id",
             "integer",
-            json!(null),
             "id sharding: the largest id",
         ),
         param(

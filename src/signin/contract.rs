@@ -22,10 +22,9 @@ fn params() -> Vec<Param> {
             DEFAULT_PREFIX,
             "what every key starts with; empty for bare dates (SETBIT 20220320 100 1); no whitespace",
         ),
-        param(
+        required_param(
             "tag",
             "string",
-            json!(null),
             "optional hash tag putting every day in one cluster slot: not empty, no `{` or `}`",
         ),
         param(
@@ -34,10 +33,9 @@ fn params() -> Vec<Param> {
             json!(DEFAULT_MAX_UID),
             "the largest uid accepted, at most max_offset (the offset trap guard)",
         ),
-        param(
+        required_param(
             "retention_s",
             "integer",
-            json!(null),
             "seconds a day's bitmap lives after the day ends (00:00 UTC); null: forever",
         ),
     ]

@@ -15,10 +15,9 @@ fn params() -> Vec<Param> {
     vec![
         prefix_param(DEFAULT_PREFIX),
         name_param("counter"),
-        param(
+        required_param(
             "shards",
             "integer",
-            json!(null),
             "shard sets per day, 1 to max_shards; every writer of a counter uses the same",
         ),
         param(
