@@ -786,20 +786,19 @@ mod tests {
             "The user executing the script can't run this command or subcommand script: 59e16af4, on @user_script:40.",
         );
         assert_eq!(denied.server_kind(), Some(ServerErrorKind::NoPermission));
-        // The denied call is named from the script's line: the first line
-        // of `script` that holds `call`.
-        let line_of = |script: &crate::ScriptInfo, call: &str| {
-            1 + (script.source().lines())
-                .position(|l| l.contains(call))
-                .expect(call)
+        // The denied call is named from the script's line: `script` denied
+        // `what` (the server's words) at its first line that holds `call`.
+        let denied_at = |script: &'static crate::ScriptInfo, call: &str, what: &str| {
+            let mut lines = script.source().lines();
+            let line = 1 + lines.position(|l| l.contains(call)).expect(call);
+            let message =
+                format!("The user executing the script can't {what}, on @user_script:{line}.");
+            (line, Error::from_code(Some(script), "ERR", &message))
         };
-        let line = line_of(&crate::scripts::PACKED_PUT, "redis.call(");
-        let e = Error::from_code(
-            Some(&crate::scripts::PACKED_PUT),
-            "ERR",
-            &format!(
-                "The user executing the script can't run this command or subcommand script: 59e16af4, on @user_script:{line}."
-            ),
+        let (line, e) = denied_at(
+            &crate::scripts::PACKED_PUT,
+            "redis.call(",
+            "run this command or subcommand script: 59e16af4",
         );
         assert!(e.to_string().contains("denied: "), "{e}");
         assert!(
@@ -807,13 +806,10 @@ mod tests {
                 .contains(&format!("line {line} of packed.put")),
             "{e}"
         );
-        let line = line_of(&crate::scripts::LOCK_RELEASE, "redis.call('SPUBLISH'");
-        let e = Error::from_code(
-            Some(&crate::scripts::LOCK_RELEASE),
-            "ERR",
-            &format!(
-                "The user executing the script can't publish to the channel mentioned in the command script: 2de997f7, on @user_script:{line}."
-            ),
+        let (_, e) = denied_at(
+            &crate::scripts::LOCK_RELEASE,
+            "redis.call('SPUBLISH'",
+            "publish to the channel mentioned in the command script: 2de997f7",
         );
         assert_eq!(e.server_kind(), Some(ServerErrorKind::NoPermission));
         assert!(

@@ -48,7 +48,10 @@ impl ErrorCode {
             meaning: "a rolling store's index was written with another ring size or shard size than \
                       this call passes: every writer of one logical key must use the same limit and \
                       shard_size. Nothing was written.",
-            to_kind: rolling_layout,
+            to_kind: |script, detail| ErrorKind::RollingLayout {
+                script,
+                detail: detail.to_string(),
+            },
         },
         ErrorCode {
             code: "BLOOMCONFIG",
@@ -57,7 +60,9 @@ impl ErrorCode {
             meaning: "a sized Bloom filter exists with other parameters than the ones requested (or \
                       a block exists without a config and holds data); nothing was changed. Open the \
                       filter with its stored parameters instead.",
-            to_kind: bloom_config_mismatch,
+            to_kind: |_, detail| ErrorKind::BloomConfigMismatch {
+                detail: detail.to_string(),
+            },
         },
         ErrorCode {
             code: "NOFILTER",
@@ -65,7 +70,9 @@ impl ErrorCode {
             detail: "block <key> is missing or lost its sentinel bit",
             meaning: "a sized Bloom filter's block is missing or lost its sentinel bit (deleted, \
                       evicted, flushed): its bits cannot be trusted. Nothing was written.",
-            to_kind: bloom_missing,
+            to_kind: |_, detail| ErrorKind::BloomMissing {
+                detail: detail.to_string(),
+            },
         },
         ErrorCode {
             code: "LAYOUT",
@@ -83,7 +90,10 @@ impl ErrorCode {
             meaning: "a strict sharded-hash write would push the shard past max_entries (its \
                       hash-max-listpack-entries), which would convert it out of listpack; nothing \
                       was written. Plan more shards.",
-            to_kind: shard_full,
+            to_kind: |script, detail| ErrorKind::ShardFull {
+                script,
+                detail: detail.to_string(),
+            },
         },
         ErrorCode {
             code: "OVERFLOW",
@@ -91,7 +101,10 @@ impl ErrorCode {
             detail: "<value> + <delta> leaves the <size>-byte field range <lo>..<hi>",
             meaning: "a packed record's integer field would leave its range; the record was not \
                       changed.",
-            to_kind: overflow,
+            to_kind: |script, detail| ErrorKind::Overflow {
+                script,
+                detail: detail.to_string(),
+            },
         },
         ErrorCode {
             code: "UIDRANGE",
@@ -99,7 +112,9 @@ impl ErrorCode {
             detail: "uid <uid> is above the configured maximum <max>",
             meaning: "a user id is above the configured maximum bit offset (the offset trap: SETBIT \
                       at 4e9 allocates ~500 MB); nothing was written.",
-            to_kind: uid_out_of_range,
+            to_kind: |_, detail| ErrorKind::UidOutOfRange {
+                detail: detail.to_string(),
+            },
         },
         ErrorCode {
             code: "MAXMEMORY",
@@ -117,7 +132,9 @@ impl ErrorCode {
             detail: "expire_at <t> is not after the server time <now>",
             meaning: "a visit was added to a day whose keys would already have expired (its end of \
                       day plus grace is not after the server's clock); nothing was written.",
-            to_kind: day_ended,
+            to_kind: |_, detail| ErrorKind::DayEnded {
+                detail: detail.to_string(),
+            },
         },
     ];
 
@@ -151,25 +168,6 @@ fn invalid_argument(script: &'static str, detail: &str) -> ErrorKind {
     }
 }
 
-fn rolling_layout(script: &'static str, detail: &str) -> ErrorKind {
-    ErrorKind::RollingLayout {
-        script,
-        detail: detail.to_string(),
-    }
-}
-
-fn bloom_config_mismatch(_: &'static str, detail: &str) -> ErrorKind {
-    ErrorKind::BloomConfigMismatch {
-        detail: detail.to_string(),
-    }
-}
-
-fn bloom_missing(_: &'static str, detail: &str) -> ErrorKind {
-    ErrorKind::BloomMissing {
-        detail: detail.to_string(),
-    }
-}
-
 /// `LAYOUT <key> holds <stored>, this call uses <requested>` (the scripts'
 /// wording).
 fn layout_mismatch(_: &'static str, detail: &str) -> ErrorKind {
@@ -179,26 +177,6 @@ fn layout_mismatch(_: &'static str, detail: &str) -> ErrorKind {
         key: key.to_string(),
         stored: stored.to_string(),
         requested: requested.to_string(),
-    }
-}
-
-fn shard_full(script: &'static str, detail: &str) -> ErrorKind {
-    ErrorKind::ShardFull {
-        script,
-        detail: detail.to_string(),
-    }
-}
-
-fn overflow(script: &'static str, detail: &str) -> ErrorKind {
-    ErrorKind::Overflow {
-        script,
-        detail: detail.to_string(),
-    }
-}
-
-fn uid_out_of_range(_: &'static str, detail: &str) -> ErrorKind {
-    ErrorKind::UidOutOfRange {
-        detail: detail.to_string(),
     }
 }
 
@@ -221,11 +199,5 @@ fn not_enough_memory(script: &'static str, detail: &str) -> ErrorKind {
         available: number("available"),
         limit: MemoryLimit::Maxmemory,
         script: Some(script),
-    }
-}
-
-fn day_ended(_: &'static str, detail: &str) -> ErrorKind {
-    ErrorKind::DayEnded {
-        detail: detail.to_string(),
     }
 }
