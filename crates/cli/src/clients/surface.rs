@@ -108,35 +108,122 @@ fn scalar_checks(t: &Type) -> Option<[&'static str; 3]> {
     })
 }
 
-/// `lang`'s check of the scalar input `v` (named by the literal `n`) of
-/// type `t` ([`scalar_checks`]), `None` when `t` is made of others.
-pub(super) fn scalar_check(lang: Lang, t: &Type, n: &str, v: &str) -> Option<String> {
-    let column = match lang {
+/// The input check of each type made of others but a record (which each
+/// language spells itself), side by side as in [`scalar_checks`]: `{n}`
+/// and `{v}` as there, `{w}` an enum's values (literals), `{c}` what the
+/// language writes after them, `{i}` the check of a list's or an option's
+/// item (a function of it), `{k}` and `{e}` those of a map's keys and
+/// values or of the two sides of a list's pairs, `{t}` those of a tuple's
+/// members.
+fn compound_checks(t: &Type) -> Option<[&'static str; 3]> {
+    Some(match t {
+        Type::Enum(_) => [
+            "C::enum({n}, {v}, [{w}])",
+            "_c.enum({n}, {v}, ({w},))",
+            "c.oneOf({n}, {v}, [{w}]{c})",
+        ],
+        Type::List(item) if matches!(item.as_ref(), Type::Tuple(ts) if ts.len() == 2) => [
+            "C::pairs({n}, {v}, {k}, {e})",
+            "_c.list_({n}, {v}, {i})",
+            "c.list({n}, {v}, {i})",
+        ],
+        Type::List(_) => [
+            "C::list({n}, {v}, {i})",
+            "_c.list_({n}, {v}, {i})",
+            "c.list({n}, {v}, {i})",
+        ],
+        Type::Opt(_) => ["C::opt({v}, {i})", "_c.opt({v}, {i})", "c.opt({v}, {i})"],
+        Type::Tuple(_) => [
+            "C::tuple({n}, {v}, {t})",
+            "_c.pair({n}, {v}, {t})",
+            "c.pair({n}, {v}, {t})",
+        ],
+        Type::Map(..) => [
+            "C::map({n}, {v}, {k}, {e})",
+            "_c.mapping({n}, {v}, {k}, {e})",
+            "c.map({n}, {v}, {k}, {e})",
+        ],
+        _ => return None,
+    })
+}
+
+/// `lang`'s column of [`scalar_checks`] and [`compound_checks`].
+fn column(lang: Lang) -> usize {
+    match lang {
         Lang::Php => 0,
         Lang::Python => 1,
         Lang::Typescript => 2,
-    };
-    let (a, b) = match t {
-        Type::Range(a, b) => (a.to_string(), b.to_string()),
-        _ => (String::new(), String::new()),
-    };
-    let template = scalar_checks(t)?[column];
-    let mut out = String::with_capacity(template.len() + n.len() + v.len());
+    }
+}
+
+/// `template` with each `{hole}` replaced by `hole(name)`.
+fn fill(template: &str, hole: impl Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(template.len() * 2);
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
-        let (hole, tail) = rest[open + 1..].split_once('}').expect("closed hole");
-        out.push_str(match hole {
-            "n" => n,
-            "v" => v,
-            "a" => &a,
-            "b" => &b,
-            _ => unreachable!("unknown hole {hole}"),
-        });
+        let (name, tail) = rest[open + 1..].split_once('}').expect("closed hole");
+        out.push_str(&hole(name));
         rest = tail;
     }
     out.push_str(rest);
-    Some(out)
+    out
+}
+
+/// `lang`'s check of the scalar input `v` (named by the literal `n`) of
+/// type `t` ([`scalar_checks`]), `None` when `t` is made of others.
+fn scalar_check(lang: Lang, t: &Type, n: &str, v: &str) -> Option<String> {
+    let template = scalar_checks(t)?[column(lang)];
+    Some(fill(template, |hole| match (hole, t) {
+        ("n", _) => n.to_string(),
+        ("v", _) => v.to_string(),
+        ("a", Type::Range(a, _)) => a.to_string(),
+        ("b", Type::Range(_, b)) => b.to_string(),
+        _ => unreachable!("unknown hole {hole}"),
+    }))
+}
+
+/// How a language writes what [`input_check`] fills in: a string literal,
+/// the check of a member (as a function of it), what follows an enum's
+/// values.
+pub(super) struct Members<'a> {
+    pub quote: fn(&str) -> String,
+    pub check: &'a dyn Fn(&Type) -> String,
+    pub after_words: &'a str,
+}
+
+/// `lang`'s check of the input `v` (named by the literal `n`) of type `t`,
+/// scalar ([`scalar_checks`]) or made of others ([`compound_checks`]; not a
+/// record).
+pub(super) fn input_check(lang: Lang, t: &Type, n: &str, v: &str, m: &Members<'_>) -> String {
+    if let Some(check) = scalar_check(lang, t, n, v) {
+        return check;
+    }
+    let template = compound_checks(t).unwrap_or_else(|| unreachable!("{t:?}: the language's"));
+    let joined = |ts: &[Type]| ts.iter().map(m.check).collect::<Vec<_>>().join(", ");
+    let pair = |i: usize| match t {
+        Type::List(item) => match item.as_ref() {
+            Type::Tuple(ts) => (m.check)(&ts[i]),
+            _ => unreachable!("a list of pairs"),
+        },
+        Type::Map(k, e) => (m.check)(if i == 0 { k } else { e }),
+        _ => unreachable!("{t:?} has no pair of checks"),
+    };
+    fill(template[column(lang)], |hole| match (hole, t) {
+        ("n", _) => n.to_string(),
+        ("v", _) => v.to_string(),
+        ("w", Type::Enum(words)) => words
+            .iter()
+            .map(|w| (m.quote)(w))
+            .collect::<Vec<_>>()
+            .join(", "),
+        ("c", _) => m.after_words.to_string(),
+        ("i", Type::List(item) | Type::Opt(item)) => (m.check)(item),
+        ("k", _) => pair(0),
+        ("e", _) => pair(1),
+        ("t", Type::Tuple(ts)) => joined(ts),
+        _ => unreachable!("{t:?}: no hole {hole}"),
+    })
 }
 
 /// How a language whose inputs are plain parameters (PHP, Python) spells

@@ -15,7 +15,7 @@ use redis_patterns::contract::api::{Class, ErrorDecl, Field, Operation, Param, R
 use serde_json::Value;
 
 use super::super::Lang;
-use super::super::surface::{Dir, Inputs, Part, Surface, is_class, scalar_check};
+use super::super::surface::{Dir, Inputs, Members, Part, Surface, input_check, is_class};
 use super::{camel_lower, php_str};
 
 /// The line that starts a file in the walk's text: `FILE` then its path.
@@ -176,34 +176,18 @@ impl Surface for PhpSurface {
 
     fn check(&self, t: &Type, name: &str, v: &str, depth: usize) -> String {
         let n = php_str(name);
-        if let Some(check) = scalar_check(Lang::Php, t, &n, v) {
-            return check;
-        }
         let x = format!("$x{depth}");
-        let inner = |t: &Type| format!("fn ({x}) => {}", self.check(t, name, &x, depth + 1));
+        let check = |t: &Type| format!("fn ({x}) => {}", self.check(t, name, &x, depth + 1));
         match t {
-            Type::Enum(words) => format!(
-                "C::enum({n}, {v}, [{}])",
-                words
-                    .iter()
-                    .map(|w| php_str(w))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Type::List(t) => match t.as_ref() {
-                Type::Tuple(ts) if ts.len() == 2 => {
-                    format!("C::pairs({n}, {v}, {}, {})", inner(&ts[0]), inner(&ts[1]))
-                }
-                t => format!("C::list({n}, {v}, {})", inner(t)),
-            },
-            Type::Opt(t) => format!("C::opt({v}, {})", inner(t)),
-            Type::Tuple(ts) => format!(
-                "C::tuple({n}, {v}, {})",
-                ts.iter().map(inner).collect::<Vec<_>>().join(", ")
-            ),
-            Type::Map(k, val) => format!("C::map({n}, {v}, {}, {})", inner(k), inner(val)),
             Type::Named(r) => format!("C::record({n}, {v}, \\RedisPatterns\\Records\\{r}::class)"),
-            scalar => unreachable!("{scalar:?} has a scalar check"),
+            t => {
+                let m = Members {
+                    quote: php_str,
+                    check: &check,
+                    after_words: "",
+                };
+                input_check(Lang::Php, t, &n, v, &m)
+            }
         }
     }
 

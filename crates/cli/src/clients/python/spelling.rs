@@ -11,7 +11,9 @@ use redis_patterns::contract::api::{Class, ErrorDecl, Operation, Param, Record, 
 use serde_json::Value;
 
 use super::super::Lang;
-use super::super::surface::{Dir, Inputs, Part, Surface, classes, is_class, records, scalar_check};
+use super::super::surface::{
+    Dir, Inputs, Members, Part, Surface, classes, input_check, is_class, records,
+};
 use super::{ident, py_str};
 
 /// The Python surface; `asyncio`: the classes of `redis_patterns.asyncio`.
@@ -95,29 +97,18 @@ impl Surface for PySurface {
 
     fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String {
         let n = py_str(name);
-        if let Some(check) = scalar_check(Lang::Python, t, &n, var) {
-            return check;
-        }
         let x = format!("x{depth}");
-        let inner = |t: &Type| format!("lambda {x}: {}", self.check(t, name, &x, depth + 1));
+        let check = |t: &Type| format!("lambda {x}: {}", self.check(t, name, &x, depth + 1));
         match t {
-            Type::Enum(words) => format!(
-                "_c.enum({n}, {var}, ({},))",
-                words
-                    .iter()
-                    .map(|w| py_str(w))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Type::List(t) => format!("_c.list_({n}, {var}, {})", inner(t)),
-            Type::Opt(t) => format!("_c.opt({var}, {})", inner(t)),
-            Type::Tuple(ts) => format!(
-                "_c.pair({n}, {var}, {})",
-                ts.iter().map(inner).collect::<Vec<_>>().join(", ")
-            ),
-            Type::Map(k, v) => format!("_c.mapping({n}, {var}, {}, {})", inner(k), inner(v)),
             Type::Named(r) => format!("_c.record({n}, {var}, records.{r})"),
-            scalar => unreachable!("{scalar:?} has a scalar check"),
+            t => {
+                let m = Members {
+                    quote: py_str,
+                    check: &check,
+                    after_words: "",
+                };
+                input_check(Lang::Python, t, &n, var, &m)
+            }
         }
     }
 

@@ -12,7 +12,7 @@ use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Param, Re
 use serde_json::Value;
 
 use super::super::Lang;
-use super::super::surface::{Dir, Part, Surface, is_class, scalar_check};
+use super::super::surface::{Dir, Members, Part, Surface, input_check, is_class};
 use super::emit::{F, Mode, P, camel, ident, indent, jsdoc, lit};
 
 /// The TypeScript surface in one spelling.
@@ -100,26 +100,19 @@ impl Surface for TsSurface {
 
     fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String {
         let n = lit(name);
-        if let Some(check) = scalar_check(Lang::Typescript, t, &n, var) {
-            return check;
-        }
         let x = format!("x{depth}");
-        let sub = |t: &Type| format!("({x}) => {}", self.check(t, name, &x, depth + 1));
+        let check = |t: &Type| format!("({x}) => {}", self.check(t, name, &x, depth + 1));
         match t {
-            Type::Enum(words) => format!(
-                "c.oneOf({n}, {var}, [{}]{})",
-                words.iter().map(|w| lit(w)).collect::<Vec<_>>().join(", "),
-                self.mode.ts(" as const")
-            ),
-            Type::List(t) => format!("c.list({n}, {var}, {})", sub(t)),
-            Type::Opt(t) => format!("c.opt({var}, {})", sub(t)),
-            Type::Tuple(ts) if ts.len() == 2 => {
-                format!("c.pair({n}, {var}, {}, {})", sub(&ts[0]), sub(&ts[1]))
-            }
-            Type::Tuple(_) => panic!("{name}: only pairs are inputs"),
-            Type::Map(k, v) => format!("c.map({n}, {var}, {}, {})", sub(k), sub(v)),
             Type::Named(r) => self.record_check(r, name, var, depth),
-            scalar => unreachable!("{scalar:?} has a scalar check"),
+            Type::Tuple(ts) if ts.len() != 2 => panic!("{name}: only pairs are inputs"),
+            t => {
+                let m = Members {
+                    quote: lit,
+                    check: &check,
+                    after_words: self.mode.ts(" as const"),
+                };
+                input_check(Lang::Typescript, t, &n, var, &m)
+            }
         }
     }
 
