@@ -1,8 +1,9 @@
 //! Parsing one include: its name, its header, its functions analysed.
 
-use crate::analyse::{Code, analyse_include};
+use super::LuaFile;
+use crate::analyse::analyse_include;
 use crate::error::HeaderError;
-use crate::header::{Header, is_ident, read_include_header};
+use crate::header::{is_ident, read_include_header};
 use crate::include::{Include, find_include};
 
 /// The name of the include at `file` (`includes/<name>.lua`).
@@ -31,11 +32,11 @@ pub fn parse_include_with(
     source: &str,
     known: &[Include],
 ) -> Result<Include, HeaderError> {
-    let err = |(line, message): (usize, String)| HeaderError::in_lua(file, line, message);
+    let f = LuaFile::new(file, source);
+    let err = |e| f.error(e);
     let name = name_of(file).map_err(|m| err((0, m)))?;
-    let lines: Vec<&str> = source.lines().collect();
     let header =
-        read_include_header(&lines, |n| find_include(known, n).map(|_| ())).map_err(err)?;
+        read_include_header(&f.lines, |n| find_include(known, n).map(|_| ())).map_err(err)?;
     let nested: Vec<(&Include, usize)> = (header.includes.iter())
         .map(|(n, line)| {
             (
@@ -44,18 +45,11 @@ pub fn parse_include_with(
             )
         })
         .collect();
-    let (body_offset, code) = Code::below(source, &lines, header.end).map_err(err)?;
+    let (body_offset, code) = f.body(header.end)?;
     let facts = analyse_include(&code, &header.lists, &nested).map_err(err)?;
     Ok(Include {
         name: name.to_string(),
-        header: Header::of(
-            file,
-            source,
-            body_offset,
-            header.summary,
-            header.lists,
-            header.includes,
-        ),
+        header: f.header(body_offset, header.summary, header.lists, header.includes),
         functions: facts.functions,
         command_lines: facts.command_lines,
         error_lines: facts.error_lines,

@@ -1,10 +1,11 @@
 //! Parsing one script: its place, its header, its body analysed with its
 //! includes, then its idempotency and the SHA1 of what ships.
 
-use crate::analyse::{Code, Fault, analyse_script};
+use super::LuaFile;
+use crate::analyse::{Fault, analyse_script};
 use crate::emit::{inline_all, sha1_hex};
 use crate::error::HeaderError;
-use crate::header::{Header, is_ident, read_script_header, resolve_idempotency};
+use crate::header::{is_ident, read_script_header, resolve_idempotency};
 use crate::include::{INCLUDES, Include, find_include};
 use crate::script::ScriptSpec;
 
@@ -37,11 +38,11 @@ pub fn parse_script_with(
     source: &str,
     known: &[Include],
 ) -> Result<ScriptSpec, HeaderError> {
-    let err = |(line, message): (usize, String)| HeaderError::in_lua(file, line, message);
+    let f = LuaFile::new(file, source);
+    let err = |e| f.error(e);
     let (pattern, op) = place(file).map_err(|m| err((0, m)))?;
-    let lines: Vec<&str> = source.lines().collect();
-    let header = read_script_header(&lines).map_err(err)?;
-    let (body_offset, code) = Code::below(source, &lines, header.end).map_err(err)?;
+    let header = read_script_header(&f.lines).map_err(err)?;
+    let (body_offset, code) = f.body(header.end)?;
     let mut resolved: Vec<&Include> = Vec::with_capacity(header.includes.len());
     for (name, line) in &header.includes {
         resolved.push(find_include(known, name).map_err(|m| err((*line, m)))?);
@@ -65,14 +66,7 @@ pub fn parse_script_with(
         name: format!("{pattern}.{op}"),
         pattern,
         op,
-        header: Header::of(
-            file,
-            source,
-            body_offset,
-            header.summary,
-            header.lists,
-            header.includes,
-        ),
+        header: f.header(body_offset, header.summary, header.lists, header.includes),
         keys: header.keys,
         args: header.args,
         returns: header.returns,
