@@ -41,6 +41,7 @@ mod typescript;
 
 use std::path::Path;
 
+use redis_patterns::script::ScriptInfo;
 use redis_patterns::scripts::ALL;
 
 /// A language the CLI generates a client for.
@@ -132,6 +133,13 @@ fn patterns() -> Vec<&'static str> {
         .collect();
     out.dedup();
     out
+}
+
+/// The scripts of `pattern`, in registry order.
+fn scripts_of(pattern: &str) -> impl Iterator<Item = &'static ScriptInfo> + '_ {
+    ALL.iter()
+        .copied()
+        .filter(move |s| s.name.split('.').next() == Some(pattern))
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
 use super::surface::{self, Part};
-use super::syntax::{Syntax, call_lists, calls, checks, contract_tables};
-use super::{File, bundle, camel, patterns};
+use super::syntax::{Syntax, call_lists, calls, checks, contract_consts};
+use super::{File, bundle, camel, patterns, scripts_of};
 
 mod spelling;
 use spelling::{FILE, PhpSurface};
@@ -436,10 +436,7 @@ fn scripts(pattern: &str) -> String {
         "<?php\n// Generated from the script headers by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns\\Scripts;\n\nuse RedisPatterns\\Call;\nuse RedisPatterns\\Runtime;\n\n/**\n * The `{pattern}` scripts (lua/{pattern}/): one typed method per script, checking\n * its arguments like the header says; Runtime::run($client, $call) sends the Call.\n */\nfinal class {}Scripts\n{{\n",
         camel(pattern)
     );
-    for s in ALL
-        .iter()
-        .filter(|s| s.name.split('.').next() == Some(pattern))
-    {
+    for s in scripts_of(pattern) {
         method(&mut out, s);
     }
     out.push_str("}\n");
@@ -450,15 +447,9 @@ fn contract() -> String {
     let mut out = String::from(
         "<?php\n// Generated from redis_patterns::contract by `redis-patterns export --lang php`. Do not edit.\n\ndeclare(strict_types=1);\n\nnamespace RedisPatterns;\n\n/** Key templates, settings, constants, scripts and error codes of every pattern. */\nfinal class Contract\n{\n",
     );
-    for table in contract_tables() {
-        let _ = writeln!(
-            out,
-            "    /** {} */\n    public const {} = [\n{}    ];\n",
-            table.doc::<Php>(),
-            table.name,
-            table.lines::<Php>("        ")
-        );
-    }
+    out.push_str(&contract_consts::<Php>("        ", |doc, name, lines| {
+        format!("    /** {doc} */\n    public const {name} = [\n{lines}    ];\n\n")
+    }));
     out.push_str(
         "    /** Every script of the bundle by name: [sha1, file below lua/, read-only, its error codes, its key names, its argument names]. */\n    public const SCRIPTS = [\n",
     );

@@ -10,8 +10,8 @@ use redis_patterns::scripts::ALL;
 use serde_json::Value;
 
 use super::surface::{self, Part};
-use super::syntax::{Syntax, call_lists, calls, checks, contract_tables, script_doc};
-use super::{File, bundle, camel, patterns};
+use super::syntax::{Syntax, call_lists, calls, checks, contract_consts, script_doc};
+use super::{File, bundle, camel, patterns, scripts_of};
 
 mod spelling;
 use spelling::{PySurface, init};
@@ -315,7 +315,7 @@ fn scripts() -> String {
             "\n\nclass {}:\n    \"\"\"The `{p}` scripts (lua/{p}/).\"\"\"\n",
             camel(p)
         );
-        for s in ALL.iter().filter(|s| s.name.split('.').next() == Some(p)) {
+        for s in scripts_of(p) {
             script_fn(&mut out, s);
         }
     }
@@ -331,15 +331,9 @@ fn contract() -> String {
     let mut out = String::from(
         "\"\"\"Key templates, settings and constants of every pattern, generated from\nredis_patterns::contract by `redis-patterns export --lang python`. Do not edit.\"\"\"\n\nfrom typing import Any, Dict, List\n\n",
     );
-    for table in contract_tables() {
-        let _ = writeln!(
-            out,
-            "#: {}\n{}: Dict[str, Dict[str, Any]] = {{\n{}}}\n",
-            table.doc::<Python>(),
-            table.name,
-            table.lines::<Python>("    ")
-        );
-    }
+    out.push_str(&contract_consts::<Python>("    ", |doc, name, lines| {
+        format!("#: {doc}\n{name}: Dict[str, Dict[str, Any]] = {{\n{lines}}}\n\n")
+    }));
     out.push_str(
         "def render(template: str, **values: object) -> str:\n    \"\"\"`template` with every `<var>` replaced by str(values[var]).\"\"\"\n    out: List[str] = []\n    rest = template\n    while \"<\" in rest:\n        i = rest.index(\"<\")\n        j = rest.index(\">\", i)\n        out.append(rest[:i])\n        out.append(str(values[rest[i + 1:j]]))\n        rest = rest[j + 1:]\n    out.append(rest)\n    return \"\".join(out)\n\n\ndef key(pattern: str, role: str, **values: object) -> str:\n    \"\"\"The key of `role` in `pattern`, rendered from its template.\"\"\"\n    return render(str(KEYS[pattern][role]), **values)\n",
     );

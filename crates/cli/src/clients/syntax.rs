@@ -248,7 +248,7 @@ pub(super) fn check_order(args: &'static [ArgSpec]) -> impl Iterator<Item = &'st
 
 /// One table of the generated contract: per pattern, per name, a value.
 pub(super) struct Table {
-    pub name: &'static str,
+    name: &'static str,
     /// What it holds; `{null}` stands for the language's null.
     doc: &'static str,
     rows: Vec<(String, Vec<(String, Value)>)>,
@@ -256,7 +256,7 @@ pub(super) struct Table {
 
 impl Table {
     /// What the table holds, in the language's words.
-    pub fn doc<S: Syntax>(&self) -> String {
+    fn doc<S: Syntax>(&self) -> String {
         self.doc.replace("{null}", S::NULL)
     }
 
@@ -264,7 +264,7 @@ impl Table {
     /// literal, then its entries as a map literal, then a comma), each
     /// indented by `indent`; the map's opening and closing are the
     /// caller's.
-    pub fn lines<S: Syntax>(&self, indent: &str) -> String {
+    fn lines<S: Syntax>(&self, indent: &str) -> String {
         let sep = S::MAP[1];
         self.rows
             .iter()
@@ -280,9 +280,22 @@ impl Table {
     }
 }
 
+/// The contract's tables ([`contract_tables`]) one after the other, each
+/// as `declare` writes it from its doc, its name and its lines (in `S`'s
+/// spelling, indented by `indent`: [`Table::lines`]).
+pub(super) fn contract_consts<S: Syntax>(
+    indent: &str,
+    declare: impl Fn(&str, &str, &str) -> String,
+) -> String {
+    contract_tables()
+        .iter()
+        .map(|t| declare(&t.doc::<S>(), t.name, &t.lines::<S>(indent)))
+        .collect()
+}
+
 /// The contract's tables: `KEYS` (templates), `DEFAULTS` (settings) and
 /// `CONSTANTS`.
-pub(super) fn contract_tables() -> [Table; 3] {
+fn contract_tables() -> [Table; 3] {
     let table = |name, doc, f: fn(&PatternContract) -> Vec<(String, Value)>| Table {
         name,
         doc,

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
-use super::super::syntax::{Syntax, call_lists, calls, checks, contract_tables, script_doc};
-use super::super::{camel as pascal, patterns};
+use super::super::syntax::{Syntax, call_lists, calls, checks, contract_consts, script_doc};
+use super::super::{camel as pascal, patterns, scripts_of};
 use super::emit::{F, Mode, P, ident, lit};
 
 /// TypeScript's spelling of the script calls.
@@ -157,7 +157,7 @@ pub(crate) fn scripts(mode: Mode) -> String {
     ));
     for p in patterns() {
         let mut members = String::new();
-        for s in ALL.iter().filter(|s| s.name.split('.').next() == Some(p)) {
+        for s in scripts_of(p) {
             members.push_str(&script_fn(mode, s));
         }
         let doc = format!("The `{p}` scripts (lua/{p}/).");
@@ -178,16 +178,11 @@ pub(crate) fn contract(mode: Mode) -> String {
     let mut out = mode.opening(
         "Key templates, settings and constants of every pattern, from\n// redis_patterns::contract.",
     );
-    for table in contract_tables() {
-        let value = format!("{{\n{}}}", table.lines::<Ts>("  "));
-        out.push('\n');
-        out.push_str(&mode.export_const(
-            &table.doc::<Ts>(),
-            table.name,
-            "Readonly<Record<string, Readonly<Record<string, any>>>>",
-            &value,
-        ));
-    }
+    out.push_str(&contract_consts::<Ts>("  ", |doc, name, lines| {
+        let value = format!("{{\n{lines}}}");
+        let ty = "Readonly<Record<string, Readonly<Record<string, any>>>>";
+        format!("\n{}", mode.export_const(doc, name, ty, &value))
+    }));
     out.push('\n');
     let values = || P::new("values", "Readonly<Record<string, string | number>>");
     out.push_str(&mode.function(&F::new(
