@@ -304,32 +304,17 @@ impl Surface for PhpSurface {
         out.push_str(&self.op_doc(op, None));
         let core = format!("Internal\\Ops\\{}", ops_class(pattern, &c.name));
         if op.pure {
-            let _ = writeln!(
-                out,
-                "    public function {name}({}): {ret}\n    {{",
-                self.signature(&op.params)
-            );
-            self.checks(out, &op.params);
+            self.open(out, &format!("public function {name}"), "", op, &ret);
             let _ = writeln!(out, "        return $this->core->{name}({args});\n    }}\n");
         } else if op.is_static {
-            let sig = self.signature(&op.params);
-            let sep = if sig.is_empty() { "" } else { ", " };
-            let _ = writeln!(
-                out,
-                "    public static function {name}(\\Redis|\\RedisCluster $client{sep}{sig}): {ret}\n    {{"
-            );
-            self.checks(out, &op.params);
+            let function = format!("public static function {name}");
+            self.open(out, &function, "\\Redis|\\RedisCluster $client", op, &ret);
             let _ = writeln!(out, "        $run = Runner::of($client);");
             let sep = if args.is_empty() { "" } else { ", " };
             let call = format!("\\RedisPatterns\\{core}::{name}($run{sep}{args})");
             self.ret(out, &op.returns, &call, "$run");
         } else {
-            let _ = writeln!(
-                out,
-                "    public function {name}({}): {ret}\n    {{",
-                self.signature(&op.params)
-            );
-            self.checks(out, &op.params);
+            self.open(out, &format!("public function {name}"), "", op, &ret);
             let sep = if args.is_empty() { "" } else { ", " };
             let call = format!("$this->core->{name}($this->run{sep}{args})");
             self.ret(out, &op.returns, &call, "$this->run");
@@ -348,6 +333,20 @@ fn ops_class(_pattern: &str, class: &str) -> String {
 }
 
 impl PhpSurface {
+    /// A method's opening: `function` (its modifiers and name), taking
+    /// `first` (if not empty) and then `op`'s parameters, returning `ret`;
+    /// then the checks of `op`'s inputs.
+    fn open(&self, out: &mut String, function: &str, first: &str, op: &Operation, ret: &str) {
+        let sig = self.signature(&op.params);
+        let sep = if first.is_empty() || sig.is_empty() {
+            ""
+        } else {
+            ", "
+        };
+        let _ = writeln!(out, "    {function}({first}{sep}{sig}): {ret}\n    {{");
+        self.checks(out, &op.params);
+    }
+
     /// A promoted readonly property of a record or error.
     fn property(&self, f: &Field, pad: &str) -> String {
         let what = if f.doc.is_empty() {
@@ -451,13 +450,13 @@ impl PhpSurface {
                 "@return T what $body returned",
             ]),
         ));
-        let sig = self.signature(&op.params);
-        let sep = if sig.is_empty() { "" } else { ", " };
-        let _ = writeln!(
+        self.open(
             out,
-            "    public function synchronized(callable $body{sep}{sig}): mixed\n    {{"
+            "public function synchronized",
+            "callable $body",
+            op,
+            "mixed",
         );
-        self.checks(out, &op.params);
         let _ = writeln!(
             out,
             "        return Hold::run($this->run, $this->core->holder($this->run{}), $body);\n    }}\n",

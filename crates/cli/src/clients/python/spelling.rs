@@ -275,40 +275,25 @@ impl Surface for PySurface {
         } else {
             ("def", "")
         };
-        let head = self.head(op);
         let ret = self.ty(&op.returns, Dir::Out);
         let args = self.call_args(&op.params);
         let name = ident(&op.name);
         if op.name == "hold" {
-            return self.hold(out, op, &head);
+            return self.hold(out, op);
         }
         if op.pure {
             // A client-side computation: answered at once, sync or async.
-            let _ = writeln!(
-                out,
-                "    def {name}(self{}) -> {ret}:\n        {}",
-                head.sig, head.docs
-            );
-            self.checks(out, &op.params);
+            self.open(out, &format!("def {name}(self"), op, &ret);
             let _ = writeln!(out, "        return self._core.{name}({args})\n");
         } else if op.is_static {
             let (runner, client) = self.driver();
-            let _ = writeln!(
-                out,
-                "    @classmethod\n    {def} {name}(cls, client: {client}{}) -> {ret}:\n        {}",
-                head.sig, head.docs
-            );
-            self.checks(out, &op.params);
+            let def = format!("@classmethod\n    {def} {name}(cls, client: {client}");
+            self.open(out, &def, op, &ret);
             let _ = writeln!(out, "        run = {runner}(client)");
             let call = format!("_ops.{pattern}.{}.{name}({args})", c.name);
             self.ret(out, &op.returns, &format!("{wait}run({call})"), "run");
         } else {
-            let _ = writeln!(
-                out,
-                "    {def} {name}(self{}) -> {ret}:\n        {}",
-                head.sig, head.docs
-            );
-            self.checks(out, &op.params);
+            self.open(out, &format!("{def} {name}(self"), op, &ret);
             let call = format!("self._core.{name}({args})");
             self.ret(
                 out,
@@ -382,6 +367,19 @@ impl PySurface {
         }
     }
 
+    /// A method's opening: `def` (its decorators, `def`, its name and its
+    /// first parameter) then `op`'s parameters, returning `ret`, and its
+    /// docstring; then the checks of `op`'s inputs.
+    fn open(&self, out: &mut String, def: &str, op: &Operation, ret: &str) {
+        let head = self.head(op);
+        let _ = writeln!(
+            out,
+            "    {def}{}) -> {ret}:\n        {}",
+            head.sig, head.docs
+        );
+        self.checks(out, &op.params);
+    }
+
     fn head(&self, op: &Operation) -> Head {
         let sig = self.signature(&op.params);
         let raises = if op.raises.is_empty() {
@@ -403,18 +401,13 @@ impl PySurface {
     }
 
     /// `hold(...)`: the hold idiom over the pattern's Holder.
-    fn hold(&self, out: &mut String, op: &Operation, head: &Head) {
+    fn hold(&self, out: &mut String, op: &Operation) {
         let hold = if self.asyncio {
             "AsyncHold"
         } else {
             "SyncHold"
         };
-        let _ = writeln!(
-            out,
-            "    def hold(self{}) -> _hold.{hold}:\n        {}",
-            head.sig, head.docs
-        );
-        self.checks(out, &op.params);
+        self.open(out, "def hold(self", op, &format!("_hold.{hold}"));
         let _ = writeln!(
             out,
             "        return _hold.{hold}(self._run, self._core.holder({}))\n",
