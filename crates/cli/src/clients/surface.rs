@@ -21,12 +21,34 @@ pub(super) enum Dir {
 
 /// How a language spells the surface.
 pub(super) trait Surface {
+    /// The language: its column of the checks' tables ([`scalar_checks`],
+    /// [`compound_checks`], [`MEMBER_CHECKS`]).
+    const LANG: Lang;
+
     /// The language's type for `t`.
     fn ty(&self, t: &Type, dir: Dir) -> String;
 
+    /// A string literal.
+    fn quote(s: &str) -> String;
+
+    /// What follows an enum's values in its check (nothing by default).
+    fn after_words(&self) -> &str {
+        ""
+    }
+
+    /// The check of the input `var` (named `name` in refusals) of the
+    /// record type `record`, at lambda depth `depth`.
+    fn record_check(&self, record: &str, name: &str, var: &str, depth: usize) -> String;
+
     /// The expression that checks and normalizes the input `var` (named
-    /// `name` in refusals) of type `t`, at lambda depth `depth`.
-    fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String;
+    /// `name` in refusals) of type `t`, at lambda depth `depth`: a record's
+    /// check, else the tables' ([`input_check`]).
+    fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String {
+        match t {
+            Type::Named(r) => self.record_check(r, name, var, depth),
+            t => input_check(self, t, name, var, depth),
+        }
+    }
 
     /// The opening (imports) of the file holding `part`.
     fn header(&mut self, out: &mut String, part: Part);
@@ -183,45 +205,61 @@ fn scalar_check(lang: Lang, t: &Type, n: &str, v: &str) -> Option<String> {
     }))
 }
 
-/// How a language writes what [`input_check`] fills in: a string literal,
-/// the check of a member (as a function of it), what follows an enum's
-/// values.
-pub(super) struct Members<'a> {
-    pub quote: fn(&str) -> String,
-    pub check: &'a dyn Fn(&Type) -> String,
-    pub after_words: &'a str,
-}
+/// A member's check as a function of the member (what a compound check
+/// takes for each member), in every language as in [`scalar_checks`]: the
+/// member's variable (`{x}`: this, then the lambda depth) and the function
+/// (`{body}`: the member's check).
+const MEMBER_CHECKS: [[&str; 2]; 3] = [
+    ["$x", "fn ({x}) => {body}"],
+    ["x", "lambda {x}: {body}"],
+    ["x", "({x}) => {body}"],
+];
 
-/// `lang`'s check of the input `v` (named by the literal `n`) of type `t`,
-/// scalar ([`scalar_checks`]) or made of others ([`compound_checks`]; not a
-/// record).
-pub(super) fn input_check(lang: Lang, t: &Type, n: &str, v: &str, m: &Members<'_>) -> String {
-    if let Some(check) = scalar_check(lang, t, n, v) {
+/// `s`'s check of the input `v` (named `name` in refusals) of type `t`, at
+/// lambda depth `depth`: scalar ([`scalar_checks`]) or made of others
+/// ([`compound_checks`], each member checked by [`Surface::check`] in a
+/// function of it, [`MEMBER_CHECKS`]); not a record.
+fn input_check<S: Surface + ?Sized>(s: &S, t: &Type, name: &str, v: &str, depth: usize) -> String {
+    let n = S::quote(name);
+    if let Some(check) = scalar_check(S::LANG, t, &n, v) {
         return check;
     }
     let template = compound_checks(t).unwrap_or_else(|| unreachable!("{t:?}: the language's"));
-    let joined = |ts: &[Type]| ts.iter().map(m.check).collect::<Vec<_>>().join(", ");
+    let [var, function] = MEMBER_CHECKS[column(S::LANG)];
+    let x = format!("{var}{depth}");
+    let check = |t: &Type| {
+        let body = s.check(t, name, &x, depth + 1);
+        fill(function, |hole| match hole {
+            "x" => x.clone(),
+            "body" => body.clone(),
+            _ => unreachable!("unknown hole {hole}"),
+        })
+    };
     let pair = |i: usize| match t {
         Type::List(item) => match item.as_ref() {
-            Type::Tuple(ts) => (m.check)(&ts[i]),
+            Type::Tuple(ts) => check(&ts[i]),
             _ => unreachable!("a list of pairs"),
         },
-        Type::Map(k, e) => (m.check)(if i == 0 { k } else { e }),
+        Type::Map(k, e) => check(if i == 0 { k } else { e }),
         _ => unreachable!("{t:?} has no pair of checks"),
     };
-    fill(template[column(lang)], |hole| match (hole, t) {
-        ("n", _) => n.to_string(),
+    fill(template[column(S::LANG)], |hole| match (hole, t) {
+        ("n", _) => n.clone(),
         ("v", _) => v.to_string(),
         ("w", Type::Enum(words)) => words
             .iter()
-            .map(|w| (m.quote)(w))
+            .map(|w| S::quote(w))
             .collect::<Vec<_>>()
             .join(", "),
-        ("c", _) => m.after_words.to_string(),
-        ("i", Type::List(item) | Type::Opt(item)) => (m.check)(item),
+        ("c", _) => s.after_words().to_string(),
+        ("i", Type::List(item) | Type::Opt(item)) => check(item),
         ("k", _) => pair(0),
         ("e", _) => pair(1),
-        ("t", Type::Tuple(ts)) => joined(ts),
+        // TypeScript's c.pair checks two members only.
+        ("t", Type::Tuple(ts)) if S::LANG == Lang::Typescript && ts.len() != 2 => {
+            panic!("{name}: only pairs are inputs")
+        }
+        ("t", Type::Tuple(ts)) => ts.iter().map(check).collect::<Vec<_>>().join(", "),
         _ => unreachable!("{t:?}: no hole {hole}"),
     })
 }

@@ -15,7 +15,7 @@ use redis_patterns::contract::api::{Class, ErrorDecl, Field, Operation, Param, R
 use serde_json::Value;
 
 use super::super::Lang;
-use super::super::surface::{Dir, Inputs, Members, Part, Surface, input_check, is_class};
+use super::super::surface::{Dir, Inputs, Part, Surface, is_class};
 use super::{camel_lower, php_str};
 
 /// The line that starts a file in the walk's text: `FILE` then its path.
@@ -144,6 +144,8 @@ fn error_by_name(fields: &[Field]) -> String {
 pub(crate) struct PhpSurface;
 
 impl Surface for PhpSurface {
+    const LANG: Lang = Lang::Php;
+
     fn ty(&self, t: &Type, dir: Dir) -> String {
         match (t, dir) {
             (Type::Str | Type::Name | Type::Token | Type::Prefix | Type::Bytes, _) => {
@@ -174,21 +176,13 @@ impl Surface for PhpSurface {
         }
     }
 
-    fn check(&self, t: &Type, name: &str, v: &str, depth: usize) -> String {
+    fn quote(s: &str) -> String {
+        php_str(s)
+    }
+
+    fn record_check(&self, record: &str, name: &str, v: &str, _depth: usize) -> String {
         let n = php_str(name);
-        let x = format!("$x{depth}");
-        let check = |t: &Type| format!("fn ({x}) => {}", self.check(t, name, &x, depth + 1));
-        match t {
-            Type::Named(r) => format!("C::record({n}, {v}, \\RedisPatterns\\Records\\{r}::class)"),
-            t => {
-                let m = Members {
-                    quote: php_str,
-                    check: &check,
-                    after_words: "",
-                };
-                input_check(Lang::Php, t, &n, v, &m)
-            }
-        }
+        format!("C::record({n}, {v}, \\RedisPatterns\\Records\\{record}::class)")
     }
 
     /// Every piece opens its own file (PSR-4: one class per file).

@@ -11,9 +11,7 @@ use redis_patterns::contract::api::{Class, ErrorDecl, Operation, Param, Record, 
 use serde_json::Value;
 
 use super::super::Lang;
-use super::super::surface::{
-    Dir, Inputs, Members, Part, Surface, classes, input_check, is_class, records,
-};
+use super::super::surface::{Dir, Inputs, Part, Surface, classes, is_class, records};
 use super::{ident, py_str};
 
 /// The Python surface; `asyncio`: the classes of `redis_patterns.asyncio`.
@@ -60,6 +58,8 @@ fn wraps_class(t: &Type) -> Option<(usize, &str)> {
 }
 
 impl Surface for PySurface {
+    const LANG: Lang = Lang::Python;
+
     fn ty(&self, t: &Type, dir: Dir) -> String {
         let each = |t: &Type| self.ty(t, dir);
         match (t, dir) {
@@ -95,21 +95,12 @@ impl Surface for PySurface {
         }
     }
 
-    fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String {
-        let n = py_str(name);
-        let x = format!("x{depth}");
-        let check = |t: &Type| format!("lambda {x}: {}", self.check(t, name, &x, depth + 1));
-        match t {
-            Type::Named(r) => format!("_c.record({n}, {var}, records.{r})"),
-            t => {
-                let m = Members {
-                    quote: py_str,
-                    check: &check,
-                    after_words: "",
-                };
-                input_check(Lang::Python, t, &n, var, &m)
-            }
-        }
+    fn quote(s: &str) -> String {
+        py_str(s)
+    }
+
+    fn record_check(&self, record: &str, name: &str, var: &str, _depth: usize) -> String {
+        format!("_c.record({}, {var}, records.{record})", py_str(name))
     }
 
     fn header(&mut self, out: &mut String, part: Part) {

@@ -12,7 +12,7 @@ use redis_patterns::contract::api::{self, Class, ErrorDecl, Operation, Param, Re
 use serde_json::Value;
 
 use super::super::Lang;
-use super::super::surface::{Dir, Members, Part, Surface, input_check, is_class};
+use super::super::surface::{Dir, Part, Surface, is_class};
 use super::emit::{F, Mode, P, camel, ident, indent, jsdoc, lit};
 
 /// The TypeScript surface in one spelling.
@@ -60,6 +60,8 @@ fn literal(v: &Value) -> String {
 }
 
 impl Surface for TsSurface {
+    const LANG: Lang = Lang::Typescript;
+
     fn ty(&self, t: &Type, dir: Dir) -> String {
         let each = |t: &Type| self.ty(t, dir);
         match (t, dir) {
@@ -98,22 +100,38 @@ impl Surface for TsSurface {
         }
     }
 
-    fn check(&self, t: &Type, name: &str, var: &str, depth: usize) -> String {
-        let n = lit(name);
+    fn quote(s: &str) -> String {
+        lit(s)
+    }
+
+    fn after_words(&self) -> &str {
+        self.mode.ts(" as const")
+    }
+
+    fn record_check(&self, record: &str, name: &str, var: &str, depth: usize) -> String {
+        let decl = super::super::surface::records()
+            .into_iter()
+            .find(|r| r.name == record)
+            .unwrap_or_else(|| panic!("{name}: {record} is not a record"));
         let x = format!("x{depth}");
-        let check = |t: &Type| format!("({x}) => {}", self.check(t, name, &x, depth + 1));
-        match t {
-            Type::Named(r) => self.record_check(r, name, var, depth),
-            Type::Tuple(ts) if ts.len() != 2 => panic!("{name}: only pairs are inputs"),
-            t => {
-                let m = Members {
-                    quote: lit,
-                    check: &check,
-                    after_words: self.mode.ts(" as const"),
-                };
-                input_check(Lang::Typescript, t, &n, var, &m)
-            }
-        }
+        let fields: Vec<String> = decl
+            .fields
+            .iter()
+            .map(|f| {
+                let what = format!("{name}.{}", f.name);
+                format!(
+                    "{}: ({x}) => {}",
+                    property(&f.name),
+                    self.check(&f.ty, &what, &x, depth + 1)
+                )
+            })
+            .collect();
+        format!(
+            "c.record{}({}, {var}, {{ {} }})",
+            self.mode.ts(&format!("<r.{record}>")),
+            lit(name),
+            fields.join(", ")
+        )
     }
 
     fn header(&mut self, out: &mut String, part: Part) {
@@ -232,32 +250,6 @@ impl Surface for TsSurface {
 }
 
 impl TsSurface {
-    fn record_check(&self, record: &str, name: &str, var: &str, depth: usize) -> String {
-        let decl = super::super::surface::records()
-            .into_iter()
-            .find(|r| r.name == record)
-            .unwrap_or_else(|| panic!("{name}: {record} is not a record"));
-        let x = format!("x{depth}");
-        let fields: Vec<String> = decl
-            .fields
-            .iter()
-            .map(|f| {
-                let what = format!("{name}.{}", f.name);
-                format!(
-                    "{}: ({x}) => {}",
-                    property(&f.name),
-                    self.check(&f.ty, &what, &x, depth + 1)
-                )
-            })
-            .collect();
-        format!(
-            "c.record{}({}, {var}, {{ {} }})",
-            self.mode.ts(&format!("<r.{record}>")),
-            lit(name),
-            fields.join(", ")
-        )
-    }
-
     fn error_class(&self, e: &ErrorDecl) -> String {
         let m = self.mode;
         let mut members = String::new();
