@@ -50,6 +50,14 @@ def new_token() -> str:
     return os.urandom(16).hex()
 
 
+def once(attempt: Op[Attempt[T]], busy: Callable[[Optional[int]], Exception]) -> Op[T]:
+    """One attempt's lease, else `busy(hint)` raised (hint: the holder's remaining lease in ms, None: unknown)."""
+    got, hint = yield from attempt
+    if got is None:
+        raise busy(hint)
+    return got
+
+
 def until_acquired(
     key: str,
     channel: str,

@@ -10,7 +10,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Cmd, Op, each, text
 from .._hold import Holder
-from .._wait import Attempt, QueuedResource, busy_ms, new_token
+from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
 
 
 #: What replication "auto" asks for when the lock's primary has replicas: one replica, one second.
@@ -76,10 +76,7 @@ class Lock(QueuedResource[records.Lease]):
 
     def try_acquire_as(self, token: str) -> Op[records.Lease]:
         waits = None if self.replication == "none" else (yield from self._waits())
-        got, hint = yield from self._attempt(token, 0, waits)
-        if got is None:
-            raise errors.LockBusy(self.key, hint)
-        return got
+        return (yield from once(self._attempt(token, 0, waits), lambda hint: errors.LockBusy(self.key, hint)))
 
     def acquire(self, timeout_ms: int) -> Op[records.Lease]:
         return self.acquire_as(new_token(), timeout_ms)

@@ -8,7 +8,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, QueuedResource, busy_ms, new_token
+from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
 
 
 class RwLock(QueuedResource[records.RwLease]):
@@ -42,10 +42,7 @@ class RwLock(QueuedResource[records.RwLease]):
         return self.try_as("write", new_token())
 
     def try_as(self, role: str, token: str) -> Op[records.RwLease]:
-        got, hint = yield from self._attempt(role, token)
-        if got is None:
-            raise errors.LockBusy(self.writer_key, hint)
-        return got
+        return once(self._attempt(role, token), lambda hint: errors.LockBusy(self.writer_key, hint))
 
     def read(self, timeout_ms: int) -> Op[records.RwLease]:
         return self.wait_as("read", new_token(), timeout_ms)

@@ -8,7 +8,7 @@ from .. import errors, records, scripts
 from .._contract import key
 from .._driver import Op
 from .._hold import Holder
-from .._wait import Attempt, QueuedResource, busy_ms, new_token
+from .._wait import Attempt, QueuedResource, busy_ms, new_token, once
 
 
 class Semaphore(QueuedResource[records.Permit]):
@@ -30,10 +30,7 @@ class Semaphore(QueuedResource[records.Permit]):
         return self.try_acquire_as(new_token())  # its op itself: no generator around it
 
     def try_acquire_as(self, token: str) -> Op[records.Permit]:
-        got, hint = yield from self._attempt(token)
-        if got is None:
-            raise errors.NoPermit(self.key, hint)
-        return got
+        return once(self._attempt(token), lambda hint: errors.NoPermit(self.key, hint))
 
     def acquire(self, timeout_ms: int) -> Op[records.Permit]:
         return self.acquire_as(new_token(), timeout_ms)
