@@ -258,7 +258,8 @@ macro_rules! leased_accessors {
             self.leased.fair
         }
 
-        /// The key of the waiter queue (a sorted set: token -> arrival).
+        /// The key of the waiter queue (a sorted set: token -> arrival; a
+        /// read-write lock queues its readers and writers in this one).
         pub fn queue_key(&self) -> &str {
             &self.leased.queue
         }
