@@ -1023,8 +1023,7 @@ fn blocks_are_planned_for_the_servers_allocator_and_fill_it() {
 
 #[test]
 fn a_filter_planned_for_another_allocator_keeps_its_plan_everywhere() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server(|d| {
         for (i, other) in [Allocator::Jemalloc, Allocator::Libc]
             .into_iter()
             .enumerate()

@@ -377,21 +377,16 @@ fn refuses_an_expiry_at_the_epoch(d: &mut Driver) {
 
 #[test]
 fn retention_refuses_an_expiry_at_the_epoch() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
+    support::on_server_with_connection(|d, con| {
         refuses_an_expiry_at_the_epoch(d);
-        assert_eq!(support::dbsize(&mut server.connection()), 0);
+        assert_eq!(support::dbsize(con), 0);
         // One day more and the expiry is 1970-01-02 00:00 UTC.
         let log = LoginLog::builder()
             .retention(Retention::days(1))
             .build()
             .unwrap();
         d.run(log.record("client", 5, day(1969, 12, 31))).unwrap();
-        assert_eq!(
-            support::dbsize(&mut server.connection()),
-            0,
-            "expired at once, in the past"
-        );
+        assert_eq!(support::dbsize(con), 0, "expired at once, in the past");
     });
     let cluster = support::cluster();
     support::each_cluster_driver(&cluster, |d| {
