@@ -81,6 +81,18 @@ fn dbsize(server: &LocalServer) -> i64 {
     support::dbsize(&mut server.connection())
 }
 
+/// Runs `body` through both drivers on a fresh server, once for each of
+/// `cases`, the server's data flushed after each case.
+fn each_case<C: Copy>(cases: [C; 2], body: impl Fn(&mut Driver, &LocalServer, C)) {
+    let server = support::server();
+    support::each_driver(&server, |d| {
+        for case in cases {
+            body(d, &server, case);
+            flushall(&server);
+        }
+    });
+}
+
 /// Items per op where a test checks many: an op of 8,000 items (56,000
 /// bits) can take longer than the async connection's 500 ms response timeout
 /// in a debug build on a busy two-core machine. Every batch is still one op
@@ -162,33 +174,29 @@ fn engines_write_identical_bits() {
 
 #[test]
 fn batched_adds_set_exactly_the_bits_locate_names_in_every_block() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        for engine in [Engine::Bitfield, Engine::Script] {
-            let a = create(d, sized("a", 1_000_000, 0.01, engine));
-            let b = create(d, sized("b", 1_000_000, 0.01, engine));
-            assert!(a.block_keys().len() >= 2);
-            let xs = items("bit:", 0..3000);
-            d.run(a.multi_add(&xs)).unwrap();
-            // The same items, one SETBIT per bit from `locate`.
-            let mut raw = Batch::new();
-            for x in &xs {
-                let (block, offsets) = b.locate(x.as_bytes());
-                let key = &b.block_keys()[block];
-                for o in offsets {
-                    raw.add(key, redis::cmd("SETBIT").arg(key).arg(o).arg(1).clone());
-                }
+    each_case([Engine::Bitfield, Engine::Script], |d, _, engine| {
+        let a = create(d, sized("a", 1_000_000, 0.01, engine));
+        let b = create(d, sized("b", 1_000_000, 0.01, engine));
+        assert!(a.block_keys().len() >= 2);
+        let xs = items("bit:", 0..3000);
+        d.run(a.multi_add(&xs)).unwrap();
+        // The same items, one SETBIT per bit from `locate`.
+        let mut raw = Batch::new();
+        for x in &xs {
+            let (block, offsets) = b.locate(x.as_bytes());
+            let key = &b.block_keys()[block];
+            for o in offsets {
+                raw.add(key, redis::cmd("SETBIT").arg(key).arg(o).arg(1).clone());
             }
-            d.run(raw).unwrap().all::<i64>().unwrap();
-            let set = d.run(a.bits_set()).unwrap();
-            assert!(set.iter().all(|&n| n > 0), "every block got items: {set:?}");
-            for (ka, kb) in a.block_keys().iter().zip(b.block_keys()) {
-                assert!(
-                    get(d, ka) == get(d, kb),
-                    "{engine:?}: {ka} differs from {kb}"
-                );
-            }
-            flushall(&server);
+        }
+        d.run(raw).unwrap().all::<i64>().unwrap();
+        let set = d.run(a.bits_set()).unwrap();
+        assert!(set.iter().all(|&n| n > 0), "every block got items: {set:?}");
+        for (ka, kb) in a.block_keys().iter().zip(b.block_keys()) {
+            assert!(
+                get(d, ka) == get(d, kb),
+                "{engine:?}: {ka} differs from {kb}"
+            );
         }
     });
 }
@@ -470,65 +478,57 @@ fn create_script_refuses_bad_arguments_before_writing() {
 
 #[test]
 fn a_lost_block_is_an_error_with_both_engines() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        for engine in [Engine::Script, Engine::Bitfield] {
-            let bf = create(d, sized("f", 1000, 0.01, engine));
-            d.run(bf.add("x")).unwrap();
-            d.run(bf.destroy()).unwrap();
-            assert_eq!(dbsize(&server), 0);
-            assert!(missing(d.run(bf.exists("x"))));
-            assert!(missing(d.run(bf.add("x"))));
-            // It stays an error; the script engine wrote nothing, the
-            // BITFIELD engine's re-created block keeps its sentinel cleared.
-            assert!(missing(d.run(bf.add("x"))));
-            if engine == Engine::Script {
-                assert_eq!(dbsize(&server), 0);
-            }
-            flushall(&server);
+    each_case([Engine::Script, Engine::Bitfield], |d, server, engine| {
+        let bf = create(d, sized("f", 1000, 0.01, engine));
+        d.run(bf.add("x")).unwrap();
+        d.run(bf.destroy()).unwrap();
+        assert_eq!(dbsize(server), 0);
+        assert!(missing(d.run(bf.exists("x"))));
+        assert!(missing(d.run(bf.add("x"))));
+        // It stays an error; the script engine wrote nothing, the
+        // BITFIELD engine's re-created block keeps its sentinel cleared.
+        assert!(missing(d.run(bf.add("x"))));
+        if engine == Engine::Script {
+            assert_eq!(dbsize(server), 0);
         }
     });
 }
 
 #[test]
 fn every_block_an_add_re_created_stays_lost() {
-    let server = support::server();
-    support::each_driver(&server, |d| {
-        for spread in [false, true] {
-            let bf = create(
-                d,
-                sized("f", 1_000_000, 0.01, Engine::Bitfield).spread_blocks(spread),
-            );
-            assert_eq!(bf.spread_blocks(), spread);
-            assert!(bf.block_keys().len() >= 2, "{:?}", bf.params().block_bits);
-            // One item in each of the first two blocks.
-            let pick = |block: usize| {
-                (0..10_000)
-                    .map(|i| format!("it{i}"))
-                    .find(|x| bf.locate(x.as_bytes()).0 == block)
-                    .unwrap()
-            };
-            let (a, b) = (pick(0), pick(1));
-            d.run(bf.multi_add(&[&a, &b])).unwrap();
-            for key in &bf.block_keys()[..2] {
-                let _: i64 = d.cmd(key, redis::cmd("DEL").arg(key));
-            }
-            // One add touches both lost blocks (and re-creates both).
-            assert!(missing(d.run(bf.multi_add(&[&a, &b]))));
-            // Both stay lost: neither answers "absent" or "present".
-            for item in [&a, &b] {
-                match kind(d.run(bf.exists(item))) {
-                    Err(ErrorKind::BloomMissing { .. }) => {}
-                    other => {
-                        panic!("spread {spread} item {item}: expected BloomMissing, got {other:?}")
-                    }
+    each_case([false, true], |d, _, spread| {
+        let bf = create(
+            d,
+            sized("f", 1_000_000, 0.01, Engine::Bitfield).spread_blocks(spread),
+        );
+        assert_eq!(bf.spread_blocks(), spread);
+        assert!(bf.block_keys().len() >= 2, "{:?}", bf.params().block_bits);
+        // One item in each of the first two blocks.
+        let pick = |block: usize| {
+            (0..10_000)
+                .map(|i| format!("it{i}"))
+                .find(|x| bf.locate(x.as_bytes()).0 == block)
+                .unwrap()
+        };
+        let (a, b) = (pick(0), pick(1));
+        d.run(bf.multi_add(&[&a, &b])).unwrap();
+        for key in &bf.block_keys()[..2] {
+            let _: i64 = d.cmd(key, redis::cmd("DEL").arg(key));
+        }
+        // One add touches both lost blocks (and re-creates both).
+        assert!(missing(d.run(bf.multi_add(&[&a, &b]))));
+        // Both stay lost: neither answers "absent" or "present".
+        for item in [&a, &b] {
+            match kind(d.run(bf.exists(item))) {
+                Err(ErrorKind::BloomMissing { .. }) => {}
+                other => {
+                    panic!("spread {spread} item {item}: expected BloomMissing, got {other:?}")
                 }
             }
-            d.run(bf.clear()).unwrap();
-            assert!(!d.run(bf.exists(&a)).unwrap());
-            assert!(!d.run(bf.exists(&b)).unwrap());
-            flushall(&server);
         }
+        d.run(bf.clear()).unwrap();
+        assert!(!d.run(bf.exists(&a)).unwrap());
+        assert!(!d.run(bf.exists(&b)).unwrap());
     });
 }
 
