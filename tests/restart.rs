@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
-use redis_patterns::ErrorKind;
 use redis_patterns::core::RequestId;
 use redis_patterns::sharded_hash::ShardedHash;
 use redis_patterns::visits::VisitCounter;
+use redis_patterns::{AsyncConnection, Connection, ErrorKind};
 use support::Driver;
 
 /// What one client saw.
@@ -218,7 +218,7 @@ fn every_connection_recovers_from_a_server_restart_with_aof() {
         server.resume().expect("restart the server");
     });
     header();
-    let mut reader = Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap());
+    let mut reader = Driver::Sync(Connection::open(url.as_str()).unwrap());
     for ((kind, name), t) in kinds::KINDS.iter().zip(&names).zip(&tallies) {
         check(&mut reader, name, kind, t);
     }
@@ -247,7 +247,7 @@ fn cluster_connections_recover_from_a_node_restart_with_aof() {
         .wait_ready(Duration::from_secs(60))
         .expect("the cluster is whole again");
     header();
-    let mut reader = Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap());
+    let mut reader = Driver::Sync(Connection::open(url.as_str()).unwrap());
     for ((kind, name), t) in ["cluster sync", "cluster async"]
         .iter()
         .zip(&names)
@@ -313,6 +313,16 @@ fn print_probes(probes: &[Probe]) {
     }
 }
 
+/// A driver on an async connection, made by `connect` on the driver's own
+/// runtime.
+fn async_driver(
+    connect: impl std::future::Future<Output = redis_patterns::Result<AsyncConnection>>,
+) -> Driver {
+    let rt = support::runtime();
+    let con = rt.block_on(connect).unwrap();
+    Driver::Async(con, rt)
+}
+
 /// Each way of making a connection to one server, the server restarted
 /// (AOF off: the data does not matter): those that hold their client
 /// (`Connection::open`, `AsyncConnection::open`, `from_manager`,
@@ -326,69 +336,46 @@ fn every_way_of_making_a_connection_recovers_or_says_at_once_that_it_cannot() {
     let mut server = support::server();
     let url = server.url();
     let client = || redis::Client::open(url.as_str()).unwrap();
-    let rt = || support::runtime();
-    let async_driver =
-        |make: &dyn Fn(&tokio::runtime::Runtime) -> redis_patterns::AsyncConnection| {
-            let rt = rt();
-            let con = make(&rt);
-            Driver::Async(con, rt)
-        };
     let mut ways: Vec<(&'static str, bool, Driver)> = vec![
         (
             "Connection::open(url)",
             true,
-            Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap()),
+            Driver::Sync(Connection::open(url.as_str()).unwrap()),
         ),
         (
             "Connection::from_redis(redis::Connection)",
             false,
-            Driver::Sync(
-                redis_patterns::Connection::from_redis(client().get_connection().unwrap()).unwrap(),
-            ),
+            Driver::Sync(Connection::from_redis(client().get_connection().unwrap()).unwrap()),
         ),
         (
             "AsyncConnection::open(url)",
             true,
-            async_driver(&|rt| {
-                rt.block_on(redis_patterns::AsyncConnection::open(url.as_str()))
-                    .unwrap()
-            }),
+            async_driver(AsyncConnection::open(url.as_str())),
         ),
         (
             "AsyncConnection::from_manager(manager)",
             true,
-            async_driver(&|rt| {
-                rt.block_on(async {
-                    let m = client().get_connection_manager().await.unwrap();
-                    redis_patterns::AsyncConnection::from_manager(m)
-                        .await
-                        .unwrap()
-                })
+            async_driver(async {
+                AsyncConnection::from_manager(client().get_connection_manager().await?).await
             }),
         ),
         (
             "AsyncConnection::from_multiplexed(mux)",
             false,
-            async_driver(&|rt| {
-                rt.block_on(async {
-                    let m = client().get_multiplexed_async_connection().await.unwrap();
-                    redis_patterns::AsyncConnection::from_multiplexed(m)
-                        .await
-                        .unwrap()
-                })
+            async_driver(async {
+                AsyncConnection::from_multiplexed(
+                    client().get_multiplexed_async_connection().await?,
+                )
+                .await
             }),
         ),
         (
             "AsyncConnection::from_multiplexed_with_client",
             true,
-            async_driver(&|rt| {
-                rt.block_on(async {
-                    let c = client();
-                    let m = c.get_multiplexed_async_connection().await.unwrap();
-                    redis_patterns::AsyncConnection::from_multiplexed_with_client(c, m)
-                        .await
-                        .unwrap()
-                })
+            async_driver(async {
+                let c = client();
+                let m = c.get_multiplexed_async_connection().await?;
+                AsyncConnection::from_multiplexed_with_client(c, m).await
             }),
         ),
     ];
@@ -437,45 +424,37 @@ fn every_way_of_making_a_cluster_connection_recovers_after_a_node_restart() {
     let urls = cluster.urls();
     let key = "{probe}";
     let node = support::owner(&cluster, key);
-    let rt = || support::runtime();
     let mut ways: Vec<(&'static str, Driver)> = vec![
         (
             "Connection::open(node url)",
-            Driver::Sync(redis_patterns::Connection::open(url.as_str()).unwrap()),
+            Driver::Sync(Connection::open(url.as_str()).unwrap()),
         ),
         (
             "Connection::cluster(urls)",
-            Driver::Sync(redis_patterns::Connection::cluster(urls.clone()).unwrap()),
+            Driver::Sync(Connection::cluster(urls.clone()).unwrap()),
         ),
         (
             "Connection::from_cluster(ClusterConnection)",
-            Driver::Sync(redis_patterns::Connection::from_cluster(
+            Driver::Sync(Connection::from_cluster(
                 cluster.client().get_connection().unwrap(),
             )),
         ),
-        ("AsyncConnection::open(node url)", {
-            let rt = rt();
-            let con = rt
-                .block_on(redis_patterns::AsyncConnection::open(url.as_str()))
-                .unwrap();
-            Driver::Async(con, rt)
-        }),
-        ("AsyncConnection::cluster(urls)", {
-            let rt = rt();
-            let con = rt
-                .block_on(redis_patterns::AsyncConnection::cluster(urls.clone()))
-                .unwrap();
-            Driver::Async(con, rt)
-        }),
-        ("AsyncConnection::from_cluster(cluster_async)", {
-            let rt = rt();
-            let con = rt.block_on(async {
-                redis_patterns::AsyncConnection::from_cluster(
-                    cluster.client().get_async_connection().await.unwrap(),
-                )
-            });
-            Driver::Async(con, rt)
-        }),
+        (
+            "AsyncConnection::open(node url)",
+            async_driver(AsyncConnection::open(url.as_str())),
+        ),
+        (
+            "AsyncConnection::cluster(urls)",
+            async_driver(AsyncConnection::cluster(urls.clone())),
+        ),
+        (
+            "AsyncConnection::from_cluster(cluster_async)",
+            async_driver(async {
+                Ok(AsyncConnection::from_cluster(
+                    cluster.client().get_async_connection().await?,
+                ))
+            }),
+        ),
     ];
     for (kind, d) in &mut ways {
         let set = redis::cmd("SET").arg(key).arg("before").clone();
