@@ -394,7 +394,9 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
         let key = lock.key().to_string();
         let mut del = redis::cmd("DEL");
         del.arg(&key);
-        match d {
+        // What each guard saw once the key was gone: the loss, its fencing
+        // token, `check` and the release.
+        let (lost, fence, check, released) = match d {
             Driver::Sync(con) => {
                 let mut guard =
                     Guard::acquire(&lock, con, Duration::from_secs(5)).expect("acquire");
@@ -409,19 +411,7 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
                 let _: () = guard.conn().query(&del).unwrap();
                 eventually("the loss is reported", || guard.lost().is_some());
                 let lost = guard.lost().unwrap();
-                assert_eq!(
-                    (lost.fence, lost.reason),
-                    (guard.fence(), LostReason::NotOwned)
-                );
-                match guard.check().map_err(|e| e.into_kind()) {
-                    Err(ErrorKind::LockLost { fence, .. }) => assert_eq!(fence, guard.fence()),
-                    other => panic!("expected LockLost, got {other:?}"),
-                }
-                assert_eq!(
-                    guard.release().unwrap(),
-                    Some(false),
-                    "nothing left to release"
-                );
+                (lost, guard.fence(), guard.check(), guard.release())
             }
             Driver::Async(con, rt) => rt.block_on(async {
                 let guard = AsyncGuard::acquire(&lock, con, Duration::from_secs(5))
@@ -439,21 +429,15 @@ fn the_guard_renews_across_leases_and_reports_a_loss() {
                     tokio::time::timeout(Duration::from_secs(30), guard.held().lost_signal())
                         .await
                         .expect("the loss is reported");
-                assert_eq!(
-                    (lost.fence, lost.reason),
-                    (guard.fence(), LostReason::NotOwned)
-                );
-                assert!(matches!(
-                    guard.check().map_err(|e| e.into_kind()),
-                    Err(ErrorKind::LockLost { .. })
-                ));
-                assert_eq!(
-                    guard.release().await.unwrap(),
-                    Some(false),
-                    "nothing left to release"
-                );
+                (lost, guard.fence(), guard.check(), guard.release().await)
             }),
+        };
+        assert_eq!((lost.fence, lost.reason), (fence, LostReason::NotOwned));
+        match check.map_err(|e| e.into_kind()) {
+            Err(ErrorKind::LockLost { fence: f, .. }) => assert_eq!(f, fence),
+            other => panic!("expected LockLost, got {other:?}"),
         }
+        assert_eq!(released.unwrap(), Some(false), "nothing left to release");
     });
 }
 
