@@ -507,9 +507,7 @@ fn cohort_tables_of_id_windows_equal_the_model() {
 
 #[test]
 fn a_failing_expression_leaves_no_temporary_key_and_changes_nothing() {
-    let server = support::server_with(&["--enable-debug-command", "local"]);
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_debug_server_with_connection(|d, con| {
         let a = tagged("f", d);
         let p = |dd| Period::Day(day(2024, 3, dd));
         for dd in 1..=3 {
@@ -518,15 +516,8 @@ fn a_failing_expression_leaves_no_temporary_key_and_changes_nothing() {
         }
         // A list where a bitmap should be, last among the inputs.
         let wrong = a.key("bought", p(1));
-        let _: () = redis::cmd("RPUSH")
-            .arg(&wrong)
-            .arg("x")
-            .query(&mut con)
-            .unwrap();
-        let digest = |con: &mut redis::Connection| -> String {
-            redis::cmd("DEBUG").arg("DIGEST").query(con).unwrap()
-        };
-        let before = digest(&mut con);
+        let _: () = redis::cmd("RPUSH").arg(&wrong).arg("x").query(con).unwrap();
+        let before = support::digest(con);
         let e = Expr::event("active", p(1))
             .or(Expr::event("active", p(2)))
             .and_not(Expr::event("active", p(3)).or(Expr::event("bought", p(1))));
@@ -540,11 +531,11 @@ fn a_failing_expression_leaves_no_temporary_key_and_changes_nothing() {
                 matches!(err.kind(), ErrorKind::Server { code, .. } if code == "WRONGTYPE"),
                 "{err}"
             );
-            assert_eq!(digest(&mut con), before, "nothing changed");
+            assert_eq!(support::digest(con), before, "nothing changed");
         }
         let r = d.run(a.cohort("active", "bought", p(1), 2, 2));
         assert!(r.is_err());
-        assert_eq!(digest(&mut con), before, "nothing changed");
+        assert_eq!(support::digest(con), before, "nothing changed");
         // The script refuses a program that names an operator the client
         // says the server lacks, before any BITOP.
         let k = |dd| a.key("active", p(dd));
@@ -561,8 +552,8 @@ fn a_failing_expression_leaves_no_temporary_key_and_changes_nothing() {
             &["OR 1 2", "DIFF 1 2 3"],
         );
         assert!(script_refused(&d.run(call.unwrap())));
-        assert_eq!(digest(&mut con), before, "nothing changed");
-        let _: () = redis::cmd("DEL").arg(&wrong).query(&mut con).unwrap();
+        assert_eq!(support::digest(con), before, "nothing changed");
+        let _: () = redis::cmd("DEL").arg(&wrong).query(con).unwrap();
     });
 }
 

@@ -187,9 +187,7 @@ fn string_ids_make_unions_over_periods() {
 
 #[test]
 fn a_string_that_is_no_hyperloglog_is_refused_before_any_bit_is_set() {
-    let server = support::server_with(&["--enable-debug-command", "local"]);
-    support::each_driver(&server, |d| {
-        let mut con = server.connection();
+    support::on_debug_server_with_connection(|d, con| {
         let a = Analytics::builder()
             .tag(&format!("w{}", d.name()))
             .hll(true)
@@ -197,21 +195,14 @@ fn a_string_that_is_no_hyperloglog_is_refused_before_any_bit_is_set() {
             .unwrap();
         let at = utc(2024, 3, 4, 10);
         let hll = a.hll_key("active", Period::Day(day(2024, 3, 4)));
-        let _: () = redis::cmd("SET")
-            .arg(&hll)
-            .arg("plain")
-            .query(&mut con)
-            .unwrap();
-        let digest = |con: &mut redis::Connection| -> String {
-            redis::cmd("DEBUG").arg("DIGEST").query(con).unwrap()
-        };
-        let before = digest(&mut con);
+        let _: () = redis::cmd("SET").arg(&hll).arg("plain").query(con).unwrap();
+        let before = support::digest(con);
         let err = d.run(a.mark("active", 7, &at)).expect_err("no HyperLogLog");
         assert!(
             matches!(err.kind(), ErrorKind::Server { code, .. } if code == "WRONGTYPE"),
             "{err}"
         );
-        assert_eq!(digest(&mut con), before, "nothing changed");
+        assert_eq!(support::digest(con), before, "nothing changed");
         // With bitmaps, the ids must be integers: refused by the script.
         let call = scripts::analytics::mark_hll(
             &hll,
@@ -221,8 +212,8 @@ fn a_string_that_is_no_hyperloglog_is_refused_before_any_bit_is_set() {
         );
         let r = d.run(call.unwrap());
         assert!(bitmap::script_refused(&r), "{r:?}");
-        assert_eq!(digest(&mut con), before, "nothing changed");
-        let _: () = redis::cmd("DEL").arg(&hll).query(&mut con).unwrap();
+        assert_eq!(support::digest(con), before, "nothing changed");
+        let _: () = redis::cmd("DEL").arg(&hll).query(con).unwrap();
     });
 }
 

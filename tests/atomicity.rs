@@ -25,6 +25,7 @@ use redis_patterns::core::CallMode;
 use redis_patterns::script::{ArgSpec, ArgType, Bound, KeyType};
 use redis_patterns::scripts::{self, ALL};
 use redis_patterns::{ErrorKind, ScriptInfo};
+use support::digest;
 
 /// The example of `script`; panics (failing the test) when there is none.
 fn example_of<'a>(list: &'a [Example], script: &ScriptInfo) -> &'a Example {
@@ -57,14 +58,6 @@ fn every_script_has_exactly_one_example() {
             e.script
         );
     }
-}
-
-/// `DEBUG DIGEST`: a hash of the whole dataset.
-fn digest(con: &mut redis::Connection) -> String {
-    redis::cmd("DEBUG")
-        .arg("DIGEST")
-        .query(con)
-        .expect("DEBUG DIGEST (the server runs with --enable-debug-command local)")
 }
 
 /// Empties the server and loads the seed data and the example's data.
@@ -260,7 +253,7 @@ fn every_function_applies_completely_or_not_at_all() {
 }
 
 fn applies_completely_or_not_at_all(mode: CallMode) {
-    let server = support::server_with(&["--enable-debug-command", "local"]);
+    let server = support::debug_server();
     let mut con = server.connection();
     let mut ours = redis_patterns::Connection::open(server.url()).expect("connect");
     match mode {

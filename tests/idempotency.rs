@@ -19,13 +19,7 @@ use examples::Example;
 use redis::Value;
 use redis_patterns::script::Idempotency;
 use redis_patterns::{ScriptCall, ScriptInfo};
-
-fn digest(con: &mut redis::Connection) -> String {
-    redis::cmd("DEBUG")
-        .arg("DIGEST")
-        .query(con)
-        .expect("DEBUG DIGEST (the server runs with --enable-debug-command local)")
-}
+use support::digest;
 
 /// Every key with its type and value (`DUMP`), a sorted set by its members
 /// only (their scores are clock readings).
@@ -88,7 +82,7 @@ fn after(
 
 #[test]
 fn every_idempotent_script_run_twice_leaves_the_data_of_one_run() {
-    let server = support::server_with(&["--enable-debug-command", "local"]);
+    let server = support::debug_server();
     let mut con = server.connection();
     let mut ours = redis_patterns::Connection::open(server.url()).expect("connect");
     redis_patterns::Request::run(redis_patterns::load_all(), &mut ours).expect("load the bundle");

@@ -73,6 +73,21 @@ pub fn server_with(extra: &[&str]) -> LocalServer {
         .unwrap_or_else(|e| panic!("cannot start redis-server for this test: {e}"))
 }
 
+/// Starts a fresh server that answers `DEBUG` (`--enable-debug-command
+/// local`), for checks by [`digest`].
+pub fn debug_server() -> LocalServer {
+    server_with(&["--enable-debug-command", "local"])
+}
+
+/// `DEBUG DIGEST`: a hash of the whole dataset (the server is a
+/// [`debug_server`]).
+pub fn digest(con: &mut redis::Connection) -> String {
+    redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query(con)
+        .expect("DEBUG DIGEST (the server runs with --enable-debug-command local)")
+}
+
 /// Starts a replica of `primary` and waits (at most 30 s) until its link
 /// to the primary is up.
 pub fn linked_replica(primary: &LocalServer) -> LocalServer {
@@ -494,6 +509,13 @@ pub fn on_server_with_connection_in(
 ) {
     let server = server();
     each_driver_in(&server, mode, |d| body(d, &mut server.connection()));
+}
+
+/// [`on_server_with_connection`] on a [`debug_server`], for bodies that
+/// check by [`digest`] that nothing changed.
+pub fn on_debug_server_with_connection(body: impl Fn(&mut Driver, &mut redis::Connection)) {
+    let server = debug_server();
+    each_driver(&server, |d| body(d, &mut server.connection()));
 }
 
 /// Runs `body` through both drivers on a fresh server; `body` also gets
