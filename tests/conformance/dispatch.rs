@@ -741,6 +741,22 @@ macro_rules! leasing {
     }};
 }
 
+/// Builder `b` of a login log or a sign-in with the settings they share,
+/// as the case `a` gives them: retention, prefix and max uid.
+macro_rules! uid_bitmaps {
+    ($b:expr, $a:expr) => {{
+        let a: &Args = $a;
+        let mut b = $b.retention(retention(a, None)?);
+        if a.has("prefix") {
+            b = b.prefix(prefix(&a.s("prefix")?)?);
+        }
+        if a.has("max_uid") {
+            b = b.max_uid(a.u("max_uid")?);
+        }
+        b
+    }};
+}
+
 /// Makes a handle with `Class(args)`.
 pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
     let a = &Args(args);
@@ -783,16 +799,7 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
         "ExpiringMap" => Handle::Expiring(expiring_map(a)?),
         "PackedRecords" => Handle::Packed(packed(a)?),
         "VisitCounter" => Handle::Visits(visits(a)?),
-        "LoginLog" => {
-            let mut b = LoginLog::builder().retention(retention(a, None)?);
-            if a.has("prefix") {
-                b = b.prefix(prefix(&a.s("prefix")?)?);
-            }
-            if a.has("max_uid") {
-                b = b.max_uid(a.u("max_uid")?);
-            }
-            Handle::LoginLog(b.build()?)
-        }
+        "LoginLog" => Handle::LoginLog(uid_bitmaps!(LoginLog::builder(), a).build()?),
         "Analytics" => {
             let mut b = Analytics::builder();
             if a.has("prefix") {
@@ -820,13 +827,7 @@ pub fn new(class: &str, args: &Map<String, Value>) -> Result<Handle, Failure> {
             Handle::Analytics(b.build()?)
         }
         "SignIn" => {
-            let mut b = SignIn::builder().retention(retention(a, None)?);
-            if a.has("prefix") {
-                b = b.prefix(prefix(&a.s("prefix")?)?);
-            }
-            if a.has("max_uid") {
-                b = b.max_uid(a.u("max_uid")?);
-            }
+            let mut b = uid_bitmaps!(SignIn::builder(), a);
             if a.has("tag") {
                 b = b.tag(&a.s("tag")?);
             }
@@ -967,6 +968,29 @@ fn ok() -> Result<Value, Failure> {
     Ok(Value::Null)
 }
 
+/// The operations of a lock or a semaphore `r` that both have, by the same
+/// names and arguments (one macro's, as their builders' setters are
+/// [`leasing!`]'s): the answer to `op`, or `None` for another operation.
+macro_rules! leased_op {
+    ($con:expr, $r:expr, $op:expr, $a:expr) => {
+        match $op {
+            "try_acquire" => Some(to_json(run($con, $r.try_acquire())?)),
+            "try_acquire_as" => Some(to_json(run($con, $r.try_acquire_as(&$a.s("token")?))?)),
+            "acquire" => Some(to_json(run($con, $r.acquire($a.ms("timeout_ms")?))?)),
+            "acquire_as" => Some(to_json(run(
+                $con,
+                $r.acquire_as(&$a.s("token")?, $a.ms("timeout_ms")?),
+            )?)),
+            "release" => Some(to_json(run($con, $r.release(&$a.s("token")?))?)),
+            "extend" => Some(to_json(run(
+                $con,
+                $r.extend(&$a.s("token")?, $a.ms("lease_ms")?),
+            )?)),
+            _ => None,
+        }
+    };
+}
+
 fn lock(
     ctx: &mut Ctx,
     con: &mut Connection,
@@ -975,13 +999,10 @@ fn lock(
     a: &Args,
     step: &Value,
 ) -> Result<Value, Failure> {
+    if let Some(v) = leased_op!(con, l, op, a) {
+        return Ok(v);
+    }
     Ok(match op {
-        "try_acquire" => to_json(run(con, l.try_acquire())?),
-        "try_acquire_as" => to_json(run(con, l.try_acquire_as(&a.s("token")?))?),
-        "acquire" => to_json(run(con, l.acquire(a.ms("timeout_ms")?))?),
-        "acquire_as" => to_json(run(con, l.acquire_as(&a.s("token")?, a.ms("timeout_ms")?))?),
-        "release" => to_json(run(con, l.release(&a.s("token")?))?),
-        "extend" => to_json(run(con, l.extend(&a.s("token")?, a.ms("lease_ms")?))?),
         "owned" => match run(con, l.owned(&a.s("token")?))? {
             None => Value::Null,
             Some(d) if d == Duration::MAX => json!(-1),
@@ -1038,16 +1059,10 @@ fn semaphore(
     a: &Args,
     step: &Value,
 ) -> Result<Value, Failure> {
-    Ok(match op {
-        "try_acquire" => to_json(run(con, s.try_acquire())?),
-        "try_acquire_as" => to_json(run(con, s.try_acquire_as(&a.s("token")?))?),
-        "acquire" => to_json(run(con, s.acquire(a.ms("timeout_ms")?))?),
-        "acquire_as" => to_json(run(con, s.acquire_as(&a.s("token")?, a.ms("timeout_ms")?))?),
-        "release" => to_json(run(con, s.release(&a.s("token")?))?),
-        "extend" => to_json(run(con, s.extend(&a.s("token")?, a.ms("lease_ms")?))?),
-        "hold" => return hold(ctx, con, s, |_| None, a, step),
-        _ => return Err(unknown(op)),
-    })
+    match op {
+        "hold" => hold(ctx, con, s, |_| None, a, step),
+        _ => leased_op!(con, s, op, a).ok_or_else(|| unknown(op)),
+    }
 }
 
 fn rw_lease(a: &Args) -> Result<RwLease, Failure> {
@@ -1637,42 +1652,28 @@ fn query_answer(
 }
 
 fn signin(con: &mut Connection, s: &SignIn, op: &str, a: &Args) -> Result<Value, Failure> {
-    let range =
-        || -> Result<(NaiveDate, NaiveDate), Failure> { Ok((a.date("from")?, a.date("to")?)) };
     Ok(match op {
         "key" => Value::from(s.key(a.date("day")?)),
         "sign_in" => to_json(run(con, s.sign_in(a.u("uid")?, a.date("day")?))?),
         "signed_in" => to_json(run(con, s.signed_in(a.u("uid")?, a.date("day")?))?),
         "count" => to_json(run(con, s.count(a.date("day")?))?),
-        "active_any" => {
-            let (f, t) = range()?;
-            to_json(run(con, s.active_any(f, t))?)
-        }
-        "active_every" => {
-            let (f, t) = range()?;
-            to_json(run(con, s.active_every(f, t))?)
-        }
-        "count_any" => {
-            let (f, t) = range()?;
-            to_json(run(con, s.count_any(f, t))?)
-        }
-        "count_every" => {
-            let (f, t) = range()?;
-            to_json(run(con, s.count_every(f, t))?)
-        }
-        "days_signed_in" => {
-            let (f, t) = range()?;
-            Value::Array(
-                run(con, s.days_signed_in(a.u("uid")?, f, t))?
-                    .into_iter()
-                    .map(day_json)
-                    .collect(),
-            )
-        }
-        "streak" => {
-            let (f, t) = range()?;
-            to_json(run(con, s.streak(a.u("uid")?, f, t))?)
-        }
+        "active_any" => to_json(run(con, s.active_any(a.date("from")?, a.date("to")?))?),
+        "active_every" => to_json(run(con, s.active_every(a.date("from")?, a.date("to")?))?),
+        "count_any" => to_json(run(con, s.count_any(a.date("from")?, a.date("to")?))?),
+        "count_every" => to_json(run(con, s.count_every(a.date("from")?, a.date("to")?))?),
+        "days_signed_in" => Value::Array(
+            run(
+                con,
+                s.days_signed_in(a.u("uid")?, a.date("from")?, a.date("to")?),
+            )?
+            .into_iter()
+            .map(day_json)
+            .collect(),
+        ),
+        "streak" => to_json(run(
+            con,
+            s.streak(a.u("uid")?, a.date("from")?, a.date("to")?),
+        )?),
         _ => return Err(unknown(op)),
     })
 }
