@@ -42,6 +42,8 @@
 //! (default 1,000,000).
 
 mod common;
+#[path = "../tests/support/splitmix.rs"]
+mod splitmix;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -52,6 +54,7 @@ use common::{Table, env_or, median, num};
 use redis_patterns::analytics::{Analytics, Cohort, Expr, Period};
 use redis_patterns::{Connection, Op, Request};
 use serde_json::Value;
+use splitmix::SplitMix64;
 
 const DAYS: i64 = 30;
 
@@ -63,19 +66,6 @@ fn day(i: i64) -> Period {
     Period::Day(start() + chrono::TimeDelta::days(i))
 }
 
-/// A deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// One event's marks of one day.
 type Marks = Vec<(u64, chrono::DateTime<Utc>)>;
 
@@ -85,7 +75,7 @@ type Marks = Vec<(u64, chrono::DateTime<Utc>)>;
 /// with probability 0.6 × 0.85^(days since); an active user buys with
 /// probability 0.1. Returns the user-days marked.
 fn generate(con: &mut Connection, a: &Analytics, users: u64, ordered: bool) -> u64 {
-    let mut rng = Rng(2024);
+    let mut rng = SplitMix64(2024);
     let mut per_day: Vec<[Marks; 3]> = (0..DAYS).map(|_| Default::default()).collect();
     for id in 0..users {
         let uniform = rng.unit();

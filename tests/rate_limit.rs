@@ -10,6 +10,8 @@
 //! in 2096, so keys that expire at them (by the server's clock) outlive the
 //! test.
 
+#[path = "support/splitmix.rs"]
+mod splitmix;
 mod support;
 
 use std::collections::{HashMap, VecDeque};
@@ -21,28 +23,11 @@ use std::time::{Duration, Instant};
 use redis_patterns::rate_limit::{self, Decision, Limit, RateLimiter};
 use redis_patterns::scripts::{self, rate_limit as wrappers};
 use redis_patterns::{Batch, ErrorKind, Result, ScriptCall, keys::Prefix};
+use splitmix::SplitMix64;
 use support::Driver;
 
 /// 2096-10-02 in unix microseconds.
 const BASE_US: i64 = 4_000_000_000_000_000;
-
-/// splitmix64: deterministic, so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-}
 
 fn ceil_ms(us: i128) -> i64 {
     (us.max(0) as u128).div_ceil(1000) as i64
@@ -99,7 +84,7 @@ fn run_at(
 
 /// Random arrival times (non-decreasing, ties included) and quantities from
 /// 0 to `max_q` (mostly 1), steps drawn around `step_us`.
-fn arrivals(rng: &mut Rng, n: usize, step_us: i64, max_q: i64) -> Vec<(i64, i64)> {
+fn arrivals(rng: &mut SplitMix64, n: usize, step_us: i64, max_q: i64) -> Vec<(i64, i64)> {
     let mut now = BASE_US + rng.below(1_000_000);
     (0..n)
         .map(|_| {
@@ -185,7 +170,7 @@ fn gcra_agrees_with_a_leaky_bucket_to_the_millisecond() {
         (99, 7, 13),
     ];
     support::each_driver(&server, |d| {
-        let mut rng = Rng(7);
+        let mut rng = SplitMix64(7);
         let mut total = 0;
         let (mut limited, mut allowed) = (0, 0);
         for (i, &(max_burst, count, period_ms)) in params.iter().enumerate() {
@@ -265,7 +250,7 @@ fn sliding_log_is_exact_and_never_holds_more_than_its_limit() {
         d.run(redis_patterns::load_all()).expect("load the scripts");
         d.run(redis_patterns::functions::load())
             .expect("load the library");
-        let mut rng = Rng(11);
+        let mut rng = SplitMix64(11);
         let mut limited = 0;
         for (i, &(limit, window_ms)) in params.iter().enumerate() {
             let key = format!("rate:{{log-{i}}}:log");
@@ -370,7 +355,7 @@ fn sliding_counter_follows_its_formula_and_its_overshoot_bound() {
     let server = support::server();
     let params: [(i64, i64); 3] = [(10, 1000), (3, 250), (25, 997)];
     support::each_driver(&server, |d| {
-        let mut rng = Rng(13);
+        let mut rng = SplitMix64(13);
         for (i, &(limit, window_ms)) in params.iter().enumerate() {
             let key = format!("rate:{{counter-{i}}}:counter");
             let mut oracle = Windows {
