@@ -489,6 +489,24 @@ fn questions(bench: &mut Bench, a: &Analytics) {
     );
 }
 
+/// Adds `n` distinct strings on `con` by `add` of each chunk of 100,000
+/// ids, then counts them by `estimate`: the seconds the adds took, the
+/// estimate, and its error in percent.
+fn hll_run(
+    con: &mut Connection,
+    n: u64,
+    mut add: impl FnMut(&mut Connection, std::ops::Range<u64>),
+    estimate: impl FnOnce(&mut Connection) -> u64,
+) -> (f64, u64, f64) {
+    let t = Instant::now();
+    for start in (0..n).step_by(100_000) {
+        add(con, start..start + 100_000);
+    }
+    let added = t.elapsed().as_secs_f64();
+    let est = estimate(con);
+    (added, est, (est as f64 - n as f64) / n as f64 * 100.0)
+}
+
 /// The HyperLogLog's measured error on 1,000,000 distinct strings.
 fn hll_error(con: &mut Connection) {
     let a = Analytics::builder()
@@ -498,39 +516,40 @@ fn hll_error(con: &mut Connection) {
         .expect("analytics");
     let at = Utc.with_ymd_and_hms(2024, 3, 1, 12, 0, 0).unwrap();
     let n = 1_000_000u64;
-    let t = Instant::now();
-    for start in (0..n).step_by(100_000) {
-        let chunk: Vec<(String, chrono::DateTime<Utc>)> = (start..start + 100_000)
-            .map(|i| (format!("user{i}@example.com"), at))
-            .collect();
-        a.mark_strings("signup", &chunk)
-            .run(con)
-            .expect("mark_strings");
-    }
-    let added = t.elapsed().as_secs_f64();
-    let est = a
-        .count_uniques("signup", day(0))
-        .run(con)
-        .expect("count_uniques");
-    let error = (est as f64 - n as f64) / n as f64 * 100.0;
+    let (added, est, error) = hll_run(
+        con,
+        n,
+        |con, ids| {
+            let chunk: Vec<(String, chrono::DateTime<Utc>)> =
+                ids.map(|i| (format!("user{i}@example.com"), at)).collect();
+            a.mark_strings("signup", &chunk)
+                .run(con)
+                .expect("mark_strings");
+        },
+        |con| {
+            a.count_uniques("signup", day(0))
+                .run(con)
+                .expect("count_uniques")
+        },
+    );
     println!(
         "HyperLogLog: {n} distinct strings added in {added:.1} s (mark_strings, 5,000 per analytics.mark_hll call); count_uniques {est}: measured error {error:+.3} % (standard error 0.81 %)"
     );
-    let t = Instant::now();
-    for start in (0..n).step_by(100_000) {
-        let chunk: Vec<String> = (start..start + 100_000)
-            .map(|i| format!("member{i}@example.org"))
-            .collect();
-        a.mark_unique_strings("member", &chunk)
-            .run(con)
-            .expect("mark_unique_strings");
-    }
-    let added = t.elapsed().as_secs_f64();
-    let est = a
-        .count_unique_approx("member")
-        .run(con)
-        .expect("count_unique_approx");
-    let error = (est as f64 - n as f64) / n as f64 * 100.0;
+    let (added, est, error) = hll_run(
+        con,
+        n,
+        |con, ids| {
+            let chunk: Vec<String> = ids.map(|i| format!("member{i}@example.org")).collect();
+            a.mark_unique_strings("member", &chunk)
+                .run(con)
+                .expect("mark_unique_strings");
+        },
+        |con| {
+            a.count_unique_approx("member")
+                .run(con)
+                .expect("count_unique_approx")
+        },
+    );
     println!(
         "HyperLogLog of a unique event: {n} distinct strings added in {added:.1} s (mark_unique_strings); count_unique_approx {est}: measured error {error:+.3} %"
     );
