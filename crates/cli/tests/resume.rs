@@ -24,13 +24,6 @@ fn durable_server() -> LocalServer {
     support::server_with(&["--appendonly", "yes", "--appendfsync", "always"])
 }
 
-fn digest(server: &LocalServer) -> String {
-    redis::cmd("DEBUG")
-        .arg("DIGEST")
-        .query(&mut server.connection())
-        .expect("DEBUG DIGEST (started with --enable-debug-command local)")
-}
-
 #[test]
 fn an_import_of_an_input_it_cannot_read_is_refused_before_anything_is_written() {
     let server = support::server();
@@ -56,7 +49,7 @@ fn an_import_of_an_input_it_cannot_read_is_refused_before_anything_is_written() 
 
 #[test]
 fn a_second_import_with_another_shard_count_is_refused_and_writes_nothing() {
-    let server = support::server_with(&["--enable-debug-command", "local"]);
+    let server = support::debug_server();
     let url = server.url();
     let dir = common::temp_dir("layouts");
     let big = write_lines(&dir, "big.txt", "big", 5000);
@@ -64,7 +57,7 @@ fn a_second_import_with_another_shard_count_is_refused_and_writes_nothing() {
     let first = json(&url, &import_users(&big, &[]));
     let shards = first["layout"]["shards"].as_str().unwrap().to_string();
     assert_ne!(shards, "3");
-    let before = digest(&server);
+    let before = support::digest(&mut server.connection());
     let refused = cli(&url, &import_users(&small, &["--shards", "3"])).failure();
     let message = refused.message();
     assert!(
@@ -75,7 +68,7 @@ fn a_second_import_with_another_shard_count_is_refused_and_writes_nothing() {
     );
     assert!(message.contains("drop --shards"), "{message}");
     assert_eq!(
-        digest(&server),
+        support::digest(&mut server.connection()),
         before,
         "the refused import wrote something"
     );
