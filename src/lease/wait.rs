@@ -195,13 +195,24 @@ impl<T, F> Acquiring<T, F> {
 impl<T, F> Acquiring<T, F> {
     /// A step of giving the place up after the timeout: the timeout error
     /// once it is done (whether or not it succeeded: the place ends by
-    /// itself otherwise).
+    /// itself otherwise). Its requests are not retried after a backoff
+    /// (the acquire's deadline has passed), so that a slot migrating or a
+    /// failover does not hold the timeout back.
     fn give_up(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
         let (leave, _) = self.leaving.as_mut().expect("giving up");
         match leave.step(env, replies) {
             Ok(Step::Done(())) | Err(_) => Err(self.leaving.take().expect("giving up").1),
+            Ok(Step::Send(mut b)) => {
+                b.until(self.deadline());
+                Ok(Step::Send(b))
+            }
             Ok(step) => Ok(step.forward().unwrap_or_else(|()| unreachable!("not done"))),
         }
+    }
+
+    /// When the acquire's timeout passes.
+    fn deadline(&self) -> Instant {
+        self.started.expect("the first attempt was made") + self.waiting.timeout
     }
 }
 
@@ -289,7 +300,7 @@ where
             Step::Send(mut b) => {
                 // Retries of an attempt (a slot migrating, a failover) keep
                 // to the acquire's timeout.
-                b.until(started + self.waiting.timeout);
+                b.until(self.deadline());
                 Ok(Step::Send(b))
             }
             // A sleep or a wait of the attempt, passed on as it is.
@@ -307,4 +318,52 @@ fn jittered(interval: Duration) -> Duration {
     getrandom::fill(&mut r).expect("the operating system's random source is unavailable");
     let r = u32::from_le_bytes(r);
     interval.mul_f64(0.5 + f64::from(r) / (f64::from(u32::MAX) + 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A waiting loop whose one attempt is refused at once (zero timeout),
+    /// with a place in a queue to give up.
+    fn timed_out(timeout: Duration, attempt: Op<Attempt<()>>, leave: Op<()>) -> Op<()> {
+        let waiting = Waiting {
+            key: "k".into(),
+            channel: "c".into(),
+            mode: WaitMode::Polling {
+                interval: Duration::from_millis(1),
+            },
+            timeout,
+            max_wait: None,
+            to: None,
+            contended: None,
+            leave: Some(leave),
+        };
+        let mut attempt = Some(attempt);
+        until_acquired(waiting, move || attempt.take().expect("one attempt"))
+    }
+
+    #[test]
+    fn giving_the_place_up_keeps_to_the_acquires_deadline() {
+        let env = Env::default();
+        let timeout = Duration::ZERO;
+        let before = Instant::now();
+        let mut op = timed_out(
+            timeout,
+            Op::ready(Attempt::Busy(None)),
+            Op::<()>::cmd("k", redis::cmd("DEL")),
+        );
+        // The refusal: past the timeout, the place is given up.
+        let Ok(Step::Send(leave)) = op.step(&env, None) else {
+            panic!("the give-up's request")
+        };
+        let deadline = leave.deadline.expect("the give-up has a deadline");
+        assert!(deadline >= before + timeout && deadline <= Instant::now() + timeout);
+        // Its reply ends the loop with the timeout.
+        let replies = Replies::new(vec![redis::Value::Int(1)], vec![None]);
+        let Err(err) = op.step(&env, Some(replies)) else {
+            panic!("the timeout")
+        };
+        assert!(matches!(err.kind(), ErrorKind::LockTimeout { .. }), "{err}");
+    }
 }
