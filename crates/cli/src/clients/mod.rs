@@ -125,12 +125,14 @@ fn camel(name: &str) -> String {
         .collect()
 }
 
+/// A script's pattern and operation: `lock.acquire` is (`lock`, `acquire`).
+fn pattern_op(s: &ScriptInfo) -> (&'static str, &'static str) {
+    s.name.split_once('.').expect("pattern.op")
+}
+
 /// The patterns of the bundle, in registry order.
 fn patterns() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = ALL
-        .iter()
-        .filter_map(|s| s.name.split('.').next())
-        .collect();
+    let mut out: Vec<&'static str> = ALL.iter().map(|s| pattern_op(s).0).collect();
     out.dedup();
     out
 }
@@ -139,7 +141,7 @@ fn patterns() -> Vec<&'static str> {
 fn scripts_of(pattern: &str) -> impl Iterator<Item = &'static ScriptInfo> + '_ {
     ALL.iter()
         .copied()
-        .filter(move |s| s.name.split('.').next() == Some(pattern))
+        .filter(move |s| pattern_op(s).0 == pattern)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use redis_patterns::scripts::ALL;
 
 use super::surface::{self, Part};
 use super::syntax::{Syntax, call_lists, calls, checks, contract_consts};
-use super::{File, bundle, camel, patterns, scripts_of};
+use super::{File, bundle, camel, pattern_op, patterns, scripts_of};
 
 mod spelling;
 use spelling::{FILE, PhpSurface};
@@ -371,7 +371,7 @@ fn tagged_positions(s: &ScriptInfo) -> Vec<usize> {
 }
 
 fn method(out: &mut String, s: &ScriptInfo) {
-    let op = s.name.split('.').nth(1).expect("pattern.op");
+    let (_, op) = pattern_op(s);
     let mut params = Vec::new();
     let _ = writeln!(out, "    /**\n     * {}\n     *", s.summary);
     for k in s.keys {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::surface::{self, Part};
 use super::syntax::{Syntax, call_lists, calls, checks, contract_consts, script_doc};
-use super::{File, bundle, camel, patterns, scripts_of};
+use super::{File, bundle, camel, pattern_op, patterns, scripts_of};
 
 mod spelling;
 use spelling::{PySurface, init};
@@ -247,7 +247,7 @@ fn arg_type(a: Option<&ArgSpec>, variadic: bool) -> String {
 }
 
 fn script_fn(out: &mut String, s: &ScriptInfo) {
-    let op = s.name.split('.').nth(1).expect("pattern.op");
+    let (_, op) = pattern_op(s);
     let mut params = Vec::new();
     for k in s.keys {
         params.push(format!("{}: {}", ident(k.name), arg_type(None, k.variadic)));

@@ -9,7 +9,7 @@ use redis_patterns::script::{ArgSpec, ArgType, ScriptInfo};
 use redis_patterns::scripts::ALL;
 
 use super::super::syntax::{Syntax, call_lists, calls, checks, contract_consts, script_doc};
-use super::super::{camel as pascal, patterns, scripts_of};
+use super::super::{camel as pascal, pattern_op, patterns, scripts_of};
 use super::emit::{F, Mode, P, ident, lit};
 
 /// TypeScript's spelling of the script calls.
@@ -96,7 +96,7 @@ fn arg_type(a: Option<&ArgSpec>, variadic: bool) -> String {
 
 /// One script function, as a method of its pattern's object.
 fn script_fn(mode: Mode, s: &ScriptInfo) -> String {
-    let op = s.name.split('.').nth(1).expect("pattern.op");
+    let (_, op) = pattern_op(s);
     let mut params = Vec::new();
     for k in s.keys {
         params.push(P::new(ident(k.name), arg_type(None, k.variadic)));
