@@ -104,13 +104,19 @@ fn names(fields: &[Field]) -> String {
         .join(", ")
 }
 
-/// `'a' => $this->a, ...`: the fields by the description's names.
-fn by_name(fields: &[Field]) -> String {
+/// `'a' => $this->a, ...`: the fields by the description's names, each with
+/// the PHP expression `value` gives for it (`$this->a`, `$a`).
+fn by_name(fields: &[Field], value: impl Fn(&Field) -> String) -> String {
     fields
         .iter()
-        .map(|f| format!("{} => $this->{}", php_str(&f.name), camel_lower(&f.name)))
+        .map(|f| format!("{} => {}", php_str(&f.name), value(f)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `$this->a`: the property of a field.
+fn this(f: &Field) -> String {
+    format!("$this->{}", camel_lower(&f.name))
 }
 
 /// An error's field as its class holds it: a datum named like a property of
@@ -123,21 +129,6 @@ fn error_field(f: &Field) -> Field {
         f.name = format!("error_{}", f.name);
     }
     f
-}
-
-/// `'a' => $this->a, ...` of an error's data.
-fn error_by_name(fields: &[Field]) -> String {
-    fields
-        .iter()
-        .map(|f| {
-            format!(
-                "{} => $this->{}",
-                php_str(&f.name),
-                camel_lower(&error_field(f).name)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The PHP surface.
@@ -207,7 +198,7 @@ impl Surface for PhpSurface {
         let _ = writeln!(
             out,
             "    /** The error's data, by the description's names. */\n    public function data(): array\n    {{\n        return [{}];\n    }}\n}}",
-            error_by_name(&e.fields)
+            by_name(&e.fields, |f| this(&error_field(f)))
         );
     }
 
@@ -243,7 +234,7 @@ impl Surface for PhpSurface {
         let _ = writeln!(
             out,
             "    /** The fields by the description's names (records inside stay objects). */\n    public function toArray(): array\n    {{\n        return [{}];\n    }}\n\n    public function jsonSerialize(): array\n    {{\n        return $this->toArray();\n    }}\n}}",
-            by_name(&r.fields)
+            by_name(&r.fields, this)
         );
     }
 
@@ -363,22 +354,11 @@ impl PhpSurface {
             .map(|f| self.property(&error_field(f), "        "))
             .collect();
         params.push("        ?string $text = null".into());
-        let data: Vec<String> = e
-            .fields
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} => ${}",
-                    php_str(&f.name),
-                    camel_lower(&error_field(f).name)
-                )
-            })
-            .collect();
         let _ = writeln!(
             out,
             "    public function __construct(\n{}\n    ) {{\n        parent::__construct($text ?? self::describe(self::KIND, [{}]));\n    }}\n",
             params.join(",\n"),
-            data.join(", ")
+            by_name(&e.fields, |f| var(&error_field(f).name))
         );
     }
 
