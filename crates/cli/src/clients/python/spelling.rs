@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::contract::api::{Class, ErrorDecl, Operation, Param, Record, Type};
+use redis_patterns::contract::api::{Class, ErrorDecl, Field, Operation, Param, Record, Type};
 use serde_json::Value;
 
 use super::super::Lang;
@@ -31,6 +31,25 @@ fn doc(text: &str) -> String {
         "\"\"\"{}\"\"\"",
         text.replace('\\', "\\\\").replace("\"\"\"", "'''")
     )
+}
+
+/// `"a", "b"`: the strings as Python literals.
+fn py_strs(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|s| py_str(s))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `"a": a, ...`: the fields by the description's names, each with the
+/// Python expression `value` gives for it (`a`, `self.a`).
+fn by_name(fields: &[Field], value: impl Fn(&str) -> String) -> String {
+    fields
+        .iter()
+        .map(|f| format!("{}: {}", py_str(&f.name), value(&ident(&f.name))))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A JSON default as a Python literal.
@@ -73,14 +92,7 @@ impl Surface for PySurface {
             (Type::Date, Dir::Out) => "datetime.date".into(),
             (Type::Any, _) => "Any".into(),
             (Type::Null, _) => "None".into(),
-            (Type::Enum(words), _) => format!(
-                "Literal[{}]",
-                words
-                    .iter()
-                    .map(|w| py_str(w))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            (Type::Enum(words), _) => format!("Literal[{}]", py_strs(words)),
             (Type::List(t), Dir::In) => format!("Sequence[{}]", each(t)),
             (Type::List(t), Dir::Out) => format!("List[{}]", each(t)),
             (Type::Opt(t), _) => format!("Optional[{}]", each(t)),
@@ -145,24 +157,15 @@ impl Surface for PySurface {
         for f in &e.fields {
             let _ = writeln!(out, "        self.{0} = {0}", ident(&f.name));
         }
-        let data: Vec<String> = e
-            .fields
-            .iter()
-            .map(|f| format!("{}: {}", py_str(&f.name), ident(&f.name)))
-            .collect();
         let _ = writeln!(
             out,
             "        super().__init__(text or _describe(self.kind, {{{}}}))\n",
-            data.join(", ")
+            by_name(&e.fields, str::to_string)
         );
         let _ = writeln!(
             out,
             "    def data(self) -> Dict[str, Any]:\n        \"\"\"The error's data, by the description's names.\"\"\"\n        return {{{}}}\n\n",
-            e.fields
-                .iter()
-                .map(|f| format!("{}: self.{}", py_str(&f.name), ident(&f.name)))
-                .collect::<Vec<_>>()
-                .join(", ")
+            by_name(&e.fields, |v| format!("self.{v}"))
         );
     }
 
@@ -489,14 +492,6 @@ pub(crate) fn init() -> String {
     );
     names.extend(record_names);
     names.extend(["errors", "records", "scripts"].map(String::from));
-    let _ = writeln!(
-        out,
-        "__all__ = [{}]",
-        names
-            .iter()
-            .map(|n| py_str(n))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let _ = writeln!(out, "__all__ = [{}]", py_strs(&names));
     out
 }
