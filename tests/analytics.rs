@@ -4,6 +4,8 @@
 //! cohort tables, the id bound and a failing expression (`DEBUG DIGEST`).
 
 mod bitmap;
+#[path = "support/splitmix.rs"]
+mod splitmix;
 mod support;
 
 use std::collections::BTreeSet;
@@ -14,6 +16,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use redis_patterns::analytics::{Analytics, Expr, Granularity, Period};
 use redis_patterns::core::Caps;
 use redis_patterns::{ErrorKind, Retention, scripts};
+use splitmix::SplitMix64;
 use support::Driver;
 
 fn utc(y: i32, m: u32, d: u32, h: u32) -> DateTime<Utc> {
@@ -208,7 +211,7 @@ fn mark_many_groups_by_period_in_one_batch() {
 
 /// Random users of three events over four days, and the model's sets.
 fn random_data(d: &mut Driver, a: &Analytics, seed: u64) -> Vec<(String, Period, BTreeSet<u64>)> {
-    let mut rng = support::Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut out = Vec::new();
     let mut events = Vec::new();
     for ev in ["active", "bought", "churned"] {
@@ -216,7 +219,7 @@ fn random_data(d: &mut Driver, a: &Analytics, seed: u64) -> Vec<(String, Period,
             let p = Period::Day(day(2024, 3, dd));
             let mut set = BTreeSet::new();
             for _ in 0..300 {
-                let id = rng.next(5_000);
+                let id = rng.below(5_000) as u64;
                 set.insert(id);
                 events.push((id, utc(2024, 3, dd, 12)));
             }

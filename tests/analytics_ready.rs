@@ -5,6 +5,8 @@
 
 #[allow(dead_code)]
 mod bitmap;
+#[path = "support/splitmix.rs"]
+mod splitmix;
 mod support;
 
 use std::collections::BTreeMap;
@@ -12,6 +14,7 @@ use std::collections::BTreeMap;
 use bitmap::{day, invalid_argument};
 use chrono::{TimeZone, Utc};
 use redis_patterns::analytics::{Analytics, Granularity, Period, Streak};
+use splitmix::SplitMix64;
 use support::Driver;
 
 const USERS: u64 = 200;
@@ -24,12 +27,12 @@ fn march(d: u32) -> Period {
 /// Random users active on random days of March 1 to 20 (each user with its
 /// own habit, some every day); the model: each user's active days.
 fn random_days(d: &mut Driver, a: &Analytics, seed: u64) -> BTreeMap<u64, Vec<bool>> {
-    let mut rng = support::Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut model = BTreeMap::new();
     let mut events = Vec::new();
     for id in 0..USERS {
-        let habit = rng.next(11);
-        let days: Vec<bool> = (1..=DAYS).map(|_| rng.next(10) < habit).collect();
+        let habit = rng.below(11);
+        let days: Vec<bool> = (1..=DAYS).map(|_| rng.below(10) < habit).collect();
         for (i, on) in days.iter().enumerate() {
             if *on {
                 events.push((

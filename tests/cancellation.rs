@@ -16,6 +16,8 @@
 //! `CANCELLATION_TRIES` sets the tries per operation (default 1,000);
 //! `cargo test --test cancellation -- --nocapture` prints the figures.
 
+#[path = "support/splitmix.rs"]
+mod splitmix;
 mod support;
 
 use std::future::Future;
@@ -26,6 +28,7 @@ use redis_patterns::lock::Lock;
 use redis_patterns::rwlock::{Role, RwLease, RwLock};
 use redis_patterns::semaphore::Semaphore;
 use redis_patterns::{AsyncConnection, Connection, Op, Request};
+use splitmix::SplitMix64;
 
 /// Long enough that a leftover cannot expire during the test.
 const LEASE: Duration = Duration::from_secs(10);
@@ -41,39 +44,20 @@ fn tries() -> usize {
         .unwrap_or(1_000)
 }
 
-/// xorshift64*, seeded from the clock (the seed is printed, to replay).
-struct Rng(u64);
-
-impl Rng {
-    fn seeded() -> Self {
-        let seed = std::env::var("CANCELLATION_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
-        println!("CANCELLATION_SEED={seed}");
-        Rng(seed)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
-    }
-
-    fn coin(&mut self) -> bool {
-        self.below(2) == 1
-    }
-
-    fn micros(&mut self) -> Duration {
-        Duration::from_micros(self.below(401))
-    }
+/// The tries' generator, seeded from `CANCELLATION_SEED`, else from the
+/// clock (the seed is printed, to replay).
+fn seeded() -> SplitMix64 {
+    let seed = std::env::var("CANCELLATION_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    println!("CANCELLATION_SEED={seed}");
+    SplitMix64(seed)
 }
 
 /// What the tries of one operation did.
@@ -96,7 +80,7 @@ struct Ctx {
     lock: Lock,
     sem: Semaphore,
     rw: RwLock,
-    rng: Rng,
+    rng: SplitMix64,
     tally: Tally,
 }
 
@@ -119,7 +103,7 @@ impl Ctx {
         fut: impl Future<Output = T> + Send + 'static,
     ) -> Option<T> {
         self.tally.tries += 1;
-        let after = self.rng.micros();
+        let after = Duration::from_micros(self.rng.below(401) as u64);
         if self.rng.coin() {
             let out = self
                 .rt
@@ -505,7 +489,7 @@ fn cancel_everything(topology: &str, url: &str, nodes: Vec<redis::Connection>) {
         rw: RwLock::builder("cancel-rw").lease(LEASE).build().unwrap(),
         rt,
         con,
-        rng: Rng::seeded(),
+        rng: seeded(),
         tally: Tally::default(),
     };
     let mut check = Checker::new(url, nodes);

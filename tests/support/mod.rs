@@ -48,20 +48,6 @@ pub fn lock_release(key: &str, token: &str) -> redis_patterns::Result<ScriptCall
     )
 }
 
-/// A small deterministic generator (xorshift) of test data: the same seed,
-/// the same data.
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// The next number, in `0..n`.
-    pub fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 /// Starts a fresh server with default settings.
 pub fn server() -> LocalServer {
     server_with(&[])

@@ -1,5 +1,6 @@
-//! splitmix64: a small deterministic generator of test and bench data (the
-//! same seed, the same numbers, so that a failure or a figure reproduces).
+//! splitmix64: the one small deterministic generator of the tests' and
+//! benches' data (the same seed, the same numbers, so that a failure or a
+//! figure reproduces).
 //! A test includes it as `#[path = "support/splitmix.rs"] mod splitmix;`, a
 //! bench as `#[path = "../tests/support/splitmix.rs"] mod splitmix;`.
 #![allow(dead_code)]
@@ -20,6 +21,11 @@ impl SplitMix64 {
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: i64) -> i64 {
         (self.next() % n as u64) as i64
+    }
+
+    /// A fair coin.
+    pub fn coin(&mut self) -> bool {
+        self.below(2) == 1
     }
 
     /// Uniform in `[0, 1)`, from the next number's top 53 bits.
