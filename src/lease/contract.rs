@@ -5,6 +5,10 @@
 use serde_json::json;
 
 use crate::contract::parts::{Constant, KeyTemplate, Param, constant, key, param};
+#[cfg(test)]
+use crate::contract::parts::{PatternContract, render_keys};
+#[cfg(test)]
+use crate::lease::leasing::Leased;
 
 /// The keys of a leased resource (lock, semaphore, read-write lock): its
 /// own (`own`), then its wake-up channel (a release publishes on it, a
@@ -55,4 +59,26 @@ pub(crate) fn max_lease_constant(max_lease_ms: u64) -> Constant {
         max_lease_ms,
         "the longest lease the scripts accept",
     )
+}
+
+/// Asserts that `contract`'s key templates, rendered with `prefix` and
+/// `name`, are the keys a leased resource uses, in [`leased_keys`]'s order:
+/// its own (`own`), then the wake-up channel and waiter queue of `leased`.
+#[cfg(test)]
+pub(crate) fn assert_leased_keys(
+    contract: &PatternContract,
+    (prefix, name): (&str, &str),
+    own: &[&str],
+    leased: &Leased,
+) {
+    let waiting = [&leased.channel, &leased.queue, &leased.places];
+    let expected: Vec<&str> = own
+        .iter()
+        .copied()
+        .chain(waiting.map(String::as_str))
+        .collect();
+    assert_eq!(
+        render_keys(contract, &[("prefix", prefix), ("name", name)]),
+        expected
+    );
 }

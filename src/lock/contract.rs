@@ -118,8 +118,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contract::parts::{KeyTemplate, render_keys};
+    use crate::contract::parts::KeyTemplate;
     use crate::keys::Prefix;
+    use crate::lease::contract::assert_leased_keys;
     use crate::lock::Lock;
 
     #[test]
@@ -129,16 +130,11 @@ mod tests {
             .prefix(Prefix::new("app:lock:").unwrap())
             .build()
             .unwrap();
-        let vars = [("prefix", "app:lock:"), ("name", "job:7")];
-        assert_eq!(
-            render_keys(&c, &vars),
-            [
-                lock.key(),
-                lock.fence_key(),
-                lock.channel(),
-                lock.queue_key(),
-                lock.places_key()
-            ]
+        assert_leased_keys(
+            &c,
+            ("app:lock:", "job:7"),
+            &[lock.key(), lock.fence_key()],
+            &lock.leased,
         );
         assert_eq!(Lock::new_token().len(), 2 * TOKEN_BYTES);
         assert_eq!(c.params[0].default, json!(DEFAULT_PREFIX));

@@ -97,28 +97,21 @@ fn protocols() -> Vec<Protocol> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::parts::render_keys;
     use crate::keys::Prefix;
+    use crate::lease::contract::assert_leased_keys;
     use crate::rwlock::RwLock;
 
     #[test]
     fn templates_render_the_keys_the_lock_uses() {
-        let c = contract();
         let lock = RwLock::builder("prices")
             .prefix(Prefix::new("app:rw:").unwrap())
             .build()
             .unwrap();
-        let vars = [("prefix", "app:rw:"), ("name", "prices")];
-        assert_eq!(
-            render_keys(&c, &vars),
-            [
-                lock.writer_key(),
-                lock.readers_key(),
-                lock.intents_key(),
-                lock.channel(),
-                lock.queue_key(),
-                lock.places_key()
-            ]
+        assert_leased_keys(
+            &contract(),
+            ("app:rw:", "prices"),
+            &[lock.writer_key(), lock.readers_key(), lock.intents_key()],
+            &lock.leased,
         );
     }
 }

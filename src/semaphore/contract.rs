@@ -74,21 +74,21 @@ pub(crate) fn contract() -> PatternContract {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::parts::render_keys;
     use crate::keys::Prefix;
+    use crate::lease::contract::assert_leased_keys;
     use crate::semaphore::Semaphore;
 
     #[test]
     fn templates_render_the_keys_the_semaphore_uses() {
-        let c = contract();
         let sem = Semaphore::builder("exports", 3)
             .prefix(Prefix::new("app:sem:").unwrap())
             .build()
             .unwrap();
-        let vars = [("prefix", "app:sem:"), ("name", "exports")];
-        assert_eq!(
-            render_keys(&c, &vars),
-            [sem.key(), sem.channel(), sem.queue_key(), sem.places_key()]
+        assert_leased_keys(
+            &contract(),
+            ("app:sem:", "exports"),
+            &[sem.key()],
+            &sem.leased,
         );
     }
 }
