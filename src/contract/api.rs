@@ -308,27 +308,25 @@ fn try_parse(text: &str) -> Result<Api, (usize, String)> {
                     .collect();
                 api.errors.push(ErrorDecl { name, fields, doc });
             }
-            (false, "record") => {
-                in_record = true;
+            (false, "record" | "class") => {
+                in_record = word == "record";
                 let name = p.ident().map_err(at)?;
                 let doc = p.doc().map_err(at)?;
-                api.records.push(Record {
-                    name,
-                    doc,
-                    fields: Vec::new(),
-                });
-            }
-            (false, "class") => {
-                in_record = false;
-                let name = p.ident().map_err(at)?;
-                let doc = p.doc().map_err(at)?;
-                api.classes.push(Class {
-                    name,
-                    doc,
-                    new: None,
-                    getters: Vec::new(),
-                    ops: Vec::new(),
-                });
+                if in_record {
+                    api.records.push(Record {
+                        name,
+                        doc,
+                        fields: Vec::new(),
+                    });
+                } else {
+                    api.classes.push(Class {
+                        name,
+                        doc,
+                        new: None,
+                        getters: Vec::new(),
+                        ops: Vec::new(),
+                    });
+                }
             }
             (true, _) if in_record => {
                 let r = api.records.last_mut().expect("in a record");
