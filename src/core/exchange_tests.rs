@@ -30,6 +30,15 @@ fn cmd(args: &[&str]) -> Cmd {
     c
 }
 
+/// A batch of `commands`, each filed under its first argument, its key.
+fn batch_of(commands: &[&[&str]]) -> Batch {
+    let mut b = Batch::new();
+    for args in commands {
+        b.add(args[1], cmd(args));
+    }
+    b
+}
+
 fn acquire() -> crate::ScriptCall<i64> {
     scripts::lock::acquire(
         "l{a}",
@@ -149,9 +158,7 @@ fn a_wait_refused_by_a_demoted_node_is_a_redirect() {
 fn writes_that_ran_on_a_demoted_primary_are_resent_when_idempotent() {
     // A SET (idempotent) ran, then the node was demoted while its WAIT
     // waited: the SET goes again (its reply is a resend's).
-    let mut b = Batch::new();
-    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
-    b.add("k{a}", cmd(&["GET", "k{a}"]));
+    let b = batch_of(&[&["SET", "k{a}", "1"], &["GET", "k{a}"]]);
     let mut ex = start(b, durable(true));
     let node = Target::Node(("127.0.0.1".into(), 7000));
     let (_, parts) = round(&mut ex, node.clone());
@@ -173,8 +180,7 @@ fn writes_that_ran_on_a_demoted_primary_are_resent_when_idempotent() {
     assert_eq!(r.take::<String>().unwrap(), "1");
 
     // An INCR may have been applied and then discarded: unknown.
-    let mut b = Batch::new();
-    b.add("k{a}", cmd(&["INCR", "k{a}"]));
+    let b = batch_of(&[&["INCR", "k{a}"]]);
     let mut ex = start(b, durable(true));
     let (_, parts) = round(&mut ex, Target::Node(("127.0.0.1".into(), 7000)));
     let e = ex
@@ -196,8 +202,7 @@ fn writes_that_ran_on_a_demoted_primary_are_resent_when_idempotent() {
 fn a_lost_wait_reply_resends_idempotent_writes_and_the_rest_is_not_durable() {
     let lost =
         || redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
-    let mut b = Batch::new();
-    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
+    let b = batch_of(&[&["SET", "k{a}", "1"]]);
     let mut ex = start(b, durable(false));
     let (_, parts) = round(&mut ex, Target::Server);
     ex.settle(parts, vec![failed(vec![Value::Okay], lost())])
@@ -208,8 +213,7 @@ fn a_lost_wait_reply_resends_idempotent_writes_and_the_rest_is_not_durable() {
         .unwrap();
     assert!(ex.finish().unwrap().resent());
 
-    let mut b = Batch::new();
-    b.add("k{a}", cmd(&["INCR", "k{a}"]));
+    let b = batch_of(&[&["INCR", "k{a}"]]);
     let mut ex = start(b, durable(false));
     let (_, parts) = round(&mut ex, Target::Server);
     ex.settle(parts, vec![failed(vec![Value::Int(1)], lost())])
@@ -388,9 +392,7 @@ fn a_noscript_before_a_write_of_its_domain_that_ran_interrupts_the_batch() {
 
 #[test]
 fn moved_reads_the_slot_map_again_and_ask_goes_to_the_node_named_after_asking() {
-    let mut b = Batch::new();
-    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
-    b.add("m{b}", cmd(&["GET", "m{b}"]));
+    let b = batch_of(&[&["SET", "k{a}", "1"], &["GET", "m{b}"]]);
     let mut ex = start(b, Settings::new(true));
     let (_, parts) = round(&mut ex, node(7000));
     ex.settle(
@@ -442,8 +444,7 @@ fn tryagain_and_clusterdown_go_again_after_a_backoff_and_end_as_the_refusal() {
         ),
         ("CLUSTERDOWN The cluster is down", true),
     ] {
-        let mut b = Batch::new();
-        b.add("k{a}", cmd(&["GET", "k{a}"]));
+        let b = batch_of(&[&["GET", "k{a}"]]);
         let mut settings = Settings::new(true);
         settings.per_node = false;
         let mut ex = Exchange::start(b, &{
@@ -489,9 +490,7 @@ fn tryagain_and_clusterdown_go_again_after_a_backoff_and_end_as_the_refusal() {
 fn a_reply_lost_after_sending_resends_the_idempotent_and_fails_the_rest_as_unknown() {
     // SET and GET are safe to send twice: both go again after a reconnect,
     // and the SET's reply is flagged a resend's.
-    let mut b = Batch::new();
-    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
-    b.add("k{a}", cmd(&["GET", "k{a}"]));
+    let b = batch_of(&[&["SET", "k{a}", "1"], &["GET", "k{a}"]]);
     let mut ex = start(b, Settings::new(false));
     let (_, parts) = round(&mut ex, Target::Server);
     ex.settle(parts, vec![failed(Vec::new(), lost())]).unwrap();
@@ -511,9 +510,7 @@ fn a_reply_lost_after_sending_resends_the_idempotent_and_fails_the_rest_as_unkno
 
     // An INCR and a script that is not idempotent may have run: unknown,
     // naming both; the SET whose reply came back is not in doubt.
-    let mut b = Batch::new();
-    b.add("k{a}", cmd(&["SET", "k{a}", "1"]));
-    b.add("n{a}", cmd(&["INCR", "n{a}"]));
+    let mut b = batch_of(&[&["SET", "k{a}", "1"], &["INCR", "n{a}"]]);
     b.script(crate::ScriptCall::<Value>::raw(
         &scripts::RATE_LIMIT_THROTTLE,
         &["t{a}"],
@@ -537,8 +534,7 @@ fn a_reply_lost_after_sending_resends_the_idempotent_and_fails_the_rest_as_unkno
     assert!(cause.contains("connection was lost"), "{cause}");
 
     // A refused connection sent nothing: the INCR goes again, unflagged.
-    let mut b = Batch::new();
-    b.add("n{a}", cmd(&["INCR", "n{a}"]));
+    let b = batch_of(&[&["INCR", "n{a}"]]);
     let mut ex = start(b, Settings::new(false));
     let (_, parts) = round(&mut ex, Target::Server);
     ex.settle(parts, vec![failed(Vec::new(), refused())])
@@ -624,10 +620,11 @@ fn more_missing_scripts_than_reload_rounds_load_when_each_round_progresses() {
 
 #[test]
 fn a_wrapped_cluster_connection_stops_at_the_first_reply_proving_a_command_did_not_run() {
-    let mut b = Batch::new();
-    b.add("a{1}", cmd(&["SET", "a{1}", "1"]));
-    b.add("b{2}", cmd(&["SET", "b{2}", "1"]));
-    b.add("c{3}", cmd(&["SET", "c{3}", "1"]));
+    let b = batch_of(&[
+        &["SET", "a{1}", "1"],
+        &["SET", "b{2}", "1"],
+        &["SET", "c{3}", "1"],
+    ]);
     let mut ex = start(b, wrapped());
     let (_, parts) = round(&mut ex, Target::Router);
     for refusal in [
