@@ -11,6 +11,7 @@
 -- WRITES DEL ZREM
 -- READS GET SPUBLISH TIME ZRANGE ZSCORE
 -- INCLUDE queue
+-- INCLUDE queue_release
 -- IDEMPOTENT yes: a second call finds the lock gone (or held by another owner) and the token out of the queue: it
 --    deletes nothing and publishes nothing (it answers 0)
 
@@ -28,10 +29,7 @@ local next_up, dead = live_waiters(KEYS[2], KEYS[3], nil, 1, ARGV[1])
 if held then
   redis.call('DEL', KEYS[1])
 end
-if queued then
-  leave_queue(KEYS[2], KEYS[3], ARGV[1])
-end
-drop_waiters(KEYS[2], KEYS[3], dead)
+release_queue(KEYS[2], KEYS[3], ARGV[1], queued, dead)
 if held or not owner then
   redis.call('SPUBLISH', ARGV[2], next_up[1] or 'released')
 end

@@ -15,7 +15,7 @@
 -- READS GET SPUBLISH TIME ZCOUNT ZRANGE ZSCORE
 -- INCLUDE clock
 -- INCLUDE lease_release
--- INCLUDE queue
+-- INCLUDE queue_release
 -- INCLUDE queue_wake
 -- IDEMPOTENT yes: a second call finds no read lease of the token and the token out of the queue: it removes nothing (it
 --    answers 0)
@@ -30,9 +30,6 @@ local others = redis.call('ZCOUNT', KEYS[2], '(' .. string.format('%d', now), '+
 local held = redis.call('GET', KEYS[1])
 local run, writes, dead = next_run(KEYS[4], KEYS[5], KEYS[3], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if queued then
-  leave_queue(KEYS[4], KEYS[5], ARGV[1])
-end
-drop_waiters(KEYS[4], KEYS[5], dead)
+release_queue(KEYS[4], KEYS[5], ARGV[1], queued, dead)
 wake_run(ARGV[2], run, writes, held, others)
 return live and 1 or 0

@@ -14,7 +14,7 @@
 -- WRITES DEL ZREM
 -- READS GET SPUBLISH TIME ZCOUNT ZRANGE ZSCORE
 -- INCLUDE clock
--- INCLUDE queue
+-- INCLUDE queue_release
 -- INCLUDE queue_wake
 -- IDEMPOTENT yes: a second call finds the write lease gone and the token out of the queue: it deletes nothing (it
 --    answers 0)
@@ -34,9 +34,6 @@ end
 if intent then
   redis.call('ZREM', KEYS[3], ARGV[1])
 end
-if queued then
-  leave_queue(KEYS[4], KEYS[5], ARGV[1])
-end
-drop_waiters(KEYS[4], KEYS[5], dead)
+release_queue(KEYS[4], KEYS[5], ARGV[1], queued, dead)
 wake_run(ARGV[2], run, writes, owner and not held, readers)
 return held and 1 or 0

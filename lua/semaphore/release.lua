@@ -13,6 +13,7 @@
 -- READS SPUBLISH TIME ZCOUNT ZRANGE ZSCORE
 -- INCLUDE clock
 -- INCLUDE queue
+-- INCLUDE queue_release
 -- IDEMPOTENT yes: a second call finds no permit of the token and the token out of the queue: it removes nothing (it answers 0)
 -- Everything the release reads comes before its first write: the caller's
 -- permit and place, the clock, the live count and the queue head. Each read
@@ -33,10 +34,7 @@ local next_up, dead = live_waiters(KEYS[2], KEYS[3], now, math.min(free, 64), AR
 if mine then
   redis.call('ZREM', KEYS[1], ARGV[1])
 end
-if queued then
-  leave_queue(KEYS[2], KEYS[3], ARGV[1])
-end
-drop_waiters(KEYS[2], KEYS[3], dead)
+release_queue(KEYS[2], KEYS[3], ARGV[1], queued, dead)
 if free > 0 then
   if next_up[1] then
     for _, t in ipairs(next_up) do
