@@ -6,15 +6,11 @@
 -- RETURNS bulk: the combined bitmap (bit uid set when the user qualifies); nil when it is empty
 -- WRITES BITOP GETDEL
 -- ERRORS BADARG
+-- INCLUDE bitop_days
 -- IDEMPOTENT yes: the temporary key is deleted before the script returns; the day bitmaps are only read
--- A missing day is an empty bitmap. BITOP checks every day's type before
--- it writes (the generated checks leave the days to it).
-if #KEYS < 2 then
-  return redis.error_reply('BADARG days at least one day bitmap is needed')
-end
-local bytes = redis.call('BITOP', ARGV[1], KEYS[1], unpack(KEYS, 2))
-if bytes == 0 then
-  -- BITOP left no key.
-  return nil
+local refused, bytes = bitop_days(ARGV[1], KEYS)
+if refused or bytes == 0 then
+  -- Refused (no day), or nil: BITOP left no key.
+  return refused
 end
 return redis.call('GETDEL', KEYS[1])

@@ -7,13 +7,12 @@
 -- WRITES BITOP DEL
 -- READS BITCOUNT
 -- ERRORS BADARG
+-- INCLUDE bitop_days
 -- IDEMPOTENT yes: the temporary key is deleted before the script returns; the day bitmaps are only read
--- A missing day is an empty bitmap. BITOP checks every day's type before
--- it writes (the generated checks leave the days to it).
-if #KEYS < 2 then
-  return redis.error_reply('BADARG days at least one day bitmap is needed')
+local refused, bytes = bitop_days(ARGV[1], KEYS)
+if refused then
+  return refused
 end
-local bytes = redis.call('BITOP', ARGV[1], KEYS[1], unpack(KEYS, 2))
 if bytes == 0 then
   return 0
 end

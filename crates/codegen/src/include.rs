@@ -43,6 +43,12 @@ pub struct Function {
     /// the parameter to whole. A script that passes its `KEYS` or `ARGV`
     /// there uses those entries.
     pub(crate) table_reads: Vec<Vec<usize>>,
+    /// For each parameter: whether the function uses it only as `#p`, as
+    /// `p[n]` with a literal `n` (its `table_reads`) and as the `p` of the
+    /// sources `unpack(p, S)` of one of its own commands
+    /// ([`FnCall::sources`]): a script's `KEYS` passed there is read
+    /// nowhere else.
+    pub(crate) entries_only: Vec<bool>,
     /// The commands it calls, in text order.
     pub(crate) calls: Vec<FnCall>,
     /// The detail of each `BADARG` it raises: a name, or a parameter the
@@ -63,6 +69,14 @@ pub(crate) struct FnCall {
     /// Whether it runs whenever the function does (at the function's top
     /// level, before any `return`).
     pub unconditional: bool,
+    /// Whether it stands at the function's top level (it runs whenever the
+    /// function gets that far; a `return` before it may end the function
+    /// first).
+    pub at_top: bool,
+    /// The parameter its sources are the entries of, and from where: its
+    /// fourth and last argument is `unpack(p, S)` (a call of the function
+    /// itself, not of a nested one).
+    pub sources: Option<(usize, usize)>,
 }
 
 /// What follows `BADARG ` in an include's error reply.

@@ -1168,6 +1168,64 @@ fn a_tail_the_body_hands_to_bitop_first_needs_no_type_checks() {
     );
 }
 
+/// The type checks of a script whose body passes `KEYS` whole to the
+/// included `bitop_days`, whose function body is `body` (the `BITOP` in it).
+fn bitop_through(body: &str, script: &str) -> Vec<bool> {
+    let inc = parse_include(
+        "includes/bitop_days.lua",
+        &format!(
+            "--- BITOP of the days\n-- WRITES BITOP\n-- ERRORS BADARG\n\nlocal function bitop_days(op, keys)\n  if #keys < 2 then\n    return redis.error_reply('BADARG days at least one is needed')\n  end\n{body}end\n"
+        ),
+    )
+    .expect("a valid include");
+    let head = "-- KEYS[1] tmp string rw: the result\n-- KEYS[2..] days string ro: the sources\n-- ARGV[1] op enum OR|AND: how\n-- RETURNS bulk: x\n-- WRITES BITOP GETDEL\n-- ERRORS BADARG\n-- INCLUDE bitop_days\n-- IDEMPOTENT yes: x\n";
+    let tail = "if refused or bytes == 0 then\n  return refused\nend\nreturn redis.call('GETDEL', KEYS[1])\n";
+    parse_script_with(
+        "p/op.lua",
+        &format!("{GOOD_HEAD}{head}{script}{tail}"),
+        std::slice::from_ref(&inc),
+    )
+    .expect("valid")
+    .type_checked
+}
+
+#[test]
+fn a_tail_handed_to_bitop_through_an_include_needs_no_type_checks_either() {
+    let bitop =
+        "  local bytes = redis.call('BITOP', op, keys[1], unpack(keys, 2))\n  return nil, bytes\n";
+    let call = "local refused, bytes = bitop_days(ARGV[1], KEYS)\n";
+    // As in the body: the function's BITOP checks every day before it
+    // writes, and reads the days nowhere else (its refusal before the
+    // BITOP leaves them untouched).
+    assert_eq!(bitop_through(bitop, call), [true, false]);
+    // Behind a condition in the function, or in the body; after a write of
+    // the body; the days read elsewhere in the function; from another
+    // start; by a pcall: TYPE for each.
+    let cases = [
+        (
+            "  if op == 'OR' then\n    redis.call('BITOP', op, keys[1], unpack(keys, 2))\n  end\n  return nil, 0\n"
+                .to_string(),
+            call.to_string(),
+        ),
+        (bitop.to_string(), "local refused, bytes\nif ARGV[1] == 'OR' then\n  refused, bytes = bitop_days(ARGV[1], KEYS)\nend\n".to_string()),
+        (bitop.to_string(), format!("redis.call('GETDEL', KEYS[1])\n{call}")),
+        (
+            format!("  local d = keys[#keys]\n{bitop}"),
+            call.to_string(),
+        ),
+        (
+            format!("  local d = keys[3]\n{bitop}"),
+            call.to_string(),
+        ),
+        (bitop.replace("unpack(keys, 2)", "unpack(keys, 3)"), call.to_string()),
+        (bitop.replace("redis.call", "redis.pcall"), call.to_string()),
+    ];
+    for (body, script) in cases {
+        let checked = bitop_through(&body, &script);
+        assert!(checked[1], "{body}{script}");
+    }
+}
+
 #[test]
 fn acl_probes_are_one_per_command_and_key() {
     let head = "-- KEYS[1] a string rw: one\n-- KEYS[2] b string rw: two\n-- RETURNS integer: x\n-- WRITES SET\n-- READS GET\n-- IDEMPOTENT yes: x\n";

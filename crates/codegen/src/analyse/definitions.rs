@@ -86,6 +86,7 @@ fn definition(
             line: t.line,
             escapes: vec![false; params.len()],
             table_reads: vec![Vec::new(); params.len()],
+            entries_only: vec![true; params.len()],
             params,
             calls: Vec::new(),
             badarg: Vec::new(),

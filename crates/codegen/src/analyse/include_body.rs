@@ -6,7 +6,7 @@
 use super::code::Code;
 use super::definitions::{Defined, definitions};
 use super::patterns::{
-    args_of_call, error_reply_spans, is_called, is_field, literal_index, string_literal,
+    args_of_call, call_args, error_reply_spans, is_called, is_field, literal_index, string_literal,
 };
 use super::sites::{ErrorSite, Sites};
 use super::statement::unconditional_in;
@@ -111,10 +111,38 @@ impl IncludeBody<'_> {
                         line: c.line,
                         after_own_write: false,
                         unconditional: true,
+                        at_top: true,
+                        sources: self.sources_of(fi, c.at).map(|(s, _)| s),
                     },
                 }
             })
             .collect()
+    }
+
+    /// The parameter of function `fi` whose entries from `S` are the
+    /// sources of the command at `at`, with `S` and the token of that
+    /// parameter: the command is a `redis.call` (a `pcall` answers an error
+    /// instead of stopping the script) whose fourth and last argument is
+    /// `unpack(p, S)`, `S` a positive literal.
+    fn sources_of(&self, fi: usize, at: usize) -> Option<((usize, usize), usize)> {
+        let toks = self.toks();
+        if !toks.get(at + 2)?.is_name("call") {
+            return None;
+        }
+        let (args, _) = call_args(toks, at + 3)?;
+        let &[_, _, _, (a, b)] = args.as_slice() else {
+            return None;
+        };
+        let sym = |k: usize, s: &str| toks.get(a + k).is_some_and(|t| t.is_sym(s));
+        if b != a + 6 || !toks[a].is_name("unpack") || !sym(1, "(") || !sym(3, ",") || !sym(5, ")")
+        {
+            return None;
+        }
+        let Tok::Num(n) = &toks[a + 4].tok else {
+            return None;
+        };
+        let from = n.parse::<usize>().ok().filter(|&n| n > 0)?;
+        Some(((self.param_at(fi, a + 2, a + 3)?, from), a + 2))
     }
 
     /// The `BADARG` detail `detail` of the nested function `g`, called at
@@ -188,6 +216,7 @@ impl IncludeBody<'_> {
                 call: FnCall {
                     first: fc.first.and_then(param),
                     line: t.line,
+                    sources: None,
                     ..fc.clone()
                 },
             });
@@ -272,12 +301,13 @@ impl IncludeBody<'_> {
             let returns_before = self.code.toks[structure.blocks[block].start..e.at]
                 .iter()
                 .any(|t| t.is_name("return"));
-            let unconditional = e.call.unconditional
-                && !returns_before
-                && unconditional_in(&self.code.toks, structure, e.at, Some(block));
+            let at_top =
+                e.call.at_top && unconditional_in(&self.code.toks, structure, e.at, Some(block));
+            let unconditional = e.call.unconditional && !returns_before && at_top;
             self.defined[e.function].f.calls.push(FnCall {
                 after_own_write,
                 unconditional,
+                at_top,
                 ..e.call.clone()
             });
             if !command_lines
@@ -292,13 +322,20 @@ impl IncludeBody<'_> {
 
     /// Marks the parameters that escape the analyser: used otherwise than
     /// as a command's first argument, an argument a nested function does
-    /// not let escape, or inside an error reply.
+    /// not let escape, or inside an error reply. And those used otherwise
+    /// than as `#p`, `p[n]` with a literal `n`, or the `p` of a command's
+    /// sources `unpack(p, S)` ([`IncludeBody::sources_of`]): not
+    /// [`Function::entries_only`].
     fn mark_escapes(&mut self, passed: &[(usize, bool)]) {
         let toks = &self.code.toks;
         let in_reply = error_reply_spans(toks);
         let firsts: Vec<usize> = (self.sites.calls.iter())
             .filter(|c| has_single_first(toks, c.at))
             .map(|c| c.at + 6)
+            .collect();
+        let unpacked: Vec<usize> = (self.sites.calls.iter())
+            .filter_map(|c| self.sources_of(self.function_of(c.at), c.at))
+            .map(|(_, at)| at)
             .collect();
         for (i, t) in toks.iter().enumerate() {
             let Tok::Name(n) = &t.tok else { continue };
@@ -310,12 +347,17 @@ impl IncludeBody<'_> {
             let Some(p) = d.f.params.iter().position(|x| x == n) else {
                 continue;
             };
+            if i <= d.params_end {
+                continue;
+            }
             let inert = in_reply[i]
                 || firsts.contains(&i)
                 || passed.iter().any(|&(at, escapes)| at == i && !escapes);
-            if i > d.params_end && !inert {
-                d.f.escapes[p] = true;
-            }
+            d.f.escapes[p] |= !inert;
+            let entry = toks[i - 1].is_sym("#")
+                || literal_index(toks, i).is_some()
+                || unpacked.contains(&i);
+            d.f.entries_only[p] &= entry;
         }
     }
 

@@ -63,6 +63,12 @@ impl Call<'_> {
                 Some((("ARGV", n), _)) if fc.command.channel => (FirstArg::Arg(n), None),
                 _ => (FirstArg::Other, None),
             };
+            let sources = (fc.sources)
+                .filter(|&(p, _)| fc.at_top && self.f.entries_only[p])
+                .and_then(|(p, from)| {
+                    let &(a, b) = self.args.get(p)?;
+                    (b == a + 1 && self.toks[a].is_name("KEYS")).then_some((a, from))
+                });
             CallSite {
                 at: self.at,
                 line: self.line,
@@ -76,6 +82,7 @@ impl Call<'_> {
                 }),
                 after_own_write: fc.after_own_write,
                 unconditional_in_fn: fc.unconditional,
+                sources,
             }
         })
     }

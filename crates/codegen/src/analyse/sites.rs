@@ -45,6 +45,12 @@ pub(crate) struct CallSite {
     /// Within its included function, it runs whenever the function does
     /// (always `true` in the body itself).
     pub unconditional_in_fn: bool,
+    /// For a command of an included function at the function's top level
+    /// (a `return` before it may end the function first) whose sources are
+    /// `unpack(p, S)` of a parameter `p` that the function reads nowhere
+    /// else but at literal entries: the token of the whole `KEYS` the body
+    /// passes for `p`, and `S`.
+    pub sources: Option<(usize, usize)>,
 }
 
 impl CallSite {
@@ -190,6 +196,7 @@ fn redis_call(toks: &[Token], i: usize) -> Result<Option<CallSite>, LineError> {
         via: None,
         after_own_write: false,
         unconditional_in_fn: true,
+        sources: None,
     }))
 }
 

@@ -2,7 +2,8 @@
 //! key, a fixed key whose type the body's own first command on it
 //! checks before any write can run, and a variadic tail that the body
 //! hands whole, as the sources, to a command that checks every source's
-//! type before it writes (`BITOP`), before any write can run.
+//! type before it writes (`BITOP`), before any write can run — itself, or
+//! through an included function that it passes `KEYS` to.
 
 use super::analysis::{Access, Analysis};
 use super::keys_loop::{KeysLoop, keys_loop, may_leave_early};
@@ -60,6 +61,15 @@ impl Analysis<'_> {
     /// command that checks every source's type before it writes, a call of
     /// the body that runs whenever the body gets that far and that no
     /// write can precede; then every key of the tail reaches that check.
+    ///
+    /// The same command in an included function counts the same: the only
+    /// use of the tail is `KEYS` passed whole to the function, which reads
+    /// that parameter only at literal entries before `start` and as the
+    /// command's sources `unpack(p, start)`, the command at the function's
+    /// top level and the call of the function at the body's, no write
+    /// before it (the body's or the function's own). A refusal the
+    /// function returns before the command, like one the body returns
+    /// before its own, leaves the tail untouched: nothing else reads it.
     fn tail_checked_by_body(&self, start: usize, t: KeyType) -> bool {
         let toks = &self.code().toks;
         let mut uses = (self.sites().keys.iter())
@@ -68,6 +78,16 @@ impl Analysis<'_> {
             return false;
         };
         let at = u.at;
+        let code = self.code();
+        let through_include = self.calls().iter().any(|c| {
+            c.sources == Some((at, start))
+                && SOURCES_CHECKED.contains(&(c.command.name, t))
+                && !self.after_write(c)
+                && unconditional(toks, &code.structure, c.at)
+        });
+        if through_include {
+            return true;
+        }
         let unpacked = at >= 2
             && toks[at - 2].is_name("unpack")
             && toks[at - 1].is_sym("(")
