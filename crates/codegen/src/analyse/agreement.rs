@@ -10,6 +10,26 @@ use crate::include::{Detail, Include};
 /// A table's declared entries: (name, variadic, line).
 type Declared<'a> = Vec<(&'a str, bool, usize)>;
 
+/// Each entry of the header's `-- {list}` (`WRITES`, `READS` or `ERRORS`:
+/// `names`, at `line`) is called (raised): the first that `used` denies is
+/// refused.
+pub(super) fn check_listed(
+    list: &str,
+    names: &[String],
+    line: usize,
+    used: impl Fn(&str) -> bool,
+) -> Result<(), (usize, String)> {
+    let Some(name) = names.iter().find(|n| !used(n)) else {
+        return Ok(());
+    };
+    let message = if list == "ERRORS" {
+        format!("error code `{name}` is listed in `-- ERRORS` but never raised")
+    } else {
+        format!("`{name}` is listed in `-- {list}` but never called")
+    };
+    Err((line, message))
+}
+
 /// Declared ↔ used for one table (`KEYS` or `ARGV`).
 fn check_table(table: &str, uses: &[Use], names: &Declared) -> Result<(), (usize, String)> {
     let fixed = names.iter().filter(|p| !p.1).count();
@@ -133,28 +153,6 @@ fn check_raised_by_includes(header: &ScriptHeader, includes: &[&Include]) -> Res
     Ok(())
 }
 
-/// Declared ↔ raised for error codes; a body's `BADARG` names an argument.
-pub(crate) fn check_errors(
-    header: &ScriptHeader,
-    sites: &Sites,
-    includes: &[&Include],
-) -> Result<(), Fault> {
-    check_raised(header, sites)?;
-    check_raised_by_includes(header, includes)?;
-    let (errors, errors_line) = &header.lists.errors;
-    for code in errors {
-        let raised = sites.error_codes.iter().any(|e| &e.code == code)
-            || includes.iter().any(|i| i.header.errors.contains(code));
-        if !raised {
-            return Err(Fault::from((
-                *errors_line,
-                format!("error code `{code}` is listed in `-- ERRORS` but never raised"),
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// The body's own commands and its includes' are listed.
 fn check_called(header: &ScriptHeader, sites: &Sites, includes: &[&Include]) -> Result<(), Fault> {
     for c in sites.calls.iter().filter(|c| c.via.is_none()) {
@@ -196,28 +194,39 @@ fn check_called(header: &ScriptHeader, sites: &Sites, includes: &[&Include]) -> 
     Ok(())
 }
 
-/// Declared ↔ called for commands (the body's and its includes'), and the
-/// script's writing flag.
-pub(crate) fn check_commands(
+/// Declared ↔ raised for error codes (a body's `BADARG` names an
+/// argument), declared ↔ called for commands (the body's and its
+/// includes'), and the script's writing flag.
+pub(crate) fn check_lists(
     header: &ScriptHeader,
     sites: &Sites,
     includes: &[&Include],
 ) -> Result<(), Fault> {
+    check_raised(header, sites)?;
+    check_raised_by_includes(header, includes)?;
+    let raised = |code: &str| {
+        sites.error_codes.iter().any(|e| e.code == code)
+            || includes
+                .iter()
+                .any(|i| i.header.errors.iter().any(|c| c == code))
+    };
+    let (errors, errors_line) = &header.lists.errors;
+    check_listed("ERRORS", errors, *errors_line, raised)?;
     check_called(header, sites, includes)?;
+    let called = |name: &str| {
+        sites.calls.iter().any(|c| c.command.name == name)
+            || includes
+                .iter()
+                .any(|i| i.command_lines.iter().any(|(c, _)| c.name == name))
+    };
     for (list, names, line) in header.lists.commands() {
-        for name in names {
-            let called = sites.calls.iter().any(|c| c.command.name == name)
-                || includes
-                    .iter()
-                    .any(|i| i.command_lines.iter().any(|(c, _)| c.name == name));
-            if !called {
-                return Err(Fault::from((
-                    line,
-                    format!("`{name}` is listed in `-- {list}` but never called"),
-                )));
-            }
-        }
+        check_listed(list, names, line, called)?;
     }
+    check_writing(header)
+}
+
+/// A writing script calls a write command and declares an `rw` key.
+fn check_writing(header: &ScriptHeader) -> Result<(), Fault> {
     let writes_line = header.lists.writes.1;
     if !header.read_only && header.lists.writes.0.is_empty() {
         return Err(Fault::from((

@@ -3,6 +3,7 @@
 //! parameter each command's first argument is, which parameters escape
 //! the analyser, and the error codes and `BADARG` details they raise.
 
+use super::agreement::check_listed;
 use super::code::Code;
 use super::definitions::{Defined, definitions};
 use super::patterns::{
@@ -471,15 +472,8 @@ impl IncludeBody<'_> {
                 }
             }
         }
-        if let Some(code) = errors
-            .iter()
-            .find(|c| !error_lines.iter().any(|(e, _)| e == *c))
-        {
-            return Err((
-                *errors_line,
-                format!("error code `{code}` is listed in `-- ERRORS` but never raised"),
-            ));
-        }
+        let raised = |code: &str| error_lines.iter().any(|(e, _)| e == code);
+        check_listed("ERRORS", errors, *errors_line, raised)?;
         Ok(error_lines)
     }
 }
@@ -499,16 +493,9 @@ fn check_command_lists(
             ));
         }
     }
+    let called = |name: &str| command_lines.iter().any(|(c, _)| c.name == name);
     for (word, list, line) in lists.commands() {
-        if let Some(name) = list
-            .iter()
-            .find(|n| !command_lines.iter().any(|(c, _)| c.name == n.as_str()))
-        {
-            return Err((
-                line,
-                format!("`{name}` is listed in `-- {word}` but never called"),
-            ));
-        }
+        check_listed(word, list, line, called)?;
     }
     Ok(())
 }

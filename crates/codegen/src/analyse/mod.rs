@@ -68,8 +68,7 @@ pub(crate) fn analyse_script(
 ) -> Result<Verdicts, Fault> {
     let analysis = Analysis::of_script(code, header, includes, known)?;
     agreement::check_uses(header, analysis.sites()).map_err(Fault::from)?;
-    agreement::check_errors(header, analysis.sites(), includes)?;
-    agreement::check_commands(header, analysis.sites(), includes)?;
+    agreement::check_lists(header, analysis.sites(), includes)?;
     analysis.check_rules(header)?;
     let acl_checks = analysis.acl_checks(header.read_only)?;
     let (type_checked, tail_type_checked) = analysis.type_checked(&header.keys);
