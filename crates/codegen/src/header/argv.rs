@@ -216,6 +216,7 @@ pub(crate) fn check_refs(args: &[Arg]) -> Result<(), (usize, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::header::refusals::assert_refused;
 
     fn arg(rest: &str) -> Result<Arg, String> {
         Arg::declared(&Entry::parse("ARGV", rest).expect("an entry"), 4)
@@ -245,23 +246,28 @@ mod tests {
 
     #[test]
     fn a_declaration_is_refused_with_its_reason() {
-        let refused = |decl: &str| arg(&format!("[1] n {decl}: x")).unwrap_err();
-        assert!(refused("").contains("missing type"));
-        assert!(refused("number").contains("unknown type `number`"));
-        assert!(refused("integer").contains("needs a range"));
-        assert!(refused("integer 5").contains("expected a range"));
-        assert!(refused("integer 9..1").contains("empty range 9..1"));
-        assert!(refused("integer 007..9").contains("bound `007`"));
-        assert!(refused("integer 0..9007199254740992").contains("beyond 2^53-1"));
-        assert!(refused("integer 0..a+9007199254740992").contains("beyond 2^53-1"));
-        assert!(refused("integer 0..9 extra").contains("unexpected `extra` after the range"));
-        assert!(refused("enum").contains("lists its words"));
-        assert!(refused("enum OR").contains("at least two words"));
-        assert!(refused("enum OR|OR").contains("listed twice"));
-        assert!(refused("enum A|b-c").contains("letters, digits"));
-        assert!(refused("enum A|B C").contains("unexpected `C` after the enum words"));
-        assert!(refused("string short").contains("only `nonempty` or `tagged`"));
-        assert!(refused("bool 0..1").contains("unexpected `0..1` after `bool`"));
+        let declared = |decl: &str| arg(&format!("[1] n {decl}: x"));
+        assert_refused(
+            declared,
+            &[
+                ("", "missing type"),
+                ("number", "unknown type `number`"),
+                ("integer", "needs a range"),
+                ("integer 5", "expected a range"),
+                ("integer 9..1", "empty range 9..1"),
+                ("integer 007..9", "bound `007`"),
+                ("integer 0..9007199254740992", "beyond 2^53-1"),
+                ("integer 0..a+9007199254740992", "beyond 2^53-1"),
+                ("integer 0..9 extra", "unexpected `extra` after the range"),
+                ("enum", "lists its words"),
+                ("enum OR", "at least two words"),
+                ("enum OR|OR", "listed twice"),
+                ("enum A|b-c", "letters, digits"),
+                ("enum A|B C", "unexpected `C` after the enum words"),
+                ("string short", "only `nonempty` or `tagged`"),
+                ("bool 0..1", "unexpected `0..1` after `bool`"),
+            ],
+        );
     }
 
     #[test]

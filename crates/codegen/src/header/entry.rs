@@ -87,6 +87,7 @@ impl<'a> Entry<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::header::refusals::assert_refused;
 
     #[test]
     fn an_entry_has_an_index_a_name_and_a_meaning() {
@@ -102,13 +103,17 @@ mod tests {
                 doc: "the ring"
             }
         );
-        let refused = |rest: &str| Entry::parse("ARGV", rest).unwrap_err();
-        assert!(refused("1 n integer 0..9: x").contains("`ARGV[n]` or `ARGV[n..]`"));
-        assert!(refused("[x] n integer 0..9: x").contains("`ARGV[n]`"));
-        assert!(refused("[1] n integer 0..9 x").contains("`: <meaning>`"));
-        assert!(refused("[1] n integer 0..9:  ").contains("must not be empty"));
-        assert!(refused("[1] : x").contains("missing name"));
-        assert!(refused("[1] Name bool: x").contains("snake_case"));
+        assert_refused(
+            |rest| Entry::parse("ARGV", rest).map(|_| ()),
+            &[
+                ("1 n integer 0..9: x", "`ARGV[n]` or `ARGV[n..]`"),
+                ("[x] n integer 0..9: x", "`ARGV[n]`"),
+                ("[1] n integer 0..9 x", "`: <meaning>`"),
+                ("[1] n integer 0..9:  ", "must not be empty"),
+                ("[1] : x", "missing name"),
+                ("[1] Name bool: x", "snake_case"),
+            ],
+        );
     }
 
     #[test]

@@ -107,6 +107,7 @@ pub(crate) fn resolve(
 mod tests {
     use super::*;
     use crate::header::entry::Entry;
+    use crate::header::refusals::assert_refused;
 
     #[test]
     fn idempotent_says_yes_no_or_if_an_argument_and_why() {
@@ -117,11 +118,18 @@ mod tests {
             value(" if id: with a request"),
             Idempotency::IfArg("id".into())
         );
-        let refused = |rest: &str, ro| Idempotency::declared(rest, ro, 7).unwrap_err();
-        assert!(refused(" maybe: x", false).contains("yes|no|if <arg>"));
-        assert!(refused(" yes", false).contains("yes|no|if <arg>"));
-        assert!(refused(" yes: ", false).contains("must not be empty"));
-        assert!(refused(" no: x", true).contains("may only say `IDEMPOTENT yes`"));
+        assert_refused(
+            |rest| Idempotency::declared(rest, false, 7),
+            &[
+                (" maybe: x", "yes|no|if <arg>"),
+                (" yes", "yes|no|if <arg>"),
+                (" yes: ", "must not be empty"),
+            ],
+        );
+        assert_refused(
+            |rest| Idempotency::declared(rest, true, 7),
+            &[(" no: x", "may only say `IDEMPOTENT yes`")],
+        );
     }
 
     #[test]

@@ -83,6 +83,7 @@ impl Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::header::refusals::assert_refused;
 
     fn key(rest: &str, read_only: bool) -> Result<Key, String> {
         Key::declared(&Entry::parse("KEYS", rest).expect("an entry"), read_only, 3)
@@ -103,13 +104,20 @@ mod tests {
 
     #[test]
     fn a_key_declaration_is_refused_with_its_reason() {
-        let refused = |rest: &str, read_only| key(rest, read_only).unwrap_err();
-        assert!(refused("[1] k: x", false).contains("<ro|rw>"));
-        assert!(refused("[1] k string: x", false).contains("<ro|rw>"));
-        assert!(refused("[1] k string rw extra: x", false).contains("unexpected `extra`"));
-        assert!(refused("[1] k bitmap rw: x", false).contains("unknown key type `bitmap`"));
-        assert!(refused("[1] k hash,list rw: x", false).contains("only a variadic tail"));
-        assert!(refused("[1] k string w: x", false).contains("`ro` or `rw`, found `w`"));
-        assert!(refused("[1] k string rw: x", true).contains("`rw` in a `no-writes` script"));
+        assert_refused(
+            |rest| key(rest, false),
+            &[
+                ("[1] k: x", "<ro|rw>"),
+                ("[1] k string: x", "<ro|rw>"),
+                ("[1] k string rw extra: x", "unexpected `extra`"),
+                ("[1] k bitmap rw: x", "unknown key type `bitmap`"),
+                ("[1] k hash,list rw: x", "only a variadic tail"),
+                ("[1] k string w: x", "`ro` or `rw`, found `w`"),
+            ],
+        );
+        assert_refused(
+            |rest| key(rest, true),
+            &[("[1] k string rw: x", "`rw` in a `no-writes` script")],
+        );
     }
 }

@@ -184,6 +184,25 @@ pub(crate) use lists::Lists;
 pub(crate) use names::{ARITY_NAMES, is_ident};
 pub(crate) use script_header::{ScriptHeader, read_script_header};
 
+/// What the parsers' tests share: a refusal test is a table of inputs, each
+/// with a part of the message it is refused with.
+#[cfg(test)]
+mod refusals {
+    use std::fmt::Debug;
+
+    /// `parse` refuses each input of `cases` with a message that holds the
+    /// case's part.
+    pub(super) fn assert_refused<T: Debug>(
+        parse: impl Fn(&str) -> Result<T, String>,
+        cases: &[(&str, &str)],
+    ) {
+        for &(input, part) in cases {
+            let message = parse(input).expect_err(input);
+            assert!(message.contains(part), "{input}: {message}");
+        }
+    }
+}
+
 /// What the header of a script and that of an include both declare, with
 /// the file they head.
 #[derive(Debug, Clone)]
