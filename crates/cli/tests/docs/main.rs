@@ -249,10 +249,19 @@ fn without_assignments(line: &str) -> String {
     }
 }
 
-#[test]
-fn shell_blocks_that_do_not_run_hold_only_setup_commands() {
+/// Runs `check` on every page, which adds each problem it finds to the
+/// list, and fails with the list, one problem a line.
+fn check_pages(mut check: impl FnMut(&Page, &mut Vec<String>)) {
     let mut bad = Vec::new();
     for page in pages::all() {
+        check(&page, &mut bad);
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn shell_blocks_that_do_not_run_hold_only_setup_commands() {
+    check_pages(|page, bad| {
         for b in page.blocks() {
             if !["sh", "bash", "shell"].contains(&b.lang.as_str()) {
                 continue;
@@ -268,8 +277,7 @@ fn shell_blocks_that_do_not_run_hold_only_setup_commands() {
                 ));
             }
         }
-    }
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    });
 }
 
 /// Whether `page`'s Rust blocks are doctests: a chapter of the book
@@ -290,18 +298,14 @@ fn is_doctested(page: &Page) -> bool {
 
 #[test]
 fn every_rust_block_is_a_doctest() {
-    let mut bad = Vec::new();
     let mut n = 0;
-    for page in pages::all() {
+    check_pages(|page, bad| {
         let rust: Vec<Block> = page
             .blocks()
             .into_iter()
             .filter(|b| b.lang == "rust" || b.lang.is_empty())
             .collect();
-        if rust.is_empty() {
-            continue;
-        }
-        if !is_doctested(&page) {
+        if !rust.is_empty() && !is_doctested(page) {
             bad.push(format!(
                 "{} has Rust blocks but is no doctest: list it in docs/SUMMARY.md",
                 page.name
@@ -316,9 +320,8 @@ fn every_rust_block_is_a_doctest() {
                 ));
             }
         }
-    }
+    });
     println!("rust blocks (doctests): {n}");
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 /// The relative links of `page`: (line, target).
@@ -373,8 +376,7 @@ fn the_book_lists_every_page_and_every_link_resolves() {
 #[test]
 fn the_commands_the_pages_name_exist() {
     let root = pages::root();
-    let mut bad = Vec::new();
-    for page in pages::all() {
+    check_pages(|page, bad| {
         for (i, line) in page.text.lines().enumerate() {
             for (flag, dirs) in [
                 ("--example ", &["examples"][..]),
@@ -406,8 +408,7 @@ fn the_commands_the_pages_name_exist() {
                 }
             }
         }
-    }
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    });
 }
 
 /// No file of the documentation holds a merge-conflict marker: not in the
