@@ -40,17 +40,7 @@ pub struct Command {
     pub probe: &'static [&'static str],
 }
 
-const fn w(name: &'static str, checks: Option<KeyType>, probe: &'static [&'static str]) -> Command {
-    Command {
-        name,
-        write: true,
-        checks,
-        value_can_fail: false,
-        channel: false,
-        probe,
-    }
-}
-
+/// A read command (no `write` flag).
 const fn r(name: &'static str, checks: Option<KeyType>, probe: &'static [&'static str]) -> Command {
     Command {
         name,
@@ -62,15 +52,11 @@ const fn r(name: &'static str, checks: Option<KeyType>, probe: &'static [&'stati
     }
 }
 
-/// A command on a shard channel (no write flag: `SPUBLISH`).
-const fn c(name: &'static str, probe: &'static [&'static str]) -> Command {
+/// A write command.
+const fn w(name: &'static str, checks: Option<KeyType>, probe: &'static [&'static str]) -> Command {
     Command {
-        name,
-        write: false,
-        checks: None,
-        value_can_fail: false,
-        channel: true,
-        probe,
+        write: true,
+        ..r(name, checks, probe)
     }
 }
 
@@ -81,12 +67,16 @@ const fn wv(
     probe: &'static [&'static str],
 ) -> Command {
     Command {
-        name,
-        write: true,
-        checks,
         value_can_fail: true,
-        channel: false,
-        probe,
+        ..w(name, checks, probe)
+    }
+}
+
+/// A command on a shard channel (no write flag: `SPUBLISH`).
+const fn c(name: &'static str, probe: &'static [&'static str]) -> Command {
+    Command {
+        channel: true,
+        ..r(name, None, probe)
     }
 }
 
