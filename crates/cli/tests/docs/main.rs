@@ -17,7 +17,8 @@
 //!
 //! `UPDATE_DOCS=1` rewrites stale generated text and the shown output of
 //! commands that printed something else (keeping shown lines that still
-//! match), instead of failing.
+//! match), instead of failing: the generated text first, then the
+//! examples run against it (one run brings a page current).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -41,8 +42,14 @@ fn updating() -> bool {
 /// Languages whose blocks run here.
 const RUN_HERE: &[&str] = &["console", "python", "php", "ts"];
 
-#[test]
-fn generated_text_is_current() {
+/// Held by the tests that may rewrite pages (with `UPDATE_DOCS=1`), so
+/// that the examples run against pages whose generated text (the SHA1s
+/// the examples call) is current and no two tests write a page at once.
+static WRITING_PAGES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The stale generated text of every page, one place a line; with
+/// `UPDATE_DOCS=1` the pages are rewritten with the current text.
+fn stale_generated_text() -> Vec<String> {
     let pages = pages::all();
     let regions = generated::regions(&pages);
     let mut stale = Vec::new();
@@ -56,10 +63,16 @@ fn generated_text_is_current() {
         }
         stale.extend(found);
     }
-    let report: Vec<String> = stale
+    stale
         .iter()
         .map(|s| format!("{}:{}: {}", s.page, s.line, s.what))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn generated_text_is_current() {
+    let _writing = WRITING_PAGES.lock().unwrap_or_else(|e| e.into_inner());
+    let report = stale_generated_text();
     assert!(
         report.is_empty() || updating(),
         "stale generated text (UPDATE_DOCS=1 cargo test -p redis-patterns-cli --test docs rewrites it):\n{}",
@@ -199,6 +212,11 @@ fn run_page(page: &Page, counts: &mut Counts) -> Vec<String> {
 
 #[test]
 fn every_example_runs_and_prints_what_the_page_shows() {
+    let _writing = WRITING_PAGES.lock().unwrap_or_else(|e| e.into_inner());
+    if updating() {
+        // Its own test reports what was stale.
+        stale_generated_text();
+    }
     let mut counts = Counts::default();
     let mut failures = Vec::new();
     for page in pages::all() {
