@@ -1166,6 +1166,13 @@ fn a_tail_the_body_hands_to_bitop_first_needs_no_type_checks() {
         )),
         [true, true]
     );
+    // A pcall answers a source's WRONGTYPE and the script goes on.
+    assert_eq!(
+        spec(&format!(
+            "local bytes = redis.pcall('BITOP', ARGV[1], KEYS[1], unpack(KEYS, 2))\n{tail}"
+        )),
+        [true, true]
+    );
 }
 
 /// The type checks of a script whose body passes `KEYS` whole to the

@@ -7,7 +7,8 @@ use super::agreement::check_listed;
 use super::code::Code;
 use super::definitions::{Defined, definitions};
 use super::patterns::{
-    args_of_call, call_args, error_reply_spans, is_called, is_field, literal_index, string_literal,
+    args_of_call, error_reply_spans, is_called, is_field, literal_index, string_literal,
+    unpacked_sources,
 };
 use super::sites::{ErrorSite, Sites};
 use super::statement::unconditional_in;
@@ -121,29 +122,11 @@ impl IncludeBody<'_> {
     }
 
     /// The parameter of function `fi` whose entries from `S` are the
-    /// sources of the command at `at`, with `S` and the token of that
-    /// parameter: the command is a `redis.call` (a `pcall` answers an error
-    /// instead of stopping the script) whose fourth and last argument is
-    /// `unpack(p, S)`, `S` a positive literal.
+    /// sources of the command at `at` ([`unpacked_sources`], `S` positive),
+    /// with `S` and the token of that parameter.
     fn sources_of(&self, fi: usize, at: usize) -> Option<((usize, usize), usize)> {
-        let toks = self.toks();
-        if !toks.get(at + 2)?.is_name("call") {
-            return None;
-        }
-        let (args, _) = call_args(toks, at + 3)?;
-        let &[_, _, _, (a, b)] = args.as_slice() else {
-            return None;
-        };
-        let sym = |k: usize, s: &str| toks.get(a + k).is_some_and(|t| t.is_sym(s));
-        if b != a + 6 || !toks[a].is_name("unpack") || !sym(1, "(") || !sym(3, ",") || !sym(5, ")")
-        {
-            return None;
-        }
-        let Tok::Num(n) = &toks[a + 4].tok else {
-            return None;
-        };
-        let from = n.parse::<usize>().ok().filter(|&n| n > 0)?;
-        Some(((self.param_at(fi, a + 2, a + 3)?, from), a + 2))
+        let (p, from) = unpacked_sources(self.toks(), at).filter(|&(_, from)| from > 0)?;
+        Some(((self.param_at(fi, p, p + 1)?, from), p))
     }
 
     /// The `BADARG` detail `detail` of the nested function `g`, called at

@@ -107,6 +107,27 @@ pub(crate) fn call_args(toks: &[Token], open: usize) -> Option<(Vec<(usize, usiz
     None
 }
 
+/// The sources of the `redis.call` at token `at` (`redis`; not a
+/// `redis.pcall`, which answers an error instead of stopping the script)
+/// when its fourth and last argument is `unpack(t, S)` (after the command,
+/// the destination and one more, as `BITOP`'s): the token of `t` and `S`.
+pub(crate) fn unpacked_sources(toks: &[Token], at: usize) -> Option<(usize, usize)> {
+    if !toks.get(at + 2)?.is_name("call") {
+        return None;
+    }
+    let (args, _) = call_args(toks, at + 3)?;
+    let &[_, _, _, (a, b)] = args.as_slice() else {
+        return None;
+    };
+    let sym = |k: usize, s: &str| toks[a + k].is_sym(s);
+    let shape =
+        b == a + 6 && toks[a].is_name("unpack") && sym(1, "(") && sym(3, ",") && sym(5, ")");
+    match (&toks[a + 2].tok, &toks.get(a + 4)?.tok) {
+        (Tok::Name(_), Tok::Num(n)) if shape => Some((a + 2, n.parse().ok()?)),
+        _ => None,
+    }
+}
+
 /// The arguments of a call of the name at `i` (`name(...)`), if it is one.
 pub(crate) fn args_of_call(toks: &[Token], i: usize) -> Option<Vec<(usize, usize)>> {
     toks.get(i + 1)

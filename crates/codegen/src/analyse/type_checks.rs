@@ -7,10 +7,10 @@
 
 use super::analysis::{Access, Analysis};
 use super::keys_loop::{KeysLoop, keys_loop, may_leave_early};
+use super::patterns::unpacked_sources;
 use super::sites::{CallSite, FirstArg};
 use super::statement::{unconditional, unconditional_in};
 use super::structure::BlockKind;
-use super::tokens::{Tok, Token};
 use crate::header::Key;
 use crate::types::KeyType;
 
@@ -18,30 +18,6 @@ use crate::types::KeyType;
 /// after the destination, which is their third argument) before they
 /// write, and answer `WRONGTYPE` when one holds another type.
 const SOURCES_CHECKED: &[(&str, KeyType)] = &[("BITOP", KeyType::String)];
-
-/// The argument number (1-based, the command name being 1) of token `at`
-/// inside the call whose `(` is at `open`, and whether that argument is the
-/// call's last; `None` when `at` is not directly inside it.
-fn argument_of(toks: &[Token], open: usize, at: usize) -> Option<(usize, bool)> {
-    let (mut depth, mut arg, mut found) = (0usize, 1usize, None);
-    for (j, t) in toks.iter().enumerate().skip(open) {
-        if t.is_sym("(") || t.is_sym("{") || t.is_sym("[") {
-            depth += 1;
-        } else if t.is_sym(")") || t.is_sym("}") || t.is_sym("]") {
-            depth -= 1;
-            if depth == 0 {
-                return found.map(|n| (n, n == arg));
-            }
-        } else if depth == 1 && t.is_sym(",") {
-            arg += 1;
-        }
-        if j == at {
-            // `unpack(` opens one level more than the call's arguments.
-            found = (depth == 1).then_some(arg);
-        }
-    }
-    None
-}
 
 /// Whether every access is safe, or comes after a safe access that runs
 /// unconditionally.
@@ -57,10 +33,12 @@ fn verified(accesses: &[Access]) -> bool {
 impl Analysis<'_> {
     /// Whether the variadic tail from `KEYS[start]`, of the one type `t`,
     /// is checked by the body itself: its only use is `unpack(KEYS,
-    /// start)` as the last argument (the sources, from the fourth) of a
-    /// command that checks every source's type before it writes, a call of
-    /// the body that runs whenever the body gets that far and that no
-    /// write can precede; then every key of the tail reaches that check.
+    /// start)` as the last argument (the sources, from the fourth:
+    /// [`unpacked_sources`]) of a command that checks every source's type
+    /// before it writes, a `redis.call` of the body (not a `pcall`, which
+    /// answers the error and lets the script go on) that runs whenever the
+    /// body gets that far and that no write can precede; then every key of
+    /// the tail reaches that check.
     ///
     /// The same command in an included function counts the same: the only
     /// use of the tail is `KEYS` passed whole to the function, which reads
@@ -78,31 +56,17 @@ impl Analysis<'_> {
             return false;
         };
         let at = u.at;
-        let code = self.code();
-        let through_include = self.calls().iter().any(|c| {
-            c.sources == Some((at, start))
-                && SOURCES_CHECKED.contains(&(c.command.name, t))
-                && !self.after_write(c)
-                && unconditional(toks, &code.structure, c.at)
-        });
-        if through_include {
-            return true;
-        }
-        let unpacked = at >= 2
-            && toks[at - 2].is_name("unpack")
-            && toks[at - 1].is_sym("(")
-            && toks.get(at + 1).is_some_and(|t| t.is_sym(","))
-            && matches!(toks.get(at + 2).map(|t| &t.tok), Some(Tok::Num(n)) if n.parse() == Ok(start))
-            && toks.get(at + 3).is_some_and(|t| t.is_sym(")"));
-        if !unpacked {
-            return false;
-        }
+        let structure = &self.code().structure;
         self.calls().iter().any(|c| {
-            c.via.is_none()
+            let sources = match c.via {
+                None => unpacked_sources(toks, c.at),
+                // Through an included function that `KEYS` is passed to.
+                Some(_) => c.sources,
+            };
+            sources == Some((at, start))
                 && SOURCES_CHECKED.contains(&(c.command.name, t))
-                && argument_of(toks, c.at + 3, at - 2) == Some((4, true))
                 && !self.after_write(c)
-                && unconditional(toks, &self.code().structure, c.at)
+                && unconditional(toks, structure, c.at)
         })
     }
 
