@@ -367,18 +367,15 @@ fn links(page: &Page) -> Vec<(usize, String)> {
 fn the_book_lists_every_page_and_every_link_resolves() {
     let root = pages::root();
     let summary = std::fs::read_to_string(root.join("docs/SUMMARY.md")).expect("docs/SUMMARY.md");
-    let mut bad = Vec::new();
-    for page in pages::all() {
-        let Some(rel) = page.name.strip_prefix("docs/") else {
-            continue;
-        };
-        if rel != "SUMMARY.md" && !summary.contains(&format!("]({rel})")) {
+    check_pages(|page, bad| {
+        if let Some(rel) = page.name.strip_prefix("docs/")
+            && rel != "SUMMARY.md"
+            && !summary.contains(&format!("]({rel})"))
+        {
             bad.push(format!("docs/SUMMARY.md does not list {rel}"));
         }
-    }
-    for page in pages::all() {
-        let dir = page.path.parent().unwrap().to_path_buf();
-        for (line, target) in links(&page) {
+        let dir = page.path.parent().unwrap();
+        for (line, target) in links(page) {
             let file = target.split('#').next().unwrap();
             if !dir.join(file).exists() {
                 bad.push(format!(
@@ -387,8 +384,7 @@ fn the_book_lists_every_page_and_every_link_resolves() {
                 ));
             }
         }
-    }
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    });
 }
 
 #[test]
