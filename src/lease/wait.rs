@@ -195,17 +195,11 @@ impl<T, F> Acquiring<T, F> {
 impl<T, F> Acquiring<T, F> {
     /// A step of giving the place up after the timeout: the timeout error
     /// once it is done (whether or not it succeeded: the place ends by
-    /// itself otherwise). Its requests are not retried after a backoff
-    /// (the acquire's deadline has passed), so that a slot migrating or a
-    /// failover does not hold the timeout back.
+    /// itself otherwise).
     fn give_up(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
         let (leave, _) = self.leaving.as_mut().expect("giving up");
         match leave.step(env, replies) {
             Ok(Step::Done(())) | Err(_) => Err(self.leaving.take().expect("giving up").1),
-            Ok(Step::Send(mut b)) => {
-                b.until(self.deadline());
-                Ok(Step::Send(b))
-            }
             Ok(step) => Ok(step.forward().unwrap_or_else(|()| unreachable!("not done"))),
         }
     }
@@ -253,10 +247,29 @@ where
 {
     type Output = T;
 
-    fn step(&mut self, env: &Env, mut replies: Option<Replies>) -> Result<Step<T>> {
-        if self.leaving.is_some() {
-            return self.give_up(env, replies);
+    /// The next step of the attempts, or of giving the place up. Every
+    /// request of the loop keeps to the acquire's timeout: its retries
+    /// after a backoff (a slot migrating, a failover) stop at the deadline,
+    /// so that neither an attempt nor the give-up holds the timeout back.
+    fn step(&mut self, env: &Env, replies: Option<Replies>) -> Result<Step<T>> {
+        let mut step = match self.leaving {
+            Some(_) => self.give_up(env, replies),
+            None => self.attempt_step(env, replies),
+        }?;
+        if let Step::Send(b) = &mut step {
+            b.until(self.deadline());
         }
+        Ok(step)
+    }
+}
+
+impl<T, F> Acquiring<T, F>
+where
+    T: Send + 'static,
+    F: FnMut() -> Op<Attempt<T>> + Send + 'static,
+{
+    /// A step of the attempts and the pauses between them.
+    fn attempt_step(&mut self, env: &Env, mut replies: Option<Replies>) -> Result<Step<T>> {
         let first = self.started.is_none();
         let started = *self.started.get_or_insert_with(Instant::now);
         let contended = self.waiting.contended.clone();
@@ -297,13 +310,7 @@ where
                 }
                 self.pause(env, started, hint)
             }
-            Step::Send(mut b) => {
-                // Retries of an attempt (a slot migrating, a failover) keep
-                // to the acquire's timeout.
-                b.until(self.deadline());
-                Ok(Step::Send(b))
-            }
-            // A sleep or a wait of the attempt, passed on as it is.
+            // A request, a sleep or a wait of the attempt, passed on.
             other => match other.forward() {
                 Ok(step) => Ok(step),
                 Err(_) => unreachable!("both outcomes of Done are matched above"),
@@ -344,24 +351,32 @@ mod tests {
     }
 
     #[test]
-    fn giving_the_place_up_keeps_to_the_acquires_deadline() {
+    fn the_attempts_and_giving_the_place_up_keep_to_the_acquires_deadline() {
         let env = Env::default();
         let timeout = Duration::ZERO;
         let before = Instant::now();
         let mut op = timed_out(
             timeout,
-            Op::ready(Attempt::Busy(None)),
+            Op::<i64>::cmd("k", redis::cmd("INCR")).map(|_| Attempt::Busy(None)),
             Op::<()>::cmd("k", redis::cmd("DEL")),
         );
-        // The refusal: past the timeout, the place is given up.
-        let Ok(Step::Send(leave)) = op.step(&env, None) else {
+        let int = || Replies::new(vec![redis::Value::Int(1)], vec![None]);
+        let in_time = |b: &crate::Batch| {
+            let deadline = b.deadline.expect("a deadline");
+            assert!(deadline >= before + timeout && deadline <= Instant::now() + timeout);
+        };
+        // The attempt's request.
+        let Ok(Step::Send(attempt)) = op.step(&env, None) else {
+            panic!("the attempt's request")
+        };
+        in_time(&attempt);
+        // Refused, past the timeout: the place is given up.
+        let Ok(Step::Send(leave)) = op.step(&env, Some(int())) else {
             panic!("the give-up's request")
         };
-        let deadline = leave.deadline.expect("the give-up has a deadline");
-        assert!(deadline >= before + timeout && deadline <= Instant::now() + timeout);
+        in_time(&leave);
         // Its reply ends the loop with the timeout.
-        let replies = Replies::new(vec![redis::Value::Int(1)], vec![None]);
-        let Err(err) = op.step(&env, Some(replies)) else {
+        let Err(err) = op.step(&env, Some(int())) else {
             panic!("the timeout")
         };
         assert!(matches!(err.kind(), ErrorKind::LockTimeout { .. }), "{err}");
